@@ -1,0 +1,190 @@
+/*
+ * cmd-sessions.c - `mcptap sessions`: one line per captured session.
+ */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "schema/cli.h"
+
+static int run_sessions(int argc, char **argv);
+
+const struct cmd_entry cmd_sessions = {
+	.name = "sessions",
+	.summary = "list the sessions in a capture file",
+	.usage = "mcptap sessions -r FILE [-T text|json]",
+	.options = "  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
+		   "  -T, --format FORMAT   text (default) or json (one object per line)\n"
+		   "  -h, --help            this text\n",
+	.run = run_sessions,
+};
+
+static const char *or_dash(const char *s)
+{
+	return s && *s ? s : "-";
+}
+
+static void local_time(int64_t wall_us, char out[32])
+{
+	time_t t = (time_t)(wall_us / 1000000);
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(out, 32, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(out, 32, "?");
+}
+
+static void exit_text(const struct store_session_row *r, char out[32])
+{
+	if (r->exit_signal > 0) {
+		const char *name = sigabbrev_np(r->exit_signal);
+		if (name)
+			snprintf(out, 32, "SIG%s", name);
+		else
+			snprintf(out, 32, "signal %d", r->exit_signal);
+	} else if (r->exit_status >= 0) {
+		snprintf(out, 32, "%d", r->exit_status);
+	} else {
+		snprintf(out, 32, r->ended_wall ? "?" : "running");
+	}
+}
+
+static void peer(const char *name, const char *version, char *out, size_t n)
+{
+	if (name && version)
+		snprintf(out, n, "%s %s", name, version);
+	else
+		snprintf(out, n, "%s", or_dash(name));
+}
+
+static void print_text(const struct store_session_row *rows, size_t n)
+{
+	printf("%4s  %-19s  %9s  %11s  %-7s  %-10s  %-24s  %-24s  %s\n", "ID", "STARTED",
+	       "DURATION", "C2S/S2C", "EXIT", "PROTOCOL", "CLIENT", "SERVER", "COMMAND");
+	for (size_t i = 0; i < n; i++) {
+		const struct store_session_row *r = &rows[i];
+		char started[32], dur[32], ex[32], msgs[48], cl[256], sv[256];
+		local_time(r->started_wall, started);
+		cli_format_duration(r->duration_ns, dur);
+		exit_text(r, ex);
+		snprintf(msgs, sizeof(msgs), "%lld/%lld", (long long)r->msgs_c2s,
+			 (long long)r->msgs_s2c);
+		peer(r->client_name, r->client_version, cl, sizeof(cl));
+		peer(r->server_name, r->server_version, sv, sizeof(sv));
+		printf("%4lld  %-19s  %9s  %11s  %-7s  %-10s  %-24s  %-24s  %s\n", (long long)r->id,
+		       started, dur, msgs, ex, or_dash(r->protocol_version), cl, sv,
+		       or_dash(r->command));
+		if (r->error)
+			printf("      error: %s\n", r->error);
+		if (r->gap_messages || r->gap_bytes)
+			printf("      gap: %lld messages (%lld bytes) relayed but not stored\n",
+			       (long long)r->gap_messages, (long long)r->gap_bytes);
+	}
+}
+
+static void set_str(json_t *o, const char *k, const char *v)
+{
+	if (v)
+		json_object_set_new(o, k, json_string(v));
+}
+
+static void set_json(json_t *o, const char *k, const char *text)
+{
+	json_t *v = text ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
+
+	if (v)
+		json_object_set_new(o, k, v);
+}
+
+static void print_json(const struct store_session_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct store_session_row *r = &rows[i];
+		json_t *o = json_object();
+		char t[32];
+		json_object_set_new(o, "id", json_integer(r->id));
+		set_str(o, "transport", r->transport);
+		mt_format_wall(r->started_wall, t);
+		json_object_set_new(o, "started", json_string(t));
+		if (r->ended_wall) {
+			mt_format_wall(r->ended_wall, t);
+			json_object_set_new(o, "ended", json_string(t));
+		}
+		if (r->duration_ns >= 0)
+			json_object_set_new(o, "duration_ns", json_integer(r->duration_ns));
+		set_str(o, "command", r->command);
+		if (r->pid)
+			json_object_set_new(o, "pid", json_integer(r->pid));
+		if (r->exit_status >= 0)
+			json_object_set_new(o, "exit_status", json_integer(r->exit_status));
+		if (r->exit_signal)
+			json_object_set_new(o, "exit_signal", json_integer(r->exit_signal));
+		set_str(o, "error", r->error);
+		set_str(o, "protocol_version", r->protocol_version);
+		set_str(o, "client_name", r->client_name);
+		set_str(o, "client_version", r->client_version);
+		set_str(o, "server_name", r->server_name);
+		set_str(o, "server_version", r->server_version);
+		set_json(o, "client_capabilities", r->client_caps);
+		set_json(o, "server_capabilities", r->server_caps);
+		json_object_set_new(o, "messages_c2s", json_integer(r->msgs_c2s));
+		json_object_set_new(o, "messages_s2c", json_integer(r->msgs_s2c));
+		json_object_set_new(o, "bytes_c2s", json_integer(r->bytes_c2s));
+		json_object_set_new(o, "bytes_s2c", json_integer(r->bytes_s2c));
+		json_object_set_new(o, "stderr_lines", json_integer(r->stderr_lines));
+		json_object_set_new(o, "gap_messages", json_integer(r->gap_messages));
+		json_object_set_new(o, "gap_bytes", json_integer(r->gap_bytes));
+		json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		putchar('\n');
+		json_decref(o);
+	}
+}
+
+static int run_sessions(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"read", required_argument, NULL, 'r'},
+		{"format", required_argument, NULL, 'T'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct store *st = NULL;
+	struct store_session_row *rows = NULL;
+	struct mt_err err = {""};
+	const char *path = NULL, *format = "text";
+	size_t n = 0;
+	int c, rc = EXIT_ERROR;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "r:T:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r': path = optarg; break;
+		case 'T': format = optarg; break;
+		case 'h': cli_help(&cmd_sessions, stdout); return EXIT_OK;
+		default: return cli_usage_error(&cmd_sessions, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(&cmd_sessions, "unexpected argument '%s'", argv[optind]);
+	if (strcmp(format, "text") && strcmp(format, "json"))
+		return cli_usage_error(&cmd_sessions, "unknown format '%s' (text or json)", format);
+	if (!(path = cli_capture_path(path)))
+		return cli_usage_error(&cmd_sessions, "no capture file: give -r FILE or set MCPTAP_FILE");
+	if (cli_open_capture(path, &st))
+		goto out;
+	if (store_sessions(st, &rows, &n, &err)) {
+		mt_error("cannot read '%s': %s", path, err.msg);
+		goto out;
+	}
+	if (!strcmp(format, "json"))
+		print_json(rows, n);
+	else
+		print_text(rows, n);
+	rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
+out:
+	store_sessions_free(rows, n);
+	store_close(st);
+	return rc;
+}

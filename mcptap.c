@@ -1,0 +1,59 @@
+/*
+ * mcptap.c - the command line's entry: look the subcommand up in the table
+ * and run it. Each subcommand lives in its own file.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "schema/cli.h"
+
+extern const struct cmd_entry cmd_record;
+extern const struct cmd_entry cmd_sessions;
+extern const struct cmd_entry cmd_show;
+
+static const struct cmd_entry *const commands[] = {
+	&cmd_record,
+	&cmd_sessions,
+	&cmd_show,
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: mcptap [--version] [--help] COMMAND [ARGS]\n\n"
+		   "mcptap records, analyzes and replays Model Context Protocol traffic.\n\n"
+		   "Commands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-9s %s\n", commands[i]->name, commands[i]->summary);
+	fprintf(f, "\n'mcptap COMMAND --help' describes a command; 'man mcptap' all of them.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_ERROR;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		if (argc > 2 && strcmp(argv[1], "help") == 0) {
+			for (size_t i = 0; i < NCOMMANDS; i++) {
+				if (!strcmp(argv[2], commands[i]->name)) {
+					cli_help(commands[i], stdout);
+					return EXIT_OK;
+				}
+			}
+		}
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("mcptap %s\n", MCPTAP_VERSION);
+		return EXIT_OK;
+	}
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(argv[1], commands[i]->name))
+			return commands[i]->run(argc - 1, argv + 1);
+	fprintf(stderr, "mcptap: '%s' is not a command; see 'mcptap --help'\n", argv[1]);
+	return EXIT_ERROR;
+}

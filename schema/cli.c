@@ -1,0 +1,98 @@
+/*
+ * cli.c - helpers shared by the command files (see cli.h).
+ */
+#include "schema/cli.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void cli_help(const struct cmd_entry *e, FILE *f)
+{
+	const char *u = e->usage;
+
+	fprintf(f, "usage: ");
+	while (*u) {
+		const char *nl = strchr(u, '\n');
+		size_t n = nl ? (size_t)(nl - u) : strlen(u);
+		fprintf(f, "%s%.*s\n", u == e->usage ? "" : "   or: ", (int)n, u);
+		u += n + (nl ? 1 : 0);
+	}
+	fprintf(f, "\n%s\n", e->summary);
+	if (e->options && *e->options)
+		fprintf(f, "\n%s", e->options);
+}
+
+int cli_usage_error(const struct cmd_entry *e, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	mt_error("%s", msg);
+	cli_help(e, stderr);
+	return EXIT_ERROR;
+}
+
+const char *cli_capture_path(const char *arg)
+{
+	const char *env = getenv("MCPTAP_FILE");
+
+	if (arg)
+		return arg;
+	return env && *env ? env : NULL;
+}
+
+int cli_open_capture(const char *path, struct store **st)
+{
+	struct mt_err err = {""};
+
+	if (store_open(path, STORE_READ, st, &err))
+		return mt_error("cannot open '%s': %s", path, err.msg);
+	return 0;
+}
+
+int cli_pick_session(struct store *st, const char *path, const char *arg, int64_t *id)
+{
+	struct mt_err err = {""};
+	struct store_session_row row;
+
+	if (!arg) {
+		if (store_last_session(st, id, &err))
+			return mt_error("'%s': %s", path, err.msg);
+		return 0;
+	}
+	if (mt_parse_int64(arg, id) || *id <= 0)
+		return mt_error("bad session id '%s'", arg);
+	if (store_session_get(st, *id, &row, &err))
+		return mt_error("'%s': %s", path, err.msg);
+	store_session_row_release(&row);
+	return 0;
+}
+
+int cli_use_color(FILE *f)
+{
+	const char *nc = getenv("NO_COLOR");
+
+	if (nc && *nc)
+		return 0;
+	return isatty(fileno(f));
+}
+
+void cli_format_duration(int64_t ns, char out[32])
+{
+	if (ns < 0)
+		snprintf(out, 32, "?");
+	else if (ns < 1000000)
+		snprintf(out, 32, "%lldµs", (long long)(ns / 1000));
+	else if (ns < 1000000000)
+		snprintf(out, 32, "%.1fms", (double)ns / 1e6);
+	else if (ns < 60LL * 1000000000)
+		snprintf(out, 32, "%.2fs", (double)ns / 1e9);
+	else
+		snprintf(out, 32, "%lldm%02llds", (long long)(ns / 60000000000LL),
+			 (long long)(ns / 1000000000 % 60));
+}

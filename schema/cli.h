@@ -1,0 +1,59 @@
+/*
+ * cli.h - what the command files share: the command table's entry, exit
+ * statuses, usage and error messages, and opening a capture file for reading.
+ *
+ * One subcommand is one file (tap/cmd-record.c, analyze/cmd-show.c, ...)
+ * exporting a const struct cmd_entry; mcptap.c only looks names up.
+ */
+#ifndef MCPTAP_CLI_H
+#define MCPTAP_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "schema/store.h"
+
+/* Exit statuses of every subcommand but record (which exits as its child did). */
+enum {
+	EXIT_OK = 0,
+	EXIT_FINDINGS = 1, /* analyze: findings at or above --fail-on */
+	EXIT_ERROR = 2,    /* a usage error, or a file that cannot be read */
+};
+
+struct cmd_entry {
+	const char *name;
+	const char *summary; /* one line, for `mcptap --help` */
+	const char *usage;   /* SYNOPSIS lines, as in mcptap.1, "\n"-separated */
+	const char *options; /* the option list printed by --help */
+	int (*run)(int argc, char **argv);
+};
+
+/* Print the command's usage and options to f. */
+void cli_help(const struct cmd_entry *e, FILE *f);
+
+/* "mcptap: <message>" and the usage on stderr; returns EXIT_ERROR. */
+int cli_usage_error(const struct cmd_entry *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* The capture file: the argument, else $MCPTAP_FILE, else NULL. */
+const char *cli_capture_path(const char *arg);
+
+/*
+ * Open a capture file for reading; on failure print
+ * "mcptap: cannot open 'PATH': REASON" and return -1.
+ */
+int cli_open_capture(const char *path, struct store **st);
+
+/*
+ * The session to show: arg parsed as an id (must exist), or the newest one
+ * when arg is NULL. Prints the error and returns -1 on failure.
+ */
+int cli_pick_session(struct store *st, const char *path, const char *arg, int64_t *id);
+
+/* Colour on f: only on a terminal, and never with NO_COLOR set. */
+int cli_use_color(FILE *f);
+
+/* A duration in ns as "812µs", "12.3ms", "4.20s", "3m12s". */
+void cli_format_duration(int64_t ns, char out[32]);
+
+#endif

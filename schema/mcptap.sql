@@ -1,0 +1,131 @@
+-- mcptap.sql - the capture file's schema: the one place its tables are defined.
+--
+-- A capture file is an SQLite database. It holds many sessions: each run of
+-- `mcptap record` (one wrapped server process) is one session. Read it with the
+-- sqlite3 shell; every table and column is described here.
+--
+-- PRAGMA application_id marks the file as mcptap's ('MCPT' = 0x4d435054), and
+-- PRAGMA user_version is the schema version. mcptap migrates older versions
+-- forward and refuses files from a newer mcptap.
+--
+-- Times: *_ns columns are monotonic nanoseconds since the session started (for
+-- ordering and latency); *_wall columns are Unix time in microseconds (for
+-- people: datetime(x / 1e6, 'unixepoch')).
+
+PRAGMA application_id = 1296257108;
+PRAGMA user_version = 1;
+
+-- Facts about the file itself: created_by and migrated_by (the mcptap versions
+-- that created it and last changed its schema).
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT
+);
+
+-- One row per captured session.
+CREATE TABLE session (
+  id               INTEGER PRIMARY KEY,
+  transport        TEXT NOT NULL DEFAULT 'stdio', -- stdio | http | sse | pcap
+  started_wall     INTEGER NOT NULL,              -- µs since the Unix epoch
+  ended_wall       INTEGER,                       -- NULL while recording (or if the tap was killed)
+  duration_ns      INTEGER,                       -- monotonic, start to end
+  command          TEXT,                          -- the wrapped command line, shell-quoted
+  cwd              TEXT,                          -- where it ran
+  pid              INTEGER,                       -- the child's pid
+  exit_status      INTEGER,                       -- the child's exit code, when it exited
+  exit_signal      INTEGER,                       -- the signal that killed it, when one did
+  error            TEXT,                          -- why the command could not run, when it could not
+  protocol_version TEXT,                          -- negotiated: the server's initialize answer
+  client_name      TEXT,                          -- initialize params.clientInfo
+  client_version   TEXT,
+  server_name      TEXT,                          -- initialize result.serverInfo
+  server_version   TEXT,
+  client_caps      TEXT,                          -- JSON: the client's declared capabilities
+  server_caps      TEXT,                          -- JSON: the server's declared capabilities
+  http_session_id  TEXT,                          -- Mcp-Session-Id, on HTTP transports
+  mcptap_version   TEXT NOT NULL                  -- the mcptap that recorded it
+);
+
+-- One row per protocol message (a stdio line), in the order the tap read them.
+-- seq is shared with stderr_line and gap, so the three interleave by seq.
+CREATE TABLE message (
+  session     INTEGER NOT NULL REFERENCES session(id),
+  seq         INTEGER NOT NULL,   -- order of reading, across directions and stderr
+  t_ns        INTEGER NOT NULL,   -- when the read that completed it returned
+  wall        INTEGER NOT NULL,   -- µs since the Unix epoch
+  dir         TEXT NOT NULL,      -- c2s (client to server) | s2c (server to client)
+  channel     TEXT NOT NULL DEFAULT 'stdio',
+  kind        TEXT NOT NULL,      -- request | notification | response | error |
+                                  -- batch | invalid (not JSON) | notjsonrpc
+  id,                             -- JSON-RPC id, no affinity: 1 (integer) and '1'
+                                  -- (text) stay different; see idtype
+  idtype      TEXT,               -- number | string | null; NULL when there is no id
+  method      TEXT,               -- requests and notifications
+  error_code  INTEGER,            -- error responses: error.code
+  progress_token,                 -- params._meta.progressToken, or params.progressToken
+                                  -- of notifications/progress (no affinity, like id)
+  has_meta    INTEGER NOT NULL DEFAULT 0, -- 1 when params or result carries _meta
+  batch_size  INTEGER,            -- batch: number of elements
+  incomplete  INTEGER NOT NULL DEFAULT 0, -- 1: the side closed before the newline
+  size        INTEGER NOT NULL,   -- bytes, as relayed
+  raw         BLOB NOT NULL,      -- the exact bytes, newline included
+  UNIQUE (session, seq)
+);
+
+CREATE INDEX message_by_id ON message(session, id) WHERE id IS NOT NULL;
+
+-- What the server wrote on its stderr, one row per line (the bytes pass through
+-- to the tap's own stderr unchanged).
+CREATE TABLE stderr_line (
+  session INTEGER NOT NULL REFERENCES session(id),
+  seq     INTEGER NOT NULL,
+  t_ns    INTEGER NOT NULL,
+  wall    INTEGER NOT NULL,
+  incomplete INTEGER NOT NULL DEFAULT 0,
+  raw     BLOB NOT NULL,          -- the line, newline included
+  UNIQUE (session, seq)
+);
+
+-- A logging gap: traffic that was relayed but could not be stored. The relay
+-- never stops for the store; this row says what is missing and why.
+CREATE TABLE gap (
+  session    INTEGER NOT NULL REFERENCES session(id),
+  seq        INTEGER,            -- where in the order the gap starts, when known
+  dir        TEXT,               -- c2s | s2c | stderr, when one direction
+  messages   INTEGER NOT NULL,   -- messages (lines) not stored
+  bytes      INTEGER NOT NULL,   -- bytes not stored
+  reason     TEXT NOT NULL
+);
+
+-- Requests with their responses (matched by id, in the opposite direction,
+-- the first response after the request) and the latency between them.
+CREATE VIEW exchange AS
+SELECT q.session       AS session,
+       q.seq           AS request_seq,
+       q.dir           AS dir,
+       q.method        AS method,
+       q.id            AS id,
+       r.seq           AS response_seq,
+       r.kind          AS outcome,      -- response | error | NULL (never answered)
+       r.error_code    AS error_code,
+       r.t_ns - q.t_ns AS latency_ns
+FROM message q
+LEFT JOIN message r
+  ON r.session = q.session AND r.id = q.id AND r.idtype = q.idtype
+ AND r.dir <> q.dir AND r.kind IN ('response', 'error') AND r.seq > q.seq
+ AND r.seq = (SELECT min(r2.seq) FROM message r2
+              WHERE r2.session = q.session AND r2.id = q.id AND r2.idtype = q.idtype
+                AND r2.dir <> q.dir AND r2.kind IN ('response', 'error')
+                AND r2.seq > q.seq)
+WHERE q.kind = 'request';
+
+-- Per-method counts, errors and latency (mean and max; percentiles: mcptap stats).
+CREATE VIEW method_stats AS
+SELECT session, dir, method,
+       count(*)                                     AS requests,
+       sum(outcome = 'error')                       AS errors,
+       sum(outcome IS NULL)                         AS unanswered,
+       avg(latency_ns) / 1e6                        AS mean_ms,
+       max(latency_ns) / 1e6                        AS max_ms
+FROM exchange
+GROUP BY session, dir, method;

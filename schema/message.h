@@ -1,0 +1,88 @@
+/*
+ * message.h - the message model: what one captured frame is, and the
+ * classifier that turns raw bytes into a kind, an id with its type, a method
+ * and the other columns every later step needs (DESIGN.md "Parse once").
+ *
+ * The classifier is a validating JSON scanner: bytes in, a struct out, no
+ * allocation on the common path and no I/O. It accepts exactly RFC 8259 JSON
+ * in UTF-8 (surrounding whitespace allowed, so a trailing "\r\n" is fine);
+ * anything else is MT_INVALID. It never builds a tree: fields are returned as
+ * spans into the caller's bytes.
+ */
+#ifndef MCPTAP_MESSAGE_H
+#define MCPTAP_MESSAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "schema/util.h"
+
+enum mt_kind {
+	MT_REQUEST,      /* method and id */
+	MT_NOTIFICATION, /* method, no id */
+	MT_RESPONSE,     /* result and id */
+	MT_ERROR,        /* error object (id may be null) */
+	MT_BATCH,        /* a non-empty JSON array */
+	MT_INVALID,      /* not JSON at all */
+	MT_NOTJSONRPC,   /* JSON, but not a JSON-RPC 2.0 message */
+	MT_KIND_COUNT
+};
+
+enum mt_idtype {
+	MT_ID_NONE,   /* no "id" member */
+	MT_ID_NUMBER, /* a JSON number */
+	MT_ID_STRING, /* a JSON string */
+	MT_ID_NULL,   /* "id": null */
+};
+
+/* A span of the caller's bytes (borrowed; valid as long as they are). */
+struct mt_span {
+	const char *p;
+	size_t n;
+};
+
+struct mt_class {
+	enum mt_kind kind;
+	enum mt_idtype idtype;
+	struct mt_span id;           /* the id's JSON token (strings keep their quotes) */
+	struct mt_span method;       /* the method's JSON string token, quotes included */
+	int has_error_code;
+	int64_t error_code;          /* error.code when it is an integer */
+	enum mt_idtype token_type;   /* progress token: MT_ID_NONE when absent */
+	struct mt_span progress_token;
+	int has_meta;                /* params._meta or result._meta present */
+	size_t batch_size;           /* MT_BATCH: number of elements */
+	size_t error_offset;         /* MT_INVALID: byte offset of the first error */
+	const char *error;           /* MT_INVALID / MT_NOTJSONRPC: why (static text) */
+};
+
+/*
+ * Classify len bytes (one frame, newline included or not). Fills *out and
+ * returns its kind. Never fails: malformed input is a kind, not an error.
+ * Nesting depth is bounded only by the input's length.
+ */
+enum mt_kind mt_classify(const char *buf, size_t len, struct mt_class *out);
+
+/* The kind's name as stored: "request", "notification", ... */
+const char *mt_kind_name(enum mt_kind kind);
+/* The id type's name as stored: "number", "string", "null"; NULL for none. */
+const char *mt_idtype_name(enum mt_idtype t);
+
+/*
+ * Decode a JSON string token (quotes included, already validated by
+ * mt_classify) into out as UTF-8. Returns 0, or -1 when the span is not a
+ * string token. A \u0000 escape decodes to a NUL byte inside out.
+ */
+int mt_json_string(struct mt_span tok, struct mt_buf *out);
+
+/*
+ * Find member key of the JSON object token obj (already validated) and return
+ * its value's span in *val. Returns 1 when found (the last one, when the key
+ * repeats), 0 when not, -1 when obj is not an object.
+ */
+int mt_json_member(struct mt_span obj, const char *key, struct mt_span *val);
+
+/* Is the validated token a JSON integer that fits in int64? Stores it in *v. */
+int mt_json_int64(struct mt_span tok, int64_t *v);
+
+#endif

@@ -1,0 +1,782 @@
+/*
+ * store.c - open, create, migrate, append to and read the capture file.
+ */
+#include "schema/store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "schema_sql.h"
+
+enum stmt_id {
+	S_MSG, S_STDERR, S_GAP, S_BEGIN, S_COMMIT, S_STMT_COUNT
+};
+
+static const char *const stmt_sql[S_STMT_COUNT] = {
+	[S_MSG] = "INSERT INTO message (session, seq, t_ns, wall, dir, channel, kind, id, idtype,"
+		  " method, error_code, progress_token, has_meta, batch_size, incomplete, size, raw)"
+		  " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
+	[S_STDERR] = "INSERT INTO stderr_line (session, seq, t_ns, wall, incomplete, raw)"
+		     " VALUES (?1,?2,?3,?4,?5,?6)",
+	[S_GAP] = "INSERT INTO gap (session, seq, dir, messages, bytes, reason)"
+		  " VALUES (?1,?2,?3,?4,?5,?6)",
+	[S_BEGIN] = "BEGIN",
+	[S_COMMIT] = "COMMIT",
+};
+
+struct store {
+	sqlite3 *db;
+	char *path;
+	sqlite3_stmt *stmt[S_STMT_COUNT]; /* prepared on first use */
+	struct mt_buf scratch;            /* decoded strings */
+	struct mt_buf scratch2;
+};
+
+/*
+ * Forward migrations: migrations[i] turns schema version i+1 into i+2. A new
+ * version appends its step here and bumps STORE_SCHEMA_VERSION and the
+ * user_version in mcptap.sql, which always describes the newest schema.
+ */
+static const char *const migrations[] = {
+	NULL /* placeholder: version 1 is the first release */
+};
+
+static int db_fail(struct store *st, struct mt_err *err, const char *what)
+{
+	return mt_err_set(err, "%s: %s", what, sqlite3_errmsg(st->db));
+}
+
+static int exec(struct store *st, const char *sql, struct mt_err *err)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		mt_err_set(err, "%s", msg ? msg : sqlite3_errmsg(st->db));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int pragma_int(struct store *st, const char *sql, int64_t *v, struct mt_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+		mt_err_set(err, "%s", sqlite3_errmsg(st->db));
+		goto out;
+	}
+	if (sqlite3_step(s) != SQLITE_ROW) {
+		mt_err_set(err, "%s", sqlite3_errmsg(st->db));
+		goto out;
+	}
+	*v = sqlite3_column_int64(s, 0);
+	rc = 0;
+out:
+	sqlite3_finalize(s);
+	return rc;
+}
+
+static int meta_text(struct store *st, const char *key, char *out, size_t n)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = -1;
+
+	out[0] = '\0';
+	if (sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key = ?1", -1, &s, NULL) !=
+	    SQLITE_OK)
+		goto out;
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0)) {
+		snprintf(out, n, "%s", (const char *)sqlite3_column_text(s, 0));
+		rc = 0;
+	}
+out:
+	sqlite3_finalize(s);
+	return rc;
+}
+
+static int set_meta(struct store *st, const char *key, const char *value, struct mt_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+			       -1, &s, NULL) != SQLITE_OK) {
+		db_fail(st, err, "cannot write meta");
+		goto out;
+	}
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, value, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) != SQLITE_DONE) {
+		db_fail(st, err, "cannot write meta");
+		goto out;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/* Create the schema in an empty file, in one transaction. */
+static int create_schema(struct store *st, struct mt_err *err)
+{
+	if (exec(st, "BEGIN IMMEDIATE", err))
+		return -1;
+	if (exec(st, mcptap_schema_sql, err) ||
+	    set_meta(st, "created_by", "mcptap " MCPTAP_VERSION, err) ||
+	    set_meta(st, "migrated_by", "mcptap " MCPTAP_VERSION, err) ||
+	    exec(st, "COMMIT", err)) {
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+static int migrate(struct store *st, int64_t from, struct mt_err *err)
+{
+	char sql[64];
+
+	if (exec(st, "BEGIN IMMEDIATE", err))
+		return -1;
+	for (int64_t v = from; v < STORE_SCHEMA_VERSION; v++) {
+		const char *step = migrations[v - 1];
+		if (step && exec(st, step, err))
+			goto fail;
+	}
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
+	if (exec(st, sql, err) || set_meta(st, "migrated_by", "mcptap " MCPTAP_VERSION, err) ||
+	    exec(st, "COMMIT", err))
+		goto fail;
+	return 0;
+fail:
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+/* Check what the file is; create or migrate it when allowed. */
+static int check_file(struct store *st, enum store_mode mode, struct mt_err *err)
+{
+	int64_t app = 0, ver = 0, tables = 0;
+	char by[128];
+
+	if (pragma_int(st, "SELECT count(*) FROM sqlite_master", &tables, err) ||
+	    pragma_int(st, "PRAGMA application_id", &app, err) ||
+	    pragma_int(st, "PRAGMA user_version", &ver, err))
+		return -1;
+	if (app == 0 && ver == 0 && tables == 0) {
+		if (mode == STORE_READ)
+			return mt_err_set(err, "empty file, not an mcptap capture");
+		return create_schema(st, err);
+	}
+	if (app != STORE_APPLICATION_ID)
+		return mt_err_set(err, "not an mcptap capture file (SQLite application_id %lld)",
+				  (long long)app);
+	if (ver > STORE_SCHEMA_VERSION) {
+		if (meta_text(st, "migrated_by", by, sizeof(by)))
+			snprintf(by, sizeof(by), "a newer mcptap");
+		return mt_err_set(err,
+				  "written by %s (schema version %lld); this mcptap %s reads "
+				  "versions up to %d: upgrade mcptap to read it",
+				  by, (long long)ver, MCPTAP_VERSION, STORE_SCHEMA_VERSION);
+	}
+	if (ver < 1)
+		return mt_err_set(err, "damaged mcptap capture (schema version %lld)",
+				  (long long)ver);
+	if (ver < STORE_SCHEMA_VERSION)
+		return migrate(st, ver, err);
+	return 0;
+}
+
+int store_open(const char *path, enum store_mode mode, struct store **out, struct mt_err *err)
+{
+	struct store *st = mt_calloc(1, sizeof(*st));
+	int flags, rc = -1;
+	struct stat sb;
+
+	*out = NULL;
+	st->path = mt_strdup(path);
+	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		mt_err_set(err, "is a directory");
+		goto out;
+	}
+	if (mode == STORE_WRITE) {
+		/* Create it ourselves so that it is 0600 whatever the umask (SQLite gives the
+		 * -wal and -shm files the same mode). An existing file is left as it is. */
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			close(fd);
+		else if (errno != EEXIST) {
+			mt_err_set(err, "%s", strerror(errno));
+			goto out;
+		}
+		flags = SQLITE_OPEN_READWRITE;
+	} else {
+		if (access(path, F_OK) != 0) {
+			mt_err_set(err, "%s", strerror(errno));
+			goto out;
+		}
+		flags = access(path, W_OK) == 0 ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
+	}
+	if (sqlite3_open_v2(path, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		mt_err_set(err, "%s", st->db ? sqlite3_errmsg(st->db) : "cannot open");
+		goto out;
+	}
+	sqlite3_extended_result_codes(st->db, 0);
+	sqlite3_busy_timeout(st->db, 5000);
+	if (check_file(st, mode, err))
+		goto out;
+	if (mode == STORE_WRITE) {
+		if (exec(st, "PRAGMA journal_mode = WAL", err) ||
+		    exec(st, "PRAGMA synchronous = NORMAL", err))
+			goto out;
+	}
+	rc = 0;
+out:
+	if (rc) {
+		store_close(st);
+		return -1;
+	}
+	*out = st;
+	return 0;
+}
+
+int store_close(struct store *st)
+{
+	int rc = 0;
+
+	if (!st)
+		return 0;
+	for (int i = 0; i < S_STMT_COUNT; i++)
+		sqlite3_finalize(st->stmt[i]);
+	if (st->db)
+		rc = sqlite3_close(st->db);
+	mt_buf_release(&st->scratch);
+	mt_buf_release(&st->scratch2);
+	free(st->path);
+	free(st);
+	return rc == SQLITE_OK ? 0 : -1;
+}
+
+static sqlite3_stmt *stmt(struct store *st, enum stmt_id id, struct mt_err *err)
+{
+	sqlite3_stmt *s = st->stmt[id];
+
+	if (!s) {
+		if (sqlite3_prepare_v3(st->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
+				       &st->stmt[id], NULL) != SQLITE_OK) {
+			db_fail(st, err, "cannot prepare");
+			return NULL;
+		}
+		s = st->stmt[id];
+	}
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	return s;
+}
+
+static int step_done(struct store *st, sqlite3_stmt *s, struct mt_err *err, const char *what)
+{
+	int r = sqlite3_step(s);
+
+	sqlite3_reset(s);
+	if (r != SQLITE_DONE)
+		return db_fail(st, err, what);
+	return 0;
+}
+
+int store_set_sync_full(struct store *st, int full, struct mt_err *err)
+{
+	return exec(st, full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL", err);
+}
+
+int store_begin(struct store *st, struct mt_err *err)
+{
+	sqlite3_stmt *s = stmt(st, S_BEGIN, err);
+
+	return s ? step_done(st, s, err, "cannot begin a transaction") : -1;
+}
+
+int store_commit(struct store *st, struct mt_err *err)
+{
+	sqlite3_stmt *s = stmt(st, S_COMMIT, err);
+
+	return s ? step_done(st, s, err, "cannot commit") : -1;
+}
+
+void store_rollback(struct store *st)
+{
+	if (!sqlite3_get_autocommit(st->db))
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+void store_checkpoint(struct store *st)
+{
+	sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+}
+
+int store_session_create(struct store *st, const struct store_session_new *s, int64_t *id,
+			 struct mt_err *err)
+{
+	sqlite3_stmt *q = NULL;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(st->db,
+			       "INSERT INTO session (transport, started_wall, command, cwd, pid,"
+			       " mcptap_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+			       -1, &q, NULL) != SQLITE_OK) {
+		db_fail(st, err, "cannot add a session");
+		goto out;
+	}
+	sqlite3_bind_text(q, 1, s->transport ? s->transport : "stdio", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 2, s->started_wall);
+	if (s->command)
+		sqlite3_bind_text(q, 3, s->command, -1, SQLITE_STATIC);
+	if (s->cwd)
+		sqlite3_bind_text(q, 4, s->cwd, -1, SQLITE_STATIC);
+	if (s->pid > 0)
+		sqlite3_bind_int64(q, 5, s->pid);
+	sqlite3_bind_text(q, 6, MCPTAP_VERSION, -1, SQLITE_STATIC);
+	if (sqlite3_step(q) != SQLITE_DONE) {
+		db_fail(st, err, "cannot add a session");
+		goto out;
+	}
+	*id = sqlite3_last_insert_rowid(st->db);
+	rc = 0;
+out:
+	sqlite3_finalize(q);
+	return rc;
+}
+
+static int set_init(struct store *st, int64_t id, const struct store_session_init *in,
+		    const char *sql, struct mt_err *err)
+{
+	sqlite3_stmt *q = NULL;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) != SQLITE_OK) {
+		db_fail(st, err, "cannot update the session");
+		goto out;
+	}
+	sqlite3_bind_int64(q, 1, id);
+	if (in->protocol_version)
+		sqlite3_bind_text(q, 2, in->protocol_version, -1, SQLITE_STATIC);
+	if (in->name)
+		sqlite3_bind_text(q, 3, in->name, -1, SQLITE_STATIC);
+	if (in->version)
+		sqlite3_bind_text(q, 4, in->version, -1, SQLITE_STATIC);
+	if (in->caps_json)
+		sqlite3_bind_text(q, 5, in->caps_json, -1, SQLITE_STATIC);
+	if (sqlite3_step(q) != SQLITE_DONE) {
+		db_fail(st, err, "cannot update the session");
+		goto out;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(q);
+	return rc;
+}
+
+int store_session_set_client(struct store *st, int64_t id, const struct store_session_init *in,
+			     struct mt_err *err)
+{
+	/* The client's requested version is kept only until the server answers. */
+	return set_init(st, id, in,
+			"UPDATE session SET protocol_version = coalesce(protocol_version, ?2),"
+			" client_name = coalesce(?3, client_name),"
+			" client_version = coalesce(?4, client_version),"
+			" client_caps = coalesce(?5, client_caps) WHERE id = ?1",
+			err);
+}
+
+int store_session_set_server(struct store *st, int64_t id, const struct store_session_init *in,
+			     struct mt_err *err)
+{
+	return set_init(st, id, in,
+			"UPDATE session SET protocol_version = coalesce(?2, protocol_version),"
+			" server_name = coalesce(?3, server_name),"
+			" server_version = coalesce(?4, server_version),"
+			" server_caps = coalesce(?5, server_caps) WHERE id = ?1",
+			err);
+}
+
+int store_session_finish(struct store *st, int64_t id, const struct store_session_end *e,
+			 struct mt_err *err)
+{
+	sqlite3_stmt *q = NULL;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(st->db,
+			       "UPDATE session SET ended_wall = ?2, duration_ns = ?3,"
+			       " pid = coalesce(?4, pid), exit_status = ?5, exit_signal = ?6,"
+			       " error = coalesce(?7, error) WHERE id = ?1",
+			       -1, &q, NULL) != SQLITE_OK) {
+		db_fail(st, err, "cannot end the session");
+		goto out;
+	}
+	sqlite3_bind_int64(q, 1, id);
+	sqlite3_bind_int64(q, 2, e->ended_wall);
+	sqlite3_bind_int64(q, 3, e->duration_ns);
+	if (e->pid > 0)
+		sqlite3_bind_int64(q, 4, e->pid);
+	if (e->exit_status >= 0)
+		sqlite3_bind_int(q, 5, e->exit_status);
+	if (e->exit_signal > 0)
+		sqlite3_bind_int(q, 6, e->exit_signal);
+	if (e->error)
+		sqlite3_bind_text(q, 7, e->error, -1, SQLITE_STATIC);
+	if (sqlite3_step(q) != SQLITE_DONE) {
+		db_fail(st, err, "cannot end the session");
+		goto out;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(q);
+	return rc;
+}
+
+/*
+ * Bind a JSON id-like token (number, string or null) so that its type survives:
+ * integers as INTEGER, other numbers as REAL (or TEXT when they do not fit),
+ * strings as TEXT, null as NULL.
+ */
+static void bind_token(sqlite3_stmt *s, int col, enum mt_idtype t, struct mt_span tok,
+		       struct mt_buf *scratch)
+{
+	int64_t v;
+
+	switch (t) {
+	case MT_ID_NUMBER:
+		if (mt_json_int64(tok, &v)) {
+			sqlite3_bind_int64(s, col, v);
+		} else {
+			char *end;
+			mt_buf_reset(scratch);
+			mt_buf_append(scratch, tok.p, tok.n);
+			double d = strtod(scratch->data, &end);
+			if (memchr(tok.p, '.', tok.n) || memchr(tok.p, 'e', tok.n) ||
+			    memchr(tok.p, 'E', tok.n))
+				sqlite3_bind_double(s, col, d);
+			else /* an integer too big for int64: keep its digits */
+				sqlite3_bind_text(s, col, scratch->data, (int)scratch->len,
+						  SQLITE_TRANSIENT);
+		}
+		break;
+	case MT_ID_STRING:
+		if (mt_json_string(tok, scratch) == 0)
+			sqlite3_bind_text(s, col, scratch->data ? scratch->data : "",
+					  (int)scratch->len, SQLITE_TRANSIENT);
+		break;
+	default:
+		break;
+	}
+}
+
+int store_add_message(struct store *st, const struct store_msg *m, struct mt_err *err)
+{
+	const struct mt_class *c = m->cls;
+	sqlite3_stmt *s = stmt(st, S_MSG, err);
+
+	if (!s)
+		return -1;
+	if (m->size > (size_t)INT32_MAX)
+		return mt_err_set(err, "message of %zu bytes is too large to store", m->size);
+	sqlite3_bind_int64(s, 1, m->session);
+	sqlite3_bind_int64(s, 2, m->seq);
+	sqlite3_bind_int64(s, 3, m->t_ns);
+	sqlite3_bind_int64(s, 4, m->wall);
+	sqlite3_bind_text(s, 5, m->dir, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 6, m->channel ? m->channel : "stdio", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 7, mt_kind_name(c->kind), -1, SQLITE_STATIC);
+	if (c->idtype != MT_ID_NONE) {
+		bind_token(s, 8, c->idtype, c->id, &st->scratch);
+		sqlite3_bind_text(s, 9, mt_idtype_name(c->idtype), -1, SQLITE_STATIC);
+	}
+	if (c->method.n && mt_json_string(c->method, &st->scratch2) == 0)
+		sqlite3_bind_text(s, 10, st->scratch2.data ? st->scratch2.data : "",
+				  (int)st->scratch2.len, SQLITE_STATIC);
+	if (c->has_error_code)
+		sqlite3_bind_int64(s, 11, c->error_code);
+	if (c->token_type != MT_ID_NONE) {
+		struct mt_buf tmp = MT_BUF_INIT;
+		bind_token(s, 12, c->token_type, c->progress_token, &tmp);
+		if (c->token_type == MT_ID_STRING && c->progress_token.p[0] != '"')
+			sqlite3_bind_text(s, 12, c->progress_token.p, (int)c->progress_token.n,
+					  SQLITE_TRANSIENT);
+		mt_buf_release(&tmp);
+	}
+	sqlite3_bind_int(s, 13, c->has_meta);
+	if (c->kind == MT_BATCH)
+		sqlite3_bind_int64(s, 14, (int64_t)c->batch_size);
+	sqlite3_bind_int(s, 15, m->incomplete);
+	sqlite3_bind_int64(s, 16, (int64_t)m->size);
+	sqlite3_bind_blob(s, 17, m->size ? m->raw : "", (int)m->size, SQLITE_STATIC);
+	return step_done(st, s, err, "cannot store a message");
+}
+
+int store_add_stderr(struct store *st, int64_t session, int64_t seq, int64_t t_ns, int64_t wall,
+		     const char *raw, size_t size, int incomplete, struct mt_err *err)
+{
+	sqlite3_stmt *s = stmt(st, S_STDERR, err);
+
+	if (!s)
+		return -1;
+	if (size > (size_t)INT32_MAX)
+		return mt_err_set(err, "stderr line of %zu bytes is too large to store", size);
+	sqlite3_bind_int64(s, 1, session);
+	sqlite3_bind_int64(s, 2, seq);
+	sqlite3_bind_int64(s, 3, t_ns);
+	sqlite3_bind_int64(s, 4, wall);
+	sqlite3_bind_int(s, 5, incomplete);
+	sqlite3_bind_blob(s, 6, size ? raw : "", (int)size, SQLITE_STATIC);
+	return step_done(st, s, err, "cannot store a stderr line");
+}
+
+int store_add_gap(struct store *st, int64_t session, int64_t seq, const char *dir,
+		  int64_t messages, int64_t bytes, const char *reason, struct mt_err *err)
+{
+	sqlite3_stmt *s = stmt(st, S_GAP, err);
+
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, session);
+	if (seq >= 0)
+		sqlite3_bind_int64(s, 2, seq);
+	if (dir)
+		sqlite3_bind_text(s, 3, dir, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 4, messages);
+	sqlite3_bind_int64(s, 5, bytes);
+	sqlite3_bind_text(s, 6, reason, -1, SQLITE_STATIC);
+	return step_done(st, s, err, "cannot store a gap");
+}
+
+/* ---- reading ---- */
+
+static char *col_text(sqlite3_stmt *s, int i)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+
+	return t ? mt_strdup((const char *)t) : NULL;
+}
+
+static int64_t col_int(sqlite3_stmt *s, int i, int64_t null_value)
+{
+	return sqlite3_column_type(s, i) == SQLITE_NULL ? null_value : sqlite3_column_int64(s, i);
+}
+
+#define SESSION_COLUMNS                                                                    \
+	"SELECT s.id, s.transport, s.started_wall, s.ended_wall, s.duration_ns, s.command,"  \
+	" s.pid, s.exit_status, s.exit_signal, s.error, s.protocol_version, s.client_name,"  \
+	" s.client_version, s.server_name, s.server_version, s.client_caps, s.server_caps,"  \
+	" (SELECT count(*) FROM message m WHERE m.session = s.id AND m.dir = 'c2s'),"        \
+	" (SELECT count(*) FROM message m WHERE m.session = s.id AND m.dir = 's2c'),"        \
+	" (SELECT count(*) FROM stderr_line e WHERE e.session = s.id),"                      \
+	" (SELECT coalesce(sum(size), 0) FROM message m WHERE m.session = s.id AND m.dir = 'c2s'),"\
+	" (SELECT coalesce(sum(size), 0) FROM message m WHERE m.session = s.id AND m.dir = 's2c'),"\
+	" (SELECT coalesce(sum(messages), 0) FROM gap g WHERE g.session = s.id),"            \
+	" (SELECT coalesce(sum(bytes), 0) FROM gap g WHERE g.session = s.id)"                \
+	" FROM session s"
+
+static void read_session(sqlite3_stmt *s, struct store_session_row *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->id = sqlite3_column_int64(s, 0);
+	r->transport = col_text(s, 1);
+	r->started_wall = col_int(s, 2, 0);
+	r->ended_wall = col_int(s, 3, 0);
+	r->duration_ns = col_int(s, 4, -1);
+	r->command = col_text(s, 5);
+	r->pid = col_int(s, 6, 0);
+	r->exit_status = (int)col_int(s, 7, -1);
+	r->exit_signal = (int)col_int(s, 8, 0);
+	r->error = col_text(s, 9);
+	r->protocol_version = col_text(s, 10);
+	r->client_name = col_text(s, 11);
+	r->client_version = col_text(s, 12);
+	r->server_name = col_text(s, 13);
+	r->server_version = col_text(s, 14);
+	r->client_caps = col_text(s, 15);
+	r->server_caps = col_text(s, 16);
+	r->msgs_c2s = col_int(s, 17, 0);
+	r->msgs_s2c = col_int(s, 18, 0);
+	r->stderr_lines = col_int(s, 19, 0);
+	r->bytes_c2s = col_int(s, 20, 0);
+	r->bytes_s2c = col_int(s, 21, 0);
+	r->gap_messages = col_int(s, 22, 0);
+	r->gap_bytes = col_int(s, 23, 0);
+}
+
+void store_session_row_release(struct store_session_row *r)
+{
+	if (!r)
+		return;
+	free(r->transport);
+	free(r->command);
+	free(r->error);
+	free(r->protocol_version);
+	free(r->client_name);
+	free(r->client_version);
+	free(r->server_name);
+	free(r->server_version);
+	free(r->client_caps);
+	free(r->server_caps);
+	memset(r, 0, sizeof(*r));
+}
+
+void store_sessions_free(struct store_session_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		store_session_row_release(&rows[i]);
+	free(rows);
+}
+
+int store_sessions(struct store *st, struct store_session_row **rows, size_t *n,
+		   struct mt_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	struct store_session_row *v = NULL;
+	size_t len = 0, cap = 0;
+	int r, rc = -1;
+
+	if (sqlite3_prepare_v2(st->db, SESSION_COLUMNS " ORDER BY s.id", -1, &s, NULL) !=
+	    SQLITE_OK) {
+		db_fail(st, err, "cannot read sessions");
+		goto out;
+	}
+	while ((r = sqlite3_step(s)) == SQLITE_ROW) {
+		if (len == cap) {
+			cap = cap ? cap * 2 : 16;
+			v = mt_realloc(v, cap * sizeof(*v));
+		}
+		read_session(s, &v[len++]);
+	}
+	if (r != SQLITE_DONE) {
+		db_fail(st, err, "cannot read sessions");
+		goto out;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(s);
+	if (rc) {
+		store_sessions_free(v, len);
+		v = NULL;
+		len = 0;
+	}
+	*rows = v;
+	*n = len;
+	return rc;
+}
+
+int store_session_get(struct store *st, int64_t id, struct store_session_row *row,
+		      struct mt_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int r, rc = -1;
+
+	memset(row, 0, sizeof(*row));
+	if (sqlite3_prepare_v2(st->db, SESSION_COLUMNS " WHERE s.id = ?1", -1, &s, NULL) !=
+	    SQLITE_OK) {
+		db_fail(st, err, "cannot read the session");
+		goto out;
+	}
+	sqlite3_bind_int64(s, 1, id);
+	r = sqlite3_step(s);
+	if (r == SQLITE_ROW) {
+		read_session(s, row);
+		rc = 0;
+	} else if (r == SQLITE_DONE) {
+		mt_err_set(err, "no session %lld", (long long)id);
+	} else {
+		db_fail(st, err, "cannot read the session");
+	}
+out:
+	sqlite3_finalize(s);
+	return rc;
+}
+
+int store_last_session(struct store *st, int64_t *id, struct mt_err *err)
+{
+	int64_t v = 0;
+
+	if (pragma_int(st, "SELECT coalesce(max(id), 0) FROM session", &v, err))
+		return -1;
+	if (v == 0)
+		return mt_err_set(err, "no sessions in the file");
+	*id = v;
+	return 0;
+}
+
+int store_each_item(struct store *st, int64_t session,
+		    int (*cb)(const struct store_item *it, void *ctx), void *ctx,
+		    struct mt_err *err)
+{
+	static const char sql[] =
+		"SELECT 0, seq, t_ns, wall, dir, channel, kind, id, idtype, method, error_code,"
+		" size, incomplete, raw, NULL, NULL, NULL FROM message WHERE session = ?1"
+		" UNION ALL SELECT 1, seq, t_ns, wall, 'stderr', 'stderr', 'stderr', NULL, NULL,"
+		" NULL, NULL, length(raw), incomplete, raw, NULL, NULL, NULL"
+		" FROM stderr_line WHERE session = ?1"
+		" UNION ALL SELECT 2, coalesce(seq, 9223372036854775807), 0, 0, dir, NULL, 'gap',"
+		" NULL, NULL, NULL, NULL, bytes, 0, NULL, messages, bytes, reason"
+		" FROM gap WHERE session = ?1"
+		" ORDER BY 2";
+	sqlite3_stmt *s = NULL;
+	struct store_item it;
+	int r, rc = -1;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+		db_fail(st, err, "cannot read messages");
+		goto out;
+	}
+	sqlite3_bind_int64(s, 1, session);
+	while ((r = sqlite3_step(s)) == SQLITE_ROW) {
+		memset(&it, 0, sizeof(it));
+		it.type = (enum store_item_type)sqlite3_column_int(s, 0);
+		it.seq = sqlite3_column_int64(s, 1);
+		it.t_ns = sqlite3_column_int64(s, 2);
+		it.wall = sqlite3_column_int64(s, 3);
+		it.dir = (const char *)sqlite3_column_text(s, 4);
+		it.channel = (const char *)sqlite3_column_text(s, 5);
+		it.kind = (const char *)sqlite3_column_text(s, 6);
+		it.id_sqltype = sqlite3_column_type(s, 7);
+		if (it.id_sqltype == SQLITE_INTEGER)
+			it.id_int = sqlite3_column_int64(s, 7);
+		else if (it.id_sqltype == SQLITE_FLOAT)
+			it.id_real = sqlite3_column_double(s, 7);
+		else if (it.id_sqltype == SQLITE_TEXT)
+			it.id_text = (const char *)sqlite3_column_text(s, 7);
+		it.idtype = (const char *)sqlite3_column_text(s, 8);
+		it.method = (const char *)sqlite3_column_text(s, 9);
+		it.has_error_code = sqlite3_column_type(s, 10) != SQLITE_NULL;
+		it.error_code = sqlite3_column_int64(s, 10);
+		it.size = sqlite3_column_int64(s, 11);
+		it.incomplete = sqlite3_column_int(s, 12);
+		it.raw = sqlite3_column_blob(s, 13);
+		it.raw_len = (size_t)sqlite3_column_bytes(s, 13);
+		it.gap_messages = sqlite3_column_int64(s, 14);
+		it.gap_bytes = sqlite3_column_int64(s, 15);
+		it.gap_reason = (const char *)sqlite3_column_text(s, 16);
+		if (it.type == STORE_ITEM_GAP && it.seq == INT64_MAX)
+			it.seq = -1;
+		int c = cb(&it, ctx);
+		if (c) {
+			rc = c;
+			goto out;
+		}
+	}
+	if (r != SQLITE_DONE) {
+		db_fail(st, err, "cannot read messages");
+		goto out;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(s);
+	return rc;
+}

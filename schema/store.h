@@ -1,0 +1,180 @@
+/*
+ * store.h - the capture file: the only code in mcptap that speaks SQL.
+ *
+ * A capture file is an SQLite database whose tables schema/mcptap.sql defines
+ * (embedded in the binary). store_open() creates, checks and migrates it;
+ * writers append sessions, messages, stderr lines and gaps inside explicit
+ * transactions; readers walk sessions and their messages back in order.
+ *
+ * A store handle is used by one thread at a time.
+ */
+#ifndef MCPTAP_STORE_H
+#define MCPTAP_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "schema/message.h"
+#include "schema/util.h"
+
+#define STORE_SCHEMA_VERSION 1
+#define STORE_APPLICATION_ID 0x4d435054 /* 'MCPT' */
+
+struct store;
+
+enum store_mode {
+	STORE_READ,  /* the file must exist; nothing is written (unless it must migrate) */
+	STORE_WRITE, /* created 0600 when missing; WAL mode */
+};
+
+/*
+ * Open the capture file at path. A file that is not SQLite, is corrupt, is
+ * another program's database, or was written by a newer mcptap is refused with
+ * the reason in err and is never changed. Returns 0 and a new handle in *out
+ * (free with store_close), or -1.
+ */
+int store_open(const char *path, enum store_mode mode, struct store **out, struct mt_err *err);
+
+/* Close the handle; NULL is fine. Returns the SQLite result of closing (0 on success). */
+int store_close(struct store *st);
+
+/* synchronous=FULL when full, else NORMAL (the default). 0 or -1. */
+int store_set_sync_full(struct store *st, int full, struct mt_err *err);
+
+/* Explicit transactions around appends: 0 or -1. */
+int store_begin(struct store *st, struct mt_err *err);
+int store_commit(struct store *st, struct mt_err *err);
+/* Roll back what is uncommitted; never fails visibly. */
+void store_rollback(struct store *st);
+
+/*
+ * Move what the write-ahead log holds into the main file when no reader is in
+ * the way (a passive checkpoint), so that the log can be reused from its start:
+ * after a failed write on a full disk this frees room for a last small row.
+ */
+void store_checkpoint(struct store *st);
+
+/* A new session (the borrowed strings are copied into the row). */
+struct store_session_new {
+	const char *transport; /* "stdio" */
+	int64_t started_wall;  /* µs */
+	const char *command;   /* shell-quoted command line */
+	const char *cwd;
+	int64_t pid;           /* 0 when there is none */
+};
+int store_session_create(struct store *st, const struct store_session_new *s, int64_t *id,
+			 struct mt_err *err);
+
+/* What the initialize exchange said; NULL fields are left as they are. */
+struct store_session_init {
+	const char *protocol_version;
+	const char *name;
+	const char *version;
+	const char *caps_json;
+};
+int store_session_set_client(struct store *st, int64_t id, const struct store_session_init *in,
+			     struct mt_err *err);
+int store_session_set_server(struct store *st, int64_t id, const struct store_session_init *in,
+			     struct mt_err *err);
+
+/* The end of a session: how the child ended. exit_status/exit_signal < 0: unknown. */
+struct store_session_end {
+	int64_t ended_wall;
+	int64_t duration_ns;
+	int64_t pid;
+	int exit_status;
+	int exit_signal;
+	const char *error; /* why the command could not run, or NULL */
+};
+int store_session_finish(struct store *st, int64_t id, const struct store_session_end *e,
+			 struct mt_err *err);
+
+/* One protocol message to append (all borrowed). */
+struct store_msg {
+	int64_t session;
+	int64_t seq;
+	int64_t t_ns;
+	int64_t wall;
+	const char *dir;             /* "c2s" | "s2c" */
+	const char *channel;         /* "stdio" */
+	const struct mt_class *cls;  /* the classifier's result for raw */
+	const char *raw;
+	size_t size;
+	int incomplete;
+};
+int store_add_message(struct store *st, const struct store_msg *m, struct mt_err *err);
+int store_add_stderr(struct store *st, int64_t session, int64_t seq, int64_t t_ns, int64_t wall,
+		     const char *raw, size_t size, int incomplete, struct mt_err *err);
+/* A logging gap: messages/bytes relayed but not stored, and why. seq < 0: unknown. */
+int store_add_gap(struct store *st, int64_t session, int64_t seq, const char *dir,
+		  int64_t messages, int64_t bytes, const char *reason, struct mt_err *err);
+
+/* ---- reading ---- */
+
+/* One session as `mcptap sessions` shows it (strings owned by the row). */
+struct store_session_row {
+	int64_t id;
+	char *transport;
+	int64_t started_wall;
+	int64_t ended_wall;  /* 0 when not ended */
+	int64_t duration_ns; /* -1 when unknown */
+	char *command;
+	int64_t pid;
+	int exit_status;     /* -1 when unknown */
+	int exit_signal;     /* 0 when none */
+	char *error;
+	char *protocol_version;
+	char *client_name, *client_version;
+	char *server_name, *server_version;
+	char *client_caps, *server_caps;
+	int64_t msgs_c2s, msgs_s2c, stderr_lines;
+	int64_t bytes_c2s, bytes_s2c;
+	int64_t gap_messages, gap_bytes;
+};
+void store_session_row_release(struct store_session_row *r);
+
+/* All sessions in id order; *rows is owned by the caller (store_sessions_free). */
+int store_sessions(struct store *st, struct store_session_row **rows, size_t *n,
+		   struct mt_err *err);
+void store_sessions_free(struct store_session_row *rows, size_t n);
+/* One session; -1 with "no session N" when it does not exist. */
+int store_session_get(struct store *st, int64_t id, struct store_session_row *row,
+		      struct mt_err *err);
+/* The newest session's id; -1 when the file has none. */
+int store_last_session(struct store *st, int64_t *id, struct mt_err *err);
+
+enum store_item_type { STORE_ITEM_MESSAGE, STORE_ITEM_STDERR, STORE_ITEM_GAP };
+
+/* One row of a session in seq order, borrowed for the callback's duration. */
+struct store_item {
+	enum store_item_type type;
+	int64_t seq, t_ns, wall;
+	const char *dir;      /* c2s | s2c | stderr (gaps: may be NULL) */
+	const char *channel;
+	const char *kind;     /* messages: the kind; stderr: "stderr"; gap: "gap" */
+	int id_sqltype;       /* SQLITE_INTEGER / FLOAT / TEXT / NULL */
+	int64_t id_int;
+	double id_real;
+	const char *id_text;
+	const char *idtype;   /* number | string | null | NULL */
+	const char *method;
+	int has_error_code;
+	int64_t error_code;
+	int64_t size;
+	int incomplete;
+	const void *raw;
+	size_t raw_len;
+	int64_t gap_messages, gap_bytes; /* gaps */
+	const char *gap_reason;
+};
+
+/*
+ * Call cb for every message, stderr line and gap of a session in seq order.
+ * cb returns 0 to go on, non-zero to stop (store_each_item then returns that
+ * value). Returns 0, the callback's value, or -1 on a store error.
+ */
+int store_each_item(struct store *st, int64_t session,
+		    int (*cb)(const struct store_item *it, void *ctx), void *ctx,
+		    struct mt_err *err);
+
+#endif

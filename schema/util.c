@@ -1,0 +1,303 @@
+/*
+ * util.c - errors, allocation, buffers, clocks and parsing helpers shared by
+ * every layer (see util.h).
+ */
+#include "schema/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int mt_err_set(struct mt_err *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static void vreport(const char *prefix, const char *fmt, va_list ap)
+{
+	char line[2048];
+	int n;
+
+	n = snprintf(line, sizeof(line), "mcptap: %s", prefix);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return;
+	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	n = (int)strlen(line);
+	line[n++] = '\n';
+	/* One write, so that lines from threads do not interleave mid-line. */
+	(void)mt_write_all(STDERR_FILENO, line, (size_t)n);
+}
+
+int mt_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("", fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void mt_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+static void out_of_memory(size_t n)
+{
+	char msg[96];
+	int len = snprintf(msg, sizeof(msg), "mcptap: out of memory (%zu bytes)\n", n);
+
+	if (len > 0)
+		(void)mt_write_all(STDERR_FILENO, msg, (size_t)len);
+	abort();
+}
+
+void *mt_malloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		out_of_memory(n);
+	return p;
+}
+
+void *mt_calloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		out_of_memory(n * size);
+	return p;
+}
+
+void *mt_realloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (!q)
+		out_of_memory(n);
+	return q;
+}
+
+char *mt_strndup(const char *s, size_t n)
+{
+	char *p = mt_malloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *mt_strdup(const char *s)
+{
+	return mt_strndup(s, strlen(s));
+}
+
+char *mt_asprintf(const char *fmt, ...)
+{
+	struct mt_buf b = MT_BUF_INIT;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return mt_strdup("");
+	b.cap = (size_t)n + 1;
+	b.data = mt_malloc(b.cap);
+	va_start(ap, fmt);
+	vsnprintf(b.data, b.cap, fmt, ap);
+	va_end(ap);
+	return b.data;
+}
+
+static void buf_grow(struct mt_buf *b, size_t extra)
+{
+	size_t want = b->len + extra + 1;
+
+	if (want <= b->cap)
+		return;
+	if (want < b->len)
+		out_of_memory(SIZE_MAX);
+	size_t cap = b->cap ? b->cap : 64;
+	while (cap < want)
+		cap = cap > SIZE_MAX / 2 ? want : cap * 2;
+	b->data = mt_realloc(b->data, cap);
+	b->cap = cap;
+}
+
+void mt_buf_append(struct mt_buf *b, const void *p, size_t n)
+{
+	buf_grow(b, n);
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void mt_buf_puts(struct mt_buf *b, const char *s)
+{
+	mt_buf_append(b, s, strlen(s));
+}
+
+void mt_buf_putc(struct mt_buf *b, char c)
+{
+	buf_grow(b, 1);
+	b->data[b->len++] = c;
+	b->data[b->len] = '\0';
+}
+
+void mt_buf_printf(struct mt_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n <= 0)
+		return;
+	buf_grow(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void mt_buf_reset(struct mt_buf *b)
+{
+	b->len = 0;
+	if (b->data)
+		b->data[0] = '\0';
+}
+
+void mt_buf_release(struct mt_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+int64_t mt_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t mt_wall_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void mt_format_wall(int64_t wall_us, char out[32])
+{
+	time_t secs = (time_t)(wall_us / 1000000);
+	unsigned usec = (unsigned)((wall_us % 1000000 + 1000000) % 1000000);
+	struct tm tm;
+	char date[24];
+
+	if (!gmtime_r(&secs, &tm) || !strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm)) {
+		snprintf(out, 32, "?");
+		return;
+	}
+	snprintf(out, 32, "%.19s.%06uZ", date, usec % 1000000u);
+}
+
+int mt_parse_int64(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int mt_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mult = 1;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': mult = 1ULL << 10; end++; break;
+	case 'm': case 'M': mult = 1ULL << 20; end++; break;
+	case 'g': case 'G': mult = 1ULL << 30; end++; break;
+	default: return -1;
+	}
+	if (*end == 'i' || *end == 'B')
+		end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
+	if (*end || (v && mult > UINT64_MAX / v))
+		return -1;
+	*out = v * mult;
+	return 0;
+}
+
+int mt_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n > 0) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+void mt_shell_quote(struct mt_buf *b, const char *s)
+{
+	const char *safe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			   "0123456789@%_-+=:,./";
+
+	if (*s && strspn(s, safe) == strlen(s)) {
+		mt_buf_puts(b, s);
+		return;
+	}
+	mt_buf_putc(b, '\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			mt_buf_puts(b, "'\\''");
+		else
+			mt_buf_putc(b, *s);
+	}
+	mt_buf_putc(b, '\'');
+}

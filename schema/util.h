@@ -1,0 +1,72 @@
+/*
+ * util.h - small helpers every layer of mcptap uses: the error struct that
+ * modules fill for their callers, allocation that treats running out of memory
+ * as fatal, a growable byte buffer with a hard maximum, and the two clocks.
+ */
+#ifndef MCPTAP_UTIL_H
+#define MCPTAP_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A module's reason for failing, filled by the callee and read by the caller. */
+struct mt_err {
+	char msg[512]; /* lowercase, no full stop; "" when nothing was set */
+};
+
+/* Set err's message (printf-style); err may be NULL. Always returns -1. */
+int mt_err_set(struct mt_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Print "mcptap: MESSAGE" on stderr (the command layer's voice). Returns -1. */
+int mt_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Print "mcptap: warning: MESSAGE" on stderr. */
+void mt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Allocation that aborts with a message when memory runs out; never NULL. */
+void *mt_malloc(size_t n);
+void *mt_calloc(size_t n, size_t size);
+void *mt_realloc(void *p, size_t n);
+char *mt_strdup(const char *s);
+char *mt_strndup(const char *s, size_t n);
+/* A formatted, newly allocated string (caller frees). */
+char *mt_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A growable byte buffer; data is NUL-terminated for convenience (not counted). */
+struct mt_buf {
+	char *data; /* owned; NULL until the first append */
+	size_t len;
+	size_t cap;
+};
+#define MT_BUF_INIT {NULL, 0, 0}
+void mt_buf_append(struct mt_buf *b, const void *p, size_t n);
+void mt_buf_puts(struct mt_buf *b, const char *s);
+void mt_buf_putc(struct mt_buf *b, char c);
+void mt_buf_printf(struct mt_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void mt_buf_reset(struct mt_buf *b);   /* len = 0, keeps the memory */
+void mt_buf_release(struct mt_buf *b); /* frees the memory */
+
+/* Monotonic nanoseconds (CLOCK_MONOTONIC) and wall-clock microseconds. */
+int64_t mt_mono_ns(void);
+int64_t mt_wall_us(void);
+
+/* Format wall-clock µs as "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" (UTC) into out[32]. */
+void mt_format_wall(int64_t wall_us, char out[32]);
+
+/*
+ * Parse a size such as "64M", "512k", "1G" or "1000" (bytes) into *out.
+ * Returns 0, or -1 on a malformed or overflowing value.
+ */
+int mt_parse_size(const char *s, uint64_t *out);
+/* Parse a non-negative decimal integer that fits in int64; returns 0 or -1. */
+int mt_parse_int64(const char *s, int64_t *out);
+
+/* Write all n bytes to fd, retrying on EINTR and short writes; 0 or -1 (errno). */
+int mt_write_all(int fd, const void *p, size_t n);
+
+/* Append s to b quoted for a POSIX shell when it needs quoting. */
+void mt_shell_quote(struct mt_buf *b, const char *s);
+
+#endif

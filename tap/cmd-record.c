@@ -1,0 +1,143 @@
+/*
+ * cmd-record.c - `mcptap record`: wrap a stdio MCP server command, relay its
+ * traffic untouched and log every message to a capture file.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "schema/cli.h"
+#include "tap/relay.h"
+
+static int run_record(int argc, char **argv);
+
+const struct cmd_entry cmd_record = {
+	.name = "record",
+	.summary = "run a stdio MCP server command through the tap and log its traffic",
+	.usage = "mcptap record -w FILE [--sync] [--max-message SIZE] [--queue SIZE] -- COMMAND [ARG...]",
+	.options =
+		"  -w, --write FILE      the capture file (created 0600 if missing; $MCPTAP_FILE)\n"
+		"      --sync            make each chunk durable before it is forwarded (slow)\n"
+		"      --max-message SIZE  store lines up to SIZE bytes (default 256M); longer\n"
+		"                        ones are relayed and recorded as a gap\n"
+		"      --queue SIZE      the logger's queue (default 4M); when full, the relay\n"
+		"                        waits for it (backpressure), nothing is dropped\n"
+		"      --batch-ms N      commit at least every N ms (default 5)\n"
+		"      --drain-ms N      after the server exits, wait up to N ms of quiet for\n"
+		"                        its output to end (default 1000)\n"
+		"  -h, --help            this text\n"
+		"\n"
+		"The tap exits with the command's exit status, or re-raises the signal that\n"
+		"killed it; 127 or 126 when it cannot be run. It never writes to stdout.\n",
+	.run = run_record,
+};
+
+/* Leave the way the child left: its status, or its fatal signal. */
+static int exit_like_child(const struct relay_result *res)
+{
+	if (res->exit_signal > 0) {
+		struct rlimit no_core = {0, 0};
+		struct sigaction sa;
+		sigset_t set;
+
+		setrlimit(RLIMIT_CORE, &no_core);
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = SIG_DFL;
+		sigaction(res->exit_signal, &sa, NULL);
+		sigemptyset(&set);
+		sigaddset(&set, res->exit_signal);
+		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+		raise(res->exit_signal);
+		return 128 + res->exit_signal; /* a signal whose default is not to die */
+	}
+	return res->exit_status >= 0 ? res->exit_status : EXIT_ERROR;
+}
+
+static int run_record(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"write", required_argument, NULL, 'w'},
+		{"sync", no_argument, NULL, 'S'},
+		{"max-message", required_argument, NULL, 'M'},
+		{"queue", required_argument, NULL, 'Q'},
+		{"batch-ms", required_argument, NULL, 'B'},
+		{"drain-ms", required_argument, NULL, 'D'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct relay_opts o;
+	struct relay_result res;
+	const char *path = NULL;
+	uint64_t size;
+	int64_t n;
+	int c;
+
+	memset(&o, 0, sizeof(o));
+	writer_opts_default(&o.wopts);
+	o.drain_ms = 1000;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+w:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'w':
+			path = optarg;
+			break;
+		case 'S':
+			o.wopts.sync = 1;
+			break;
+		case 'M':
+			if (mt_parse_size(optarg, &size) || size == 0 || size > (1ULL << 31) - 1)
+				return cli_usage_error(&cmd_record, "bad --max-message '%s' (1 to 2G)",
+						       optarg);
+			o.wopts.max_message = size;
+			break;
+		case 'Q':
+			if (mt_parse_size(optarg, &size) || size < 4096 || size > (1ULL << 32))
+				return cli_usage_error(&cmd_record, "bad --queue '%s' (4k to 4G)",
+						       optarg);
+			o.wopts.queue_bytes = size;
+			break;
+		case 'B':
+			if (mt_parse_int64(optarg, &n) || n < 1 || n > 60000)
+				return cli_usage_error(&cmd_record, "bad --batch-ms '%s' (1 to 60000)",
+						       optarg);
+			o.wopts.batch_ms = (int)n;
+			break;
+		case 'D':
+			if (mt_parse_int64(optarg, &n) || n < 1 || n > 3600000)
+				return cli_usage_error(&cmd_record, "bad --drain-ms '%s'", optarg);
+			o.drain_ms = (int)n;
+			break;
+		case 'h':
+			cli_help(&cmd_record, stdout);
+			return EXIT_OK;
+		default:
+			return cli_usage_error(&cmd_record, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error(&cmd_record, "no command to run (put it after --)");
+	path = cli_capture_path(path);
+	if (!path)
+		return cli_usage_error(&cmd_record, "no capture file: give -w FILE or set MCPTAP_FILE");
+	o.argv = argv + optind;
+	o.db_path = path;
+	{
+		static char label[600];
+		snprintf(label, sizeof(label), "'%s'", path);
+		o.wopts.label = label;
+	}
+	if (relay_run(&o, &res))
+		return EXIT_ERROR;
+	if (res.spawn_errno) {
+		mt_error("cannot run '%s': %s", o.argv[0], strerror(res.spawn_errno));
+		return res.exit_status;
+	}
+	return exit_like_child(&res);
+}

@@ -1,0 +1,373 @@
+/*
+ * relay.c - the stdio tap (see relay.h).
+ *
+ * One thread per stream does read -> hand a copy to the writer -> write, with
+ * blocking I/O, so the two directions never wait for each other (as with a
+ * direct pipe). The copy is queued before the write so that the order of the
+ * store is exactly the order of reading; the queue's lock is the only thing
+ * the relay shares with the logger. Parsing and SQLite happen on the writer's
+ * thread. The main thread waits for the child and forwards signals to it.
+ */
+#include "tap/relay.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PUMP_BUF (64 * 1024)
+
+extern char **environ;
+
+struct relay;
+
+struct pump {
+	struct relay *r;
+	enum writer_stream s;
+	int in_fd;          /* read from (owned) */
+	int out_fd;         /* write to (the child's stdin is owned; 1 and 2 are not) */
+	pthread_t thread;
+	int started;
+};
+
+struct relay {
+	pthread_rwlock_t wlock;  /* read: inside writer_put; write: retiring the writer */
+	struct writer *w;        /* NULL once retired (or never) */
+	int devnull;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	int done[WS_COUNT];      /* the pump has finished */
+	int64_t last_activity;   /* monotonic ns of the last read */
+	struct pump pumps[WS_COUNT];
+};
+
+static volatile sig_atomic_t child_pid;
+
+/* Forward a signal to the child, unless the kernel sent it to our whole
+ * process group (a terminal's ^C), which the child got too. */
+static void forward_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (child_pid > 0 && si->si_code != SI_KERNEL)
+		kill((pid_t)child_pid, sig);
+}
+
+static void put(struct relay *r, enum writer_stream s, const char *p, size_t n)
+{
+	pthread_rwlock_rdlock(&r->wlock);
+	if (r->w)
+		writer_put(r->w, s, p, n);
+	pthread_rwlock_unlock(&r->wlock);
+}
+
+/* Make fd a sink: the pipe that was there closes, so its writer sees EPIPE/EOF. */
+static void retire_fd(struct relay *r, int fd)
+{
+	if (dup2(r->devnull, fd) < 0)
+		close(fd);
+}
+
+static void *pump_main(void *arg)
+{
+	struct pump *p = arg;
+	struct relay *r = p->r;
+	char *buf = mt_malloc(PUMP_BUF);
+	int out_ok = 1;
+
+	for (;;) {
+		ssize_t n = read(p->in_fd, buf, PUMP_BUF);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		__atomic_store_n(&r->last_activity, mt_mono_ns(), __ATOMIC_RELAXED);
+		put(r, p->s, buf, (size_t)n);
+		if (out_ok && mt_write_all(p->out_fd, buf, (size_t)n) < 0) {
+			out_ok = 0;
+			if (p->s == WS_C2S) {
+				/* The child closed its stdin: the client's writes fail from now on too. */
+				retire_fd(r, STDIN_FILENO);
+				break;
+			}
+			if (p->s == WS_S2C) {
+				/* The client stopped reading: the child's writes fail from now on too. */
+				break;
+			}
+			/* stderr: keep storing what the child says. */
+		}
+	}
+	put(r, p->s, NULL, 0);
+	switch (p->s) {
+	case WS_C2S:
+		close(p->out_fd); /* EOF on the child's stdin */
+		break;
+	case WS_S2C:
+		retire_fd(r, STDOUT_FILENO); /* EOF for the client */
+		close(p->in_fd);
+		p->in_fd = -1;
+		break;
+	default:
+		close(p->in_fd);
+		p->in_fd = -1;
+		break;
+	}
+	free(buf);
+	pthread_mutex_lock(&r->mu);
+	r->done[p->s] = 1;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+static char *command_line(char *const *argv)
+{
+	struct mt_buf b = MT_BUF_INIT;
+
+	for (size_t i = 0; argv[i]; i++) {
+		if (i)
+			mt_buf_putc(&b, ' ');
+		mt_shell_quote(&b, argv[i]);
+	}
+	return b.data ? b.data : mt_strdup("");
+}
+
+/* Signals the tap forwards, and those it ignores for itself. */
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+static const int ignored[] = {SIGPIPE, SIGXFSZ};
+
+/*
+ * Set the tap's signal handling; *reset gets the signals the child must have
+ * back at their defaults (those the tap changed, not those it inherited as
+ * ignored, which the child inherits too).
+ */
+static void setup_signals(sigset_t *reset, sigset_t *fwd)
+{
+	struct sigaction sa, old;
+
+	sigemptyset(reset);
+	sigemptyset(fwd);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) {
+		if (sigaction(forwarded[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = forward_signal;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART;
+		sigfillset(&sa.sa_mask);
+		sigaction(forwarded[i], &sa, NULL);
+		sigaddset(reset, forwarded[i]);
+		sigaddset(fwd, forwarded[i]);
+	}
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++) {
+		if (sigaction(ignored[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = SIG_IGN;
+		sigaction(ignored[i], &sa, NULL);
+		sigaddset(reset, ignored[i]);
+	}
+}
+
+static int spawn_child(char *const *argv, int fds[3], const sigset_t *reset, pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none;
+	int rc;
+
+	sigemptyset(&none);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&at);
+	for (int i = 0; i < 3; i++)
+		posix_spawn_file_actions_adddup2(&fa, fds[i], i);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, reset);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	rc = posix_spawnp(pid, argv[0], &fa, &at, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	return rc;
+}
+
+/* After the child exited: wait for its stdout and stderr to end, or to go quiet. */
+static void drain(struct relay *r, int drain_ms)
+{
+	struct timespec ts;
+
+	pthread_mutex_lock(&r->mu);
+	while (!(r->done[WS_S2C] && r->done[WS_STDERR])) {
+		int64_t quiet = mt_mono_ns() - __atomic_load_n(&r->last_activity, __ATOMIC_RELAXED);
+		if (quiet >= (int64_t)drain_ms * 1000000)
+			break;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 50 * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&r->cond, &r->mu, &ts);
+	}
+	pthread_mutex_unlock(&r->mu);
+}
+
+int relay_run(const struct relay_opts *o, struct relay_result *res)
+{
+	/* Pumps left blocked on a read when we return still point at it: it lives
+	 * on the heap and is freed only when every pump was joined. */
+	struct relay *rp = mt_calloc(1, sizeof(*rp));
+	struct store *st = NULL;
+	struct mt_err err = {""};
+	int64_t t0 = mt_mono_ns(), wall0 = mt_wall_us(), session = 0;
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
+	sigset_t reset, fwd, old;
+	char *cmdline = command_line(o->argv);
+	char cwd[4096];
+	pid_t pid = 0;
+	int rc = -1, status = 0, detached = 0;
+
+	memset(res, 0, sizeof(*res));
+	res->exit_status = -1;
+#define r (*rp)
+	pthread_rwlock_init(&r.wlock, NULL);
+	pthread_mutex_init(&r.mu, NULL);
+	pthread_cond_init(&r.cond, NULL);
+	r.devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (!getcwd(cwd, sizeof(cwd)))
+		cwd[0] = '\0';
+
+	if (o->db_path) {
+		struct store_session_new sn = {"stdio", wall0, cmdline, cwd, 0};
+		if (store_open(o->db_path, STORE_WRITE, &st, &err) ||
+		    store_session_create(st, &sn, &session, &err)) {
+			mt_warn("cannot log to '%s': %s; relaying without logging", o->db_path,
+				err.msg);
+			store_close(st);
+			st = NULL;
+			res->log_failed = 1;
+		} else if (o->wopts.sync && store_set_sync_full(st, 1, &err)) {
+			mt_warn("cannot make '%s' synchronous: %s", o->db_path, err.msg);
+		}
+	}
+
+	setup_signals(&reset, &fwd);
+	/* Forwarded signals wait until the child exists; threads never take them. */
+	pthread_sigmask(SIG_BLOCK, &fwd, &old);
+
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
+		mt_error("cannot create pipes: %s", strerror(errno));
+		goto out;
+	}
+	int child_fds[3] = {in[0], out[1], errp[1]};
+	int serr = spawn_child(o->argv, child_fds, &reset, &pid);
+	close(in[0]);
+	close(out[1]);
+	close(errp[1]);
+	in[0] = out[1] = errp[1] = -1;
+	if (serr) {
+		res->spawn_errno = serr;
+		res->exit_status = serr == ENOENT ? 127 : 126;
+		if (st) {
+			struct store_session_end e = {mt_wall_us(), mt_mono_ns() - t0, 0,
+						      res->exit_status, 0, NULL};
+			char *why = mt_asprintf("cannot run '%s': %s", o->argv[0], strerror(serr));
+			e.error = why;
+			if (store_session_finish(st, session, &e, &err))
+				mt_warn("cannot record the session in '%s': %s", o->db_path,
+					err.msg);
+			free(why);
+		}
+		rc = 0;
+		goto out;
+	}
+	child_pid = pid;
+
+	r.w = st ? writer_start(st, session, t0, &o->wopts) : NULL;
+	st = NULL; /* the writer has it */
+	r.last_activity = mt_mono_ns();
+	struct pump init[WS_COUNT] = {
+		[WS_C2S] = {&r, WS_C2S, STDIN_FILENO, in[1], 0, 0},
+		[WS_S2C] = {&r, WS_S2C, out[0], STDOUT_FILENO, 0, 0},
+		[WS_STDERR] = {&r, WS_STDERR, errp[0], STDERR_FILENO, 0, 0},
+	};
+	in[1] = out[0] = errp[0] = -1; /* the pumps own them */
+	for (int i = 0; i < WS_COUNT; i++) {
+		r.pumps[i] = init[i];
+		if (pthread_create(&r.pumps[i].thread, NULL, pump_main, &r.pumps[i]) != 0) {
+			mt_error("cannot start a relay thread: %s", strerror(errno));
+			abort();
+		}
+		r.pumps[i].started = 1;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			mt_error("cannot wait for the child: %s", strerror(errno));
+			status = 0;
+			break;
+		}
+	}
+	child_pid = 0;
+	if (WIFEXITED(status))
+		res->exit_status = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		res->exit_signal = WTERMSIG(status);
+
+	drain(&r, o->drain_ms > 0 ? o->drain_ms : 1000);
+
+	if (r.w) {
+		struct writer *w = r.w;
+		struct store_session_end e = {mt_wall_us(), mt_mono_ns() - t0, pid,
+					      res->exit_status, res->exit_signal, NULL};
+		writer_stop(w);
+		pthread_rwlock_wrlock(&r.wlock);
+		r.w = NULL; /* no pump touches it after this */
+		pthread_rwlock_unlock(&r.wlock);
+		if (writer_finish(w, &e, NULL))
+			res->log_failed = 1;
+	}
+	/* Pumps still blocked on the client's stdin (or on a grandchild's pipe) end
+	 * with the process; those that finished are joined. */
+	for (int i = 0; i < WS_COUNT; i++) {
+		int done;
+		pthread_mutex_lock(&r.mu);
+		done = r.done[i];
+		pthread_mutex_unlock(&r.mu);
+		if (r.pumps[i].started && done)
+			pthread_join(r.pumps[i].thread, NULL);
+		else if (r.pumps[i].started) {
+			pthread_detach(r.pumps[i].thread);
+			detached = 1;
+		}
+	}
+	rc = 0;
+out:
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	for (int i = 0; i < 2; i++) {
+		if (in[i] >= 0)
+			close(in[i]);
+		if (out[i] >= 0)
+			close(out[i]);
+		if (errp[i] >= 0)
+			close(errp[i]);
+	}
+	if (st)
+		store_close(st);
+	free(cmdline);
+	if (!detached) {
+		close(r.devnull);
+		pthread_rwlock_destroy(&r.wlock);
+		pthread_mutex_destroy(&r.mu);
+		pthread_cond_destroy(&r.cond);
+		free(rp);
+	}
+#undef r
+	return rc;
+}

@@ -1,0 +1,86 @@
+/*
+ * writer.h - the logger behind the relay: a bounded queue of byte chunks and
+ * a thread that frames, classifies and stores them in batched transactions.
+ *
+ * Relay threads call writer_put() with each chunk they read; the chunk's
+ * sequence and times are taken there, under the queue's lock, so the store's
+ * order is the order of reading across all streams. The queue is bounded in
+ * bytes: when it is full, writer_put() waits for room (backpressure), so no
+ * message is dropped silently. The writer thread wakes for a batch (a timer or
+ * a high-water mark), not for each chunk.
+ *
+ * When the store fails for good (disk full, file gone, corrupt), the writer
+ * says so once on stderr, counts what it could not store, and goes on taking
+ * chunks so the relay never stops; the gap is recorded when the store allows.
+ */
+#ifndef MCPTAP_WRITER_H
+#define MCPTAP_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "schema/store.h"
+
+enum writer_stream {
+	WS_C2S,    /* client to server: the tap's stdin */
+	WS_S2C,    /* server to client: the child's stdout */
+	WS_STDERR, /* the child's stderr */
+	WS_COUNT
+};
+
+struct writer_opts {
+	size_t queue_bytes;  /* the queue's bound (chunks above it wait) */
+	size_t batch_rows;   /* commit after this many rows ... */
+	int batch_ms;        /* ... or this many ms after the first uncommitted one */
+	size_t max_message;  /* frames above this are counted as a gap, not stored */
+	int sync;            /* commit each chunk before writer_put returns */
+	const char *label;   /* the capture file's name, for messages */
+};
+
+/* Defaults: 8 MiB queue, 512 rows or 5 ms per batch, 256 MiB messages. */
+void writer_opts_default(struct writer_opts *o);
+
+struct writer;
+
+/*
+ * Start a writer for session (already created in st) whose clock started at
+ * t0_ns (monotonic). Takes st (closed by writer_finish). st may be NULL: the
+ * writer then only drains the queue. Returns a new writer; never NULL.
+ */
+struct writer *writer_start(struct store *st, int64_t session, int64_t t0_ns,
+			    const struct writer_opts *o);
+
+/*
+ * Hand the writer a copy of n bytes read from stream s (n == 0: the stream
+ * ended). Safe from several threads. Waits while the queue is full and, with
+ * opts.sync, until the chunk is committed.
+ */
+void writer_put(struct writer *w, enum writer_stream s, const char *p, size_t n);
+
+/*
+ * Stop waiting: producers blocked in writer_put() return, and later puts queue
+ * without waiting for room. Call it before making sure no thread is inside
+ * writer_put(), then call writer_finish().
+ */
+void writer_stop(struct writer *w);
+
+/* Counters, for tests and the end-of-session summary. */
+struct writer_stats {
+	uint64_t stored_messages;
+	uint64_t stored_stderr;
+	uint64_t lost_messages; /* relayed but not stored */
+	uint64_t lost_bytes;
+	uint64_t commits;
+	uint64_t waits;         /* times a producer waited for room */
+};
+
+/*
+ * Drain everything (no thread may be inside writer_put() any more), store the session's end (e may be NULL), commit, close the
+ * store and free the writer; the counters go to *stats when it is not NULL.
+ * Returns 0, or -1 when anything could not be stored (already reported on
+ * stderr).
+ */
+int writer_finish(struct writer *w, const struct store_session_end *e,
+		  struct writer_stats *stats);
+
+#endif

@@ -1,0 +1,63 @@
+# tests/e2e/lib.sh - sourced by every end-to-end test script (tNNNN-*.sh).
+#
+# A script runs the built binary for real; it calls `check` for each assertion and
+# ends with `finish`. It runs in its own scratch directory ($T), removed on success.
+# MCPTAP is the binary under test (an absolute path); PEERS and BENCH are the helper
+# programs' folders.
+set -u
+
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+MCPTAP=${MCPTAP:-$TOP/mcptap}
+PEERS=$TOP/tests/peers
+BENCH=$TOP/tests/bench
+NODEDIR=$TOP/tests/node
+NAME=$(basename "$0" .sh)
+T=$(mktemp -d "${TMPDIR:-/tmp}/mcptap-$NAME.XXXXXX")
+_fails=0
+_checks=0
+
+# check DESCRIPTION COMMAND...: run COMMAND; a non-zero status is a failed check.
+check() {
+	_d=$1; shift
+	_checks=$((_checks + 1))
+	if "$@"; then
+		echo "ok - $_d"
+	else
+		echo "not ok - $_d"
+		_fails=$((_fails + 1))
+	fi
+}
+
+# check_eq DESCRIPTION EXPECTED ACTUAL
+check_eq() {
+	_checks=$((_checks + 1))
+	if [ "$2" = "$3" ]; then
+		echo "ok - $1"
+	else
+		echo "not ok - $1: expected '$2', got '$3'"
+		_fails=$((_fails + 1))
+	fi
+}
+
+# sql DB QUERY: run a query with the sqlite3 shell, one value per line.
+sql() {
+	sqlite3 -batch -noheader "$1" "$2"
+}
+
+die() {
+	echo "not ok - $*"
+	exit 1
+}
+
+finish() {
+	if [ "$_checks" -eq 0 ]; then
+		echo "not ok - $NAME made no checks"
+		exit 1
+	fi
+	if [ "$_fails" -ne 0 ]; then
+		echo "# $NAME: $_fails of $_checks checks failed; scratch kept in $T"
+		exit 1
+	fi
+	rm -rf "$T"
+	exit 0
+}

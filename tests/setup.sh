@@ -1,0 +1,58 @@
+#!/bin/sh
+# tests/setup.sh - install what building and testing mcptap needs, when it is missing.
+#
+# Usage: tests/setup.sh [build|test|fuzz|node]...
+#   build  the compiler, make, pkg-config and the -dev packages of the libraries
+#   test   build, plus cmocka, sqlite3, and node/npm for the end-to-end tests
+#   node   npm ci in tests/node (the pinned MCP peers from the npm registry)
+#   fuzz   clang with libFuzzer
+# Debian packages come from apt-get (through sudo when not root); npm packages from
+# `npm ci` and the committed lock file. Nothing is installed when it is already there.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+want=""
+
+need_pkg() {
+	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed' || want="$want $1"
+}
+
+for what in "$@"; do
+	case $what in
+	build)
+		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev; do need_pkg "$p"; done ;;
+	test)
+		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libcmocka-dev sqlite3 util-linux; do
+			need_pkg "$p"
+		done
+		command -v node >/dev/null 2>&1 || want="$want nodejs"
+		command -v npm >/dev/null 2>&1 || want="$want npm" ;;
+	fuzz)
+		for p in clang libclang-rt-dev; do need_pkg "$p"; done
+		command -v clang >/dev/null 2>&1 || want="$want clang" ;;
+	node) ;;
+	*) echo "setup.sh: unknown set '$what'" >&2; exit 2 ;;
+	esac
+done
+
+if [ -n "$want" ]; then
+	echo "setup: installing$want" >&2
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo="sudo"
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+	# shellcheck disable=SC2086
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $want >&2
+fi
+
+for what in "$@"; do
+	if [ "$what" = node ] || [ "$what" = test ]; then
+		lock="$here/node/package-lock.json"
+		stamp="$here/node/node_modules/.mcptap-stamp"
+		if [ -f "$lock" ] && { [ ! -f "$stamp" ] || [ "$lock" -nt "$stamp" ]; }; then
+			echo "setup: npm ci in tests/node" >&2
+			(cd "$here/node" && npm ci --no-audit --no-fund --loglevel=error >&2)
+			touch "$stamp"
+		fi
+	fi
+done
+exit 0
