@@ -1,0 +1,105 @@
+#!/bin/sh
+# tests/bench/bench.sh - mcptap's benchmarks. Figures are ratios measured side
+# by side in one run; absolute times on a shared machine are noise.
+#
+# Every configuration runs pinned to one CPU (taskset -c $BENCH_CPU, default 0):
+# the load client, the relay or tap, the tap's writer thread and the echo
+# server all share it, so no configuration gains from a second core and no
+# wake-up crosses CPUs. Each figure is the median of $BENCH_RUNS runs (3).
+#
+#   (a) ping round trip p50/p99: direct pipes, a plain byte relay, mcptap record
+#   (b) flood: pipelined small requests, messages/s both ways counted, timed from
+#       the start to the exit of the tap, so every message is stored when it ends
+#   (c) the storage floor: rows/s of a tight loop inserting parsed rows in batches
+#   (d) mcptap's peak RSS over 1M messages (and over 200k, to show it is flat)
+set -eu
+cd "$(dirname "$0")/../.."
+B=tests/bench
+CPU=${BENCH_CPU:-0}
+RUNS=${BENCH_RUNS:-3}
+PINGS=${BENCH_PINGS:-20000}
+FLOOD=${BENCH_FLOOD:-300000}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/mcptap-bench.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+pin() { taskset -c "$CPU" "$@"; }
+
+median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+
+# field NAME: the value of NAME=... in the line on stdin
+field() { tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
+now_ns() { date +%s%N; }
+
+ping_run() { # ping_run CONFIG -> "p50 p99"
+	case $1 in
+	direct) pin $B/load-client ping "$PINGS" -- $B/echo-server ;;
+	relay) pin $B/load-client ping "$PINGS" -- $B/byte-relay -- $B/echo-server ;;
+	tap) rm -f "$TMP/p.db"*; pin $B/load-client ping "$PINGS" -- ./mcptap record -w "$TMP/p.db" -- $B/echo-server ;;
+	esac
+}
+
+flood_run() { # flood_run CONFIG N -> messages/s, timed until the process tree exits
+	t0=$(now_ns)
+	case $1 in
+	direct) pin $B/load-client flood "$2" -- $B/echo-server >/dev/null ;;
+	relay) pin $B/load-client flood "$2" -- $B/byte-relay -- $B/echo-server >/dev/null ;;
+	tap) rm -f "$TMP/f.db"*; pin $B/load-client flood "$2" -- ./mcptap record -w "$TMP/f.db" -- $B/echo-server >/dev/null ;;
+	esac
+	t1=$(now_ns)
+	awk -v n="$2" -v ns=$((t1 - t0)) 'BEGIN {printf "%.0f\n", 2 * n / (ns / 1e9)}'
+}
+
+echo "mcptap benchmarks: $(nproc) CPUs, all configurations pinned to CPU $CPU, median of $RUNS runs"
+echo
+
+for c in direct relay tap; do : > "$TMP/ping50.$c"; : > "$TMP/ping99.$c"; : > "$TMP/flood.$c"; done
+: > "$TMP/floor"
+i=0
+while [ $i -lt "$RUNS" ]; do
+	for c in direct relay tap; do
+		out=$(ping_run $c)
+		echo "$out" | field p50_us >> "$TMP/ping50.$c"
+		echo "$out" | field p99_us >> "$TMP/ping99.$c"
+		flood_run $c "$FLOOD" >> "$TMP/flood.$c"
+	done
+	pin $B/store-floor $((2 * FLOOD)) "$TMP/floor.db" | field rows_per_s >> "$TMP/floor"
+	i=$((i + 1))
+done
+stored=$(sqlite3 "$TMP/f.db" "select count(*) from message")
+
+for c in direct relay tap; do
+	eval "p50_$c=$(median < "$TMP/ping50.$c")"
+	eval "p99_$c=$(median < "$TMP/ping99.$c")"
+	eval "fl_$c=$(median < "$TMP/flood.$c")"
+done
+floor=$(median < "$TMP/floor")
+
+echo "(a) ping round trip, $PINGS sequential pings"
+printf '    %-8s p50 %8s µs   p99 %8s µs\n' direct "$p50_direct" "$p99_direct" relay "$p50_relay" "$p99_relay" mcptap "$p50_tap" "$p99_tap"
+awk -v t="$p50_tap" -v r="$p50_relay" -v d="$p50_direct" 'BEGIN {
+	printf "    mcptap/relay p50 = %.2fx (target <= 1.15)   mcptap/direct p50 = %.2fx\n", t / r, t / d }'
+echo
+echo "(b) flood, $FLOOD pipelined requests ($((2 * FLOOD)) messages), until the tap has exited"
+printf '    %-8s %12s msgs/s\n' direct "$fl_direct" relay "$fl_relay" mcptap "$fl_tap"
+echo "    mcptap stored $stored of $((2 * FLOOD + 3)) messages (handshake included) in its last run"
+echo
+echo "(c) storage floor: $((2 * FLOOD)) parsed rows inserted in batches"
+printf '    %-8s %12s rows/s\n' floor "$floor"
+awk -v t="$fl_tap" -v f="$floor" -v r="$fl_relay" 'BEGIN {
+	printf "    mcptap flood / storage floor = %.2fx (target >= 0.8)   mcptap / plain relay = %.3fx\n", t / f, t / r }'
+echo
+
+# (d) RSS: mcptap's own peak, measured by GNU time around it.
+rss() { # rss N -> KiB
+	rm -f "$TMP/r.db"*
+	pin $B/load-client flood "$1" -- /usr/bin/time -f '%M' -o "$TMP/rss" ./mcptap record -w "$TMP/r.db" -- $B/echo-server >/dev/null
+	tail -n 1 "$TMP/rss"
+}
+if [ -x /usr/bin/time ]; then
+	r200=$(rss 100000)
+	r1m=$(rss 500000)
+	echo "(d) peak RSS of mcptap record (its echo server included)"
+	echo "    200k messages: $((r200 / 1024)) MiB   1M messages: $((r1m / 1024)) MiB   (target <= 32 MiB, flat)"
+else
+	echo "(d) peak RSS: skipped, /usr/bin/time is not installed (apt-get install time)"
+fi
