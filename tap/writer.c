@@ -322,9 +322,10 @@ static void *writer_main(void *arg)
 			free(list);
 			list = next;
 			n++;
+			/* Batches stay bounded even when a drain brings many chunks. */
+			if (w->o.sync ? !list : txn_due(w))
+				commit(w);
 		}
-		if (w->o.sync || txn_due(w))
-			commit(w);
 
 		pthread_mutex_lock(&w->mu);
 		w->done += n;
@@ -461,9 +462,6 @@ int writer_finish(struct writer *w, const struct store_session_end *e,
 			rc = -1;
 		}
 	}
-	if (w->failed && w->lost_msgs)
-		mt_warn("%llu messages (%llu bytes) were relayed but not logged",
-			(unsigned long long)w->lost_msgs, (unsigned long long)w->lost_bytes);
 	if (w->st && store_close(w->st)) {
 		mt_warn("cannot close %s cleanly", w->o.label);
 		rc = -1;
