@@ -2,7 +2,7 @@
 # tests/setup.sh - install what building and testing mcptap needs, when it is missing.
 #
 # Usage: tests/setup.sh [build|test|fuzz|node]...
-#   build  the compiler, make, pkg-config and the -dev packages of the libraries
+#   build  the compiler, make, pkg-config, the -dev packages of the libraries, sqlite3
 #   test   build, plus cmocka, sqlite3, and node/npm for the end-to-end tests
 #   node   npm ci in tests/node (the pinned MCP peers from the npm registry)
 #   fuzz   clang with libFuzzer
@@ -20,7 +20,7 @@ need_pkg() {
 for what in "$@"; do
 	case $what in
 	build)
-		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev; do need_pkg "$p"; done ;;
+		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev sqlite3; do need_pkg "$p"; done ;;
 	test)
 		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libcmocka-dev sqlite3 util-linux; do
 			need_pkg "$p"

@@ -1,0 +1,35 @@
+#!/bin/sh
+# tests/demo.sh - `make demo`: record a bundled example session and show it.
+# The example: the C test client (tests/peers/mcp-client) runs a whole MCP flow
+# (initialize, tools, progress, a sampling request back to the client,
+# resources, prompts, logging) against the C test server, with mcptap recording
+# in between, exactly as a client's configuration would put it.
+set -eu
+cd "$(dirname "$0")/.."
+mkdir -p demo
+db=demo/demo.db
+rm -f "$db" "$db-wal" "$db-shm"
+
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
+	say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+else
+	say() { printf '\n$ %s\n' "$*"; }
+fi
+
+say "tests/peers/mcp-client -- ./mcptap record -w $db -- tests/peers/mcp-server --stderr-lines 1"
+tests/peers/mcp-client -- ./mcptap record -w "$db" -- tests/peers/mcp-server --stderr-lines 1
+
+say "./mcptap sessions -r $db"
+./mcptap sessions -r "$db"
+
+say "./mcptap show -r $db"
+./mcptap show -r "$db"
+
+say "sqlite3 $db 'select method, count(*), round(avg(latency_ns) / 1e3, 1) as avg_us from exchange group by method'"
+if command -v sqlite3 > /dev/null; then
+	sqlite3 -header -column "$db" \
+		"select method, count(*) as n, round(avg(latency_ns) / 1e3, 1) as avg_us from exchange group by method"
+else
+	echo "(the sqlite3 shell is not installed: apt-get install sqlite3)"
+fi
+printf '\nThe capture is in %s; try: ./mcptap show -r %s -T json\n' "$db" "$db"

@@ -1,0 +1,67 @@
+#!/bin/sh
+# The command line: usage text has one source, and the man page's SYNOPSIS
+# says what --help says; every command is documented; errors read the same.
+. "$(dirname "$0")/lib.sh"
+MAN=$TOP/mcptap.1
+
+synopsis=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' "$MAN" | sed -n 's/^\.B //p')
+cmds=$("$MCPTAP" --help | awk '/^  [a-z]+ /{print $1}')
+check "--help lists commands" test -n "$cmds"
+for c in $cmds; do
+	usage=$("$MCPTAP" "$c" --help | sed -n 's/^usage: //p')
+	check_eq "$c --help exits 0" 0 $?
+	check "$c: its usage line is the man page's SYNOPSIS line" sh -c "printf '%s\n' \"\$1\" | grep -qxF -- \"\$2\"" sh "$synopsis" "$usage"
+	check "$c: the man page has a section for it" grep -q "^\.SS $c\$" "$MAN"
+	check "$c: the README mentions it" grep -q "mcptap $c" "$TOP/README.md"
+	"$MCPTAP" "$c" --no-such-option < /dev/null > "$T/out" 2> "$T/err"
+	check_eq "$c: an unknown option is a usage error" 2 $?
+	check "$c: it says which" grep -q "^mcptap: unknown option '--no-such-option'" "$T/err"
+	check_eq "$c: and prints nothing on stdout" "" "$(cat "$T/out")"
+done
+check_eq "--version" "mcptap $(sed -n 's/^VERSION = //p' "$TOP/Makefile")" "$("$MCPTAP" --version)"
+check "the man page carries the same version" grep -q "\"mcptap $(sed -n 's/^VERSION = //p' "$TOP/Makefile")\"" "$MAN"
+"$MCPTAP" frobnicate 2> "$T/err"
+check_eq "an unknown command: 2" 2 $?
+check "an unknown command: says so" grep -q "^mcptap: 'frobnicate' is not a command" "$T/err"
+"$MCPTAP" > /dev/null 2>&1
+check_eq "no command: 2" 2 $?
+
+# MCPTAP_FILE stands in for -w and -r.
+echo '{"jsonrpc":"2.0","id":7,"method":"ping"}' | MCPTAP_FILE="$T/env.db" "$MCPTAP" record -- cat > /dev/null
+check_eq "MCPTAP_FILE for record" 1 "$(sql "$T/env.db" "select count(*) from session")"
+check "MCPTAP_FILE for show" sh -c "MCPTAP_FILE='$T/env.db' '$MCPTAP' show | grep -q ping"
+check "MCPTAP_FILE for sessions" sh -c "MCPTAP_FILE='$T/env.db' '$MCPTAP' sessions | grep -q '^   1 '"
+
+# show: -s picks a session; a bad or missing one is an error.
+echo '{"jsonrpc":"2.0","id":8,"method":"tools/list"}' | "$MCPTAP" record -w "$T/env.db" -- cat > /dev/null
+check "show -s 1 shows the first session" sh -c "'$MCPTAP' show -r '$T/env.db' -s 1 | grep -q ping"
+check "show without -s shows the newest" sh -c "'$MCPTAP' show -r '$T/env.db' | grep -q tools/list"
+"$MCPTAP" show -r "$T/env.db" -s 9 2> "$T/err"
+check_eq "show -s of a missing session: 2" 2 $?
+check "it says which" grep -q "no session 9" "$T/err"
+"$MCPTAP" show -r "$T/env.db" -s abc 2> "$T/err"
+check_eq "show -s abc: 2" 2 $?
+"$MCPTAP" show -r "$T/env.db" -T xml 2> "$T/err"
+check_eq "an unknown format: 2" 2 $?
+
+# JSON output is one valid object per line.
+"$MCPTAP" sessions -r "$T/env.db" -T json > "$T/s.json"
+check_eq "sessions -T json: one line per session" 2 "$(wc -l < "$T/s.json" | tr -d ' ')"
+check "sessions -T json is JSON" node -e 'require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").forEach(l => JSON.parse(l))' "$T/s.json"
+"$MCPTAP" show -r "$T/env.db" -T json > "$T/m.json"
+check "show -T json is JSON with typed ids" node -e '
+const l = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse);
+const req = l.find(m => m.kind === "request");
+if (req.id !== 8 || req.method !== "tools/list" || req.dir !== "c2s") process.exit(1);' "$T/m.json"
+
+# Colour: never with NO_COLOR, never off a terminal.
+"$MCPTAP" show -r "$T/env.db" > "$T/plain"
+check "no colour when not on a terminal" sh -c "! grep -q \"$(printf '\033')\" '$T/plain'"
+if command -v script > /dev/null; then
+	script -qc "'$MCPTAP' show -r '$T/env.db'" /dev/null > "$T/tty" < /dev/null
+	check "colour on a terminal" grep -q "$(printf '\033')\[" "$T/tty"
+	NO_COLOR=1 script -qc "'$MCPTAP' show -r '$T/env.db'" /dev/null > "$T/tty" < /dev/null
+	check "no colour with NO_COLOR" sh -c "! grep -q \"$(printf '\033')\[\" '$T/tty'"
+fi
+
+finish
