@@ -122,7 +122,7 @@ demo:
 	@tests/demo.sh
 
 bench:
-	@tests/setup.sh build
+	@tests/setup.sh build bench
 	@$(MAKE) --no-print-directory all
 	@tests/bench/bench.sh
 
