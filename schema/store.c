@@ -195,6 +195,21 @@ static int check_file(struct store *st, enum store_mode mode, struct mt_err *err
 	return 0;
 }
 
+/*
+ * Give a companion file (path + suffix) the capture file's permissions. SQLite
+ * means to, but a reader (the sqlite3 shell, another mcptap) that creates the
+ * log first does so under its own umask.
+ */
+static void same_mode(const char *path, const char *suffix)
+{
+	struct stat db, f;
+	char *name = mt_asprintf("%s%s", path, suffix);
+
+	if (stat(path, &db) == 0 && stat(name, &f) == 0 && (f.st_mode & 0777) != (db.st_mode & 0777))
+		(void)chmod(name, db.st_mode & 0777);
+	free(name);
+}
+
 int store_open(const char *path, enum store_mode mode, struct store **out, struct mt_err *err)
 {
 	struct store *st = mt_calloc(1, sizeof(*st));
@@ -237,6 +252,8 @@ int store_open(const char *path, enum store_mode mode, struct store **out, struc
 		if (exec(st, "PRAGMA journal_mode = WAL", err) ||
 		    exec(st, "PRAGMA synchronous = NORMAL", err))
 			goto out;
+		same_mode(path, "-wal");
+		same_mode(path, "-shm");
 	}
 	rc = 0;
 out:

@@ -16,7 +16,8 @@ tap=$!
 exec 7> "$T/fifo"
 echo "$msg" >&7
 i=0
-while [ $i -lt 100 ] && [ "$(sql "$T/live.db" "select count(*) from message" 2>/dev/null)" != 1 ]; do
+# (Poll with mcptap, which never creates the file: the sqlite3 shell would.)
+while [ $i -lt 100 ] && [ "$("$MCPTAP" show -r "$T/live.db" -T json 2>/dev/null | grep -c '"dir":"c2s"')" != 1 ]; do
 	sleep 0.05; i=$((i + 1))
 done
 check_eq "WAL file is 0600" 600 "$(stat -c %a "$T/live.db-wal")"
