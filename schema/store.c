@@ -39,12 +39,15 @@ struct store {
 };
 
 /*
- * Forward migrations: migrations[i] turns schema version i+1 into i+2. A new
- * version appends its step here and bumps STORE_SCHEMA_VERSION and the
+ * Forward migrations: each step turns schema version `from` into from + 1. A
+ * new version appends its step here and bumps STORE_SCHEMA_VERSION and the
  * user_version in mcptap.sql, which always describes the newest schema.
  */
-static const char *const migrations[] = {
-	NULL /* placeholder: version 1 is the first release */
+static const struct {
+	int from;
+	const char *sql;
+} migrations[] = {
+	{0, NULL}, /* version 1 is the first release: nothing to migrate yet */
 };
 
 static int db_fail(struct store *st, struct mt_err *err, const char *what)
@@ -146,9 +149,9 @@ static int migrate(struct store *st, int64_t from, struct mt_err *err)
 
 	if (exec(st, "BEGIN IMMEDIATE", err))
 		return -1;
-	for (int64_t v = from; v < STORE_SCHEMA_VERSION; v++) {
-		const char *step = migrations[v - 1];
-		if (step && exec(st, step, err))
+	for (size_t i = 0; i < sizeof(migrations) / sizeof(migrations[0]); i++) {
+		if (migrations[i].from >= from && migrations[i].sql &&
+		    exec(st, migrations[i].sql, err))
 			goto fail;
 	}
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", STORE_SCHEMA_VERSION);

@@ -1,0 +1,30 @@
+#!/bin/sh
+# No warnings from cppcheck, and valgrind finds no errors or definite leaks in
+# the commands on a real session (a record with the C peers, show, sessions,
+# a command that cannot run, a file that is refused).
+. "$(dirname "$0")/lib.sh"
+
+check "cppcheck finds nothing" cppcheck --enable=warning,performance,portability --error-exitcode=1 \
+	--quiet --inline-suppr -I"$TOP" -D_GNU_SOURCE --std=c11 "$TOP/mcptap.c" "$TOP/schema" \
+	"$TOP/tap" "$TOP/analyze" "$TOP/tests/peers" "$TOP/tests/bench"
+
+# The release binary (a sanitizer build does not run under valgrind).
+BIN=$TOP/mcptap
+vg() { valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite "$@"; }
+
+"$PEERS/mcp-client" -- valgrind -q --error-exitcode=99 --leak-check=full \
+	--errors-for-leak-kinds=definite "$BIN" record -w "$T/v.db" -- "$PEERS/mcp-server" --stderr-lines 2 2> "$T/err"
+check_eq "record under valgrind: clean, and the flow succeeds" 0 $?
+vg "$BIN" show -r "$T/v.db" > /dev/null
+check_eq "show under valgrind" 0 $?
+vg "$BIN" show -r "$T/v.db" -T json > /dev/null
+check_eq "show -T json under valgrind" 0 $?
+vg "$BIN" sessions -r "$T/v.db" -T json > /dev/null
+check_eq "sessions under valgrind" 0 $?
+vg "$BIN" record -w "$T/v.db" -- /no/such/command < /dev/null 2> /dev/null
+check_eq "record of a missing command under valgrind: 127" 127 $?
+echo hello > "$T/text"
+echo '{}' | vg "$BIN" record -w "$T/text" -- cat > /dev/null 2>&1
+check_eq "record with a refused file under valgrind" 0 $?
+
+finish
