@@ -31,8 +31,6 @@ struct show {
 	int full;
 	int color;
 	int64_t session;
-	json_t *open;        /* requests awaiting an answer: key -> [t_ns, method] (owned) */
-	struct mt_buf key;
 	struct mt_buf text;
 };
 
@@ -98,50 +96,11 @@ static void id_text(const struct store_item *it, struct mt_buf *out)
 	json_decref(id);
 }
 
-/* Pair a request with its answer: returns the latency and the request's method. */
-static int pair(struct show *sh, const struct store_item *it, int64_t *latency,
-		const char **method, json_t **entry)
-{
-	int is_req = !strcmp(it->kind, "request");
-	int is_resp = !strcmp(it->kind, "response") || !strcmp(it->kind, "error");
-	const char *reqdir;
-
-	*entry = NULL;
-	if (!it->idtype || (!is_req && !is_resp))
-		return 0;
-	reqdir = is_req ? it->dir : (!strcmp(it->dir, "c2s") ? "s2c" : "c2s");
-	mt_buf_reset(&sh->key);
-	mt_buf_printf(&sh->key, "%s %s ", reqdir, it->idtype);
-	struct mt_buf t = MT_BUF_INIT;
-	id_text(it, &t);
-	if (t.data)
-		mt_buf_puts(&sh->key, t.data);
-	mt_buf_release(&t);
-	if (is_req) {
-		json_object_set_new(sh->open, sh->key.data,
-				    json_pack("[Is]", (json_int_t)it->t_ns, it->method ? it->method : ""));
-		return 0;
-	}
-	json_t *e = json_object_get(sh->open, sh->key.data);
-	if (!e)
-		return 0;
-	json_incref(e);
-	json_object_del(sh->open, sh->key.data);
-	*latency = it->t_ns - json_integer_value(json_array_get(e, 0));
-	*method = json_string_value(json_array_get(e, 1));
-	*entry = e;
-	return 1;
-}
-
 static int show_json(struct show *sh, const struct store_item *it)
 {
-	json_t *o = json_object(), *entry = NULL, *msg = NULL;
+	json_t *o = json_object(), *msg = NULL;
 	const char *method = it->method;
 	char t[32];
-	int64_t latency = 0;
-	int paired;
-
-	paired = pair(sh, it, &latency, &method, &entry);
 	json_object_set_new(o, "session", json_integer(sh->session));
 	json_object_set_new(o, "seq", it->seq >= 0 ? json_integer(it->seq) : json_null());
 	json_object_set_new(o, "t_ns", json_integer(it->t_ns));
@@ -165,8 +124,8 @@ static int show_json(struct show *sh, const struct store_item *it)
 		json_object_set_new(o, "method", json_string(method));
 	if (it->has_error_code)
 		json_object_set_new(o, "error_code", json_integer(it->error_code));
-	if (paired)
-		json_object_set_new(o, "latency_ns", json_integer(latency));
+	if (it->request_seq > 0)
+		json_object_set_new(o, "latency_ns", json_integer(it->latency_ns));
 	json_object_set_new(o, "size", json_integer(it->size));
 	if (it->incomplete)
 		json_object_set_new(o, "incomplete", json_true());
@@ -191,7 +150,6 @@ print:
 	json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
 	putchar('\n');
 	json_decref(o);
-	json_decref(entry);
 	return 0;
 }
 
@@ -256,13 +214,11 @@ static const char *kind_color(const struct store_item *it)
 static int show_text(struct show *sh, const struct store_item *it)
 {
 	const char *method = it->method, *on = "", *off = "";
-	json_t *entry = NULL;
 	struct mt_buf id = MT_BUF_INIT;
 	char lat[32] = "";
-	int64_t latency = 0;
 
-	if (pair(sh, it, &latency, &method, &entry))
-		cli_format_duration(latency, lat);
+	if (it->request_seq > 0)
+		cli_format_duration(it->latency_ns, lat);
 	if (sh->color) {
 		on = kind_color(it);
 		off = "\033[0m";
@@ -282,7 +238,6 @@ static int show_text(struct show *sh, const struct store_item *it)
 	       id.data ? id.data : "", method ? method : "", lat, sh->text.data ? sh->text.data : "",
 	       it->incomplete ? " [no newline]" : "");
 	mt_buf_release(&id);
-	json_decref(entry);
 	return 0;
 }
 
@@ -330,7 +285,6 @@ static int run_show(int argc, char **argv)
 		return cli_usage_error(&cmd_show, "no capture file: give -r FILE or set MCPTAP_FILE");
 	sh.json = !strcmp(format, "json");
 	sh.color = !sh.json && cli_use_color(stdout);
-	sh.open = json_object();
 	if (cli_open_capture(path, &st) || cli_pick_session(st, path, sid, &sh.session))
 		goto out;
 	if (store_each_item(st, sh.session, each, &sh, &err) < 0) {
@@ -339,8 +293,6 @@ static int run_show(int argc, char **argv)
 	}
 	rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
 out:
-	json_decref(sh.open);
-	mt_buf_release(&sh.key);
 	mt_buf_release(&sh.text);
 	store_close(st);
 	return rc;

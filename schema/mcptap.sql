@@ -62,6 +62,9 @@ CREATE TABLE message (
   idtype      TEXT,               -- number | string | null; NULL when there is no id
   method      TEXT,               -- requests and notifications
   error_code  INTEGER,            -- error responses: error.code
+  request_seq INTEGER,            -- responses and errors: the seq of the request
+                                  -- they answer (same id, other direction, paired
+                                  -- by the tap as it read them); NULL when none
   progress_token,                 -- params._meta.progressToken, or params.progressToken
                                   -- of notifications/progress (no affinity, like id)
   has_meta    INTEGER NOT NULL DEFAULT 0, -- 1 when params or result carries _meta
@@ -72,7 +75,7 @@ CREATE TABLE message (
   UNIQUE (session, seq)
 );
 
-CREATE INDEX message_by_id ON message(session, id) WHERE id IS NOT NULL;
+CREATE INDEX message_by_request ON message(session, request_seq) WHERE request_seq IS NOT NULL;
 
 -- What the server wrote on its stderr, one row per line (the bytes pass through
 -- to the tap's own stderr unchanged).
@@ -97,8 +100,8 @@ CREATE TABLE gap (
   reason     TEXT NOT NULL
 );
 
--- Requests with their responses (matched by id, in the opposite direction,
--- the first response after the request) and the latency between them.
+-- Requests with their answers (paired by the tap: same id, the other
+-- direction) and the latency between them; unanswered requests have NULLs.
 CREATE VIEW exchange AS
 SELECT q.session       AS session,
        q.seq           AS request_seq,
@@ -110,13 +113,7 @@ SELECT q.session       AS session,
        r.error_code    AS error_code,
        r.t_ns - q.t_ns AS latency_ns
 FROM message q
-LEFT JOIN message r
-  ON r.session = q.session AND r.id = q.id AND r.idtype = q.idtype
- AND r.dir <> q.dir AND r.kind IN ('response', 'error') AND r.seq > q.seq
- AND r.seq = (SELECT min(r2.seq) FROM message r2
-              WHERE r2.session = q.session AND r2.id = q.id AND r2.idtype = q.idtype
-                AND r2.dir <> q.dir AND r2.kind IN ('response', 'error')
-                AND r2.seq > q.seq)
+LEFT JOIN message r ON r.session = q.session AND r.request_seq = q.seq
 WHERE q.kind = 'request';
 
 -- Per-method counts, errors and latency (mean and max; percentiles: mcptap stats).

@@ -20,8 +20,9 @@ enum stmt_id {
 
 static const char *const stmt_sql[S_STMT_COUNT] = {
 	[S_MSG] = "INSERT INTO message (session, seq, t_ns, wall, dir, channel, kind, id, idtype,"
-		  " method, error_code, progress_token, has_meta, batch_size, incomplete, size, raw)"
-		  " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
+		  " method, error_code, progress_token, has_meta, batch_size, incomplete, size, raw,"
+		  " request_seq)"
+		  " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)",
 	[S_STDERR] = "INSERT INTO stderr_line (session, seq, t_ns, wall, incomplete, raw)"
 		     " VALUES (?1,?2,?3,?4,?5,?6)",
 	[S_GAP] = "INSERT INTO gap (session, seq, dir, messages, bytes, reason)"
@@ -538,6 +539,8 @@ int store_add_message(struct store *st, const struct store_msg *m, struct mt_err
 	sqlite3_bind_int(s, 15, m->incomplete);
 	sqlite3_bind_int64(s, 16, (int64_t)m->size);
 	sqlite3_bind_blob(s, 17, m->size ? m->raw : "", (int)m->size, SQLITE_STATIC);
+	if (m->request_seq > 0)
+		sqlite3_bind_int64(s, 18, m->request_seq);
 	return step_done(st, s, err, "cannot store a message");
 }
 
@@ -738,13 +741,16 @@ int store_each_item(struct store *st, int64_t session,
 		    struct mt_err *err)
 {
 	static const char sql[] =
-		"SELECT 0, seq, t_ns, wall, dir, channel, kind, id, idtype, method, error_code,"
-		" size, incomplete, raw, NULL, NULL, NULL FROM message WHERE session = ?1"
+		"SELECT 0, m.seq, m.t_ns, m.wall, m.dir, m.channel, m.kind, m.id, m.idtype,"
+		" coalesce(m.method, q.method), m.error_code, m.size, m.incomplete, m.raw, NULL, NULL,"
+		" NULL, m.request_seq, m.t_ns - q.t_ns"
+		" FROM message m LEFT JOIN message q ON q.session = m.session AND q.seq = m.request_seq"
+		" WHERE m.session = ?1"
 		" UNION ALL SELECT 1, seq, t_ns, wall, 'stderr', 'stderr', 'stderr', NULL, NULL,"
-		" NULL, NULL, length(raw), incomplete, raw, NULL, NULL, NULL"
+		" NULL, NULL, length(raw), incomplete, raw, NULL, NULL, NULL, NULL, NULL"
 		" FROM stderr_line WHERE session = ?1"
 		" UNION ALL SELECT 2, coalesce(seq, 9223372036854775807), 0, 0, dir, NULL, 'gap',"
-		" NULL, NULL, NULL, NULL, bytes, 0, NULL, messages, bytes, reason"
+		" NULL, NULL, NULL, NULL, bytes, 0, NULL, messages, bytes, reason, NULL, NULL"
 		" FROM gap WHERE session = ?1"
 		" ORDER BY 2";
 	sqlite3_stmt *s = NULL;
@@ -783,6 +789,8 @@ int store_each_item(struct store *st, int64_t session,
 		it.gap_messages = sqlite3_column_int64(s, 14);
 		it.gap_bytes = sqlite3_column_int64(s, 15);
 		it.gap_reason = (const char *)sqlite3_column_text(s, 16);
+		it.request_seq = sqlite3_column_int64(s, 17);
+		it.latency_ns = sqlite3_column_int64(s, 18);
 		if (it.type == STORE_ITEM_GAP && it.seq == INT64_MAX)
 			it.seq = -1;
 		int c = cb(&it, ctx);

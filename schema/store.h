@@ -101,6 +101,7 @@ struct store_msg {
 	const char *raw;
 	size_t size;
 	int incomplete;
+	int64_t request_seq;         /* answers: the request's seq, or 0 */
 };
 int store_add_message(struct store *st, const struct store_msg *m, struct mt_err *err);
 int store_add_stderr(struct store *st, int64_t session, int64_t seq, int64_t t_ns, int64_t wall,
@@ -157,7 +158,7 @@ struct store_item {
 	double id_real;
 	const char *id_text;
 	const char *idtype;   /* number | string | null | NULL */
-	const char *method;
+	const char *method;          /* answers: the method of their request */
 	int has_error_code;
 	int64_t error_code;
 	int64_t size;
@@ -166,6 +167,8 @@ struct store_item {
 	size_t raw_len;
 	int64_t gap_messages, gap_bytes; /* gaps */
 	const char *gap_reason;
+	int64_t request_seq;  /* answers: the request's seq, or 0 */
+	int64_t latency_ns;   /* answers: since their request (when request_seq) */
 };
 
 /*

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "schema/map.h"
 #include "schema/message.h"
 #include "tap/frame.h"
 
@@ -59,6 +60,8 @@ struct writer {
 	uint64_t lost_msgs, lost_bytes; /* relayed but not stored (not yet in a gap row) */
 	int64_t lost_seq;        /* where the loss began */
 	struct mt_buf init_id;   /* the initialize request's id token */
+	struct mt_map open;      /* requests awaiting an answer: key -> seq */
+	struct mt_buf key;       /* scratch for the map's keys */
 	struct writer_stats stats;
 };
 
@@ -181,6 +184,41 @@ static void note_initialize(struct writer *w, enum writer_stream s, const struct
 	json_decref(msg);
 }
 
+/* The most requests remembered while they await an answer. */
+#define OPEN_REQUESTS_MAX 100000
+
+/*
+ * Pair answers with requests as they are read: a request is remembered by its
+ * direction and id (with its type); an answer in the other direction with the
+ * same id takes it. Returns the request's seq for an answer, else 0.
+ */
+static int64_t pair(struct writer *w, enum writer_stream s, const struct mt_class *c, int64_t seq)
+{
+	int is_request = c->kind == MT_REQUEST;
+	int64_t req = 0;
+
+	if (c->idtype == MT_ID_NONE || c->idtype == MT_ID_NULL ||
+	    !(is_request || c->kind == MT_RESPONSE || c->kind == MT_ERROR))
+		return 0;
+	mt_buf_reset(&w->key);
+	/* The requester's direction, then the id's type and value. */
+	mt_buf_putc(&w->key, (s == WS_C2S) == is_request ? 'c' : 's');
+	mt_buf_putc(&w->key, (char)('0' + c->idtype));
+	if (c->idtype == MT_ID_STRING && memchr(c->id.p, '\\', c->id.n)) {
+		struct mt_buf v = MT_BUF_INIT;
+		if (mt_json_string(c->id, &v) == 0 && v.len)
+			mt_buf_append(&w->key, v.data, v.len);
+		mt_buf_release(&v);
+	} else {
+		mt_buf_append(&w->key, c->id.p, c->id.n);
+	}
+	if (is_request)
+		(void)mt_map_put(&w->open, w->key.data, w->key.len, seq);
+	else if (!mt_map_take(&w->open, w->key.data, w->key.len, &req))
+		req = 0;
+	return req;
+}
+
 /* One frame from the framer of the current chunk's stream. */
 static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 {
@@ -228,6 +266,7 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 		m.raw = p;
 		m.size = n;
 		m.incomplete = !!(flags & MT_FRAME_INCOMPLETE);
+		m.request_seq = pair(w, ch->s, &c, seq);
 		rc = store_add_message(w->st, &m, &err);
 		if (!rc) {
 			w->stats.stored_messages++;
@@ -347,6 +386,7 @@ struct writer *writer_start(struct store *st, int64_t session, int64_t t0_ns,
 	w->session = session;
 	w->t0 = t0_ns;
 	w->seq = 1;
+	mt_map_init(&w->open, OPEN_REQUESTS_MAX);
 	for (int i = 0; i < WS_COUNT; i++)
 		mt_framer_init(&w->fr[i], o->max_message);
 	pthread_mutex_init(&w->mu, NULL);
@@ -473,6 +513,8 @@ int writer_finish(struct writer *w, const struct store_session_end *e,
 	for (int i = 0; i < WS_COUNT; i++)
 		mt_framer_release(&w->fr[i]);
 	mt_buf_release(&w->init_id);
+	mt_buf_release(&w->key);
+	mt_map_release(&w->open);
 	free(w->fail_reason);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->wake);
