@@ -9,11 +9,14 @@
 
 #include "schema/util.h"
 
+#define INLINE_KEY 24
+
 struct mt_map_slot {
-	char *key;      /* owned; NULL: empty; TOMBSTONE: removed */
+	char *key;      /* NULL: empty; TOMBSTONE: removed; else inl or owned memory */
 	size_t n;
 	uint64_t hash;
 	int64_t value;
+	char inl[INLINE_KEY]; /* short keys live here, without an allocation */
 };
 
 static char tombstone;
@@ -31,6 +34,12 @@ static uint64_t hash_bytes(const void *key, size_t n)
 	return h;
 }
 
+static void free_key(struct mt_map_slot *s)
+{
+	if (s->key && s->key != TOMBSTONE && s->key != s->inl)
+		free(s->key);
+}
+
 void mt_map_init(struct mt_map *m, size_t limit)
 {
 	memset(m, 0, sizeof(*m));
@@ -40,8 +49,7 @@ void mt_map_init(struct mt_map *m, size_t limit)
 void mt_map_release(struct mt_map *m)
 {
 	for (size_t i = 0; i < m->cap; i++)
-		if (m->slots[i].key && m->slots[i].key != TOMBSTONE)
-			free(m->slots[i].key);
+		free_key(&m->slots[i]);
 	free(m->slots);
 	mt_map_init(m, m->limit);
 }
@@ -79,6 +87,8 @@ static void grow(struct mt_map *m)
 		while (m->slots[j].key)
 			j = (j + 1) & (cap - 1);
 		m->slots[j] = *s;
+		if (s->key == s->inl)
+			m->slots[j].key = m->slots[j].inl;
 	}
 	free(old);
 }
@@ -102,7 +112,7 @@ int mt_map_put(struct mt_map *m, const void *key, size_t n, int64_t value)
 	if (!m->slots[i].key)
 		m->used++;
 	s = &m->slots[i];
-	s->key = mt_malloc(n ? n : 1);
+	s->key = n <= INLINE_KEY ? s->inl : mt_malloc(n);
 	if (n)
 		memcpy(s->key, key, n);
 	s->n = n;
@@ -129,7 +139,7 @@ int mt_map_take(struct mt_map *m, const void *key, size_t n, int64_t *value)
 	if (!s)
 		return 0;
 	*value = s->value;
-	free(s->key);
+	free_key(s);
 	s->key = TOMBSTONE;
 	m->len--;
 	return 1;

@@ -244,12 +244,29 @@ static enum topkey which_key(struct mt_span tok, int escaped)
 		NULL, "jsonrpc", "id", "method", "result", "error", "params",
 	};
 
-	if (tok.n > 16 && !escaped)
+	if (escaped) {
+		for (int k = 1; k < K_COUNT; k++)
+			if (string_eq(tok, names[k], 1))
+				return (enum topkey)k;
 		return K_OTHER;
-	for (int k = 1; k < K_COUNT; k++)
-		if (string_eq(tok, names[k], escaped))
-			return (enum topkey)k;
-	return K_OTHER;
+	}
+	/* Unescaped: the token's length picks the candidates (quotes included). */
+	switch (tok.n) {
+	case 4:
+		return memcmp(tok.p, "\"id\"", 4) == 0 ? K_ID : K_OTHER;
+	case 7:
+		return memcmp(tok.p, "\"error\"", 7) == 0 ? K_ERROR : K_OTHER;
+	case 8:
+		if (memcmp(tok.p, "\"method\"", 8) == 0)
+			return K_METHOD;
+		if (memcmp(tok.p, "\"result\"", 8) == 0)
+			return K_RESULT;
+		return memcmp(tok.p, "\"params\"", 8) == 0 ? K_PARAMS : K_OTHER;
+	case 9:
+		return memcmp(tok.p, "\"jsonrpc\"", 9) == 0 ? K_JSONRPC : K_OTHER;
+	default:
+		return K_OTHER;
+	}
 }
 
 struct scan {
@@ -644,7 +661,8 @@ enum mt_kind mt_classify(const char *buf, size_t len, struct mt_class *out)
 	struct mt_span v = sc.top[K_JSONRPC];
 	if (!v.n)
 		return not_rpc(out, "no \"jsonrpc\" member");
-	if (v.p[0] != '"' || !string_eq(v, "2.0", sc.top_escaped[K_JSONRPC]))
+	if (v.p[0] != '"' || !(sc.top_escaped[K_JSONRPC] ? string_eq(v, "2.0", 1)
+						       : v.n == 5 && memcmp(v.p, "\"2.0\"", 5) == 0))
 		return not_rpc(out, "\"jsonrpc\" is not \"2.0\"");
 	if (sc.top[K_ID].n) {
 		out->id = sc.top[K_ID];
