@@ -126,3 +126,34 @@ SELECT session, dir, method,
        max(latency_ns) / 1e6                        AS max_ms
 FROM exchange
 GROUP BY session, dir, method;
+
+-- One row per run of `mcptap analyze` over a session.
+CREATE TABLE analysis (
+  id             INTEGER PRIMARY KEY,
+  session        INTEGER NOT NULL REFERENCES session(id),
+  started_wall   INTEGER NOT NULL,   -- µs since the Unix epoch
+  mcptap_version TEXT NOT NULL,
+  spec           TEXT NOT NULL,      -- the protocol revision the session was checked against
+  spec_source    TEXT NOT NULL,      -- negotiated | requested | option | nearest | default
+  errors         INTEGER NOT NULL DEFAULT 0,
+  warnings       INTEGER NOT NULL DEFAULT 0,
+  infos          INTEGER NOT NULL DEFAULT 0
+);
+
+-- What an analysis found: one row per finding, tied to the message it is
+-- about (seq) and to others it refers to (related, a JSON array of seqs).
+CREATE TABLE finding (
+  analysis INTEGER NOT NULL REFERENCES analysis(id),
+  session  INTEGER NOT NULL REFERENCES session(id),
+  rule     TEXT NOT NULL,          -- LIFE-001, CAP-004, ... (mcptap analyze --list-rules)
+  severity TEXT NOT NULL,          -- error | warning | info
+  seq      INTEGER,                -- the message; NULL when it is about the whole session
+  related  TEXT,                   -- JSON array of other seqs, or NULL
+  text     TEXT NOT NULL
+);
+CREATE INDEX finding_by_analysis ON finding(analysis);
+
+-- The findings of the newest analysis of each session.
+CREATE VIEW latest_finding AS
+SELECT f.* FROM finding f
+WHERE f.analysis = (SELECT max(a.id) FROM analysis a WHERE a.session = f.session);
