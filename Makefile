@@ -90,6 +90,9 @@ $(B)/tests/test-%: tests/unit/test-%.c tests/unit/unit.h $(B)/libmcptap.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libmcptap.a $(LIBS) $(CMOCKA_LIBS)
 
+tests/peers/fixture-load: tests/peers/fixture-load.c $(B)/libmcptap.a
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
+
 tests/peers/%: tests/peers/%.c
 	$(CC) $(BASE_CFLAGS) $(OPT) $(CFLAGS) -o $@ $< $(LIBS)
 

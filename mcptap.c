@@ -10,11 +10,13 @@
 extern const struct cmd_entry cmd_record;
 extern const struct cmd_entry cmd_sessions;
 extern const struct cmd_entry cmd_show;
+extern const struct cmd_entry cmd_analyze;
 
 static const struct cmd_entry *const commands[] = {
 	&cmd_record,
 	&cmd_sessions,
 	&cmd_show,
+	&cmd_analyze,
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -178,7 +178,7 @@ static int check_file(struct store *st, enum store_mode mode, struct mt_err *err
 	    pragma_int(st, "PRAGMA user_version", &ver, err))
 		return -1;
 	if (app == 0 && ver == 0 && tables == 0) {
-		if (mode == STORE_READ)
+		if (mode != STORE_WRITE)
 			return mt_err_set(err, "empty file, not an mcptap capture");
 		return create_schema(st, err);
 	}
@@ -245,7 +245,17 @@ int store_open(const char *path, enum store_mode mode, struct store **out, struc
 		mt_err_set(err, "is a directory");
 		goto out;
 	}
-	if (mode == STORE_WRITE) {
+	if (mode == STORE_UPDATE) {
+		if (access(path, F_OK) != 0) {
+			mt_err_set(err, "%s", strerror(errno));
+			goto out;
+		}
+		if (stat(path, &sb) == 0 && sb.st_size == 0) {
+			mt_err_set(err, "empty file, not an mcptap capture");
+			goto out;
+		}
+		flags = SQLITE_OPEN_READWRITE;
+	} else if (mode == STORE_WRITE) {
 		/* Create it ourselves so that it is 0600 whatever the umask (SQLite gives the
 		 * -wal and -shm files the same mode). An existing file is left as it is. */
 		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -615,6 +625,71 @@ int store_add_gap(struct store *st, int64_t session, int64_t seq, const char *di
 	sqlite3_bind_int64(s, 5, bytes);
 	sqlite3_bind_text(s, 6, reason, -1, SQLITE_STATIC);
 	return step_done(st, s, err, "cannot store a gap");
+}
+
+int store_add_analysis(struct store *st, const struct store_analysis *a, int64_t *id,
+		       struct mt_err *err)
+{
+	sqlite3_stmt *q = NULL;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(st->db,
+			       "INSERT INTO analysis (session, started_wall, mcptap_version, spec,"
+			       " spec_source, errors, warnings, infos) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
+			       -1, &q, NULL) != SQLITE_OK) {
+		db_fail(st, err, "cannot store the analysis");
+		goto out;
+	}
+	sqlite3_bind_int64(q, 1, a->session);
+	sqlite3_bind_int64(q, 2, a->started_wall);
+	sqlite3_bind_text(q, 3, MCPTAP_VERSION, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 4, a->spec, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 5, a->spec_source, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 6, a->errors);
+	sqlite3_bind_int64(q, 7, a->warnings);
+	sqlite3_bind_int64(q, 8, a->infos);
+	if (sqlite3_step(q) != SQLITE_DONE) {
+		db_fail(st, err, "cannot store the analysis");
+		goto out;
+	}
+	*id = sqlite3_last_insert_rowid(st->db);
+	rc = 0;
+out:
+	sqlite3_finalize(q);
+	return rc;
+}
+
+int store_add_finding(struct store *st, int64_t analysis, int64_t session, const char *rule,
+		      const char *severity, int64_t seq, const char *related, const char *text,
+		      struct mt_err *err)
+{
+	sqlite3_stmt *q = NULL;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(st->db,
+			       "INSERT INTO finding (analysis, session, rule, severity, seq, related,"
+			       " text) VALUES (?1,?2,?3,?4,?5,?6,?7)",
+			       -1, &q, NULL) != SQLITE_OK) {
+		db_fail(st, err, "cannot store a finding");
+		goto out;
+	}
+	sqlite3_bind_int64(q, 1, analysis);
+	sqlite3_bind_int64(q, 2, session);
+	sqlite3_bind_text(q, 3, rule, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 4, severity, -1, SQLITE_STATIC);
+	if (seq > 0)
+		sqlite3_bind_int64(q, 5, seq);
+	if (related)
+		sqlite3_bind_text(q, 6, related, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 7, text, -1, SQLITE_STATIC);
+	if (sqlite3_step(q) != SQLITE_DONE) {
+		db_fail(st, err, "cannot store a finding");
+		goto out;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(q);
+	return rc;
 }
 
 /* ---- reading ---- */

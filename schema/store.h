@@ -23,8 +23,9 @@
 struct store;
 
 enum store_mode {
-	STORE_READ,  /* the file must exist; nothing is written (unless it must migrate) */
-	STORE_WRITE, /* created 0600 when missing; WAL mode */
+	STORE_READ,   /* the file must exist; nothing is written (unless it must migrate) */
+	STORE_WRITE,  /* created 0600 when missing; WAL mode */
+	STORE_UPDATE, /* the file must exist and be a capture; opened for writing */
 };
 
 /*
@@ -109,6 +110,21 @@ int store_add_stderr(struct store *st, int64_t session, int64_t seq, int64_t t_n
 /* A logging gap: messages/bytes relayed but not stored, and why. seq < 0: unknown. */
 int store_add_gap(struct store *st, int64_t session, int64_t seq, const char *dir,
 		  int64_t messages, int64_t bytes, const char *reason, struct mt_err *err);
+
+/* An analysis of a session: its row, then its findings, in one transaction. */
+struct store_analysis {
+	int64_t session;
+	int64_t started_wall;
+	const char *spec;        /* the revision it was checked against */
+	const char *spec_source;
+	int64_t errors, warnings, infos;
+};
+int store_add_analysis(struct store *st, const struct store_analysis *a, int64_t *id,
+		       struct mt_err *err);
+/* related: a JSON array text of seqs, or NULL; seq <= 0: the whole session. */
+int store_add_finding(struct store *st, int64_t analysis, int64_t session, const char *rule,
+		      const char *severity, int64_t seq, const char *related, const char *text,
+		      struct mt_err *err);
 
 /* ---- reading ---- */
 

@@ -402,7 +402,22 @@ struct writer *writer_start(struct store *st, int64_t session, int64_t t0_ns,
 	return w;
 }
 
+static void put(struct writer *w, enum writer_stream s, const char *p, size_t n, int timed,
+		int64_t t_ns, int64_t wall);
+
 void writer_put(struct writer *w, enum writer_stream s, const char *p, size_t n)
+{
+	put(w, s, p, n, 0, 0, 0);
+}
+
+void writer_put_at(struct writer *w, enum writer_stream s, const char *p, size_t n,
+		   int64_t t_ns, int64_t wall)
+{
+	put(w, s, p, n, 1, t_ns, wall);
+}
+
+static void put(struct writer *w, enum writer_stream s, const char *p, size_t n, int timed,
+		int64_t t_ns, int64_t wall)
 {
 	struct chunk *ch = mt_malloc(sizeof(*ch) + n);
 	uint64_t ticket;
@@ -424,8 +439,8 @@ void writer_put(struct writer *w, enum writer_stream s, const char *p, size_t n)
 	}
 	/* The times and the order are taken here, under the lock: the store's order
 	 * is the order in which the relay read the bytes. */
-	ch->t_ns = mt_mono_ns() - w->t0;
-	ch->wall = mt_wall_us();
+	ch->t_ns = timed ? t_ns : mt_mono_ns() - w->t0;
+	ch->wall = timed ? wall : mt_wall_us();
 	if (w->tail)
 		w->tail->next = ch;
 	else

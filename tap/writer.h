@@ -58,6 +58,13 @@ struct writer *writer_start(struct store *st, int64_t session, int64_t t0_ns,
 void writer_put(struct writer *w, enum writer_stream s, const char *p, size_t n);
 
 /*
+ * The same with the chunk's times given (t_ns since the session's start, and
+ * wall-clock µs), for importers and test fixtures whose clock is not now.
+ */
+void writer_put_at(struct writer *w, enum writer_stream s, const char *p, size_t n,
+		   int64_t t_ns, int64_t wall);
+
+/*
  * Stop waiting: producers blocked in writer_put() return, and later puts queue
  * without waiting for room. Call it before making sure no thread is inside
  * writer_put(), then call writer_finish().

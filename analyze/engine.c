@@ -1,0 +1,945 @@
+/*
+ * engine.c - the rule engine (see analyze.h): one pass over a session, a
+ * lifecycle state machine, and rule dispatch by hook and method.
+ */
+#include "analyze/analyze.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema/store.h"
+
+static const char *const version_names[AN_VERSION_COUNT] = {
+	"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28",
+};
+
+const char *an_version_name(enum an_version v)
+{
+	return (unsigned)v < AN_VERSION_COUNT ? version_names[v] : NULL;
+}
+
+int an_version_parse(const char *s, enum an_version *v)
+{
+	for (int i = 0; s && i < AN_VERSION_COUNT; i++) {
+		if (!strcmp(s, version_names[i])) {
+			*v = (enum an_version)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Days since 0000-03-01 for a YYYY-MM-DD string; -1 when it is not one. */
+static long day_number(const char *s)
+{
+	int y, m, d, n = 0;
+
+	if (!s || sscanf(s, "%4d-%2d-%2d%n", &y, &m, &d, &n) != 3 || n != 10 || s[10] ||
+	    m < 1 || m > 12 || d < 1 || d > 31)
+		return -1;
+	/* A civil-from-days style count; exactness does not matter, order does. */
+	if (m <= 2) {
+		y--;
+		m += 12;
+	}
+	return 365L * y + y / 4 - y / 100 + y / 400 + (153 * (m - 3) + 2) / 5 + d;
+}
+
+enum an_version an_version_nearest(const char *s)
+{
+	long want = day_number(s), best = -1;
+	enum an_version nearest = AN_V2025_11_25;
+
+	if (want < 0)
+		return nearest;
+	for (int i = 0; i < AN_VERSION_COUNT; i++) {
+		long dist = labs(day_number(version_names[i]) - want);
+		if (best < 0 || dist < best) {
+			best = dist;
+			nearest = (enum an_version)i;
+		}
+	}
+	return nearest;
+}
+
+const char *an_severity_name(enum an_severity s)
+{
+	switch (s) {
+	case AN_ERROR: return "error";
+	case AN_WARNING: return "warning";
+	default: return "info";
+	}
+}
+
+enum an_severity an_rule_severity(const struct an_rule *r, enum an_version v)
+{
+	switch (r->sev_policy) {
+	case AN_SEV_MUST_0618:
+		return v >= AN_V2025_06_18 ? AN_ERROR : AN_WARNING;
+	case AN_SEV_MUST_0326:
+		return v >= AN_V2025_03_26 ? r->sev : AN_INFO;
+	default:
+		return r->sev;
+	}
+}
+
+const char *an_dir_arrow(enum an_dir d)
+{
+	return d == AN_C2S ? "c→s" : "s→c";
+}
+
+int an_rule_listed(const char *list, const char *id)
+{
+	const char *p = list;
+
+	while (p && *p) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		while (n && *p == ' ')
+			p++, n--;
+		while (n && p[n - 1] == ' ')
+			n--;
+		/* An id, or a prefix ending at a '-' boundary ("CAP" matches CAP-004). */
+		if (n && strncmp(id, p, n) == 0 && (id[n] == '\0' || id[n] == '-' || p[n - 1] == '-'))
+			return 1;
+		p = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+const struct an_rule *const *an_rules(size_t *n)
+{
+	static const struct an_rule **all;
+	static size_t count;
+
+	if (!all) {
+		size_t cap = 0;
+		for (size_t t = 0; an_rule_tables[t]; t++)
+			for (const struct an_rule *r = an_rule_tables[t]; r->id; r++)
+				cap++;
+		all = mt_calloc(cap + 1, sizeof(*all));
+		for (size_t t = 0; an_rule_tables[t]; t++)
+			for (const struct an_rule *r = an_rule_tables[t]; r->id; r++)
+				all[count++] = r;
+	}
+	*n = count;
+	return all;
+}
+
+/* ---- the engine ---- */
+
+#define HOOK_COUNT 9
+
+struct rule_list {
+	const struct an_rule **v;
+	size_t n, cap;
+};
+
+struct an_engine {
+	struct an_state st;
+	struct an_options o;
+	/* Per hook bit: rules for any method, and rules by method. */
+	struct rule_list any[HOOK_COUNT];
+	struct mt_map by_method[HOOK_COUNT]; /* method -> index into lists[] */
+	struct rule_list *lists;
+	size_t nlists;
+	/* The findings (owned). */
+	struct an_finding *findings;
+	size_t nfindings, capfindings;
+	/* The current message. */
+	json_t *cur_json;
+	int cur_parsed;
+	const struct an_msg *cur;
+	json_t *methods;         /* interned method names: name -> (unused) */
+	struct mt_buf key;
+};
+
+static void list_add(struct rule_list *l, const struct an_rule *r)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 8;
+		l->v = mt_realloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n++] = r;
+}
+
+static int hook_index(unsigned bit)
+{
+	for (int i = 0; i < HOOK_COUNT; i++)
+		if (bit == 1u << i)
+			return i;
+	return -1;
+}
+
+struct an_engine *an_engine_new(int64_t session, const struct an_options *o)
+{
+	struct an_engine *e = mt_calloc(1, sizeof(*e));
+	const struct an_rule *const *all;
+	size_t n;
+
+	e->o = *o;
+	e->st.session = session;
+	e->st.version = o->force_version ? o->version : AN_V2025_11_25;
+	e->st.version_source = o->force_version ? "option" : "default";
+	e->st.timeout_ns = o->timeout_ns;
+	for (int i = 0; i < 2; i++) {
+		mt_map_init(&e->st.open[i], 0);
+		mt_map_init(&e->st.used[i], 0);
+		mt_map_init(&e->st.tokens[i], 0);
+	}
+	e->st.last_progress = json_object();
+	e->st.subscriptions = json_object();
+	e->st.tools = json_object();
+	e->st.cursors = json_object();
+	e->st.tasks = json_object();
+	e->st.elicitations = json_object();
+	e->methods = json_object();
+	e->st.ext = json_object();
+	for (int h = 0; h < HOOK_COUNT; h++)
+		mt_map_init(&e->by_method[h], 0);
+	all = an_rules(&n);
+	for (size_t i = 0; i < n; i++) {
+		const struct an_rule *r = all[i];
+		if (!r->check)
+			continue;
+		if (o->only && !an_rule_listed(o->only, r->id))
+			continue;
+		if (o->skip && an_rule_listed(o->skip, r->id))
+			continue;
+		for (int h = 0; h < HOOK_COUNT; h++) {
+			if (!(r->hooks & (1u << h)))
+				continue;
+			/* The end of a session has no method: every rule hooked to it runs. */
+			if (!r->method || (1u << h) == AN_ON_END) {
+				list_add(&e->any[h], r);
+				continue;
+			}
+			int64_t idx;
+			if (!mt_map_get(&e->by_method[h], r->method, strlen(r->method), &idx)) {
+				e->lists = mt_realloc(e->lists, (e->nlists + 1) * sizeof(*e->lists));
+				memset(&e->lists[e->nlists], 0, sizeof(*e->lists));
+				idx = (int64_t)e->nlists++;
+				mt_map_put(&e->by_method[h], r->method, strlen(r->method), idx);
+			}
+			list_add(&e->lists[idx], r);
+		}
+	}
+	return e;
+}
+
+void an_engine_free(struct an_engine *e)
+{
+	struct an_state *st;
+
+	if (!e)
+		return;
+	st = &e->st;
+	for (size_t i = 0; i < st->nrequests; i++) {
+		json_decref(st->requests[i].params);
+		json_decref(st->requests[i].progress_token);
+	}
+	free(st->requests);
+	for (int i = 0; i < 2; i++) {
+		mt_map_release(&st->open[i]);
+		mt_map_release(&st->used[i]);
+		mt_map_release(&st->tokens[i]);
+	}
+	json_decref(st->last_progress);
+	json_decref(st->subscriptions);
+	json_decref(st->tools);
+	json_decref(st->cursors);
+	json_decref(st->tasks);
+	json_decref(st->elicitations);
+	json_decref(st->ext);
+	json_decref(st->client_caps);
+	json_decref(st->server_caps);
+	json_decref(st->client_info);
+	json_decref(st->server_info);
+	free(st->negotiated);
+	free(st->requested);
+	free(st->log_level);
+	for (size_t i = 0; i < e->nfindings; i++) {
+		free(e->findings[i].related);
+		free(e->findings[i].text);
+		free(e->findings[i].method);
+		free(e->findings[i].id);
+	}
+	free(e->findings);
+	for (int h = 0; h < HOOK_COUNT; h++) {
+		free(e->any[h].v);
+		mt_map_release(&e->by_method[h]);
+	}
+	for (size_t i = 0; i < e->nlists; i++)
+		free(e->lists[i].v);
+	free(e->lists);
+	json_decref(e->methods);
+	mt_buf_release(&e->key);
+	free(e);
+}
+
+const struct an_finding *an_engine_findings(const struct an_engine *e, size_t *n)
+{
+	*n = e->nfindings;
+	return e->findings;
+}
+
+const struct an_state *an_engine_state(const struct an_engine *e)
+{
+	return &e->st;
+}
+
+/* ---- helpers for rules ---- */
+
+json_t *an_json(const struct an_ctx *c)
+{
+	struct an_engine *e = c->engine;
+
+	if (!c->m)
+		return NULL;
+	if (!e->cur_parsed) {
+		e->cur_parsed = 1;
+		e->cur_json = json_loadb(c->m->raw, c->m->raw_len,
+					 JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+	}
+	return e->cur_json;
+}
+
+json_t *an_params(const struct an_ctx *c)
+{
+	return json_object_get(an_json(c), "params");
+}
+
+json_t *an_result(const struct an_ctx *c)
+{
+	return json_object_get(an_json(c), "result");
+}
+
+json_t *an_error(const struct an_ctx *c)
+{
+	return json_object_get(an_json(c), "error");
+}
+
+json_t *an_path(json_t *obj, const char *path)
+{
+	char part[128];
+
+	while (obj && path && *path) {
+		const char *dot = strchr(path, '.');
+		size_t n = dot ? (size_t)(dot - path) : strlen(path);
+		if (n >= sizeof(part))
+			return NULL;
+		memcpy(part, path, n);
+		part[n] = '\0';
+		obj = json_object_get(obj, part);
+		path = dot ? dot + 1 : NULL;
+	}
+	return obj;
+}
+
+json_t *an_cap(const struct an_state *st, enum an_dir side, const char *path)
+{
+	return an_path(side == AN_C2S ? st->client_caps : st->server_caps, path);
+}
+
+int an_version_in(const struct an_state *st, unsigned mask)
+{
+	return (mask & AN_V(st->version)) != 0;
+}
+
+void an_key_of(json_t *v, struct mt_buf *out)
+{
+	mt_buf_reset(out);
+	if (json_is_integer(v))
+		mt_buf_printf(out, "n:%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		mt_buf_printf(out, "n:%.17g", json_real_value(v));
+	else if (json_is_string(v)) {
+		mt_buf_puts(out, "s:");
+		mt_buf_append(out, json_string_value(v), json_string_length(v));
+	} else if (json_is_null(v))
+		mt_buf_puts(out, "null");
+	else {
+		char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+		mt_buf_puts(out, "j:");
+		if (s)
+			mt_buf_puts(out, s);
+		free(s);
+	}
+}
+
+/* The key of an id token as the classifier found it (same shape as an_key_of). */
+static void key_of_token(enum mt_idtype t, struct mt_span tok, struct mt_buf *out)
+{
+	int64_t v;
+
+	mt_buf_reset(out);
+	switch (t) {
+	case MT_ID_STRING:
+		mt_buf_puts(out, "s:");
+		if (memchr(tok.p, '\\', tok.n)) {
+			struct mt_buf s = MT_BUF_INIT;
+			if (mt_json_string(tok, &s) == 0 && s.len)
+				mt_buf_append(out, s.data, s.len);
+			mt_buf_release(&s);
+		} else {
+			mt_buf_append(out, tok.p + 1, tok.n - 2);
+		}
+		break;
+	case MT_ID_NUMBER:
+		if (mt_json_int64(tok, &v)) {
+			mt_buf_printf(out, "n:%lld", (long long)v);
+		} else {
+			char tmp[64];
+			double d;
+			snprintf(tmp, sizeof(tmp), "%.*s", (int)(tok.n < 63 ? tok.n : 63), tok.p);
+			d = strtod(tmp, NULL);
+			mt_buf_printf(out, "n:%.17g", d);
+		}
+		break;
+	case MT_ID_NULL:
+		mt_buf_puts(out, "null");
+		break;
+	default:
+		break;
+	}
+}
+
+struct an_request *an_find_request(const struct an_state *st, enum an_dir sender,
+				   const char *key, size_t n)
+{
+	int64_t idx;
+
+	if (mt_map_get(&st->open[sender], key, n, &idx) ||
+	    mt_map_get(&st->used[sender], key, n, &idx))
+		return &st->requests[idx];
+	return NULL;
+}
+
+static void add_finding(struct an_engine *e, const struct an_rule *r, int sev, int64_t seq,
+			const int64_t *related, size_t nrelated, const char *text)
+{
+	struct an_finding *f;
+	const struct an_msg *m = e->cur;
+
+	if (e->nfindings == e->capfindings) {
+		e->capfindings = e->capfindings ? e->capfindings * 2 : 16;
+		e->findings = mt_realloc(e->findings, e->capfindings * sizeof(*e->findings));
+	}
+	f = &e->findings[e->nfindings++];
+	memset(f, 0, sizeof(*f));
+	f->rule = r;
+	f->sev = sev >= 0 ? (enum an_severity)sev : an_rule_severity(r, e->st.version);
+	f->seq = seq;
+	if (nrelated) {
+		f->related = mt_malloc(nrelated * sizeof(*related));
+		memcpy(f->related, related, nrelated * sizeof(*related));
+		f->nrelated = nrelated;
+	}
+	f->text = mt_strdup(text);
+	if (m && seq == m->seq) {
+		f->have_msg = 1;
+		f->dir = m->dir;
+		f->method = m->method ? mt_strdup(m->method) : NULL;
+		if (m->cls && m->cls->idtype != MT_ID_NONE)
+			f->id = mt_strndup(m->cls->id.p, m->cls->id.n);
+	} else if (seq > 0) {
+		/* Another message: a request we know, when it is one. */
+		for (size_t i = 0; i < e->st.nrequests; i++) {
+			if (e->st.requests[i].seq == seq) {
+				f->have_msg = 1;
+				f->dir = e->st.requests[i].dir;
+				f->method = mt_strdup(e->st.requests[i].method);
+				break;
+			}
+		}
+	}
+}
+
+void an_report_at(const struct an_ctx *c, int sev, int64_t seq, const int64_t *related,
+		  size_t nrelated, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	add_finding(c->engine, c->rule, sev, seq, related, nrelated, text);
+}
+
+void an_report(const struct an_ctx *c, int sev, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	add_finding(c->engine, c->rule, sev, c->m ? c->m->seq : 0, NULL, 0, text);
+}
+
+/* ---- dispatch ---- */
+
+static void run_list(struct an_engine *e, const struct rule_list *l, const struct an_msg *m)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const struct an_rule *r = l->v[i];
+		struct an_ctx c = {&e->st, m, r, e};
+		if (!(r->versions & AN_V(e->st.version)))
+			continue;
+		r->check(&c);
+	}
+}
+
+static void dispatch(struct an_engine *e, unsigned hook, const struct an_msg *m)
+{
+	int h = hook_index(hook);
+	int64_t idx;
+
+	if (h < 0)
+		return;
+	e->cur = m;
+	run_list(e, &e->any[h], m);
+	if (m && m->method && e->nlists &&
+	    mt_map_get(&e->by_method[h], m->method, strlen(m->method), &idx))
+		run_list(e, &e->lists[idx], m);
+}
+
+/* Run the trackers hooked to this message, after the rules and the engine's update. */
+static void track(struct an_engine *e, unsigned hook, const struct an_msg *m)
+{
+	for (size_t t = 0; an_tracker_tables[t]; t++) {
+		for (const struct an_tracker *k = an_tracker_tables[t]; k->update; k++) {
+			if (!(k->hooks & hook))
+				continue;
+			if (k->method && (!m || !m->method || strcmp(k->method, m->method)))
+				continue;
+			json_t *ext = json_object_get(e->st.ext, k->family);
+			if (!ext) {
+				ext = json_object();
+				json_object_set_new(e->st.ext, k->family, ext);
+			}
+			struct an_ctx c = {&e->st, m, NULL, e};
+			k->update(&c, ext);
+		}
+	}
+}
+
+static unsigned hook_of(enum mt_kind k)
+{
+	switch (k) {
+	case MT_REQUEST: return AN_ON_REQUEST;
+	case MT_NOTIFICATION: return AN_ON_NOTIFICATION;
+	case MT_RESPONSE: return AN_ON_RESPONSE;
+	case MT_ERROR: return AN_ON_ERROR;
+	case MT_BATCH: return AN_ON_BATCH;
+	case MT_INVALID: return AN_ON_INVALID;
+	default: return AN_ON_NOTJSONRPC;
+	}
+}
+
+/* A method name that lives as long as the engine (the object keeps one copy). */
+static const char *intern(struct an_engine *e, const char *s, size_t n)
+{
+	char small[256];
+	void *iter;
+
+	if (n >= sizeof(small))
+		n = sizeof(small) - 1;
+	memcpy(small, s, n);
+	small[n] = '\0';
+	if (!json_object_get(e->methods, small))
+		json_object_set_new(e->methods, small, json_null());
+	iter = json_object_iter_at(e->methods, small);
+	return iter ? json_object_iter_key(iter) : "";
+}
+
+/* Methods whose params the answers are checked against. */
+static int keep_params(const char *method)
+{
+	static const char *const keep[] = {
+		"initialize", "tools/call", "tools/list", "prompts/list", "prompts/get",
+		"resources/list", "resources/templates/list", "resources/read",
+		"resources/subscribe", "resources/unsubscribe", "elicitation/create",
+		"sampling/createMessage", "tasks/get", "tasks/result", "tasks/cancel",
+		"tasks/list", "completion/complete", "logging/setLevel", "roots/list",
+		"server/discover", "subscriptions/listen", NULL,
+	};
+
+	for (size_t i = 0; keep[i]; i++)
+		if (!strcmp(method, keep[i]))
+			return 1;
+	return 0;
+}
+
+static struct an_request *new_request(struct an_state *st)
+{
+	if (st->nrequests == st->caprequests) {
+		st->caprequests = st->caprequests ? st->caprequests * 2 : 64;
+		st->requests = mt_realloc(st->requests, st->caprequests * sizeof(*st->requests));
+	}
+	struct an_request *r = &st->requests[st->nrequests++];
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
+static char *dup_string(json_t *v)
+{
+	return json_is_string(v) ? mt_strdup(json_string_value(v)) : NULL;
+}
+
+/* Decide the revision from the handshake (unless --spec fixed it). */
+static void set_version(struct an_engine *e, const char *name, const char *source)
+{
+	enum an_version v;
+
+	if (e->o.force_version || !name)
+		return;
+	if (an_version_parse(name, &v) == 0) {
+		e->st.version = v;
+		e->st.version_source = source;
+	} else {
+		e->st.version = an_version_nearest(name);
+		e->st.version_source = "nearest";
+	}
+}
+
+/* State changes that a request makes, after its rules ran. */
+static void after_request(struct an_engine *e, struct an_msg *m, struct an_request *r)
+{
+	struct an_state *st = &e->st;
+	size_t idx = (size_t)(r - st->requests);
+	json_t *params = json_object_get(an_json(&(struct an_ctx){st, m, NULL, e}), "params");
+
+	mt_map_put(&st->open[m->dir], m->id_key, m->id_key_len, (int64_t)idx);
+	mt_map_put(&st->used[m->dir], m->id_key, m->id_key_len, (int64_t)idx);
+	if (r->has_token) {
+		an_key_of(r->progress_token, &e->key);
+		mt_map_put(&st->tokens[m->dir], e->key.data, e->key.len, (int64_t)idx);
+	}
+	if (!strcmp(r->method, "initialize") && m->dir == AN_C2S) {
+		st->init_count++;
+		if (!st->init_seq)
+			st->init_seq = m->seq;
+		if (st->phase == AN_PH_START)
+			st->phase = AN_PH_INITIALIZING;
+		free(st->requested);
+		st->requested = dup_string(json_object_get(params, "protocolVersion"));
+		if (!st->negotiated)
+			set_version(e, st->requested, "requested");
+		json_decref(st->client_caps);
+		st->client_caps = json_incref(json_object_get(params, "capabilities"));
+		json_decref(st->client_info);
+		st->client_info = json_incref(json_object_get(params, "clientInfo"));
+	} else if (!strcmp(r->method, "logging/setLevel")) {
+		free(st->log_level);
+		st->log_level = dup_string(json_object_get(params, "level"));
+	}
+}
+
+/* State changes that an answer makes, after its rules ran. */
+static void after_answer(struct an_engine *e, struct an_msg *m)
+{
+	struct an_state *st = &e->st;
+	struct an_request *r = m->req;
+	json_t *result;
+
+	if (!r)
+		return;
+	if (!r->answer_seq) {
+		r->answer_seq = m->seq;
+		r->answer_kind = m->cls->kind;
+		r->answer_t_ns = m->t_ns;
+		int64_t idx;
+		(void)mt_map_take(&st->open[r->dir], m->id_key, m->id_key_len, &idx);
+	}
+	if (m->cls->kind != MT_RESPONSE) {
+		if (!strcmp(r->method, "initialize") && r->seq == st->init_seq)
+			st->phase = AN_PH_FAILED;
+		return;
+	}
+	result = json_object_get(an_json(&(struct an_ctx){st, m, NULL, e}), "result");
+	if (json_is_object(result) && json_is_object(json_object_get(result, "task")) &&
+	    !json_object_get(result, "content") && strcmp(r->method, "tasks/get"))
+		r->is_task = 1;
+	if (!strcmp(r->method, "initialize") && r->seq == st->init_seq) {
+		st->init_answer_seq = m->seq;
+		if (st->phase == AN_PH_INITIALIZING)
+			st->phase = AN_PH_INITIALIZED;
+		free(st->negotiated);
+		st->negotiated = dup_string(json_object_get(result, "protocolVersion"));
+		if (st->negotiated)
+			set_version(e, st->negotiated, "negotiated");
+		json_decref(st->server_caps);
+		st->server_caps = json_incref(json_object_get(result, "capabilities"));
+		json_decref(st->server_info);
+		st->server_info = json_incref(json_object_get(result, "serverInfo"));
+	} else if (!strcmp(r->method, "tools/list") && json_is_array(json_object_get(result, "tools"))) {
+		if (!json_object_get(r->params, "cursor"))
+			json_object_clear(st->tools);
+		size_t i;
+		json_t *tool;
+		json_array_foreach(json_object_get(result, "tools"), i, tool) {
+			const char *name = json_string_value(json_object_get(tool, "name"));
+			if (name)
+				json_object_set(st->tools, name, tool);
+		}
+	} else if (!strcmp(r->method, "resources/subscribe")) {
+		const char *uri = json_string_value(json_object_get(r->params, "uri"));
+		if (uri)
+			json_object_set_new(st->subscriptions, uri, json_integer(m->seq));
+	} else if (!strcmp(r->method, "resources/unsubscribe")) {
+		const char *uri = json_string_value(json_object_get(r->params, "uri"));
+		if (uri)
+			json_object_del(st->subscriptions, uri);
+	} else if (!strcmp(r->method, "elicitation/create")) {
+		/* nothing yet: url-mode ids are noted at the request */
+	}
+	const char *next = json_string_value(json_object_get(result, "nextCursor"));
+	if (next) {
+		json_t *list = json_object_get(st->cursors, r->method);
+		if (!list) {
+			list = json_array();
+			json_object_set_new(st->cursors, r->method, list);
+		}
+		json_array_append_new(list, json_string(next));
+	}
+	json_t *task = json_object_get(result, "task");
+	if (!json_is_object(task) && r->method && !strncmp(r->method, "tasks/", 6) &&
+	    json_object_get(result, "taskId"))
+		task = result;
+	if (json_is_object(task) && json_is_string(json_object_get(task, "taskId"))) {
+		json_t *t = json_pack("{s:O?,s:I,s:i}", "status", json_object_get(task, "status"),
+				      "seq", (json_int_t)m->seq, "dir", (int)r->dir);
+		json_object_set_new(st->tasks, json_string_value(json_object_get(task, "taskId")), t);
+	}
+}
+
+/* State changes that a notification makes, after its rules ran. */
+static void after_notification(struct an_engine *e, struct an_msg *m)
+{
+	struct an_state *st = &e->st;
+	json_t *params = json_object_get(an_json(&(struct an_ctx){st, m, NULL, e}), "params");
+
+	if (!strcmp(m->method, "notifications/initialized") && m->dir == AN_C2S) {
+		if (!st->initialized_seq)
+			st->initialized_seq = m->seq;
+		if (st->phase == AN_PH_INITIALIZED)
+			st->phase = AN_PH_OPERATING;
+	} else if (!strcmp(m->method, "notifications/cancelled")) {
+		json_t *rid = json_object_get(params, "requestId");
+		if (rid) {
+			an_key_of(rid, &e->key);
+			struct an_request *r = an_find_request(st, m->dir, e->key.data, e->key.len);
+			if (r && !r->cancel_seq) {
+				r->cancel_seq = m->seq;
+				r->cancel_t_ns = m->t_ns;
+			}
+		}
+	} else if (!strcmp(m->method, "notifications/progress")) {
+		json_t *tok = json_object_get(params, "progressToken");
+		json_t *prog = json_object_get(params, "progress");
+		if (tok && json_is_number(prog)) {
+			an_key_of(tok, &e->key);
+			json_object_set(st->last_progress, e->key.data, prog);
+		}
+	} else if (!strcmp(m->method, "notifications/tasks/status")) {
+		const char *id = json_string_value(json_object_get(params, "taskId"));
+		json_t *t = id ? json_object_get(st->tasks, id) : NULL;
+		if (t)
+			json_object_set(t, "status", json_object_get(params, "status"));
+	}
+}
+
+/* 2026-07-28: no handshake; the first request carries its revision in _meta. */
+static void detect_stateless(struct an_engine *e, struct an_msg *m)
+{
+	struct an_state *st = &e->st;
+	json_t *v;
+
+	if (st->phase != AN_PH_START || m->cls->kind != MT_REQUEST || m->dir != AN_C2S ||
+	    !strcmp(m->method, "initialize"))
+		return;
+	v = an_path(json_object_get(an_json(&(struct an_ctx){st, m, NULL, e}), "params"), "_meta");
+	v = json_object_get(v, "io.modelcontextprotocol/protocolVersion");
+	if (!json_is_string(v))
+		return;
+	st->phase = AN_PH_STATELESS;
+	free(st->requested);
+	st->requested = mt_strdup(json_string_value(v));
+	if (!e->o.force_version) {
+		enum an_version ver;
+		if (an_version_parse(st->requested, &ver) == 0 || strcmp(st->requested, "2026-07-28") > 0) {
+			st->version = AN_V2026_07_28;
+			st->version_source = an_version_parse(st->requested, &ver) == 0 ? "requested" : "nearest";
+		} else {
+			set_version(e, st->requested, "requested");
+		}
+	}
+	v = an_path(json_object_get(an_json(&(struct an_ctx){st, m, NULL, e}), "params"), "_meta");
+	json_decref(st->client_caps);
+	st->client_caps = json_incref(json_object_get(v, "io.modelcontextprotocol/clientCapabilities"));
+}
+
+static void finish_message(struct an_engine *e)
+{
+	json_decref(e->cur_json);
+	e->cur_json = NULL;
+	e->cur_parsed = 0;
+	e->cur = NULL;
+}
+
+/* One JSON-RPC message (a line, or an element of a batch). */
+static void feed_message(struct an_engine *e, struct an_msg *m)
+{
+	struct an_state *st = &e->st;
+	const struct mt_class *c = m->cls;
+	struct mt_buf method = MT_BUF_INIT;
+	struct mt_buf idkey = MT_BUF_INIT;
+	unsigned hook = hook_of(c->kind);
+
+	if (c->method.n && mt_json_string(c->method, &method) == 0)
+		m->method = intern(e, method.data ? method.data : "", method.len);
+	key_of_token(c->idtype, c->id, &idkey);
+	m->id_key = idkey.data ? idkey.data : "";
+	m->id_key_len = idkey.len;
+	st->messages++;
+	if (c->kind <= MT_ERROR)
+		st->rpc_messages++;
+	st->last_t_ns = m->t_ns;
+
+	if (c->kind == MT_REQUEST) {
+		detect_stateless(e, m);
+		struct an_request *r = new_request(st);
+		r->seq = m->seq;
+		r->t_ns = m->t_ns;
+		r->dir = m->dir;
+		r->method = (char *)m->method;
+		r->in_batch = m->in_batch != 0;
+		if (keep_params(m->method))
+			r->params = json_incref(an_params(&(struct an_ctx){st, m, NULL, e}));
+		if (c->token_type != MT_ID_NONE) {
+			json_t *tok = an_path(an_params(&(struct an_ctx){st, m, NULL, e}),
+					      "_meta.progressToken");
+			if (tok) {
+				r->has_token = 1;
+				r->progress_token = json_incref(tok);
+			}
+		}
+		m->req = r;
+		dispatch(e, hook, m);
+		/* The array may have moved: find the record again by its index. */
+		after_request(e, m, &st->requests[st->nrequests - 1]);
+		m->req = &st->requests[st->nrequests - 1];
+		track(e, hook, m);
+	} else if (c->kind == MT_RESPONSE || c->kind == MT_ERROR) {
+		int64_t idx;
+		enum an_dir sender = m->dir == AN_C2S ? AN_S2C : AN_C2S;
+		if (c->idtype != MT_ID_NONE && c->idtype != MT_ID_NULL &&
+		    (mt_map_get(&st->open[sender], m->id_key, m->id_key_len, &idx) ||
+		     mt_map_get(&st->used[sender], m->id_key, m->id_key_len, &idx)))
+			m->req = &st->requests[idx];
+		if (m->req)
+			m->method = m->req->method;
+		dispatch(e, hook, m);
+		after_answer(e, m);
+		track(e, hook, m);
+	} else if (c->kind == MT_NOTIFICATION) {
+		dispatch(e, hook, m);
+		after_notification(e, m);
+		track(e, hook, m);
+	} else {
+		dispatch(e, hook, m);
+		track(e, hook, m);
+	}
+	finish_message(e);
+	mt_buf_release(&method);
+	mt_buf_release(&idkey);
+}
+
+/* Iterate the elements of a validated JSON array span. */
+static int next_element(const char **p, const char *end, struct mt_span *el)
+{
+	const char *q = *p;
+	int depth = 0;
+
+	while (q < end && (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n' || *q == ',' ||
+			   *q == '['))
+		q++;
+	if (q >= end || *q == ']')
+		return 0;
+	const char *start = q;
+	do {
+		if (*q == '"') {
+			for (q++; q < end && *q != '"'; q++)
+				if (*q == '\\')
+					q++;
+			q++;
+			continue;
+		}
+		if (*q == '{' || *q == '[')
+			depth++;
+		else if (*q == '}' || *q == ']')
+			depth--;
+		if (depth < 0)
+			break;
+		q++;
+	} while (q < end && (depth > 0 || (*q != ',' && *q != ']')));
+	el->p = start;
+	el->n = (size_t)(q - start);
+	*p = q;
+	return 1;
+}
+
+void an_engine_feed(struct an_engine *e, const struct store_item *it)
+{
+	struct mt_class c;
+	struct an_msg m;
+
+	if (it->type == STORE_ITEM_GAP)
+		return;
+	memset(&m, 0, sizeof(m));
+	m.seq = it->seq;
+	m.t_ns = it->t_ns;
+	m.raw = it->raw;
+	m.raw_len = it->raw_len;
+	m.incomplete = it->incomplete;
+	if (it->type == STORE_ITEM_STDERR) {
+		m.is_stderr = 1;
+		m.dir = AN_S2C;
+		memset(&c, 0, sizeof(c));
+		c.kind = MT_INVALID;
+		m.cls = &c;
+		dispatch(e, AN_ON_STDERR, &m);
+		track(e, AN_ON_STDERR, &m);
+		finish_message(e);
+		return;
+	}
+	m.dir = it->dir && !strcmp(it->dir, "c2s") ? AN_C2S : AN_S2C;
+	mt_classify(it->raw, it->raw_len, &c);
+	m.cls = &c;
+	feed_message(e, &m);
+	if (c.kind == MT_BATCH) {
+		const char *p = it->raw, *end = it->raw + it->raw_len;
+		struct mt_span el;
+		while (next_element(&p, end, &el)) {
+			struct mt_class ec;
+			struct an_msg em = m;
+			mt_classify(el.p, el.n, &ec);
+			em.cls = &ec;
+			em.raw = el.p;
+			em.raw_len = el.n;
+			em.in_batch = m.seq;
+			em.method = NULL;
+			em.req = NULL;
+			feed_message(e, &em);
+		}
+	}
+}
+
+void an_engine_end(struct an_engine *e)
+{
+	dispatch(e, AN_ON_END, NULL);
+}
