@@ -1,19 +1,31 @@
 /*
- * rules.c - the list of rule tables. Each family of rules (lifecycle, JSON-RPC
- * framing, capabilities, stdio, result shapes, tasks, 2026-07-28) is one table
- * in its own file; `mcptap analyze --list-rules` prints them in this order.
+ * rules.c - the list of rule tables. Each family of rules is one table in its
+ * own file; `mcptap analyze --list-rules` prints them in this order:
+ *   rules-life.c   SPEC, LIFE   the handshake, the revision, timeouts
+ *   rules-flow.c   PING, CANCEL, PROG   ping, cancellation, progress
+ *   rules-rpc.c    RPC          JSON-RPC framing as MCP constrains it
+ *   rules-cap.c    CAP          using only negotiated capabilities
+ *   rules-stdio.c  STDIO        the stdio transport
+ *   rules-res.c    RES          result and payload shapes
+ *   rules-task.c   TASK         tasks (2025-11-25)
+ *   rules-v26.c    V26          the stateless 2026-07-28 revision
+ * Families whose rules need state the engine does not keep have trackers.
  */
 #include "analyze/analyze.h"
 
-extern const struct an_rule an_rules_life[];
-extern const struct an_rule an_rules_rpc[];
+extern const struct an_rule an_rules_life[], an_rules_flow[], an_rules_rpc[], an_rules_cap[],
+	an_rules_stdio[], an_rules_res[], an_rules_task[], an_rules_v26[];
+extern const struct an_tracker an_trackers_flow[], an_trackers_cap[], an_trackers_stdio[],
+	an_trackers_res[], an_trackers_task[], an_trackers_v26[];
 
 const struct an_rule *const an_rule_tables[] = {
-	an_rules_life,
-	an_rules_rpc,
+	an_rules_life, an_rules_flow, an_rules_rpc, an_rules_cap,
+	an_rules_stdio, an_rules_res, an_rules_task, an_rules_v26,
 	NULL,
 };
 
 const struct an_tracker *const an_tracker_tables[] = {
+	an_trackers_flow, an_trackers_cap, an_trackers_stdio,
+	an_trackers_res, an_trackers_task, an_trackers_v26,
 	NULL,
 };
