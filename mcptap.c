@@ -11,12 +11,14 @@ extern const struct cmd_entry cmd_record;
 extern const struct cmd_entry cmd_sessions;
 extern const struct cmd_entry cmd_show;
 extern const struct cmd_entry cmd_analyze;
+extern const struct cmd_entry cmd_stats;
 
 static const struct cmd_entry *const commands[] = {
 	&cmd_record,
 	&cmd_sessions,
 	&cmd_show,
 	&cmd_analyze,
+	&cmd_stats,
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
