@@ -153,7 +153,10 @@ struct an_engine {
 	int cur_parsed;
 	const struct an_msg *cur;
 	json_t *methods;         /* interned method names: name -> (unused) */
+	const char *last_method; /* the last one interned, and its length: a cache */
+	size_t last_method_len;
 	struct mt_buf key;
+	struct mt_buf idkey, idkey2, scratch; /* per message (idkey2: inside a batch) */
 };
 
 static void list_add(struct rule_list *l, const struct an_rule *r)
@@ -276,6 +279,9 @@ void an_engine_free(struct an_engine *e)
 	free(e->lists);
 	json_decref(e->methods);
 	mt_buf_release(&e->key);
+	mt_buf_release(&e->idkey);
+	mt_buf_release(&e->idkey2);
+	mt_buf_release(&e->scratch);
 	free(e);
 }
 
@@ -388,7 +394,20 @@ static void key_of_token(enum mt_idtype t, struct mt_span tok, struct mt_buf *ou
 		}
 		break;
 	case MT_ID_NUMBER:
-		if (mt_json_int64(tok, &v)) {
+		if (mt_json_int64(tok, &v) && v > INT64_MIN) {
+			/* The digits as they are, without a leading zero or "-0" to normalize. */
+			char tmp[24];
+			int i = (int)sizeof(tmp);
+			uint64_t u = v < 0 ? (uint64_t)-v : (uint64_t)v;
+			do {
+				tmp[--i] = (char)('0' + u % 10);
+				u /= 10;
+			} while (u);
+			if (v < 0)
+				tmp[--i] = '-';
+			mt_buf_append(out, "n:", 2);
+			mt_buf_append(out, tmp + i, sizeof(tmp) - (size_t)i);
+		} else if (mt_json_int64(tok, &v)) {
 			mt_buf_printf(out, "n:%lld", (long long)v);
 		} else {
 			char tmp[64];
@@ -546,6 +565,8 @@ static const char *intern(struct an_engine *e, const char *s, size_t n)
 	char small[256];
 	void *iter;
 
+	if (e->last_method && e->last_method_len == n && !memcmp(e->last_method, s, n))
+		return e->last_method;
 	if (n >= sizeof(small))
 		n = sizeof(small) - 1;
 	memcpy(small, s, n);
@@ -553,7 +574,9 @@ static const char *intern(struct an_engine *e, const char *s, size_t n)
 	if (!json_object_get(e->methods, small))
 		json_object_set_new(e->methods, small, json_null());
 	iter = json_object_iter_at(e->methods, small);
-	return iter ? json_object_iter_key(iter) : "";
+	e->last_method = iter ? json_object_iter_key(iter) : "";
+	e->last_method_len = strlen(e->last_method);
+	return e->last_method;
 }
 
 /* Methods whose params the answers are checked against. */
@@ -611,7 +634,7 @@ static void after_request(struct an_engine *e, struct an_msg *m, struct an_reque
 {
 	struct an_state *st = &e->st;
 	size_t idx = (size_t)(r - st->requests);
-	json_t *params = json_object_get(an_json(&(struct an_ctx){st, m, NULL, e}), "params");
+	json_t *params = NULL;
 
 	mt_map_put(&st->open[m->dir], m->id_key, m->id_key_len, (int64_t)idx);
 	mt_map_put(&st->used[m->dir], m->id_key, m->id_key_len, (int64_t)idx);
@@ -619,6 +642,8 @@ static void after_request(struct an_engine *e, struct an_msg *m, struct an_reque
 		an_key_of(r->progress_token, &e->key);
 		mt_map_put(&st->tokens[m->dir], e->key.data, e->key.len, (int64_t)idx);
 	}
+	if (!strcmp(r->method, "initialize") || !strcmp(r->method, "logging/setLevel"))
+		params = json_object_get(an_json(&(struct an_ctx){st, m, NULL, e}), "params");
 	if (!strcmp(r->method, "initialize") && m->dir == AN_C2S) {
 		st->init_count++;
 		if (!st->init_seq)
@@ -660,6 +685,12 @@ static void after_answer(struct an_engine *e, struct an_msg *m)
 			st->phase = AN_PH_FAILED;
 		return;
 	}
+	/* Parse only answers that change the state: a cheap look at the bytes first. */
+	if (strcmp(r->method, "initialize") && strcmp(r->method, "tools/list") &&
+	    strncmp(r->method, "resources/", 10) && strncmp(r->method, "tasks/", 6) &&
+	    !memmem(m->raw, m->raw_len, "\"task\"", 6) &&
+	    !memmem(m->raw, m->raw_len, "\"nextCursor\"", 12))
+		return;
 	result = json_object_get(an_json(&(struct an_ctx){st, m, NULL, e}), "result");
 	if (json_is_object(result) && json_is_object(json_object_get(result, "task")) &&
 	    !json_object_get(result, "content") && strcmp(r->method, "tasks/get"))
@@ -796,15 +827,18 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 {
 	struct an_state *st = &e->st;
 	const struct mt_class *c = m->cls;
-	struct mt_buf method = MT_BUF_INIT;
-	struct mt_buf idkey = MT_BUF_INIT;
+	struct mt_buf *idkey = m->in_batch ? &e->idkey2 : &e->idkey;
 	unsigned hook = hook_of(c->kind);
 
-	if (c->method.n && mt_json_string(c->method, &method) == 0)
-		m->method = intern(e, method.data ? method.data : "", method.len);
-	key_of_token(c->idtype, c->id, &idkey);
-	m->id_key = idkey.data ? idkey.data : "";
-	m->id_key_len = idkey.len;
+	if (c->method.n) {
+		if (!memchr(c->method.p, '\\', c->method.n))
+			m->method = intern(e, c->method.p + 1, c->method.n - 2);
+		else if (mt_json_string(c->method, &e->scratch) == 0)
+			m->method = intern(e, e->scratch.data ? e->scratch.data : "", e->scratch.len);
+	}
+	key_of_token(c->idtype, c->id, idkey);
+	m->id_key = idkey->data ? idkey->data : "";
+	m->id_key_len = idkey->len;
 	st->messages++;
 	if (c->kind <= MT_ERROR)
 		st->rpc_messages++;
@@ -820,12 +854,12 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 		r->in_batch = m->in_batch != 0;
 		if (keep_params(m->method))
 			r->params = json_incref(an_params(&(struct an_ctx){st, m, NULL, e}));
-		if (c->token_type != MT_ID_NONE) {
-			json_t *tok = an_path(an_params(&(struct an_ctx){st, m, NULL, e}),
-					      "_meta.progressToken");
+		if (c->token_type != MT_ID_NONE && c->progress_token.n) {
+			json_t *tok = json_loadb(c->progress_token.p, c->progress_token.n,
+						 JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
 			if (tok) {
 				r->has_token = 1;
-				r->progress_token = json_incref(tok);
+				r->progress_token = tok;
 			}
 		}
 		m->req = r;
@@ -855,8 +889,6 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 		track(e, hook, m);
 	}
 	finish_message(e);
-	mt_buf_release(&method);
-	mt_buf_release(&idkey);
 }
 
 /* Iterate the elements of a validated JSON array span. */
