@@ -85,7 +85,8 @@ struct an_request {
 	const char *method;      /* interned by the engine (lives as long as it) */
 	json_t *params;          /* owned, kept for the methods answers are checked against
 				  * (initialize, tools/call, the lists, elicitation/create, sampling,
-				  * tasks/...); NULL for the others */
+				  * tasks/...); NULL for the others, and freed once the request
+				  * is answered (but for initialize's) */
 	int64_t answer_seq;      /* 0 until answered */
 	enum mt_kind answer_kind;/* MT_RESPONSE or MT_ERROR once answered */
 	int64_t answer_t_ns;

@@ -880,6 +880,11 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 		dispatch(e, hook, m);
 		after_answer(e, m);
 		track(e, hook, m);
+		/* Answered: its params are not needed again (the handshake's are kept). */
+		if (m->req && m->req->params && strcmp(m->req->method, "initialize")) {
+			json_decref(m->req->params);
+			m->req->params = NULL;
+		}
 	} else if (c->kind == MT_NOTIFICATION) {
 		dispatch(e, hook, m);
 		after_notification(e, m);

@@ -196,4 +196,17 @@ int store_each_item(struct store *st, int64_t session,
 		    int (*cb)(const struct store_item *it, void *ctx), void *ctx,
 		    struct mt_err *err);
 
+/* Flags of store_each_item_ex(). */
+enum {
+	STORE_ITEMS_PAIRED = 1, /* fill answers' method and latency_ns from their request */
+};
+/*
+ * store_each_item with flags: without STORE_ITEMS_PAIRED, answers' method is
+ * their own column (NULL) and latency_ns is 0, which is cheaper (the
+ * analyzer pairs answers itself). store_each_item() is this with PAIRED.
+ */
+int store_each_item_ex(struct store *st, int64_t session, unsigned flags,
+		       int (*cb)(const struct store_item *it, void *ctx), void *ctx,
+		       struct mt_err *err);
+
 #endif
