@@ -120,7 +120,7 @@ WHERE q.kind = 'request';
 CREATE VIEW method_stats AS
 SELECT session, dir, method,
        count(*)                                     AS requests,
-       sum(outcome = 'error')                       AS errors,
+       sum(outcome IS 'error')                      AS errors,
        sum(outcome IS NULL)                         AS unanswered,
        avg(latency_ns) / 1e6                        AS mean_ms,
        max(latency_ns) / 1e6                        AS max_ms

@@ -283,7 +283,7 @@ struct scan {
 static const char *validate(const char *buf, size_t len, struct scan *sc, size_t *off)
 {
 	const unsigned char *start = (const unsigned char *)buf;
-	const unsigned char *end = start + len, *p, *vstart = NULL;
+	const unsigned char *end = start + len, *p, *vstart = NULL, *at = start;
 	unsigned char small[256], *stack = small;
 	size_t depth = 0, cap = sizeof(small);
 	const char *why = NULL;
@@ -303,6 +303,7 @@ value:
 	}
 	if (depth == 1)
 		vstart = p;
+	at = p; /* where a token that fails to scan began */
 	escaped = 0;
 	switch (*p) {
 	case '{':
@@ -382,6 +383,7 @@ key:
 	{
 		const unsigned char *k = p;
 		int kesc = 0;
+		at = p;
 		p = scan_string(p, end, &why, &kesc);
 		if (!p)
 			goto out;
@@ -401,7 +403,7 @@ out:
 	if (stack != small)
 		free(stack);
 	if (why)
-		*off = (size_t)((p ? p : end) - start);
+		*off = (size_t)((p ? p : at) - start);
 	return why;
 }
 
@@ -620,7 +622,7 @@ static void look_inside(const struct scan *sc, struct mt_class *out)
 				out->progress_token = tok;
 		}
 		if (!out->progress_token.n && out->kind == MT_NOTIFICATION &&
-		    string_eq(out->method, "notifications/progress", 0) &&
+		    string_eq(out->method, "notifications/progress", sc->top_escaped[K_METHOD]) &&
 		    mt_json_member(params, "progressToken", &tok) == 1)
 			out->progress_token = tok;
 	}

@@ -868,6 +868,7 @@ static void read_item(sqlite3_stmt *s, enum store_item_type type, struct store_i
 {
 	memset(it, 0, sizeof(*it));
 	it->type = type;
+	it->id_sqltype = SQLITE_NULL;
 	switch (type) {
 	case STORE_ITEM_MESSAGE:
 		it->seq = sqlite3_column_int64(s, 0);

@@ -54,12 +54,13 @@ struct writer {
 	int in_txn;
 	size_t txn_rows;
 	int64_t txn_started;     /* monotonic ns */
-	uint64_t txn_msgs, txn_bytes; /* uncommitted, lost if the commit fails */
+	int64_t txn_first_seq;   /* the first seq the open transaction holds */
+	uint64_t txn_msgs, txn_stderr, txn_gaps, txn_bytes; /* in it: lost if it fails */
 	int failed;              /* the store failed for good */
 	char *fail_reason;
 	uint64_t lost_msgs, lost_bytes; /* relayed but not stored (not yet in a gap row) */
 	int64_t lost_seq;        /* where the loss began */
-	struct mt_buf init_id;   /* the initialize request's id token */
+	int64_t init_seq;        /* the initialize request's seq, until it is answered */
 	struct mt_map open;      /* requests awaiting an answer: key -> seq */
 	struct mt_buf key;       /* scratch for the map's keys */
 	struct writer_stats stats;
@@ -77,10 +78,11 @@ void writer_opts_default(struct writer_opts *o)
 
 /* ---- the store side (writer thread) ---- */
 
-static void lose(struct writer *w, uint64_t msgs, uint64_t bytes)
+/* msgs messages (bytes) from seq on were relayed but are not stored. */
+static void lose(struct writer *w, uint64_t msgs, uint64_t bytes, int64_t seq)
 {
 	if (!w->lost_msgs && !w->lost_bytes)
-		w->lost_seq = w->seq;
+		w->lost_seq = seq;
 	w->lost_msgs += msgs;
 	w->lost_bytes += bytes;
 	w->stats.lost_messages += msgs;
@@ -94,19 +96,20 @@ static void store_failed(struct writer *w, const char *why)
 	w->failed = 1;
 	w->fail_reason = mt_strdup(why);
 	mt_warn("cannot log to %s: %s; the relay goes on without logging", w->o.label, why);
-	/* What the failed transaction held is lost too. */
+	/* What the failed transaction held is lost too (its gap rows included). */
 	if (w->in_txn) {
 		store_rollback(w->st);
 		w->in_txn = 0;
-		w->stats.stored_messages -= w->txn_msgs < w->stats.stored_messages
-						    ? w->txn_msgs
-						    : w->stats.stored_messages;
-		lose(w, w->txn_msgs, w->txn_bytes);
-		w->txn_msgs = w->txn_bytes = 0;
+		w->stats.stored_messages -= w->txn_msgs;
+		w->stats.stored_stderr -= w->txn_stderr;
+		/* Oversized lines were counted as lost when their gap row was written. */
+		w->stats.lost_messages -= w->txn_gaps;
+		lose(w, w->txn_msgs + w->txn_stderr + w->txn_gaps, w->txn_bytes, w->txn_first_seq);
+		w->txn_msgs = w->txn_stderr = w->txn_gaps = w->txn_bytes = 0;
 	}
 }
 
-static int ensure_txn(struct writer *w)
+static int ensure_txn(struct writer *w, int64_t seq)
 {
 	struct mt_err err = {""};
 
@@ -118,7 +121,8 @@ static int ensure_txn(struct writer *w)
 	}
 	w->in_txn = 1;
 	w->txn_rows = 0;
-	w->txn_msgs = w->txn_bytes = 0;
+	w->txn_first_seq = seq;
+	w->txn_msgs = w->txn_stderr = w->txn_gaps = w->txn_bytes = 0;
 	w->txn_started = mt_mono_ns();
 	return 0;
 }
@@ -134,7 +138,7 @@ static void commit(struct writer *w)
 		return;
 	}
 	w->in_txn = 0;
-	w->txn_msgs = w->txn_bytes = 0;
+	w->txn_msgs = w->txn_stderr = w->txn_gaps = w->txn_bytes = 0;
 	w->stats.commits++;
 }
 
@@ -144,9 +148,12 @@ static const char *jstr(json_t *obj, const char *key)
 	return json_string_value(json_object_get(obj, key));
 }
 
-/* Note what an initialize request or its answer says about the session. */
+/*
+ * Note what an initialize request (c2s) or its answer (s2c, paired by the tap:
+ * request_seq) says about the session.
+ */
 static void note_initialize(struct writer *w, enum writer_stream s, const struct mt_class *c,
-			    const char *p, size_t n)
+			    const char *p, size_t n, int64_t seq, int64_t request_seq)
 {
 	struct store_session_init in = {NULL, NULL, NULL, NULL};
 	struct mt_err err = {""};
@@ -155,12 +162,15 @@ static void note_initialize(struct writer *w, enum writer_stream s, const struct
 	int is_request = s == WS_C2S && c->kind == MT_REQUEST;
 
 	if (is_request) {
-		if (c->method.n != 12 || memcmp(c->method.p, "\"initialize\"", 12) != 0)
+		struct mt_buf m = MT_BUF_INIT;
+		int is_init = mt_json_string(c->method, &m) == 0 && m.len == 10 &&
+			      memcmp(m.data, "initialize", 10) == 0;
+		mt_buf_release(&m);
+		if (!is_init)
 			return;
-		mt_buf_reset(&w->init_id);
-		mt_buf_append(&w->init_id, c->id.p, c->id.n);
-	} else if (!(s == WS_S2C && c->kind == MT_RESPONSE && w->init_id.len == c->id.n &&
-		     memcmp(w->init_id.data, c->id.p, c->id.n) == 0)) {
+		w->init_seq = seq;
+	} else if (!(s == WS_S2C && c->kind == MT_RESPONSE && w->init_seq &&
+		     request_seq == w->init_seq)) {
 		return;
 	}
 	msg = json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
@@ -179,7 +189,7 @@ static void note_initialize(struct writer *w, enum writer_stream s, const struct
 			store_failed(w, err.msg);
 	}
 	if (!is_request)
-		mt_buf_reset(&w->init_id);
+		w->init_seq = 0;
 	free(caps);
 	json_decref(msg);
 }
@@ -209,6 +219,9 @@ static int64_t pair(struct writer *w, enum writer_stream s, const struct mt_clas
 		if (mt_json_string(c->id, &v) == 0 && v.len)
 			mt_buf_append(&w->key, v.data, v.len);
 		mt_buf_release(&v);
+	} else if (c->idtype == MT_ID_STRING) {
+		/* The same bytes as the decoded value: the token without its quotes. */
+		mt_buf_append(&w->key, c->id.p + 1, c->id.n - 2);
 	} else {
 		mt_buf_append(&w->key, c->id.p, c->id.n);
 	}
@@ -228,30 +241,34 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 	int64_t seq = w->seq++;
 	int rc;
 
-	if (!w->st || w->failed) {
-		lose(w, 1, n);
-		return;
-	}
-	if (ensure_txn(w)) {
-		lose(w, 1, n);
+	if (!w->st || w->failed || ensure_txn(w, seq)) {
+		lose(w, 1, n, seq);
 		return;
 	}
 	if (flags & MT_FRAME_OVERSIZED) {
 		char why[160];
 		snprintf(why, sizeof(why), "a line of %zu bytes is larger than --max-message (%zu)",
 			 n, w->o.max_message);
+		if (store_add_gap(w->st, w->session, seq, stream_dir[ch->s], 1, (int64_t)n, why,
+				  &err)) {
+			store_failed(w, err.msg);
+			lose(w, 1, n, seq);
+			return;
+		}
 		w->stats.lost_messages++;
 		w->stats.lost_bytes += n;
-		if (store_add_gap(w->st, w->session, seq, stream_dir[ch->s], 1, (int64_t)n, why,
-				  &err))
-			store_failed(w, err.msg);
+		w->txn_rows++;
+		w->txn_gaps++;
+		w->txn_bytes += n;
 		return;
 	}
 	if (ch->s == WS_STDERR) {
 		rc = store_add_stderr(w->st, w->session, seq, ch->t_ns, ch->wall, p, n,
 				      !!(flags & MT_FRAME_INCOMPLETE), &err);
-		if (!rc)
+		if (!rc) {
 			w->stats.stored_stderr++;
+			w->txn_stderr++;
+		}
 	} else {
 		struct mt_class c;
 		struct store_msg m;
@@ -270,17 +287,17 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 		rc = store_add_message(w->st, &m, &err);
 		if (!rc) {
 			w->stats.stored_messages++;
+			w->txn_msgs++;
 			if (c.kind == MT_REQUEST || c.kind == MT_RESPONSE)
-				note_initialize(w, ch->s, &c, p, n);
+				note_initialize(w, ch->s, &c, p, n, seq, m.request_seq);
 		}
 	}
 	if (rc) {
 		store_failed(w, err.msg);
-		lose(w, 1, n);
+		lose(w, 1, n, seq);
 		return;
 	}
 	w->txn_rows++;
-	w->txn_msgs++;
 	w->txn_bytes += n;
 }
 
@@ -527,7 +544,6 @@ int writer_finish(struct writer *w, const struct store_session_end *e,
 	}
 	for (int i = 0; i < WS_COUNT; i++)
 		mt_framer_release(&w->fr[i]);
-	mt_buf_release(&w->init_id);
 	mt_buf_release(&w->key);
 	mt_map_release(&w->open);
 	free(w->fail_reason);

@@ -37,7 +37,7 @@ struct writer_opts {
 	const char *label;   /* the capture file's name, for messages */
 };
 
-/* Defaults: 8 MiB queue, 512 rows or 5 ms per batch, 256 MiB messages. */
+/* Defaults: 4 MiB queue, 512 rows or 5 ms per batch, 256 MiB messages. */
 void writer_opts_default(struct writer_opts *o);
 
 struct writer;

@@ -1,0 +1,129 @@
+#!/bin/sh
+# tests/fuzz/run.sh SECONDS BIN... - run each libFuzzer binary for SECONDS.
+#
+# Each target NAME (the binary's file name) keeps its corpus in
+# build/fuzz/corpus-NAME, seeded here from a few inline examples, and writes
+# crash, leak and timeout inputs to build/fuzz/artifacts-NAME/. One line is
+# printed per target; the exit status is non-zero when any target found a
+# crash (or could not run). Reproduce a finding with: BIN ARTIFACT
+set -u
+
+usage() {
+	echo "usage: tests/fuzz/run.sh SECONDS BIN..." >&2
+	exit 2
+}
+[ $# -ge 2 ] || usage
+secs=$1
+shift
+case $secs in '' | *[!0-9]*) usage ;; esac
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+out=$top/build/fuzz
+mkdir -p "$out" || exit 2
+
+# seed DIR NAME PRINTF-FORMAT: one corpus file (printf escapes allowed, \000 too).
+seed() {
+	# shellcheck disable=SC2059
+	printf "$3" > "$1/seed-$2"
+}
+
+seed_classify() {
+	d=$1
+	seed "$d" request '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,2.5e-3,true,null]},"_meta":{"progressToken":"p1"}}}\r\n'
+	seed "$d" progress '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1,"total":10}}\n'
+	seed "$d" response '{"jsonrpc":"2.0","id":"a\\u00e9\\ud83d\\ude00","result":{"content":[{"type":"text","text":"caf\303\251"}],"_meta":{}}}'
+	seed "$d" error '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":{"code":1}}}'
+	seed "$d" batch '[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","id":2,"method":"b"},[],{}]'
+	seed "$d" escapes '{"\\u006asonrpc":"2\\u002e0","i\\u0064":-0,"method":"\\"\\\\\\/\\b\\f\\n\\r\\t","id":9}'
+	seed "$d" invalid '{"jsonrpc":"2.0","id":01,"method":"\355\240\200","x":tru}'
+	seed "$d" deep '[[[[[[[[[[[[[[[[{"a":[[[[[[[[0]]]]]]]]}]]]]]]]]]]]]]]]'
+	seed "$d" init '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"c","version":"1"}}}\n'
+}
+
+dict_classify() {
+	cat > "$1" <<'EOF'
+"\"jsonrpc\""
+"\"2.0\""
+"\"id\""
+"\"method\""
+"\"params\""
+"\"result\""
+"\"error\""
+"\"code\""
+"\"_meta\""
+"\"progressToken\""
+"\"notifications/progress\""
+"\\u00"
+"\\ud83d\\ude00"
+"\\ud800"
+"true"
+"false"
+"null"
+"-0.5e+10"
+"9223372036854775807"
+"-9223372036854775808"
+"\xf0\x9f\x98\x80"
+"\xed\xa0\x80"
+EOF
+}
+
+seed_frame() {
+	d=$1
+	seed "$d" lines '\020\007{"jsonrpc":"2.0","method":"n"}\nshort\n\r\n\n0123456789abcdefghij\nlast'
+	seed "$d" nolimit '\000\003a\nbb\nccc\n\n'
+	seed "$d" exact '\004\001abc\nabcd\nabcde\n\nab'
+	seed "$d" binary '\011\377\000\001\n\377\376\375\n\n\n\000'
+}
+
+seed_store() {
+	d=$1
+	seed "$d" hello 'hello'
+	seed "$d" header 'SQLite format 3\000\020\000\001\001\000@  \000\000\000\001'
+	: > "$d/seed-empty"
+}
+
+status=0
+for bin in "$@"; do
+	name=$(basename "$bin")
+	corpus=$out/corpus-$name
+	art=$out/artifacts-$name
+	log=$out/$name.log
+	tmp=$out/tmp-$name
+	rm -rf "$tmp"
+	mkdir -p "$corpus" "$art" "$tmp" || exit 2
+	opts="-max_total_time=$secs -timeout=25 -print_final_stats=1"
+	case $name in
+	fuzz-classify)
+		seed_classify "$corpus"
+		dict_classify "$out/$name.dict"
+		opts="$opts -max_len=16384 -dict=$out/$name.dict" ;;
+	fuzz-frame)
+		seed_frame "$corpus" ;;
+	fuzz-store)
+		seed_store "$corpus" ;;
+	esac
+	if [ ! -x "$bin" ]; then
+		echo "$name: FAILED: no such program $bin"
+		status=1
+		continue
+	fi
+	before=$(ls "$art" | wc -l)
+	# shellcheck disable=SC2086
+	TMPDIR=$tmp MCPTAP_FUZZ_STORE_SEED=$corpus/seed-capture.db \
+		ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+		"$bin" $opts -artifact_prefix="$art/" "$corpus" > "$log" 2>&1
+	rc=$?
+	after=$(ls "$art" | wc -l)
+	rm -rf "$tmp"
+	runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$log" | tail -n 1)
+	files=$(ls "$corpus" | wc -l)
+	if [ $rc -eq 0 ] && [ "$after" -eq "$before" ]; then
+		echo "$name: ok, ${runs:-?} runs in ${secs}s, corpus $files inputs"
+	else
+		newest=$(ls -t "$art" 2>/dev/null | head -n 1)
+		echo "$name: FAILED (exit $rc${newest:+, input $art/$newest}), see $log"
+		grep -m 3 -E 'ERROR|fuzz-[a-z]+:|runtime error' "$log" | sed 's/^/    /'
+		status=1
+	fi
+done
+exit $status

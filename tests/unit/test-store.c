@@ -1,0 +1,973 @@
+/*
+ * test-store.c - the capture file (schema/store.h): creation (mode 0600,
+ * application_id, user_version), refusal of files that are not ours without
+ * touching them, reopening, typed ids in SQL, the exchange and method_stats
+ * views, and the readers (sessions, last session, items in seq order).
+ */
+#include "tests/unit/unit.h"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "schema/store.h"
+
+/* ---- helpers ---- */
+
+/* A scratch directory (never NULL). */
+static char *tmpdir(void)
+{
+	char *dir = unit_tmpdir();
+
+	if (!dir) {
+		fail_msg("cannot make a scratch directory");
+		abort();
+	}
+	return dir;
+}
+
+static char *path_in(const char *dir, const char *name)
+{
+	return mt_asprintf("%s/%s", dir, name);
+}
+
+static void write_file(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(p, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* The whole file (caller frees); *n is its size. */
+static char *read_all(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	char *p = NULL;
+	size_t cap = 0, len = 0, r;
+
+	assert_non_null(f);
+	do {
+		if (len == cap) {
+			cap = cap ? cap * 2 : 4096;
+			p = mt_realloc(p, cap);
+		}
+		r = fread(p + len, 1, cap - len, f);
+		len += r;
+	} while (r > 0);
+	fclose(f);
+	*n = len;
+	return p;
+}
+
+static int exists(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0;
+}
+
+/* Run SQL on our own connection to path (not through the store). */
+static void sql_exec(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+	char *msg = NULL;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+		fail_msg("%s: %s", sql, msg ? msg : "?");
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+}
+
+/* The first column of the first row of a query, as an integer (NULL: -999). */
+static int64_t sql_int(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+	int64_t v;
+
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	v = sqlite3_column_type(s, 0) == SQLITE_NULL ? -999 : sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return v;
+}
+
+/* Every row of a query, columns joined with '|' and rows with '\n' (NULL shows as ~). */
+static char *sql_rows(const char *path, const char *sql)
+{
+	struct mt_buf b = MT_BUF_INIT;
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		for (int i = 0; i < sqlite3_column_count(s); i++) {
+			const unsigned char *t = sqlite3_column_text(s, i);
+			if (i)
+				mt_buf_putc(&b, '|');
+			mt_buf_puts(&b, t ? (const char *)t : "~");
+		}
+		mt_buf_putc(&b, '\n');
+	}
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	if (!b.data)
+		mt_buf_puts(&b, "");
+	return b.data;
+}
+
+#define assert_rows(path, sql, want)                                                        \
+	do {                                                                                \
+		char *got_ = sql_rows((path), (sql));                                       \
+		if (strcmp(got_, (want)) != 0)                                              \
+			fail_msg("%s\ngot:\n%sexpected:\n%s", (sql), got_, (want));          \
+		free(got_);                                                                 \
+	} while (0)
+
+static struct store *open_new(const char *path)
+{
+	struct store *st = NULL;
+	struct mt_err err = {""};
+
+	if (store_open(path, STORE_WRITE, &st, &err))
+		fail_msg("store_open %s: %s", path, err.msg);
+	assert_non_null(st);
+	return st;
+}
+
+static int64_t new_session(struct store *st, const char *command)
+{
+	struct store_session_new sn = {"stdio", 1700000000000000LL, command, "/tmp", 4242};
+	struct mt_err err = {""};
+	int64_t id = 0;
+
+	if (store_session_create(st, &sn, &id, &err))
+		fail_msg("store_session_create: %s", err.msg);
+	assert_true(id > 0);
+	return id;
+}
+
+/*
+ * Classify and append one message (raw holds its newline, if any); answers
+ * name the seq of the request they answer in request_seq (0: none).
+ */
+static void add_answer_n(struct store *st, int64_t session, int64_t seq, int64_t t_ns,
+			 const char *dir, const char *raw, size_t n, int incomplete,
+			 int64_t request_seq)
+{
+	struct mt_class c;
+	struct mt_err err = {""};
+
+	mt_classify(raw, n, &c);
+	struct store_msg m = {
+		.session = session,
+		.seq = seq,
+		.t_ns = t_ns,
+		.wall = 1700000000000000LL + t_ns / 1000,
+		.dir = dir,
+		.channel = "stdio",
+		.cls = &c,
+		.raw = raw,
+		.size = n,
+		.incomplete = incomplete,
+		.request_seq = request_seq,
+	};
+	if (store_add_message(st, &m, &err))
+		fail_msg("store_add_message seq %lld: %s", (long long)seq, err.msg);
+}
+
+static void add_msg_n(struct store *st, int64_t session, int64_t seq, int64_t t_ns,
+		      const char *dir, const char *raw, size_t n, int incomplete)
+{
+	add_answer_n(st, session, seq, t_ns, dir, raw, n, incomplete, 0);
+}
+
+static void add_msg(struct store *st, int64_t session, int64_t seq, int64_t t_ns,
+		    const char *dir, const char *raw)
+{
+	add_answer_n(st, session, seq, t_ns, dir, raw, strlen(raw), 0, 0);
+}
+
+static void add_answer(struct store *st, int64_t session, int64_t seq, int64_t t_ns,
+		       const char *dir, const char *raw, int64_t request_seq)
+{
+	add_answer_n(st, session, seq, t_ns, dir, raw, strlen(raw), 0, request_seq);
+}
+
+static void check_refused(const char *path, enum store_mode mode, const char *needle)
+{
+	struct store *st = (struct store *)&st; /* must be reset to NULL */
+	struct mt_err err = {""};
+
+	assert_int_equal(store_open(path, mode, &st, &err), -1);
+	assert_null(st);
+	assert_true(err.msg[0] != '\0');
+	if (needle && !strstr(err.msg, needle))
+		fail_msg("'%s' does not say '%s'", err.msg, needle);
+	/* Lowercase, no full stop (STYLE.md 10). */
+	assert_false(err.msg[strlen(err.msg) - 1] == '.');
+}
+
+/* The directory holds exactly these names (NULL-terminated). */
+static void assert_dir_holds(const char *dir, const char *const *names)
+{
+	size_t want = 0, got = 0;
+	char *p;
+
+	for (; names[want]; want++) {
+		p = path_in(dir, names[want]);
+		if (!exists(p))
+			fail_msg("%s is missing", p);
+		free(p);
+	}
+	char *cmd = mt_asprintf("ls -A '%s' | wc -l", dir);
+	FILE *f = popen(cmd, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%zu", &got), 1);
+	pclose(f);
+	free(cmd);
+	if (got != want) {
+		cmd = mt_asprintf("ls -lA '%s' >&2", dir);
+		assert_int_equal(system(cmd), 0);
+		free(cmd);
+		fail_msg("%s holds %zu files, expected %zu", dir, got, want);
+	}
+}
+
+/* ---- creating ---- */
+
+static void test_create(void **state)
+{
+	char *dir = tmpdir(), *db, *wal, *shm;
+	mode_t old = umask(0);
+	struct store *st;
+	struct stat sb;
+
+	(void)state;
+	assert_non_null(dir);
+	db = path_in(dir, "new.db");
+	wal = path_in(dir, "new.db-wal");
+	shm = path_in(dir, "new.db-shm");
+	st = open_new(db);
+	new_session(st, "server --flag");
+	/* Mode 0600 even with umask 0, for the file and its WAL companions. */
+	assert_int_equal(stat(db, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0600);
+	assert_true(exists(wal));
+	assert_int_equal(stat(wal, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0600);
+	assert_int_equal(stat(shm, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0600);
+	umask(old);
+
+	assert_int_equal(sql_int(db, "PRAGMA application_id"), 0x4d435054);
+	assert_int_equal(sql_int(db, "PRAGMA user_version"), 1);
+	assert_int_equal(STORE_SCHEMA_VERSION, 1);
+	assert_rows(db, "PRAGMA journal_mode", "wal\n");
+	assert_rows(db, "SELECT value FROM meta WHERE key = 'created_by'",
+		    "mcptap " MCPTAP_VERSION "\n");
+	/* The tables and views this module writes and reads (the schema may hold more). */
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE"
+				     " (type = 'table' AND name IN ('meta', 'session', 'message',"
+				     " 'stderr_line', 'gap')) OR (type = 'view' AND name IN"
+				     " ('exchange', 'method_stats'))"),
+			 7);
+	assert_int_equal(store_close(st), 0);
+	assert_int_equal(store_close(NULL), 0);
+
+	free(db);
+	free(wal);
+	free(shm);
+	unit_rmdir(dir);
+}
+
+static void test_missing_and_empty(void **state)
+{
+	char *dir = tmpdir(), *db;
+	struct store *st;
+	struct stat sb;
+
+	(void)state;
+	db = path_in(dir, "none.db");
+	/* STORE_READ refuses a missing file and does not create it. */
+	check_refused(db, STORE_READ, NULL);
+	assert_false(exists(db));
+	/* ... and an empty one, which it leaves empty. */
+	write_file(db, "", 0);
+	check_refused(db, STORE_READ, "empty");
+	assert_int_equal(stat(db, &sb), 0);
+	assert_int_equal(sb.st_size, 0);
+	/* STORE_WRITE takes an empty file as a new capture. */
+	st = open_new(db);
+	new_session(st, NULL);
+	assert_int_equal(store_close(st), 0);
+	assert_int_equal(sql_int(db, "PRAGMA application_id"), 0x4d435054);
+	/* A directory is refused. */
+	check_refused(dir, STORE_WRITE, "directory");
+	check_refused(dir, STORE_READ, "directory");
+	/* A path in a missing directory is refused. */
+	free(db);
+	db = path_in(dir, "no/such/dir.db");
+	check_refused(db, STORE_WRITE, NULL);
+	free(db);
+	unit_rmdir(dir);
+}
+
+/* A file that is not ours is refused in both modes, and not one byte of it changes. */
+static void check_untouched(const char *dir, const char *name, const char *needle)
+{
+	char *path = path_in(dir, name);
+	size_t n0, n1;
+	char *before = read_all(path, &n0), *after;
+	const char *const only[] = {name, NULL};
+
+	check_refused(path, STORE_READ, needle);
+	check_refused(path, STORE_WRITE, needle);
+	after = read_all(path, &n1);
+	assert_int_equal(n0, n1);
+	assert_memory_equal(before, after, n0);
+	assert_dir_holds(dir, only);
+	free(before);
+	free(after);
+	free(path);
+}
+
+static void test_refuse_not_sqlite(void **state)
+{
+	char *dir = tmpdir(), *p;
+	char junk[8192];
+
+	(void)state;
+	p = path_in(dir, "hello.txt");
+	write_file(p, "hello", 5);
+	free(p);
+	check_untouched(dir, "hello.txt", "not a database");
+	unit_rmdir(dir);
+
+	dir = tmpdir();
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (char)(i * 131 + 7);
+	p = path_in(dir, "junk.bin");
+	write_file(p, junk, sizeof(junk));
+	free(p);
+	check_untouched(dir, "junk.bin", NULL);
+	unit_rmdir(dir);
+
+	/* Only the magic string of an SQLite header. */
+	dir = tmpdir();
+	p = path_in(dir, "magic.db");
+	write_file(p, "SQLite format 3", 16);
+	free(p);
+	check_untouched(dir, "magic.db", NULL);
+	unit_rmdir(dir);
+}
+
+static void test_refuse_other_application(void **state)
+{
+	char *dir = tmpdir(), *p;
+
+	(void)state;
+	/* Another program's database: application_id 0, a table with rows. */
+	p = path_in(dir, "other.db");
+	sql_exec(p, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);"
+		    "INSERT INTO notes (body) VALUES ('keep me'), ('and me');");
+	free(p);
+	check_untouched(dir, "other.db", "not an mcptap capture");
+	unit_rmdir(dir);
+
+	/* Another application_id and nothing else. */
+	dir = tmpdir();
+	p = path_in(dir, "app.db");
+	sql_exec(p, "PRAGMA application_id = 305419896; PRAGMA user_version = 1;");
+	free(p);
+	check_untouched(dir, "app.db", "not an mcptap capture");
+	unit_rmdir(dir);
+
+	/* A WAL-mode database of another program. */
+	dir = tmpdir();
+	p = path_in(dir, "walother.db");
+	sql_exec(p, "PRAGMA journal_mode = WAL; CREATE TABLE t (x); INSERT INTO t VALUES (1);");
+	free(p);
+	check_untouched(dir, "walother.db", "not an mcptap capture");
+	unit_rmdir(dir);
+}
+
+static void test_refuse_newer(void **state)
+{
+	char *dir = tmpdir(), *p;
+
+	(void)state;
+	p = path_in(dir, "newer.db");
+	sql_exec(p, "PRAGMA application_id = 1296257108; PRAGMA user_version = 99;"
+		    "CREATE TABLE session (id INTEGER PRIMARY KEY, future TEXT);");
+	free(p);
+	check_untouched(dir, "newer.db", "newer");
+	check_untouched(dir, "newer.db", "upgrade");
+	unit_rmdir(dir);
+
+	/* When the file says which mcptap wrote it, the message names it. */
+	dir = tmpdir();
+	p = path_in(dir, "named.db");
+	sql_exec(p, "PRAGMA application_id = 1296257108; PRAGMA user_version = 2;"
+		    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);"
+		    "INSERT INTO meta VALUES ('migrated_by', 'mcptap 7.1.0');");
+	free(p);
+	check_untouched(dir, "named.db", "mcptap 7.1.0");
+	check_untouched(dir, "named.db", "upgrade");
+	unit_rmdir(dir);
+
+	/* Our id with no schema version at all is damaged, not ours to fix. */
+	dir = tmpdir();
+	p = path_in(dir, "zero.db");
+	sql_exec(p, "PRAGMA application_id = 1296257108; CREATE TABLE x (y);");
+	free(p);
+	check_untouched(dir, "zero.db", NULL);
+	unit_rmdir(dir);
+}
+
+static void test_refuse_corrupt(void **state)
+{
+	char *dir = tmpdir(), *p;
+	struct store *st;
+	size_t n;
+	char *bytes;
+
+	(void)state;
+	p = path_in(dir, "corrupt.db");
+	st = open_new(p);
+	int64_t s = new_session(st, "x");
+	for (int i = 1; i <= 50; i++)
+		add_msg(st, s, i, i, "c2s", "{\"jsonrpc\":\"2.0\",\"method\":\"m\"}\n");
+	assert_int_equal(store_close(st), 0);
+	/* Closing the last connection checkpoints and removes the WAL. */
+	bytes = read_all(p, &n);
+	assert_true(n >= 4096);
+	/* Keep the 100-byte header (so it still looks like ours), wreck the schema page. */
+	for (size_t i = 100; i < n && i < 4096; i++)
+		bytes[i] = (char)0xA5;
+	write_file(p, bytes, n);
+	free(p);
+	check_untouched(dir, "corrupt.db", NULL);
+	unit_rmdir(dir);
+
+	/* A capture cut short inside its first page. */
+	dir = tmpdir();
+	p = path_in(dir, "short.db");
+	write_file(p, bytes, 1000);
+	free(p);
+	free(bytes);
+	check_untouched(dir, "short.db", NULL);
+	unit_rmdir(dir);
+}
+
+/* ---- reopening and sessions ---- */
+
+static void test_reopen(void **state)
+{
+	char *dir = tmpdir(), *p = path_in(dir, "re.db");
+	struct store_session_row *rows = NULL, row;
+	struct mt_err err = {""};
+	struct store *st;
+	size_t n = 0;
+	int64_t id = 0;
+
+	(void)state;
+	st = open_new(p);
+	assert_int_equal(new_session(st, "one"), 1);
+	assert_int_equal(new_session(st, "two"), 2);
+	assert_int_equal(store_close(st), 0);
+
+	st = open_new(p);
+	assert_int_equal(new_session(st, "three"), 3);
+	assert_int_equal(store_sessions(st, &rows, &n, &err), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(rows[0].command, "one");
+	assert_string_equal(rows[1].command, "two");
+	assert_string_equal(rows[2].command, "three");
+	store_sessions_free(rows, n);
+	assert_int_equal(store_close(st), 0);
+
+	/* STORE_READ reads the same, and the newest is the last one. */
+	assert_int_equal(store_open(p, STORE_READ, &st, &err), 0);
+	assert_int_equal(store_last_session(st, &id, &err), 0);
+	assert_int_equal(id, 3);
+	assert_int_equal(store_session_get(st, 2, &row, &err), 0);
+	assert_int_equal(row.id, 2);
+	assert_string_equal(row.command, "two");
+	assert_string_equal(row.transport, "stdio");
+	store_session_row_release(&row);
+	assert_int_equal(store_close(st), 0);
+	assert_rows(p, "SELECT count(*) FROM session", "3\n");
+	free(p);
+	unit_rmdir(dir);
+}
+
+static void test_no_sessions(void **state)
+{
+	char *dir = tmpdir(), *p = path_in(dir, "empty.db");
+	struct store_session_row *rows = (struct store_session_row *)&rows, row;
+	struct mt_err err = {""};
+	struct store *st = open_new(p);
+	size_t n = 99;
+	int64_t id = 77;
+
+	(void)state;
+	assert_int_equal(store_last_session(st, &id, &err), -1);
+	assert_true(err.msg[0] != '\0');
+	assert_int_equal(id, 77);
+	err.msg[0] = '\0';
+	assert_int_equal(store_session_get(st, 5, &row, &err), -1);
+	assert_non_null(strstr(err.msg, "no session 5"));
+	assert_int_equal(store_sessions(st, &rows, &n, &err), 0);
+	assert_int_equal(n, 0);
+	store_sessions_free(rows, n);
+	assert_int_equal(store_close(st), 0);
+	/* Also in a file opened for reading. */
+	assert_int_equal(store_open(p, STORE_READ, &st, &err), 0);
+	assert_int_equal(store_last_session(st, &id, &err), -1);
+	assert_int_equal(store_close(st), 0);
+	free(p);
+	unit_rmdir(dir);
+}
+
+static void test_session_fields(void **state)
+{
+	char *dir = tmpdir(), *p = path_in(dir, "fields.db");
+	struct store *st = open_new(p);
+	struct store_session_row row;
+	struct mt_err err = {""};
+	int64_t s, s2;
+
+	(void)state;
+	s = new_session(st, "srv 'a b'");
+	s2 = new_session(st, "other");
+	struct store_session_init cli = {"2025-03-26", "claude", "1.0", "{\"roots\":{}}"};
+	struct store_session_init srv = {"2025-06-18", "everything", "2.1", "{\"tools\":{}}"};
+	assert_int_equal(store_session_set_client(st, s, &cli, &err), 0);
+	/* The client's version stands until the server answers. */
+	assert_int_equal(store_session_get(st, s, &row, &err), 0);
+	assert_string_equal(row.protocol_version, "2025-03-26");
+	assert_null(row.server_name);
+	assert_int_equal(row.ended_wall, 0);
+	assert_int_equal(row.duration_ns, -1);
+	assert_int_equal(row.exit_status, -1);
+	assert_int_equal(row.exit_signal, 0);
+	store_session_row_release(&row);
+	assert_int_equal(store_session_set_server(st, s, &srv, &err), 0);
+	/* NULL fields leave what is there. */
+	struct store_session_init none = {NULL, NULL, NULL, NULL};
+	assert_int_equal(store_session_set_client(st, s, &none, &err), 0);
+	assert_int_equal(store_session_set_server(st, s, &none, &err), 0);
+
+	assert_int_equal(store_begin(st, &err), 0);
+	add_msg(st, s, 1, 10, "c2s", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"}\n");
+	add_msg(st, s, 2, 20, "s2c", "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+	add_msg(st, s, 3, 30, "c2s", "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\r\n");
+	assert_int_equal(store_add_stderr(st, s, 4, 40, 0, "log\n", 4, 0, &err), 0);
+	assert_int_equal(store_add_gap(st, s, 5, "s2c", 2, 1000, "too big", &err), 0);
+	add_msg(st, s2, 1, 10, "c2s", "x\n");
+	assert_int_equal(store_commit(st, &err), 0);
+
+	struct store_session_end e = {1700000009000000LL, 9000000000LL, 0, 3, 0, NULL};
+	assert_int_equal(store_session_finish(st, s, &e, &err), 0);
+	assert_int_equal(store_session_get(st, s, &row, &err), 0);
+	assert_string_equal(row.transport, "stdio");
+	assert_int_equal(row.started_wall, 1700000000000000LL);
+	assert_int_equal(row.ended_wall, 1700000009000000LL);
+	assert_int_equal(row.duration_ns, 9000000000LL);
+	assert_string_equal(row.command, "srv 'a b'");
+	assert_int_equal(row.pid, 4242); /* kept: the end gave none */
+	assert_int_equal(row.exit_status, 3);
+	assert_int_equal(row.exit_signal, 0);
+	assert_null(row.error);
+	assert_string_equal(row.protocol_version, "2025-06-18");
+	assert_string_equal(row.client_name, "claude");
+	assert_string_equal(row.client_version, "1.0");
+	assert_string_equal(row.server_name, "everything");
+	assert_string_equal(row.server_version, "2.1");
+	assert_string_equal(row.client_caps, "{\"roots\":{}}");
+	assert_string_equal(row.server_caps, "{\"tools\":{}}");
+	assert_int_equal(row.msgs_c2s, 2);
+	assert_int_equal(row.msgs_s2c, 1);
+	assert_int_equal(row.stderr_lines, 1);
+	assert_int_equal(row.bytes_c2s, 47 + 32);
+	assert_int_equal(row.bytes_s2c, 37);
+	assert_int_equal(row.gap_messages, 2);
+	assert_int_equal(row.gap_bytes, 1000);
+	store_session_row_release(&row);
+	store_session_row_release(NULL);
+
+	/* Killed by a signal, with a reason. */
+	struct store_session_end k = {1700000010000000LL, 1, 99, -1, 9, "killed"};
+	assert_int_equal(store_session_finish(st, s2, &k, &err), 0);
+	assert_int_equal(store_session_get(st, s2, &row, &err), 0);
+	assert_int_equal(row.exit_status, -1);
+	assert_int_equal(row.exit_signal, 9);
+	assert_int_equal(row.pid, 99);
+	assert_string_equal(row.error, "killed");
+	assert_int_equal(row.msgs_c2s, 1);
+	assert_int_equal(row.gap_messages, 0);
+	store_session_row_release(&row);
+	assert_int_equal(store_close(st), 0);
+	free(p);
+	unit_rmdir(dir);
+}
+
+static void test_transactions(void **state)
+{
+	char *dir = tmpdir(), *p = path_in(dir, "txn.db");
+	struct store *st = open_new(p);
+	struct mt_err err = {""};
+	struct mt_class c;
+	struct store_msg m;
+	int64_t s = new_session(st, NULL);
+
+	(void)state;
+	assert_int_equal(store_set_sync_full(st, 1, &err), 0);
+	assert_int_equal(store_begin(st, &err), 0);
+	add_msg(st, s, 1, 1, "c2s", "rolled back\n");
+	store_rollback(st);
+	store_rollback(st); /* nothing to roll back: harmless */
+	assert_rows(p, "SELECT count(*) FROM message", "0\n");
+	assert_int_equal(store_begin(st, &err), 0);
+	add_msg(st, s, 1, 1, "c2s", "kept\n");
+	assert_int_equal(store_commit(st, &err), 0);
+	assert_rows(p, "SELECT count(*) FROM message", "1\n");
+	assert_int_equal(store_set_sync_full(st, 0, &err), 0);
+
+	/* A second row with the same seq is refused, with a reason. */
+	mt_classify("dup\n", 4, &c);
+	m = (struct store_msg){.session = s, .seq = 1, .t_ns = 2, .wall = 3, .dir = "c2s",
+			       .channel = "stdio", .cls = &c, .raw = "dup\n", .size = 4};
+	assert_int_equal(store_add_message(st, &m, &err), -1);
+	assert_true(err.msg[0] != '\0');
+	err.msg[0] = '\0';
+	assert_int_equal(store_add_stderr(st, s, 1, 0, 0, "x", 1, 0, &err), 0); /* other table */
+	assert_int_equal(store_add_stderr(st, s, 1, 0, 0, "x", 1, 0, &err), -1);
+	assert_true(err.msg[0] != '\0');
+	/* COMMIT without BEGIN fails visibly. */
+	assert_int_equal(store_commit(st, &err), -1);
+	store_checkpoint(st);
+	assert_int_equal(store_close(st), 0);
+	free(p);
+	unit_rmdir(dir);
+}
+
+/* ---- what the message columns hold ---- */
+
+static void test_message_columns(void **state)
+{
+	static const char big_id[] =
+		"{\"jsonrpc\":\"2.0\",\"id\":123456789012345678901234,\"method\":\"m\"}\n";
+	static const char nul_raw[] = "{\"jsonrpc\":\"2.0\",\"id\":\"a\\u0000b\",\"method\":\"m\"}\r\n";
+	static const char bad_raw[] = "\xff\x00not json\r\n";
+	char *dir = tmpdir(), *p = path_in(dir, "ids.db");
+	struct store *st = open_new(p);
+	int64_t s = new_session(st, NULL);
+
+	(void)state;
+	add_msg(st, s, 1, 1, "c2s", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\\u0069ng\"}\n");
+	add_msg(st, s, 2, 2, "c2s", "{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"method\":\"ping\"}\n");
+	add_msg(st, s, 3, 3, "c2s", "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}\n");
+	add_msg(st, s, 4, 4, "s2c", "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700}}\n");
+	add_msg(st, s, 5, 5, "c2s", big_id);
+	add_msg(st, s, 6, 6, "c2s", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+				    "\"params\":{\"progressToken\":\"t\\u00e9\",\"progress\":1}}\n");
+	add_msg(st, s, 7, 7, "c2s", "{\"jsonrpc\":\"2.0\",\"id\":-7,\"method\":\"tools/call\","
+				    "\"params\":{\"_meta\":{\"progressToken\":42}}}\n");
+	add_msg(st, s, 8, 8, "s2c", "[{\"jsonrpc\":\"2.0\",\"method\":\"a\"},1,2]\n");
+	add_msg_n(st, s, 9, 9, "c2s", bad_raw, sizeof(bad_raw) - 1, 0);
+	add_msg_n(st, s, 10, 10, "c2s", nul_raw, sizeof(nul_raw) - 1, 0);
+	add_msg_n(st, s, 11, 11, "s2c", "{\"jsonrpc\":\"2.0\",\"id\":9,\"res", 28, 1);
+	add_msg(st, s, 12, 12, "c2s", "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"x\","
+				      "\"params\":{\"_meta\":{\"progressToken\":1e2}}}\n");
+	assert_int_equal(store_close(st), 0);
+
+	assert_rows(p,
+		    "SELECT seq, kind, typeof(id), id, idtype, method, error_code,"
+		    " typeof(progress_token), progress_token, has_meta, batch_size, incomplete"
+		    " FROM message ORDER BY seq",
+		    "1|request|integer|1|number|ping|~|null|~|0|~|0\n"
+		    "2|request|text|1|string|ping|~|null|~|0|~|0\n"
+		    "3|request|real|1.5|number|ping|~|null|~|0|~|0\n"
+		    "4|error|null|~|null|~|-32700|null|~|0|~|0\n"
+		    "5|request|text|123456789012345678901234|number|m|~|null|~|0|~|0\n"
+		    "6|notification|null|~|~|notifications/progress|~|text|t\xc3\xa9|0|~|0\n"
+		    "7|request|integer|-7|number|tools/call|~|integer|42|1|~|0\n"
+		    "8|batch|null|~|~|~|~|null|~|0|3|0\n"
+		    "9|invalid|null|~|~|~|~|null|~|0|~|0\n"
+		    "10|request|text|a|string|m|~|null|~|0|~|0\n"
+		    "11|invalid|null|~|~|~|~|null|~|0|~|1\n"
+		    "12|request|integer|9|number|x|~|real|100.0|1|~|0\n");
+	/* 1 and "1" stay apart in SQL. */
+	assert_rows(p, "SELECT group_concat(seq) FROM message WHERE id = 1", "1\n");
+	assert_rows(p, "SELECT group_concat(seq) FROM message WHERE id = '1'", "2\n");
+	/* The raw bytes are exact (NUL, CR, invalid UTF-8), size counts them. */
+	assert_rows(p, "SELECT size, length(raw), hex(raw) FROM message WHERE seq = 9",
+		    "12|12|FF006E6F74206A736F6E0D0A\n");
+	assert_int_equal(sql_int(p, "SELECT length(CAST(id AS BLOB)) FROM message WHERE seq = 10"),
+			 3); /* "a\0b" */
+	assert_int_equal(sql_int(p, "SELECT size FROM message WHERE seq = 10"),
+			 (int64_t)sizeof(nul_raw) - 1);
+	assert_rows(p, "SELECT typeof(raw) FROM message WHERE seq = 1", "blob\n");
+	free(p);
+	unit_rmdir(dir);
+}
+
+/* ---- views ---- */
+
+/*
+ * The exchange view joins each request with the answer that names it in
+ * request_seq (the writer pairs them as it reads), with the latency between
+ * them; unanswered requests have NULLs. method_stats sums it per method.
+ */
+static void test_exchange_view(void **state)
+{
+	char *dir = tmpdir(), *p = path_in(dir, "ex.db");
+	struct store *st = open_new(p);
+	struct mt_err err = {""};
+	int64_t s = new_session(st, NULL), s2;
+
+	(void)state;
+	s2 = new_session(st, NULL);
+	assert_int_equal(store_begin(st, &err), 0);
+	add_msg(st, s, 1, 1000, "c2s",
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}\n");
+	add_msg(st, s, 2, 2000, "c2s",
+		"{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"method\":\"tools/call\"}\n");
+	add_msg(st, s, 3, 3000, "c2s",
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\"}\n");
+	add_answer(st, s, 5, 5000, "s2c", "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n", 1);
+	add_answer(st, s, 6, 9000, "s2c",
+		   "{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"error\":{\"code\":-32601,\"message\":\"no\"}}\n",
+		   2);
+	/* An answer that pairs with nothing is no exchange. */
+	add_msg(st, s, 7, 10000, "s2c", "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+	/* A server-initiated request, answered by the client. */
+	add_msg(st, s, 8, 11000, "s2c", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"roots/list\"}\n");
+	add_answer(st, s, 9, 12500, "c2s",
+		   "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"roots\":[]}}\n", 8);
+	/* Another session's seq 3 is not this session's. */
+	add_msg(st, s2, 1, 100, "c2s", "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\n");
+	add_answer(st, s2, 2, 200, "s2c", "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n", 3);
+	assert_int_equal(store_commit(st, &err), 0);
+	assert_int_equal(store_close(st), 0);
+
+	assert_rows(p,
+		    "SELECT session, request_seq, dir, method, id, response_seq, outcome, error_code,"
+		    " latency_ns FROM exchange ORDER BY session, request_seq",
+		    "1|1|c2s|tools/call|1|5|response|~|4000\n"
+		    "1|2|c2s|tools/call|1|6|error|-32601|7000\n"
+		    "1|3|c2s|tools/call|2|~|~|~|~\n"
+		    "1|8|s2c|roots/list|1|9|response|~|1500\n"
+		    "2|1|c2s|ping|5|~|~|~|~\n");
+	assert_rows(p, "SELECT seq, typeof(request_seq) FROM message WHERE session = 1 ORDER BY seq",
+		    "1|null\n2|null\n3|null\n5|integer\n6|integer\n7|null\n8|null\n9|integer\n");
+	assert_rows(p,
+		    "SELECT session, dir, method, requests, errors, unanswered, mean_ms, max_ms"
+		    " FROM method_stats WHERE session = 1 ORDER BY dir, method",
+		    "1|c2s|tools/call|3|1|1|0.0055|0.007\n"
+		    "1|s2c|roots/list|1|0|0|0.0015|0.0015\n");
+	free(p);
+	unit_rmdir(dir);
+}
+
+/* A method whose requests were never answered has 0 errors, not NULL. */
+static void test_method_stats_unanswered(void **state)
+{
+	char *dir = tmpdir(), *p = path_in(dir, "ms.db");
+	struct store *st = open_new(p);
+	int64_t s = new_session(st, NULL);
+
+	(void)state;
+	add_msg(st, s, 1, 100, "c2s", "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\n");
+	add_msg(st, s, 2, 200, "c2s", "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\"}\n");
+	assert_int_equal(store_close(st), 0);
+	char *got = sql_rows(p, "SELECT session, dir, method, requests, errors, unanswered,"
+				" mean_ms, max_ms FROM method_stats");
+	free(p);
+	unit_rmdir(dir);
+	/* Compared after the clean-up, so that a failure leaks nothing but this. */
+	int same = strcmp(got, "1|c2s|ping|2|0|2|~|~\n") == 0;
+	if (!same)
+		print_error("method_stats: got %s", got);
+	free(got);
+	assert_true(same);
+}
+
+/* ---- reading items back ---- */
+
+struct seen {
+	int n;
+	int stop_at;
+	char log[2048];
+};
+
+static int each(const struct store_item *it, void *ctx)
+{
+	struct seen *sn = ctx;
+	size_t len = strlen(sn->log);
+
+	snprintf(sn->log + len, sizeof(sn->log) - len, "%d:%lld:%s:%s:%s:%lld:%d:%zu;",
+		 (int)it->type, (long long)it->seq, it->kind ? it->kind : "~",
+		 it->dir ? it->dir : "~", it->method ? it->method : "~", (long long)it->size,
+		 it->incomplete, it->raw_len);
+	sn->n++;
+	return sn->n == sn->stop_at ? 7 : 0;
+}
+
+static int check_item(const struct store_item *it, void *ctx)
+{
+	int *n = ctx;
+
+	(*n)++;
+	if (it->seq != 4)
+		assert_int_equal(it->request_seq, 0);
+	switch (it->seq) {
+	case 1:
+		assert_int_equal(it->type, STORE_ITEM_MESSAGE);
+		assert_int_equal(it->t_ns, 100);
+		assert_string_equal(it->channel, "stdio");
+		assert_int_equal(it->id_sqltype, SQLITE_INTEGER);
+		assert_int_equal(it->id_int, 3);
+		assert_string_equal(it->idtype, "number");
+		assert_false(it->has_error_code);
+		assert_int_equal(it->raw_len, 41);
+		assert_memory_equal(it->raw, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n", 41);
+		break;
+	case 2:
+		assert_int_equal(it->type, STORE_ITEM_STDERR);
+		assert_string_equal(it->dir, "stderr");
+		assert_string_equal(it->kind, "stderr");
+		assert_int_equal(it->id_sqltype, SQLITE_NULL);
+		assert_null(it->idtype);
+		assert_int_equal(it->raw_len, 8);
+		assert_memory_equal(it->raw, "warn: x\n", 8);
+		break;
+	case 3:
+		assert_int_equal(it->type, STORE_ITEM_GAP);
+		assert_string_equal(it->kind, "gap");
+		assert_string_equal(it->dir, "s2c");
+		assert_int_equal(it->gap_messages, 4);
+		assert_int_equal(it->gap_bytes, 4096);
+		assert_string_equal(it->gap_reason, "disk full");
+		assert_null(it->raw);
+		break;
+	case 4:
+		assert_int_equal(it->type, STORE_ITEM_MESSAGE);
+		assert_string_equal(it->kind, "error");
+		assert_int_equal(it->id_sqltype, SQLITE_TEXT);
+		assert_string_equal(it->id_text, "3");
+		assert_string_equal(it->idtype, "string");
+		assert_true(it->has_error_code);
+		assert_int_equal(it->error_code, -32000);
+		/* An answer carries its request's seq, method and the latency. */
+		assert_int_equal(it->request_seq, 1);
+		assert_int_equal(it->latency_ns, 300);
+		assert_string_equal(it->method, "ping");
+		break;
+	case 5:
+		assert_int_equal(it->type, STORE_ITEM_STDERR);
+		assert_true(it->incomplete);
+		break;
+	case 6:
+		assert_int_equal(it->type, STORE_ITEM_MESSAGE);
+		assert_int_equal(it->id_sqltype, SQLITE_FLOAT);
+		assert_true(it->id_real == 2.5);
+		break;
+	case -1:
+		assert_int_equal(it->type, STORE_ITEM_GAP);
+		assert_null(it->dir);
+		assert_string_equal(it->gap_reason, "unknown place");
+		break;
+	default:
+		fail_msg("unexpected seq %lld", (long long)it->seq);
+	}
+	return 0;
+}
+
+static void test_each_item(void **state)
+{
+	char *dir = tmpdir(), *p = path_in(dir, "items.db");
+	struct store *st = open_new(p);
+	struct mt_err err = {""};
+	struct seen sn;
+	int64_t s = new_session(st, NULL), other = new_session(st, NULL);
+	int n = 0;
+
+	(void)state;
+	/* Written out of order and interleaved with another session's rows. */
+	assert_int_equal(store_begin(st, &err), 0);
+	assert_int_equal(store_add_gap(st, s, -1, NULL, 1, 10, "unknown place", &err), 0);
+	assert_int_equal(store_add_stderr(st, s, 5, 500, 0, "tail", 4, 1, &err), 0);
+	add_answer(st, s, 4, 400, "s2c",
+		   "{\"jsonrpc\":\"2.0\",\"id\":\"3\",\"error\":{\"code\":-32000,\"message\":\"m\"}}\n",
+		   1);
+	add_msg(st, other, 2, 1, "c2s", "{\"jsonrpc\":\"2.0\",\"method\":\"elsewhere\"}\n");
+	assert_int_equal(store_add_gap(st, s, 3, "s2c", 4, 4096, "disk full", &err), 0);
+	assert_int_equal(store_add_stderr(st, s, 2, 200, 0, "warn: x\n", 8, 0, &err), 0);
+	add_msg(st, s, 1, 100, "c2s", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n");
+	add_msg(st, s, 6, 600, "c2s", "{\"jsonrpc\":\"2.0\",\"id\":2.5,\"method\":\"ping\"}\n");
+	assert_int_equal(store_add_stderr(st, other, 1, 1, 0, "o\n", 2, 0, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0);
+
+	memset(&sn, 0, sizeof(sn));
+	assert_int_equal(store_each_item(st, s, each, &sn, &err), 0);
+	assert_string_equal(sn.log,
+			    "0:1:request:c2s:ping:41:0:41;"
+			    "1:2:stderr:stderr:~:8:0:8;"
+			    "2:3:gap:s2c:~:4096:0:0;"
+			    "0:4:error:s2c:ping:65:0:65;"
+			    "1:5:stderr:stderr:~:4:1:4;"
+			    "0:6:request:c2s:ping:43:0:43;"
+			    "2:-1:gap:~:~:10:0:0;");
+	assert_int_equal(store_each_item(st, s, check_item, &n, &err), 0);
+	assert_int_equal(n, 7);
+
+	/* The callback stops the walk and its value comes back. */
+	memset(&sn, 0, sizeof(sn));
+	sn.stop_at = 2;
+	assert_int_equal(store_each_item(st, s, each, &sn, &err), 7);
+	assert_int_equal(sn.n, 2);
+
+	/* The other session sees only its own rows; a missing one has none. */
+	memset(&sn, 0, sizeof(sn));
+	assert_int_equal(store_each_item(st, other, each, &sn, &err), 0);
+	assert_string_equal(sn.log, "1:1:stderr:stderr:~:2:0:2;0:2:notification:c2s:elsewhere:39:0:39;");
+	memset(&sn, 0, sizeof(sn));
+	assert_int_equal(store_each_item(st, 999, each, &sn, &err), 0);
+	assert_int_equal(sn.n, 0);
+	assert_int_equal(store_close(st), 0);
+	free(p);
+	unit_rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest store[] = {
+		cmocka_unit_test(test_create),
+		cmocka_unit_test(test_missing_and_empty),
+		cmocka_unit_test(test_refuse_not_sqlite),
+		cmocka_unit_test(test_refuse_other_application),
+		cmocka_unit_test(test_refuse_newer),
+		cmocka_unit_test(test_refuse_corrupt),
+		cmocka_unit_test(test_reopen),
+		cmocka_unit_test(test_no_sessions),
+		cmocka_unit_test(test_session_fields),
+		cmocka_unit_test(test_transactions),
+		cmocka_unit_test(test_message_columns),
+		cmocka_unit_test(test_exchange_view),
+		cmocka_unit_test(test_method_stats_unanswered),
+		cmocka_unit_test(test_each_item),
+	};
+
+	return cmocka_run_group_tests(store, NULL, NULL);
+}
