@@ -40,6 +40,14 @@ seed_classify() {
 	seed "$d" init '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"c","version":"1"}}}\n'
 }
 
+# A session: the first byte of a line picks the side ('0' client, '1' server, '!' stderr).
+seed_analyze() {
+	d=$1
+	seed "$d" session '0{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"sampling":{}},"clientInfo":{"name":"c","version":"1"}}}\n1{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true},"resources":{"subscribe":true}},"serverInfo":{"name":"s","version":"1"}}}\n0{"jsonrpc":"2.0","method":"notifications/initialized"}\n0{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":"t"}}}\n1{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}\n1{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}\n0{"jsonrpc":"2.0","id":"s1","result":{"role":"assistant","content":{"type":"text","text":"x"},"model":"m"}}\n1{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"y"}]}}\n!log\n0{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}\n'
+	seed "$d" stateless '0{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}\n1{"jsonrpc":"2.0","id":1,"result":{"tools":[],"ttlMs":0,"cacheScope":"public"}}\n'
+	seed "$d" batch '0[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"x"}]\n1[{"jsonrpc":"2.0","id":1,"result":{}}]\n1 banner\n'
+}
+
 dict_classify() {
 	cat > "$1" <<'EOF'
 "\"jsonrpc\""
@@ -101,6 +109,10 @@ for bin in "$@"; do
 		seed_frame "$corpus" ;;
 	fuzz-store)
 		seed_store "$corpus" ;;
+	fuzz-analyze)
+		seed_analyze "$corpus"
+		dict_classify "$out/$name.dict"
+		opts="$opts -max_len=16384 -dict=$out/$name.dict" ;;
 	esac
 	if [ ! -x "$bin" ]; then
 		echo "$name: FAILED: no such program $bin"
