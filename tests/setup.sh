@@ -23,7 +23,7 @@ for what in "$@"; do
 	build)
 		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev sqlite3; do need_pkg "$p"; done ;;
 	test)
-		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libcmocka-dev sqlite3 util-linux cppcheck valgrind perl; do
+		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libcmocka-dev sqlite3 util-linux cppcheck valgrind perl libxml2-utils; do
 			need_pkg "$p"
 		done
 		command -v node >/dev/null 2>&1 || want="$want nodejs"
