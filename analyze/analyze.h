@@ -87,6 +87,8 @@ struct an_request {
 				  * (initialize, tools/call, the lists, elicitation/create, sampling,
 				  * tasks/...); NULL for the others, and freed once the request
 				  * is answered (but for initialize's) */
+	char *raw;               /* owned: the request's bytes until its params are parsed */
+	size_t raw_len;
 	int64_t answer_seq;      /* 0 until answered */
 	enum mt_kind answer_kind;/* MT_RESPONSE or MT_ERROR once answered */
 	int64_t answer_t_ns;
@@ -229,6 +231,12 @@ json_t *an_error(const struct an_ctx *c);
 json_t *an_cap(const struct an_state *st, enum an_dir side, const char *path);
 /* A JSON value at a dotted path inside obj ("_meta.progressToken"); borrowed or NULL. */
 json_t *an_path(json_t *obj, const char *path);
+/*
+ * A request's params (borrowed; NULL when it had none, or when its method is
+ * not one whose params are kept, or once it was answered). Parsed on first
+ * use: prefer this to reading an_request.params.
+ */
+json_t *an_req_params(const struct an_request *r);
 /* Is the session's revision one of the bits in mask? */
 int an_version_in(const struct an_state *st, unsigned mask);
 /* The request sent by `sender` with this id key, or NULL (open ones first). */

@@ -241,6 +241,7 @@ void an_engine_free(struct an_engine *e)
 	st = &e->st;
 	for (size_t i = 0; i < st->nrequests; i++) {
 		json_decref(st->requests[i].params);
+		free(st->requests[i].raw);
 		json_decref(st->requests[i].progress_token);
 	}
 	free(st->requests);
@@ -579,6 +580,23 @@ static const char *intern(struct an_engine *e, const char *s, size_t n)
 	return e->last_method;
 }
 
+/* While rules still read an_request.params directly, fill it at once. */
+#define EAGER_PARAMS 1
+
+json_t *an_req_params(const struct an_request *rc)
+{
+	struct an_request *r = (struct an_request *)rc; /* a cache: logically const */
+
+	if (!r->params && r->raw) {
+		json_t *msg = json_loadb(r->raw, r->raw_len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+		r->params = json_incref(json_object_get(msg, "params"));
+		json_decref(msg);
+		free(r->raw);
+		r->raw = NULL;
+	}
+	return r->params;
+}
+
 /* Methods whose params the answers are checked against. */
 static int keep_params(const char *method)
 {
@@ -708,7 +726,7 @@ static void after_answer(struct an_engine *e, struct an_msg *m)
 		json_decref(st->server_info);
 		st->server_info = json_incref(json_object_get(result, "serverInfo"));
 	} else if (!strcmp(r->method, "tools/list") && json_is_array(json_object_get(result, "tools"))) {
-		if (!json_object_get(r->params, "cursor"))
+		if (!json_object_get(an_req_params(r), "cursor"))
 			json_object_clear(st->tools);
 		size_t i;
 		json_t *tool;
@@ -718,11 +736,11 @@ static void after_answer(struct an_engine *e, struct an_msg *m)
 				json_object_set(st->tools, name, tool);
 		}
 	} else if (!strcmp(r->method, "resources/subscribe")) {
-		const char *uri = json_string_value(json_object_get(r->params, "uri"));
+		const char *uri = json_string_value(json_object_get(an_req_params(r), "uri"));
 		if (uri)
 			json_object_set_new(st->subscriptions, uri, json_integer(m->seq));
 	} else if (!strcmp(r->method, "resources/unsubscribe")) {
-		const char *uri = json_string_value(json_object_get(r->params, "uri"));
+		const char *uri = json_string_value(json_object_get(an_req_params(r), "uri"));
 		if (uri)
 			json_object_del(st->subscriptions, uri);
 	} else if (!strcmp(r->method, "elicitation/create")) {
@@ -852,8 +870,15 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 		r->dir = m->dir;
 		r->method = (char *)m->method;
 		r->in_batch = m->in_batch != 0;
-		if (keep_params(m->method))
-			r->params = json_incref(an_params(&(struct an_ctx){st, m, NULL, e}));
+		if (keep_params(m->method)) {
+			/* The params are parsed when a rule asks (an_req_params); until then
+			 * the request keeps its bytes. */
+			r->raw = mt_malloc(m->raw_len ? m->raw_len : 1);
+			memcpy(r->raw, m->raw, m->raw_len);
+			r->raw_len = m->raw_len;
+			if (EAGER_PARAMS)
+				(void)an_req_params(r);
+		}
 		if (c->token_type != MT_ID_NONE && c->progress_token.n) {
 			json_t *tok = json_loadb(c->progress_token.p, c->progress_token.n,
 						 JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
@@ -881,9 +906,11 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 		after_answer(e, m);
 		track(e, hook, m);
 		/* Answered: its params are not needed again (the handshake's are kept). */
-		if (m->req && m->req->params && strcmp(m->req->method, "initialize")) {
+		if (m->req && strcmp(m->req->method, "initialize")) {
 			json_decref(m->req->params);
 			m->req->params = NULL;
+			free(m->req->raw);
+			m->req->raw = NULL;
 		}
 	} else if (c->kind == MT_NOTIFICATION) {
 		dispatch(e, hook, m);
