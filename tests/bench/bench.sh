@@ -113,3 +113,26 @@ if [ -x /usr/bin/time ]; then
 else
 	echo "(d) peak RSS: skipped, /usr/bin/time is not installed (apt-get install time)"
 fi
+
+# (e) the analyzer: a generated clean session of ANALYZE_N messages (a mix of
+# tools/call, progress, resources/read, prompts/get and ping), loaded through
+# the writer, then analyzed with every rule on one CPU, findings not stored.
+AN=${BENCH_ANALYZE:-1000000}
+sh tests/bench/gen-session.sh "$AN" > "$TMP/gen.fx"
+tests/peers/fixture-load "$TMP/gen.fx" "$TMP/gen.db"
+rm -f "$TMP/gen.fx"
+: > "$TMP/an"
+i=0
+while [ $i -lt "$RUNS" ]; do
+	t0=$(now_ns)
+	pin ./mcptap analyze -r "$TMP/gen.db" --no-store > "$TMP/an.out"
+	t1=$(now_ns)
+	echo $((t1 - t0)) >> "$TMP/an"
+	i=$((i + 1))
+done
+an_ns=$(median < "$TMP/an")
+echo
+echo "(e) analyze: $AN messages, every rule, one CPU"
+awk -v n="$AN" -v ns="$an_ns" 'BEGIN {
+	printf "    %.2f s, %.0f messages/s (target >= 1000000)\n", ns / 1e9, n / (ns / 1e9) }'
+tail -n 1 "$TMP/an.out" | sed 's/^/    /'
