@@ -1,5 +1,6 @@
 #!/bin/sh
-# tests/demo.sh - `make demo`: record a bundled example session and show it.
+# tests/demo.sh - `make demo`: record a bundled example session, show it,
+# analyze it and its statistics, then record and analyze a misbehaving server.
 # The example: the C test client (tests/peers/mcp-client) runs a whole MCP flow
 # (initialize, tools, progress, a sampling request back to the client,
 # resources, prompts, logging) against the C test server, with mcptap recording
@@ -24,6 +25,20 @@ say "./mcptap sessions -r $db"
 
 say "./mcptap show -r $db"
 ./mcptap show -r "$db"
+
+say "./mcptap analyze -r $db"
+./mcptap analyze -r "$db"
+
+say "./mcptap stats -r $db"
+./mcptap stats -r "$db"
+
+# A second session from a server that breaks a rule the seeds warn about: it
+# prints a banner on stdout, the protocol channel, before the handshake.
+say "tests/peers/mcp-client --flow basic -- ./mcptap record -w $db -- tests/peers/mcp-server --noise"
+tests/peers/mcp-client --flow basic -- ./mcptap record -w "$db" -- tests/peers/mcp-server --noise || true
+
+say "./mcptap analyze -r $db --all --fail-on never"
+./mcptap analyze -r "$db" --all --fail-on never
 
 say "sqlite3 $db 'select method, count(*), round(avg(latency_ns) / 1e3, 1) as avg_us from exchange group by method'"
 if command -v sqlite3 > /dev/null; then
