@@ -244,7 +244,7 @@ static int run_analyze(int argc, char **argv)
 	for (size_t i = 0; i < nrows; i++) {
 		struct an_engine *e = an_engine_new(rows[i].id, &ao);
 		engines[nsess] = e;
-		if (store_each_item_ex(st, rows[i].id, 0, feed, e, &err) < 0) {
+		if (store_each_item_ex(st, rows[i].id, STORE_ITEMS_LEAN, feed, e, &err) < 0) {
 			mt_error("cannot read session %lld of '%s': %s", (long long)rows[i].id, path,
 				 err.msg);
 			nsess++;

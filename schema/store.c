@@ -850,6 +850,9 @@ int store_last_session(struct store *st, int64_t *id, struct mt_err *err)
 
 /* The three streams of a session, each in seq order; merged in C, which is
  * much cheaper than a compound SELECT that copies every row through a merge. */
+static const char lean_sql[] =
+	"SELECT seq, t_ns, NULL, dir, NULL, kind, NULL, NULL, NULL, NULL, NULL, incomplete, raw"
+	" FROM message WHERE session = ?1 ORDER BY seq";
 static const char *const item_sql[3][2] = {
 	{"SELECT seq, t_ns, wall, dir, channel, kind, id, idtype, method, error_code, size,"
 	 " incomplete, raw, request_seq, NULL FROM message WHERE session = ?1 ORDER BY seq",
@@ -864,13 +867,26 @@ static const char *const item_sql[3][2] = {
 	 NULL},
 };
 
-static void read_item(sqlite3_stmt *s, enum store_item_type type, struct store_item *it)
+static void read_item(sqlite3_stmt *s, enum store_item_type type, unsigned flags,
+		      struct store_item *it)
 {
 	memset(it, 0, sizeof(*it));
 	it->type = type;
 	it->id_sqltype = SQLITE_NULL;
 	switch (type) {
 	case STORE_ITEM_MESSAGE:
+		if (flags & STORE_ITEMS_LEAN) {
+			/* What a reader that classifies the bytes itself needs. */
+			it->seq = sqlite3_column_int64(s, 0);
+			it->t_ns = sqlite3_column_int64(s, 1);
+			it->dir = (const char *)sqlite3_column_text(s, 3);
+			it->kind = (const char *)sqlite3_column_text(s, 5);
+			it->incomplete = sqlite3_column_int(s, 11);
+			it->raw = sqlite3_column_blob(s, 12);
+			it->raw_len = (size_t)sqlite3_column_bytes(s, 12);
+			it->size = (int64_t)it->raw_len;
+			break;
+		}
 		it->seq = sqlite3_column_int64(s, 0);
 		it->t_ns = sqlite3_column_int64(s, 1);
 		it->wall = sqlite3_column_int64(s, 2);
@@ -931,6 +947,8 @@ int store_each_item_ex(struct store *st, int64_t session, unsigned flags,
 
 	for (int k = 0; k < 3; k++) {
 		const char *sql = item_sql[k][k == 0 && (flags & STORE_ITEMS_PAIRED) ? 1 : 0];
+		if (k == 0 && (flags & STORE_ITEMS_LEAN))
+			sql = lean_sql;
 		if (sqlite3_prepare_v2(st->db, sql, -1, &s[k], NULL) != SQLITE_OK) {
 			db_fail(st, err, "cannot read messages");
 			goto out;
@@ -954,7 +972,7 @@ int store_each_item_ex(struct store *st, int64_t session, unsigned flags,
 				k = j;
 		if (k < 0)
 			break;
-		read_item(s[k], (enum store_item_type)k, &it);
+		read_item(s[k], (enum store_item_type)k, flags, &it);
 		int c = cb(&it, ctx);
 		if (c) {
 			rc = c;

@@ -199,6 +199,7 @@ int store_each_item(struct store *st, int64_t session,
 /* Flags of store_each_item_ex(). */
 enum {
 	STORE_ITEMS_PAIRED = 1, /* fill answers' method and latency_ns from their request */
+	STORE_ITEMS_LEAN = 2,   /* messages: only seq, t_ns, dir, kind, incomplete, raw */
 };
 /*
  * store_each_item with flags: without STORE_ITEMS_PAIRED, answers' method is
