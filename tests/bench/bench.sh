@@ -115,7 +115,7 @@ else
 fi
 
 # (e) the analyzer: a generated clean session of ANALYZE_N messages (a mix of
-# tools/call, progress, resources/read, prompts/get and ping), loaded through
+# tools/call, progress, resources/read, prompts/get and resources/list), loaded through
 # the writer, then analyzed with every rule on one CPU, findings not stored.
 AN=${BENCH_ANALYZE:-1000000}
 sh tests/bench/gen-session.sh "$AN" > "$TMP/gen.fx"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/bench/gen-session.sh N - print a fixture (see tests/peers/fixture-load.c)
 # of a clean 2025-06-18 session with about N messages: the handshake, then a mix
-# of tools/call (some with progress), resources/read, prompts/get and ping.
+# of tools/call (some with progress), resources/read, prompts/get and resources/list.
 n=${1:-1000000}
 awk -v n="$n" 'BEGIN {
 	print "> {\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{\"sampling\":{}},\"clientInfo\":{\"name\":\"gen\",\"version\":\"1\"}}}"
@@ -28,8 +28,8 @@ awk -v n="$n" 'BEGIN {
 			print "< {\"jsonrpc\":\"2.0\",\"id\":" id ",\"result\":{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":\"hi\"}}]}}"
 			m += 2
 		} else {
-			print "> {\"jsonrpc\":\"2.0\",\"id\":" id ",\"method\":\"ping\"}"
-			print "< {\"jsonrpc\":\"2.0\",\"id\":" id ",\"result\":{}}"
+			print "> {\"jsonrpc\":\"2.0\",\"id\":" id ",\"method\":\"resources/list\"}"
+			print "< {\"jsonrpc\":\"2.0\",\"id\":" id ",\"result\":{\"resources\":[]}}"
 			m += 2
 		}
 		id++
