@@ -465,14 +465,20 @@ static void add_finding(struct an_engine *e, const struct an_rule *r, int sev, i
 		if (m->cls && m->cls->idtype != MT_ID_NONE)
 			f->id = mt_strndup(m->cls->id.p, m->cls->id.n);
 	} else if (seq > 0) {
-		/* Another message: a request we know, when it is one. */
-		for (size_t i = 0; i < e->st.nrequests; i++) {
-			if (e->st.requests[i].seq == seq) {
-				f->have_msg = 1;
-				f->dir = e->st.requests[i].dir;
-				f->method = mt_strdup(e->st.requests[i].method);
-				break;
-			}
+		/* Another message: a request we know, when it is one. Requests are
+		 * kept in seq order, so a binary search finds it. */
+		size_t lo = 0, hi = e->st.nrequests;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (e->st.requests[mid].seq < seq)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < e->st.nrequests && e->st.requests[lo].seq == seq) {
+			f->have_msg = 1;
+			f->dir = e->st.requests[lo].dir;
+			f->method = mt_strdup(e->st.requests[lo].method);
 		}
 	}
 }
@@ -631,7 +637,11 @@ static char *dup_string(json_t *v)
 	return json_is_string(v) ? mt_strdup(json_string_value(v)) : NULL;
 }
 
-/* Decide the revision from the handshake (unless --spec fixed it). */
+/*
+ * Decide the revision from the handshake (unless --spec fixed it). A session
+ * with an initialize is stateful: an unknown revision maps to the nearest of
+ * the four stateful ones, never to 2026-07-28.
+ */
 static void set_version(struct an_engine *e, const char *name, const char *source)
 {
 	enum an_version v;
@@ -643,6 +653,8 @@ static void set_version(struct an_engine *e, const char *name, const char *sourc
 		e->st.version_source = source;
 	} else {
 		e->st.version = an_version_nearest(name);
+		if (e->st.version == AN_V2026_07_28 && e->st.phase != AN_PH_STATELESS)
+			e->st.version = AN_V2025_11_25;
 		e->st.version_source = "nearest";
 	}
 }
@@ -699,7 +711,9 @@ static void after_answer(struct an_engine *e, struct an_msg *m)
 		(void)mt_map_take(&st->open[r->dir], m->id_key, m->id_key_len, &idx);
 	}
 	if (m->cls->kind != MT_RESPONSE) {
-		if (!strcmp(r->method, "initialize") && r->seq == st->init_seq)
+		/* A refused handshake (the latest one: a client may try again). */
+		if (!strcmp(r->method, "initialize") && r->dir == AN_C2S &&
+		    st->phase == AN_PH_INITIALIZING)
 			st->phase = AN_PH_FAILED;
 		return;
 	}
@@ -713,9 +727,13 @@ static void after_answer(struct an_engine *e, struct an_msg *m)
 	if (json_is_object(result) && json_is_object(json_object_get(result, "task")) &&
 	    !json_object_get(result, "content") && strcmp(r->method, "tasks/get"))
 		r->is_task = 1;
-	if (!strcmp(r->method, "initialize") && r->seq == st->init_seq) {
+	if (!strcmp(r->method, "initialize") && r->dir == AN_C2S &&
+	    !(st->init_answer_seq && st->phase != AN_PH_FAILED && st->phase != AN_PH_INITIALIZING)) {
+		/* The first successful handshake sets the session up; a retry after a
+		 * refusal counts as the handshake too. */
 		st->init_answer_seq = m->seq;
-		if (st->phase == AN_PH_INITIALIZING)
+		if (st->phase == AN_PH_INITIALIZING || st->phase == AN_PH_FAILED ||
+		    st->phase == AN_PH_START)
 			st->phase = AN_PH_INITIALIZED;
 		free(st->negotiated);
 		st->negotiated = dup_string(json_object_get(result, "protocolVersion"));
@@ -888,6 +906,12 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 			}
 		}
 		m->req = r;
+		/* The client's initialize says which revision it speaks: its own rules
+		 * are checked against that one (until the server answers). */
+		if (m->dir == AN_C2S && !st->negotiated && !strcmp(m->method, "initialize"))
+			set_version(e, json_string_value(an_path(an_params(&(struct an_ctx){st, m, NULL, e}),
+								 "protocolVersion")),
+				    "requested");
 		dispatch(e, hook, m);
 		/* The array may have moved: find the record again by its index. */
 		after_request(e, m, &st->requests[st->nrequests - 1]);

@@ -2,10 +2,24 @@
  * rules-life.c - lifecycle rules (MCP-RULES §3.1): the handshake, its order,
  * the negotiated revision, timeouts; and SPEC-001, the revision the session
  * is checked against.
+ *
+ * Rules on the first initialize request run before the engine has read its
+ * protocolVersion, i.e. against the default revision; the rules that depend
+ * on the revision (LIFE-007, LIFE-010, LIFE-015) therefore judge the session
+ * at its end, when the negotiated revision is known. They scan the request
+ * list once there, and report at most END_REPORTS findings each.
+ *
+ * LIFE-004 and LIFE-016 read the answers to later initialize requests from the
+ * tracker in rules-flow.c (st->ext "flow": "init_ok", "init_error"), since the
+ * engine follows only the first initialize.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "analyze/analyze.h"
+
+/* At most this many findings per end-of-session rule, then one that counts the rest. */
+#define END_REPORTS 20
 
 /* Is v an object with string members name and version? */
 static const char *implementation_problem(json_t *v)
@@ -17,6 +31,101 @@ static const char *implementation_problem(json_t *v)
 	if (!json_is_string(json_object_get(v, "version")))
 		return "has no string version";
 	return NULL;
+}
+
+/* The first request record with this seq (batch elements share the batch's), or -1. */
+static long request_index(const struct an_state *st, int64_t seq)
+{
+	size_t lo = 0, hi = st->nrequests;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (st->requests[mid].seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < st->nrequests && st->requests[lo].seq == seq ? (long)lo : -1;
+}
+
+/* The session's first initialize request (the one the engine negotiated with), or NULL. */
+static const struct an_request *init_request(const struct an_state *st)
+{
+	long i = st->init_seq ? request_index(st, st->init_seq) : -1;
+
+	for (; i >= 0 && (size_t)i < st->nrequests && st->requests[i].seq == st->init_seq; i++)
+		if (st->requests[i].dir == AN_C2S && !strcmp(st->requests[i].method, "initialize"))
+			return &st->requests[i];
+	return NULL;
+}
+
+/* The protocolVersion the first initialize asked for (borrowed), or NULL. */
+static const char *asked_version(const struct an_state *st)
+{
+	const struct an_request *r = init_request(st);
+
+	return r ? json_string_value(json_object_get(r->params, "protocolVersion")) : NULL;
+}
+
+/*
+ * Did the client carry on after the first initialize result: the seq of its
+ * notifications/initialized, or of its first request other than ping and
+ * initialize after that result; 0 when it sent neither.
+ */
+static int64_t carried_on(const struct an_state *st)
+{
+	long i;
+
+	if (!st->init_answer_seq)
+		return 0;
+	if (st->initialized_seq > st->init_answer_seq)
+		return st->initialized_seq;
+	for (i = request_index(st, st->init_seq); i >= 0 && (size_t)i < st->nrequests; i++) {
+		const struct an_request *r = &st->requests[i];
+		if (r->seq > st->init_answer_seq && r->dir == AN_C2S && strcmp(r->method, "ping") &&
+		    strcmp(r->method, "initialize"))
+			return r->seq;
+	}
+	return 0;
+}
+
+/* Did the server answer another version than the first initialize asked for? */
+static int version_switched(const struct an_state *st)
+{
+	const char *asked = asked_version(st);
+
+	return asked && st->negotiated && strcmp(asked, st->negotiated) != 0;
+}
+
+/* The revisions a method exists in (MCP-RULES §1 and Appendix A); AN_EVERY when all. */
+static unsigned method_revisions(const char *method)
+{
+	static const struct {
+		const char *name;
+		unsigned revisions;
+	} table[] = {
+		{"initialize", AN_ALL4},
+		{"notifications/initialized", AN_ALL4},
+		{"ping", AN_ALL4},
+		{"logging/setLevel", AN_ALL4},
+		{"resources/subscribe", AN_ALL4},
+		{"resources/unsubscribe", AN_ALL4},
+		{"notifications/roots/list_changed", AN_ALL4},
+		{"elicitation/create", AN_FROM_0618},
+		{"notifications/elicitation/complete", AN_ONLY_1125},
+		{"tasks/get", AN_ONLY_1125},
+		{"tasks/result", AN_ONLY_1125},
+		{"tasks/list", AN_ONLY_1125},
+		{"tasks/cancel", AN_ONLY_1125},
+		{"notifications/tasks/status", AN_ONLY_1125},
+		{"server/discover", AN_V26},
+		{"subscriptions/listen", AN_V26},
+	};
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (!strcmp(method, table[i].name))
+			return table[i].revisions;
+	return AN_EVERY;
 }
 
 static void spec_001(const struct an_ctx *c)
@@ -85,27 +194,253 @@ static void life_003(const struct an_ctx *c)
 		an_report(c, -1, "the initialize result's instructions is not a string");
 }
 
+/*
+ * The seq of the latest first answer to a client initialize that was a result
+ * (ok) or an error, as the tracker in rules-flow.c notes them under st->ext
+ * "flow"; 0 when none. The engine follows only the first initialize, so to it a
+ * retry after an error (which LIFE-012's example error invites) looks failed.
+ */
+static int64_t init_answer(const struct an_state *st, int ok)
+{
+	json_t *flow = json_object_get(st->ext, "flow");
+
+	return json_integer_value(json_object_get(flow, ok ? "init_ok" : "init_error"));
+}
+
 static void life_004(const struct an_ctx *c)
 {
 	const struct an_state *st = c->st;
+	int64_t ok = init_answer(st, 1), failed = init_answer(st, 0);
 
 	if (!c->m) {
-		/* At the end: a successful handshake that was never completed. */
-		if (st->init_answer_seq && !st->initialized_seq)
-			an_report_at(c, -1, st->init_answer_seq, NULL, 0,
+		int64_t result = ok ? ok : st->init_answer_seq;
+		/* At the end: a successful handshake that was never completed. Not
+		 * when the server answered another revision and the client then sent
+		 * nothing: that is the disconnect LIFE-010 asks for. */
+		if (result && !st->initialized_seq && !(version_switched(st) && !carried_on(st)))
+			an_report_at(c, -1, result, NULL, 0,
 				     "the client never sent notifications/initialized after the "
 				     "initialize result");
 		return;
 	}
 	if (c->m->dir != AN_C2S)
 		return;
-	if (st->phase == AN_PH_START || st->phase == AN_PH_INITIALIZING)
+	if (ok && ok > failed) {
+		if (st->initialized_seq)
+			an_report(c, AN_WARNING, "notifications/initialized sent again (first at #%lld)",
+				  (long long)st->initialized_seq);
+	} else if (failed) {
+		an_report(c, -1, "notifications/initialized sent after initialize failed (#%lld)",
+			  (long long)failed);
+	} else {
 		an_report(c, -1, "notifications/initialized sent before the initialize result");
-	else if (st->phase == AN_PH_FAILED)
-		an_report(c, -1, "notifications/initialized sent after initialize failed");
-	else if (st->initialized_seq)
-		an_report(c, AN_WARNING, "notifications/initialized sent again (first at #%lld)",
-			  (long long)st->initialized_seq);
+	}
+}
+
+static void life_005(const struct an_ctx *c)
+{
+	const struct an_msg *m = c->m;
+
+	if (c->st->phase != AN_PH_INITIALIZING || m->dir != AN_C2S || !strcmp(m->method, "ping") ||
+	    !strcmp(m->method, "initialize"))
+		return;
+	an_report(c, -1, "%s sent before the initialize request #%lld was answered; only ping may be",
+		  m->method, (long long)c->st->init_seq);
+}
+
+static void life_006(const struct an_ctx *c)
+{
+	const struct an_msg *m = c->m;
+
+	/* No handshake at all is LIFE-001's finding. */
+	if (m->dir != AN_S2C || c->st->initialized_seq || !c->st->init_seq ||
+	    !strcmp(m->method, "ping"))
+		return;
+	an_report(c, -1, "the server sent %s before notifications/initialized; only ping and "
+			 "logging may come before it", m->method);
+}
+
+static void life_007(const struct an_ctx *c)
+{
+	const struct an_state *st = c->st;
+	size_t n = 0;
+
+	for (size_t i = 0; i < st->nrequests; i++) {
+		const struct an_request *r = &st->requests[i];
+		if (r->in_batch && r->dir == AN_C2S && !strcmp(r->method, "initialize") &&
+		    n++ < END_REPORTS)
+			an_report_at(c, -1, r->seq, NULL, 0,
+				     "initialize was sent inside a JSON-RPC batch");
+	}
+	if (n > END_REPORTS)
+		an_report(c, -1, "%zu more initialize requests were sent inside batches",
+			  n - END_REPORTS);
+}
+
+static void life_008(const struct an_ctx *c)
+{
+	json_t *v = json_object_get(an_params(c), "protocolVersion");
+	enum an_version known;
+
+	/* Not a string: LIFE-002. */
+	if (c->m->dir != AN_C2S || !json_is_string(v) ||
+	    an_version_parse(json_string_value(v), &known) == 0)
+		return;
+	an_report(c, AN_INFO, "initialize asks for protocolVersion '%s', which is not a known "
+			      "revision (2024-11-05 ... 2026-07-28)", json_string_value(v));
+}
+
+static void life_009(const struct an_ctx *c)
+{
+	const struct an_state *st = c->st;
+	const struct an_request *r = c->m->req;
+	json_t *v = json_object_get(an_result(c), "protocolVersion");
+	const char *asked, *got;
+	enum an_version known;
+
+	/* A missing protocolVersion is LIFE-003's. */
+	if (!r || r->dir != AN_C2S || !json_is_string(v))
+		return;
+	got = json_string_value(v);
+	asked = json_string_value(json_object_get(r->params, "protocolVersion"));
+	if (!asked || !strcmp(asked, got))
+		return;
+	if (r->seq != st->init_seq && st->negotiated && !strcmp(st->negotiated, asked)) {
+		int64_t rel = st->init_answer_seq;
+		an_report_at(c, AN_ERROR, c->m->seq, &rel, 1,
+			     "the server answered %s to a request for %s, which it accepted at #%lld: a "
+			     "server that supports the requested version must answer it",
+			     got, asked, (long long)st->init_answer_seq);
+	} else if (an_version_parse(got, &known) != 0) {
+		an_report(c, AN_WARNING, "the server answered protocolVersion '%s', not a known "
+					 "revision, to a request for %s", got, asked);
+	} else {
+		an_report(c, AN_INFO, "the server answered %s to a request for %s: it does not support "
+				      "%s; the session is checked against %s", got, asked, asked, got);
+	}
+}
+
+static void life_010(const struct an_ctx *c)
+{
+	const struct an_state *st = c->st;
+	const char *asked = asked_version(st);
+	const char *got = st->negotiated;
+	enum an_version va, vg;
+	int64_t first;
+
+	if (!version_switched(st) || !(first = carried_on(st)))
+		return;
+	if (an_version_parse(got, &vg) != 0) {
+		an_report_at(c, AN_WARNING, first, NULL, 0,
+			     "the server answered unknown revision '%s' to a request for %s and the "
+			     "client carried on instead of disconnecting", got, asked);
+		return;
+	}
+	if (an_version_parse(asked, &va) != 0)
+		return;
+	/* Carrying on in the version it asked for, not the one it got. */
+	for (long i = request_index(st, st->init_seq); i >= 0 && (size_t)i < st->nrequests; i++) {
+		const struct an_request *r = &st->requests[i];
+		unsigned rev;
+		if (r->seq <= st->init_answer_seq || r->dir != AN_C2S)
+			continue;
+		rev = method_revisions(r->method);
+		if ((rev & AN_V(va)) && !(rev & AN_V(vg))) {
+			an_report_at(c, AN_ERROR, r->seq, NULL, 0,
+				     "the client asked for %s, the server answered %s, and the client "
+				     "carried on in %s: %s is not in %s", asked, got, asked, r->method,
+				     got);
+			return;
+		}
+		if (r->in_batch && va == AN_V2025_03_26 && vg != AN_V2025_03_26) {
+			an_report_at(c, AN_ERROR, r->seq, NULL, 0,
+				     "the client asked for %s, the server answered %s, and the client "
+				     "carried on in %s: it sent a batch, which %s does not have", asked,
+				     got, asked, got);
+			return;
+		}
+	}
+}
+
+static void life_012(const struct an_ctx *c)
+{
+	json_t *err = an_error(c);
+	json_t *code = json_object_get(err, "code");
+	json_t *supported = an_path(err, "data.supported");
+	char list[256] = "";
+
+	if (!c->m->req || c->m->req->dir != AN_C2S)
+		return;
+	if (json_is_array(supported)) {
+		size_t i, n = 0;
+		json_t *v;
+		json_array_foreach(supported, i, v) {
+			if (json_is_string(v) && n + json_string_length(v) + 3 < sizeof(list))
+				n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", n ? ", " : "",
+						      json_string_value(v));
+		}
+	}
+	an_report(c, -1, "initialize was refused with error %lld '%s'%s%s%s",
+		  json_is_integer(code) ? (long long)json_integer_value(code) : 0LL,
+		  json_is_string(json_object_get(err, "message")) ?
+			  json_string_value(json_object_get(err, "message")) : "",
+		  json_is_array(supported) ? "; the server supports: " : "", list,
+		  json_is_array(supported) && !*list ? "(none listed)" : "");
+}
+
+static void life_015(const struct an_ctx *c)
+{
+	const struct an_state *st = c->st;
+	int64_t limit = st->timeout_ns;
+	size_t reported = 0, more = 0;
+
+	for (size_t i = 0; i < st->nrequests; i++) {
+		const struct an_request *r = &st->requests[i];
+		int64_t waited;
+		/* initialize must not be cancelled (CANCEL-002); a cancelled request is done. */
+		if (r->cancel_seq || !strcmp(r->method, "initialize"))
+			continue;
+		if (!r->answer_seq) {
+			waited = st->last_t_ns - r->t_ns;
+			if (limit && waited <= limit)
+				continue;
+		} else {
+			waited = r->answer_t_ns - r->t_ns;
+			if (!limit || waited <= limit)
+				continue;
+		}
+		if (reported == END_REPORTS) {
+			more++;
+			continue;
+		}
+		reported++;
+		if (!r->answer_seq)
+			an_report_at(c, -1, r->seq, NULL, 0,
+				     "%s %s got no answer and no notifications/cancelled by the end of "
+				     "the capture (%lld ms later)", an_dir_arrow(r->dir), r->method,
+				     (long long)(waited / 1000000));
+		else
+			an_report_at(c, -1, r->seq, NULL, 0,
+				     "%s %s was answered after %lld ms (at #%lld), beyond the %lld ms "
+				     "timeout, and was never cancelled", an_dir_arrow(r->dir), r->method,
+				     (long long)(waited / 1000000), (long long)r->answer_seq,
+				     (long long)(limit / 1000000));
+	}
+	if (more)
+		an_report(c, -1, "%zu more requests went unanswered or late without a "
+				 "notifications/cancelled", more);
+}
+
+static void life_016(const struct an_ctx *c)
+{
+	if (c->m->dir != AN_C2S || c->st->init_count == 0)
+		return;
+	if (init_answer(c->st, 0) > init_answer(c->st, 1))
+		an_report(c, -1, "initialize sent again after the last one was refused (#%lld)",
+			  (long long)init_answer(c->st, 0));
+	else
+		an_report(c, -1, "a second initialize on the same connection (the first at #%lld)",
+			  (long long)c->st->init_seq);
 }
 
 const struct an_rule an_rules_life[] = {
@@ -126,6 +461,51 @@ const struct an_rule an_rules_life[] = {
 	{"LIFE-004", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_NOTIFICATION | AN_ON_END,
 	 "notifications/initialized", life_004,
 	 "notifications/initialized follows a successful initialize result, once",
+	 "MCP-RULES §3.1; basic/lifecycle.mdx"},
+	{"LIFE-005", AN_WARNING, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST, NULL, life_005,
+	 "the client sends no request but ping between initialize and its answer",
+	 "MCP-RULES §3.1; basic/lifecycle.mdx"},
+	{"LIFE-006", AN_WARNING, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST, NULL, life_006,
+	 "the server sends no request but ping before notifications/initialized",
+	 "MCP-RULES §3.1; basic/lifecycle.mdx"},
+	{"LIFE-007", AN_ERROR, AN_SEV_FIXED, AN_V(AN_V2025_03_26), AN_ON_END, NULL, life_007,
+	 "initialize is not part of a JSON-RPC batch (2025-03-26; judged at the end, in the "
+	 "negotiated revision)",
+	 "MCP-RULES §3.1; basic/lifecycle.mdx"},
+	{"LIFE-008", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST, "initialize", life_008,
+	 "the client asks for a protocol version it supports: info when it is not a known revision "
+	 "(a non-string is LIFE-002's; \"the latest\" cannot be seen)",
+	 "MCP-RULES §3.1; basic/lifecycle.mdx"},
+	{"LIFE-009", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_RESPONSE, "initialize", life_009,
+	 "the server answers the requested version when it supports it: info on another known "
+	 "revision, warning on an unknown one, error on a version it accepted earlier",
+	 "MCP-RULES §3.1; basic/lifecycle.mdx"},
+	{"LIFE-010", AN_WARNING, AN_SEV_FIXED, AN_ALL4, AN_ON_END, NULL, life_010,
+	 "after a different version answer the client disconnects or carries on in it: error when "
+	 "it uses its own revision's methods, warning when it carries on with an unknown one",
+	 "MCP-RULES §3.1; basic/lifecycle.mdx, schema/<v>/schema.ts (InitializeResult)"},
+	{"LIFE-011", AN_ERROR, AN_SEV_MUST_0618, AN_ALL4, 0, NULL, NULL,
+	 "respect the negotiated version and capabilities: checked by CAP-* (capabilities) and "
+	 "RPC-017 (methods outside the revision)",
+	 "MCP-RULES §3.1; basic/lifecycle.mdx"},
+	{"LIFE-012", AN_INFO, AN_SEV_FIXED, AN_ALL4, AN_ON_ERROR, "initialize", life_012,
+	 "an initialize error is noted with its code and data.supported; -32602 is only an "
+	 "example, not required",
+	 "MCP-RULES §3.1; basic/lifecycle.mdx"},
+	{"LIFE-013", AN_WARNING, AN_SEV_FIXED, AN_ALL4, 0, NULL, NULL,
+	 "stdio shutdown order (close stdin, then SIGTERM, then SIGKILL): the messages carry no "
+	 "process events; the session row keeps only the exit status or signal",
+	 "MCP-RULES §3.1; basic/lifecycle.mdx"},
+	{"LIFE-014", AN_INFO, AN_SEV_FIXED, AN_ALL4, 0, NULL, NULL,
+	 "HTTP only: shutdown is closing the HTTP connection(s); checked with the HTTP tap (see "
+	 "HTTP-032)",
+	 "MCP-RULES §3.1; basic/lifecycle.mdx"},
+	{"LIFE-015", AN_WARNING, AN_SEV_FIXED, AN_ALL4, AN_ON_END, NULL, life_015,
+	 "every request is answered or cancelled: none left open at the end (or open beyond "
+	 "--timeout-ms), none answered after --timeout-ms without a cancel",
+	 "MCP-RULES §3.1; basic/lifecycle.mdx"},
+	{"LIFE-016", AN_INFO, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST, "initialize", life_016,
+	 "one initialize per connection: a second one is noted",
 	 "MCP-RULES §3.1; basic/lifecycle.mdx"},
 	{NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
 };
