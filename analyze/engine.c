@@ -866,7 +866,8 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 	struct mt_buf *idkey = m->in_batch ? &e->idkey2 : &e->idkey;
 	unsigned hook = hook_of(c->kind);
 
-	if (c->method.n) {
+	/* Only a string is a method (a non-string one makes the message notjsonrpc). */
+	if (c->method.n >= 2 && c->method.p[0] == '"') {
 		if (!memchr(c->method.p, '\\', c->method.n))
 			m->method = intern(e, c->method.p + 1, c->method.n - 2);
 		else if (mt_json_string(c->method, &e->scratch) == 0)
