@@ -586,13 +586,15 @@ static const char *intern(struct an_engine *e, const char *s, size_t n)
 	return e->last_method;
 }
 
-/* While rules still read an_request.params directly, fill it at once. */
-#define EAGER_PARAMS 1
+/* 1: parse every kept request's params at once (rules read them through an_req_params). */
+#define EAGER_PARAMS 0
 
 json_t *an_req_params(const struct an_request *rc)
 {
 	struct an_request *r = (struct an_request *)rc; /* a cache: logically const */
 
+	if (!r)
+		return NULL;
 	if (!r->params && r->raw) {
 		json_t *msg = json_loadb(r->raw, r->raw_len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
 		r->params = json_incref(json_object_get(msg, "params"));

@@ -321,7 +321,7 @@ static void cancel_006(const struct an_ctx *c)
 		an_report(c, -1, "notifications/cancelled has no requestId: it is required to cancel a "
 				 "request (tasks are cancelled with tasks/cancel)");
 	} else if ((r = cancel_target(c, rid, &key)) &&
-		   (r->is_task || json_object_get(r->params, "task"))) {
+		   (r->is_task || json_object_get(an_req_params(r), "task"))) {
 		int64_t rel = r->seq;
 		an_report_at(c, -1, c->m->seq, &rel, 1,
 			     "cancels the task-augmented request #%lld %s: tasks are cancelled with "

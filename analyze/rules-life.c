@@ -64,7 +64,7 @@ static const char *asked_version(const struct an_state *st)
 {
 	const struct an_request *r = init_request(st);
 
-	return r ? json_string_value(json_object_get(r->params, "protocolVersion")) : NULL;
+	return r ? json_string_value(json_object_get(an_req_params(r), "protocolVersion")) : NULL;
 }
 
 /*
@@ -302,7 +302,7 @@ static void life_009(const struct an_ctx *c)
 	if (!r || r->dir != AN_C2S || !json_is_string(v))
 		return;
 	got = json_string_value(v);
-	asked = json_string_value(json_object_get(r->params, "protocolVersion"));
+	asked = json_string_value(json_object_get(an_req_params(r), "protocolVersion"));
 	if (!asked || !strcmp(asked, got))
 		return;
 	if (r->seq != st->init_seq && st->negotiated && !strcmp(st->negotiated, asked)) {

@@ -1075,7 +1075,10 @@ static void res_004(const struct an_ctx *c)
 /* The tool a tools/call answer is for, from the latest tools/list (borrowed), or NULL. */
 static json_t *called_tool(const struct an_ctx *c, const char **name)
 {
-	*name = c->m->req ? json_string_value(json_object_get(c->m->req->params, "name")) : NULL;
+	*name = NULL;
+	if (!json_object_size(c->st->tools))
+		return NULL; /* no tools/list seen: no tool to look up (and no parse) */
+	*name = c->m->req ? json_string_value(json_object_get(an_req_params(c->m->req), "name")) : NULL;
 	return *name ? json_object_get(c->st->tools, *name) : NULL;
 }
 
@@ -1197,7 +1200,7 @@ static int tool_name_ok(const char *s, size_t n)
 static void res_008(const struct an_ctx *c)
 {
 	json_t *tools = json_object_get(an_result(c), "tools"), *t, *seen = json_object();
-	int paged = c->m->req && json_object_get(c->m->req->params, "cursor");
+	int paged = c->m->req && json_object_get(an_req_params(c->m->req), "cursor");
 	struct rep r = {c, 0, 0};
 	size_t i;
 
@@ -1263,7 +1266,7 @@ static void res_009(const struct an_ctx *c)
 				  c->m->method, type_name(next));
 		break;
 	case MT_ERROR:
-		cur = c->m->req ? json_object_get(c->m->req->params, "cursor") : NULL;
+		cur = c->m->req ? json_object_get(an_req_params(c->m->req), "cursor") : NULL;
 		if (json_is_string(cur) && !cursor_given(c->st, c->m->method, cur) &&
 		    c->m->cls->has_error_code && c->m->cls->error_code != -32602)
 			an_report(c, AN_WARNING, "%s with an invalid cursor answered with error %lld, "
@@ -1372,7 +1375,7 @@ static int is_role(json_t *v)
 static const char *prompt_problem(const struct an_ctx *c, char *buf, size_t n)
 {
 	json_t *ext = json_object_get(c->st->ext, "res"), *prompts = json_object_get(ext, "prompts");
-	json_t *params = c->m->req ? c->m->req->params : NULL, *want, *e;
+	json_t *params = c->m->req ? an_req_params(c->m->req) : NULL, *want, *e;
 	const char *name = json_string_value(json_object_get(params, "name"));
 	size_t i;
 
@@ -1739,7 +1742,7 @@ static void res_017(const struct an_ctx *c)
 		if (action && strcmp(action, "accept"))
 			say(&r, AN_WARNING, "the elicitation result has content with action '%s'; it is "
 					    "only present when accepted", action);
-		else if (c->m->req && !strcmp(elicit_mode(c->m->req->params), "url"))
+		else if (c->m->req && !strcmp(elicit_mode(an_req_params(c->m->req)), "url"))
 			say(&r, AN_WARNING, "the URL-mode elicitation result has content; it is omitted in "
 					    "URL mode");
 		json_object_foreach(content, key, e) {
@@ -1762,7 +1765,7 @@ static void res_017(const struct an_ctx *c)
 
 static void res_018(const struct an_ctx *c)
 {
-	json_t *res = an_result(c), *params = c->m->req ? c->m->req->params : NULL, *rs, *content;
+	json_t *res = an_result(c), *params = c->m->req ? an_req_params(c->m->req) : NULL, *rs, *content;
 	const char *action = json_string_value(json_object_get(res, "action"));
 	struct sv v;
 	int ok;
@@ -1831,7 +1834,7 @@ static void res_019(const struct an_ctx *c)
 			if (level_rank(lvl) < 0)
 				an_report(c, -1, "logging/setLevel level is not a syslog level (debug, info, "
 						 "notice, warning, error, critical, alert, emergency)");
-		} else if (c->m->req && level_rank(json_object_get(c->m->req->params, "level")) < 0) {
+		} else if (c->m->req && level_rank(json_object_get(an_req_params(c->m->req), "level")) < 0) {
 			if (c->m->cls->kind == MT_RESPONSE)
 				an_report(c, AN_WARNING, "logging/setLevel with an invalid level succeeded; it "
 							 "should fail with -32602");
@@ -1994,7 +1997,7 @@ static void track_prompts(const struct an_ctx *c, json_t *ext)
 
 	if (!c->m->req || c->m->cls->kind != MT_RESPONSE || !json_is_array(json_object_get(res, "prompts")))
 		return;
-	if (!prompts || !json_object_get(c->m->req->params, "cursor")) {
+	if (!prompts || !json_object_get(an_req_params(c->m->req), "cursor")) {
 		prompts = json_object();
 		json_object_set_new(ext, "prompts", prompts);
 	}
@@ -2018,7 +2021,7 @@ static void track_prompts(const struct an_ctx *c, json_t *ext)
 /* The level of the last logging/setLevel the server accepted. */
 static void track_level(const struct an_ctx *c, json_t *ext)
 {
-	json_t *lvl = c->m->req ? json_object_get(c->m->req->params, "level") : NULL;
+	json_t *lvl = c->m->req ? json_object_get(an_req_params(c->m->req), "level") : NULL;
 
 	if (c->m->cls->kind == MT_RESPONSE && level_rank(lvl) >= 0)
 		json_object_set(ext, "level", lvl);

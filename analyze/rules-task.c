@@ -235,8 +235,8 @@ static int receiver_supports(const struct an_ctx *c)
 	if (strcmp(c->m->method, "tools/call"))
 		return 1;
 	/* Tools also say so one by one; an unlisted tool gets the benefit of the doubt. */
-	tool = json_object_get(c->st->tools, json_string_value(json_object_get(c->m->req->params, "name")) ?
-						  json_string_value(json_object_get(c->m->req->params, "name")) : "");
+	tool = json_object_get(c->st->tools, json_string_value(json_object_get(an_req_params(c->m->req), "name")) ?
+						  json_string_value(json_object_get(an_req_params(c->m->req), "name")) : "");
 	if (!tool)
 		return 1;
 	ts = json_string_value(an_path(tool, "execution.taskSupport"));
@@ -251,7 +251,7 @@ static void task_002(const struct an_ctx *c)
 
 	if (!c->m->req || !augmentable(c->m->method))
 		return;
-	asked = json_is_object(json_object_get(c->m->req->params, "task"));
+	asked = json_is_object(json_object_get(an_req_params(c->m->req), "task"));
 	created = is_create_task(c, res);
 	if (!created) {
 		if (asked && receiver_supports(c))
@@ -281,7 +281,7 @@ static void task_010(const struct an_ctx *c)
 	const char *cap;
 
 	if (!c->m->req || !augmentable(c->m->method) ||
-	    !json_is_object(json_object_get(c->m->req->params, "task")) ||
+	    !json_is_object(json_object_get(an_req_params(c->m->req), "task")) ||
 	    !(cap = task_cap(c->m->method, &receiver)) || an_cap(c->st, receiver, cap) ||
 	    !is_create_task(c, an_result(c)))
 		return;
@@ -390,7 +390,7 @@ static void task_006(const struct an_ctx *c)
 
 	if (!c->m->req)
 		return;
-	t = known(c->st, param_key(c->m->req->params, c->m->req->dir, key, sizeof(key)));
+	t = known(c->st, param_key(an_req_params(c->m->req), c->m->req->dir, key, sizeof(key)));
 	was = status_of(t);
 	if (c->m->cls->kind == MT_RESPONSE) {
 		const char *s = json_string_value(json_object_get(an_result(c), "status"));
@@ -436,7 +436,7 @@ static void task_007(const struct an_ctx *c)
 	}
 	if (c->m->cls->kind != MT_RESPONSE || !c->m->req)
 		return;
-	t = known(c->st, param_key(c->m->req->params, c->m->req->dir, key, sizeof(key)));
+	t = known(c->st, param_key(an_req_params(c->m->req), c->m->req->dir, key, sizeof(key)));
 	m = json_string_value(json_object_get(t, "m"));
 	res = an_result(c);
 	if (json_is_object(json_object_get(res, "task")) && !json_object_get(res, "content")) {
@@ -509,7 +509,7 @@ static void task_008(const struct an_ctx *c)
 	}
 	if (k == MT_RESPONSE && strncmp(m, "tasks/", 6)) {
 		/* The answer to a request related to a task is related to it too. */
-		json_t *want = c->m->req ? json_object_get(related(c->m->req->params), "taskId") : NULL;
+		json_t *want = c->m->req ? json_object_get(related(an_req_params(c->m->req)), "taskId") : NULL;
 		if (json_is_string(want) && !related(an_result(c))) {
 			int64_t req = c->m->req->seq;
 			an_report_at(c, -1, c->m->seq, &req, 1, "the %s result answers #%lld, which is related "
@@ -523,7 +523,7 @@ static void task_008(const struct an_ctx *c)
 	obj = k == MT_REQUEST ? an_params(c) : an_result(c);
 	rel = related(obj);
 	if (k == MT_RESPONSE && !strcmp(m, "tasks/result")) {
-		json_t *want = c->m->req ? json_object_get(c->m->req->params, "taskId") : NULL;
+		json_t *want = c->m->req ? json_object_get(an_req_params(c->m->req), "taskId") : NULL;
 		json_t *got = json_object_get(rel, "taskId");
 		if (!rel)
 			an_report(c, -1, "the tasks/result result has no _meta[\"" RELATED "\"]");
@@ -552,7 +552,7 @@ static void task_009(const struct an_ctx *c)
 	if (code == -32601 || code == -32602 || code == -32603)
 		return;
 	if (!strcmp(m, "tasks/result") &&
-	    known(c->st, param_key(c->m->req->params, c->m->req->dir, key, sizeof(key))))
+	    known(c->st, param_key(an_req_params(c->m->req), c->m->req->dir, key, sizeof(key))))
 		return; /* a known task's result may be any error of the underlying request */
 	an_report(c, -1, "%s failed with %lld: task protocol errors are -32602 (invalid taskId or "
 			 "cursor) or -32603 (internal)", m, (long long)code);
@@ -573,7 +573,7 @@ static void task_011(const struct an_ctx *c)
 		return; /* not the last page */
 	snprintf(dir, sizeof(dir), "%d", r->dir);
 	listing = json_object_get(json_object_get(ext, "l"), dir);
-	if (json_object_get(r->params, "cursor") && !listing)
+	if (json_object_get(an_req_params(r), "cursor") && !listing)
 		return; /* the listing started before the capture did */
 	start_t = listing ? int_of(listing, "t") : r->t_ns;
 	page = json_object_get(an_result(c), "tasks");
@@ -650,7 +650,7 @@ static void task_013(const struct an_ctx *c)
 	}
 	if (!c->m->req || !json_is_true(json_object_get(an_result(c), "isError")))
 		return;
-	t = known(c->st, param_key(c->m->req->params, c->m->req->dir, key, sizeof(key)));
+	t = known(c->st, param_key(an_req_params(c->m->req), c->m->req->dir, key, sizeof(key)));
 	s = status_of(t);
 	if (s && !strcmp(s, "completed"))
 		an_report(c, -1, "the tool result of task '%.80s' has isError: true but the task is "
@@ -789,7 +789,7 @@ static void track_answer(const struct an_ctx *c, json_t *ext)
 	json_t *t;
 
 	if (c->m->req && c->m->method && !strcmp(c->m->method, "tasks/result") &&
-	    (t = known(c->st, param_key(c->m->req->params, c->m->req->dir, key, sizeof(key))))) {
+	    (t = known(c->st, param_key(an_req_params(c->m->req), c->m->req->dir, key, sizeof(key))))) {
 		json_object_del(t, "rs");
 		if (c->m->cls->kind == MT_RESPONSE) {
 			set_int(t, "res", c->m->seq);
