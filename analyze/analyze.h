@@ -136,7 +136,6 @@ struct an_state {
 	json_t *tools;               /* name -> Tool object from the latest tools/list (owned) */
 	json_t *cursors;             /* method -> [nextCursor ...] received (owned) */
 	json_t *tasks;               /* taskId -> {"status":..., "seq":..., "dir":...} (owned) */
-	json_t *elicitations;        /* elicitationId -> seq of the url-mode elicitation/create */
 	char *log_level;             /* the last logging/setLevel level (owned) */
 	int64_t last_t_ns;
 	int64_t timeout_ns;          /* --timeout-ms, 0: none */

@@ -197,7 +197,6 @@ struct an_engine *an_engine_new(int64_t session, const struct an_options *o)
 	e->st.tools = json_object();
 	e->st.cursors = json_object();
 	e->st.tasks = json_object();
-	e->st.elicitations = json_object();
 	e->methods = json_object();
 	e->st.ext = json_object();
 	for (int h = 0; h < HOOK_COUNT; h++)
@@ -255,7 +254,6 @@ void an_engine_free(struct an_engine *e)
 	json_decref(st->tools);
 	json_decref(st->cursors);
 	json_decref(st->tasks);
-	json_decref(st->elicitations);
 	json_decref(st->ext);
 	json_decref(st->client_caps);
 	json_decref(st->server_caps);
@@ -569,18 +567,22 @@ static unsigned hook_of(enum mt_kind k)
 /* A method name that lives as long as the engine (the object keeps one copy). */
 static const char *intern(struct an_engine *e, const char *s, size_t n)
 {
-	char small[256];
+	char small[256], *name = small;
 	void *iter;
 
 	if (e->last_method && e->last_method_len == n && !memcmp(e->last_method, s, n))
 		return e->last_method;
+	if (memchr(s, '\0', n))
+		n = strlen(s); /* a key cannot hold a NUL: the name up to it */
 	if (n >= sizeof(small))
-		n = sizeof(small) - 1;
-	memcpy(small, s, n);
-	small[n] = '\0';
-	if (!json_object_get(e->methods, small))
-		json_object_set_new(e->methods, small, json_null());
-	iter = json_object_iter_at(e->methods, small);
+		name = mt_malloc(n + 1);
+	memcpy(name, s, n);
+	name[n] = '\0';
+	if (!json_object_get(e->methods, name))
+		json_object_set_new(e->methods, name, json_null());
+	iter = json_object_iter_at(e->methods, name);
+	if (name != small)
+		free(name);
 	e->last_method = iter ? json_object_iter_key(iter) : "";
 	e->last_method_len = strlen(e->last_method);
 	return e->last_method;
@@ -680,7 +682,8 @@ static void after_request(struct an_engine *e, struct an_msg *m, struct an_reque
 		st->init_count++;
 		if (!st->init_seq)
 			st->init_seq = m->seq;
-		if (st->phase == AN_PH_START)
+		/* A handshake after stateless requests: the legacy protocol takes over. */
+		if (st->phase == AN_PH_START || st->phase == AN_PH_STATELESS)
 			st->phase = AN_PH_INITIALIZING;
 		free(st->requested);
 		st->requested = dup_string(json_object_get(params, "protocolVersion"));
@@ -721,6 +724,7 @@ static void after_answer(struct an_engine *e, struct an_msg *m)
 	}
 	/* Parse only answers that change the state: a cheap look at the bytes first. */
 	if (strcmp(r->method, "initialize") && strcmp(r->method, "tools/list") &&
+	    strcmp(r->method, "server/discover") &&
 	    strncmp(r->method, "resources/", 10) && strncmp(r->method, "tasks/", 6) &&
 	    !memmem(m->raw, m->raw_len, "\"task\"", 6) &&
 	    !memmem(m->raw, m->raw_len, "\"nextCursor\"", 12))
@@ -745,6 +749,10 @@ static void after_answer(struct an_engine *e, struct an_msg *m)
 		st->server_caps = json_incref(json_object_get(result, "capabilities"));
 		json_decref(st->server_info);
 		st->server_info = json_incref(json_object_get(result, "serverInfo"));
+	} else if (!strcmp(r->method, "server/discover") && json_is_object(json_object_get(result, "capabilities"))) {
+		/* 2026-07-28: what the server offers is in its discover result. */
+		json_decref(st->server_caps);
+		st->server_caps = json_incref(json_object_get(result, "capabilities"));
 	} else if (!strcmp(r->method, "tools/list") && json_is_array(json_object_get(result, "tools"))) {
 		if (!json_object_get(an_req_params(r), "cursor"))
 			json_object_clear(st->tools);
@@ -763,8 +771,6 @@ static void after_answer(struct an_engine *e, struct an_msg *m)
 		const char *uri = json_string_value(json_object_get(an_req_params(r), "uri"));
 		if (uri)
 			json_object_del(st->subscriptions, uri);
-	} else if (!strcmp(r->method, "elicitation/create")) {
-		/* nothing yet: url-mode ids are noted at the request */
 	}
 	const char *next = json_string_value(json_object_get(result, "nextCursor"));
 	if (next) {
@@ -1013,7 +1019,7 @@ void an_engine_feed(struct an_engine *e, const struct store_item *it)
 	m.cls = &c;
 	feed_message(e, &m);
 	if (c.kind == MT_BATCH) {
-		const char *p = it->raw, *end = it->raw + it->raw_len;
+		const char *p = it->raw, *end = (const char *)it->raw + it->raw_len;
 		struct mt_span el;
 		while (next_element(&p, end, &el)) {
 			struct mt_class ec;

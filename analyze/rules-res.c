@@ -778,6 +778,48 @@ static void walk_list(struct rep *r, json_t *v, const char *where, enum block_ct
 }
 
 /* Call fn on every content block of the current message, by its method. */
+/*
+ * A tools/call result that holds only text blocks, the common case:
+ * {"content":[{"type":"text","text":"..."},...]} with an optional boolean
+ * isError. Judged on the bytes, with no parse; anything else returns 0 and
+ * gets the full checks. (No rule of this family has anything to say about such
+ * a result, but RES-006 when the tool declares an outputSchema.)
+ */
+static int plain_tool_result(const struct an_ctx *c)
+{
+	struct mt_span msg = {c->m->raw, c->m->raw_len}, res, content = {NULL, 0}, k, v, el;
+	size_t pos = 0, epos = 0;
+
+	if (c->m->cls->kind != MT_RESPONSE || mt_json_member(msg, "result", &res) != 1 ||
+	    res.p[0] != '{')
+		return 0;
+	while (mt_json_next_member(res, &pos, &k, &v) == 1) {
+		if (k.n == 9 && !memcmp(k.p, "\"content\"", 9) && v.p[0] == '[')
+			content = v;
+		else if (!(k.n == 9 && !memcmp(k.p, "\"isError\"", 9) && (v.p[0] == 't' || v.p[0] == 'f')))
+			return 0;
+	}
+	if (!content.p)
+		return 0;
+	while (mt_json_next_element(content, &epos, &el) == 1) {
+		int type_text = 0, text = 0;
+		size_t bpos = 0;
+		if (el.p[0] != '{')
+			return 0;
+		while (mt_json_next_member(el, &bpos, &k, &v) == 1) {
+			if (k.n == 6 && !memcmp(k.p, "\"type\"", 6) && v.n == 6 && !memcmp(v.p, "\"text\"", 6))
+				type_text = 1;
+			else if (k.n == 6 && !memcmp(k.p, "\"text\"", 6) && v.p[0] == '"')
+				text = 1;
+			else
+				return 0;
+		}
+		if (!type_text || !text)
+			return 0;
+	}
+	return 1;
+}
+
 static void walk_content(struct rep *r, block_fn fn)
 {
 	const struct an_ctx *c = r->c;
@@ -800,6 +842,8 @@ static void walk_content(struct rep *r, block_fn fn)
 	    (strcmp(c->m->method, "tools/call") && strcmp(c->m->method, "prompts/get") &&
 	     strcmp(c->m->method, "sampling/createMessage")))
 		return;
+	if (!strcmp(c->m->method, "tools/call") && plain_tool_result(c))
+		return; /* text blocks only: nothing for a block rule to see */
 	res = an_result(c);
 	if (!json_is_object(res) || is_create_task(c, res))
 		return;
@@ -945,8 +989,11 @@ static void res_002(const struct an_ctx *c)
 
 static void res_003(const struct an_ctx *c)
 {
-	json_t *res = an_result(c), *content, *v;
+	json_t *res, *content, *v;
 
+	if (plain_tool_result(c))
+		return; /* a content array of text blocks, and nothing else */
+	res = an_result(c);
 	if (!json_is_object(res) || is_create_task(c, res))
 		return;
 	content = json_object_get(res, "content");
@@ -1084,9 +1131,13 @@ static json_t *called_tool(const struct an_ctx *c, const char **name)
 
 static void res_005(const struct an_ctx *c)
 {
-	json_t *res = an_result(c), *sc = json_object_get(res, "structuredContent"), *b;
+	json_t *res, *sc, *b;
 	size_t i;
 
+	if (plain_tool_result(c))
+		return; /* no structuredContent */
+	res = an_result(c);
+	sc = json_object_get(res, "structuredContent");
 	if (!json_is_object(sc) || is_create_task(c, res))
 		return;
 	json_array_foreach(json_object_get(res, "content"), i, b) {
@@ -1145,8 +1196,10 @@ static void res_006(const struct an_ctx *c)
 		return;
 	tool = called_tool(c, &name);
 	os = json_object_get(tool, "outputSchema");
+	if (!json_is_object(os))
+		return; /* no schema to meet */
 	res = an_result(c);
-	if (!json_is_object(os) || !json_is_object(res) || is_create_task(c, res) ||
+	if (!json_is_object(res) || is_create_task(c, res) ||
 	    json_is_true(json_object_get(res, "isError")))
 		return;
 	sc = json_object_get(res, "structuredContent");

@@ -2,17 +2,219 @@
  * rules-rpc.c - JSON-RPC framing as MCP constrains it (MCP-RULES §4): message
  * shape, ids, answers, errors, batches, result and params types, UTF-8, _meta
  * keys, and methods valid for the sender's role and revision.
+ *
+ * Two helpers here are shared with rules-stdio.c (which declares them too):
+ * the method table's role check and a UTF-8 check.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyze/analyze.h"
+
+/* Shared with rules-stdio.c (no header: they are private to the rule files). */
+const char *an_rpc_role_problem(enum an_version v, enum an_dir dir, enum mt_kind kind,
+				const char *method);
+long an_rpc_utf8_bad(const char *p, size_t n);
+
+/* ---- the method table (MCP-RULES §1 and Appendix A) ---- */
+
+enum { M_REQ = 1, M_NOTIF = 2 };
+enum { D_C2S = 1, D_S2C = 2, D_BOTH = 3 };
+
+struct method_row {
+	const char *name;
+	unsigned char kind;    /* M_REQ or M_NOTIF */
+	unsigned char dirs;    /* who may send it: D_* bits */
+	unsigned versions;     /* AN_V() bits of the revisions whose schema has it */
+};
+
+/* Sorted by name (strcmp order); a name may have one row per era. */
+static const struct method_row methods[] = {
+	{"completion/complete", M_REQ, D_C2S, AN_EVERY},
+	{"elicitation/create", M_REQ, D_S2C, AN_FROM_0618},
+	{"initialize", M_REQ, D_C2S, AN_ALL4},
+	{"logging/setLevel", M_REQ, D_C2S, AN_ALL4},
+	{"notifications/cancelled", M_NOTIF, D_BOTH, AN_EVERY},
+	{"notifications/elicitation/complete", M_NOTIF, D_S2C, AN_ONLY_1125},
+	{"notifications/initialized", M_NOTIF, D_C2S, AN_ALL4},
+	{"notifications/message", M_NOTIF, D_S2C, AN_EVERY},
+	{"notifications/progress", M_NOTIF, D_BOTH, AN_ALL4},
+	{"notifications/progress", M_NOTIF, D_S2C, AN_V26},
+	{"notifications/prompts/list_changed", M_NOTIF, D_S2C, AN_EVERY},
+	{"notifications/resources/list_changed", M_NOTIF, D_S2C, AN_EVERY},
+	{"notifications/resources/updated", M_NOTIF, D_S2C, AN_EVERY},
+	{"notifications/roots/list_changed", M_NOTIF, D_C2S, AN_ALL4},
+	{"notifications/subscriptions/acknowledged", M_NOTIF, D_S2C, AN_V26},
+	{"notifications/tasks/status", M_NOTIF, D_BOTH, AN_ONLY_1125},
+	{"notifications/tools/list_changed", M_NOTIF, D_S2C, AN_EVERY},
+	{"ping", M_REQ, D_BOTH, AN_ALL4},
+	{"prompts/get", M_REQ, D_C2S, AN_EVERY},
+	{"prompts/list", M_REQ, D_C2S, AN_EVERY},
+	{"resources/list", M_REQ, D_C2S, AN_EVERY},
+	{"resources/read", M_REQ, D_C2S, AN_EVERY},
+	{"resources/subscribe", M_REQ, D_C2S, AN_ALL4},
+	{"resources/templates/list", M_REQ, D_C2S, AN_EVERY},
+	{"resources/unsubscribe", M_REQ, D_C2S, AN_ALL4},
+	{"roots/list", M_REQ, D_S2C, AN_ALL4},
+	{"sampling/createMessage", M_REQ, D_S2C, AN_ALL4},
+	{"server/discover", M_REQ, D_C2S, AN_V26},
+	{"subscriptions/listen", M_REQ, D_C2S, AN_V26},
+	{"tasks/cancel", M_REQ, D_BOTH, AN_ONLY_1125},
+	{"tasks/get", M_REQ, D_BOTH, AN_ONLY_1125},
+	{"tasks/list", M_REQ, D_BOTH, AN_ONLY_1125},
+	{"tasks/result", M_REQ, D_BOTH, AN_ONLY_1125},
+	{"tools/call", M_REQ, D_C2S, AN_EVERY},
+	{"tools/list", M_REQ, D_C2S, AN_EVERY},
+};
+#define NMETHODS (sizeof(methods) / sizeof(methods[0]))
+
+static int row_cmp(const void *key, const void *row)
+{
+	return strcmp(key, ((const struct method_row *)row)->name);
+}
+
+/*
+ * The rows of `method`: *first and the count (0 when the method is in no
+ * revision's table).
+ */
+static size_t method_rows(const char *method, const struct method_row **first)
+{
+	const struct method_row *r, *end = methods + NMETHODS;
+	size_t n = 0;
+
+	if (!method)
+		return 0;
+	r = bsearch(method, methods, NMETHODS, sizeof(methods[0]), row_cmp);
+	if (!r)
+		return 0;
+	while (r > methods && !strcmp(r[-1].name, method))
+		r--;
+	*first = r;
+	while (r + n < end && !strcmp(r[n].name, method))
+		n++;
+	return n;
+}
+
+/* The row of `method` in revision v, or NULL. */
+static const struct method_row *method_in(const char *method, enum an_version v)
+{
+	const struct method_row *r = NULL;
+	size_t n = method_rows(method, &r);
+
+	for (size_t i = 0; i < n; i++)
+		if (r[i].versions & AN_V(v))
+			return &r[i];
+	return NULL;
+}
+
+/*
+ * Is a request or notification valid for the role of its sender? NULL when it
+ * is, or when the method is in no revision's table; else what is wrong (static
+ * text). The row of revision v decides; a method absent from v is judged by
+ * the role it has in the revisions that have it. A notifications/... method
+ * sent with an id is RPC-007's, not this.
+ */
+const char *an_rpc_role_problem(enum an_version v, enum an_dir dir, enum mt_kind kind,
+				const char *method)
+{
+	const struct method_row *rows = NULL, *r;
+	size_t n = method_rows(method, &rows);
+
+	if (!n)
+		return NULL;
+	r = rows;
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].versions & AN_V(v))
+			r = &rows[i];
+	if (kind == MT_NOTIFICATION && r->kind == M_REQ)
+		return "a request, without an id";
+	if (kind == MT_REQUEST && r->kind == M_NOTIF)
+		return NULL;
+	if (!(r->dirs & (dir == AN_C2S ? D_C2S : D_S2C))) {
+		if (r->kind == M_REQ)
+			return dir == AN_C2S ? "a request only the server sends"
+					     : "a request only the client sends";
+		return dir == AN_C2S ? "a notification only the server sends"
+				     : "a notification only the client sends";
+	}
+	return NULL;
+}
+
+/*
+ * The offset of the first byte of p[0..n) that is not part of well-formed
+ * UTF-8 (no overlongs, surrogates or code points above U+10FFFF), or -1.
+ */
+long an_rpc_utf8_bad(const char *p, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)p;
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned char c = s[i];
+		unsigned char lo = 0x80, hi = 0xBF;
+		int more;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xC2 && c <= 0xDF)
+			more = 1;
+		else if (c == 0xE0)
+			more = 2, lo = 0xA0;
+		else if (c == 0xED)
+			more = 2, hi = 0x9F;
+		else if (c >= 0xE1 && c <= 0xEF)
+			more = 2;
+		else if (c == 0xF0)
+			more = 3, lo = 0x90;
+		else if (c >= 0xF1 && c <= 0xF3)
+			more = 3;
+		else if (c == 0xF4)
+			more = 3, hi = 0x8F;
+		else
+			return (long)i;
+		if (n - i <= (size_t)more || s[i + 1] < lo || s[i + 1] > hi)
+			return (long)i;
+		for (int k = 2; k <= more; k++)
+			if (s[i + k] < 0x80 || s[i + k] > 0xBF)
+				return (long)i;
+		i += (size_t)more + 1;
+	}
+	return -1;
+}
+
+/* The value of top-level member `key` of the message's JSON object, without
+ * parsing it: 1 and *val when present. */
+static int top_member(const struct an_msg *m, const char *key, struct mt_span *val)
+{
+	struct mt_span obj = {m->raw, m->raw_len};
+
+	while (obj.n && (*obj.p == ' ' || *obj.p == '\t' || *obj.p == '\r' || *obj.p == '\n'))
+		obj.p++, obj.n--;
+	return mt_json_member(obj, key, val) == 1;
+}
+
+static const char *json_type_name(char first)
+{
+	switch (first) {
+	case '{': return "an object";
+	case '[': return "an array";
+	case '"': return "a string";
+	case 't': case 'f': return "a boolean";
+	case 'n': return "null";
+	default: return "a number";
+	}
+}
+
+/* ---- the rules ---- */
 
 static void rpc_001(const struct an_ctx *c)
 {
 	const char *why = c->m->cls->error ? c->m->cls->error : "not a JSON-RPC message";
 
-	/* The answer-shape problems have their own rule. */
-	if (!strcmp(why, "both result and error"))
+	/* The answer-shape and batch problems have their own rules. */
+	if (!strcmp(why, "both result and error") || !strcmp(why, "empty array"))
 		return;
 	an_report(c, -1, "%s message is JSON but not JSON-RPC 2.0: %s", an_dir_arrow(c->m->dir), why);
 }
@@ -86,6 +288,427 @@ static void rpc_007(const struct an_ctx *c)
 		an_report(c, -1, "%s carries an id: notifications must not", c->m->method);
 }
 
+/* RPC-009: batches exist only in 2025-03-26, where the receiver must answer them. */
+static void rpc_009_end(const struct an_ctx *c)
+{
+	const struct an_state *st = c->st;
+	int64_t alive[2] = {0, 0}; /* per sender: the last answer its peer gave */
+
+	if (st->version != AN_V2025_03_26)
+		return;
+	for (size_t i = 0; i < st->nrequests; i++)
+		if (st->requests[i].answer_seq > alive[st->requests[i].dir])
+			alive[st->requests[i].dir] = st->requests[i].answer_seq;
+	for (size_t i = 0; i < st->nrequests;) {
+		const struct an_request *r = &st->requests[i];
+		size_t j = i, unanswered = 0, total = 0;
+
+		/* The elements of one batch are consecutive and share its seq. */
+		while (j < st->nrequests && st->requests[j].seq == r->seq) {
+			const struct an_request *e = &st->requests[j];
+			total++;
+			if (e->in_batch && !e->answer_seq && !e->cancel_seq)
+				unanswered++;
+			j++;
+		}
+		if (unanswered && alive[r->dir] > r->seq)
+			an_report_at(c, -1, r->seq, NULL, 0,
+				     "%zu of the %zu requests in the %s batch #%lld were never "
+				     "answered, though the %s answered later requests",
+				     unanswered, total, r->dir == AN_C2S ? "client's" : "server's",
+				     (long long)r->seq, r->dir == AN_C2S ? "server" : "client");
+		i = j;
+	}
+}
+
+static void rpc_009(const struct an_ctx *c)
+{
+	const struct an_msg *m;
+
+	if (!c->m) {
+		rpc_009_end(c);
+		return;
+	}
+	m = c->m;
+	if (c->st->version == AN_V2025_03_26)
+		return; /* their shape is RPC-010's */
+	if (m->cls->kind == MT_BATCH)
+		an_report(c, -1, "the %s sent a JSON-RPC batch of %zu messages: batches exist only in "
+				 "2025-03-26", m->dir == AN_C2S ? "client" : "server", m->cls->batch_size);
+	else if (m->cls->error && !strcmp(m->cls->error, "empty array"))
+		an_report(c, -1, "the %s sent an empty JSON array: batches exist only in 2025-03-26",
+			  m->dir == AN_C2S ? "client" : "server");
+}
+
+static void rpc_010(const struct an_ctx *c)
+{
+	const struct an_msg *m = c->m;
+	json_t *batch, *el;
+	size_t i, calls = 0, answers = 0, nested = 0, other = 0;
+
+	if (m->cls->kind != MT_BATCH) {
+		if (m->cls->error && !strcmp(m->cls->error, "empty array"))
+			an_report(c, -1, "an empty batch: a batch holds one or more messages");
+		return;
+	}
+	if (m->in_batch) {
+		an_report(c, -1, "a batch inside batch #%lld: batches do not nest",
+			  (long long)m->in_batch);
+		return;
+	}
+	batch = an_json(c);
+	json_array_foreach(batch, i, el) {
+		if (json_is_array(el))
+			nested++;
+		else if (json_object_get(el, "method"))
+			calls++;
+		else if (json_object_get(el, "result") || json_object_get(el, "error"))
+			answers++;
+		else
+			other++;
+	}
+	(void)other; /* not messages at all: RPC-001 reports each */
+	if (calls && answers)
+		an_report(c, -1, "the batch mixes requests or notifications (%zu) with responses (%zu)",
+			  calls, answers);
+}
+
+static void rpc_011(const struct an_ctx *c)
+{
+	const struct an_msg *m = c->m;
+	struct mt_span v;
+
+	if (m->cls->kind == MT_RESPONSE) {
+		if (top_member(m, "result", &v) && v.n && v.p[0] != '{')
+			an_report(c, -1, "result is %s, not an object", json_type_name(v.p[0]));
+	} else if (top_member(m, "params", &v) && v.n && v.p[0] != '{') {
+		an_report(c, -1, "%s params is %s, not an object", m->method ? m->method : "the",
+			  json_type_name(v.p[0]));
+	}
+}
+
+/* RPC-012: an error without an id answers only an unreadable message. */
+static void rpc_012(const struct an_ctx *c)
+{
+	const struct an_msg *m = c->m;
+	const struct an_state *st = c->st;
+	enum an_dir peer = m->dir == AN_C2S ? AN_S2C : AN_C2S;
+	json_t *ext = json_object_get(st->ext, "stdio");
+	json_int_t pending = json_integer_value(json_object_get(ext, peer == AN_C2S ? "unread0"
+										   : "unread1"));
+	int64_t idx;
+	const char *what = m->cls->idtype == MT_ID_NULL ? "a null id" : "no id";
+
+	if (m->cls->idtype != MT_ID_NULL && m->cls->idtype != MT_ID_NONE)
+		return;
+	if (pending > 0 || mt_map_get(&st->open[peer], "null", 4, &idx)) {
+		/* A reply to something the receiver could not read. */
+		if (st->version < AN_V2025_11_25)
+			an_report(c, AN_INFO, "error response with %s answers an unreadable message; "
+					      "the %s schema requires an id (JSON-RPC 2.0 says null)",
+				  what, an_version_name(st->version));
+		return;
+	}
+	an_report(c, -1, "error response with %s, but the %s sent no unreadable message for it "
+			 "to answer", what, peer == AN_C2S ? "client" : "server");
+}
+
+static void rpc_013(const struct an_ctx *c)
+{
+	json_t *msg = json_object_get(an_error(c), "message");
+	const char *s = json_string_value(msg);
+	size_t n = json_string_length(msg);
+
+	if (!s)
+		return; /* RPC-006 */
+	if (memchr(s, '\n', n))
+		an_report(c, -1, "error.message spans several lines (%zu bytes): it should be one "
+				 "concise sentence", n);
+	else if (n > 200)
+		an_report(c, -1, "error.message is %zu bytes long: it should be one concise sentence "
+				 "(at most 200 bytes)", n);
+}
+
+static void rpc_014(const struct an_ctx *c)
+{
+	const struct an_msg *m = c->m;
+	long bad = an_rpc_utf8_bad(m->raw, m->raw_len);
+
+	if (bad < 0 && (!m->cls->error || strcmp(m->cls->error, "invalid UTF-8")))
+		return;
+	if (bad < 0)
+		bad = (long)m->cls->error_offset;
+	an_report(c, -1, "the %s sent bytes that are not UTF-8 (at byte %ld)",
+		  m->dir == AN_C2S ? "client" : "server", bad);
+}
+
+/* ---- RPC-015: _meta key names ---- */
+
+/* How many bytes of s (at most max) to print without cutting a UTF-8 character. */
+static int print_len(const char *s, size_t n, size_t max)
+{
+	if (n <= max)
+		return (int)n;
+	while (max && ((unsigned char)s[max] & 0xC0) == 0x80)
+		max--;
+	return (int)max;
+}
+
+static int is_alpha(unsigned char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
+
+static int is_alnum(unsigned char ch)
+{
+	return is_alpha(ch) || (ch >= '0' && ch <= '9');
+}
+
+/*
+ * Check a _meta key. Returns NULL when its grammar is right, else why. Sets
+ * *reserved when its prefix is reserved for MCP in revision v and is not MCP's
+ * own io.modelcontextprotocol/ (which the spec and its official extensions use).
+ * need_prefix: capability extension ids must have one.
+ */
+static const char *meta_key_problem(const char *k, size_t n, enum an_version v, int need_prefix,
+				    int *reserved)
+{
+	const char *slash = memchr(k, '/', n), *name = k, *p;
+	size_t nn = n, nlabels = 0;
+	int mcp_second = 0, mcp_before_last = 0, last_is_mcp = 0;
+
+	*reserved = 0;
+	if (slash) {
+		const char *end = slash;
+		name = slash + 1;
+		nn = n - (size_t)(name - k);
+		if (memchr(name, '/', nn))
+			return "has more than one '/'";
+		for (p = k; p <= end; p++) {
+			const char *q = p;
+			while (q < end && *q != '.')
+				q++;
+			size_t len = (size_t)(q - p);
+			if (!len)
+				return "has an empty label in its prefix";
+			if (!is_alpha((unsigned char)p[0]) || !is_alnum((unsigned char)p[len - 1]))
+				return "has a prefix label that does not start with a letter and end "
+				       "with a letter or digit";
+			for (size_t i = 1; i + 1 < len; i++)
+				if (!is_alnum((unsigned char)p[i]) && p[i] != '-')
+					return "has a character other than a letter, digit or '-' in a "
+					       "prefix label";
+			int mcp = (len == 3 && !strncasecmp(p, "mcp", 3)) ||
+				  (len == 20 && !strncasecmp(p, "modelcontextprotocol", 20));
+			nlabels++;
+			if (nlabels == 2 && mcp)
+				mcp_second = 1;
+			mcp_before_last = last_is_mcp; /* the label before this one */
+			last_is_mcp = mcp;
+			p = q;
+		}
+		if (v >= AN_V2025_11_25) {
+			if (mcp_second && !(slash - k == 23 && !strncmp(k, "io.modelcontextprotocol", 23)))
+				*reserved = 1;
+		} else if (nlabels >= 2 && mcp_before_last) {
+			*reserved = 1;
+		}
+	} else if (need_prefix) {
+		return "has no prefix (an extension id is 'reverse.dns/name')";
+	}
+	if (nn) {
+		if (!is_alnum((unsigned char)name[0]) || !is_alnum((unsigned char)name[nn - 1]))
+			return "has a name that does not begin and end with a letter or digit";
+		for (size_t i = 1; i + 1 < nn; i++)
+			if (!is_alnum((unsigned char)name[i]) && !strchr("-_.", name[i]))
+				return "has a character other than a letter, digit, '-', '_' or '.' in "
+				       "its name";
+	}
+	return NULL;
+}
+
+struct meta_walk {
+	const struct an_ctx *c;
+	int reports;     /* findings made for this message */
+	int budget;      /* nodes left to visit */
+};
+
+#define META_MAX_REPORTS 4
+
+static void meta_check_object(struct meta_walk *w, json_t *obj, const char *where, int need_prefix)
+{
+	const char *key;
+	json_t *val;
+	enum an_version v = w->c->st->version;
+
+	json_object_foreach(obj, key, val) {
+		size_t n = strlen(key);
+		int reserved;
+		const char *why = meta_key_problem(key, n, v, need_prefix, &reserved);
+		if (w->reports >= META_MAX_REPORTS)
+			return;
+		if (why) {
+			an_report(w->c, -1, "%s key '%.*s' %s", where, print_len(key, n, 80), key, why);
+			w->reports++;
+		} else if (reserved) {
+			an_report(w->c, AN_WARNING, "%s key '%.*s' uses a prefix reserved for MCP",
+				  where, print_len(key, n, 80), key);
+			w->reports++;
+		}
+	}
+}
+
+/* Members whose values are user data or JSON Schemas, not MCP objects. */
+static int meta_skip(const char *key)
+{
+	static const char *const skip[] = {
+		"arguments", "structuredContent", "inputSchema", "outputSchema", "requestedSchema",
+		"data", "experimental", "metadata", "requestState", NULL,
+	};
+
+	for (size_t i = 0; skip[i]; i++)
+		if (!strcmp(key, skip[i]))
+			return 1;
+	return 0;
+}
+
+static void meta_walk(struct meta_walk *w, json_t *v, const char *parent, int depth)
+{
+	if (depth > 32 || --w->budget < 0 || w->reports >= META_MAX_REPORTS)
+		return;
+	if (json_is_object(v)) {
+		const char *key;
+		json_t *val;
+		json_object_foreach(v, key, val) {
+			if (!strcmp(key, "_meta") && json_is_object(val)) {
+				meta_check_object(w, val, "_meta", 0);
+				/* 2026-07-28: the client's capabilities travel in _meta. */
+				val = json_object_get(val, "io.modelcontextprotocol/clientCapabilities");
+				if (json_is_object(val))
+					meta_walk(w, val, "io.modelcontextprotocol/clientCapabilities",
+						  depth + 1);
+				continue;
+			}
+			if (!strcmp(key, "extensions") && json_is_object(val) && parent &&
+			    (!strcmp(parent, "capabilities") ||
+			     !strcmp(parent, "io.modelcontextprotocol/clientCapabilities"))) {
+				if (w->c->st->version == AN_V2026_07_28)
+					meta_check_object(w, val, "capabilities.extensions", 1);
+				continue;
+			}
+			if (meta_skip(key))
+				continue;
+			if (json_is_object(val) || json_is_array(val))
+				meta_walk(w, val, key, depth + 1);
+		}
+	} else if (json_is_array(v)) {
+		size_t i;
+		json_t *el;
+		json_array_foreach(v, i, el) {
+			if (json_is_object(el) || json_is_array(el))
+				meta_walk(w, el, parent, depth + 1);
+		}
+	}
+}
+
+static void rpc_015(const struct an_ctx *c)
+{
+	const struct an_msg *m = c->m;
+	struct meta_walk w = {c, 0, 10000};
+
+	if (m->in_batch || !memmem(m->raw, m->raw_len, "\"_meta\"", 7))
+		return;
+	meta_walk(&w, an_json(c), NULL, 0);
+}
+
+/* ---- RPC-016 / RPC-017: methods ---- */
+
+static void rpc_016(const struct an_ctx *c)
+{
+	const struct an_msg *m = c->m;
+	const char *why;
+
+	/* 2026-07-28: a server request is V26-005's. */
+	if (c->st->version == AN_V2026_07_28 && m->dir == AN_S2C && m->cls->kind == MT_REQUEST)
+		return;
+	why = an_rpc_role_problem(c->st->version, m->dir, m->cls->kind, m->method);
+	if (why) {
+		an_report(c, -1, "the %s sent %s, %s", m->dir == AN_C2S ? "client" : "server",
+			  m->method, why);
+		return;
+	}
+	/* 2026-07-28: the server cancels only its subscriptions/listen streams. */
+	if (c->st->version == AN_V2026_07_28 && m->dir == AN_S2C &&
+	    !strcmp(m->method, "notifications/cancelled")) {
+		json_t *rid = json_object_get(an_params(c), "requestId");
+		struct mt_buf key = MT_BUF_INIT;
+		struct an_request *r = NULL;
+		if (rid) {
+			an_key_of(rid, &key);
+			r = an_find_request(c->st, AN_C2S, key.data ? key.data : "", key.len);
+		}
+		if (!r || strcmp(r->method, "subscriptions/listen"))
+			an_report(c, -1, "the server sent notifications/cancelled for %s: servers "
+					 "cancel only subscriptions/listen streams",
+				  r ? r->method : "no request the client sent");
+		else if (r->answer_seq)
+			an_report(c, -1, "the server cancelled subscriptions/listen #%lld after it "
+					 "had already ended (#%lld)",
+				  (long long)r->seq, (long long)r->answer_seq);
+		mt_buf_release(&key);
+	}
+}
+
+/* Is a method outside the revision covered by a declared experimental feature
+ * (or, in 2026-07-28, an extension) of either side? */
+static int experimental_declared(const struct an_state *st)
+{
+	static const char *const keys[] = {"experimental", "extensions"};
+
+	for (int side = 0; side < 2; side++)
+		for (size_t k = 0; k < 2; k++) {
+			json_t *v = an_cap(st, side ? AN_S2C : AN_C2S, keys[k]);
+			if (json_is_object(v) && json_object_size(v))
+				return 1;
+		}
+	/* 2026-07-28: the server's capabilities come from server/discover. */
+	json_t *caps = an_path(json_object_get(st->ext, "v26"), "discover.caps");
+	for (size_t k = 0; k < 2; k++) {
+		json_t *v = json_object_get(caps, keys[k]);
+		if (json_is_object(v) && json_object_size(v))
+			return 1;
+	}
+	return 0;
+}
+
+static void rpc_017(const struct an_ctx *c)
+{
+	const struct an_msg *m = c->m;
+	const struct an_state *st = c->st;
+	const struct method_row *rows = NULL;
+	size_t n;
+
+	if (method_in(m->method, st->version))
+		return;
+	if (st->version == AN_V2026_07_28 && m->dir == AN_S2C && m->cls->kind == MT_REQUEST)
+		return; /* V26-005 */
+	if (st->version == AN_V2026_07_28 && m->dir == AN_C2S && !strcmp(m->method, "initialize"))
+		return; /* a dual-era fallback: V26-014 */
+	n = method_rows(m->method, &rows);
+	if (n && an_rpc_role_problem(st->version, m->dir, m->cls->kind, m->method))
+		return; /* RPC-016 says it */
+	if (m->cls->kind == MT_REQUEST && !strncmp(m->method, "notifications/", 14))
+		return; /* RPC-007 */
+	if (experimental_declared(st))
+		return;
+	if (n)
+		an_report(c, -1, "%s is not part of %s (no experimental capability declared)",
+			  m->method, an_version_name(st->version));
+	else
+		an_report(c, -1, "%s is not an MCP method of %s (no experimental capability "
+				 "declared)", m->method, an_version_name(st->version));
+}
+
 const struct an_rule an_rules_rpc[] = {
 	{"RPC-001", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_NOTJSONRPC, NULL, rpc_001,
 	 "every message is a JSON-RPC 2.0 request, notification or response",
@@ -111,5 +734,43 @@ const struct an_rule an_rules_rpc[] = {
 	{"RPC-008", AN_ERROR, AN_SEV_MUST_0326, AN_ALL4, 0, NULL, NULL,
 	 "no response to a notification; on the wire it is an answer to no request: see RPC-004",
 	 "MCP-RULES §4; basic/index.mdx"},
+	{"RPC-009", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_BATCH | AN_ON_NOTJSONRPC | AN_ON_END, NULL,
+	 rpc_009,
+	 "a JSON array is a valid message only in 2025-03-26, where the receiver answers every "
+	 "request in a batch (checked when it answered later requests)",
+	 "MCP-RULES §4; basic/index.mdx, 2025-06-18/changelog.mdx"},
+	{"RPC-010", AN_ERROR, AN_SEV_FIXED, AN_V(AN_V2025_03_26), AN_ON_BATCH | AN_ON_NOTJSONRPC, NULL,
+	 rpc_010,
+	 "a batch holds one or more requests and notifications, or one or more responses, "
+	 "never both, and does not nest",
+	 "MCP-RULES §4; schema/2025-03-26/schema.ts"},
+	{"RPC-011", AN_ERROR, AN_SEV_FIXED, AN_EVERY,
+	 AN_ON_REQUEST | AN_ON_NOTIFICATION | AN_ON_RESPONSE, NULL, rpc_011,
+	 "a result is a JSON object, and params, when present, is a JSON object",
+	 "MCP-RULES §4; schema/<v>/schema.ts"},
+	{"RPC-012", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_ERROR, NULL, rpc_012,
+	 "an error response has the id of its request, except in reply to a message whose id "
+	 "could not be read (info before 2025-11-25, whose schemas require an id)",
+	 "MCP-RULES §4; 2025-11-25/basic/index.mdx"},
+	{"RPC-013", AN_WARNING, AN_SEV_FIXED, AN_EVERY, AN_ON_ERROR, NULL, rpc_013,
+	 "an error message is a concise single sentence (heuristic: one line, at most 200 bytes)",
+	 "MCP-RULES §4; schema/<v>/schema.ts"},
+	{"RPC-014", AN_ERROR, AN_SEV_FIXED, AN_FROM_0326 | AN_V26, AN_ON_INVALID, NULL, rpc_014,
+	 "JSON-RPC messages are UTF-8 encoded",
+	 "MCP-RULES §4; basic/transports.mdx"},
+	{"RPC-015", AN_ERROR, AN_SEV_FIXED, AN_FROM_0618 | AN_V26, AN_ON_MESSAGE, NULL, rpc_015,
+	 "_meta keys are [labels/]name with valid labels and name; a prefix reserved for MCP "
+	 "is a warning (2026-07-28: extension ids too)",
+	 "MCP-RULES §4; basic/index.mdx"},
+	{"RPC-016", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST | AN_ON_NOTIFICATION, NULL,
+	 rpc_016,
+	 "the method is valid for the sender's role (the schema's client and server unions); "
+	 "requests carry an id",
+	 "MCP-RULES §1, §4; schema/<v>/schema.ts"},
+	{"RPC-017", AN_WARNING, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST | AN_ON_NOTIFICATION, NULL,
+	 rpc_017,
+	 "the method is in the negotiated revision's method table, unless either side declared "
+	 "an experimental capability (or an extension)",
+	 "MCP-RULES §1, §4; basic/lifecycle.mdx"},
 	{NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
 };

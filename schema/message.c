@@ -5,6 +5,7 @@
  */
 #include "schema/message.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -407,6 +408,30 @@ out:
 	return why;
 }
 
+/* Bytes that end a number or a literal. */
+static const unsigned char scalar_end[256] = {
+	[','] = 1, [':'] = 1, [']'] = 1, ['}'] = 1, [' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\n'] = 1,
+};
+
+/* Skip a validated string at p (its opening quote); returns the byte after it. */
+static const char *skip_string(const char *p, const char *end)
+{
+	const char *start = ++p;
+
+	while (p < end) {
+		const char *q = memchr(p, '"', (size_t)(end - p));
+		size_t backslashes = 0;
+		if (!q)
+			return end;
+		while (q - backslashes > start && q[-1 - (ptrdiff_t)backslashes] == '\\')
+			backslashes++;
+		p = q + 1;
+		if (backslashes % 2 == 0)
+			return p;
+	}
+	return end;
+}
+
 /* Skip one validated value at p; returns the byte after it. */
 static const char *skip_value(const char *p, const char *end)
 {
@@ -417,10 +442,7 @@ static const char *skip_value(const char *p, const char *end)
 			return end;
 		switch (*p) {
 		case '"':
-			for (p++; p < end && *p != '"'; p++)
-				if (*p == '\\')
-					p++;
-			p++;
+			p = skip_string(p, end);
 			break;
 		case '{': case '[':
 			depth++;
@@ -434,7 +456,7 @@ static const char *skip_value(const char *p, const char *end)
 			p++;
 			break;
 		default:
-			while (p < end && !strchr(",:]} \t\r\n", *p))
+			while (p < end && !scalar_end[(unsigned char)*p])
 				p++;
 			break;
 		}
@@ -481,6 +503,49 @@ int mt_json_member(struct mt_span obj, const char *key, struct mt_span *val)
 			p = skip_ws_c(p + 1, end);
 	}
 	return found;
+}
+
+int mt_json_next_member(struct mt_span obj, size_t *pos, struct mt_span *key, struct mt_span *val)
+{
+	const char *p, *end = obj.p + obj.n;
+
+	if (!obj.p || obj.n == 0 || obj.p[0] != '{')
+		return -1;
+	p = obj.p + (*pos ? *pos : 1);
+	p = skip_ws_c(p, end);
+	if (p < end && *p == ',')
+		p = skip_ws_c(p + 1, end);
+	if (p >= end || *p != '"')
+		return 0;
+	key->p = p;
+	p = skip_value(p, end);
+	key->n = (size_t)(p - key->p);
+	p = skip_ws_c(p, end);
+	p = skip_ws_c(p + 1, end); /* the ':' */
+	val->p = p;
+	p = skip_value(p, end);
+	val->n = (size_t)(p - val->p);
+	*pos = (size_t)(p - obj.p);
+	return 1;
+}
+
+int mt_json_next_element(struct mt_span arr, size_t *pos, struct mt_span *el)
+{
+	const char *p, *end = arr.p + arr.n;
+
+	if (!arr.p || arr.n == 0 || arr.p[0] != '[')
+		return -1;
+	p = arr.p + (*pos ? *pos : 1);
+	p = skip_ws_c(p, end);
+	if (p < end && *p == ',')
+		p = skip_ws_c(p + 1, end);
+	if (p >= end || *p == ']')
+		return 0;
+	el->p = p;
+	p = skip_value(p, end);
+	el->n = (size_t)(p - el->p);
+	*pos = (size_t)(p - arr.p);
+	return 1;
 }
 
 int mt_json_int64(struct mt_span tok, int64_t *v)

@@ -82,6 +82,15 @@ int mt_json_string(struct mt_span tok, struct mt_buf *out);
  */
 int mt_json_member(struct mt_span obj, const char *key, struct mt_span *val);
 
+/*
+ * Walk the members of a validated JSON object token: start with *pos = 0;
+ * each call returns 1 with the next member's key token (quotes included) and
+ * value span, or 0 at the end (and -1 when obj is not an object).
+ */
+int mt_json_next_member(struct mt_span obj, size_t *pos, struct mt_span *key, struct mt_span *val);
+/* The same for the elements of a validated JSON array token. */
+int mt_json_next_element(struct mt_span arr, size_t *pos, struct mt_span *el);
+
 /* Is the validated token a JSON integer that fits in int64? Stores it in *v. */
 int mt_json_int64(struct mt_span tok, int64_t *v);
 

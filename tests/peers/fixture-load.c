@@ -49,6 +49,7 @@ int main(int argc, char **argv)
 	if (store_open(argv[2], STORE_WRITE, &st, &err) ||
 	    store_session_create(st, &sn, &session, &err)) {
 		fprintf(stderr, "fixture-load: %s: %s\n", argv[2], err.msg);
+		fclose(f);
 		return 1;
 	}
 	writer_opts_default(&wo);

@@ -1,0 +1,272 @@
+/*
+ * replay.c - loading a session for replay, matching live messages to
+ * recorded ones, and rewriting recorded messages for sending (see replay.h).
+ */
+#include "analyze/replay.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct loader {
+	struct rp_script *s;
+	size_t cap;
+	int64_t last_client;  /* index of the last client message, -1 before any */
+};
+
+static int load_item(const struct store_item *it, void *ctx)
+{
+	struct loader *l = ctx;
+	struct rp_script *s = l->s;
+	struct rp_msg *m;
+	size_t len = it->raw_len;
+
+	if (it->type != STORE_ITEM_MESSAGE)
+		return 0;
+	if (s->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 64;
+		s->m = mt_realloc(s->m, l->cap * sizeof(*s->m));
+	}
+	m = &s->m[s->n];
+	memset(m, 0, sizeof(*m));
+	while (len && (((const char *)it->raw)[len - 1] == '\n' || ((const char *)it->raw)[len - 1] == '\r'))
+		len--;
+	m->seq = it->seq;
+	m->t_ns = it->t_ns;
+	m->c2s = it->dir && !strcmp(it->dir, "c2s");
+	m->raw = mt_malloc(len + 1);
+	memcpy(m->raw, it->raw, len);
+	m->raw[len] = '\0';
+	m->len = len;
+	m->answer = m->request = m->anchor = m->next_same = -1;
+	mt_classify(m->raw, m->len, &m->cls);
+	if (m->cls.kind <= MT_ERROR)
+		m->json = json_loadb(m->raw, m->len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+	m->method = json_string_value(json_object_get(m->json, "method"));
+	if (m->c2s) {
+		l->last_client = (int64_t)s->n;
+		if (m->cls.kind == MT_REQUEST)
+			s->requests++;
+	} else {
+		m->anchor = l->last_client;
+		s->server_msgs++;
+	}
+	s->n++;
+	return 0;
+}
+
+/* The id of recorded message i as a map key: side, type, value. */
+static void id_key(const struct rp_msg *m, int requester_c2s, struct mt_buf *out)
+{
+	mt_buf_reset(out);
+	mt_buf_putc(out, requester_c2s ? 'c' : 's');
+	mt_buf_putc(out, (char)('0' + m->cls.idtype));
+	if (m->cls.idtype == MT_ID_STRING) {
+		struct mt_buf v = MT_BUF_INIT;
+		if (mt_json_string(m->cls.id, &v) == 0 && v.len)
+			mt_buf_append(out, v.data, v.len);
+		mt_buf_release(&v);
+	} else {
+		mt_buf_append(out, m->cls.id.p, m->cls.id.n);
+	}
+}
+
+int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
+	    struct rp_script *s, struct mt_err *err)
+{
+	struct loader l = {s, 0, -1};
+	struct store_session_row row;
+	struct mt_map open;
+	struct mt_buf key = MT_BUF_INIT;
+	int rc = -1;
+
+	memset(s, 0, sizeof(*s));
+	s->session = session;
+	if (ig)
+		s->ig = *ig;
+	mt_map_init(&s->by_key, 0);
+	mt_map_init(&s->last_key, 0);
+	mt_map_init(&open, 0);
+	if (store_session_get(st, session, &row, err))
+		goto out;
+	store_session_row_release(&row);
+	if (store_each_item_ex(st, session, STORE_ITEMS_LEAN, load_item, &l, err) < 0)
+		goto out;
+	/* Pair answers with requests (by side and id, in order), and key client messages. */
+	for (size_t i = 0; i < s->n; i++) {
+		struct rp_msg *m = &s->m[i];
+		int64_t req;
+		if (m->cls.kind == MT_REQUEST && m->cls.idtype != MT_ID_NULL) {
+			id_key(m, m->c2s, &key);
+			mt_map_put(&open, key.data, key.len, (int64_t)i);
+		} else if ((m->cls.kind == MT_RESPONSE || m->cls.kind == MT_ERROR) &&
+			   m->cls.idtype != MT_ID_NONE && m->cls.idtype != MT_ID_NULL) {
+			id_key(m, !m->c2s, &key);
+			if (mt_map_take(&open, key.data, key.len, &req)) {
+				m->request = req;
+				s->m[req].answer = (int64_t)i;
+			}
+		}
+		if (m->c2s && (m->cls.kind == MT_REQUEST || m->cls.kind == MT_NOTIFICATION) && m->method) {
+			canon_key(m->method, json_object_get(m->json, "params"), &s->ig, &key);
+			m->key = mt_strndup(key.data, key.len);
+			if (!mt_map_get(&s->by_key, key.data, key.len, &req))
+				mt_map_put(&s->by_key, key.data, key.len, (int64_t)i);
+			if (mt_map_get(&s->last_key, key.data, key.len, &req))
+				s->m[req].next_same = (int64_t)i;
+			mt_map_put(&s->last_key, key.data, key.len, (int64_t)i);
+		}
+	}
+	rc = 0;
+out:
+	mt_map_release(&open);
+	mt_buf_release(&key);
+	if (rc)
+		rp_release(s);
+	return rc;
+}
+
+void rp_release(struct rp_script *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->m[i].raw);
+		free(s->m[i].key);
+		json_decref(s->m[i].json);
+		json_decref(s->m[i].live_id);
+		json_decref(s->m[i].live_token);
+	}
+	free(s->m);
+	mt_map_release(&s->by_key);
+	mt_map_release(&s->last_key);
+	memset(s, 0, sizeof(*s));
+}
+
+int rp_idempotent(const char *method)
+{
+	size_t n;
+
+	if (!method)
+		return 0;
+	if (!strcmp(method, "initialize") || !strcmp(method, "ping"))
+		return 1;
+	n = strlen(method);
+	return n > 5 && !strcmp(method + n - 5, "/list");
+}
+
+/*
+ * The next unused client message with this key and kind. Keys hold the method,
+ * so requests and notifications never share one; the kind check is a guard.
+ */
+static int64_t match(struct rp_script *s, enum mt_kind kind, const char *method, json_t *params,
+		     int reuse, int *reused)
+{
+	struct mt_buf key = MT_BUF_INIT;
+	int64_t head = -1, found = -1;
+
+	canon_key(method, params, &s->ig, &key);
+	if (mt_map_get(&s->by_key, key.data, key.len, &head) && head >= 0 &&
+	    s->m[head].cls.kind == kind) {
+		found = head;
+		mt_map_put(&s->by_key, key.data, key.len, s->m[head].next_same);
+	} else if (reuse && mt_map_get(&s->last_key, key.data, key.len, &head) &&
+		   s->m[head].cls.kind == kind) {
+		found = head;
+		*reused = 1;
+	}
+	if (found >= 0)
+		s->m[found].used = 1;
+	mt_buf_release(&key);
+	return found;
+}
+
+int64_t rp_match_request(struct rp_script *s, const char *method, json_t *params, int *reused)
+{
+	*reused = 0;
+	return match(s, MT_REQUEST, method, params, rp_idempotent(method), reused);
+}
+
+int64_t rp_match_notification(struct rp_script *s, const char *method, json_t *params)
+{
+	int reused = 0;
+
+	return match(s, MT_NOTIFICATION, method, params, 0, &reused);
+}
+
+int64_t rp_closest(const struct rp_script *s, const char *method, json_t *params, json_t *diffs)
+{
+	int64_t best = -1;
+	size_t best_n = 0;
+	json_t *best_paths = NULL;
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct rp_msg *m = &s->m[i];
+		if (!m->c2s || m->cls.kind != MT_REQUEST || !m->method || strcmp(m->method, method))
+			continue;
+		json_t *paths = json_array();
+		size_t n = canon_diff(json_object_get(m->json, "params"), params, "params", &s->ig, 16,
+				      paths);
+		if (best < 0 || n < best_n) {
+			json_decref(best_paths);
+			best = (int64_t)i;
+			best_n = n;
+			best_paths = paths;
+		} else {
+			json_decref(paths);
+		}
+	}
+	if (best_paths) {
+		json_array_extend(diffs, best_paths);
+		json_decref(best_paths);
+	}
+	return best;
+}
+
+/* Replace the span [at, at+n) of the recording by text, into out. */
+static void splice(struct mt_buf *out, const char *raw, size_t len, const char *at, size_t n,
+		   const char *text)
+{
+	size_t off = (size_t)(at - raw);
+
+	mt_buf_append(out, raw, off);
+	mt_buf_puts(out, text);
+	mt_buf_append(out, raw + off + n, len - off - n);
+}
+
+void rp_render(const struct rp_script *s, size_t i, json_t *id, json_t *token, struct mt_buf *out)
+{
+	const struct rp_msg *m = &s->m[i];
+	struct mt_span spans[2];
+	char *texts[2] = {NULL, NULL};
+	int n = 0;
+
+	if (id && m->cls.id.n) {
+		spans[n] = m->cls.id;
+		texts[n++] = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
+	}
+	if (token && m->cls.progress_token.n) {
+		spans[n] = m->cls.progress_token;
+		texts[n++] = json_dumps(token, JSON_COMPACT | JSON_ENCODE_ANY);
+	}
+	if (n == 2 && spans[1].p < spans[0].p) {
+		struct mt_span t = spans[0];
+		char *x = texts[0];
+		spans[0] = spans[1];
+		texts[0] = texts[1];
+		spans[1] = t;
+		texts[1] = x;
+	}
+	if (n == 0) {
+		mt_buf_append(out, m->raw, m->len);
+	} else if (n == 1) {
+		splice(out, m->raw, m->len, spans[0].p, spans[0].n, texts[0]);
+	} else {
+		size_t a = (size_t)(spans[0].p - m->raw), b = (size_t)(spans[1].p - m->raw);
+		mt_buf_append(out, m->raw, a);
+		mt_buf_puts(out, texts[0]);
+		mt_buf_append(out, m->raw + a + spans[0].n, b - a - spans[0].n);
+		mt_buf_puts(out, texts[1]);
+		mt_buf_append(out, m->raw + b + spans[1].n, m->len - b - spans[1].n);
+	}
+	mt_buf_putc(out, '\n');
+	free(texts[0]);
+	free(texts[1]);
+}

@@ -1,0 +1,105 @@
+/*
+ * replay.h - a recorded session prepared for replay, and the matching logic:
+ * which recorded message a live one stands for, and which recorded messages
+ * follow it.
+ *
+ * The recording is cut into anchors and blocks: every client message is an
+ * anchor, and the server messages read after it (up to the next client
+ * message) are its block. Live client messages are matched to recorded client
+ * messages, never by JSON-RPC id:
+ *   - a request by its key (method + canonical params, see canon.h), the N-th
+ *     identical live request to the N-th recorded one; when they run out, the
+ *     last one is reused for idempotent methods (initialize, ping, *\/list);
+ *   - an answer to a server request by that request (the mock gave it a fresh
+ *     id and knows which recorded request it stands for);
+ *   - a notification by its key, in order; unmatched ones are consumed.
+ * When an anchor is matched, its block is played: answers get the live id of
+ * the request they answer, progress notifications the live progress token,
+ * server requests a fresh id.
+ */
+#ifndef MCPTAP_REPLAY_H
+#define MCPTAP_REPLAY_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyze/canon.h"
+#include "schema/map.h"
+#include "schema/message.h"
+#include "schema/store.h"
+
+/* One recorded message. */
+struct rp_msg {
+	int64_t seq;
+	int64_t t_ns;
+	int c2s;               /* 1: client to server */
+	char *raw;             /* owned: the bytes without the newline */
+	size_t len;
+	struct mt_class cls;   /* spans into raw */
+	const char *method;    /* borrowed from json (requests, notifications), or NULL */
+	json_t *json;          /* owned: parsed, NULL when it does not parse */
+	char *key;             /* owned: client requests and notifications: the match key */
+	int64_t answer;        /* requests: index of their recorded answer, or -1 */
+	int64_t request;       /* answers: index of the request they answer, or -1 */
+	int64_t anchor;        /* server messages: index of the client message before
+				* them (-1: before any) */
+	int used;              /* client requests/notifications: matched already */
+	int64_t next_same;     /* client messages: the next one with the same key, or -1 */
+	/* While replaying: */
+	json_t *live_id;       /* client requests: the live id it was matched to (owned) */
+	json_t *live_token;    /* client requests: the live progress token, if any (owned) */
+};
+
+struct rp_script {
+	int64_t session;
+	struct rp_msg *m;      /* owned, in seq order */
+	size_t n;
+	struct mt_map by_key;  /* key -> index of the first unused client message with it
+				* (-1 once all are used) */
+	struct mt_map last_key;/* key -> index of the last client message with it */
+	size_t requests;       /* recorded client requests */
+	size_t server_msgs;    /* recorded server messages */
+	struct canon_ignore ig;
+};
+
+/*
+ * Load a session from the store. ig (borrowed, kept) says which params
+ * paths matching ignores. Returns 0, or -1 with err set (no such session,
+ * a store error). An empty session is loaded (n == 0): the caller decides.
+ */
+int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
+	    struct rp_script *s, struct mt_err *err);
+void rp_release(struct rp_script *s);
+
+/* Is method idempotent, so that its last recording may answer it again? */
+int rp_idempotent(const char *method);
+
+/*
+ * The recorded client request that a live request (method, params) stands
+ * for: the first unused one with the same key; or, when all are used and the
+ * method is idempotent, the last one with that key. Returns its index or -1.
+ * *reused is set when it was used before. Marks it used.
+ */
+int64_t rp_match_request(struct rp_script *s, const char *method, json_t *params, int *reused);
+
+/* The same for a live client notification (no reuse). */
+int64_t rp_match_notification(struct rp_script *s, const char *method, json_t *params);
+
+/*
+ * For a miss: the recorded client request with the same method whose params
+ * differ least (or -1 when the method was never recorded), and the paths
+ * that differ into the JSON array diffs.
+ */
+int64_t rp_closest(const struct rp_script *s, const char *method, json_t *params, json_t *diffs);
+
+/*
+ * Rewrite recorded message i for sending: its id replaced by id (a JSON value;
+ * NULL: keep), and, for notifications/progress, its progress token by token
+ * (NULL: keep). The recorded bytes are kept otherwise, byte for byte. Appends
+ * the result and a newline to out.
+ */
+void rp_render(const struct rp_script *s, size_t i, json_t *id, json_t *token,
+	       struct mt_buf *out);
+
+#endif
