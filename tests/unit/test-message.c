@@ -1030,6 +1030,50 @@ static void test_json_int64(void **state)
 	assert_int_equal(int64_of("true", &v), 0);
 }
 
+/* Walking objects and arrays on spans, without a parse. */
+static void test_iterators(void **state)
+{
+	const char *o = "{ \"a\" : 1, \"b\":\"x\\\"y,}\" ,\"c\":{\"d\":[1,{\"e\":2}]} , \"f\":[] }";
+	const char *a = "[ 1, \"two\\\\\", {\"x\":[3]}, [], null ]";
+	struct mt_span obj = {o, strlen(o)}, arr = {a, strlen(a)}, k, v, el;
+	size_t pos = 0;
+	int n = 0;
+
+	(void)state;
+	while (mt_json_next_member(obj, &pos, &k, &v) == 1) {
+		switch (n++) {
+		case 0: assert_int_equal(k.n, 3); assert_memory_equal(k.p, "\"a\"", 3);
+			assert_int_equal(v.n, 1); assert_memory_equal(v.p, "1", 1); break;
+		case 1: assert_memory_equal(k.p, "\"b\"", 3);
+			assert_int_equal(v.n, 8); assert_memory_equal(v.p, "\"x\\\"y,}\"", 8); break;
+		case 2: assert_memory_equal(k.p, "\"c\"", 3);
+			assert_int_equal(v.n, 17); assert_memory_equal(v.p, "{\"d\":[1,{\"e\":2}]}", 17); break;
+		case 3: assert_memory_equal(k.p, "\"f\"", 3);
+			assert_int_equal(v.n, 2); assert_memory_equal(v.p, "[]", 2); break;
+		}
+	}
+	assert_int_equal(n, 4);
+	pos = 0;
+	n = 0;
+	while (mt_json_next_element(arr, &pos, &el) == 1) {
+		static const char *const want[] = {"1", "\"two\\\\\"", "{\"x\":[3]}", "[]", "null"};
+		assert_int_equal(el.n, strlen(want[n]));
+		assert_memory_equal(el.p, want[n], el.n);
+		n++;
+	}
+	assert_int_equal(n, 5);
+	/* Empty containers, and the wrong kind. */
+	struct mt_span eo = {"{}", 2}, ea = {"[ ]", 3};
+	pos = 0;
+	assert_int_equal(mt_json_next_member(eo, &pos, &k, &v), 0);
+	pos = 0;
+	assert_int_equal(mt_json_next_element(ea, &pos, &el), 0);
+	pos = 0;
+	assert_int_equal(mt_json_next_member(arr, &pos, &k, &v), -1);
+	pos = 0;
+	assert_int_equal(mt_json_next_element(obj, &pos, &el), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest message[] = {
@@ -1057,6 +1101,7 @@ int main(void)
 		cmocka_unit_test(test_error_offset),
 		cmocka_unit_test(test_every_prefix),
 		cmocka_unit_test(test_deep_nesting),
+		cmocka_unit_test(test_iterators),
 		cmocka_unit_test(test_deep_params),
 		cmocka_unit_test(test_huge_string),
 		cmocka_unit_test(test_names),
