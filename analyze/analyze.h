@@ -177,7 +177,8 @@ struct an_rule {
 	enum an_sev_policy sev_policy;
 	unsigned versions;           /* AN_V() bits it applies to */
 	unsigned hooks;              /* AN_ON_* bits */
-	const char *method;          /* only messages with this method (answers: their request's); NULL: all */
+	const char *method;          /* only messages with this method (answers: their request's),
+				      * or one of several: "a|b|c"; NULL: all */
 	void (*check)(const struct an_ctx *c); /* NULL: documented, but a capture cannot show
 						 * it apart from another rule (see summary) */
 	const char *summary;         /* one line */

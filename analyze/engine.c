@@ -218,14 +218,19 @@ struct an_engine *an_engine_new(int64_t session, const struct an_options *o)
 				list_add(&e->any[h], r);
 				continue;
 			}
-			int64_t idx;
-			if (!mt_map_get(&e->by_method[h], r->method, strlen(r->method), &idx)) {
-				e->lists = mt_realloc(e->lists, (e->nlists + 1) * sizeof(*e->lists));
-				memset(&e->lists[e->nlists], 0, sizeof(*e->lists));
-				idx = (int64_t)e->nlists++;
-				mt_map_put(&e->by_method[h], r->method, strlen(r->method), idx);
+			/* "a|b|c": the rule is listed under each of the methods. */
+			for (const char *p = r->method; *p;) {
+				size_t len = strcspn(p, "|");
+				int64_t idx;
+				if (!mt_map_get(&e->by_method[h], p, len, &idx)) {
+					e->lists = mt_realloc(e->lists, (e->nlists + 1) * sizeof(*e->lists));
+					memset(&e->lists[e->nlists], 0, sizeof(*e->lists));
+					idx = (int64_t)e->nlists++;
+					mt_map_put(&e->by_method[h], p, len, idx);
+				}
+				list_add(&e->lists[idx], r);
+				p += len + (p[len] == '|');
 			}
-			list_add(&e->lists[idx], r);
 		}
 	}
 	return e;

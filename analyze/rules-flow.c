@@ -365,6 +365,9 @@ static void prog_001(const struct an_ctx *c)
 	}
 	if (strcmp(m->method, "notifications/progress"))
 		return;
+	/* The classifier found params.progressToken; a string or an integer is fine. */
+	if (m->cls->progress_token.n && token_ok(m->cls->progress_token))
+		return;
 	tok = json_object_get(an_params(c), "progressToken");
 	if (!tok)
 		an_report(c, -1, "notifications/progress has no params.progressToken");

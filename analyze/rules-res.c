@@ -785,7 +785,7 @@ static void walk_list(struct rep *r, json_t *v, const char *where, enum block_ct
  * gets the full checks. (No rule of this family has anything to say about such
  * a result, but RES-006 when the tool declares an outputSchema.)
  */
-static int plain_tool_result(const struct an_ctx *c)
+static int plain_tool_result_scan(const struct an_ctx *c)
 {
 	struct mt_span msg = {c->m->raw, c->m->raw_len}, res, content = {NULL, 0}, k, v, el;
 	size_t pos = 0, epos = 0;
@@ -818,6 +818,21 @@ static int plain_tool_result(const struct an_ctx *c)
 			return 0;
 	}
 	return 1;
+}
+
+/* The same, worked out once per message (several rules ask). */
+static int plain_tool_result(const struct an_ctx *c)
+{
+	static const char *raw;
+	static int64_t seq = -1;
+	static int value;
+
+	if (c->m->raw != raw || c->m->seq != seq) {
+		raw = c->m->raw;
+		seq = c->m->seq;
+		value = plain_tool_result_scan(c);
+	}
+	return value;
 }
 
 static void walk_content(struct rep *r, block_fn fn)
@@ -1335,8 +1350,12 @@ static void res_010(const struct an_ctx *c)
 {
 	json_t *cur;
 
+	struct mt_span span;
+
 	if (!paginated(c))
 		return;
+	if (mt_json_member(c->m->cls->params, "cursor", &span) != 1)
+		return; /* no cursor: the first page (and no parse) */
 	cur = json_object_get(an_params(c), "cursor");
 	if (json_is_string(cur) && !cursor_given(c->st, c->m->method, cur))
 		an_report(c, -1, "%s cursor '%.60s' was never given as a nextCursor for %s in this session",
@@ -2095,7 +2114,7 @@ const struct an_rule an_rules_res[] = {
 	 "the tools/call result has a content array, a boolean isError if any, an object "
 	 "structuredContent if any",
 	 "MCP-RULES §7.1; schema/<v>/schema.ts"},
-	{"RES-004", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_RESPONSE, NULL, res_004,
+	{"RES-004", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_RESPONSE, "tools/call|prompts/get|sampling/createMessage", res_004,
 	 "content blocks (tools/call, prompts/get, sampling) are of the revision's types with their "
 	 "required members; image/audio data is base64 with a MIME type",
 	 "MCP-RULES §7.1; schema/<v>/schema.json, server/prompts.mdx"},
@@ -2114,17 +2133,17 @@ const struct an_rule an_rules_res[] = {
 	{"RES-008", AN_WARNING, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_RESPONSE, "tools/list", res_008,
 	 "tool names are 1-128 characters of A-Z a-z 0-9 _ - . and unique (inputSchema: RES-002)",
 	 "MCP-RULES §7.1; server/tools.mdx"},
-	{"RES-009", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_ANSWER, NULL, res_009,
+	{"RES-009", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_ANSWER, "tools/list|prompts/list|resources/list|resources/templates/list|tasks/list", res_009,
 	 "cursor and nextCursor are strings; an invalid cursor should fail with -32602 (warning)",
 	 "MCP-RULES §7.1; server/utilities/pagination.mdx"},
 	{"RES-010", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST, NULL, res_010,
 	 "a cursor sent is a nextCursor received earlier in the session for the same method",
 	 "MCP-RULES §7.1; server/utilities/pagination.mdx"},
-	{"RES-011", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_ANSWER, NULL, res_011,
+	{"RES-011", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_ANSWER, "resources/read|resources/list|resources/templates/list", res_011,
 	 "resources/read contents, resources/list resources and templates have their required "
 	 "members; a not-found error (message says so) should be -32002",
 	 "MCP-RULES §7.1; schema/<v>/schema.json, server/resources.mdx"},
-	{"RES-012", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_ANSWER, NULL, res_012,
+	{"RES-012", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_ANSWER, "prompts/get|prompts/list", res_012,
 	 "prompts/get messages are {role, content}; prompts/list prompts have names; an unknown "
 	 "prompt or missing required argument should fail with -32602",
 	 "MCP-RULES §7.1; schema/<v>/schema.json, server/prompts.mdx"},
@@ -2151,8 +2170,7 @@ const struct an_rule an_rules_res[] = {
 	{"RES-018", AN_WARNING, AN_SEV_FIXED, AN_FROM_0618, AN_ON_RESPONSE, "elicitation/create", res_018,
 	 "accepted elicitation content satisfies the requestedSchema",
 	 "MCP-RULES §7.1; client/elicitation.mdx"},
-	{"RES-019", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_NOTIFICATION | AN_ON_ANSWER,
-	 NULL, res_019,
+	{"RES-019", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_NOTIFICATION | AN_ON_ANSWER, "notifications/message|logging/setLevel", res_019,
 	 "log levels are syslog levels and notifications/message has data; an invalid level should "
 	 "fail with -32602 and messages below the set level are suspect (warnings)",
 	 "MCP-RULES §7.1; server/utilities/logging.mdx"},
@@ -2160,11 +2178,11 @@ const struct an_rule an_rules_res[] = {
 	 "resources/subscribe, resources/unsubscribe and logging/setLevel return an EmptyResult "
 	 "(ping: PING-001)",
 	 "MCP-RULES §7.1; schema/<v>/schema.ts"},
-	{"RES-021", AN_ERROR, AN_SEV_FIXED, AN_FROM_0326, AN_ON_REQUEST | AN_ON_RESPONSE, NULL, res_021,
+	{"RES-021", AN_ERROR, AN_SEV_FIXED, AN_FROM_0326, AN_ON_REQUEST | AN_ON_RESPONSE, "resources/list|resources/templates/list|tools/call|prompts/get|sampling/createMessage", res_021,
 	 "annotations: priority in [0,1], audience of user/assistant, lastModified ISO 8601 (from "
 	 "2025-06-18)",
 	 "MCP-RULES §7.1; schema/<v>/schema.json, server/resources.mdx"},
-	{"RES-022", AN_WARNING, AN_SEV_FIXED, AN_ALL4, AN_ON_RESPONSE, NULL, res_022,
+	{"RES-022", AN_WARNING, AN_SEV_FIXED, AN_ALL4, AN_ON_RESPONSE, "resources/list|resources/templates/list|resources/read|tools/call|prompts/get|sampling/createMessage", res_022,
 	 "resource URIs are RFC 3986 URIs (whether https fits the client cannot be seen in a capture)",
 	 "MCP-RULES §7.1; server/resources.mdx"},
 	{NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},

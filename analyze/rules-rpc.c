@@ -184,17 +184,6 @@ long an_rpc_utf8_bad(const char *p, size_t n)
 	return -1;
 }
 
-/* The value of top-level member `key` of the message's JSON object, without
- * parsing it: 1 and *val when present. */
-static int top_member(const struct an_msg *m, const char *key, struct mt_span *val)
-{
-	struct mt_span obj = {m->raw, m->raw_len};
-
-	while (obj.n && (*obj.p == ' ' || *obj.p == '\t' || *obj.p == '\r' || *obj.p == '\n'))
-		obj.p++, obj.n--;
-	return mt_json_member(obj, key, val) == 1;
-}
-
 static const char *json_type_name(char first)
 {
 	switch (first) {
@@ -379,9 +368,10 @@ static void rpc_011(const struct an_ctx *c)
 	struct mt_span v;
 
 	if (m->cls->kind == MT_RESPONSE) {
-		if (top_member(m, "result", &v) && v.n && v.p[0] != '{')
+		v = m->cls->result;
+		if (v.n && v.p[0] != '{')
 			an_report(c, -1, "result is %s, not an object", json_type_name(v.p[0]));
-	} else if (top_member(m, "params", &v) && v.n && v.p[0] != '{') {
+	} else if ((v = m->cls->params).n && v.p[0] != '{') {
 		an_report(c, -1, "%s params is %s, not an object", m->method ? m->method : "the",
 			  json_type_name(v.p[0]));
 	}
@@ -616,7 +606,7 @@ static void rpc_015(const struct an_ctx *c)
 	const struct an_msg *m = c->m;
 	struct meta_walk w = {c, 0, 10000};
 
-	if (m->in_batch || !memmem(m->raw, m->raw_len, "\"_meta\"", 7))
+	if (m->in_batch || !m->cls->meta_anywhere)
 		return;
 	meta_walk(&w, an_json(c), NULL, 0);
 }

@@ -271,6 +271,7 @@ static enum topkey which_key(struct mt_span tok, int escaped)
 }
 
 struct scan {
+	int meta_anywhere;           /* a "_meta" key at any depth */
 	struct mt_span top[K_COUNT]; /* top-level object members of interest */
 	int top_escaped[K_COUNT];    /* the value (a string) held an escape */
 	size_t top_elems;            /* top-level array elements */
@@ -392,6 +393,9 @@ key:
 			struct mt_span tok = {(const char *)k, (size_t)(p - k)};
 			vkey = which_key(tok, kesc);
 		}
+		/* (An escaped name might spell it: count it in, to be safe.) */
+		if (kesc || (p - k == 7 && !memcmp(k, "\"_meta\"", 7)))
+			sc->meta_anywhere = 1;
 	}
 	p = skip_ws(p, end);
 	if (p >= end || *p != ':') {
@@ -715,6 +719,11 @@ enum mt_kind mt_classify(const char *buf, size_t len, struct mt_class *out)
 		out->error = why;
 		out->error_offset = off;
 		return out->kind;
+	}
+	out->meta_anywhere = sc.meta_anywhere;
+	if (sc.top_type == '{') {
+		out->params = sc.top[K_PARAMS];
+		out->result = sc.top[K_RESULT];
 	}
 	if (sc.top_type == '[') {
 		out->batch_size = sc.top_elems;

@@ -51,6 +51,9 @@ struct mt_class {
 	enum mt_idtype token_type;   /* progress token: MT_ID_NONE when absent */
 	struct mt_span progress_token;
 	int has_meta;                /* params._meta or result._meta present */
+	int meta_anywhere;           /* a "_meta" member at any depth */
+	struct mt_span params;       /* the top-level params / result values, when present */
+	struct mt_span result;
 	size_t batch_size;           /* MT_BATCH: number of elements */
 	size_t error_offset;         /* MT_INVALID: byte offset of the first error */
 	const char *error;           /* MT_INVALID / MT_NOTJSONRPC: why (static text) */
