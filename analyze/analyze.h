@@ -83,6 +83,7 @@ struct an_request {
 	int64_t t_ns;
 	enum an_dir dir;         /* who sent it */
 	const char *method;      /* interned by the engine (lives as long as it) */
+	int64_t method_id;       /* the engine's record of the method */
 	json_t *params;          /* owned, kept for the methods answers are checked against
 				  * (initialize, tools/call, the lists, elicitation/create, sampling,
 				  * tasks/...); NULL for the others, and freed once the request
@@ -153,6 +154,7 @@ struct an_msg {
 	int is_stderr;
 	const struct mt_class *cls;  /* kind, id span, method span, ... */
 	const char *method;          /* requests/notifications: theirs; answers: their request's */
+	int64_t method_id;           /* the engine's record of it, or -1 */
 	const char *raw;
 	size_t raw_len;
 	int incomplete;

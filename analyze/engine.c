@@ -137,12 +137,33 @@ struct rule_list {
 	size_t n, cap;
 };
 
+/* The trackers of one hook, each with its family's object in st.ext (borrowed). */
+struct tracker_list {
+	struct {
+		const struct an_tracker *k;
+		json_t *ext;
+		int64_t method_id; /* the tracker's method's record, or -1 for any */
+	} *v;
+	size_t n;
+};
+
+struct method_rec {
+	char *name;                 /* owned; stable while the engine lives */
+	size_t len;
+	int64_t list[HOOK_COUNT];   /* index into lists[] per hook, or -1 */
+	int keep;                   /* keep_params(name) */
+};
+
 struct an_engine {
 	struct an_state st;
+	struct tracker_list trackers[9]; /* per hook bit (HOOK_COUNT) */
 	struct an_options o;
 	/* Per hook bit: rules for any method, and rules by method. */
 	struct rule_list any[HOOK_COUNT];
-	struct mt_map by_method[HOOK_COUNT]; /* method -> index into lists[] */
+	/* Methods seen or named by rules: each with its rule list per hook. */
+	struct method_rec *recs;
+	size_t nrecs, caprecs;
+	struct mt_map rec_by_name;           /* name -> index into recs */
 	struct rule_list *lists;
 	size_t nlists;
 	/* The findings (owned). */
@@ -153,8 +174,7 @@ struct an_engine {
 	int cur_parsed;
 	const struct an_msg *cur;
 	json_t *methods;         /* interned method names: name -> (unused) */
-	const char *last_method; /* the last one interned, and its length: a cache */
-	size_t last_method_len;
+	int64_t last_rec;        /* the last method record found: a cache */
 	struct mt_buf key;
 	struct mt_buf idkey, idkey2, scratch; /* per message (idkey2: inside a batch) */
 };
@@ -175,6 +195,9 @@ static int hook_index(unsigned bit)
 			return i;
 	return -1;
 }
+
+static int64_t method_record(struct an_engine *e, const char *s, size_t n);
+static int keep_params(const char *method);
 
 struct an_engine *an_engine_new(int64_t session, const struct an_options *o)
 {
@@ -197,10 +220,28 @@ struct an_engine *an_engine_new(int64_t session, const struct an_options *o)
 	e->st.tools = json_object();
 	e->st.cursors = json_object();
 	e->st.tasks = json_object();
-	e->methods = json_object();
+	mt_map_init(&e->rec_by_name, 0);
+	e->last_rec = -1;
 	e->st.ext = json_object();
-	for (int h = 0; h < HOOK_COUNT; h++)
-		mt_map_init(&e->by_method[h], 0);
+	for (size_t t = 0; an_tracker_tables[t]; t++) {
+		for (const struct an_tracker *k = an_tracker_tables[t]; k->update; k++) {
+			json_t *ext = json_object_get(e->st.ext, k->family);
+			if (!ext) {
+				ext = json_object();
+				json_object_set_new(e->st.ext, k->family, ext);
+			}
+			for (int h = 0; h < HOOK_COUNT; h++) {
+				struct tracker_list *l = &e->trackers[h];
+				if (!(k->hooks & (1u << h)))
+					continue;
+				l->v = mt_realloc(l->v, (l->n + 1) * sizeof(*l->v));
+				l->v[l->n].k = k;
+				l->v[l->n].ext = ext;
+				l->v[l->n].method_id = k->method ? method_record(e, k->method, strlen(k->method)) : -1;
+				l->n++;
+			}
+		}
+	}
 	all = an_rules(&n);
 	for (size_t i = 0; i < n; i++) {
 		const struct an_rule *r = all[i];
@@ -221,14 +262,14 @@ struct an_engine *an_engine_new(int64_t session, const struct an_options *o)
 			/* "a|b|c": the rule is listed under each of the methods. */
 			for (const char *p = r->method; *p;) {
 				size_t len = strcspn(p, "|");
-				int64_t idx;
-				if (!mt_map_get(&e->by_method[h], p, len, &idx)) {
+				int64_t id = method_record(e, p, len);
+				struct method_rec *mr = &e->recs[id];
+				if (mr->list[h] < 0) {
 					e->lists = mt_realloc(e->lists, (e->nlists + 1) * sizeof(*e->lists));
 					memset(&e->lists[e->nlists], 0, sizeof(*e->lists));
-					idx = (int64_t)e->nlists++;
-					mt_map_put(&e->by_method[h], p, len, idx);
+					mr->list[h] = (int64_t)e->nlists++;
 				}
-				list_add(&e->lists[idx], r);
+				list_add(&e->lists[mr->list[h]], r);
 				p += len + (p[len] == '|');
 			}
 		}
@@ -275,13 +316,16 @@ void an_engine_free(struct an_engine *e)
 	}
 	free(e->findings);
 	for (int h = 0; h < HOOK_COUNT; h++) {
+		free(e->trackers[h].v);
 		free(e->any[h].v);
-		mt_map_release(&e->by_method[h]);
 	}
 	for (size_t i = 0; i < e->nlists; i++)
 		free(e->lists[i].v);
 	free(e->lists);
-	json_decref(e->methods);
+	for (size_t i = 0; i < e->nrecs; i++)
+		free(e->recs[i].name);
+	free(e->recs);
+	mt_map_release(&e->rec_by_name);
 	mt_buf_release(&e->key);
 	mt_buf_release(&e->idkey);
 	mt_buf_release(&e->idkey2);
@@ -525,34 +569,30 @@ static void run_list(struct an_engine *e, const struct rule_list *l, const struc
 static void dispatch(struct an_engine *e, unsigned hook, const struct an_msg *m)
 {
 	int h = hook_index(hook);
-	int64_t idx;
 
 	if (h < 0)
 		return;
 	e->cur = m;
 	run_list(e, &e->any[h], m);
-	if (m && m->method && e->nlists &&
-	    mt_map_get(&e->by_method[h], m->method, strlen(m->method), &idx))
-		run_list(e, &e->lists[idx], m);
+	if (m && m->method_id >= 0 && e->recs[m->method_id].list[h] >= 0)
+		run_list(e, &e->lists[e->recs[m->method_id].list[h]], m);
 }
 
 /* Run the trackers hooked to this message, after the rules and the engine's update. */
 static void track(struct an_engine *e, unsigned hook, const struct an_msg *m)
 {
-	for (size_t t = 0; an_tracker_tables[t]; t++) {
-		for (const struct an_tracker *k = an_tracker_tables[t]; k->update; k++) {
-			if (!(k->hooks & hook))
-				continue;
-			if (k->method && (!m || !m->method || strcmp(k->method, m->method)))
-				continue;
-			json_t *ext = json_object_get(e->st.ext, k->family);
-			if (!ext) {
-				ext = json_object();
-				json_object_set_new(e->st.ext, k->family, ext);
-			}
-			struct an_ctx c = {&e->st, m, NULL, e};
-			k->update(&c, ext);
-		}
+	int h = hook_index(hook);
+	const struct tracker_list *l;
+
+	if (h < 0)
+		return;
+	l = &e->trackers[h];
+	for (size_t i = 0; i < l->n; i++) {
+		const struct an_tracker *k = l->v[i].k;
+		if (l->v[i].method_id >= 0 && (!m || m->method_id != l->v[i].method_id))
+			continue;
+		struct an_ctx c = {&e->st, m, NULL, e};
+		k->update(&c, l->v[i].ext);
 	}
 }
 
@@ -569,28 +609,36 @@ static unsigned hook_of(enum mt_kind k)
 	}
 }
 
-/* A method name that lives as long as the engine (the object keeps one copy). */
-static const char *intern(struct an_engine *e, const char *s, size_t n)
+/*
+ * The record of a method name (created when new): its stable name and its
+ * rule lists. A name with a NUL counts up to the NUL.
+ */
+static int64_t method_record(struct an_engine *e, const char *s, size_t n)
 {
-	char small[256], *name = small;
-	void *iter;
+	int64_t idx;
+	const char *nul = memchr(s, '\0', n);
 
-	if (e->last_method && e->last_method_len == n && !memcmp(e->last_method, s, n))
-		return e->last_method;
-	if (memchr(s, '\0', n))
-		n = strlen(s); /* a key cannot hold a NUL: the name up to it */
-	if (n >= sizeof(small))
-		name = mt_malloc(n + 1);
-	memcpy(name, s, n);
-	name[n] = '\0';
-	if (!json_object_get(e->methods, name))
-		json_object_set_new(e->methods, name, json_null());
-	iter = json_object_iter_at(e->methods, name);
-	if (name != small)
-		free(name);
-	e->last_method = iter ? json_object_iter_key(iter) : "";
-	e->last_method_len = strlen(e->last_method);
-	return e->last_method;
+	if (nul)
+		n = (size_t)(nul - s);
+	if (e->last_rec >= 0 && e->recs[e->last_rec].len == n &&
+	    !memcmp(e->recs[e->last_rec].name, s, n))
+		return e->last_rec;
+	if (!mt_map_get(&e->rec_by_name, s, n, &idx)) {
+		if (e->nrecs == e->caprecs) {
+			e->caprecs = e->caprecs ? e->caprecs * 2 : 32;
+			e->recs = mt_realloc(e->recs, e->caprecs * sizeof(*e->recs));
+		}
+		struct method_rec *r = &e->recs[e->nrecs];
+		r->name = mt_strndup(s, n);
+		r->len = n;
+		r->keep = keep_params(r->name);
+		for (int h = 0; h < HOOK_COUNT; h++)
+			r->list[h] = -1;
+		idx = (int64_t)e->nrecs++;
+		mt_map_put(&e->rec_by_name, s, n, idx);
+	}
+	e->last_rec = idx;
+	return idx;
 }
 
 /* 1: parse every kept request's params at once (rules read them through an_req_params). */
@@ -880,11 +928,15 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 	unsigned hook = hook_of(c->kind);
 
 	/* Only a string is a method (a non-string one makes the message notjsonrpc). */
+	m->method_id = -1;
 	if (c->method.n >= 2 && c->method.p[0] == '"') {
 		if (!memchr(c->method.p, '\\', c->method.n))
-			m->method = intern(e, c->method.p + 1, c->method.n - 2);
+			m->method_id = method_record(e, c->method.p + 1, c->method.n - 2);
 		else if (mt_json_string(c->method, &e->scratch) == 0)
-			m->method = intern(e, e->scratch.data ? e->scratch.data : "", e->scratch.len);
+			m->method_id = method_record(e, e->scratch.data ? e->scratch.data : "",
+						     e->scratch.len);
+		if (m->method_id >= 0)
+			m->method = e->recs[m->method_id].name;
 	}
 	key_of_token(c->idtype, c->id, idkey);
 	m->id_key = idkey->data ? idkey->data : "";
@@ -900,9 +952,10 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 		r->seq = m->seq;
 		r->t_ns = m->t_ns;
 		r->dir = m->dir;
-		r->method = (char *)m->method;
+		r->method = m->method;
+		r->method_id = m->method_id;
 		r->in_batch = m->in_batch != 0;
-		if (keep_params(m->method)) {
+		if (m->method_id >= 0 && e->recs[m->method_id].keep) {
 			/* The params are parsed when a rule asks (an_req_params); until then
 			 * the request keeps its bytes. */
 			r->raw = mt_malloc(m->raw_len ? m->raw_len : 1);
@@ -938,8 +991,10 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 		    (mt_map_get(&st->open[sender], m->id_key, m->id_key_len, &idx) ||
 		     mt_map_get(&st->used[sender], m->id_key, m->id_key_len, &idx)))
 			m->req = &st->requests[idx];
-		if (m->req)
+		if (m->req) {
 			m->method = m->req->method;
+			m->method_id = m->req->method_id;
+		}
 		dispatch(e, hook, m);
 		after_answer(e, m);
 		track(e, hook, m);
@@ -1003,6 +1058,7 @@ void an_engine_feed(struct an_engine *e, const struct store_item *it)
 	if (it->type == STORE_ITEM_GAP)
 		return;
 	memset(&m, 0, sizeof(m));
+	m.method_id = -1;
 	m.seq = it->seq;
 	m.t_ns = it->t_ns;
 	m.raw = it->raw;

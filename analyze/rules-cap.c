@@ -879,7 +879,11 @@ const struct an_rule an_rules_cap[] = {
 	 "a -32042 error goes to a client with elicitation.url and lists only url-mode "
 	 "elicitations, each with an elicitationId",
 	 SRC("5", "docs/specification/2025-11-25/client/elicitation.mdx")},
-	{"CAP-022", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_RESPONSE, NULL, cap_022,
+	{"CAP-022", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_RESPONSE,
+	 "tools/list|tools/call|prompts/list|prompts/get|resources/list|resources/templates/list|"
+	 "resources/read|resources/subscribe|resources/unsubscribe|completion/complete|"
+	 "sampling/createMessage|roots/list|elicitation/create",
+	 cap_022,
 	 "a party answers a feature request with a result only when it declared that feature's "
 	 "capability (tools, prompts, resources, completions, sampling, roots, elicitation)",
 	 SRC("5", "server/tools.mdx, server/prompts.mdx, server/resources.mdx, client/*.mdx")},

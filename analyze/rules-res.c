@@ -2174,7 +2174,8 @@ const struct an_rule an_rules_res[] = {
 	 "log levels are syslog levels and notifications/message has data; an invalid level should "
 	 "fail with -32602 and messages below the set level are suspect (warnings)",
 	 "MCP-RULES §7.1; server/utilities/logging.mdx"},
-	{"RES-020", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_RESPONSE, NULL, res_020,
+	{"RES-020", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_RESPONSE,
+	 "resources/subscribe|resources/unsubscribe|logging/setLevel", res_020,
 	 "resources/subscribe, resources/unsubscribe and logging/setLevel return an EmptyResult "
 	 "(ping: PING-001)",
 	 "MCP-RULES §7.1; schema/<v>/schema.ts"},
