@@ -1318,16 +1318,22 @@ static int cursor_given(const struct an_state *st, const char *method, json_t *c
 static void res_009(const struct an_ctx *c)
 {
 	json_t *cur, *next;
+	struct mt_span span;
 
 	if (!paginated(c))
 		return;
 	switch (c->m->cls->kind) {
 	case MT_REQUEST:
+		/* No cursor, or a string one: nothing to say, and no parse. */
+		if (mt_json_member(c->m->cls->params, "cursor", &span) != 1 || span.p[0] == '"')
+			return;
 		cur = json_object_get(an_params(c), "cursor");
 		if (cur && !json_is_string(cur))
 			an_report(c, -1, "%s params.cursor is %s, not a string", c->m->method, type_name(cur));
 		break;
 	case MT_RESPONSE:
+		if (mt_json_member(c->m->cls->result, "nextCursor", &span) != 1 || span.p[0] == '"')
+			return;
 		next = json_object_get(an_result(c), "nextCursor");
 		if (next && !json_is_string(next))
 			an_report(c, -1, "%s result's nextCursor is %s, not a string (omit it at the end)",
