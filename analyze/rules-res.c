@@ -1380,6 +1380,71 @@ static int contains_nocase(const char *s, const char *what)
 	return 0;
 }
 
+/*
+ * A resources/read result of plain text contents, the common case:
+ * {"contents":[{"uri":"...","text":"...","mimeType":"..."?},...]} with URIs
+ * that are well formed. Judged on the bytes; anything else returns 0 and gets
+ * the full checks of RES-011 and RES-022.
+ */
+static int plain_read_result_scan(const struct an_ctx *c)
+{
+	struct mt_span msg = {c->m->raw, c->m->raw_len}, res, contents = {NULL, 0}, k, v, el;
+	size_t pos = 0, epos = 0;
+	char uri[2048];
+
+	if (c->m->cls->kind != MT_RESPONSE || mt_json_member(msg, "result", &res) != 1 ||
+	    res.p[0] != '{')
+		return 0;
+	while (mt_json_next_member(res, &pos, &k, &v) == 1) {
+		if (k.n == 10 && !memcmp(k.p, "\"contents\"", 10) && v.p[0] == '[')
+			contents = v;
+		else
+			return 0;
+	}
+	if (!contents.p)
+		return 0;
+	while (mt_json_next_element(contents, &epos, &el) == 1) {
+		int has_uri = 0, has_text = 0;
+		size_t bpos = 0;
+		if (el.p[0] != '{')
+			return 0;
+		while (mt_json_next_member(el, &bpos, &k, &v) == 1) {
+			if (v.p[0] != '"')
+				return 0;
+			if (k.n == 5 && !memcmp(k.p, "\"uri\"", 5)) {
+				if (v.n - 2 >= sizeof(uri) || memchr(v.p, '\\', v.n))
+					return 0;
+				memcpy(uri, v.p + 1, v.n - 2);
+				uri[v.n - 2] = '\0';
+				if (uri_problem(uri, 0))
+					return 0;
+				has_uri = 1;
+			} else if (k.n == 6 && !memcmp(k.p, "\"text\"", 6)) {
+				has_text = 1;
+			} else if (!(k.n == 10 && !memcmp(k.p, "\"mimeType\"", 10))) {
+				return 0;
+			}
+		}
+		if (!has_uri || !has_text)
+			return 0;
+	}
+	return 1;
+}
+
+static int plain_read_result(const struct an_ctx *c)
+{
+	static const char *raw;
+	static int64_t seq = -1;
+	static int value;
+
+	if (c->m->raw != raw || c->m->seq != seq) {
+		raw = c->m->raw;
+		seq = c->m->seq;
+		value = plain_read_result_scan(c);
+	}
+	return value;
+}
+
 static void res_011(const struct an_ctx *c)
 {
 	const char *m = c->m->method;
@@ -1400,6 +1465,8 @@ static void res_011(const struct an_ctx *c)
 	if (strcmp(m, "resources/read") && strcmp(m, "resources/list") &&
 	    strcmp(m, "resources/templates/list"))
 		return;
+	if (!strcmp(m, "resources/read") && plain_read_result(c))
+		return; /* text contents with a uri each */
 	res = an_result(c);
 	if (!strcmp(m, "resources/read")) {
 		list = json_object_get(res, "contents");
@@ -1453,11 +1520,16 @@ static int is_role(json_t *v)
 static const char *prompt_problem(const struct an_ctx *c, char *buf, size_t n)
 {
 	json_t *ext = json_object_get(c->st->ext, "res"), *prompts = json_object_get(ext, "prompts");
-	json_t *params = c->m->req ? an_req_params(c->m->req) : NULL, *want, *e;
-	const char *name = json_string_value(json_object_get(params, "name"));
+	json_t *params, *want, *e;
+	const char *name;
 	size_t i;
 
-	if (!json_is_true(json_object_get(ext, "complete")) || !prompts || !name)
+	/* Without a complete prompts/list there is nothing to compare with (and no parse). */
+	if (!json_is_true(json_object_get(ext, "complete")) || !prompts)
+		return NULL;
+	params = c->m->req ? an_req_params(c->m->req) : NULL;
+	name = json_string_value(json_object_get(params, "name"));
+	if (!name)
 		return NULL;
 	if (!(want = json_object_get(prompts, name))) {
 		snprintf(buf, n, "names prompt '%.60s', which prompts/list did not list", name);
@@ -2045,6 +2117,8 @@ static void res_022(const struct an_ctx *c)
 		said(&r);
 		return;
 	}
+	if (!strcmp(m, "resources/read") && plain_read_result(c))
+		return; /* its URIs were checked on the bytes */
 	res = an_result(c);
 	if (!strcmp(m, "resources/list")) {
 		json_array_foreach(json_object_get(res, "resources"), i, e) {

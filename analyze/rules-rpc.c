@@ -601,12 +601,43 @@ static void meta_walk(struct meta_walk *w, json_t *v, const char *parent, int de
 	}
 }
 
+/*
+ * The common case on the bytes: one _meta, the params' or the result's, whose
+ * keys are all well formed and unreserved. Returns 1 when so (nothing to say).
+ */
+static int plain_meta(const struct an_ctx *c)
+{
+	const struct an_msg *m = c->m;
+	const char *first = memmem(m->raw, m->raw_len, "\"_meta\"", 7);
+	struct mt_span meta, k, v;
+	size_t pos = 0;
+
+	if (!first || memmem(first + 7, m->raw_len - (size_t)(first + 7 - m->raw), "\"_meta\"", 7))
+		return 0;
+	/* Capability extension ids are keys of their own kind: the full check. */
+	if (memmem(m->raw, m->raw_len, "\"extensions\"", 12))
+		return 0;
+	if (mt_json_member(m->cls->params, "_meta", &meta) != 1 &&
+	    mt_json_member(m->cls->result, "_meta", &meta) != 1)
+		return 0;
+	if (meta.p[0] != '{')
+		return 0;
+	while (mt_json_next_member(meta, &pos, &k, &v) == 1) {
+		int reserved = 0;
+		if (memchr(k.p, '\\', k.n) ||
+		    meta_key_problem(k.p + 1, k.n - 2, c->st->version, 0, &reserved) || reserved)
+			return 0;
+		/* A _meta nested in the value would have been a second "_meta". */
+	}
+	return 1;
+}
+
 static void rpc_015(const struct an_ctx *c)
 {
 	const struct an_msg *m = c->m;
 	struct meta_walk w = {c, 0, 10000};
 
-	if (m->in_batch || !m->cls->meta_anywhere)
+	if (m->in_batch || !m->cls->meta_anywhere || plain_meta(c))
 		return;
 	meta_walk(&w, an_json(c), NULL, 0);
 }
