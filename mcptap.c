@@ -12,6 +12,7 @@ extern const struct cmd_entry cmd_sessions;
 extern const struct cmd_entry cmd_show;
 extern const struct cmd_entry cmd_analyze;
 extern const struct cmd_entry cmd_stats;
+extern const struct cmd_entry cmd_replay;
 
 static const struct cmd_entry *const commands[] = {
 	&cmd_record,
@@ -19,6 +20,7 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_show,
 	&cmd_analyze,
 	&cmd_stats,
+	&cmd_replay,
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

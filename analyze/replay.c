@@ -107,7 +107,10 @@ int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 			}
 		}
 		if (m->c2s && (m->cls.kind == MT_REQUEST || m->cls.kind == MT_NOTIFICATION) && m->method) {
-			canon_key(m->method, json_object_get(m->json, "params"), &s->ig, &key);
+			struct canon_ignore mine;
+			rp_ignore_for(s, m->method, json_object_get(m->json, "params"), &mine);
+			canon_key(m->method, json_object_get(m->json, "params"), &mine, &key);
+			free((void *)mine.paths);
 			m->key = mt_strndup(key.data, key.len);
 			if (!mt_map_get(&s->by_key, key.data, key.len, &req))
 				mt_map_put(&s->by_key, key.data, key.len, (int64_t)i);
@@ -140,6 +143,29 @@ void rp_release(struct rp_script *s)
 	memset(s, 0, sizeof(*s));
 }
 
+void rp_ignore_for(const struct rp_script *s, const char *method, json_t *params,
+		   struct canon_ignore *out)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	const char **v = mt_calloc(s->ig.n ? s->ig.n : 1, sizeof(*v));
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->ig.n; i++) {
+		const char *p = s->ig.paths[i], *eq = strchr(p, '=');
+		/* A scope has no '.' or '[' before its '=' (paths start with a member name). */
+		if (!eq || strcspn(p, ".[") < (size_t)(eq - p)) {
+			v[n++] = p;
+			continue;
+		}
+		size_t len = (size_t)(eq - p);
+		if ((method && strlen(method) == len && !strncmp(method, p, len)) ||
+		    (name && strlen(name) == len && !strncmp(name, p, len)))
+			v[n++] = eq + 1;
+	}
+	out->paths = v;
+	out->n = n;
+}
+
 int rp_idempotent(const char *method)
 {
 	size_t n;
@@ -162,7 +188,10 @@ static int64_t match(struct rp_script *s, enum mt_kind kind, const char *method,
 	struct mt_buf key = MT_BUF_INIT;
 	int64_t head = -1, found = -1;
 
-	canon_key(method, params, &s->ig, &key);
+	struct canon_ignore ig;
+	rp_ignore_for(s, method, params, &ig);
+	canon_key(method, params, &ig, &key);
+	free((void *)ig.paths);
 	if (mt_map_get(&s->by_key, key.data, key.len, &head) && head >= 0 &&
 	    s->m[head].cls.kind == kind) {
 		found = head;
@@ -202,8 +231,11 @@ int64_t rp_closest(const struct rp_script *s, const char *method, json_t *params
 		if (!m->c2s || m->cls.kind != MT_REQUEST || !m->method || strcmp(m->method, method))
 			continue;
 		json_t *paths = json_array();
-		size_t n = canon_diff(json_object_get(m->json, "params"), params, "params", &s->ig, 16,
+		struct canon_ignore ig;
+		rp_ignore_for(s, method, params, &ig);
+		size_t n = canon_diff(json_object_get(m->json, "params"), params, "params", &ig, 16,
 				      paths);
+		free((void *)ig.paths);
 		if (best < 0 || n < best_n) {
 			json_decref(best_paths);
 			best = (int64_t)i;

@@ -72,6 +72,15 @@ int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 	    struct rp_script *s, struct mt_err *err);
 void rp_release(struct rp_script *s);
 
+/*
+ * The ignore paths that apply to a request: those without a scope, and those
+ * written SCOPE=PATH whose SCOPE is the request's method or the name in its
+ * params (a tool's or a prompt's name). The path strings are borrowed from s;
+ * out->paths is a new array (free it).
+ */
+void rp_ignore_for(const struct rp_script *s, const char *method, json_t *params,
+		   struct canon_ignore *out);
+
 /* Is method idempotent, so that its last recording may answer it again? */
 int rp_idempotent(const char *method);
 

@@ -157,3 +157,32 @@ CREATE INDEX finding_by_analysis ON finding(analysis);
 CREATE VIEW latest_finding AS
 SELECT f.* FROM finding f
 WHERE f.analysis = (SELECT max(a.id) FROM analysis a WHERE a.session = f.session);
+
+-- One row per `mcptap replay --as client` run: the recorded client of a
+-- session sent to a live server, every answer compared with the recorded one.
+CREATE TABLE replay_run (
+  id             INTEGER PRIMARY KEY,
+  session        INTEGER NOT NULL REFERENCES session(id), -- the recording replayed
+  started_wall   INTEGER NOT NULL,   -- µs since the Unix epoch
+  duration_ns    INTEGER,
+  mcptap_version TEXT NOT NULL,
+  command        TEXT NOT NULL,      -- the live server, shell-quoted
+  ignore         TEXT,               -- JSON array of the --ignore paths
+  passed         INTEGER NOT NULL DEFAULT 0,
+  differed       INTEGER NOT NULL DEFAULT 0,
+  missing        INTEGER NOT NULL DEFAULT 0  -- no live answer in time
+);
+
+-- Each recorded request of a replay run: what was sent, what the recording
+-- and the live server answered, and the paths where they differ.
+CREATE TABLE replay_result (
+  run      INTEGER NOT NULL REFERENCES replay_run(id),
+  seq      INTEGER NOT NULL,  -- the recorded request
+  method   TEXT,
+  status   TEXT NOT NULL,     -- pass | diff | missing
+  sent     BLOB,              -- the request as sent
+  recorded BLOB,              -- the recorded answer
+  live     BLOB,              -- the live answer (NULL when missing)
+  diff     TEXT               -- JSON array of the paths that differ
+);
+CREATE INDEX replay_result_by_run ON replay_result(run);

@@ -692,6 +692,102 @@ out:
 	return rc;
 }
 
+int store_add_replay_run(struct store *st, const struct store_replay_run *r, int64_t *id,
+			 struct mt_err *err)
+{
+	sqlite3_stmt *q = NULL;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(st->db,
+			       "INSERT INTO replay_run (session, started_wall, mcptap_version, command,"
+			       " ignore) VALUES (?1, ?2, ?3, ?4, ?5)",
+			       -1, &q, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(q, 1, r->session);
+	sqlite3_bind_int64(q, 2, r->started_wall);
+	sqlite3_bind_text(q, 3, MCPTAP_VERSION, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 4, r->command, -1, SQLITE_STATIC);
+	if (r->ignore_json)
+		sqlite3_bind_text(q, 5, r->ignore_json, -1, SQLITE_STATIC);
+	if (sqlite3_step(q) != SQLITE_DONE)
+		goto fail;
+	*id = sqlite3_last_insert_rowid(st->db);
+	rc = 0;
+	goto out;
+fail:
+	db_fail(st, err, "cannot store the replay run");
+out:
+	sqlite3_finalize(q);
+	return rc;
+}
+
+static void bind_blob_or_null(sqlite3_stmt *q, int col, const char *p, size_t n)
+{
+	if (p)
+		sqlite3_bind_blob(q, col, n ? p : "", (int)n, SQLITE_STATIC);
+}
+
+int store_add_replay_result(struct store *st, int64_t run, int64_t seq, const char *method,
+			    const char *status, const char *sent, size_t sent_len,
+			    const char *recorded, size_t recorded_len, const char *live,
+			    size_t live_len, const char *diff_json, struct mt_err *err)
+{
+	sqlite3_stmt *q = NULL;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(st->db,
+			       "INSERT INTO replay_result (run, seq, method, status, sent, recorded, live,"
+			       " diff) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+			       -1, &q, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(q, 1, run);
+	sqlite3_bind_int64(q, 2, seq);
+	if (method)
+		sqlite3_bind_text(q, 3, method, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 4, status, -1, SQLITE_STATIC);
+	bind_blob_or_null(q, 5, sent, sent_len);
+	bind_blob_or_null(q, 6, recorded, recorded_len);
+	bind_blob_or_null(q, 7, live, live_len);
+	if (diff_json)
+		sqlite3_bind_text(q, 8, diff_json, -1, SQLITE_STATIC);
+	if (sqlite3_step(q) != SQLITE_DONE)
+		goto fail;
+	rc = 0;
+	goto out;
+fail:
+	db_fail(st, err, "cannot store a replay result");
+out:
+	sqlite3_finalize(q);
+	return rc;
+}
+
+int store_finish_replay_run(struct store *st, int64_t run, int64_t duration_ns, int64_t passed,
+			    int64_t differed, int64_t missing, struct mt_err *err)
+{
+	sqlite3_stmt *q = NULL;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(st->db,
+			       "UPDATE replay_run SET duration_ns = ?2, passed = ?3, differed = ?4,"
+			       " missing = ?5 WHERE id = ?1",
+			       -1, &q, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(q, 1, run);
+	sqlite3_bind_int64(q, 2, duration_ns);
+	sqlite3_bind_int64(q, 3, passed);
+	sqlite3_bind_int64(q, 4, differed);
+	sqlite3_bind_int64(q, 5, missing);
+	if (sqlite3_step(q) != SQLITE_DONE)
+		goto fail;
+	rc = 0;
+	goto out;
+fail:
+	db_fail(st, err, "cannot store the replay run");
+out:
+	sqlite3_finalize(q);
+	return rc;
+}
+
 /* ---- reading ---- */
 
 static char *col_text(sqlite3_stmt *s, int i)

@@ -126,6 +126,23 @@ int store_add_finding(struct store *st, int64_t analysis, int64_t session, const
 		      const char *severity, int64_t seq, const char *related, const char *text,
 		      struct mt_err *err);
 
+/* A replay run (mcptap replay --as client) and its results. */
+struct store_replay_run {
+	int64_t session;
+	int64_t started_wall;
+	const char *command;
+	const char *ignore_json; /* may be NULL */
+};
+int store_add_replay_run(struct store *st, const struct store_replay_run *r, int64_t *id,
+			 struct mt_err *err);
+/* status: "pass" | "diff" | "missing"; live may be NULL; diff_json may be NULL. */
+int store_add_replay_result(struct store *st, int64_t run, int64_t seq, const char *method,
+			    const char *status, const char *sent, size_t sent_len,
+			    const char *recorded, size_t recorded_len, const char *live,
+			    size_t live_len, const char *diff_json, struct mt_err *err);
+int store_finish_replay_run(struct store *st, int64_t run, int64_t duration_ns, int64_t passed,
+			    int64_t differed, int64_t missing, struct mt_err *err);
+
 /* ---- reading ---- */
 
 /* One session as `mcptap sessions` shows it (strings owned by the row). */

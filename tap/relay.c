@@ -9,12 +9,12 @@
  * thread. The main thread waits for the child and forwards signals to it.
  */
 #include "tap/relay.h"
+#include "tap/child.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -23,8 +23,6 @@
 #include <unistd.h>
 
 #define PUMP_BUF (64 * 1024)
-
-extern char **environ;
 
 struct relay;
 
@@ -174,27 +172,6 @@ static void setup_signals(sigset_t *reset, sigset_t *fwd)
 	}
 }
 
-static int spawn_child(char *const *argv, int fds[3], const sigset_t *reset, pid_t *pid)
-{
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t none;
-	int rc;
-
-	sigemptyset(&none);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&at);
-	for (int i = 0; i < 3; i++)
-		posix_spawn_file_actions_adddup2(&fa, fds[i], i);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, reset);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	rc = posix_spawnp(pid, argv[0], &fa, &at, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	return rc;
-}
-
 /* After the child exited: wait for its stdout and stderr to end, or to go quiet. */
 static void drain(struct relay *r, int drain_ms)
 {
@@ -264,7 +241,7 @@ int relay_run(const struct relay_opts *o, struct relay_result *res)
 		goto out;
 	}
 	int child_fds[3] = {in[0], out[1], errp[1]};
-	int serr = spawn_child(o->argv, child_fds, &reset, &pid);
+	int serr = child_spawn(o->argv, child_fds, &reset, &pid);
 	close(in[0]);
 	close(out[1]);
 	close(errp[1]);

@@ -2,7 +2,9 @@
 // tests/node/sdk-client.mjs - an MCP client built on the official TypeScript SDK
 // (Client + StdioClientTransport), for mcptap's end-to-end tests.
 //
-// Usage: node sdk-client.mjs --log FILE [--flow everything] -- CMD ARGS...
+// Usage: node sdk-client.mjs --log FILE [--flow everything|wide] -- CMD ARGS...
+// (wide: the everything flow, then every other tool the server lists, called with
+// arguments made from its input schema; tool errors are fine there.)
 //
 // Spawns CMD ARGS as an MCP server over stdio (CMD may be the real server or
 // `mcptap record ... -- server`; the client does not care), runs a fixed flow of
@@ -72,7 +74,7 @@ function parseArgs(argv) {
 	const cmd = argv.slice(i);
 	if (!log) usage("--log FILE is required");
 	if (cmd.length === 0) usage("no server command after --");
-	if (flow !== "everything") usage(`unknown flow '${flow}'`);
+	if (flow !== "everything" && flow !== "wide") usage(`unknown flow '${flow}'`);
 	return { log, flow, cmd };
 }
 
@@ -102,7 +104,7 @@ function pickTool(tools, exact, pattern, exclude) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function main() {
-	const { log, cmd } = parseArgs(process.argv.slice(2));
+	const { log, flow, cmd } = parseArgs(process.argv.slice(2));
 
 	let logFd;
 	try {
@@ -318,6 +320,33 @@ async function main() {
 		step = `prompts/get ${prompt.name}`;
 		const got = await client.getPrompt({ name: prompt.name }, reqOpts);
 		if (!Array.isArray(got.messages) || got.messages.length === 0) fail(step, "no messages");
+
+		if (flow === "wide") {
+			const done = new Set([echoTool, longTool, samplingTool]);
+			const sample = (schema) => {
+				const out = {};
+				const props = (schema && schema.properties) || {};
+				for (const k of (schema && schema.required) || []) {
+					const p = props[k] || {};
+					out[k] = p.enum ? p.enum[0] : p.default !== undefined ? p.default
+						: p.type === "number" || p.type === "integer" ? 1
+						: p.type === "boolean" ? false : p.type === "array" ? [] : p.type === "object" ? {} : "x";
+				}
+				return out;
+			};
+			// Tools that wait on the client or run long are left out.
+			const skip = /research|roots|elicit|sampl|long.?running|toggle/i;
+			for (const t of tools) {
+				if (done.has(t.name) || skip.test(t.name)) continue;
+				step = `tools/call ${t.name}`;
+				try {
+					await client.callTool({ name: t.name, arguments: sample(t.inputSchema) },
+						CallToolResultSchema, reqOpts);
+				} catch (e) {
+					// An error answer is an answer: replay compares it too.
+				}
+			}
+		}
 
 		step = "roots/list";
 		// server-everything asks for the roots shortly after initialization; the
