@@ -255,11 +255,11 @@ static void mock_line(struct mock *k, const char *line, size_t n)
 	mt_classify(line, n, &c);
 	if (c.kind == MT_INVALID || c.kind == MT_NOTJSONRPC || c.kind == MT_BATCH) {
 		if (!k->garbage++)
-			mt_warn("replay: the client sent %s: '%.60s'",
+			mt_warn("replay: the client sent %s: '%.*s'",
 				c.kind == MT_INVALID ? "a line that is not JSON"
 				: c.kind == MT_BATCH ? "a batch (not replayed)"
 						     : "JSON that is not JSON-RPC",
-				line);
+				(int)(n < 60 ? n : 60), line);
 		mock_error(k, NULL, c.kind == MT_INVALID ? -32700 : -32600,
 			   c.kind == MT_INVALID ? "Parse error" : "Invalid Request", NULL);
 		return;

@@ -1,0 +1,52 @@
+#!/bin/sh
+# mcptap replay --as client: the recorded client against a live server. PASS
+# when every answer matches, DIFF with the paths that differ (exit 1), --ignore
+# (also scoped to a tool), MISSING when the server dies, and the run stored.
+. "$(dirname "$0")/lib.sh"
+
+"$PEERS/mcp-client" -- "$MCPTAP" record -w "$T/c.db" -- "$PEERS/mcp-server" > /dev/null 2>&1
+check_eq "recorded the C peers" 0 $?
+
+"$MCPTAP" replay -r "$T/c.db" --as client -- "$PEERS/mcp-server" > "$T/same.out" 2> "$T/same.err"
+check_eq "the same server: exit 0" 0 $?
+check_eq "a PASS line per recorded request" 11 "$(grep -c '^PASS #' "$T/same.out")"
+check "the sampling request was answered from the recording" grep -q '^PASS #[0-9]* tools/call$' "$T/same.out"
+check "the summary" grep -q "^replay: 11 requests: 11 passed, 0 differed, 0 missing" "$T/same.out"
+check_eq "the run is stored" "1|11|0|0" "$(sql "$T/c.db" "select session, passed, differed, missing from replay_run")"
+check_eq "with a row per request" 11 "$(sql "$T/c.db" "select count(*) from replay_result where run = 1 and status = 'pass'")"
+
+# A server whose answers changed: DIFF with the paths.
+changed="'$PEERS/mcp-server' | sed -u 's/\"text\":\"hello\"/\"text\":\"HELLO\"/'"
+"$MCPTAP" replay -r "$T/c.db" --as client -- sh -c "$changed" > "$T/diff.out" 2> /dev/null
+check_eq "a changed answer: exit 1" 1 $?
+check "DIFF names the request and the path" grep -q '^DIFF #[0-9]* tools/call: result.content\[0\].text$' "$T/diff.out"
+check "the rest pass" grep -q "^replay: 11 requests: 10 passed, 1 differed, 0 missing" "$T/diff.out"
+check_eq "the diff is stored with its paths" '["result.content[0].text"]' \
+	"$(sql "$T/c.db" "select diff from replay_result where run = 2 and status = 'diff'")"
+check "and with both answers" test "$(sql "$T/c.db" "select count(*) from replay_result where run = 2 and status = 'diff' and instr(live, 'HELLO') and instr(recorded, 'hello')")" = 1
+"$MCPTAP" replay -r "$T/c.db" --as client --ignore 'result.content[*].text' -- sh -c "$changed" > "$T/ign.out" 2> /dev/null
+check_eq "--ignore result.content[*].text: exit 0" 0 $?
+"$MCPTAP" replay -r "$T/c.db" --as client --ignore 'echo=result.content[0].text' -- sh -c "$changed" > /dev/null 2>&1
+check_eq "--ignore scoped to the echo tool: exit 0" 0 $?
+"$MCPTAP" replay -r "$T/c.db" --as client --ignore 'add=result.content[0].text' -- sh -c "$changed" > /dev/null 2>&1
+check_eq "--ignore scoped to another tool does not hide it: exit 1" 1 $?
+
+# A server that dies mid-way: the rest is MISSING, quickly.
+start=$(date +%s)
+"$MCPTAP" replay -r "$T/c.db" --as client --timeout-ms 2000 -- "$PEERS/mcp-server" --crash-after 3 > "$T/crash.out" 2> /dev/null
+check_eq "a crashing server: exit 1" 1 $?
+end=$(date +%s)
+check "MISSING lines" grep -q '^MISSING #' "$T/crash.out"
+check "the summary counts them" grep -q "^replay: 11 requests: 3 passed, 0 differed, 8 missing" "$T/crash.out"
+check "no timeout per missing request ($((end - start)) s)" test $((end - start)) -lt 8
+
+# A command that does not exist: 127.
+"$MCPTAP" replay -r "$T/c.db" --as client -- /no/such/server > /dev/null 2> "$T/nf.err"
+check_eq "a missing server command: 127" 127 $?
+check "it says so" grep -q "cannot run '/no/such/server'" "$T/nf.err"
+"$MCPTAP" replay -r "$T/c.db" --as client < /dev/null 2> /dev/null
+check_eq "--as client without a command: 2" 2 $?
+"$MCPTAP" replay -r "$T/c.db" --as client --no-store -- "$PEERS/mcp-server" > /dev/null 2>&1
+check_eq "--no-store stores no run" 6 "$(sql "$T/c.db" "select count(*) from replay_run")"
+
+finish

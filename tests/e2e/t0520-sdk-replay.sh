@@ -1,0 +1,55 @@
+#!/bin/sh
+# Replay with the real peers. The official SDK client's flow, recorded against
+# server-everything, runs again against `mcptap replay --as server`: it succeeds
+# with the same results, the server's sampling request and the progress
+# notifications included. Then the recorded client (a wider flow that calls
+# every simple tool) runs against the live server-everything: no differences
+# but the volatile fields the README lists as the --ignore set for it.
+. "$(dirname "$0")/lib.sh"
+
+SE=$NODEDIR/node_modules/@modelcontextprotocol/server-everything
+[ -f "$SE/package.json" ] || die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
+ENTRY=$(node -e 'const d=process.argv[1],p=require(d+"/package.json");const b=typeof p.bin==="string"?p.bin:Object.values(p.bin)[0];console.log(require("path").resolve(d,b))' "$SE") ||
+	die "cannot find server-everything's entry point"
+
+timeout 120 node "$NODEDIR/sdk-client.mjs" --log "$T/rec.jsonl" -- \
+	"$MCPTAP" record -w "$T/s.db" -- node "$ENTRY" stdio 2> "$T/rec.err"
+check_eq "recorded the SDK client against server-everything" 0 $?
+
+timeout 120 node "$NODEDIR/sdk-client.mjs" --log "$T/rep.jsonl" -- \
+	"$MCPTAP" replay -r "$T/s.db" --as server --strict 2> "$T/rep.err"
+rc=$?
+[ $rc -eq 0 ] || sed 's/^/# /' "$T/rep.err"
+check_eq "the SDK client's whole flow succeeds against the mock (--strict)" 0 $rc
+check "sampling and progress came through" grep -q "trigger-sampling-request" "$T/rep.err"
+# The same results: every answer the client got equals the recorded one but for
+# the server's own request ids (fresh in the mock) and progress tokens (live).
+check "the client received the same results" node -e '
+const fs = require("fs");
+const load = (f) => fs.readFileSync(f, "utf8").trim().split("\n").map(JSON.parse);
+const res = (l) => l.filter(r => r.dir === "s2c" && (r.message.result || r.message.error))
+	.map(r => JSON.stringify(r.message.result || r.message.error));
+const a = res(load(process.argv[1])), b = res(load(process.argv[2]));
+if (a.length !== b.length) { console.error(a.length, b.length); process.exit(1); }
+for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) { console.error(a[i], "\n", b[i]); process.exit(2); }' \
+	"$T/rec.jsonl" "$T/rep.jsonl"
+
+# The wider flow, then the recorded client against the live server.
+timeout 120 node "$NODEDIR/sdk-client.mjs" --flow wide --log "$T/wide.jsonl" -- \
+	"$MCPTAP" record -w "$T/w.db" -- node "$ENTRY" stdio 2> /dev/null
+check_eq "recorded the wide flow" 0 $?
+# The example --ignore set for server-everything (README): get-env returns the
+# server's environment, get-resource-reference embeds a resource stamped with
+# the time it was made.
+IGNORE="--ignore get-env=result.content[0].text --ignore get-resource-reference=result.content[1].resource.text"
+# shellcheck disable=SC2086
+"$MCPTAP" replay -r "$T/w.db" --as client $IGNORE -- node "$ENTRY" stdio > "$T/v.out" 2> /dev/null
+rc=$?
+grep -v '^PASS' "$T/v.out" | sed 's/^/# /'
+check_eq "no differences but the volatile fields" 0 $rc
+check "every request passed" grep -q "^replay: \([0-9]*\) requests: \1 passed, 0 differed, 0 missing" "$T/v.out"
+"$MCPTAP" replay -r "$T/w.db" --as client -- node "$ENTRY" stdio > "$T/v2.out" 2> /dev/null
+check_eq "without the --ignore set, the volatile fields differ: exit 1" 1 $?
+check "get-env's text is one of them" grep -q "^DIFF #[0-9]* tools/call: result.content\[0\].text$" "$T/v2.out"
+
+finish
