@@ -105,7 +105,15 @@ json_t *canon_strip(json_t *v, const char *base, const struct canon_ignore *ig)
 void canon_key(const char *method, json_t *params, const struct canon_ignore *ig,
 	       struct mt_buf *out)
 {
-	json_t *p = canon_strip(params, "params", ig);
+	json_t *p;
+
+	if (!params) {
+		mt_buf_reset(out);
+		mt_buf_puts(out, method ? method : "");
+		mt_buf_putc(out, '\n');
+		return;
+	}
+	p = canon_strip(params, "params", ig);
 	char *s = p ? json_dumps(p, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
 
 	mt_buf_reset(out);

@@ -73,10 +73,11 @@ struct mock {
 	size_t answered, reused, misses, garbage;
 };
 
-static void mock_send(struct mock *k, size_t i, json_t *id, json_t *token)
+static void mock_send(struct mock *k, size_t i, const struct mt_buf *id, const struct mt_buf *token)
 {
 	mt_buf_reset(&k->out);
-	rp_render(k->s, i, id, token, &k->out);
+	rp_render(k->s, i, id && id->len ? id->data : NULL, id ? id->len : 0,
+		  token && token->len ? token->data : NULL, token ? token->len : 0, &k->out);
 	lio_put(&k->io, k->out.data, k->out.len);
 	k->emitted[i] = 1;
 }
@@ -94,7 +95,7 @@ static void sleep_ns(int64_t ns)
 }
 
 /* The live progress token for a recorded notification's token, or NULL. */
-static json_t *live_token(struct mock *k, size_t i)
+static const struct mt_buf *live_token(struct mock *k, size_t i)
 {
 	const struct rp_msg *m = &k->s->m[i];
 	int64_t req;
@@ -103,7 +104,7 @@ static json_t *live_token(struct mock *k, size_t i)
 		return NULL;
 	if (!mt_map_get(&k->tokens, m->cls.progress_token.p, m->cls.progress_token.n, &req))
 		return NULL;
-	return k->s->m[req].live_token;
+	return &k->s->m[req].live_token_text;
 }
 
 /* Send server message j, as the live conversation needs it. */
@@ -115,17 +116,19 @@ static void play_one(struct mock *k, size_t j)
 		return;
 	switch (m->cls.kind) {
 	case MT_REQUEST: {
-		json_t *id = json_integer(++k->next_id);
+		struct mt_buf id = MT_BUF_INIT;
+		++k->next_id;
+		mt_buf_printf(&id, "%lld", (long long)k->next_id);
 		mt_map_put(&k->fresh, &k->next_id, sizeof(k->next_id), (int64_t)j);
-		mock_send(k, j, id, NULL);
-		json_decref(id);
+		mock_send(k, j, &id, NULL);
+		mt_buf_release(&id);
 		break;
 	}
 	case MT_RESPONSE:
 	case MT_ERROR:
 		/* An answer goes out under the live id of the request it answers. */
-		if (m->request >= 0 && k->s->m[m->request].live_id)
-			mock_send(k, j, k->s->m[m->request].live_id, NULL);
+		if (m->request >= 0 && k->s->m[m->request].live_id_text.len)
+			mock_send(k, j, &k->s->m[m->request].live_id_text, NULL);
 		break;
 	case MT_NOTIFICATION:
 		mock_send(k, j, NULL, live_token(k, j));
@@ -153,11 +156,15 @@ static void play_block(struct mock *k, int64_t a)
 	}
 }
 
-static void mock_error(struct mock *k, json_t *id, int code, const char *message, json_t *data)
+static void mock_error(struct mock *k, struct mt_span id_tok, int code, const char *message,
+		       json_t *data)
 {
+	json_t *id = id_tok.n ? json_loadb(id_tok.p, id_tok.n, JSON_DECODE_ANY, NULL) : NULL;
 	json_t *e = json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
 			      "error", "code", code, "message", message);
 	char *text;
+
+	json_decref(id);
 
 	if (data)
 		json_object_set(json_object_get(e, "error"), "data", data);
@@ -168,44 +175,70 @@ static void mock_error(struct mock *k, json_t *id, int code, const char *message
 	json_decref(e);
 }
 
-static void mock_request(struct mock *k, json_t *msg)
+/* Params that are absent or an empty object need no parse: the key is the method's. */
+static int empty_params(struct mt_span p)
+{
+	size_t i = 0;
+
+	if (!p.n)
+		return 1;
+	if (p.p[0] != '{')
+		return 0;
+	for (i = 1; i < p.n && (p.p[i] == ' ' || p.p[i] == '\t' || p.p[i] == '\r' || p.p[i] == '\n');
+	     i++)
+		;
+	return i < p.n && p.p[i] == '}';
+}
+
+static void mock_request(struct mock *k, const struct mt_class *c)
 {
 	struct rp_script *s = k->s;
-	const char *method = json_string_value(json_object_get(msg, "method"));
-	json_t *params = json_object_get(msg, "params"), *id = json_object_get(msg, "id");
+	json_t *params = NULL;
 	int reused = 0;
-	int64_t i = rp_match_request(s, method, params, &reused);
+	int64_t i;
 
+	/* The method, then the params (parsed only when there are some). */
+	if (mt_json_string(c->method, &k->key) || memchr(k->key.data ? k->key.data : "", '\0', k->key.len)) {
+		mock_error(k, c->id, -32600, "Invalid Request", NULL);
+		return;
+	}
+	const char *method = k->key.data ? k->key.data : "";
+	if (!empty_params(c->params))
+		params = json_loadb(c->params.p, c->params.n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+	i = rp_match_request(s, method, params, &reused);
 	if (i < 0) {
 		json_t *diffs = json_array(), *data;
-		int64_t c = rp_closest(s, method, params, diffs);
+		int64_t close = rp_closest(s, method, params, diffs);
 		k->misses++;
 		data = json_pack("{s:s,s:s}", "mcptap", "replay: no recorded request matches", "method",
 				 method);
-		if (c >= 0) {
+		if (close >= 0) {
 			json_object_set_new(data, "closest",
-					    json_pack("{s:I,s:O?}", "seq", (json_int_t)s->m[c].seq, "params",
-						      json_object_get(s->m[c].json, "params")));
+					    json_pack("{s:I,s:O?}", "seq", (json_int_t)s->m[close].seq, "params",
+						      json_object_get(s->m[close].json, "params")));
 			json_object_set(data, "differs", diffs);
 		}
-		mock_error(k, id, c >= 0 ? REPLAY_MISS : -32601,
-			   c >= 0 ? "mcptap replay: no recorded answer for these params"
-				  : "mcptap replay: this method was never recorded",
+		mock_error(k, c->id, close >= 0 ? REPLAY_MISS : -32601,
+			   close >= 0 ? "mcptap replay: no recorded answer for these params"
+				      : "mcptap replay: this method was never recorded",
 			   data);
 		json_decref(data);
 		json_decref(diffs);
+		json_decref(params);
 		return;
 	}
+	json_decref(params);
 	struct rp_msg *r = &s->m[i];
-	json_decref(r->live_id);
-	r->live_id = json_incref(id);
-	json_decref(r->live_token);
-	r->live_token = json_incref(json_object_get(json_object_get(params, "_meta"), "progressToken"));
+	mt_buf_reset(&r->live_id_text);
+	mt_buf_append(&r->live_id_text, c->id.p, c->id.n);
+	mt_buf_reset(&r->live_token_text);
+	if (c->progress_token.n)
+		mt_buf_append(&r->live_token_text, c->progress_token.p, c->progress_token.n);
 	if (reused) {
 		k->reused++;
 		/* A reused recording: its answer again, nothing else it set off. */
 		if (r->answer >= 0)
-			mock_send(k, (size_t)r->answer, id, NULL);
+			mock_send(k, (size_t)r->answer, &r->live_id_text, NULL);
 		return;
 	}
 	k->answered++;
@@ -214,7 +247,7 @@ static void mock_request(struct mock *k, json_t *msg)
 	play_block(k, i);
 	if (r->answer < 0) {
 		/* The recording ends before the server answered (it crashed or was cut). */
-		mock_error(k, id, REPLAY_MISS,
+		mock_error(k, c->id, REPLAY_MISS,
 			   "mcptap replay: the recorded server never answered this request", NULL);
 		return;
 	}
@@ -260,19 +293,20 @@ static void mock_line(struct mock *k, const char *line, size_t n)
 				: c.kind == MT_BATCH ? "a batch (not replayed)"
 						     : "JSON that is not JSON-RPC",
 				(int)(n < 60 ? n : 60), line);
-		mock_error(k, NULL, c.kind == MT_INVALID ? -32700 : -32600,
+		mock_error(k, (struct mt_span){NULL, 0}, c.kind == MT_INVALID ? -32700 : -32600,
 			   c.kind == MT_INVALID ? "Parse error" : "Invalid Request", NULL);
+		return;
+	}
+	if (c.kind == MT_REQUEST) {
+		mock_request(k, &c);
 		return;
 	}
 	msg = json_loadb(line, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
 	if (!msg) {
-		mock_error(k, NULL, -32700, "Parse error", NULL);
+		mock_error(k, (struct mt_span){NULL, 0}, -32700, "Parse error", NULL);
 		return;
 	}
 	switch (c.kind) {
-	case MT_REQUEST:
-		mock_request(k, msg);
-		break;
 	case MT_RESPONSE:
 	case MT_ERROR:
 		mock_answer(k, msg);
@@ -539,13 +573,16 @@ static void verify_send(struct verify *v, size_t i)
 		for (size_t k = 0; k < json_array_size(v->live_requests); k++) {
 			json_t *lr = json_array_get(v->live_requests, k);
 			if (method && !strcmp(method, json_string_value(json_object_get(lr, "method")))) {
-				rp_render(v->s, i, json_object_get(lr, "id"), NULL, &out);
+				char *id = json_dumps(json_object_get(lr, "id"), JSON_COMPACT | JSON_ENCODE_ANY);
+				if (id)
+					rp_render(v->s, i, id, strlen(id), NULL, 0, &out);
+				free(id);
 				json_array_remove(v->live_requests, k);
 				break;
 			}
 		}
 	} else {
-		rp_render(v->s, i, NULL, NULL, &out);
+		rp_render(v->s, i, NULL, 0, NULL, 0, &out);
 		if (m->cls.kind == MT_REQUEST)
 			m->live_id = json_loadb(m->cls.id.p, m->cls.id.n, JSON_DECODE_ANY, NULL);
 	}

@@ -135,9 +135,11 @@ void rp_release(struct rp_script *s)
 		free(s->m[i].key);
 		json_decref(s->m[i].json);
 		json_decref(s->m[i].live_id);
-		json_decref(s->m[i].live_token);
+		mt_buf_release(&s->m[i].live_id_text);
+		mt_buf_release(&s->m[i].live_token_text);
 	}
 	free(s->m);
+	mt_buf_release(&s->keybuf);
 	mt_map_release(&s->by_key);
 	mt_map_release(&s->last_key);
 	memset(s, 0, sizeof(*s));
@@ -147,8 +149,15 @@ void rp_ignore_for(const struct rp_script *s, const char *method, json_t *params
 		   struct canon_ignore *out)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
-	const char **v = mt_calloc(s->ig.n ? s->ig.n : 1, sizeof(*v));
+	const char **v;
 	size_t n = 0;
+
+	if (!s->ig.n) {
+		out->paths = NULL;
+		out->n = 0;
+		return;
+	}
+	v = mt_calloc(s->ig.n, sizeof(*v));
 
 	for (size_t i = 0; i < s->ig.n; i++) {
 		const char *p = s->ig.paths[i], *eq = strchr(p, '=');
@@ -185,7 +194,7 @@ int rp_idempotent(const char *method)
 static int64_t match(struct rp_script *s, enum mt_kind kind, const char *method, json_t *params,
 		     int reuse, int *reused)
 {
-	struct mt_buf key = MT_BUF_INIT;
+	struct mt_buf key = s->keybuf; /* reused: no allocation per request */
 	int64_t head = -1, found = -1;
 
 	struct canon_ignore ig;
@@ -203,7 +212,7 @@ static int64_t match(struct rp_script *s, enum mt_kind kind, const char *method,
 	}
 	if (found >= 0)
 		s->m[found].used = 1;
-	mt_buf_release(&key);
+	s->keybuf = key;
 	return found;
 }
 
@@ -252,53 +261,32 @@ int64_t rp_closest(const struct rp_script *s, const char *method, json_t *params
 	return best;
 }
 
-/* Replace the span [at, at+n) of the recording by text, into out. */
-static void splice(struct mt_buf *out, const char *raw, size_t len, const char *at, size_t n,
-		   const char *text)
-{
-	size_t off = (size_t)(at - raw);
-
-	mt_buf_append(out, raw, off);
-	mt_buf_puts(out, text);
-	mt_buf_append(out, raw + off + n, len - off - n);
-}
-
-void rp_render(const struct rp_script *s, size_t i, json_t *id, json_t *token, struct mt_buf *out)
+void rp_render(const struct rp_script *s, size_t i, const char *id, size_t idn, const char *token,
+	       size_t tokn, struct mt_buf *out)
 {
 	const struct rp_msg *m = &s->m[i];
-	struct mt_span spans[2];
-	char *texts[2] = {NULL, NULL};
+	struct {
+		struct mt_span at;
+		const char *text;
+		size_t n;
+	} r[2];
 	int n = 0;
+	size_t done = 0;
 
-	if (id && m->cls.id.n) {
-		spans[n] = m->cls.id;
-		texts[n++] = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (id && m->cls.id.n)
+		r[n].at = m->cls.id, r[n].text = id, r[n++].n = idn;
+	if (token && m->cls.progress_token.n)
+		r[n].at = m->cls.progress_token, r[n].text = token, r[n++].n = tokn;
+	if (n == 2 && r[1].at.p < r[0].at.p) {
+		r[0].at = m->cls.progress_token, r[0].text = token, r[0].n = tokn;
+		r[1].at = m->cls.id, r[1].text = id, r[1].n = idn;
 	}
-	if (token && m->cls.progress_token.n) {
-		spans[n] = m->cls.progress_token;
-		texts[n++] = json_dumps(token, JSON_COMPACT | JSON_ENCODE_ANY);
+	for (int k = 0; k < n; k++) {
+		size_t off = (size_t)(r[k].at.p - m->raw);
+		mt_buf_append(out, m->raw + done, off - done);
+		mt_buf_append(out, r[k].text, r[k].n);
+		done = off + r[k].at.n;
 	}
-	if (n == 2 && spans[1].p < spans[0].p) {
-		struct mt_span t = spans[0];
-		char *x = texts[0];
-		spans[0] = spans[1];
-		texts[0] = texts[1];
-		spans[1] = t;
-		texts[1] = x;
-	}
-	if (n == 0) {
-		mt_buf_append(out, m->raw, m->len);
-	} else if (n == 1) {
-		splice(out, m->raw, m->len, spans[0].p, spans[0].n, texts[0]);
-	} else {
-		size_t a = (size_t)(spans[0].p - m->raw), b = (size_t)(spans[1].p - m->raw);
-		mt_buf_append(out, m->raw, a);
-		mt_buf_puts(out, texts[0]);
-		mt_buf_append(out, m->raw + a + spans[0].n, b - a - spans[0].n);
-		mt_buf_puts(out, texts[1]);
-		mt_buf_append(out, m->raw + b + spans[1].n, m->len - b - spans[1].n);
-	}
+	mt_buf_append(out, m->raw + done, m->len - done);
 	mt_buf_putc(out, '\n');
-	free(texts[0]);
-	free(texts[1]);
 }

@@ -48,7 +48,8 @@ struct rp_msg {
 	int64_t next_same;     /* client messages: the next one with the same key, or -1 */
 	/* While replaying: */
 	json_t *live_id;       /* client requests: the live id it was matched to (owned) */
-	json_t *live_token;    /* client requests: the live progress token, if any (owned) */
+	struct mt_buf live_id_text;    /* the same as JSON text (the mock's) */
+	struct mt_buf live_token_text; /* its live progress token as JSON text, if any */
 };
 
 struct rp_script {
@@ -61,6 +62,7 @@ struct rp_script {
 	size_t requests;       /* recorded client requests */
 	size_t server_msgs;    /* recorded server messages */
 	struct canon_ignore ig;
+	struct mt_buf keybuf;  /* scratch for match keys */
 };
 
 /*
@@ -103,12 +105,12 @@ int64_t rp_match_notification(struct rp_script *s, const char *method, json_t *p
 int64_t rp_closest(const struct rp_script *s, const char *method, json_t *params, json_t *diffs);
 
 /*
- * Rewrite recorded message i for sending: its id replaced by id (a JSON value;
- * NULL: keep), and, for notifications/progress, its progress token by token
- * (NULL: keep). The recorded bytes are kept otherwise, byte for byte. Appends
- * the result and a newline to out.
+ * Rewrite recorded message i for sending: its id replaced by the JSON text id
+ * (idn bytes; NULL: keep), and, for notifications/progress, its progress token
+ * by the JSON text token (NULL: keep). The recorded bytes are kept otherwise,
+ * byte for byte. Appends the result and a newline to out.
  */
-void rp_render(const struct rp_script *s, size_t i, json_t *id, json_t *token,
-	       struct mt_buf *out);
+void rp_render(const struct rp_script *s, size_t i, const char *id, size_t idn, const char *token,
+	       size_t tokn, struct mt_buf *out);
 
 #endif

@@ -136,3 +136,22 @@ echo "(e) analyze: $AN messages, every rule, one CPU"
 awk -v n="$AN" -v ns="$an_ns" 'BEGIN {
 	printf "    %.2f s, %.0f messages/s (target >= 1000000)\n", ns / 1e9, n / (ns / 1e9) }'
 tail -n 1 "$TMP/an.out" | sed 's/^/    /'
+
+# (f) replay: the load client against `mcptap replay --as server` (a mock of a
+# recorded echo server) and, in the same run, against the C echo server itself.
+pin $B/load-client ping "$PINGS" -- ./mcptap record -w "$TMP/rp.db" -- $B/echo-server > /dev/null
+pin $B/load-client flood "$FLOOD" -- ./mcptap record -w "$TMP/rf.db" -- $B/echo-server > /dev/null
+: > "$TMP/m50"; : > "$TMP/e50"; : > "$TMP/mfl"; : > "$TMP/efl"
+i=0
+while [ $i -lt "$RUNS" ]; do
+	pin $B/load-client ping "$PINGS" -- $B/echo-server | field p50_us >> "$TMP/e50"
+	pin $B/load-client ping "$PINGS" -- ./mcptap replay -r "$TMP/rp.db" --as server | field p50_us >> "$TMP/m50"
+	pin $B/load-client flood "$FLOOD" -- $B/echo-server | field msgs_per_s >> "$TMP/efl"
+	pin $B/load-client flood "$FLOOD" -- ./mcptap replay -r "$TMP/rf.db" --as server | field msgs_per_s >> "$TMP/mfl"
+	i=$((i + 1))
+done
+echo
+echo "(f) replay --as server over stdio, $PINGS pings and a flood of $FLOOD requests, one CPU"
+awk -v m="$(median < "$TMP/m50")" -v e="$(median < "$TMP/e50")" -v mf="$(median < "$TMP/mfl")" -v ef="$(median < "$TMP/efl")" 'BEGIN {
+	printf "    ping p50: mock %.1f µs, echo server %.1f µs: %.2fx (target <= 1.2)\n", m, e, m / e
+	printf "    flood: mock %.0f requests/s (target >= 100000), echo server %.0f requests/s\n", mf / 2, ef / 2 }'
