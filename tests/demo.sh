@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/demo.sh - `make demo`: record a bundled example session, show it,
-# analyze it and its statistics, then record and analyze a misbehaving server.
+# analyze it and its statistics, record and analyze a misbehaving server, and
+# replay the first session both ways.
 # The example: the C test client (tests/peers/mcp-client) runs a whole MCP flow
 # (initialize, tools, progress, a sampling request back to the client,
 # resources, prompts, logging) against the C test server, with mcptap recording
@@ -39,6 +40,14 @@ tests/peers/mcp-client --flow basic -- ./mcptap record -w "$db" -- tests/peers/m
 
 say "./mcptap analyze -r $db --all --fail-on never"
 ./mcptap analyze -r "$db" --all --fail-on never
+
+# Replay: the same client against a mock of the recorded server, then the
+# recorded client against the real server (a regression test).
+say "tests/peers/mcp-client -- ./mcptap replay -r $db -s 1 --as server"
+tests/peers/mcp-client -- ./mcptap replay -r "$db" -s 1 --as server
+
+say "./mcptap replay -r $db -s 1 --as client -- tests/peers/mcp-server"
+./mcptap replay -r "$db" -s 1 --as client -- tests/peers/mcp-server
 
 say "sqlite3 $db 'select method, count(*), round(avg(latency_ns) / 1e3, 1) as avg_us from exchange group by method'"
 if command -v sqlite3 > /dev/null; then
