@@ -50,10 +50,13 @@ void lio_put(struct lio *l, const char *p, size_t n)
 /* A complete line in the buffer: returns it, else 0. */
 static int take_line(struct lio *l, const char **line, size_t *n)
 {
-	char *p = l->buf + l->start;
-	char *nl = memchr(p, '\n', l->end - l->start);
+	char *p, *nl;
 	size_t len;
 
+	if (l->end == l->start)
+		return 0;
+	p = l->buf + l->start;
+	nl = memchr(p, '\n', l->end - l->start);
 	if (!nl)
 		return 0;
 	len = (size_t)(nl - p);
