@@ -249,6 +249,14 @@ void an_key_of(json_t *v, struct mt_buf *out);
 /* "c→s" / "s→c" */
 const char *an_dir_arrow(enum an_dir d);
 
+/*
+ * Shared by the rule families (rules-rpc.c defines it): why a message of this
+ * kind and method may not be sent in this direction in revision v (the
+ * schema's role unions), or NULL when it may.
+ */
+const char *an_rpc_role_problem(enum an_version v, enum an_dir dir, enum mt_kind kind,
+				const char *method);
+
 /* ---- for the command ---- */
 
 struct an_finding {

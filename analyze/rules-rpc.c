@@ -11,10 +11,6 @@
 
 #include "analyze/analyze.h"
 
-/* Shared with rules-stdio.c (no header: they are private to the rule files). */
-const char *an_rpc_role_problem(enum an_version v, enum an_dir dir, enum mt_kind kind,
-				const char *method);
-long an_rpc_utf8_bad(const char *p, size_t n);
 
 /* ---- the method table (MCP-RULES §1 and Appendix A) ---- */
 
@@ -138,50 +134,6 @@ const char *an_rpc_role_problem(enum an_version v, enum an_dir dir, enum mt_kind
 				     : "a notification only the client sends";
 	}
 	return NULL;
-}
-
-/*
- * The offset of the first byte of p[0..n) that is not part of well-formed
- * UTF-8 (no overlongs, surrogates or code points above U+10FFFF), or -1.
- */
-long an_rpc_utf8_bad(const char *p, size_t n)
-{
-	const unsigned char *s = (const unsigned char *)p;
-	size_t i = 0;
-
-	while (i < n) {
-		unsigned char c = s[i];
-		unsigned char lo = 0x80, hi = 0xBF;
-		int more;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xC2 && c <= 0xDF)
-			more = 1;
-		else if (c == 0xE0)
-			more = 2, lo = 0xA0;
-		else if (c == 0xED)
-			more = 2, hi = 0x9F;
-		else if (c >= 0xE1 && c <= 0xEF)
-			more = 2;
-		else if (c == 0xF0)
-			more = 3, lo = 0x90;
-		else if (c >= 0xF1 && c <= 0xF3)
-			more = 3;
-		else if (c == 0xF4)
-			more = 3, hi = 0x8F;
-		else
-			return (long)i;
-		if (n - i <= (size_t)more || s[i + 1] < lo || s[i + 1] > hi)
-			return (long)i;
-		for (int k = 2; k <= more; k++)
-			if (s[i + k] < 0x80 || s[i + k] > 0xBF)
-				return (long)i;
-		i += (size_t)more + 1;
-	}
-	return -1;
 }
 
 static const char *json_type_name(char first)
@@ -422,7 +374,7 @@ static void rpc_013(const struct an_ctx *c)
 static void rpc_014(const struct an_ctx *c)
 {
 	const struct an_msg *m = c->m;
-	long bad = an_rpc_utf8_bad(m->raw, m->raw_len);
+	long bad = mt_utf8_invalid(m->raw, m->raw_len);
 
 	if (bad < 0 && (!m->cls->error || strcmp(m->cls->error, "invalid UTF-8")))
 		return;

@@ -12,10 +12,6 @@
 
 #include "analyze/analyze.h"
 
-/* From rules-rpc.c. */
-const char *an_rpc_role_problem(enum an_version v, enum an_dir dir, enum mt_kind kind,
-				const char *method);
-long an_rpc_utf8_bad(const char *p, size_t n);
 
 /* A run of non-message lines follows at most this many of its lines that may
  * open a value at a time, and is dropped past these sizes. */
@@ -61,7 +57,7 @@ static void excerpt(const struct an_msg *m, char *out, size_t outsz)
 		unsigned char ch = p[i];
 		if (ch >= 0x80) {
 			size_t k = ch >= 0xF0 ? 4 : ch >= 0xE0 ? 3 : 2;
-			if (i + k <= n && an_rpc_utf8_bad((const char *)p + i, k) < 0) {
+			if (i + k <= n && mt_utf8_invalid((const char *)p + i, k) < 0) {
 				memcpy(out + o, p + i, k);
 				o += k;
 				i += k;
@@ -200,7 +196,7 @@ static enum mt_kind classify_join(json_t *lines, size_t first, const struct an_m
 	if (j->kind != MT_INVALID && k.method.n) {
 		struct mt_buf s = MT_BUF_INIT;
 		if (mt_json_string(k.method, &s) == 0 && s.len && s.len < sizeof(j->method) &&
-		    an_rpc_utf8_bad(s.data, s.len) < 0 && !memchr(s.data, '\0', s.len)) {
+		    mt_utf8_invalid(s.data, s.len) < 0 && !memchr(s.data, '\0', s.len)) {
 			memcpy(j->method, s.data, s.len);
 			j->method[s.len] = '\0';
 		}
@@ -335,7 +331,7 @@ static void stdio_003(const struct an_ctx *c)
 
 static void stdio_004(const struct an_ctx *c)
 {
-	long bad = an_rpc_utf8_bad(c->m->raw, c->m->raw_len);
+	long bad = mt_utf8_invalid(c->m->raw, c->m->raw_len);
 
 	if (bad >= 0)
 		an_report(c, -1, "a line the server wrote to stderr is not UTF-8 (byte %ld): stderr "

@@ -68,6 +68,57 @@ static long hex4(const unsigned char *p)
 }
 
 /*
+ * The length of the valid UTF-8 multibyte sequence at p (its first byte is
+ * 0x80 or more), or 0 when it is not one: overlongs, surrogates and code
+ * points above U+10FFFF are not.
+ */
+static size_t utf8_seq(const unsigned char *p, size_t avail)
+{
+	unsigned char c = p[0], lo = 0x80, hi = 0xBF;
+	size_t more;
+
+	if (c >= 0xC2 && c <= 0xDF)
+		more = 1;
+	else if (c == 0xE0)
+		more = 2, lo = 0xA0;
+	else if (c == 0xED)
+		more = 2, hi = 0x9F;
+	else if (c >= 0xE1 && c <= 0xEF)
+		more = 2;
+	else if (c == 0xF0)
+		more = 3, lo = 0x90;
+	else if (c >= 0xF1 && c <= 0xF3)
+		more = 3;
+	else if (c == 0xF4)
+		more = 3, hi = 0x8F;
+	else
+		return 0;
+	if (avail <= more || p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i <= more; i++)
+		if (p[i] < 0x80 || p[i] > 0xBF)
+			return 0;
+	return more + 1;
+}
+
+long mt_utf8_invalid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, seq;
+
+	while (i < n) {
+		if (p[i] < 0x80) {
+			i++;
+			continue;
+		}
+		if (!(seq = utf8_seq(p + i, n - i)))
+			return (long)i;
+		i += seq;
+	}
+	return -1;
+}
+
+/*
  * Validate a string starting at the opening quote. Returns the byte after the
  * closing quote, or NULL with *why set. *escaped is set when it holds a '\'.
  */
@@ -125,42 +176,13 @@ static const unsigned char *scan_string(const unsigned char *p, const unsigned c
 			p += 2;
 			continue;
 		}
-		/* UTF-8: validate one multibyte sequence (no overlongs, surrogates, > U+10FFFF). */
-		int more;
-		unsigned char lo = 0x80, hi = 0xBF;
-		if (c >= 0xC2 && c <= 0xDF)
-			more = 1;
-		else if (c == 0xE0)
-			more = 2, lo = 0xA0;
-		else if (c == 0xED)
-			more = 2, hi = 0x9F;
-		else if (c >= 0xE1 && c <= 0xEF)
-			more = 2;
-		else if (c == 0xF0)
-			more = 3, lo = 0x90;
-		else if (c >= 0xF1 && c <= 0xF3)
-			more = 3;
-		else if (c == 0xF4)
-			more = 3, hi = 0x8F;
-		else {
+		/* UTF-8: one multibyte sequence (no overlongs, surrogates, > U+10FFFF). */
+		size_t seq = utf8_seq(p, (size_t)(end - p));
+		if (!seq) {
 			*why = "invalid UTF-8";
 			return NULL;
 		}
-		if (end - p <= more) {
-			*why = "invalid UTF-8";
-			return NULL;
-		}
-		if (p[1] < lo || p[1] > hi) {
-			*why = "invalid UTF-8";
-			return NULL;
-		}
-		for (int i = 2; i <= more; i++) {
-			if (p[i] < 0x80 || p[i] > 0xBF) {
-				*why = "invalid UTF-8";
-				return NULL;
-			}
-		}
-		p += more + 1;
+		p += seq;
 	}
 }
 

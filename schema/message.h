@@ -94,6 +94,9 @@ int mt_json_next_member(struct mt_span obj, size_t *pos, struct mt_span *key, st
 /* The same for the elements of a validated JSON array token. */
 int mt_json_next_element(struct mt_span arr, size_t *pos, struct mt_span *el);
 
+/* The offset of the first byte of s that is not valid UTF-8, or -1 when all is. */
+long mt_utf8_invalid(const char *s, size_t n);
+
 /* Is the validated token a JSON integer that fits in int64? Stores it in *v. */
 int mt_json_int64(struct mt_span tok, int64_t *v);
 
