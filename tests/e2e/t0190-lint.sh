@@ -26,5 +26,14 @@ check_eq "record of a missing command under valgrind: 127" 127 $?
 echo hello > "$T/text"
 echo '{}' | vg "$BIN" record -w "$T/text" -- cat > /dev/null 2>&1
 check_eq "record with a refused file under valgrind" 0 $?
+vg "$BIN" analyze -r "$T/v.db" -T sarif > /dev/null
+check_eq "analyze under valgrind" 0 $?
+vg "$BIN" stats -r "$T/v.db" > /dev/null
+check_eq "stats under valgrind" 0 $?
+"$PEERS/mcp-client" -- valgrind -q --error-exitcode=99 --leak-check=full \
+	--errors-for-leak-kinds=definite "$BIN" replay -r "$T/v.db" -s 1 --as server 2> /dev/null
+check_eq "replay --as server under valgrind: clean, and the flow succeeds" 0 $?
+vg "$BIN" replay -r "$T/v.db" -s 1 --as client -- "$PEERS/mcp-server" > /dev/null 2>&1
+check_eq "replay --as client under valgrind" 0 $?
 
 finish
