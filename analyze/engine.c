@@ -777,8 +777,8 @@ static void after_answer(struct an_engine *e, struct an_msg *m)
 	}
 	/* Parse only answers that change the state: a cheap look at the bytes first. */
 	if (strcmp(r->method, "initialize") && strcmp(r->method, "tools/list") &&
-	    strcmp(r->method, "server/discover") &&
-	    strncmp(r->method, "resources/", 10) && strncmp(r->method, "tasks/", 6) &&
+	    strcmp(r->method, "server/discover") && strcmp(r->method, "resources/subscribe") &&
+	    strcmp(r->method, "resources/unsubscribe") && strncmp(r->method, "tasks/", 6) &&
 	    !memmem(m->raw, m->raw_len, "\"task\"", 6) &&
 	    !memmem(m->raw, m->raw_len, "\"nextCursor\"", 12))
 		return;
