@@ -220,6 +220,12 @@ void an_report_at(const struct an_ctx *c, int sev, int64_t seq, const int64_t *r
 /* The current message parsed (borrowed, cached for the message; NULL when it
  * does not parse). */
 json_t *an_json(const struct an_ctx *c);
+/*
+ * One member of the current message's params, parsed alone (borrowed, cached
+ * for the message; NULL when absent): cheaper than an_params() when a rule
+ * needs one small value of a large message.
+ */
+json_t *an_params_member(const struct an_ctx *c, const char *key);
 /* Its params / result / error member (borrowed; NULL when absent). */
 json_t *an_params(const struct an_ctx *c);
 json_t *an_result(const struct an_ctx *c);

@@ -170,6 +170,11 @@ struct an_engine {
 	struct an_finding *findings;
 	size_t nfindings, capfindings;
 	/* The current message. */
+	struct {
+		const char *key;   /* a rule's literal */
+		json_t *value;     /* owned */
+	} members[4];              /* an_params_member's cache */
+	int nmembers;
 	json_t *cur_json;
 	int cur_parsed;
 	const struct an_msg *cur;
@@ -358,6 +363,32 @@ json_t *an_json(const struct an_ctx *c)
 					 JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
 	}
 	return e->cur_json;
+}
+
+json_t *an_params_member(const struct an_ctx *c, const char *key)
+{
+	struct an_engine *e = c->engine;
+	struct mt_span v;
+	json_t *val;
+
+	if (!c->m)
+		return NULL;
+	if (e->cur_parsed) /* the whole message is parsed already */
+		return json_object_get(json_object_get(e->cur_json, "params"), key);
+	for (int i = 0; i < e->nmembers; i++)
+		if (!strcmp(e->members[i].key, key))
+			return e->members[i].value;
+	if (mt_json_member(c->m->cls->params, key, &v) != 1)
+		return NULL;
+	val = json_loadb(v.p, v.n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+	if (e->nmembers == (int)(sizeof(e->members) / sizeof(e->members[0]))) {
+		/* Full: parse the whole message instead, once. */
+		json_decref(val);
+		return json_object_get(an_params(c), key);
+	}
+	e->members[e->nmembers].key = key;
+	e->members[e->nmembers++].value = val;
+	return val;
 }
 
 json_t *an_params(const struct an_ctx *c)
@@ -849,7 +880,13 @@ static void after_answer(struct an_engine *e, struct an_msg *m)
 static void after_notification(struct an_engine *e, struct an_msg *m)
 {
 	struct an_state *st = &e->st;
-	json_t *params = json_object_get(an_json(&(struct an_ctx){st, m, NULL, e}), "params");
+	struct an_ctx ctx = {st, m, NULL, e};
+	json_t *params = NULL;
+
+	/* Only these need the params; progress reads its two members alone. */
+	if (!strcmp(m->method, "notifications/cancelled") ||
+	    !strcmp(m->method, "notifications/tasks/status"))
+		params = an_params(&ctx);
 
 	if (!strcmp(m->method, "notifications/initialized") && m->dir == AN_C2S) {
 		if (!st->initialized_seq)
@@ -867,8 +904,8 @@ static void after_notification(struct an_engine *e, struct an_msg *m)
 			}
 		}
 	} else if (!strcmp(m->method, "notifications/progress")) {
-		json_t *tok = json_object_get(params, "progressToken");
-		json_t *prog = json_object_get(params, "progress");
+		json_t *tok = an_params_member(&ctx, "progressToken");
+		json_t *prog = an_params_member(&ctx, "progress");
 		if (tok && json_is_number(prog)) {
 			an_key_of(tok, &e->key);
 			json_object_set(st->last_progress, e->key.data, prog);
@@ -913,6 +950,9 @@ static void detect_stateless(struct an_engine *e, struct an_msg *m)
 
 static void finish_message(struct an_engine *e)
 {
+	for (int i = 0; i < e->nmembers; i++)
+		json_decref(e->members[i].value);
+	e->nmembers = 0;
 	json_decref(e->cur_json);
 	e->cur_json = NULL;
 	e->cur_parsed = 0;

@@ -405,7 +405,7 @@ static void prog_002(const struct an_ctx *c)
 static struct an_request *progress_request(const struct an_ctx *c, json_t **tok,
 					   struct mt_buf *key)
 {
-	*tok = json_object_get(an_params(c), "progressToken");
+	*tok = an_params_member(c, "progressToken");
 	if (!*tok)
 		return NULL;
 	an_key_of(*tok, key);
@@ -415,7 +415,7 @@ static struct an_request *progress_request(const struct an_ctx *c, json_t **tok,
 static void prog_003(const struct an_ctx *c)
 {
 	struct mt_buf key = MT_BUF_INIT;
-	json_t *tok, *prog = json_object_get(an_params(c), "progress"), *last, *last_req;
+	json_t *tok, *prog = an_params_member(c, "progress"), *last, *last_req;
 	const struct an_request *r = progress_request(c, &tok, &key);
 	char a[64], b[64], d[64];
 
@@ -479,7 +479,7 @@ static void prog_005(const struct an_ctx *c)
 
 static void prog_006(const struct an_ctx *c)
 {
-	json_t *msg = json_object_get(an_params(c), "message");
+	json_t *msg = an_params_member(c, "message");
 	const char *s;
 
 	if (!msg)
@@ -532,7 +532,7 @@ static void track_progress(const struct an_ctx *c, json_t *ext)
 	window_step(ext, "prog", c->m->dir, c->m->t_ns, PROG_WINDOW_NS, PROG_BURST);
 	r = progress_request(c, &tok, &key);
 	/* The same condition as the engine's update of last_progress. */
-	if (tok && json_is_number(json_object_get(an_params(c), "progress")) && key.data) {
+	if (tok && json_is_number(an_params_member(c, "progress")) && key.data) {
 		if (!(reqs = json_object_get(ext, "prog_req"))) {
 			reqs = json_object();
 			json_object_set_new(ext, "prog_req", reqs);

@@ -835,6 +835,78 @@ static int plain_tool_result(const struct an_ctx *c)
 	return value;
 }
 
+/*
+ * A prompts/get result of plain text messages, the common case:
+ * {"description"?:"...","messages":[{"role":"user"|"assistant",
+ * "content":{"type":"text","text":"..."}},...]}. Judged on the bytes; anything
+ * else returns 0 and gets the full checks (RES-004, RES-012, RES-021, RES-022).
+ */
+static int plain_prompt_result_scan(const struct an_ctx *c)
+{
+	struct mt_span msg = {c->m->raw, c->m->raw_len}, res, msgs = {NULL, 0}, k, v, el;
+	size_t pos = 0, epos = 0;
+
+	if (c->m->cls->kind != MT_RESPONSE || mt_json_member(msg, "result", &res) != 1 ||
+	    res.p[0] != '{')
+		return 0;
+	while (mt_json_next_member(res, &pos, &k, &v) == 1) {
+		if (k.n == 10 && !memcmp(k.p, "\"messages\"", 10) && v.p[0] == '[')
+			msgs = v;
+		else if (!(k.n == 13 && !memcmp(k.p, "\"description\"", 13) && v.p[0] == '"'))
+			return 0;
+	}
+	if (!msgs.p)
+		return 0;
+	while (mt_json_next_element(msgs, &epos, &el) == 1) {
+		int role = 0, content = 0;
+		size_t mpos = 0;
+		if (el.p[0] != '{')
+			return 0;
+		while (mt_json_next_member(el, &mpos, &k, &v) == 1) {
+			if (k.n == 6 && !memcmp(k.p, "\"role\"", 6) &&
+			    ((v.n == 6 && !memcmp(v.p, "\"user\"", 6)) ||
+			     (v.n == 11 && !memcmp(v.p, "\"assistant\"", 11)))) {
+				role = 1;
+			} else if (k.n == 9 && !memcmp(k.p, "\"content\"", 9) && v.p[0] == '{') {
+				int type_text = 0, text = 0;
+				size_t bpos = 0;
+				struct mt_span bk, bv;
+				while (mt_json_next_member(v, &bpos, &bk, &bv) == 1) {
+					if (bk.n == 6 && !memcmp(bk.p, "\"type\"", 6) && bv.n == 6 &&
+					    !memcmp(bv.p, "\"text\"", 6))
+						type_text = 1;
+					else if (bk.n == 6 && !memcmp(bk.p, "\"text\"", 6) && bv.p[0] == '"')
+						text = 1;
+					else
+						return 0;
+				}
+				if (!type_text || !text)
+					return 0;
+				content = 1;
+			} else {
+				return 0;
+			}
+		}
+		if (!role || !content)
+			return 0;
+	}
+	return 1;
+}
+
+static int plain_prompt_result(const struct an_ctx *c)
+{
+	static const char *raw;
+	static int64_t seq = -1;
+	static int value;
+
+	if (c->m->raw != raw || c->m->seq != seq) {
+		raw = c->m->raw;
+		seq = c->m->seq;
+		value = plain_prompt_result_scan(c);
+	}
+	return value;
+}
+
 static void walk_content(struct rep *r, block_fn fn)
 {
 	const struct an_ctx *c = r->c;
@@ -859,6 +931,8 @@ static void walk_content(struct rep *r, block_fn fn)
 		return;
 	if (!strcmp(c->m->method, "tools/call") && plain_tool_result(c))
 		return; /* text blocks only: nothing for a block rule to see */
+	if (!strcmp(c->m->method, "prompts/get") && plain_prompt_result(c))
+		return;
 	res = an_result(c);
 	if (!json_is_object(res) || is_create_task(c, res))
 		return;
@@ -1445,6 +1519,73 @@ static int plain_read_result(const struct an_ctx *c)
 	return value;
 }
 
+/*
+ * A resources/list result of plain entries, the common case:
+ * {"resources":[{"uri":"...","name":"...", and optional string mimeType,
+ * description, title},...], "nextCursor"?:"..."} with well-formed URIs.
+ * Judged on the bytes; anything else gets the full checks (RES-011, 021, 022).
+ */
+static int plain_list_result_scan(const struct an_ctx *c)
+{
+	struct mt_span msg = {c->m->raw, c->m->raw_len}, res, list = {NULL, 0}, k, v, el;
+	size_t pos = 0, epos = 0;
+	char uri[2048];
+
+	if (c->m->cls->kind != MT_RESPONSE || mt_json_member(msg, "result", &res) != 1 ||
+	    res.p[0] != '{')
+		return 0;
+	while (mt_json_next_member(res, &pos, &k, &v) == 1) {
+		if (k.n == 11 && !memcmp(k.p, "\"resources\"", 11) && v.p[0] == '[')
+			list = v;
+		else if (!(k.n == 12 && !memcmp(k.p, "\"nextCursor\"", 12) && v.p[0] == '"'))
+			return 0;
+	}
+	if (!list.p)
+		return 0;
+	while (mt_json_next_element(list, &epos, &el) == 1) {
+		int has_uri = 0, has_name = 0;
+		size_t bpos = 0;
+		if (el.p[0] != '{')
+			return 0;
+		while (mt_json_next_member(el, &bpos, &k, &v) == 1) {
+			if (v.p[0] != '"')
+				return 0;
+			if (k.n == 5 && !memcmp(k.p, "\"uri\"", 5)) {
+				if (v.n - 2 >= sizeof(uri) || memchr(v.p, '\\', v.n))
+					return 0;
+				memcpy(uri, v.p + 1, v.n - 2);
+				uri[v.n - 2] = '\0';
+				if (uri_problem(uri, 0))
+					return 0;
+				has_uri = 1;
+			} else if (k.n == 6 && !memcmp(k.p, "\"name\"", 6)) {
+				has_name = 1;
+			} else if (!(k.n == 10 && !memcmp(k.p, "\"mimeType\"", 10)) &&
+				   !(k.n == 13 && !memcmp(k.p, "\"description\"", 13)) &&
+				   !(k.n == 7 && !memcmp(k.p, "\"title\"", 7))) {
+				return 0;
+			}
+		}
+		if (!has_uri || !has_name)
+			return 0;
+	}
+	return 1;
+}
+
+static int plain_list_result(const struct an_ctx *c)
+{
+	static const char *raw;
+	static int64_t seq = -1;
+	static int value;
+
+	if (c->m->raw != raw || c->m->seq != seq) {
+		raw = c->m->raw;
+		seq = c->m->seq;
+		value = !strcmp(c->m->method, "resources/list") && plain_list_result_scan(c);
+	}
+	return value;
+}
+
 static void res_011(const struct an_ctx *c)
 {
 	const char *m = c->m->method;
@@ -1465,8 +1606,8 @@ static void res_011(const struct an_ctx *c)
 	if (strcmp(m, "resources/read") && strcmp(m, "resources/list") &&
 	    strcmp(m, "resources/templates/list"))
 		return;
-	if (!strcmp(m, "resources/read") && plain_read_result(c))
-		return; /* text contents with a uri each */
+	if ((!strcmp(m, "resources/read") && plain_read_result(c)) || plain_list_result(c))
+		return; /* text contents with a uri each, or plain listed resources */
 	res = an_result(c);
 	if (!strcmp(m, "resources/read")) {
 		list = json_object_get(res, "contents");
@@ -1565,6 +1706,8 @@ static void res_012(const struct an_ctx *c)
 	}
 	if (c->m->cls->kind != MT_RESPONSE)
 		return;
+	if (!strcmp(m, "prompts/get") && plain_prompt_result(c))
+		return; /* text messages with a role each */
 	res = an_result(c);
 	if (!strcmp(m, "prompts/get")) {
 		list = json_object_get(res, "messages");
@@ -2066,6 +2209,8 @@ static void res_021(const struct an_ctx *c)
 	if (c->m->cls->kind == MT_RESPONSE &&
 	    (!strcmp(m, "resources/list") || !strcmp(m, "resources/templates/list"))) {
 		const char *key = m[10] == 't' ? "resourceTemplates" : "resources";
+		if (plain_list_result(c))
+			return; /* no annotations */
 		json_array_foreach(json_object_get(an_result(c), key), i, e) {
 			snprintf(w, sizeof(w), "%s[%zu]", key, i);
 			check_annotations(&r, e, w);
@@ -2117,7 +2262,7 @@ static void res_022(const struct an_ctx *c)
 		said(&r);
 		return;
 	}
-	if (!strcmp(m, "resources/read") && plain_read_result(c))
+	if ((!strcmp(m, "resources/read") && plain_read_result(c)) || plain_list_result(c))
 		return; /* its URIs were checked on the bytes */
 	res = an_result(c);
 	if (!strcmp(m, "resources/list")) {
