@@ -75,11 +75,20 @@ static int row_cmp(const void *key, const void *row)
  */
 static size_t method_rows(const char *method, const struct method_row **first)
 {
+	/* Several rules ask about each message: the last answer is kept (checked by
+	 * its name, since one engine's interned names may be another's addresses). */
+	static char last[64];
+	static const struct method_row *last_first;
+	static size_t last_n;
 	const struct method_row *r, *end = methods + NMETHODS;
 	size_t n = 0;
 
 	if (!method)
 		return 0;
+	if (last[0] && !strcmp(method, last)) {
+		*first = last_first;
+		return last_n;
+	}
 	r = bsearch(method, methods, NMETHODS, sizeof(methods[0]), row_cmp);
 	if (!r)
 		return 0;
@@ -88,6 +97,11 @@ static size_t method_rows(const char *method, const struct method_row **first)
 	*first = r;
 	while (r + n < end && !strcmp(r[n].name, method))
 		n++;
+	if (strlen(method) < sizeof(last)) {
+		memcpy(last, method, strlen(method) + 1);
+		last_first = r;
+		last_n = n;
+	}
 	return n;
 }
 
