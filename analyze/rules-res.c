@@ -1596,8 +1596,9 @@ static void res_011(const struct an_ctx *c)
 	if (!m)
 		return;
 	if (c->m->cls->kind == MT_ERROR) {
+		/* -32601 is the right answer from a server without resources (CAP-003). */
 		if (!strcmp(m, "resources/read") && c->m->cls->has_error_code &&
-		    c->m->cls->error_code != -32002 &&
+		    c->m->cls->error_code != -32002 && c->m->cls->error_code != -32601 &&
 		    contains_nocase(json_string_value(json_object_get(an_error(c), "message")), "not found"))
 			an_report(c, AN_WARNING, "resource not found answered with error %lld, not -32002",
 				  (long long)c->m->cls->error_code);
