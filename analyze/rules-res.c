@@ -779,6 +779,64 @@ static void walk_list(struct rep *r, json_t *v, const char *where, enum block_ct
 
 /* Call fn on every content block of the current message, by its method. */
 /*
+ * The plain-result scans below are worked out once per message (several rules
+ * ask about the same one): a one-message memo per scan. The analyzer runs one
+ * engine at a time, on one thread.
+ */
+enum plain_kind { PLAIN_TOOL, PLAIN_PROMPT, PLAIN_READ, PLAIN_LIST, PLAIN_KINDS };
+
+static int memo(const struct an_ctx *c, enum plain_kind kind, int (*scan)(const struct an_ctx *))
+{
+	static struct {
+		const char *raw;
+		int64_t seq;
+		int value;
+	} cache[PLAIN_KINDS];
+
+	if (cache[kind].raw != c->m->raw || cache[kind].seq != c->m->seq) {
+		cache[kind].raw = c->m->raw;
+		cache[kind].seq = c->m->seq;
+		cache[kind].value = scan(c);
+	}
+	return cache[kind].value;
+}
+
+/* The result member of a response, when it is an object (on the bytes). */
+static int result_object(const struct an_ctx *c, struct mt_span *res)
+{
+	struct mt_span msg = {c->m->raw, c->m->raw_len};
+
+	return c->m->cls->kind == MT_RESPONSE && mt_json_member(msg, "result", res) == 1 &&
+	       res->p[0] == '{';
+}
+
+static int plain_tool_result_scan(const struct an_ctx *c);
+static int plain_prompt_result_scan(const struct an_ctx *c);
+static int plain_read_result_scan(const struct an_ctx *c);
+static int plain_list_result_scan(const struct an_ctx *c);
+
+static int plain_tool_result(const struct an_ctx *c)
+{
+	return memo(c, PLAIN_TOOL, plain_tool_result_scan);
+}
+
+static int plain_prompt_result(const struct an_ctx *c)
+{
+	return memo(c, PLAIN_PROMPT, plain_prompt_result_scan);
+}
+
+static int plain_read_result(const struct an_ctx *c)
+{
+	return memo(c, PLAIN_READ, plain_read_result_scan);
+}
+
+/* Only resources/list has a plain form here. */
+static int plain_list_result(const struct an_ctx *c)
+{
+	return !strcmp(c->m->method, "resources/list") && memo(c, PLAIN_LIST, plain_list_result_scan);
+}
+
+/*
  * A tools/call result that holds only text blocks, the common case:
  * {"content":[{"type":"text","text":"..."},...]} with an optional boolean
  * isError. Judged on the bytes, with no parse; anything else returns 0 and
@@ -787,11 +845,10 @@ static void walk_list(struct rep *r, json_t *v, const char *where, enum block_ct
  */
 static int plain_tool_result_scan(const struct an_ctx *c)
 {
-	struct mt_span msg = {c->m->raw, c->m->raw_len}, res, content = {NULL, 0}, k, v, el;
+	struct mt_span res, content = {NULL, 0}, k, v, el;
 	size_t pos = 0, epos = 0;
 
-	if (c->m->cls->kind != MT_RESPONSE || mt_json_member(msg, "result", &res) != 1 ||
-	    res.p[0] != '{')
+	if (!result_object(c, &res))
 		return 0;
 	while (mt_json_next_member(res, &pos, &k, &v) == 1) {
 		if (k.n == 9 && !memcmp(k.p, "\"content\"", 9) && v.p[0] == '[')
@@ -820,21 +877,6 @@ static int plain_tool_result_scan(const struct an_ctx *c)
 	return 1;
 }
 
-/* The same, worked out once per message (several rules ask). */
-static int plain_tool_result(const struct an_ctx *c)
-{
-	static const char *raw;
-	static int64_t seq = -1;
-	static int value;
-
-	if (c->m->raw != raw || c->m->seq != seq) {
-		raw = c->m->raw;
-		seq = c->m->seq;
-		value = plain_tool_result_scan(c);
-	}
-	return value;
-}
-
 /*
  * A prompts/get result of plain text messages, the common case:
  * {"description"?:"...","messages":[{"role":"user"|"assistant",
@@ -843,11 +885,10 @@ static int plain_tool_result(const struct an_ctx *c)
  */
 static int plain_prompt_result_scan(const struct an_ctx *c)
 {
-	struct mt_span msg = {c->m->raw, c->m->raw_len}, res, msgs = {NULL, 0}, k, v, el;
+	struct mt_span res, msgs = {NULL, 0}, k, v, el;
 	size_t pos = 0, epos = 0;
 
-	if (c->m->cls->kind != MT_RESPONSE || mt_json_member(msg, "result", &res) != 1 ||
-	    res.p[0] != '{')
+	if (!result_object(c, &res))
 		return 0;
 	while (mt_json_next_member(res, &pos, &k, &v) == 1) {
 		if (k.n == 10 && !memcmp(k.p, "\"messages\"", 10) && v.p[0] == '[')
@@ -891,20 +932,6 @@ static int plain_prompt_result_scan(const struct an_ctx *c)
 			return 0;
 	}
 	return 1;
-}
-
-static int plain_prompt_result(const struct an_ctx *c)
-{
-	static const char *raw;
-	static int64_t seq = -1;
-	static int value;
-
-	if (c->m->raw != raw || c->m->seq != seq) {
-		raw = c->m->raw;
-		seq = c->m->seq;
-		value = plain_prompt_result_scan(c);
-	}
-	return value;
 }
 
 static void walk_content(struct rep *r, block_fn fn)
@@ -1454,6 +1481,18 @@ static int contains_nocase(const char *s, const char *what)
 	return 0;
 }
 
+/* A URI string token with no escapes and a well-formed URI (see uri_problem). */
+static int span_uri_ok(struct mt_span v)
+{
+	char uri[2048];
+
+	if (v.n < 2 || v.n - 2 >= sizeof(uri) || memchr(v.p, '\\', v.n))
+		return 0;
+	memcpy(uri, v.p + 1, v.n - 2);
+	uri[v.n - 2] = '\0';
+	return !uri_problem(uri, 0);
+}
+
 /*
  * A resources/read result of plain text contents, the common case:
  * {"contents":[{"uri":"...","text":"...","mimeType":"..."?},...]} with URIs
@@ -1462,12 +1501,10 @@ static int contains_nocase(const char *s, const char *what)
  */
 static int plain_read_result_scan(const struct an_ctx *c)
 {
-	struct mt_span msg = {c->m->raw, c->m->raw_len}, res, contents = {NULL, 0}, k, v, el;
+	struct mt_span res, contents = {NULL, 0}, k, v, el;
 	size_t pos = 0, epos = 0;
-	char uri[2048];
 
-	if (c->m->cls->kind != MT_RESPONSE || mt_json_member(msg, "result", &res) != 1 ||
-	    res.p[0] != '{')
+	if (!result_object(c, &res))
 		return 0;
 	while (mt_json_next_member(res, &pos, &k, &v) == 1) {
 		if (k.n == 10 && !memcmp(k.p, "\"contents\"", 10) && v.p[0] == '[')
@@ -1486,11 +1523,7 @@ static int plain_read_result_scan(const struct an_ctx *c)
 			if (v.p[0] != '"')
 				return 0;
 			if (k.n == 5 && !memcmp(k.p, "\"uri\"", 5)) {
-				if (v.n - 2 >= sizeof(uri) || memchr(v.p, '\\', v.n))
-					return 0;
-				memcpy(uri, v.p + 1, v.n - 2);
-				uri[v.n - 2] = '\0';
-				if (uri_problem(uri, 0))
+				if (!span_uri_ok(v))
 					return 0;
 				has_uri = 1;
 			} else if (k.n == 6 && !memcmp(k.p, "\"text\"", 6)) {
@@ -1505,20 +1538,6 @@ static int plain_read_result_scan(const struct an_ctx *c)
 	return 1;
 }
 
-static int plain_read_result(const struct an_ctx *c)
-{
-	static const char *raw;
-	static int64_t seq = -1;
-	static int value;
-
-	if (c->m->raw != raw || c->m->seq != seq) {
-		raw = c->m->raw;
-		seq = c->m->seq;
-		value = plain_read_result_scan(c);
-	}
-	return value;
-}
-
 /*
  * A resources/list result of plain entries, the common case:
  * {"resources":[{"uri":"...","name":"...", and optional string mimeType,
@@ -1527,12 +1546,10 @@ static int plain_read_result(const struct an_ctx *c)
  */
 static int plain_list_result_scan(const struct an_ctx *c)
 {
-	struct mt_span msg = {c->m->raw, c->m->raw_len}, res, list = {NULL, 0}, k, v, el;
+	struct mt_span res, list = {NULL, 0}, k, v, el;
 	size_t pos = 0, epos = 0;
-	char uri[2048];
 
-	if (c->m->cls->kind != MT_RESPONSE || mt_json_member(msg, "result", &res) != 1 ||
-	    res.p[0] != '{')
+	if (!result_object(c, &res))
 		return 0;
 	while (mt_json_next_member(res, &pos, &k, &v) == 1) {
 		if (k.n == 11 && !memcmp(k.p, "\"resources\"", 11) && v.p[0] == '[')
@@ -1551,11 +1568,7 @@ static int plain_list_result_scan(const struct an_ctx *c)
 			if (v.p[0] != '"')
 				return 0;
 			if (k.n == 5 && !memcmp(k.p, "\"uri\"", 5)) {
-				if (v.n - 2 >= sizeof(uri) || memchr(v.p, '\\', v.n))
-					return 0;
-				memcpy(uri, v.p + 1, v.n - 2);
-				uri[v.n - 2] = '\0';
-				if (uri_problem(uri, 0))
+				if (!span_uri_ok(v))
 					return 0;
 				has_uri = 1;
 			} else if (k.n == 6 && !memcmp(k.p, "\"name\"", 6)) {
@@ -1570,20 +1583,6 @@ static int plain_list_result_scan(const struct an_ctx *c)
 			return 0;
 	}
 	return 1;
-}
-
-static int plain_list_result(const struct an_ctx *c)
-{
-	static const char *raw;
-	static int64_t seq = -1;
-	static int value;
-
-	if (c->m->raw != raw || c->m->seq != seq) {
-		raw = c->m->raw;
-		seq = c->m->seq;
-		value = !strcmp(c->m->method, "resources/list") && plain_list_result_scan(c);
-	}
-	return value;
 }
 
 static void res_011(const struct an_ctx *c)
