@@ -801,13 +801,36 @@ static int memo(const struct an_ctx *c, enum plain_kind kind, int (*scan)(const 
 	return cache[kind].value;
 }
 
-/* The result member of a response, when it is an object (on the bytes). */
-static int result_object(const struct an_ctx *c, struct mt_span *res)
+/* Is the token the JSON string literal lit (quotes included in lit)? */
+static int token_is(struct mt_span t, const char *lit)
 {
-	struct mt_span msg = {c->m->raw, c->m->raw_len};
+	size_t n = strlen(lit);
 
-	return c->m->cls->kind == MT_RESPONSE && mt_json_member(msg, "result", res) == 1 &&
-	       res->p[0] == '{';
+	return t.n == n && !memcmp(t.p, lit, n);
+}
+
+/*
+ * A response whose result holds the array member key and nothing else but,
+ * optionally, the member opt whose value starts with opt_first (e.g. '"' for
+ * a string, 't'/'f' read as "tf" for a boolean). *arr gets the array.
+ */
+static int result_array(const struct an_ctx *c, const char *key, const char *opt,
+			const char *opt_first, struct mt_span *arr)
+{
+	struct mt_span msg = {c->m->raw, c->m->raw_len}, res, k, v;
+	size_t pos = 0;
+
+	arr->p = NULL;
+	if (c->m->cls->kind != MT_RESPONSE || mt_json_member(msg, "result", &res) != 1 ||
+	    res.p[0] != '{')
+		return 0;
+	while (mt_json_next_member(res, &pos, &k, &v) == 1) {
+		if (token_is(k, key) && v.p[0] == '[')
+			*arr = v;
+		else if (!(opt && token_is(k, opt) && strchr(opt_first, v.p[0])))
+			return 0;
+	}
+	return arr->p != NULL;
 }
 
 static int plain_tool_result_scan(const struct an_ctx *c);
@@ -845,18 +868,10 @@ static int plain_list_result(const struct an_ctx *c)
  */
 static int plain_tool_result_scan(const struct an_ctx *c)
 {
-	struct mt_span res, content = {NULL, 0}, k, v, el;
-	size_t pos = 0, epos = 0;
+	struct mt_span content, k, v, el;
+	size_t epos = 0;
 
-	if (!result_object(c, &res))
-		return 0;
-	while (mt_json_next_member(res, &pos, &k, &v) == 1) {
-		if (k.n == 9 && !memcmp(k.p, "\"content\"", 9) && v.p[0] == '[')
-			content = v;
-		else if (!(k.n == 9 && !memcmp(k.p, "\"isError\"", 9) && (v.p[0] == 't' || v.p[0] == 'f')))
-			return 0;
-	}
-	if (!content.p)
+	if (!result_array(c, "\"content\"", "\"isError\"", "tf", &content))
 		return 0;
 	while (mt_json_next_element(content, &epos, &el) == 1) {
 		int type_text = 0, text = 0;
@@ -885,18 +900,10 @@ static int plain_tool_result_scan(const struct an_ctx *c)
  */
 static int plain_prompt_result_scan(const struct an_ctx *c)
 {
-	struct mt_span res, msgs = {NULL, 0}, k, v, el;
-	size_t pos = 0, epos = 0;
+	struct mt_span msgs, k, v, el;
+	size_t epos = 0;
 
-	if (!result_object(c, &res))
-		return 0;
-	while (mt_json_next_member(res, &pos, &k, &v) == 1) {
-		if (k.n == 10 && !memcmp(k.p, "\"messages\"", 10) && v.p[0] == '[')
-			msgs = v;
-		else if (!(k.n == 13 && !memcmp(k.p, "\"description\"", 13) && v.p[0] == '"'))
-			return 0;
-	}
-	if (!msgs.p)
+	if (!result_array(c, "\"messages\"", "\"description\"", "\"", &msgs))
 		return 0;
 	while (mt_json_next_element(msgs, &epos, &el) == 1) {
 		int role = 0, content = 0;
@@ -1501,18 +1508,10 @@ static int span_uri_ok(struct mt_span v)
  */
 static int plain_read_result_scan(const struct an_ctx *c)
 {
-	struct mt_span res, contents = {NULL, 0}, k, v, el;
-	size_t pos = 0, epos = 0;
+	struct mt_span contents, k, v, el;
+	size_t epos = 0;
 
-	if (!result_object(c, &res))
-		return 0;
-	while (mt_json_next_member(res, &pos, &k, &v) == 1) {
-		if (k.n == 10 && !memcmp(k.p, "\"contents\"", 10) && v.p[0] == '[')
-			contents = v;
-		else
-			return 0;
-	}
-	if (!contents.p)
+	if (!result_array(c, "\"contents\"", NULL, NULL, &contents))
 		return 0;
 	while (mt_json_next_element(contents, &epos, &el) == 1) {
 		int has_uri = 0, has_text = 0;
@@ -1546,18 +1545,10 @@ static int plain_read_result_scan(const struct an_ctx *c)
  */
 static int plain_list_result_scan(const struct an_ctx *c)
 {
-	struct mt_span res, list = {NULL, 0}, k, v, el;
-	size_t pos = 0, epos = 0;
+	struct mt_span list, k, v, el;
+	size_t epos = 0;
 
-	if (!result_object(c, &res))
-		return 0;
-	while (mt_json_next_member(res, &pos, &k, &v) == 1) {
-		if (k.n == 11 && !memcmp(k.p, "\"resources\"", 11) && v.p[0] == '[')
-			list = v;
-		else if (!(k.n == 12 && !memcmp(k.p, "\"nextCursor\"", 12) && v.p[0] == '"'))
-			return 0;
-	}
-	if (!list.p)
+	if (!result_array(c, "\"resources\"", "\"nextCursor\"", "\"", &list))
 		return 0;
 	while (mt_json_next_element(list, &epos, &el) == 1) {
 		int has_uri = 0, has_name = 0;
