@@ -152,6 +152,7 @@ struct method_rec {
 	size_t len;
 	int64_t list[HOOK_COUNT];   /* index into lists[] per hook, or -1 */
 	int keep;                   /* keep_params(name) */
+	int engine;                 /* the engine's own state depends on it */
 };
 
 struct an_engine {
@@ -203,6 +204,7 @@ static int hook_index(unsigned bit)
 
 static int64_t method_record(struct an_engine *e, const char *s, size_t n);
 static int keep_params(const char *method);
+static int engine_method(const char *method);
 
 struct an_engine *an_engine_new(int64_t session, const struct an_options *o)
 {
@@ -663,6 +665,7 @@ static int64_t method_record(struct an_engine *e, const char *s, size_t n)
 		r->name = mt_strndup(s, n);
 		r->len = n;
 		r->keep = keep_params(r->name);
+		r->engine = engine_method(r->name);
 		for (int h = 0; h < HOOK_COUNT; h++)
 			r->list[h] = -1;
 		idx = (int64_t)e->nrecs++;
@@ -689,6 +692,24 @@ json_t *an_req_params(const struct an_request *rc)
 		r->raw = NULL;
 	}
 	return r->params;
+}
+
+/* Methods whose messages change the engine's state (the rest skip its updates). */
+static int engine_method(const char *method)
+{
+	static const char *const own[] = {
+		"initialize", "logging/setLevel", "server/discover", "tools/list",
+		"resources/subscribe", "resources/unsubscribe", "notifications/initialized",
+		"notifications/cancelled", "notifications/progress", "notifications/tasks/status",
+		NULL,
+	};
+
+	if (!strncmp(method, "tasks/", 6))
+		return 1;
+	for (size_t i = 0; own[i]; i++)
+		if (!strcmp(method, own[i]))
+			return 1;
+	return 0;
 }
 
 /* Methods whose params the answers are checked against. */
@@ -747,6 +768,12 @@ static void set_version(struct an_engine *e, const char *name, const char *sourc
 	}
 }
 
+/* Does the message's method (or its request's) matter to the engine's state? */
+static int is_engine_method(const struct an_engine *e, const struct an_msg *m)
+{
+	return m->method_id >= 0 && e->recs[m->method_id].engine;
+}
+
 /* State changes that a request makes, after its rules ran. */
 static void after_request(struct an_engine *e, struct an_msg *m, struct an_request *r)
 {
@@ -767,6 +794,8 @@ static void after_request(struct an_engine *e, struct an_msg *m, struct an_reque
 			an_key_of(r->progress_token, &e->key);
 		mt_map_put(&st->tokens[m->dir], e->key.data, e->key.len, (int64_t)idx);
 	}
+	if (!is_engine_method(e, m))
+		return;
 	if (!strcmp(r->method, "initialize") || !strcmp(r->method, "logging/setLevel"))
 		params = json_object_get(an_json(&(struct an_ctx){st, m, NULL, e}), "params");
 	if (!strcmp(r->method, "initialize") && m->dir == AN_C2S) {
@@ -821,16 +850,13 @@ static void after_answer(struct an_engine *e, struct an_msg *m)
 	}
 	if (m->cls->kind != MT_RESPONSE) {
 		/* A refused handshake (the latest one: a client may try again). */
-		if (!strcmp(r->method, "initialize") && r->dir == AN_C2S &&
+		if (is_engine_method(e, m) && !strcmp(r->method, "initialize") && r->dir == AN_C2S &&
 		    st->phase == AN_PH_INITIALIZING)
 			st->phase = AN_PH_FAILED;
 		return;
 	}
 	/* Parse only answers that change the state: a cheap look at the bytes first. */
-	if (strcmp(r->method, "initialize") && strcmp(r->method, "tools/list") &&
-	    strcmp(r->method, "server/discover") && strcmp(r->method, "resources/subscribe") &&
-	    strcmp(r->method, "resources/unsubscribe") && strncmp(r->method, "tasks/", 6) &&
-	    !result_has_task_or_cursor(m->cls->result))
+	if (!is_engine_method(e, m) && !result_has_task_or_cursor(m->cls->result))
 		return;
 	result = json_object_get(an_json(&(struct an_ctx){st, m, NULL, e}), "result");
 	if (json_is_object(result) && json_is_object(json_object_get(result, "task")) &&
@@ -902,6 +928,8 @@ static void after_notification(struct an_engine *e, struct an_msg *m)
 	struct an_ctx ctx = {st, m, NULL, e};
 	json_t *params = NULL;
 
+	if (!is_engine_method(e, m))
+		return;
 	/* Only these need the params; progress reads its two members alone. */
 	if (!strcmp(m->method, "notifications/cancelled") ||
 	    !strcmp(m->method, "notifications/tasks/status"))
@@ -1034,7 +1062,8 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 		m->req = r;
 		/* The client's initialize says which revision it speaks: its own rules
 		 * are checked against that one (until the server answers). */
-		if (m->dir == AN_C2S && !st->negotiated && !strcmp(m->method, "initialize"))
+		if (m->dir == AN_C2S && !st->negotiated && is_engine_method(e, m) &&
+		    !strcmp(m->method, "initialize"))
 			set_version(e, json_string_value(an_path(an_params(&(struct an_ctx){st, m, NULL, e}),
 								 "protocolVersion")),
 				    "requested");
