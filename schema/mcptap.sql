@@ -48,6 +48,8 @@ CREATE TABLE session (
 
 -- One row per protocol message (a stdio line), in the order the tap read them.
 -- seq is shared with stderr_line and gap, so the three interleave by seq.
+-- Rows are kept in (session, seq) order (a WITHOUT ROWID table): a session
+-- is read back as one sequential scan, and appended without a second index.
 CREATE TABLE message (
   session     INTEGER NOT NULL REFERENCES session(id),
   seq         INTEGER NOT NULL,   -- order of reading, across directions and stderr
@@ -72,8 +74,8 @@ CREATE TABLE message (
   incomplete  INTEGER NOT NULL DEFAULT 0, -- 1: the side closed before the newline
   size        INTEGER NOT NULL,   -- bytes, as relayed
   raw         BLOB NOT NULL,      -- the exact bytes, newline included
-  UNIQUE (session, seq)
-);
+  PRIMARY KEY (session, seq)
+) WITHOUT ROWID;
 
 CREATE INDEX message_by_request ON message(session, request_seq) WHERE request_seq IS NOT NULL;
 
