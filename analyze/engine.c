@@ -1169,6 +1169,11 @@ void an_engine_feed(struct an_engine *e, const struct store_item *it)
 		mt_classify_trusted(it->raw, it->raw_len, &c);
 	else
 		mt_classify(it->raw, it->raw_len, &c);
+	/* A method with escapes that do not decode means the bytes were not what the
+	 * store said (a damaged or foreign file): classify them for real. */
+	if (c.method.n && memchr(c.method.p, '\\', c.method.n) &&
+	    mt_json_string(c.method, &e->scratch))
+		mt_classify(it->raw, it->raw_len, &c);
 	m.cls = &c;
 	feed_message(e, &m);
 	if (c.kind == MT_BATCH) {
