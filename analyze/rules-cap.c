@@ -788,17 +788,19 @@ static void track_init_retry(const struct an_ctx *c, json_t *ext)
 #define SRC(sec, file) "MCP-RULES §" sec "; " file
 
 const struct an_rule an_rules_cap[] = {
-	{"CAP-001", AN_ERROR, AN_SEV_MUST_0618, AN_ALL4, AN_ON_REQUEST, NULL, cap_001,
+	{"CAP-001", AN_ERROR, AN_SEV_MUST_0618, AN_ALL4, AN_ON_REQUEST, "tools/list|tools/call", cap_001,
 	 "c→s tools/list and tools/call only when the server declared tools",
 	 SRC("5", "docs/specification/<v>/server/tools.mdx, basic/lifecycle.mdx")},
-	{"CAP-002", AN_ERROR, AN_SEV_MUST_0618, AN_ALL4, AN_ON_REQUEST, NULL, cap_002,
+	{"CAP-002", AN_ERROR, AN_SEV_MUST_0618, AN_ALL4, AN_ON_REQUEST, "prompts/list|prompts/get", cap_002,
 	 "c→s prompts/list and prompts/get only when the server declared prompts",
 	 SRC("5", "docs/specification/<v>/server/prompts.mdx")},
-	{"CAP-003", AN_ERROR, AN_SEV_MUST_0618, AN_ALL4, AN_ON_REQUEST, NULL, cap_003,
+	{"CAP-003", AN_ERROR, AN_SEV_MUST_0618, AN_ALL4, AN_ON_REQUEST,
+	 "resources/list|resources/templates/list|resources/read", cap_003,
 	 "c→s resources/list, resources/templates/list and resources/read only when the server "
 	 "declared resources",
 	 SRC("5", "docs/specification/<v>/server/resources.mdx")},
-	{"CAP-004", AN_ERROR, AN_SEV_MUST_0618, AN_ALL4, AN_ON_REQUEST, NULL, cap_004,
+	{"CAP-004", AN_ERROR, AN_SEV_MUST_0618, AN_ALL4, AN_ON_REQUEST,
+	 "resources/subscribe|resources/unsubscribe", cap_004,
 	 "c→s resources/subscribe and resources/unsubscribe only when the server declared "
 	 "resources.subscribe: true",
 	 SRC("5", "docs/specification/<v>/server/resources.mdx")},
@@ -815,7 +817,9 @@ const struct an_rule an_rules_cap[] = {
 	 "a server that sends notifications/message declared logging, and the level is one of the "
 	 "eight syslog levels",
 	 SRC("5", "docs/specification/<v>/server/utilities/logging.mdx")},
-	{"CAP-008", AN_ERROR, AN_SEV_MUST_0618, AN_ALL4, AN_ON_NOTIFICATION, NULL, cap_008,
+	{"CAP-008", AN_ERROR, AN_SEV_MUST_0618, AN_ALL4, AN_ON_NOTIFICATION,
+	 "notifications/tools/list_changed|notifications/prompts/list_changed|"
+	 "notifications/resources/list_changed", cap_008,
 	 "s→c notifications/{tools,prompts,resources}/list_changed only when the server declared "
 	 "the matching listChanged: true",
 	 SRC("5", "server/tools.mdx, server/prompts.mdx, server/resources.mdx")},
@@ -867,7 +871,7 @@ const struct an_rule an_rules_cap[] = {
 	 "(absent/forbidden: no task; required: a task, else the server answers -32601, or the "
 	 "-32600 tasks.mdx also allows)",
 	 SRC("5", "docs/specification/2025-11-25/basic/utilities/tasks.mdx")},
-	{"CAP-019", AN_ERROR, AN_SEV_MUST_0618, AN_ONLY_1125, AN_ON_REQUEST, NULL, cap_019,
+	{"CAP-019", AN_ERROR, AN_SEV_MUST_0618, AN_ONLY_1125, AN_ON_REQUEST, "tasks/list|tasks/cancel", cap_019,
 	 "tasks/list and tasks/cancel only when the receiver declared tasks.list / tasks.cancel",
 	 SRC("5", "docs/specification/2025-11-25/basic/utilities/tasks.mdx")},
 	{"CAP-020", AN_ERROR, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_NOTIFICATION,

@@ -2338,7 +2338,7 @@ const struct an_rule an_rules_res[] = {
 	 "a result with structuredContent also carries it as serialized JSON in a text block (the MUST "
 	 "to conform to the outputSchema is RES-006)",
 	 SRC_TOOLS},
-	{"RES-006", AN_ERROR, AN_SEV_FIXED, AN_FROM_0618, AN_ON_RESPONSE, NULL, res_006,
+	{"RES-006", AN_ERROR, AN_SEV_FIXED, AN_FROM_0618, AN_ON_RESPONSE, "tools/call|tools/list", res_006,
 	 "a successful call of a tool with an outputSchema returns structuredContent that validates "
 	 "(bounded JSON Schema subset; skipped keywords are noted as info at tools/list)",
 	 SRC_TOOLS "; basic/index.mdx"},
@@ -2352,7 +2352,8 @@ const struct an_rule an_rules_res[] = {
 	{"RES-009", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_ANSWER, "tools/list|prompts/list|resources/list|resources/templates/list|tasks/list", res_009,
 	 "cursor and nextCursor are strings; an invalid cursor should fail with -32602 (warning)",
 	 "MCP-RULES §7.1; server/utilities/pagination.mdx"},
-	{"RES-010", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST, NULL, res_010,
+	{"RES-010", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST,
+	 "tools/list|prompts/list|resources/list|resources/templates/list|tasks/list", res_010,
 	 "a cursor sent is a nextCursor received earlier in the session for the same method",
 	 "MCP-RULES §7.1; server/utilities/pagination.mdx"},
 	{"RES-011", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_ANSWER, "resources/read|resources/list|resources/templates/list", res_011,
