@@ -381,9 +381,7 @@ struct verify {
 	char *got;               /* per recorded request: its live answer arrived */
 	char *gave_up;           /* per recorded request: waited for it once in vain */
 	json_t *live_requests;   /* server requests not yet answered: [{"method":..,"id":..}] */
-	struct mt_buf key;
 	size_t passed, differed, missing;
-	int color;
 	int server_gone;         /* its output ended: waiting is pointless */
 };
 
@@ -710,7 +708,6 @@ out:
 	free(v.got);
 	free(v.gave_up);
 	mt_buf_release(&cmd);
-	mt_buf_release(&v.key);
 	return rc;
 }
 

@@ -675,9 +675,6 @@ static int64_t method_record(struct an_engine *e, const char *s, size_t n)
 	return idx;
 }
 
-/* 1: parse every kept request's params at once (rules read them through an_req_params). */
-#define EAGER_PARAMS 0
-
 json_t *an_req_params(const struct an_request *rc)
 {
 	struct an_request *r = (struct an_request *)rc; /* a cache: logically const */
@@ -1048,8 +1045,6 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 			r->raw = mt_malloc(m->raw_len ? m->raw_len : 1);
 			memcpy(r->raw, m->raw, m->raw_len);
 			r->raw_len = m->raw_len;
-			if (EAGER_PARAMS)
-				(void)an_req_params(r);
 		}
 		if (c->token_type != MT_ID_NONE && c->progress_token.n) {
 			json_t *tok = json_loadb(c->progress_token.p, c->progress_token.n,
