@@ -817,12 +817,12 @@ static int token_is(struct mt_span t, const char *lit)
 static int result_array(const struct an_ctx *c, const char *key, const char *opt,
 			const char *opt_first, struct mt_span *arr)
 {
-	struct mt_span msg = {c->m->raw, c->m->raw_len}, res, k, v;
+	struct mt_span res = c->m->cls->result, k, v;
 	size_t pos = 0;
 
 	arr->p = NULL;
-	if (c->m->cls->kind != MT_RESPONSE || mt_json_member(msg, "result", &res) != 1 ||
-	    res.p[0] != '{')
+	/* (The classifier found the result, the last of duplicates as a parser would.) */
+	if (c->m->cls->kind != MT_RESPONSE || !res.p || !res.n || res.p[0] != '{')
 		return 0;
 	while (mt_json_next_member(res, &pos, &k, &v) == 1) {
 		if (token_is(k, key) && v.p[0] == '[')

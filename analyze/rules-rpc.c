@@ -75,32 +75,38 @@ static int row_cmp(const void *key, const void *row)
  */
 static size_t method_rows(const char *method, const struct method_row **first)
 {
-	/* Several rules ask about each message: the last answer is kept (checked by
-	 * its name, since one engine's interned names may be another's addresses). */
-	static char last[64];
-	static const struct method_row *last_first;
-	static size_t last_n;
+	/* Several rules ask about each message: answers are kept, found
+	 * and checked by the name (one engine's interned names may be another's addresses). */
+	static struct {
+		char name[48];
+		const struct method_row *first;
+		size_t n;
+	} memo[16];
 	const struct method_row *r, *end = methods + NMETHODS;
 	size_t n = 0;
 
 	if (!method)
 		return 0;
-	if (last[0] && !strcmp(method, last)) {
-		*first = last_first;
-		return last_n;
+	/* A slot picked by the name's length and two of its letters; the name decides. */
+	size_t len = strlen(method);
+	unsigned slot = (unsigned)(len * 7 + (unsigned char)method[len / 2] +
+				   (unsigned char)method[len ? len - 1 : 0]) % 16;
+	if (memo[slot].name[0] && !strcmp(method, memo[slot].name)) {
+		*first = memo[slot].first;
+		return memo[slot].n;
 	}
 	r = bsearch(method, methods, NMETHODS, sizeof(methods[0]), row_cmp);
-	if (!r)
-		return 0;
-	while (r > methods && !strcmp(r[-1].name, method))
-		r--;
+	if (r) {
+		while (r > methods && !strcmp(r[-1].name, method))
+			r--;
+		while (r + n < end && !strcmp(r[n].name, method))
+			n++;
+	}
 	*first = r;
-	while (r + n < end && !strcmp(r[n].name, method))
-		n++;
-	if (strlen(method) < sizeof(last)) {
-		memcpy(last, method, strlen(method) + 1);
-		last_first = r;
-		last_n = n;
+	if (len < sizeof(memo[slot].name)) {
+		memcpy(memo[slot].name, method, len + 1);
+		memo[slot].first = r;
+		memo[slot].n = n;
 	}
 	return n;
 }

@@ -9,13 +9,14 @@
 
 #include "schema/util.h"
 
-#define INLINE_KEY 24
+#define INLINE_KEY 20
 
+/* 48 bytes: the low 32 bits of the hash are enough to place and compare by. */
 struct mt_map_slot {
 	char *key;      /* NULL: empty; TOMBSTONE: removed; else inl or owned memory */
 	size_t n;
-	uint64_t hash;
 	int64_t value;
+	uint32_t hash;
 	char inl[INLINE_KEY]; /* short keys live here, without an allocation */
 };
 
@@ -63,7 +64,7 @@ static struct mt_map_slot *find(const struct mt_map *m, const void *key, size_t 
 		struct mt_map_slot *s = &m->slots[i];
 		if (!s->key)
 			return NULL;
-		if (s->key != TOMBSTONE && s->hash == h && s->n == n && memcmp(s->key, key, n) == 0)
+		if (s->key != TOMBSTONE && s->hash == (uint32_t)h && s->n == n && memcmp(s->key, key, n) == 0)
 			return s;
 	}
 }
@@ -116,7 +117,7 @@ int mt_map_put(struct mt_map *m, const void *key, size_t n, int64_t value)
 	if (n)
 		memcpy(s->key, key, n);
 	s->n = n;
-	s->hash = h;
+	s->hash = (uint32_t)h;
 	s->value = value;
 	m->len++;
 	return 0;

@@ -206,6 +206,23 @@ static int jansson_nul_quirk(const uint8_t *data, size_t size)
 	return ok;
 }
 
+static int same_span(struct mt_span a, struct mt_span b)
+{
+	return a.p == b.p && a.n == b.n;
+}
+
+/* Field by field (spans by address: both scanned the same bytes). */
+static int same_class(const struct mt_class *a, const struct mt_class *b)
+{
+	return a->kind == b->kind && a->idtype == b->idtype && same_span(a->id, b->id) &&
+	       same_span(a->method, b->method) && a->has_error_code == b->has_error_code &&
+	       (!a->has_error_code || a->error_code == b->error_code) &&
+	       a->token_type == b->token_type && same_span(a->progress_token, b->progress_token) &&
+	       a->has_meta == b->has_meta && a->meta_anywhere == b->meta_anywhere &&
+	       same_span(a->params, b->params) && same_span(a->result, b->result) &&
+	       a->batch_size == b->batch_size;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mt_class c;
@@ -230,6 +247,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if ((k == MT_BATCH) != (c.batch_size > 0))
 		die("batch size without a batch", &c);
+	/* On what is JSON, the trusted scan (used on stored messages) must say the same. */
+	if (k != MT_INVALID) {
+		struct mt_class t;
+		mt_classify_trusted((const char *)data, size, &t);
+		if (!same_class(&c, &t))
+			die("mt_classify_trusted disagrees with mt_classify", &t);
+	}
 	/* (A message that is not JSON-RPC may keep the span of a non-string method.) */
 	if ((k == MT_REQUEST || k == MT_NOTIFICATION) &&
 	    (c.method.n < 2 || c.method.p[0] != '"' || c.method.p[c.method.n - 1] != '"'))

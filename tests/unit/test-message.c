@@ -1074,6 +1074,45 @@ static void test_iterators(void **state)
 	assert_int_equal(mt_json_next_element(obj, &pos, &el), -1);
 }
 
+/* The trusted scan, used on what the store says is JSON, agrees with the full one. */
+static void test_trusted(void **state)
+{
+	static const char *const msgs[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"a\\\"b\","
+		"\"_meta\":{\"progressToken\":\"t\\u0031\"},\"arguments\":{\"x\":[1,{\"y\":\"\\\\\"}]}}}\n",
+		"{\"jsonrpc\":\"2.0\",\"\\u0069d\":\"s\",\"result\":{\"content\":[],\"_meta\":{}}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32601,\"message\":\"no \\\"x\\\"\"}}",
+		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"a\":{\"\\u005fmeta\":1}}}",
+		"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"method\":\"x\"}]",
+		"{\"jsonrpc\":\"1.0\",\"id\":null,\"method\":3}",
+		"\"just a string with \\n in it\"",
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"m\",\"method\":\"n\",\"params\":[]}",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++) {
+		struct mt_class a, b;
+		size_t n = strlen(msgs[i]);
+		assert_int_not_equal(mt_classify(msgs[i], n, &a), MT_INVALID);
+		assert_int_equal(mt_classify_trusted(msgs[i], n, &b), a.kind);
+		assert_int_equal(a.idtype, b.idtype);
+		assert_ptr_equal(a.id.p, b.id.p);
+		assert_int_equal(a.id.n, b.id.n);
+		assert_ptr_equal(a.method.p, b.method.p);
+		assert_int_equal(a.method.n, b.method.n);
+		assert_ptr_equal(a.params.p, b.params.p);
+		assert_int_equal(a.params.n, b.params.n);
+		assert_ptr_equal(a.result.p, b.result.p);
+		assert_int_equal(a.result.n, b.result.n);
+		assert_int_equal(a.token_type, b.token_type);
+		assert_ptr_equal(a.progress_token.p, b.progress_token.p);
+		assert_int_equal(a.has_meta, b.has_meta);
+		assert_int_equal(a.meta_anywhere, b.meta_anywhere);
+		assert_int_equal(a.has_error_code, b.has_error_code);
+		assert_int_equal(a.batch_size, b.batch_size);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest message[] = {
@@ -1102,6 +1141,7 @@ int main(void)
 		cmocka_unit_test(test_every_prefix),
 		cmocka_unit_test(test_deep_nesting),
 		cmocka_unit_test(test_iterators),
+		cmocka_unit_test(test_trusted),
 		cmocka_unit_test(test_deep_params),
 		cmocka_unit_test(test_huge_string),
 		cmocka_unit_test(test_names),
