@@ -163,6 +163,7 @@ struct an_msg {
 	size_t id_key_len;
 	struct an_request *req;      /* answers: the request it answers (NULL if none);
 				      * requests: its own record */
+	uint64_t serial;             /* unique in the process, per message fed (memo keys) */
 };
 
 /* What a rule function gets. */

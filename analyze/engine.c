@@ -1004,6 +1004,14 @@ static void finish_message(struct an_engine *e)
 }
 
 /* One JSON-RPC message (a line, or an element of a batch). */
+/* A number no other message fed to any engine of this process has (rules memoize by it). */
+static uint64_t next_serial(void)
+{
+	static uint64_t serial;
+
+	return ++serial;
+}
+
 static void feed_message(struct an_engine *e, struct an_msg *m)
 {
 	struct an_state *st = &e->st;
@@ -1011,6 +1019,7 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 	struct mt_buf *idkey = m->in_batch ? &e->idkey2 : &e->idkey;
 	unsigned hook = hook_of(c->kind);
 
+	m->serial = next_serial();
 	/* Only a string is a method (a non-string one makes the message notjsonrpc). */
 	m->method_id = -1;
 	if (c->method.n >= 2 && c->method.p[0] == '"') {
@@ -1149,6 +1158,7 @@ void an_engine_feed(struct an_engine *e, const struct store_item *it)
 	m.incomplete = it->incomplete;
 	if (it->type == STORE_ITEM_STDERR) {
 		m.is_stderr = 1;
+		m.serial = next_serial();
 		m.dir = AN_S2C;
 		memset(&c, 0, sizeof(c));
 		c.kind = MT_INVALID;

@@ -787,15 +787,14 @@ enum plain_kind { PLAIN_TOOL, PLAIN_PROMPT, PLAIN_READ, PLAIN_LIST, PLAIN_KINDS 
 
 static int memo(const struct an_ctx *c, enum plain_kind kind, int (*scan)(const struct an_ctx *))
 {
+	/* By the message's serial: an address and a seq may come back in another session. */
 	static struct {
-		const char *raw;
-		int64_t seq;
+		uint64_t serial;
 		int value;
 	} cache[PLAIN_KINDS];
 
-	if (cache[kind].raw != c->m->raw || cache[kind].seq != c->m->seq) {
-		cache[kind].raw = c->m->raw;
-		cache[kind].seq = c->m->seq;
+	if (!c->m->serial || cache[kind].serial != c->m->serial) {
+		cache[kind].serial = c->m->serial;
 		cache[kind].value = scan(c);
 	}
 	return cache[kind].value;

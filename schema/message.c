@@ -462,10 +462,16 @@ static const char *skip_string(const char *p, const char *end)
 	const char *start = ++p;
 
 	while (p < end) {
-		const char *q = memchr(p, '"', (size_t)(end - p));
+		/* Most strings are short: look at a few bytes before paying for a call. */
+		const char *q = p, *lim = end - p > 24 ? p + 24 : end;
 		size_t backslashes = 0;
-		if (!q)
-			return end;
+		while (q < lim && *q != '"')
+			q++;
+		if (q == lim) {
+			q = lim < end ? memchr(lim, '"', (size_t)(end - lim)) : NULL;
+			if (!q)
+				return end;
+		}
 		while (q - backslashes > start && q[-1 - (ptrdiff_t)backslashes] == '\\')
 			backslashes++;
 		p = q + 1;
