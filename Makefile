@@ -102,6 +102,10 @@ tests/bench/store-floor: tests/bench/store-floor.c $(B)/libmcptap.a
 tests/bench/%: tests/bench/%.c
 	$(CC) $(BASE_CFLAGS) $(OPT) $(CFLAGS) -o $@ $< $(LIBS)
 
+# The header-only helpers the peers share (the pattern rules compile $< alone).
+tests/peers/mcp-client tests/bench/load-client tests/bench/byte-relay: tests/peers/spawn.h
+tests/bench/echo-server tests/bench/load-client: tests/bench/jscan.h
+
 deps:
 	@tests/setup.sh test
 

@@ -34,6 +34,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/bench/jscan.h"
+#include "tests/peers/spawn.h"
+
 #define PROG "load-client"
 #define READ_SIZE ((size_t)256 << 10) /* input buffer to start with, and read size */
 #define MAX_LINE ((size_t)64 << 20)   /* longest answer line accepted */
@@ -42,16 +45,6 @@
 #define MAX_N 100000000L
 #define STR_(x) #x
 #define STR(x) STR_(x)
-
-extern char **environ;
-
-/* Where the top-level members the client cares about lie in a line. */
-struct top {
-	const char *id;	   /* first byte of the id value, or NULL */
-	size_t id_len;	   /* its length */
-	int has_method;	   /* a "method" member is present */
-	int has_result;	   /* a "result" member is present */
-};
 
 /* Buffered reader of lines from the child's stdout. */
 struct reader {
@@ -144,132 +137,6 @@ put_ping(char *p, uint64_t k)
 	memcpy(p + n, tail, sizeof tail - 1);
 	n += sizeof tail - 1;
 	return n;
-}
-
-/* Returns the first byte at or after p that is not JSON whitespace (or end). */
-static const char *
-skip_ws(const char *p, const char *end)
-{
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-		p++;
-	return p;
-}
-
-/* p is at a '"': returns the byte after the closing quote, or NULL when the string
- * does not end before end. */
-static const char *
-skip_string(const char *p, const char *end)
-{
-	const char *q = p + 1, *r = NULL, *b;
-
-	while (q < end) {
-		q = memchr(q, '"', (size_t)(end - q));
-		if (q == NULL)
-			break;
-		/* The quote is escaped when an odd number of backslashes precede it. */
-		for (b = q; b > p + 1 && b[-1] == '\\'; b--)
-			;
-		if ((q - b) % 2 == 0) {
-			r = q + 1;
-			break;
-		}
-		q++;
-	}
-	return r;
-}
-
-/* Returns the byte after the JSON value starting at p, or NULL when it is cut short.
- * Nested values are skipped by bracket depth; scalars end at a delimiter. */
-static const char *
-skip_value(const char *p, const char *end)
-{
-	const char *r = NULL;
-	long depth = 0;
-
-	if (p >= end)
-		goto out;
-	if (*p == '"') {
-		r = skip_string(p, end);
-		goto out;
-	}
-	if (*p == '{' || *p == '[') {
-		while (p != NULL && p < end) {
-			if (*p == '"') {
-				p = skip_string(p, end);
-				continue;
-			}
-			if (*p == '{' || *p == '[')
-				depth++;
-			else if (*p == '}' || *p == ']')
-				depth--;
-			p++;
-			if (depth == 0) {
-				r = p;
-				break;
-			}
-		}
-		goto out;
-	}
-	r = p;
-	while (r < end && *r != ',' && *r != '}' && *r != ']' && *r != ' ' && *r != '\t' &&
-	       *r != '\r' && *r != '\n')
-		r++;
-	if (r == p)
-		r = NULL;
-out:
-	return r;
-}
-
-/* Walks the top-level object in line[0..len) and fills *t. Returns 0, or -1 when the
- * line is not a JSON object. */
-static int
-scan_top(const char *line, size_t len, struct top *t)
-{
-	int rc = -1;
-	const char *p = line, *end = line + len, *key, *v;
-	size_t klen;
-
-	memset(t, 0, sizeof *t);
-	p = skip_ws(p, end);
-	if (p >= end || *p != '{')
-		goto out;
-	p = skip_ws(p + 1, end);
-	if (p < end && *p == '}') {
-		rc = 0;
-		goto out;
-	}
-	while (p < end && *p == '"') {
-		key = p + 1;
-		p = skip_string(p, end);
-		if (p == NULL)
-			goto out;
-		klen = (size_t)(p - key) - 1;
-		p = skip_ws(p, end);
-		if (p >= end || *p != ':')
-			goto out;
-		v = skip_ws(p + 1, end);
-		p = skip_value(v, end);
-		if (p == NULL)
-			goto out;
-		if (klen == 2 && memcmp(key, "id", 2) == 0) {
-			t->id = v;
-			t->id_len = (size_t)(p - v);
-		} else if (klen == 6 && memcmp(key, "method", 6) == 0) {
-			t->has_method = 1;
-		} else if (klen == 6 && memcmp(key, "result", 6) == 0) {
-			t->has_result = 1;
-		}
-		p = skip_ws(p, end);
-		if (p < end && *p == ',') {
-			p = skip_ws(p + 1, end);
-			continue;
-		}
-		if (p < end && *p == '}')
-			rc = 0;
-		break;
-	}
-out:
-	return rc;
 }
 
 /* Parses an id token that is a plain non-negative decimal. Returns 0 with *v, or -1. */
@@ -383,7 +250,7 @@ read_answer(struct reader *r, uint64_t *id)
 				PROG);
 			break;
 		}
-		if (t.has_method)
+		if (t.method != NULL)
 			continue;
 		if (t.id == NULL || !t.has_result) {
 			fprintf(stderr, "%s: unexpected answer: %.200s\n", PROG, line);
@@ -394,53 +261,6 @@ read_answer(struct reader *r, uint64_t *id)
 		rc = 0;
 		break;
 	}
-	return rc;
-}
-
-/* Starts argv[0] (looked up in PATH) with new pipes on its stdin and stdout. Fills
- * *pid, *to_child and *from_child (both owned by the caller, close-on-exec). Returns 0,
- * or -1 with errno set. */
-static int
-spawn_child(char *const argv[], pid_t *pid, int *to_child, int *from_child)
-{
-	int rc = -1, err, in[2] = {-1, -1}, out[2] = {-1, -1};
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t def;
-
-	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
-		goto out;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
-	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-	/* We ignore SIGPIPE; the child must not inherit that. */
-	posix_spawnattr_init(&attr);
-	sigemptyset(&def);
-	sigaddset(&def, SIGPIPE);
-	posix_spawnattr_setsigdefault(&attr, &def);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
-	err = posix_spawnp(pid, argv[0], &fa, &attr, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	if (err != 0) {
-		errno = err;
-		goto out;
-	}
-	*to_child = in[1];
-	*from_child = out[0];
-	in[1] = out[0] = -1;
-	rc = 0;
-out:
-	err = errno;
-	if (in[0] >= 0)
-		close(in[0]);
-	if (in[1] >= 0)
-		close(in[1]);
-	if (out[0] >= 0)
-		close(out[0]);
-	if (out[1] >= 0)
-		close(out[1]);
-	errno = err;
 	return rc;
 }
 
