@@ -5,6 +5,7 @@
 #include "schema/util.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,6 +267,16 @@ int mt_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+int mt_wait_fd(int fd, short events)
+{
+	struct pollfd pfd = {fd, events, 0};
+
+	while (poll(&pfd, 1, -1) < 0)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
 int mt_write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;
@@ -274,6 +285,8 @@ int mt_write_all(int fd, const void *p, size_t n)
 		ssize_t w = write(fd, c, n);
 		if (w < 0) {
 			if (errno == EINTR)
+				continue;
+			if ((errno == EAGAIN || errno == EWOULDBLOCK) && mt_wait_fd(fd, POLLOUT) == 0)
 				continue;
 			return -1;
 		}

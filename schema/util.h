@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <poll.h>
 
 /* A module's reason for failing, filled by the callee and read by the caller. */
 struct mt_err {
@@ -63,7 +64,12 @@ int mt_parse_size(const char *s, uint64_t *out);
 /* Parse a non-negative decimal integer that fits in int64; returns 0 or -1. */
 int mt_parse_int64(const char *s, int64_t *out);
 
-/* Write all n bytes to fd, retrying on EINTR and short writes; 0 or -1 (errno). */
+/* Wait until fd is ready for events (POLLIN, POLLOUT); 0, or -1 (errno). */
+int mt_wait_fd(int fd, short events);
+/*
+ * Write all n bytes to fd, retrying on EINTR and short writes, and waiting
+ * when the descriptor was made non-blocking by someone else; 0 or -1 (errno).
+ */
 int mt_write_all(int fd, const void *p, size_t n);
 
 /* Append s to b quoted for a POSIX shell when it needs quoting. */

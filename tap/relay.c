@@ -83,6 +83,10 @@ static void *pump_main(void *arg)
 		ssize_t n = read(p->in_fd, buf, PUMP_BUF);
 		if (n < 0 && errno == EINTR)
 			continue;
+		/* A client may hand us a non-blocking descriptor: wait, it is not an end. */
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
+		    mt_wait_fd(p->in_fd, POLLIN) == 0)
+			continue;
 		if (n <= 0)
 			break;
 		__atomic_store_n(&r->last_activity, mt_mono_ns(), __ATOMIC_RELAXED);
@@ -275,8 +279,9 @@ int relay_run(const struct relay_opts *o, struct relay_result *res)
 	in[1] = out[0] = errp[0] = -1; /* the pumps own them */
 	for (int i = 0; i < WS_COUNT; i++) {
 		r.pumps[i] = init[i];
-		if (pthread_create(&r.pumps[i].thread, NULL, pump_main, &r.pumps[i]) != 0) {
-			mt_error("cannot start a relay thread: %s", strerror(errno));
+		int e = pthread_create(&r.pumps[i].thread, NULL, pump_main, &r.pumps[i]);
+		if (e) {
+			mt_error("cannot start a relay thread: %s", strerror(e));
 			abort();
 		}
 		r.pumps[i].started = 1;

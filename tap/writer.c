@@ -412,8 +412,9 @@ struct writer *writer_start(struct store *st, int64_t session, int64_t t0_ns,
 	pthread_cond_init(&w->wake, &ca);
 	pthread_cond_init(&w->room, &ca);
 	pthread_condattr_destroy(&ca);
-	if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
-		mt_error("cannot start the writer thread: %s", strerror(errno));
+	int e = pthread_create(&w->thread, NULL, writer_main, w);
+	if (e) {
+		mt_error("cannot start the writer thread: %s", strerror(e));
 		abort();
 	}
 	return w;

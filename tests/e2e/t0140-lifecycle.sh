@@ -51,4 +51,33 @@ check_eq "exchange view pairs every request" 0 \
 check_eq "ids keep their type" "integer text" \
 	"$(sql "$T/peers.db" "select distinct typeof(id) from message where kind='request' order by 1" | tr '\n' ' ' | sed 's/ $//')"
 
+# A client that hands over non-blocking pipes (O_NONBLOCK is shared with the
+# tap): a read with nothing yet is not an end, a full pipe is not a dead reader.
+nonblock() {
+	perl -e 'use Fcntl; for my $fh (\*STDIN, \*STDOUT) {
+		fcntl($fh, F_SETFL, fcntl($fh, F_GETFL, 0) | O_NONBLOCK) or die "fcntl: $!" }
+		exec @ARGV or die "exec: $!"' -- "$@"
+}
+out=$( (sleep 0.3; echo one; sleep 0.3; echo two) | nonblock "$MCPTAP" record -w "$T/nb.db" -- cat | cat)
+check_eq "non-blocking stdin: every line relayed" "one
+two" "$out"
+check_eq "non-blocking stdin: every line stored" 2 \
+	"$(sql "$T/nb.db" "select count(*) from message where dir='c2s'")"
+n=$(nonblock "$MCPTAP" record -w "$T/nb2.db" -- sh -c 'head -c 1000000 /dev/zero | tr "\0" a; echo' \
+	< /dev/null | { sleep 0.5; wc -c; })
+check_eq "non-blocking stdout, slow reader: every byte relayed" 1000001 "$n"
+
+# Dead peers: a client that stops reading, a child that closes its stdin.
+# The tap ends (no hang) and what it stored is sound.
+yes '{"jsonrpc":"2.0","method":"notifications/x"}' | head -n 200000 > "$T/lines"
+{ timeout 20 "$MCPTAP" record -w "$T/dead1.db" -- cat < "$T/lines"; echo $? > "$T/dead1.rc"; } | head -n 1 > /dev/null
+check "client stops reading: the tap ends" test "$(cat "$T/dead1.rc")" != 124
+check_eq "client stops reading: the file is sound" ok "$(sql "$T/dead1.db" "pragma integrity_check")"
+check "client stops reading: what was read is stored" test "$(sql "$T/dead1.db" "select count(*) from message")" -gt 0
+timeout 20 "$MCPTAP" record -w "$T/dead2.db" -- sh -c 'exec <&-; echo bye; sleep 0.2' < "$T/lines" > "$T/dead2.out"
+rc=$?
+check_eq "child closes its stdin: the tap ends with the child's status" 0 $rc
+check_eq "child closes its stdin: its output arrives" bye "$(cat "$T/dead2.out")"
+check_eq "child closes its stdin: the file is sound" ok "$(sql "$T/dead2.db" "pragma integrity_check")"
+
 finish
