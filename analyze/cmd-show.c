@@ -34,36 +34,6 @@ struct show {
 	struct mt_buf text;
 };
 
-/* bytes as UTF-8 text, invalid sequences replaced by U+FFFD. */
-static void lossy_utf8(const unsigned char *p, size_t n, struct mt_buf *out)
-{
-	size_t i = 0;
-
-	mt_buf_reset(out);
-	while (i < n) {
-		unsigned char c = p[i];
-		size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-		int ok = len > 0 && i + len <= n && !(c == 0xC0 || c == 0xC1 || c > 0xF4);
-		for (size_t k = 1; ok && k < len; k++)
-			ok = (p[i + k] & 0xC0) == 0x80;
-		if (ok && len == 3) {
-			unsigned cp = ((c & 0x0Fu) << 12) | ((p[i + 1] & 0x3Fu) << 6);
-			ok = cp >= 0x800 && !(cp >= 0xD800 && cp <= 0xDFFF);
-		}
-		if (ok && len == 4) {
-			unsigned cp = ((c & 0x07u) << 18) | ((p[i + 1] & 0x3Fu) << 12);
-			ok = cp >= 0x10000 && cp <= 0x10FFFF;
-		}
-		if (ok) {
-			mt_buf_append(out, p + i, len);
-			i += len;
-		} else {
-			mt_buf_puts(out, "\xEF\xBF\xBD");
-			i++;
-		}
-	}
-}
-
 /* The id as JSON: its original type. NULL when there is none. */
 static json_t *id_json(const struct store_item *it)
 {
@@ -134,7 +104,7 @@ static int show_json(struct show *sh, const struct store_item *it)
 		const unsigned char *p = it->raw;
 		while (n && (p[n - 1] == '\n' || p[n - 1] == '\r'))
 			n--;
-		lossy_utf8(p, n, &sh->text);
+		mt_utf8_lossy((const char *)p, n, &sh->text);
 		json_object_set_new(o, "text", json_stringn(sh->text.data ? sh->text.data : "", sh->text.len));
 		goto print;
 	}
@@ -143,7 +113,7 @@ static int show_json(struct show *sh, const struct store_item *it)
 	if (msg) {
 		json_object_set_new(o, "message", msg);
 	} else {
-		lossy_utf8(it->raw, it->raw_len, &sh->text);
+		mt_utf8_lossy(it->raw, it->raw_len, &sh->text);
 		json_object_set_new(o, "raw", json_stringn(sh->text.data ? sh->text.data : "", sh->text.len));
 	}
 print:

@@ -537,7 +537,16 @@ static void add_finding(struct an_engine *e, const struct an_rule *r, int sev, i
 		memcpy(f->related, related, nrelated * sizeof(*related));
 		f->nrelated = nrelated;
 	}
-	f->text = mt_strdup(text);
+	/* Quoted bytes, or a cut in the middle of a character, must not make the
+	 * text unprintable in JSON and SARIF (Jansson refuses invalid UTF-8). */
+	if (mt_utf8_invalid(text, strlen(text)) >= 0) {
+		struct mt_buf b = MT_BUF_INIT;
+		mt_utf8_lossy(text, strlen(text), &b);
+		f->text = mt_strdup(b.data);
+		mt_buf_release(&b);
+	} else {
+		f->text = mt_strdup(text);
+	}
 	if (m && seq == m->seq) {
 		f->have_msg = 1;
 		f->dir = m->dir;
@@ -1108,40 +1117,6 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 	finish_message(e);
 }
 
-/* Iterate the elements of a validated JSON array span. */
-static int next_element(const char **p, const char *end, struct mt_span *el)
-{
-	const char *q = *p;
-	int depth = 0;
-
-	while (q < end && (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n' || *q == ',' ||
-			   *q == '['))
-		q++;
-	if (q >= end || *q == ']')
-		return 0;
-	const char *start = q;
-	do {
-		if (*q == '"') {
-			for (q++; q < end && *q != '"'; q++)
-				if (*q == '\\')
-					q++;
-			q++;
-			continue;
-		}
-		if (*q == '{' || *q == '[')
-			depth++;
-		else if (*q == '}' || *q == ']')
-			depth--;
-		if (depth < 0)
-			break;
-		q++;
-	} while (q < end && (depth > 0 || (*q != ',' && *q != ']')));
-	el->p = start;
-	el->n = (size_t)(q - start);
-	*p = q;
-	return 1;
-}
-
 void an_engine_feed(struct an_engine *e, const struct store_item *it)
 {
 	struct mt_class c;
@@ -1182,12 +1157,19 @@ void an_engine_feed(struct an_engine *e, const struct store_item *it)
 	m.cls = &c;
 	feed_message(e, &m);
 	if (c.kind == MT_BATCH) {
-		const char *p = it->raw, *end = (const char *)it->raw + it->raw_len;
-		struct mt_span el;
-		while (next_element(&p, end, &el)) {
+		struct mt_span arr = {it->raw, it->raw_len}, el;
+		size_t pos = 0;
+		while (arr.n && *arr.p != '[') /* leading whitespace */
+			arr.p++, arr.n--;
+		while (mt_json_next_element(arr, &pos, &el) == 1) {
 			struct mt_class ec;
 			struct an_msg em = m;
 			mt_classify(el.p, el.n, &ec);
+			if (ec.kind == MT_BATCH) { /* batches do not nest */
+				ec.kind = MT_NOTJSONRPC;
+				ec.batch_size = 0;
+				ec.error = "an array inside a batch";
+			}
 			em.cls = &ec;
 			em.raw = el.p;
 			em.raw_len = el.n;

@@ -118,6 +118,24 @@ long mt_utf8_invalid(const char *s, size_t n)
 	return -1;
 }
 
+void mt_utf8_lossy(const char *s, size_t n, struct mt_buf *out)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	mt_buf_reset(out);
+	while (i < n) {
+		size_t seq = p[i] < 0x80 ? 1 : utf8_seq(p + i, n - i);
+		if (seq) {
+			mt_buf_append(out, p + i, seq);
+			i += seq;
+		} else {
+			mt_buf_puts(out, "\xEF\xBF\xBD");
+			i++;
+		}
+	}
+}
+
 /*
  * Validate a string starting at the opening quote. Returns the byte after the
  * closing quote, or NULL with *why set. *escaped is set when it holds a '\'.

@@ -104,6 +104,8 @@ int mt_json_next_element(struct mt_span arr, size_t *pos, struct mt_span *el);
 
 /* The offset of the first byte of s that is not valid UTF-8, or -1 when all is. */
 long mt_utf8_invalid(const char *s, size_t n);
+/* s as UTF-8 text in out (reset first), each invalid byte replaced by U+FFFD. */
+void mt_utf8_lossy(const char *s, size_t n, struct mt_buf *out);
 
 /* Is the validated token a JSON integer that fits in int64? Stores it in *v. */
 int mt_json_int64(struct mt_span tok, int64_t *v);

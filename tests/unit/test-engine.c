@@ -78,10 +78,83 @@ static void test_memo_per_message(void **state)
 	assert_int_equal(session(3, "{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}", "RES-003"), 0);
 }
 
+/* How many findings of `rule` the engine holds. */
+static size_t count(struct an_engine *e, const char *rule)
+{
+	size_t n, hits = 0;
+	const struct an_finding *f = an_engine_findings(e, &n);
+
+	for (size_t i = 0; i < n; i++)
+		hits += !strcmp(f[i].rule->id, rule);
+	return hits;
+}
+
+/* Every element of a batch is fed, an array element included: the request after it
+ * is known, so its answer answers something. */
+static void test_batch_elements(void **state)
+{
+	struct an_options o;
+	struct an_engine *e;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	e = an_engine_new(1, &o);
+	for (int i = 0; i < 3; i++)
+		feed(e, i + 1, handshake[i][0], handshake[i][1], handshake[i][2]);
+	feed(e, 4, "c2s", "batch",
+	     " [ [1, [2]] , {\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"},"
+	     "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\"} ]\n");
+	feed(e, 5, "s2c", "response", "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}\n");
+	feed(e, 6, "s2c", "response", "{\"jsonrpc\":\"2.0\",\"id\":6,\"result\":{}}\n");
+	an_engine_end(e);
+	assert_int_equal(count(e, "RPC-004"), 0);
+	/* The array element is one element that is not JSON-RPC, not two. */
+	assert_int_equal(count(e, "RPC-001"), 1);
+	an_engine_free(e);
+}
+
+/* A rule that quotes 80 bytes of a string cuts "é" in two: the finding's text is
+ * still UTF-8 (Jansson, and so the JSON and SARIF reports, refuse anything else). */
+static void test_text_stays_utf8(void **state)
+{
+	struct an_options o;
+	struct an_engine *e;
+	const struct an_finding *f;
+	char answer2[512];
+	size_t n, hits = 0;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	e = an_engine_new(1, &o);
+	for (int i = 0; i < 3; i++)
+		feed(e, i + 1, handshake[i][0], handshake[i][1], handshake[i][2]);
+	feed(e, 4, "c2s", "request", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/list\"}\n");
+	snprintf(answer2, sizeof(answer2),
+		 "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"resources\":[{\"uri\":\"x y%s"
+		 "\xC3\xA9\xC3\xA9\",\"name\":\"r\"}]}}\n",
+		 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+	feed(e, 5, "s2c", "response", answer2);
+	an_engine_end(e);
+	f = an_engine_findings(e, &n);
+	for (size_t i = 0; i < n; i++) {
+		json_t *s = json_string(f[i].text);
+		assert_non_null(s);
+		json_decref(s);
+		if (!strcmp(f[i].rule->id, "RES-022")) {
+			hits++;
+			assert_non_null(strstr(f[i].text, "\xEF\xBF\xBD"));
+		}
+	}
+	assert_int_equal(hits, 1);
+	an_engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_memo_per_message),
+		cmocka_unit_test(test_batch_elements),
+		cmocka_unit_test(test_text_stays_utf8),
 	};
 
 	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
