@@ -140,6 +140,14 @@ static void diff(json_t *a, json_t *b, const char *base, const struct canon_igno
 
 	if (canon_ignored(ig, base))
 		return;
+	if (!a && !b)
+		return;
+	/* By value, 1 and 1.0 alike; two integers exactly (a double holds 53 bits). */
+	if (json_is_integer(a) && json_is_integer(b)) {
+		if (json_integer_value(a) != json_integer_value(b))
+			add(out, n, max, base);
+		return;
+	}
 	if (json_is_number(a) && json_is_number(b)) {
 		if (json_number_value(a) != json_number_value(b))
 			add(out, n, max, base);

@@ -345,8 +345,10 @@ static int serve(struct rp_script *s, double scale, int strict)
 	play_block(&k, -1);
 	while ((r = lio_next(&k.io, -1, &line, &n)) == LIO_LINE) {
 		mock_line(&k, line, n);
-		if (k.io.write_failed)
+		if (k.io.write_failed) {
+			mt_warn("replay: the client stopped reading its answers");
 			break;
+		}
 	}
 	(void)lio_flush(&k.io);
 	if (r == LIO_ERROR)
@@ -626,7 +628,6 @@ static int verify(struct rp_script *s, char **argv, int timeout_ms, struct store
 			goto out;
 		}
 	}
-	signal(SIGPIPE, SIG_IGN);
 	if (st) {
 		struct store_replay_run r = {s->session, mt_wall_us(), cmd.data, ignore_json};
 		if (store_add_replay_run(st, &r, &v.run, &err)) {
@@ -744,6 +745,8 @@ static int run_replay(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	/* A peer that goes away is an answer to report, not a reason to die. */
+	signal(SIGPIPE, SIG_IGN);
 	const char **ignore = NULL;
 	size_t nignore = 0;
 	const char *path = NULL, *sid = NULL, *as = NULL, *timing = "none";

@@ -121,6 +121,17 @@ check_eq "a crashed server's capture: the client fails as it did, no hang" 1 $?
 # A client that goes away mid-stream: the mock ends quietly.
 printf '%s\n' "$init" | head -c 40 | "$MCPTAP" replay -r "$T/c.db" --as server > "$T/cut.out" 2> "$T/cut.err"
 check_eq "a client gone mid-line: exit 0" 0 $?
+# A client that stops reading its answers: the mock says so and ends, not killed by SIGPIPE.
+: > "$T/pings"
+i=0
+while [ $i -lt 3000 ]; do
+	echo '{"jsonrpc":"2.0","id":'$i',"method":"ping"}' >> "$T/pings"
+	i=$((i + 1))
+done
+{ "$MCPTAP" replay -r "$T/c.db" --as server --strict < "$T/pings" 2> "$T/sp.err"; echo $? > "$T/sp.rc"; } | head -c 10 > /dev/null
+check "a client that stops reading: not killed by SIGPIPE (exit $(cat "$T/sp.rc"))" test "$(cat "$T/sp.rc")" -lt 128
+check "a client that stops reading: says so" grep -q "the client stopped reading" "$T/sp.err"
+check "a client that stops reading: the --strict summary still comes" grep -q "requests answered from the recording" "$T/sp.err"
 "$MCPTAP" replay -r "$T/c.db" --as server --as-what 2> /dev/null < /dev/null
 check_eq "an unknown option: 2" 2 $?
 "$MCPTAP" replay -r "$T/c.db" < /dev/null 2> /dev/null

@@ -112,6 +112,14 @@ static void test_diff(void **state)
 	assert_int_equal(diff_of("[1,2,3,4,5,6,7,8,9,10]", "[0,0,0,0,0,0,0,0,0,0]", NULL, &p), 10);
 	assert_int_equal(json_array_size(p), 8);
 	json_decref(p);
+	/* Integers past 2^53 differ by their last digit (a double would call them equal). */
+	assert_int_equal(diff_of("{\"ns\":9007199254740993}", "{\"ns\":9007199254740992}", NULL, &p), 1);
+	assert_string_equal(json_string_value(json_array_get(p, 0)), "result.ns");
+	json_decref(p);
+	/* Nothing against nothing is no difference. */
+	p = json_array();
+	assert_int_equal(canon_diff(NULL, NULL, "params", NULL, 4, p), 0);
+	json_decref(p);
 }
 
 static void test_deep(void **state)
