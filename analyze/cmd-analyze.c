@@ -21,7 +21,7 @@ const struct cmd_entry cmd_analyze = {
 	.summary = "check captured sessions against the MCP rules of their protocol revision",
 	.usage = "mcptap analyze -r FILE [-s ID | --all] [-T text|json|sarif|junit] "
 		 "[--fail-on error|warning|info|never] [--spec REVISION] [--rules LIST | "
-		 "--skip-rules LIST] [--timeout-ms N]\nmcptap analyze --list-rules",
+		 "--skip-rules LIST] [--timeout-ms N] [--no-store]\nmcptap analyze --list-rules",
 	.options =
 		"  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
 		"  -s, --session ID      the session (default: the newest)\n"
@@ -66,6 +66,25 @@ static const char *severity_text(const struct an_rule *r)
 	case AN_SEV_MUST_0326: return r->sev == AN_ERROR ? "info>error" : "info>warn";
 	default: return an_severity_name(r->sev);
 	}
+}
+
+/* The first item of a --rules/--skip-rules list that names no rule (in item), or NULL. */
+static const char *unmatched_item(const char *list, char *item, size_t cap)
+{
+	size_t n;
+	const struct an_rule *const *rules = an_rules(&n);
+
+	for (const char *p = list; p && *p;) {
+		const char *end = strchr(p, ',');
+		int hit = 0;
+		snprintf(item, cap, "%.*s", (int)(end ? (size_t)(end - p) : strlen(p)), p);
+		for (size_t i = 0; i < n && !hit; i++)
+			hit = an_rule_listed(item, rules[i]->id);
+		if (!hit && item[strspn(item, " ")])
+			return item;
+		p = end ? end + 1 : NULL;
+	}
+	return NULL;
 }
 
 static int list_rules(void)
@@ -209,6 +228,13 @@ static int run_analyze(int argc, char **argv)
 				       fail_on);
 	if (ao.only && ao.skip)
 		return cli_usage_error(&cmd_analyze, "--rules and --skip-rules exclude each other");
+	for (int k = 0; k < 2; k++) {
+		char item[64];
+		const char *list = k ? ao.skip : ao.only;
+		if (list && unmatched_item(list, item, sizeof(item)))
+			return cli_usage_error(&cmd_analyze, "%s: '%s' names no rule (see --list-rules)",
+					       k ? "--skip-rules" : "--rules", item);
+	}
 	if (all && sid)
 		return cli_usage_error(&cmd_analyze, "-s and --all exclude each other");
 	if (!(path = cli_capture_path(path)))

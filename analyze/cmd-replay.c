@@ -51,8 +51,8 @@ const struct cmd_entry cmd_replay = {
 		"\n"
 		"As a server, a request with no recording gets a JSON-RPC error (-32001) whose\n"
 		"data names the closest recorded request and the paths that differ. As a\n"
-		"client, each request prints PASS or DIFF with the paths that differ; the\n"
-		"exit status is 1 when any differed.\n",
+		"client, each request prints PASS, DIFF with the paths that differ, or MISSING;\n"
+		"the exit status is 1 when any differed or went missing.\n",
 	.run = run_replay,
 };
 

@@ -73,9 +73,11 @@ static int show_json(struct show *sh, const struct store_item *it)
 	char t[32];
 	json_object_set_new(o, "session", json_integer(sh->session));
 	json_object_set_new(o, "seq", it->seq >= 0 ? json_integer(it->seq) : json_null());
-	json_object_set_new(o, "t_ns", json_integer(it->t_ns));
-	mt_format_wall(it->wall, t);
-	json_object_set_new(o, "time", json_string(t));
+	if (it->type != STORE_ITEM_GAP) { /* a gap has no clock of its own */
+		json_object_set_new(o, "t_ns", json_integer(it->t_ns));
+		mt_format_wall(it->wall, t);
+		json_object_set_new(o, "time", json_string(t));
+	}
 	if (it->dir)
 		json_object_set_new(o, "dir", json_string(it->type == STORE_ITEM_STDERR ? "s2c" : it->dir));
 	if (it->channel)
@@ -194,8 +196,11 @@ static int show_text(struct show *sh, const struct store_item *it)
 		off = "\033[0m";
 	}
 	if (it->type == STORE_ITEM_GAP) {
+		char seq[24] = "-";
+		if (it->seq >= 0)
+			snprintf(seq, sizeof(seq), "%lld", (long long)it->seq);
 		printf("%6s %11s %s%s %-12s %lld messages, %lld bytes not stored: %s%s\n",
-		       it->seq >= 0 ? "" : "-", "", on, arrow(it), "gap",
+		       seq, "", on, arrow(it), "gap",
 		       (long long)it->gap_messages, (long long)it->gap_bytes,
 		       it->gap_reason ? it->gap_reason : "", off);
 		return 0;

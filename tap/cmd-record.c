@@ -20,7 +20,8 @@ static int run_record(int argc, char **argv);
 const struct cmd_entry cmd_record = {
 	.name = "record",
 	.summary = "run a stdio MCP server command through the tap and log its traffic",
-	.usage = "mcptap record -w FILE [--sync] [--max-message SIZE] [--queue SIZE] -- COMMAND [ARG...]",
+	.usage = "mcptap record -w FILE [--sync] [--max-message SIZE] [--queue SIZE] "
+		 "[--batch-ms N] [--drain-ms N] -- COMMAND [ARG...]",
 	.options =
 		"  -w, --write FILE      the capture file (created 0600 if missing; $MCPTAP_FILE)\n"
 		"      --sync            make each chunk durable before it is forwarded (slow)\n"
@@ -93,7 +94,7 @@ static int run_record(int argc, char **argv)
 			break;
 		case 'M':
 			if (mt_parse_size(optarg, &size) || size == 0 || size > (1ULL << 31) - 1)
-				return cli_usage_error(&cmd_record, "bad --max-message '%s' (1 to 2G)",
+				return cli_usage_error(&cmd_record, "bad --max-message '%s' (1 byte to 2G less one)",
 						       optarg);
 			o.wopts.max_message = size;
 			break;
@@ -111,7 +112,7 @@ static int run_record(int argc, char **argv)
 			break;
 		case 'D':
 			if (mt_parse_int64(optarg, &n) || n < 1 || n > 3600000)
-				return cli_usage_error(&cmd_record, "bad --drain-ms '%s'", optarg);
+				return cli_usage_error(&cmd_record, "bad --drain-ms '%s' (1 or more)", optarg);
 			o.drain_ms = (int)n;
 			break;
 		case 'h':

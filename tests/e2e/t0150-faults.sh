@@ -84,5 +84,13 @@ check_eq "max-message: both small messages stored" "a b" \
 check_eq "max-message: a gap of one message per direction" "2|200002" \
 	"$(sql "$T/big.db" "select sum(messages), sum(bytes) from gap")"
 check_eq "max-message: no warning (a gap is not a failure)" 0 "$(warnings "$T/err")"
+# show places the gaps: by their seq as text, and as JSON without a clock they do not have.
+check "max-message: show's text gives the gap its seq" \
+	sh -c '"$1" show -r "$2" | grep -Eq "^ +2 +✗ gap +1 messages, 100001 bytes not stored"' sh "$MCPTAP" "$T/big.db"
+check_eq "max-message: show's JSON gap" '2|c2s|1|100001|none' \
+	"$("$MCPTAP" show -r "$T/big.db" -T json | node -e '
+		const g = require("fs").readFileSync(0, "utf8").trim().split("\n").map(JSON.parse)
+			.find(o => o.kind === "gap");
+		console.log([g.seq, g.dir, g.messages, g.bytes, g.t_ns === undefined ? "none" : g.t_ns].join("|"));')"
 
 finish

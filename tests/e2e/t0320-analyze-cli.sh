@@ -26,6 +26,11 @@ check_eq "--fail-on never: exit 0" 0 $?
 check_eq "--rules CAP leaves LIFE out: exit 0" 0 $?
 "$MCPTAP" analyze -r "$T/a.db" --skip-rules LIFE-001 --fail-on error > "$T/skip.txt"
 check "--skip-rules LIFE-001" sh -c "! grep -q LIFE-001 '$T/skip.txt'"
+"$MCPTAP" analyze -r "$T/a.db" --rules "CAP,LIFE-0O1" > /dev/null 2> "$T/typo.err"
+check_eq "--rules with an item that names no rule: a usage error" 2 $?
+check "--rules typo: names the item" grep -q "'LIFE-0O1' names no rule" "$T/typo.err"
+"$MCPTAP" analyze -r "$T/a.db" --skip-rules "NOPE" > /dev/null 2>&1
+check_eq "--skip-rules with an item that names no rule: a usage error" 2 $?
 "$MCPTAP" analyze -r "$T/a.db" --spec 2024-11-05 -T json > "$T/spec.json"
 check "--spec sets the revision" grep -q '"spec": "2024-11-05"' "$T/spec.json"
 check "--spec is the source" grep -q '"spec_source": "option"' "$T/spec.json"
