@@ -56,6 +56,7 @@ struct writer {
 	int64_t txn_started;     /* monotonic ns */
 	int64_t txn_first_seq;   /* the first seq the open transaction holds */
 	uint64_t txn_msgs, txn_stderr, txn_gaps, txn_bytes; /* in it: lost if it fails */
+	uint64_t txn_gap_bytes;                              /* of txn_bytes, the gaps' */
 	int failed;              /* the store failed for good */
 	char *fail_reason;
 	uint64_t lost_msgs, lost_bytes; /* relayed but not stored (not yet in a gap row) */
@@ -104,8 +105,9 @@ static void store_failed(struct writer *w, const char *why)
 		w->stats.stored_stderr -= w->txn_stderr;
 		/* Oversized lines were counted as lost when their gap row was written. */
 		w->stats.lost_messages -= w->txn_gaps;
+		w->stats.lost_bytes -= w->txn_gap_bytes;
 		lose(w, w->txn_msgs + w->txn_stderr + w->txn_gaps, w->txn_bytes, w->txn_first_seq);
-		w->txn_msgs = w->txn_stderr = w->txn_gaps = w->txn_bytes = 0;
+		w->txn_msgs = w->txn_stderr = w->txn_gaps = w->txn_bytes = w->txn_gap_bytes = 0;
 	}
 }
 
@@ -122,7 +124,7 @@ static int ensure_txn(struct writer *w, int64_t seq)
 	w->in_txn = 1;
 	w->txn_rows = 0;
 	w->txn_first_seq = seq;
-	w->txn_msgs = w->txn_stderr = w->txn_gaps = w->txn_bytes = 0;
+	w->txn_msgs = w->txn_stderr = w->txn_gaps = w->txn_bytes = w->txn_gap_bytes = 0;
 	w->txn_started = mt_mono_ns();
 	return 0;
 }
@@ -138,11 +140,11 @@ static void commit(struct writer *w)
 		return;
 	}
 	w->in_txn = 0;
-	w->txn_msgs = w->txn_stderr = w->txn_gaps = w->txn_bytes = 0;
+	w->txn_msgs = w->txn_stderr = w->txn_gaps = w->txn_bytes = w->txn_gap_bytes = 0;
 	w->stats.commits++;
 }
 
-/* Copy a JSON string member of obj, or NULL. */
+/* A JSON string member of obj (borrowed), or NULL. */
 static const char *jstr(json_t *obj, const char *key)
 {
 	return json_string_value(json_object_get(obj, key));
@@ -162,10 +164,14 @@ static void note_initialize(struct writer *w, enum writer_stream s, const struct
 	int is_request = s == WS_C2S && c->kind == MT_REQUEST;
 
 	if (is_request) {
-		struct mt_buf m = MT_BUF_INIT;
-		int is_init = mt_json_string(c->method, &m) == 0 && m.len == 10 &&
-			      memcmp(m.data, "initialize", 10) == 0;
-		mt_buf_release(&m);
+		/* Every request passes here: decode the name only when it has escapes. */
+		int is_init = c->method.n == 12 && !memcmp(c->method.p, "\"initialize\"", 12);
+		if (!is_init && memchr(c->method.p, '\\', c->method.n)) {
+			struct mt_buf m = MT_BUF_INIT;
+			is_init = mt_json_string(c->method, &m) == 0 && m.len == 10 &&
+				  memcmp(m.data, "initialize", 10) == 0;
+			mt_buf_release(&m);
+		}
 		if (!is_init)
 			return;
 		w->init_seq = seq;
@@ -180,7 +186,7 @@ static void note_initialize(struct writer *w, enum writer_stream s, const struct
 		in.protocol_version = jstr(body, "protocolVersion");
 		in.name = jstr(info, "name");
 		in.version = jstr(info, "version");
-		if (json_object_get(body, "capabilities"))
+		if (json_is_object(json_object_get(body, "capabilities")))
 			caps = json_dumps(json_object_get(body, "capabilities"),
 					  JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 		in.caps_json = caps;
@@ -260,6 +266,7 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 		w->txn_rows++;
 		w->txn_gaps++;
 		w->txn_bytes += n;
+		w->txn_gap_bytes += n;
 		return;
 	}
 	if (ch->s == WS_STDERR) {

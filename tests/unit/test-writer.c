@@ -455,6 +455,32 @@ static void test_initialize_fills_session(void **state)
 	fixture_close(&fx);
 }
 
+/* A method name with escapes is still initialize; capabilities that are not an
+ * object are not capabilities (no "null" text in the row). */
+static void test_initialize_escaped(void **state)
+{
+	struct fixture fx;
+	struct writer_opts o;
+	struct store_session_row row;
+	struct writer *w;
+
+	(void)state;
+	fixture_open(&fx);
+	writer_opts_default(&o);
+	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
+	put_str(w, WS_C2S,
+		"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"\\u0069nitialize\",\"params\":{"
+		"\"protocolVersion\":\"2025-03-26\",\"capabilities\":null,"
+		"\"clientInfo\":{\"name\":\"esc\",\"version\":\"1\"}}}\n");
+	assert_int_equal(writer_finish(w, NULL, NULL), 0);
+	get_session(fx.db, fx.session, &row);
+	assert_string_equal(row.client_name, "esc");
+	assert_string_equal(row.protocol_version, "2025-03-26");
+	assert_null(row.client_caps);
+	store_session_row_release(&row);
+	fixture_close(&fx);
+}
+
 /* The client's request alone: its version stands until a server answers. */
 static void test_initialize_unanswered(void **state)
 {
@@ -848,25 +874,29 @@ struct fail_result {
 	int finish_rc;
 	struct writer_stats stats;
 	uint64_t put_lines;
+	uint64_t put_bytes;
 };
 
 struct fail_producer {
 	struct writer *w;
 	enum writer_stream s;
 	int lines;
+	int oversized;   /* every 7th line above --max-message */
+	uint64_t bytes;  /* put */
 };
 
 static void *fail_produce(void *arg)
 {
 	struct fail_producer *fp = arg;
-	char line[256];
+	char line[512];
 
 	for (int i = 0; i < fp->lines; i++) {
 		int n = snprintf(line, sizeof(line),
 				 "{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":{\"i\":%d,"
-				 "\"pad\":\"%0150d\"}}\n",
-				 i, i);
+				 "\"pad\":\"%0*d\"}}\n",
+				 i, fp->oversized && i % 7 == 0 ? 200 : 150, i);
 		writer_put(fp->w, fp->s, line, (size_t)n);
+		fp->bytes += (uint64_t)n;
 	}
 	return NULL;
 }
@@ -885,7 +915,7 @@ static off_t file_size(const char *path)
  * a third (stderr) through a 4 KiB queue. Writes what happened to fd and exits 0; a watchdog alarm kills
  * it if the relay hangs.
  */
-static void fail_child(const char *db, int fd, off_t room, int with_stderr)
+static void fail_child(const char *db, int fd, off_t room, int with_stderr, int oversized)
 {
 	struct store_session_new sn = {"stdio", 1, "srv", "/", 1};
 	struct store_session_end e = {2, 1, 0, 0, 0, NULL};
@@ -914,10 +944,12 @@ static void fail_child(const char *db, int fd, off_t room, int with_stderr)
 	o.queue_bytes = 4096;
 	o.batch_rows = 50;
 	o.label = "fail.db";
+	if (oversized)
+		o.max_message = 230;
 	struct writer *w = writer_start(st, session, mt_mono_ns(), &o);
 	for (int i = 0; i < 3; i++)
 		fp[i] = (struct fail_producer){w, (enum writer_stream)i,
-					       i == WS_STDERR && !with_stderr ? 0 : 2000};
+					       i == WS_STDERR && !with_stderr ? 0 : 2000, oversized, 0};
 	for (int i = 0; i < 2; i++)
 		if (pthread_create(&th[i], NULL, fail_produce, &fp[i]) != 0)
 			_exit(12);
@@ -925,6 +957,7 @@ static void fail_child(const char *db, int fd, off_t room, int with_stderr)
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
 	res.put_lines = (uint64_t)(fp[0].lines + fp[1].lines + fp[2].lines);
+	res.put_bytes = fp[0].bytes + fp[1].bytes + fp[2].bytes;
 	res.finish_rc = writer_finish(w, &e, &res.stats);
 	if (write(fd, &res, sizeof(res)) != (ssize_t)sizeof(res))
 		_exit(13);
@@ -945,12 +978,14 @@ struct fail_outcome {
 	struct fail_result res;
 	char err_text[8192];
 	uint64_t msg_rows, stderr_rows, gap_rows;
+	uint64_t stored_bytes;              /* of the message and stderr rows */
 	int64_t last_seq;                  /* the last stored message or stderr row */
 	int64_t gap_seq, gap_msgs, gap_bytes;
 	int seq_dense;
 };
 
-static void run_failing_store(off_t room, int with_stderr, struct fail_outcome *out)
+static void run_failing_store(off_t room, int with_stderr, int oversized,
+			      struct fail_outcome *out)
 {
 	struct recs rs;
 	int pfd[2], status = 0;
@@ -970,7 +1005,7 @@ static void run_failing_store(off_t room, int with_stderr, struct fail_outcome *
 		if (efd < 0 || dup2(efd, STDERR_FILENO) < 0)
 			_exit(9);
 		close(pfd[0]);
-		fail_child(db, pfd[1], room, with_stderr);
+		fail_child(db, pfd[1], room, with_stderr, oversized);
 	}
 	close(pfd[1]);
 	ssize_t got = read(pfd[0], &out->res, sizeof(out->res));
@@ -1000,6 +1035,7 @@ static void run_failing_store(off_t room, int with_stderr, struct fail_outcome *
 			out->gap_bytes = r->gap_bytes;
 			continue;
 		}
+		out->stored_bytes += r->len;
 		if (r->type == STORE_ITEM_MESSAGE)
 			out->msg_rows++;
 		else
@@ -1019,7 +1055,7 @@ static void check_failing_store(off_t room)
 	struct fail_outcome out;
 	const struct writer_stats *st = &out.res.stats;
 
-	run_failing_store(room, 0, &out);
+	run_failing_store(room, 0, 0, &out);
 	/* One warning about the store, naming the file. */
 	if (count_of(out.err_text, "mcptap: warning: cannot log to fail.db") != 1)
 		fail_msg("stderr:\n%s", out.err_text);
@@ -1064,7 +1100,7 @@ static void test_store_fail_gap_seq(void **state)
 	struct fail_outcome out;
 
 	(void)state;
-	run_failing_store(64 * 1024, 0, &out);
+	run_failing_store(64 * 1024, 0, 0, &out);
 	assert_int_equal(out.gap_rows, 1);
 	if (out.gap_seq != out.last_seq + 1)
 		fail_msg("gap seq %lld, but the last stored row is seq %lld",
@@ -1080,7 +1116,7 @@ static void test_store_fail_counters(void **state)
 	struct fail_outcome out;
 
 	(void)state;
-	run_failing_store(64 * 1024, 1, &out);
+	run_failing_store(64 * 1024, 1, 0, &out);
 	assert_int_equal(out.res.finish_rc, -1);
 	if (out.msg_rows != out.res.stats.stored_messages ||
 	    out.stderr_rows != out.res.stats.stored_stderr)
@@ -1094,6 +1130,22 @@ static void test_store_fail_counters(void **state)
 			 out.res.put_lines);
 }
 
+/* With oversized lines (gap rows) in the failing transactions: every byte put is
+ * stored or counted lost, once. */
+static void test_store_fail_bytes(void **state)
+{
+	struct fail_outcome out;
+
+	(void)state;
+	run_failing_store(64 * 1024, 1, 1, &out);
+	assert_int_equal(out.res.finish_rc, -1);
+	assert_true(out.gap_rows > 0);
+	assert_int_equal(out.stored_bytes + out.res.stats.lost_bytes, out.res.put_bytes);
+	assert_int_equal(out.res.stats.stored_messages + out.res.stats.stored_stderr +
+				 out.res.stats.lost_messages,
+			 out.res.put_lines);
+}
+
 int main(void)
 {
 	const struct CMUnitTest writer[] = {
@@ -1102,6 +1154,7 @@ int main(void)
 		cmocka_unit_test(test_backpressure),
 		cmocka_unit_test(test_chunk_above_queue),
 		cmocka_unit_test(test_initialize_fills_session),
+		cmocka_unit_test(test_initialize_escaped),
 		cmocka_unit_test(test_initialize_unanswered),
 		cmocka_unit_test(test_pairing),
 		cmocka_unit_test(test_pairing_escaped_ids),
@@ -1115,6 +1168,7 @@ int main(void)
 		cmocka_unit_test(test_store_fails_later),
 		cmocka_unit_test(test_store_fail_gap_seq),
 		cmocka_unit_test(test_store_fail_counters),
+		cmocka_unit_test(test_store_fail_bytes),
 	};
 
 	return cmocka_run_group_tests(writer, NULL, NULL);
