@@ -184,7 +184,7 @@ static int run_analyze(int argc, char **argv)
 	memset(&ro, 0, sizeof(ro));
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "r:s:T:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":r:s:T:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': path = optarg; break;
 		case 's': sid = optarg; break;
@@ -206,7 +206,7 @@ static int run_analyze(int argc, char **argv)
 		case 'N': no_store = 1; break;
 		case 'L': return list_rules();
 		case 'h': cli_help(&cmd_analyze, stdout); return EXIT_OK;
-		default: return cli_usage_error(&cmd_analyze, "unknown option '%s'", argv[optind - 1]);
+		default: return cli_bad_option(&cmd_analyze, c, argv);
 		}
 	}
 	if (optind < argc)

@@ -762,7 +762,7 @@ static int run_replay(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+r:s:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:r:s:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': path = optarg; break;
 		case 's': sid = optarg; break;
@@ -784,7 +784,7 @@ static int run_replay(int argc, char **argv)
 		case 'N': no_store = 1; break;
 		case 'h': cli_help(&cmd_replay, stdout); rc = EXIT_OK; goto out;
 		default:
-			rc = cli_usage_error(&cmd_replay, "unknown option '%s'", argv[optind - 1]);
+			rc = cli_bad_option(&cmd_replay, c, argv);
 			goto out;
 		}
 	}

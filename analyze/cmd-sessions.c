@@ -158,12 +158,12 @@ static int run_sessions(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "r:T:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":r:T:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': path = optarg; break;
 		case 'T': format = optarg; break;
 		case 'h': cli_help(&cmd_sessions, stdout); return EXIT_OK;
-		default: return cli_usage_error(&cmd_sessions, "unknown option '%s'", argv[optind - 1]);
+		default: return cli_bad_option(&cmd_sessions, c, argv);
 		}
 	}
 	if (optind < argc)

@@ -242,14 +242,14 @@ static int run_show(int argc, char **argv)
 	memset(&sh, 0, sizeof(sh));
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "r:s:T:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":r:s:T:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': path = optarg; break;
 		case 's': sid = optarg; break;
 		case 'T': format = optarg; break;
 		case 'F': sh.full = 1; break;
 		case 'h': cli_help(&cmd_show, stdout); return EXIT_OK;
-		default: return cli_usage_error(&cmd_show, "unknown option '%s'", argv[optind - 1]);
+		default: return cli_bad_option(&cmd_show, c, argv);
 		}
 	}
 	if (optind < argc)

@@ -254,13 +254,13 @@ static int run_stats(int argc, char **argv)
 	mt_map_init(&s.by_seq, 0);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "r:s:T:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":r:s:T:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': path = optarg; break;
 		case 's': sid = optarg; break;
 		case 'T': format = optarg; break;
 		case 'h': cli_help(&cmd_stats, stdout); return EXIT_OK;
-		default: return cli_usage_error(&cmd_stats, "unknown option '%s'", argv[optind - 1]);
+		default: return cli_bad_option(&cmd_stats, c, argv);
 		}
 	}
 	if (optind < argc)

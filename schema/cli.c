@@ -37,6 +37,13 @@ int cli_usage_error(const struct cmd_entry *e, const char *fmt, ...)
 	return EXIT_ERROR;
 }
 
+int cli_bad_option(const struct cmd_entry *e, int c, char **argv)
+{
+	if (c == ':')
+		return cli_usage_error(e, "option '%s' needs a value", argv[optind - 1]);
+	return cli_usage_error(e, "unknown option '%s'", argv[optind - 1]);
+}
+
 const char *cli_capture_path(const char *arg)
 {
 	const char *env = getenv("MCPTAP_FILE");

@@ -34,6 +34,12 @@ void cli_help(const struct cmd_entry *e, FILE *f);
 /* "mcptap: <message>" and the usage on stderr; returns EXIT_ERROR. */
 int cli_usage_error(const struct cmd_entry *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * What getopt_long returned that no case took: c is ':' for an option given
+ * without its value (the option string must start with ":"), else an unknown
+ * option. Reports it as a usage error and returns EXIT_ERROR.
+ */
+int cli_bad_option(const struct cmd_entry *e, int c, char **argv);
 
 /* The capture file: the argument, else $MCPTAP_FILE, else NULL. */
 const char *cli_capture_path(const char *arg);

@@ -84,7 +84,7 @@ static int run_record(int argc, char **argv)
 	o.drain_ms = 1000;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+w:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:w:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
 			path = optarg;
@@ -119,7 +119,7 @@ static int run_record(int argc, char **argv)
 			cli_help(&cmd_record, stdout);
 			return EXIT_OK;
 		default:
-			return cli_usage_error(&cmd_record, "unknown option '%s'", argv[optind - 1]);
+			return cli_bad_option(&cmd_record, c, argv);
 		}
 	}
 	if (optind >= argc)

@@ -64,4 +64,13 @@ if command -v script > /dev/null; then
 	check "no colour with NO_COLOR" sh -c "! grep -q \"$(printf '\033')\[\" '$T/tty'"
 fi
 
+# An option given without its value says so (not "unknown option"), in every command.
+for args in "record -w" "sessions -r" "show -T" "analyze --fail-on" "stats -s" "replay -r"; do
+	# shellcheck disable=SC2086
+	"$MCPTAP" $args < /dev/null > /dev/null 2> "$T/nv.err"
+	rc=$?
+	check_eq "$args without a value: exit 2" 2 $rc
+	check "$args without a value: says it needs one" grep -q "needs a value" "$T/nv.err"
+done
+
 finish
