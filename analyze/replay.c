@@ -13,6 +13,13 @@ struct loader {
 	int64_t last_client;  /* index of the last client message, -1 before any */
 };
 
+json_t *rp_parse(const char *p, size_t n)
+{
+	json_t *v = json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+
+	return v ? v : json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, NULL);
+}
+
 static int load_item(const struct store_item *it, void *ctx)
 {
 	struct loader *l = ctx;
@@ -40,7 +47,7 @@ static int load_item(const struct store_item *it, void *ctx)
 	m->answer = m->request = m->anchor = m->next_same = -1;
 	mt_classify(m->raw, m->len, &m->cls);
 	if (m->cls.kind <= MT_ERROR)
-		m->json = json_loadb(m->raw, m->len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+		m->json = rp_parse(m->raw, m->len);
 	m->method = json_string_value(json_object_get(m->json, "method"));
 	if (m->c2s) {
 		l->last_client = (int64_t)s->n;

@@ -70,6 +70,13 @@ struct rp_script {
  * paths matching ignores. Returns 0, or -1 with err set (no such session,
  * a store error). An empty session is loaded (n == 0): the caller decides.
  */
+/*
+ * Parse JSON the classifier accepted. Integers beyond 64 bits, which Jansson
+ * refuses as integers, come back as reals; NULL only past Jansson's own limits
+ * (nesting deeper than 2048).
+ */
+json_t *rp_parse(const char *p, size_t n);
+
 int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 	    struct rp_script *s, struct mt_err *err);
 void rp_release(struct rp_script *s);

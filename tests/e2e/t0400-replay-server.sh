@@ -121,6 +121,18 @@ check_eq "a crashed server's capture: the client fails as it did, no hang" 1 $?
 # A client that goes away mid-stream: the mock ends quietly.
 printf '%s\n' "$init" | head -c 40 | "$MCPTAP" replay -r "$T/c.db" --as server > "$T/cut.out" 2> "$T/cut.err"
 check_eq "a client gone mid-line: exit 0" 0 $?
+# Integers past 64 bits (JSON allows them, Jansson parses them only as reals) still
+# match; a notification nested past Jansson's limit gets no reply (none is allowed).
+printf '%s\n' '> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"n":123456789012345678901234567890}}}' \
+	'< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"big"}]}}' > "$T/big.fx"
+"$LOAD" "$T/big.fx" "$T/bigint.db"
+deep=$(awk 'BEGIN { for (i = 0; i < 3000; i++) printf "["; for (i = 0; i < 3000; i++) printf "]" }')
+printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/x","params":{"a":'"$deep"'}}' \
+	'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{"n":123456789012345678901234567890}}}' |
+	"$MCPTAP" replay -r "$T/bigint.db" --as server > "$T/big.out" 2> "$T/big.err"
+check "an integer past 64 bits matches its recording" grep -q '"id":7,"result":{"content":\[{"type":"text","text":"big"}\]}' "$T/big.out"
+check_eq "a notification too deep to parse: no reply" 1 "$(wc -l < "$T/big.out")"
+check "a notification too deep to parse: a warning" grep -q "nested too deep" "$T/big.err"
 # A client that stops reading its answers: the mock says so and ends, not killed by SIGPIPE.
 : > "$T/pings"
 i=0
