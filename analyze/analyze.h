@@ -91,7 +91,6 @@ struct an_request {
 	char *raw;               /* owned: the request's bytes until its params are parsed */
 	size_t raw_len;
 	int64_t answer_seq;      /* 0 until answered */
-	enum mt_kind answer_kind;/* MT_RESPONSE or MT_ERROR once answered */
 	int64_t answer_t_ns;
 	int64_t cancel_seq;      /* a notifications/cancelled for it, or 0 */
 	int64_t cancel_t_ns;
@@ -124,7 +123,6 @@ struct an_state {
 	int init_count;              /* initialize requests seen */
 	json_t *client_caps;         /* owned; NULL until declared */
 	json_t *server_caps;
-	json_t *client_info, *server_info;
 
 	/* Every request, in order (owned); lookups go through the maps. */
 	struct an_request *requests;
@@ -137,7 +135,6 @@ struct an_state {
 	json_t *tools;               /* name -> Tool object from the latest tools/list (owned) */
 	json_t *cursors;             /* method -> [nextCursor ...] received (owned) */
 	json_t *tasks;               /* taskId -> {"status":..., "seq":..., "dir":...} (owned) */
-	char *log_level;             /* the last logging/setLevel level (owned) */
 	int64_t last_t_ns;
 	int64_t timeout_ns;          /* --timeout-ms, 0: none */
 	uint64_t messages;           /* messages seen so far (the current one included) */
@@ -151,7 +148,6 @@ struct an_msg {
 	int64_t seq;
 	int64_t t_ns;
 	enum an_dir dir;
-	int is_stderr;
 	const struct mt_class *cls;  /* kind, id span, method span, ... */
 	const char *method;          /* requests/notifications: theirs; answers: their request's */
 	int64_t method_id;           /* the engine's record of it, or -1 */

@@ -157,7 +157,7 @@ struct method_rec {
 
 struct an_engine {
 	struct an_state st;
-	struct tracker_list trackers[9]; /* per hook bit (HOOK_COUNT) */
+	struct tracker_list trackers[HOOK_COUNT]; /* per hook bit */
 	struct an_options o;
 	/* Per hook bit: rules for any method, and rules by method. */
 	struct rule_list any[HOOK_COUNT];
@@ -179,7 +179,6 @@ struct an_engine {
 	json_t *cur_json;
 	int cur_parsed;
 	const struct an_msg *cur;
-	json_t *methods;         /* interned method names: name -> (unused) */
 	int64_t last_rec;        /* the last method record found: a cache */
 	struct mt_buf key;
 	struct mt_buf idkey, idkey2, scratch; /* per message (idkey2: inside a batch) */
@@ -310,11 +309,8 @@ void an_engine_free(struct an_engine *e)
 	json_decref(st->ext);
 	json_decref(st->client_caps);
 	json_decref(st->server_caps);
-	json_decref(st->client_info);
-	json_decref(st->server_info);
 	free(st->negotiated);
 	free(st->requested);
-	free(st->log_level);
 	for (size_t i = 0; i < e->nfindings; i++) {
 		free(e->findings[i].related);
 		free(e->findings[i].text);
@@ -704,7 +700,7 @@ json_t *an_req_params(const struct an_request *rc)
 static int engine_method(const char *method)
 {
 	static const char *const own[] = {
-		"initialize", "logging/setLevel", "server/discover", "tools/list",
+		"initialize", "server/discover", "tools/list",
 		"resources/subscribe", "resources/unsubscribe", "notifications/initialized",
 		"notifications/cancelled", "notifications/progress", "notifications/tasks/status",
 		NULL,
@@ -802,9 +798,8 @@ static void after_request(struct an_engine *e, struct an_msg *m, struct an_reque
 	}
 	if (!is_engine_method(e, m))
 		return;
-	if (!strcmp(r->method, "initialize") || !strcmp(r->method, "logging/setLevel"))
-		params = json_object_get(an_json(&(struct an_ctx){st, m, NULL, e}), "params");
 	if (!strcmp(r->method, "initialize") && m->dir == AN_C2S) {
+		params = json_object_get(an_json(&(struct an_ctx){st, m, NULL, e}), "params");
 		st->init_count++;
 		if (!st->init_seq)
 			st->init_seq = m->seq;
@@ -817,11 +812,6 @@ static void after_request(struct an_engine *e, struct an_msg *m, struct an_reque
 			set_version(e, st->requested, "requested");
 		json_decref(st->client_caps);
 		st->client_caps = json_incref(json_object_get(params, "capabilities"));
-		json_decref(st->client_info);
-		st->client_info = json_incref(json_object_get(params, "clientInfo"));
-	} else if (!strcmp(r->method, "logging/setLevel")) {
-		free(st->log_level);
-		st->log_level = dup_string(json_object_get(params, "level"));
 	}
 }
 
@@ -849,7 +839,6 @@ static void after_answer(struct an_engine *e, struct an_msg *m)
 		return;
 	if (!r->answer_seq) {
 		r->answer_seq = m->seq;
-		r->answer_kind = m->cls->kind;
 		r->answer_t_ns = m->t_ns;
 		int64_t idx;
 		(void)mt_map_take(&st->open[r->dir], m->id_key, m->id_key_len, &idx);
@@ -882,8 +871,6 @@ static void after_answer(struct an_engine *e, struct an_msg *m)
 			set_version(e, st->negotiated, "negotiated");
 		json_decref(st->server_caps);
 		st->server_caps = json_incref(json_object_get(result, "capabilities"));
-		json_decref(st->server_info);
-		st->server_info = json_incref(json_object_get(result, "serverInfo"));
 	} else if (!strcmp(r->method, "server/discover") && json_is_object(json_object_get(result, "capabilities"))) {
 		/* 2026-07-28: what the server offers is in its discover result. */
 		json_decref(st->server_caps);
@@ -1132,7 +1119,6 @@ void an_engine_feed(struct an_engine *e, const struct store_item *it)
 	m.raw_len = it->raw_len;
 	m.incomplete = it->incomplete;
 	if (it->type == STORE_ITEM_STDERR) {
-		m.is_stderr = 1;
 		m.serial = next_serial();
 		m.dir = AN_S2C;
 		memset(&c, 0, sizeof(c));
