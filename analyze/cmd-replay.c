@@ -640,6 +640,9 @@ static int verify(struct rp_script *s, char **argv, int timeout_ms, struct store
 	}
 	v.st = st;
 	lio_init(&v.io, from[0], to[1], 0);
+	/* A server that stops reading must not hold us past the timeouts. */
+	if (lio_nonblock(&v.io))
+		mt_warn("replay: cannot make the pipe to the server non-blocking: %s", strerror(errno));
 	for (size_t i = 0; i < s->n; i++) {
 		struct rp_msg *m = &s->m[i];
 		if (!m->c2s)
@@ -661,7 +664,8 @@ static int verify(struct rp_script *s, char **argv, int timeout_ms, struct store
 		if (v.io.write_failed)
 			break;
 	}
-	(void)lio_flush(&v.io);
+	if (lio_drain(&v.io, timeout_ms) && !v.io.write_failed)
+		mt_warn("replay: the server did not read all the requests within %d ms", timeout_ms);
 	if (!v.server_gone)
 		(void)verify_wait(&v, all_answered, 0);
 	for (size_t i = 0; i < s->n; i++) {

@@ -4,6 +4,7 @@
 #include "tap/lineio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,13 +28,61 @@ void lio_release(struct lio *l)
 	l->buf = NULL;
 }
 
+int lio_nonblock(struct lio *l)
+{
+	int fl = fcntl(l->wfd, F_GETFL);
+
+	if (fl < 0 || fcntl(l->wfd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -1;
+	l->nonblock = 1;
+	return 0;
+}
+
+size_t lio_pending(const struct lio *l)
+{
+	return l->out.len - l->out_off;
+}
+
 int lio_flush(struct lio *l)
 {
 	if (!l->out.len)
 		return l->write_failed ? -1 : 0;
-	if (!l->write_failed && mt_write_all(l->wfd, l->out.data, l->out.len) < 0)
-		l->write_failed = 1;
+	if (l->write_failed) {
+		/* dropped */
+	} else if (!l->nonblock) {
+		if (mt_write_all(l->wfd, l->out.data, l->out.len) < 0)
+			l->write_failed = 1;
+	} else {
+		while (l->out_off < l->out.len) {
+			ssize_t w = write(l->wfd, l->out.data + l->out_off, l->out.len - l->out_off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				return 0; /* the rest waits for room */
+			if (w < 0) {
+				l->write_failed = 1;
+				break;
+			}
+			l->out_off += (size_t)w;
+		}
+	}
 	mt_buf_reset(&l->out);
+	l->out_off = 0;
+	return l->write_failed ? -1 : 0;
+}
+
+int lio_drain(struct lio *l, int timeout_ms)
+{
+	int64_t deadline = mt_mono_ns() / 1000000 + timeout_ms;
+
+	while (lio_flush(l) == 0 && lio_pending(l)) {
+		struct pollfd pfd = {l->wfd, POLLOUT, 0};
+		int64_t left = deadline - mt_mono_ns() / 1000000;
+		if (left <= 0)
+			return -1;
+		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
+			return -1;
+	}
 	return l->write_failed ? -1 : 0;
 }
 
@@ -105,18 +154,21 @@ int lio_next(struct lio *l, int timeout_ms, const char **line, size_t *n)
 			l->buf = mt_realloc(l->buf, l->cap);
 		}
 		(void)lio_flush(l);
-		if (timeout_ms >= 0) {
-			struct pollfd pfd = {l->rfd, POLLIN, 0};
+		if (timeout_ms >= 0 || lio_pending(l)) {
+			/* Wait for input, and for room for what is still queued. */
+			struct pollfd pfd[2] = {{l->rfd, POLLIN, 0}, {l->wfd, POLLOUT, 0}};
 			int64_t left = deadline - now_ms();
 			if (left < 0)
 				left = 0;
-			int r = poll(&pfd, 1, (int)left);
+			int r = poll(pfd, lio_pending(l) ? 2 : 1, timeout_ms >= 0 ? (int)left : -1);
 			if (r < 0 && errno == EINTR)
 				continue;
 			if (r < 0)
 				return LIO_ERROR;
 			if (r == 0)
 				return LIO_TIMEOUT;
+			if (!pfd[0].revents)
+				continue; /* only room to write: flush, then wait again */
 		}
 		ssize_t got = read(l->rfd, l->buf + l->end, l->cap - l->end);
 		if (got < 0 && errno == EINTR)

@@ -20,6 +20,8 @@ struct lio {
 	struct mt_buf out;/* queued output */
 	int eof;
 	int write_failed; /* the peer stopped reading */
+	int nonblock;     /* wfd is ours and non-blocking: output waits in out */
+	size_t out_off;   /* the part of out already written (nonblock) */
 };
 
 enum {
@@ -41,7 +43,21 @@ int lio_next(struct lio *l, int timeout_ms, const char **line, size_t *n);
 
 /* Queue n bytes for the peer (add the newline yourself). */
 void lio_put(struct lio *l, const char *p, size_t n);
-/* Write what is queued; 0, or -1 when the peer is gone (further output is dropped). */
+/*
+ * Write what is queued; 0, or -1 when the peer is gone (further output is
+ * dropped). In non-blocking mode it writes what the pipe takes now and keeps
+ * the rest for lio_next, which writes it while it waits for input.
+ */
 int lio_flush(struct lio *l);
+
+/*
+ * Make wfd non-blocking (it must be the caller's own pipe): a peer that stops
+ * reading can no longer hold up lio_next and its timeout. Returns 0 or -1.
+ */
+int lio_nonblock(struct lio *l);
+/* Bytes queued and not yet written. */
+size_t lio_pending(const struct lio *l);
+/* Wait up to timeout_ms for the queued output to go out; 0 when it did, else -1. */
+int lio_drain(struct lio *l, int timeout_ms);
 
 #endif

@@ -49,4 +49,19 @@ check_eq "--as client without a command: 2" 2 $?
 "$MCPTAP" replay -r "$T/c.db" --as client --no-store -- "$PEERS/mcp-server" > /dev/null 2>&1
 check_eq "--no-store stores no run" 6 "$(sql "$T/c.db" "select count(*) from replay_run")"
 
+# A server that never reads: 8 requests of 10 kB fill the pipe. The run keeps to its
+# timeouts instead of blocking in a write for as long as the server lives.
+pad=$(head -c 10000 /dev/zero | tr '\0' a)
+: > "$T/deaf.fx"
+for i in 1 2 3 4 5 6 7 8; do
+	echo "> {\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"tools/call\",\"params\":{\"name\":\"t\",\"arguments\":{\"p\":\"$pad\"}}}"
+	echo "< {\"jsonrpc\":\"2.0\",\"id\":$i,\"result\":{\"content\":[]}}"
+done >> "$T/deaf.fx"
+"$PEERS/fixture-load" "$T/deaf.fx" "$T/deaf.db"
+timeout 60 "$MCPTAP" replay -r "$T/deaf.db" --as client --timeout-ms 300 --no-store -- sleep 120 \
+	> "$T/deaf.out" 2> "$T/deaf.err"
+check_eq "a server that never reads: the run ends on its timeouts (exit 1, not killed)" 1 $?
+check "a server that never reads: every request MISSING" grep -q "8 requests: 0 passed, 0 differed, 8 missing" "$T/deaf.out"
+check "a server that never reads: says the requests were not read" grep -q "did not read all the requests" "$T/deaf.err"
+
 finish
