@@ -259,6 +259,8 @@ const char *an_dir_arrow(enum an_dir d);
  */
 const char *an_rpc_role_problem(enum an_version v, enum an_dir dir, enum mt_kind kind,
 				const char *method);
+/* The revisions whose schema has `method` (AN_V bits); AN_EVERY for one in no table. */
+unsigned an_method_revisions(const char *method);
 
 /* ---- for the command ---- */
 

@@ -97,37 +97,6 @@ static int version_switched(const struct an_state *st)
 	return asked && st->negotiated && strcmp(asked, st->negotiated) != 0;
 }
 
-/* The revisions a method exists in (MCP-RULES §1 and Appendix A); AN_EVERY when all. */
-static unsigned method_revisions(const char *method)
-{
-	static const struct {
-		const char *name;
-		unsigned revisions;
-	} table[] = {
-		{"initialize", AN_ALL4},
-		{"notifications/initialized", AN_ALL4},
-		{"ping", AN_ALL4},
-		{"logging/setLevel", AN_ALL4},
-		{"resources/subscribe", AN_ALL4},
-		{"resources/unsubscribe", AN_ALL4},
-		{"notifications/roots/list_changed", AN_ALL4},
-		{"elicitation/create", AN_FROM_0618},
-		{"notifications/elicitation/complete", AN_ONLY_1125},
-		{"tasks/get", AN_ONLY_1125},
-		{"tasks/result", AN_ONLY_1125},
-		{"tasks/list", AN_ONLY_1125},
-		{"tasks/cancel", AN_ONLY_1125},
-		{"notifications/tasks/status", AN_ONLY_1125},
-		{"server/discover", AN_V26},
-		{"subscriptions/listen", AN_V26},
-	};
-
-	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
-		if (!strcmp(method, table[i].name))
-			return table[i].revisions;
-	return AN_EVERY;
-}
-
 static void spec_001(const struct an_ctx *c)
 {
 	const struct an_state *st = c->st;
@@ -344,7 +313,7 @@ static void life_010(const struct an_ctx *c)
 		unsigned rev;
 		if (r->seq <= st->init_answer_seq || r->dir != AN_C2S)
 			continue;
-		rev = method_revisions(r->method);
+		rev = an_method_revisions(r->method);
 		if ((rev & AN_V(va)) && !(rev & AN_V(vg))) {
 			an_report_at(c, AN_ERROR, r->seq, NULL, 0,
 				     "the client asked for %s, the server answered %s, and the client "

@@ -123,6 +123,17 @@ static const struct method_row *method_in(const char *method, enum an_version v)
 	return NULL;
 }
 
+unsigned an_method_revisions(const char *method)
+{
+	const struct method_row *rows = NULL;
+	size_t n = method_rows(method, &rows);
+	unsigned v = 0;
+
+	for (size_t i = 0; i < n; i++)
+		v |= rows[i].versions;
+	return n ? v : AN_EVERY;
+}
+
 /*
  * Is a request or notification valid for the role of its sender? NULL when it
  * is, or when the method is in no revision's table; else what is wrong (static
