@@ -858,6 +858,26 @@ static int plain_list_result(const struct an_ctx *c)
 	return !strcmp(c->m->method, "resources/list") && memo(c, PLAIN_LIST, plain_list_result_scan);
 }
 
+/* Is obj a plain text block, {"type":"text","text":"..."} and nothing else (on the bytes)? */
+static int text_block(struct mt_span obj)
+{
+	struct mt_span k, v;
+	size_t pos = 0;
+	int type_text = 0, text = 0;
+
+	if (obj.p[0] != '{')
+		return 0;
+	while (mt_json_next_member(obj, &pos, &k, &v) == 1) {
+		if (token_is(k, "\"type\"") && token_is(v, "\"text\""))
+			type_text = 1;
+		else if (token_is(k, "\"text\"") && v.p[0] == '"')
+			text = 1;
+		else
+			return 0;
+	}
+	return type_text && text;
+}
+
 /*
  * A tools/call result that holds only text blocks, the common case:
  * {"content":[{"type":"text","text":"..."},...]} with an optional boolean
@@ -867,27 +887,14 @@ static int plain_list_result(const struct an_ctx *c)
  */
 static int plain_tool_result_scan(const struct an_ctx *c)
 {
-	struct mt_span content, k, v, el;
+	struct mt_span content, el;
 	size_t epos = 0;
 
 	if (!result_array(c, "\"content\"", "\"isError\"", "tf", &content))
 		return 0;
-	while (mt_json_next_element(content, &epos, &el) == 1) {
-		int type_text = 0, text = 0;
-		size_t bpos = 0;
-		if (el.p[0] != '{')
+	while (mt_json_next_element(content, &epos, &el) == 1)
+		if (!text_block(el))
 			return 0;
-		while (mt_json_next_member(el, &bpos, &k, &v) == 1) {
-			if (k.n == 6 && !memcmp(k.p, "\"type\"", 6) && v.n == 6 && !memcmp(v.p, "\"text\"", 6))
-				type_text = 1;
-			else if (k.n == 6 && !memcmp(k.p, "\"text\"", 6) && v.p[0] == '"')
-				text = 1;
-			else
-				return 0;
-		}
-		if (!type_text || !text)
-			return 0;
-	}
 	return 1;
 }
 
@@ -910,25 +917,10 @@ static int plain_prompt_result_scan(const struct an_ctx *c)
 		if (el.p[0] != '{')
 			return 0;
 		while (mt_json_next_member(el, &mpos, &k, &v) == 1) {
-			if (k.n == 6 && !memcmp(k.p, "\"role\"", 6) &&
-			    ((v.n == 6 && !memcmp(v.p, "\"user\"", 6)) ||
-			     (v.n == 11 && !memcmp(v.p, "\"assistant\"", 11)))) {
+			if (token_is(k, "\"role\"") &&
+			    (token_is(v, "\"user\"") || token_is(v, "\"assistant\""))) {
 				role = 1;
-			} else if (k.n == 9 && !memcmp(k.p, "\"content\"", 9) && v.p[0] == '{') {
-				int type_text = 0, text = 0;
-				size_t bpos = 0;
-				struct mt_span bk, bv;
-				while (mt_json_next_member(v, &bpos, &bk, &bv) == 1) {
-					if (bk.n == 6 && !memcmp(bk.p, "\"type\"", 6) && bv.n == 6 &&
-					    !memcmp(bv.p, "\"text\"", 6))
-						type_text = 1;
-					else if (bk.n == 6 && !memcmp(bk.p, "\"text\"", 6) && bv.p[0] == '"')
-						text = 1;
-					else
-						return 0;
-				}
-				if (!type_text || !text)
-					return 0;
+			} else if (token_is(k, "\"content\"") && text_block(v)) {
 				content = 1;
 			} else {
 				return 0;
