@@ -61,22 +61,6 @@ static int load_item(const struct store_item *it, void *ctx)
 	return 0;
 }
 
-/* The id of recorded message i as a map key: side, type, value. */
-static void id_key(const struct rp_msg *m, int requester_c2s, struct mt_buf *out)
-{
-	mt_buf_reset(out);
-	mt_buf_putc(out, requester_c2s ? 'c' : 's');
-	mt_buf_putc(out, (char)('0' + m->cls.idtype));
-	if (m->cls.idtype == MT_ID_STRING) {
-		struct mt_buf v = MT_BUF_INIT;
-		if (mt_json_string(m->cls.id, &v) == 0 && v.len)
-			mt_buf_append(out, v.data, v.len);
-		mt_buf_release(&v);
-	} else {
-		mt_buf_append(out, m->cls.id.p, m->cls.id.n);
-	}
-}
-
 int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 	    struct rp_script *s, struct mt_err *err)
 {
@@ -103,11 +87,11 @@ int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 		struct rp_msg *m = &s->m[i];
 		int64_t req;
 		if (m->cls.kind == MT_REQUEST && m->cls.idtype != MT_ID_NULL) {
-			id_key(m, m->c2s, &key);
+			mt_id_key(&m->cls, m->c2s ? 'c' : 's', &key);
 			mt_map_put(&open, key.data, key.len, (int64_t)i);
 		} else if ((m->cls.kind == MT_RESPONSE || m->cls.kind == MT_ERROR) &&
 			   m->cls.idtype != MT_ID_NONE && m->cls.idtype != MT_ID_NULL) {
-			id_key(m, !m->c2s, &key);
+			mt_id_key(&m->cls, m->c2s ? 's' : 'c', &key);
 			if (mt_map_take(&open, key.data, key.len, &req)) {
 				m->request = req;
 				s->m[req].answer = (int64_t)i;

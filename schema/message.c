@@ -536,6 +536,24 @@ static const char *skip_ws_c(const char *p, const char *end)
 	return (const char *)skip_ws((const unsigned char *)p, (const unsigned char *)end);
 }
 
+void mt_id_key(const struct mt_class *c, char side, struct mt_buf *out)
+{
+	mt_buf_reset(out);
+	mt_buf_putc(out, side);
+	mt_buf_putc(out, (char)('0' + c->idtype));
+	if (c->idtype == MT_ID_STRING && memchr(c->id.p, '\\', c->id.n)) {
+		struct mt_buf v = MT_BUF_INIT;
+		if (mt_json_string(c->id, &v) == 0 && v.len)
+			mt_buf_append(out, v.data, v.len);
+		mt_buf_release(&v);
+	} else if (c->idtype == MT_ID_STRING) {
+		/* The same bytes as the decoded value: the token without its quotes. */
+		mt_buf_append(out, c->id.p + 1, c->id.n - 2);
+	} else {
+		mt_buf_append(out, c->id.p, c->id.n);
+	}
+}
+
 int mt_json_member(struct mt_span obj, const char *key, struct mt_span *val)
 {
 	const char *p = obj.p, *end = obj.p + obj.n;

@@ -85,6 +85,12 @@ const char *mt_idtype_name(enum mt_idtype t);
  * string token. A \u0000 escape decodes to a NUL byte inside out.
  */
 int mt_json_string(struct mt_span tok, struct mt_buf *out);
+/*
+ * The key that pairs an answer with its request: side (the requester's:
+ * 'c' or 's'), the id's type, then its value (a string's decoded bytes, a
+ * number's token). Into out, reset first; c has an id that is not null.
+ */
+void mt_id_key(const struct mt_class *c, char side, struct mt_buf *out);
 
 /*
  * Find member key of the JSON object token obj (already validated) and return

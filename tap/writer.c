@@ -216,21 +216,7 @@ static int64_t pair(struct writer *w, enum writer_stream s, const struct mt_clas
 	if (c->idtype == MT_ID_NONE || c->idtype == MT_ID_NULL ||
 	    !(is_request || c->kind == MT_RESPONSE || c->kind == MT_ERROR))
 		return 0;
-	mt_buf_reset(&w->key);
-	/* The requester's direction, then the id's type and value. */
-	mt_buf_putc(&w->key, (s == WS_C2S) == is_request ? 'c' : 's');
-	mt_buf_putc(&w->key, (char)('0' + c->idtype));
-	if (c->idtype == MT_ID_STRING && memchr(c->id.p, '\\', c->id.n)) {
-		struct mt_buf v = MT_BUF_INIT;
-		if (mt_json_string(c->id, &v) == 0 && v.len)
-			mt_buf_append(&w->key, v.data, v.len);
-		mt_buf_release(&v);
-	} else if (c->idtype == MT_ID_STRING) {
-		/* The same bytes as the decoded value: the token without its quotes. */
-		mt_buf_append(&w->key, c->id.p + 1, c->id.n - 2);
-	} else {
-		mt_buf_append(&w->key, c->id.p, c->id.n);
-	}
+	mt_id_key(c, (s == WS_C2S) == is_request ? 'c' : 's', &w->key);
 	if (is_request)
 		(void)mt_map_put(&w->open, w->key.data, w->key.len, seq);
 	else if (!mt_map_take(&w->open, w->key.data, w->key.len, &req))
