@@ -17,7 +17,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -230,7 +229,6 @@ int relay_run(const struct relay_opts *o, struct relay_result *res)
 				err.msg);
 			store_close(st);
 			st = NULL;
-			res->log_failed = 1;
 		} else if (o->wopts.sync && store_set_sync_full(st, 1, &err)) {
 			mt_warn("cannot make '%s' synchronous: %s", o->db_path, err.msg);
 		}
@@ -311,8 +309,7 @@ int relay_run(const struct relay_opts *o, struct relay_result *res)
 		pthread_rwlock_wrlock(&r.wlock);
 		r.w = NULL; /* no pump touches it after this */
 		pthread_rwlock_unlock(&r.wlock);
-		if (writer_finish(w, &e, NULL))
-			res->log_failed = 1;
+		(void)writer_finish(w, &e, NULL); /* (it reports its own failures) */
 	}
 	/* Pumps still blocked on the client's stdin (or on a grandchild's pipe) end
 	 * with the process; those that finished are joined. */

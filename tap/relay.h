@@ -21,7 +21,6 @@ struct relay_result {
 	int exit_status;  /* its exit code, or -1 */
 	int exit_signal;  /* the signal that killed it, or 0 */
 	int spawn_errno;  /* why it could not be started, or 0 */
-	int log_failed;   /* something could not be stored (already reported) */
 };
 
 /*
