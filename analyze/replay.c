@@ -136,6 +136,19 @@ void rp_release(struct rp_script *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* Does p start with a path's root member (params, result, error)? */
+static int path_root(const char *p)
+{
+	static const char *const roots[] = {"params", "result", "error"};
+
+	for (size_t i = 0; i < 3; i++) {
+		size_t n = strlen(roots[i]);
+		if (!strncmp(p, roots[i], n) && (p[n] == '\0' || p[n] == '.' || p[n] == '['))
+			return 1;
+	}
+	return 0;
+}
+
 void rp_ignore_for(const struct rp_script *s, const char *method, json_t *params,
 		   struct canon_ignore *out)
 {
@@ -152,8 +165,9 @@ void rp_ignore_for(const struct rp_script *s, const char *method, json_t *params
 
 	for (size_t i = 0; i < s->ig.n; i++) {
 		const char *p = s->ig.paths[i], *eq = strchr(p, '=');
-		/* A scope has no '.' or '[' before its '=' (paths start with a member name). */
-		if (!eq || strcspn(p, ".[") < (size_t)(eq - p)) {
+		/* NAME=PATH when PATH, not the whole, starts at params, result or error (a
+		 * tool name may hold dots: github.search=result.x). */
+		if (!eq || path_root(p) || !path_root(eq + 1)) {
 			v[n++] = p;
 			continue;
 		}

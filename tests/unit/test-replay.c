@@ -166,16 +166,25 @@ static void test_ignore_scope(void **state)
 {
 	struct fix *f = *state;
 	static const char *const paths[] = {"params.arguments.text", "echo=result.x", "other=result.y",
-					    "tools/call=result.z"};
-	struct canon_ignore ig = {paths, 4}, out;
+					    "tools/call=result.z", "github.search=result.w",
+					    "result.a=b"};
+	struct canon_ignore ig = {paths, 6}, out;
 	json_t *p = J("{\"name\":\"echo\"}");
 
 	f->s.ig = ig;
 	rp_ignore_for(&f->s, "tools/call", p, &out);
-	assert_int_equal(out.n, 3);
+	assert_int_equal(out.n, 4);
 	assert_string_equal(out.paths[0], "params.arguments.text");
 	assert_string_equal(out.paths[1], "result.x");
 	assert_string_equal(out.paths[2], "result.z");
+	assert_string_equal(out.paths[3], "result.a=b"); /* a path, not a scope */
+	free((void *)out.paths);
+	/* A tool name with a dot is a scope all the same. */
+	json_decref(p);
+	p = J("{\"name\":\"github.search\"}");
+	rp_ignore_for(&f->s, "tools/call", p, &out);
+	assert_int_equal(out.n, 4);
+	assert_string_equal(out.paths[2], "result.w");
 	free((void *)out.paths);
 	f->s.ig.n = 0;
 	json_decref(p);
