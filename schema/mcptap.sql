@@ -13,7 +13,7 @@
 -- people: datetime(x / 1e6, 'unixepoch')).
 
 PRAGMA application_id = 1296257108;
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 
 -- Facts about the file itself: created_by and migrated_by (the mcptap versions
 -- that created it and last changed its schema).
@@ -160,31 +160,42 @@ CREATE VIEW latest_finding AS
 SELECT f.* FROM finding f
 WHERE f.analysis = (SELECT max(a.id) FROM analysis a WHERE a.session = f.session);
 
--- One row per `mcptap replay --as client` run: the recorded client of a
--- session sent to a live server, every answer compared with the recorded one.
+-- One row per `mcptap replay` run. mode 'client': the recorded client of a
+-- session sent to a live server, every answer compared with the recorded one
+-- (passed/differed/missing count its requests). mode 'server': the mock of the
+-- recorded server answering a live client (passed: requests answered from the
+-- recording, differed: requests without one, missing: recorded requests the
+-- client never sent). Columns after `missing` came with schema version 2.
 CREATE TABLE replay_run (
   id             INTEGER PRIMARY KEY,
   session        INTEGER NOT NULL REFERENCES session(id), -- the recording replayed
   started_wall   INTEGER NOT NULL,   -- µs since the Unix epoch
   duration_ns    INTEGER,
   mcptap_version TEXT NOT NULL,
-  command        TEXT NOT NULL,      -- the live server, shell-quoted
+  command        TEXT NOT NULL,      -- client: the live server; server: the mock's own command line (shell-quoted)
   ignore         TEXT,               -- JSON array of the --ignore paths
   passed         INTEGER NOT NULL DEFAULT 0,
   differed       INTEGER NOT NULL DEFAULT 0,
-  missing        INTEGER NOT NULL DEFAULT 0  -- no live answer in time
+  missing        INTEGER NOT NULL DEFAULT 0, -- no live answer in time
+  mode           TEXT NOT NULL DEFAULT 'client', -- client | server
+  runs           INTEGER NOT NULL DEFAULT 1, -- client: live runs compared (more than one tells noise from change)
+  noise          INTEGER NOT NULL DEFAULT 0, -- client: paths set aside as per-run noise
+  summary        TEXT                -- JSON: the run's summary (server: the document --report writes)
 );
 
 -- Each recorded request of a replay run: what was sent, what the recording
--- and the live server answered, and the paths where they differ.
+-- and the live peer did, and the paths where they differ.
 CREATE TABLE replay_result (
   run      INTEGER NOT NULL REFERENCES replay_run(id),
-  seq      INTEGER NOT NULL,  -- the recorded request
+  seq      INTEGER NOT NULL,  -- the recorded request (server mode: the closest one, or 0)
   method   TEXT,
-  status   TEXT NOT NULL,     -- pass | diff | missing
-  sent     BLOB,              -- the request as sent
+  status   TEXT NOT NULL,     -- client: pass | diff | missing | cancelled | unanswered;
+                              -- server: miss | unused | skipped
+  sent     BLOB,              -- the request as sent (server mode: as the client sent it)
   recorded BLOB,              -- the recorded answer
   live     BLOB,              -- the live answer (NULL when missing)
-  diff     TEXT               -- JSON array of the paths that differ
+  diff     TEXT,              -- JSON array of the paths that differ
+  name     TEXT,              -- the tool, prompt or resource the request names (version 2)
+  noise    TEXT               -- JSON array of the paths set aside as noise (version 2)
 );
 CREATE INDEX replay_result_by_run ON replay_result(run);

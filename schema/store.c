@@ -51,6 +51,13 @@ static const struct {
 	const char *sql;
 } migrations[] = {
 	{0, NULL}, /* version 1 is the first release: nothing to migrate yet */
+	/* 2: replay runs of the mock too, live runs and noise, names of tools. */
+	{1, "ALTER TABLE replay_run ADD COLUMN mode TEXT NOT NULL DEFAULT 'client';"
+	    "ALTER TABLE replay_run ADD COLUMN runs INTEGER NOT NULL DEFAULT 1;"
+	    "ALTER TABLE replay_run ADD COLUMN noise INTEGER NOT NULL DEFAULT 0;"
+	    "ALTER TABLE replay_run ADD COLUMN summary TEXT;"
+	    "ALTER TABLE replay_result ADD COLUMN name TEXT;"
+	    "ALTER TABLE replay_result ADD COLUMN noise TEXT;"},
 };
 
 static int db_fail(struct store *st, struct mt_err *err, const char *what)
@@ -196,8 +203,14 @@ static int check_file(struct store *st, enum store_mode mode, struct mt_err *err
 	if (ver < 1)
 		return mt_err_set(err, "damaged mcptap capture (schema version %lld)",
 				  (long long)ver);
-	if (ver < STORE_SCHEMA_VERSION)
+	if (ver < STORE_SCHEMA_VERSION) {
+		/* A reader of a file it may not change (read-only media, another
+		 * user's file) reads the older version as it is: the columns readers
+		 * use were all there in version 1. */
+		if (mode == STORE_READ && sqlite3_db_readonly(st->db, "main") == 1)
+			return 0;
 		return migrate(st, ver, err);
+	}
 	return 0;
 }
 
@@ -700,15 +713,17 @@ int store_add_replay_run(struct store *st, const struct store_replay_run *r, int
 
 	if (sqlite3_prepare_v2(st->db,
 			       "INSERT INTO replay_run (session, started_wall, mcptap_version, command,"
-			       " ignore) VALUES (?1, ?2, ?3, ?4, ?5)",
+			       " ignore, mode, runs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 			       -1, &q, NULL) != SQLITE_OK)
 		goto fail;
 	sqlite3_bind_int64(q, 1, r->session);
 	sqlite3_bind_int64(q, 2, r->started_wall);
 	sqlite3_bind_text(q, 3, MCPTAP_VERSION, -1, SQLITE_STATIC);
-	sqlite3_bind_text(q, 4, r->command, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 4, r->command ? r->command : "", -1, SQLITE_STATIC);
 	if (r->ignore_json)
 		sqlite3_bind_text(q, 5, r->ignore_json, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 6, r->mode ? r->mode : "client", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 7, r->runs > 0 ? r->runs : 1);
 	if (sqlite3_step(q) != SQLITE_DONE)
 		goto fail;
 	*id = sqlite3_last_insert_rowid(st->db);
@@ -727,29 +742,33 @@ static void bind_blob_or_null(sqlite3_stmt *q, int col, const char *p, size_t n)
 		sqlite3_bind_blob(q, col, n ? p : "", (int)n, SQLITE_STATIC);
 }
 
-int store_add_replay_result(struct store *st, int64_t run, int64_t seq, const char *method,
-			    const char *status, const char *sent, size_t sent_len,
-			    const char *recorded, size_t recorded_len, const char *live,
-			    size_t live_len, const char *diff_json, struct mt_err *err)
+static void bind_text_or_null(sqlite3_stmt *q, int col, const char *p)
+{
+	if (p)
+		sqlite3_bind_text(q, col, p, -1, SQLITE_STATIC);
+}
+
+int store_add_replay_result(struct store *st, int64_t run, const struct store_replay_result *r,
+			    struct mt_err *err)
 {
 	sqlite3_stmt *q = NULL;
 	int rc = -1;
 
 	if (sqlite3_prepare_v2(st->db,
 			       "INSERT INTO replay_result (run, seq, method, status, sent, recorded, live,"
-			       " diff) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+			       " diff, name, noise) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 			       -1, &q, NULL) != SQLITE_OK)
 		goto fail;
 	sqlite3_bind_int64(q, 1, run);
-	sqlite3_bind_int64(q, 2, seq);
-	if (method)
-		sqlite3_bind_text(q, 3, method, -1, SQLITE_STATIC);
-	sqlite3_bind_text(q, 4, status, -1, SQLITE_STATIC);
-	bind_blob_or_null(q, 5, sent, sent_len);
-	bind_blob_or_null(q, 6, recorded, recorded_len);
-	bind_blob_or_null(q, 7, live, live_len);
-	if (diff_json)
-		sqlite3_bind_text(q, 8, diff_json, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 2, r->seq);
+	bind_text_or_null(q, 3, r->method);
+	sqlite3_bind_text(q, 4, r->status, -1, SQLITE_STATIC);
+	bind_blob_or_null(q, 5, r->sent, r->sent_len);
+	bind_blob_or_null(q, 6, r->recorded, r->recorded_len);
+	bind_blob_or_null(q, 7, r->live, r->live_len);
+	bind_text_or_null(q, 8, r->diff_json);
+	bind_text_or_null(q, 9, r->name);
+	bind_text_or_null(q, 10, r->noise_json);
 	if (sqlite3_step(q) != SQLITE_DONE)
 		goto fail;
 	rc = 0;
@@ -761,22 +780,24 @@ out:
 	return rc;
 }
 
-int store_finish_replay_run(struct store *st, int64_t run, int64_t duration_ns, int64_t passed,
-			    int64_t differed, int64_t missing, struct mt_err *err)
+int store_finish_replay_run(struct store *st, int64_t run, const struct store_replay_totals *t,
+			    struct mt_err *err)
 {
 	sqlite3_stmt *q = NULL;
 	int rc = -1;
 
 	if (sqlite3_prepare_v2(st->db,
 			       "UPDATE replay_run SET duration_ns = ?2, passed = ?3, differed = ?4,"
-			       " missing = ?5 WHERE id = ?1",
+			       " missing = ?5, noise = ?6, summary = ?7 WHERE id = ?1",
 			       -1, &q, NULL) != SQLITE_OK)
 		goto fail;
 	sqlite3_bind_int64(q, 1, run);
-	sqlite3_bind_int64(q, 2, duration_ns);
-	sqlite3_bind_int64(q, 3, passed);
-	sqlite3_bind_int64(q, 4, differed);
-	sqlite3_bind_int64(q, 5, missing);
+	sqlite3_bind_int64(q, 2, t->duration_ns);
+	sqlite3_bind_int64(q, 3, t->passed);
+	sqlite3_bind_int64(q, 4, t->differed);
+	sqlite3_bind_int64(q, 5, t->missing);
+	sqlite3_bind_int64(q, 6, t->noise);
+	bind_text_or_null(q, 7, t->summary_json);
 	if (sqlite3_step(q) != SQLITE_DONE)
 		goto fail;
 	rc = 0;

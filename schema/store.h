@@ -17,7 +17,7 @@
 #include "schema/message.h"
 #include "schema/util.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 #define STORE_APPLICATION_ID 0x4d435054 /* 'MCPT' */
 
 struct store;
@@ -126,22 +126,43 @@ int store_add_finding(struct store *st, int64_t analysis, int64_t session, const
 		      const char *severity, int64_t seq, const char *related, const char *text,
 		      struct mt_err *err);
 
-/* A replay run (mcptap replay --as client) and its results. */
+/* A replay run (mcptap replay, either mode) and its results. */
 struct store_replay_run {
 	int64_t session;
 	int64_t started_wall;
 	const char *command;
 	const char *ignore_json; /* may be NULL */
+	const char *mode;        /* "client" or "server"; NULL: "client" */
+	int64_t runs;            /* live runs compared; 0: 1 */
 };
 int store_add_replay_run(struct store *st, const struct store_replay_run *r, int64_t *id,
 			 struct mt_err *err);
-/* status: "pass" | "diff" | "missing"; live may be NULL; diff_json may be NULL. */
-int store_add_replay_result(struct store *st, int64_t run, int64_t seq, const char *method,
-			    const char *status, const char *sent, size_t sent_len,
-			    const char *recorded, size_t recorded_len, const char *live,
-			    size_t live_len, const char *diff_json, struct mt_err *err);
-int store_finish_replay_run(struct store *st, int64_t run, int64_t duration_ns, int64_t passed,
-			    int64_t differed, int64_t missing, struct mt_err *err);
+/* One row of replay_result (see mcptap.sql); every pointer may be NULL but status. */
+struct store_replay_result {
+	int64_t seq;
+	const char *method;
+	const char *name;        /* the tool, prompt or resource */
+	const char *status;      /* pass | diff | missing | cancelled | unanswered | miss | unused | skipped */
+	const char *sent;
+	size_t sent_len;
+	const char *recorded;
+	size_t recorded_len;
+	const char *live;
+	size_t live_len;
+	const char *diff_json;   /* JSON array text */
+	const char *noise_json;  /* JSON array text */
+};
+int store_add_replay_result(struct store *st, int64_t run, const struct store_replay_result *r,
+			    struct mt_err *err);
+/* The run's totals (see replay_run in mcptap.sql); summary_json may be NULL. */
+struct store_replay_totals {
+	int64_t duration_ns;
+	int64_t passed, differed, missing;
+	int64_t noise;
+	const char *summary_json;
+};
+int store_finish_replay_run(struct store *st, int64_t run, const struct store_replay_totals *t,
+			    struct mt_err *err);
 
 /* ---- reading ---- */
 

@@ -38,9 +38,9 @@ printf '%s\n' "$init" '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
 check_eq "the mock exits 0 at EOF" 0 $?
 check "initialize answered under the live string id" grep -q '^{"jsonrpc":"2.0","id":"a","result":{"protocolVersion":"2025-06-18"' "$T/m.out"
 check "tools/call answered under the live id; key order and _meta do not matter" grep -q '"id":77,"result":{"content":\[{"type":"text","text":"hello"}\]}' "$T/m.out"
-check "the recording had one such call: a second one misses (not idempotent)" grep -q '"id":78,"error":{"code":-32001' "$T/m.out"
+check "the recording had one such call: a second one misses (not idempotent)" grep -q '"id":78,"error":{"code":-30900' "$T/m.out"
 check "that miss differs nowhere: the recording is used up" grep -q '"id":78,.*"differs":\[\]' "$T/m.out"
-check "a miss is an error with code -32001" grep -q '"id":79,"error":{"code":-32001' "$T/m.out"
+check "a miss is an error with code -30900" grep -q '"id":79,"error":{"code":-30900' "$T/m.out"
 check "the miss names the closest recording and the differing path" grep -q '"differs":\["params.arguments.text"\]' "$T/m.out"
 check "a method never recorded: -32601" grep -q '"id":80,"error":{"code":-32601' "$T/m.out"
 check "ping is answered again once its recordings run out" grep -q '"id":82,"result":{}' "$T/m.out"
@@ -113,7 +113,7 @@ printf '> {"jsonrpc":"2.0","id":1,"method":"ping"}\n' > "$T/only.fx"
 "$LOAD" "$T/only.fx" "$T/only.db"
 echo '{"jsonrpc":"2.0","id":9,"method":"ping"}' | "$MCPTAP" replay -r "$T/only.db" --as server > "$T/o.out" 2> "$T/o.err"
 check "only client traffic: a warning" grep -q "has no server messages" "$T/o.err"
-check "only client traffic: the recorded server never answered" grep -q '"id":9,"error":{"code":-32001,"message":"mcptap replay: the recorded server never answered' "$T/o.out"
+check "only client traffic: the recorded server never answered" grep -q '"id":9,"error":{"code":-30900,"message":"mcptap replay: the recorded server never answered' "$T/o.out"
 # A server that crashed mid-way: its last request unanswered.
 "$PEERS/mcp-client" -- "$MCPTAP" record -w "$T/crash.db" -- "$PEERS/mcp-server" --crash-after 3 > /dev/null 2>&1
 "$PEERS/mcp-client" -- "$MCPTAP" replay -r "$T/crash.db" --as server > /dev/null 2> "$T/cr.err"

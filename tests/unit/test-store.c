@@ -269,8 +269,8 @@ static void test_create(void **state)
 	umask(old);
 
 	assert_int_equal(sql_int(db, "PRAGMA application_id"), 0x4d435054);
-	assert_int_equal(sql_int(db, "PRAGMA user_version"), 1);
-	assert_int_equal(STORE_SCHEMA_VERSION, 1);
+	assert_int_equal(sql_int(db, "PRAGMA user_version"), 2);
+	assert_int_equal(STORE_SCHEMA_VERSION, 2);
 	assert_rows(db, "PRAGMA journal_mode", "wal\n");
 	assert_rows(db, "SELECT value FROM meta WHERE key = 'created_by'",
 		    "mcptap " MCPTAP_VERSION "\n");
@@ -400,6 +400,65 @@ static void test_refuse_other_application(void **state)
 	unit_rmdir(dir);
 }
 
+/*
+ * A version 1 file (the schema as first released, tests/fixtures/schema-v1.sql)
+ * is migrated when opened for writing, keeping its rows; a reader that may not
+ * write reads it as it is.
+ */
+static void test_migrate_v1(void **state)
+{
+	char *dir = tmpdir(), *p, *sqltext;
+	size_t n;
+	struct store *st = NULL;
+	struct mt_err err = {""};
+	struct store_replay_run run = {1, 1700000000000001LL, "server", NULL, "server", 1};
+	struct store_replay_result res = {.seq = 3, .method = "tools/call", .name = "echo",
+					  .status = "miss", .noise_json = "[\"result.x\"]"};
+	struct store_replay_totals tot = {5, 1, 2, 3, 4, "{\"k\":1}"};
+	int64_t id = 0;
+
+	(void)state;
+	sqltext = read_all("tests/fixtures/schema-v1.sql", &n);
+	p = path_in(dir, "v1.db");
+	sql_exec(p, sqltext);
+	sql_exec(p, "INSERT INTO session (id, started_wall, mcptap_version) VALUES (1, 1, '0.1.0');"
+		    "INSERT INTO replay_run (session, started_wall, mcptap_version, command)"
+		    " VALUES (1, 2, '0.1.0', 'srv');");
+	free(sqltext);
+	assert_int_equal(sql_int(p, "PRAGMA user_version"), 1);
+
+	/* A reader that cannot write reads version 1 as it is. */
+	assert_int_equal(chmod(p, 0400), 0);
+	if (geteuid() != 0) {
+		if (store_open(p, STORE_READ, &st, &err))
+			fail_msg("read-only v1: %s", err.msg);
+		store_close(st);
+		st = NULL;
+		assert_int_equal(sql_int(p, "PRAGMA user_version"), 1);
+	}
+	assert_int_equal(chmod(p, 0600), 0);
+
+	if (store_open(p, STORE_UPDATE, &st, &err))
+		fail_msg("migrate v1: %s", err.msg);
+	assert_int_equal(sql_int(p, "PRAGMA user_version"), 2);
+	assert_rows(p, "SELECT session, command, mode, runs, noise, summary FROM replay_run",
+		    "1|srv|client|1|0|~\n");
+	assert_int_equal(store_add_replay_run(st, &run, &id, &err), 0);
+	assert_int_equal(id, 2);
+	assert_int_equal(store_add_replay_result(st, id, &res, &err), 0);
+	assert_int_equal(store_finish_replay_run(st, id, &tot, &err), 0);
+	store_close(st);
+	assert_rows(p, "SELECT mode, passed, differed, missing, noise, summary FROM replay_run WHERE id = 2",
+		    "server|1|2|3|4|{\"k\":1}\n");
+	assert_rows(p, "SELECT seq, method, name, status, noise FROM replay_result",
+		    "3|tools/call|echo|miss|[\"result.x\"]\n");
+	/* The migrated file has the shape of a new one. */
+	assert_rows(p, "SELECT group_concat(name, ',') FROM pragma_table_info('replay_result')",
+		    "run,seq,method,status,sent,recorded,live,diff,name,noise\n");
+	free(p);
+	unit_rmdir(dir);
+}
+
 static void test_refuse_newer(void **state)
 {
 	char *dir = tmpdir(), *p;
@@ -416,7 +475,7 @@ static void test_refuse_newer(void **state)
 	/* When the file says which mcptap wrote it, the message names it. */
 	dir = tmpdir();
 	p = path_in(dir, "named.db");
-	sql_exec(p, "PRAGMA application_id = 1296257108; PRAGMA user_version = 2;"
+	sql_exec(p, "PRAGMA application_id = 1296257108; PRAGMA user_version = 3;"
 		    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);"
 		    "INSERT INTO meta VALUES ('migrated_by', 'mcptap 7.1.0');");
 	free(p);
@@ -967,6 +1026,7 @@ int main(void)
 		cmocka_unit_test(test_exchange_view),
 		cmocka_unit_test(test_method_stats_unanswered),
 		cmocka_unit_test(test_each_item),
+		cmocka_unit_test(test_migrate_v1),
 	};
 
 	return cmocka_run_group_tests(store, NULL, NULL);

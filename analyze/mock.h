@@ -1,0 +1,29 @@
+/*
+ * mock.h - the mock server: a recorded session answering a live client
+ * (`mcptap replay --as server`). The matching rules are in replay.h; the wire
+ * is tap/lineio.h (stdio lines).
+ */
+#ifndef MCPTAP_MOCK_H
+#define MCPTAP_MOCK_H
+
+#include "analyze/replay.h"
+
+/*
+ * The mock's JSON-RPC error code for "no recorded answer". It lies outside
+ * JSON-RPC's reserved range (-32768..-32000), where the SDKs put their own
+ * codes (-32001 is the TypeScript SDK's RequestTimeout).
+ */
+#define MOCK_MISS_CODE (-30900)
+
+struct mock_opts {
+	double scale;            /* recorded gaps times scale; 0: none */
+	int strict;              /* exit 1 on a miss or an unused recording */
+};
+
+/*
+ * Serve s on stdin/stdout until the client closes stdin. Returns the exit
+ * status (EXIT_OK, or EXIT_FINDINGS under strict).
+ */
+int mock_serve(struct rp_script *s, const struct mock_opts *o);
+
+#endif

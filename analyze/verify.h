@@ -1,0 +1,21 @@
+/*
+ * verify.h - the recorded client against a live server (`mcptap replay --as
+ * client`): every live answer compared with the recorded one. The matching
+ * rules are in replay.h; the wire is tap/lineio.h (stdio lines).
+ */
+#ifndef MCPTAP_VERIFY_H
+#define MCPTAP_VERIFY_H
+
+#include "analyze/replay.h"
+
+struct verify_opts {
+	char **argv;             /* the live server's command (borrowed) */
+	int timeout_ms;          /* wait at most this long for each answer */
+	struct store *st;        /* where the run is stored (borrowed), or NULL */
+	const char *ignore_json; /* the --ignore paths as a JSON array text, or NULL */
+};
+
+/* Run the recorded client; prints one line per request; returns the exit status. */
+int verify_run(struct rp_script *s, const struct verify_opts *o);
+
+#endif
