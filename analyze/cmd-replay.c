@@ -30,10 +30,11 @@ static int run_replay(int argc, char **argv);
 const struct cmd_entry cmd_replay = {
 	.name = "replay",
 	.summary = "play a recorded session back: a mock server, or the recorded client",
-	.usage = "mcptap replay -r FILE [-s ID] --as server [--strict] [--timing none|recorded|scale=X] "
-		 "[--ignore PATH]...\n"
+	.usage = "mcptap replay -r FILE [-s ID] --as server [--strict] "
+		 "[--timing ordered|none|recorded|scale=X] [--report FILE] [--ignore PATH]... "
+		 "[--no-store]\n"
 		 "mcptap replay -r FILE [-s ID] --as client [--ignore PATH]... [--timeout-ms N] "
-		 "[--no-store] -- COMMAND [ARG...]",
+		 "[--runs N] [--fast] [-v] [--no-store] -- COMMAND [ARG...]",
 	.options =
 		"  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
 		"  -s, --session ID      the session (default: the newest)\n"
@@ -42,28 +43,46 @@ const struct cmd_entry cmd_replay = {
 		"      --ignore PATH     leave PATH out of matching and comparing (repeatable):\n"
 		"                        params.arguments.ts, result.content[*].text, result.*.id;\n"
 		"                        NAME=PATH only for the method or tool/prompt NAME\n"
-		"      --strict          server: exit 1 when a request had no recording, or a\n"
-		"                        recorded request was never asked for\n"
-		"      --timing T        server: none (default, as fast as possible), recorded\n"
-		"                        (the recorded gaps), or scale=X (the gaps times X)\n"
-		"      --timeout-ms N    client: wait at most N ms for each answer (default 10000)\n"
-		"      --no-store        client: do not store the run in the capture file\n"
+		"      --no-store        do not store the run in the capture file\n"
+		"  server:\n"
+		"      --strict          exit 1 when a request had no recording, or a recorded\n"
+		"                        request was never asked for\n"
+		"      --timing T        ordered (default: no waiting, but each answer goes out\n"
+		"                        once the client has read what came before it), none\n"
+		"                        (everything at once), recorded (the recorded gaps), or\n"
+		"                        scale=X (the gaps times X)\n"
+		"      --report FILE     write the run's summary to FILE as JSON when the client\n"
+		"                        goes away\n"
+		"  client:\n"
+		"      --timeout-ms N    wait at most N ms for each answer (default 10000)\n"
+		"      --runs N          run the recorded client N times, a fresh server each\n"
+		"                        time (default 2): what differs between live runs is\n"
+		"                        noise, not a difference\n"
+		"      --fast            send as soon as the answers allow, not at the recorded\n"
+		"                        pace\n"
+		"  -v, --verbose         client: the recorded and live values at each path\n"
 		"  -h, --help            this text\n"
 		"\n"
 		"As a server, a request with no recording gets a JSON-RPC error (-30900) whose\n"
 		"data names the closest recorded request and the paths that differ. As a\n"
-		"client, each request prints PASS, DIFF with the paths that differ, or MISSING;\n"
-		"the exit status is 1 when any differed or went missing.\n",
+		"client, each request prints PASS, DIFF with the paths that differ, MISSING,\n"
+		"CANCELLED or UNANSWERED; the exit status is 1 when any differed or went\n"
+		"missing.\n",
 	.run = run_replay,
 };
 
 /* ---- the command ---- */
 
-static int parse_timing(const char *t, double *scale)
+/* --timing: none, ordered (no gaps, each answer after what came before has been
+ * read), recorded, scale=X (the last two ordered too). */
+static int parse_timing(const char *t, double *scale, int *ordered)
 {
 	char *end;
 
+	*ordered = 1;
 	if (!strcmp(t, "none"))
+		*scale = 0, *ordered = 0;
+	else if (!strcmp(t, "ordered"))
 		*scale = 0;
 	else if (!strcmp(t, "recorded"))
 		*scale = 1;
@@ -76,6 +95,16 @@ static int parse_timing(const char *t, double *scale)
 	return 0;
 }
 
+/* Options that belong to one --as mode only: their names, by getopt code. */
+static const struct {
+	int code;
+	const char *name;
+	int server; /* 1: --as server only; 0: --as client only */
+} mode_only[] = {
+	{'S', "--strict", 1}, {'t', "--timing", 1}, {'R', "--report", 1},
+	{'O', "--timeout-ms", 0}, {'n', "--runs", 0}, {'F', "--fast", 0}, {'v', "--verbose", 0},
+};
+
 static int run_replay(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -84,8 +113,12 @@ static int run_replay(int argc, char **argv)
 		{"as", required_argument, NULL, 'a'},
 		{"strict", no_argument, NULL, 'S'},
 		{"timing", required_argument, NULL, 't'},
+		{"report", required_argument, NULL, 'R'},
 		{"ignore", required_argument, NULL, 'i'},
 		{"timeout-ms", required_argument, NULL, 'O'},
+		{"runs", required_argument, NULL, 'n'},
+		{"fast", no_argument, NULL, 'F'},
+		{"verbose", no_argument, NULL, 'v'},
 		{"no-store", no_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -94,26 +127,34 @@ static int run_replay(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	const char **ignore = NULL;
 	size_t nignore = 0;
-	const char *path = NULL, *sid = NULL, *as = NULL, *timing = "none";
+	const char *path = NULL, *sid = NULL, *as = NULL, *timing = "ordered", *report = NULL;
 	struct store *st = NULL;
 	struct rp_script s;
 	struct mt_err err = {""};
 	struct canon_ignore ig;
-	int strict = 0, no_store = 0, c, rc = EXIT_ERROR, loaded = 0;
-	int64_t id, n, timeout_ms = 10000;
+	int strict = 0, no_store = 0, fast = 0, verbose = 0, c, rc = EXIT_ERROR, loaded = 0;
+	int64_t id, n, timeout_ms = 10000, runs = 2;
+	int given[128] = {0};
 	double scale = 0;
+	int ordered = 1;
 	json_t *ignore_json = json_array();
 	char *ignore_text = NULL;
+	struct mt_buf self = MT_BUF_INIT;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:r:s:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:r:s:vh", longopts, NULL)) != -1) {
+		if (c > 0 && c < 128)
+			given[c] = 1;
 		switch (c) {
 		case 'r': path = optarg; break;
 		case 's': sid = optarg; break;
 		case 'a': as = optarg; break;
 		case 'S': strict = 1; break;
 		case 't': timing = optarg; break;
+		case 'R': report = optarg; break;
+		case 'F': fast = 1; break;
+		case 'v': verbose = 1; break;
 		case 'i':
 			ignore = mt_realloc(ignore, (nignore + 1) * sizeof(*ignore));
 			ignore[nignore++] = optarg;
@@ -126,6 +167,13 @@ static int run_replay(int argc, char **argv)
 			}
 			timeout_ms = n;
 			break;
+		case 'n':
+			if (mt_parse_int64(optarg, &n) || n < 1 || n > 100) {
+				rc = cli_usage_error(&cmd_replay, "bad --runs '%s' (1 to 100)", optarg);
+				goto out;
+			}
+			runs = n;
+			break;
 		case 'N': no_store = 1; break;
 		case 'h': cli_help(&cmd_replay, stdout); rc = EXIT_OK; goto out;
 		default:
@@ -137,6 +185,13 @@ static int run_replay(int argc, char **argv)
 		rc = cli_usage_error(&cmd_replay, "say --as server or --as client");
 		goto out;
 	}
+	for (size_t k = 0; k < sizeof(mode_only) / sizeof(mode_only[0]); k++) {
+		if (given[mode_only[k].code] && mode_only[k].server != !strcmp(as, "server")) {
+			rc = cli_usage_error(&cmd_replay, "%s is for --as %s, not --as %s", mode_only[k].name,
+					     mode_only[k].server ? "server" : "client", as);
+			goto out;
+		}
+	}
 	if (!strcmp(as, "server") && optind < argc) {
 		rc = cli_usage_error(&cmd_replay, "--as server takes no command");
 		goto out;
@@ -145,15 +200,17 @@ static int run_replay(int argc, char **argv)
 		rc = cli_usage_error(&cmd_replay, "--as client needs the server's command after --");
 		goto out;
 	}
-	if (parse_timing(timing, &scale)) {
-		rc = cli_usage_error(&cmd_replay, "bad --timing '%s' (none, recorded, scale=X)", timing);
+	if (parse_timing(timing, &scale, &ordered)) {
+		rc = cli_usage_error(&cmd_replay, "bad --timing '%s' (ordered, none, recorded, scale=X)",
+				     timing);
 		goto out;
 	}
 	if (!(path = cli_capture_path(path))) {
 		rc = cli_usage_error(&cmd_replay, "no capture file: give -r FILE or set MCPTAP_FILE");
 		goto out;
 	}
-	/* A client run is stored in the capture file; a mock only reads it. */
+	/* A client run is stored in the capture file as it goes; a mock reads it,
+	 * and stores its run when the client is gone. */
 	if (!strcmp(as, "client") && !no_store && store_open(path, STORE_UPDATE, &st, &err) == 0)
 		;
 	else if (cli_open_capture(path, &st))
@@ -173,20 +230,31 @@ static int run_replay(int argc, char **argv)
 		mt_error("session %lld of '%s' has no messages to replay", (long long)id, path);
 		goto out;
 	}
+	if (rp_ignore_check(&s, &err)) {
+		rc = cli_usage_error(&cmd_replay, "%s", err.msg);
+		goto out;
+	}
+	ignore_text = json_dumps(ignore_json, JSON_COMPACT);
 	if (!strcmp(as, "server")) {
 		if (!s.server_msgs)
 			mt_warn("replay: session %lld has no server messages: every request will miss",
 				(long long)id);
 		store_close(st);
 		st = NULL;
-		struct mock_opts mo = {scale, strict};
+		mt_buf_puts(&self, "mcptap");
+		for (int k = 1; k < argc; k++) {
+			mt_buf_putc(&self, ' ');
+			mt_shell_quote(&self, argv[k]);
+		}
+		struct mock_opts mo = {scale, ordered, strict, report, no_store ? NULL : path,
+				       self.data, ignore_text};
 		rc = mock_serve(&s, &mo);
 	} else {
 		if (!s.requests)
 			mt_warn("replay: session %lld has no client requests: nothing to compare",
 				(long long)id);
-		ignore_text = json_dumps(ignore_json, JSON_COMPACT);
-		struct verify_opts vo = {argv + optind, (int)timeout_ms, no_store ? NULL : st, ignore_text};
+		struct verify_opts vo = {argv + optind, (int)timeout_ms, no_store ? NULL : st,
+					 ignore_text, (int)runs, fast, verbose};
 		rc = verify_run(&s, &vo);
 	}
 out:
@@ -196,5 +264,6 @@ out:
 	free(ignore);
 	free(ignore_text);
 	json_decref(ignore_json);
+	mt_buf_release(&self);
 	return rc;
 }

@@ -17,7 +17,13 @@
 
 struct mock_opts {
 	double scale;            /* recorded gaps times scale; 0: none */
+	int ordered;             /* an answer waits until the client has read what the
+				  * server sent before it (every --timing but none) */
 	int strict;              /* exit 1 on a miss or an unused recording */
+	const char *report;      /* --report FILE: the run's summary as JSON, or NULL */
+	const char *store_path;  /* the capture file to store the run in; NULL: --no-store */
+	const char *command;     /* the mock's own command line, for the stored run */
+	const char *ignore_json; /* the --ignore paths as a JSON array text, or NULL */
 };
 
 /*

@@ -44,11 +44,17 @@ static int load_item(const struct store_item *it, void *ctx)
 	memcpy(m->raw, it->raw, len);
 	m->raw[len] = '\0';
 	m->len = len;
-	m->answer = m->request = m->anchor = m->next_same = -1;
+	m->answer = m->request = m->anchor = m->next_same = m->cancelled_by = -1;
 	mt_classify(m->raw, m->len, &m->cls);
 	if (m->cls.kind <= MT_ERROR)
 		m->json = rp_parse(m->raw, m->len);
 	m->method = json_string_value(json_object_get(m->json, "method"));
+	if (m->cls.kind == MT_REQUEST) {
+		json_t *params = json_object_get(m->json, "params");
+		m->subject = json_string_value(json_object_get(params, "name"));
+		if (!m->subject)
+			m->subject = json_string_value(json_object_get(params, "uri"));
+	}
 	if (m->c2s) {
 		l->last_client = (int64_t)s->n;
 		if (m->cls.kind == MT_REQUEST)
@@ -95,6 +101,21 @@ int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 			if (mt_map_take(&open, key.data, key.len, &req)) {
 				m->request = req;
 				s->m[req].answer = (int64_t)i;
+			}
+		}
+		/* A cancellation names a request of its own side by id; the first one counts. */
+		if (m->cls.kind == MT_NOTIFICATION && m->method &&
+		    !strcmp(m->method, "notifications/cancelled")) {
+			json_t *rid = json_object_get(json_object_get(m->json, "params"), "requestId");
+			for (size_t q = i; rid && q-- > 0;) {
+				struct rp_msg *r = &s->m[q];
+				json_t *qid = json_object_get(r->json, "id");
+				if (r->c2s == m->c2s && r->cls.kind == MT_REQUEST && qid &&
+				    json_equal(qid, rid)) {
+					if (r->cancelled_by < 0)
+						r->cancelled_by = (int64_t)i;
+					break;
+				}
 			}
 		}
 		if (m->c2s && (m->cls.kind == MT_REQUEST || m->cls.kind == MT_NOTIFICATION) && m->method) {
@@ -178,6 +199,45 @@ void rp_ignore_for(const struct rp_script *s, const char *method, json_t *params
 	}
 	out->paths = v;
 	out->n = n;
+}
+
+int rp_ignore_check(const struct rp_script *s, struct mt_err *err)
+{
+	for (size_t i = 0; i < s->ig.n; i++) {
+		const char *p = s->ig.paths[i], *eq = strchr(p, '=');
+		size_t len;
+		int seen = 0;
+
+		if (path_root(p))
+			continue;
+		if (!eq || !path_root(eq + 1))
+			return mt_err_set(err, "--ignore '%s': a path starts at params, result or error "
+					  "(NAME=PATH scopes it to a method, tool or prompt)", p);
+		len = (size_t)(eq - p);
+		for (size_t k = 0; k < s->n && !seen; k++) {
+			const struct rp_msg *m = &s->m[k];
+			const char *name = json_string_value(
+				json_object_get(json_object_get(m->json, "params"), "name"));
+			if (!m->c2s || m->cls.kind != MT_REQUEST)
+				continue;
+			seen = (m->method && strlen(m->method) == len && !strncmp(m->method, p, len)) ||
+			       (name && strlen(name) == len && !strncmp(name, p, len));
+		}
+		if (!seen)
+			return mt_err_set(err, "--ignore '%s': the recorded client never called a method, "
+					  "tool or prompt named '%.*s'", p, (int)len, p);
+	}
+	return 0;
+}
+
+void rp_describe(const struct rp_msg *m, struct mt_buf *out)
+{
+	mt_buf_reset(out);
+	mt_buf_puts(out, m->method ? m->method : "?");
+	if (m->subject) {
+		mt_buf_putc(out, ' ');
+		mt_buf_puts(out, m->subject);
+	}
 }
 
 int rp_idempotent(const char *method)

@@ -46,6 +46,10 @@ struct rp_msg {
 				* them (-1: before any) */
 	int used;              /* client requests/notifications: matched already */
 	int64_t next_same;     /* client messages: the next one with the same key, or -1 */
+	int64_t cancelled_by;  /* requests: index of the notifications/cancelled from the same
+				* side that names them, or -1 */
+	const char *subject;   /* requests: what they name (params.name of a tool or
+				* prompt, params.uri of a resource), borrowed from json, or NULL */
 	/* While replaying: */
 	json_t *live_id;       /* client requests: the live id it was matched to (owned) */
 	struct mt_buf live_id_text;    /* the same as JSON text (the mock's) */
@@ -89,6 +93,20 @@ void rp_release(struct rp_script *s);
  */
 void rp_ignore_for(const struct rp_script *s, const char *method, json_t *params,
 		   struct canon_ignore *out);
+
+/*
+ * A request's method and subject for people: "tools/call echo",
+ * "resources/read file:///x", "ping". Into out (reset first).
+ */
+void rp_describe(const struct rp_msg *m, struct mt_buf *out);
+
+/*
+ * Check the ignore paths against the recording: each PATH must start at
+ * params, result or error, and the NAME of a NAME=PATH must be the method of
+ * a recorded client request or the name in its params. Returns 0, or -1 with
+ * err saying which path is wrong and why.
+ */
+int rp_ignore_check(const struct rp_script *s, struct mt_err *err);
 
 /* Is method idempotent, so that its last recording may answer it again? */
 int rp_idempotent(const char *method);

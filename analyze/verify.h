@@ -13,6 +13,9 @@ struct verify_opts {
 	int timeout_ms;          /* wait at most this long for each answer */
 	struct store *st;        /* where the run is stored (borrowed), or NULL */
 	const char *ignore_json; /* the --ignore paths as a JSON array text, or NULL */
+	int runs;                /* live runs (a fresh server each); 2 or more tell noise from change */
+	int fast;                /* send as fast as the answers allow, not at the recorded pace */
+	int verbose;             /* -v: recorded and live values at each differing or noisy path */
 };
 
 /* Run the recorded client; prints one line per request; returns the exit status. */
