@@ -8,9 +8,18 @@
 #ifndef MCPTAP_LINEIO_H
 #define MCPTAP_LINEIO_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "schema/util.h"
+
+/* How lio_unread learns what the peer has not read yet of wfd (found by lio_init). */
+enum lio_outq {
+	LIO_OUTQ_NONE,   /* a file, a tty, a network socket: it cannot be known */
+	LIO_OUTQ_PIPE,   /* FIONREAD: Linux counts a pipe's unread bytes on either end */
+	LIO_OUTQ_SOCKET, /* SIOCOUTQ: the bytes a Unix stream socket sent that its peer
+			  * has not read yet (node spawns children with socketpairs) */
+};
 
 struct lio {
 	int rfd, wfd;     /* borrowed */
@@ -21,7 +30,11 @@ struct lio {
 	int eof;
 	int write_failed; /* the peer stopped reading */
 	int nonblock;     /* wfd is ours and non-blocking: output waits in out */
-	size_t out_off;   /* the part of out already written (nonblock) */
+	size_t out_off;   /* the part of out already written */
+	int outq;         /* enum lio_outq, for wfd */
+	struct mt_buf ahead; /* input read while lio_wait_read waited, not yet in buf
+			      * (buf holds the line lio_next lent out) */
+	int ahead_eof;    /* the input ended while lio_wait_read waited */
 };
 
 enum {
@@ -59,5 +72,24 @@ int lio_nonblock(struct lio *l);
 size_t lio_pending(const struct lio *l);
 /* Wait up to timeout_ms for the queued output to go out; 0 when it did, else -1. */
 int lio_drain(struct lio *l, int timeout_ms);
+
+/*
+ * Bytes written to wfd that the peer has not read yet: 0 once it has read
+ * everything, -1 when that cannot be known (l->outq is LIO_OUTQ_NONE, or the
+ * query failed).
+ */
+long lio_unread(const struct lio *l);
+
+/*
+ * Write what is queued, then wait until the peer has read all of it (see
+ * lio_unread), for up to timeout_ms. Meanwhile the input is read ahead (up to
+ * a few MiB, kept for lio_next; the line lio_next lent out stays valid), so
+ * that a peer blocked writing to us, before it reads, cannot deadlock with us.
+ * stop (borrowed, may be NULL) ends the wait once it is nonzero. Returns 0
+ * when the peer has read everything or there is no way to know, 1 when it has
+ * not within timeout_ms (what is still queued goes out with the next flush),
+ * -1 when the peer stopped reading (its end is closed) or stop was set.
+ */
+int lio_wait_read(struct lio *l, int timeout_ms, const volatile sig_atomic_t *stop);
 
 #endif
