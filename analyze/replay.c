@@ -120,8 +120,9 @@ int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 		}
 		if (m->c2s && (m->cls.kind == MT_REQUEST || m->cls.kind == MT_NOTIFICATION) && m->method) {
 			struct canon_ignore mine;
-			rp_ignore_for(s, m->method, json_object_get(m->json, "params"), &mine);
-			canon_key(m->method, json_object_get(m->json, "params"), &mine, &key);
+			json_t *kp = rp_key_params(m->method, json_object_get(m->json, "params"));
+			rp_ignore_for(s, m->method, kp, &mine);
+			canon_key(m->method, kp, &mine, &key);
 			free((void *)mine.paths);
 			m->key = mt_strndup(key.data, key.len);
 			if (!mt_map_get(&s->by_key, key.data, key.len, &req))
@@ -240,6 +241,67 @@ void rp_describe(const struct rp_msg *m, struct mt_buf *out)
 	}
 }
 
+json_t *rp_key_params(const char *method, json_t *params)
+{
+	return method && !strcmp(method, "initialize") ? NULL : params;
+}
+
+/* Is there a member, not null, at the dotted path under caps? */
+static int declared(json_t *caps, const char *path)
+{
+	char name[64];
+	const char *p = path, *dot;
+
+	while (caps && *p) {
+		size_t n;
+		dot = strchr(p, '.');
+		n = dot ? (size_t)(dot - p) : strlen(p);
+		if (n >= sizeof(name))
+			return 0;
+		memcpy(name, p, n);
+		name[n] = '\0';
+		caps = json_object_get(caps, name);
+		p += n + (dot != NULL);
+	}
+	return caps != NULL && !json_is_null(caps);
+}
+
+const char *rp_missing_capability(const char *method, json_t *params, json_t *caps)
+{
+	int task = json_object_get(params, "task") != NULL;
+
+	if (!method)
+		return NULL;
+	if (!json_is_object(caps))
+		caps = NULL;
+	if (!strcmp(method, "sampling/createMessage")) {
+		if (!declared(caps, "sampling"))
+			return "sampling";
+		if (task && !declared(caps, "tasks.requests.sampling.createMessage"))
+			return "tasks.requests.sampling.createMessage";
+		return NULL;
+	}
+	if (!strcmp(method, "roots/list"))
+		return declared(caps, "roots") ? NULL : "roots";
+	if (!strcmp(method, "elicitation/create")) {
+		json_t *e = json_object_get(caps, "elicitation");
+		const char *mode = json_string_value(json_object_get(params, "mode"));
+		if (!e || json_is_null(e))
+			return "elicitation";
+		if (mode && !strcmp(mode, "url")) {
+			if (!declared(e, "url"))
+				return "elicitation.url";
+		} else if (json_is_object(e) && json_object_size(e) && !declared(e, "form")) {
+			/* {} is form mode only (2025-11-25 keeps it for older clients). */
+			return "elicitation.form";
+		}
+		if (task && !declared(caps, "tasks.requests.elicitation.create"))
+			return "tasks.requests.elicitation.create";
+		return NULL;
+	}
+	return NULL;
+}
+
 int rp_idempotent(const char *method)
 {
 	size_t n;
@@ -263,6 +325,7 @@ static int64_t match(struct rp_script *s, enum mt_kind kind, const char *method,
 	int64_t head = -1, found = -1;
 
 	struct canon_ignore ig;
+	params = rp_key_params(method, params);
 	rp_ignore_for(s, method, params, &ig);
 	canon_key(method, params, &ig, &key);
 	free((void *)ig.paths);

@@ -108,6 +108,29 @@ void rp_describe(const struct rp_msg *m, struct mt_buf *out);
  */
 int rp_ignore_check(const struct rp_script *s, struct mt_err *err);
 
+/*
+ * The params a request's match key is made of: none for initialize (what the
+ * client says of itself never decides the handshake), else params. Borrowed.
+ */
+json_t *rp_key_params(const char *method, json_t *params);
+
+/*
+ * May a recorded server request (method, params) go to a live client that
+ * declared caps (the capabilities object of its initialize params, borrowed;
+ * NULL or not an object: it declared none)? Returns NULL when it may, else
+ * the capability the client lacks, as a static path under capabilities:
+ *   sampling/createMessage  "sampling"
+ *   roots/list              "roots"
+ *   elicitation/create      "elicitation"; with params.mode "url":
+ *                           "elicitation.url"; in form mode (the default),
+ *                           "elicitation.form" when elicitation names only
+ *                           other modes ({} or {"form":{}} allow form mode)
+ * and a task-augmented one (params.task present) of the first or the third
+ * also "tasks.requests.sampling.createMessage" or
+ * "tasks.requests.elicitation.create". Other methods need nothing.
+ */
+const char *rp_missing_capability(const char *method, json_t *params, json_t *caps);
+
 /* Is method idempotent, so that its last recording may answer it again? */
 int rp_idempotent(const char *method);
 
