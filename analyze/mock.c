@@ -1,9 +1,19 @@
 /*
  * mock.c - the mock server (see mock.h).
+ *
+ * One pass over the client's lines: each request is matched to a recorded one
+ * (replay.h) and its block played; the recorded server requests the live
+ * client declared no capability for are left out, and the conversation goes on
+ * as if the recorded client's answer to them had come. An answer that follows
+ * server messages waits until the client has read them (see before_answer).
+ * At the end the run's summary goes to --report FILE and into the capture.
  */
 #include "analyze/mock.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -12,27 +22,94 @@
 #include "schema/cli.h"
 #include "tap/lineio.h"
 
+#define ORDER_WAIT_MS 2000 /* the longest an answer waits for the client to read */
+#define MAX_LISTED 1000    /* misses listed in the summary and stored, at most */
+
+/* What became of a recorded message (the server's, mostly). */
+enum {
+	ST_NEW,     /* not sent (or sent and may go again: an answer that is reused) */
+	ST_SENT,
+	ST_SKIPPED, /* a server request the live client declared no capability for */
+	ST_AWAITED, /* a server request sent; the live client has not answered it yet */
+};
+
+/* The signal that ends the run, 0 while none has come. */
+static volatile sig_atomic_t mock_signal;
+/* /dev/null, for on_signal to put in place of stdin and stdout; -1: none. */
+static int mock_devnull = -1;
+
 struct mock {
-	struct rp_script *s;
+	struct rp_script *s;   /* borrowed */
+	const struct mock_opts *o; /* borrowed */
 	struct lio io;
-	double scale;          /* 0: no waiting */
-	char *emitted;         /* per recorded message: already sent */
+	char *state;           /* owned: per recorded message, ST_* */
 	struct mt_map fresh;   /* our request id -> recorded server request index */
-	json_int_t next_id;    /* our next fresh request id */
+	json_int_t next_id;    /* our last fresh request id */
 	struct mt_map tokens;  /* recorded progress token (JSON text) -> client request index */
 	struct mt_buf out, key;
-	size_t answered, reused, misses, garbage;
+	int64_t *todo;         /* owned: anchors whose blocks play_block has yet to play */
+	size_t todo_cap;
+	int server_since;      /* server messages went out since the last answer */
+	/* The live client, as its last initialize said (new references, or NULL). */
+	int initialized;       /* an initialize came: caps decides what is sent */
+	json_t *caps;          /* its params.capabilities ({} when it had none) */
+	json_t *client_info;   /* its params.clientInfo */
+	json_t *asked;         /* its params.protocolVersion */
+	json_t *answered_version; /* the protocolVersion of the recorded answer it got */
+	/* What the summary says. */
+	size_t requests, answered, reused, missed, garbage, waits, timeouts;
+	json_t *misses;        /* owned: [{method, name, id, closest, differs}], MAX_LISTED at most */
+	json_t *miss_lines;    /* owned: the live request line of each miss, a string */
+	json_t *skipped;       /* owned: [{seq, method, needs}] */
 };
+
+/*
+ * An answer (a response or an error to a client request) is about to be
+ * queued. When server messages (notifications, server requests) went out
+ * since the last answer, it waits, under --timing ordered and the recorded
+ * ones, until the client has read them: the answer then comes in a later
+ * read() than they did.
+ *
+ * Why reading is the barrier: the TypeScript SDK's stdio transport handles
+ * every complete line of one read() in one go, synchronously. A response is
+ * processed at once, which removes its request's progress handler, while a
+ * notification's handler runs a microtask later; progress that came in the
+ * same read() as the result is thus dropped. But node (libuv) calls back once
+ * per read(), and drains the microtask queue before it runs the next read
+ * callback: notifications the client read before the answer was even written
+ * have been handled when the answer is. (Log messages and list_changed
+ * notifications keep their order relative to answers the same way.)
+ *
+ * It costs a test of a flag when no server message came before the answer.
+ */
+static void before_answer(struct mock *k)
+{
+	if (!k->server_since)
+		return;
+	k->server_since = 0;
+	if (!k->o->ordered || k->io.outq == LIO_OUTQ_NONE)
+		return;
+	k->waits++;
+	if (lio_wait_read(&k->io, ORDER_WAIT_MS, &mock_signal) == 1)
+		k->timeouts++;
+}
 
 static void mock_send(struct mock *k, size_t i, const struct mt_buf *id, const struct mt_buf *token)
 {
+	enum mt_kind kind = k->s->m[i].cls.kind;
+
+	if (kind == MT_RESPONSE || kind == MT_ERROR)
+		before_answer(k);
+	else
+		k->server_since = 1;
 	mt_buf_reset(&k->out);
 	rp_render(k->s, i, id && id->len ? id->data : NULL, id ? id->len : 0,
 		  token && token->len ? token->data : NULL, token ? token->len : 0, &k->out);
 	lio_put(&k->io, k->out.data, k->out.len);
-	k->emitted[i] = 1;
+	k->state[i] = ST_SENT;
 }
 
+/* Sleep ns, or less when a signal ends the run. */
 static void sleep_ns(int64_t ns)
 {
 	struct timespec ts;
@@ -41,7 +118,7 @@ static void sleep_ns(int64_t ns)
 		return;
 	ts.tv_sec = (time_t)(ns / 1000000000);
 	ts.tv_nsec = (long)(ns % 1000000000);
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !mock_signal)
 		;
 }
 
@@ -58,20 +135,32 @@ static const struct mt_buf *live_token(struct mock *k, size_t i)
 	return &k->s->m[req].live_token_text;
 }
 
-/* Send server message j, as the live conversation needs it. */
-static void play_one(struct mock *k, size_t j)
+/*
+ * Send server message j, as the live conversation needs it. Returns 1 when it
+ * is a server request the live client declared no capability for (not sent).
+ */
+static int play_one(struct mock *k, size_t j)
 {
 	struct rp_msg *m = &k->s->m[j];
 
-	if (k->emitted[j])
-		return;
+	if (k->state[j] != ST_NEW)
+		return 0;
 	switch (m->cls.kind) {
 	case MT_REQUEST: {
+		const char *needs = k->initialized ? rp_missing_capability(
+			m->method, json_object_get(m->json, "params"), k->caps) : NULL;
+		if (needs) {
+			k->state[j] = ST_SKIPPED;
+			json_array_append_new(k->skipped, json_pack("{s:I,s:s?,s:s}", "seq", (json_int_t)m->seq,
+								    "method", m->method, "needs", needs));
+			return 1;
+		}
 		struct mt_buf id = MT_BUF_INIT;
 		++k->next_id;
 		mt_buf_printf(&id, "%lld", (long long)k->next_id);
 		mt_map_put(&k->fresh, &k->next_id, sizeof(k->next_id), (int64_t)j);
 		mock_send(k, j, &id, NULL);
+		k->state[j] = ST_AWAITED;
 		mt_buf_release(&id);
 		break;
 	}
@@ -89,21 +178,42 @@ static void play_one(struct mock *k, size_t j)
 		mock_send(k, j, NULL, NULL);
 		break;
 	}
+	return 0;
 }
 
-/* Play the block of anchor a (-1: the messages before any client message). */
+static void todo_push(struct mock *k, size_t *n, int64_t a)
+{
+	if (*n == k->todo_cap) {
+		k->todo_cap = k->todo_cap ? 2 * k->todo_cap : 16;
+		k->todo = mt_realloc(k->todo, k->todo_cap * sizeof(*k->todo));
+	}
+	k->todo[(*n)++] = a;
+}
+
+/*
+ * Play the block of anchor a (-1: the messages before any client message).
+ * A server request left out is taken as answered as recorded: the block of
+ * that recorded answer follows this one (a queue, not recursion: a recording
+ * may chain any number of them).
+ */
 static void play_block(struct mock *k, int64_t a)
 {
 	struct rp_script *s = k->s;
-	int64_t prev_t = a >= 0 ? s->m[a].t_ns : 0;
+	size_t n = 0, at = 0;
 
-	for (size_t j = (size_t)(a + 1); j < s->n && !s->m[j].c2s; j++) {
-		if (k->scale > 0) {
-			(void)lio_flush(&k->io);
-			sleep_ns((int64_t)((double)(s->m[j].t_ns - prev_t) * k->scale));
+	todo_push(k, &n, a);
+	while (at < n) {
+		int64_t b = k->todo[at++];
+		int64_t prev_t = b >= 0 ? s->m[b].t_ns : 0;
+		for (size_t j = (size_t)(b + 1); j < s->n && !s->m[j].c2s && !mock_signal; j++) {
+			if (k->o->scale > 0) {
+				(void)lio_flush(&k->io);
+				sleep_ns((int64_t)((double)(s->m[j].t_ns - prev_t) * k->o->scale));
+			}
+			prev_t = s->m[j].t_ns;
+			if (play_one(k, j) && s->m[j].answer >= 0)
+				todo_push(k, &n, s->m[j].answer);
 		}
-		prev_t = s->m[j].t_ns;
-		play_one(k, j);
 	}
 }
 
@@ -120,6 +230,7 @@ static void mock_error(struct mock *k, struct mt_span id_tok, int code, const ch
 	if (data)
 		json_object_set(json_object_get(e, "error"), "data", data);
 	text = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	before_answer(k);
 	lio_put(&k->io, text, strlen(text));
 	lio_put(&k->io, "\n", 1);
 	free(text);
@@ -141,45 +252,96 @@ static int empty_params(struct mt_span p)
 	return i < p.n && p.p[i] == '}';
 }
 
-static void mock_request(struct mock *k, const struct mt_class *c)
+/* What a request names: a tool's or a prompt's params.name, a resource's params.uri. */
+static const char *subject_of(json_t *params)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+
+	return name ? name : json_string_value(json_object_get(params, "uri"));
+}
+
+/* Keep what the live client said of itself: it decides which server requests go out. */
+static void note_initialize(struct mock *k, json_t *params)
+{
+	json_t *caps = json_object_get(params, "capabilities");
+
+	k->initialized = 1;
+	json_decref(k->caps);
+	k->caps = json_is_object(caps) ? json_incref(caps) : json_object();
+	json_decref(k->client_info);
+	k->client_info = json_incref(json_object_get(params, "clientInfo"));
+	json_decref(k->asked);
+	k->asked = json_incref(json_object_get(params, "protocolVersion"));
+}
+
+/* A request with no recording: an error naming the closest one, and a line in the summary. */
+static void mock_miss(struct mock *k, const struct mt_class *c, const char *method, json_t *params,
+		      const char *line, size_t n)
+{
+	struct rp_script *s = k->s;
+	json_t *diffs = json_array(), *data, *closest = json_null();
+	int64_t close = rp_closest(s, method, params, diffs);
+
+	k->missed++;
+	data = json_pack("{s:s,s:s}", "mcptap", "replay: no recorded request matches", "method", method);
+	if (close >= 0) {
+		closest = json_pack("{s:I,s:O?}", "seq", (json_int_t)s->m[close].seq, "params",
+				    json_object_get(s->m[close].json, "params"));
+		json_object_set(data, "closest", closest);
+		json_object_set(data, "differs", diffs);
+	}
+	mock_error(k, c->id, close >= 0 ? MOCK_MISS_CODE : -32601,
+		   close >= 0 ? "mcptap replay: no recorded answer for these params"
+			      : "mcptap replay: this method was never recorded",
+		   data);
+	if (json_array_size(k->misses) < MAX_LISTED) {
+		json_t *id = c->id.n ? rp_parse(c->id.p, c->id.n) : NULL;
+		json_t *line_text = json_stringn(line, n);
+		json_array_append_new(k->misses,
+				      json_pack("{s:s,s:s?,s:o,s:O,s:O}", "method", method, "name",
+						subject_of(params), "id", id ? id : json_null(), "closest",
+						closest, "differs", diffs));
+		json_array_append_new(k->miss_lines, line_text ? line_text : json_null());
+	}
+	json_decref(closest);
+	json_decref(data);
+	json_decref(diffs);
+}
+
+static void mock_request(struct mock *k, const struct mt_class *c, const char *line, size_t n)
 {
 	struct rp_script *s = k->s;
 	json_t *params = NULL;
 	int reused = 0;
 	int64_t i;
 
+	k->requests++;
 	/* The method, then the params (parsed only when there are some). */
 	if (mt_json_string(c->method, &k->key) || memchr(k->key.data ? k->key.data : "", '\0', k->key.len)) {
 		mock_error(k, c->id, -32600, "Invalid Request", NULL);
 		return;
 	}
 	const char *method = k->key.data ? k->key.data : "";
+	int initialize = !strcmp(method, "initialize");
 	if (!empty_params(c->params))
 		params = rp_parse(c->params.p, c->params.n);
+	if (initialize)
+		note_initialize(k, params);
 	i = rp_match_request(s, method, params, &reused);
 	if (i < 0) {
-		json_t *diffs = json_array(), *data;
-		int64_t close = rp_closest(s, method, params, diffs);
-		k->misses++;
-		data = json_pack("{s:s,s:s}", "mcptap", "replay: no recorded request matches", "method",
-				 method);
-		if (close >= 0) {
-			json_object_set_new(data, "closest",
-					    json_pack("{s:I,s:O?}", "seq", (json_int_t)s->m[close].seq, "params",
-						      json_object_get(s->m[close].json, "params")));
-			json_object_set(data, "differs", diffs);
-		}
-		mock_error(k, c->id, close >= 0 ? MOCK_MISS_CODE : -32601,
-			   close >= 0 ? "mcptap replay: no recorded answer for these params"
-				      : "mcptap replay: this method was never recorded",
-			   data);
-		json_decref(data);
-		json_decref(diffs);
+		mock_miss(k, c, method, params, line, n);
 		json_decref(params);
 		return;
 	}
 	json_decref(params);
 	struct rp_msg *r = &s->m[i];
+	if (initialize && r->answer >= 0) {
+		/* The recorded version, whatever the client asked: a server may answer with
+		 * one it supports, and the client may then refuse it. */
+		json_decref(k->answered_version);
+		k->answered_version = json_incref(json_object_get(
+			json_object_get(s->m[r->answer].json, "result"), "protocolVersion"));
+	}
 	mt_buf_reset(&r->live_id_text);
 	mt_buf_append(&r->live_id_text, c->id.p, c->id.n);
 	mt_buf_reset(&r->live_token_text);
@@ -194,7 +356,7 @@ static void mock_request(struct mock *k, const struct mt_class *c)
 	}
 	k->answered++;
 	if (r->answer >= 0)
-		k->emitted[r->answer] = 0; /* may have gone out for an earlier reuse */
+		k->state[r->answer] = ST_NEW; /* may have gone out for an earlier reuse */
 	play_block(k, i);
 	if (r->answer < 0) {
 		/* The recording ends before the server answered (it crashed or was cut). */
@@ -203,13 +365,17 @@ static void mock_request(struct mock *k, const struct mt_class *c)
 		return;
 	}
 	/* The answer came later in the recording. Unless the server was waiting on
-	 * the client for it (an answer to its own request came between), send it now
-	 * so that a client that waits for each answer is not left waiting. */
-	if (!k->emitted[r->answer]) {
+	 * the client for it (the answer to a request of ours the live client still
+	 * owes came between), send it now so that a client that waits for each
+	 * answer is not left waiting. */
+	if (k->state[r->answer] == ST_NEW) {
 		int waited = 0;
-		for (size_t j = (size_t)i + 1; j < (size_t)r->answer; j++)
-			if (s->m[j].c2s && (s->m[j].cls.kind == MT_RESPONSE || s->m[j].cls.kind == MT_ERROR))
-				waited = 1;
+		for (size_t j = (size_t)i + 1; j < (size_t)r->answer && !waited; j++) {
+			const struct rp_msg *m = &s->m[j];
+			if (m->c2s && (m->cls.kind == MT_RESPONSE || m->cls.kind == MT_ERROR))
+				waited = m->request < 0 || k->state[m->request] == ST_NEW ||
+					 k->state[m->request] == ST_AWAITED;
+		}
 		if (!waited)
 			play_one(k, (size_t)r->answer);
 	}
@@ -225,6 +391,7 @@ static void mock_answer(struct mock *k, json_t *msg)
 	json_int_t v = json_integer_value(id);
 	if (!mt_map_take(&k->fresh, &v, sizeof(v), &sreq))
 		return;
+	k->state[sreq] = ST_SENT;
 	/* The recorded client's answer to that request anchors what followed it. */
 	int64_t a = k->s->m[sreq].answer;
 	if (a >= 0)
@@ -249,7 +416,7 @@ static void mock_line(struct mock *k, const char *line, size_t n)
 		return;
 	}
 	if (c.kind == MT_REQUEST) {
-		mock_request(k, &c);
+		mock_request(k, &c, line, n);
 		return;
 	}
 	msg = rp_parse(line, n);
@@ -278,53 +445,272 @@ static void mock_line(struct mock *k, const char *line, size_t n)
 	json_decref(msg);
 }
 
+/* ---- the end of a run: its summary, the report file, the capture ---- */
+
+/* The recorded client requests no live request matched: [{seq, method, name}]. */
+static json_t *unused_requests(const struct rp_script *s)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct rp_msg *m = &s->m[i];
+		if (m->c2s && m->cls.kind == MT_REQUEST && !m->used)
+			json_array_append_new(a, json_pack("{s:I,s:s?,s:s?}", "seq", (json_int_t)m->seq,
+							   "method", m->method, "name", m->subject));
+	}
+	return a;
+}
+
+static const char *signal_name(int sig)
+{
+	return sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "signal";
+}
+
+/* The run's summary (a new reference): what --report writes and the capture keeps. */
+static json_t *mock_summary(struct mock *k, json_t *unused, const char *ended)
+{
+	int ok = !k->missed && !(k->o->strict && json_array_size(unused));
+
+	return json_pack("{s:I,s:{s:O?,s:O?},s:O?,s:I,s:I,s:I,s:I,s:O,s:O,s:O,s:I,s:I,s:I,s:s,s:b}",
+			 "session", (json_int_t)k->s->session, "protocol", "asked", k->asked,
+			 "answered", k->answered_version, "client", k->client_info, "requests",
+			 (json_int_t)k->requests, "answered", (json_int_t)k->answered, "reused",
+			 (json_int_t)k->reused, "missed", (json_int_t)k->missed, "misses", k->misses,
+			 "unused", unused, "skipped", k->skipped, "ordered_waits", (json_int_t)k->waits,
+			 "ordered_timeouts", (json_int_t)k->timeouts, "garbage", (json_int_t)k->garbage,
+			 "ended", ended, "ok", ok);
+}
+
+/* Write the summary to path through path.tmp, so that a reader never sees half of it. */
+static void write_report(const char *path, json_t *sum)
+{
+	char *tmp = mt_asprintf("%s.tmp", path);
+	char *text = json_dumps(sum, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	FILE *f = fopen(tmp, "we");
+	int bad = !f || !text || fputs(text, f) == EOF || fputc('\n', f) == EOF;
+
+	if (f && fclose(f) == EOF)
+		bad = 1;
+	if (bad || rename(tmp, path) < 0) {
+		mt_warn("replay: cannot write the report '%s': %s", path, strerror(errno));
+		(void)unlink(tmp);
+	}
+	free(text);
+	free(tmp);
+}
+
+/* One replay_result row; NULLs as the schema allows. */
+static int store_row(struct store *st, int64_t run, int64_t seq, const char *method, const char *name,
+		     const char *status, const char *sent, const char *recorded, size_t recorded_len,
+		     json_t *diff, struct mt_err *err)
+{
+	char *diff_text = diff ? json_dumps(diff, JSON_COMPACT) : NULL;
+	struct store_replay_result r = {
+		.seq = seq, .method = method, .name = name, .status = status, .sent = sent,
+		.sent_len = sent ? strlen(sent) : 0, .recorded = recorded,
+		.recorded_len = recorded_len, .diff_json = diff_text,
+	};
+	int rc = store_add_replay_result(st, run, &r, err);
+
+	free(diff_text);
+	return rc;
+}
+
+/*
+ * Store the run in the capture file: a replay_run of mode server, a row per
+ * miss (seq: the closest recording, or 0; sent: the live line; diff: the
+ * paths that differ), per unused recording (recorded: its answer) and per
+ * server request left out (diff: the capability path the live initialize
+ * lacked). A capture that cannot be written is a warning, not a failure.
+ */
+static void mock_store(struct mock *k, json_t *unused, const char *summary, int64_t wall,
+		       int64_t t0)
+{
+	const struct rp_script *s = k->s;
+	struct store *st = NULL;
+	struct mt_err err = {""};
+	struct store_replay_run run = {s->session, wall, k->o->command, k->o->ignore_json, "server", 1};
+	int64_t id;
+	size_t i;
+	json_t *e;
+
+	if (store_open(k->o->store_path, STORE_UPDATE, &st, &err) || store_begin(st, &err) ||
+	    store_add_replay_run(st, &run, &id, &err))
+		goto fail;
+	json_array_foreach(k->misses, i, e) {
+		json_t *closest = json_object_get(e, "closest");
+		if (store_row(st, id, json_integer_value(json_object_get(closest, "seq")),
+			      json_string_value(json_object_get(e, "method")),
+			      json_string_value(json_object_get(e, "name")), "miss",
+			      json_string_value(json_array_get(k->miss_lines, i)), NULL, 0,
+			      json_object_get(e, "differs"), &err))
+			goto fail;
+	}
+	for (size_t m = 0; m < s->n; m++) {
+		const struct rp_msg *r = &s->m[m];
+		const struct rp_msg *a = r->answer >= 0 ? &s->m[r->answer] : NULL;
+		if (!r->c2s || r->cls.kind != MT_REQUEST || r->used)
+			continue;
+		if (store_row(st, id, r->seq, r->method, r->subject, "unused", NULL, a ? a->raw : NULL,
+			      a ? a->len : 0, NULL, &err))
+			goto fail;
+	}
+	json_array_foreach(k->skipped, i, e) {
+		char *path = mt_asprintf("params.capabilities.%s",
+					 json_string_value(json_object_get(e, "needs")));
+		json_t *diff = json_pack("[s]", path);
+		int bad = store_row(st, id, json_integer_value(json_object_get(e, "seq")),
+				    json_string_value(json_object_get(e, "method")), NULL, "skipped", NULL,
+				    NULL, 0, diff, &err);
+		json_decref(diff);
+		free(path);
+		if (bad)
+			goto fail;
+	}
+	struct store_replay_totals tot = {mt_mono_ns() - t0, (int64_t)k->answered, (int64_t)k->missed,
+					  (int64_t)json_array_size(unused), 0, summary};
+	if (store_finish_replay_run(st, id, &tot, &err) || store_commit(st, &err))
+		goto fail;
+	store_close(st);
+	return;
+fail:
+	if (st)
+		store_rollback(st);
+	mt_warn("replay: the run is not stored in '%s': %s", k->o->store_path, err.msg);
+	store_close(st);
+}
+
+/* ---- signals ---- */
+
+static void on_signal(int sig)
+{
+	int e = errno;
+
+	mock_signal = sig;
+	/* stdin and stdout become /dev/null: a read of stdin, blocked now or about to
+	 * block, ends (EOF), and a write to a client that no longer reads completes. So
+	 * the run ends the normal way, with its summary, whenever the signal came. */
+	if (mock_devnull >= 0) {
+		(void)dup2(mock_devnull, STDIN_FILENO);
+		(void)dup2(mock_devnull, STDOUT_FILENO);
+	}
+	errno = e;
+}
+
+static const int mock_sigs[3] = {SIGTERM, SIGINT, SIGHUP};
+
+/* Catch the signals that end a run; one ignored from the start stays ignored. */
+static void catch_signals(struct sigaction old[3], int set[3])
+{
+	struct sigaction sa;
+
+	mock_signal = 0;
+	mock_devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal; /* no SA_RESTART: a blocked read returns */
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < 3; i++) {
+		set[i] = sigaction(mock_sigs[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN &&
+			 sigaction(mock_sigs[i], &sa, NULL) == 0;
+	}
+}
+
+static void release_signals(const struct sigaction old[3], const int set[3])
+{
+	for (int i = 0; i < 3; i++)
+		if (set[i])
+			(void)sigaction(mock_sigs[i], &old[i], NULL);
+	if (mock_devnull >= 0)
+		close(mock_devnull);
+	mock_devnull = -1;
+}
+
 int mock_serve(struct rp_script *s, const struct mock_opts *o)
 {
-	double scale = o->scale;
-	int strict = o->strict;
 	struct mock k;
-	const char *line;
-	size_t n, unused = 0;
-	int r, rc = EXIT_OK;
+	struct sigaction old[3];
+	int set[3];
+	const char *line, *ended = "eof";
+	size_t n, skipped;
+	int r = LIO_EOF, rc = EXIT_OK;
+	int64_t wall = mt_wall_us(), t0 = mt_mono_ns();
+	json_t *unused, *sum;
+	char *summary;
 
 	memset(&k, 0, sizeof(k));
 	k.s = s;
-	k.scale = scale;
-	k.emitted = mt_calloc(s->n ? s->n : 1, 1);
+	k.o = o;
+	k.state = mt_calloc(s->n ? s->n : 1, 1);
+	k.misses = json_array();
+	k.miss_lines = json_array();
+	k.skipped = json_array();
 	mt_map_init(&k.fresh, 0);
 	mt_map_init(&k.tokens, 0);
 	for (size_t i = 0; i < s->n; i++)
 		if (s->m[i].c2s && s->m[i].cls.kind == MT_REQUEST && s->m[i].cls.progress_token.n)
 			mt_map_put(&k.tokens, s->m[i].cls.progress_token.p, s->m[i].cls.progress_token.n,
 				   (int64_t)i);
+	catch_signals(old, set);
 	lio_init(&k.io, STDIN_FILENO, STDOUT_FILENO, 0);
 	play_block(&k, -1);
-	while ((r = lio_next(&k.io, -1, &line, &n)) == LIO_LINE) {
+	while (!mock_signal && (r = lio_next(&k.io, -1, &line, &n)) == LIO_LINE) {
 		mock_line(&k, line, n);
-		if (k.io.write_failed) {
-			mt_warn("replay: the client stopped reading its answers");
+		if (k.io.write_failed)
 			break;
-		}
 	}
 	(void)lio_flush(&k.io);
-	if (r == LIO_ERROR)
+	if (mock_signal) {
+		ended = signal_name(mock_signal);
+	} else if (k.io.write_failed) {
+		ended = "the client stopped reading";
+		mt_warn("replay: the client stopped reading its answers");
+	} else if (r == LIO_ERROR) {
+		ended = "read error";
 		mt_warn("replay: cannot read the client: %s", strerror(errno));
-	for (size_t i = 0; i < s->n; i++)
-		if (s->m[i].c2s && s->m[i].cls.kind == MT_REQUEST && !s->m[i].used)
-			unused++;
-	if (strict || k.misses) {
+	}
+	unused = unused_requests(s);
+	skipped = json_array_size(k.skipped);
+	if (o->strict || k.missed || skipped) {
 		mt_error("replay: %zu requests answered from the recording (%zu again), %zu without "
 			 "a recording, %zu recorded requests never asked for",
-			 k.answered, k.reused, k.misses, unused);
-		if (strict && (k.misses || unused))
+			 k.answered, k.reused, k.missed, json_array_size(unused));
+		if (o->strict && (k.missed || json_array_size(unused)))
 			rc = EXIT_FINDINGS;
 	}
+	if (skipped) {
+		json_t *e = json_array_get(k.skipped, 0);
+		mt_warn("replay: %zu recorded server requests not sent: the client did not declare the "
+			"capability they need (#%lld %s needs %s%s)",
+			skipped, (long long)json_integer_value(json_object_get(e, "seq")),
+			json_string_value(json_object_get(e, "method")),
+			json_string_value(json_object_get(e, "needs")), skipped > 1 ? ", ..." : "");
+	}
+	if (k.timeouts)
+		mt_warn("replay: %zu answers went out before the client had read the messages before "
+			"them (it did not read within %d ms)", k.timeouts, ORDER_WAIT_MS);
+	sum = mock_summary(&k, unused, ended);
+	summary = json_dumps(sum, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (o->report)
+		write_report(o->report, sum);
+	if (o->store_path)
+		mock_store(&k, unused, summary, wall, t0);
+	release_signals(old, set);
+	free(summary);
+	json_decref(sum);
+	json_decref(unused);
 	lio_release(&k.io);
 	mt_map_release(&k.fresh);
 	mt_map_release(&k.tokens);
 	mt_buf_release(&k.out);
 	mt_buf_release(&k.key);
-	free(k.emitted);
+	json_decref(k.caps);
+	json_decref(k.client_info);
+	json_decref(k.asked);
+	json_decref(k.answered_version);
+	json_decref(k.misses);
+	json_decref(k.miss_lines);
+	json_decref(k.skipped);
+	free(k.todo);
+	free(k.state);
 	return rc;
 }
-

@@ -27,8 +27,12 @@ struct mock_opts {
 };
 
 /*
- * Serve s on stdin/stdout until the client closes stdin. Returns the exit
- * status (EXIT_OK, or EXIT_FINDINGS under strict).
+ * Serve s on stdin/stdout until the client closes stdin, stops reading, or
+ * SIGTERM, SIGINT or SIGHUP comes (caught while it serves: the run then ends
+ * the same way, stdin and stdout turned to /dev/null). Then the summary goes
+ * to o->report and the run into o->store_path (see NOTES on the summary's
+ * members). Returns the exit status (EXIT_OK, or EXIT_FINDINGS under strict
+ * when a request missed or a recorded one was never asked for).
  */
 int mock_serve(struct rp_script *s, const struct mock_opts *o);
 
