@@ -2,11 +2,18 @@
  * test-replay.c - replay's matching (analyze/replay.h): a recording loaded
  * from a real capture file; requests matched by method and canonical params,
  * FIFO per key, idempotent reuse; notifications in order; the closest
- * recording of a miss; answers paired; rendering with spliced ids and tokens.
+ * recording of a miss; answers paired; rendering with spliced ids and tokens;
+ * initialize matched whatever its params; which recorded server requests a
+ * live client's capabilities allow; the ordering barrier's wire part
+ * (tap/lineio.h: what the peer has not read yet, waiting until it has).
  */
 #include "tests/unit/unit.h"
 
+#include <fcntl.h>
+#include <sys/socket.h>
+
 #include "analyze/replay.h"
+#include "tap/lineio.h"
 #include "tap/writer.h"
 
 static const char *const recording[] = {
@@ -190,6 +197,179 @@ static void test_ignore_scope(void **state)
 	json_decref(p);
 }
 
+static void test_initialize_any_params(void **state)
+{
+	struct fix *f = *state;
+	struct rp_script *s = &f->s;
+	int reused = 1;
+
+	/* Another client, another version, other capabilities, another protocol. */
+	assert_int_equal(req(s, "initialize", "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"sampling\":{},\"elicitation\":{}},\"clientInfo\":{\"name\":\"inspector\",\"version\":\"0.17.0\"}}", &reused), 0);
+	assert_false(reused);
+	/* No params at all: the same recording, again (initialize is idempotent). */
+	assert_int_equal(req(s, "initialize", NULL, &reused), 0);
+	assert_true(reused);
+	assert_int_equal(req(s, "initialize", "{\"clientInfo\":{\"name\":\"c\",\"version\":\"2\"}}", &reused), 0);
+	assert_true(reused);
+	/* Its key holds no params; any other method's does. */
+	json_t *p = J("{\"a\":1}");
+	assert_null(rp_key_params("initialize", p));
+	assert_ptr_equal(rp_key_params("tools/call", p), p);
+	assert_ptr_equal(rp_key_params(NULL, p), p);
+	json_decref(p);
+	/* Other methods still match on their params. */
+	assert_int_equal(req(s, "tools/call", "{\"name\":\"echo\",\"arguments\":{\"text\":\"b\"}}", &reused), -1);
+}
+
+/* rp_missing_capability on JSON texts; "" for NULL. */
+static const char *needs(const char *method, const char *params, const char *caps)
+{
+	json_t *p = J(params), *c = J(caps);
+	const char *r = rp_missing_capability(method, p, c);
+
+	json_decref(p);
+	json_decref(c);
+	return r ? r : "";
+}
+
+static void test_capability(void **state)
+{
+	const char *msg = "{\"messages\":[],\"maxTokens\":5}";
+	const char *task_msg = "{\"messages\":[],\"maxTokens\":5,\"task\":{\"ttl\":1000}}";
+	const char *form = "{\"message\":\"m\",\"requestedSchema\":{}}";
+	const char *form2 = "{\"mode\":\"form\",\"message\":\"m\",\"requestedSchema\":{}}";
+	const char *url = "{\"mode\":\"url\",\"message\":\"m\",\"url\":\"https://x\",\"elicitationId\":\"e\"}";
+	const char *task_form = "{\"message\":\"m\",\"requestedSchema\":{},\"task\":{}}";
+
+	(void)state;
+	/* sampling/createMessage */
+	assert_string_equal(needs("sampling/createMessage", msg, "{\"sampling\":{}}"), "");
+	assert_string_equal(needs("sampling/createMessage", msg, "{\"roots\":{}}"), "sampling");
+	assert_string_equal(needs("sampling/createMessage", msg, "{}"), "sampling");
+	assert_string_equal(needs("sampling/createMessage", msg, NULL), "sampling");
+	assert_string_equal(needs("sampling/createMessage", msg, "{\"sampling\":null}"), "sampling");
+	assert_string_equal(needs("sampling/createMessage", msg, "[]"), "sampling");
+	assert_string_equal(needs("sampling/createMessage", task_msg, "{\"sampling\":{}}"),
+			    "tasks.requests.sampling.createMessage");
+	assert_string_equal(needs("sampling/createMessage", task_msg,
+				  "{\"sampling\":{},\"tasks\":{\"requests\":{\"elicitation\":{\"create\":{}}}}}"),
+			    "tasks.requests.sampling.createMessage");
+	assert_string_equal(needs("sampling/createMessage", task_msg,
+				  "{\"sampling\":{},\"tasks\":{\"requests\":{\"sampling\":{\"createMessage\":{}}}}}"), "");
+	assert_string_equal(needs("sampling/createMessage", task_msg, "{}"), "sampling");
+	/* roots/list */
+	assert_string_equal(needs("roots/list", NULL, "{\"roots\":{\"listChanged\":true}}"), "");
+	assert_string_equal(needs("roots/list", NULL, "{\"roots\":{}}"), "");
+	assert_string_equal(needs("roots/list", NULL, "{\"sampling\":{}}"), "roots");
+	/* elicitation/create: {} and {form:{}} allow form mode only; url mode needs url. */
+	assert_string_equal(needs("elicitation/create", form, "{\"elicitation\":{}}"), "");
+	assert_string_equal(needs("elicitation/create", form2, "{\"elicitation\":{}}"), "");
+	assert_string_equal(needs("elicitation/create", form, "{\"elicitation\":{\"form\":{}}}"), "");
+	assert_string_equal(needs("elicitation/create", form, "{\"elicitation\":{\"form\":{},\"url\":{}}}"), "");
+	assert_string_equal(needs("elicitation/create", form, "{\"elicitation\":{\"url\":{}}}"), "elicitation.form");
+	assert_string_equal(needs("elicitation/create", form, "{\"sampling\":{}}"), "elicitation");
+	assert_string_equal(needs("elicitation/create", url, "{\"elicitation\":{}}"), "elicitation.url");
+	assert_string_equal(needs("elicitation/create", url, "{\"elicitation\":{\"form\":{}}}"), "elicitation.url");
+	assert_string_equal(needs("elicitation/create", url, "{\"elicitation\":{\"url\":{}}}"), "");
+	assert_string_equal(needs("elicitation/create", url, "{}"), "elicitation");
+	assert_string_equal(needs("elicitation/create", task_form, "{\"elicitation\":{}}"),
+			    "tasks.requests.elicitation.create");
+	assert_string_equal(needs("elicitation/create", task_form,
+				  "{\"elicitation\":{},\"tasks\":{\"requests\":{\"elicitation\":{\"create\":{}}}}}"), "");
+	/* What needs nothing: ping, the tasks methods, anything else the server may ask. */
+	assert_string_equal(needs("ping", NULL, "{}"), "");
+	assert_string_equal(needs("tasks/get", "{\"taskId\":\"t\"}", "{}"), "");
+	assert_string_equal(needs("x/unknown", NULL, NULL), "");
+	assert_string_equal(needs(NULL, NULL, NULL), "");
+}
+
+/* The barrier's wire part over a pipe: unread bytes, waiting, reading ahead. */
+static void test_lio_wait_pipe(void **state)
+{
+	int in[2], out[2];
+	struct lio l;
+	char buf[256];
+	const char *line;
+	size_t n;
+	volatile sig_atomic_t stop = 0;
+
+	(void)state;
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(pipe(out), 0);
+	lio_init(&l, in[0], out[1], 0);
+	assert_int_equal(l.outq, LIO_OUTQ_PIPE);
+	assert_int_equal(lio_unread(&l), 0);
+	lio_put(&l, "note\n", 5);
+	/* Nothing is read: the wait ends at its timeout, after writing what was queued. */
+	assert_int_equal(lio_wait_read(&l, 30, &stop), 1);
+	assert_int_equal(lio_pending(&l), 0);
+	assert_int_equal(lio_unread(&l), 5);
+	/* The peer wrote meanwhile: read ahead, handed out by lio_next in order. */
+	assert_int_equal(write(in[1], "a\nb", 3), 3);
+	assert_int_equal(lio_wait_read(&l, 30, &stop), 1);
+	assert_int_equal(read(out[0], buf, sizeof(buf)), 5);
+	assert_int_equal(lio_unread(&l), 0);
+	assert_int_equal(lio_wait_read(&l, 30, &stop), 0);
+	/* A stop request ends a wait at once. */
+	lio_put(&l, "x\n", 2);
+	stop = 1;
+	assert_int_equal(lio_wait_read(&l, 10000, &stop), -1);
+	stop = 0;
+	assert_int_equal(write(in[1], "c\n", 2), 2);
+	close(in[1]);
+	assert_int_equal(lio_next(&l, 1000, &line, &n), LIO_LINE);
+	assert_int_equal(n, 1);
+	assert_memory_equal(line, "a", 1);
+	assert_int_equal(lio_next(&l, 1000, &line, &n), LIO_LINE);
+	assert_memory_equal(line, "bc", 2);
+	assert_int_equal(lio_next(&l, 1000, &line, &n), LIO_EOF);
+	/* The reader goes away: the wait says so. */
+	(void)lio_flush(&l);
+	close(out[0]);
+	lio_put(&l, "y\n", 2);
+	assert_int_equal(lio_wait_read(&l, 10000, &stop), -1);
+	assert_true(l.write_failed);
+	lio_release(&l);
+	close(in[0]);
+	close(out[1]);
+}
+
+/* The same over a Unix socket pair (node's children get those), and a file. */
+static void test_lio_wait_socket(void **state)
+{
+	int sv[2], fd;
+	struct lio l;
+	char buf[256], *dir = unit_tmpdir(), path[4200];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	lio_init(&l, sv[0], sv[0], 0);
+	assert_int_equal(l.outq, LIO_OUTQ_SOCKET);
+	lio_put(&l, "note\n", 5);
+	assert_int_equal(lio_wait_read(&l, 30, NULL), 1);
+	assert_true(lio_unread(&l) > 0);
+	assert_int_equal(read(sv[1], buf, sizeof(buf)), 5);
+	assert_int_equal(lio_unread(&l), 0);
+	assert_int_equal(lio_wait_read(&l, 30, NULL), 0);
+	lio_release(&l);
+	close(sv[0]);
+	close(sv[1]);
+	/* A file: nothing to wait for, what is queued is written. */
+	snprintf(path, sizeof(path), "%s/out", dir);
+	fd = open(path, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	lio_init(&l, -1, fd, 0);
+	assert_int_equal(l.outq, LIO_OUTQ_NONE);
+	assert_int_equal(lio_unread(&l), -1);
+	lio_put(&l, "note\n", 5);
+	assert_int_equal(lio_wait_read(&l, 10000, NULL), 0);
+	assert_int_equal(lio_pending(&l), 0);
+	assert_int_equal(lseek(fd, 0, SEEK_CUR), 5);
+	lio_release(&l);
+	close(fd);
+	unit_rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +378,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_closest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_render, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ignore_scope, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_initialize_any_params, setup, teardown),
+		cmocka_unit_test(test_capability),
+		cmocka_unit_test(test_lio_wait_pipe),
+		cmocka_unit_test(test_lio_wait_socket),
 	};
 
 	return cmocka_run_group_tests_name("replay", tests, NULL, NULL);
