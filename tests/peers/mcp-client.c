@@ -1,7 +1,8 @@
 /*
  * tests/peers/mcp-client.c - a scripted MCP client over stdio, for mcptap's tests.
  *
- * Usage: mcp-client [--log FILE] [--flow basic|full] [--timeout SEC] -- CMD ARGS...
+ * Usage: mcp-client [--log FILE] [--flow basic|full] [--timeout SEC] [--name NAME]
+ *                   [--version VERSION] [--protocol REVISION] [--caps JSON] -- CMD ARGS...
  *
  * Spawns CMD ARGS (no shell) with pipes on its stdin and stdout (stderr inherited),
  * runs a fixed flow of requests as an MCP client and checks that each answer is a
@@ -16,6 +17,13 @@
  * the reply), resources/list, resources/read, prompts/list, prompts/get, tools/call log.
  * Flow "basic": initialize, notifications/initialized, tools/list, tools/call echo, ping.
  * Then the child's stdin is closed, its output drained and the child waited for.
+ *
+ * The initialize request says clientInfo {name: --name (mcptap-test-client), version:
+ * --version (1.0.0)}, protocolVersion --protocol (2025-06-18) and capabilities --caps (a
+ * JSON object; {"sampling":{},"roots":{"listChanged":true}}). A server request the
+ * capabilities do not allow (sampling/createMessage without sampling, roots/list without
+ * roots, elicitation/create without elicitation) is a failed check; without sampling,
+ * the step "tools/call sample" expects no sampling request and a result all the same.
  *
  * With --log FILE every message sent or received is written, in order, one per line:
  * {"dir":"c2s","message":<msg>} or {"dir":"s2c","message":<msg>}. Lines from the server
@@ -93,6 +101,10 @@ struct client {
 	long sent, received;	/* messages logged in each direction */
 	char *first_uri;	/* owned uri of the first listed resource, or NULL */
 	json_t *first_prompt;	/* owned first listed prompt, or NULL */
+	const char *name;	/* borrowed clientInfo.name */
+	const char *version;	/* borrowed clientInfo.version */
+	const char *protocol;	/* borrowed protocolVersion asked for */
+	json_t *caps;		/* owned capabilities declared */
 };
 
 /* A step of a flow: returns 0 when it succeeded, -1 after reporting a failure. */
@@ -407,6 +419,12 @@ on_request(struct client *c, json_t *id, const char *method, json_t *params)
 		goto out;
 	}
 	msg = must(json_pack("{s:s, s:O}", "jsonrpc", "2.0", "id", id));
+	if ((strcmp(method, "sampling/createMessage") == 0 &&
+	     json_object_get(c->caps, "sampling") == NULL) ||
+	    (strcmp(method, "roots/list") == 0 && json_object_get(c->caps, "roots") == NULL) ||
+	    (strcmp(method, "elicitation/create") == 0 &&
+	     json_object_get(c->caps, "elicitation") == NULL))
+		fail(c, "the server sent %s, which the client declared no capability for", method);
 	if (strcmp(method, "sampling/createMessage") == 0 &&
 	    json_is_array(json_object_get(params, "messages"))) {
 		c->samplings++;
@@ -603,10 +621,9 @@ step_initialize(struct client *c)
 	const char *version;
 
 	if (call(c, "initialize",
-		 must(json_pack("{s:s, s:{s:{}, s:{s:b}}, s:{s:s, s:s}}", "protocolVersion",
-				PROTOCOL_VERSION, "capabilities", "sampling", "roots",
-				"listChanged", 1, "clientInfo", "name", "mcptap-test-client",
-				"version", "1.0.0")),
+		 must(json_pack("{s:s, s:O, s:{s:s, s:s}}", "protocolVersion", c->protocol,
+				"capabilities", c->caps, "clientInfo", "name", c->name, "version",
+				c->version)),
 		 &result) != 0)
 		goto out;
 	version = json_string_value(json_object_get(result, "protocolVersion"));
@@ -731,7 +748,7 @@ out:
 }
 
 /* Step: tools/call sample; the server's sampling request is answered, and the result
- * must carry the reply. */
+ * must carry the reply. A client without sampling gets no such request, but a result. */
 static int
 step_sample(struct client *c)
 {
@@ -742,6 +759,10 @@ step_sample(struct client *c)
 	if (call_tool(c, "sample", must(json_pack("{s:s}", "prompt", "hi")), NULL, &result,
 		      &text) != 0)
 		goto out;
+	if (json_object_get(c->caps, "sampling") == NULL) {
+		rc = c->samplings == before ? 0 : -1; /* on_request failed the check already */
+		goto out;
+	}
 	if (c->samplings == before) {
 		fail(c, "no sampling/createMessage request arrived");
 		goto out;
@@ -1031,6 +1052,10 @@ main(int argc, char **argv)
 		{"log", required_argument, NULL, 'l'},
 		{"flow", required_argument, NULL, 'f'},
 		{"timeout", required_argument, NULL, 't'},
+		{"name", required_argument, NULL, 'N'},
+		{"version", required_argument, NULL, 'V'},
+		{"protocol", required_argument, NULL, 'P'},
+		{"caps", required_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -1045,6 +1070,9 @@ main(int argc, char **argv)
 	c.to_child = -1;
 	c.from.fd = -1;
 	c.next_id = 1;
+	c.name = "mcptap-test-client";
+	c.version = "1.0.0";
+	c.protocol = PROTOCOL_VERSION;
 	while ((ch = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':
@@ -1062,12 +1090,31 @@ main(int argc, char **argv)
 			if (parse_long(optarg, 1, 86400, &timeout) != 0)
 				goto usage;
 			break;
+		case 'N':
+			c.name = optarg;
+			break;
+		case 'V':
+			c.version = optarg;
+			break;
+		case 'P':
+			c.protocol = optarg;
+			break;
+		case 'C':
+			json_decref(c.caps);
+			c.caps = json_loads(optarg, 0, NULL);
+			if (!json_is_object(c.caps)) {
+				fprintf(stderr, "%s: --caps takes a JSON object\n", PROG);
+				goto usage;
+			}
+			break;
 		default:
 			goto usage;
 		}
 	}
 	if (optind >= argc)
 		goto usage;
+	if (c.caps == NULL)
+		c.caps = must(json_pack("{s:{}, s:{s:b}}", "sampling", "roots", "listChanged", 1));
 	status = 1;
 	c.timeout_ms = (int)timeout * 1000;
 	signal(SIGPIPE, SIG_IGN);
@@ -1101,7 +1148,9 @@ main(int argc, char **argv)
 		status == 0 ? "ok" : "FAILED", c.sent, c.received, c.failures);
 	goto out;
 usage:
-	fprintf(stderr, "usage: %s [--log FILE] [--flow basic|full] [--timeout SEC] -- CMD ARGS...\n",
+	fprintf(stderr,
+		"usage: %s [--log FILE] [--flow basic|full] [--timeout SEC] [--name NAME] "
+		"[--version VERSION] [--protocol REVISION] [--caps JSON] -- CMD ARGS...\n",
 		PROG);
 out:
 	if (c.to_child >= 0)
@@ -1111,5 +1160,6 @@ out:
 		fclose(c.log);
 	free(c.first_uri);
 	json_decref(c.first_prompt);
+	json_decref(c.caps);
 	return status;
 }
