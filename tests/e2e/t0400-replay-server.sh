@@ -18,7 +18,7 @@ check "the client saw the sampling request and progress" grep -q "0 failed check
 norm() { sed 's/"id":"srv-1"/"id":1/; s/"dir":"[a-z2]*",//' "$1"; }
 check_eq "same messages as with the real server" "$(norm "$T/rec.jsonl")" "$(norm "$T/rep.jsonl")"
 
-# Determinism: the mock's output, twice.
+# Determinism: the mock's output, twice (over a pipe: ordered waits for tee).
 for i in 1 2; do
 	"$PEERS/mcp-client" -- sh -c "'$MCPTAP' replay -r '$T/c.db' --as server | tee '$T/out$i'" > /dev/null 2>&1
 done
@@ -87,16 +87,26 @@ check_eq "after it: the rest of the block" 7 "$(wc -l < "$T/f2.out" | tr -d ' ')
 check "progress 2 with the live token" sed -n 6p "$T/f2.out" | grep -q '"progressToken":"live-token","progress":2'
 check "the result under the live id" sed -n 7p "$T/f2.out" | grep -q '"id":11,"result"'
 
-# Timing: none (default), recorded gaps, scaled gaps.
+# Timing: ordered (the default) and none play at once, whatever the gaps (an
+# hour here: a mock that slept would be stopped by timeout); recorded and scaled
+# gaps are kept (t0422 shows the order).
 cat > "$T/slow.fx" <<'FX'
 > {"jsonrpc":"2.0","id":1,"method":"ping"}
 @t +800
 < {"jsonrpc":"2.0","id":1,"result":{}}
 FX
 "$LOAD" "$T/slow.fx" "$T/slow.db"
+printf '> {"jsonrpc":"2.0","id":1,"method":"ping"}\n@t +3600000\n< {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"late"}}\n@t +3600000\n< {"jsonrpc":"2.0","id":1,"result":{}}\n' > "$T/hour.fx"
+"$LOAD" "$T/hour.fx" "$T/hour.db"
+for timing in ordered none; do
+	echo '{"jsonrpc":"2.0","id":5,"method":"ping"}' | timeout 60 "$MCPTAP" replay -r "$T/hour.db" --as server --timing $timing > "$T/hour.out"
+	check_eq "--timing $timing: two hours of recorded gaps played at once" 0 $?
+	check_eq "--timing $timing: the log message, then the answer" '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"late"}}
+{"jsonrpc":"2.0","id":5,"result":{}}' "$(cat "$T/hour.out")"
+done
+echo '{"jsonrpc":"2.0","id":5,"method":"ping"}' | timeout 60 "$MCPTAP" replay -r "$T/hour.db" --as server > /dev/null
+check_eq "the default timing plays at once too" 0 $?
 ms() { date +%s%3N; }
-t0=$(ms); echo '{"jsonrpc":"2.0","id":5,"method":"ping"}' | "$MCPTAP" replay -r "$T/slow.db" --as server > /dev/null; t1=$(ms)
-check "--timing none answers at once ($((t1 - t0)) ms)" test $((t1 - t0)) -lt 700
 t0=$(ms); echo '{"jsonrpc":"2.0","id":5,"method":"ping"}' | "$MCPTAP" replay -r "$T/slow.db" --as server --timing recorded > /dev/null; t1=$(ms)
 check "--timing recorded keeps the 800 ms gap ($((t1 - t0)) ms)" test $((t1 - t0)) -ge 780
 t0=$(ms); echo '{"jsonrpc":"2.0","id":5,"method":"ping"}' | "$MCPTAP" replay -r "$T/slow.db" --as server --timing scale=2 > /dev/null; t1=$(ms)
