@@ -23,7 +23,7 @@
 #include "tap/lineio.h"
 
 #define ORDER_WAIT_MS 2000 /* the longest an answer waits for the client to read */
-#define MAX_LISTED 1000    /* misses listed in the summary and stored, at most */
+#define MAX_LISTED 1000    /* misses and unused recordings listed and stored, at most each */
 
 /* What became of a recorded message (the server's, mostly). */
 enum {
@@ -467,14 +467,20 @@ static void mock_line(struct mock *k, const char *line, size_t n)
 
 /* ---- the end of a run: its summary, the report file, the capture ---- */
 
-/* The recorded client requests no live request matched: [{seq, method, name}]. */
-static json_t *unused_requests(const struct rp_script *s)
+/*
+ * The recorded client requests no live request matched: [{seq, method, name}]
+ * for the first MAX_LISTED of them; *count: all of them.
+ */
+static json_t *unused_requests(const struct rp_script *s, size_t *count)
 {
 	json_t *a = json_array();
 
+	*count = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct rp_msg *m = &s->m[i];
-		if (m->c2s && m->cls.kind == MT_REQUEST && !m->used)
+		if (!m->c2s || m->cls.kind != MT_REQUEST || m->used)
+			continue;
+		if (++*count <= MAX_LISTED)
 			json_array_append_new(a, json_pack("{s:I,s:s?,s:s?}", "seq", (json_int_t)m->seq,
 							   "method", m->method, "name", m->subject));
 	}
@@ -487,16 +493,17 @@ static const char *signal_name(int sig)
 }
 
 /* The run's summary (a new reference): what --report writes and the capture keeps. */
-static json_t *mock_summary(struct mock *k, json_t *unused, const char *ended)
+static json_t *mock_summary(struct mock *k, json_t *unused, size_t unused_count, const char *ended)
 {
-	int ok = !k->missed && !(k->o->strict && json_array_size(unused));
+	int ok = !k->missed && !(k->o->strict && unused_count);
 
-	return json_pack("{s:I,s:{s:O?,s:O?},s:O?,s:I,s:I,s:I,s:I,s:O,s:O,s:O,s:I,s:I,s:I,s:s,s:b}",
+	return json_pack("{s:I,s:{s:O?,s:O?},s:O?,s:I,s:I,s:I,s:I,s:O,s:I,s:O,s:O,s:I,s:I,s:I,s:s,s:b}",
 			 "session", (json_int_t)k->s->session, "protocol", "asked", k->asked,
 			 "answered", k->answered_version, "client", k->client_info, "requests",
 			 (json_int_t)k->requests, "answered", (json_int_t)k->answered, "reused",
 			 (json_int_t)k->reused, "missed", (json_int_t)k->missed, "misses", k->misses,
-			 "unused", unused, "skipped", k->skipped, "ordered_waits", (json_int_t)k->waits,
+			 "unused_count", (json_int_t)unused_count, "unused", unused, "skipped",
+			 k->skipped, "ordered_waits", (json_int_t)k->waits,
 			 "ordered_timeouts", (json_int_t)k->timeouts, "garbage", (json_int_t)k->garbage,
 			 "ended", ended, "ok", ok);
 }
@@ -539,11 +546,12 @@ static int store_row(struct store *st, int64_t run, int64_t seq, const char *met
 /*
  * Store the run in the capture file: a replay_run of mode server, a row per
  * miss (seq: the closest recording, or 0; sent: the live line; diff: the
- * paths that differ), per unused recording (recorded: its answer) and per
+ * paths that differ), per unused recording (recorded: its answer; both
+ * MAX_LISTED at most, the totals say how many there were) and per
  * server request left out (diff: the capability path the live initialize
  * lacked). A capture that cannot be written is a warning, not a failure.
  */
-static void mock_store(struct mock *k, json_t *unused, const char *summary, int64_t wall,
+static void mock_store(struct mock *k, size_t unused_count, const char *summary, int64_t wall,
 		       int64_t t0)
 {
 	const struct rp_script *s = k->s;
@@ -566,11 +574,12 @@ static void mock_store(struct mock *k, json_t *unused, const char *summary, int6
 			      json_object_get(e, "differs"), &err))
 			goto fail;
 	}
-	for (size_t m = 0; m < s->n; m++) {
+	for (size_t m = 0, listed = 0; m < s->n && listed < MAX_LISTED; m++) {
 		const struct rp_msg *r = &s->m[m];
 		const struct rp_msg *a = r->answer >= 0 ? &s->m[r->answer] : NULL;
 		if (!r->c2s || r->cls.kind != MT_REQUEST || r->used)
 			continue;
+		listed++;
 		if (store_row(st, id, r->seq, r->method, r->subject, "unused", NULL, a ? a->raw : NULL,
 			      a ? a->len : 0, NULL, &err))
 			goto fail;
@@ -588,7 +597,7 @@ static void mock_store(struct mock *k, json_t *unused, const char *summary, int6
 			goto fail;
 	}
 	struct store_replay_totals tot = {mt_mono_ns() - t0, (int64_t)k->answered, (int64_t)k->missed,
-					  (int64_t)json_array_size(unused), 0, summary};
+					  (int64_t)unused_count, 0, summary};
 	if (store_finish_replay_run(st, id, &tot, &err) || store_commit(st, &err))
 		goto fail;
 	store_close(st);
@@ -651,7 +660,7 @@ int mock_serve(struct rp_script *s, const struct mock_opts *o)
 	struct sigaction old[3];
 	int set[3];
 	const char *line, *ended = "eof";
-	size_t n, skipped;
+	size_t n, skipped, unused_count;
 	int r = LIO_EOF, rc = EXIT_OK;
 	int64_t wall = mt_wall_us(), t0 = mt_mono_ns();
 	json_t *unused, *sum;
@@ -688,13 +697,13 @@ int mock_serve(struct rp_script *s, const struct mock_opts *o)
 		ended = "read error";
 		mt_warn("replay: cannot read the client: %s", strerror(errno));
 	}
-	unused = unused_requests(s);
+	unused = unused_requests(s, &unused_count);
 	skipped = json_array_size(k.skipped);
 	if (o->strict || k.missed) {
 		mt_error("replay: %zu requests answered from the recording (%zu again), %zu without "
 			 "a recording, %zu recorded requests never asked for",
-			 k.answered, k.reused, k.missed, json_array_size(unused));
-		if (o->strict && (k.missed || json_array_size(unused)))
+			 k.answered, k.reused, k.missed, unused_count);
+		if (o->strict && (k.missed || unused_count))
 			rc = EXIT_FINDINGS;
 	}
 	if (skipped) {
@@ -708,12 +717,12 @@ int mock_serve(struct rp_script *s, const struct mock_opts *o)
 	if (k.timeouts)
 		mt_warn("replay: %zu answers went out before the client had read the messages before "
 			"them (it did not read within %d ms)", k.timeouts, ORDER_WAIT_MS);
-	sum = mock_summary(&k, unused, ended);
+	sum = mock_summary(&k, unused, unused_count, ended);
 	summary = json_dumps(sum, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	if (o->report)
 		write_report(o->report, sum);
 	if (o->store_path)
-		mock_store(&k, unused, summary, wall, t0);
+		mock_store(&k, unused_count, summary, wall, t0);
 	release_signals(old, set);
 	free(summary);
 	json_decref(sum);

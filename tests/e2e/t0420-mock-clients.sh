@@ -90,6 +90,7 @@ cat > "$T/a.json.want" <<'EOF'
   "reused": 0,
   "missed": 0,
   "misses": [],
+  "unused_count": 0,
   "unused": [],
   "skipped": [
     {

@@ -84,6 +84,7 @@ cat > "$T/r.want" <<'EOF'
       "differs": []
     }
   ],
+  "unused_count": 2,
   "unused": [
     {
       "seq": 4,
