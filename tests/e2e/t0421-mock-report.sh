@@ -225,6 +225,27 @@ check_eq "a capture replaced by another file: exit 0" 0 $?
 check "a warning" grep -q "warning: replay: the run is not stored in '$T/junk.db'" "$T/j.err"
 check_eq "that file is left as it was" "not a capture" "$(cat "$T/junk.db")"
 
+# A recording cut mid-line (the server died in the middle of an answer, the
+# capture ended in the middle of a client request): the cut bytes are played as
+# recorded, on a line of their own, and the request gets a clear error.
+cat > "$T/cut.fx" <<'FX'
+> {"jsonrpc":"2.0","id":1,"method":"ping"}
+< {"jsonrpc":"2.0","id":1,"result":{}}
+> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}
+< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"te
+> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"na
+FX
+"$LOAD" "$T/cut.fx" "$T/cut.db"
+printf '%s\n' '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}' \
+	'{"jsonrpc":"2.0","id":9,"method":"ping"}' |
+	"$MCPTAP" replay -r "$T/cut.db" --as server --no-store --report "$T/cut.json" > "$T/cut.out" 2> /dev/null
+check_eq "a recording cut mid-line: exit 0" 0 $?
+check_eq "a recording cut mid-line: the cut bytes, the error, and the next answer intact" \
+	'{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"te
+{"jsonrpc":"2.0","id":7,"error":{"code":-30900,"message":"mcptap replay: the recorded server never answered this request"}}
+{"jsonrpc":"2.0","id":9,"result":{}}' "$(cat "$T/cut.out")"
+check "a recording cut mid-line: one miss" grep -q '^  "missed": 1,$' "$T/cut.json"
+
 # A report that cannot be written: a warning, the run goes on.
 head -n 1 "$T/in" | "$MCPTAP" replay -r "$T/rep.db" --as server --no-store --report "$T/no/such/dir/r.json" > "$T/nr.out" 2> "$T/nr.err"
 check_eq "an unwritable report path: exit 0" 0 $?
