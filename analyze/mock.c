@@ -282,11 +282,16 @@ static void note_miss(struct mock *k, const struct mt_class *c, const char *meth
 	if (json_array_size(k->misses) < MAX_LISTED) {
 		json_t *id = c->id.n ? rp_parse(c->id.p, c->id.n) : NULL;
 		json_t *line_text = json_stringn(line, n);
-		json_array_append_new(k->misses,
-				      json_pack("{s:s,s:s?,s:o,s:O,s:O}", "method", method, "name",
-						subject_of(params), "id", id ? id : json_null(), "closest",
-						closest, "differs", diffs));
-		json_array_append_new(k->miss_lines, line_text ? line_text : json_null());
+		/* NULL when the method is not UTF-8 (a lone surrogate escape): counted only. */
+		json_t *e = json_pack("{s:s,s:s?,s:o,s:O,s:O}", "method", method, "name",
+				      subject_of(params), "id", id ? id : json_null(), "closest",
+				      closest, "differs", diffs);
+		if (e) {
+			json_array_append_new(k->misses, e);
+			json_array_append_new(k->miss_lines, line_text ? line_text : json_null());
+		} else {
+			json_decref(line_text);
+		}
 	}
 }
 
