@@ -242,7 +242,7 @@ static int run_replay(int argc, char **argv)
 		store_close(st);
 		st = NULL;
 		mt_buf_puts(&self, "mcptap");
-		for (int k = 1; k < argc; k++) {
+		for (int k = 0; k < argc; k++) {
 			mt_buf_putc(&self, ' ');
 			mt_shell_quote(&self, argv[k]);
 		}

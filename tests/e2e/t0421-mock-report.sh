@@ -115,7 +115,7 @@ check "stderr sums it up" grep -q "2 requests answered from the recording (0 aga
 # The run is stored: one replay_run of mode server, a row per miss and unused recording.
 check_eq "one stored run: mode, passed = answered, differed = misses, missing = unused" \
 	"server|2|3|2" "$(sql "$T/rep.db" "select mode, passed, differed, missing from replay_run")"
-check "its command: the mock's own" test "$(sql "$T/rep.db" "select count(*) from replay_run where command like 'mcptap %-r $T/rep.db --as server --report $T/r.json'")" = 1
+check "its command: the mock's own" test "$(sql "$T/rep.db" "select count(*) from replay_run where command = 'mcptap replay -r $T/rep.db --as server --report $T/r.json'")" = 1
 check_eq "its summary is the report's" "$(tr -d ' \n' < "$T/r.json")" \
 	"$(sql "$T/rep.db" "select summary from replay_run")"
 check_eq "its rows: misses (closest seq or 0, the live line, the paths), then unused (recorded answer)" \
