@@ -1,5 +1,13 @@
 /*
  * verify.c - the recorded client against a live server (see verify.h).
+ *
+ * The recorded client is run opts->runs times, a fresh server each time. A run
+ * sends the recorded client messages in order, at the recorded pace (unless
+ * fast), each after the answers the recorded client had seen before it; it
+ * follows the values the live server mints (mint.h) and answers the server's
+ * own requests from the recording. When all runs are over, each recorded
+ * request is judged once: its live answers against the recorded one, the paths
+ * where the live runs disagree set aside as noise.
  */
 #include "analyze/verify.h"
 
@@ -10,102 +18,103 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "analyze/mint.h"
 #include "schema/cli.h"
 #include "tap/child.h"
 #include "tap/lineio.h"
 
-struct verify {
-	struct rp_script *s;
+/* How many differing paths are kept per answer (the rest are counted). */
+#define MAX_PATHS 1000
+
+/* One live run of the recorded client. */
+struct vrun {
+	const struct rp_script *s;
 	struct lio io;
+	pid_t pid;
 	int timeout_ms;
-	struct store *st;        /* NULL: not stored */
-	int64_t run;
-	char *got;               /* per recorded request: its live answer arrived */
-	char *gave_up;           /* per recorded request: waited for it once in vain */
-	json_t *live_requests;   /* server requests not yet answered: [{"method":..,"id":..}] */
-	size_t passed, differed, missing;
-	int server_gone;         /* its output ended: waiting is pointless */
+	json_t **live;           /* per recorded client request: its live answer (owned), or NULL */
+	struct mt_buf *raw;      /* per recorded client request: the live answer's line */
+	json_t **sreq;           /* per recorded server request: the live request it stood for */
+	int64_t *sent_ns;        /* per recorded client message: when it went out (0: never) */
+	int64_t *got_ns;         /* per recorded client request: when its live answer came */
+	char *gave_up;           /* per recorded client request: waited for in vain once */
+	struct mt_map by_id;     /* live id (JSON text) -> recorded client request awaiting it */
+	json_t *pending;         /* live server requests not answered yet: [{method, id, msg}] */
+	json_t *subs;            /* recorded value -> live value (mint.h) */
+	json_t *origins;         /* borrowed: mint_index of the script */
+	int gone;                /* the server's output ended */
+	int status;              /* its wait status, once reaped (reaped: 1) */
+	int reaped;
+	int64_t last_sent;       /* index of the last client message sent, or -1 */
 };
 
-static void store_result(struct verify *v, size_t i, const char *status, const char *live,
-			 size_t live_len, json_t *paths)
+struct verify {
+	struct rp_script *s;
+	const struct verify_opts *o;
+	json_t *origins;
+	struct vrun *run;        /* o->runs of them */
+	int nrun;
+	size_t passed, differed, missing, cancelled, unanswered, noise;
+	struct mt_buf cmd;
+	struct store *st;        /* where the run is stored (borrowed), or NULL */
+	int64_t id;              /* the stored run */
+};
+
+static int is_request(const struct rp_msg *m)
 {
-	const struct rp_msg *m = &v->s->m[i];
-	const struct rp_msg *a = m->answer >= 0 ? &v->s->m[m->answer] : NULL;
-	struct mt_err err = {""};
-	char *diff = paths ? json_dumps(paths, JSON_COMPACT) : NULL;
-
-	struct store_replay_result r = {
-		.seq = m->seq, .method = m->method, .status = status, .sent = m->raw,
-		.sent_len = m->len, .recorded = a ? a->raw : NULL, .recorded_len = a ? a->len : 0,
-		.live = live, .live_len = live_len, .diff_json = diff,
-	};
-
-	if (v->st && store_add_replay_result(v->st, v->run, &r, &err))
-		mt_warn("replay: %s", err.msg);
-	free(diff);
+	return m->c2s && m->cls.kind == MT_REQUEST;
 }
 
-/* Compare a live answer with the recorded one for recorded request i. */
-static void verify_answer(struct verify *v, size_t i, json_t *live, const char *line, size_t n)
+static int is_answer(const struct rp_msg *m)
 {
-	const struct rp_msg *m = &v->s->m[i];
-	json_t *rec = m->answer >= 0 ? v->s->m[m->answer].json : NULL;
-	json_t *paths = json_array();
-	struct canon_ignore ig;
-	size_t nd;
-
-	rp_ignore_for(v->s, m->method, json_object_get(m->json, "params"), &ig);
-	v->got[i] = 1;
-	if (!rec) {
-		/* The recording has no answer: any answer is new. */
-		json_array_append_new(paths, json_string("(no recorded answer)"));
-		nd = 1;
-	} else if (json_object_get(rec, "result") && json_object_get(live, "result")) {
-		nd = canon_diff(json_object_get(rec, "result"), json_object_get(live, "result"), "result",
-				&ig, 8, paths);
-	} else if (json_object_get(rec, "error") && json_object_get(live, "error")) {
-		nd = canon_diff(json_object_get(rec, "error"), json_object_get(live, "error"), "error",
-				&ig, 8, paths);
-	} else {
-		json_array_append_new(paths, json_string(json_object_get(live, "result") ? "result" : "error"));
-		nd = 1;
-	}
-	if (nd == 0) {
-		v->passed++;
-		printf("PASS #%lld %s\n", (long long)m->seq, m->method ? m->method : "?");
-		store_result(v, i, "pass", line, n, NULL);
-	} else {
-		v->differed++;
-		printf("DIFF #%lld %s:", (long long)m->seq, m->method ? m->method : "?");
-		for (size_t k = 0; k < json_array_size(paths); k++)
-			printf("%s %s", k ? "," : "", json_string_value(json_array_get(paths, k)));
-		if (nd > json_array_size(paths))
-			printf(" (+%zu more)", nd - json_array_size(paths));
-		printf("\n");
-		store_result(v, i, "diff", line, n, paths);
-	}
-	fflush(stdout);
-	json_decref(paths);
-	free((void *)ig.paths);
+	return m->cls.kind == MT_RESPONSE || m->cls.kind == MT_ERROR;
 }
 
-/* The recorded client request with this live id still awaiting its answer. */
-static int64_t sent_request(struct verify *v, json_t *id)
+/* Was request q's recorded answer given after the client had cancelled it? */
+static int answered_after_cancel(const struct rp_msg *q)
 {
-	for (size_t i = 0; i < v->s->n; i++) {
-		const struct rp_msg *m = &v->s->m[i];
-		if (m->c2s && m->cls.kind == MT_REQUEST && m->live_id && !v->got[i] &&
-		    json_equal(m->live_id, id))
-			return (int64_t)i;
-	}
-	return -1;
+	return q->cancelled_by >= 0 && (q->answer < 0 || q->answer > q->cancelled_by);
 }
 
-/* Take in one live line from the server. */
-static void verify_line(struct verify *v, const char *line, size_t n)
+/* Is a live answer to recorded request q worth waiting for? */
+static int awaited(const struct vrun *r, size_t q)
+{
+	const struct rp_msg *m = &r->s->m[q];
+
+	return is_request(m) && r->sent_ns[q] && !r->got_ns[q] && !r->gave_up[q] && m->answer >= 0 &&
+	       !answered_after_cancel(m);
+}
+
+static json_t *counterpart(void *ctx, size_t j)
+{
+	struct vrun *r = ctx;
+	const struct rp_msg *m = &r->s->m[j];
+
+	if (m->c2s)
+		return NULL;
+	if (is_answer(m) && m->request >= 0)
+		return r->live[m->request];
+	if (m->cls.kind == MT_REQUEST)
+		return r->sreq[j];
+	return NULL;
+}
+
+static void send_json(struct vrun *r, json_t *msg)
+{
+	char *text = json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+	if (text) {
+		lio_put(&r->io, text, strlen(text));
+		lio_put(&r->io, "\n", 1);
+	}
+	free(text);
+}
+
+/* Take in one line from the live server. */
+static void take_line(struct vrun *r, const char *line, size_t n)
 {
 	struct mt_class c;
 	json_t *msg;
@@ -113,256 +122,598 @@ static void verify_line(struct verify *v, const char *line, size_t n)
 	mt_classify(line, n, &c);
 	if (c.kind > MT_ERROR)
 		return; /* not JSON-RPC: the analyzer's business, not replay's */
-	msg = rp_parse(line, n);
-	if (!msg)
+	if (!(msg = rp_parse(line, n)))
 		return;
 	if (c.kind == MT_RESPONSE || c.kind == MT_ERROR) {
-		int64_t i = sent_request(v, json_object_get(msg, "id"));
-		if (i >= 0)
-			verify_answer(v, (size_t)i, msg, line, n);
+		char *key = json_dumps(json_object_get(msg, "id"), JSON_COMPACT | JSON_ENCODE_ANY);
+		int64_t q;
+		if (key && mt_map_take(&r->by_id, key, strlen(key), &q) && !r->live[q]) {
+			r->live[q] = json_incref(msg);
+			mt_buf_reset(&r->raw[q]);
+			mt_buf_append(&r->raw[q], line, n);
+			r->got_ns[q] = mt_mono_ns();
+		}
+		free(key);
 	} else if (c.kind == MT_REQUEST) {
 		const char *method = json_string_value(json_object_get(msg, "method"));
 		int answerable = 0;
-		for (size_t i = 0; i < v->s->n && !answerable; i++) {
-			const struct rp_msg *m = &v->s->m[i];
+		for (size_t i = 0; i < r->s->n && !answerable; i++) {
+			const struct rp_msg *m = &r->s->m[i];
 			answerable = !m->c2s && m->cls.kind == MT_REQUEST && m->method && method &&
 				     !strcmp(m->method, method) && m->answer >= 0;
 		}
 		if (answerable) {
-			json_array_append_new(v->live_requests,
-					      json_pack("{s:s,s:O}", "method", method, "id",
-							json_object_get(msg, "id")));
+			json_array_append_new(r->pending, json_pack("{s:s,s:O,s:O}", "method", method, "id",
+								    json_object_get(msg, "id"), "msg", msg));
 		} else {
 			/* The recorded client never answered such a request: say so, so that
 			 * the server is not left waiting. */
 			json_t *e = json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id",
 					      json_object_get(msg, "id"), "error", "code", -32601, "message",
 					      "mcptap replay: the recorded client never answered this request");
-			char *text = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
-			lio_put(&v->io, text, strlen(text));
-			lio_put(&v->io, "\n", 1);
-			free(text);
+			send_json(r, e);
 			json_decref(e);
 		}
 	}
 	json_decref(msg);
 }
 
-/* Read the server until pred holds or the timeout passes; 0 when it held. */
-static int verify_wait(struct verify *v, int (*pred)(struct verify *, size_t), size_t arg)
+/* Reap the server without waiting long: it closed its output, so it is ending. */
+static void reap(struct vrun *r, int patience_ms)
 {
-	int64_t deadline = mt_mono_ns() / 1000000 + v->timeout_ms;
+	for (int t = 0; !r->reaped && t <= patience_ms / 10; t++) {
+		if (waitpid(r->pid, &r->status, WNOHANG) == r->pid)
+			r->reaped = 1;
+		else if (t < patience_ms / 10)
+			usleep(10000);
+	}
+}
+
+/*
+ * Read the server until pred holds or deadline_ns (0: the answer timeout)
+ * passes; 0 when it held. A timeout gives up on every answer still owed (each
+ * costs at most one timeout); the server's end gives up on all of them.
+ */
+static int wait_for(struct vrun *r, int (*pred)(struct vrun *, size_t), size_t arg,
+		    int64_t deadline_ns)
+{
+	int64_t deadline = deadline_ns ? deadline_ns : mt_mono_ns() + (int64_t)r->timeout_ms * 1000000;
 	const char *line;
 	size_t n;
 
-	while (!pred(v, arg)) {
-		int64_t left = deadline - mt_mono_ns() / 1000000;
-		int r = left > 0 ? lio_next(&v->io, (int)left, &line, &n) : LIO_TIMEOUT;
-		if (r == LIO_LINE) {
-			verify_line(v, line, n);
+	while (!pred(r, arg)) {
+		int64_t left = (deadline - mt_mono_ns()) / 1000000;
+		int rc = r->gone ? LIO_EOF : left > 0 ? lio_next(&r->io, (int)left, &line, &n) : LIO_TIMEOUT;
+		if (rc == LIO_LINE) {
+			take_line(r, line, n);
 			continue;
 		}
-		/* Timed out, or the server is gone: what it still owes is not waited
-		 * for again (each answer costs at most one timeout). */
-		for (size_t i = 0; i < v->s->n; i++)
-			if (v->s->m[i].live_id && !v->got[i])
-				v->gave_up[i] = 1;
-		if (r == LIO_EOF || r == LIO_ERROR)
-			v->server_gone = 1;
+		if (rc == LIO_TIMEOUT && deadline_ns)
+			return -1; /* a pacing deadline: nothing was owed */
+		for (size_t q = 0; q < r->s->n; q++)
+			if (awaited(r, q))
+				r->gave_up[q] = 1;
+		if (rc == LIO_EOF || rc == LIO_ERROR) {
+			if (!r->gone)
+				reap(r, 2000);
+			r->gone = 1;
+		}
 		return -1;
 	}
 	return 0;
 }
 
 /* Have the answers arrived that the recording had before message i was sent? */
-static int answers_before(struct verify *v, size_t i)
+static int answers_before(struct vrun *r, size_t i)
 {
-	for (size_t q = 0; q < i; q++) {
-		const struct rp_msg *m = &v->s->m[q];
-		if (m->c2s && m->cls.kind == MT_REQUEST && m->live_id && !v->got[q] && !v->gave_up[q] &&
-		    m->answer >= 0 && (size_t)m->answer < i)
+	for (size_t q = 0; q < i; q++)
+		if (awaited(r, q) && (size_t)r->s->m[q].answer < i)
 			return 0;
-	}
+	return 1;
+}
+
+static int never(struct vrun *r, size_t i)
+{
+	(void)r;
+	(void)i;
+	return 0;
+}
+
+static int all_answered(struct vrun *r, size_t unused)
+{
+	(void)unused;
+	for (size_t q = 0; q < r->s->n; q++)
+		if (awaited(r, q))
+			return 0;
 	return 1;
 }
 
 /* Is a live server request with the method of recorded server request i waiting? */
-static int server_request_waiting(struct verify *v, size_t i)
+static int server_request_waiting(struct vrun *r, size_t i)
 {
-	const char *method = v->s->m[i].method;
+	const char *method = r->s->m[i].method;
 
-	for (size_t k = 0; k < json_array_size(v->live_requests); k++)
+	for (size_t k = 0; k < json_array_size(r->pending); k++)
 		if (method && !strcmp(method, json_string_value(json_object_get(
-							json_array_get(v->live_requests, k), "method"))))
+							json_array_get(r->pending, k), "method"))))
 			return 1;
 	return 0;
 }
 
-static int all_answered(struct verify *v, size_t unused)
+/*
+ * Keep the recorded pace: message i goes out the recorded delay after the
+ * latest event before it that this run can see: the previous client message
+ * going out, or a recorded answer to a client request arriving.
+ */
+static void pace(struct vrun *r, size_t i)
 {
-	(void)unused;
-	for (size_t i = 0; i < v->s->n; i++)
-		if (v->s->m[i].c2s && v->s->m[i].cls.kind == MT_REQUEST && v->s->m[i].live_id &&
-		    !v->got[i] && !v->gave_up[i])
-			return 0;
-	return 1;
+	const struct rp_script *s = r->s;
+	int64_t rec_t = 0, live_t = 0;
+
+	if (r->last_sent >= 0) {
+		rec_t = s->m[r->last_sent].t_ns;
+		live_t = r->sent_ns[r->last_sent];
+	}
+	for (size_t j = r->last_sent >= 0 ? (size_t)r->last_sent + 1 : 0; j < i; j++) {
+		const struct rp_msg *m = &s->m[j];
+		if (!m->c2s && is_answer(m) && m->request >= 0 && r->got_ns[m->request] &&
+		    m->t_ns >= rec_t) {
+			rec_t = m->t_ns;
+			live_t = r->got_ns[m->request];
+		}
+	}
+	if (!live_t || s->m[i].t_ns <= rec_t)
+		return;
+	int64_t due = live_t + (s->m[i].t_ns - rec_t);
+	if (due > mt_mono_ns())
+		(void)wait_for(r, never, 0, due);
 }
 
-/* Send recorded client message i (an answer goes under the live server's id). */
-static void verify_send(struct verify *v, size_t i)
+/* Send recorded client message i as this run needs it. */
+static void send_one(struct vrun *r, size_t i)
 {
-	struct rp_msg *m = &v->s->m[i];
+	const struct rp_script *s = r->s;
+	const struct rp_msg *m = &s->m[i];
+	json_t *msg = NULL, *live_id = NULL;
 	struct mt_buf out = MT_BUF_INIT;
 
-	if (m->cls.kind == MT_RESPONSE || m->cls.kind == MT_ERROR) {
-		const char *method = m->request >= 0 ? v->s->m[m->request].method : NULL;
-		for (size_t k = 0; k < json_array_size(v->live_requests); k++) {
-			json_t *lr = json_array_get(v->live_requests, k);
+	if (is_answer(m)) {
+		/* An answer goes to the live request that stands for the recorded one. */
+		const char *method = m->request >= 0 ? s->m[m->request].method : NULL;
+		for (size_t k = 0; k < json_array_size(r->pending); k++) {
+			json_t *lr = json_array_get(r->pending, k);
 			if (method && !strcmp(method, json_string_value(json_object_get(lr, "method")))) {
-				char *id = json_dumps(json_object_get(lr, "id"), JSON_COMPACT | JSON_ENCODE_ANY);
-				if (id)
-					rp_render(v->s, i, id, strlen(id), NULL, 0, &out);
-				free(id);
-				json_array_remove(v->live_requests, k);
+				live_id = json_incref(json_object_get(lr, "id"));
+				json_decref(r->sreq[m->request]);
+				r->sreq[m->request] = json_incref(json_object_get(lr, "msg"));
+				json_array_remove(r->pending, k);
 				break;
 			}
 		}
+		if (!live_id)
+			return;
+	}
+	if (m->json && (msg = json_deep_copy(m->json)) &&
+	    mint_substitute(r->origins, i, msg, counterpart, r, r->subs)) {
+		if (live_id)
+			json_object_set(msg, "id", live_id);
+		send_json(r, msg);
+	} else if (live_id) {
+		char *id = json_dumps(live_id, JSON_COMPACT | JSON_ENCODE_ANY);
+		if (id)
+			rp_render(s, i, id, strlen(id), NULL, 0, &out);
+		free(id);
 	} else {
-		rp_render(v->s, i, NULL, 0, NULL, 0, &out);
-		if (m->cls.kind == MT_REQUEST)
-			m->live_id = json_loadb(m->cls.id.p, m->cls.id.n, JSON_DECODE_ANY, NULL);
+		rp_render(s, i, NULL, 0, NULL, 0, &out);
 	}
 	if (out.len)
-		lio_put(&v->io, out.data, out.len);
+		lio_put(&r->io, out.data, out.len);
+	if (m->cls.kind == MT_REQUEST && m->cls.id.n) {
+		/* The recorded id goes out as it was: its answer is looked up by it. */
+		json_t *id = json_object_get(m->json, "id");
+		char *key = id ? json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+		if (key)
+			mt_map_put(&r->by_id, key, strlen(key), (int64_t)i);
+		free(key);
+	}
+	r->sent_ns[i] = mt_mono_ns();
+	r->last_sent = (int64_t)i;
+	json_decref(msg);
+	json_decref(live_id);
 	mt_buf_release(&out);
 }
 
-int verify_run(struct rp_script *s, const struct verify_opts *o)
+static void run_init(struct vrun *r, const struct verify *v)
 {
-	char **argv = o->argv;
-	int timeout_ms = o->timeout_ms;
-	struct store *st = o->st;
-	const char *ignore_json = o->ignore_json;
-	struct verify v;
-	int to[2] = {-1, -1}, from[2] = {-1, -1}, status = 0, rc = EXIT_ERROR;
-	pid_t pid = 0;
-	struct mt_err err = {""};
-	struct mt_buf cmd = MT_BUF_INIT;
-	int64_t t0 = mt_mono_ns();
+	size_t n = v->s->n ? v->s->n : 1;
 
-	memset(&v, 0, sizeof(v));
-	v.s = s;
-	v.timeout_ms = timeout_ms;
-	v.got = mt_calloc(s->n ? s->n : 1, 1);
-	v.gave_up = mt_calloc(s->n ? s->n : 1, 1);
-	v.live_requests = json_array();
-	for (size_t i = 0; argv[i]; i++) {
-		if (i)
-			mt_buf_putc(&cmd, ' ');
-		mt_shell_quote(&cmd, argv[i]);
+	memset(r, 0, sizeof(*r));
+	r->s = v->s;
+	r->timeout_ms = v->o->timeout_ms;
+	r->origins = v->origins;
+	r->live = mt_calloc(n, sizeof(*r->live));
+	r->raw = mt_calloc(n, sizeof(*r->raw));
+	r->sreq = mt_calloc(n, sizeof(*r->sreq));
+	r->sent_ns = mt_calloc(n, sizeof(*r->sent_ns));
+	r->got_ns = mt_calloc(n, sizeof(*r->got_ns));
+	r->gave_up = mt_calloc(n, 1);
+	mt_map_init(&r->by_id, 0);
+	r->pending = json_array();
+	r->subs = json_object();
+	r->last_sent = -1;
+	r->pid = -1;
+}
+
+static void run_release(struct vrun *r)
+{
+	for (size_t i = 0; i < r->s->n; i++) {
+		json_decref(r->live[i]);
+		json_decref(r->sreq[i]);
+		mt_buf_release(&r->raw[i]);
 	}
+	free(r->live);
+	free(r->raw);
+	free(r->sreq);
+	free(r->sent_ns);
+	free(r->got_ns);
+	free(r->gave_up);
+	mt_map_release(&r->by_id);
+	json_decref(r->pending);
+	json_decref(r->subs);
+	lio_release(&r->io);
+}
+
+/* One live run: start the server, play the recorded client, stop the server. */
+static int run_once(struct verify *v, struct vrun *r)
+{
+	const struct rp_script *s = v->s;
+	int to[2] = {-1, -1}, from[2] = {-1, -1}, rc = -1;
+
 	if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC)) {
 		mt_error("cannot create pipes: %s", strerror(errno));
 		goto out;
 	}
 	{
 		int fds[3] = {to[0], from[1], -1};
-		int e = child_spawn(argv, fds, NULL, &pid);
+		int e = child_spawn(v->o->argv, fds, NULL, &r->pid);
 		close(to[0]);
 		close(from[1]);
 		to[0] = from[1] = -1;
 		if (e) {
-			mt_error("cannot run '%s': %s", argv[0], strerror(e));
+			mt_error("cannot run '%s': %s", v->o->argv[0], strerror(e));
 			rc = e == ENOENT ? 127 : 126;
 			goto out;
 		}
 	}
-	if (st) {
-		struct store_replay_run r = {s->session, mt_wall_us(), cmd.data, ignore_json, "client", 1};
-		if (store_add_replay_run(st, &r, &v.run, &err)) {
-			mt_warn("replay: the run is not stored: %s", err.msg);
-			st = NULL;
-		}
-	}
-	v.st = st;
-	lio_init(&v.io, from[0], to[1], 0);
+	lio_init(&r->io, from[0], to[1], 0);
 	/* A server that stops reading must not hold us past the timeouts. */
-	if (lio_nonblock(&v.io))
+	if (lio_nonblock(&r->io))
 		mt_warn("replay: cannot make the pipe to the server non-blocking: %s", strerror(errno));
-	for (size_t i = 0; i < s->n; i++) {
-		struct rp_msg *m = &s->m[i];
-		if (!m->c2s)
-			continue;
-		if (m->cls.kind > MT_ERROR)
+	for (size_t i = 0; i < s->n && !r->gone; i++) {
+		const struct rp_msg *m = &s->m[i];
+		if (!m->c2s || m->cls.kind > MT_ERROR)
 			continue; /* what the client sent that was not JSON-RPC is not replayed */
 		/* Wait for what the recorded client had seen before it sent this. */
-		if (!v.server_gone)
-			(void)verify_wait(&v, answers_before, i);
-		if ((m->cls.kind == MT_RESPONSE || m->cls.kind == MT_ERROR) && m->request >= 0 &&
-		    (v.server_gone || verify_wait(&v, server_request_waiting, (size_t)m->request))) {
+		(void)wait_for(r, answers_before, i, 0);
+		if (r->gone)
+			break;
+		if (!v->o->fast)
+			pace(r, i);
+		if (is_answer(m) && m->request >= 0 &&
+		    wait_for(r, server_request_waiting, (size_t)m->request, 0)) {
+			if (r->gone)
+				break;
 			printf("MISSING server request %s (recorded #%lld): the client's answer #%lld "
 			       "was not sent\n",
 			       s->m[m->request].method ? s->m[m->request].method : "?",
 			       (long long)s->m[m->request].seq, (long long)m->seq);
 			continue;
 		}
-		verify_send(&v, i);
-		if (v.io.write_failed)
+		send_one(r, i);
+		if (r->io.write_failed)
 			break;
 	}
-	if (lio_drain(&v.io, timeout_ms) && !v.io.write_failed)
-		mt_warn("replay: the server did not read all the requests within %d ms", timeout_ms);
-	if (!v.server_gone)
-		(void)verify_wait(&v, all_answered, 0);
-	for (size_t i = 0; i < s->n; i++) {
-		if (s->m[i].c2s && s->m[i].cls.kind == MT_REQUEST && !s->m[i].live_id) {
-			/* Never sent: the server went away first. */
-			v.missing++;
-			printf("MISSING #%lld %s: not sent, the server had gone\n", (long long)s->m[i].seq,
-			       s->m[i].method ? s->m[i].method : "?");
-			store_result(&v, i, "missing", NULL, 0, NULL);
-			continue;
-		}
-		if (s->m[i].c2s && s->m[i].cls.kind == MT_REQUEST && s->m[i].live_id && !v.got[i]) {
-			v.missing++;
-			printf("MISSING #%lld %s: no answer within %d ms\n", (long long)s->m[i].seq,
-			       s->m[i].method ? s->m[i].method : "?", timeout_ms);
-			store_result(&v, i, "missing", NULL, 0, NULL);
-		}
-	}
-	/* Done: close the server's stdin (its cue to exit), then wait a little. */
-	close(to[1]);
-	to[1] = -1;
-	for (int tries = 0; tries < 50 && waitpid(pid, &status, WNOHANG) == 0; tries++)
-		usleep(100000);
-	if (waitpid(pid, &status, WNOHANG) == 0) {
-		kill(pid, SIGTERM);
-		usleep(200000);
-		if (waitpid(pid, &status, WNOHANG) == 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-		}
-	}
-	printf("replay: %zu requests: %zu passed, %zu differed, %zu missing (session %lld against %s)\n",
-	       v.passed + v.differed + v.missing, v.passed, v.differed, v.missing,
-	       (long long)s->session, cmd.data);
-	struct store_replay_totals tot = {mt_mono_ns() - t0, (int64_t)v.passed, (int64_t)v.differed,
-					  (int64_t)v.missing, 0, NULL};
-	if (st && store_finish_replay_run(st, v.run, &tot, &err))
-		mt_warn("replay: %s", err.msg);
-	rc = v.differed || v.missing ? EXIT_FINDINGS : EXIT_OK;
+	if (!r->gone && lio_drain(&r->io, v->o->timeout_ms) && !r->io.write_failed)
+		mt_warn("replay: the server did not read all the requests within %d ms", v->o->timeout_ms);
+	(void)wait_for(r, all_answered, 0, 0);
+	rc = 0;
 out:
-	for (int k = 0; k < 2; k++) {
-		if (to[k] >= 0)
-			close(to[k]);
-		if (from[k] >= 0)
-			close(from[k]);
+	/* Done: close the server's stdin (its cue to exit), then wait a little. */
+	if (to[1] >= 0)
+		close(to[1]);
+	if (to[0] >= 0)
+		close(to[0]);
+	if (from[1] >= 0)
+		close(from[1]);
+	if (r->pid > 0) {
+		reap(r, 5000);
+		if (!r->reaped) {
+			kill(r->pid, SIGTERM);
+			reap(r, 200);
+		}
+		if (!r->reaped) {
+			kill(r->pid, SIGKILL);
+			if (waitpid(r->pid, &r->status, 0) == r->pid)
+				r->reaped = 1;
+		}
 	}
-	lio_release(&v.io);
-	json_decref(v.live_requests);
-	free(v.got);
-	free(v.gave_up);
-	mt_buf_release(&cmd);
+	if (from[0] >= 0)
+		close(from[0]);
 	return rc;
 }
 
+/* "exited with status 3" or "was killed by signal 9 (Killed)". */
+static void describe_end(const struct vrun *r, struct mt_buf *out)
+{
+	if (!r->reaped)
+		mt_buf_puts(out, "closed its output");
+	else if (WIFSIGNALED(r->status))
+		mt_buf_printf(out, "was killed by signal %d (%s)", WTERMSIG(r->status),
+			      strsignal(WTERMSIG(r->status)));
+	else
+		mt_buf_printf(out, "exited with status %d", WEXITSTATUS(r->status));
+}
+
+static void print_value(const char *label, json_t *v)
+{
+	char *t = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+
+	if (!t)
+		printf(" %s (absent)", label);
+	else if (strlen(t) > 200)
+		printf(" %s %.200s...", label, t);
+	else
+		printf(" %s %s", label, t);
+	free(t);
+}
+
+/* The value at a canon_diff path ("result.content[0].text") inside msg, or NULL. */
+static json_t *value_at(json_t *msg, const char *path)
+{
+	json_t *v = msg;
+	const char *p = path;
+
+	while (v && *p) {
+		if (*p == '.')
+			p++;
+		if (*p == '[') {
+			char *end;
+			unsigned long k = strtoul(p + 1, &end, 10);
+			v = json_is_array(v) ? json_array_get(v, k) : NULL;
+			p = *end == ']' ? end + 1 : end;
+			continue;
+		}
+		size_t len = strcspn(p, ".[");
+		char *name = mt_strndup(p, len);
+		v = json_is_object(v) ? json_object_get(v, name) : NULL;
+		free(name);
+		p += len;
+	}
+	return v;
+}
+
+/* Both kinds alike (results or errors): the paths where they differ; else the kind. */
+static size_t compare(json_t *rec, json_t *live, const struct canon_ignore *ig, json_t *paths)
+{
+	if (json_object_get(rec, "result") && json_object_get(live, "result"))
+		return canon_diff(json_object_get(rec, "result"), json_object_get(live, "result"), "result",
+				  ig, MAX_PATHS, paths);
+	if (json_object_get(rec, "error") && json_object_get(live, "error"))
+		return canon_diff(json_object_get(rec, "error"), json_object_get(live, "error"), "error",
+				  ig, MAX_PATHS, paths);
+	json_array_append_new(paths, json_string(json_object_get(live, "result") ? "result" : "error"));
+	return 1;
+}
+
+static void store_result(struct verify *v, size_t q, const char *status, json_t *diff,
+			 json_t *noise)
+{
+	const struct rp_msg *m = &v->s->m[q];
+	const struct rp_msg *a = m->answer >= 0 ? &v->s->m[m->answer] : NULL;
+	const struct vrun *r0 = &v->run[0];
+	struct mt_err err = {""};
+	char *d = json_array_size(diff) ? json_dumps(diff, JSON_COMPACT) : NULL;
+	char *nz = json_array_size(noise) ? json_dumps(noise, JSON_COMPACT) : NULL;
+	struct store_replay_result row = {
+		.seq = m->seq, .method = m->method, .name = m->subject, .status = status,
+		.sent = m->raw, .sent_len = m->len, .recorded = a ? a->raw : NULL,
+		.recorded_len = a ? a->len : 0, .live = r0->live[q] ? r0->raw[q].data : NULL,
+		.live_len = r0->live[q] ? r0->raw[q].len : 0, .diff_json = d, .noise_json = nz,
+	};
+
+	if (v->st && store_add_replay_result(v->st, v->id, &row, &err))
+		mt_warn("replay: %s", err.msg);
+	free(d);
+	free(nz);
+}
+
+/* Judge recorded request q over every run; print its line; count it. */
+static void judge(struct verify *v, size_t q, struct mt_buf *what)
+{
+	const struct rp_msg *m = &v->s->m[q];
+	json_t *rec = m->answer >= 0 ? v->s->m[m->answer].json : NULL;
+	json_t *diff = json_array(), *noise = json_array(), *set_aside = json_array();
+	struct canon_ignore ig;
+	int all_live = 1, sent = 1;
+
+	rp_describe(m, what);
+	for (int k = 0; k < v->nrun; k++) {
+		all_live &= v->run[k].live[q] != NULL;
+		sent &= v->run[k].sent_ns[q] != 0;
+	}
+	if (m->cancelled_by >= 0 && (!rec || !all_live) &&
+	    (m->answer < 0 || m->answer > m->cancelled_by)) {
+		v->cancelled++;
+		printf("CANCELLED #%lld %s: cancelled as recorded%s\n", (long long)m->seq, what->data,
+		       all_live ? ", and answered anyway" : "");
+		store_result(v, q, "cancelled", NULL, NULL);
+		goto out;
+	}
+	if (!rec) {
+		v->unanswered++;
+		printf("UNANSWERED #%lld %s: the recorded server never answered it%s\n",
+		       (long long)m->seq, what->data, all_live ? " (the live one did)" : "");
+		store_result(v, q, "unanswered", NULL, NULL);
+		goto out;
+	}
+	if (!sent || !all_live) {
+		v->missing++;
+		if (!sent)
+			printf("MISSING #%lld %s: not sent, the server had gone\n", (long long)m->seq,
+			       what->data);
+		else if (v->run[0].gone || (v->nrun > 1 && v->run[1].gone))
+			printf("MISSING #%lld %s: not answered, the server had gone\n", (long long)m->seq,
+			       what->data);
+		else
+			printf("MISSING #%lld %s: no answer within %d ms\n", (long long)m->seq, what->data,
+			       v->o->timeout_ms);
+		store_result(v, q, "missing", NULL, NULL);
+		goto out;
+	}
+	rp_ignore_for(v->s, m->method, json_object_get(m->json, "params"), &ig);
+	/* Noise: where the live runs disagree with the first. */
+	for (int k = 1; k < v->nrun; k++)
+		(void)compare(v->run[0].live[q], v->run[k].live[q], &ig, noise);
+	/* Differences: from the recording (minted values followed), in any run. */
+	for (int k = 0; k < v->nrun; k++) {
+		json_t *paths = json_array(), *recs = mint_apply(rec, v->run[k].subs);
+		(void)compare(recs, v->run[k].live[q], &ig, paths);
+		for (size_t p = 0; p < json_array_size(paths); p++) {
+			json_t *path = json_array_get(paths, p);
+			json_t *into = mint_is_noise(noise, json_string_value(path)) ? set_aside : diff;
+			int seen = 0;
+			for (size_t e = 0; e < json_array_size(into) && !seen; e++)
+				seen = json_equal(json_array_get(into, e), path);
+			if (!seen)
+				json_array_append(into, path);
+		}
+		json_decref(recs);
+		json_decref(paths);
+	}
+	free((void *)ig.paths);
+	v->noise += json_array_size(set_aside);
+	if (!json_array_size(diff)) {
+		v->passed++;
+		printf("PASS #%lld %s", (long long)m->seq, what->data);
+		if (json_array_size(set_aside))
+			printf(" (%zu noisy paths set aside)", json_array_size(set_aside));
+		printf("\n");
+	} else {
+		v->differed++;
+		printf("DIFF #%lld %s:", (long long)m->seq, what->data);
+		for (size_t k = 0; k < json_array_size(diff) && k < 8; k++)
+			printf("%s %s", k ? "," : "", json_string_value(json_array_get(diff, k)));
+		if (json_array_size(diff) > 8)
+			printf(" (+%zu more)", json_array_size(diff) - 8);
+		printf("\n");
+	}
+	if (v->o->verbose) {
+		for (size_t k = 0; k < json_array_size(diff); k++) {
+			const char *path = json_string_value(json_array_get(diff, k));
+			json_t *recs = mint_apply(rec, v->run[0].subs);
+			printf("    %s:", path);
+			print_value("recorded", value_at(recs, path));
+			print_value("live", value_at(v->run[0].live[q], path));
+			printf("\n");
+			json_decref(recs);
+		}
+		for (size_t k = 0; k < json_array_size(set_aside); k++) {
+			const char *path = json_string_value(json_array_get(set_aside, k));
+			printf("    noise %s:", path);
+			print_value("recorded", value_at(rec, path));
+			for (int r = 0; r < v->nrun; r++) {
+				char label[32];
+				snprintf(label, sizeof(label), "run %d", r + 1);
+				print_value(label, value_at(v->run[r].live[q], path));
+			}
+			printf("\n");
+		}
+	}
+	store_result(v, q, json_array_size(diff) ? "diff" : "pass", diff, set_aside);
+out:
+	json_decref(diff);
+	json_decref(noise);
+	json_decref(set_aside);
+}
+
+int verify_run(struct rp_script *s, const struct verify_opts *o)
+{
+	struct verify v;
+	struct mt_err err = {""};
+	struct mt_buf what = MT_BUF_INIT, end = MT_BUF_INIT, prev_end = MT_BUF_INIT;
+	int64_t t0 = mt_mono_ns();
+	int rc = EXIT_ERROR;
+
+	memset(&v, 0, sizeof(v));
+	v.s = s;
+	v.o = o;
+	v.nrun = o->runs > 0 ? o->runs : 1;
+	v.origins = mint_index(s);
+	v.run = mt_calloc((size_t)v.nrun, sizeof(*v.run));
+	for (int k = 0; k < v.nrun; k++)
+		run_init(&v.run[k], &v);
+	for (size_t i = 0; o->argv[i]; i++) {
+		if (i)
+			mt_buf_putc(&v.cmd, ' ');
+		mt_shell_quote(&v.cmd, o->argv[i]);
+	}
+	for (int k = 0; k < v.nrun; k++) {
+		struct vrun *r = &v.run[k];
+		int e = run_once(&v, r);
+		if (e) {
+			rc = e;
+			goto out;
+		}
+		if (r->gone) {
+			/* The server's end, once (again only if it ended otherwise). */
+			size_t owed = 0;
+			for (size_t q = 0; q < s->n; q++)
+				owed += is_request(&s->m[q]) && s->m[q].answer >= 0 &&
+					!answered_after_cancel(&s->m[q]) && !r->live[q];
+			mt_buf_reset(&end);
+			describe_end(r, &end);
+			if (!prev_end.len || strcmp(prev_end.data, end.data)) {
+				const struct rp_msg *last = r->last_sent >= 0 ? &s->m[r->last_sent] : NULL;
+				if (last)
+					rp_describe(last, &what);
+				printf("GONE the server %s after #%lld %s (run %d of %d): %zu requests "
+				       "left without an answer\n",
+				       end.data, last ? (long long)last->seq : 0LL, last ? what.data : "",
+				       k + 1, v.nrun, owed);
+			}
+			mt_buf_reset(&prev_end);
+			mt_buf_puts(&prev_end, end.data);
+		}
+	}
+	if (o->st) {
+		struct store_replay_run row = {s->session, mt_wall_us(), v.cmd.data, o->ignore_json, "client",
+					       v.nrun};
+		if (store_add_replay_run(o->st, &row, &v.id, &err))
+			mt_warn("replay: the run is not stored: %s", err.msg);
+		else
+			v.st = o->st;
+	}
+	for (size_t q = 0; q < s->n; q++)
+		if (is_request(&s->m[q]))
+			judge(&v, q, &what);
+	printf("replay: %zu requests: %zu passed, %zu differed, %zu missing, %zu cancelled, "
+	       "%zu unanswered; %zu paths set aside as noise over %d runs (session %lld against %s)\n",
+	       v.passed + v.differed + v.missing + v.cancelled + v.unanswered, v.passed, v.differed,
+	       v.missing, v.cancelled, v.unanswered, v.noise, v.nrun, (long long)s->session, v.cmd.data);
+	fflush(stdout);
+	struct store_replay_totals tot = {mt_mono_ns() - t0, (int64_t)v.passed, (int64_t)v.differed,
+					  (int64_t)v.missing, (int64_t)v.noise, NULL};
+	if (v.st && store_finish_replay_run(v.st, v.id, &tot, &err))
+		mt_warn("replay: %s", err.msg);
+	rc = v.differed || v.missing ? EXIT_FINDINGS : EXIT_OK;
+out:
+	for (int k = 0; k < v.nrun; k++)
+		run_release(&v.run[k]);
+	free(v.run);
+	json_decref(v.origins);
+	mt_buf_release(&v.cmd);
+	mt_buf_release(&what);
+	mt_buf_release(&end);
+	mt_buf_release(&prev_end);
+	return rc;
+}

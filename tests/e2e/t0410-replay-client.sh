@@ -10,7 +10,7 @@ check_eq "recorded the C peers" 0 $?
 "$MCPTAP" replay -r "$T/c.db" --as client -- "$PEERS/mcp-server" > "$T/same.out" 2> "$T/same.err"
 check_eq "the same server: exit 0" 0 $?
 check_eq "a PASS line per recorded request" 11 "$(grep -c '^PASS #' "$T/same.out")"
-check "the sampling request was answered from the recording" grep -q '^PASS #[0-9]* tools/call$' "$T/same.out"
+check "the sampling request was answered from the recording" grep -q '^PASS #[0-9]* tools/call sample$' "$T/same.out"
 check "the summary" grep -q "^replay: 11 requests: 11 passed, 0 differed, 0 missing" "$T/same.out"
 check_eq "the run is stored" "1|11|0|0" "$(sql "$T/c.db" "select session, passed, differed, missing from replay_run")"
 check_eq "with a row per request" 11 "$(sql "$T/c.db" "select count(*) from replay_result where run = 1 and status = 'pass'")"
@@ -19,7 +19,7 @@ check_eq "with a row per request" 11 "$(sql "$T/c.db" "select count(*) from repl
 changed="'$PEERS/mcp-server' | sed -u 's/\"text\":\"hello\"/\"text\":\"HELLO\"/'"
 "$MCPTAP" replay -r "$T/c.db" --as client -- sh -c "$changed" > "$T/diff.out" 2> /dev/null
 check_eq "a changed answer: exit 1" 1 $?
-check "DIFF names the request and the path" grep -q '^DIFF #[0-9]* tools/call: result.content\[0\].text$' "$T/diff.out"
+check "DIFF names the request and the path" grep -q '^DIFF #[0-9]* tools/call echo: result.content\[0\].text$' "$T/diff.out"
 check "the rest pass" grep -q "^replay: 11 requests: 10 passed, 1 differed, 0 missing" "$T/diff.out"
 check_eq "the diff is stored with its paths" '["result.content[0].text"]' \
 	"$(sql "$T/c.db" "select diff from replay_result where run = 2 and status = 'diff'")"
@@ -28,8 +28,14 @@ check "and with both answers" test "$(sql "$T/c.db" "select count(*) from replay
 check_eq "--ignore result.content[*].text: exit 0" 0 $?
 "$MCPTAP" replay -r "$T/c.db" --as client --ignore 'echo=result.content[0].text' -- sh -c "$changed" > /dev/null 2>&1
 check_eq "--ignore scoped to the echo tool: exit 0" 0 $?
-"$MCPTAP" replay -r "$T/c.db" --as client --ignore 'add=result.content[0].text' -- sh -c "$changed" > /dev/null 2>&1
+"$MCPTAP" replay -r "$T/c.db" --as client --ignore 'progress=result.content[0].text' -- sh -c "$changed" > /dev/null 2>&1
 check_eq "--ignore scoped to another tool does not hide it: exit 1" 1 $?
+"$MCPTAP" replay -r "$T/c.db" --as client --ignore 'add=result.content[0].text' -- sh -c "$changed" > /dev/null 2> "$T/bad.err"
+check_eq "--ignore scoped to a name never recorded: a usage error" 2 $?
+check "which says so" grep -q "never called a method, tool or prompt named 'add'" "$T/bad.err"
+"$MCPTAP" replay -r "$T/c.db" --as client --ignore 'content[0].text' -- sh -c "$changed" > /dev/null 2> "$T/bad.err"
+check_eq "--ignore outside params, result and error: a usage error" 2 $?
+check "which says so" grep -q "a path starts at params, result or error" "$T/bad.err"
 
 # A server that dies mid-way: the rest is MISSING, quickly.
 start=$(date +%s)
@@ -39,6 +45,8 @@ end=$(date +%s)
 check "MISSING lines" grep -q '^MISSING #' "$T/crash.out"
 check "the summary counts them" grep -q "^replay: 11 requests: 3 passed, 0 differed, 8 missing" "$T/crash.out"
 check "no timeout per missing request ($((end - start)) s)" test $((end - start)) -lt 8
+check_eq "the server's end is said once, with its signal" 1 "$(grep -c '^GONE the server was killed by signal 6 (Aborted) after #8 tools/call echo (run 1 of 2): 8 requests left without an answer$' "$T/crash.out")"
+check_eq "and the requests it owed are MISSING, the server gone" 8 "$(grep -c '^MISSING #[0-9]* .*the server had gone$' "$T/crash.out")"
 
 # A command that does not exist: 127.
 "$MCPTAP" replay -r "$T/c.db" --as client -- /no/such/server > /dev/null 2> "$T/nf.err"
