@@ -148,7 +148,7 @@ export async function full(ctx) {
 			err = e;
 		}
 		if (!err) fail(name, "the aborted call resolved");
-		eq(ctx, "progress callbacks before the abort", 1, fired);
+		if (fired !== 1) fail(name, `progress callbacks before the abort: expected 1, got ${fired} (the call ended: ${err.message})`);
 		const req = [...ctx.wire].reverse().find((r) => r.dir === "c2s" && r.message.method === "tools/call");
 		const cancels = ctx.wire.filter((r) => r.dir === "c2s" && r.message.method === "notifications/cancelled");
 		eq(ctx, "notifications/cancelled sent", [{ requestId: req.message.id, reason: CANCEL_REASON }], cancels.map((r) => r.message.params));
