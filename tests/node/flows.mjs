@@ -336,3 +336,11 @@ export async function memory(ctx) {
 	eq(ctx, "resources/updated notifications (one per change)", 7, updated());
 	return `memory: ${updated()} resources/updated`;
 }
+
+// The smallest: one echo call (the recording mock-report.test.mjs runs against).
+export async function echo(ctx) {
+	const r = await call(ctx, "tools/call echo", () =>
+		ctx.client.callTool({ name: "echo", arguments: { message: "hello" } }, CallToolResultSchema, ctx.reqOpts));
+	eq(ctx, "echo", "Echo: hello", textOf(r.content));
+	return "echo";
+}

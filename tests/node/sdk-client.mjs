@@ -2,11 +2,11 @@
 // tests/node/sdk-client.mjs - an MCP client built on the official TypeScript SDK
 // (Client + StdioClientTransport), for mcptap's end-to-end tests.
 //
-// Usage: node sdk-client.mjs --log FILE [--flow everything|wide|full|long|memory]
+// Usage: node sdk-client.mjs --log FILE [--flow everything|wide|full|long|memory|echo]
 //            [--without sampling,roots,elicitation] [--all-progress] -- CMD ARGS...
 // (wide: the everything flow, then every other tool the server lists, called with
-// arguments made from its input schema; tool errors are fine there. full, long and
-// memory: see flows.mjs. --without: do not declare those client capabilities, and
+// arguments made from its input schema; tool errors are fine there. full, long,
+// memory and echo: see flows.mjs. --without: do not declare those client capabilities, and
 // expect the server never to send the requests that need them. --all-progress:
 // every progress notification must fire the call's callback, which a mock can
 // do and a live server, writing its last one with the result, may not.)
@@ -58,7 +58,7 @@ const WATCHDOG_MS = 90000;
 function usage(msg) {
 	if (msg) process.stderr.write(`${PROG}: ${msg}\n`);
 	process.stderr.write(
-		"usage: node sdk-client.mjs --log FILE [--flow everything|wide|full|long|memory]\n" +
+		"usage: node sdk-client.mjs --log FILE [--flow everything|wide|full|long|memory|echo]\n" +
 			"           [--without sampling,roots,elicitation] [--all-progress] -- CMD ARGS...\n",
 	);
 	process.exit(2);
@@ -96,7 +96,7 @@ function parseArgs(argv) {
 	const cmd = argv.slice(i);
 	if (!log) usage("--log FILE is required");
 	if (cmd.length === 0) usage("no server command after --");
-	if (!["everything", "wide", "full", "long", "memory"].includes(flow)) usage(`unknown flow '${flow}'`);
+	if (!["everything", "wide", "full", "long", "memory", "echo"].includes(flow)) usage(`unknown flow '${flow}'`);
 	return { log, flow, cmd, without, allProgress };
 }
 
