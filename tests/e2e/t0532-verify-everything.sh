@@ -51,7 +51,7 @@ echo "# stored run ${RUN:-none}: $(sql "$T/s.db" "SELECT mode, runs, noise, pass
 check_eq "stored run: mode, runs, passed, differed, missing" "client|2|$((N - 1))|0|0" \
 	"$(sql "$T/s.db" "SELECT mode, runs, passed, differed, missing FROM replay_run WHERE id = ${RUN:-0}")"
 check "stored run: some paths set aside as noise (the time stamps)" test "${NOISE:-0}" -gt 0
-check "the noise count is printed" sh -c 'grep -i "noise" "$1" | grep -qw -- "$2"' sh "$T/v.out" "${NOISE:-x}"
+check "the noise count is printed" sh -c 'cat "$1" "$2" | grep -i "noise" | grep -qw -- "$3"' sh "$T/v.out" "$T/v.err" "${NOISE:-x}"
 check_eq "stored results: statuses" "cancelled|1 pass|$((N - 1))" \
 	"$(sql "$T/s.db" "SELECT status || '|' || count(*) FROM replay_result WHERE run = ${RUN:-0} GROUP BY status ORDER BY status" | tr '\n' ' ' | sed 's/ $//')"
 check_eq "the cancelled result names the tool" "tools/call|trigger-long-running-operation" \
