@@ -11,7 +11,8 @@
 #   results (as the SDK the inspector is built on parses them);
 # - no server request (roots/list, sampling, elicitation) reaches it: it
 #   declared no capability for them (the mock runs inside `mcptap record`, which
-#   shows what it sent);
+#   shows what it sent), also in a call whose recording has the server ask the
+#   client (trigger-url-elicitation: the recorded result, without the question);
 # - an unrecorded call gets -30900, and the error's data names the closest
 #   recording (the recorded echo call).
 . "$(dirname "$0")/lib.sh"
@@ -58,6 +59,17 @@ inspector echo --method tools/call --tool-name echo --tool-arg "message=$ECHO"
 check_eq "inspector tools/call echo (the recorded arguments) exits 0" 0 $?
 check "tools/call echo gives the recorded result" same tools/call 'p.name === "echo"' "$T/echo.out"
 
+# A call whose recording has the server ask the client (elicitation/create): the
+# inspector declared no elicitation, so it gets the recorded result without
+# the question.
+URLARG=$(node -e 'const l=require("fs").readFileSync(process.argv[1],"utf8").trim().split("\n").map(JSON.parse);
+const a=l.find((r)=>r.dir==="c2s"&&r.message.method==="tools/call"&&r.message.params.name==="trigger-url-elicitation").message.params.arguments;
+process.stdout.write("url="+a.url+"\n"+"message="+a.message)' "$T/rec.jsonl")
+inspector url --method tools/call --tool-name trigger-url-elicitation \
+	--tool-arg "$(echo "$URLARG" | sed -n 1p)" "$(echo "$URLARG" | sed -n 2p)"
+check_eq "inspector tools/call trigger-url-elicitation exits 0" 0 $?
+check "it gives the recorded result" same tools/call 'p.name === "trigger-url-elicitation"' "$T/url.out"
+
 inspector res-list --method resources/list
 check_eq "inspector resources/list exits 0" 0 $?
 check "resources/list gives the recorded resources" same resources/list "" "$T/res-list.out"
@@ -83,10 +95,10 @@ check "its error is -30900" grep -q -- '-30900' "$T/miss.err"
 
 # What the mock sent the inspector, session by session (one per call).
 S=$(sql "$T/ins.db" 'SELECT count(*) FROM session')
-check_eq "one stored session per inspector call" 7 "$S"
-check_eq "every session initialized with the inspector's own clientInfo" 7 \
+check_eq "one stored session per inspector call" 8 "$S"
+check_eq "every session initialized with the inspector's own clientInfo" 8 \
 	"$(sql "$T/ins.db" "SELECT count(*) FROM message WHERE dir = 'c2s' AND method = 'initialize' AND CAST(raw AS TEXT) LIKE '%\"name\":\"inspector-cli\"%'")"
-check_eq "and got an initialize result" 7 \
+check_eq "and got an initialize result" 8 \
 	"$(sql "$T/ins.db" "SELECT count(*) FROM exchange WHERE dir = 'c2s' AND method = 'initialize' AND outcome = 'response'")"
 check_eq "no server request reached the inspector (it declared no capability)" 0 \
 	"$(sql "$T/ins.db" "SELECT count(*) FROM message WHERE dir = 's2c' AND kind = 'request'")"
