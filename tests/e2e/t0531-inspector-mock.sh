@@ -19,8 +19,9 @@
 
 SE=$NODEDIR/node_modules/@modelcontextprotocol/server-everything
 INS=$NODEDIR/node_modules/@modelcontextprotocol/inspector-cli
-[ -f "$SE/package.json" ] && [ -f "$INS/package.json" ] ||
+if [ ! -f "$SE/package.json" ] || [ ! -f "$INS/package.json" ]; then
 	die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
+fi
 [ -x "$MCPTAP" ] || die "$MCPTAP is not built: run make"
 ENTRY=$(node -e 'const d=process.argv[1],p=require(d+"/package.json");const b=typeof p.bin==="string"?p.bin:Object.values(p.bin)[0];console.log(require("path").resolve(d,b))' "$SE") ||
 	die "cannot find server-everything's entry point"
