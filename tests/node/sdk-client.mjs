@@ -2,9 +2,14 @@
 // tests/node/sdk-client.mjs - an MCP client built on the official TypeScript SDK
 // (Client + StdioClientTransport), for mcptap's end-to-end tests.
 //
-// Usage: node sdk-client.mjs --log FILE [--flow everything|wide] -- CMD ARGS...
+// Usage: node sdk-client.mjs --log FILE [--flow everything|wide|full|long|memory|echo]
+//            [--without sampling,roots,elicitation] [--all-progress] -- CMD ARGS...
 // (wide: the everything flow, then every other tool the server lists, called with
-// arguments made from its input schema; tool errors are fine there.)
+// arguments made from its input schema; tool errors are fine there. full, long,
+// memory and echo: see flows.mjs. --without: do not declare those client capabilities, and
+// expect the server never to send the requests that need them. --all-progress:
+// every progress notification must fire the call's callback, which a mock can
+// do and a live server, writing its last one with the result, may not.)
 //
 // Spawns CMD ARGS as an MCP server over stdio (CMD may be the real server or
 // `mcptap record ... -- server`; the client does not care), runs a fixed flow of
@@ -36,8 +41,12 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import {
 	CallToolResultSchema,
 	CreateMessageRequestSchema,
+	ElicitRequestSchema,
 	ListRootsRequestSchema,
+	LoggingMessageNotificationSchema,
+	ResourceUpdatedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import * as flows from "./flows.mjs";
 
 const PROG = "sdk-client";
 const SAMPLING_REPLY = "mcptap fixed sampling reply: the tap sees everything";
@@ -48,13 +57,18 @@ const WATCHDOG_MS = 90000;
 
 function usage(msg) {
 	if (msg) process.stderr.write(`${PROG}: ${msg}\n`);
-	process.stderr.write(`usage: node sdk-client.mjs --log FILE [--flow everything] -- CMD ARGS...\n`);
+	process.stderr.write(
+		"usage: node sdk-client.mjs --log FILE [--flow everything|wide|full|long|memory|echo]\n" +
+			"           [--without sampling,roots,elicitation] [--all-progress] -- CMD ARGS...\n",
+	);
 	process.exit(2);
 }
 
 function parseArgs(argv) {
 	let log = null;
 	let flow = "everything";
+	const without = new Set();
+	let allProgress = false;
 	let i = 0;
 	for (; i < argv.length; i++) {
 		const a = argv[i];
@@ -67,6 +81,14 @@ function parseArgs(argv) {
 		} else if (a === "--flow") {
 			if (i + 1 >= argv.length) usage("--flow needs a NAME");
 			flow = argv[++i];
+		} else if (a === "--all-progress") {
+			allProgress = true;
+		} else if (a === "--without") {
+			if (i + 1 >= argv.length) usage("--without needs a LIST");
+			for (const c of argv[++i].split(",")) {
+				if (!["sampling", "roots", "elicitation"].includes(c)) usage(`unknown capability '${c}'`);
+				without.add(c);
+			}
 		} else {
 			usage(`unknown argument '${a}'`);
 		}
@@ -74,23 +96,11 @@ function parseArgs(argv) {
 	const cmd = argv.slice(i);
 	if (!log) usage("--log FILE is required");
 	if (cmd.length === 0) usage("no server command after --");
-	if (flow !== "everything" && flow !== "wide") usage(`unknown flow '${flow}'`);
-	return { log, flow, cmd };
+	if (!["everything", "wide", "full", "long", "memory", "echo"].includes(flow)) usage(`unknown flow '${flow}'`);
+	return { log, flow, cmd, without, allProgress };
 }
 
-class StepError extends Error {}
-
-function fail(step, msg) {
-	throw new StepError(`${step}: ${msg}`);
-}
-
-function textOf(content) {
-	if (!Array.isArray(content)) return "";
-	return content
-		.filter((c) => c && c.type === "text" && typeof c.text === "string")
-		.map((c) => c.text)
-		.join("\n");
-}
+const { StepError, fail, textOf } = flows;
 
 // Picks a tool by preferred exact names, then by a pattern, from a tools/list result.
 function pickTool(tools, exact, pattern, exclude) {
@@ -104,7 +114,7 @@ function pickTool(tools, exact, pattern, exclude) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function main() {
-	const { log, flow, cmd } = parseArgs(process.argv.slice(2));
+	const { log, flow, cmd, without, allProgress } = parseArgs(process.argv.slice(2));
 
 	let logFd;
 	try {
@@ -114,8 +124,10 @@ async function main() {
 		process.exit(1);
 	}
 	const counts = { c2s: 0, s2c: 0 };
+	const wire = [];
 	const record = (dir, message) => {
 		counts[dir]++;
+		wire.push({ dir, message });
 		writeSync(logFd, JSON.stringify({ dir, message }) + "\n");
 	};
 
@@ -157,12 +169,16 @@ async function main() {
 		},
 	});
 
-	const client = new Client(
-		{ name: "mcptap-sdk-client", version: "1.0.0" },
-		{ capabilities: { sampling: {}, roots: { listChanged: true } } },
-	);
+	const own = flow === "everything" || flow === "wide" ? null : flows[flow];
+	const capabilities = { sampling: {}, roots: { listChanged: true } };
+	if (own) capabilities.elicitation = { form: {}, url: {} };
+	for (const c of without) delete capabilities[c];
+	const client = new Client({ name: "mcptap-sdk-client", version: "1.0.0" }, { capabilities });
 
-	const seen = { sampling: 0, roots: 0, progress: [] };
+	// dispatched: notifications that reached a handler (progress ones: the
+	// callback, or the SDK's report of an unknown token).
+	const seen = { sampling: 0, roots: 0, progress: [], elicit: [], logs: [], updated: [], dispatched: 0, unknownProgress: [] };
+	const lateTokens = new Set();
 	const transportErrors = [];
 	client.onerror = (err) => {
 		const msg = err instanceof Error ? err.message : String(err);
@@ -171,7 +187,18 @@ async function main() {
 		// (a known race inside the SDK, not a protocol error): ignore it for the
 		// token this client sent, count everything else.
 		const m = /^Received a progress notification for an unknown token: (.*)$/s.exec(msg);
-		if (m && longReq) {
+		if (m) seen.dispatched++;
+		// The own flows check these at the end (a cancelled call's late ones, a
+		// live server's last one read with the result).
+		if (m && own) {
+			try {
+				seen.unknownProgress.push(JSON.parse(m[1]).params);
+				return;
+			} catch {
+				// fall through: count it
+			}
+		}
+		if (m && longReq && !own) {
 			try {
 				const n = JSON.parse(m[1]);
 				if (n.params && n.params.progressToken === longReq.params._meta.progressToken) return;
@@ -181,19 +208,41 @@ async function main() {
 		}
 		transportErrors.push(msg);
 	};
-	client.setRequestHandler(CreateMessageRequestSchema, async () => {
-		seen.sampling++;
-		return {
-			model: SAMPLING_MODEL,
-			role: "assistant",
-			content: { type: "text", text: SAMPLING_REPLY },
-			stopReason: "endTurn",
+	if (capabilities.sampling)
+		client.setRequestHandler(CreateMessageRequestSchema, async () => {
+			seen.sampling++;
+			return {
+				model: SAMPLING_MODEL,
+				role: "assistant",
+				content: { type: "text", text: SAMPLING_REPLY },
+				stopReason: "endTurn",
+			};
+		});
+	if (capabilities.roots)
+		client.setRequestHandler(ListRootsRequestSchema, async () => {
+			seen.roots++;
+			return { roots: ROOTS };
+		});
+	if (capabilities.elicitation)
+		client.setRequestHandler(ElicitRequestSchema, async (req) => {
+			seen.elicit.push(req.params);
+			if (req.params.mode === "url") return { action: "accept" };
+			return { action: "accept", content: { interpretation: flows.ELICIT_CHOICE } };
+		});
+	if (own) {
+		client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+			seen.dispatched++;
+			seen.logs.push(n.params);
+		});
+		client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+			seen.dispatched++;
+			seen.updated.push(n.params.uri);
+		});
+		// Everything else (list_changed, tasks/status...).
+		client.fallbackNotificationHandler = async () => {
+			seen.dispatched++;
 		};
-	});
-	client.setRequestHandler(ListRootsRequestSchema, async () => {
-		seen.roots++;
-		return { roots: ROOTS };
-	});
+	}
 
 	const reqOpts = { timeout: REQUEST_TIMEOUT_MS };
 	let step = "connect";
@@ -214,6 +263,35 @@ async function main() {
 		const caps = client.getServerCapabilities() || {};
 		if (!sv || !sv.name) fail(step, "initialize result has no serverInfo.name");
 		process.stderr.write(`${PROG}: connected to ${sv.name} ${sv.version}\n`);
+
+		if (own) {
+			const ctx = {
+				client, reqOpts, wire, seen, without, lateTokens, allProgress, progressSeen: [], lostLast: new Set(), name: "initialize",
+				step: (n) => {
+					step = n;
+					ctx.name = n;
+				},
+			};
+			// Progress callbacks count as dispatched notifications too.
+			const origCall = client.callTool.bind(client);
+			client.callTool = (params, schema, opts) =>
+				origCall(params, schema, opts && opts.onprogress
+					? { ...opts, onprogress: (p) => { seen.dispatched++; opts.onprogress(p); } } : opts);
+			const what = await own(ctx);
+			step = "progress for no call";
+			for (const p of seen.unknownProgress) {
+				if (!lateTokens.has(p.progressToken) && !ctx.lostLast.has(`${JSON.stringify(p.progressToken)}:${p.progress}`))
+					fail(step, `a notifications/progress for no open call: ${JSON.stringify(p)}`);
+			}
+			if (transportErrors.length)
+				fail("transport", `errors while running: ${transportErrors.join("; ")}`);
+			step = "close";
+			await client.close();
+			clearTimeout(watchdog);
+			closeSync(logFd);
+			process.stderr.write(`${PROG}: ok: ${counts.c2s} messages sent, ${counts.s2c} received; flow ${flow}: ${what}\n`);
+			process.exit(0);
+		}
 
 		step = "ping";
 		await client.ping(reqOpts);
