@@ -78,7 +78,13 @@ static json_t *strip(json_t *v, const char *base, const struct canon_ignore *ig,
 			child_path(&p, base, k, 0, 0);
 			if (canon_ignored(ig, p.data))
 				continue;
-			json_object_set_new(out, k, strip(x, p.data, ig, depth + 1));
+			json_t *y = strip(x, p.data, ig, depth + 1);
+			/* A member that holds an empty object says nothing: "arguments": {}
+			 * and no arguments are the same request, as clients differ there. */
+			if (json_is_object(y) && !json_object_size(y))
+				json_decref(y);
+			else
+				json_object_set_new(out, k, y);
 		}
 	} else if (json_is_array(v)) {
 		size_t i;

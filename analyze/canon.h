@@ -27,7 +27,9 @@ int canon_ignored(const struct canon_ignore *ig, const char *path);
 /*
  * A deep copy of v (a whole message, or a part of one whose own path is base,
  * "" for the top) without the members under any ignore path and without every
- * "_meta" member (MCP's metadata never decides a match). Returns a new
+ * "_meta" member (MCP's metadata never decides a match), and without the
+ * members whose value is (or, so stripped, becomes) an empty object: clients
+ * differ in sending "arguments": {} or nothing. Returns a new
  * reference (NULL when v is NULL).
  */
 json_t *canon_strip(json_t *v, const char *base, const struct canon_ignore *ig);

@@ -375,6 +375,13 @@ static void mock_request(struct mock *k, const struct mt_class *c, const char *l
 	if (r->answer >= 0)
 		k->state[r->answer] = ST_NEW; /* may have gone out for an earlier reuse */
 	play_block(k, i);
+	if (r->answer < 0 && r->cancelled_by >= 0) {
+		/* The recorded client cancelled it and the server never answered: nor
+		 * does the mock (a client that cancels it too expects nothing). */
+		k->answered++;
+		json_decref(params);
+		return;
+	}
 	if (r->answer < 0) {
 		/* The recording ends before the server answered (it crashed or was cut): a
 		 * miss whose closest recording is the very request. */
@@ -394,7 +401,9 @@ static void mock_request(struct mock *k, const struct mt_class *c, const char *l
 	 * owes came between), send it now so that a client that waits for each
 	 * answer is not left waiting. */
 	if (k->state[r->answer] == ST_NEW) {
-		int waited = 0;
+		/* An answer the server gave only after the client cancelled the request
+		 * stays where it was: after the cancellation. */
+		int waited = r->cancelled_by >= 0 && r->answer > r->cancelled_by;
 		for (size_t j = (size_t)i + 1; j < (size_t)r->answer && !waited; j++) {
 			const struct rp_msg *m = &s->m[j];
 			if (m->c2s && (m->cls.kind == MT_RESPONSE || m->cls.kind == MT_ERROR))

@@ -56,6 +56,28 @@ static void test_key(void **state)
 	mt_buf_release(&b);
 }
 
+/* An empty object says nothing: {"arguments": {}} is the request without arguments. */
+static void test_key_empty_members(void **state)
+{
+	struct mt_buf a = MT_BUF_INIT, b = MT_BUF_INIT;
+
+	(void)state;
+	key_of("prompts/get", "{\"name\":\"simple-prompt\"}", NULL, &a);
+	key_of("prompts/get", "{\"name\":\"simple-prompt\",\"arguments\":{}}", NULL, &b);
+	assert_string_equal(a.data, b.data);
+	assert_string_equal(a.data, "prompts/get\n{\"name\":\"simple-prompt\"}");
+	/* Also when it is empty once its _meta is gone, at any depth. */
+	key_of("prompts/get", "{\"name\":\"simple-prompt\",\"arguments\":{\"x\":{\"_meta\":{}}}}", NULL, &b);
+	assert_string_equal(a.data, b.data);
+	/* But an empty array, an empty string or null is a value. */
+	key_of("prompts/get", "{\"name\":\"simple-prompt\",\"arguments\":[]}", NULL, &b);
+	assert_string_not_equal(a.data, b.data);
+	key_of("prompts/get", "{\"name\":\"simple-prompt\",\"arguments\":null}", NULL, &b);
+	assert_string_not_equal(a.data, b.data);
+	mt_buf_release(&a);
+	mt_buf_release(&b);
+}
+
 static void test_ignored(void **state)
 {
 	static const char *const paths[] = {"result.content[*].text", "result.*.ts", "params.x"};
@@ -156,6 +178,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_key),
+		cmocka_unit_test(test_key_empty_members),
 		cmocka_unit_test(test_ignored),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_deep),
