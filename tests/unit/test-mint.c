@@ -1,0 +1,244 @@
+/*
+ * test-mint.c - following server-minted values and telling noise from change
+ * (analyze/mint.h): a task id from an answer, a cursor, an elicitation id from
+ * a server request; a value the server merely moved, one the client sent
+ * first and one the live server still holds are kept; the comparison with
+ * values followed; noise paths and what lies below them.
+ */
+#include "tests/unit/unit.h"
+
+#include <string.h>
+
+#include "analyze/mint.h"
+
+/* A recording built by hand: "> JSON" from the client, "< JSON" from the server. */
+struct fake {
+	struct rp_script s;
+	json_t *live[32];        /* the live message standing for recorded message i */
+};
+
+static void fake_init(struct fake *f, const char *const *lines, size_t n)
+{
+	memset(f, 0, sizeof(*f));
+	f->s.m = calloc(n, sizeof(*f->s.m));
+	assert_non_null(f->s.m);
+	for (size_t i = 0; i < n; i++) {
+		struct rp_msg *m = &f->s.m[i];
+		m->c2s = lines[i][0] == '>';
+		m->raw = strdup(lines[i] + 2);
+		m->len = strlen(m->raw);
+		mt_classify(m->raw, m->len, &m->cls);
+		m->json = json_loads(m->raw, 0, NULL);
+		assert_non_null(m->json);
+		m->request = m->answer = m->cancelled_by = -1;
+		/* Pair an answer with the request of the other side with its id. */
+		if (m->cls.kind == MT_RESPONSE || m->cls.kind == MT_ERROR) {
+			for (size_t q = i; q-- > 0;) {
+				struct rp_msg *r = &f->s.m[q];
+				if (r->c2s != m->c2s && r->cls.kind == MT_REQUEST &&
+				    json_equal(json_object_get(r->json, "id"), json_object_get(m->json, "id"))) {
+					m->request = (int64_t)q;
+					r->answer = (int64_t)i;
+					break;
+				}
+			}
+		}
+	}
+	f->s.n = n;
+}
+
+static void fake_release(struct fake *f)
+{
+	for (size_t i = 0; i < f->s.n; i++) {
+		free(f->s.m[i].raw);
+		json_decref(f->s.m[i].json);
+		json_decref(f->live[i]);
+	}
+	free(f->s.m);
+}
+
+static json_t *live_of(void *ctx, size_t j)
+{
+	struct fake *f = ctx;
+
+	return f->live[j];
+}
+
+/* Substitute in a copy of recorded message i; returns it as compact text. */
+static char *sent(struct fake *f, json_t *origins, size_t i, json_t *subs, size_t *done)
+{
+	json_t *v = json_deep_copy(f->s.m[i].json);
+	char *text;
+
+	*done = mint_substitute(origins, i, v, live_of, f, subs);
+	text = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(v);
+	return text;
+}
+
+static void test_task_and_cursor(void **state)
+{
+	static const char *const rec[] = {
+		"> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"start\"}}",
+		"< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"task\":{\"taskId\":\"T-rec\",\"status\":\"working\"}}}",
+		"> {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"T-rec\"}}",
+		"< {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"taskId\":\"T-rec\",\"status\":\"completed\"}}",
+		"> {\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/list\"}",
+		"< {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"resources\":[],\"nextCursor\":\"C-rec\"}}",
+		"> {\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/list\",\"params\":{\"cursor\":\"C-rec\",\"_meta\":{\"related\":\"T-rec\"}}}",
+	};
+	struct fake f;
+	json_t *origins, *subs = json_object(), *rec_answer, *applied, *live_answer;
+	size_t done;
+	char *text;
+
+	(void)state;
+	fake_init(&f, rec, 7);
+	origins = mint_index(&f.s);
+	/* Where the values came from: the answers, at their paths. */
+	text = json_dumps(json_object_get(origins, "T-rec"), JSON_COMPACT);
+	assert_string_equal(text, "[1,[\"result\",\"task\",\"taskId\"],false]");
+	free(text);
+	text = json_dumps(json_object_get(origins, "start"), JSON_COMPACT);
+	assert_string_equal(text, "[0,[\"params\",\"name\"],true]");
+	free(text);
+
+	/* Before the live answer came, nothing is followed. */
+	text = sent(&f, origins, 2, subs, &done);
+	assert_int_equal(done, 0);
+	free(text);
+	f.live[1] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"task\":{\"taskId\":\"T-live\",\"status\":\"working\"}}}", 0, NULL);
+	text = sent(&f, origins, 2, subs, &done);
+	assert_int_equal(done, 1);
+	assert_string_equal(text, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"T-live\"}}");
+	free(text);
+	/* The cursor from the live first page; the task id, once known, everywhere (_meta too). */
+	f.live[5] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"resources\":[],\"nextCursor\":\"C-live\"}}", 0, NULL);
+	text = sent(&f, origins, 6, subs, &done);
+	assert_int_equal(done, 2);
+	assert_string_equal(text, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/list\",\"params\":{\"cursor\":\"C-live\",\"_meta\":{\"related\":\"T-live\"}}}");
+	free(text);
+
+	/* The recorded answer, values followed, equals what the live server said. */
+	rec_answer = f.s.m[3].json;
+	applied = mint_apply(rec_answer, subs);
+	live_answer = json_loads("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"taskId\":\"T-live\",\"status\":\"completed\"}}", 0, NULL);
+	assert_true(json_equal(applied, live_answer));
+	assert_false(json_equal(rec_answer, live_answer));
+	json_decref(applied);
+	json_decref(live_answer);
+
+	json_decref(subs);
+	json_decref(origins);
+	fake_release(&f);
+}
+
+/* Moved, not minted: a tool the live tools/list still names is called by its name. */
+static void test_moved_and_own_values_kept(void **state)
+{
+	static const char *const rec[] = {
+		"> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"mine\"}}}",
+		"< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"mine\"}]}}",
+		"> {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}",
+		"< {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"add\"},{\"name\":\"sum\"}]}}",
+		"> {\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"add\",\"arguments\":{\"text\":\"mine\"}}}",
+	};
+	struct fake f;
+	json_t *origins, *subs = json_object();
+	size_t done;
+	char *text;
+
+	(void)state;
+	fake_init(&f, rec, 5);
+	origins = mint_index(&f.s);
+	f.live[1] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"other\"}]}}", 0, NULL);
+	/* Reordered: "add" is still listed, only elsewhere. */
+	f.live[3] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"sum\"},{\"name\":\"add\"}]}}", 0, NULL);
+	text = sent(&f, origins, 4, subs, &done);
+	assert_int_equal(done, 0);
+	assert_string_equal(text, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"add\",\"arguments\":{\"text\":\"mine\"}}}");
+	free(text);
+	assert_int_equal(json_object_size(subs), 0);
+	/* Gone from the live list: now it was the server's to mint, and it is followed. */
+	json_decref(f.live[3]);
+	f.live[3] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"plus\"},{\"name\":\"sum\"}]}}", 0, NULL);
+	text = sent(&f, origins, 4, subs, &done);
+	assert_int_equal(done, 1);
+	/* "mine" came from the client first: never swapped, even though the server echoed it. */
+	assert_string_equal(text, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"plus\",\"arguments\":{\"text\":\"mine\"}}}");
+	free(text);
+	json_decref(subs);
+	json_decref(origins);
+	fake_release(&f);
+}
+
+/* An id minted in a server request (URL elicitation), echoed in a later client message. */
+static void test_from_server_request(void **state)
+{
+	static const char *const rec[] = {
+		"> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"login\"}}",
+		"< {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"elicitation/create\",\"params\":{\"mode\":\"url\",\"elicitationId\":\"E-rec\",\"url\":\"https://x/E-rec\"}}",
+		"> {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"action\":\"accept\"}}",
+		"< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}",
+		"> {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"check\",\"arguments\":{\"id\":\"E-rec\"}}}",
+	};
+	struct fake f;
+	json_t *origins, *subs = json_object();
+	size_t done;
+	char *text;
+
+	(void)state;
+	fake_init(&f, rec, 5);
+	origins = mint_index(&f.s);
+	f.live[1] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"elicitation/create\",\"params\":{\"mode\":\"url\",\"elicitationId\":\"E-live\",\"url\":\"https://x/E-live\"}}", 0, NULL);
+	text = sent(&f, origins, 4, subs, &done);
+	assert_int_equal(done, 1);
+	assert_string_equal(text, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"check\",\"arguments\":{\"id\":\"E-live\"}}}");
+	free(text);
+	json_decref(subs);
+	json_decref(origins);
+	fake_release(&f);
+}
+
+static void test_noise_paths(void **state)
+{
+	json_t *noise = json_pack("[s,s]", "result.content[0].text", "result.items");
+
+	(void)state;
+	assert_true(mint_is_noise(noise, "result.content[0].text"));
+	assert_true(mint_is_noise(noise, "result.items[3]"));
+	assert_true(mint_is_noise(noise, "result.items.x"));
+	assert_false(mint_is_noise(noise, "result.items2"));
+	assert_false(mint_is_noise(noise, "result.content[0]"));
+	assert_false(mint_is_noise(noise, "result.content[1].text"));
+	json_decref(noise);
+}
+
+static void test_at_and_contains(void **state)
+{
+	json_t *v = json_loads("{\"a\":[{\"b\":\"x\"},\"y\"],\"c\":{\"d\":\"z\"}}", 0, NULL);
+	json_t *steps = json_pack("[s,i,s]", "a", 0, "b"), *bad = json_pack("[s,i]", "c", 0);
+
+	(void)state;
+	assert_string_equal(json_string_value(mint_at(v, steps)), "x");
+	assert_null(mint_at(v, bad));
+	assert_true(mint_contains(v, "z", 1));
+	assert_true(mint_contains(v, "y", 1));
+	assert_false(mint_contains(v, "d", 1)); /* a key is not a value */
+	json_decref(v);
+	json_decref(steps);
+	json_decref(bad);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_task_and_cursor),
+		cmocka_unit_test(test_moved_and_own_values_kept),
+		cmocka_unit_test(test_from_server_request),
+		cmocka_unit_test(test_noise_paths),
+		cmocka_unit_test(test_at_and_contains),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
