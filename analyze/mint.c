@@ -197,8 +197,9 @@ static json_t *apply(json_t *v, json_t *subs, int depth)
 	if (json_is_object(v)) {
 		json_t *out = json_object(), *c;
 		const char *k;
-		json_object_foreach(v, k, c)
+		json_object_foreach(v, k, c) {
 			json_object_set_new(out, k, apply(c, subs, depth + 1));
+		}
 		return out;
 	}
 	json_t *out = json_array();
