@@ -143,8 +143,10 @@ static void take_line(struct vrun *r, const char *line, size_t n)
 				     !strcmp(m->method, method) && m->answer >= 0;
 		}
 		if (answerable) {
-			json_array_append_new(r->pending, json_pack("{s:s,s:O,s:O}", "method", method, "id",
-								    json_object_get(msg, "id"), "msg", msg));
+			json_array_append_new(r->pending,
+					      json_pack("{s:s,s:O,s:O,s:I}", "method", method, "id",
+							json_object_get(msg, "id"), "msg", msg, "t",
+							(json_int_t)mt_mono_ns()));
 		} else {
 			/* The recorded client never answered such a request: say so, so that
 			 * the server is not left waiting. */
@@ -240,31 +242,54 @@ static int server_request_waiting(struct vrun *r, size_t i)
 	return 0;
 }
 
+/* When the live request standing for recorded server request j arrived (0: not yet). */
+static int64_t server_request_arrival(const struct vrun *r, size_t j)
+{
+	const char *method = r->s->m[j].method;
+
+	for (size_t k = 0; method && k < json_array_size(r->pending); k++) {
+		json_t *lr = json_array_get(r->pending, k);
+		if (!strcmp(method, json_string_value(json_object_get(lr, "method"))))
+			return (int64_t)json_integer_value(json_object_get(lr, "t"));
+	}
+	return 0;
+}
+
 /*
  * Keep the recorded pace: message i goes out the recorded delay after the
  * latest event before it that this run can see: the previous client message
- * going out, or a recorded answer to a client request arriving.
+ * going out, a recorded answer to a client request arriving, or (for the
+ * client's answer to a server request) that request arriving.
  */
 static void pace(struct vrun *r, size_t i)
 {
 	const struct rp_script *s = r->s;
+	const struct rp_msg *m = &s->m[i];
 	int64_t rec_t = 0, live_t = 0;
 
-	if (r->last_sent >= 0) {
+	if (is_answer(m) && m->request >= 0) {
+		int64_t at = server_request_arrival(r, (size_t)m->request);
+		if (at) {
+			rec_t = s->m[m->request].t_ns;
+			live_t = at;
+		}
+	}
+
+	if (r->last_sent >= 0 && s->m[r->last_sent].t_ns >= rec_t) {
 		rec_t = s->m[r->last_sent].t_ns;
 		live_t = r->sent_ns[r->last_sent];
 	}
 	for (size_t j = r->last_sent >= 0 ? (size_t)r->last_sent + 1 : 0; j < i; j++) {
-		const struct rp_msg *m = &s->m[j];
-		if (!m->c2s && is_answer(m) && m->request >= 0 && r->got_ns[m->request] &&
-		    m->t_ns >= rec_t) {
-			rec_t = m->t_ns;
-			live_t = r->got_ns[m->request];
+		const struct rp_msg *a = &s->m[j];
+		if (!a->c2s && is_answer(a) && a->request >= 0 && r->got_ns[a->request] &&
+		    a->t_ns >= rec_t) {
+			rec_t = a->t_ns;
+			live_t = r->got_ns[a->request];
 		}
 	}
-	if (!live_t || s->m[i].t_ns <= rec_t)
+	if (!live_t || m->t_ns <= rec_t)
 		return;
-	int64_t due = live_t + (s->m[i].t_ns - rec_t);
+	int64_t due = live_t + (m->t_ns - rec_t);
 	if (due > mt_mono_ns())
 		(void)wait_for(r, never, 0, due);
 }
@@ -397,8 +422,6 @@ static int run_once(struct verify *v, struct vrun *r)
 		(void)wait_for(r, answers_before, i, 0);
 		if (r->gone)
 			break;
-		if (!v->o->fast)
-			pace(r, i);
 		if (is_answer(m) && m->request >= 0 &&
 		    wait_for(r, server_request_waiting, (size_t)m->request, 0)) {
 			if (r->gone)
@@ -409,6 +432,8 @@ static int run_once(struct verify *v, struct vrun *r)
 			       (long long)s->m[m->request].seq, (long long)m->seq);
 			continue;
 		}
+		if (!v->o->fast)
+			pace(r, i);
 		send_one(r, i);
 		if (r->io.write_failed)
 			break;
@@ -527,6 +552,15 @@ static void store_result(struct verify *v, size_t q, const char *status, json_t 
 	free(nz);
 }
 
+/* Did a run that has no answer to q end because its server had gone? */
+static int gone_without(const struct verify *v, size_t q)
+{
+	for (int k = 0; k < v->nrun; k++)
+		if (!v->run[k].live[q] && v->run[k].gone)
+			return 1;
+	return 0;
+}
+
 /* Judge recorded request q over every run; print its line; count it. */
 static void judge(struct verify *v, size_t q, struct mt_buf *what)
 {
@@ -561,7 +595,7 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 		if (!sent)
 			printf("MISSING #%lld %s: not sent, the server had gone\n", (long long)m->seq,
 			       what->data);
-		else if (v->run[0].gone || (v->nrun > 1 && v->run[1].gone))
+		else if (gone_without(v, q))
 			printf("MISSING #%lld %s: not answered, the server had gone\n", (long long)m->seq,
 			       what->data);
 		else
