@@ -50,6 +50,6 @@ check_eq "no differences but the volatile fields" 0 $rc
 check "every request passed" grep -q "^replay: \([0-9]*\) requests: \1 passed, 0 differed, 0 missing" "$T/v.out"
 "$MCPTAP" replay -r "$T/w.db" --as client -- node "$ENTRY" stdio > "$T/v2.out" 2> /dev/null
 check_eq "without the --ignore set, the volatile fields differ: exit 1" 1 $?
-check "get-env's text is one of them" grep -q "^DIFF #[0-9]* tools/call: result.content\[0\].text$" "$T/v2.out"
+check "get-env's text is one of them, named by its tool" grep -q "^DIFF #[0-9]* tools/call get-env: result.content\[0\].text$" "$T/v2.out"
 
 finish
