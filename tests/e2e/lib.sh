@@ -61,3 +61,14 @@ finish() {
 	rm -rf "$T"
 	exit 0
 }
+
+# npm_entry PACKAGE: the path of an npm peer's entry point (its bin), installed by
+# tests/setup.sh (npm ci in tests/node); dies when it is not installed or
+# mcptap is not built.
+npm_entry() {
+	_pkg=$NODEDIR/node_modules/$1
+	[ -f "$_pkg/package.json" ] || die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
+	[ -x "$MCPTAP" ] || die "$MCPTAP is not built: run make"
+	node -e 'const d=process.argv[1],p=require(d+"/package.json");const b=typeof p.bin==="string"?p.bin:Object.values(p.bin)[0];console.log(require("path").resolve(d,b))' "$_pkg" ||
+		die "cannot find $1's entry point"
+}

@@ -15,11 +15,7 @@
 # - a recorded 10 s call with 5 progress steps replays in under 5 s.
 . "$(dirname "$0")/lib.sh"
 
-SE=$NODEDIR/node_modules/@modelcontextprotocol/server-everything
-[ -f "$SE/package.json" ] || die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
-[ -x "$MCPTAP" ] || die "$MCPTAP is not built: run make"
-ENTRY=$(node -e 'const d=process.argv[1],p=require(d+"/package.json");const b=typeof p.bin==="string"?p.bin:Object.values(p.bin)[0];console.log(require("path").resolve(d,b))' "$SE") ||
-	die "cannot find server-everything's entry point"
+ENTRY=$(npm_entry @modelcontextprotocol/server-everything) || { echo "$ENTRY"; exit 1; }
 CLIENT=$NODEDIR/sdk-client.mjs
 
 timeout 120 node "$CLIENT" --flow full --log "$T/rec.jsonl" -- \
@@ -123,6 +119,6 @@ t1=$(date +%s%N)
 ms=$(((t1 - t0) / 1000000))
 echo "# the 10 s call replayed in $ms ms: $(grep '^sdk-client: \(ok\|FAIL\)' "$T/longrep.err")"
 check_eq "it replays with all 5 progress callbacks" 0 $rc
-check "it replays in under 5 s (recorded: 10 s)" test "$ms" -lt 5000
+check "it replays in under 5 s (recorded: 10 s)" test "$rc" -eq 0 -a "$ms" -lt 5000
 
 finish

@@ -12,11 +12,7 @@
 # the stored run says so.
 . "$(dirname "$0")/lib.sh"
 
-SM=$NODEDIR/node_modules/@modelcontextprotocol/server-memory
-[ -f "$SM/package.json" ] || die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
-[ -x "$MCPTAP" ] || die "$MCPTAP is not built: run make"
-ENTRY=$(node -e 'const d=process.argv[1],p=require(d+"/package.json");const b=typeof p.bin==="string"?p.bin:Object.values(p.bin)[0];console.log(require("path").resolve(d,b))' "$SM") ||
-	die "cannot find server-memory's entry point"
+ENTRY=$(npm_entry @modelcontextprotocol/server-memory) || { echo "$ENTRY"; exit 1; }
 CLIENT=$NODEDIR/sdk-client.mjs
 
 MEMORY_FILE_PATH=$T/rec-store.jsonl timeout 60 node "$CLIENT" --flow memory --log "$T/rec.jsonl" -- \

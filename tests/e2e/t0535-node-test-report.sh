@@ -7,11 +7,7 @@
 # on the report (no misses, nothing unused, 2 requests answered, ok).
 . "$(dirname "$0")/lib.sh"
 
-SE=$NODEDIR/node_modules/@modelcontextprotocol/server-everything
-[ -f "$SE/package.json" ] || die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
-[ -x "$MCPTAP" ] || die "$MCPTAP is not built: run make"
-ENTRY=$(node -e 'const d=process.argv[1],p=require(d+"/package.json");const b=typeof p.bin==="string"?p.bin:Object.values(p.bin)[0];console.log(require("path").resolve(d,b))' "$SE") ||
-	die "cannot find server-everything's entry point"
+ENTRY=$(npm_entry @modelcontextprotocol/server-everything) || { echo "$ENTRY"; exit 1; }
 
 timeout 60 node "$NODEDIR/sdk-client.mjs" --flow echo --without sampling,roots,elicitation --log "$T/rec.jsonl" -- \
 	"$MCPTAP" record -w "$T/echo.db" -- node "$ENTRY" stdio 2>"$T/rec.err"
