@@ -41,7 +41,8 @@ struct relay {
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
 	int done[WS_COUNT];      /* the pump has finished */
-	int64_t last_activity;   /* monotonic ns of the last read */
+	int busy[WS_COUNT];      /* the pump holds bytes it read and has not written yet */
+	int64_t last_activity;   /* monotonic ns of the last read, or of the end of a write */
 	struct pump pumps[WS_COUNT];
 };
 
@@ -88,9 +89,15 @@ static void *pump_main(void *arg)
 			continue;
 		if (n <= 0)
 			break;
+		/* Bytes in hand are not quiet: the drain waits for them however slowly
+		 * the reader takes them, and quiet counts again from their last byte. */
+		__atomic_store_n(&r->busy[p->s], 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&r->last_activity, mt_mono_ns(), __ATOMIC_RELAXED);
 		put(r, p->s, buf, (size_t)n);
-		if (out_ok && mt_write_all(p->out_fd, buf, (size_t)n) < 0) {
+		int wrote = out_ok ? mt_write_all(p->out_fd, buf, (size_t)n) : 0;
+		__atomic_store_n(&r->last_activity, mt_mono_ns(), __ATOMIC_RELAXED);
+		__atomic_store_n(&r->busy[p->s], 0, __ATOMIC_RELAXED);
+		if (out_ok && wrote < 0) {
 			out_ok = 0;
 			if (p->s == WS_C2S) {
 				/* The child closed its stdin: the client's writes fail from now on too. */
@@ -175,7 +182,13 @@ static void setup_signals(sigset_t *reset, sigset_t *fwd)
 	}
 }
 
-/* After the child exited: wait for its stdout and stderr to end, or to go quiet. */
+/*
+ * After the child exited: wait for its stdout and stderr to end, or to go
+ * quiet (a grandchild may keep them open). Quiet is measured on the server's
+ * output only: while a pump still holds bytes for a reader that is slow to
+ * take them, nothing is quiet, however long that takes (the reader going away
+ * ends the write).
+ */
 static void drain(struct relay *r, int drain_ms)
 {
 	struct timespec ts;
@@ -183,7 +196,9 @@ static void drain(struct relay *r, int drain_ms)
 	pthread_mutex_lock(&r->mu);
 	while (!(r->done[WS_S2C] && r->done[WS_STDERR])) {
 		int64_t quiet = mt_mono_ns() - __atomic_load_n(&r->last_activity, __ATOMIC_RELAXED);
-		if (quiet >= (int64_t)drain_ms * 1000000)
+		int busy = __atomic_load_n(&r->busy[WS_S2C], __ATOMIC_RELAXED) ||
+			   __atomic_load_n(&r->busy[WS_STDERR], __ATOMIC_RELAXED);
+		if (!busy && quiet >= (int64_t)drain_ms * 1000000)
 			break;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 50 * 1000000;
