@@ -35,6 +35,8 @@ static const char *const stmt_sql[S_STMT_COUNT] = {
 struct store {
 	sqlite3 *db;
 	char *path;
+	dev_t dev;                        /* the file opened: the path named it then */
+	ino_t ino;
 	sqlite3_stmt *stmt[S_STMT_COUNT]; /* prepared on first use */
 	struct mt_buf scratch;            /* decoded strings */
 	struct mt_buf scratch2;
@@ -258,6 +260,12 @@ int store_open(const char *path, enum store_mode mode, struct store **out, struc
 		mt_err_set(err, "is a directory");
 		goto out;
 	}
+	/* A device, a FIFO or a socket cannot hold a database, and SQLite would
+	 * create its journal beside it (/dev/null-journal): refused first. */
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		mt_err_set(err, "not a regular file (a device, a FIFO or a socket)");
+		goto out;
+	}
 	if (mode == STORE_UPDATE) {
 		if (access(path, F_OK) != 0) {
 			mt_err_set(err, "%s", strerror(errno));
@@ -292,6 +300,10 @@ int store_open(const char *path, enum store_mode mode, struct store **out, struc
 	}
 	sqlite3_extended_result_codes(st->db, 0);
 	sqlite3_busy_timeout(st->db, 5000);
+	if (stat(path, &sb) == 0) {
+		st->dev = sb.st_dev;
+		st->ino = sb.st_ino;
+	}
 	if (check_file(st, mode, err))
 		goto out;
 	if (mode == STORE_WRITE) {
@@ -703,6 +715,15 @@ int store_add_finding(struct store *st, int64_t analysis, int64_t session, const
 out:
 	sqlite3_finalize(q);
 	return rc;
+}
+
+int store_file_moved(const struct store *st)
+{
+	struct stat sb;
+
+	if (stat(st->path, &sb) != 0)
+		return errno == ENOENT || errno == ENOTDIR ? 1 : 0;
+	return sb.st_dev != st->dev || sb.st_ino != st->ino ? 2 : 0;
 }
 
 int store_add_replay_run(struct store *st, const struct store_replay_run *r, int64_t *id,

@@ -126,6 +126,12 @@ int store_add_finding(struct store *st, int64_t analysis, int64_t session, const
 		      const char *severity, int64_t seq, const char *related, const char *text,
 		      struct mt_err *err);
 
+/*
+ * Does the path still name the file this store opened? 0: yes; 1: the path is
+ * gone (the file was deleted); 2: it names another file (replaced).
+ */
+int store_file_moved(const struct store *st);
+
 /* A replay run (mcptap replay, either mode) and its results. */
 struct store_replay_run {
 	int64_t session;

@@ -18,9 +18,12 @@ int child_spawn(char *const *argv, const int fds[3], const sigset_t *reset, pid_
 	sigemptyset(&empty);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&at);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3; i++) {
 		if (fds[i] >= 0)
 			posix_spawn_file_actions_adddup2(&fa, fds[i], i);
+		else if (fds[i] == CHILD_CLOSED)
+			posix_spawn_file_actions_addclose(&fa, i);
+	}
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setsigdefault(&at, reset ? reset : &empty);
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -228,6 +229,20 @@ int relay_run(const struct relay_opts *o, struct relay_result *res)
 
 	memset(res, 0, sizeof(*res));
 	res->exit_status = -1;
+	/* A standard stream closed when we start stays closed for the child, as it
+	 * would be without the tap; meanwhile /dev/null holds its number, so that
+	 * no pipe or file of ours takes it. */
+	int closed[3] = {0, 0, 0};
+	for (int fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			int d = open("/dev/null", O_RDWR | O_CLOEXEC);
+			if (d >= 0 && d != fd) {
+				(void)dup2(d, fd);
+				close(d);
+			}
+			closed[fd] = 1;
+		}
+	}
 #define r (*rp)
 	pthread_rwlock_init(&r.wlock, NULL);
 	pthread_mutex_init(&r.mu, NULL);
@@ -247,21 +262,33 @@ int relay_run(const struct relay_opts *o, struct relay_result *res)
 		} else if (o->wopts.sync && store_set_sync_full(st, 1, &err)) {
 			mt_warn("cannot make '%s' synchronous: %s", o->db_path, err.msg);
 		}
+		/* A new file is made 0600; an existing one keeps its mode (the tap never
+		 * changes it behind the user's back), but traffic may hold secrets. */
+		struct stat sb;
+		if (st && stat(o->db_path, &sb) == 0 && (sb.st_mode & 077))
+			mt_warn("'%s' can be read by other users (mode %04o), and so can its -wal "
+				"and -shm files: traffic may hold secrets; chmod 600 it",
+				o->db_path, (unsigned)(sb.st_mode & 07777));
 	}
 
 	setup_signals(&reset, &fwd);
 	/* Forwarded signals wait until the child exists; threads never take them. */
 	pthread_sigmask(SIG_BLOCK, &fwd, &old);
 
-	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
+	if ((!closed[0] && pipe2(in, O_CLOEXEC)) || (!closed[1] && pipe2(out, O_CLOEXEC)) ||
+	    (!closed[2] && pipe2(errp, O_CLOEXEC))) {
 		mt_error("cannot create pipes: %s", strerror(errno));
 		goto out;
 	}
-	int child_fds[3] = {in[0], out[1], errp[1]};
+	int child_fds[3] = {closed[0] ? CHILD_CLOSED : in[0], closed[1] ? CHILD_CLOSED : out[1],
+			    closed[2] ? CHILD_CLOSED : errp[1]};
 	int serr = child_spawn(o->argv, child_fds, &reset, &pid);
-	close(in[0]);
-	close(out[1]);
-	close(errp[1]);
+	if (in[0] >= 0)
+		close(in[0]);
+	if (out[1] >= 0)
+		close(out[1]);
+	if (errp[1] >= 0)
+		close(errp[1]);
 	in[0] = out[1] = errp[1] = -1;
 	if (serr) {
 		res->spawn_errno = serr;
@@ -292,6 +319,12 @@ int relay_run(const struct relay_opts *o, struct relay_result *res)
 	in[1] = out[0] = errp[0] = -1; /* the pumps own them */
 	for (int i = 0; i < WS_COUNT; i++) {
 		r.pumps[i] = init[i];
+		/* No pump for a stream that was closed: the child has none either. */
+		int std = i == WS_C2S ? 0 : i == WS_S2C ? 1 : 2;
+		if (closed[std]) {
+			r.done[i] = 1;
+			continue;
+		}
 		int e = pthread_create(&r.pumps[i].thread, NULL, pump_main, &r.pumps[i]);
 		if (e) {
 			mt_error("cannot start a relay thread: %s", strerror(e));

@@ -58,6 +58,8 @@ struct writer {
 	uint64_t txn_msgs, txn_stderr, txn_gaps, txn_bytes; /* in it: lost if it fails */
 	uint64_t txn_gap_bytes;                              /* of txn_bytes, the gaps' */
 	int failed;              /* the store failed for good */
+	int64_t moved_check;     /* monotonic ns of the last look at the file's path */
+	int moved_said;          /* the file's deletion or replacement was reported */
 	char *fail_reason;
 	uint64_t lost_msgs, lost_bytes; /* relayed but not stored (not yet in a gap row) */
 	int64_t lost_seq;        /* where the loss began */
@@ -129,6 +131,27 @@ static int ensure_txn(struct writer *w, int64_t seq)
 	return 0;
 }
 
+/*
+ * A capture deleted or replaced under us: what is logged goes into a file
+ * nobody can open any more. Said once; looked at once a second after a
+ * commit (now: whenever asked).
+ */
+static void look_at_file(struct writer *w, int now_too)
+{
+	int64_t now = mt_mono_ns();
+
+	if (w->moved_said || !w->st || (!now_too && now - w->moved_check < 1000000000))
+		return;
+	w->moved_check = now;
+	int moved = store_file_moved(w->st);
+	if (moved) {
+		w->moved_said = 1;
+		mt_warn("%s was %s while recording: this session is logged into a file that is "
+			"gone and is lost when the tap exits",
+			w->o.label, moved == 1 ? "deleted" : "replaced by another file");
+	}
+}
+
 static void commit(struct writer *w)
 {
 	struct mt_err err = {""};
@@ -142,6 +165,7 @@ static void commit(struct writer *w)
 	w->in_txn = 0;
 	w->txn_msgs = w->txn_stderr = w->txn_gaps = w->txn_bytes = w->txn_gap_bytes = 0;
 	w->stats.commits++;
+	look_at_file(w, 0);
 }
 
 /* A JSON string member of obj (borrowed), or NULL. */
@@ -503,8 +527,10 @@ int writer_finish(struct writer *w, const struct store_session_end *e,
 		struct chunk end = {NULL, (enum writer_stream)i, mt_mono_ns() - w->t0, mt_wall_us(), 0};
 		process(w, &end);
 	}
-	if (w->st && !w->failed)
+	if (w->st && !w->failed) {
 		commit(w);
+		look_at_file(w, 1);
+	}
 	if (w->st && (w->lost_msgs || w->lost_bytes || w->failed)) {
 		/* Record the gap: after a failure, a checkpoint may have made room. */
 		char why[700];
