@@ -46,7 +46,8 @@ static void exit_text(const struct store_session_row *r, char out[32])
 	} else if (r->exit_status >= 0) {
 		snprintf(out, 32, "%d", r->exit_status);
 	} else {
-		snprintf(out, 32, r->ended_wall ? "?" : "running");
+		/* No end: its tap still records it, or was killed (aborted). */
+		snprintf(out, 32, "%s", r->ended_wall ? "?" : store_session_state(r));
 	}
 }
 
@@ -114,8 +115,11 @@ static void print_json(const struct store_session_row *rows, size_t n)
 		if (r->duration_ns >= 0)
 			json_object_set_new(o, "duration_ns", json_integer(r->duration_ns));
 		set_str(o, "command", r->command);
+		json_object_set_new(o, "state", json_string(store_session_state(r)));
 		if (r->pid)
 			json_object_set_new(o, "pid", json_integer(r->pid));
+		if (r->tap_pid)
+			json_object_set_new(o, "tap_pid", json_integer(r->tap_pid));
 		if (r->exit_status >= 0)
 			json_object_set_new(o, "exit_status", json_integer(r->exit_status));
 		if (r->exit_signal)

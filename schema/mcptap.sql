@@ -43,7 +43,11 @@ CREATE TABLE session (
   client_caps      TEXT,                          -- JSON: the client's declared capabilities
   server_caps      TEXT,                          -- JSON: the server's declared capabilities
   http_session_id  TEXT,                          -- Mcp-Session-Id, on HTTP transports
-  mcptap_version   TEXT NOT NULL                  -- the mcptap that recorded it
+  mcptap_version   TEXT NOT NULL,                 -- the mcptap that recorded it
+  tap_pid          INTEGER,                       -- the recording tap's own pid (version 2)
+  tap_id           TEXT                           -- that process's identity, "BOOT-ID:START-TICKS":
+                                                  -- a session not ended whose tap no longer lives
+                                                  -- ended abnormally (version 2)
 );
 
 -- One row per protocol message (a stdio line), in the order the tap read them.

@@ -35,6 +35,7 @@ static const char *const stmt_sql[S_STMT_COUNT] = {
 struct store {
 	sqlite3 *db;
 	char *path;
+	int64_t version;                  /* the file's schema version (a reader may keep an old one) */
 	dev_t dev;                        /* the file opened: the path named it then */
 	ino_t ino;
 	sqlite3_stmt *stmt[S_STMT_COUNT]; /* prepared on first use */
@@ -59,7 +60,9 @@ static const struct {
 	    "ALTER TABLE replay_run ADD COLUMN noise INTEGER NOT NULL DEFAULT 0;"
 	    "ALTER TABLE replay_run ADD COLUMN summary TEXT;"
 	    "ALTER TABLE replay_result ADD COLUMN name TEXT;"
-	    "ALTER TABLE replay_result ADD COLUMN noise TEXT;"},
+	    "ALTER TABLE replay_result ADD COLUMN noise TEXT;"
+	    "ALTER TABLE session ADD COLUMN tap_pid INTEGER;"
+	    "ALTER TABLE session ADD COLUMN tap_id TEXT;"},
 };
 
 static int db_fail(struct store *st, struct mt_err *err, const char *what)
@@ -189,6 +192,7 @@ static int check_file(struct store *st, enum store_mode mode, struct mt_err *err
 	if (app == 0 && ver == 0 && tables == 0) {
 		if (mode != STORE_WRITE)
 			return mt_err_set(err, "empty file, not an mcptap capture");
+		st->version = STORE_SCHEMA_VERSION;
 		return create_schema(st, err);
 	}
 	if (app != STORE_APPLICATION_ID)
@@ -205,6 +209,10 @@ static int check_file(struct store *st, enum store_mode mode, struct mt_err *err
 	if (ver < 1)
 		return mt_err_set(err, "damaged mcptap capture (schema version %lld)",
 				  (long long)ver);
+	st->version = ver < STORE_SCHEMA_VERSION && mode == STORE_READ &&
+			      sqlite3_db_readonly(st->db, "main") == 1
+		      ? ver
+		      : STORE_SCHEMA_VERSION;
 	if (ver < STORE_SCHEMA_VERSION) {
 		/* A reader of a file it may not change (read-only media, another
 		 * user's file) reads the older version as it is: the columns readers
@@ -408,7 +416,7 @@ int store_session_create(struct store *st, const struct store_session_new *s, in
 
 	if (sqlite3_prepare_v2(st->db,
 			       "INSERT INTO session (transport, started_wall, command, cwd, pid,"
-			       " mcptap_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+			       " mcptap_version, tap_pid, tap_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
 			       -1, &q, NULL) != SQLITE_OK) {
 		db_fail(st, err, "cannot add a session");
 		goto out;
@@ -422,6 +430,12 @@ int store_session_create(struct store *st, const struct store_session_new *s, in
 	if (s->pid > 0)
 		sqlite3_bind_int64(q, 5, s->pid);
 	sqlite3_bind_text(q, 6, MCPTAP_VERSION, -1, SQLITE_STATIC);
+	/* The process that opens a session records it: a reader that finds it
+	 * gone while the session has no end knows the session ended abnormally. */
+	char me[128];
+	sqlite3_bind_int64(q, 7, (int64_t)getpid());
+	if (mt_process_identity((int64_t)getpid(), me, sizeof(me)) == 0)
+		sqlite3_bind_text(q, 8, me, -1, SQLITE_TRANSIENT);
 	if (sqlite3_step(q) != SQLITE_DONE) {
 		db_fail(st, err, "cannot add a session");
 		goto out;
@@ -854,8 +868,20 @@ static int64_t col_int(sqlite3_stmt *s, int i, int64_t null_value)
 	" (SELECT coalesce(sum(size), 0) FROM message m WHERE m.session = s.id AND m.dir = 'c2s'),"\
 	" (SELECT coalesce(sum(size), 0) FROM message m WHERE m.session = s.id AND m.dir = 's2c'),"\
 	" (SELECT coalesce(sum(messages), 0) FROM gap g WHERE g.session = s.id),"            \
-	" (SELECT coalesce(sum(bytes), 0) FROM gap g WHERE g.session = s.id)"                \
-	" FROM session s"
+	" (SELECT coalesce(sum(bytes), 0) FROM gap g WHERE g.session = s.id),"
+
+/* The columns version 2 added, as a version 1 file read as it is lacks them. */
+#define SESSION_COLUMNS_V2 " s.tap_pid, s.tap_id FROM session s"
+#define SESSION_COLUMNS_V1 " NULL, NULL FROM session s"
+
+static const char *session_sql(const struct store *st, const char *tail, struct mt_buf *b)
+{
+	mt_buf_reset(b);
+	mt_buf_puts(b, SESSION_COLUMNS);
+	mt_buf_puts(b, st->version >= 2 ? SESSION_COLUMNS_V2 : SESSION_COLUMNS_V1);
+	mt_buf_puts(b, tail);
+	return b->data;
+}
 
 static void read_session(sqlite3_stmt *s, struct store_session_row *r)
 {
@@ -884,6 +910,21 @@ static void read_session(sqlite3_stmt *s, struct store_session_row *r)
 	r->bytes_s2c = col_int(s, 21, 0);
 	r->gap_messages = col_int(s, 22, 0);
 	r->gap_bytes = col_int(s, 23, 0);
+	r->tap_pid = col_int(s, 24, 0);
+	r->tap_id = col_text(s, 25);
+}
+
+const char *store_session_state(const struct store_session_row *r)
+{
+	char now[128];
+
+	if (r->ended_wall)
+		return "ended";
+	if (!r->tap_id)
+		return "running"; /* recorded before mcptap said which process it was */
+	if (mt_process_identity(r->tap_pid, now, sizeof(now)) == 0 && !strcmp(now, r->tap_id))
+		return "running";
+	return "aborted";
 }
 
 void store_session_row_release(struct store_session_row *r)
@@ -898,6 +939,7 @@ void store_session_row_release(struct store_session_row *r)
 	free(r->client_version);
 	free(r->server_name);
 	free(r->server_version);
+	free(r->tap_id);
 	free(r->client_caps);
 	free(r->server_caps);
 	memset(r, 0, sizeof(*r));
@@ -918,7 +960,7 @@ int store_sessions(struct store *st, struct store_session_row **rows, size_t *n,
 	size_t len = 0, cap = 0;
 	int r, rc = -1;
 
-	if (sqlite3_prepare_v2(st->db, SESSION_COLUMNS " ORDER BY s.id", -1, &s, NULL) !=
+	if (sqlite3_prepare_v2(st->db, session_sql(st, " ORDER BY s.id", &st->scratch), -1, &s, NULL) !=
 	    SQLITE_OK) {
 		db_fail(st, err, "cannot read sessions");
 		goto out;
@@ -954,7 +996,7 @@ int store_session_get(struct store *st, int64_t id, struct store_session_row *ro
 	int r, rc = -1;
 
 	memset(row, 0, sizeof(*row));
-	if (sqlite3_prepare_v2(st->db, SESSION_COLUMNS " WHERE s.id = ?1", -1, &s, NULL) !=
+	if (sqlite3_prepare_v2(st->db, session_sql(st, " WHERE s.id = ?1", &st->scratch), -1, &s, NULL) !=
 	    SQLITE_OK) {
 		db_fail(st, err, "cannot read the session");
 		goto out;

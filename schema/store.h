@@ -191,7 +191,15 @@ struct store_session_row {
 	int64_t msgs_c2s, msgs_s2c, stderr_lines;
 	int64_t bytes_c2s, bytes_s2c;
 	int64_t gap_messages, gap_bytes;
+	int64_t tap_pid;     /* the recording tap's pid, 0 when unknown */
+	char *tap_id;        /* its identity (mt_process_identity), or NULL */
 };
+/*
+ * "ended"; "running" while the tap that records it lives (or when the file does
+ * not say which tap it was); "aborted" when that tap is gone and the session
+ * has no end (the tap was killed).
+ */
+const char *store_session_state(const struct store_session_row *r);
 void store_session_row_release(struct store_session_row *r);
 
 /* All sessions in id order; *rows is owned by the caller (store_sessions_free). */

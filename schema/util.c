@@ -5,6 +5,7 @@
 #include "schema/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -313,4 +314,51 @@ void mt_shell_quote(struct mt_buf *b, const char *s)
 			mt_buf_putc(b, *s);
 	}
 	mt_buf_putc(b, '\'');
+}
+
+int mt_process_identity(int64_t pid, char *out, size_t n)
+{
+	char path[64], boot[64] = "", stat[1024], *p;
+	unsigned long long start = 0;
+	ssize_t got;
+	int fd;
+
+	if (pid <= 0)
+		return -1;
+	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	got = read(fd, boot, sizeof(boot) - 1);
+	close(fd);
+	if (got <= 0)
+		return -1;
+	boot[got] = '\0';
+	boot[strcspn(boot, "\n")] = '\0';
+	snprintf(path, sizeof(path), "/proc/%lld/stat", (long long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	got = read(fd, stat, sizeof(stat) - 1);
+	close(fd);
+	if (got <= 0)
+		return -1;
+	stat[got] = '\0';
+	/* Field 22 (starttime); the second one (the name) may hold spaces and ')'. */
+	p = strrchr(stat, ')');
+	if (!p)
+		return -1;
+	p++;
+	for (int field = 3; field <= 22 && p; field++) {
+		p += strspn(p, " ");
+		if (field == 22)
+			start = strtoull(p, NULL, 10);
+		p = strchr(p, ' ');
+	}
+	if (!start)
+		return -1;
+	/* A zombie has not quite gone, but nothing records any more. */
+	if (strstr(stat, ") Z ") || strstr(stat, ") X "))
+		return -1;
+	snprintf(out, n, "%s:%llu", boot, start);
+	return 0;
 }

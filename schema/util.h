@@ -64,6 +64,14 @@ int mt_parse_size(const char *s, uint64_t *out);
 /* Parse a non-negative decimal integer that fits in int64; returns 0 or -1. */
 int mt_parse_int64(const char *s, int64_t *out);
 
+/*
+ * A process's identity, "BOOT-ID:START-TICKS" (the kernel's boot id and the
+ * process's start time in clock ticks since boot), which no other process
+ * shares, even after its pid is reused or the machine restarted. Into out;
+ * returns 0, or -1 when no such process lives (or /proc cannot tell).
+ */
+int mt_process_identity(int64_t pid, char *out, size_t n);
+
 /* Wait until fd is ready for events (POLLIN, POLLOUT); 0, or -1 (errno). */
 int mt_wait_fd(int fd, short events);
 /*

@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include "schema/store.h"
 
@@ -455,8 +456,44 @@ static void test_migrate_v1(void **state)
 	/* The migrated file has the shape of a new one. */
 	assert_rows(p, "SELECT group_concat(name, ',') FROM pragma_table_info('replay_result')",
 		    "run,seq,method,status,sent,recorded,live,diff,name,noise\n");
+	assert_rows(p, "SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_table_info('session')"
+		       " ORDER BY cid DESC LIMIT 3)",
+		    "tap_id,tap_pid,mcptap_version\n");
+	/* The session of version 1 has no tap: it cannot be told aborted. */
+	{
+		struct store *rd = NULL;
+		struct store_session_row row;
+		if (store_open(p, STORE_READ, &rd, &err) || store_session_get(rd, 1, &row, &err))
+			fail_msg("read the migrated session: %s", err.msg);
+		assert_int_equal(row.tap_pid, 0);
+		assert_null(row.tap_id);
+		assert_string_equal(store_session_state(&row), "running");
+		store_session_row_release(&row);
+		store_close(rd);
+	}
 	free(p);
 	unit_rmdir(dir);
+}
+
+/* A process's identity: ours is stable, a dead one has none. */
+static void test_process_identity(void **state)
+{
+	char a[128], b[128];
+	pid_t child;
+	int status;
+
+	(void)state;
+	assert_int_equal(mt_process_identity((int64_t)getpid(), a, sizeof(a)), 0);
+	assert_int_equal(mt_process_identity((int64_t)getpid(), b, sizeof(b)), 0);
+	assert_string_equal(a, b);
+	assert_non_null(strchr(a, ':'));
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(0);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_int_equal(mt_process_identity((int64_t)child, b, sizeof(b)), -1);
+	assert_int_equal(mt_process_identity(0, b, sizeof(b)), -1);
 }
 
 static void test_refuse_newer(void **state)
@@ -1027,6 +1064,7 @@ int main(void)
 		cmocka_unit_test(test_method_stats_unanswered),
 		cmocka_unit_test(test_each_item),
 		cmocka_unit_test(test_migrate_v1),
+		cmocka_unit_test(test_process_identity),
 	};
 
 	return cmocka_run_group_tests(store, NULL, NULL);
