@@ -316,33 +316,33 @@ void mt_shell_quote(struct mt_buf *b, const char *s)
 	mt_buf_putc(b, '\'');
 }
 
+/* Read a small file (of /proc) into buf, NUL-terminated; its length, or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t got;
+
+	if (fd < 0)
+		return -1;
+	got = read(fd, buf, n - 1);
+	close(fd);
+	if (got <= 0)
+		return -1;
+	buf[got] = '\0';
+	return got;
+}
+
 int mt_process_identity(int64_t pid, char *out, size_t n)
 {
-	char path[64], boot[64] = "", stat[1024], *p;
+	char path[64], boot[64], stat[1024], *p;
 	unsigned long long start = 0;
-	ssize_t got;
-	int fd;
 
-	if (pid <= 0)
+	if (pid <= 0 || read_small("/proc/sys/kernel/random/boot_id", boot, sizeof(boot)) < 0)
 		return -1;
-	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	got = read(fd, boot, sizeof(boot) - 1);
-	close(fd);
-	if (got <= 0)
-		return -1;
-	boot[got] = '\0';
 	boot[strcspn(boot, "\n")] = '\0';
 	snprintf(path, sizeof(path), "/proc/%lld/stat", (long long)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_small(path, stat, sizeof(stat)) < 0)
 		return -1;
-	got = read(fd, stat, sizeof(stat) - 1);
-	close(fd);
-	if (got <= 0)
-		return -1;
-	stat[got] = '\0';
 	/* Field 22 (starttime); the second one (the name) may hold spaces and ')'. */
 	p = strrchr(stat, ')');
 	if (!p)
