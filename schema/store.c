@@ -143,11 +143,26 @@ out:
 	return rc;
 }
 
-/* Create the schema in an empty file, in one transaction. */
+/*
+ * Create the schema in an empty file, in one transaction. Several taps may
+ * start at once on a new file: each saw it empty, and the write lock lets one
+ * create it; the others find it made once they hold the lock, and return 1
+ * (look at the file again).
+ */
 static int create_schema(struct store *st, struct mt_err *err)
 {
+	int64_t tables = 0;
+
 	if (exec(st, "BEGIN IMMEDIATE", err))
 		return -1;
+	if (pragma_int(st, "SELECT count(*) FROM sqlite_master", &tables, err)) {
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	if (tables) {
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		return 1;
+	}
 	if (exec(st, mcptap_schema_sql, err) ||
 	    set_meta(st, "created_by", "mcptap " MCPTAP_VERSION, err) ||
 	    set_meta(st, "migrated_by", "mcptap " MCPTAP_VERSION, err) ||
@@ -192,8 +207,20 @@ static int check_file(struct store *st, enum store_mode mode, struct mt_err *err
 	if (app == 0 && ver == 0 && tables == 0) {
 		if (mode != STORE_WRITE)
 			return mt_err_set(err, "empty file, not an mcptap capture");
+		/* For tests only: widen the window between seeing the file empty
+		 * and taking the write lock, so that a race is met every time. */
+		const char *pause = getenv("MCPTAP_TEST_CREATE_PAUSE_MS");
+		int64_t ms;
+		if (pause && !mt_parse_int64(pause, &ms) && ms > 0 && ms < 10000)
+			usleep((useconds_t)(ms * 1000));
 		st->version = STORE_SCHEMA_VERSION;
-		return create_schema(st, err);
+		int made = create_schema(st, err);
+		if (made != 1)
+			return made;
+		/* Another tap made it meanwhile: check it as any existing file. */
+		if (pragma_int(st, "PRAGMA application_id", &app, err) ||
+		    pragma_int(st, "PRAGMA user_version", &ver, err))
+			return -1;
 	}
 	if (app != STORE_APPLICATION_ID)
 		return mt_err_set(err, "not an mcptap capture file (SQLite application_id %lld)",
