@@ -42,7 +42,7 @@ static void write_file(const char *path, const void *p, size_t n)
 	assert_int_equal(fclose(f), 0);
 }
 
-/* The whole file (caller frees); *n is its size. */
+/* The whole file, with a NUL after it (caller frees); *n is its size. */
 static char *read_all(const char *path, size_t *n)
 {
 	FILE *f = fopen(path, "rb");
@@ -51,14 +51,15 @@ static char *read_all(const char *path, size_t *n)
 
 	assert_non_null(f);
 	do {
-		if (len == cap) {
+		if (len + 1 >= cap) {
 			cap = cap ? cap * 2 : 4096;
 			p = mt_realloc(p, cap);
 		}
-		r = fread(p + len, 1, cap - len, f);
+		r = fread(p + len, 1, cap - len - 1, f);
 		len += r;
 	} while (r > 0);
 	fclose(f);
+	p[len] = '\0';
 	*n = len;
 	return p;
 }
@@ -78,7 +79,7 @@ static void sql_exec(const char *path, const char *sql)
 
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-		fail_msg("%s: %s", sql, msg ? msg : "?");
+		fail_msg("%s (in: %.200s)", msg ? msg : "?", sql);
 	assert_int_equal(sqlite3_close(db), SQLITE_OK);
 }
 
