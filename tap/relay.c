@@ -43,7 +43,7 @@ struct relay {
 	pthread_cond_t cond;
 	int done[WS_COUNT];      /* the pump has finished */
 	int busy[WS_COUNT];      /* the pump holds bytes it read and has not written yet */
-	int64_t last_activity;   /* monotonic ns of the last read, or of the end of a write */
+	int64_t last_activity;   /* monotonic ns of the last read */
 	struct pump pumps[WS_COUNT];
 };
 
@@ -91,12 +91,12 @@ static void *pump_main(void *arg)
 		if (n <= 0)
 			break;
 		/* Bytes in hand are not quiet: the drain waits for them however slowly
-		 * the reader takes them, and quiet counts again from their last byte. */
+		 * the reader takes them (it counts quiet again from when it last saw
+		 * them held). */
 		__atomic_store_n(&r->busy[p->s], 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&r->last_activity, mt_mono_ns(), __ATOMIC_RELAXED);
 		put(r, p->s, buf, (size_t)n);
 		int wrote = out_ok ? mt_write_all(p->out_fd, buf, (size_t)n) : 0;
-		__atomic_store_n(&r->last_activity, mt_mono_ns(), __ATOMIC_RELAXED);
 		__atomic_store_n(&r->busy[p->s], 0, __ATOMIC_RELAXED);
 		if (out_ok && wrote < 0) {
 			out_ok = 0;
@@ -193,13 +193,15 @@ static void setup_signals(sigset_t *reset, sigset_t *fwd)
 static void drain(struct relay *r, int drain_ms)
 {
 	struct timespec ts;
+	int64_t held = 0; /* when a pump was last seen holding bytes */
 
 	pthread_mutex_lock(&r->mu);
 	while (!(r->done[WS_S2C] && r->done[WS_STDERR])) {
-		int64_t quiet = mt_mono_ns() - __atomic_load_n(&r->last_activity, __ATOMIC_RELAXED);
-		int busy = __atomic_load_n(&r->busy[WS_S2C], __ATOMIC_RELAXED) ||
-			   __atomic_load_n(&r->busy[WS_STDERR], __ATOMIC_RELAXED);
-		if (!busy && quiet >= (int64_t)drain_ms * 1000000)
+		int64_t now = mt_mono_ns(), last = __atomic_load_n(&r->last_activity, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&r->busy[WS_S2C], __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&r->busy[WS_STDERR], __ATOMIC_RELAXED))
+			held = now;
+		if (now - (held > last ? held : last) >= (int64_t)drain_ms * 1000000)
 			break;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 50 * 1000000;
