@@ -252,14 +252,6 @@ static int empty_params(struct mt_span p)
 	return i < p.n && p.p[i] == '}';
 }
 
-/* What a request names: a tool's or a prompt's params.name, a resource's params.uri. */
-static const char *subject_of(json_t *params)
-{
-	const char *name = json_string_value(json_object_get(params, "name"));
-
-	return name ? name : json_string_value(json_object_get(params, "uri"));
-}
-
 /* Keep what the live client said of itself: it decides which server requests go out. */
 static void note_initialize(struct mock *k, json_t *params)
 {
@@ -284,7 +276,7 @@ static void note_miss(struct mock *k, const struct mt_class *c, const char *meth
 		json_t *line_text = json_stringn(line, n);
 		/* NULL when the method is not UTF-8 (a lone surrogate escape): counted only. */
 		json_t *e = json_pack("{s:s,s:s?,s:o,s:O,s:O}", "method", method, "name",
-				      subject_of(params), "id", id ? id : json_null(), "closest",
+				      rp_subject(params), "id", id ? id : json_null(), "closest",
 				      closest, "differs", diffs);
 		if (e) {
 			json_array_append_new(k->misses, e);

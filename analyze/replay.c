@@ -49,12 +49,8 @@ static int load_item(const struct store_item *it, void *ctx)
 	if (m->cls.kind <= MT_ERROR)
 		m->json = rp_parse(m->raw, m->len);
 	m->method = json_string_value(json_object_get(m->json, "method"));
-	if (m->cls.kind == MT_REQUEST) {
-		json_t *params = json_object_get(m->json, "params");
-		m->subject = json_string_value(json_object_get(params, "name"));
-		if (!m->subject)
-			m->subject = json_string_value(json_object_get(params, "uri"));
-	}
+	if (m->cls.kind == MT_REQUEST)
+		m->subject = rp_subject(json_object_get(m->json, "params"));
 	if (m->c2s) {
 		l->last_client = (int64_t)s->n;
 		if (m->cls.kind == MT_REQUEST)
@@ -229,6 +225,13 @@ int rp_ignore_check(const struct rp_script *s, struct mt_err *err)
 					  "tool or prompt named '%.*s'", p, (int)len, p);
 	}
 	return 0;
+}
+
+const char *rp_subject(json_t *params)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+
+	return name ? name : json_string_value(json_object_get(params, "uri"));
 }
 
 void rp_describe(const struct rp_msg *m, struct mt_buf *out)

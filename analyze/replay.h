@@ -94,6 +94,9 @@ void rp_release(struct rp_script *s);
 void rp_ignore_for(const struct rp_script *s, const char *method, json_t *params,
 		   struct canon_ignore *out);
 
+/* What a request's params name: a tool's or a prompt's name, else a resource's uri; borrowed. */
+const char *rp_subject(json_t *params);
+
 /*
  * A request's method and subject for people: "tools/call echo",
  * "resources/read file:///x", "ping". Into out (reset first).
