@@ -291,14 +291,11 @@ int store_open(const char *path, enum store_mode mode, struct store **out, struc
 
 	*out = NULL;
 	st->path = mt_strdup(path);
-	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-		mt_err_set(err, "is a directory");
-		goto out;
-	}
 	/* A device, a FIFO or a socket cannot hold a database, and SQLite would
 	 * create its journal beside it (/dev/null-journal): refused first. */
 	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-		mt_err_set(err, "not a regular file (a device, a FIFO or a socket)");
+		mt_err_set(err, S_ISDIR(sb.st_mode) ? "is a directory"
+						    : "not a regular file (a device, a FIFO or a socket)");
 		goto out;
 	}
 	if (mode == STORE_UPDATE) {
