@@ -7,11 +7,17 @@
 
 /* JSON nested deeper than this is not searched (Jansson parses up to 2048). */
 #define MINT_MAX_DEPTH 256
+/*
+ * Longer strings are never taken for minted values: ids, cursors and tokens
+ * are short, while file contents and blobs would fill the index for nothing.
+ */
+#define MINT_MAX_STRING 1024
 
-/* A string value usable as an object key: no NUL inside. */
+/* A string value that may be minted: not too long, no NUL inside (an object key). */
 static int keyable(json_t *v)
 {
-	return json_is_string(v) && strlen(json_string_value(v)) == json_string_length(v);
+	return json_is_string(v) && json_string_length(v) <= MINT_MAX_STRING &&
+	       strlen(json_string_value(v)) == json_string_length(v);
 }
 
 /* Note where each string below v first appeared (index, steps, from_client). */

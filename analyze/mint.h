@@ -36,7 +36,8 @@
  * the client sent it first (such a value is the client's own, never minted).
  * Client requests, answers and notifications count; of the server's messages,
  * answers to client requests and server requests (what a live counterpart can
- * be found for). Strings holding NUL are left out.
+ * be found for). Strings holding NUL, and strings over 1024 bytes (ids and
+ * cursors are short; file contents and blobs are not minted ids), are left out.
  */
 json_t *mint_index(const struct rp_script *s);
 

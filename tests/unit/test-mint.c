@@ -200,6 +200,39 @@ static void test_from_server_request(void **state)
 	fake_release(&f);
 }
 
+/* A long string (a file's contents) is never indexed nor swapped, even if the live one differs. */
+static void test_long_strings_left_out(void **state)
+{
+	char big[1100], rec[1400], req[1400];
+	const char *lines[3];
+	struct fake f;
+	json_t *origins, *subs = json_object();
+	size_t done;
+	char *text;
+
+	(void)state;
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	snprintf(rec, sizeof(rec), "< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"%s\",\"id\":\"R\"}}", big);
+	snprintf(req, sizeof(req), "> {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"x\",\"params\":{\"t\":\"%s\",\"i\":\"R\"}}", big);
+	lines[0] = "> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"read\"}";
+	lines[1] = rec;
+	lines[2] = req;
+	fake_init(&f, lines, 3);
+	origins = mint_index(&f.s);
+	assert_null(json_object_get(origins, big));
+	assert_non_null(json_object_get(origins, "R"));
+	f.live[1] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"other\",\"id\":\"L\"}}", 0, NULL);
+	text = sent(&f, origins, 2, subs, &done);
+	assert_int_equal(done, 1); /* the short id only */
+	assert_non_null(strstr(text, big));
+	assert_non_null(strstr(text, "\"i\":\"L\""));
+	free(text);
+	json_decref(subs);
+	json_decref(origins);
+	fake_release(&f);
+}
+
 static void test_noise_paths(void **state)
 {
 	json_t *noise = json_pack("[s,s]", "result.content[0].text", "result.items");
@@ -236,6 +269,7 @@ int main(void)
 		cmocka_unit_test(test_task_and_cursor),
 		cmocka_unit_test(test_moved_and_own_values_kept),
 		cmocka_unit_test(test_from_server_request),
+		cmocka_unit_test(test_long_strings_left_out),
 		cmocka_unit_test(test_noise_paths),
 		cmocka_unit_test(test_at_and_contains),
 	};
