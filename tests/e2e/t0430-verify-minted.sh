@@ -57,4 +57,13 @@ check_eq "reordered tools: exit 1" 1 $?
 check_eq "only tools/list differs" "DIFF #4 tools/list" "$(grep '^DIFF' "$T/r.out" | cut -d: -f1)"
 check_eq "every call passes (the slow one is cancelled)" 6 "$(grep -c '^PASS #.* tools/call' "$T/r.out")"
 
+# A live server that also writes what is not JSON-RPC: a line of text, a
+# 300 kB line of garbage before its first answer, and a cut-off line at its
+# end. Verify reads past them; nothing changes.
+timeout 60 "$MCPTAP" replay -r "$T/m.db" --as client --no-store -- \
+	sh -c 'echo "starting up, not JSON"; head -c 300000 /dev/zero | tr "\0" x; echo; node "$1"; printf "{\"jsonrpc\":"' \
+	sh "$SRV" > "$T/g.out" 2>&1
+check_eq "a server that writes garbage around its answers: exit 0" 0 $?
+check "and the same verdict" grep -q '^replay: 11 requests: 10 passed, 0 differed, 0 missing, 1 cancelled, 0 unanswered; 2 paths set aside' "$T/g.out"
+
 finish
