@@ -111,7 +111,7 @@ static int feed(const struct store_item *it, void *ctx)
 /* Store one session's findings; a failure is a warning, not an error. */
 static void store_findings(struct store *st, const char *path, const struct report_session *rs)
 {
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	struct store_analysis a;
 	struct mt_buf rel = MT_BUF_INIT;
 	int64_t id;
@@ -171,7 +171,7 @@ static int run_analyze(int argc, char **argv)
 	struct an_options ao;
 	struct report_opts ro;
 	struct store *st = NULL;
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	struct store_session_row *rows = NULL;
 	struct report_session *rs = NULL;
 	struct an_engine **engines = NULL;

@@ -130,7 +130,7 @@ static int run_replay(int argc, char **argv)
 	const char *path = NULL, *sid = NULL, *as = NULL, *timing = "ordered", *report = NULL;
 	struct store *st = NULL;
 	struct rp_script s;
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	struct canon_ignore ig;
 	int strict = 0, no_store = 0, fast = 0, verbose = 0, c, rc = EXIT_ERROR, loaded = 0;
 	int64_t id, n, timeout_ms = 10000, runs = 2;

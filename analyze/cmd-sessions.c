@@ -155,7 +155,7 @@ static int run_sessions(int argc, char **argv)
 	};
 	struct store *st = NULL;
 	struct store_session_row *rows = NULL;
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	const char *path = NULL, *format = "text";
 	size_t n = 0;
 	int c, rc = EXIT_ERROR;

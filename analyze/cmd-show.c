@@ -235,7 +235,7 @@ static int run_show(int argc, char **argv)
 	};
 	struct show sh;
 	struct store *st = NULL;
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	const char *path = NULL, *format = "text", *sid = NULL;
 	int c, rc = EXIT_ERROR;
 

@@ -243,7 +243,7 @@ static int run_stats(int argc, char **argv)
 	struct stats s;
 	struct store *st = NULL;
 	struct store_session_row row;
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	const char *path = NULL, *format = "text", *sid = NULL;
 	int64_t id;
 	int c, rc = EXIT_ERROR;

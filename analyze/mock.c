@@ -562,7 +562,7 @@ static void mock_store(struct mock *k, size_t unused_count, const char *summary,
 {
 	const struct rp_script *s = k->s;
 	struct store *st = NULL;
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	struct store_replay_run run = {s->session, wall, k->o->command, k->o->ignore_json, "server", 1};
 	int64_t id;
 	size_t i;

@@ -536,7 +536,7 @@ static void store_result(struct verify *v, size_t q, const char *status, json_t 
 	const struct rp_msg *m = &v->s->m[q];
 	const struct rp_msg *a = m->answer >= 0 ? &v->s->m[m->answer] : NULL;
 	const struct vrun *r0 = &v->run[0];
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	char *d = json_array_size(diff) ? json_dumps(diff, JSON_COMPACT) : NULL;
 	char *nz = json_array_size(noise) ? json_dumps(noise, JSON_COMPACT) : NULL;
 	struct store_replay_result row = {
@@ -673,7 +673,7 @@ out:
 int verify_run(struct rp_script *s, const struct verify_opts *o)
 {
 	struct verify v;
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	struct mt_buf what = MT_BUF_INIT, end = MT_BUF_INIT, prev_end = MT_BUF_INIT;
 	int64_t t0 = mt_mono_ns();
 	int rc = EXIT_ERROR;

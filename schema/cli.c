@@ -55,7 +55,7 @@ const char *cli_capture_path(const char *arg)
 
 int cli_open_capture(const char *path, struct store **st)
 {
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 
 	if (store_open(path, STORE_READ, st, &err))
 		return mt_error("cannot open '%s': %s", path, err.msg);
@@ -64,7 +64,7 @@ int cli_open_capture(const char *path, struct store **st)
 
 int cli_pick_session(struct store *st, const char *path, const char *arg, int64_t *id)
 {
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	struct store_session_row row;
 
 	if (!arg) {

@@ -36,6 +36,22 @@ enum store_mode {
  */
 int store_open(const char *path, enum store_mode mode, struct store **out, struct mt_err *err);
 
+/*
+ * The same, waiting at most lock_ms for a lock another connection holds
+ * (store_open waits 5 s). A failure because of such a lock sets err->busy:
+ * the file is fine, try again later.
+ */
+int store_open_wait(const char *path, enum store_mode mode, int lock_ms, struct store **out,
+		    struct mt_err *err);
+
+/*
+ * How calls wait for a lock another connection holds: up to ms, looking again
+ * every millisecond or so (fairly among many waiters), then failing with
+ * err->busy set. on_wait(ctx), when not NULL, is called in the calling thread
+ * when a wait begins.
+ */
+void store_set_lock_wait(struct store *st, int ms, void (*on_wait)(void *ctx), void *ctx);
+
 /* Close the handle; NULL is fine. Returns the SQLite result of closing (0 on success). */
 int store_close(struct store *st);
 

@@ -14,6 +14,7 @@
 /* A module's reason for failing, filled by the callee and read by the caller. */
 struct mt_err {
 	char msg[512]; /* lowercase, no full stop; "" when nothing was set */
+	int busy;      /* the store: another connection held the lock (try again later) */
 };
 
 /* Set err's message (printf-style); err may be NULL. Always returns -1. */

@@ -21,14 +21,19 @@ const struct cmd_entry cmd_record = {
 	.name = "record",
 	.summary = "run a stdio MCP server command through the tap and log its traffic",
 	.usage = "mcptap record -w FILE [--sync] [--max-message SIZE] [--queue SIZE] "
-		 "[--batch-ms N] [--drain-ms N] -- COMMAND [ARG...]",
+		 "[--hold SIZE] [--batch-ms N] [--drain-ms N] -- COMMAND [ARG...]",
 	.options =
 		"  -w, --write FILE      the capture file (created 0600 if missing; $MCPTAP_FILE)\n"
 		"      --sync            make each chunk durable before it is forwarded (slow)\n"
 		"      --max-message SIZE  store lines up to SIZE bytes (default 256M); longer\n"
 		"                        ones are relayed and recorded as a gap\n"
-		"      --queue SIZE      the logger's queue (default 4M); when full, the relay\n"
-		"                        waits for it (backpressure), nothing is dropped\n"
+		"      --queue SIZE      what may be relayed and not yet stored while the file\n"
+		"                        keeps up (default 1M, and 4096 lines); beyond it the\n"
+		"                        relay waits (backpressure): nothing is dropped, and a\n"
+		"                        SIGKILL of the tap loses no more than this\n"
+		"      --hold SIZE       what the tap holds while the file takes nothing (locked\n"
+		"                        by another program, a stalled disk), relaying on at\n"
+		"                        full speed (default 64M); stored in order when it is back\n"
 		"      --batch-ms N      commit at least every N ms (default 5)\n"
 		"      --drain-ms N      after the server exits, wait up to N ms of quiet on\n"
 		"                        its output for it to end (default 1000); bytes the\n"
@@ -68,6 +73,7 @@ static int run_record(int argc, char **argv)
 		{"sync", no_argument, NULL, 'S'},
 		{"max-message", required_argument, NULL, 'M'},
 		{"queue", required_argument, NULL, 'Q'},
+		{"hold", required_argument, NULL, 'H'},
 		{"batch-ms", required_argument, NULL, 'B'},
 		{"drain-ms", required_argument, NULL, 'D'},
 		{"help", no_argument, NULL, 'h'},
@@ -105,6 +111,11 @@ static int run_record(int argc, char **argv)
 						       optarg);
 			o.wopts.queue_bytes = size;
 			break;
+		case 'H':
+			if (mt_parse_size(optarg, &size) || size < 4096 || size > (1ULL << 40))
+				return cli_usage_error(&cmd_record, "bad --hold '%s' (4k to 1T)", optarg);
+			o.wopts.hold_bytes = size;
+			break;
 		case 'B':
 			if (mt_parse_int64(optarg, &n) || n < 1 || n > 60000)
 				return cli_usage_error(&cmd_record, "bad --batch-ms '%s' (1 to 60000)",
@@ -125,6 +136,8 @@ static int run_record(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cli_usage_error(&cmd_record, "no command to run (put it after --)");
+	if (o.wopts.hold_bytes < o.wopts.queue_bytes)
+		o.wopts.hold_bytes = o.wopts.queue_bytes; /* holding never shrinks the queue */
 	path = cli_capture_path(path);
 	if (!path)
 		return cli_usage_error(&cmd_record, "no capture file: give -w FILE or set MCPTAP_FILE");

@@ -50,12 +50,15 @@ struct relay {
 static volatile sig_atomic_t child_pid;
 
 /* Forward a signal to the child, unless the kernel sent it to our whole
- * process group (a terminal's ^C), which the child got too. */
+ * process group (a terminal's ^C), which the child got too. Once the child
+ * is gone, a signal tells the tap to stop waiting for a locked capture file. */
 static void forward_signal(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
 	if (child_pid > 0 && si->si_code != SI_KERNEL)
 		kill((pid_t)child_pid, sig);
+	else if (child_pid < 0)
+		writer_give_up();
 }
 
 static void put(struct relay *r, enum writer_stream s, const char *p, size_t n)
@@ -219,9 +222,7 @@ int relay_run(const struct relay_opts *o, struct relay_result *res)
 	/* Pumps left blocked on a read when we return still point at it: it lives
 	 * on the heap and is freed only when every pump was joined. */
 	struct relay *rp = mt_calloc(1, sizeof(*rp));
-	struct store *st = NULL;
-	struct mt_err err = {""};
-	int64_t t0 = mt_mono_ns(), wall0 = mt_wall_us(), session = 0;
+	int64_t t0 = mt_mono_ns(), wall0 = mt_wall_us();
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
 	sigset_t reset, fwd, old;
 	char *cmdline = command_line(o->argv);
@@ -253,24 +254,11 @@ int relay_run(const struct relay_opts *o, struct relay_result *res)
 	if (!getcwd(cwd, sizeof(cwd)))
 		cwd[0] = '\0';
 
+	/* The writer opens the file and makes the session in its own thread: the
+	 * server starts now, whatever the file's state (locked for long, even). */
 	if (o->db_path) {
 		struct store_session_new sn = {"stdio", wall0, cmdline, cwd, 0};
-		if (store_open(o->db_path, STORE_WRITE, &st, &err) ||
-		    store_session_create(st, &sn, &session, &err)) {
-			mt_warn("cannot log to '%s': %s; relaying without logging", o->db_path,
-				err.msg);
-			store_close(st);
-			st = NULL;
-		} else if (o->wopts.sync && store_set_sync_full(st, 1, &err)) {
-			mt_warn("cannot make '%s' synchronous: %s", o->db_path, err.msg);
-		}
-		/* A new file is made 0600; an existing one keeps its mode (the tap never
-		 * changes it behind the user's back), but traffic may hold secrets. */
-		struct stat sb;
-		if (st && stat(o->db_path, &sb) == 0 && (sb.st_mode & 077))
-			mt_warn("'%s' can be read by other users (mode %04o), and so can its -wal "
-				"and -shm files: traffic may hold secrets; chmod 600 it",
-				o->db_path, (unsigned)(sb.st_mode & 07777));
+		r.w = writer_open(o->db_path, &sn, t0, &o->wopts);
 	}
 
 	setup_signals(&reset, &fwd);
@@ -295,14 +283,12 @@ int relay_run(const struct relay_opts *o, struct relay_result *res)
 	if (serr) {
 		res->spawn_errno = serr;
 		res->exit_status = serr == ENOENT ? 127 : 126;
-		if (st) {
-			struct store_session_end e = {mt_wall_us(), mt_mono_ns() - t0, 0,
-						      res->exit_status, 0, NULL};
+		if (r.w) {
 			char *why = mt_asprintf("cannot run '%s': %s", o->argv[0], strerror(serr));
-			e.error = why;
-			if (store_session_finish(st, session, &e, &err))
-				mt_warn("cannot record the session in '%s': %s", o->db_path,
-					err.msg);
+			struct store_session_end e = {mt_wall_us(), mt_mono_ns() - t0, 0,
+						      res->exit_status, 0, why};
+			(void)writer_finish(r.w, &e, NULL); /* (it reports its own failures) */
+			r.w = NULL;
 			free(why);
 		}
 		rc = 0;
@@ -310,8 +296,6 @@ int relay_run(const struct relay_opts *o, struct relay_result *res)
 	}
 	child_pid = pid;
 
-	r.w = st ? writer_start(st, session, t0, &o->wopts) : NULL;
-	st = NULL; /* the writer has it */
 	r.last_activity = mt_mono_ns();
 	struct pump init[WS_COUNT] = {
 		[WS_C2S] = {&r, WS_C2S, STDIN_FILENO, in[1], 0, 0},
@@ -343,7 +327,7 @@ int relay_run(const struct relay_opts *o, struct relay_result *res)
 			break;
 		}
 	}
-	child_pid = 0;
+	child_pid = -1; /* gone: a signal now means "stop waiting for the file" */
 	if (WIFEXITED(status))
 		res->exit_status = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))
@@ -387,8 +371,8 @@ out:
 		if (errp[i] >= 0)
 			close(errp[i]);
 	}
-	if (st)
-		store_close(st);
+	if (r.w) /* (pipes could not be made) */
+		(void)writer_finish(r.w, NULL, NULL);
 	free(cmdline);
 	if (!detached) {
 		close(r.devnull);

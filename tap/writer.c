@@ -8,8 +8,10 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "schema/map.h"
@@ -22,6 +24,7 @@ struct chunk {
 	int64_t t_ns; /* since the session's start */
 	int64_t wall;
 	size_t n;     /* 0: the stream ended */
+	size_t lines; /* newlines in data: the messages it ends */
 	char data[];
 };
 
@@ -32,11 +35,16 @@ struct writer {
 	pthread_mutex_t mu;
 	pthread_cond_t wake;    /* the writer waits here */
 	pthread_cond_t room;    /* producers wait here for room, or (sync) a commit */
-	struct chunk *head, *tail;
-	size_t bytes;           /* queued bytes */
+	struct chunk *head, *tail; /* queued, not taken by the writer yet */
+	size_t held_bytes;      /* relayed and not committed: queued, taken, in the open transaction */
+	size_t held_lines;
+	int stalled;            /* the store takes nothing now (locked, slow, not open yet) */
+	int64_t last_commit;    /* monotonic ns */
+	int hold_said;          /* the relay waited at --hold: said once */
 	int idle;               /* the writer waits on an empty queue: wake it */
 	int urgent;             /* a producer asked for a drain now */
-	int stopping;
+	int stopping;           /* producers no longer wait */
+	int finishing;          /* writer_finish was called: drain, end the session, exit */
 	int waiting;            /* producers waiting */
 	uint64_t put;           /* chunks queued so far */
 	uint64_t done;          /* chunks processed (and, with sync, committed) */
@@ -45,9 +53,12 @@ struct writer {
 	/* The writer thread's own (the finisher's after the join). */
 	pthread_t thread;
 	struct writer_opts o;
+	char *path;              /* writer_open: the file to open and the session to create */
+	struct store_session_new sn;
 	struct store *st;       /* owned; NULL: relay only */
 	int64_t session;
 	int64_t t0;
+	struct chunk *pending;   /* taken from the queue, not framed yet */
 	struct mt_framer fr[WS_COUNT];
 	const struct chunk *cur; /* the chunk being framed */
 	int64_t seq;             /* the next frame's sequence number */
@@ -57,7 +68,11 @@ struct writer {
 	int64_t txn_first_seq;   /* the first seq the open transaction holds */
 	uint64_t txn_msgs, txn_stderr, txn_gaps, txn_bytes; /* in it: lost if it fails */
 	uint64_t txn_gap_bytes;                              /* of txn_bytes, the gaps' */
+	size_t txn_held_bytes, txn_held_lines; /* what its chunks count in held_* */
 	int failed;              /* the store failed for good */
+	int gave_up;             /* a signal ended a wait for the lock */
+	int64_t lock_since;      /* monotonic ns: the lock wait going on began then (0: none) */
+	int lock_said;           /* the wait at the end was said */
 	int64_t moved_check;     /* monotonic ns of the last look at the file's path */
 	int moved_said;          /* the file's deletion or replacement was reported */
 	char *fail_reason;
@@ -66,13 +81,27 @@ struct writer {
 	int64_t init_seq;        /* the initialize request's seq, until it is answered */
 	struct mt_map open;      /* requests awaiting an answer: key -> seq */
 	struct mt_buf key;       /* scratch for the map's keys */
+	int has_end;
+	struct store_session_end end;
+	char *end_error;
 	struct writer_stats stats;
 };
+
+/* Set from a signal handler: stop waiting for a lock (see writer_give_up). */
+static volatile sig_atomic_t give_up;
+
+/* How long one wait for the lock lasts before the writer looks at its state again. */
+#define LOCK_SLICE_MS 50
+/* A producer at the queue's bound that saw no commit for this long takes the store as
+ * stalled (a hung disk): long enough that a checkpoint or a busy CPU is not one. */
+#define STALL_NS (50 * 1000000LL)
 
 void writer_opts_default(struct writer_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->queue_bytes = 4u << 20;
+	o->queue_bytes = 1u << 20;
+	o->queue_lines = 4096;
+	o->hold_bytes = 64u << 20;
 	o->batch_rows = 512;
 	o->batch_ms = 5;
 	o->max_message = 256u << 20;
@@ -92,13 +121,16 @@ static void lose(struct writer *w, uint64_t msgs, uint64_t bytes, int64_t seq)
 	w->stats.lost_bytes += bytes;
 }
 
+static void release_txn(struct writer *w, int committed);
+
 static void store_failed(struct writer *w, const char *why)
 {
 	if (w->failed)
 		return;
 	w->failed = 1;
 	w->fail_reason = mt_strdup(why);
-	mt_warn("cannot log to %s: %s; the relay goes on without logging", w->o.label, why);
+	if (!w->gave_up)
+		mt_warn("cannot log to %s: %s; the relay goes on without logging", w->o.label, why);
 	/* What the failed transaction held is lost too (its gap rows included). */
 	if (w->in_txn) {
 		store_rollback(w->st);
@@ -111,18 +143,92 @@ static void store_failed(struct writer *w, const char *why)
 		lose(w, w->txn_msgs + w->txn_stderr + w->txn_gaps, w->txn_bytes, w->txn_first_seq);
 		w->txn_msgs = w->txn_stderr = w->txn_gaps = w->txn_bytes = w->txn_gap_bytes = 0;
 	}
+	release_txn(w, 0);
 }
 
+/*
+ * Give back to the producers what the open transaction's chunks counted in
+ * held_* (they are committed, or lost for good): the relay may go on.
+ */
+static void release_txn(struct writer *w, int committed)
+{
+	pthread_mutex_lock(&w->mu);
+	w->held_bytes -= w->txn_held_bytes;
+	w->held_lines -= w->txn_held_lines;
+	if (committed) {
+		w->stalled = 0;
+		w->last_commit = mt_mono_ns();
+	}
+	if (w->waiting)
+		pthread_cond_broadcast(&w->room);
+	pthread_mutex_unlock(&w->mu);
+	w->txn_held_bytes = w->txn_held_lines = 0;
+}
+
+/* The store waits for a lock another connection holds: the relay must not. */
+static void on_lock_wait(void *ctx)
+{
+	struct writer *w = ctx;
+
+	pthread_mutex_lock(&w->mu);
+	if (!w->stalled) {
+		w->stalled = 1;
+		if (w->waiting)
+			pthread_cond_broadcast(&w->room);
+	}
+	pthread_mutex_unlock(&w->mu);
+}
+
+/*
+ * A call found the file locked by another connection and waited LOCK_SLICE_MS
+ * for it. Returns 1 to try again (always, for as long as the tap lives), or 0
+ * when a signal told the tap to stop waiting. At the session's end, a wait of
+ * more than a second is said once, with what is waiting.
+ */
+static int keep_waiting(struct writer *w)
+{
+	int64_t now = mt_mono_ns();
+	int finishing;
+
+	if (give_up) {
+		if (!w->gave_up)
+			mt_warn("stopped waiting for %s, locked by another connection", w->o.label);
+		w->gave_up = 1;
+		return 0;
+	}
+	if (!w->lock_since)
+		w->lock_since = now;
+	pthread_mutex_lock(&w->mu);
+	finishing = w->finishing;
+	size_t held = w->held_lines;
+	pthread_mutex_unlock(&w->mu);
+	if (finishing && !w->lock_said && now - w->lock_since > 1000000000LL) {
+		w->lock_said = 1;
+		mt_warn("waiting for %s, locked by another connection, to store the session's last "
+			"%zu lines (SIGTERM or SIGINT gives up)", w->o.label, held);
+	}
+	return 1;
+}
+
+/* Begin a transaction, waiting for the lock as long as it takes. 0, or -1: no store. */
 static int ensure_txn(struct writer *w, int64_t seq)
 {
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 
 	if (w->in_txn)
 		return 0;
-	if (store_begin(w->st, &err)) {
-		store_failed(w, err.msg);
+	if (!w->st || w->failed || w->gave_up)
 		return -1;
+	while (store_begin(w->st, &err)) {
+		if (!err.busy) {
+			store_failed(w, err.msg);
+			return -1;
+		}
+		if (!keep_waiting(w))
+			return -1;
+		err.busy = 0;
 	}
+	w->lock_since = 0;
 	w->in_txn = 1;
 	w->txn_rows = 0;
 	w->txn_first_seq = seq;
@@ -154,17 +260,24 @@ static void look_at_file(struct writer *w, int now_too)
 
 static void commit(struct writer *w)
 {
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 
 	if (!w->in_txn)
 		return;
-	if (store_commit(w->st, &err)) {
-		store_failed(w, err.msg);
-		return;
+	/* In WAL mode a commit seldom waits; when it does, it waits like a begin. */
+	while (store_commit(w->st, &err)) {
+		if (!err.busy || !keep_waiting(w)) {
+			store_failed(w, err.msg[0] ? err.msg : "gave up waiting for the lock");
+			release_txn(w, 0);
+			return;
+		}
+		err.busy = 0;
 	}
+	w->lock_since = 0;
 	w->in_txn = 0;
 	w->txn_msgs = w->txn_stderr = w->txn_gaps = w->txn_bytes = w->txn_gap_bytes = 0;
 	w->stats.commits++;
+	release_txn(w, 1);
 	look_at_file(w, 0);
 }
 
@@ -182,7 +295,7 @@ static void note_initialize(struct writer *w, enum writer_stream s, const struct
 			    const char *p, size_t n, int64_t seq, int64_t request_seq)
 {
 	struct store_session_init in = {NULL, NULL, NULL, NULL};
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	json_t *msg, *body, *info;
 	char *caps = NULL;
 	int is_request = s == WS_C2S && c->kind == MT_REQUEST;
@@ -253,11 +366,11 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 {
 	struct writer *w = ctx;
 	const struct chunk *ch = w->cur;
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	int64_t seq = w->seq++;
 	int rc;
 
-	if (!w->st || w->failed || ensure_txn(w, seq)) {
+	if (!w->in_txn) {
 		lose(w, 1, n, seq);
 		return;
 	}
@@ -318,6 +431,8 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 	w->txn_bytes += n;
 }
 
+
+/* Frame one chunk (in the open transaction when there is a store). */
 static void process(struct writer *w, struct chunk *ch)
 {
 	w->cur = ch;
@@ -332,6 +447,156 @@ static int txn_due(struct writer *w)
 {
 	return w->in_txn && (w->txn_rows >= w->o.batch_rows ||
 			     mt_mono_ns() - w->txn_started >= (int64_t)w->o.batch_ms * 1000000);
+}
+
+/*
+ * Store the chunks taken from the queue, in order. Each waits for a
+ * transaction (the lock, as long as it takes); its bytes stay counted in
+ * held_* until the transaction that holds them commits.
+ */
+static void store_pending(struct writer *w)
+{
+	uint64_t n = 0;
+
+	while (w->pending) {
+		struct chunk *ch = w->pending;
+		int stored = ensure_txn(w, w->seq) == 0;
+
+		w->pending = ch->next;
+		process(w, ch);
+		if (stored && w->in_txn) {
+			w->txn_held_bytes += ch->n;
+			w->txn_held_lines += ch->lines;
+		} else {
+			/* Not stored (no store, or it failed): nothing to wait for. */
+			pthread_mutex_lock(&w->mu);
+			w->held_bytes -= ch->n;
+			w->held_lines -= ch->lines;
+			if (w->waiting)
+				pthread_cond_broadcast(&w->room);
+			pthread_mutex_unlock(&w->mu);
+		}
+		free(ch);
+		n++;
+		/* Batches stay bounded even when a drain brings many chunks. */
+		if (w->o.sync ? !w->pending : txn_due(w))
+			commit(w);
+	}
+	pthread_mutex_lock(&w->mu);
+	w->done += n;
+	if (w->o.sync)
+		pthread_cond_broadcast(&w->room);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/*
+ * writer_open: open the file and create the session here, off the relay's
+ * path, so that the server starts at once; a lock held elsewhere is waited
+ * out while the queue holds what is relayed meanwhile. A file that cannot be
+ * a capture is said once, and the tap relays without logging.
+ */
+static void open_store(struct writer *w)
+{
+	struct mt_err err = {"", 0};
+	struct stat sb;
+
+	for (;;) {
+		struct store *st = NULL;
+		if (store_open_wait(w->path, STORE_WRITE, LOCK_SLICE_MS, &st, &err) == 0) {
+			w->st = st;
+			break;
+		}
+		if (!err.busy || !keep_waiting(w)) {
+			if (!w->gave_up)
+				mt_warn("cannot log to %s: %s; relaying without logging", w->o.label,
+					err.msg);
+			return;
+		}
+		err.busy = 0;
+	}
+	store_set_lock_wait(w->st, LOCK_SLICE_MS, on_lock_wait, w);
+	if (w->o.sync && store_set_sync_full(w->st, 1, &err))
+		mt_warn("cannot make %s synchronous: %s", w->o.label, err.msg);
+	/* A new file is made 0600; an existing one keeps its mode (the tap never
+	 * changes it behind the user's back), but traffic may hold secrets. */
+	if (stat(w->path, &sb) == 0 && (sb.st_mode & 077))
+		mt_warn("%s can be read by other users (mode %04o), and so can its -wal and -shm "
+			"files: traffic may hold secrets; chmod 600 it",
+			w->o.label, (unsigned)(sb.st_mode & 07777));
+	while (store_session_create(w->st, &w->sn, &w->session, &err)) {
+		if (!err.busy || !keep_waiting(w)) {
+			if (!w->gave_up)
+				mt_warn("cannot log to %s: %s; relaying without logging", w->o.label,
+					err.msg);
+			store_close(w->st);
+			w->st = NULL;
+			return;
+		}
+		err.busy = 0;
+	}
+	w->lock_since = 0;
+	pthread_mutex_lock(&w->mu);
+	w->stalled = 0;
+	w->last_commit = mt_mono_ns();
+	if (w->waiting)
+		pthread_cond_broadcast(&w->room);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/*
+ * The session's end: the streams' last unterminated lines, the gap row when
+ * something was not stored, how the server ended, and the file closed.
+ */
+static void finish_session(struct writer *w)
+{
+	struct mt_err err = {"", 0};
+
+	for (int i = 0; i < WS_COUNT; i++) {
+		struct chunk end = {NULL, (enum writer_stream)i, mt_mono_ns() - w->t0, mt_wall_us(),
+				    0, 0};
+		(void)ensure_txn(w, w->seq);
+		process(w, &end);
+	}
+	if (w->st && !w->failed) {
+		commit(w);
+		look_at_file(w, 1);
+	}
+	if (!w->st)
+		return;
+	if (w->lost_msgs || w->lost_bytes || w->failed) {
+		/* Record the gap: after a failure, a checkpoint may have made room. */
+		char why[700];
+		snprintf(why, sizeof(why), "%s", w->failed ? w->fail_reason : "not stored");
+		store_rollback(w->st);
+		w->in_txn = 0;
+		store_checkpoint(w->st);
+		for (;;) {
+			err.busy = 0;
+			if (!store_begin(w->st, &err) &&
+			    !store_add_gap(w->st, w->session, w->lost_seq ? w->lost_seq : -1, NULL,
+					   (int64_t)w->lost_msgs, (int64_t)w->lost_bytes, why, &err) &&
+			    !(w->has_end && store_session_finish(w->st, w->session, &w->end, &err)) &&
+			    !store_commit(w->st, &err))
+				break;
+			store_rollback(w->st);
+			if (!err.busy || w->gave_up || !keep_waiting(w)) {
+				mt_warn("cannot record the logging gap in %s: %s", w->o.label,
+					err.msg);
+				break;
+			}
+		}
+		w->failed = 1;
+	} else if (w->has_end) {
+		while (store_session_finish(w->st, w->session, &w->end, &err)) {
+			if (!err.busy || !keep_waiting(w)) {
+				mt_warn("cannot record the end of the session in %s: %s",
+					w->o.label, err.msg);
+				w->failed = 1;
+				break;
+			}
+			err.busy = 0;
+		}
+	}
 }
 
 static void deadline_after(struct timespec *ts, int64_t ns)
@@ -351,9 +616,11 @@ static void *writer_main(void *arg)
 	struct timespec ts;
 	int64_t batch_ns = (int64_t)w->o.batch_ms * 1000000;
 
+	if (w->path)
+		open_store(w);
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
-		while (!w->head && !w->stopping) {
+		while (!w->head && !w->finishing) {
 			if (w->in_txn) {
 				/* Rows wait for their commit: sleep until it is due. */
 				int64_t left = w->txn_started + batch_ns - mt_mono_ns();
@@ -372,7 +639,7 @@ static void *writer_main(void *arg)
 			w->idle = 0;
 		}
 		if (!w->head)
-			break; /* stopping, and nothing left */
+			break; /* finishing, and nothing left */
 		/* Let a batch gather, unless someone needs it now. */
 		if (!w->urgent && !w->stopping && !w->o.sync) {
 			deadline_after(&ts, batch_ns);
@@ -380,37 +647,21 @@ static void *writer_main(void *arg)
 			       pthread_cond_timedwait(&w->wake, &w->mu, &ts) != ETIMEDOUT)
 				;
 		}
-		struct chunk *list = w->head;
+		w->pending = w->head;
 		w->head = w->tail = NULL;
-		w->bytes = 0;
 		w->urgent = 0;
-		if (w->waiting)
-			pthread_cond_broadcast(&w->room);
 		pthread_mutex_unlock(&w->mu);
-
-		uint64_t n = 0;
-		while (list) {
-			struct chunk *next = list->next;
-			process(w, list);
-			free(list);
-			list = next;
-			n++;
-			/* Batches stay bounded even when a drain brings many chunks. */
-			if (w->o.sync ? !list : txn_due(w))
-				commit(w);
-		}
-
+		store_pending(w);
 		pthread_mutex_lock(&w->mu);
-		w->done += n;
-		if (w->o.sync)
-			pthread_cond_broadcast(&w->room);
 	}
 	pthread_mutex_unlock(&w->mu);
+	finish_session(w);
 	return NULL;
 }
 
-struct writer *writer_start(struct store *st, int64_t session, int64_t t0_ns,
-			    const struct writer_opts *o)
+static struct writer *start(struct store *st, int64_t session, int64_t t0_ns,
+			    const struct writer_opts *o, const char *path,
+			    const struct store_session_new *sn)
 {
 	struct writer *w = mt_calloc(1, sizeof(*w));
 	pthread_condattr_t ca;
@@ -420,6 +671,17 @@ struct writer *writer_start(struct store *st, int64_t session, int64_t t0_ns,
 	w->session = session;
 	w->t0 = t0_ns;
 	w->seq = 1;
+	if (path) {
+		w->path = mt_strdup(path);
+		w->sn = *sn;
+		w->sn.transport = mt_strdup(sn->transport ? sn->transport : "stdio");
+		w->sn.command = sn->command ? mt_strdup(sn->command) : NULL;
+		w->sn.cwd = sn->cwd ? mt_strdup(sn->cwd) : NULL;
+		w->stalled = 1; /* until the session is there to store into */
+	} else if (st) {
+		store_set_lock_wait(st, LOCK_SLICE_MS, on_lock_wait, w);
+	}
+	w->last_commit = mt_mono_ns();
 	mt_map_init(&w->open, OPEN_REQUESTS_MAX);
 	for (int i = 0; i < WS_COUNT; i++)
 		mt_framer_init(&w->fr[i], o->max_message);
@@ -437,6 +699,18 @@ struct writer *writer_start(struct store *st, int64_t session, int64_t t0_ns,
 	return w;
 }
 
+struct writer *writer_start(struct store *st, int64_t session, int64_t t0_ns,
+			    const struct writer_opts *o)
+{
+	return start(st, session, t0_ns, o, NULL, NULL);
+}
+
+struct writer *writer_open(const char *path, const struct store_session_new *sn, int64_t t0_ns,
+			   const struct writer_opts *o)
+{
+	return start(NULL, 0, t0_ns, o, path, sn);
+}
+
 static void put(struct writer *w, enum writer_stream s, const char *p, size_t n, int timed,
 		int64_t t_ns, int64_t wall);
 
@@ -451,26 +725,65 @@ void writer_put_at(struct writer *w, enum writer_stream s, const char *p, size_t
 	put(w, s, p, n, 1, t_ns, wall);
 }
 
+static size_t count_lines(const char *p, size_t n)
+{
+	size_t lines = 0;
+	const char *end = p + n;
+
+	while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		lines++;
+		p++;
+	}
+	return lines;
+}
+
+/* Is there room for a chunk of n bytes and lines lines? (under mu) */
+static int has_room(const struct writer *w, size_t n, size_t lines)
+{
+	size_t max_bytes = w->stalled ? w->o.hold_bytes : w->o.queue_bytes;
+	size_t max_lines = w->stalled ? SIZE_MAX : w->o.queue_lines;
+
+	/* A chunk always fits when nothing is held. */
+	return !w->held_bytes ||
+	       (w->held_bytes + n <= max_bytes && w->held_lines + lines <= max_lines);
+}
+
 static void put(struct writer *w, enum writer_stream s, const char *p, size_t n, int timed,
 		int64_t t_ns, int64_t wall)
 {
 	struct chunk *ch = mt_malloc(sizeof(*ch) + n);
+	struct timespec ts;
 	uint64_t ticket;
 
 	ch->next = NULL;
 	ch->s = s;
 	ch->n = n;
+	ch->lines = count_lines(p, n);
 	if (n)
 		memcpy(ch->data, p, n);
 	pthread_mutex_lock(&w->mu);
-	/* Backpressure: wait for room, but a chunk always fits in an empty queue. */
-	while (w->head && w->bytes + n > w->o.queue_bytes && !w->stopping) {
+	/*
+	 * Backpressure. While the store keeps up, what is relayed and not committed
+	 * stays under the queue's bounds (this bounds what a SIGKILL loses). While it
+	 * takes nothing (a lock held elsewhere, a commit that hangs), the relay goes
+	 * on up to --hold; only then does it wait.
+	 */
+	while (!has_room(w, n, ch->lines) && !w->stopping) {
 		w->waits++;
 		w->urgent = 1;
 		pthread_cond_signal(&w->wake);
 		w->waiting++;
-		pthread_cond_wait(&w->room, &w->mu);
+		deadline_after(&ts, STALL_NS);
+		int rc = pthread_cond_timedwait(&w->room, &w->mu, &ts);
 		w->waiting--;
+		if (rc == ETIMEDOUT && !w->stalled && mt_mono_ns() - w->last_commit >= STALL_NS)
+			w->stalled = 1; /* no commit for a while: the disk stalls */
+		if (w->stalled && !has_room(w, n, ch->lines) && !w->hold_said) {
+			w->hold_said = 1;
+			mt_warn("%s takes nothing (locked by another connection, or a slow disk) and "
+				"the tap holds %zu bytes for it (--hold): the relay waits for it now",
+				w->o.label, w->held_bytes);
+		}
 	}
 	/* The times and the order are taken here, under the lock: the store's order
 	 * is the order in which the relay read the bytes. */
@@ -481,9 +794,11 @@ static void put(struct writer *w, enum writer_stream s, const char *p, size_t n,
 	else
 		w->head = ch;
 	w->tail = ch;
-	w->bytes += n;
+	w->held_bytes += n;
+	w->held_lines += ch->lines;
 	ticket = ++w->put;
-	if (w->o.sync || w->bytes >= w->o.queue_bytes / 2)
+	if (w->o.sync || w->held_bytes >= w->o.queue_bytes / 2 ||
+	    w->held_lines >= w->o.queue_lines / 2)
 		w->urgent = 1;
 	if (w->idle || w->urgent)
 		pthread_cond_signal(&w->wake);
@@ -505,55 +820,32 @@ void writer_stop(struct writer *w)
 	pthread_mutex_unlock(&w->mu);
 }
 
+void writer_give_up(void)
+{
+	give_up = 1;
+}
+
 int writer_finish(struct writer *w, const struct store_session_end *e,
 		  struct writer_stats *stats)
 {
-	struct mt_err err = {""};
 	int rc = 0;
 
-	writer_stop(w);
+	pthread_mutex_lock(&w->mu);
+	if (e) {
+		w->has_end = 1;
+		w->end = *e;
+		w->end_error = e->error ? mt_strdup(e->error) : NULL;
+		w->end.error = w->end_error;
+	}
+	w->stopping = 1;
+	w->finishing = 1;
+	pthread_cond_broadcast(&w->wake);
+	pthread_cond_broadcast(&w->room);
+	pthread_mutex_unlock(&w->mu);
 	pthread_join(w->thread, NULL);
 
-	/* The writer thread is gone: what is left is this thread's, including chunks
-	 * put after it stopped. */
-	while (w->head) {
-		struct chunk *next = w->head->next;
-		process(w, w->head);
-		free(w->head);
-		w->head = next;
-	}
-	w->tail = NULL;
-	for (int i = 0; i < WS_COUNT; i++) {
-		struct chunk end = {NULL, (enum writer_stream)i, mt_mono_ns() - w->t0, mt_wall_us(), 0};
-		process(w, &end);
-	}
-	if (w->st && !w->failed) {
-		commit(w);
-		look_at_file(w, 1);
-	}
-	if (w->st && (w->lost_msgs || w->lost_bytes || w->failed)) {
-		/* Record the gap: after a failure, a checkpoint may have made room. */
-		char why[700];
-		snprintf(why, sizeof(why), "%s", w->failed ? w->fail_reason : "not stored");
-		store_rollback(w->st);
-		w->in_txn = 0;
-		store_checkpoint(w->st);
-		if (store_begin(w->st, &err) ||
-		    store_add_gap(w->st, w->session, w->lost_seq ? w->lost_seq : -1, NULL,
-				  (int64_t)w->lost_msgs, (int64_t)w->lost_bytes, why, &err) ||
-		    (e && store_session_finish(w->st, w->session, e, &err)) ||
-		    store_commit(w->st, &err)) {
-			store_rollback(w->st);
-			mt_warn("cannot record the logging gap in %s: %s", w->o.label, err.msg);
-		}
+	if ((w->st || w->path) && (w->failed || w->lost_msgs || w->lost_bytes || w->gave_up))
 		rc = -1;
-	} else if (w->st && e) {
-		if (store_session_finish(w->st, w->session, e, &err)) {
-			mt_warn("cannot record the end of the session in %s: %s", w->o.label,
-				err.msg);
-			rc = -1;
-		}
-	}
 	if (w->st && store_close(w->st)) {
 		mt_warn("cannot close %s cleanly", w->o.label);
 		rc = -1;
@@ -567,6 +859,11 @@ int writer_finish(struct writer *w, const struct store_session_end *e,
 	mt_buf_release(&w->key);
 	mt_map_release(&w->open);
 	free(w->fail_reason);
+	free(w->end_error);
+	free(w->path);
+	free((char *)w->sn.transport);
+	free((char *)w->sn.command);
+	free((char *)w->sn.cwd);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->wake);
 	pthread_cond_destroy(&w->room);

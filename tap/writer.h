@@ -4,10 +4,17 @@
  *
  * Relay threads call writer_put() with each chunk they read; the chunk's
  * sequence and times are taken there, under the queue's lock, so the store's
- * order is the order of reading across all streams. The queue is bounded in
- * bytes: when it is full, writer_put() waits for room (backpressure), so no
- * message is dropped silently. The writer thread wakes for a batch (a timer or
- * a high-water mark), not for each chunk.
+ * order is the order of reading across all streams. The writer thread wakes
+ * for a batch (a timer or a high-water mark), not for each chunk.
+ *
+ * What was relayed and is not committed yet is "held". While the store keeps
+ * up, held data stays under the queue's bounds (queue_bytes, queue_lines):
+ * writer_put() waits for room (backpressure), so nothing is dropped, and a
+ * SIGKILL loses no more than that. While the store takes nothing (another
+ * connection holds the file's write lock, a commit hangs on a slow disk, the
+ * file is not open yet), the relay goes on and the writer holds up to
+ * hold_bytes; it stores all of it, in order, when the store comes back. A
+ * lock is waited for as long as the tap lives (writer_give_up ends that).
  *
  * When the store fails for good (disk full, file gone, corrupt), the writer
  * says so once on stderr, counts what it could not store, and goes on taking
@@ -29,7 +36,9 @@ enum writer_stream {
 };
 
 struct writer_opts {
-	size_t queue_bytes;  /* the queue's bound (chunks above it wait) */
+	size_t queue_bytes;  /* held data's bound while the store keeps up ... */
+	size_t queue_lines;  /* ... in bytes and in lines (a chunk above it waits) */
+	size_t hold_bytes;   /* held data's bound while the store takes nothing */
 	size_t batch_rows;   /* commit after this many rows ... */
 	int batch_ms;        /* ... or this many ms after the first uncommitted one */
 	size_t max_message;  /* frames above this are counted as a gap, not stored */
@@ -37,7 +46,8 @@ struct writer_opts {
 	const char *label;   /* the capture file's name, for messages */
 };
 
-/* Defaults: 4 MiB queue, 512 rows or 5 ms per batch, 256 MiB messages. */
+/* Defaults: a 1 MiB, 4096-line queue, 64 MiB held, 512 rows or 5 ms per batch,
+ * 256 MiB messages. */
 void writer_opts_default(struct writer_opts *o);
 
 struct writer;
@@ -49,6 +59,21 @@ struct writer;
  */
 struct writer *writer_start(struct store *st, int64_t session, int64_t t0_ns,
 			    const struct writer_opts *o);
+
+/*
+ * Start a writer that opens path itself (STORE_WRITE) and creates the session
+ * sn there, in its own thread: the caller never waits for the file (it may be
+ * locked by another connection for long). A file that cannot be opened is said
+ * on stderr and the writer only drains the queue.
+ */
+struct writer *writer_open(const char *path, const struct store_session_new *sn, int64_t t0_ns,
+			   const struct writer_opts *o);
+
+/*
+ * Stop waiting for locks, for good, in every writer: what is held is lost and
+ * said so. Async-signal-safe (a signal after the server exited calls it).
+ */
+void writer_give_up(void);
 
 /*
  * Hand the writer a copy of n bytes read from stream s (n == 0: the stream
@@ -82,10 +107,11 @@ struct writer_stats {
 };
 
 /*
- * Drain everything (no thread may be inside writer_put() any more), store the session's end (e may be NULL), commit, close the
- * store and free the writer; the counters go to *stats when it is not NULL.
- * Returns 0, or -1 when anything could not be stored (already reported on
- * stderr).
+ * Drain everything (no thread may be inside writer_put() any more), store the
+ * session's end (e may be NULL), commit, close the store and free the writer;
+ * the counters go to *stats when it is not NULL. Waits for a locked file as
+ * long as it takes, or until writer_give_up(). Returns 0, or -1 when anything
+ * could not be stored (already reported on stderr).
  */
 int writer_finish(struct writer *w, const struct store_session_end *e,
 		  struct writer_stats *stats);

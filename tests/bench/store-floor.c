@@ -22,7 +22,7 @@ int main(int argc, char **argv)
 	static const char resp[] = "{\"jsonrpc\":\"2.0\",\"id\":123456,\"result\":{}}\n";
 	struct writer_opts wo;
 	struct store *st = NULL;
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	struct mt_class creq, cresp;
 	struct store_session_new sn = {"stdio", 0, "store-floor", "/", 0};
 	int64_t n, session, t0, t1;

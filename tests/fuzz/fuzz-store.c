@@ -59,7 +59,7 @@ static int exec_ok(sqlite3 *h, const char *sql)
 static void write_seed(const char *path)
 {
 	struct store *st = NULL;
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	sqlite3 *h = NULL;
 
 	if (access(path, F_OK) == 0)
@@ -177,7 +177,7 @@ static void touch_row(struct walk *w, const struct store_session_row *r)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct store_session_row *rows = NULL, row;
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	struct store *st = NULL;
 	struct walk w = {0, 0};
 	size_t n = 0;

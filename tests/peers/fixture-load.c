@@ -29,7 +29,7 @@ int main(int argc, char **argv)
 	struct writer_opts wo;
 	struct writer *w;
 	struct store_session_new sn = {"stdio", 0, "fixture", "/", 0};
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;

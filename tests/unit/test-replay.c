@@ -44,7 +44,7 @@ static int setup(void **state)
 	struct fix *f = calloc(1, sizeof(*f));
 	struct store_session_new sn = {"stdio", 1, "test", "/", 0};
 	struct writer_opts wo;
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	struct writer *w;
 	int64_t session, t = 0;
 	char line[1024];

@@ -137,7 +137,7 @@ static char *sql_rows(const char *path, const char *sql)
 static struct store *open_new(const char *path)
 {
 	struct store *st = NULL;
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 
 	if (store_open(path, STORE_WRITE, &st, &err))
 		fail_msg("store_open %s: %s", path, err.msg);
@@ -148,7 +148,7 @@ static struct store *open_new(const char *path)
 static int64_t new_session(struct store *st, const char *command)
 {
 	struct store_session_new sn = {"stdio", 1700000000000000LL, command, "/tmp", 4242};
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	int64_t id = 0;
 
 	if (store_session_create(st, &sn, &id, &err))
@@ -166,7 +166,7 @@ static void add_answer_n(struct store *st, int64_t session, int64_t seq, int64_t
 			 int64_t request_seq)
 {
 	struct mt_class c;
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 
 	mt_classify(raw, n, &c);
 	struct store_msg m = {
@@ -207,7 +207,7 @@ static void add_answer(struct store *st, int64_t session, int64_t seq, int64_t t
 static void check_refused(const char *path, enum store_mode mode, const char *needle)
 {
 	struct store *st = (struct store *)&st; /* must be reset to NULL */
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 
 	assert_int_equal(store_open(path, mode, &st, &err), -1);
 	assert_null(st);
@@ -412,7 +412,7 @@ static void test_migrate_v1(void **state)
 	char *dir = tmpdir(), *p, *sqltext;
 	size_t n;
 	struct store *st = NULL;
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	struct store_replay_run run = {1, 1700000000000001LL, "server", NULL, "server", 1};
 	struct store_replay_result res = {.seq = 3, .method = "tools/call", .name = "echo",
 					  .status = "miss", .noise_json = "[\"result.x\"]"};
@@ -571,7 +571,7 @@ static void test_reopen(void **state)
 {
 	char *dir = tmpdir(), *p = path_in(dir, "re.db");
 	struct store_session_row *rows = NULL, row;
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	struct store *st;
 	size_t n = 0;
 	int64_t id = 0;
@@ -611,7 +611,7 @@ static void test_no_sessions(void **state)
 {
 	char *dir = tmpdir(), *p = path_in(dir, "empty.db");
 	struct store_session_row *rows = (struct store_session_row *)&rows, row;
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	struct store *st = open_new(p);
 	size_t n = 99;
 	int64_t id = 77;
@@ -640,7 +640,7 @@ static void test_session_fields(void **state)
 	char *dir = tmpdir(), *p = path_in(dir, "fields.db");
 	struct store *st = open_new(p);
 	struct store_session_row row;
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	int64_t s, s2;
 
 	(void)state;
@@ -722,7 +722,7 @@ static void test_transactions(void **state)
 {
 	char *dir = tmpdir(), *p = path_in(dir, "txn.db");
 	struct store *st = open_new(p);
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	struct mt_class c;
 	struct store_msg m;
 	int64_t s = new_session(st, NULL);
@@ -830,7 +830,7 @@ static void test_exchange_view(void **state)
 {
 	char *dir = tmpdir(), *p = path_in(dir, "ex.db");
 	struct store *st = open_new(p);
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	int64_t s = new_session(st, NULL), s2;
 
 	(void)state;
@@ -995,7 +995,7 @@ static void test_each_item(void **state)
 {
 	char *dir = tmpdir(), *p = path_in(dir, "items.db");
 	struct store *st = open_new(p);
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	struct seen sn;
 	int64_t s = new_session(st, NULL), other = new_session(st, NULL);
 	int n = 0;

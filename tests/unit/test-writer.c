@@ -34,7 +34,7 @@ struct fixture {
 static void fixture_open(struct fixture *fx)
 {
 	struct store_session_new sn = {"stdio", 1700000000000000LL, "srv", "/", 1};
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 
 	fx->dir = unit_tmpdir();
 	if (!fx->dir) {
@@ -113,7 +113,7 @@ static void recs_free(struct recs *rs)
 /* Read a session back through a fresh STORE_READ handle. */
 static void load(const char *db, int64_t session, struct recs *rs)
 {
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	struct store *st = NULL;
 
 	memset(rs, 0, sizeof(*rs));
@@ -126,7 +126,7 @@ static void load(const char *db, int64_t session, struct recs *rs)
 
 static void get_session(const char *db, int64_t session, struct store_session_row *row)
 {
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	struct store *st = NULL;
 
 	if (store_open(db, STORE_READ, &st, &err) || store_session_get(st, session, row, &err))
@@ -746,7 +746,9 @@ static void test_opts_default(void **state)
 	assert_int_equal(o.max_message, 256u << 20);
 	assert_int_equal(o.sync, 0);
 	assert_non_null(o.label);
-	assert_int_equal(o.queue_bytes, 4u << 20);
+	assert_int_equal(o.queue_bytes, 1u << 20);
+	assert_int_equal(o.queue_lines, 4096);
+	assert_int_equal(o.hold_bytes, 64u << 20);
 }
 
 /*
@@ -812,10 +814,10 @@ static int blocked_done(struct blocked *b)
 }
 
 /*
- * Another connection holds the write lock, so the writer thread waits inside
- * SQLite's busy handler and the 4 KiB queue fills: the producer waits for
- * room. writer_stop() must let it return at once (well before SQLite gives
- * up after its 5 s busy timeout); once the lock is gone everything is stored.
+ * Another connection holds the write lock, so the writer thread waits for it
+ * and the producer goes on up to the hold (8 KiB here), then waits for room.
+ * writer_stop() must let it return at once; once the lock is gone everything
+ * is stored.
  */
 static void test_stop_releases_producer(void **state)
 {
@@ -832,6 +834,7 @@ static void test_stop_releases_producer(void **state)
 	fixture_open(&fx);
 	writer_opts_default(&o);
 	o.queue_bytes = 4096;
+	o.hold_bytes = 8192;
 	o.batch_ms = 1;
 	b.lines = 1000;
 	b.done = 0;
@@ -841,7 +844,7 @@ static void test_stop_releases_producer(void **state)
 	b.w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
 	assert_int_equal(pthread_create(&th, NULL, blocked_produce, &b), 0);
 	usleep(300 * 1000);
-	/* 100 KB through a 4 KiB queue whose writer is stuck: the producer waits. */
+	/* 100 KB through an 8 KiB hold whose writer is stuck: the producer waits. */
 	assert_false(blocked_done(&b));
 	writer_stop(b.w);
 	while (!blocked_done(&b) && waited_ms < 2000) {
@@ -865,6 +868,181 @@ static void test_stop_releases_producer(void **state)
 	assert_int_equal(rs.n, 1000);
 	assert_int_equal(rs.v[999].seq, 1000);
 	recs_free(&rs);
+	fixture_close(&fx);
+}
+
+/*
+ * The lock held elsewhere is waited out as long as it takes (here 1.5 s, far
+ * beyond the writer's 50 ms waits), and meanwhile the relay does not wait: a
+ * producer puts 1000 lines (100 KB) through a 4 KiB queue while the lock is
+ * held, waiting at most once (until the writer meets the lock and says so).
+ * When the lock goes, all of it is stored in order.
+ */
+static void test_lock_holds_not_waits(void **state)
+{
+	struct fixture fx;
+	struct writer_opts o;
+	struct writer_stats stats;
+	struct blocked b;
+	struct recs rs;
+	pthread_t th;
+	sqlite3 *lock = NULL;
+	int waited_ms = 0;
+
+	(void)state;
+	fixture_open(&fx);
+	writer_opts_default(&o);
+	o.queue_bytes = 4096;
+	o.batch_ms = 1;
+	b.lines = 1000;
+	b.done = 0;
+	pthread_mutex_init(&b.mu, NULL);
+	b.w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
+	/* A first line stored: the writer is running and has committed once. */
+	put_str(b.w, WS_S2C, "{\"jsonrpc\":\"2.0\",\"method\":\"first\"}\n");
+	usleep(100 * 1000);
+	assert_int_equal(sqlite3_open(fx.db, &lock), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(lock, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(pthread_create(&th, NULL, blocked_produce, &b), 0);
+	while (!blocked_done(&b) && waited_ms < 1500) {
+		usleep(10 * 1000);
+		waited_ms += 10;
+	}
+	int released = blocked_done(&b);
+	usleep(1500 * 1000 - waited_ms * 1000);
+	/* Nothing of the 1000 is in the file while the lock is held. */
+	sqlite3_stmt *q = NULL;
+	assert_int_equal(sqlite3_prepare_v2(lock, "SELECT count(*) FROM message", -1, &q, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	int during = sqlite3_column_int(q, 0);
+	sqlite3_finalize(q);
+	sqlite3_exec(lock, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_close(lock);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(writer_finish(b.w, NULL, &stats), 0);
+	pthread_mutex_destroy(&b.mu);
+	if (!released)
+		fail_msg("the producer waited for a locked store (held data is far below the hold)");
+	assert_int_equal(during, 1);
+	assert_true(stats.waits <= 1);
+	assert_int_equal(stats.stored_messages, 1001);
+	assert_int_equal(stats.lost_messages, 0);
+	load(fx.db, fx.session, &rs);
+	assert_int_equal(rs.n, 1001);
+	for (size_t i = 0; i < rs.n; i++)
+		assert_int_equal(rs.v[i].seq, (int64_t)i + 1);
+	assert_non_null(strstr(rs.v[1000].raw, "\"i\":999,"));
+	recs_free(&rs);
+	fixture_close(&fx);
+}
+
+/*
+ * writer_open on a file another connection holds locked: the call returns at
+ * once (the caller, the relay, starts the server now), puts go through, and
+ * when the lock goes the session is created with the start time it was given
+ * and holds every line.
+ */
+static void test_open_locked(void **state)
+{
+	struct store_session_new sn = {"stdio", 1700000000123456LL, "srv --flag", "/tmp", 0};
+	struct fixture fx;
+	struct writer_opts o;
+	struct writer_stats stats;
+	struct store_session_row row;
+	struct recs rs;
+	sqlite3 *lock = NULL;
+	struct writer *w;
+
+	(void)state;
+	fixture_open(&fx); /* makes the file, with session 1 */
+	store_close(fx.st);
+	writer_opts_default(&o);
+	o.queue_bytes = 4096;
+	assert_int_equal(sqlite3_open(fx.db, &lock), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(lock, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	int64_t before = mt_mono_ns();
+	w = writer_open(fx.db, &sn, mt_mono_ns(), &o);
+	for (int i = 0; i < 300; i++)
+		put_str(w, i % 2 ? WS_S2C : WS_C2S, "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n");
+	int64_t took = mt_mono_ns() - before;
+	usleep(400 * 1000);
+	sqlite3_stmt *q = NULL;
+	assert_int_equal(sqlite3_prepare_v2(lock, "SELECT count(*) FROM session", -1, &q, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	int sessions_during = sqlite3_column_int(q, 0);
+	sqlite3_finalize(q);
+	sqlite3_exec(lock, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_close(lock);
+	assert_int_equal(writer_finish(w, NULL, &stats), 0);
+	assert_int_equal(sessions_during, 1);
+	/* 300 puts without waiting for the file: well under the 400 ms it stayed locked. */
+	if (took > 300 * 1000000LL)
+		fail_msg("300 puts took %lld ms while the file was locked", (long long)(took / 1000000));
+	assert_int_equal(stats.waits, 0);
+	assert_int_equal(stats.stored_messages, 300);
+	get_session(fx.db, 2, &row);
+	assert_int_equal(row.started_wall, 1700000000123456LL);
+	assert_string_equal(row.command, "srv --flag");
+	store_session_row_release(&row);
+	load(fx.db, 2, &rs);
+	assert_int_equal(rs.n, 300);
+	assert_int_equal(rs.v[299].seq, 300);
+	recs_free(&rs);
+	fixture_close(&fx);
+}
+
+/*
+ * writer_give_up ends a wait for a lock that never goes: the finish returns
+ * -1, counts what it could not store, and says so. In a child process, since
+ * giving up is for good.
+ */
+static void test_give_up(void **state)
+{
+	struct fixture fx;
+	int pfd[2], status = 0;
+	pid_t pid;
+
+	(void)state;
+	fixture_open(&fx);
+	assert_int_equal(pipe(pfd), 0);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct writer_opts o;
+		struct writer_stats stats;
+		sqlite3 *lock = NULL;
+		int devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, STDERR_FILENO);
+		alarm(20);
+		writer_opts_default(&o);
+		if (sqlite3_open(fx.db, &lock) != SQLITE_OK ||
+		    sqlite3_exec(lock, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+			_exit(9);
+		struct writer *w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
+		for (int i = 0; i < 50; i++)
+			put_str(w, WS_C2S, "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n");
+		usleep(300 * 1000);
+		writer_give_up();
+		int rc = writer_finish(w, NULL, &stats);
+		uint64_t res[3] = {(uint64_t)(rc + 10), stats.stored_messages, stats.lost_messages};
+		if (write(pfd[1], res, sizeof(res)) != (ssize_t)sizeof(res))
+			_exit(8);
+		_exit(0);
+	}
+	close(pfd[1]);
+	uint64_t res[3] = {0, 0, 0};
+	ssize_t got = read(pfd[0], res, sizeof(res));
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(got, (ssize_t)sizeof(res));
+	assert_int_equal(res[0], 9);  /* writer_finish returned -1 */
+	assert_int_equal(res[1], 0);
+	assert_int_equal(res[2], 50);
 	fixture_close(&fx);
 }
 
@@ -920,7 +1098,7 @@ static void fail_child(const char *db, int fd, off_t room, int with_stderr, int 
 	struct store_session_new sn = {"stdio", 1, "srv", "/", 1};
 	struct store_session_end e = {2, 1, 0, 0, 0, NULL};
 	struct fail_result res;
-	struct mt_err err = {""};
+	struct mt_err err = {"", 0};
 	struct store *st = NULL;
 	struct writer_opts o;
 	struct fail_producer fp[3];
@@ -1162,6 +1340,9 @@ int main(void)
 		cmocka_unit_test(test_sync),
 		cmocka_unit_test(test_no_store),
 		cmocka_unit_test(test_stop_releases_producer),
+		cmocka_unit_test(test_lock_holds_not_waits),
+		cmocka_unit_test(test_open_locked),
+		cmocka_unit_test(test_give_up),
 		cmocka_unit_test(test_opts_default),
 		cmocka_unit_test(test_batch_rows),
 		cmocka_unit_test(test_store_fails_at_once),
