@@ -108,7 +108,12 @@ static int feed(const struct store_item *it, void *ctx)
 	return 0;
 }
 
-/* Store one session's findings; a failure is a warning, not an error. */
+/*
+ * Store one session's findings, committed in slices of 50 ms so that taps
+ * recording into the file meanwhile never wait long; the analysis counts as
+ * complete (latest_finding) once its last slice is in. A failure is a
+ * warning, not an error.
+ */
 static void store_findings(struct store *st, const char *path, const struct report_session *rs)
 {
 	struct mt_err err = {"", 0};
@@ -138,10 +143,11 @@ static void store_findings(struct store *st, const char *path, const struct repo
 			mt_buf_putc(&rel, ']');
 		}
 		if (store_add_finding(st, id, rs->session, f->rule->id, an_severity_name(f->sev),
-				      f->seq, f->nrelated ? rel.data : NULL, f->text, &err))
+				      f->seq, f->nrelated ? rel.data : NULL, f->text, &err) ||
+		    store_slice(st, &err))
 			goto fail;
 	}
-	if (store_commit(st, &err))
+	if (store_analysis_done(st, id, &err) || store_commit(st, &err))
 		goto fail;
 	mt_buf_release(&rel);
 	return;

@@ -577,7 +577,8 @@ static void mock_store(struct mock *k, size_t unused_count, const char *summary,
 			      json_string_value(json_object_get(e, "method")),
 			      json_string_value(json_object_get(e, "name")), "miss",
 			      json_string_value(json_array_get(k->miss_lines, i)), NULL, 0,
-			      json_object_get(e, "differs"), &err))
+			      json_object_get(e, "differs"), &err) ||
+		    store_slice(st, &err))
 			goto fail;
 	}
 	for (size_t m = 0, listed = 0; m < s->n && listed < MAX_LISTED; m++) {
@@ -587,7 +588,8 @@ static void mock_store(struct mock *k, size_t unused_count, const char *summary,
 			continue;
 		listed++;
 		if (store_row(st, id, r->seq, r->method, r->subject, "unused", NULL, a ? a->raw : NULL,
-			      a ? a->len : 0, NULL, &err))
+			      a ? a->len : 0, NULL, &err) ||
+		    store_slice(st, &err))
 			goto fail;
 	}
 	json_array_foreach(k->skipped, i, e) {

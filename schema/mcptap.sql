@@ -13,7 +13,7 @@
 -- people: datetime(x / 1e6, 'unixepoch')).
 
 PRAGMA application_id = 1296257108;
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 
 -- Facts about the file itself: created_by and migrated_by (the mcptap versions
 -- that created it and last changed its schema).
@@ -143,7 +143,10 @@ CREATE TABLE analysis (
   spec_source    TEXT NOT NULL,      -- negotiated | requested | option | nearest | default
   errors         INTEGER NOT NULL DEFAULT 0,
   warnings       INTEGER NOT NULL DEFAULT 0,
-  infos          INTEGER NOT NULL DEFAULT 0
+  infos          INTEGER NOT NULL DEFAULT 0,
+  -- 0 while its findings are being stored: a long analysis commits them in
+  -- slices, so that it never holds the file from the taps for long (version 3)
+  complete       INTEGER NOT NULL DEFAULT 1
 );
 
 -- What an analysis found: one row per finding, tied to the message it is
@@ -159,10 +162,10 @@ CREATE TABLE finding (
 );
 CREATE INDEX finding_by_analysis ON finding(analysis);
 
--- The findings of the newest analysis of each session.
+-- The findings of the newest complete analysis of each session.
 CREATE VIEW latest_finding AS
 SELECT f.* FROM finding f
-WHERE f.analysis = (SELECT max(a.id) FROM analysis a WHERE a.session = f.session);
+WHERE f.analysis = (SELECT max(a.id) FROM analysis a WHERE a.session = f.session AND a.complete);
 
 -- One row per `mcptap replay` run. mode 'client': the recorded client of a
 -- session sent to a live server, every answer compared with the recorded one

@@ -45,6 +45,7 @@ struct store {
 	int lock_ms;                      /* how long a lock held elsewhere is waited for */
 	int64_t busy_since;               /* monotonic ns: when the current wait began */
 	unsigned seed;                    /* for the waits' jitter */
+	int64_t txn_started;              /* monotonic ns: store_begin */
 	void (*on_wait)(void *ctx);       /* told when a wait begins */
 	void *wait_ctx;
 };
@@ -68,6 +69,11 @@ static const struct {
 	    "ALTER TABLE replay_result ADD COLUMN noise TEXT;"
 	    "ALTER TABLE session ADD COLUMN tap_pid INTEGER;"
 	    "ALTER TABLE session ADD COLUMN tap_id TEXT;"},
+	/* 3: analyses stored in slices are complete only at their end. */
+	{2, "ALTER TABLE analysis ADD COLUMN complete INTEGER NOT NULL DEFAULT 1;"
+	    "DROP VIEW latest_finding;"
+	    "CREATE VIEW latest_finding AS SELECT f.* FROM finding f WHERE f.analysis ="
+	    " (SELECT max(a.id) FROM analysis a WHERE a.session = f.session AND a.complete);"},
 };
 
 /* Was the last failure a lock another connection holds (not a fault of the file)? */
@@ -468,7 +474,25 @@ int store_begin(struct store *st, struct mt_err *err)
 {
 	sqlite3_stmt *s = stmt(st, S_BEGIN, err);
 
+	st->txn_started = mt_mono_ns();
 	return s ? step_done(st, s, err, "cannot begin a transaction") : -1;
+}
+
+int store_slice(struct store *st, struct mt_err *err)
+{
+	if (mt_mono_ns() - st->txn_started < 50 * 1000000LL)
+		return 0;
+	if (store_commit(st, err))
+		goto fail;
+	/* Waiters look again every millisecond or so (on_busy): give them the
+	 * file before taking it back (SQLite keeps no queue of waiters). */
+	usleep(3000);
+	if (store_begin(st, err)) {
+fail:
+		store_rollback(st);
+		return -1;
+	}
+	return 0;
 }
 
 int store_commit(struct store *st, struct mt_err *err)
@@ -755,7 +779,8 @@ int store_add_analysis(struct store *st, const struct store_analysis *a, int64_t
 
 	if (sqlite3_prepare_v2(st->db,
 			       "INSERT INTO analysis (session, started_wall, mcptap_version, spec,"
-			       " spec_source, errors, warnings, infos) VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
+			       " spec_source, errors, warnings, infos, complete)"
+			       " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,0)",
 			       -1, &q, NULL) != SQLITE_OK) {
 		db_fail(st, err, "cannot store the analysis");
 		goto out;
@@ -773,6 +798,27 @@ int store_add_analysis(struct store *st, const struct store_analysis *a, int64_t
 		goto out;
 	}
 	*id = sqlite3_last_insert_rowid(st->db);
+	rc = 0;
+out:
+	sqlite3_finalize(q);
+	return rc;
+}
+
+int store_analysis_done(struct store *st, int64_t analysis, struct mt_err *err)
+{
+	sqlite3_stmt *q = NULL;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(st->db, "UPDATE analysis SET complete = 1 WHERE id = ?1", -1, &q,
+			       NULL) != SQLITE_OK) {
+		db_fail(st, err, "cannot store the analysis");
+		goto out;
+	}
+	sqlite3_bind_int64(q, 1, analysis);
+	if (sqlite3_step(q) != SQLITE_DONE) {
+		db_fail(st, err, "cannot store the analysis");
+		goto out;
+	}
 	rc = 0;
 out:
 	sqlite3_finalize(q);

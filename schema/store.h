@@ -17,7 +17,7 @@
 #include "schema/message.h"
 #include "schema/util.h"
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 #define STORE_APPLICATION_ID 0x4d435054 /* 'MCPT' */
 
 struct store;
@@ -127,7 +127,10 @@ int store_add_stderr(struct store *st, int64_t session, int64_t seq, int64_t t_n
 int store_add_gap(struct store *st, int64_t session, int64_t seq, const char *dir,
 		  int64_t messages, int64_t bytes, const char *reason, struct mt_err *err);
 
-/* An analysis of a session: its row, then its findings, in one transaction. */
+/*
+ * An analysis of a session: its row (incomplete), then its findings, then
+ * store_analysis_done; in one transaction, or in slices (store_slice).
+ */
 struct store_analysis {
 	int64_t session;
 	int64_t started_wall;
@@ -141,6 +144,16 @@ int store_add_analysis(struct store *st, const struct store_analysis *a, int64_t
 int store_add_finding(struct store *st, int64_t analysis, int64_t session, const char *rule,
 		      const char *severity, int64_t seq, const char *related, const char *text,
 		      struct mt_err *err);
+
+/* The analysis's findings are all stored: latest_finding shows it now. */
+int store_analysis_done(struct store *st, int64_t analysis, struct mt_err *err);
+
+/*
+ * Inside a transaction (store_begin): commit and begin again when it has held
+ * the file for 50 ms. Long writers call it between rows, so that a tap never
+ * waits longer than that for the file. 0, or -1 (the transaction is gone).
+ */
+int store_slice(struct store *st, struct mt_err *err);
 
 /*
  * Does the path still name the file this store opened? 0: yes; 1: the path is

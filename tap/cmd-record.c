@@ -33,7 +33,7 @@ const struct cmd_entry cmd_record = {
 		"                        SIGKILL of the tap loses no more than this\n"
 		"      --hold SIZE       what the tap holds while the file takes nothing (locked\n"
 		"                        by another program, a stalled disk), relaying on at\n"
-		"                        full speed (default 64M); stored in order when it is back\n"
+		"                        full speed (default 16M); stored in order when it is back\n"
 		"      --batch-ms N      commit at least every N ms (default 5)\n"
 		"      --drain-ms N      after the server exits, wait up to N ms of quiet on\n"
 		"                        its output for it to end (default 1000); bytes the\n"

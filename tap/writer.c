@@ -101,7 +101,7 @@ void writer_opts_default(struct writer_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->queue_bytes = 1u << 20;
 	o->queue_lines = 4096;
-	o->hold_bytes = 64u << 20;
+	o->hold_bytes = 16u << 20;
 	o->batch_rows = 512;
 	o->batch_ms = 5;
 	o->max_message = 256u << 20;

@@ -46,7 +46,7 @@ struct writer_opts {
 	const char *label;   /* the capture file's name, for messages */
 };
 
-/* Defaults: a 1 MiB, 4096-line queue, 64 MiB held, 512 rows or 5 ms per batch,
+/* Defaults: a 1 MiB, 4096-line queue, 16 MiB held, 512 rows or 5 ms per batch,
  * 256 MiB messages. */
 void writer_opts_default(struct writer_opts *o);
 

@@ -32,7 +32,7 @@ wait $tap
 check_eq "both messages once record ended" 2 "$(sql "$T/live.db" "select count(*) from message where dir='c2s'")"
 
 check_eq "application_id marks the file" 1296257108 "$(sql "$T/new.db" "pragma application_id")"
-check_eq "user_version is the schema version" 2 "$(sql "$T/new.db" "pragma user_version")"
+check_eq "user_version is the schema version" 3 "$(sql "$T/new.db" "pragma user_version")"
 check_eq "created_by is recorded" "mcptap $("$MCPTAP" --version | cut -d' ' -f2)" \
 	"$(sql "$T/new.db" "select value from meta where key='created_by'")"
 
@@ -67,7 +67,7 @@ refused "another program's database" "$T/other.db" "not an mcptap capture file"
 
 cp "$T/new.db" "$T/newer.db"
 sqlite3 "$T/newer.db" "pragma user_version = 99; update meta set value = 'mcptap 9.0.0' where key = 'migrated_by';"
-refused "newer schema" "$T/newer.db" "written by mcptap 9.0.0 (schema version 99); this mcptap .* reads versions up to 2: upgrade mcptap"
+refused "newer schema" "$T/newer.db" "written by mcptap 9.0.0 (schema version 99); this mcptap .* reads versions up to 3: upgrade mcptap"
 
 : > "$T/empty.db"
 "$MCPTAP" show -r "$T/empty.db" 2> "$T/err"

@@ -6,6 +6,8 @@
  */
 #include "tests/unit/unit.h"
 
+#include <pthread.h>
+
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -271,8 +273,8 @@ static void test_create(void **state)
 	umask(old);
 
 	assert_int_equal(sql_int(db, "PRAGMA application_id"), 0x4d435054);
-	assert_int_equal(sql_int(db, "PRAGMA user_version"), 2);
-	assert_int_equal(STORE_SCHEMA_VERSION, 2);
+	assert_int_equal(sql_int(db, "PRAGMA user_version"), 3);
+	assert_int_equal(STORE_SCHEMA_VERSION, 3);
 	assert_rows(db, "PRAGMA journal_mode", "wal\n");
 	assert_rows(db, "SELECT value FROM meta WHERE key = 'created_by'",
 		    "mcptap " MCPTAP_VERSION "\n");
@@ -407,6 +409,86 @@ static void test_refuse_other_application(void **state)
  * is migrated when opened for writing, keeping its rows; a reader that may not
  * write reads it as it is.
  */
+struct waiter {
+	const char *path;
+	int rc;
+	int64_t waited_ms;
+};
+
+/* A tap's write: waits for the lock (the store's own busy handler), writes. */
+static void *wait_and_write(void *arg)
+{
+	struct waiter *wt = arg;
+	struct store *st = NULL;
+	struct mt_err err = {"", 0};
+	struct store_session_new sn = {"stdio", 9, "waiter", "/", 1};
+	int64_t t0 = mt_mono_ns(), id = 0;
+
+	wt->rc = store_open(wt->path, STORE_UPDATE, &st, &err) ||
+		 store_session_create(st, &sn, &id, &err);
+	wt->waited_ms = (mt_mono_ns() - t0) / 1000000;
+	store_close(st);
+	return NULL;
+}
+
+/*
+ * A long analysis commits its findings in slices: store_slice commits once the
+ * transaction is 50 ms old (another connection sees the rows and may write),
+ * not before; latest_finding shows an analysis only once it is complete.
+ */
+static void test_analysis_slices(void **state)
+{
+	char *dir = tmpdir(), *p;
+	struct store *st = NULL;
+	struct mt_err err = {"", 0};
+	struct store_session_new sn = {"stdio", 1, "srv", "/", 1};
+	struct store_analysis a = {0, 2, "2025-06-18", "default", 1, 0, 0};
+	int64_t sid = 0, first = 0, second = 0;
+
+	(void)state;
+	p = path_in(dir, "slices.db");
+	if (store_open(p, STORE_WRITE, &st, &err) || store_session_create(st, &sn, &sid, &err))
+		fail_msg("%s", err.msg);
+	a.session = sid;
+	/* A complete analysis with one finding. */
+	assert_int_equal(store_begin(st, &err), 0);
+	assert_int_equal(store_add_analysis(st, &a, &first, &err), 0);
+	assert_int_equal(store_add_finding(st, first, sid, "LIFE-001", "error", 1, NULL, "one", &err), 0);
+	assert_int_equal(store_analysis_done(st, first, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	/* A second one, under way: its first slice is not committed before 50 ms ... */
+	assert_int_equal(store_begin(st, &err), 0);
+	assert_int_equal(store_add_analysis(st, &a, &second, &err), 0);
+	assert_int_equal(store_add_finding(st, second, sid, "LIFE-002", "error", 2, NULL, "two", &err), 0);
+	assert_int_equal(store_slice(st, &err), 0);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM analysis"), 1);
+	/* ... and is after: others see it, yet the view keeps the complete one. */
+	usleep(60 * 1000);
+	assert_int_equal(store_slice(st, &err), 0);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM analysis"), 2);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM finding"), 2);
+	assert_rows(p, "SELECT text FROM latest_finding", "one\n");
+	/* A writer waiting for the file gets it between slices: it waits while the
+	 * slice is open, and is in before the next one begins. */
+	pthread_t th;
+	struct waiter wt = {p, 0, 0};
+	assert_int_equal(pthread_create(&th, NULL, wait_and_write, &wt), 0);
+	usleep(60 * 1000);
+	assert_int_equal(store_add_finding(st, second, sid, "LIFE-002", "error", 4, NULL, "two b", &err), 0);
+	assert_int_equal(store_slice(st, &err), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(wt.rc, 0);
+	assert_true(wt.waited_ms >= 40);
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM session WHERE command = 'waiter'"), 1);
+	assert_int_equal(store_add_finding(st, second, sid, "LIFE-003", "error", 3, NULL, "three", &err), 0);
+	assert_int_equal(store_analysis_done(st, second, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	assert_rows(p, "SELECT text FROM latest_finding ORDER BY seq", "two\nthree\ntwo b\n");
+	store_close(st);
+	free(p);
+	unit_rmdir(dir);
+}
+
 static void test_migrate_v1(void **state)
 {
 	char *dir = tmpdir(), *p, *sqltext;
@@ -425,7 +507,11 @@ static void test_migrate_v1(void **state)
 	sql_exec(p, sqltext);
 	sql_exec(p, "INSERT INTO session (id, started_wall, mcptap_version) VALUES (1, 1, '0.1.0');"
 		    "INSERT INTO replay_run (session, started_wall, mcptap_version, command)"
-		    " VALUES (1, 2, '0.1.0', 'srv');");
+		    " VALUES (1, 2, '0.1.0', 'srv');"
+		    "INSERT INTO analysis (id, session, started_wall, mcptap_version, spec, spec_source)"
+		    " VALUES (1, 1, 3, '0.1.0', '2025-06-18', 'default');"
+		    "INSERT INTO finding (analysis, session, rule, severity, text)"
+		    " VALUES (1, 1, 'LIFE-001', 'error', 'old');");
 	free(sqltext);
 	assert_int_equal(sql_int(p, "PRAGMA user_version"), 1);
 
@@ -442,7 +528,10 @@ static void test_migrate_v1(void **state)
 
 	if (store_open(p, STORE_UPDATE, &st, &err))
 		fail_msg("migrate v1: %s", err.msg);
-	assert_int_equal(sql_int(p, "PRAGMA user_version"), 2);
+	assert_int_equal(sql_int(p, "PRAGMA user_version"), 3);
+	/* Version 3: an analysis of before is complete, and the view still shows it. */
+	assert_rows(p, "SELECT id, complete FROM analysis", "1|1\n");
+	assert_rows(p, "SELECT rule, text FROM latest_finding", "LIFE-001|old\n");
 	assert_rows(p, "SELECT session, command, mode, runs, noise, summary FROM replay_run",
 		    "1|srv|client|1|0|~\n");
 	assert_int_equal(store_add_replay_run(st, &run, &id, &err), 0);
@@ -513,7 +602,7 @@ static void test_refuse_newer(void **state)
 	/* When the file says which mcptap wrote it, the message names it. */
 	dir = tmpdir();
 	p = path_in(dir, "named.db");
-	sql_exec(p, "PRAGMA application_id = 1296257108; PRAGMA user_version = 3;"
+	sql_exec(p, "PRAGMA application_id = 1296257108; PRAGMA user_version = 4;"
 		    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);"
 		    "INSERT INTO meta VALUES ('migrated_by', 'mcptap 7.1.0');");
 	free(p);
@@ -1065,6 +1154,7 @@ int main(void)
 		cmocka_unit_test(test_method_stats_unanswered),
 		cmocka_unit_test(test_each_item),
 		cmocka_unit_test(test_migrate_v1),
+		cmocka_unit_test(test_analysis_slices),
 		cmocka_unit_test(test_process_identity),
 	};
 

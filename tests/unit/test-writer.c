@@ -748,7 +748,7 @@ static void test_opts_default(void **state)
 	assert_non_null(o.label);
 	assert_int_equal(o.queue_bytes, 1u << 20);
 	assert_int_equal(o.queue_lines, 4096);
-	assert_int_equal(o.hold_bytes, 64u << 20);
+	assert_int_equal(o.hold_bytes, 16u << 20);
 }
 
 /*
