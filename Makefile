@@ -6,6 +6,8 @@
 #   make demo       install what is missing, build, record a bundled session and show it
 #   make bench      the benchmarks (figures as ratios measured in one run)
 #   make fuzz       each fuzz target for FUZZ_SECONDS (libFuzzer, clang)
+#   make stress     many taps flooding one file, with kills, readers and a foreign
+#                   lock (tests/stress.sh; STRESS_ARGS to change its sizes)
 #   make install    PREFIX (/usr/local) and DESTDIR as usual
 #
 # Libraries come from pkg-config; nothing is vendored.
@@ -51,7 +53,7 @@ BENCH_BIN = $(BENCH_SRC:%.c=%) tests/bench/store-floor
 FUZZ_SRC = $(wildcard tests/fuzz/fuzz-*.c)
 FUZZ_BIN = $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 
-.PHONY: all test test-run check check-run demo demo-run bench bench-run fuzz fuzz-run \
+.PHONY: all test test-run check check-run demo demo-run bench bench-run fuzz fuzz-run stress \
 	install clean deps unit e2e
 
 ifeq ($(SAN),1)
@@ -132,6 +134,14 @@ bench:
 	@tests/setup.sh build bench
 	@$(MAKE) --no-print-directory all
 	@tests/bench/bench.sh
+
+# The suite runs it briefly (t0158); this is the issue's size: 8 taps x 40,000
+# messages of 200 B and 2 KB, 3 killed, 2 readers, a foreign lock of 2 s.
+STRESS_ARGS ?= -n 8 -m 40000 -s 200,2048 -k 3 -K 3000 -r 2 -l 2000
+stress:
+	@tests/setup.sh build
+	@$(MAKE) --no-print-directory all
+	@tests/stress.sh $(STRESS_ARGS)
 
 fuzz:
 	@tests/setup.sh build fuzz

@@ -156,7 +156,7 @@ gaps=$(sql "select count(*) from gap")
 if [ -s "$dir/reader.err" ]; then
 	notok "readers beside the taps: $(sort "$dir/reader.err" | uniq -c | head -5 | tr '\n' ' ')"
 else
-	ok "readers beside the taps read without an error ($(cat "$dir"/reads.* 2> /dev/null | paste -sd+ - | bc) reads)"
+	ok "readers beside the taps read without an error ($(cat "$dir"/reads.* 2> /dev/null | awk "{ s += \$1 } END { print s + 0 }") reads)"
 fi
 [ "$lock_ms" -gt 0 ] && echo "# the foreign lock was held $(cat "$dir/locks" 2> /dev/null || echo 0) times"
 
