@@ -15,6 +15,11 @@
 #       the start to the exit of the tap, so every message is stored when it ends
 #   (c) the storage floor: rows/s of a tight loop inserting parsed rows in batches
 #   (d) mcptap's peak RSS over 1M messages (and over 200k, to show it is flat)
+#   (e) the analyzer's messages/s; (f) the mock's ping and flood
+#   (g) 8 taps flooding one capture file at once, against the same 8 into 8 files
+#   (h) the relay's worst stall while another program holds the file's write
+#       lock for 5 s: a line every millisecond, the largest gap the client sees,
+#       against the same tap with no lock and a direct pipe
 set -eu
 cd "$(dirname "$0")/../.."
 B=tests/bench
@@ -155,3 +160,52 @@ echo "(f) replay --as server over stdio, $PINGS pings and a flood of $FLOOD requ
 awk -v m="$(median < "$TMP/m50")" -v e="$(median < "$TMP/e50")" -v mf="$(median < "$TMP/mfl")" -v ef="$(median < "$TMP/efl")" 'BEGIN {
 	printf "    ping p50: mock %.1f µs, echo server %.1f µs: %.2fx (target <= 1.2)\n", m, e, m / e
 	printf "    flood: mock %.0f requests/s (target >= 100000), echo server %.0f requests/s\n", mf / 2, ef / 2 }'
+
+# (g) 8 taps at once, each a flood of FLOOD/8 requests through its own tap:
+# into one capture file, then into 8 files. Timed until every tap has exited
+# (all stored); CPUs 0 and 1.
+many() { # many ONE|EIGHT -> messages/s over all 8
+	rm -f "$TMP"/m*.db*
+	t0=$(now_ns)
+	for k in 1 2 3 4 5 6 7 8; do
+		if [ "$1" = ONE ]; then db="$TMP/m.db"; else db="$TMP/m$k.db"; fi
+		pin2 $B/load-client flood $((FLOOD / 8)) -- ./mcptap record -w "$db" -- $B/echo-server > /dev/null &
+	done
+	wait
+	t1=$(now_ns)
+	awk -v n=$((2 * (FLOOD / 8) * 8)) -v ns=$((t1 - t0)) 'BEGIN {printf "%.0f\n", n / (ns / 1e9)}'
+}
+: > "$TMP/one"; : > "$TMP/eight"
+i=0
+while [ $i -lt "$RUNS" ]; do
+	many ONE >> "$TMP/one"
+	one_stored=$(sqlite3 "$TMP/m.db" "select count(*) from message")
+	one_gaps=$(sqlite3 "$TMP/m.db" "select count(*) from gap")
+	many EIGHT >> "$TMP/eight"
+	i=$((i + 1))
+done
+echo
+echo "(g) 8 taps flooding at once, $((FLOOD / 8)) requests each, CPUs 0,1"
+awk -v o="$(median < "$TMP/one")" -v e="$(median < "$TMP/eight")" 'BEGIN {
+	printf "    into one file: %.0f messages/s; into 8 files: %.0f messages/s; one / eight = %.2fx\n", o, e, o / e }'
+echo "    one file, last run: $one_stored of $((8 * (2 * (FLOOD / 8) + 3))) messages stored, $one_gaps gaps"
+
+# (h) A paced stream (a 2 KB line every ms for 7 s: 10 MB while the lock is
+# held, more than --queue and less than --hold) and the largest gap between
+# two lines at the client: a direct pipe, the tap, the tap while another
+# program holds the file's write lock for 5 s (from 1 s on).
+paced='use Time::HiRes "sleep"; $| = 1; my $p = "x" x 2000; for (1 .. 7000) { print "{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":{\"i\":$_,\"p\":\"$p\"}}\n"; sleep 0.001 }'
+gap='use Time::HiRes "time"; my ($last, $max, $n) = (undef, 0, 0); while (<STDIN>) { my $t = time; $max = $t - $last if defined $last && $t - $last > $max; $last = $t; $n++ } printf "%.1f %d\n", $max * 1000, $n'
+perl -e "$paced" < /dev/null | perl -e "$gap" > "$TMP/g.direct"
+rm -f "$TMP/l.db"*
+./mcptap record -w "$TMP/l.db" -- perl -e "$paced" < /dev/null | perl -e "$gap" > "$TMP/g.tap"
+(sleep 1; printf 'BEGIN IMMEDIATE;\n.shell date +%%s%%N > %s/l.t0\n.shell sleep 5\nCOMMIT;\n' "$TMP" |
+	sqlite3 -cmd ".timeout 10000" "$TMP/l.db"; date +%s%N > "$TMP/l.t1") &
+./mcptap record -w "$TMP/l.db" -- perl -e "$paced" < /dev/null 2> /dev/null | perl -e "$gap" > "$TMP/g.lock"
+wait
+echo
+echo "(h) the relay's worst stall: a 2 KB line every ms for 7 s, the largest gap the client saw"
+read -r gd nd < "$TMP/g.direct"; read -r gt nt < "$TMP/g.tap"; read -r gl nl < "$TMP/g.lock"
+echo "    direct pipe: $gd ms ($nd lines)   tap: $gt ms ($nt lines)   tap, file locked 5 s: $gl ms ($nl lines)"
+awk -v l="$gl" -v t="$gt" 'BEGIN { printf "    locked / unlocked = %.2fx (target: no stall beyond a few ms)\n", l / t }'
+echo "    the lock was held $(( ($(cat "$TMP/l.t1") - $(cat "$TMP/l.t0")) / 1000000 )) ms; $(sqlite3 "$TMP/l.db" "select count(*) from message where session = 2") of 7000 lines stored in the end"
