@@ -275,14 +275,19 @@ static int run_stats(int argc, char **argv)
 		mt_error("cannot read '%s': %s", path, err.msg);
 		goto out;
 	}
+	/* (qsort and memcpy never get NULL: a method with no answered request has
+	 * no latencies, a session with no request no methods.) */
 	for (size_t i = 0; i < s.nm; i++)
-		qsort(s.m[i].lat, s.m[i].nlat, sizeof(int64_t), cmp_i64);
+		if (s.m[i].nlat)
+			qsort(s.m[i].lat, s.m[i].nlat, sizeof(int64_t), cmp_i64);
 	/* Sort the methods; pending entries point at them by index, so remap. */
 	{
 		size_t *order = mt_calloc(s.nm ? s.nm : 1, sizeof(*order));
 		struct method_stat *copy = mt_calloc(s.nm ? s.nm : 1, sizeof(*copy));
-		memcpy(copy, s.m, s.nm * sizeof(*copy));
-		qsort(s.m, s.nm, sizeof(*s.m), cmp_stat);
+		if (s.nm) {
+			memcpy(copy, s.m, s.nm * sizeof(*copy));
+			qsort(s.m, s.nm, sizeof(*s.m), cmp_stat);
+		}
 		for (size_t i = 0; i < s.nm; i++)
 			for (size_t j = 0; j < s.nm; j++)
 				if (copy[i].dir == s.m[j].dir && copy[i].method == s.m[j].method)

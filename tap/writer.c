@@ -38,7 +38,7 @@ struct writer {
 	struct chunk *head, *tail; /* queued, not taken by the writer yet */
 	size_t held_bytes;      /* relayed and not committed: queued, taken, in the open transaction */
 	size_t held_lines;
-	int stalled;            /* the store takes nothing now (locked, slow, not open yet) */
+	int stalled;            /* the store takes nothing now: 2 locked elsewhere, 1 slow or not open yet */
 	int64_t last_commit;    /* monotonic ns */
 	int hold_said;          /* the relay waited at --hold: said once */
 	int idle;               /* the writer waits on an empty queue: wake it */
@@ -171,8 +171,8 @@ static void on_lock_wait(void *ctx)
 	struct writer *w = ctx;
 
 	pthread_mutex_lock(&w->mu);
-	if (!w->stalled) {
-		w->stalled = 1;
+	if (w->stalled != 2) {
+		w->stalled = 2;
 		if (w->waiting)
 			pthread_cond_broadcast(&w->room);
 	}
@@ -778,10 +778,11 @@ static void put(struct writer *w, enum writer_stream s, const char *p, size_t n,
 		w->waiting--;
 		if (rc == ETIMEDOUT && !w->stalled && mt_mono_ns() - w->last_commit >= STALL_NS)
 			w->stalled = 1; /* no commit for a while: the disk stalls */
-		if (w->stalled && !has_room(w, n, ch->lines) && !w->hold_said) {
+		/* (A slow store is backpressure as usual: only a lock is said.) */
+		if (w->stalled == 2 && !has_room(w, n, ch->lines) && !w->hold_said) {
 			w->hold_said = 1;
-			mt_warn("%s takes nothing (locked by another connection, or a slow disk) and "
-				"the tap holds %zu bytes for it (--hold): the relay waits for it now",
+			mt_warn("%s is locked by another connection and the tap holds %zu bytes for it "
+				"(--hold): the relay waits for it now",
 				w->o.label, w->held_bytes);
 		}
 	}

@@ -51,7 +51,7 @@ wait "$lock"
 lock "$T/a.db" 3
 "$MCPTAP" record -w "$T/a.db" --hold 1M -- cat "$T/flood" < /dev/null 2> "$T/c.err" > "$T/c.out"
 check_eq "past --hold the relay waits, then delivers every byte" "$(sha256sum < "$T/flood")" "$(sha256sum < "$T/c.out")"
-check "it said it waits at --hold" grep -q "holds [0-9]* bytes for it (--hold): the relay waits for it now" "$T/c.err"
+check "it said it waits at --hold" grep -q "is locked by another connection and the tap holds [0-9]* bytes for it (--hold): the relay waits for it now" "$T/c.err"
 check_eq "and stored everything" 5000 "$(sql "$T/a.db" "select count(*) from message where session = 4")"
 wait "$lock"
 

@@ -1043,6 +1043,7 @@ static void test_give_up(void **state)
 	assert_int_equal(res[0], 9);  /* writer_finish returned -1 */
 	assert_int_equal(res[1], 0);
 	assert_int_equal(res[2], 50);
+	store_close(fx.st); /* (the child had the writer; this process's copy is closed here) */
 	fixture_close(&fx);
 }
 
