@@ -1,0 +1,1031 @@
+/*
+ * redact.c - keeping credentials out of capture files (see redact.h).
+ *
+ * Every entry point finds the spans to redact first (a list of edits, in
+ * order), then writes the input again with each span replaced by its marker:
+ * bytes outside the spans stay exactly as they were.
+ */
+#include "schema/redact.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct mt_redact {
+	unsigned char key[16];
+	char **names;   /* user member names, normalized */
+	size_t nnames;
+	char **paths;   /* user JSON paths */
+	size_t npaths;
+	regex_t *res;   /* user value patterns */
+	size_t nres;
+};
+
+/* ---- the keyed hash ---- */
+
+#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND                                                                            \
+	do {                                                                                \
+		v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32);                   \
+		v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2;                                      \
+		v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0;                                      \
+		v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32);                   \
+	} while (0)
+
+static uint64_t le64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+uint64_t mt_siphash24(const unsigned char key[16], const void *data, size_t n)
+{
+	const unsigned char *p = data;
+	uint64_t k0 = le64(key), k1 = le64(key + 8);
+	uint64_t v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
+	uint64_t v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
+	uint64_t b = (uint64_t)n << 56;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t m = le64(p + i);
+		v3 ^= m;
+		SIPROUND;
+		SIPROUND;
+		v0 ^= m;
+	}
+	for (size_t j = 0; i + j < n; j++)
+		b |= (uint64_t)p[i + j] << (8 * j);
+	v3 ^= b;
+	SIPROUND;
+	SIPROUND;
+	v0 ^= b;
+	v2 ^= 0xff;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+void mt_redact_marker(const struct mt_redact *r, const char *s, size_t n, char *out)
+{
+	uint64_t h = mt_siphash24(r->key, s, n);
+
+	snprintf(out, MT_REDACT_MARKER_LEN + 1, "[redacted:%08x]", (unsigned)(h >> 32));
+}
+
+static int is_hex(int c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+int mt_redact_is_marker(const char *s, size_t n)
+{
+	if (n != MT_REDACT_MARKER_LEN || memcmp(s, "[redacted:", 10) || s[18] != ']')
+		return 0;
+	for (int i = 10; i < 18; i++)
+		if (!is_hex((unsigned char)s[i]))
+			return 0;
+	return 1;
+}
+
+const char *mt_redact_find_marker(const char *s, size_t n)
+{
+	const char *end = s + n;
+
+	while (s < end && (s = memmem(s, (size_t)(end - s), "[redacted:", 10)) != NULL) {
+		if ((size_t)(end - s) >= MT_REDACT_MARKER_LEN && mt_redact_is_marker(s, MT_REDACT_MARKER_LEN))
+			return s;
+		s++;
+	}
+	return NULL;
+}
+
+/* ---- building one ---- */
+
+struct mt_redact *mt_redact_new(const unsigned char key[16])
+{
+	struct mt_redact *r = mt_calloc(1, sizeof(*r));
+
+	memcpy(r->key, key, 16);
+	return r;
+}
+
+void mt_redact_free(struct mt_redact *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nnames; i++)
+		free(r->names[i]);
+	for (size_t i = 0; i < r->npaths; i++)
+		free(r->paths[i]);
+	for (size_t i = 0; i < r->nres; i++)
+		regfree(&r->res[i]);
+	free(r->names);
+	free(r->paths);
+	free(r->res);
+	free(r);
+}
+
+/* Lower case, with "_", "-", "." and spaces left out, into out (at most cap - 1). */
+static size_t normalize(const char *s, size_t n, char *out, size_t cap)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && k + 1 < cap; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '_' || c == '-' || c == '.' || c == ' ')
+			continue;
+		out[k++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+	}
+	out[k] = '\0';
+	return k;
+}
+
+int mt_redact_add_key(struct mt_redact *r, const char *name)
+{
+	char norm[256];
+
+	normalize(name, strlen(name), norm, sizeof(norm));
+	r->names = mt_realloc(r->names, (r->nnames + 1) * sizeof(*r->names));
+	r->names[r->nnames++] = mt_strdup(norm);
+	return 0;
+}
+
+int mt_redact_add_path(struct mt_redact *r, const char *path, struct mt_err *err)
+{
+	const char *p = path;
+
+	if (!*p || *p == '.' || *p == '[')
+		return mt_err_set(err, "--redact-path '%s': a path starts with a member name "
+				  "(params.arguments.token)", path);
+	/* Segments: names (or *) after dots, [N] or [*] after anything. */
+	while (*p) {
+		if (*p == '[') {
+			const char *q = strchr(p, ']');
+			if (!q || q == p + 1 || (strspn(p + 1, "0123456789") != (size_t)(q - p - 1) &&
+						 !(q == p + 2 && p[1] == '*')))
+				return mt_err_set(err, "--redact-path '%s': a [ ] holds an index or *", path);
+			p = q + 1;
+		} else if (*p == '.') {
+			if (p[1] == '\0' || p[1] == '.' || p[1] == '[')
+				return mt_err_set(err, "--redact-path '%s': an empty member name", path);
+			p++;
+		} else {
+			p += strcspn(p, ".[");
+		}
+	}
+	r->paths = mt_realloc(r->paths, (r->npaths + 1) * sizeof(*r->paths));
+	r->paths[r->npaths++] = mt_strdup(path);
+	return 0;
+}
+
+int mt_redact_add_value(struct mt_redact *r, const char *regex, struct mt_err *err)
+{
+	regex_t re;
+	int rc = regcomp(&re, regex, REG_EXTENDED);
+
+	if (rc) {
+		char why[200];
+		regerror(rc, &re, why, sizeof(why));
+		return mt_err_set(err, "--redact-value '%s': %s", regex, why);
+	}
+	r->res = mt_realloc(r->res, (r->nres + 1) * sizeof(*r->res));
+	r->res[r->nres++] = re;
+	return 0;
+}
+
+/* ---- the key ---- */
+
+static int make_dirs(char *path)
+{
+	for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		int rc = mkdir(path, 0700);
+		*s = '/';
+		if (rc && errno != EEXIST)
+			return -1;
+	}
+	return 0;
+}
+
+static int read_key(const char *path, unsigned char key[16])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t got;
+
+	if (fd < 0)
+		return -1;
+	got = read(fd, key, 16);
+	close(fd);
+	return got == 16 ? 0 : -2;
+}
+
+int mt_redact_load_key(unsigned char key[16], struct mt_err *err)
+{
+	const char *env = getenv("MCPTAP_REDACT_KEY_FILE"), *state = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	char *path;
+	int rc = -1;
+
+	if (getrandom(key, 16, 0) != 16) /* the fallback; overwritten by the file's */
+		for (int i = 0; i < 16; i++)
+			key[i] = (unsigned char)(rand() ^ (int)mt_mono_ns());
+	if (env && *env)
+		path = mt_strdup(env);
+	else if (state && *state == '/')
+		path = mt_asprintf("%s/mcptap/redact.key", state);
+	else if (home && *home == '/')
+		path = mt_asprintf("%s/.local/state/mcptap/redact.key", home);
+	else
+		return mt_err_set(err, "no HOME to keep the redaction key in");
+	int got = read_key(path, key);
+	if (got == 0) {
+		rc = 0;
+	} else if (got == -2) {
+		mt_err_set(err, "'%s' is not a redaction key (16 bytes or more)", path);
+	} else if (errno != ENOENT) {
+		mt_err_set(err, "cannot read '%s': %s", path, strerror(errno));
+	} else {
+		/* Made whole under another name, then linked in: two taps making it at
+		 * once end with the same key. */
+		char *tmp = mt_asprintf("%s.%ld", path, (long)getpid());
+		int fd = -1;
+		if (make_dirs(path) == 0 &&
+		    (fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) >= 0 &&
+		    write(fd, key, 16) == 16 && fsync(fd) == 0 && close(fd) == 0) {
+			fd = -1;
+			if (link(tmp, path) == 0 || errno == EEXIST)
+				rc = read_key(path, key) == 0 ? 0 : -1;
+		}
+		if (fd >= 0)
+			close(fd);
+		(void)unlink(tmp);
+		if (rc)
+			mt_err_set(err, "cannot make '%s': %s", path, strerror(errno));
+		free(tmp);
+	}
+	free(path);
+	return rc;
+}
+
+/* ---- names ---- */
+
+enum name_use { USE_MEMBER, USE_ENV };
+
+static int ends_with(const char *s, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+
+	return n >= k && !memcmp(s + n - k, suffix, k);
+}
+
+/* Is a value under this name a credential? (name: raw bytes, not normalized) */
+static int cred_name(const struct mt_redact *r, const char *name, size_t n, enum name_use use)
+{
+	static const char *const exact[] = {
+		"apikey", "xapikey", "token", "accesstoken", "refreshtoken", "idtoken", "authtoken",
+		"bearertoken", "sessiontoken", "csrftoken", "xsrftoken", "xauthtoken", "apitoken",
+		"password", "passwd", "pwd", "passphrase", "secret", "clientsecret", "apisecret",
+		"secretkey", "privatekey", "accesskey", "secretaccesskey", "authorization",
+		"proxyauthorization", "cookie", "setcookie", "credentials", "credential", "auth",
+	};
+	static const char *const suffixes[] = {
+		"token", "apikey", "secret", "password", "passwd", "privatekey", "accesskey", "secretkey",
+	};
+	char s[128];
+	size_t k;
+
+	if (n >= sizeof(s))
+		return 0;
+	k = normalize(name, n, s, sizeof(s));
+	if (!k)
+		return 0;
+	for (size_t i = 0; i < r->nnames; i++)
+		if (!strcmp(s, r->names[i]))
+			return 1;
+	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (!strcmp(s, exact[i]))
+			return 1;
+	/* Paging and progress tokens are not credentials. */
+	if (strstr(s, "progress") || strstr(s, "page") || strstr(s, "next") || strstr(s, "cursor") ||
+	    strstr(s, "continuation") || strstr(s, "max") || strstr(s, "count"))
+		return 0;
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
+		if (ends_with(s, k, suffixes[i]))
+			return 1;
+	if (use == USE_ENV && (ends_with(s, k, "key") || ends_with(s, k, "pass")))
+		return 1;
+	return 0;
+}
+
+/* An environment-style name: upper case, digits and "_", with a letter first. */
+static int env_style(const char *s, size_t n)
+{
+	if (!n || !(s[0] >= 'A' && s[0] <= 'Z'))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return 0;
+	return 1;
+}
+
+/* ---- edits ---- */
+
+struct edit {
+	size_t start, end; /* the span of the input replaced */
+	char *text;        /* what replaces it (owned) */
+};
+
+struct edits {
+	struct edit *v;
+	size_t n, cap;
+};
+
+static void edit_add(struct edits *e, size_t start, size_t end, char *text)
+{
+	if (e->n == e->cap) {
+		e->cap = e->cap ? 2 * e->cap : 8;
+		e->v = mt_realloc(e->v, e->cap * sizeof(*e->v));
+	}
+	e->v[e->n++] = (struct edit){start, end, text};
+}
+
+static void edits_release(struct edits *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		free(e->v[i].text);
+	free(e->v);
+	memset(e, 0, sizeof(*e));
+}
+
+static int cmp_edit(const void *a, const void *b)
+{
+	const struct edit *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start ? 1 : (x->end > y->end) - (x->end < y->end);
+}
+
+/* Write p with the edits applied (sorted; overlapping ones merged into the first). */
+static void apply(const char *p, size_t n, struct edits *e, struct mt_buf *out)
+{
+	size_t at = 0;
+
+	qsort(e->v, e->n, sizeof(*e->v), cmp_edit);
+	mt_buf_reset(out);
+	for (size_t i = 0; i < e->n; i++) {
+		if (e->v[i].start < at)
+			continue; /* inside one already written */
+		mt_buf_append(out, p + at, e->v[i].start - at);
+		mt_buf_puts(out, e->v[i].text);
+		at = e->v[i].end;
+	}
+	mt_buf_append(out, p + at, n - at);
+}
+
+static char *marker_of(const struct mt_redact *r, const char *s, size_t n)
+{
+	char *m = mt_malloc(MT_REDACT_MARKER_LEN + 1);
+
+	mt_redact_marker(r, s, n, m);
+	return m;
+}
+
+/* Redact p[start, end): a marker of those bytes (a marker already there stays). */
+static void redact_span(const struct mt_redact *r, const char *p, size_t start, size_t end,
+			struct edits *e)
+{
+	if (end <= start || mt_redact_is_marker(p + start, end - start))
+		return;
+	edit_add(e, start, end, marker_of(r, p + start, end - start));
+}
+
+/* ---- text ---- */
+
+static int lc(int c)
+{
+	return c >= 'A' && c <= 'Z' ? c + 32 : c;
+}
+
+static int alnum(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static int word_start(const char *p, size_t i)
+{
+	return i == 0 || !(alnum((unsigned char)p[i - 1]) || p[i - 1] == '_');
+}
+
+static int prefix_ci(const char *p, size_t n, size_t i, const char *pre)
+{
+	size_t k = strlen(pre);
+
+	if (i + k > n)
+		return 0;
+	for (size_t j = 0; j < k; j++)
+		if (lc((unsigned char)p[i + j]) != pre[j])
+			return 0;
+	return 1;
+}
+
+/* How many bytes from i are in the set (a strspn bounded by n). */
+static size_t run_of(const char *p, size_t n, size_t i, const char *set)
+{
+	size_t k = i;
+
+	while (k < n && p[k] && strchr(set, p[k]))
+		k++;
+	return k - i;
+}
+
+#define B64URL "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+#define ALNUM "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+#define UPPERNUM "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+#define CRED_CHARS B64URL ".~+/="
+
+/*
+ * A well-known key format starting at i (at a word start): its length, or 0.
+ */
+static size_t key_format(const char *p, size_t n, size_t i)
+{
+	size_t k;
+
+	switch (p[i]) {
+	case 's':
+		if (prefix_ci(p, n, i, "sk-") && (k = run_of(p, n, i + 3, B64URL)) >= 20)
+			return 3 + k;
+		break;
+	case 'g':
+		if (i + 4 <= n && p[i + 1] == 'h' && strchr("pousr", p[i + 2]) && p[i + 2] &&
+		    p[i + 3] == '_' && (k = run_of(p, n, i + 4, ALNUM)) >= 30)
+			return 4 + k;
+		if (n - i >= 11 && !memcmp(p + i, "github_pat_", 11) &&
+		    (k = run_of(p, n, i + 11, ALNUM "_")) >= 30)
+			return 11 + k;
+		if (n - i >= 6 && !memcmp(p + i, "glpat-", 6) && (k = run_of(p, n, i + 6, B64URL)) >= 20)
+			return 6 + k;
+		break;
+	case 'x':
+		if (n - i >= 5 && p[i + 1] == 'o' && p[i + 2] == 'x' && p[i + 3] && strchr("abprs", p[i + 3]) &&
+		    p[i + 4] == '-' && (k = run_of(p, n, i + 5, ALNUM "-")) >= 10)
+			return 5 + k;
+		break;
+	case 'A':
+		if (n - i >= 20 && !memcmp(p + i, "AKIA", 4) && run_of(p, n, i + 4, UPPERNUM) == 16)
+			return 20;
+		if (n - i >= 39 && !memcmp(p + i, "AIza", 4) && run_of(p, n, i + 4, B64URL) >= 35)
+			return 4 + run_of(p, n, i + 4, B64URL);
+		break;
+	case 'n':
+		if (n - i >= 4 && !memcmp(p + i, "npm_", 4) && (k = run_of(p, n, i + 4, ALNUM)) >= 36)
+			return 4 + k;
+		break;
+	case 'e': {
+		/* A JWT: three base64url parts, the first a JSON object ("eyJ"). */
+		size_t a, b, c;
+		if (n - i < 3 || memcmp(p + i, "eyJ", 3))
+			break;
+		a = run_of(p, n, i, B64URL);
+		if (a < 10 || i + a >= n || p[i + a] != '.')
+			break;
+		b = run_of(p, n, i + a + 1, B64URL);
+		if (b < 10 || i + a + 1 + b >= n || p[i + a + 1 + b] != '.')
+			break;
+		c = run_of(p, n, i + a + 2 + b, B64URL);
+		if (c >= 10)
+			return a + b + c + 2;
+		break;
+	}
+	case '-': {
+		/* A PEM private key, to its END line (or the end of the text). */
+		static const char begin[] = "-----BEGIN ";
+		const char *q, *end;
+		if (n - i < sizeof(begin) - 1 || memcmp(p + i, begin, sizeof(begin) - 1))
+			break;
+		q = memchr(p + i, '\n', n - i);
+		end = q ? q : p + n;
+		if (!memmem(p + i, (size_t)(end - p - (ptrdiff_t)i), "PRIVATE KEY-----", 16))
+			break;
+		q = memmem(p + i, n - i, "-----END ", 9);
+		if (q) {
+			const char *e2 = memmem(q + 9, (size_t)(p + n - q - 9), "-----", 5);
+			return e2 ? (size_t)(e2 + 5 - (p + i)) : n - i;
+		}
+		return n - i;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* The value after NAME= / NAME: at i: its span [*s, *e), or 0 when none. */
+static int value_after(const char *p, size_t n, size_t i, int to_eol, size_t *s, size_t *e)
+{
+	while (i < n && (p[i] == ' ' || p[i] == '\t'))
+		i++;
+	if (i < n && (p[i] == '"' || p[i] == '\'')) {
+		char q = p[i];
+		size_t j = i + 1;
+		while (j < n && p[j] != q && p[j] != '\n') {
+			if (p[j] == '\\' && j + 1 < n)
+				j++;
+			j++;
+		}
+		*s = i + 1;
+		*e = j < n ? j : n;
+	} else {
+		size_t j = i;
+		while (j < n && p[j] != '\n' && p[j] != '\r' &&
+		       (to_eol || !strchr(" \t\"',;&)}]>", p[j])))
+			j++;
+		while (to_eol && j > i && (p[j - 1] == ' ' || p[j - 1] == '\t'))
+			j--;
+		*s = i;
+		*e = j;
+	}
+	return *e > *s;
+}
+
+/* "Bearer X" / "Basic X" at i: the credential's span. */
+static int auth_scheme(const char *p, size_t n, size_t i, size_t *s, size_t *e)
+{
+	size_t k;
+
+	if (prefix_ci(p, n, i, "bearer"))
+		k = i + 6;
+	else if (prefix_ci(p, n, i, "basic"))
+		k = i + 5;
+	else
+		return 0;
+	if (k >= n || (p[k] != ' ' && p[k] != '\t'))
+		return 0;
+	while (k < n && (p[k] == ' ' || p[k] == '\t'))
+		k++;
+	size_t len = run_of(p, n, k, CRED_CHARS);
+	if (len < 8)
+		return 0;
+	*s = k;
+	*e = k + len;
+	return 1;
+}
+
+/* A quick look: can the text hold anything the built-in text rules find? */
+static int text_candidate(const char *p, size_t n)
+{
+	for (size_t i = 0; i + 2 < n; i++) {
+		switch (lc((unsigned char)p[i])) {
+		case 'k': case 't': case 'p': case 's': case 'a': case 'c': case 'b': case 'g':
+		case 'x': case 'e': case 'n': case '-':
+			if (prefix_ci(p, n, i, "key") || prefix_ci(p, n, i, "tok") ||
+			    prefix_ci(p, n, i, "pass") || prefix_ci(p, n, i, "pwd") ||
+			    prefix_ci(p, n, i, "secret") || prefix_ci(p, n, i, "auth") ||
+			    prefix_ci(p, n, i, "cookie") || prefix_ci(p, n, i, "credential") ||
+			    prefix_ci(p, n, i, "bearer") || prefix_ci(p, n, i, "basic") ||
+			    prefix_ci(p, n, i, "sk-") || prefix_ci(p, n, i, "gh") ||
+			    prefix_ci(p, n, i, "github") || prefix_ci(p, n, i, "glpat") ||
+			    prefix_ci(p, n, i, "xox") || prefix_ci(p, n, i, "akia") ||
+			    prefix_ci(p, n, i, "aiza") || prefix_ci(p, n, i, "eyj") ||
+			    prefix_ci(p, n, i, "npm_") || prefix_ci(p, n, i, "-----"))
+				return 1;
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Find the text rules' spans in p (n bytes) and add them to e. */
+static void text_spans(const struct mt_redact *r, const char *p, size_t n, struct edits *e)
+{
+	size_t s, t;
+
+	if (text_candidate(p, n)) {
+		for (size_t i = 0; i < n; i++) {
+			size_t k;
+			if (!word_start(p, i))
+				continue;
+			if ((k = key_format(p, n, i)) > 0) {
+				redact_span(r, p, i, i + k, e);
+				i += k - 1;
+				continue;
+			}
+			if (auth_scheme(p, n, i, &s, &t)) {
+				redact_span(r, p, s, t, e);
+				i = t - 1;
+				continue;
+			}
+			/* NAME=VALUE, NAME: VALUE, "NAME": "VALUE", --NAME=VALUE */
+			size_t j = i;
+			while (j < n && (alnum((unsigned char)p[j]) || p[j] == '_' || p[j] == '-' || p[j] == '.'))
+				j++;
+			if (j == i)
+				continue;
+			size_t name_end = j;
+			if (j < n && (p[j] == '"' || p[j] == '\''))
+				j++;
+			while (j < n && (p[j] == ' ' || p[j] == '\t'))
+				j++;
+			if (j >= n || (p[j] != '=' && p[j] != ':'))
+				continue;
+			const char *name = p + i;
+			size_t nlen = name_end - i;
+			while (nlen && *name == '-') {
+				name++;
+				nlen--;
+			}
+			if (!cred_name(r, name, nlen, env_style(name, nlen) ? USE_ENV : USE_MEMBER))
+				continue;
+			char norm[32];
+			normalize(name, nlen < 31 ? nlen : 31, norm, sizeof(norm));
+			int to_eol = !strcmp(norm, "cookie") || !strcmp(norm, "setcookie");
+			size_t v = j + 1;
+			while (v < n && (p[v] == ' ' || p[v] == '\t' || p[v] == '"' || p[v] == '\''))
+				v++;
+			if (n - v >= MT_REDACT_MARKER_LEN && mt_redact_is_marker(p + v, MT_REDACT_MARKER_LEN))
+				continue; /* redacted already */
+			if (!auth_scheme(p, n, v, &s, &t) && !value_after(p, n, j + 1, to_eol, &s, &t))
+				continue;
+			redact_span(r, p, s, t, e);
+			i = t > i ? t - 1 : i;
+		}
+	}
+	for (size_t k = 0; k < r->nres; k++) {
+		size_t at = 0;
+		regmatch_t m;
+		/* regexec needs a NUL-terminated string: matched piecewise over NUL-free runs. */
+		while (at < n) {
+			size_t len = strnlen(p + at, n - at);
+			char *seg = mt_strndup(p + at, len);
+			size_t off = 0;
+			while (off <= len && regexec(&r->res[k], seg + off, 1, &m, off ? REG_NOTBOL : 0) == 0) {
+				if (m.rm_eo == m.rm_so) {
+					off += (size_t)m.rm_eo + 1;
+					continue;
+				}
+				redact_span(r, p, at + off + (size_t)m.rm_so, at + off + (size_t)m.rm_eo, e);
+				off += (size_t)m.rm_eo;
+			}
+			free(seg);
+			at += len + 1;
+		}
+	}
+}
+
+int mt_redact_text(const struct mt_redact *r, const char *p, size_t n, struct mt_buf *out)
+{
+	struct edits e = {NULL, 0, 0};
+	int rc = 0;
+
+	text_spans(r, p, n, &e);
+	if (e.n) {
+		apply(p, n, &e, out);
+		rc = 1;
+	}
+	edits_release(&e);
+	return rc;
+}
+
+/* ---- JSON ---- */
+
+struct walk {
+	const struct mt_redact *r;
+	const char *base;  /* the message */
+	struct edits *e;
+	struct mt_buf path;
+	struct mt_buf tmp;
+	struct mt_buf tmp2;
+};
+
+/* Does the concrete path (a.b[2].c) fall under the rule (a.*[*], a prefix)? */
+static int path_covers(const char *rule, const char *path)
+{
+	while (*rule) {
+		if (*rule == '*' && rule[1] != ']') {
+			/* any member name */
+			if (*path == '[' || *path == '\0')
+				return 0;
+			path += strcspn(path, ".[");
+			rule++;
+		} else if (rule[0] == '[' && rule[1] == '*' && rule[2] == ']') {
+			if (*path != '[')
+				return 0;
+			path = strchr(path, ']');
+			if (!path)
+				return 0;
+			path++;
+			rule += 3;
+		} else {
+			if (*rule != *path)
+				return 0;
+			rule++;
+			path++;
+		}
+	}
+	return *path == '\0' || *path == '.' || *path == '[';
+}
+
+static int path_listed(const struct walk *w)
+{
+	for (size_t i = 0; i < w->r->npaths; i++)
+		if (path_covers(w->r->paths[i], w->path.data ? w->path.data : ""))
+			return 1;
+	return 0;
+}
+
+/* A JSON string token for the bytes s (n), into out. */
+static void json_quote(const char *s, size_t n, struct mt_buf *out)
+{
+	mt_buf_putc(out, '"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		const char *esc = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n" :
+				  c == '\r' ? "\\r" : c == '\t' ? "\\t" : c == '\b' ? "\\b" :
+				  c == '\f' ? "\\f" : NULL;
+		if (esc) {
+			mt_buf_puts(out, esc);
+		} else if (c < 0x20) {
+			mt_buf_printf(out, "\\u%04x", c);
+		} else {
+			mt_buf_putc(out, (char)c);
+		}
+	}
+	mt_buf_putc(out, '"');
+}
+
+/* A string value: all of it (named a credential, or a listed path), or the text rules inside. */
+static void walk_string(struct walk *w, struct mt_span tok, int whole)
+{
+	size_t start = (size_t)(tok.p - w->base), end = start + tok.n;
+
+	if (mt_json_string(tok, &w->tmp))
+		return;
+	if (whole || (w->r->npaths && path_listed(w))) {
+		if (mt_redact_is_marker(w->tmp.data ? w->tmp.data : "", w->tmp.len))
+			return;
+		char m[MT_REDACT_MARKER_LEN + 1];
+		mt_redact_marker(w->r, w->tmp.data ? w->tmp.data : "", w->tmp.len, m);
+		edit_add(w->e, start, end, mt_asprintf("\"%s\"", m));
+		return;
+	}
+	/* Inside: on the decoded text, then quoted again when anything was found. */
+	if (!w->r->nres && !text_candidate(tok.p, tok.n) && !memchr(tok.p, '\\', tok.n))
+		return;
+	struct edits inner = {NULL, 0, 0};
+	text_spans(w->r, w->tmp.data ? w->tmp.data : "", w->tmp.len, &inner);
+	if (inner.n) {
+		struct mt_buf red = MT_BUF_INIT;
+		apply(w->tmp.data ? w->tmp.data : "", w->tmp.len, &inner, &red);
+		mt_buf_reset(&w->tmp2);
+		json_quote(red.data ? red.data : "", red.len, &w->tmp2);
+		edit_add(w->e, start, end, mt_strndup(w->tmp2.data, w->tmp2.len));
+		mt_buf_release(&red);
+	}
+	edits_release(&inner);
+}
+
+#define WALK_DEPTH 256
+
+static void walk_value(struct walk *w, struct mt_span v, int cred, int depth)
+{
+	struct mt_span key, val;
+	size_t pos = 0, mark = w->path.len;
+
+	if (!v.n || depth > WALK_DEPTH)
+		return;
+	switch (v.p[0]) {
+	case '"':
+		walk_string(w, v, cred);
+		break;
+	case '{':
+		while (mt_json_next_member(v, &pos, &key, &val) == 1) {
+			int c = 0;
+			if (key.n >= 2) {
+				if (memchr(key.p, '\\', key.n)) {
+					if (mt_json_string(key, &w->tmp))
+						continue;
+					c = cred_name(w->r, w->tmp.data ? w->tmp.data : "", w->tmp.len,
+						      USE_MEMBER);
+				} else {
+					c = cred_name(w->r, key.p + 1, key.n - 2, USE_MEMBER);
+				}
+				if (w->r->npaths) {
+					if (mt_json_string(key, &w->tmp))
+						continue;
+					if (w->path.len)
+						mt_buf_putc(&w->path, '.');
+					mt_buf_append(&w->path, w->tmp.data ? w->tmp.data : "", w->tmp.len);
+				}
+			}
+			walk_value(w, val, c, depth + 1);
+			w->path.len = mark;
+			if (w->path.data)
+				w->path.data[mark] = '\0';
+		}
+		break;
+	case '[': {
+		size_t i = 0;
+		while (mt_json_next_element(v, &pos, &val) == 1) {
+			if (w->r->npaths)
+				mt_buf_printf(&w->path, "[%zu]", i);
+			walk_value(w, val, cred, depth + 1); /* an array of credentials is one */
+			w->path.len = mark;
+			if (w->path.data)
+				w->path.data[mark] = '\0';
+			i++;
+		}
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* Could a JSON message hold anything to redact, with only the built-in rules? */
+static int json_candidate(const struct mt_redact *r, const char *p, size_t n)
+{
+	/* (\u escapes can spell anything: such a message is looked at whole.) */
+	return r->npaths || r->nres || r->nnames || text_candidate(p, n) || memmem(p, n, "\\u", 2);
+}
+
+int mt_redact_message(const struct mt_redact *r, const char *p, size_t n, enum mt_kind kind,
+		      struct mt_buf *out)
+{
+	struct edits e = {NULL, 0, 0};
+	int rc = 0;
+
+	if (!r)
+		return 0;
+	if (kind == MT_INVALID)
+		return mt_redact_text(r, p, n, out);
+	if (!json_candidate(r, p, n))
+		return 0;
+	size_t a = 0, b = n;
+	while (a < b && strchr(" \t\r\n", p[a]))
+		a++;
+	while (b > a && strchr(" \t\r\n", p[b - 1]))
+		b--;
+	struct walk w = {r, p, &e, MT_BUF_INIT, MT_BUF_INIT, MT_BUF_INIT};
+	walk_value(&w, (struct mt_span){p + a, b - a}, 0, 0);
+	if (e.n) {
+		apply(p, n, &e, out);
+		rc = 1;
+	}
+	mt_buf_release(&w.path);
+	mt_buf_release(&w.tmp);
+	mt_buf_release(&w.tmp2);
+	edits_release(&e);
+	return rc;
+}
+
+/* ---- command lines ---- */
+
+char *mt_redact_command(const struct mt_redact *r, char *const *argv)
+{
+	struct mt_buf b = MT_BUF_INIT, red = MT_BUF_INIT;
+	int next_secret = 0;
+
+	for (size_t i = 0; argv[i]; i++) {
+		const char *a = argv[i];
+		size_t n = strlen(a);
+		const char *arg = a;
+		char m[MT_REDACT_MARKER_LEN + 1];
+
+		if (i)
+			mt_buf_putc(&b, ' ');
+		if (r && next_secret && !mt_redact_is_marker(a, n)) {
+			mt_redact_marker(r, a, n, m);
+			arg = m;
+		} else if (r) {
+			const char *eq = strchr(a, '=');
+			const char *name = a;
+			while (*name == '-')
+				name++;
+			size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+			int opt = a[0] == '-' && a[1];
+			int cred = name > a || eq ? cred_name(r, name, nlen,
+								 !opt && env_style(name, nlen) ? USE_ENV : USE_MEMBER)
+						  : 0;
+			if (cred && eq && eq[1] && !mt_redact_is_marker(eq + 1, strlen(eq + 1))) {
+				mt_buf_reset(&red);
+				mt_buf_append(&red, a, (size_t)(eq + 1 - a));
+				mt_redact_marker(r, eq + 1, strlen(eq + 1), m);
+				mt_buf_puts(&red, m);
+				arg = red.data;
+			} else if (mt_redact_text(r, a, n, &red)) {
+				arg = red.data;
+			}
+			next_secret = opt && !eq && cred;
+			mt_shell_quote(&b, arg);
+			continue;
+		}
+		next_secret = 0;
+		mt_shell_quote(&b, arg);
+	}
+	mt_buf_release(&red);
+	return b.data ? b.data : mt_strdup("");
+}
+
+/* ---- HTTP ---- */
+
+int mt_redact_header(const struct mt_redact *r, const char *name, const char *value, size_t n,
+		     struct mt_buf *out)
+{
+	char norm[64];
+	struct edits e = {NULL, 0, 0};
+	int rc = 0;
+
+	normalize(name, strnlen(name, 63), norm, sizeof(norm));
+	if (!strcmp(norm, "authorization") || !strcmp(norm, "proxyauthorization")) {
+		/* The scheme stays: "Bearer [redacted:...]". */
+		size_t s = 0;
+		while (s < n && value[s] != ' ')
+			s++;
+		while (s < n && value[s] == ' ')
+			s++;
+		redact_span(r, value, s < n ? s : 0, n, &e);
+	} else if (!strcmp(norm, "cookie") || !strcmp(norm, "setcookie")) {
+		/* name=value; name2=value2 (Set-Cookie: only the first pair is the cookie). */
+		size_t i = 0;
+		while (i < n) {
+			const char *eq = memchr(value + i, '=', n - i);
+			const char *semi = memchr(value + i, ';', n - i);
+			size_t end = semi ? (size_t)(semi - value) : n;
+			if (eq && (size_t)(eq - value) < end)
+				redact_span(r, value, (size_t)(eq - value) + 1, end, &e);
+			if (!strcmp(norm, "setcookie"))
+				break;
+			i = end + 1;
+			while (i < n && value[i] == ' ')
+				i++;
+		}
+	} else if (cred_name(r, name, strlen(name), USE_MEMBER) || !strcmp(norm, "xapikey")) {
+		redact_span(r, value, 0, n, &e);
+	} else {
+		text_spans(r, value, n, &e);
+	}
+	if (e.n) {
+		apply(value, n, &e, out);
+		rc = 1;
+	}
+	edits_release(&e);
+	return rc;
+}
+
+int mt_redact_url(const struct mt_redact *r, const char *url, size_t n, struct mt_buf *out)
+{
+	static const char *const extra[] = {"key", "code", "sig", "signature", "clientsecret", "pass"};
+	struct edits e = {NULL, 0, 0};
+	const char *q = memchr(url, '?', n), *scheme = memmem(url, n, "://", 3);
+	size_t end = q ? (size_t)(q - url) : n;
+	int rc = 0;
+
+	/* user:password@host */
+	if (scheme) {
+		size_t a = (size_t)(scheme - url) + 3, b = a;
+		while (b < end && url[b] != '/' && url[b] != '@')
+			b++;
+		if (b < end && url[b] == '@') {
+			const char *colon = memchr(url + a, ':', b - a);
+			if (colon)
+				redact_span(r, url, (size_t)(colon - url) + 1, b, &e);
+		}
+	}
+	for (size_t i = end + 1; q && i < n;) {
+		size_t amp = i;
+		while (amp < n && url[amp] != '&' && url[amp] != '#')
+			amp++;
+		const char *eq = memchr(url + i, '=', amp - i);
+		if (eq) {
+			size_t nlen = (size_t)(eq - url) - i;
+			char norm[64];
+			int cred = cred_name(r, url + i, nlen, USE_MEMBER);
+			normalize(url + i, nlen < 63 ? nlen : 63, norm, sizeof(norm));
+			for (size_t k = 0; !cred && k < sizeof(extra) / sizeof(extra[0]); k++)
+				cred = !strcmp(norm, extra[k]);
+			if (cred)
+				redact_span(r, url, (size_t)(eq - url) + 1, amp, &e);
+		}
+		if (amp < n && url[amp] == '#')
+			break;
+		i = amp + 1;
+	}
+	if (e.n) {
+		apply(url, n, &e, out);
+		rc = 1;
+	}
+	edits_release(&e);
+	return rc;
+}

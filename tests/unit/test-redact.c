@@ -1,0 +1,503 @@
+/*
+ * test-redact.c - the redaction module (schema/redact.h): SipHash-2-4 against
+ * its published vectors, markers, every built-in rule with its exact output,
+ * ordinary text and MCP's own names left alone, JSON rewritten only where a
+ * secret was, escaped secrets, user rules, command lines, headers, URLs, the
+ * key file, and hostile input.
+ */
+#include "tests/unit/unit.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "schema/redact.h"
+
+static const unsigned char KEY[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+
+static struct mt_redact *R;
+
+static int setup(void **state)
+{
+	(void)state;
+	R = mt_redact_new(KEY);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	mt_redact_free(R);
+	return 0;
+}
+
+/* The marker of a secret, as a new string. */
+static char *mk(const char *secret)
+{
+	char m[MT_REDACT_MARKER_LEN + 1];
+
+	mt_redact_marker(R, secret, strlen(secret), m);
+	return mt_strdup(m);
+}
+
+/* Redact text (text: 1) or a JSON message, and return the result (or NULL: untouched). */
+static char *red(const struct mt_redact *r, const char *in, int text)
+{
+	struct mt_buf out = MT_BUF_INIT;
+	struct mt_class c;
+	int rc;
+
+	if (text) {
+		rc = mt_redact_text(r, in, strlen(in), &out);
+	} else {
+		mt_classify(in, strlen(in), &c);
+		rc = mt_redact_message(r, in, strlen(in), c.kind, &out);
+	}
+	if (!rc) {
+		assert_null(out.data);
+		return NULL;
+	}
+	return out.data ? out.data : mt_strdup("");
+}
+
+/* in redacts to want, where each %s in want is the marker of the matching secret. */
+static void expect(int text, const char *in, const char *want_fmt, const char *s1, const char *s2)
+{
+	char *m1 = s1 ? mk(s1) : NULL, *m2 = s2 ? mk(s2) : NULL;
+	char *want = mt_asprintf(want_fmt, m1 ? m1 : "", m2 ? m2 : "");
+	char *got = red(R, in, text);
+
+	if (!got)
+		fail_msg("'%s' was left as it is; want '%s'", in, want);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	free(m1);
+	free(m2);
+}
+
+static void untouched(int text, const char *in)
+{
+	char *got = red(R, in, text);
+
+	if (got)
+		fail_msg("'%s' became '%s'", in, got);
+}
+
+/* ---- the hash and the marker ---- */
+
+static void test_siphash_vectors(void **state)
+{
+	unsigned char msg[64];
+
+	(void)state;
+	for (int i = 0; i < 64; i++)
+		msg[i] = (unsigned char)i;
+	/* From the SipHash paper (Aumasson, Bernstein), appendix A, and the
+	 * reference implementation's vectors: key 00..0f, messages 00..(n-1). */
+	assert_int_equal(mt_siphash24(KEY, msg, 15), 0xa129ca6149be45e5ULL);
+	assert_int_equal(mt_siphash24(KEY, msg, 0), 0x726fdb47dd0e0e31ULL);
+	assert_int_equal(mt_siphash24(KEY, msg, 1), 0x74f839c593dc67fdULL);
+	assert_int_equal(mt_siphash24(KEY, msg, 8), 0x93f5f5799a932462ULL);
+}
+
+static void test_marker(void **state)
+{
+	char a[MT_REDACT_MARKER_LEN + 1], b[MT_REDACT_MARKER_LEN + 1], c[MT_REDACT_MARKER_LEN + 1];
+	unsigned char other[16];
+	struct mt_redact *r2;
+
+	(void)state;
+	mt_redact_marker(R, "hunter2", 7, a);
+	mt_redact_marker(R, "hunter2", 7, b);
+	mt_redact_marker(R, "hunter3", 7, c);
+	assert_int_equal(strlen(a), MT_REDACT_MARKER_LEN);
+	assert_string_equal(a, b);            /* equal secrets, equal markers */
+	assert_string_not_equal(a, c);        /* different ones differ */
+	assert_true(mt_redact_is_marker(a, strlen(a)));
+	assert_memory_equal(a, "[redacted:", 10);
+	/* The hash is keyed: another key, another marker. */
+	memset(other, 7, sizeof(other));
+	r2 = mt_redact_new(other);
+	mt_redact_marker(r2, "hunter2", 7, c);
+	assert_string_not_equal(a, c);
+	mt_redact_free(r2);
+	assert_false(mt_redact_is_marker("[redacted:0123456g]", 19));
+	assert_false(mt_redact_is_marker("[redacted:0123456]", 18));
+	assert_false(mt_redact_is_marker("[redacted:01234567)", 19));
+	assert_true(mt_redact_is_marker("[redacted:0123abcd]", 19));
+	const char *t = "x [redacted:x] [redacted:0123abcd] y";
+	assert_ptr_equal(mt_redact_find_marker(t, strlen(t)), t + 15);
+	assert_null(mt_redact_find_marker("no marker", 9));
+}
+
+/* ---- text (stderr lines) ---- */
+
+static void test_text_bearer(void **state)
+{
+	(void)state;
+	expect(1, "Authorization: Bearer abcdef123456\n", "Authorization: Bearer %s\n", "abcdef123456", NULL);
+	expect(1, "curl -H 'authorization: bearer eyJhbGciOi.x'", "curl -H 'authorization: bearer %s'",
+	       "eyJhbGciOi.x", NULL);
+	expect(1, "using Basic dXNlcjpwYXNz for the proxy", "using Basic %s for the proxy", "dXNlcjpwYXNz", NULL);
+	/* Too short to be a credential: "bearer of news". */
+	untouched(1, "a bearer of bad news\n");
+}
+
+static void test_text_assignments(void **state)
+{
+	(void)state;
+	expect(1, "API_KEY=abc123 started\n", "API_KEY=%s started\n", "abc123", NULL);
+	expect(1, "token: s3cr3t-value, user: bob", "token: %s, user: bob", "s3cr3t-value", NULL);
+	expect(1, "config {\"apiKey\": \"k-1\", \"name\": \"x\"}", "config {\"apiKey\": \"%s\", \"name\": \"x\"}",
+	       "k-1", NULL);
+	expect(1, "--password=hunter2", "--password=%s", "hunter2", NULL);
+	expect(1, "GET /v1?access_token=abc&x=1", "GET /v1?access_token=%s&x=1", "abc", NULL);
+	expect(1, "Cookie: sid=1; theme=dark\r\n", "Cookie: %s\r\n", "sid=1; theme=dark", NULL);
+	expect(1, "STRIPE_SECRET_KEY=sk_live_x and DB_PASSWORD='p w'", "STRIPE_SECRET_KEY=%s and DB_PASSWORD='%s'",
+	       "sk_live_x", "p w");
+	/* MCP's own names, and counts, are not credentials. */
+	untouched(1, "progressToken: 42 nextPageToken=abc max_tokens=100 cursor=7\n");
+	/* A key named in prose, with no value: nothing. */
+	untouched(1, "the api key is set in the config file\n");
+	/* A marker already there stays as it is. */
+	untouched(1, "token=[redacted:0123abcd]");
+}
+
+static void test_text_formats(void **state)
+{
+	(void)state;
+	expect(1, "key sk-ant-api03-abcdefghijklmnopqrstuvwxyz012 used", "key %s used",
+	       "sk-ant-api03-abcdefghijklmnopqrstuvwxyz012", NULL);
+	expect(1, "push with ghp_0123456789abcdefghijklmnopqrstuvwxyzAB!", "push with %s!",
+	       "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB", NULL);
+	expect(1, "slack xoxb-1234567890-abcdef", "slack %s", "xoxb-1234567890-abcdef", NULL);
+	expect(1, "aws AKIAIOSFODNN7EXAMPLE done", "aws %s done", "AKIAIOSFODNN7EXAMPLE", NULL);
+	expect(1, "g AIzaSyA-1234567890abcdefghijklmnopqrstu", "g %s",
+	       "AIzaSyA-1234567890abcdefghijklmnopqrstu", NULL);
+	expect(1, "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefghijk_XYZ end", "jwt %s end",
+	       "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefghijk_XYZ", NULL);
+	expect(1, "gitlab glpat-abcdefghij0123456789", "gitlab %s", "glpat-abcdefghij0123456789", NULL);
+	expect(1, "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\nnext",
+	       "%s\nnext", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----", NULL);
+	/* Lookalikes: too short, inside a word, a public certificate. */
+	untouched(1, "task-1 sk-short ghp_short xoxb- AKIA123 eyJx.eyJy.z risk-assessment-framework-v2-final\n");
+	untouched(1, "mask-abcdefghijklmnopqrstuvwxyz0123456789\n");
+	untouched(1, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n");
+}
+
+static void test_text_ordinary(void **state)
+{
+	static const char *const lines[] = {
+		"Server started on port 3000\n",
+		"[info] tools/list returned 12 tools\n",
+		"Processing request 7: {\"name\":\"search\",\"arguments\":{\"q\":\"cats\"}}\n",
+		"warning: the cache key space is 90% full\n",
+		"passed 10 tests, 0 failed\n",
+		"Authentication succeeded for user bob\n",
+		"",
+		"\xff\xfe invalid utf-8 \xc3\x28 token\n",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		untouched(1, lines[i]);
+}
+
+/* ---- JSON messages ---- */
+
+static void test_json_members(void **state)
+{
+	(void)state;
+	expect(0,
+	       "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"q\","
+	       "\"arguments\":{\"apiKey\":\"k1\",\"query\":\"x\",\"auth\":{\"password\":\"p\"}}}}\n",
+	       "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"q\","
+	       "\"arguments\":{\"apiKey\":\"%s\",\"query\":\"x\",\"auth\":{\"password\":\"%s\"}}}}\n",
+	       "k1", "p");
+	/* Every spelling of a name; numbers, booleans and objects under it are left. */
+	expect(0, "{\"API-KEY\":\"a\",\"Access_Token\":7,\"client_secret\":\"c\",\"token\":true}",
+	       "{\"API-KEY\":\"%s\",\"Access_Token\":7,\"client_secret\":\"%s\",\"token\":true}", "a", "c");
+	/* An array of credentials is credentials. */
+	expect(0, "{\"tokens\":1,\"refresh_token\":[\"r1\",\"r2\"]}",
+	       "{\"tokens\":1,\"refresh_token\":[\"%s\",\"%s\"]}", "r1", "r2");
+	/* Equal secrets, equal markers, wherever they are. */
+	char *m = mk("same");
+	char *got = red(R, "{\"token\":\"same\",\"x\":{\"password\":\"same\"}}", 0);
+	char *want = mt_asprintf("{\"token\":\"%s\",\"x\":{\"password\":\"%s\"}}", m, m);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	free(m);
+}
+
+static void test_json_escaped(void **state)
+{
+	(void)state;
+	/* The hash is of the decoded secret: an escaped spelling gives the same marker. */
+	expect(0, "{\"token\":\"s\\u0065cret\"}", "{\"token\":\"%s\"}", "secret", NULL);
+	/* A key format spelled with escapes is found, and the string is quoted again. */
+	expect(0, "{\"text\":\"use \\u0073k-abcdefghijklmnopqrstuvwxyz01\\n\\\"ok\\\"\"}",
+	       "{\"text\":\"use %s\\n\\\"ok\\\"\"}", "sk-abcdefghijklmnopqrstuvwxyz01", NULL);
+	/* A key name spelled with escapes. */
+	expect(0, "{\"p\\u0061ssword\":\"x\"}", "{\"p\\u0061ssword\":\"%s\"}", "x", NULL);
+}
+
+static void test_json_mcp_names(void **state)
+{
+	(void)state;
+	untouched(0, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":"
+		     "{\"progressToken\":\"abc\",\"progress\":1}}");
+	untouched(0, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[],\"nextCursor\":\"c2\"}}");
+	untouched(0, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"sampling/createMessage\",\"params\":"
+		     "{\"maxTokens\":100,\"messages\":[]}}");
+	untouched(0, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"usage\":{\"input_tokens\":3,"
+		     "\"output_tokens\":4},\"pageToken\":\"p\",\"keys\":[\"a\"]}}");
+	untouched(0, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+		     "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}");
+	/* A marker under a credential key stays as it is (redacting twice changes nothing). */
+	untouched(0, "{\"token\":\"[redacted:0123abcd]\"}");
+}
+
+static void test_json_bytes_kept(void **state)
+{
+	/* Whitespace, key order, number spelling and the line end stay byte for byte. */
+	(void)state;
+	expect(0, "  { \"b\" : 1.50e+2 ,\n \"password\" :\t\"x\" , \"a\":[ ] }\r\n",
+	       "  { \"b\" : 1.50e+2 ,\n \"password\" :\t\"%s\" , \"a\":[ ] }\r\n", "x", NULL);
+}
+
+static void test_json_invalid_is_text(void **state)
+{
+	(void)state;
+	/* Not JSON: the text rules. */
+	expect(0, "{\"token\": \"abc\", oops", "{\"token\": \"%s\", oops", "abc", NULL);
+	untouched(0, "{\"a\": [1, 2,");
+}
+
+/* ---- user rules ---- */
+
+static void test_user_rules(void **state)
+{
+	struct mt_err err = {"", 0};
+	struct mt_redact *r = mt_redact_new(KEY);
+	char *got, *want, *m1, *m2, *m3;
+
+	(void)state;
+	assert_int_equal(mt_redact_add_key(r, "X-Customer-Ref"), 0);
+	assert_int_equal(mt_redact_add_path(r, "params.arguments.query", &err), 0);
+	assert_int_equal(mt_redact_add_path(r, "result.content[*].data", &err), 0);
+	assert_int_equal(mt_redact_add_value(r, "ACCT-[0-9]{6}", &err), 0);
+	got = red(r, "{\"params\":{\"arguments\":{\"query\":\"q1\",\"queryx\":\"keep\",\"customer_ref\":\"c\","
+		     "\"xcustomerref\":\"c2\",\"note\":\"see ACCT-123456 and ACCT-12\"}}}", 0);
+	m1 = mk("q1");
+	m2 = mk("c2");
+	m3 = mk("ACCT-123456");
+	want = mt_asprintf("{\"params\":{\"arguments\":{\"query\":\"%s\",\"queryx\":\"keep\",\"customer_ref\":\"c\","
+			   "\"xcustomerref\":\"%s\",\"note\":\"see %s and ACCT-12\"}}}", m1, m2, m3);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	free(m1);
+	got = red(r, "{\"result\":{\"content\":[{\"data\":\"d0\"},{\"data\":\"d1\",\"x\":\"d\"}]}}", 0);
+	m1 = mk("d0");
+	free(m2);
+	m2 = mk("d1");
+	want = mt_asprintf("{\"result\":{\"content\":[{\"data\":\"%s\"},{\"data\":\"%s\",\"x\":\"d\"}]}}", m1, m2);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	/* A path covers what is under it. */
+	assert_int_equal(mt_redact_add_path(r, "params.blob", &err), 0);
+	got = red(r, "{\"params\":{\"blob\":{\"a\":\"1\",\"b\":[\"2\"]}}}", 0);
+	assert_non_null(got);
+	assert_null(strstr(got, "\"1\""));
+	assert_null(strstr(got, "\"2\""));
+	free(got);
+	/* The regex in text too. */
+	got = red(r, "moved ACCT-000001 to ACCT-000002\n", 1);
+	assert_non_null(got);
+	assert_null(strstr(got, "ACCT-0"));
+	free(got);
+	free(m1);
+	free(m2);
+	free(m3);
+	/* Bad rules are refused with the reason. */
+	assert_int_equal(mt_redact_add_value(r, "a(b", &err), -1);
+	assert_non_null(strstr(err.msg, "--redact-value 'a(b'"));
+	assert_int_equal(mt_redact_add_path(r, ".a", &err), -1);
+	assert_int_equal(mt_redact_add_path(r, "a..b", &err), -1);
+	assert_int_equal(mt_redact_add_path(r, "a[x]", &err), -1);
+	assert_int_equal(mt_redact_add_path(r, "a[0].b[*].*", &err), 0);
+	mt_redact_free(r);
+}
+
+/* ---- command lines ---- */
+
+static void test_command(void **state)
+{
+	char *const argv[] = {"node", "srv.js", "--api-key=k1", "--token", "t1", "--port", "3000",
+			      "OPENAI_API_KEY=sk-x", "DEBUG=1", "--verbose", "--password", "p w",
+			      "--url=https://u:pw@h/x?token=abc", NULL};
+	char *got = mt_redact_command(R, argv);
+	char *k1 = mk("k1"), *t1 = mk("t1"), *sk = mk("sk-x"), *pw = mk("p w"), *abc = mk("abc"),
+	     *upw = mk("pw");
+	char *want = mt_asprintf("node srv.js '--api-key=%s' --token '%s' --port 3000 'OPENAI_API_KEY=%s' "
+				 "DEBUG=1 --verbose --password '%s' '--url=https://u:pw@h/x?token=%s'",
+				 k1, t1, sk, pw, abc);
+
+	(void)state;
+	(void)upw;
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	/* No redactor: the plain quoted command line. */
+	got = mt_redact_command(NULL, argv);
+	assert_non_null(strstr(got, "--api-key=k1"));
+	free(got);
+	free(k1);
+	free(t1);
+	free(sk);
+	free(pw);
+	free(abc);
+	free(upw);
+}
+
+/* ---- HTTP ---- */
+
+static void test_header_url(void **state)
+{
+	struct mt_buf out = MT_BUF_INIT;
+	char *m = mk("abc123"), *want;
+
+	(void)state;
+	assert_int_equal(mt_redact_header(R, "Authorization", "Bearer abc123", 13, &out), 1);
+	want = mt_asprintf("Bearer %s", m);
+	assert_string_equal(out.data, want);
+	free(want);
+	assert_int_equal(mt_redact_header(R, "X-Api-Key", "abc123", 6, &out), 1);
+	assert_string_equal(out.data, m);
+	free(m);
+	assert_int_equal(mt_redact_header(R, "Cookie", "a=1; b=2", 8, &out), 1);
+	m = mk("1");
+	char *m2 = mk("2");
+	want = mt_asprintf("a=%s; b=%s", m, m2);
+	assert_string_equal(out.data, want);
+	free(want);
+	free(m2);
+	assert_int_equal(mt_redact_header(R, "Set-Cookie", "sid=1; Path=/; HttpOnly", 23, &out), 1);
+	want = mt_asprintf("sid=%s; Path=/; HttpOnly", m);
+	assert_string_equal(out.data, want);
+	free(want);
+	assert_int_equal(mt_redact_header(R, "Content-Type", "application/json", 16, &out), 0);
+	assert_int_equal(mt_redact_header(R, "Mcp-Session-Id", "abc-123", 7, &out), 0);
+	const char *u = "https://user:pw@example.com/mcp?key=AIz&x=1&access_token=t#frag";
+	assert_int_equal(mt_redact_url(R, u, strlen(u), &out), 1);
+	char *a = mk("pw"), *b = mk("AIz"), *c = mk("t");
+	want = mt_asprintf("https://user:%s@example.com/mcp?key=%s&x=1&access_token=%s#frag", a, b, c);
+	assert_string_equal(out.data, want);
+	free(want);
+	free(a);
+	free(b);
+	free(c);
+	free(m);
+	assert_int_equal(mt_redact_url(R, "/mcp?session=1", 14, &out), 0);
+	mt_buf_release(&out);
+}
+
+/* ---- the key file ---- */
+
+static void test_key_file(void **state)
+{
+	char *dir = unit_tmpdir(), *path, *old = getenv("MCPTAP_REDACT_KEY_FILE");
+	unsigned char k1[16], k2[16];
+	struct mt_err err = {"", 0};
+	struct stat sb;
+
+	(void)state;
+	old = old ? mt_strdup(old) : NULL;
+	path = mt_asprintf("%s/a/b/redact.key", dir);
+	setenv("MCPTAP_REDACT_KEY_FILE", path, 1);
+	assert_int_equal(mt_redact_load_key(k1, &err), 0);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0600);
+	assert_int_equal(sb.st_size, 16);
+	char *a = mt_asprintf("%s/a", dir);
+	assert_int_equal(stat(a, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0700);
+	free(a);
+	/* Made once, then read: the same key again. */
+	assert_int_equal(mt_redact_load_key(k2, &err), 0);
+	assert_memory_equal(k1, k2, 16);
+	/* A file too short is refused with the reason. */
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("short", f);
+	fclose(f);
+	assert_int_equal(mt_redact_load_key(k2, &err), -1);
+	assert_non_null(strstr(err.msg, "not a redaction key"));
+	if (old)
+		setenv("MCPTAP_REDACT_KEY_FILE", old, 1);
+	else
+		unsetenv("MCPTAP_REDACT_KEY_FILE");
+	free(old);
+	free(path);
+	unit_rmdir(dir);
+}
+
+/* ---- hostile input ---- */
+
+static void test_hostile(void **state)
+{
+	struct mt_buf out = MT_BUF_INIT, big = MT_BUF_INIT;
+
+	(void)state;
+	/* Deep nesting: walked to a bound, no crash; a secret at the top still found. */
+	mt_buf_puts(&big, "{\"token\":\"t\",\"a\":");
+	for (int i = 0; i < 100000; i++)
+		mt_buf_putc(&big, '[');
+	for (int i = 0; i < 100000; i++)
+		mt_buf_putc(&big, ']');
+	mt_buf_putc(&big, '}');
+	struct mt_class c;
+	mt_classify(big.data, big.len, &c);
+	assert_int_equal(mt_redact_message(R, big.data, big.len, c.kind, &out), 1);
+	assert_int_equal(out.len, big.len - 3 + MT_REDACT_MARKER_LEN + 2);
+	/* A 4 MB value under a credential key: one marker. */
+	mt_buf_reset(&big);
+	mt_buf_puts(&big, "{\"secret\":\"");
+	for (int i = 0; i < 4 << 20; i++)
+		mt_buf_putc(&big, 'x');
+	mt_buf_puts(&big, "\"}");
+	mt_classify(big.data, big.len, &c);
+	assert_int_equal(mt_redact_message(R, big.data, big.len, c.kind, &out), 1);
+	assert_int_equal(out.len, strlen("{\"secret\":\"\"}") + MT_REDACT_MARKER_LEN);
+	/* NUL bytes in text. */
+	assert_int_equal(mt_redact_text(R, "a\0token=x\0b", 11, &out), 1);
+	assert_int_equal(out.len, 11 - 1 + MT_REDACT_MARKER_LEN);
+	mt_buf_release(&out);
+	mt_buf_release(&big);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_siphash_vectors),
+		cmocka_unit_test(test_marker),
+		cmocka_unit_test(test_text_bearer),
+		cmocka_unit_test(test_text_assignments),
+		cmocka_unit_test(test_text_formats),
+		cmocka_unit_test(test_text_ordinary),
+		cmocka_unit_test(test_json_members),
+		cmocka_unit_test(test_json_escaped),
+		cmocka_unit_test(test_json_mcp_names),
+		cmocka_unit_test(test_json_bytes_kept),
+		cmocka_unit_test(test_json_invalid_is_text),
+		cmocka_unit_test(test_user_rules),
+		cmocka_unit_test(test_command),
+		cmocka_unit_test(test_header_url),
+		cmocka_unit_test(test_key_file),
+		cmocka_unit_test(test_hostile),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
