@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schema/redact.h"
+
 struct loader {
 	struct rp_script *s;
 	size_t cap;
@@ -63,6 +65,93 @@ static int load_item(const struct store_item *it, void *ctx)
 	return 0;
 }
 
+/* Add the paths (under path) of strings in v holding a marker, to set (keys). */
+static void marker_paths(json_t *v, struct mt_buf *path, json_t *set);
+
+void rp_marker_paths(json_t *v, const char *base, json_t *set)
+{
+	struct mt_buf path = MT_BUF_INIT;
+
+	mt_buf_puts(&path, base);
+	marker_paths(v, &path, set);
+	mt_buf_release(&path);
+}
+
+static void marker_paths(json_t *v, struct mt_buf *path, json_t *set)
+{
+	size_t mark = path->len, i;
+	const char *k;
+	json_t *e;
+
+	if (json_is_string(v)) {
+		if (mt_redact_find_marker(json_string_value(v), json_string_length(v)))
+			json_object_set_new(set, path->data ? path->data : "", json_true());
+	} else if (json_is_object(v)) {
+		json_object_foreach(v, k, e) {
+			mt_buf_printf(path, ".%s", k);
+			marker_paths(e, path, set);
+			path->len = mark;
+			path->data[mark] = '\0';
+		}
+	} else if (json_is_array(v)) {
+		json_array_foreach(v, i, e) {
+			mt_buf_printf(path, "[%zu]", i);
+			marker_paths(e, path, set);
+			path->len = mark;
+			path->data[mark] = '\0';
+		}
+	}
+}
+
+/*
+ * Redacted values the recorded client sent match anything: NAME=PATH (the
+ * tool, prompt or resource, else the method) for each, after the caller's
+ * own ignore paths.
+ */
+static void ignore_redacted(struct rp_script *s)
+{
+	json_t *set = json_object();
+	struct mt_buf path = MT_BUF_INIT;
+	const char *k;
+	json_t *e;
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct rp_msg *m = &s->m[i];
+		json_t *params = json_object_get(m->json, "params");
+		if (!m->c2s || !m->method || !params ||
+		    !mt_redact_find_marker(m->raw, m->len))
+			continue;
+		json_t *one = json_object();
+		mt_buf_reset(&path);
+		mt_buf_puts(&path, "params");
+		marker_paths(params, &path, one);
+		const char *name = json_string_value(json_object_get(params, "name"));
+		json_object_foreach(one, k, e) {
+			char *entry = mt_asprintf("%s=%s", name ? name : m->method, k);
+			json_object_set_new(set, entry, json_true());
+			free(entry);
+		}
+		json_decref(one);
+	}
+	s->nredacted = json_object_size(set);
+	if (s->nredacted) {
+		size_t n = 0;
+		s->ig_redacted = mt_calloc(s->nredacted, sizeof(*s->ig_redacted));
+		s->ig_all = mt_calloc(s->ig.n + s->nredacted, sizeof(*s->ig_all));
+		for (size_t i = 0; i < s->ig.n; i++)
+			s->ig_all[i] = s->ig.paths[i];
+		json_object_foreach(set, k, e) {
+			s->ig_redacted[n] = mt_strdup(k);
+			s->ig_all[s->ig.n + n] = s->ig_redacted[n];
+			n++;
+		}
+		s->ig.paths = s->ig_all;
+		s->ig.n += s->nredacted;
+	}
+	json_decref(set);
+	mt_buf_release(&path);
+}
+
 int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 	    struct rp_script *s, struct mt_err *err)
 {
@@ -84,6 +173,7 @@ int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 	store_session_row_release(&row);
 	if (store_each_item_ex(st, session, STORE_ITEMS_LEAN, load_item, &l, err) < 0)
 		goto out;
+	ignore_redacted(s);
 	/* Pair answers with requests (by side and id, in order), and key client messages. */
 	for (size_t i = 0; i < s->n; i++) {
 		struct rp_msg *m = &s->m[i];
@@ -148,6 +238,10 @@ void rp_release(struct rp_script *s)
 		mt_buf_release(&s->m[i].live_token_text);
 	}
 	free(s->m);
+	for (size_t i = 0; i < s->nredacted; i++)
+		free(s->ig_redacted[i]);
+	free(s->ig_redacted);
+	free(s->ig_all);
 	mt_buf_release(&s->keybuf);
 	mt_map_release(&s->by_key);
 	mt_map_release(&s->last_key);

@@ -66,13 +66,19 @@ struct rp_script {
 	size_t requests;       /* recorded client requests */
 	size_t server_msgs;    /* recorded server messages */
 	struct canon_ignore ig;
+	const char **ig_all;   /* owned: the caller's ignore paths, then the redacted ones */
+	char **ig_redacted;    /* owned: NAME=PATH of every redacted value the client sent */
+	size_t nredacted;
 	struct mt_buf keybuf;  /* scratch for match keys */
 };
 
 /*
  * Load a session from the store. ig (borrowed, kept) says which params
- * paths matching ignores. Returns 0, or -1 with err set (no such session,
- * a store error). An empty session is loaded (n == 0): the caller decides.
+ * paths matching ignores. A value the tap redacted (a marker, or a string
+ * holding one) in a recorded client message matches any value: its path is
+ * ignored too, for that tool, prompt or method (s->ig_redacted). Returns 0,
+ * or -1 with err set (no such session, a store error). An empty session is
+ * loaded (n == 0): the caller decides.
  */
 /*
  * Parse JSON the classifier accepted. Integers beyond 64 bits, which Jansson
@@ -84,6 +90,12 @@ json_t *rp_parse(const char *p, size_t n);
 int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 	    struct rp_script *s, struct mt_err *err);
 void rp_release(struct rp_script *s);
+
+/*
+ * The paths (base, then ".member" and "[i]") of the strings in v that hold a
+ * redaction marker, as the keys of the JSON object set.
+ */
+void rp_marker_paths(json_t *v, const char *base, json_t *set);
 
 /*
  * The ignore paths that apply to a request: those without a scope, and those

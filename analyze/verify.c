@@ -23,6 +23,7 @@
 
 #include "analyze/mint.h"
 #include "schema/cli.h"
+#include "schema/redact.h"
 #include "tap/child.h"
 #include "tap/lineio.h"
 
@@ -57,7 +58,7 @@ struct verify {
 	json_t *origins;
 	struct vrun *run;        /* o->runs of them */
 	int nrun;
-	size_t passed, differed, missing, cancelled, unanswered, noise;
+	size_t passed, differed, missing, cancelled, unanswered, noise, redacted;
 	struct mt_buf cmd;
 	struct store *st;        /* where the run is stored (borrowed), or NULL */
 	int64_t id;              /* the stored run */
@@ -66,6 +67,40 @@ struct verify {
 static int is_request(const struct rp_msg *m)
 {
 	return m->c2s && m->cls.kind == MT_REQUEST;
+}
+
+/*
+ * A recorded client request holding a value the tap redacted cannot be sent:
+ * the value was never stored. initialize goes anyway (nothing works without
+ * it), with the marker in place and a note.
+ */
+static int carries_redacted(const struct rp_msg *m)
+{
+	return mt_redact_find_marker(m->raw, m->len) != NULL;
+}
+
+static int not_sendable(const struct rp_msg *m)
+{
+	return m->c2s && m->cls.kind == MT_REQUEST && carries_redacted(m) &&
+	       !(m->method && !strcmp(m->method, "initialize"));
+}
+
+/* "params.a.b, params.c" of the redacted values in m, into out. */
+static void redacted_paths(const struct rp_msg *m, struct mt_buf *out, json_t *list)
+{
+	json_t *set = json_object(), *e;
+	const char *k;
+
+	rp_marker_paths(json_object_get(m->json, "params"), "params", set);
+	mt_buf_reset(out);
+	json_object_foreach(set, k, e) {
+		if (out->len)
+			mt_buf_puts(out, ", ");
+		mt_buf_puts(out, k);
+		if (list)
+			json_array_append_new(list, json_string(k));
+	}
+	json_decref(set);
 }
 
 static int is_answer(const struct rp_msg *m)
@@ -418,6 +453,8 @@ static int run_once(struct verify *v, struct vrun *r)
 		const struct rp_msg *m = &s->m[i];
 		if (!m->c2s || m->cls.kind > MT_ERROR)
 			continue; /* what the client sent that was not JSON-RPC is not replayed */
+		if (not_sendable(m))
+			continue; /* judged REDACTED */
 		/* Wait for what the recorded client had seen before it sent this. */
 		(void)wait_for(r, answers_before, i, 0);
 		if (r->gone)
@@ -571,6 +608,18 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 	int all_live = 1, sent = 1;
 
 	rp_describe(m, what);
+	if (not_sendable(m)) {
+		struct mt_buf paths = MT_BUF_INIT;
+		json_t *list = json_array();
+		redacted_paths(m, &paths, list);
+		v->redacted++;
+		printf("REDACTED #%lld %s: not sent: the tap stored %s redacted, so the value is "
+		       "not known\n", (long long)m->seq, what->data, paths.data ? paths.data : "a value");
+		store_result(v, q, "redacted", list, NULL);
+		json_decref(list);
+		mt_buf_release(&paths);
+		goto out;
+	}
 	for (int k = 0; k < v->nrun; k++) {
 		all_live &= v->run[k].live[q] != NULL;
 		sent &= v->run[k].sent_ns[q] != 0;
@@ -727,13 +776,29 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 		else
 			v.st = o->st;
 	}
+	for (size_t q = 0; q < s->n; q++) {
+		const struct rp_msg *m = &s->m[q];
+		if (is_request(m) && carries_redacted(m) && !not_sendable(m)) {
+			struct mt_buf paths = MT_BUF_INIT;
+			redacted_paths(m, &paths, NULL);
+			rp_describe(m, &what);
+			printf("NOTE #%lld %s carries values the tap redacted (%s): sent with the "
+			       "markers in their place, since the session needs it\n",
+			       (long long)m->seq, what.data, paths.data ? paths.data : "?");
+			mt_buf_release(&paths);
+		}
+	}
 	for (size_t q = 0; q < s->n; q++)
 		if (is_request(&s->m[q]))
 			judge(&v, q, &what);
 	printf("replay: %zu requests: %zu passed, %zu differed, %zu missing, %zu cancelled, "
-	       "%zu unanswered; %zu paths set aside as noise over %d runs (session %lld against %s)\n",
-	       v.passed + v.differed + v.missing + v.cancelled + v.unanswered, v.passed, v.differed,
-	       v.missing, v.cancelled, v.unanswered, v.noise, v.nrun, (long long)s->session, v.cmd.data);
+	       "%zu unanswered; %zu paths set aside as noise over %d runs (session %lld against %s)",
+	       v.passed + v.differed + v.missing + v.cancelled + v.unanswered + v.redacted, v.passed,
+	       v.differed, v.missing, v.cancelled, v.unanswered, v.noise, v.nrun,
+	       (long long)s->session, v.cmd.data);
+	if (v.redacted)
+		printf("; %zu not sent: they carry values the tap redacted", v.redacted);
+	putchar('\n');
 	fflush(stdout);
 	struct store_replay_totals tot = {mt_mono_ns() - t0, (int64_t)v.passed, (int64_t)v.differed,
 					  (int64_t)v.missing, (int64_t)v.noise, NULL};

@@ -196,7 +196,7 @@ CREATE TABLE replay_result (
   run      INTEGER NOT NULL REFERENCES replay_run(id),
   seq      INTEGER NOT NULL,  -- the recorded request (server mode: the closest one, or 0)
   method   TEXT,
-  status   TEXT NOT NULL,     -- client: pass | diff | missing | cancelled | unanswered;
+  status   TEXT NOT NULL,     -- client: pass | diff | missing | cancelled | unanswered | redacted;
                               -- server: miss | unused | skipped
   sent     BLOB,              -- the request as sent (server mode: as the client sent it)
   recorded BLOB,              -- the recorded answer

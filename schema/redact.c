@@ -607,12 +607,49 @@ static int text_candidate(const char *p, size_t n)
 	return 0;
 }
 
+/*
+ * Tidy the text rules' spans: overlapping ones become one (its marker made
+ * again from all its bytes), and none may touch a marker already in p, so
+ * that redacting twice changes nothing.
+ */
+static void merge_spans(const struct mt_redact *r, const char *p, size_t n, struct edits *e)
+{
+	size_t k = 0;
+
+	qsort(e->v, e->n, sizeof(*e->v), cmp_edit);
+	for (size_t i = 0; i < e->n; i++) {
+		struct edit *x = &e->v[i];
+		const char *m = mt_redact_find_marker(p, n);
+		int dropped = 0;
+		for (; m && !dropped; m = mt_redact_find_marker(m + 1, n - (size_t)(m + 1 - p)))
+			dropped = x->start < (size_t)(m - p) + MT_REDACT_MARKER_LEN &&
+				  (size_t)(m - p) < x->end;
+		if (dropped) {
+			free(x->text);
+			continue;
+		}
+		if (k && x->start < e->v[k - 1].end) {
+			struct edit *y = &e->v[k - 1];
+			if (x->end > y->end) {
+				y->end = x->end;
+				free(y->text);
+				y->text = marker_of(r, p + y->start, y->end - y->start);
+			}
+			free(x->text);
+			continue;
+		}
+		e->v[k++] = *x;
+	}
+	e->n = k;
+}
+
 /* Find the text rules' spans in p (n bytes) and add them to e. */
 static void text_spans(const struct mt_redact *r, const char *p, size_t n, struct edits *e)
 {
-	size_t s, t;
+	size_t s, t, first = e->n;
 
 	if (text_candidate(p, n)) {
+		/* Key formats and Bearer/Basic credentials, wherever they are. */
 		for (size_t i = 0; i < n; i++) {
 			size_t k;
 			if (!word_start(p, i))
@@ -620,14 +657,15 @@ static void text_spans(const struct mt_redact *r, const char *p, size_t n, struc
 			if ((k = key_format(p, n, i)) > 0) {
 				redact_span(r, p, i, i + k, e);
 				i += k - 1;
-				continue;
-			}
-			if (auth_scheme(p, n, i, &s, &t)) {
+			} else if (auth_scheme(p, n, i, &s, &t)) {
 				redact_span(r, p, s, t, e);
 				i = t - 1;
-				continue;
 			}
-			/* NAME=VALUE, NAME: VALUE, "NAME": "VALUE", --NAME=VALUE */
+		}
+		/* NAME=VALUE, NAME: VALUE, "NAME": "VALUE", --NAME=VALUE */
+		for (size_t i = 0; i < n; i++) {
+			if (!word_start(p, i))
+				continue;
 			size_t j = i;
 			while (j < n && (alnum((unsigned char)p[j]) || p[j] == '_' || p[j] == '-' || p[j] == '.'))
 				j++;
@@ -638,26 +676,34 @@ static void text_spans(const struct mt_redact *r, const char *p, size_t n, struc
 				j++;
 			while (j < n && (p[j] == ' ' || p[j] == '\t'))
 				j++;
-			if (j >= n || (p[j] != '=' && p[j] != ':'))
+			if (j >= n || (p[j] != '=' && p[j] != ':')) {
+				i = name_end - 1;
 				continue;
+			}
 			const char *name = p + i;
 			size_t nlen = name_end - i;
 			while (nlen && *name == '-') {
 				name++;
 				nlen--;
 			}
-			if (!cred_name(r, name, nlen, env_style(name, nlen) ? USE_ENV : USE_MEMBER))
+			if (!cred_name(r, name, nlen, env_style(name, nlen) ? USE_ENV : USE_MEMBER)) {
+				i = name_end - 1;
 				continue;
+			}
 			char norm[32];
 			normalize(name, nlen < 31 ? nlen : 31, norm, sizeof(norm));
 			int to_eol = !strcmp(norm, "cookie") || !strcmp(norm, "setcookie");
 			size_t v = j + 1;
 			while (v < n && (p[v] == ' ' || p[v] == '\t' || p[v] == '"' || p[v] == '\''))
 				v++;
-			if (n - v >= MT_REDACT_MARKER_LEN && mt_redact_is_marker(p + v, MT_REDACT_MARKER_LEN))
-				continue; /* redacted already */
-			if (!auth_scheme(p, n, v, &s, &t) && !value_after(p, n, j + 1, to_eol, &s, &t))
+			if (n - v >= MT_REDACT_MARKER_LEN && mt_redact_is_marker(p + v, MT_REDACT_MARKER_LEN)) {
+				i = v + MT_REDACT_MARKER_LEN - 1; /* redacted already */
 				continue;
+			}
+			if (!auth_scheme(p, n, v, &s, &t) && !value_after(p, n, j + 1, to_eol, &s, &t)) {
+				i = j;
+				continue;
+			}
 			redact_span(r, p, s, t, e);
 			i = t > i ? t - 1 : i;
 		}
@@ -681,6 +727,11 @@ static void text_spans(const struct mt_redact *r, const char *p, size_t n, struc
 			free(seg);
 			at += len + 1;
 		}
+	}
+	if (e->n > first) {
+		struct edits mine = {e->v + first, e->n - first, e->n - first};
+		merge_spans(r, p, n, &mine);
+		e->n = first + mine.n;
 	}
 }
 

@@ -689,7 +689,9 @@ int store_add_message(struct store *st, const struct store_msg *m, struct mt_err
 
 	if (!s)
 		return -1;
-	if (m->size > (size_t)INT32_MAX)
+	size_t raw_len = m->raw_len ? m->raw_len : m->size;
+
+	if (m->size > (size_t)INT32_MAX || raw_len > (size_t)INT32_MAX)
 		return mt_err_set(err, "message of %zu bytes is too large to store", m->size);
 	sqlite3_bind_int64(s, 1, m->session);
 	sqlite3_bind_int64(s, 2, m->seq);
@@ -727,7 +729,7 @@ int store_add_message(struct store *st, const struct store_msg *m, struct mt_err
 		sqlite3_bind_null(s, 14);
 	sqlite3_bind_int(s, 15, m->incomplete);
 	sqlite3_bind_int64(s, 16, (int64_t)m->size);
-	sqlite3_bind_blob(s, 17, m->size ? m->raw : "", (int)m->size, SQLITE_STATIC);
+	sqlite3_bind_blob(s, 17, raw_len ? m->raw : "", (int)raw_len, SQLITE_STATIC);
 	if (m->request_seq > 0)
 		sqlite3_bind_int64(s, 18, m->request_seq);
 	else

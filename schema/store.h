@@ -119,6 +119,7 @@ struct store_msg {
 	size_t size;
 	int incomplete;
 	int64_t request_seq;         /* answers: the request's seq, or 0 */
+	size_t raw_len;              /* raw's length when it differs from size (redacted), else 0 */
 };
 int store_add_message(struct store *st, const struct store_msg *m, struct mt_err *err);
 int store_add_stderr(struct store *st, int64_t session, int64_t seq, int64_t t_ns, int64_t wall,

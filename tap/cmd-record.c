@@ -21,7 +21,8 @@ const struct cmd_entry cmd_record = {
 	.name = "record",
 	.summary = "run a stdio MCP server command through the tap and log its traffic",
 	.usage = "mcptap record -w FILE [--sync] [--max-message SIZE] [--queue SIZE] "
-		 "[--hold SIZE] [--batch-ms N] [--drain-ms N] -- COMMAND [ARG...]",
+		 "[--hold SIZE] [--batch-ms N] [--drain-ms N] [--redact-key NAME] "
+		 "[--redact-path PATH] [--redact-value REGEX] [--keep-secrets] -- COMMAND [ARG...]",
 	.options =
 		"  -w, --write FILE      the capture file (created 0600 if missing; $MCPTAP_FILE)\n"
 		"      --sync            make each chunk durable before it is forwarded (slow)\n"
@@ -38,7 +39,16 @@ const struct cmd_entry cmd_record = {
 		"      --drain-ms N      after the server exits, wait up to N ms of quiet on\n"
 		"                        its output for it to end (default 1000); bytes the\n"
 		"                        client is slow to read are always delivered\n"
+		"      --redact-key NAME   also redact JSON values under members named NAME\n"
+		"      --redact-path PATH  also redact what is at this JSON path\n"
+		"                        (params.arguments.query; * and [*] match any)\n"
+		"      --redact-value REGEX  also redact what this extended regex matches\n"
+		"      --keep-secrets    store credentials as they are (no redaction)\n"
 		"  -h, --help            this text\n"
+		"\n"
+		"Credentials are kept out of the capture file: in the command line, stderr and\n"
+		"messages they are stored as [redacted:HASH], equal secrets as equal markers;\n"
+		"what is relayed is never changed (see mcptap(1), REDACTION).\n"
 		"\n"
 		"The tap exits with the command's exit status, or re-raises the signal that\n"
 		"killed it; 127 or 126 when it cannot be run. It never writes to stdout.\n",
@@ -66,6 +76,35 @@ static int exit_like_child(const struct relay_result *res)
 	return res->exit_status >= 0 ? res->exit_status : EXIT_ERROR;
 }
 
+/*
+ * The redactor for --redact-* (kinds[i] 'K', 'P' or 'V' for rules[i]), with
+ * the user's key; NULL and a usage error when a rule is bad.
+ */
+static struct mt_redact *make_redactor(const char *kinds, const char **rules, size_t n, int *bad)
+{
+	struct mt_err err = {"", 0};
+	unsigned char key[16];
+	struct mt_redact *r;
+
+	*bad = 0;
+	if (mt_redact_load_key(key, &err))
+		mt_warn("redaction key: %s; markers of equal secrets match within this run only",
+			err.msg);
+	r = mt_redact_new(key);
+	for (size_t i = 0; i < n; i++) {
+		int rc = kinds[i] == 'K'   ? mt_redact_add_key(r, rules[i])
+			 : kinds[i] == 'P' ? mt_redact_add_path(r, rules[i], &err)
+					   : mt_redact_add_value(r, rules[i], &err);
+		if (rc) {
+			cli_usage_error(&cmd_record, "%s", err.msg);
+			mt_redact_free(r);
+			*bad = 1;
+			return NULL;
+		}
+	}
+	return r;
+}
+
 static int run_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -76,15 +115,23 @@ static int run_record(int argc, char **argv)
 		{"hold", required_argument, NULL, 'H'},
 		{"batch-ms", required_argument, NULL, 'B'},
 		{"drain-ms", required_argument, NULL, 'D'},
+		{"redact-key", required_argument, NULL, 'K'},
+		{"redact-path", required_argument, NULL, 'P'},
+		{"redact-value", required_argument, NULL, 'V'},
+		{"keep-secrets", no_argument, NULL, 'k'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct relay_opts o;
 	struct relay_result res;
+	struct mt_redact *red = NULL;
 	const char *path = NULL;
+	const char **rules = mt_calloc((size_t)argc + 1, sizeof(*rules));
+	char *kinds = mt_calloc((size_t)argc + 1, 1);
+	size_t nrules = 0;
 	uint64_t size;
 	int64_t n;
-	int c;
+	int c, keep = 0, rc = EXIT_ERROR;
 
 	memset(&o, 0, sizeof(o));
 	writer_opts_default(&o.wopts);
@@ -100,47 +147,81 @@ static int run_record(int argc, char **argv)
 			o.wopts.sync = 1;
 			break;
 		case 'M':
-			if (mt_parse_size(optarg, &size) || size == 0 || size > (1ULL << 31) - 1)
-				return cli_usage_error(&cmd_record, "bad --max-message '%s' (1 byte to 2G less one)",
-						       optarg);
+			if (mt_parse_size(optarg, &size) || size == 0 || size > (1ULL << 31) - 1) {
+				cli_usage_error(&cmd_record, "bad --max-message '%s' (1 byte to 2G less one)",
+						optarg);
+				goto out;
+			}
 			o.wopts.max_message = size;
 			break;
 		case 'Q':
-			if (mt_parse_size(optarg, &size) || size < 4096 || size > (1ULL << 32))
-				return cli_usage_error(&cmd_record, "bad --queue '%s' (4k to 4G)",
-						       optarg);
+			if (mt_parse_size(optarg, &size) || size < 4096 || size > (1ULL << 32)) {
+				cli_usage_error(&cmd_record, "bad --queue '%s' (4k to 4G)", optarg);
+				goto out;
+			}
 			o.wopts.queue_bytes = size;
 			break;
 		case 'H':
-			if (mt_parse_size(optarg, &size) || size < 4096 || size > (1ULL << 40))
-				return cli_usage_error(&cmd_record, "bad --hold '%s' (4k to 1T)", optarg);
+			if (mt_parse_size(optarg, &size) || size < 4096 || size > (1ULL << 40)) {
+				cli_usage_error(&cmd_record, "bad --hold '%s' (4k to 1T)", optarg);
+				goto out;
+			}
 			o.wopts.hold_bytes = size;
 			break;
 		case 'B':
-			if (mt_parse_int64(optarg, &n) || n < 1 || n > 60000)
-				return cli_usage_error(&cmd_record, "bad --batch-ms '%s' (1 to 60000)",
-						       optarg);
+			if (mt_parse_int64(optarg, &n) || n < 1 || n > 60000) {
+				cli_usage_error(&cmd_record, "bad --batch-ms '%s' (1 to 60000)", optarg);
+				goto out;
+			}
 			o.wopts.batch_ms = (int)n;
 			break;
 		case 'D':
-			if (mt_parse_int64(optarg, &n) || n < 1 || n > 3600000)
-				return cli_usage_error(&cmd_record, "bad --drain-ms '%s' (1 or more)", optarg);
+			if (mt_parse_int64(optarg, &n) || n < 1 || n > 3600000) {
+				cli_usage_error(&cmd_record, "bad --drain-ms '%s' (1 or more)", optarg);
+				goto out;
+			}
 			o.drain_ms = (int)n;
+			break;
+		case 'K':
+		case 'P':
+		case 'V':
+			kinds[nrules] = (char)c;
+			rules[nrules++] = optarg;
+			break;
+		case 'k':
+			keep = 1;
 			break;
 		case 'h':
 			cli_help(&cmd_record, stdout);
-			return EXIT_OK;
+			rc = EXIT_OK;
+			goto out;
 		default:
-			return cli_bad_option(&cmd_record, c, argv);
+			rc = cli_bad_option(&cmd_record, c, argv);
+			goto out;
 		}
 	}
-	if (optind >= argc)
-		return cli_usage_error(&cmd_record, "no command to run (put it after --)");
+	if (optind >= argc) {
+		cli_usage_error(&cmd_record, "no command to run (put it after --)");
+		goto out;
+	}
+	if (keep && nrules) {
+		cli_usage_error(&cmd_record, "--keep-secrets and --redact-* contradict each other");
+		goto out;
+	}
+	path = cli_capture_path(path);
+	if (!path) {
+		cli_usage_error(&cmd_record, "no capture file: give -w FILE or set MCPTAP_FILE");
+		goto out;
+	}
 	if (o.wopts.hold_bytes < o.wopts.queue_bytes)
 		o.wopts.hold_bytes = o.wopts.queue_bytes; /* holding never shrinks the queue */
-	path = cli_capture_path(path);
-	if (!path)
-		return cli_usage_error(&cmd_record, "no capture file: give -w FILE or set MCPTAP_FILE");
+	if (!keep) {
+		int bad;
+		red = make_redactor(kinds, rules, nrules, &bad);
+		if (bad)
+			goto out;
+	}
+	o.wopts.redact = red;
 	o.argv = argv + optind;
 	o.db_path = path;
 	{
@@ -148,11 +229,23 @@ static int run_record(int argc, char **argv)
 		snprintf(label, sizeof(label), "'%s'", path);
 		o.wopts.label = label;
 	}
-	if (relay_run(&o, &res))
-		return EXIT_ERROR;
+	if (relay_run(&o, &res)) {
+		rc = EXIT_ERROR;
+		goto out;
+	}
 	if (res.spawn_errno) {
 		mt_error("cannot run '%s': %s", o.argv[0], strerror(res.spawn_errno));
-		return res.exit_status;
+		rc = res.exit_status;
+		goto out;
 	}
+	mt_redact_free(red);
+	red = NULL;
+	free(rules);
+	free(kinds);
 	return exit_like_child(&res);
+out:
+	mt_redact_free(red);
+	free(rules);
+	free(kinds);
+	return rc;
 }

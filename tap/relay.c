@@ -138,18 +138,6 @@ static void *pump_main(void *arg)
 	return NULL;
 }
 
-static char *command_line(char *const *argv)
-{
-	struct mt_buf b = MT_BUF_INIT;
-
-	for (size_t i = 0; argv[i]; i++) {
-		if (i)
-			mt_buf_putc(&b, ' ');
-		mt_shell_quote(&b, argv[i]);
-	}
-	return b.data ? b.data : mt_strdup("");
-}
-
 /* Signals the tap forwards, and those it ignores for itself. */
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 static const int ignored[] = {SIGPIPE, SIGXFSZ};
@@ -225,7 +213,8 @@ int relay_run(const struct relay_opts *o, struct relay_result *res)
 	int64_t t0 = mt_mono_ns(), wall0 = mt_wall_us();
 	int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
 	sigset_t reset, fwd, old;
-	char *cmdline = command_line(o->argv);
+	/* The stored command line, credentials redacted (shell-quoted either way). */
+	char *cmdline = mt_redact_command(o->wopts.redact, o->argv);
 	char cwd[4096];
 	pid_t pid = 0;
 	int rc = -1, status = 0, detached = 0;

@@ -81,6 +81,7 @@ struct writer {
 	int64_t init_seq;        /* the initialize request's seq, until it is answered */
 	struct mt_map open;      /* requests awaiting an answer: key -> seq */
 	struct mt_buf key;       /* scratch for the map's keys */
+	struct mt_buf red;       /* scratch for a redacted frame */
 	int has_end;
 	struct store_session_end end;
 	char *end_error;
@@ -393,7 +394,10 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 		return;
 	}
 	if (ch->s == WS_STDERR) {
-		rc = store_add_stderr(w->st, w->session, seq, ch->t_ns, ch->wall, p, n,
+		/* What is stored is redacted; what was relayed is not touched. */
+		int red = w->o.redact && mt_redact_text(w->o.redact, p, n, &w->red);
+		rc = store_add_stderr(w->st, w->session, seq, ch->t_ns, ch->wall,
+				      red ? w->red.data : p, red ? w->red.len : n,
 				      !!(flags & MT_FRAME_INCOMPLETE), &err);
 		if (!rc) {
 			w->stats.stored_stderr++;
@@ -414,12 +418,18 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 		m.size = n;
 		m.incomplete = !!(flags & MT_FRAME_INCOMPLETE);
 		m.request_seq = pair(w, ch->s, &c, seq);
+		m.raw_len = 0;
+		if (w->o.redact && mt_redact_message(w->o.redact, p, n, c.kind, &w->red)) {
+			m.raw = w->red.data;
+			m.raw_len = w->red.len; /* (never 0: a marker took the secret's place) */
+		}
 		rc = store_add_message(w->st, &m, &err);
 		if (!rc) {
 			w->stats.stored_messages++;
 			w->txn_msgs++;
 			if (c.kind == MT_REQUEST || c.kind == MT_RESPONSE)
-				note_initialize(w, ch->s, &c, p, n, seq, m.request_seq);
+				note_initialize(w, ch->s, &c, m.raw, m.raw_len ? m.raw_len : n, seq,
+						m.request_seq); /* (the stored bytes: redacted) */
 		}
 	}
 	if (rc) {
@@ -858,6 +868,7 @@ int writer_finish(struct writer *w, const struct store_session_end *e,
 	for (int i = 0; i < WS_COUNT; i++)
 		mt_framer_release(&w->fr[i]);
 	mt_buf_release(&w->key);
+	mt_buf_release(&w->red);
 	mt_map_release(&w->open);
 	free(w->fail_reason);
 	free(w->end_error);

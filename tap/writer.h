@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "schema/redact.h"
 #include "schema/store.h"
 
 enum writer_stream {
@@ -43,6 +44,7 @@ struct writer_opts {
 	int batch_ms;        /* ... or this many ms after the first uncommitted one */
 	size_t max_message;  /* frames above this are counted as a gap, not stored */
 	int sync;            /* commit each chunk before writer_put returns */
+	const struct mt_redact *redact; /* what to keep out of the store; NULL: nothing */
 	const char *label;   /* the capture file's name, for messages */
 };
 
