@@ -296,7 +296,7 @@ static int cred_name(const struct mt_redact *r, const char *name, size_t n, enum
 	static const char *const exact[] = {
 		"apikey", "xapikey", "token", "accesstoken", "refreshtoken", "idtoken", "authtoken",
 		"bearertoken", "sessiontoken", "csrftoken", "xsrftoken", "xauthtoken", "apitoken",
-		"password", "passwd", "pwd", "passphrase", "secret", "clientsecret", "apisecret",
+		"password", "passwd", "passphrase", "secret", "clientsecret", "apisecret",
 		"secretkey", "privatekey", "accesskey", "secretaccesskey", "authorization",
 		"proxyauthorization", "cookie", "setcookie", "credentials", "credential", "auth",
 	};
@@ -324,7 +324,9 @@ static int cred_name(const struct mt_redact *r, const char *name, size_t n, enum
 	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
 		if (ends_with(s, k, suffixes[i]))
 			return 1;
-	if (use == USE_ENV && (ends_with(s, k, "key") || ends_with(s, k, "pass")))
+	/* DB_PASS, DB_PWD, STRIPE_KEY; not PWD (the working directory) nor BYPASS. */
+	if (use == USE_ENV && (ends_with(name, n, "_KEY") || ends_with(name, n, "_PASS") ||
+			       ends_with(name, n, "_PWD") || !strcmp(s, "key")))
 		return 1;
 	return 0;
 }

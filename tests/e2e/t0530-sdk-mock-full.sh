@@ -18,8 +18,11 @@
 ENTRY=$(npm_entry @modelcontextprotocol/server-everything) || { echo "$ENTRY"; exit 1; }
 CLIENT=$NODEDIR/sdk-client.mjs
 
+# (The server runs with a bare environment: its get-env tool dumps it, and a
+# credential in the machine's environment would be stored redacted, rightly,
+# so that the mock's answer could not equal the live one.)
 timeout 120 node "$CLIENT" --flow full --log "$T/rec.jsonl" -- \
-	"$MCPTAP" record -w "$T/s.db" -- node "$ENTRY" stdio 2>"$T/rec.err"
+	"$MCPTAP" record -w "$T/s.db" -- env -i PATH="$PATH" HOME="$HOME" node "$ENTRY" stdio 2>"$T/rec.err"
 rc=$?
 [ $rc -eq 0 ] || sed 's/^/# /' "$T/rec.err"
 check_eq "recorded the full flow against server-everything" 0 $rc

@@ -157,6 +157,9 @@ static void test_text_assignments(void **state)
 	       "sk_live_x", "p w");
 	/* MCP's own names, and counts, are not credentials. */
 	untouched(1, "progressToken: 42 nextPageToken=abc max_tokens=100 cursor=7\n");
+	/* PWD is the working directory; BYPASS is no password. */
+	untouched(1, "PWD=/home/me NO_BYPASS=1 \"PWD\": \"/srv\"\n");
+	expect(1, "DB_PASS=a1 DB_PWD=b2", "DB_PASS=%s DB_PWD=%s", "a1", "b2");
 	/* A key named in prose, with no value: nothing. */
 	untouched(1, "the api key is set in the config file\n");
 	/* A marker already there stays as it is. */
