@@ -15,6 +15,9 @@ NAME=$(basename "$0" .sh)
 T=$(mktemp -d "${TMPDIR:-/tmp}/mcptap-$NAME.XXXXXX")
 _fails=0
 _checks=0
+# record's redaction key goes beside the scratch directory (some tests list what
+# is in it), not in the user's home; finish removes it.
+export MCPTAP_REDACT_KEY_FILE="${MCPTAP_REDACT_KEY_FILE:-$T.key}"
 
 # check DESCRIPTION COMMAND...: run COMMAND; a non-zero status is a failed check.
 check() {
@@ -58,7 +61,7 @@ finish() {
 		echo "# $NAME: $_fails of $_checks checks failed; scratch kept in $T"
 		exit 1
 	fi
-	rm -rf "$T"
+	rm -rf "$T" "$T.key"
 	exit 0
 }
 
