@@ -20,7 +20,7 @@
 # with the server's exit status, and the file has no gap at all. For a killed
 # tap: what its client received and the file lacks is within the bound the
 # man page states (--queue: 1 MiB and 4096 lines, or one 64 KiB read, for a
-# tap alone with the file, killed once its session is made; --hold, 16 MiB,
+# tap alone with the file whose server floods once its session is made; --hold, 16 MiB,
 # while the file was locked by another tap or program), and its session
 # shows as aborted (or there is none: killed before it was made).
 #
@@ -61,8 +61,9 @@ rand() { od -An -N2 -tu2 /dev/urandom | tr -d ' '; }
 sql() { sqlite3 -batch -noheader -cmd ".timeout 60000" "$db" "$1"; }
 
 # The server: MESSAGES lines of SIZE bytes (newline included), tagged with the
-# tap's number, then exit 0.
-flood='my ($tap, $m, $size) = @ARGV;
+# tap's number, then exit 0. With a GO path, it waits for that file first.
+flood='my ($tap, $m, $size, $go) = @ARGV;
+select(undef, undef, undef, 0.01) while (defined $go && !-e $go);
 my $head = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"tap\":$tap,\"i\":";
 for my $i (1 .. $m) {
 	my $l = $head . $i . ",\"pad\":\"";
@@ -72,13 +73,21 @@ for my $i (1 .. $m) {
 
 echo "# stress: $taps taps x $msgs messages of $sizes bytes into $db; $kills killed, $readers readers, foreign lock ${lock_ms} ms"
 
+# A tap alone with the file is killed mid-flood once its session is made and
+# the flood began after that: the --queue bound is for a tap storing into its
+# session. Before the session is made, and while the file is locked, the relay
+# goes on and --hold bounds what is held (and then drained).
+alone=0
+[ "$taps" -eq 1 ] && [ "$lock_ms" -eq 0 ] && alone=1
+
 # The taps, started together on a file that does not exist yet.
 i=1
 while [ "$i" -le "$taps" ]; do
 	n=$(( (i - 1) % $(echo "$sizes" | tr ',' '\n' | wc -l) + 1 ))
 	size=$(echo "$sizes" | cut -d, -f"$n")
 	(
-		"$MCPTAP" record -w "$db" "$@" -- perl -e "$flood" "$i" "$msgs" "$size" < /dev/null \
+		"$MCPTAP" record -w "$db" "$@" -- perl -e "$flood" "$i" "$msgs" "$size" \
+			$([ "$alone" = 1 ] && echo "$dir/go") < /dev/null \
 			2> "$dir/err.$i" &
 		echo $! > "$dir/pid.$i"
 		wait $! 2> /dev/null
@@ -92,12 +101,8 @@ while [ "$i" -le "$taps" ]; do
 	i=$((i + 1))
 done
 
-# The killer: KILLS taps, each at a random moment within its first KILL_MS.
-# A tap alone with the file is killed once its session is made, since the
-# --queue bound is for a tap storing into its session (before that, and while
-# the file is locked, --hold bounds what it holds).
-alone=0
-[ "$taps" -eq 1 ] && [ "$lock_ms" -eq 0 ] && alone=1
+# The killer: KILLS taps, each at a random moment within its first KILL_MS
+# (alone: of its flood).
 i=1
 while [ "$i" -le "$kills" ]; do
 	ms=$(( $(rand) % kill_ms + 20 ))
@@ -107,6 +112,7 @@ while [ "$i" -le "$kills" ]; do
 			while ! [ -s "$db" ] || [ "$(sql "select count(*) from session" 2> /dev/null)" != 1 ]; do
 				sleep 0.01
 			done
+			touch "$dir/go"
 		fi
 		sleep "$(awk "BEGIN { printf \"%.3f\", $ms / 1000 }")"
 		kill -9 "$(cat "$dir/pid.$i")" 2> /dev/null
