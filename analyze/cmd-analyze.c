@@ -131,6 +131,7 @@ static void store_findings(struct store *st, const char *path, const struct repo
 	a.errors = (int64_t)c[AN_ERROR];
 	a.warnings = (int64_t)c[AN_WARNING];
 	a.infos = (int64_t)c[AN_INFO];
+	a.rules = NULL;
 	if (store_begin(st, &err) || store_add_analysis(st, &a, &id, &err))
 		goto fail;
 	for (size_t i = 0; i < rs->nfindings; i++) {

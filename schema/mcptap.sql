@@ -45,9 +45,15 @@ CREATE TABLE session (
   http_session_id  TEXT,                          -- Mcp-Session-Id, on HTTP transports
   mcptap_version   TEXT NOT NULL,                 -- the mcptap that recorded it
   tap_pid          INTEGER,                       -- the recording tap's own pid (version 2)
-  tap_id           TEXT                           -- that process's identity, "BOOT-ID:START-TICKS":
+  tap_id           TEXT,                          -- that process's identity, "BOOT-ID:START-TICKS":
                                                   -- a session not ended whose tap no longer lives
                                                   -- ended abnormally (version 2)
+  -- What the session holds, kept up to date with each commit (version 3):
+  msgs_c2s         INTEGER NOT NULL DEFAULT 0,    -- message rows client to server
+  msgs_s2c         INTEGER NOT NULL DEFAULT 0,    -- message rows server to client
+  stderr_lines     INTEGER NOT NULL DEFAULT 0,    -- stderr_line rows
+  bytes_c2s        INTEGER NOT NULL DEFAULT 0,    -- sum of their size, client to server
+  bytes_s2c        INTEGER NOT NULL DEFAULT 0     -- and server to client
 );
 
 -- One row per protocol message (a stdio line), in the order the tap read them.
@@ -70,7 +76,10 @@ CREATE TABLE message (
   error_code  INTEGER,            -- error responses: error.code
   request_seq INTEGER,            -- responses and errors: the seq of the request
                                   -- they answer (same id, other direction, paired
-                                  -- by the tap as it read them); NULL when none
+                                  -- by the tap as it read them); notifications/cancelled:
+                                  -- the seq of the request it cancels (its requestId,
+                                  -- same direction, still open then; version 3);
+                                  -- NULL when none
   progress_token,                 -- params._meta.progressToken, or params.progressToken
                                   -- of notifications/progress (no affinity, like id)
   has_meta    INTEGER NOT NULL DEFAULT 0, -- 1 when params or result carries _meta
@@ -107,31 +116,59 @@ CREATE TABLE gap (
 );
 
 -- Requests with their answers (paired by the tap: same id, the other
--- direction) and the latency between them; unanswered requests have NULLs.
+-- direction) and the latency between them. outcome: response | error, or
+-- cancelled when the sender cancelled it before any answer came (an answer
+-- after the cancel still shows in response_seq), or NULL: never answered.
 CREATE VIEW exchange AS
-SELECT q.session       AS session,
-       q.seq           AS request_seq,
-       q.dir           AS dir,
-       q.method        AS method,
-       q.id            AS id,
-       r.seq           AS response_seq,
-       r.kind          AS outcome,      -- response | error | NULL (never answered)
-       r.error_code    AS error_code,
-       r.t_ns - q.t_ns AS latency_ns
-FROM message q
+SELECT q.session        AS session,
+       q.seq            AS request_seq,
+       q.dir            AS dir,
+       q.method         AS method,
+       q.id             AS id,
+       r.seq            AS response_seq,
+       CASE WHEN r.seq IS NOT NULL AND (q.cancel_seq IS NULL OR r.seq < q.cancel_seq) THEN r.kind
+            WHEN q.cancel_seq IS NOT NULL THEN 'cancelled' END AS outcome,
+       r.error_code     AS error_code,
+       r.t_ns - q.t_ns  AS latency_ns,
+       q.cancel_seq     AS cancel_seq
+FROM (SELECT m.*, (SELECT min(c.seq) FROM message c
+                   WHERE c.session = m.session AND c.request_seq = m.seq
+                     AND c.kind = 'notification') AS cancel_seq
+      FROM message m WHERE m.kind = 'request') q
 LEFT JOIN message r ON r.session = q.session AND r.request_seq = q.seq
-WHERE q.kind = 'request';
+                   AND r.kind IN ('response', 'error');
 
 -- Per-method counts, errors and latency (mean and max; percentiles: mcptap stats).
 CREATE VIEW method_stats AS
 SELECT session, dir, method,
        count(*)                                     AS requests,
        sum(outcome IS 'error')                      AS errors,
+       sum(outcome IS 'cancelled')                  AS cancelled,
        sum(outcome IS NULL)                         AS unanswered,
        avg(latency_ns) / 1e6                        AS mean_ms,
        max(latency_ns) / 1e6                        AS max_ms
 FROM exchange
 GROUP BY session, dir, method;
+
+-- Each tools/call with its tool's name, how it ended and its latency. outcome:
+-- result | isError (a result whose isError is true: the tool failed) | error
+-- (a JSON-RPC error) | cancelled | unanswered.
+CREATE VIEW tool_call AS
+SELECT e.session        AS session,
+       e.request_seq    AS request_seq,
+       e.id             AS id,
+       json_extract(CAST(q.raw AS TEXT), '$.params.name') AS tool,
+       CASE WHEN e.outcome = 'response'
+                 AND json_extract(CAST(r.raw AS TEXT), '$.result.isError') IS 1 THEN 'isError'
+            WHEN e.outcome = 'response' THEN 'result'
+            WHEN e.outcome IS NULL THEN 'unanswered'
+            ELSE e.outcome END AS outcome,
+       e.error_code     AS error_code,
+       e.latency_ns     AS latency_ns
+FROM exchange e
+JOIN message q ON q.session = e.session AND q.seq = e.request_seq
+LEFT JOIN message r ON r.session = e.session AND r.seq = e.response_seq
+WHERE e.method = 'tools/call' AND json_valid(CAST(q.raw AS TEXT));
 
 -- One row per run of `mcptap analyze` over a session.
 CREATE TABLE analysis (
@@ -146,7 +183,10 @@ CREATE TABLE analysis (
   infos          INTEGER NOT NULL DEFAULT 0,
   -- 0 while its findings are being stored: a long analysis commits them in
   -- slices, so that it never holds the file from the taps for long (version 3)
-  complete       INTEGER NOT NULL DEFAULT 1
+  complete       INTEGER NOT NULL DEFAULT 1,
+  -- the rules that ran, comma-separated, when not every rule did (--rules,
+  -- --skip-rules); NULL: every rule (version 3)
+  rules          TEXT
 );
 
 -- What an analysis found: one row per finding, tied to the message it is
@@ -162,10 +202,14 @@ CREATE TABLE finding (
 );
 CREATE INDEX finding_by_analysis ON finding(analysis);
 
--- The findings of the newest complete analysis of each session.
+-- The current findings of each session: for each rule, those of the newest
+-- complete analysis that ran it (a run of a few rules replaces their
+-- findings only).
 CREATE VIEW latest_finding AS
 SELECT f.* FROM finding f
-WHERE f.analysis = (SELECT max(a.id) FROM analysis a WHERE a.session = f.session AND a.complete);
+WHERE f.analysis = (SELECT max(a.id) FROM analysis a
+                    WHERE a.session = f.session AND a.complete
+                      AND (a.rules IS NULL OR instr(',' || a.rules || ',', ',' || f.rule || ',') > 0));
 
 -- One row per `mcptap replay` run. mode 'client': the recorded client of a
 -- session sent to a live server, every answer compared with the recorded one

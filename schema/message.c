@@ -136,6 +136,60 @@ void mt_utf8_lossy(const char *s, size_t n, struct mt_buf *out)
 	}
 }
 
+void mt_printable_append(struct mt_buf *b, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	while (i < n) {
+		size_t start = i;
+		/* The longest run that needs nothing done. */
+		while (i < n && p[i] >= 0x20 && p[i] < 0x7F)
+			i++;
+		mt_buf_append(b, p + start, i - start);
+		if (i == n)
+			break;
+		if (p[i] < 0x80) {
+			if (p[i] == '\t')
+				mt_buf_puts(b, "\\t");
+			else if (p[i] == '\n')
+				mt_buf_puts(b, "\\n");
+			else if (p[i] == '\r')
+				mt_buf_puts(b, "\\r");
+			else
+				mt_buf_printf(b, "\\x%02X", p[i]);
+			i++;
+			continue;
+		}
+		size_t seq = utf8_seq(p + i, n - i);
+		if (!seq) {
+			mt_buf_printf(b, "\\x%02X", p[i]);
+			i++;
+			continue;
+		}
+		unsigned cp = seq == 2 ? ((p[i] & 0x1Fu) << 6) | (p[i + 1] & 0x3Fu)
+			    : seq == 3 ? ((p[i] & 0x0Fu) << 12) | ((p[i + 1] & 0x3Fu) << 6) |
+					 (p[i + 2] & 0x3Fu)
+				       : 0x10000;
+		if ((cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
+		    (cp >= 0x2066 && cp <= 0x2069))
+			mt_buf_printf(b, "\\u%04X", cp);
+		else
+			mt_buf_append(b, p + i, seq);
+		i += seq;
+	}
+}
+
+const char *mt_printable(struct mt_buf *scratch, const char *s)
+{
+	mt_buf_reset(scratch);
+	mt_buf_putc(scratch, '\0'); /* data is never NULL */
+	mt_buf_reset(scratch);
+	if (s)
+		mt_printable_append(scratch, s, strlen(s));
+	return scratch->data;
+}
+
 /*
  * Validate a string starting at the opening quote. Returns the byte after the
  * closing quote, or NULL with *why set. *escaped is set when it holds a '\'.

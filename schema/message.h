@@ -112,6 +112,17 @@ int mt_json_next_element(struct mt_span arr, size_t *pos, struct mt_span *el);
 long mt_utf8_invalid(const char *s, size_t n);
 /* s as UTF-8 text in out (reset first), each invalid byte replaced by U+FFFD. */
 void mt_utf8_lossy(const char *s, size_t n, struct mt_buf *out);
+/*
+ * Append n bytes of s to b as text safe to show on a terminal: what a terminal
+ * would act on is made visible instead. C0 controls and DEL become \t, \n, \r
+ * or \xNN; C1 controls (U+0080..U+009F) and the bidirectional overrides
+ * (U+202A..U+202E, U+2066..U+2069) become \uNNNN; a byte that is not UTF-8
+ * becomes \xNN. Everything else, non-ASCII text included, passes as it is.
+ */
+void mt_printable_append(struct mt_buf *b, const char *s, size_t n);
+/* The same for a NUL-terminated string (NULL: nothing), into scratch (reset
+ * first); returns scratch's text, valid until scratch changes. */
+const char *mt_printable(struct mt_buf *scratch, const char *s);
 
 /* Is the validated token a JSON integer that fits in int64? Stores it in *v. */
 int mt_json_int64(struct mt_span tok, int64_t *v);

@@ -16,7 +16,7 @@
 #include "schema_sql.h"
 
 enum stmt_id {
-	S_MSG, S_STDERR, S_GAP, S_BEGIN, S_COMMIT, S_STMT_COUNT
+	S_MSG, S_STDERR, S_GAP, S_BEGIN, S_COMMIT, S_COUNTS, S_FINDING, S_STMT_COUNT
 };
 
 static const char *const stmt_sql[S_STMT_COUNT] = {
@@ -30,6 +30,17 @@ static const char *const stmt_sql[S_STMT_COUNT] = {
 		  " VALUES (?1,?2,?3,?4,?5,?6)",
 	[S_BEGIN] = "BEGIN IMMEDIATE", /* the write lock now: inserts never meet it held */
 	[S_COMMIT] = "COMMIT",
+	[S_COUNTS] = "UPDATE session SET msgs_c2s = msgs_c2s + ?2, msgs_s2c = msgs_s2c + ?3,"
+		     " stderr_lines = stderr_lines + ?4, bytes_c2s = bytes_c2s + ?5,"
+		     " bytes_s2c = bytes_s2c + ?6 WHERE id = ?1",
+	[S_FINDING] = "INSERT INTO finding (analysis, session, rule, severity, seq, related, text)"
+		      " VALUES (?1,?2,?3,?4,?5,?6,?7)",
+};
+
+/* What the open transaction added to a session (session's counters, version 3). */
+struct counts {
+	int64_t session;
+	int64_t msgs[2], bytes[2], stderr_lines; /* [0] c2s, [1] s2c */
 };
 
 struct store {
@@ -48,6 +59,8 @@ struct store {
 	int64_t txn_started;              /* monotonic ns: store_begin */
 	void (*on_wait)(void *ctx);       /* told when a wait begins */
 	void *wait_ctx;
+	struct counts *counts;            /* the open transaction's, per session */
+	size_t ncounts, capcounts;
 };
 
 /*
@@ -69,11 +82,30 @@ static const struct {
 	    "ALTER TABLE replay_result ADD COLUMN noise TEXT;"
 	    "ALTER TABLE session ADD COLUMN tap_pid INTEGER;"
 	    "ALTER TABLE session ADD COLUMN tap_id TEXT;"},
-	/* 3: analyses stored in slices are complete only at their end. */
+	/* 3: analyses stored in slices are complete only at their end, and say
+	 * which rules ran; sessions count what they hold; a cancel names the
+	 * request it cancels. (The views are made anew after every migration.) */
 	{2, "ALTER TABLE analysis ADD COLUMN complete INTEGER NOT NULL DEFAULT 1;"
-	    "DROP VIEW latest_finding;"
-	    "CREATE VIEW latest_finding AS SELECT f.* FROM finding f WHERE f.analysis ="
-	    " (SELECT max(a.id) FROM analysis a WHERE a.session = f.session AND a.complete);"},
+	    "ALTER TABLE analysis ADD COLUMN rules TEXT;"
+	    "ALTER TABLE session ADD COLUMN msgs_c2s INTEGER NOT NULL DEFAULT 0;"
+	    "ALTER TABLE session ADD COLUMN msgs_s2c INTEGER NOT NULL DEFAULT 0;"
+	    "ALTER TABLE session ADD COLUMN stderr_lines INTEGER NOT NULL DEFAULT 0;"
+	    "ALTER TABLE session ADD COLUMN bytes_c2s INTEGER NOT NULL DEFAULT 0;"
+	    "ALTER TABLE session ADD COLUMN bytes_s2c INTEGER NOT NULL DEFAULT 0;"
+	    "UPDATE session SET"
+	    " msgs_c2s = (SELECT count(*) FROM message m WHERE m.session = session.id AND m.dir = 'c2s'),"
+	    " msgs_s2c = (SELECT count(*) FROM message m WHERE m.session = session.id AND m.dir = 's2c'),"
+	    " stderr_lines = (SELECT count(*) FROM stderr_line e WHERE e.session = session.id),"
+	    " bytes_c2s = (SELECT coalesce(sum(size), 0) FROM message m"
+	    "   WHERE m.session = session.id AND m.dir = 'c2s'),"
+	    " bytes_s2c = (SELECT coalesce(sum(size), 0) FROM message m"
+	    "   WHERE m.session = session.id AND m.dir = 's2c');"
+	    "UPDATE message SET request_seq = (SELECT max(q.seq) FROM message q"
+	    "   WHERE q.session = message.session AND q.dir = message.dir AND q.kind = 'request'"
+	    "   AND q.seq < message.seq AND q.idtype IS NOT NULL"
+	    "   AND q.id IS json_extract(CAST(message.raw AS TEXT), '$.params.requestId'))"
+	    " WHERE kind = 'notification' AND method = 'notifications/cancelled'"
+	    "   AND json_valid(CAST(raw AS TEXT));"},
 };
 
 /* Was the last failure a lock another connection holds (not a fault of the file)? */
@@ -199,6 +231,286 @@ out:
 	return rc;
 }
 
+/* ---- is it mcptap's schema? ---- */
+
+/*
+ * Columns that came with a later schema version: a file of an older version,
+ * read as it is, lacks them.
+ */
+static const struct {
+	int version;
+	const char *table, *column;
+} later_columns[] = {
+	{2, "replay_run", "mode"},     {2, "replay_run", "runs"},     {2, "replay_run", "noise"},
+	{2, "replay_run", "summary"},  {2, "replay_result", "name"},  {2, "replay_result", "noise"},
+	{2, "session", "tap_pid"},     {2, "session", "tap_id"},      {3, "analysis", "complete"},
+	{3, "analysis", "rules"},      {3, "session", "msgs_c2s"},    {3, "session", "msgs_s2c"},
+	{3, "session", "stderr_lines"}, {3, "session", "bytes_c2s"},  {3, "session", "bytes_s2c"},
+};
+
+/*
+ * The views of the released versions before 3, by name and FNV-1a hash of
+ * their SQL text: a file of such a version, read as it is, has these. (From
+ * version 3 on, the views are those of mcptap.sql, made anew by a migration.)
+ */
+static const struct {
+	const char *name;
+	uint64_t hash;
+} old_views[] = {
+	{"exchange", 0x704bf839fecc98daULL},
+	{"exchange", 0xa1838df005bb7cfdULL},
+	{"latest_finding", 0x3579ae4b2c1ed12eULL},
+	{"method_stats", 0x10f0df2acd3e8c00ULL},
+	{"method_stats", 0x945f65f20193a3afULL},
+};
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* The newest schema, made in a database of its own in memory (close it). */
+static int reference_db(sqlite3 **out, struct mt_err *err)
+{
+	sqlite3 *db = NULL;
+	char *msg = NULL;
+
+	*out = NULL;
+	if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+		    SQLITE_OK ||
+	    sqlite3_exec(db, mcptap_schema_sql, NULL, NULL, &msg) != SQLITE_OK) {
+		mt_err_set(err, "cannot make the reference schema: %s",
+			   msg ? msg : db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_free(msg);
+		sqlite3_close(db);
+		return -1;
+	}
+	*out = db;
+	return 0;
+}
+
+/* One text column of the first row of sql with ?1 = a (a new string, or NULL). */
+static char *query_text(sqlite3 *db, const char *sql, const char *a)
+{
+	sqlite3_stmt *q = NULL;
+	char *v = NULL;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+		return NULL;
+	if (a)
+		sqlite3_bind_text(q, 1, a, -1, SQLITE_STATIC);
+	if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
+		v = mt_strdup((const char *)sqlite3_column_text(q, 0));
+	sqlite3_finalize(q);
+	return v;
+}
+
+/* Is the column one that a file of this version lacks? */
+static int later_column(int64_t version, const char *table, const char *column)
+{
+	for (size_t i = 0; i < sizeof(later_columns) / sizeof(later_columns[0]); i++)
+		if (later_columns[i].version > version && !strcmp(later_columns[i].table, table) &&
+		    !strcmp(later_columns[i].column, column))
+			return 1;
+	return 0;
+}
+
+/* Table name of the file: exactly the reference's columns, less those of later versions. */
+static int check_table(struct store *st, sqlite3 *ref, int64_t version, const char *name,
+		       struct mt_err *err)
+{
+	static const char cols[] = "SELECT group_concat(name, ',') FROM"
+				   " (SELECT name FROM pragma_table_info(?1) ORDER BY name)";
+	char *have = query_text(st->db, cols, name);
+	char *want = query_text(ref, cols, name);
+	struct mt_buf w = MT_BUF_INIT;
+	int rc = 0;
+
+	/* The reference's columns that a file of this version has. */
+	for (const char *p = want ? want : ""; *p;) {
+		size_t n = strcspn(p, ",");
+		char *c = mt_strndup(p, n);
+		if (!later_column(version, name, c)) {
+			if (w.len)
+				mt_buf_putc(&w, ',');
+			mt_buf_puts(&w, c);
+		}
+		free(c);
+		p += n + (p[n] == ',');
+	}
+	if (!have || strcmp(have, w.data ? w.data : ""))
+		rc = mt_err_set(err, "not an mcptap capture: table %s has the columns (%s), not mcptap's (%s)",
+				name, have ? have : "", w.data ? w.data : "");
+	free(have);
+	free(want);
+	mt_buf_release(&w);
+	return rc;
+}
+
+/* A view of the file: one of mcptap's, with mcptap's text for its version. */
+static int check_view(sqlite3 *ref, int64_t version, const char *name, const char *sql,
+		      struct mt_err *err)
+{
+	char *want = query_text(ref, "SELECT sql FROM sqlite_master WHERE type = 'view' AND name = ?1",
+				name);
+	int ok = want && sql && !strcmp(want, sql);
+
+	free(want);
+	if (!ok && version < 3 && sql) {
+		uint64_t h = fnv1a(sql);
+		for (size_t i = 0; i < sizeof(old_views) / sizeof(old_views[0]) && !ok; i++)
+			ok = !strcmp(old_views[i].name, name) && old_views[i].hash == h;
+	}
+	return ok ? 0 : mt_err_set(err, "not an mcptap capture: its view %s is not mcptap's", name);
+}
+
+/*
+ * An index the file has: mcptap's own (with its text), SQLite's for a
+ * constraint, or one a user made on plain columns (an expression in an
+ * index would be evaluated when mcptap writes).
+ */
+static int check_index(struct store *st, sqlite3 *ref, const char *name, const char *sql,
+		       struct mt_err *err)
+{
+	char *want = query_text(ref, "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?1",
+				name);
+	char *expr = NULL;
+	int rc = 0;
+
+	if (want) {
+		if (!sql || strcmp(want, sql))
+			rc = mt_err_set(err, "not an mcptap capture: its index %s is not mcptap's", name);
+	} else if (sql) {
+		expr = query_text(st->db, "SELECT 1 FROM pragma_index_xinfo(?1) WHERE key AND cid < 0",
+				  name);
+		if (expr)
+			rc = mt_err_set(err, "not an mcptap capture: its index %s is on an expression",
+					name);
+	}
+	free(want);
+	free(expr);
+	return rc;
+}
+
+/*
+ * Check that the file holds mcptap's schema of its version and nothing that
+ * could run when it is read or written: its tables with mcptap's columns, no
+ * trigger, no view but mcptap's own. A crafted file is refused here, before
+ * anything else reads it.
+ */
+static int check_schema(struct store *st, int64_t version, struct mt_err *err)
+{
+	sqlite3 *ref = NULL;
+	sqlite3_stmt *q = NULL, *t = NULL;
+	int rc = -1, r;
+
+	if (reference_db(&ref, err))
+		return -1;
+	if (sqlite3_prepare_v2(st->db, "SELECT type, name, sql FROM sqlite_master", -1, &q, NULL) !=
+	    SQLITE_OK) {
+		db_fail(st, err, "cannot read the schema");
+		goto out;
+	}
+	while ((r = sqlite3_step(q)) == SQLITE_ROW) {
+		const char *type = (const char *)sqlite3_column_text(q, 0);
+		const char *name = (const char *)sqlite3_column_text(q, 1);
+		const char *sql = (const char *)sqlite3_column_text(q, 2);
+		char *mine;
+
+		if (!type || !name) {
+			mt_err_set(err, "damaged mcptap capture: an unnamed schema entry");
+			goto out;
+		}
+		if (!strcmp(type, "trigger")) {
+			mt_err_set(err, "not an mcptap capture: it holds a trigger (%s), which mcptap "
+				   "never makes", name);
+			goto out;
+		}
+		if (!strcmp(type, "view")) {
+			if (check_view(ref, version, name, sql, err))
+				goto out;
+			continue;
+		}
+		if (!strcmp(type, "index")) {
+			if (check_index(st, ref, name, sql, err))
+				goto out;
+			continue;
+		}
+		if (strcmp(type, "table") || !strncmp(name, "sqlite_", 7))
+			continue; /* SQLite's own (sqlite_stat1, sqlite_sequence) */
+		mine = query_text(ref, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?1",
+				  name);
+		free(mine);
+		if (!mine) {
+			mt_err_set(err, "not an mcptap capture: it holds a table (%s) mcptap never makes",
+				   name);
+			goto out;
+		}
+		if (check_table(st, ref, version, name, err))
+			goto out;
+	}
+	if (r != SQLITE_DONE) {
+		db_fail(st, err, "cannot read the schema");
+		goto out;
+	}
+	/* Every table of mcptap's must be there, as a table. */
+	if (sqlite3_prepare_v2(ref, "SELECT name FROM sqlite_master WHERE type = 'table'", -1, &t,
+			       NULL) != SQLITE_OK) {
+		mt_err_set(err, "cannot read the reference schema: %s", sqlite3_errmsg(ref));
+		goto out;
+	}
+	while (sqlite3_step(t) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(t, 0);
+		char *there = query_text(st->db, "SELECT type FROM sqlite_master WHERE name = ?1", name);
+		int ok = there && !strcmp(there, "table");
+		free(there);
+		if (!ok) {
+			mt_err_set(err, "damaged mcptap capture: the table %s is missing", name);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(q);
+	sqlite3_finalize(t);
+	sqlite3_close(ref);
+	return rc;
+}
+
+/* Make mcptap's views anew, from mcptap.sql (inside the caller's transaction). */
+static int make_views(struct store *st, struct mt_err *err)
+{
+	sqlite3 *ref = NULL;
+	sqlite3_stmt *q = NULL;
+	int rc = -1;
+
+	if (reference_db(&ref, err))
+		return -1;
+	if (sqlite3_prepare_v2(ref, "SELECT name, sql FROM sqlite_master WHERE type = 'view'"
+			       " ORDER BY rowid", -1, &q, NULL) != SQLITE_OK) {
+		mt_err_set(err, "cannot read the reference schema: %s", sqlite3_errmsg(ref));
+		goto out;
+	}
+	/* (Dropped first, in the other order: a view may use an earlier one.) */
+	if (exec(st, "DROP VIEW IF EXISTS tool_call; DROP VIEW IF EXISTS latest_finding;"
+		     " DROP VIEW IF EXISTS method_stats; DROP VIEW IF EXISTS exchange;", err))
+		goto out;
+	while (sqlite3_step(q) == SQLITE_ROW)
+		if (exec(st, (const char *)sqlite3_column_text(q, 1), err))
+			goto out;
+	rc = 0;
+out:
+	sqlite3_finalize(q);
+	sqlite3_close(ref);
+	return rc;
+}
+
 /*
  * Create the schema in an empty file, in one transaction. Several taps may
  * start at once on a new file: each saw it empty, and the write lock lets one
@@ -241,7 +553,7 @@ static int migrate(struct store *st, int64_t from, struct mt_err *err)
 			goto fail;
 	}
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
-	if (exec(st, sql, err) || set_meta(st, "migrated_by", "mcptap " MCPTAP_VERSION, err) ||
+	if (make_views(st, err) || exec(st, sql, err) || set_meta(st, "migrated_by", "mcptap " MCPTAP_VERSION, err) ||
 	    exec(st, "COMMIT", err))
 		goto fail;
 	return 0;
@@ -292,6 +604,8 @@ static int check_file(struct store *st, enum store_mode mode, struct mt_err *err
 	if (ver < 1)
 		return mt_err_set(err, "damaged mcptap capture (schema version %lld)",
 				  (long long)ver);
+	if (check_schema(st, ver, err))
+		return -1;
 	st->version = ver < STORE_SCHEMA_VERSION && mode == STORE_READ &&
 			      sqlite3_db_readonly(st->db, "main") == 1
 		      ? ver
@@ -340,6 +654,87 @@ int store_open(const char *path, enum store_mode mode, struct store **out, struc
 	return store_open_wait(path, mode, 5000, out, err);
 }
 
+/*
+ * SQLite's defences for a database that came from elsewhere (its documentation's
+ * "Defense Against The Dark Arts"): no schema code trusted to call functions
+ * with side effects, no writes to the schema, no triggers; readers expand no
+ * view at all (mcptap's own code reads none).
+ */
+static void defend(sqlite3 *db, int views)
+{
+	sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, views, NULL);
+	sqlite3_exec(db, "PRAGMA cell_size_check = ON", NULL, NULL, NULL);
+}
+
+/* "file:PATH?immutable=1" with the characters a URI gives a meaning escaped. */
+static char *immutable_uri(const char *path)
+{
+	struct mt_buf b = MT_BUF_INIT;
+
+	mt_buf_puts(&b, "file:");
+	for (const char *p = path; *p; p++) {
+		if (*p == '%' || *p == '?' || *p == '#')
+			mt_buf_printf(&b, "%%%02X", (unsigned char)*p);
+		else
+			mt_buf_putc(&b, *p);
+	}
+	mt_buf_puts(&b, "?immutable=1");
+	return b.data;
+}
+
+/* Does the companion file path + suffix exist (with something in it, when full)? */
+static int companion(const char *path, const char *suffix, int full)
+{
+	char *name = mt_asprintf("%s%s", path, suffix);
+	struct stat sb;
+	int there = stat(name, &sb) == 0 && (!full || sb.st_size > 0);
+
+	free(name);
+	return there;
+}
+
+/*
+ * How a reader opens the file. Its owner, allowed to write it, opens it for
+ * writing (an older schema is migrated). Anyone else opens it read-only and
+ * never creates a -wal or -shm file beside it: with the writer's own when a
+ * writer has them open, and as an unchanging file when there are none.
+ */
+enum read_how { READ_OWN, READ_SHARED, READ_IMMUTABLE };
+
+static enum read_how read_how(const char *path, const struct stat *sb)
+{
+	if (sb->st_uid == geteuid() && access(path, W_OK) == 0)
+		return READ_OWN;
+	if (companion(path, "-shm", 0) && companion(path, "-wal", 0))
+		return READ_SHARED;
+	return READ_IMMUTABLE;
+}
+
+/* Is the error one of a file that may be read but not written beside (read-only media)? */
+static int cannot_write_beside(sqlite3 *db)
+{
+	int code = sqlite3_errcode(db) & 0xff;
+
+	return code == SQLITE_CANTOPEN || code == SQLITE_READONLY || code == SQLITE_IOERR ||
+	       code == SQLITE_PERM;
+}
+
+static int open_db(struct store *st, const char *path, int flags, enum store_mode mode,
+		   int lock_ms, struct mt_err *err)
+{
+	if (sqlite3_open_v2(path, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		mt_err_set(err, "%s", st->db ? sqlite3_errmsg(st->db) : "cannot open");
+		return -1;
+	}
+	sqlite3_extended_result_codes(st->db, 0);
+	defend(st->db, mode != STORE_READ);
+	store_set_lock_wait(st, lock_ms, NULL, NULL);
+	return 0;
+}
+
 int store_open_wait(const char *path, enum store_mode mode, int lock_ms, struct store **out,
 		    struct mt_err *err)
 {
@@ -349,10 +744,12 @@ int store_open_wait(const char *path, enum store_mode mode, int lock_ms, struct 
 	pthread_once(&once, configure_sqlite);
 	st = mt_calloc(1, sizeof(*st));
 	int flags, rc = -1;
+	enum read_how how = READ_OWN;
 	struct stat sb;
 
 	*out = NULL;
 	st->path = mt_strdup(path);
+	st->seed = (unsigned)getpid() ^ (unsigned)mt_mono_ns();
 	/* A device, a FIFO or a socket cannot hold a database, and SQLite would
 	 * create its journal beside it (/dev/null-journal): refused first. */
 	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
@@ -382,25 +779,44 @@ int store_open_wait(const char *path, enum store_mode mode, int lock_ms, struct 
 		}
 		flags = SQLITE_OPEN_READWRITE;
 	} else {
-		if (access(path, F_OK) != 0) {
+		if (stat(path, &sb) != 0 || access(path, R_OK) != 0) {
 			mt_err_set(err, "%s", strerror(errno));
 			goto out;
 		}
-		flags = access(path, W_OK) == 0 ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
+		how = read_how(path, &sb);
+		flags = how == READ_OWN ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
 	}
-	if (sqlite3_open_v2(path, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		mt_err_set(err, "%s", st->db ? sqlite3_errmsg(st->db) : "cannot open");
+	if (how == READ_IMMUTABLE) {
+		char *uri = immutable_uri(path);
+		int r = open_db(st, uri, flags | SQLITE_OPEN_URI, mode, lock_ms, err);
+		free(uri);
+		if (r)
+			goto out;
+	} else if (open_db(st, path, flags, mode, lock_ms, err)) {
 		goto out;
 	}
-	sqlite3_extended_result_codes(st->db, 0);
-	st->seed = (unsigned)getpid() ^ (unsigned)mt_mono_ns();
-	store_set_lock_wait(st, lock_ms, NULL, NULL);
 	if (stat(path, &sb) == 0) {
 		st->dev = sb.st_dev;
 		st->ino = sb.st_ino;
 	}
-	if (check_file(st, mode, err))
-		goto out;
+	if (check_file(st, mode, err)) {
+		/* The owner's file on read-only media or in a read-only folder: the
+		 * write-ahead log's index cannot be made beside it. Read it as an
+		 * unchanging file, without one. */
+		if (mode != STORE_READ || how == READ_IMMUTABLE || !cannot_write_beside(st->db))
+			goto out;
+		sqlite3_close(st->db);
+		st->db = NULL;
+		how = READ_IMMUTABLE;
+		char *uri = immutable_uri(path);
+		int r = open_db(st, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, mode, lock_ms, err);
+		free(uri);
+		if (r || check_file(st, mode, err))
+			goto out;
+	}
+	if (how == READ_IMMUTABLE && companion(path, "-wal", 1))
+		mt_warn("'%s' is read without its -wal journal (it cannot be used from here): "
+			"what was written last may be missing", path);
 	if (mode == STORE_WRITE) {
 		if (exec(st, "PRAGMA journal_mode = WAL", err) ||
 		    exec(st, "PRAGMA synchronous = NORMAL", err))
@@ -426,6 +842,7 @@ int store_close(struct store *st)
 		return 0;
 	for (int i = 0; i < S_STMT_COUNT; i++)
 		sqlite3_finalize(st->stmt[i]);
+	free(st->counts);
 	if (st->db)
 		rc = sqlite3_close(st->db);
 	mt_buf_release(&st->scratch);
@@ -470,6 +887,47 @@ int store_set_sync_full(struct store *st, int full, struct mt_err *err)
 	return exec(st, full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL", err);
 }
 
+/* The open transaction's counts for session (made when new). */
+static struct counts *counts_of(struct store *st, int64_t session)
+{
+	for (size_t i = 0; i < st->ncounts; i++)
+		if (st->counts[i].session == session)
+			return &st->counts[i];
+	if (st->ncounts == st->capcounts) {
+		st->capcounts = st->capcounts ? st->capcounts * 2 : 4;
+		st->counts = mt_realloc(st->counts, st->capcounts * sizeof(*st->counts));
+	}
+	struct counts *c = &st->counts[st->ncounts++];
+	memset(c, 0, sizeof(*c));
+	c->session = session;
+	return c;
+}
+
+/* Add the open transaction's counts to its sessions' rows (version 3 on). */
+static int flush_counts(struct store *st, struct mt_err *err)
+{
+	sqlite3_stmt *s;
+
+	if (st->version < 3 || !st->ncounts)
+		goto done;
+	if (!(s = stmt(st, S_COUNTS, err)))
+		return -1;
+	for (size_t i = 0; i < st->ncounts; i++) {
+		const struct counts *c = &st->counts[i];
+		sqlite3_bind_int64(s, 1, c->session);
+		sqlite3_bind_int64(s, 2, c->msgs[0]);
+		sqlite3_bind_int64(s, 3, c->msgs[1]);
+		sqlite3_bind_int64(s, 4, c->stderr_lines);
+		sqlite3_bind_int64(s, 5, c->bytes[0]);
+		sqlite3_bind_int64(s, 6, c->bytes[1]);
+		if (step_done(st, s, err, "cannot count the session's rows"))
+			return -1;
+	}
+done:
+	st->ncounts = 0;
+	return 0;
+}
+
 int store_begin(struct store *st, struct mt_err *err)
 {
 	sqlite3_stmt *s = stmt(st, S_BEGIN, err);
@@ -499,11 +957,15 @@ int store_commit(struct store *st, struct mt_err *err)
 {
 	sqlite3_stmt *s = stmt(st, S_COMMIT, err);
 
-	return s ? step_done(st, s, err, "cannot commit") : -1;
+	/* (Counted once: a commit tried again after a wait finds nothing to add.) */
+	if (!s || flush_counts(st, err))
+		return -1;
+	return step_done(st, s, err, "cannot commit");
 }
 
 void store_rollback(struct store *st)
 {
+	st->ncounts = 0;
 	if (!sqlite3_get_autocommit(st->db))
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 }
@@ -734,7 +1196,13 @@ int store_add_message(struct store *st, const struct store_msg *m, struct mt_err
 		sqlite3_bind_int64(s, 18, m->request_seq);
 	else
 		sqlite3_bind_null(s, 18);
-	return step_done(st, s, err, "cannot store a message");
+	if (step_done(st, s, err, "cannot store a message"))
+		return -1;
+	struct counts *k = counts_of(st, m->session);
+	int d = strcmp(m->dir, "c2s") != 0;
+	k->msgs[d]++;
+	k->bytes[d] += (int64_t)m->size;
+	return sqlite3_get_autocommit(st->db) ? flush_counts(st, err) : 0;
 }
 
 int store_add_stderr(struct store *st, int64_t session, int64_t seq, int64_t t_ns, int64_t wall,
@@ -752,7 +1220,10 @@ int store_add_stderr(struct store *st, int64_t session, int64_t seq, int64_t t_n
 	sqlite3_bind_int64(s, 4, wall);
 	sqlite3_bind_int(s, 5, incomplete);
 	sqlite3_bind_blob(s, 6, size ? raw : "", (int)size, SQLITE_STATIC);
-	return step_done(st, s, err, "cannot store a stderr line");
+	if (step_done(st, s, err, "cannot store a stderr line"))
+		return -1;
+	counts_of(st, session)->stderr_lines++;
+	return sqlite3_get_autocommit(st->db) ? flush_counts(st, err) : 0;
 }
 
 int store_add_gap(struct store *st, int64_t session, int64_t seq, const char *dir,
@@ -765,8 +1236,12 @@ int store_add_gap(struct store *st, int64_t session, int64_t seq, const char *di
 	sqlite3_bind_int64(s, 1, session);
 	if (seq >= 0)
 		sqlite3_bind_int64(s, 2, seq);
+	else
+		sqlite3_bind_null(s, 2); /* (a prepared statement keeps the last gap's) */
 	if (dir)
 		sqlite3_bind_text(s, 3, dir, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 3);
 	sqlite3_bind_int64(s, 4, messages);
 	sqlite3_bind_int64(s, 5, bytes);
 	sqlite3_bind_text(s, 6, reason, -1, SQLITE_STATIC);
@@ -781,8 +1256,8 @@ int store_add_analysis(struct store *st, const struct store_analysis *a, int64_t
 
 	if (sqlite3_prepare_v2(st->db,
 			       "INSERT INTO analysis (session, started_wall, mcptap_version, spec,"
-			       " spec_source, errors, warnings, infos, complete)"
-			       " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,0)",
+			       " spec_source, errors, warnings, infos, complete, rules)"
+			       " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,0,?9)",
 			       -1, &q, NULL) != SQLITE_OK) {
 		db_fail(st, err, "cannot store the analysis");
 		goto out;
@@ -795,6 +1270,8 @@ int store_add_analysis(struct store *st, const struct store_analysis *a, int64_t
 	sqlite3_bind_int64(q, 6, a->errors);
 	sqlite3_bind_int64(q, 7, a->warnings);
 	sqlite3_bind_int64(q, 8, a->infos);
+	if (a->rules)
+		sqlite3_bind_text(q, 9, a->rules, -1, SQLITE_STATIC);
 	if (sqlite3_step(q) != SQLITE_DONE) {
 		db_fail(st, err, "cannot store the analysis");
 		goto out;
@@ -831,33 +1308,24 @@ int store_add_finding(struct store *st, int64_t analysis, int64_t session, const
 		      const char *severity, int64_t seq, const char *related, const char *text,
 		      struct mt_err *err)
 {
-	sqlite3_stmt *q = NULL;
-	int rc = -1;
+	sqlite3_stmt *q = stmt(st, S_FINDING, err);
 
-	if (sqlite3_prepare_v2(st->db,
-			       "INSERT INTO finding (analysis, session, rule, severity, seq, related,"
-			       " text) VALUES (?1,?2,?3,?4,?5,?6,?7)",
-			       -1, &q, NULL) != SQLITE_OK) {
-		db_fail(st, err, "cannot store a finding");
-		goto out;
-	}
+	if (!q)
+		return -1;
 	sqlite3_bind_int64(q, 1, analysis);
 	sqlite3_bind_int64(q, 2, session);
 	sqlite3_bind_text(q, 3, rule, -1, SQLITE_STATIC);
 	sqlite3_bind_text(q, 4, severity, -1, SQLITE_STATIC);
 	if (seq > 0)
 		sqlite3_bind_int64(q, 5, seq);
+	else
+		sqlite3_bind_null(q, 5);
 	if (related)
 		sqlite3_bind_text(q, 6, related, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(q, 6);
 	sqlite3_bind_text(q, 7, text, -1, SQLITE_STATIC);
-	if (sqlite3_step(q) != SQLITE_DONE) {
-		db_fail(st, err, "cannot store a finding");
-		goto out;
-	}
-	rc = 0;
-out:
-	sqlite3_finalize(q);
-	return rc;
+	return step_done(st, q, err, "cannot store a finding");
 }
 
 int store_file_moved(const struct store *st)
@@ -990,12 +1458,16 @@ static int64_t col_int(sqlite3_stmt *s, int i, int64_t null_value)
 #define SESSION_COLUMNS                                                                    \
 	"SELECT s.id, s.transport, s.started_wall, s.ended_wall, s.duration_ns, s.command,"  \
 	" s.pid, s.exit_status, s.exit_signal, s.error, s.protocol_version, s.client_name,"  \
-	" s.client_version, s.server_name, s.server_version, s.client_caps, s.server_caps,"  \
+	" s.client_version, s.server_name, s.server_version, s.client_caps, s.server_caps,"
+/* What a session holds: kept in its row from version 3 on, counted before. */
+#define SESSION_COUNTS_V3 " s.msgs_c2s, s.msgs_s2c, s.stderr_lines, s.bytes_c2s, s.bytes_s2c,"
+#define SESSION_COUNTS_V1                                                                  \
 	" (SELECT count(*) FROM message m WHERE m.session = s.id AND m.dir = 'c2s'),"        \
 	" (SELECT count(*) FROM message m WHERE m.session = s.id AND m.dir = 's2c'),"        \
 	" (SELECT count(*) FROM stderr_line e WHERE e.session = s.id),"                      \
 	" (SELECT coalesce(sum(size), 0) FROM message m WHERE m.session = s.id AND m.dir = 'c2s'),"\
-	" (SELECT coalesce(sum(size), 0) FROM message m WHERE m.session = s.id AND m.dir = 's2c'),"\
+	" (SELECT coalesce(sum(size), 0) FROM message m WHERE m.session = s.id AND m.dir = 's2c'),"
+#define SESSION_GAPS                                                                       \
 	" (SELECT coalesce(sum(messages), 0) FROM gap g WHERE g.session = s.id),"            \
 	" (SELECT coalesce(sum(bytes), 0) FROM gap g WHERE g.session = s.id),"
 
@@ -1007,6 +1479,8 @@ static const char *session_sql(const struct store *st, const char *tail, struct 
 {
 	mt_buf_reset(b);
 	mt_buf_puts(b, SESSION_COLUMNS);
+	mt_buf_puts(b, st->version >= 3 ? SESSION_COUNTS_V3 : SESSION_COUNTS_V1);
+	mt_buf_puts(b, SESSION_GAPS);
 	mt_buf_puts(b, st->version >= 2 ? SESSION_COLUMNS_V2 : SESSION_COLUMNS_V1);
 	mt_buf_puts(b, tail);
 	return b->data;
@@ -1176,32 +1650,66 @@ static const char *const item_sql[3][2] = {
 	 NULL},
 };
 
-static void read_item(sqlite3_stmt *s, enum store_item_type type, unsigned flags,
-		      struct store_item *it)
+/* A blob column as bytes: never NULL (an empty or NULL value is ""). */
+static const void *col_blob(sqlite3_stmt *s, int i, size_t *n)
 {
+	const void *p = sqlite3_column_blob(s, i);
+
+	*n = p ? (size_t)sqlite3_column_bytes(s, i) : 0;
+	return p ? p : "";
+}
+
+/* A message's kind as stored, or NULL when it is none of mcptap's (a foreign file). */
+static const char *known_kind(const unsigned char *k)
+{
+	static const char *const kinds[] = {"request", "notification", "response", "error",
+					    "batch", "invalid", "notjsonrpc"};
+
+	for (size_t i = 0; k && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp((const char *)k, kinds[i]))
+			return kinds[i];
+	return NULL;
+}
+
+/*
+ * One row into *it. Every column may be NULL or of another type in a file
+ * from elsewhere: the item's dir and kind are always set (-1 when the
+ * message's direction is neither c2s nor s2c: a damaged file), raw is never
+ * NULL, and a kind that is not mcptap's is worked out from the bytes.
+ */
+static int read_item(sqlite3_stmt *s, enum store_item_type type, unsigned flags,
+		     struct store_item *it)
+{
+	const unsigned char *t;
+
 	memset(it, 0, sizeof(*it));
 	it->type = type;
 	it->id_sqltype = SQLITE_NULL;
 	switch (type) {
 	case STORE_ITEM_MESSAGE:
+		it->seq = sqlite3_column_int64(s, 0);
+		it->t_ns = sqlite3_column_int64(s, 1);
+		t = sqlite3_column_text(s, 3);
+		it->dir = t && !strcmp((const char *)t, "c2s") ? "c2s"
+			  : t && !strcmp((const char *)t, "s2c") ? "s2c"
+								 : NULL;
+		if (!it->dir)
+			return -1;
+		it->raw = col_blob(s, 12, &it->raw_len);
+		it->incomplete = sqlite3_column_int(s, 11) != 0;
+		if (!(it->kind = known_kind(sqlite3_column_text(s, 5)))) {
+			struct mt_class c;
+			mt_classify(it->raw, it->raw_len, &c);
+			it->kind = mt_kind_name(c.kind);
+		}
 		if (flags & STORE_ITEMS_LEAN) {
 			/* What a reader that classifies the bytes itself needs. */
-			it->seq = sqlite3_column_int64(s, 0);
-			it->t_ns = sqlite3_column_int64(s, 1);
-			it->dir = (const char *)sqlite3_column_text(s, 3);
-			it->kind = (const char *)sqlite3_column_text(s, 5);
-			it->incomplete = sqlite3_column_int(s, 11);
-			it->raw = sqlite3_column_blob(s, 12);
-			it->raw_len = (size_t)sqlite3_column_bytes(s, 12);
 			it->size = (int64_t)it->raw_len;
 			break;
 		}
-		it->seq = sqlite3_column_int64(s, 0);
-		it->t_ns = sqlite3_column_int64(s, 1);
 		it->wall = sqlite3_column_int64(s, 2);
-		it->dir = (const char *)sqlite3_column_text(s, 3);
-		it->channel = (const char *)sqlite3_column_text(s, 4);
-		it->kind = (const char *)sqlite3_column_text(s, 5);
+		t = sqlite3_column_text(s, 4);
+		it->channel = t ? (const char *)t : "stdio";
 		it->id_sqltype = sqlite3_column_type(s, 6);
 		if (it->id_sqltype == SQLITE_INTEGER)
 			it->id_int = sqlite3_column_int64(s, 6);
@@ -1209,39 +1717,51 @@ static void read_item(sqlite3_stmt *s, enum store_item_type type, unsigned flags
 			it->id_real = sqlite3_column_double(s, 6);
 		else if (it->id_sqltype == SQLITE_TEXT)
 			it->id_text = (const char *)sqlite3_column_text(s, 6);
+		else
+			it->id_sqltype = SQLITE_NULL; /* (a blob is no id) */
 		it->idtype = (const char *)sqlite3_column_text(s, 7);
+		if (it->id_sqltype == SQLITE_NULL && it->idtype && strcmp(it->idtype, "null"))
+			it->idtype = NULL;
 		it->method = (const char *)sqlite3_column_text(s, 8);
-		it->has_error_code = sqlite3_column_type(s, 9) != SQLITE_NULL;
-		it->error_code = sqlite3_column_int64(s, 9);
+		it->has_error_code = sqlite3_column_type(s, 9) == SQLITE_INTEGER;
+		it->error_code = it->has_error_code ? sqlite3_column_int64(s, 9) : 0;
 		it->size = sqlite3_column_int64(s, 10);
-		it->incomplete = sqlite3_column_int(s, 11);
-		it->raw = sqlite3_column_blob(s, 12);
-		it->raw_len = (size_t)sqlite3_column_bytes(s, 12);
-		it->request_seq = sqlite3_column_int64(s, 13);
-		it->latency_ns = sqlite3_column_int64(s, 14);
+		/* The request an answer answers, or a cancel cancels (version 3). */
+		int64_t rq = sqlite3_column_int64(s, 13);
+		if (rq > 0 && rq < it->seq && (!strcmp(it->kind, "response") || !strcmp(it->kind, "error"))) {
+			it->request_seq = rq;
+			it->latency_ns = sqlite3_column_int64(s, 14);
+		} else if (rq > 0 && rq < it->seq && !strcmp(it->kind, "notification")) {
+			it->cancels_seq = rq;
+		}
 		break;
 	case STORE_ITEM_STDERR:
 		it->seq = sqlite3_column_int64(s, 0);
 		it->t_ns = sqlite3_column_int64(s, 1);
 		it->wall = sqlite3_column_int64(s, 2);
 		it->dir = it->channel = it->kind = "stderr";
-		it->incomplete = sqlite3_column_int(s, 3);
-		it->raw = sqlite3_column_blob(s, 4);
-		it->raw_len = (size_t)sqlite3_column_bytes(s, 4);
+		it->incomplete = sqlite3_column_int(s, 3) != 0;
+		it->raw = col_blob(s, 4, &it->raw_len);
 		it->size = (int64_t)it->raw_len;
 		break;
 	case STORE_ITEM_GAP:
 		it->seq = sqlite3_column_int64(s, 0);
 		if (it->seq == INT64_MAX)
 			it->seq = -1;
-		it->dir = (const char *)sqlite3_column_text(s, 1);
+		t = sqlite3_column_text(s, 1);
+		it->dir = t && (!strcmp((const char *)t, "c2s") || !strcmp((const char *)t, "s2c") ||
+				!strcmp((const char *)t, "stderr"))
+				  ? (const char *)t
+				  : NULL;
 		it->kind = "gap";
 		it->gap_messages = sqlite3_column_int64(s, 2);
 		it->gap_bytes = sqlite3_column_int64(s, 3);
 		it->size = it->gap_bytes;
-		it->gap_reason = (const char *)sqlite3_column_text(s, 4);
+		t = sqlite3_column_text(s, 4);
+		it->gap_reason = t ? (const char *)t : "";
 		break;
 	}
+	return 0;
 }
 
 int store_each_item_ex(struct store *st, int64_t session, unsigned flags,
@@ -1281,7 +1801,11 @@ int store_each_item_ex(struct store *st, int64_t session, unsigned flags,
 				k = j;
 		if (k < 0)
 			break;
-		read_item(s[k], (enum store_item_type)k, flags, &it);
+		if (read_item(s[k], (enum store_item_type)k, flags, &it)) {
+			mt_err_set(err, "damaged mcptap capture: message %lld of session %lld has no "
+				   "direction (c2s or s2c)", (long long)it.seq, (long long)session);
+			goto out;
+		}
 		int c = cb(&it, ctx);
 		if (c) {
 			rc = c;

@@ -138,6 +138,7 @@ struct store_analysis {
 	const char *spec;        /* the revision it was checked against */
 	const char *spec_source;
 	int64_t errors, warnings, infos;
+	const char *rules;       /* the rules that ran, comma-separated; NULL: every rule */
 };
 int store_add_analysis(struct store *st, const struct store_analysis *a, int64_t *id,
 		       struct mt_err *err);
@@ -244,7 +245,11 @@ int store_last_session(struct store *st, int64_t *id, struct mt_err *err);
 
 enum store_item_type { STORE_ITEM_MESSAGE, STORE_ITEM_STDERR, STORE_ITEM_GAP };
 
-/* One row of a session in seq order, borrowed for the callback's duration. */
+/*
+ * One row of a session in seq order, borrowed for the callback's duration.
+ * Whatever the file holds, dir and kind are set for messages and stderr, raw
+ * is never NULL, and the strings are NUL-terminated (but raw).
+ */
 struct store_item {
 	enum store_item_type type;
 	int64_t seq, t_ns, wall;
@@ -267,6 +272,7 @@ struct store_item {
 	const char *gap_reason;
 	int64_t request_seq;  /* answers: the request's seq, or 0 */
 	int64_t latency_ns;   /* answers: since their request (when request_seq) */
+	int64_t cancels_seq;  /* notifications/cancelled: the request it cancels, or 0 */
 };
 
 /*

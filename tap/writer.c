@@ -344,13 +344,31 @@ static void note_initialize(struct writer *w, enum writer_stream s, const struct
 /*
  * Pair answers with requests as they are read: a request is remembered by its
  * direction and id (with its type); an answer in the other direction with the
- * same id takes it. Returns the request's seq for an answer, else 0.
+ * same id takes it. Returns the request's seq for an answer or for a
+ * notifications/cancelled (the request it names), else 0.
  */
 static int64_t pair(struct writer *w, enum writer_stream s, const struct mt_class *c, int64_t seq)
 {
 	int is_request = c->kind == MT_REQUEST;
 	int64_t req = 0;
 
+	if (c->kind == MT_NOTIFICATION && c->method.n == 25 &&
+	    !memcmp(c->method.p, "\"notifications/cancelled\"", 25)) {
+		/* A cancel names the request it cancels, while that is open (it stays open:
+		 * an answer may still come). */
+		struct mt_class id = *c;
+		struct mt_span v;
+		if (mt_json_member(c->params, "requestId", &v) != 1 || !v.n)
+			return 0;
+		id.id = v;
+		id.idtype = v.p[0] == '"' ? MT_ID_STRING
+			    : v.p[0] == '-' || (v.p[0] >= '0' && v.p[0] <= '9') ? MT_ID_NUMBER
+										   : MT_ID_NONE;
+		if (id.idtype == MT_ID_NONE)
+			return 0;
+		mt_id_key(&id, s == WS_C2S ? 'c' : 's', &w->key);
+		return mt_map_get(&w->open, w->key.data, w->key.len, &req) ? req : 0;
+	}
 	if (c->idtype == MT_ID_NONE || c->idtype == MT_ID_NULL ||
 	    !(is_request || c->kind == MT_RESPONSE || c->kind == MT_ERROR))
 		return 0;

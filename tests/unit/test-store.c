@@ -442,7 +442,7 @@ static void test_analysis_slices(void **state)
 	struct store *st = NULL;
 	struct mt_err err = {"", 0};
 	struct store_session_new sn = {"stdio", 1, "srv", "/", 1};
-	struct store_analysis a = {0, 2, "2025-06-18", "default", 1, 0, 0};
+	struct store_analysis a = {0, 2, "2025-06-18", "default", 1, 0, 0, NULL};
 	int64_t sid = 0, first = 0, second = 0;
 
 	(void)state;
@@ -547,8 +547,22 @@ static void test_migrate_v1(void **state)
 	assert_rows(p, "SELECT group_concat(name, ',') FROM pragma_table_info('replay_result')",
 		    "run,seq,method,status,sent,recorded,live,diff,name,noise\n");
 	assert_rows(p, "SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_table_info('session')"
-		       " ORDER BY cid DESC LIMIT 3)",
-		    "tap_id,tap_pid,mcptap_version\n");
+		       " ORDER BY cid DESC LIMIT 8)",
+		    "bytes_s2c,bytes_c2s,stderr_lines,msgs_s2c,msgs_c2s,tap_id,tap_pid,mcptap_version\n");
+	/* Its views are a new file's, word for word. */
+	{
+		char *fresh = path_in(dir, "fresh.db");
+		struct store *f = NULL;
+		assert_int_equal(store_open(fresh, STORE_WRITE, &f, &err), 0);
+		store_close(f);
+		char *want = sql_rows(fresh, "SELECT group_concat(name || ':' || sql, ';;') FROM"
+					      " (SELECT name, sql FROM sqlite_master WHERE type = 'view' ORDER BY name)");
+		assert_rows(p, "SELECT group_concat(name || ':' || sql, ';;') FROM"
+			       " (SELECT name, sql FROM sqlite_master WHERE type = 'view' ORDER BY name)",
+			    want);
+		free(want);
+		free(fresh);
+	}
 	/* The session of version 1 has no tap: it cannot be told aborted. */
 	{
 		struct store *rd = NULL;
