@@ -298,6 +298,13 @@ void an_engine_feed(struct an_engine *e, const struct store_item *it);
 /* The session is over: run the end-of-session rules. */
 void an_engine_end(struct an_engine *e);
 
+/*
+ * Send each finding to sink as it is made, instead of keeping it: memory then
+ * does not grow with the findings. The finding is borrowed for the call. Set
+ * before the first feed; an_engine_findings() then returns none.
+ */
+void an_engine_set_sink(struct an_engine *e, void (*sink)(const struct an_finding *f, void *ctx),
+			void *ctx);
 /* The findings so far, in order (borrowed). */
 const struct an_finding *an_engine_findings(const struct an_engine *e, size_t *n);
 const struct an_state *an_engine_state(const struct an_engine *e);

@@ -167,9 +167,11 @@ struct an_engine {
 	struct mt_map rec_by_name;           /* name -> index into recs */
 	struct rule_list *lists;
 	size_t nlists;
-	/* The findings (owned). */
+	/* The findings (owned), or where they go. */
 	struct an_finding *findings;
 	size_t nfindings, capfindings;
+	void (*sink)(const struct an_finding *f, void *ctx);
+	void *sink_ctx;
 	/* The current message. */
 	struct {
 		const char *key;   /* a rule's literal */
@@ -334,6 +336,13 @@ void an_engine_free(struct an_engine *e)
 	mt_buf_release(&e->idkey2);
 	mt_buf_release(&e->scratch);
 	free(e);
+}
+
+void an_engine_set_sink(struct an_engine *e, void (*sink)(const struct an_finding *f, void *ctx),
+			void *ctx)
+{
+	e->sink = sink;
+	e->sink_ctx = ctx;
 }
 
 const struct an_finding *an_engine_findings(const struct an_engine *e, size_t *n)
@@ -516,14 +525,18 @@ struct an_request *an_find_request(const struct an_state *st, enum an_dir sender
 static void add_finding(struct an_engine *e, const struct an_rule *r, int sev, int64_t seq,
 			const int64_t *related, size_t nrelated, const char *text)
 {
-	struct an_finding *f;
+	struct an_finding *f, one;
 	const struct an_msg *m = e->cur;
 
-	if (e->nfindings == e->capfindings) {
-		e->capfindings = e->capfindings ? e->capfindings * 2 : 16;
-		e->findings = mt_realloc(e->findings, e->capfindings * sizeof(*e->findings));
+	if (e->sink) {
+		f = &one;
+	} else {
+		if (e->nfindings == e->capfindings) {
+			e->capfindings = e->capfindings ? e->capfindings * 2 : 16;
+			e->findings = mt_realloc(e->findings, e->capfindings * sizeof(*e->findings));
+		}
+		f = &e->findings[e->nfindings++];
 	}
-	f = &e->findings[e->nfindings++];
 	memset(f, 0, sizeof(*f));
 	f->rule = r;
 	f->sev = sev >= 0 ? (enum an_severity)sev : an_rule_severity(r, e->st.version);
@@ -565,6 +578,13 @@ static void add_finding(struct an_engine *e, const struct an_rule *r, int sev, i
 			f->dir = e->st.requests[lo].dir;
 			f->method = mt_strdup(e->st.requests[lo].method);
 		}
+	}
+	if (f == &one) {
+		e->sink(f, e->sink_ctx);
+		free(one.related);
+		free(one.text);
+		free(one.method);
+		free(one.id);
 	}
 }
 
