@@ -61,6 +61,7 @@ struct store {
 	void *wait_ctx;
 	struct counts *counts;            /* the open transaction's, per session */
 	size_t ncounts, capcounts;
+	ino_t wal_ino, shm_ino;           /* this connection's -wal and -shm, once seen (0: not yet) */
 };
 
 /*
@@ -953,14 +954,31 @@ fail:
 	return 0;
 }
 
+/* The inode of path + suffix, or 0. */
+static ino_t companion_ino(const char *path, const char *suffix)
+{
+	char *name = mt_asprintf("%s%s", path, suffix);
+	struct stat sb;
+	ino_t ino = stat(name, &sb) == 0 ? sb.st_ino : 0;
+
+	free(name);
+	return ino;
+}
+
 int store_commit(struct store *st, struct mt_err *err)
 {
 	sqlite3_stmt *s = stmt(st, S_COMMIT, err);
 
 	/* (Counted once: a commit tried again after a wait finds nothing to add.) */
-	if (!s || flush_counts(st, err))
+	if (!s || flush_counts(st, err) || step_done(st, s, err, "cannot commit"))
 		return -1;
-	return step_done(st, s, err, "cannot commit");
+	/* The journal files this connection writes, known once it wrote (while the
+	 * path still names its file). */
+	if (!st->wal_ino && !store_file_moved(st)) {
+		st->wal_ino = companion_ino(st->path, "-wal");
+		st->shm_ino = companion_ino(st->path, "-shm");
+	}
+	return 0;
 }
 
 void store_rollback(struct store *st)
@@ -1326,6 +1344,31 @@ int store_add_finding(struct store *st, int64_t analysis, int64_t session, const
 		sqlite3_bind_null(q, 6);
 	sqlite3_bind_text(q, 7, text, -1, SQLITE_STATIC);
 	return step_done(st, q, err, "cannot store a finding");
+}
+
+void store_close_moved(struct store *st)
+{
+	char *path;
+	ino_t wal, shm;
+
+	if (!st)
+		return;
+	path = mt_strdup(st->path);
+	wal = st->wal_ino;
+	shm = st->shm_ino;
+	store_rollback(st);
+	store_close(st); /* (SQLite leaves the journal of a file that moved) */
+	if (wal && companion_ino(path, "-wal") == wal) {
+		char *name = mt_asprintf("%s-wal", path);
+		(void)unlink(name);
+		free(name);
+	}
+	if (shm && companion_ino(path, "-shm") == shm) {
+		char *name = mt_asprintf("%s-shm", path);
+		(void)unlink(name);
+		free(name);
+	}
+	free(path);
 }
 
 int store_file_moved(const struct store *st)

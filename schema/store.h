@@ -163,6 +163,14 @@ int store_slice(struct store *st, struct mt_err *err);
  */
 int store_file_moved(const struct store *st);
 
+/*
+ * Close a store whose file was deleted or replaced (store_file_moved): its
+ * -wal and -shm files still sit under the path's names, where another
+ * connection would take them for the new file's and write this file's pages
+ * into it. They are removed when they are still this connection's own.
+ */
+void store_close_moved(struct store *st);
+
 /* A replay run (mcptap replay, either mode) and its results. */
 struct store_replay_run {
 	int64_t session;

@@ -73,7 +73,6 @@ struct writer {
 	int gave_up;             /* a signal ended a wait for the lock */
 	int64_t lock_since;      /* monotonic ns: the lock wait going on began then (0: none) */
 	int lock_said;           /* the wait at the end was said */
-	int64_t moved_check;     /* monotonic ns of the last look at the file's path */
 	int moved_said;          /* the file's deletion or replacement was reported */
 	char *fail_reason;
 	uint64_t lost_msgs, lost_bytes; /* relayed but not stored (not yet in a gap row) */
@@ -130,7 +129,7 @@ static void store_failed(struct writer *w, const char *why)
 		return;
 	w->failed = 1;
 	w->fail_reason = mt_strdup(why);
-	if (!w->gave_up)
+	if (!w->gave_up && !w->moved_said)
 		mt_warn("cannot log to %s: %s; the relay goes on without logging", w->o.label, why);
 	/* What the failed transaction held is lost too (its gap rows included). */
 	if (w->in_txn) {
@@ -243,20 +242,30 @@ static int ensure_txn(struct writer *w, int64_t seq)
  * nobody can open any more. Said once; looked at once a second after a
  * commit (now: whenever asked).
  */
-static void look_at_file(struct writer *w, int now_too)
+/*
+ * Is the capture file still the one at its path? When it was deleted or
+ * replaced, SQLite's -wal and -shm files of this connection sit under the
+ * path's names, where a reader or a new tap would take them for the new
+ * file's and could write this session's pages into it. So the tap lets go of
+ * the file at once (closing removes them), says so once, and relays on
+ * without logging. Looked at after every commit and, when idle, every second.
+ */
+static void look_at_file(struct writer *w)
 {
-	int64_t now = mt_mono_ns();
+	int moved;
 
-	if (w->moved_said || !w->st || (!now_too && now - w->moved_check < 1000000000))
+	if (w->moved_said || !w->st)
 		return;
-	w->moved_check = now;
-	int moved = store_file_moved(w->st);
-	if (moved) {
-		w->moved_said = 1;
-		mt_warn("%s was %s while recording: this session is logged into a file that is "
-			"gone and is lost when the tap exits",
-			w->o.label, moved == 1 ? "deleted" : "replaced by another file");
-	}
+	if (!(moved = store_file_moved(w->st)))
+		return;
+	w->moved_said = 1;
+	mt_warn("%s was %s while recording: the tap stops logging this session (what it stored "
+		"went with the old file) and lets go of its journal, so that the file now at that "
+		"path is not harmed",
+		w->o.label, moved == 1 ? "deleted" : "replaced by another file");
+	store_failed(w, moved == 1 ? "the capture file was deleted" : "the capture file was replaced");
+	store_close_moved(w->st);
+	w->st = NULL;
 }
 
 static void commit(struct writer *w)
@@ -279,7 +288,7 @@ static void commit(struct writer *w)
 	w->txn_msgs = w->txn_stderr = w->txn_gaps = w->txn_bytes = w->txn_gap_bytes = 0;
 	w->stats.commits++;
 	release_txn(w, 1);
-	look_at_file(w, 0);
+	look_at_file(w);
 }
 
 /* A JSON string member of obj (borrowed), or NULL. */
@@ -587,7 +596,7 @@ static void finish_session(struct writer *w)
 	}
 	if (w->st && !w->failed) {
 		commit(w);
-		look_at_file(w, 1);
+		look_at_file(w);
 	}
 	if (!w->st)
 		return;
@@ -663,8 +672,14 @@ static void *writer_main(void *arg)
 				continue;
 			}
 			w->idle = 1;
-			pthread_cond_wait(&w->wake, &w->mu);
+			deadline_after(&ts, 1000000000);
+			int rc = pthread_cond_timedwait(&w->wake, &w->mu, &ts);
 			w->idle = 0;
+			if (rc == ETIMEDOUT && w->st) {
+				pthread_mutex_unlock(&w->mu);
+				look_at_file(w);
+				pthread_mutex_lock(&w->mu);
+			}
 		}
 		if (!w->head)
 			break; /* finishing, and nothing left */

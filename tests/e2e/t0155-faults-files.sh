@@ -32,20 +32,34 @@ check_eq "a capture others can read: one warning" \
 check_eq "its mode is left alone" 644 "$(stat -c %a "$T/m.db")"
 check_eq "and the session is stored" 2 "$(sql "$T/m.db" "select count(*) from session")"
 
-# Deleted, then replaced, while recording: said once each.
+# Deleted, then replaced, while recording: said once each; the tap lets go of
+# its -wal and -shm at once, so that a new file at that path is not harmed: a
+# second tap records into a new file there, and a reader of a file moved
+# over it reads that file, which stays whole.
 server='for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do echo "{\"jsonrpc\":\"2.0\",\"method\":\"n$i\"}"; sleep 0.2; done'
-(sleep 0.5; rm -f "$T/d.db" "$T/d.db-wal" "$T/d.db-shm"; sleep 3) |
+said() {
+	printf "mcptap: warning: '%s' was %s while recording: the tap stops logging this session (what it stored went with the old file) and lets go of its journal, so that the file now at that path is not harmed" "$1" "$2"
+}
+(sleep 0.5; rm -f "$T/d.db"; sleep 0.5
+	echo '{"jsonrpc":"2.0","method":"second"}' | "$MCPTAP" record -w "$T/d.db" -- cat > "$T/d2.out" 2> "$T/d2.err"
+	echo $? > "$T/d2.rc"; sleep 2) |
 	"$MCPTAP" record -w "$T/d.db" -- sh -c "$server" > "$T/d.out" 2> "$T/d.err"
 check_eq "deleted while recording: the relay is intact" 15 "$(wc -l < "$T/d.out" | tr -d ' ')"
-check_eq "deleted while recording: said once" \
-	"mcptap: warning: '$T/d.db' was deleted while recording: this session is logged into a file that is gone and is lost when the tap exits" \
-	"$(cat "$T/d.err")"
+check_eq "deleted while recording: said once" "$(said "$T/d.db" deleted)" "$(cat "$T/d.err")"
+check_eq "a second tap on the path meanwhile: exit 0, nothing said" "0|" "$(cat "$T/d2.rc")|$(cat "$T/d2.err")"
+check_eq "and its file holds its session alone, whole (the line each way)" "1|2|ok" \
+	"$(sql "$T/d.db" "select count(*), (select count(*) from message where method = 'second'), (select * from pragma_integrity_check) from session")"
 echo "$msg" | "$MCPTAP" record -w "$T/other.db" -- cat > /dev/null 2>&1
-(sleep 0.5; mv "$T/other.db" "$T/r.db"; sleep 3) |
+other=$(sql "$T/other.db" "select count(*), (select count(*) from message), 'ok' from session")
+(sleep 0.5; mv "$T/other.db" "$T/r.db"; sleep 0.3
+	"$MCPTAP" sessions -r "$T/r.db" -T json > "$T/r.sessions" 2>&1; sleep 2) |
 	"$MCPTAP" record -w "$T/r.db" -- sh -c "$server" > /dev/null 2> "$T/r.err"
-check_eq "replaced while recording: said once" \
-	"mcptap: warning: '$T/r.db' was replaced by another file while recording: this session is logged into a file that is gone and is lost when the tap exits" \
-	"$(cat "$T/r.err")"
+check_eq "replaced while recording: said once" "$(said "$T/r.db" "replaced by another file")" "$(cat "$T/r.err")"
+check_eq "a reader of the file moved over it meanwhile sees that file's one session" 1 \
+	"$(grep -c '"id":' "$T/r.sessions")"
+check_eq "and that file stays whole: its one session, its messages ($other)" "$other" \
+	"$(sql "$T/r.db" "select count(*), (select count(*) from message), (select * from pragma_integrity_check) from session")"
+check "no -wal or -shm of the old file is left at the path" test ! -e "$T/r.db-wal" -a ! -e "$T/r.db-shm"
 
 # Standard streams closed at start: the server's own outcome, as without the tap.
 w='echo "{\"jsonrpc\":\"2.0\",\"method\":\"x\"}"; echo "write: $?" >&2; exit 7'
