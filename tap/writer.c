@@ -38,7 +38,8 @@ struct writer {
 	struct chunk *head, *tail; /* queued, not taken by the writer yet */
 	size_t held_bytes;      /* relayed and not committed: queued, taken, in the open transaction */
 	size_t held_lines;
-	int stalled;            /* the store takes nothing now: 2 locked elsewhere, 1 slow or not open yet */
+	int stalled;            /* the store takes nothing now: 2 locked elsewhere, 1 slow or not open
+				 * yet; 3 it takes again and stores what it held meanwhile */
 	int64_t last_commit;    /* monotonic ns */
 	int hold_said;          /* the relay waited at --hold: said once */
 	int idle;               /* the writer waits on an empty queue: wake it */
@@ -147,6 +148,19 @@ static void store_failed(struct writer *w, const char *why)
 }
 
 /*
+ * The store takes again (under mu). What it held meanwhile is stored at the
+ * store's pace while the relay goes on, up to --hold still: a client that
+ * was talking through a lock does not wait for the backlog. Once it is under
+ * --queue, or when the relay fills --hold (a flood outruns the store), the
+ * queue's bound holds again.
+ */
+static void end_stall(struct writer *w)
+{
+	if (w->stalled)
+		w->stalled = w->held_bytes > w->o.queue_bytes ? 3 : 0;
+}
+
+/*
  * Give back to the producers what the open transaction's chunks counted in
  * held_* (they are committed, or lost for good): the relay may go on.
  */
@@ -156,7 +170,7 @@ static void release_txn(struct writer *w, int committed)
 	w->held_bytes -= w->txn_held_bytes;
 	w->held_lines -= w->txn_held_lines;
 	if (committed) {
-		w->stalled = 0;
+		end_stall(w);
 		w->last_commit = mt_mono_ns();
 	}
 	if (w->waiting)
@@ -573,7 +587,7 @@ static void open_store(struct writer *w)
 	}
 	w->lock_since = 0;
 	pthread_mutex_lock(&w->mu);
-	w->stalled = 0;
+	end_stall(w);
 	w->last_commit = mt_mono_ns();
 	if (w->waiting)
 		pthread_cond_broadcast(&w->room);
@@ -812,6 +826,10 @@ static void put(struct writer *w, enum writer_stream s, const char *p, size_t n,
 	 * on up to --hold; only then does it wait.
 	 */
 	while (!has_room(w, n, ch->lines) && !w->stopping) {
+		if (w->stalled == 3) {
+			w->stalled = 0; /* the backlog fills --hold: the queue's bound again */
+			continue;
+		}
 		w->waits++;
 		w->urgent = 1;
 		pthread_cond_signal(&w->wake);

@@ -938,6 +938,61 @@ static void test_lock_holds_not_waits(void **state)
 }
 
 /*
+ * After a lock, what was held meanwhile is stored while the relay goes on: a
+ * producer that keeps talking when the lock goes does not wait for the
+ * backlog (8 MB here, far above the queue's 4 KB), as long as it stays under
+ * --hold. The old writer made it wait until the backlog was under the queue.
+ */
+static void test_backlog_does_not_stall(void **state)
+{
+	struct fixture fx;
+	struct writer_opts o;
+	struct writer_stats stats;
+	struct recs rs;
+	sqlite3 *lock = NULL;
+	struct writer *w;
+	char line[1100];
+	int n = 0;
+
+	(void)state;
+	fixture_open(&fx);
+	writer_opts_default(&o);
+	o.queue_bytes = 4096;
+	o.batch_ms = 1;
+	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
+	put_str(w, WS_S2C, "{\"jsonrpc\":\"2.0\",\"method\":\"first\"}\n");
+	usleep(100 * 1000);
+	assert_int_equal(sqlite3_open(fx.db, &lock), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(lock, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	put_str(w, WS_S2C, "{\"jsonrpc\":\"2.0\",\"method\":\"second\"}\n");
+	usleep(100 * 1000); /* the writer met the lock with it */
+	for (; n < 8000; n++) {
+		int len = snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":"
+					 "{\"i\":%d,\"p\":\"%01000d\"}}\n", n, 0);
+		writer_put(w, WS_S2C, line, (size_t)len);
+	}
+	sqlite3_exec(lock, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_close(lock);
+	/* The lock is gone: go on talking, a line a millisecond, while the
+	 * backlog is stored. */
+	for (; n < 8200; n++) {
+		int len = snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":"
+					 "{\"i\":%d}}\n", n);
+		writer_put(w, WS_S2C, line, (size_t)len);
+		usleep(1000);
+	}
+	assert_int_equal(writer_finish(w, NULL, &stats), 0);
+	assert_int_equal(stats.waits, 0);
+	assert_int_equal(stats.stored_messages, 8202);
+	load(fx.db, fx.session, &rs);
+	assert_int_equal(rs.n, 8202);
+	for (size_t i = 0; i < rs.n; i++)
+		assert_int_equal(rs.v[i].seq, (int64_t)i + 1);
+	recs_free(&rs);
+	fixture_close(&fx);
+}
+
+/*
  * writer_open on a file another connection holds locked: the call returns at
  * once (the caller, the relay, starts the server now), puts go through, and
  * when the lock goes the session is created with the start time it was given
@@ -1342,6 +1397,7 @@ int main(void)
 		cmocka_unit_test(test_no_store),
 		cmocka_unit_test(test_stop_releases_producer),
 		cmocka_unit_test(test_lock_holds_not_waits),
+		cmocka_unit_test(test_backlog_does_not_stall),
 		cmocka_unit_test(test_open_locked),
 		cmocka_unit_test(test_give_up),
 		cmocka_unit_test(test_opts_default),
