@@ -708,17 +708,18 @@ int mock_serve(struct rp_script *s, const struct mock_opts *o)
 	unused = unused_requests(s, &unused_count);
 	skipped = json_array_size(k.skipped);
 	if (o->strict || k.missed) {
-		mt_error("replay: %zu requests answered from the recording (%zu again), %zu without "
-			 "a recording, %zu recorded requests never asked for",
-			 k.answered, k.reused, k.missed, unused_count);
+		mt_error("replay: %zu request%s answered from the recording (%zu again), %zu without "
+			 "a recording, %zu recorded request%s never asked for",
+			 k.answered, k.answered == 1 ? "" : "s", k.reused, k.missed, unused_count,
+			 unused_count == 1 ? "" : "s");
 		if (o->strict && (k.missed || unused_count))
 			rc = EXIT_FINDINGS;
 	}
 	if (skipped) {
 		json_t *e = json_array_get(k.skipped, 0);
-		mt_warn("replay: %zu recorded server requests not sent: the client did not declare the "
-			"capability they need (#%lld %s needs %s%s)",
-			skipped, (long long)json_integer_value(json_object_get(e, "seq")),
+		mt_warn("replay: %zu recorded server request%s not sent: the client did not declare the "
+			"capability %s (#%lld %s needs %s%s)",
+			skipped, skipped == 1 ? "" : "s", skipped == 1 ? "it needs" : "they need", (long long)json_integer_value(json_object_get(e, "seq")),
 			json_string_value(json_object_get(e, "method")),
 			json_string_value(json_object_get(e, "needs")), skipped > 1 ? ", ..." : "");
 	}

@@ -103,55 +103,6 @@ static void marker_paths(json_t *v, struct mt_buf *path, json_t *set)
 	}
 }
 
-/*
- * Redacted values the recorded client sent match anything: NAME=PATH (the
- * tool, prompt or resource, else the method) for each, after the caller's
- * own ignore paths.
- */
-static void ignore_redacted(struct rp_script *s)
-{
-	json_t *set = json_object();
-	struct mt_buf path = MT_BUF_INIT;
-	const char *k;
-	json_t *e;
-
-	for (size_t i = 0; i < s->n; i++) {
-		const struct rp_msg *m = &s->m[i];
-		json_t *params = json_object_get(m->json, "params");
-		if (!m->c2s || !m->method || !params ||
-		    !mt_redact_find_marker(m->raw, m->len))
-			continue;
-		json_t *one = json_object();
-		mt_buf_reset(&path);
-		mt_buf_puts(&path, "params");
-		marker_paths(params, &path, one);
-		const char *name = json_string_value(json_object_get(params, "name"));
-		json_object_foreach(one, k, e) {
-			char *entry = mt_asprintf("%s=%s", name ? name : m->method, k);
-			json_object_set_new(set, entry, json_true());
-			free(entry);
-		}
-		json_decref(one);
-	}
-	s->nredacted = json_object_size(set);
-	if (s->nredacted) {
-		size_t n = 0;
-		s->ig_redacted = mt_calloc(s->nredacted, sizeof(*s->ig_redacted));
-		s->ig_all = mt_calloc(s->ig.n + s->nredacted, sizeof(*s->ig_all));
-		for (size_t i = 0; i < s->ig.n; i++)
-			s->ig_all[i] = s->ig.paths[i];
-		json_object_foreach(set, k, e) {
-			s->ig_redacted[n] = mt_strdup(k);
-			s->ig_all[s->ig.n + n] = s->ig_redacted[n];
-			n++;
-		}
-		s->ig.paths = s->ig_all;
-		s->ig.n += s->nredacted;
-	}
-	json_decref(set);
-	mt_buf_release(&path);
-}
-
 int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 	    struct rp_script *s, struct mt_err *err)
 {
@@ -173,7 +124,6 @@ int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 	store_session_row_release(&row);
 	if (store_each_item_ex(st, session, STORE_ITEMS_LEAN, load_item, &l, err) < 0)
 		goto out;
-	ignore_redacted(s);
 	/* Pair answers with requests (by side and id, in order), and key client messages. */
 	for (size_t i = 0; i < s->n; i++) {
 		struct rp_msg *m = &s->m[i];
@@ -211,6 +161,8 @@ int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 			canon_key(m->method, kp, &mine, &key);
 			free((void *)mine.paths);
 			m->key = mt_strndup(key.data, key.len);
+			m->pattern = mt_redact_find_marker(m->raw, m->len) != NULL;
+			s->npatterns += (size_t)m->pattern;
 			if (!mt_map_get(&s->by_key, key.data, key.len, &req))
 				mt_map_put(&s->by_key, key.data, key.len, (int64_t)i);
 			if (mt_map_get(&s->last_key, key.data, key.len, &req))
@@ -238,10 +190,6 @@ void rp_release(struct rp_script *s)
 		mt_buf_release(&s->m[i].live_token_text);
 	}
 	free(s->m);
-	for (size_t i = 0; i < s->nredacted; i++)
-		free(s->ig_redacted[i]);
-	free(s->ig_redacted);
-	free(s->ig_all);
 	mt_buf_release(&s->keybuf);
 	mt_map_release(&s->by_key);
 	mt_map_release(&s->last_key);
@@ -412,8 +360,123 @@ int rp_idempotent(const char *method)
 }
 
 /*
+ * Does live text (ln bytes) fit recorded text r (rn bytes) that holds
+ * redaction markers? Each marker stands for one byte or more of any kind; the
+ * text between markers must be there as recorded, in order. Each piece is
+ * taken at its leftmost place, which leaves the most room to the rest: linear
+ * work, whatever the recording holds.
+ */
+static int fits_markers(const char *r, size_t rn, const char *l, size_t ln)
+{
+	const char *m = mt_redact_find_marker(r, rn), *last = m;
+	size_t head, tail, pos, end;
+
+	if (!m)
+		return rn == ln && !memcmp(r, l, ln);
+	for (const char *x = m; x; x = mt_redact_find_marker(x + MT_REDACT_MARKER_LEN,
+						  rn - (size_t)(x + MT_REDACT_MARKER_LEN - r)))
+		last = x;
+	head = (size_t)(m - r);
+	tail = rn - (size_t)(last + MT_REDACT_MARKER_LEN - r);
+	if (head + tail >= ln || memcmp(r, l, head) || memcmp(r + rn - tail, l + ln - tail, tail))
+		return 0;
+	pos = head;
+	end = ln - tail; /* the last marker ends here */
+	/* The pieces between the first and the last marker, each after a byte or more. */
+	for (const char *x = m; x != last;) {
+		const char *from = x + MT_REDACT_MARKER_LEN;
+		const char *next = mt_redact_find_marker(from, rn - (size_t)(from - r));
+		size_t plen = (size_t)(next - from);
+		if (pos + 1 + plen + 1 > end)
+			return 0;
+		const char *at = plen ? memmem(l + pos + 1, end - 1 - (pos + 1), from, plen) : l + pos + 1;
+		if (!at)
+			return 0;
+		pos = (size_t)(at - l) + plen;
+		x = next;
+	}
+	return pos + 1 <= end;
+}
+
+/*
+ * Does live match recorded, where recorded's strings that hold markers are
+ * patterns (a value that is a marker alone, any string or number: the tap
+ * may have redacted a number)? Both are stripped as for a key.
+ */
+static int fits(json_t *rec, json_t *live, int depth)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+
+	if (depth > 256)
+		return json_equal(rec, live);
+	if (json_is_string(rec) &&
+	    mt_redact_find_marker(json_string_value(rec), json_string_length(rec))) {
+		const char *r = json_string_value(rec);
+		size_t rn = json_string_length(rec);
+		if (mt_redact_is_marker(r, rn) && json_is_number(live))
+			return 1;
+		return json_is_string(live) &&
+		       fits_markers(r, rn, json_string_value(live), json_string_length(live));
+	}
+	if (json_is_object(rec)) {
+		if (!json_is_object(live) || json_object_size(rec) != json_object_size(live))
+			return 0;
+		json_object_foreach(rec, k, x)
+			if (!json_object_get(live, k) || !fits(x, json_object_get(live, k), depth + 1))
+				return 0;
+		return 1;
+	}
+	if (json_is_array(rec)) {
+		if (!json_is_array(live) || json_array_size(rec) != json_array_size(live))
+			return 0;
+		json_array_foreach(rec, i, x)
+			if (!fits(x, json_array_get(live, i), depth + 1))
+				return 0;
+		return 1;
+	}
+	return json_equal(rec, live);
+}
+
+/*
+ * The first unused recorded client message of this kind and method whose
+ * params hold redacted values and fit the live params (see fits); with reuse,
+ * the last such one when all are used.
+ */
+static int64_t match_pattern(struct rp_script *s, enum mt_kind kind, const char *method,
+			     json_t *live, const struct canon_ignore *ig, int reuse, int *reused)
+{
+	json_t *l = live ? canon_strip(live, "params", ig) : NULL;
+	int64_t found = -1, last = -1;
+
+	for (size_t i = 0; i < s->n && found < 0; i++) {
+		struct rp_msg *m = &s->m[i];
+		if (!m->pattern || !m->c2s || m->cls.kind != kind || !m->method ||
+		    strcmp(m->method, method))
+			continue;
+		json_t *rp = rp_key_params(method, json_object_get(m->json, "params"));
+		json_t *r = rp ? canon_strip(rp, "params", ig) : NULL;
+		int ok = (!r && !l) || (r && l && fits(r, l, 0));
+		json_decref(r);
+		if (!ok)
+			continue;
+		if (!m->used)
+			found = (int64_t)i;
+		last = (int64_t)i;
+	}
+	json_decref(l);
+	if (found < 0 && reuse && last >= 0) {
+		found = last;
+		*reused = 1;
+	}
+	return found;
+}
+
+/*
  * The next unused client message with this key and kind. Keys hold the method,
  * so requests and notifications never share one; the kind check is a guard.
+ * A recorded message that holds redacted values matches as a pattern.
  */
 static int64_t match(struct rp_script *s, enum mt_kind kind, const char *method, json_t *params,
 		     int reuse, int *reused)
@@ -425,16 +488,19 @@ static int64_t match(struct rp_script *s, enum mt_kind kind, const char *method,
 	params = rp_key_params(method, params);
 	rp_ignore_for(s, method, params, &ig);
 	canon_key(method, params, &ig, &key);
-	free((void *)ig.paths);
 	if (mt_map_get(&s->by_key, key.data, key.len, &head) && head >= 0 &&
 	    s->m[head].cls.kind == kind) {
 		found = head;
 		mt_map_put(&s->by_key, key.data, key.len, s->m[head].next_same);
+	} else if (s->npatterns &&
+		   (found = match_pattern(s, kind, method, params, &ig, reuse, reused)) >= 0) {
+		/* (found) */
 	} else if (reuse && mt_map_get(&s->last_key, key.data, key.len, &head) &&
 		   s->m[head].cls.kind == kind) {
 		found = head;
 		*reused = 1;
 	}
+	free((void *)ig.paths);
 	if (found >= 0)
 		s->m[found].used = 1;
 	s->keybuf = key;

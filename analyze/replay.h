@@ -45,6 +45,8 @@ struct rp_msg {
 	int64_t anchor;        /* server messages: index of the client message before
 				* them (-1: before any) */
 	int used;              /* client requests/notifications: matched already */
+	int pattern;           /* client requests/notifications: holds values the tap redacted,
+				* which match any live value at their place (see rp_load) */
 	int64_t next_same;     /* client messages: the next one with the same key, or -1 */
 	int64_t cancelled_by;  /* requests: index of the notifications/cancelled from the same
 				* side that names them, or -1 */
@@ -66,17 +68,16 @@ struct rp_script {
 	size_t requests;       /* recorded client requests */
 	size_t server_msgs;    /* recorded server messages */
 	struct canon_ignore ig;
-	const char **ig_all;   /* owned: the caller's ignore paths, then the redacted ones */
-	char **ig_redacted;    /* owned: NAME=PATH of every redacted value the client sent */
-	size_t nredacted;
+	size_t npatterns;      /* client messages that hold redacted values */
 	struct mt_buf keybuf;  /* scratch for match keys */
 };
 
 /*
  * Load a session from the store. ig (borrowed, kept) says which params
- * paths matching ignores. A value the tap redacted (a marker, or a string
- * holding one) in a recorded client message matches any value: its path is
- * ignored too, for that tool, prompt or method (s->ig_redacted). Returns 0,
+ * paths matching ignores. A recorded client message that holds values the
+ * tap redacted is a pattern: a marker matches any text at its place in a
+ * string (any string or number when it is the whole value), and everything
+ * else must match as usual. Returns 0,
  * or -1 with err set (no such session, a store error). An empty session is
  * loaded (n == 0): the caller decides.
  */

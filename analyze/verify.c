@@ -92,6 +92,8 @@ static void redacted_paths(const struct rp_msg *m, struct mt_buf *out, json_t *l
 	const char *k;
 
 	rp_marker_paths(json_object_get(m->json, "params"), "params", set);
+	rp_marker_paths(json_object_get(m->json, "result"), "result", set);
+	rp_marker_paths(json_object_get(m->json, "error"), "error", set);
 	mt_buf_reset(out);
 	json_object_foreach(set, k, e) {
 		if (out->len)
@@ -778,22 +780,34 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 	}
 	for (size_t q = 0; q < s->n; q++) {
 		const struct rp_msg *m = &s->m[q];
-		if (is_request(m) && carries_redacted(m) && !not_sendable(m)) {
+		/* What the recorded client sends that holds markers, and is sent all
+		 * the same: initialize, notifications, answers to the server's requests. */
+		if (m->c2s && carries_redacted(m) && !not_sendable(m)) {
 			struct mt_buf paths = MT_BUF_INIT;
 			redacted_paths(m, &paths, NULL);
-			rp_describe(m, &what);
-			printf("NOTE #%lld %s carries values the tap redacted (%s): sent with the "
-			       "markers in their place, since the session needs it\n",
-			       (long long)m->seq, what.data, paths.data ? paths.data : "?");
+			if (is_answer(m) && m->request >= 0) {
+				rp_describe(&s->m[m->request], &what);
+				printf("NOTE #%lld the answer to #%lld %s carries values the tap redacted "
+				       "(%s): sent with the markers in their place\n",
+				       (long long)m->seq, (long long)s->m[m->request].seq, what.data,
+				       paths.data ? paths.data : "?");
+			} else {
+				rp_describe(m, &what);
+				printf("NOTE #%lld %s carries values the tap redacted (%s): sent with the "
+				       "markers in their place%s\n",
+				       (long long)m->seq, what.data, paths.data ? paths.data : "?",
+				       is_request(m) ? ", since the session needs it" : "");
+			}
 			mt_buf_release(&paths);
 		}
 	}
 	for (size_t q = 0; q < s->n; q++)
 		if (is_request(&s->m[q]))
 			judge(&v, q, &what);
-	printf("replay: %zu requests: %zu passed, %zu differed, %zu missing, %zu cancelled, "
+	size_t total = v.passed + v.differed + v.missing + v.cancelled + v.unanswered + v.redacted;
+	printf("replay: %zu request%s: %zu passed, %zu differed, %zu missing, %zu cancelled, "
 	       "%zu unanswered; %zu paths set aside as noise over %d runs (session %lld against %s)",
-	       v.passed + v.differed + v.missing + v.cancelled + v.unanswered + v.redacted, v.passed,
+	       total, total == 1 ? "" : "s", v.passed,
 	       v.differed, v.missing, v.cancelled, v.unanswered, v.noise, v.nrun,
 	       (long long)s->session, v.cmd.data);
 	if (v.redacted)

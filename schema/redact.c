@@ -290,7 +290,10 @@ static int ends_with(const char *s, size_t n, const char *suffix)
 	return n >= k && !memcmp(s + n - k, suffix, k);
 }
 
-/* Is a value under this name a credential? (name: raw bytes, not normalized) */
+/*
+ * Is a value under this name a credential? (name: raw bytes, not normalized)
+ * 0: no; 1: its strings are; 2: a name the user gave: its numbers are too.
+ */
 static int cred_name(const struct mt_redact *r, const char *name, size_t n, enum name_use use)
 {
 	static const char *const exact[] = {
@@ -299,6 +302,7 @@ static int cred_name(const struct mt_redact *r, const char *name, size_t n, enum
 		"password", "passwd", "passphrase", "secret", "clientsecret", "apisecret",
 		"secretkey", "privatekey", "accesskey", "secretaccesskey", "authorization",
 		"proxyauthorization", "cookie", "setcookie", "credentials", "credential", "auth",
+		"pat", "personalaccesstoken",
 	};
 	static const char *const suffixes[] = {
 		"token", "apikey", "secret", "password", "passwd", "privatekey", "accesskey", "secretkey",
@@ -313,7 +317,7 @@ static int cred_name(const struct mt_redact *r, const char *name, size_t n, enum
 		return 0;
 	for (size_t i = 0; i < r->nnames; i++)
 		if (!strcmp(s, r->names[i]))
-			return 1;
+			return 2; /* the user's own: any value under it, numbers too */
 	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
 		if (!strcmp(s, exact[i]))
 			return 1;
@@ -321,12 +325,19 @@ static int cred_name(const struct mt_redact *r, const char *name, size_t n, enum
 	if (strstr(s, "progress") || strstr(s, "page") || strstr(s, "next") || strstr(s, "cursor") ||
 	    strstr(s, "continuation") || strstr(s, "max") || strstr(s, "count"))
 		return 0;
+	/* (A plural is a list of them: tokens, apiKeys, secrets.) */
+	if (k > 1 && s[k - 1] == 's' && strcmp(s, "pass"))
+		s[--k] = '\0';
+	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (!strcmp(s, exact[i]))
+			return 1;
 	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
 		if (ends_with(s, k, suffixes[i]))
 			return 1;
-	/* DB_PASS, DB_PWD, STRIPE_KEY; not PWD (the working directory) nor BYPASS. */
+	/* DB_PASS, DB_PWD, STRIPE_KEY, GITHUB_PAT; not PWD (the working directory) nor BYPASS. */
 	if (use == USE_ENV && (ends_with(name, n, "_KEY") || ends_with(name, n, "_PASS") ||
-			       ends_with(name, n, "_PWD") || !strcmp(s, "key")))
+			       ends_with(name, n, "_PWD") || ends_with(name, n, "_PAT") ||
+			       ends_with(name, n, "_KEYS") || !strcmp(s, "key")))
 		return 1;
 	return 0;
 }
@@ -576,7 +587,7 @@ static int auth_scheme(const char *p, size_t n, size_t i, size_t *s, size_t *e)
 	while (k < n && (p[k] == ' ' || p[k] == '\t'))
 		k++;
 	size_t len = run_of(p, n, k, CRED_CHARS);
-	if (len < 8)
+	if (len < 6)
 		return 0;
 	*s = k;
 	*e = k + len;
@@ -589,7 +600,7 @@ static int text_candidate(const char *p, size_t n)
 	for (size_t i = 0; i + 2 < n; i++) {
 		switch (lc((unsigned char)p[i])) {
 		case 'k': case 't': case 'p': case 's': case 'a': case 'c': case 'b': case 'g':
-		case 'x': case 'e': case 'n': case '-':
+		case 'x': case 'e': case 'n': case '-': case ':':
 			if (prefix_ci(p, n, i, "key") || prefix_ci(p, n, i, "tok") ||
 			    prefix_ci(p, n, i, "pass") || prefix_ci(p, n, i, "pwd") ||
 			    prefix_ci(p, n, i, "secret") || prefix_ci(p, n, i, "auth") ||
@@ -599,7 +610,8 @@ static int text_candidate(const char *p, size_t n)
 			    prefix_ci(p, n, i, "github") || prefix_ci(p, n, i, "glpat") ||
 			    prefix_ci(p, n, i, "xox") || prefix_ci(p, n, i, "akia") ||
 			    prefix_ci(p, n, i, "aiza") || prefix_ci(p, n, i, "eyj") ||
-			    prefix_ci(p, n, i, "npm_") || prefix_ci(p, n, i, "-----"))
+			    prefix_ci(p, n, i, "npm_") || prefix_ci(p, n, i, "-----") ||
+			    prefix_ci(p, n, i, "://"))
 				return 1;
 			break;
 		default:
@@ -645,10 +657,30 @@ static void merge_spans(const struct mt_redact *r, const char *p, size_t n, stru
 	e->n = k;
 }
 
+/* The passwords of URLs with one (scheme://user:password@host), into e. */
+static void url_passwords(const struct mt_redact *r, const char *p, size_t n, struct edits *e)
+{
+	for (const char *q = memmem(p, n, "://", 3); q; q = memmem(q + 3, n - (size_t)(q + 3 - p), "://", 3)) {
+		size_t a = (size_t)(q + 3 - p), end = a, colon = 0, at = 0;
+		while (end < n && !strchr("/?#\"'<> \t\r\n", p[end]) && p[end])
+			end++;
+		for (size_t k = a; k < end; k++) {
+			if (p[k] == ':' && !colon && !at)
+				colon = k;
+			else if (p[k] == '@')
+				at = k;
+		}
+		if (colon && at > colon + 1)
+			redact_span(r, p, colon + 1, at, e);
+	}
+}
+
 /* Find the text rules' spans in p (n bytes) and add them to e. */
 static void text_spans(const struct mt_redact *r, const char *p, size_t n, struct edits *e)
 {
 	size_t s, t, first = e->n;
+
+	url_passwords(r, p, n, e);
 
 	if (text_candidate(p, n)) {
 		/* Key formats and Bearer/Basic credentials, wherever they are. */
@@ -695,6 +727,33 @@ static void text_spans(const struct mt_redact *r, const char *p, size_t n, struc
 			char norm[32];
 			normalize(name, nlen < 31 ? nlen : 31, norm, sizeof(norm));
 			int to_eol = !strcmp(norm, "cookie") || !strcmp(norm, "setcookie");
+			if (!strcmp(norm, "authorization") || !strcmp(norm, "proxyauthorization")) {
+				/* Its value to the end of the line (or of its quotes), the
+				 * scheme kept: "Bearer X", "token X", "Basic X", a bare X. */
+				if (!value_after(p, n, j + 1, 1, &s, &t)) {
+					i = j;
+					continue;
+				}
+				/* (Within quotes around the whole header: -H 'Authorization: X'.) */
+				for (size_t q = s; q < t; q++)
+					if (p[q] == '\'' || p[q] == '"')
+						t = q;
+				size_t w0 = s;
+				while (w0 < t && ((p[w0] >= 'a' && p[w0] <= 'z') || (p[w0] >= 'A' && p[w0] <= 'Z')))
+					w0++;
+				if (w0 > s && w0 - s <= 20 && w0 < t && (p[w0] == ' ' || p[w0] == '\t')) {
+					s = w0;
+					while (s < t && (p[s] == ' ' || p[s] == '\t'))
+						s++;
+				}
+				if (t - s >= MT_REDACT_MARKER_LEN && mt_redact_is_marker(p + s, MT_REDACT_MARKER_LEN)) {
+					i = t - 1;
+					continue;
+				}
+				redact_span(r, p, s, t, e);
+				i = t > i ? t - 1 : i;
+				continue;
+			}
 			size_t v = j + 1;
 			while (v < n && (p[v] == ' ' || p[v] == '\t' || p[v] == '"' || p[v] == '\''))
 				v++;
@@ -749,6 +808,51 @@ int mt_redact_text(const struct mt_redact *r, const char *p, size_t n, struct mt
 	}
 	edits_release(&e);
 	return rc;
+}
+
+int mt_redact_line(const struct mt_redact *r, int *state, const char *p, size_t n,
+		   struct mt_buf *out)
+{
+	static const char end_mark[] = "-----END ";
+	const char *b, *e;
+
+	if (*state) {
+		/* Inside a private key: the whole line, its terminator kept; its END
+		 * line ends it, and stays. */
+		size_t body = n;
+		e = memmem(p, n, end_mark, sizeof(end_mark) - 1);
+		if (e) {
+			*state = 0;
+			body = (size_t)(e - p);
+		}
+		while (body && (p[body - 1] == '\n' || p[body - 1] == '\r'))
+			body--;
+		if (!body || mt_redact_is_marker(p, body))
+			return 0;
+		char m[MT_REDACT_MARKER_LEN + 1];
+		mt_redact_marker(r, p, body, m);
+		mt_buf_reset(out);
+		mt_buf_puts(out, m);
+		mt_buf_append(out, p + body, n - body);
+		return 1;
+	}
+	b = memmem(p, n, "-----BEGIN ", 11);
+	if (b && memmem(b, n - (size_t)(b - p), "PRIVATE KEY-----", 16) &&
+	    !memmem(b, n - (size_t)(b - p), end_mark, sizeof(end_mark) - 1)) {
+		/* Its body comes on the next lines; the BEGIN line says no secret. */
+		*state = 1;
+		size_t head = (size_t)(b - p);
+		struct mt_buf pre = MT_BUF_INIT;
+		int rc = mt_redact_text(r, p, head, &pre);
+		if (rc) {
+			mt_buf_reset(out);
+			mt_buf_append(out, pre.data, pre.len);
+			mt_buf_append(out, b, n - head);
+		}
+		mt_buf_release(&pre);
+		return rc;
+	}
+	return mt_redact_text(r, p, n, out);
 }
 
 /* ---- JSON ---- */
@@ -851,6 +955,47 @@ static void walk_string(struct walk *w, struct mt_span tok, int whole)
 
 #define WALK_DEPTH 256
 
+/* A member name's credential level (see cred_name), or -1 when its key does not decode. */
+static int member_cred(struct walk *w, struct mt_span key)
+{
+	const char *name = key.p + 1;
+	size_t n = key.n - 2;
+
+	if (memchr(key.p, '\\', key.n)) {
+		if (mt_json_string(key, &w->tmp))
+			return -1;
+		name = w->tmp.data ? w->tmp.data : "";
+		n = w->tmp.len;
+	}
+	return cred_name(w->r, name, n, env_style(name, n) ? USE_ENV : USE_MEMBER);
+}
+
+/*
+ * The header-list shape, {"name": "Authorization", "value": "..."}: does the
+ * object name a credential in its "name" (or "key", "header") member?
+ */
+static int names_credential(struct walk *w, struct mt_span obj)
+{
+	struct mt_span key, val;
+	size_t pos = 0;
+
+	while (mt_json_next_member(obj, &pos, &key, &val) == 1) {
+		if (!((key.n == 6 && !memcmp(key.p, "\"name\"", 6)) ||
+		      (key.n == 5 && !memcmp(key.p, "\"key\"", 5)) ||
+		      (key.n == 8 && !memcmp(key.p, "\"header\"", 8))) ||
+		    !val.n || val.p[0] != '"' || mt_json_string(val, &w->tmp2))
+			continue;
+		const char *v = w->tmp2.data ? w->tmp2.data : "";
+		if (cred_name(w->r, v, w->tmp2.len, env_style(v, w->tmp2.len) ? USE_ENV : USE_MEMBER))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Walk a value. cred: 0, or the level of the credential name it is under
+ * (everything below a credential is one: {"credentials": {"pw": ...}}).
+ */
 static void walk_value(struct walk *w, struct mt_span v, int cred, int depth)
 {
 	struct mt_span key, val;
@@ -862,18 +1007,18 @@ static void walk_value(struct walk *w, struct mt_span v, int cred, int depth)
 	case '"':
 		walk_string(w, v, cred);
 		break;
-	case '{':
+	case '{': {
+		int header = !cred && names_credential(w, v);
 		while (mt_json_next_member(v, &pos, &key, &val) == 1) {
-			int c = 0;
+			int c = cred;
 			if (key.n >= 2) {
-				if (memchr(key.p, '\\', key.n)) {
-					if (mt_json_string(key, &w->tmp))
-						continue;
-					c = cred_name(w->r, w->tmp.data ? w->tmp.data : "", w->tmp.len,
-						      USE_MEMBER);
-				} else {
-					c = cred_name(w->r, key.p + 1, key.n - 2, USE_MEMBER);
-				}
+				int mine = member_cred(w, key);
+				if (mine < 0)
+					continue;
+				if (mine > c)
+					c = mine;
+				if (header && key.n == 7 && !memcmp(key.p, "\"value\"", 7))
+					c = c ? c : 1;
 				if (w->r->npaths) {
 					if (mt_json_string(key, &w->tmp))
 						continue;
@@ -888,6 +1033,7 @@ static void walk_value(struct walk *w, struct mt_span v, int cred, int depth)
 				w->path.data[mark] = '\0';
 		}
 		break;
+	}
 	case '[': {
 		size_t i = 0;
 		while (mt_json_next_element(v, &pos, &val) == 1) {
@@ -902,6 +1048,16 @@ static void walk_value(struct walk *w, struct mt_span v, int cred, int depth)
 		break;
 	}
 	default:
+		/* A number where the user said a credential is (a PIN, a card number):
+		 * a marker string in its place. The built-in names take strings only:
+		 * numbers under them are counts (inputTokens). */
+		if ((v.p[0] == '-' || (v.p[0] >= '0' && v.p[0] <= '9')) &&
+		    (cred >= 2 || (w->r->npaths && path_listed(w)))) {
+			char m[MT_REDACT_MARKER_LEN + 1];
+			size_t start = (size_t)(v.p - w->base);
+			mt_redact_marker(w->r, v.p, v.n, m);
+			edit_add(w->e, start, start + v.n, mt_asprintf("\"%s\"", m));
+		}
 		break;
 	}
 }
@@ -968,9 +1124,15 @@ char *mt_redact_command(const struct mt_redact *r, char *const *argv)
 				name++;
 			size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
 			int opt = a[0] == '-' && a[1];
-			int cred = name > a || eq ? cred_name(r, name, nlen,
-								 !opt && env_style(name, nlen) ? USE_ENV : USE_MEMBER)
-						  : 0;
+			/* --NAME=VALUE, NAME=VALUE or --NAME when NAME is a plain name; in
+			 * anything else (a script: sh -c '... --password=x ...') the text
+			 * rules find what follows a name, to its end. */
+			int plain = nlen && nlen == strspn(name, "abcdefghijklmnopqrstuvwxyz"
+								 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.");
+			int cred = plain && (name > a || eq)
+					   ? cred_name(r, name, nlen,
+						       !opt && env_style(name, nlen) ? USE_ENV : USE_MEMBER)
+					   : 0;
 			if (cred && eq && eq[1] && !mt_redact_is_marker(eq + 1, strlen(eq + 1))) {
 				mt_buf_reset(&red);
 				mt_buf_append(&red, a, (size_t)(eq + 1 - a));

@@ -77,8 +77,16 @@ const char *mt_redact_find_marker(const char *s, size_t n);
 int mt_redact_message(const struct mt_redact *r, const char *p, size_t n, enum mt_kind kind,
 		      struct mt_buf *out);
 
-/* The same for a line of text (stderr). */
+/* The same for text. */
 int mt_redact_text(const struct mt_redact *r, const char *p, size_t n, struct mt_buf *out);
+
+/*
+ * The same for one line of text read line by line (stderr). *state (0 at the
+ * stream's start) carries what a line leaves open to the next: the body of a
+ * PEM private key, whose lines are each redacted whole up to its END line.
+ */
+int mt_redact_line(const struct mt_redact *r, int *state, const char *p, size_t n,
+		   struct mt_buf *out);
 
 /*
  * A command line, shell-quoted as mt_shell_quote does, with credential

@@ -82,6 +82,7 @@ struct writer {
 	struct mt_map open;      /* requests awaiting an answer: key -> seq */
 	struct mt_buf key;       /* scratch for the map's keys */
 	struct mt_buf red;       /* scratch for a redacted frame */
+	int pem;                 /* stderr is inside a private key (mt_redact_line) */
 	int has_end;
 	struct store_session_end end;
 	char *end_error;
@@ -414,6 +415,8 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 
 	if (!w->in_txn) {
 		lose(w, 1, n, seq);
+		if (ch->s == WS_STDERR && w->o.redact) /* (a private key's lines stay found) */
+			(void)mt_redact_line(w->o.redact, &w->pem, p, n, &w->red);
 		return;
 	}
 	if (flags & MT_FRAME_OVERSIZED) {
@@ -436,7 +439,7 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 	}
 	if (ch->s == WS_STDERR) {
 		/* What is stored is redacted; what was relayed is not touched. */
-		int red = w->o.redact && mt_redact_text(w->o.redact, p, n, &w->red);
+		int red = w->o.redact && mt_redact_line(w->o.redact, &w->pem, p, n, &w->red);
 		rc = store_add_stderr(w->st, w->session, seq, ch->t_ns, ch->wall,
 				      red ? w->red.data : p, red ? w->red.len : n,
 				      !!(flags & MT_FRAME_INCOMPLETE), &err);
@@ -445,7 +448,7 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 			w->txn_stderr++;
 		}
 	} else {
-		struct mt_class c;
+		struct mt_class c, rc2;
 		struct store_msg m;
 		mt_classify(p, n, &c);
 		m.session = w->session;
@@ -463,13 +466,18 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 		if (w->o.redact && mt_redact_message(w->o.redact, p, n, c.kind, &w->red)) {
 			m.raw = w->red.data;
 			m.raw_len = w->red.len; /* (never 0: a marker took the secret's place) */
+			/* The columns come from the stored bytes too: an id or a progress
+			 * token that held a secret is stored as its marker. (Pairing went
+			 * by the bytes relayed.) */
+			mt_classify(m.raw, m.raw_len, &rc2);
+			m.cls = &rc2;
 		}
 		rc = store_add_message(w->st, &m, &err);
 		if (!rc) {
 			w->stats.stored_messages++;
 			w->txn_msgs++;
 			if (c.kind == MT_REQUEST || c.kind == MT_RESPONSE)
-				note_initialize(w, ch->s, &c, m.raw, m.raw_len ? m.raw_len : n, seq,
+				note_initialize(w, ch->s, m.cls, m.raw, m.raw_len ? m.raw_len : n, seq,
 						m.request_seq); /* (the stored bytes: redacted) */
 		}
 	}

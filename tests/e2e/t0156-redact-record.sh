@@ -61,6 +61,33 @@ check_eq "another capture, the same key: the same marker" "$mA" \
 	"$(sql "$T/r2.db" "select json_extract(raw, '\$.params.token') from message where dir = 'c2s'")"
 check "the key file is the user's, 0600" sh -c 'test "$(stat -c %a "$1")" = 600' sh "$T/key"
 
+# What a review found stored in the clear: an id and a progress token that are
+# secrets (the columns hold markers too), a private key's body on stderr, a
+# credential after "Authorization: token", and a URL's password.
+JWT=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlLWhlcmU
+cat > "$T/leak.sh" <<'SH'
+echo "Authorization: token opaque-$LEAK" >&2
+echo "-----BEGIN PRIVATE KEY-----" >&2
+echo "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQ$LEAK" >&2
+echo "-----END PRIVATE KEY-----" >&2
+echo "ready" >&2
+exec cat
+SH
+printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":\"$SK\",\"method\":\"tools/call\",\"params\":{\"name\":\"t\",\"_meta\":{\"progressToken\":\"$JWT\"}}}" \
+	> "$T/leak.in"
+env "LEAK=$B" "$MCPTAP" record -w "$T/l.db" -- sh "$T/leak.sh" "postgres://app:$A@db/x" < "$T/leak.in" > "$T/l.out" 2> "$T/l.err"
+check_eq "the client still gets the bytes as they were" "$(sha256sum < "$T/leak.in")" "$(sha256sum < "$T/l.out")"
+for s in "$A" "$B" "$SK" "$JWT" "MIIEvQIBADANBgkq"; do
+	check_eq "the file holds no '$(echo "$s" | cut -c1-16)...'" 0 "$(cat "$T/l.db" "$T/l.db-wal" 2> /dev/null | grep -c -a -- "$s")"
+done
+check_eq "the id and progress_token columns hold the markers of the raw bytes" "1|1" \
+	"$(sql "$T/l.db" "select id = json_extract(raw, '\$.id') and id glob '[[]redacted:*]', progress_token = json_extract(raw, '\$.params._meta.progressToken') and progress_token glob '[[]redacted:*]' from message where dir = 'c2s'")"
+check_eq "stderr: the scheme kept, the rest a marker; the key's lines each a marker" \
+	"Authorization: token [redacted:X]|-----BEGIN PRIVATE KEY-----|[redacted:X]|-----END PRIVATE KEY-----|ready" \
+	"$(sql "$T/l.db" "select rtrim(cast(raw as text), char(10)) from stderr_line order by seq" | sed 's/\[redacted:[0-9a-f]*\]/[redacted:X]/g' | tr -d '\r' | paste -sd '|')"
+check "the command line: the URL's password a marker" \
+	sh -c 'sqlite3 "$1" "select command from session" | grep -Eq "postgres://app:\[redacted:[0-9a-f]{8}\]@db/x"' sh "$T/l.db"
+
 # User rules.
 "$MCPTAP" record -w "$T/u.db" --redact-key customer_ref --redact-path params.arguments.query \
 	--redact-value 'ACCT-[0-9]{6}' -- cat < "$T/in" > /dev/null

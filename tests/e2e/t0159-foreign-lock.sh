@@ -11,8 +11,8 @@
 lock() {
 	rm -f "$T/locked"
 	printf 'BEGIN IMMEDIATE;\n.shell touch %s/locked\n.shell sleep %s\nCOMMIT;\n' "$T" "$2" |
-		sqlite3 -batch "$1" > /dev/null &
-	lock=$!
+		setsid sqlite3 -batch "$1" > /dev/null &
+	lock=$! # (a process group of its own: its .shell sleep goes with it)
 	i=0
 	while [ ! -e "$T/locked" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 }
@@ -67,9 +67,8 @@ wait "$tap"
 check_eq "SIGTERM while waiting for the file: the server's exit status" 3 $?
 check "it says it stopped waiting" grep -q "stopped waiting for '$T/a.db', locked by another connection" "$T/d.err"
 check "the lock holder was still there" held
-kill "$lock" 2> /dev/null
+kill -- "-$lock" 2> /dev/null
 wait "$lock" 2> /dev/null
-pkill -f "sleep 30$" 2> /dev/null
 
 # 5. A long writer beside a tap: analyze stores 200,000 findings in 50 ms
 # slices while a tap floods the same file; both store everything, and the

@@ -25,8 +25,7 @@ kill -9 "$tap"
 wait "$tap" 2> /dev/null
 check_eq "its tap killed: aborted" "aborted" "$("$MCPTAP" sessions -r "$T/k.db" | awk 'NR == 2 { print $6 }')"
 check "and so in JSON" sh -c '"$1" sessions -r "$2" -T json | grep -q "\"state\":\"aborted\""' sh "$MCPTAP" "$T/k.db"
-kill "$holder" 2> /dev/null
-pkill -f "^sleep 60$" 2> /dev/null
+kill "$holder" "$(sql "$T/k.db" "select pid from session")" 2> /dev/null # (the orphaned server too)
 
 echo '{}' | "$MCPTAP" record -w "$T/k.db" -- cat > /dev/null 2> "$T/end.err"
 check_eq "a capture the tap created: no warning about its mode" "" "$(cat "$T/end.err")"

@@ -32,7 +32,7 @@ check "ok" grep -q '"ok": true' "$T/other.json"
 check_eq "a client without sampling: the whole flow succeeds" 0 $?
 check "no sampling/createMessage reached it" sh -c "! grep -q 'sampling/createMessage' '$T/nos.jsonl'"
 check "the sample tool's result reached it" grep -q '"content":\[{"type":"text","text":"mock reply"}\]' "$T/nos.jsonl"
-check "the mock says what it left out" grep -q "1 recorded server requests not sent: the client did not declare the capability they need (#$sampling_seq sampling/createMessage needs sampling)" "$T/nos.err"
+check "the mock says what it left out" grep -q "1 recorded server request not sent: the client did not declare the capability it needs (#$sampling_seq sampling/createMessage needs sampling)" "$T/nos.err"
 check_eq "the summary lists it: seq, method, the capability" \
 	"\"skipped\": [ { \"seq\": $sampling_seq, \"method\": \"sampling/createMessage\", \"needs\": \"sampling\" } ]," \
 	"$(sed -n '/"skipped"/,/^  \],/p' "$T/nos.json" | sed 's/^ *//' | paste -sd ' ')"

@@ -29,6 +29,28 @@ check "the wildcard is that place only: another text misses (-30900)" \
 check "a request without a marker matches as ever" \
 	grep -q '^{"jsonrpc":"2.0","id":12,"result":{"content":\[{"type":"text","text":"plain"}\]' "$T/m.out"
 
+# A marker inside a longer string stands for the secret only: the rest of the
+# string must match as recorded (one recorded call with a key in its text
+# made every echo call match before).
+printf '%s\n' "$init" '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"use sk-proj-abcdefghijklmnopqrstuvwx0123 please"}}}' \
+	'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"pin","pin":1234}}}' |
+	"$MCPTAP" record -w "$T/p.db" --redact-key pin -- "$PEERS/mcp-server" > /dev/null 2>&1
+check_eq "stored: the key inside the text and the number under pin are markers" 2 \
+	"$(sql "$T/p.db" "select count(*) from message where dir = 'c2s' and (json_extract(raw, '\$.params.arguments.text') glob 'use [[]redacted:????????] please' or json_extract(raw, '\$.params.arguments.pin') glob '[[]redacted:????????]')")"
+printf '%s\n' "$init" '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+	'{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"echo","arguments":{"text":"something never recorded"}}}' \
+	'{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"echo","arguments":{"text":"use another-key-42 please"}}}' \
+	'{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"echo","arguments":{"text":"use  please"}}}' \
+	'{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"echo","arguments":{"text":"pin","pin":99}}}' \
+	'{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":"echo","arguments":{"text":"pin","pin":99,"more":1}}}' |
+	"$MCPTAP" replay -r "$T/p.db" --as server > "$T/p.out" 2> /dev/null
+check "another text is a miss, not the recorded answer" grep -q '^{"jsonrpc":"2.0","id":20,"error":{"code":-30900' "$T/p.out"
+check "the same text around another key matches" grep -q '^{"jsonrpc":"2.0","id":21,"result":' "$T/p.out"
+check "a marker stands for one byte or more: an empty key is a miss" grep -q '^{"jsonrpc":"2.0","id":22,"error":{"code":-30900' "$T/p.out"
+check "another number where the recording has a redacted one matches" grep -q '^{"jsonrpc":"2.0","id":23,"result":' "$T/p.out"
+check "but not with a member more" grep -q '^{"jsonrpc":"2.0","id":24,"error":{"code":-30900' "$T/p.out"
+
 # The recorded client against the real server: the request with the marker is not sent.
 "$MCPTAP" replay -r "$T/r.db" --as client -- "$PEERS/mcp-server" > "$T/v.out" 2> "$T/v.err"
 check_eq "verify exits 0 (a redacted request is not a failure)" 0 $?

@@ -345,11 +345,10 @@ static void test_command(void **state)
 	char *k1 = mk("k1"), *t1 = mk("t1"), *sk = mk("sk-x"), *pw = mk("p w"), *abc = mk("abc"),
 	     *upw = mk("pw");
 	char *want = mt_asprintf("node srv.js '--api-key=%s' --token '%s' --port 3000 'OPENAI_API_KEY=%s' "
-				 "DEBUG=1 --verbose --password '%s' '--url=https://u:pw@h/x?token=%s'",
-				 k1, t1, sk, pw, abc);
+				 "DEBUG=1 --verbose --password '%s' '--url=https://u:%s@h/x?token=%s'",
+				 k1, t1, sk, pw, upw, abc);
 
 	(void)state;
-	(void)upw;
 	assert_string_equal(got, want);
 	free(got);
 	free(want);
@@ -363,6 +362,106 @@ static void test_command(void **state)
 	free(pw);
 	free(abc);
 	free(upw);
+}
+
+/* What a review found left in the clear, each kept out now. */
+static void test_review_cases(void **state)
+{
+	(void)state;
+	/* Authorization: whatever the scheme, the rest of the line. */
+	expect(1, "Authorization: token SECRET30aaaa\n", "Authorization: token %s\n", "SECRET30aaaa", NULL);
+	expect(1, "Authorization: Bearer abc123\n", "Authorization: Bearer %s\n", "abc123", NULL);
+	expect(1, "proxy-authorization: Negotiate YII and more", "proxy-authorization: Negotiate %s",
+	       "YII and more", NULL);
+	expect(1, "Authorization: opaque-credential", "Authorization: %s", "opaque-credential", NULL);
+	expect(1, "{\"Authorization\": \"Basic dXNlcjpw\", \"x\": 1}",
+	       "{\"Authorization\": \"Basic %s\", \"x\": 1}", "dXNlcjpw", NULL);
+	/* URL passwords, in text and in JSON strings. */
+	expect(1, "connect postgres://app:hunter2@db:5432/x ok", "connect postgres://app:%s@db:5432/x ok",
+	       "hunter2", NULL);
+	expect(0, "{\"url\":\"https://u:pw9@example.com/x\"}", "{\"url\":\"https://u:%s@example.com/x\"}",
+	       "pw9", NULL);
+	untouched(1, "see http://example.com:8080/a@b and mailto:me@x\n");
+	/* Everything under a credential's name, not only its strings at the top. */
+	expect(0, "{\"credentials\":{\"pw\":\"x1\"},\"password\":[{\"v\":\"y2\"}]}",
+	       "{\"credentials\":{\"pw\":\"%s\"},\"password\":[{\"v\":\"%s\"}]}", "x1", "y2");
+	/* Environment-style names as JSON members. */
+	expect(0, "{\"env\":{\"STRIPE_KEY\":\"s1\",\"HOME\":\"/root\",\"GITHUB_PAT\":\"g3\"}}",
+	       "{\"env\":{\"STRIPE_KEY\":\"%s\",\"HOME\":\"/root\",\"GITHUB_PAT\":\"%s\"}}", "s1", "g3");
+	/* The header-list shape. */
+	expect(0, "{\"h\":[{\"name\":\"Authorization\",\"value\":\"token X\"},{\"name\":\"Accept\",\"value\":\"a\"}]}",
+	       "{\"h\":[{\"name\":\"Authorization\",\"value\":\"%s\"},{\"name\":\"Accept\",\"value\":\"a\"}]}",
+	       "token X", NULL);
+	/* Plurals; counts under token-like names stay (usage.inputTokens). */
+	expect(0, "{\"tokens\":[\"a1\"],\"apiKeys\":[\"b2\"],\"usage\":{\"inputTokens\":5}}",
+	       "{\"tokens\":[\"%s\"],\"apiKeys\":[\"%s\"],\"usage\":{\"inputTokens\":5}}", "a1", "b2");
+	expect(1, "GITHUB_PAT=ghx1 --pat=p2", "GITHUB_PAT=%s --pat=%s", "ghx1", "p2");
+}
+
+/* A private key on stderr, line by line: its body too. */
+static void test_pem_lines(void **state)
+{
+	const char *lines[] = {"starting\n", "-----BEGIN PRIVATE KEY-----\n", "MIIEvQIBADANBgkq\n",
+			       "hkiG9w0BAQEFAASC\n", "-----END PRIVATE KEY-----\n", "listening on 3000\n"};
+	struct mt_buf out = MT_BUF_INIT;
+	int st = 0, changed[6];
+
+	(void)state;
+	for (int i = 0; i < 6; i++) {
+		changed[i] = mt_redact_line(R, &st, lines[i], strlen(lines[i]), &out);
+		if (i == 2 || i == 3) {
+			char *m = mk(i == 2 ? "MIIEvQIBADANBgkq" : "hkiG9w0BAQEFAASC");
+			char *want = mt_asprintf("%s\n", m);
+			assert_string_equal(out.data, want);
+			free(want);
+			free(m);
+		}
+	}
+	assert_int_equal(changed[0], 0);
+	assert_int_equal(changed[1], 0); /* the BEGIN and END lines hold no secret */
+	assert_int_equal(changed[2], 1);
+	assert_int_equal(changed[3], 1);
+	assert_int_equal(changed[4], 0);
+	assert_int_equal(changed[5], 0);
+	assert_int_equal(st, 0);
+	mt_buf_release(&out);
+}
+
+/* The user's own names and paths take numbers too; the built-in names do not. */
+static void test_user_numbers(void **state)
+{
+	struct mt_redact *r = mt_redact_new(KEY);
+	struct mt_err err = {"", 0};
+	char m1[MT_REDACT_MARKER_LEN + 1], m2[MT_REDACT_MARKER_LEN + 1];
+
+	(void)state;
+	mt_redact_add_key(r, "pin");
+	assert_int_equal(mt_redact_add_path(r, "params.card", &err), 0);
+	mt_redact_marker(r, "1234", 4, m1);
+	mt_redact_marker(r, "4111", 4, m2);
+	char *got = red(r, "{\"params\":{\"pin\":1234,\"card\":{\"n\":4111},\"token\":7}}", 0);
+	char *want = mt_asprintf("{\"params\":{\"pin\":\"%s\",\"card\":{\"n\":\"%s\"},\"token\":7}}", m1, m2);
+	assert_non_null(got);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	mt_redact_free(r);
+}
+
+/* A script on the command line: only what follows a credential's name, not the rest. */
+static void test_command_script(void **state)
+{
+	char *const argv[] = {"sh", "-c", "echo --password=x1 done; node -e \"const token='t2'; run()\"", NULL};
+	char *got = mt_redact_command(R, argv);
+	char *x1 = mk("x1"), *t2 = mk("t2");
+	char *want = mt_asprintf("sh -c 'echo --password=%s done; node -e \"const token='\\''%s'\\''; run()\"'", x1, t2);
+
+	(void)state;
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	free(x1);
+	free(t2);
 }
 
 /* ---- HTTP ---- */
@@ -497,6 +596,10 @@ int main(void)
 		cmocka_unit_test(test_json_invalid_is_text),
 		cmocka_unit_test(test_user_rules),
 		cmocka_unit_test(test_command),
+		cmocka_unit_test(test_review_cases),
+		cmocka_unit_test(test_pem_lines),
+		cmocka_unit_test(test_user_numbers),
+		cmocka_unit_test(test_command_script),
 		cmocka_unit_test(test_header_url),
 		cmocka_unit_test(test_key_file),
 		cmocka_unit_test(test_hostile),
