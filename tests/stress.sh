@@ -162,11 +162,21 @@ wait
 
 # A tap alone with the file is bounded by --queue; taps sharing it, or a
 # foreign lock, by --hold (see mcptap.1, record).
+# (--hold as given to the taps after --, else its default.)
+hold=16M prev=""
+for a in "$@"; do
+	case $a in --hold=*) hold=${a#--hold=} ;; esac
+	[ "$prev" = --hold ] && hold=$a
+	prev=$a
+done
+hold_bytes=$(echo "$hold" | awk '{ n = $0 + 0; u = toupper(substr($0, length($0)));
+	if (u == "K") n *= 1024; else if (u == "M") n *= 1048576; else if (u == "G") n *= 1073741824;
+	printf "%d", n }')
 if [ "$alone" = 1 ]; then
 	bound_bytes=$((1024 * 1024 + 65536)) bound_lines=4097
 	bound_what="--queue (1M and 4096 lines, or one 64 KiB read)"
 else
-	bound_bytes=$((16 * 1024 * 1024)) bound_lines=$((16 * 1024 * 1024)) bound_what="--hold (16M)"
+	bound_bytes=$((hold_bytes + 65536)) bound_lines=$((hold_bytes)) bound_what="--hold ($hold, or one 64 KiB read more)"
 fi
 
 # Every tap has its session; only a tap killed in its first moments, before
