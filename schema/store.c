@@ -413,7 +413,10 @@ static int check_schema(struct store *st, int64_t version, struct mt_err *err)
 
 	if (reference_db(&ref, err))
 		return -1;
-	if (sqlite3_prepare_v2(st->db, "SELECT type, name, sql FROM sqlite_master", -1, &q, NULL) !=
+	/* (Triggers and views first: what could run is the first reason given.) */
+	if (sqlite3_prepare_v2(st->db, "SELECT type, name, sql FROM sqlite_master ORDER BY"
+				       " CASE type WHEN 'trigger' THEN 0 WHEN 'view' THEN 1"
+				       " WHEN 'table' THEN 2 ELSE 3 END, name", -1, &q, NULL) !=
 	    SQLITE_OK) {
 		db_fail(st, err, "cannot read the schema");
 		goto out;
