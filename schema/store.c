@@ -770,6 +770,12 @@ int store_open_wait(const char *path, enum store_mode mode, int lock_ms, struct 
 			mt_err_set(err, "empty file, not an mcptap capture");
 			goto out;
 		}
+		/* (SQLite would open it read-only, and make a -wal and -shm of this
+		 * user's beside another's file.) */
+		if (access(path, W_OK) != 0) {
+			mt_err_set(err, "%s", strerror(errno));
+			goto out;
+		}
 		flags = SQLITE_OPEN_READWRITE;
 	} else if (mode == STORE_WRITE) {
 		/* Create it ourselves so that it is 0600 whatever the umask (SQLite gives the
