@@ -312,6 +312,70 @@ static char *query_text(sqlite3 *db, const char *sql, const char *a)
 	return v;
 }
 
+/* A table's column names, sorted, comma-separated (a new string; "" when none). */
+static const char cols_sql[] = "SELECT group_concat(name, ',') FROM"
+			       " (SELECT name FROM pragma_table_info(?1) ORDER BY name)";
+
+/*
+ * mcptap's own schema objects (from mcptap.sql), worked out once per process:
+ * what every file is checked against.
+ */
+static struct {
+	size_t n;
+	struct ref_object {
+		char *type, *name, *sql; /* sql: NULL for SQLite's own */
+		char *cols;              /* tables: their columns (cols_sql) */
+	} *v;
+	char reason[256];                /* why it could not be made, or "" */
+} ref;
+
+static void make_reference(void)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *q = NULL;
+	struct mt_err err = {"", 0};
+
+	if (reference_db(&db, &err)) {
+		snprintf(ref.reason, sizeof(ref.reason), "%s", err.msg);
+		return;
+	}
+	if (sqlite3_prepare_v2(db, "SELECT type, name, sql FROM sqlite_master", -1, &q, NULL) ==
+	    SQLITE_OK) {
+		while (sqlite3_step(q) == SQLITE_ROW) {
+			ref.v = mt_realloc(ref.v, (ref.n + 1) * sizeof(*ref.v));
+			struct ref_object *o = &ref.v[ref.n++];
+			o->type = mt_strdup((const char *)sqlite3_column_text(q, 0));
+			o->name = mt_strdup((const char *)sqlite3_column_text(q, 1));
+			o->sql = sqlite3_column_text(q, 2) ? mt_strdup((const char *)sqlite3_column_text(q, 2))
+							   : NULL;
+			o->cols = !strcmp(o->type, "table") ? query_text(db, cols_sql, o->name) : NULL;
+		}
+	}
+	if (!ref.n)
+		snprintf(ref.reason, sizeof(ref.reason), "cannot read the reference schema: %s",
+			 sqlite3_errmsg(db));
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+}
+
+/* The reference, made on first use: 0, or -1 with why in err. */
+static int reference(struct mt_err *err)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, make_reference);
+	return ref.n ? 0 : mt_err_set(err, "%s", ref.reason);
+}
+
+/* mcptap's object of this type and name, or NULL. */
+static const struct ref_object *ref_find(const char *type, const char *name)
+{
+	for (size_t i = 0; i < ref.n; i++)
+		if (!strcmp(ref.v[i].type, type) && !strcmp(ref.v[i].name, name))
+			return &ref.v[i];
+	return NULL;
+}
+
 /* Is the column one that a file of this version lacks? */
 static int later_column(int64_t version, const char *table, const char *column)
 {
@@ -322,22 +386,19 @@ static int later_column(int64_t version, const char *table, const char *column)
 	return 0;
 }
 
-/* Table name of the file: exactly the reference's columns, less those of later versions. */
-static int check_table(struct store *st, sqlite3 *ref, int64_t version, const char *name,
+/* Table name of the file: exactly mcptap's columns, less those of later versions. */
+static int check_table(struct store *st, const struct ref_object *t, int64_t version,
 		       struct mt_err *err)
 {
-	static const char cols[] = "SELECT group_concat(name, ',') FROM"
-				   " (SELECT name FROM pragma_table_info(?1) ORDER BY name)";
-	char *have = query_text(st->db, cols, name);
-	char *want = query_text(ref, cols, name);
+	char *have = query_text(st->db, cols_sql, t->name);
 	struct mt_buf w = MT_BUF_INIT;
 	int rc = 0;
 
-	/* The reference's columns that a file of this version has. */
-	for (const char *p = want ? want : ""; *p;) {
+	/* mcptap's columns that a file of this version has. */
+	for (const char *p = t->cols ? t->cols : ""; *p;) {
 		size_t n = strcspn(p, ",");
 		char *c = mt_strndup(p, n);
-		if (!later_column(version, name, c)) {
+		if (!later_column(version, t->name, c)) {
 			if (w.len)
 				mt_buf_putc(&w, ',');
 			mt_buf_puts(&w, c);
@@ -347,22 +408,18 @@ static int check_table(struct store *st, sqlite3 *ref, int64_t version, const ch
 	}
 	if (!have || strcmp(have, w.data ? w.data : ""))
 		rc = mt_err_set(err, "not an mcptap capture: table %s has the columns (%s), not mcptap's (%s)",
-				name, have ? have : "", w.data ? w.data : "");
+				t->name, have ? have : "", w.data ? w.data : "");
 	free(have);
-	free(want);
 	mt_buf_release(&w);
 	return rc;
 }
 
 /* A view of the file: one of mcptap's, with mcptap's text for its version. */
-static int check_view(sqlite3 *ref, int64_t version, const char *name, const char *sql,
-		      struct mt_err *err)
+static int check_view(int64_t version, const char *name, const char *sql, struct mt_err *err)
 {
-	char *want = query_text(ref, "SELECT sql FROM sqlite_master WHERE type = 'view' AND name = ?1",
-				name);
-	int ok = want && sql && !strcmp(want, sql);
+	const struct ref_object *v = ref_find("view", name);
+	int ok = v && sql && v->sql && !strcmp(v->sql, sql);
 
-	free(want);
 	if (!ok && version < 3 && sql) {
 		uint64_t h = fnv1a(sql);
 		for (size_t i = 0; i < sizeof(old_views) / sizeof(old_views[0]) && !ok; i++)
@@ -376,16 +433,15 @@ static int check_view(sqlite3 *ref, int64_t version, const char *name, const cha
  * constraint, or one a user made on plain columns (an expression in an
  * index would be evaluated when mcptap writes).
  */
-static int check_index(struct store *st, sqlite3 *ref, const char *name, const char *sql,
-		       struct mt_err *err)
+static int check_index(struct store *st, const char *name, const char *sql, struct mt_err *err)
 {
-	char *want = query_text(ref, "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?1",
-				name);
+	const struct ref_object *x = ref_find("index", name);
 	char *expr = NULL;
 	int rc = 0;
 
-	if (want) {
-		if (!sql || strcmp(want, sql))
+	if (x) {
+		/* (SQLite's own for a constraint have no text on either side.) */
+		if ((sql || x->sql) && (!sql || !x->sql || strcmp(x->sql, sql)))
 			rc = mt_err_set(err, "not an mcptap capture: its index %s is not mcptap's", name);
 	} else if (sql) {
 		expr = query_text(st->db, "SELECT 1 FROM pragma_index_xinfo(?1) WHERE key AND cid < 0",
@@ -394,7 +450,6 @@ static int check_index(struct store *st, sqlite3 *ref, const char *name, const c
 			rc = mt_err_set(err, "not an mcptap capture: its index %s is on an expression",
 					name);
 	}
-	free(want);
 	free(expr);
 	return rc;
 }
@@ -407,11 +462,11 @@ static int check_index(struct store *st, sqlite3 *ref, const char *name, const c
  */
 static int check_schema(struct store *st, int64_t version, struct mt_err *err)
 {
-	sqlite3 *ref = NULL;
-	sqlite3_stmt *q = NULL, *t = NULL;
+	sqlite3_stmt *q = NULL;
+	size_t tables = 0, want = 0;
 	int rc = -1, r;
 
-	if (reference_db(&ref, err))
+	if (reference(err))
 		return -1;
 	/* (Triggers and views first: what could run is the first reason given.) */
 	if (sqlite3_prepare_v2(st->db, "SELECT type, name, sql FROM sqlite_master ORDER BY"
@@ -425,7 +480,7 @@ static int check_schema(struct store *st, int64_t version, struct mt_err *err)
 		const char *type = (const char *)sqlite3_column_text(q, 0);
 		const char *name = (const char *)sqlite3_column_text(q, 1);
 		const char *sql = (const char *)sqlite3_column_text(q, 2);
-		char *mine;
+		const struct ref_object *t;
 
 		if (!type || !name) {
 			mt_err_set(err, "damaged mcptap capture: an unnamed schema entry");
@@ -437,82 +492,68 @@ static int check_schema(struct store *st, int64_t version, struct mt_err *err)
 			goto out;
 		}
 		if (!strcmp(type, "view")) {
-			if (check_view(ref, version, name, sql, err))
+			if (check_view(version, name, sql, err))
 				goto out;
 			continue;
 		}
 		if (!strcmp(type, "index")) {
-			if (check_index(st, ref, name, sql, err))
+			if (check_index(st, name, sql, err))
 				goto out;
 			continue;
 		}
 		if (strcmp(type, "table") || !strncmp(name, "sqlite_", 7))
 			continue; /* SQLite's own (sqlite_stat1, sqlite_sequence) */
-		mine = query_text(ref, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?1",
-				  name);
-		free(mine);
-		if (!mine) {
+		if (!(t = ref_find("table", name))) {
 			mt_err_set(err, "not an mcptap capture: it holds a table (%s) mcptap never makes",
 				   name);
 			goto out;
 		}
-		if (check_table(st, ref, version, name, err))
+		if (check_table(st, t, version, err))
 			goto out;
+		tables++;
 	}
 	if (r != SQLITE_DONE) {
 		db_fail(st, err, "cannot read the schema");
 		goto out;
 	}
-	/* Every table of mcptap's must be there, as a table. */
-	if (sqlite3_prepare_v2(ref, "SELECT name FROM sqlite_master WHERE type = 'table'", -1, &t,
-			       NULL) != SQLITE_OK) {
-		mt_err_set(err, "cannot read the reference schema: %s", sqlite3_errmsg(ref));
-		goto out;
-	}
-	while (sqlite3_step(t) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(t, 0);
-		char *there = query_text(st->db, "SELECT type FROM sqlite_master WHERE name = ?1", name);
-		int ok = there && !strcmp(there, "table");
-		free(there);
-		if (!ok) {
-			mt_err_set(err, "damaged mcptap capture: the table %s is missing", name);
-			goto out;
+	/* Every table of mcptap's is there (each name once: a table is a table). */
+	for (size_t i = 0; i < ref.n; i++)
+		want += !strcmp(ref.v[i].type, "table");
+	if (tables != want) {
+		for (size_t i = 0; i < ref.n; i++) {
+			char *there;
+			if (strcmp(ref.v[i].type, "table"))
+				continue;
+			there = query_text(st->db, "SELECT type FROM sqlite_master WHERE name = ?1",
+					   ref.v[i].name);
+			int ok = there && !strcmp(there, "table");
+			free(there);
+			if (!ok) {
+				mt_err_set(err, "damaged mcptap capture: the table %s is missing",
+					   ref.v[i].name);
+				goto out;
+			}
 		}
 	}
 	rc = 0;
 out:
 	sqlite3_finalize(q);
-	sqlite3_finalize(t);
-	sqlite3_close(ref);
 	return rc;
 }
 
 /* Make mcptap's views anew, from mcptap.sql (inside the caller's transaction). */
 static int make_views(struct store *st, struct mt_err *err)
 {
-	sqlite3 *ref = NULL;
-	sqlite3_stmt *q = NULL;
-	int rc = -1;
-
-	if (reference_db(&ref, err))
+	if (reference(err))
 		return -1;
-	if (sqlite3_prepare_v2(ref, "SELECT name, sql FROM sqlite_master WHERE type = 'view'"
-			       " ORDER BY rowid", -1, &q, NULL) != SQLITE_OK) {
-		mt_err_set(err, "cannot read the reference schema: %s", sqlite3_errmsg(ref));
-		goto out;
-	}
 	/* (Dropped first, in the other order: a view may use an earlier one.) */
 	if (exec(st, "DROP VIEW IF EXISTS tool_call; DROP VIEW IF EXISTS latest_finding;"
 		     " DROP VIEW IF EXISTS method_stats; DROP VIEW IF EXISTS exchange;", err))
-		goto out;
-	while (sqlite3_step(q) == SQLITE_ROW)
-		if (exec(st, (const char *)sqlite3_column_text(q, 1), err))
-			goto out;
-	rc = 0;
-out:
-	sqlite3_finalize(q);
-	sqlite3_close(ref);
-	return rc;
+		return -1;
+	for (size_t i = 0; i < ref.n; i++) /* (in the order mcptap.sql makes them) */
+		if (!strcmp(ref.v[i].type, "view") && exec(st, ref.v[i].sql, err))
+			return -1;
+	return 0;
 }
 
 /*
