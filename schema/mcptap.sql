@@ -131,11 +131,13 @@ SELECT q.session        AS session,
        r.error_code     AS error_code,
        r.t_ns - q.t_ns  AS latency_ns,
        q.cancel_seq     AS cancel_seq
-FROM (SELECT m.*, (SELECT min(c.seq) FROM message c
+FROM (SELECT m.*, (SELECT min(c.seq) FROM message c INDEXED BY message_by_request
                    WHERE c.session = m.session AND c.request_seq = m.seq
                      AND c.kind = 'notification') AS cancel_seq
       FROM message m WHERE m.kind = 'request') q
-LEFT JOIN message r ON r.session = q.session AND r.request_seq = q.seq
+-- (INDEXED BY: without statistics, SQLite would scan the session for each request.)
+LEFT JOIN message r INDEXED BY message_by_request
+                    ON r.session = q.session AND r.request_seq = q.seq
                    AND r.kind IN ('response', 'error');
 
 -- Per-method counts, errors and latency (mean and max; percentiles: mcptap stats).
