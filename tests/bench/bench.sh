@@ -20,6 +20,9 @@
 #   (h) the relay's worst stall while another program holds the file's write
 #       lock for 5 s: a line every millisecond, the largest gap the client sees,
 #       against the same tap with no lock and a direct pipe
+#   (i) peak RSS of analyze and stats at 1M and 10M messages ($BENCH_BIG), and
+#       analyze against a scan that checks each message's JSON in SQLite
+#   (j) sessions on a 20M-message file ($BENCH_HUGE)
 set -eu
 cd "$(dirname "$0")/../.."
 B=tests/bench
@@ -209,3 +212,56 @@ read -r gd nd < "$TMP/g.direct"; read -r gt nt < "$TMP/g.tap"; read -r gl nl < "
 echo "    direct pipe: $gd ms ($nd lines)   tap: $gt ms ($nt lines)   tap, file locked 5 s: $gl ms ($nl lines)"
 awk -v l="$gl" -v t="$gt" 'BEGIN { printf "    locked / unlocked = %.2fx (target: no stall beyond a few ms)\n", l / t }'
 echo "    the lock was held $(( ($(cat "$TMP/l.t1") - $(cat "$TMP/l.t0")) / 1000000 )) ms; $(sqlite3 "$TMP/l.db" "select count(*) from message where session = 2") of 7000 lines stored in the end"
+
+# (i) Memory in proportion to what is open, not to the session's length: the
+# peak RSS of analyze (every rule, findings not stored) and of stats on the
+# clean generated sessions of (e) at 1M and at 10M messages; and analyze's
+# pace against a bare scan of the same rows in the same SQLite that checks
+# each message's JSON (the floor of any analyzer that reads every message).
+BIG=${BENCH_BIG:-10000000}
+sh tests/bench/gen-session.sh "$BIG" | tests/peers/fixture-load /dev/stdin "$TMP/big.db"
+peak() { /usr/bin/time -f '%M' -o "$TMP/peak" "$@" > /dev/null; tail -n 1 "$TMP/peak"; }
+if [ -x /usr/bin/time ]; then
+	a1=$(peak taskset -c "$CPU" ./mcptap analyze -r "$TMP/gen.db" --no-store)
+	a10=$(peak taskset -c "$CPU" ./mcptap analyze -r "$TMP/big.db" --no-store)
+	s1=$(peak taskset -c "$CPU" ./mcptap stats -r "$TMP/gen.db")
+	s10=$(peak taskset -c "$CPU" ./mcptap stats -r "$TMP/big.db")
+	echo
+	echo "(i) peak RSS over a clean session (target: flat; analyze under 64 MiB)"
+	printf '    analyze: %s MiB at %s messages, %s MiB at %s\n' $((a1 / 1024)) "$AN" $((a10 / 1024)) "$BIG"
+	printf '    stats:   %s MiB at %s messages, %s MiB at %s\n' $((s1 / 1024)) "$AN" $((s10 / 1024)) "$BIG"
+fi
+: > "$TMP/scan"; : > "$TMP/an2"
+i=0
+while [ $i -lt "$RUNS" ]; do
+	t0=$(now_ns)
+	pin sqlite3 "$TMP/gen.db" "SELECT count(*) FROM message WHERE json_valid(raw)" > /dev/null
+	t1=$(now_ns)
+	echo $((t1 - t0)) >> "$TMP/scan"
+	t0=$(now_ns)
+	pin ./mcptap analyze -r "$TMP/gen.db" --no-store > /dev/null
+	t1=$(now_ns)
+	echo $((t1 - t0)) >> "$TMP/an2"
+	i=$((i + 1))
+done
+awk -v a="$(median < "$TMP/an2")" -v s="$(median < "$TMP/scan")" -v n="$AN" 'BEGIN {
+	printf "    analyze / a json_valid scan of the same %d rows = %.2fx the time (target <= 2)\n", n, a / s }'
+
+# (j) sessions on a 20M-message file: the session rows keep their counts, so
+# it reads no message; against the sqlite3 shell counting the session rows.
+HUGE=${BENCH_HUGE:-20000000}
+sh tests/bench/gen-session.sh "$HUGE" | tests/peers/fixture-load /dev/stdin "$TMP/huge.db"
+rm -f "$TMP/big.db"*
+: > "$TMP/ss"; : > "$TMP/sq"
+i=0
+while [ $i -lt "$RUNS" ]; do
+	t0=$(now_ns); ./mcptap sessions -r "$TMP/huge.db" > /dev/null; t1=$(now_ns)
+	echo $((t1 - t0)) >> "$TMP/ss"
+	t0=$(now_ns); sqlite3 "$TMP/huge.db" "SELECT count(*) FROM session" > /dev/null; t1=$(now_ns)
+	echo $((t1 - t0)) >> "$TMP/sq"
+	i=$((i + 1))
+done
+echo
+echo "(j) sessions on a $HUGE-message file ($(du -m "$TMP/huge.db" | cut -f1) MB)"
+awk -v a="$(median < "$TMP/ss")" -v s="$(median < "$TMP/sq")" 'BEGIN {
+	printf "    %.1f ms; the sqlite3 shell counting its sessions: %.1f ms; %.2fx\n", a / 1e6, s / 1e6, a / s }'
