@@ -382,10 +382,15 @@ static const char *col_text(sqlite3_stmt *q, int i)
 	return t ? (const char *)t : NULL;
 }
 
-/* Dump v (stolen) on one line, with ", " and ": " between members. */
+/* Dump v (stolen) on one line, with ", " and ": " between members. (Into a
+ * string first: json_dumpf writes each token with its own fwrite.) */
 static void put_json(FILE *f, json_t *v)
 {
-	json_dumpf(v, f, JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+	char *s = json_dumps(v, JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+
+	if (s)
+		fputs(s, f);
+	free(s);
 	json_decref(v);
 }
 
