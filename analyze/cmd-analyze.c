@@ -183,6 +183,7 @@ static void keep_flush(struct keep *k, int done)
 {
 	struct mt_err err = {"", 0};
 	struct store_analysis a;
+	int rc = -1;
 
 	if (!k->st || (!k->n && !done))
 		return;
@@ -197,25 +198,26 @@ static void keep_flush(struct keep *k, int done)
 	a.rules = k->rules;
 	if (store_begin(k->st, &err) ||
 	    (!k->analysis && store_add_analysis(k->st, &a, &k->analysis, &err)))
-		goto fail;
+		goto out;
 	for (size_t i = 0; i < k->n; i++) {
 		const struct kept *f = &k->v[i];
 		if (store_add_finding(k->st, k->analysis, k->session, f->rule, an_severity_name(f->sev),
 				      f->seq, f->related == SIZE_MAX ? NULL : k->text.data + f->related,
 				      k->text.data + f->text, &err) ||
 		    store_slice(k->st, &err))
-			goto fail;
+			goto out;
 	}
 	if ((done && store_analysis_finish(k->st, k->analysis, &a, &err)) || store_commit(k->st, &err))
-		goto fail;
+		goto out;
+	rc = 0;
+out:
+	if (rc) {
+		store_rollback(k->st);
+		mt_warn("cannot store the findings in '%s': %s", k->path, err.msg);
+		k->st = NULL;
+	}
 	k->n = 0;
 	mt_buf_reset(&k->text);
-	return;
-fail:
-	store_rollback(k->st);
-	mt_warn("cannot store the findings in '%s': %s", k->path, err.msg);
-	k->st = NULL;
-	k->n = 0;
 }
 
 static void keep_finding(struct keep *k, const struct an_finding *f)

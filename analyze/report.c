@@ -110,8 +110,8 @@ static json_t *jstr(const char *s)
 int report_new(FILE *f, const struct report_opts *o, struct report **out, struct mt_err *err)
 {
 	struct report *r = mt_calloc(1, sizeof(*r));
+	int rc = -1;
 
-	*out = NULL;
 	r->f = f;
 	r->o = *o;
 	r->rules = an_rules(&r->nrules);
@@ -131,12 +131,17 @@ int report_new(FILE *f, const struct report_opts *o, struct report **out, struct
 		    sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
 			mt_err_set(err, "cannot make a temporary database for the report: %s",
 				   r->db ? sqlite3_errmsg(r->db) : "out of memory");
-			report_free(r);
-			return -1;
+			goto out;
 		}
 	}
+	rc = 0;
+out:
+	if (rc) {
+		report_free(r);
+		r = NULL;
+	}
 	*out = r;
-	return 0;
+	return rc;
 }
 
 void report_free(struct report *r)
