@@ -49,6 +49,9 @@ int main(int argc, char **argv)
 					return EXIT_OK;
 				}
 			}
+			fprintf(stderr, "mcptap: '%s' is not a command; see 'mcptap --help'\n",
+				argv[2]);
+			return EXIT_ERROR;
 		}
 		usage(stdout);
 		return EXIT_OK;

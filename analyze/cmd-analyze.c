@@ -3,11 +3,18 @@
  * protocol rules of their revision, report like a compiler (or as JSON, SARIF,
  * JUnit), store the findings in the capture file, and exit non-zero when a
  * finding at or above --fail-on exists.
+ *
+ * Findings are never all in memory: the engine hands each one over as it is
+ * made (an_engine_set_sink), the report prints it or keeps it on disk
+ * (report.h), and it goes into the capture file in small batches.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analyze/analyze.h"
@@ -21,12 +28,14 @@ const struct cmd_entry cmd_analyze = {
 	.summary = "check captured sessions against the MCP rules of their protocol revision",
 	.usage = "mcptap analyze -r FILE [-s ID | --all] [-T text|json|sarif|junit] "
 		 "[--fail-on error|warning|info|never] [--spec REVISION] [--rules LIST | "
-		 "--skip-rules LIST] [--timeout-ms N] [--no-store]\nmcptap analyze --list-rules",
+		 "--skip-rules LIST] [--timeout-ms N] [--no-store]\n"
+		 "mcptap analyze --list-rules [-T text|json]",
 	.options =
 		"  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
 		"  -s, --session ID      the session (default: the newest)\n"
 		"      --all             every session in the file\n"
-		"  -T, --format FORMAT   text (default), json, sarif (2.1.0) or junit (XML)\n"
+		"  -T, --format FORMAT   text (default), json, sarif (2.1.0) or junit (XML);\n"
+		"                        --list-rules: text or json (an object per line)\n"
 		"      --fail-on LEVEL   exit 1 when a finding at or above LEVEL exists:\n"
 		"                        error (default), warning, info, or never\n"
 		"      --spec REVISION   check against REVISION (2024-11-05, 2025-03-26,\n"
@@ -34,7 +43,8 @@ const struct cmd_entry cmd_analyze = {
 		"      --rules LIST      run only these rules (ids or prefixes: CAP,LIFE-001)\n"
 		"      --skip-rules LIST run all rules but these\n"
 		"      --timeout-ms N    a request unanswered for N ms is late (LIFE-015)\n"
-		"      --no-store        do not store the findings in the capture file\n"
+		"      --no-store        do not store the findings in the capture file (a file\n"
+		"                        that cannot be written is analyzed without storing)\n"
 		"      --list-rules      print the rule table and exit\n"
 		"  -h, --help            this text\n"
 		"\n"
@@ -87,75 +97,255 @@ static const char *unmatched_item(const char *list, char *item, size_t cap)
 	return NULL;
 }
 
-static int list_rules(void)
+/* The rule table: text columns, or (json) one JSON object per rule per line. */
+static int list_rules(int json)
 {
 	size_t n;
 	const struct an_rule *const *rules = an_rules(&n);
 
-	printf("%-10s %-10s %-36s %s\n", "RULE", "SEVERITY", "REVISIONS", "SUMMARY");
+	if (!json)
+		printf("%-10s %-10s %-36s %s\n", "RULE", "SEVERITY", "REVISIONS", "SUMMARY");
 	for (size_t i = 0; i < n; i++) {
+		const struct an_rule *r = rules[i];
 		char vers[96];
-		printf("%-10s %-10s %-36s %s%s\n", rules[i]->id, severity_text(rules[i]),
-		       versions_text(rules[i]->versions, vers, sizeof(vers)), rules[i]->summary,
-		       rules[i]->check ? "" : " [not checked on its own]");
+		if (!json) {
+			printf("%-10s %-10s %-36s %s%s\n", r->id, severity_text(r),
+			       versions_text(r->versions, vers, sizeof(vers)), r->summary,
+			       r->check ? "" : " [not checked on its own]");
+			continue;
+		}
+		json_t *o = json_object(), *v = json_array();
+		for (int k = 0; k < AN_VERSION_COUNT; k++)
+			if (r->versions & AN_V(k))
+				json_array_append_new(v, json_string(an_version_name((enum an_version)k)));
+		json_object_set_new(o, "id", json_string(r->id));
+		json_object_set_new(o, "severity", json_string(severity_text(r)));
+		json_object_set_new(o, "revisions", v);
+		json_object_set_new(o, "summary", json_string(r->summary));
+		json_object_set_new(o, "checked", json_boolean(r->check != NULL));
+		json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		putchar('\n');
+		json_decref(o);
 	}
-	return EXIT_OK;
+	return fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
+}
+
+/*
+ * The capture file's side of a run: each session's analysis row and its
+ * findings, stored as they come. Findings wait in a small batch (bounded:
+ * KEEP_BATCH of them, KEEP_BYTES of text) and a batch is stored in one short
+ * transaction, committed in 50 ms slices (store_slice), so that a tap
+ * recording into the file meanwhile never waits long: the file is held only
+ * while a batch goes in, never while the walk reads on. The analysis counts
+ * as complete (latest_finding) once its last batch is in.
+ */
+#define KEEP_BATCH 1024
+#define KEEP_BYTES (1 << 20)
+
+struct kept {
+	const char *rule;    /* the rule's id (static) */
+	enum an_severity sev;
+	int64_t seq;
+	size_t text;         /* offsets into keep.text */
+	size_t related;      /* SIZE_MAX: none */
+};
+
+struct keep {
+	struct store *st;          /* borrowed: the writing connection; NULL: not storing */
+	const char *path;
+	const char *rules;         /* store_analysis.rules (borrowed) */
+	int64_t session;
+	int64_t started_wall;
+	int64_t analysis;          /* its row, 0 until stored */
+	const struct an_state *state; /* borrowed: the session's engine state */
+	int64_t c[AN_SEVERITY_COUNT];
+	struct kept *v;            /* owned: the batch */
+	size_t n;
+	struct mt_buf text;        /* the batch's texts and related lists */
+};
+
+static void keep_begin(struct keep *k, int64_t session, const struct an_state *state)
+{
+	k->session = session;
+	k->state = state;
+	k->analysis = 0;
+	k->n = 0;
+	memset(k->c, 0, sizeof(k->c));
+	k->started_wall = mt_wall_us();
+	mt_buf_reset(&k->text);
+}
+
+/*
+ * Store the batch; with done, the analysis's end too. A failure is said once
+ * and ends the storing (the report goes on).
+ */
+static void keep_flush(struct keep *k, int done)
+{
+	struct mt_err err = {"", 0};
+	struct store_analysis a;
+	int rc = -1;
+
+	if (!k->st || (!k->n && !done))
+		return;
+	memset(&a, 0, sizeof(a));
+	a.session = k->session;
+	a.started_wall = k->started_wall;
+	a.spec = an_version_name(k->state->version);
+	a.spec_source = k->state->version_source;
+	a.errors = k->c[AN_ERROR];
+	a.warnings = k->c[AN_WARNING];
+	a.infos = k->c[AN_INFO];
+	a.rules = k->rules;
+	if (store_begin(k->st, &err) ||
+	    (!k->analysis && store_add_analysis(k->st, &a, &k->analysis, &err)))
+		goto out;
+	for (size_t i = 0; i < k->n; i++) {
+		const struct kept *f = &k->v[i];
+		if (store_add_finding(k->st, k->analysis, k->session, f->rule, an_severity_name(f->sev),
+				      f->seq, f->related == SIZE_MAX ? NULL : k->text.data + f->related,
+				      k->text.data + f->text, &err) ||
+		    store_slice(k->st, &err))
+			goto out;
+	}
+	if ((done && store_analysis_finish(k->st, k->analysis, &a, &err)) || store_commit(k->st, &err))
+		goto out;
+	rc = 0;
+out:
+	if (rc) {
+		store_rollback(k->st);
+		mt_warn("cannot store the findings in '%s': %s", k->path, err.msg);
+		k->st = NULL;
+	}
+	k->n = 0;
+	mt_buf_reset(&k->text);
+}
+
+static void keep_finding(struct keep *k, const struct an_finding *f)
+{
+	struct kept *kf;
+
+	k->c[f->sev]++;
+	if (!k->st)
+		return;
+	kf = &k->v[k->n++];
+	kf->rule = f->rule->id;
+	kf->sev = f->sev;
+	kf->seq = f->seq;
+	kf->related = SIZE_MAX;
+	if (f->nrelated) {
+		kf->related = k->text.len;
+		mt_buf_putc(&k->text, '[');
+		for (size_t j = 0; j < f->nrelated; j++)
+			mt_buf_printf(&k->text, "%s%lld", j ? "," : "", (long long)f->related[j]);
+		mt_buf_append(&k->text, "]", 2); /* with its NUL */
+	}
+	kf->text = k->text.len;
+	mt_buf_append(&k->text, f->text, strlen(f->text) + 1);
+	if (k->n == KEEP_BATCH || k->text.len >= KEEP_BYTES)
+		keep_flush(k, 0);
+}
+
+/* One session's walk: items to the engine, findings to the report and the file. */
+struct walk {
+	struct an_engine *e;
+	struct report *rep;
+	struct keep *keep;
+	enum an_severity fail_on;
+	int fail_never;
+	int failing;               /* a finding at or above --fail-on was made */
+};
+
+static void sink(const struct an_finding *f, void *ctx)
+{
+	struct walk *w = ctx;
+
+	report_finding(w->rep, f);
+	keep_finding(w->keep, f);
+	if (!w->fail_never && f->sev >= w->fail_on)
+		w->failing = 1;
 }
 
 static int feed(const struct store_item *it, void *ctx)
 {
-	an_engine_feed(ctx, it);
+	struct walk *w = ctx;
+
+	report_item(w->rep, it->seq);
+	an_engine_feed(w->e, it);
 	return 0;
 }
 
 /*
- * Store one session's findings, committed in slices of 50 ms so that taps
- * recording into the file meanwhile never wait long; the analysis counts as
- * complete (latest_finding) once its last slice is in. A failure is a
- * warning, not an error.
+ * The rules that run, comma-separated, when --rules or --skip-rules leaves
+ * some out (owned; NULL when every rule runs).
  */
-static void store_findings(struct store *st, const char *path, const struct report_session *rs)
+static char *rules_run(const struct an_options *o)
 {
-	struct mt_err err = {"", 0};
-	struct store_analysis a;
-	struct mt_buf rel = MT_BUF_INIT;
-	int64_t id;
-	size_t c[AN_SEVERITY_COUNT] = {0, 0, 0};
+	size_t n, ran = 0, checked = 0;
+	const struct an_rule *const *rules = an_rules(&n);
+	struct mt_buf b = MT_BUF_INIT;
 
-	for (size_t i = 0; i < rs->nfindings; i++)
-		c[rs->findings[i].sev]++;
-	a.session = rs->session;
-	a.started_wall = mt_wall_us();
-	a.spec = an_version_name(rs->st->version);
-	a.spec_source = rs->st->version_source;
-	a.errors = (int64_t)c[AN_ERROR];
-	a.warnings = (int64_t)c[AN_WARNING];
-	a.infos = (int64_t)c[AN_INFO];
-	a.rules = NULL;
-	if (store_begin(st, &err) || store_add_analysis(st, &a, &id, &err))
-		goto fail;
-	for (size_t i = 0; i < rs->nfindings; i++) {
-		const struct an_finding *f = &rs->findings[i];
-		mt_buf_reset(&rel);
-		if (f->nrelated) {
-			mt_buf_putc(&rel, '[');
-			for (size_t j = 0; j < f->nrelated; j++)
-				mt_buf_printf(&rel, "%s%lld", j ? "," : "", (long long)f->related[j]);
-			mt_buf_putc(&rel, ']');
-		}
-		if (store_add_finding(st, id, rs->session, f->rule->id, an_severity_name(f->sev),
-				      f->seq, f->nrelated ? rel.data : NULL, f->text, &err) ||
-		    store_slice(st, &err))
-			goto fail;
+	if (!o->only && !o->skip)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!rules[i]->check)
+			continue;
+		checked++;
+		if ((o->only && !an_rule_listed(o->only, rules[i]->id)) ||
+		    (o->skip && an_rule_listed(o->skip, rules[i]->id)))
+			continue;
+		mt_buf_printf(&b, "%s%s", ran++ ? "," : "", rules[i]->id);
 	}
-	if (store_analysis_done(st, id, &err) || store_commit(st, &err))
-		goto fail;
-	mt_buf_release(&rel);
-	return;
-fail:
-	store_rollback(st);
-	mt_warn("cannot store the findings in '%s': %s", path, err.msg);
-	mt_buf_release(&rel);
+	if (ran == checked) {
+		mt_buf_release(&b);
+		return NULL;
+	}
+	if (!b.data)
+		mt_buf_putc(&b, '\0'); /* none ran: "" */
+	return b.data;
+}
+
+/*
+ * Why the findings cannot be stored in path, into why (0: they may be tried).
+ * A file of another user is not written (its -wal and -shm files would be
+ * ours), nor one that this process may not write or that is on read-only
+ * media, nor one whose directory cannot take its -wal and -shm files.
+ */
+static int cannot_store(const char *path, char *why, size_t n)
+{
+	struct stat sb;
+	char *dir, *slash;
+	int rc = 0;
+
+	if (stat(path, &sb) != 0)
+		return 0; /* opening it says why */
+	if (sb.st_uid != geteuid()) {
+		snprintf(why, n, "the file belongs to another user");
+		return 1;
+	}
+	if (access(path, W_OK) != 0) {
+		snprintf(why, n, "%s", strerror(errno));
+		return 1;
+	}
+	dir = mt_strdup(path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, strlen(dir) + 1, ".");
+	else if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	if (access(dir, W_OK) != 0) {
+		char *wal = mt_asprintf("%s-wal", path), *shm = mt_asprintf("%s-shm", path);
+		if (access(wal, W_OK) != 0 || access(shm, W_OK) != 0) {
+			snprintf(why, n, "its directory cannot hold its -wal and -shm files (%s)",
+				 strerror(errno));
+			rc = 1;
+		}
+		free(wal);
+		free(shm);
+	}
+	free(dir);
+	return rc;
 }
 
 static int run_analyze(int argc, char **argv)
@@ -177,18 +367,21 @@ static int run_analyze(int argc, char **argv)
 	};
 	struct an_options ao;
 	struct report_opts ro;
-	struct store *st = NULL;
+	struct store *st = NULL, *wst = NULL;
 	struct mt_err err = {"", 0};
 	struct store_session_row *rows = NULL;
-	struct report_session *rs = NULL;
-	struct an_engine **engines = NULL;
+	struct report *rep = NULL;
+	struct keep keep;
+	struct walk w;
 	const char *path = NULL, *format = "text", *sid = NULL, *fail_on = "error";
-	size_t nrows = 0, nsess = 0;
-	int all = 0, no_store = 0, c, rc = EXIT_ERROR;
+	char *rules = NULL, why[sizeof(err.msg)] = "";
+	size_t nrows = 0;
+	int all = 0, no_store = 0, list = 0, c, rc = EXIT_ERROR, failing = 0;
 	int64_t n;
 
 	memset(&ao, 0, sizeof(ao));
 	memset(&ro, 0, sizeof(ro));
+	memset(&keep, 0, sizeof(keep));
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":r:s:T:h", longopts, NULL)) != -1) {
@@ -211,17 +404,29 @@ static int run_analyze(int argc, char **argv)
 			ao.timeout_ns = n * 1000000;
 			break;
 		case 'N': no_store = 1; break;
-		case 'L': return list_rules();
+		case 'L': list = 1; break;
 		case 'h': cli_help(&cmd_analyze, stdout); return EXIT_OK;
 		default: return cli_bad_option(&cmd_analyze, c, argv);
 		}
 	}
 	if (optind < argc)
 		return cli_usage_error(&cmd_analyze, "unexpected argument '%s'", argv[optind]);
-	if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "sarif") &&
-	    strcmp(format, "junit"))
+	if (!strcmp(format, "text"))
+		ro.format = REPORT_TEXT;
+	else if (!strcmp(format, "json"))
+		ro.format = REPORT_JSON;
+	else if (!strcmp(format, "sarif"))
+		ro.format = REPORT_SARIF;
+	else if (!strcmp(format, "junit"))
+		ro.format = REPORT_JUNIT;
+	else
 		return cli_usage_error(&cmd_analyze, "unknown format '%s' (text, json, sarif, junit)",
 				       format);
+	if (list) {
+		if (ro.format != REPORT_TEXT && ro.format != REPORT_JSON)
+			return cli_usage_error(&cmd_analyze, "--list-rules prints text or json");
+		return list_rules(ro.format == REPORT_JSON);
+	}
 	if (!strcmp(fail_on, "never"))
 		ro.fail_never = 1;
 	else if (!strcmp(fail_on, "error"))
@@ -237,8 +442,8 @@ static int run_analyze(int argc, char **argv)
 		return cli_usage_error(&cmd_analyze, "--rules and --skip-rules exclude each other");
 	for (int k = 0; k < 2; k++) {
 		char item[64];
-		const char *list = k ? ao.skip : ao.only;
-		if (list && unmatched_item(list, item, sizeof(item)))
+		const char *l = k ? ao.skip : ao.only;
+		if (l && unmatched_item(l, item, sizeof(item)))
 			return cli_usage_error(&cmd_analyze, "%s: '%s' names no rule (see --list-rules)",
 					       k ? "--skip-rules" : "--rules", item);
 	}
@@ -247,18 +452,20 @@ static int run_analyze(int argc, char **argv)
 	if (!(path = cli_capture_path(path)))
 		return cli_usage_error(&cmd_analyze, "no capture file: give -r FILE or set MCPTAP_FILE");
 
-	/* Findings are stored when the file is writable; reading is enough to report. */
-	if (no_store || store_open(path, STORE_UPDATE, &st, &err)) {
-		if (!no_store && access(path, W_OK) == 0 && access(path, F_OK) == 0) {
-			mt_error("cannot open '%s': %s", path, err.msg);
-			goto out;
-		}
-		if (cli_open_capture(path, &st))
-			goto out;
-		if (!no_store)
-			mt_warn("'%s' is read-only: the findings are not stored", path);
-		no_store = 1;
-	}
+	/*
+	 * Two connections when the findings are stored: the walk reads on one
+	 * while batches of findings are committed on the other. (On one, the
+	 * walk's open statements would keep a read transaction, and its snapshot,
+	 * under every commit, and a tap's commit meanwhile would make the next
+	 * write fail.) Reading is enough to report.
+	 */
+	if (!no_store && !cannot_store(path, why, sizeof(why)) &&
+	    store_open(path, STORE_UPDATE, &wst, &err))
+		snprintf(why, sizeof(why), "%s", err.msg);
+	if (cli_open_capture(path, &st))
+		goto out;
+	if (!no_store && !wst)
+		mt_warn("cannot store the findings in '%s': %s", path, why);
 	if (all) {
 		if (store_sessions(st, &rows, &nrows, &err)) {
 			mt_error("cannot read '%s': %s", path, err.msg);
@@ -272,52 +479,52 @@ static int run_analyze(int argc, char **argv)
 		rows[0].id = id;
 		nrows = 1;
 	}
-	engines = mt_calloc(nrows ? nrows : 1, sizeof(*engines));
-	rs = mt_calloc(nrows ? nrows : 1, sizeof(*rs));
-	for (size_t i = 0; i < nrows; i++) {
-		struct an_engine *e = an_engine_new(rows[i].id, &ao);
-		engines[nsess] = e;
-		if (store_each_item_ex(st, rows[i].id, STORE_ITEMS_LEAN, feed, e, &err) < 0) {
-			mt_error("cannot read session %lld of '%s': %s", (long long)rows[i].id, path,
-				 err.msg);
-			nsess++;
-			goto out;
-		}
-		an_engine_end(e);
-		rs[nsess].session = rows[i].id;
-		rs[nsess].st = an_engine_state(e);
-		rs[nsess].findings = an_engine_findings(e, &rs[nsess].nfindings);
-		nsess++;
-	}
 	ro.path = path;
 	ro.an = &ao;
-	ro.color = !strcmp(format, "text") && cli_use_color(stdout);
-	if (!strcmp(format, "json"))
-		report_json(stdout, rs, nsess, &ro);
-	else if (!strcmp(format, "sarif"))
-		report_sarif(stdout, rs, nsess, &ro);
-	else if (!strcmp(format, "junit"))
-		report_junit(stdout, rs, nsess, &ro);
-	else
-		report_text(stdout, rs, nsess, &ro);
-	if (fflush(stdout) != 0) {
-		mt_error("cannot write the report");
+	ro.color = ro.format == REPORT_TEXT && cli_use_color(stdout);
+	if (report_new(stdout, &ro, &rep, &err)) {
+		mt_error("%s", err.msg);
 		goto out;
 	}
-	if (!no_store)
-		for (size_t i = 0; i < nsess; i++)
-			store_findings(st, path, &rs[i]);
-	rc = EXIT_OK;
-	for (size_t i = 0; i < nsess && !ro.fail_never; i++)
-		for (size_t j = 0; j < rs[i].nfindings; j++)
-			if (rs[i].findings[j].sev >= ro.fail_on)
-				rc = EXIT_FINDINGS;
+	rules = rules_run(&ao);
+	keep.st = wst;
+	keep.path = path;
+	keep.rules = rules;
+	keep.v = mt_calloc(KEEP_BATCH, sizeof(*keep.v));
+	for (size_t i = 0; i < nrows; i++) {
+		memset(&w, 0, sizeof(w));
+		w.e = an_engine_new(rows[i].id, &ao);
+		w.rep = rep;
+		w.keep = &keep;
+		w.fail_on = ro.fail_on;
+		w.fail_never = ro.fail_never;
+		an_engine_set_sink(w.e, sink, &w);
+		keep_begin(&keep, rows[i].id, an_engine_state(w.e));
+		report_session_begin(rep, rows[i].id, an_engine_state(w.e));
+		if (store_each_item_ex(st, rows[i].id, STORE_ITEMS_LEAN, feed, &w, &err) < 0) {
+			mt_error("cannot read session %lld of '%s': %s", (long long)rows[i].id, path,
+				 err.msg);
+			an_engine_free(w.e);
+			goto out;
+		}
+		an_engine_end(w.e);
+		report_session_end(rep);
+		keep_flush(&keep, 1);
+		failing |= w.failing;
+		an_engine_free(w.e);
+	}
+	if (report_finish(rep, &err)) {
+		mt_error("%s", err.msg);
+		goto out;
+	}
+	rc = failing ? EXIT_FINDINGS : EXIT_OK;
 out:
-	for (size_t i = 0; i < nsess; i++)
-		an_engine_free(engines[i]);
-	free(engines);
-	free(rs);
+	free(keep.v);
+	mt_buf_release(&keep.text);
+	free(rules);
+	report_free(rep);
 	store_sessions_free(rows, nrows);
+	store_close(wst);
 	store_close(st);
 	return rc;
 }

@@ -1372,6 +1372,35 @@ out:
 	return rc;
 }
 
+int store_analysis_finish(struct store *st, int64_t analysis, const struct store_analysis *a,
+			  struct mt_err *err)
+{
+	sqlite3_stmt *q = NULL;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(st->db,
+			       "UPDATE analysis SET spec = ?2, spec_source = ?3, errors = ?4,"
+			       " warnings = ?5, infos = ?6, complete = 1 WHERE id = ?1",
+			       -1, &q, NULL) != SQLITE_OK) {
+		db_fail(st, err, "cannot store the analysis");
+		goto out;
+	}
+	sqlite3_bind_int64(q, 1, analysis);
+	sqlite3_bind_text(q, 2, a->spec, -1, SQLITE_STATIC);
+	sqlite3_bind_text(q, 3, a->spec_source, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 4, a->errors);
+	sqlite3_bind_int64(q, 5, a->warnings);
+	sqlite3_bind_int64(q, 6, a->infos);
+	if (sqlite3_step(q) != SQLITE_DONE) {
+		db_fail(st, err, "cannot store the analysis");
+		goto out;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(q);
+	return rc;
+}
+
 int store_add_finding(struct store *st, int64_t analysis, int64_t session, const char *rule,
 		      const char *severity, int64_t seq, const char *related, const char *text,
 		      struct mt_err *err)

@@ -149,6 +149,13 @@ int store_add_finding(struct store *st, int64_t analysis, int64_t session, const
 
 /* The analysis's findings are all stored: latest_finding shows it now. */
 int store_analysis_done(struct store *st, int64_t analysis, struct mt_err *err);
+/*
+ * The same, first setting what an analysis that streams its findings knows
+ * only at its end: a's spec, spec_source and counts (its other fields are
+ * not used). 0 or -1.
+ */
+int store_analysis_finish(struct store *st, int64_t analysis, const struct store_analysis *a,
+			  struct mt_err *err);
 
 /*
  * Inside a transaction (store_begin): commit and begin again when it has held

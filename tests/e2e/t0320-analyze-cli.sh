@@ -45,7 +45,8 @@ const f = r.sessions[1].findings.find(x => x.rule === "LIFE-001");
 if (!f || f.severity !== "error" || f.seq !== 1 || f.id !== 1 || f.dir !== "c2s" || f.method !== "tools/list") process.exit(2);
 if (r.sessions[0].counts.error !== 0) process.exit(3);' "$T/all.json"
 
-# SARIF 2.1.0: the rule table, results located at the file and the message.
+# SARIF 2.1.0: the rule table, results located at the line of their message
+# in the session's export and, logically, at the session and the message.
 "$MCPTAP" analyze -r "$T/a.db" --all -T sarif > "$T/r.sarif"
 check "SARIF has version, rules and located results" node -e '
 const s = JSON.parse(require("fs").readFileSync(process.argv[1]));
@@ -55,7 +56,9 @@ if (run.tool.driver.name !== "mcptap" || rules.length < 10) process.exit(2);
 const res = run.results.find(r => r.ruleId === "LIFE-001");
 if (!res || res.level !== "error" || rules[res.ruleIndex].id !== "LIFE-001") process.exit(3);
 const loc = res.locations[0];
-if (!loc.physicalLocation.artifactLocation.uri.endsWith("a.db")) process.exit(4);
+const pl = loc.physicalLocation;
+if (pl.artifactLocation.uri !== "mcptap-session-2.jsonl" || pl.artifactLocation.uriBaseId !== "%SRCROOT%" ||
+    run.artifacts[pl.artifactLocation.index].location.uri !== "mcptap-session-2.jsonl" || pl.region.startLine !== 1) process.exit(4);
 if (loc.logicalLocations[0].fullyQualifiedName !== "session/2/message/1") process.exit(5);' "$T/r.sarif"
 
 # JUnit XML: well formed, one testcase per rule, the failing rule failed.
@@ -78,7 +81,8 @@ cp "$T/a.db" "$T/ro.db"
 chmod 0444 "$T/ro.db"
 if [ "$(id -u)" != 0 ]; then
 	"$MCPTAP" analyze -r "$T/ro.db" > /dev/null 2> "$T/ro.err"
-	check "a read-only file: analyzed, with a warning" grep -q "read-only: the findings are not stored" "$T/ro.err"
+	check_eq "a read-only file: analyzed, with a warning" \
+		"mcptap: warning: cannot store the findings in '$T/ro.db': Permission denied" "$(cat "$T/ro.err")"
 fi
 
 # Errors: 2.

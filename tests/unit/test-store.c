@@ -484,6 +484,15 @@ static void test_analysis_slices(void **state)
 	assert_int_equal(store_analysis_done(st, second, &err), 0);
 	assert_int_equal(store_commit(st, &err), 0);
 	assert_rows(p, "SELECT text FROM latest_finding ORDER BY seq", "two\nthree\ntwo b\n");
+	/* An analysis that streams its findings learns its revision and counts at the end. */
+	struct store_analysis end = {0, 0, "2025-11-25", "negotiated", 3, 2, 1, NULL};
+	int64_t third = 0;
+	assert_int_equal(store_begin(st, &err), 0);
+	assert_int_equal(store_add_analysis(st, &a, &third, &err), 0);
+	assert_int_equal(store_analysis_finish(st, third, &end, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	assert_rows(p, "SELECT spec, spec_source, errors, warnings, infos, complete, started_wall FROM analysis"
+		       " WHERE id = (SELECT max(id) FROM analysis)", "2025-11-25|negotiated|3|2|1|1|2\n");
 	store_close(st);
 	free(p);
 	unit_rmdir(dir);
