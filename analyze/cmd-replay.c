@@ -168,8 +168,9 @@ static int run_replay(int argc, char **argv)
 			timeout_ms = n;
 			break;
 		case 'n':
-			if (mt_parse_int64(optarg, &n) || n < 1 || n > 100) {
-				rc = cli_usage_error(&cmd_replay, "bad --runs '%s' (1 to 100)", optarg);
+			if (mt_parse_int64(optarg, &n) || n < 1 || n > VERIFY_MAX_RUNS) {
+				rc = cli_usage_error(&cmd_replay, "bad --runs '%s' (1 to %d)", optarg,
+						     VERIFY_MAX_RUNS);
 				goto out;
 			}
 			runs = n;
@@ -209,8 +210,8 @@ static int run_replay(int argc, char **argv)
 		rc = cli_usage_error(&cmd_replay, "no capture file: give -r FILE or set MCPTAP_FILE");
 		goto out;
 	}
-	/* A client run is stored in the capture file as it goes; a mock reads it,
-	 * and stores its run when the client is gone. */
+	/* A client run is stored in the capture file as it goes; a mock reads it
+	 * while it serves, and stores its run when the client is gone. */
 	if (!strcmp(as, "client") && !no_store && store_open(path, STORE_UPDATE, &st, &err) == 0)
 		;
 	else if (cli_open_capture(path, &st))
@@ -239,8 +240,6 @@ static int run_replay(int argc, char **argv)
 		if (!s.server_msgs)
 			mt_warn("replay: session %lld has no server messages: every request will miss",
 				(long long)id);
-		store_close(st);
-		st = NULL;
 		mt_buf_puts(&self, "mcptap");
 		for (int k = 0; k < argc; k++) {
 			mt_buf_putc(&self, ' ');
@@ -253,7 +252,7 @@ static int run_replay(int argc, char **argv)
 		if (!s.requests)
 			mt_warn("replay: session %lld has no client requests: nothing to compare",
 				(long long)id);
-		struct verify_opts vo = {argv + optind, (int)timeout_ms, no_store ? NULL : st,
+		struct verify_opts vo = {argv + optind, (int)timeout_ms, no_store ? NULL : st, path,
 					 ignore_text, (int)runs, fast, verbose};
 		rc = verify_run(&s, &vo);
 	}
