@@ -831,8 +831,9 @@ int mock_serve(struct rp_script *s, const struct mock_opts *o)
 			json_string_value(json_object_get(e, "needs")), skipped > 1 ? ", ..." : "");
 	}
 	if (k.timeouts)
-		mt_warn("replay: %zu answers went out before the client had read the messages before "
-			"them (it did not read within %d ms)", k.timeouts, ORDER_WAIT_MS);
+		mt_warn("replay: %zu answer%s went out before the client had read the messages before "
+			"%s (it did not read within %d ms)", k.timeouts, k.timeouts == 1 ? "" : "s",
+			k.timeouts == 1 ? "it" : "them", ORDER_WAIT_MS);
 	sum = mock_summary(&k, unused, unused_count, ended);
 	summary = json_dumps(sum, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	if (o->report)

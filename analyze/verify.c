@@ -711,7 +711,8 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 		v->passed++;
 		printf("PASS #%lld %s", (long long)m->seq, what->data);
 		if (json_array_size(set_aside))
-			printf(" (%zu noisy paths set aside)", json_array_size(set_aside));
+			printf(" (%zu noisy path%s set aside)", json_array_size(set_aside),
+			       json_array_size(set_aside) == 1 ? "" : "s");
 		printf("\n");
 	} else {
 		v->differed++;
@@ -813,10 +814,10 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 				const struct rp_msg *last = r->last_sent >= 0 ? &s->m[r->last_sent] : NULL;
 				if (last)
 					rp_describe(s, (size_t)r->last_sent, &what);
-				printf("GONE the server %s after #%lld %s (run %d of %d): %zu requests "
+				printf("GONE the server %s after #%lld %s (run %d of %d): %zu request%s "
 				       "left without an answer\n",
 				       end.data, last ? (long long)last->seq : 0LL, last ? what.data : "",
-				       k + 1, v.nrun, owed);
+				       k + 1, v.nrun, owed, owed == 1 ? "" : "s");
 			}
 			mt_buf_reset(&prev_end);
 			mt_buf_puts(&prev_end, end.data);
@@ -861,11 +862,13 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 			judge(&v, q, &what);
 	size_t total = v.passed + v.differed + v.missing + v.cancelled + v.unanswered + v.redacted;
 	printf("replay: %zu request%s: %zu passed, %zu differed, %zu missing, %zu cancelled, "
-	       "%zu unanswered; %zu paths set aside as noise over %d runs (session %lld against %s)",
+	       "%zu unanswered; %zu path%s set aside as noise over %d run%s (session %lld against %s)",
 	       total, total == 1 ? "" : "s", v.passed, v.differed, v.missing, v.cancelled,
-	       v.unanswered, v.noise, v.nrun, (long long)s->session, v.cmd.data);
+	       v.unanswered, v.noise, v.noise == 1 ? "" : "s", v.nrun, v.nrun == 1 ? "" : "s",
+	       (long long)s->session, v.cmd.data);
 	if (v.redacted)
-		printf("; %zu not sent: they carry values the tap redacted", v.redacted);
+		printf("; %zu not sent: %s values the tap redacted", v.redacted,
+		       v.redacted == 1 ? "it carries" : "they carry");
 	putchar('\n');
 	fflush(stdout);
 	struct store_replay_totals tot = {mt_mono_ns() - t0, (int64_t)v.passed, (int64_t)v.differed,
