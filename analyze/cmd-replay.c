@@ -133,6 +133,7 @@ static int run_replay(int argc, char **argv)
 	struct mt_err err = {"", 0};
 	struct canon_ignore ig;
 	int strict = 0, no_store = 0, fast = 0, verbose = 0, c, rc = EXIT_ERROR, loaded = 0;
+	int writable = 0;
 	int64_t id, n, timeout_ms = 10000, runs = 2;
 	int given[128] = {0};
 	double scale = 0;
@@ -211,13 +212,16 @@ static int run_replay(int argc, char **argv)
 		goto out;
 	}
 	/* A client run is stored in the capture file as it goes; a mock reads it
-	 * while it serves, and stores its run when the client is gone. */
-	if (!strcmp(as, "client") && !no_store && store_open(path, STORE_UPDATE, &st, &err) == 0)
-		;
-	else if (cli_open_capture(path, &st))
-		goto out;
-	else if (!strcmp(as, "client") && !no_store)
-		mt_warn("replay: '%s' is not writable: the run is not stored", path);
+	 * while it serves, and stores its run when the client is gone. A file
+	 * that cannot be written is read all the same, and the run not stored. */
+	if (!strcmp(as, "client") && !no_store && store_open(path, STORE_UPDATE, &st, &err) == 0) {
+		writable = 1;
+	} else {
+		if (cli_open_capture(path, &st))
+			goto out;
+		if (!strcmp(as, "client") && !no_store)
+			mt_warn("replay: the run is not stored in '%s': %s", path, err.msg);
+	}
 	if (cli_pick_session(st, path, sid, &id))
 		goto out;
 	ig.paths = ignore;
@@ -252,7 +256,7 @@ static int run_replay(int argc, char **argv)
 		if (!s.requests)
 			mt_warn("replay: session %lld has no client requests: nothing to compare",
 				(long long)id);
-		struct verify_opts vo = {argv + optind, (int)timeout_ms, no_store ? NULL : st, path,
+		struct verify_opts vo = {argv + optind, (int)timeout_ms, writable ? st : NULL, path,
 					 ignore_text, (int)runs, fast, verbose};
 		rc = verify_run(&s, &vo);
 	}
