@@ -42,6 +42,9 @@ struct vrun {
 	int64_t *sent_ns;        /* per recorded client message: when it went out (0: never) */
 	int64_t *got_ns;         /* per recorded client request: when its live answer came (0: not) */
 	char *gave_up;           /* per recorded client request: waited for in vain once */
+	size_t *owed;            /* the client requests sent whose recorded answer is awaited,
+				  * in order (those answered or given up since are dropped lazily) */
+	size_t nowed, owed_cap;
 	struct mt_map by_id;     /* live id (JSON text) -> recorded client request awaiting it */
 	json_t *pending;         /* live server requests not answered yet: [{method, id, msg}] */
 	json_t *subs;            /* recorded value -> live value (mint.h) */
@@ -123,13 +126,28 @@ static int answered_after_cancel(const struct rp_msg *q)
 	return q->cancelled_by >= 0 && (q->answer < 0 || q->answer > q->cancelled_by);
 }
 
+/* Is a live answer to recorded request q worth waiting for, once it is sent? */
+static int owes(const struct rp_msg *m)
+{
+	return is_request(m) && m->answer >= 0 && !answered_after_cancel(m);
+}
+
 /* Is a live answer to recorded request q worth waiting for? */
 static int awaited(const struct vrun *r, size_t q)
 {
-	const struct rp_msg *m = &r->s->m[q];
+	return owes(&r->s->m[q]) && r->sent_ns[q] && !r->got_ns[q] && !r->gave_up[q];
+}
 
-	return is_request(m) && r->sent_ns[q] && !r->got_ns[q] && !r->gave_up[q] && m->answer >= 0 &&
-	       !answered_after_cancel(m);
+/* Drop from owed the requests no longer awaited; how many are left. */
+static size_t still_owed(struct vrun *r)
+{
+	size_t k = 0;
+
+	for (size_t j = 0; j < r->nowed; j++)
+		if (awaited(r, r->owed[j]))
+			r->owed[k++] = r->owed[j];
+	r->nowed = k;
+	return k;
 }
 
 static json_t *counterpart(void *ctx, size_t j)
@@ -233,9 +251,9 @@ static int wait_for(struct vrun *r, int (*pred)(struct vrun *, size_t), size_t a
 		}
 		if (rc == LIO_TIMEOUT && deadline_ns)
 			return -1; /* a pacing deadline: nothing was owed */
-		for (size_t q = 0; q < r->s->n; q++)
-			if (awaited(r, q))
-				r->gave_up[q] = 1;
+		for (size_t j = 0, n_owed = still_owed(r); j < n_owed; j++)
+			r->gave_up[r->owed[j]] = 1;
+		r->nowed = 0;
 		if (rc == LIO_EOF || rc == LIO_ERROR) {
 			if (!r->gone)
 				reap(r, 2000);
@@ -249,8 +267,9 @@ static int wait_for(struct vrun *r, int (*pred)(struct vrun *, size_t), size_t a
 /* Have the answers arrived that the recording had before message i was sent? */
 static int answers_before(struct vrun *r, size_t i)
 {
-	for (size_t q = 0; q < i; q++)
-		if (awaited(r, q) && (size_t)r->s->m[q].answer < i)
+	/* (Everything sent comes before i: messages go out in order.) */
+	for (size_t j = 0, n_owed = still_owed(r); j < n_owed; j++)
+		if ((size_t)r->s->m[r->owed[j]].answer < i)
 			return 0;
 	return 1;
 }
@@ -265,10 +284,7 @@ static int never(struct vrun *r, size_t i)
 static int all_answered(struct vrun *r, size_t unused)
 {
 	(void)unused;
-	for (size_t q = 0; q < r->s->n; q++)
-		if (awaited(r, q))
-			return 0;
-	return 1;
+	return !still_owed(r);
 }
 
 /* Is a live server request with the method of recorded server request i waiting? */
@@ -387,6 +403,13 @@ static void send_one(struct vrun *r, size_t i)
 	}
 	r->sent_ns[i] = mt_mono_ns();
 	r->last_sent = (int64_t)i;
+	if (owes(m)) {
+		if (r->nowed == r->owed_cap) {
+			r->owed_cap = r->owed_cap ? 2 * r->owed_cap : 16;
+			r->owed = mt_realloc(r->owed, r->owed_cap * sizeof(*r->owed));
+		}
+		r->owed[r->nowed++] = i;
+	}
 	json_decref(msg);
 	json_decref(live_id);
 	mt_buf_release(&out);
@@ -425,6 +448,7 @@ static void run_release(struct vrun *r)
 	free(r->sent_ns);
 	free(r->got_ns);
 	free(r->gave_up);
+	free(r->owed);
 	mt_map_release(&r->by_id);
 	json_decref(r->pending);
 	json_decref(r->subs);
