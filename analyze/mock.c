@@ -52,8 +52,8 @@ struct mock {
 	struct mt_map fresh;   /* our request id -> recorded server request index */
 	json_int_t next_id;    /* our last fresh request id */
 	struct live *live;     /* owned: the slots rp_msg.live points to, nlive of them */
-	size_t nlive;
-	int32_t *spare;        /* owned: slots free again, nspare of them (capacity nlive) */
+	size_t nlive, live_cap;
+	int32_t *spare;        /* owned: slots free again, nspare of them (capacity live_cap) */
 	size_t nspare;
 	struct mt_buf out, key;
 	int read_said;         /* a recorded message could not be read, and it was said */
@@ -113,10 +113,10 @@ static struct live *live_of(struct mock *k, size_t i)
 		if (k->nspare) {
 			m->live = k->spare[--k->nspare];
 		} else {
-			if (!(k->nlive & (k->nlive - 1)) || !k->nlive) {
-				size_t cap = k->nlive ? 2 * k->nlive : 16;
-				k->live = mt_realloc(k->live, cap * sizeof(*k->live));
-				k->spare = mt_realloc(k->spare, cap * sizeof(*k->spare));
+			if (k->nlive == k->live_cap) {
+				k->live_cap = k->live_cap ? 2 * k->live_cap : 16;
+				k->live = mt_realloc(k->live, k->live_cap * sizeof(*k->live));
+				k->spare = mt_realloc(k->spare, k->live_cap * sizeof(*k->spare));
 			}
 			memset(&k->live[k->nlive], 0, sizeof(*k->live));
 			m->live = (int32_t)k->nlive++;

@@ -137,8 +137,10 @@ static const char *intern(struct rp_script *s, const char *name)
 	n = strlen(name);
 	if (mt_map_get(&s->names, name, n, &ix))
 		return s->name[ix];
-	if (!(s->nnames & (s->nnames - 1)) || !s->nnames)
-		s->name = mt_realloc(s->name, (s->nnames ? 2 * s->nnames : 8) * sizeof(*s->name));
+	if (s->nnames == s->names_cap) {
+		s->names_cap = s->names_cap ? 2 * s->names_cap : 8;
+		s->name = mt_realloc(s->name, s->names_cap * sizeof(*s->name));
+	}
 	s->name[s->nnames] = mt_strndup(name, n);
 	mt_map_put(&s->names, name, n, (int64_t)s->nnames);
 	return s->name[s->nnames++];
@@ -384,9 +386,10 @@ static void note_key(struct loader *l, size_t i, json_t *params)
 	k->last = (int32_t)i;
 	if (m->redacted) {
 		m->pattern = 1;
-		if (!(s->npatterns & (s->npatterns - 1)) || !s->npatterns)
-			s->patterns = mt_realloc(s->patterns, (s->npatterns ? 2 * s->npatterns : 8) *
-								   sizeof(*s->patterns));
+		if (s->npatterns == s->patterns_cap) {
+			s->patterns_cap = s->patterns_cap ? 2 * s->patterns_cap : 8;
+			s->patterns = mt_realloc(s->patterns, s->patterns_cap * sizeof(*s->patterns));
+		}
 		s->patterns[s->npatterns++] = (int32_t)i;
 	}
 }

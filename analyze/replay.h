@@ -92,10 +92,10 @@ struct rp_script {
 	struct rp_key *keys;   /* owned: open addressing, keys_cap places (a power of two) */
 	size_t keys_cap, keys_len;
 	int32_t *patterns;     /* owned: the client messages that are patterns, in order */
-	size_t npatterns;
+	size_t npatterns, patterns_cap;
 	struct mt_map names;   /* method name -> its index in name */
 	char **name;           /* owned: the interned method names */
-	size_t nnames;
+	size_t nnames, names_cap;
 	struct mt_map tokens;  /* a client request's progress token (JSON text) -> the last
 				* client request with it */
 	struct mt_buf keybuf;  /* scratch for match keys */
