@@ -263,7 +263,12 @@ static int run_replay(int argc, char **argv)
 out:
 	if (loaded)
 		rp_release(&s);
-	store_close(st);
+	/* The capture stayed open for the run: if it was deleted or replaced
+	 * meanwhile, its journal must not go to the file now at its path. */
+	if (st && store_file_moved(st))
+		store_close_moved(st);
+	else
+		store_close(st);
 	free(ignore);
 	free(ignore_text);
 	json_decref(ignore_json);
