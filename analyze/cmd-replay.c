@@ -133,6 +133,7 @@ static int run_replay(int argc, char **argv)
 	struct mt_err err = {"", 0};
 	struct canon_ignore ig;
 	int strict = 0, no_store = 0, fast = 0, verbose = 0, c, rc = EXIT_ERROR, loaded = 0;
+	int writable = 0;
 	int64_t id, n, timeout_ms = 10000, runs = 2;
 	int given[128] = {0};
 	double scale = 0;
@@ -168,8 +169,9 @@ static int run_replay(int argc, char **argv)
 			timeout_ms = n;
 			break;
 		case 'n':
-			if (mt_parse_int64(optarg, &n) || n < 1 || n > 100) {
-				rc = cli_usage_error(&cmd_replay, "bad --runs '%s' (1 to 100)", optarg);
+			if (mt_parse_int64(optarg, &n) || n < 1 || n > VERIFY_MAX_RUNS) {
+				rc = cli_usage_error(&cmd_replay, "bad --runs '%s' (1 to %d)", optarg,
+						     VERIFY_MAX_RUNS);
 				goto out;
 			}
 			runs = n;
@@ -209,14 +211,17 @@ static int run_replay(int argc, char **argv)
 		rc = cli_usage_error(&cmd_replay, "no capture file: give -r FILE or set MCPTAP_FILE");
 		goto out;
 	}
-	/* A client run is stored in the capture file as it goes; a mock reads it,
-	 * and stores its run when the client is gone. */
-	if (!strcmp(as, "client") && !no_store && store_open(path, STORE_UPDATE, &st, &err) == 0)
-		;
-	else if (cli_open_capture(path, &st))
-		goto out;
-	else if (!strcmp(as, "client") && !no_store)
-		mt_warn("replay: '%s' is not writable: the run is not stored", path);
+	/* A client run is stored in the capture file as it goes; a mock reads it
+	 * while it serves, and stores its run when the client is gone. A file
+	 * that cannot be written is read all the same, and the run not stored. */
+	if (!strcmp(as, "client") && !no_store && store_open(path, STORE_UPDATE, &st, &err) == 0) {
+		writable = 1;
+	} else {
+		if (cli_open_capture(path, &st))
+			goto out;
+		if (!strcmp(as, "client") && !no_store)
+			mt_warn("replay: the run is not stored in '%s': %s", path, err.msg);
+	}
 	if (cli_pick_session(st, path, sid, &id))
 		goto out;
 	ig.paths = ignore;
@@ -239,8 +244,6 @@ static int run_replay(int argc, char **argv)
 		if (!s.server_msgs)
 			mt_warn("replay: session %lld has no server messages: every request will miss",
 				(long long)id);
-		store_close(st);
-		st = NULL;
 		mt_buf_puts(&self, "mcptap");
 		for (int k = 0; k < argc; k++) {
 			mt_buf_putc(&self, ' ');
@@ -253,14 +256,19 @@ static int run_replay(int argc, char **argv)
 		if (!s.requests)
 			mt_warn("replay: session %lld has no client requests: nothing to compare",
 				(long long)id);
-		struct verify_opts vo = {argv + optind, (int)timeout_ms, no_store ? NULL : st,
+		struct verify_opts vo = {argv + optind, (int)timeout_ms, writable ? st : NULL, path,
 					 ignore_text, (int)runs, fast, verbose};
 		rc = verify_run(&s, &vo);
 	}
 out:
 	if (loaded)
 		rp_release(&s);
-	store_close(st);
+	/* The capture stayed open for the run: if it was deleted or replaced
+	 * meanwhile, its journal must not go to the file now at its path. */
+	if (st && store_file_moved(st))
+		store_close_moved(st);
+	else
+		store_close(st);
 	free(ignore);
 	free(ignore_text);
 	json_decref(ignore_json);

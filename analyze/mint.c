@@ -20,65 +20,111 @@ static int keyable(json_t *v)
 	       strlen(json_string_value(v)) == json_string_length(v);
 }
 
-/* Note where each string below v first appeared (index, steps, from_client). */
-static void index_walk(json_t *origins, json_t *v, size_t index, json_t *steps, int client,
-		       int depth)
+/*
+ * Note where each string below v that wanted holds first appeared (index,
+ * steps, from_client), and take it out of wanted.
+ */
+static void index_walk(json_t *origins, json_t *wanted, json_t *v, size_t index, json_t *steps,
+		       int client, int depth)
 {
 	if (depth > MINT_MAX_DEPTH)
 		return;
 	if (keyable(v)) {
 		const char *s = json_string_value(v);
-		if (*s && !json_object_get(origins, s))
+		if (json_object_get(wanted, s)) {
 			json_object_set_new(origins, s,
 					    json_pack("[I,o,b]", (json_int_t)index, json_copy(steps), client));
+			json_object_del(wanted, s);
+		}
 	} else if (json_is_object(v)) {
 		const char *k;
 		json_t *x;
 		json_object_foreach(v, k, x) {
 			json_array_append_new(steps, json_string(k));
-			index_walk(origins, x, index, steps, client, depth + 1);
+			index_walk(origins, wanted, x, index, steps, client, depth + 1);
 			json_array_remove(steps, json_array_size(steps) - 1);
 		}
 	} else if (json_is_array(v)) {
 		for (size_t i = 0; i < json_array_size(v); i++) {
 			json_array_append_new(steps, json_integer((json_int_t)i));
-			index_walk(origins, json_array_get(v, i), index, steps, client, depth + 1);
+			index_walk(origins, wanted, json_array_get(v, i), index, steps, client, depth + 1);
 			json_array_remove(steps, json_array_size(steps) - 1);
 		}
 	}
 }
 
-json_t *mint_index(const struct rp_script *s)
+/* Add the non-empty strings below v (that may be minted) to set. */
+static void collect(json_t *set, json_t *v, int depth)
 {
-	json_t *origins = json_object();
-
-	for (size_t i = 0; i < s->n; i++) {
-		const struct rp_msg *m = &s->m[i];
-		const char *part;
-		if (!m->json)
-			continue;
-		switch (m->cls.kind) {
-		case MT_REQUEST:
-		case MT_NOTIFICATION:
-			/* A server notification has no live counterpart to follow. */
-			if (!m->c2s && m->cls.kind == MT_NOTIFICATION)
-				continue;
-			part = "params";
-			break;
-		case MT_RESPONSE:
-			/* A server answer counts only when paired with its client request. */
-			if (!m->c2s && m->request < 0)
-				continue;
-			part = "result";
-			break;
-		default:
-			continue;
+	if (depth > MINT_MAX_DEPTH)
+		return;
+	if (keyable(v)) {
+		if (*json_string_value(v))
+			json_object_set(set, json_string_value(v), json_true());
+	} else if (json_is_object(v)) {
+		const char *k;
+		json_t *x;
+		json_object_foreach(v, k, x) {
+			collect(set, x, depth + 1);
 		}
-		json_t *steps = json_pack("[s]", part);
-		index_walk(origins, json_object_get(m->json, part), i, steps, m->c2s, 0);
-		json_decref(steps);
+	} else if (json_is_array(v)) {
+		for (size_t i = 0; i < json_array_size(v); i++)
+			collect(set, json_array_get(v, i), depth + 1);
 	}
+}
+
+/*
+ * The member of recorded message m that the index looks into, or NULL: what
+ * the client sends, and of the server's messages those a live counterpart
+ * can be found for.
+ */
+static const char *part_of(const struct rp_msg *m)
+{
+	switch (m->kind) {
+	case MT_REQUEST:
+		return "params";
+	case MT_NOTIFICATION:
+		return m->c2s ? "params" : NULL; /* a server notification has no live counterpart */
+	case MT_RESPONSE:
+		/* A server answer counts only when paired with its client request. */
+		return m->c2s || m->request >= 0 ? "result" : NULL;
+	default:
+		return NULL;
+	}
+}
+
+json_t *mint_index(struct rp_script *s, struct mt_err *err)
+{
+	json_t *origins = json_object(), *wanted = json_object(), *j;
+
+	/* What the client sends is all that is ever looked up: those strings first. */
+	for (size_t i = 0; i < s->n; i++) {
+		const char *part = s->m[i].c2s ? part_of(&s->m[i]) : NULL;
+		if (!part)
+			continue;
+		if (rp_json(s, i, &j, err))
+			goto fail;
+		collect(wanted, json_object_get(j, part), 0);
+		json_decref(j);
+	}
+	/* Then where each first appeared, until all are found. */
+	for (size_t i = 0; i < s->n && json_object_size(wanted); i++) {
+		const char *part = part_of(&s->m[i]);
+		if (!part)
+			continue;
+		if (rp_json(s, i, &j, err))
+			goto fail;
+		json_t *steps = json_pack("[s]", part);
+		index_walk(origins, wanted, json_object_get(j, part), i, steps, s->m[i].c2s, 0);
+		json_decref(steps);
+		json_decref(j);
+	}
+	json_decref(wanted);
 	return origins;
+fail:
+	json_decref(wanted);
+	json_decref(origins);
+	return NULL;
 }
 
 json_t *mint_at(json_t *root, json_t *steps)
@@ -147,10 +193,13 @@ static json_t *live_value(struct subst *x, json_t *v)
 		return NULL;
 	at = mint_at(live, json_array_get(o, 1));
 	if (!json_is_string(at) || json_equal(at, v) ||
-	    mint_contains(live, s, json_string_length(v)))
+	    mint_contains(live, s, json_string_length(v))) {
+		json_decref(live);
 		return NULL;
+	}
 	json_object_set(x->subs, s, at);
-	return at;
+	json_decref(live);
+	return json_object_get(x->subs, s);
 }
 
 static void subst_walk(struct subst *x, json_t *v, int depth)

@@ -29,22 +29,27 @@
 #include "analyze/replay.h"
 
 /*
- * Where each string value of the recording first appeared: a new object
- * mapping the value to [index, steps, from_client], where index is the
- * recorded message, steps the path to the value inside it (an array of member
- * names and element indexes, from the message's top), and from_client 1 when
- * the client sent it first (such a value is the client's own, never minted).
- * Client requests, answers and notifications count; of the server's messages,
- * answers to client requests and server requests (what a live counterpart can
- * be found for). Strings holding NUL, and strings over 1024 bytes (ids and
- * cursors are short; file contents and blobs are not minted ids), are left out.
+ * Where each string value the recorded client sends first appeared in the
+ * recording: a new object mapping the value to [index, steps, from_client],
+ * where index is the recorded message, steps the path to the value inside it
+ * (an array of member names and element indexes, from the message's top),
+ * and from_client 1 when the client sent it first (such a value is the
+ * client's own, never minted). Client requests, answers and notifications
+ * count; of the server's messages, answers to client requests and server
+ * requests (what a live counterpart can be found for). Strings holding NUL,
+ * and strings over 1024 bytes (ids and cursors are short; file contents and
+ * blobs are not minted ids), are left out. Only what the client sends is
+ * indexed, so the index grows with that, not with the recording: messages
+ * are read from the store (the client's, then the rest until every value
+ * is placed) and parsed one at a time. NULL, with err set, when one cannot
+ * be read.
  */
-json_t *mint_index(const struct rp_script *s);
+json_t *mint_index(struct rp_script *s, struct mt_err *err);
 
 /*
  * The live message standing for recorded server message j in this run (an
  * answer: the live answer to the same request; a server request: the live
- * request the recorded client's answer went to), or NULL. Borrowed.
+ * request the recorded client's answer went to): a new reference, or NULL.
  */
 typedef json_t *(*mint_counterpart_fn)(void *ctx, size_t j);
 

@@ -38,6 +38,12 @@ static volatile sig_atomic_t mock_signal;
 /* /dev/null, for on_signal to put in place of stdin and stdout; -1: none. */
 static int mock_devnull = -1;
 
+/* The live ids of a client request the live client sent (see rp_msg.live). */
+struct live {
+	struct mt_buf id;      /* its live id as JSON text */
+	struct mt_buf token;   /* its live progress token as JSON text, if any */
+};
+
 struct mock {
 	struct rp_script *s;   /* borrowed */
 	const struct mock_opts *o; /* borrowed */
@@ -45,8 +51,12 @@ struct mock {
 	char *state;           /* owned: per recorded message, ST_* */
 	struct mt_map fresh;   /* our request id -> recorded server request index */
 	json_int_t next_id;    /* our last fresh request id */
-	struct mt_map tokens;  /* recorded progress token (JSON text) -> client request index */
+	struct live *live;     /* owned: the slots rp_msg.live points to, nlive of them */
+	size_t nlive, live_cap;
+	int32_t *spare;        /* owned: slots free again, nspare of them (capacity live_cap) */
+	size_t nspare;
 	struct mt_buf out, key;
+	int read_said;         /* a recorded message could not be read, and it was said */
 	int64_t *todo;         /* owned: anchors whose blocks play_block has yet to play */
 	size_t todo_cap;
 	int server_since;      /* server messages went out since the last answer */
@@ -94,19 +104,107 @@ static void before_answer(struct mock *k)
 		k->timeouts++;
 }
 
-static void mock_send(struct mock *k, size_t i, const struct mt_buf *id, const struct mt_buf *token)
+/* The live ids of client request i: its slot, made (empty) when it has none. */
+static struct live *live_of(struct mock *k, size_t i)
 {
-	enum mt_kind kind = k->s->m[i].cls.kind;
+	struct rp_msg *m = &k->s->m[i];
 
+	if (m->live < 0) {
+		if (k->nspare) {
+			m->live = k->spare[--k->nspare];
+		} else {
+			if (k->nlive == k->live_cap) {
+				k->live_cap = k->live_cap ? 2 * k->live_cap : 16;
+				k->live = mt_realloc(k->live, k->live_cap * sizeof(*k->live));
+				k->spare = mt_realloc(k->spare, k->live_cap * sizeof(*k->spare));
+			}
+			memset(&k->live[k->nlive], 0, sizeof(*k->live));
+			m->live = (int32_t)k->nlive++;
+		}
+		mt_buf_reset(&k->live[m->live].id);
+		mt_buf_reset(&k->live[m->live].token);
+	}
+	return &k->live[m->live];
+}
+
+/* The live ids of client request i, or NULL when the live client never sent it. */
+static const struct live *live_get(const struct mock *k, int64_t i)
+{
+	return i >= 0 && k->s->m[i].live >= 0 ? &k->live[k->s->m[i].live] : NULL;
+}
+
+/*
+ * Client request i's answer went out: its live ids are needed no more (but
+ * for its progress token, which a notification after it may name), and its
+ * slot serves the next request.
+ */
+static void live_done(struct mock *k, size_t i)
+{
+	struct rp_msg *m = &k->s->m[i];
+
+	if (m->live >= 0 && !m->token) {
+		k->spare[k->nspare++] = m->live;
+		m->live = -1;
+	}
+}
+
+/* The live progress token for a recorded notification's token (c), or NULL. */
+static const struct mt_buf *live_token(struct mock *k, const struct mt_class *c)
+{
+	const struct live *lv;
+	int64_t req;
+
+	if (!c->progress_token.n ||
+	    !mt_map_get(&k->s->tokens, c->progress_token.p, c->progress_token.n, &req) ||
+	    !(lv = live_get(k, req)))
+		return NULL;
+	return &lv->token;
+}
+
+/* Say it once when a recorded message could not be read back. */
+static void read_trouble(struct mock *k)
+{
+	if (k->s->read_errors && !k->read_said) {
+		k->read_said = 1;
+		mt_error("replay: cannot read the recording: %s", k->s->read_err.msg);
+	}
+}
+
+static void mock_error(struct mock *k, struct mt_span id_tok, int code, const char *message,
+		       json_t *data);
+
+/*
+ * Send recorded message i: under the live id id (NULL: as recorded), and a
+ * notification under the live progress token of the request it names. An
+ * answer that cannot be read back goes out as an error.
+ */
+static void mock_send(struct mock *k, size_t i, const struct mt_buf *id)
+{
+	enum mt_kind kind = k->s->m[i].kind;
+	const struct mt_buf *token = NULL;
+	struct mt_err err = {"", 0};
+	struct mt_class c;
+	const char *p;
+	size_t n;
+
+	k->state[i] = ST_SENT;
+	if (rp_read(k->s, i, &p, &n, &c, &err)) {
+		read_trouble(k);
+		if ((kind == MT_RESPONSE || kind == MT_ERROR) && id && id->len)
+			mock_error(k, (struct mt_span){id->data, id->len}, MOCK_MISS_CODE,
+				   "mcptap replay: the recorded answer cannot be read", NULL);
+		return;
+	}
 	if (kind == MT_RESPONSE || kind == MT_ERROR)
 		before_answer(k);
 	else
 		k->server_since = 1;
+	if (kind == MT_NOTIFICATION)
+		token = live_token(k, &c);
 	mt_buf_reset(&k->out);
-	rp_render(k->s, i, id && id->len ? id->data : NULL, id ? id->len : 0,
+	rp_splice(p, n, &c, id && id->len ? id->data : NULL, id ? id->len : 0,
 		  token && token->len ? token->data : NULL, token ? token->len : 0, &k->out);
 	lio_put(&k->io, k->out.data, k->out.len);
-	k->state[i] = ST_SENT;
 }
 
 /* Sleep ns, or less when a signal ends the run. */
@@ -122,19 +220,6 @@ static void sleep_ns(int64_t ns)
 		;
 }
 
-/* The live progress token for a recorded notification's token, or NULL. */
-static const struct mt_buf *live_token(struct mock *k, size_t i)
-{
-	const struct rp_msg *m = &k->s->m[i];
-	int64_t req;
-
-	if (!m->cls.progress_token.n)
-		return NULL;
-	if (!mt_map_get(&k->tokens, m->cls.progress_token.p, m->cls.progress_token.n, &req))
-		return NULL;
-	return &k->s->m[req].live_token_text;
-}
-
 /*
  * Send server message j, as the live conversation needs it. Returns 1 when it
  * is a server request the live client declared no capability for (not sent).
@@ -142,13 +227,18 @@ static const struct mt_buf *live_token(struct mock *k, size_t i)
 static int play_one(struct mock *k, size_t j)
 {
 	struct rp_msg *m = &k->s->m[j];
+	const struct live *lv;
 
 	if (k->state[j] != ST_NEW)
 		return 0;
-	switch (m->cls.kind) {
+	switch (m->kind) {
 	case MT_REQUEST: {
+		json_t *msg = NULL;
+		if (k->initialized && rp_json(k->s, j, &msg, NULL))
+			read_trouble(k);
 		const char *needs = k->initialized ? rp_missing_capability(
-			m->method, json_object_get(m->json, "params"), k->caps) : NULL;
+			m->method, json_object_get(msg, "params"), k->caps) : NULL;
+		json_decref(msg);
 		if (needs) {
 			k->state[j] = ST_SKIPPED;
 			json_array_append_new(k->skipped, json_pack("{s:I,s:s?,s:s}", "seq", (json_int_t)m->seq,
@@ -159,7 +249,7 @@ static int play_one(struct mock *k, size_t j)
 		++k->next_id;
 		mt_buf_printf(&id, "%lld", (long long)k->next_id);
 		mt_map_put(&k->fresh, &k->next_id, sizeof(k->next_id), (int64_t)j);
-		mock_send(k, j, &id, NULL);
+		mock_send(k, j, &id);
 		k->state[j] = ST_AWAITED;
 		mt_buf_release(&id);
 		break;
@@ -167,15 +257,15 @@ static int play_one(struct mock *k, size_t j)
 	case MT_RESPONSE:
 	case MT_ERROR:
 		/* An answer goes out under the live id of the request it answers. */
-		if (m->request >= 0 && k->s->m[m->request].live_id_text.len)
-			mock_send(k, j, &k->s->m[m->request].live_id_text, NULL);
-		break;
-	case MT_NOTIFICATION:
-		mock_send(k, j, NULL, live_token(k, j));
+		if ((lv = live_get(k, m->request)) && lv->id.len) {
+			mock_send(k, j, &lv->id);
+			live_done(k, (size_t)m->request);
+		}
 		break;
 	default:
-		/* What the server wrote that was not JSON-RPC is part of the recording too. */
-		mock_send(k, j, NULL, NULL);
+		/* Notifications; and what the server wrote that was not JSON-RPC is part
+		 * of the recording too. */
+		mock_send(k, j, NULL);
 		break;
 	}
 	return 0;
@@ -288,10 +378,15 @@ static void note_miss(struct mock *k, const struct mt_class *c, const char *meth
 }
 
 /* The recorded request i as the summary names a miss's closest recording. */
-static json_t *closest_of(const struct rp_script *s, int64_t i)
+static json_t *closest_of(struct rp_script *s, int64_t i)
 {
-	return json_pack("{s:I,s:O?}", "seq", (json_int_t)s->m[i].seq, "params",
-			 json_object_get(s->m[i].json, "params"));
+	json_t *j = NULL, *c;
+
+	(void)rp_json(s, (size_t)i, &j, NULL);
+	c = json_pack("{s:I,s:O?}", "seq", (json_int_t)s->m[i].seq, "params",
+		      json_object_get(j, "params"));
+	json_decref(j);
+	return c;
 }
 
 /* A request with no recording: an error naming the closest one, and a line in the summary. */
@@ -347,20 +442,26 @@ static void mock_request(struct mock *k, const struct mt_class *c, const char *l
 	if (initialize && r->answer >= 0) {
 		/* The recorded version, whatever the client asked: a server may answer with
 		 * one it supports, and the client may then refuse it. */
+		json_t *a = NULL;
+		(void)rp_json(s, (size_t)r->answer, &a, NULL);
 		json_decref(k->answered_version);
-		k->answered_version = json_incref(json_object_get(
-			json_object_get(s->m[r->answer].json, "result"), "protocolVersion"));
+		k->answered_version = json_incref(json_object_get(json_object_get(a, "result"),
+								  "protocolVersion"));
+		json_decref(a);
 	}
-	mt_buf_reset(&r->live_id_text);
-	mt_buf_append(&r->live_id_text, c->id.p, c->id.n);
-	mt_buf_reset(&r->live_token_text);
+	struct live *lv = live_of(k, (size_t)i);
+	mt_buf_reset(&lv->id);
+	mt_buf_append(&lv->id, c->id.p, c->id.n);
+	mt_buf_reset(&lv->token);
 	if (c->progress_token.n)
-		mt_buf_append(&r->live_token_text, c->progress_token.p, c->progress_token.n);
+		mt_buf_append(&lv->token, c->progress_token.p, c->progress_token.n);
 	if (reused) {
 		k->reused++;
 		/* A reused recording: its answer again, nothing else it set off. */
-		if (r->answer >= 0)
-			mock_send(k, (size_t)r->answer, &r->live_id_text, NULL);
+		if (r->answer >= 0) {
+			mock_send(k, (size_t)r->answer, &lv->id);
+			live_done(k, (size_t)i);
+		}
 		json_decref(params);
 		return;
 	}
@@ -398,7 +499,7 @@ static void mock_request(struct mock *k, const struct mt_class *c, const char *l
 		int waited = r->cancelled_by >= 0 && r->answer > r->cancelled_by;
 		for (size_t j = (size_t)i + 1; j < (size_t)r->answer && !waited; j++) {
 			const struct rp_msg *m = &s->m[j];
-			if (m->c2s && (m->cls.kind == MT_RESPONSE || m->cls.kind == MT_ERROR))
+			if (m->c2s && (m->kind == MT_RESPONSE || m->kind == MT_ERROR))
 				waited = m->request < 0 || k->state[m->request] == ST_NEW ||
 					 k->state[m->request] == ST_AWAITED;
 		}
@@ -477,18 +578,21 @@ static void mock_line(struct mock *k, const char *line, size_t n)
  * The recorded client requests no live request matched: [{seq, method, name}]
  * for the first MAX_LISTED of them; *count: all of them.
  */
-static json_t *unused_requests(const struct rp_script *s, size_t *count)
+static json_t *unused_requests(struct rp_script *s, size_t *count)
 {
 	json_t *a = json_array();
 
 	*count = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct rp_msg *m = &s->m[i];
-		if (!m->c2s || m->cls.kind != MT_REQUEST || m->used)
+		json_t *j = NULL;
+		if (!m->c2s || m->kind != MT_REQUEST || m->used || ++*count > MAX_LISTED)
 			continue;
-		if (++*count <= MAX_LISTED)
-			json_array_append_new(a, json_pack("{s:I,s:s?,s:s?}", "seq", (json_int_t)m->seq,
-							   "method", m->method, "name", m->subject));
+		(void)rp_json(s, i, &j, NULL);
+		json_array_append_new(a, json_pack("{s:I,s:s?,s:s?}", "seq", (json_int_t)m->seq, "method",
+						   m->method, "name",
+						   rp_subject(json_object_get(j, "params"))));
+		json_decref(j);
 	}
 	return a;
 }
@@ -560,7 +664,7 @@ static int store_row(struct store *st, int64_t run, int64_t seq, const char *met
 static void mock_store(struct mock *k, size_t unused_count, const char *summary, int64_t wall,
 		       int64_t t0)
 {
-	const struct rp_script *s = k->s;
+	struct rp_script *s = k->s;
 	struct store *st = NULL;
 	struct mt_err err = {"", 0};
 	struct store_replay_run run = {s->session, wall, k->o->command, k->o->ignore_json, "server", 1};
@@ -583,13 +687,20 @@ static void mock_store(struct mock *k, size_t unused_count, const char *summary,
 	}
 	for (size_t m = 0, listed = 0; m < s->n && listed < MAX_LISTED; m++) {
 		const struct rp_msg *r = &s->m[m];
-		const struct rp_msg *a = r->answer >= 0 ? &s->m[r->answer] : NULL;
-		if (!r->c2s || r->cls.kind != MT_REQUEST || r->used)
+		const char *answer = NULL;
+		size_t answer_len = 0;
+		json_t *j = NULL;
+		if (!r->c2s || r->kind != MT_REQUEST || r->used)
 			continue;
 		listed++;
-		if (store_row(st, id, r->seq, r->method, r->subject, "unused", NULL, a ? a->raw : NULL,
-			      a ? a->len : 0, NULL, &err) ||
-		    store_slice(st, &err))
+		(void)rp_json(s, m, &j, NULL);
+		if (r->answer >= 0 && rp_read(s, (size_t)r->answer, &answer, &answer_len, NULL, NULL))
+			answer = NULL;
+		int bad = store_row(st, id, r->seq, r->method, rp_subject(json_object_get(j, "params")),
+				    "unused", NULL, answer, answer_len, NULL, &err) ||
+			  store_slice(st, &err);
+		json_decref(j);
+		if (bad)
 			goto fail;
 	}
 	json_array_foreach(k->skipped, i, e) {
@@ -682,16 +793,12 @@ int mock_serve(struct rp_script *s, const struct mock_opts *o)
 	k.miss_lines = json_array();
 	k.skipped = json_array();
 	mt_map_init(&k.fresh, 0);
-	mt_map_init(&k.tokens, 0);
-	for (size_t i = 0; i < s->n; i++)
-		if (s->m[i].c2s && s->m[i].cls.kind == MT_REQUEST && s->m[i].cls.progress_token.n)
-			mt_map_put(&k.tokens, s->m[i].cls.progress_token.p, s->m[i].cls.progress_token.n,
-				   (int64_t)i);
 	catch_signals(old, set);
 	lio_init(&k.io, STDIN_FILENO, STDOUT_FILENO, 0);
 	play_block(&k, -1);
 	while (!mock_signal && (r = lio_next(&k.io, -1, &line, &n)) == LIO_LINE) {
 		mock_line(&k, line, n);
+		read_trouble(&k);
 		if (k.io.write_failed)
 			break;
 	}
@@ -724,21 +831,30 @@ int mock_serve(struct rp_script *s, const struct mock_opts *o)
 			json_string_value(json_object_get(e, "needs")), skipped > 1 ? ", ..." : "");
 	}
 	if (k.timeouts)
-		mt_warn("replay: %zu answers went out before the client had read the messages before "
-			"them (it did not read within %d ms)", k.timeouts, ORDER_WAIT_MS);
+		mt_warn("replay: %zu answer%s went out before the client had read the messages before "
+			"%s (it did not read within %d ms)", k.timeouts, k.timeouts == 1 ? "" : "s",
+			k.timeouts == 1 ? "it" : "them", ORDER_WAIT_MS);
 	sum = mock_summary(&k, unused, unused_count, ended);
 	summary = json_dumps(sum, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	if (o->report)
 		write_report(o->report, sum);
 	if (o->store_path)
 		mock_store(&k, unused_count, summary, wall, t0);
+	read_trouble(&k);
+	if (s->read_errors)
+		rc = EXIT_ERROR;
 	release_signals(old, set);
 	free(summary);
 	json_decref(sum);
 	json_decref(unused);
 	lio_release(&k.io);
 	mt_map_release(&k.fresh);
-	mt_map_release(&k.tokens);
+	for (size_t i = 0; i < k.nlive; i++) {
+		mt_buf_release(&k.live[i].id);
+		mt_buf_release(&k.live[i].token);
+	}
+	free(k.live);
+	free(k.spare);
 	mt_buf_release(&k.out);
 	mt_buf_release(&k.key);
 	json_decref(k.caps);

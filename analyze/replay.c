@@ -9,11 +9,149 @@
 
 #include "schema/redact.h"
 
-struct loader {
-	struct rp_script *s;
-	size_t cap;
-	int64_t last_client;  /* index of the last client message, -1 before any */
-};
+/* rp_read: messages read ahead at most, and bytes after the first. */
+#define READ_AHEAD 64
+#define READ_BYTES ((size_t)256 << 10)
+/* A read this close after the window (or a lone message) goes on from there. */
+#define READ_SLACK 16
+/* rp_load: the session row's message count is trusted up to this, to size the array. */
+#define LOAD_HINT_MAX ((size_t)1 << 20)
+
+/* ---- keys: SipHash-2-4 with 128 bits out, under a fixed key ---- */
+
+static uint64_t rotl(uint64_t x, int b)
+{
+	return (x << b) | (x >> (64 - b));
+}
+
+static void sip_rounds(uint64_t v[4], int r)
+{
+	while (r--) {
+		v[0] += v[1];
+		v[1] = rotl(v[1], 13);
+		v[1] ^= v[0];
+		v[0] = rotl(v[0], 32);
+		v[2] += v[3];
+		v[3] = rotl(v[3], 16);
+		v[3] ^= v[2];
+		v[0] += v[3];
+		v[3] = rotl(v[3], 21);
+		v[3] ^= v[0];
+		v[2] += v[1];
+		v[1] = rotl(v[1], 17);
+		v[1] ^= v[2];
+		v[2] = rotl(v[2], 32);
+	}
+}
+
+/* Little-endian bytes p[0..n) (n <= 8) as a number. */
+static uint64_t le64(const unsigned char *p, size_t n)
+{
+	uint64_t x = 0;
+
+	for (size_t i = 0; i < n; i++)
+		x |= (uint64_t)p[i] << (8 * i);
+	return x;
+}
+
+void rp_hash(const void *data, size_t n, uint64_t out[2])
+{
+	static const uint64_t k0 = 0x0706050403020100ULL, k1 = 0x0f0e0d0c0b0a0908ULL;
+	uint64_t v[4] = {k0 ^ 0x736f6d6570736575ULL, k1 ^ 0x646f72616e646f6dULL ^ 0xee,
+			 k0 ^ 0x6c7967656e657261ULL, k1 ^ 0x7465646279746573ULL};
+	const unsigned char *p = data;
+	size_t whole = n & ~(size_t)7;
+	uint64_t m;
+
+	for (size_t i = 0; i < whole; i += 8) {
+		m = le64(p + i, 8);
+		v[3] ^= m;
+		sip_rounds(v, 2);
+		v[0] ^= m;
+	}
+	m = le64(p + whole, n - whole) | (uint64_t)n << 56;
+	v[3] ^= m;
+	sip_rounds(v, 2);
+	v[0] ^= m;
+	v[2] ^= 0xee;
+	sip_rounds(v, 4);
+	out[0] = v[0] ^ v[1] ^ v[2] ^ v[3];
+	v[1] ^= 0xdd;
+	sip_rounds(v, 4);
+	out[1] = v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+/* The place of key hash h: its own, or the empty one where it would go. */
+static struct rp_key *key_place(struct rp_key *keys, size_t cap, const uint64_t h[2])
+{
+	for (size_t j = (size_t)h[0] & (cap - 1);; j = (j + 1) & (cap - 1))
+		if (keys[j].last < 0 || (keys[j].h[0] == h[0] && keys[j].h[1] == h[1]))
+			return &keys[j];
+}
+
+static struct rp_key *key_find(const struct rp_script *s, const uint64_t h[2])
+{
+	struct rp_key *k = s->keys_cap ? key_place(s->keys, s->keys_cap, h) : NULL;
+
+	return k && k->last >= 0 ? k : NULL;
+}
+
+/* The place of h, made when new (*fresh: first and last are -1 then, to be set). */
+static struct rp_key *key_add(struct rp_script *s, const uint64_t h[2], int *fresh)
+{
+	struct rp_key *k;
+
+	if ((s->keys_len + 1) * 4 > s->keys_cap * 3) {
+		size_t cap = s->keys_cap ? 2 * s->keys_cap : 64;
+		struct rp_key *keys = mt_calloc(cap, sizeof(*keys));
+		for (size_t j = 0; j < cap; j++)
+			keys[j].last = -1;
+		for (size_t j = 0; j < s->keys_cap; j++)
+			if (s->keys[j].last >= 0)
+				*key_place(keys, cap, s->keys[j].h) = s->keys[j];
+		free(s->keys);
+		s->keys = keys;
+		s->keys_cap = cap;
+	}
+	k = key_place(s->keys, s->keys_cap, h);
+	*fresh = k->last < 0;
+	if (*fresh) {
+		k->h[0] = h[0];
+		k->h[1] = h[1];
+		k->first = -1;
+		s->keys_len++;
+	}
+	return k;
+}
+
+/* ---- names ---- */
+
+/* The interned copy of name (NULL: NULL). */
+static const char *intern(struct rp_script *s, const char *name)
+{
+	int64_t ix;
+	size_t n;
+
+	if (!name)
+		return NULL;
+	n = strlen(name);
+	if (mt_map_get(&s->names, name, n, &ix))
+		return s->name[ix];
+	if (s->nnames == s->names_cap) {
+		s->names_cap = s->names_cap ? 2 * s->names_cap : 8;
+		s->name = mt_realloc(s->name, s->names_cap * sizeof(*s->name));
+	}
+	s->name[s->nnames] = mt_strndup(name, n);
+	mt_map_put(&s->names, name, n, (int64_t)s->nnames);
+	return s->name[s->nnames++];
+}
+
+const char *rp_name(const struct rp_script *s, const char *method)
+{
+	int64_t ix;
+
+	return method && mt_map_get(&s->names, method, strlen(method), &ix) ? s->name[ix] : NULL;
+}
 
 json_t *rp_parse(const char *p, size_t n)
 {
@@ -22,47 +160,372 @@ json_t *rp_parse(const char *p, size_t n)
 	return v ? v : json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, NULL);
 }
 
+/* ---- reading messages back ---- */
+
+/* Bytes without the newline (and a carriage return) that ends them. */
+static size_t unframed(const char *p, size_t n)
+{
+	while (n && (p[n - 1] == '\n' || p[n - 1] == '\r'))
+		n--;
+	return n;
+}
+
+/* A message that cannot be read back: counted, the first reason kept. */
+static int read_failed(struct rp_script *s, struct mt_err *err)
+{
+	if (!s->read_errors++)
+		s->read_err = *err;
+	return -1;
+}
+
+struct fill {
+	struct rp_script *s;
+	size_t next; /* the message the next row must be */
+};
+
+static int fill_window(int64_t seq, const void *raw, size_t n, void *ctx)
+{
+	struct fill *f = ctx;
+	struct rp_cache *c = &f->s->cache;
+
+	if (f->next >= f->s->n || seq != f->s->m[f->next].seq)
+		return 1;
+	mt_buf_append(&c->buf, raw, unframed(raw, n));
+	c->off[++c->n] = c->buf.len;
+	f->next++;
+	return c->buf.len >= READ_BYTES;
+}
+
+static int fill_one(int64_t seq, const void *raw, size_t n, void *ctx)
+{
+	struct fill *f = ctx;
+	struct rp_cache *c = &f->s->cache;
+
+	if (seq != f->s->m[f->next].seq)
+		return 1;
+	mt_buf_reset(&c->one_buf);
+	mt_buf_append(&c->one_buf, raw, unframed(raw, n));
+	c->one = f->next;
+	c->has_one = 1;
+	return 1;
+}
+
+/* A buffer that once held a huge message gives its memory back. */
+static void buf_trim(struct mt_buf *b)
+{
+	if (b->cap > 4 * READ_BYTES)
+		mt_buf_release(b);
+	mt_buf_reset(b);
+}
+
+int rp_read(struct rp_script *s, size_t i, const char **p, size_t *n, struct mt_class *cls,
+	    struct mt_err *err)
+{
+	struct rp_cache *c = &s->cache;
+	struct fill f = {s, i};
+	const struct rp_msg *m;
+	struct mt_err mine = {"", 0};
+
+	if (!err)
+		err = &mine;
+	if (i >= s->n) {
+		mt_err_set(err, "no recorded message %zu", i);
+		return read_failed(s, err);
+	}
+	m = &s->m[i];
+	if (i >= c->lo && i < c->lo + c->n) {
+		*p = c->buf.data ? c->buf.data + c->off[i - c->lo] : "";
+		*n = c->off[i - c->lo + 1] - c->off[i - c->lo];
+	} else if (c->has_one && c->one == i) {
+		*p = c->one_buf.data ? c->one_buf.data : "";
+		*n = c->one_buf.len;
+	} else {
+		/* Read ahead from i when it goes on from what was read last (or
+		 * nothing was); else this message alone, keeping the window. */
+		int ahead = !c->n || (i >= c->lo + c->n && i < c->lo + 2 * c->n + READ_SLACK) ||
+			    (c->has_one && i > c->one && i <= c->one + READ_SLACK);
+		int r;
+		if (ahead) {
+			if (!c->off)
+				c->off = mt_calloc(READ_AHEAD + 1, sizeof(*c->off));
+			buf_trim(&c->buf);
+			c->lo = i;
+			c->n = 0;
+			r = store_read_raw(s->st, s->session, m->seq, READ_AHEAD, fill_window, &f, err);
+		} else {
+			buf_trim(&c->one_buf);
+			c->has_one = 0;
+			r = store_read_raw(s->st, s->session, m->seq, 1, fill_one, &f, err);
+		}
+		if (r < 0) {
+			c->n = 0;
+			return read_failed(s, err);
+		}
+		if (ahead ? !c->n : !c->has_one) {
+			mt_err_set(err, "message %lld of session %lld is no longer in the capture file",
+				   (long long)m->seq, (long long)s->session);
+			return read_failed(s, err);
+		}
+		return rp_read(s, i, p, n, cls, err);
+	}
+	if (!cls)
+		return 0;
+	if (m->kind > MT_ERROR) {
+		memset(cls, 0, sizeof(*cls));
+		cls->kind = m->kind;
+		return 0;
+	}
+	/* The bytes were checked when the session was loaded. */
+	if (mt_classify_trusted(*p, *n, cls) != (enum mt_kind)m->kind &&
+	    mt_classify(*p, *n, cls) != (enum mt_kind)m->kind) {
+		mt_err_set(err, "message %lld of session %lld changed in the capture file",
+			   (long long)m->seq, (long long)s->session);
+		return read_failed(s, err);
+	}
+	return 0;
+}
+
+int rp_json(struct rp_script *s, size_t i, json_t **out, struct mt_err *err)
+{
+	const char *p;
+	size_t n;
+
+	*out = NULL;
+	if (rp_read(s, i, &p, &n, NULL, err))
+		return -1;
+	if (s->m[i].kind <= MT_ERROR)
+		*out = rp_parse(p, n);
+	return 0;
+}
+
+/* ---- loading ---- */
+
+struct loader {
+	struct rp_script *s;
+	size_t cap;
+	struct mt_map open;  /* side and id of a request not answered yet -> its index */
+	struct mt_buf key;   /* scratch */
+	struct mt_err *err;  /* borrowed: why loading stopped */
+};
+
+/*
+ * A hash of a JSON-RPC id (ids Jansson finds equal have one canonical text);
+ * 0: none. Equal hashes are checked against the ids themselves.
+ */
+static uint32_t id_hash(json_t *id)
+{
+	char *text = id ? json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	uint64_t h[2] = {0, 0};
+
+	if (!text)
+		return 0;
+	rp_hash(text, strlen(text), h);
+	free(text);
+	return (uint32_t)h[0] ? (uint32_t)h[0] : 1;
+}
+
+/* Is the notification classified as c a notifications/cancelled? */
+static int is_cancel(const struct mt_class *c, struct mt_buf *scratch)
+{
+	return !mt_json_string(c->method, scratch) && scratch->data &&
+	       scratch->len == strlen("notifications/cancelled") &&
+	       !memcmp(scratch->data, "notifications/cancelled", scratch->len);
+}
+
+/*
+ * Cancellation i names a request of its own side by id (rid): the nearest one
+ * before it with that id; the first cancellation of a request counts.
+ */
+static void note_cancel(struct loader *l, size_t i, json_t *rid)
+{
+	struct rp_script *s = l->s;
+	uint32_t h = id_hash(rid);
+	struct mt_err err = {"", 0};
+
+	for (size_t q = i; h && q-- > 0;) {
+		struct rp_msg *r = &s->m[q];
+		json_t *j;
+		int same;
+		if (r->c2s != s->m[i].c2s || r->kind != MT_REQUEST || r->id_hash != h)
+			continue;
+		if (rp_json(s, q, &j, &err))
+			return;
+		same = json_equal(json_object_get(j, "id"), rid);
+		json_decref(j);
+		if (same) {
+			if (r->cancelled_by < 0)
+				r->cancelled_by = (int32_t)i;
+			return;
+		}
+	}
+}
+
+/* Which NAME=PATH ignore paths a recorded client request (method, params) names. */
+static void note_named(struct rp_script *s, const char *method, json_t *params);
+
+/* A client request or notification: its key, its place in the chains, a pattern? */
+static void note_key(struct loader *l, size_t i, json_t *params)
+{
+	struct rp_script *s = l->s;
+	struct rp_msg *m = &s->m[i];
+	struct canon_ignore mine;
+	struct rp_key *k;
+	uint64_t h[2];
+	int fresh;
+	json_t *kp = rp_key_params(m->method, params);
+
+	rp_ignore_for(s, m->method, kp, &mine);
+	canon_key(m->method, kp, &mine, &l->key);
+	free((void *)mine.paths);
+	rp_hash(l->key.data, l->key.len, h);
+	k = key_add(s, h, &fresh);
+	if (fresh)
+		k->first = (int32_t)i;
+	else
+		s->m[k->last].next_same = (int32_t)i;
+	k->last = (int32_t)i;
+	if (m->redacted) {
+		m->pattern = 1;
+		if (s->npatterns == s->patterns_cap) {
+			s->patterns_cap = s->patterns_cap ? 2 * s->patterns_cap : 8;
+			s->patterns = mt_realloc(s->patterns, s->patterns_cap * sizeof(*s->patterns));
+		}
+		s->patterns[s->npatterns++] = (int32_t)i;
+	}
+}
+
 static int load_item(const struct store_item *it, void *ctx)
 {
 	struct loader *l = ctx;
 	struct rp_script *s = l->s;
+	const char *raw = it->raw;
+	size_t len = unframed(it->raw, it->raw_len), i = s->n;
+	struct mt_class c;
 	struct rp_msg *m;
-	size_t len = it->raw_len;
+	json_t *j = NULL, *params;
+	int64_t req;
 
 	if (it->type != STORE_ITEM_MESSAGE)
 		return 0;
-	if (s->n == l->cap) {
+	if (i >= INT32_MAX) {
+		mt_err_set(l->err, "the session has more than %d messages: too many to replay", INT32_MAX);
+		return 1;
+	}
+	if (i == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 64;
 		s->m = mt_realloc(s->m, l->cap * sizeof(*s->m));
 	}
-	m = &s->m[s->n];
+	m = &s->m[i];
 	memset(m, 0, sizeof(*m));
-	while (len && (((const char *)it->raw)[len - 1] == '\n' || ((const char *)it->raw)[len - 1] == '\r'))
-		len--;
 	m->seq = it->seq;
 	m->t_ns = it->t_ns;
 	m->c2s = it->dir && !strcmp(it->dir, "c2s");
-	m->raw = mt_malloc(len + 1);
-	memcpy(m->raw, it->raw, len);
-	m->raw[len] = '\0';
-	m->len = len;
-	m->answer = m->request = m->anchor = m->next_same = m->cancelled_by = -1;
-	mt_classify(m->raw, m->len, &m->cls);
-	if (m->cls.kind <= MT_ERROR)
-		m->json = rp_parse(m->raw, m->len);
-	m->method = json_string_value(json_object_get(m->json, "method"));
-	if (m->cls.kind == MT_REQUEST)
-		m->subject = rp_subject(json_object_get(m->json, "params"));
-	if (m->c2s) {
-		l->last_client = (int64_t)s->n;
-		if (m->cls.kind == MT_REQUEST)
-			s->requests++;
-	} else {
-		m->anchor = l->last_client;
+	m->answer = m->request = m->next_same = m->cancelled_by = -1;
+	m->kind = mt_classify(raw, len, &c);
+	if (m->c2s)
+		m->redacted = mt_redact_find_marker(raw, len) != NULL;
+	/* Parsed: requests and client notifications (their method, key, id, subject),
+	 * and the server's cancellations. Answers never are. */
+	if (c.kind == MT_REQUEST || (c.kind == MT_NOTIFICATION && (m->c2s || is_cancel(&c, &l->key))))
+		j = rp_parse(raw, len);
+	m->method = intern(s, json_string_value(json_object_get(j, "method")));
+	params = json_object_get(j, "params");
+	s->n++;
+	if (c.kind == MT_REQUEST && c.idtype != MT_ID_NULL) {
+		mt_id_key(&c, m->c2s ? 'c' : 's', &l->key);
+		mt_map_put(&l->open, l->key.data, l->key.len, (int64_t)i);
+	} else if ((c.kind == MT_RESPONSE || c.kind == MT_ERROR) && c.idtype != MT_ID_NONE &&
+		   c.idtype != MT_ID_NULL) {
+		mt_id_key(&c, m->c2s ? 's' : 'c', &l->key);
+		if (mt_map_take(&l->open, l->key.data, l->key.len, &req)) {
+			m->request = (int32_t)req;
+			s->m[req].answer = (int32_t)i;
+		}
+	}
+	if (c.kind == MT_REQUEST)
+		m->id_hash = id_hash(json_object_get(j, "id"));
+	if (c.kind == MT_NOTIFICATION && m->method && !strcmp(m->method, "notifications/cancelled"))
+		note_cancel(l, i, json_object_get(params, "requestId"));
+	if (m->c2s && (c.kind == MT_REQUEST || c.kind == MT_NOTIFICATION) && m->method)
+		note_key(l, i, params);
+	if (m->c2s && c.kind == MT_REQUEST) {
+		s->requests++;
+		if (j)
+			note_named(s, m->method, params);
+		if (c.progress_token.n) {
+			mt_map_put(&s->tokens, c.progress_token.p, c.progress_token.n, (int64_t)i);
+			m->token = 1;
+		}
+	} else if (!m->c2s) {
 		s->server_msgs++;
 	}
-	s->n++;
-	return 0;
+	json_decref(j);
+	return s->read_errors ? 1 : 0;
+}
+
+int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
+	    struct rp_script *s, struct mt_err *err)
+{
+	struct loader l = {s, 0, {NULL, 0, 0, 0, 0}, MT_BUF_INIT, err};
+	struct store_session_row row;
+	int rc = -1, r;
+
+	memset(s, 0, sizeof(*s));
+	s->session = session;
+	s->st = st;
+	if (ig)
+		s->ig = *ig;
+	if (s->ig.n)
+		s->ig_named = mt_calloc(s->ig.n, 1);
+	mt_map_init(&s->names, 0);
+	mt_map_init(&s->tokens, 0);
+	mt_map_init(&l.open, 0);
+	if (store_session_get(st, session, &row, err))
+		goto out;
+	/* The counts the row keeps size the array, when they are plausible. */
+	if (row.msgs_c2s >= 0 && row.msgs_s2c >= 0 && (uint64_t)row.msgs_c2s + (uint64_t)row.msgs_s2c > 0 &&
+	    (uint64_t)row.msgs_c2s + (uint64_t)row.msgs_s2c <= LOAD_HINT_MAX) {
+		l.cap = (size_t)(row.msgs_c2s + row.msgs_s2c);
+		s->m = mt_calloc(l.cap, sizeof(*s->m));
+	}
+	store_session_row_release(&row);
+	r = store_each_item_ex(st, session, STORE_ITEMS_LEAN, load_item, &l, err);
+	if (r < 0)
+		goto out;
+	if (r > 0) {
+		if (s->read_errors)
+			*err = s->read_err;
+		goto out;
+	}
+	if (s->n && s->n < l.cap)
+		s->m = mt_realloc(s->m, s->n * sizeof(*s->m));
+	for (size_t i = 0; i < s->n; i++)
+		s->m[i].live = -1;
+	rc = 0;
+out:
+	mt_map_release(&l.open);
+	mt_buf_release(&l.key);
+	if (rc)
+		rp_release(s);
+	return rc;
+}
+
+void rp_release(struct rp_script *s)
+{
+	for (size_t i = 0; i < s->nnames; i++)
+		free(s->name[i]);
+	free(s->name);
+	mt_map_release(&s->names);
+	mt_map_release(&s->tokens);
+	free(s->keys);
+	free(s->patterns);
+	free(s->ig_named);
+	free(s->m);
+	free(s->cache.off);
+	mt_buf_release(&s->cache.buf);
+	mt_buf_release(&s->cache.one_buf);
+	mt_buf_release(&s->keybuf);
+	memset(s, 0, sizeof(*s));
 }
 
 /* Add the paths (under path) of strings in v holding a marker, to set (keys). */
@@ -101,99 +564,6 @@ static void marker_paths(json_t *v, struct mt_buf *path, json_t *set)
 			path->data[mark] = '\0';
 		}
 	}
-}
-
-int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
-	    struct rp_script *s, struct mt_err *err)
-{
-	struct loader l = {s, 0, -1};
-	struct store_session_row row;
-	struct mt_map open;
-	struct mt_buf key = MT_BUF_INIT;
-	int rc = -1;
-
-	memset(s, 0, sizeof(*s));
-	s->session = session;
-	if (ig)
-		s->ig = *ig;
-	mt_map_init(&s->by_key, 0);
-	mt_map_init(&s->last_key, 0);
-	mt_map_init(&open, 0);
-	if (store_session_get(st, session, &row, err))
-		goto out;
-	store_session_row_release(&row);
-	if (store_each_item_ex(st, session, STORE_ITEMS_LEAN, load_item, &l, err) < 0)
-		goto out;
-	/* Pair answers with requests (by side and id, in order), and key client messages. */
-	for (size_t i = 0; i < s->n; i++) {
-		struct rp_msg *m = &s->m[i];
-		int64_t req;
-		if (m->cls.kind == MT_REQUEST && m->cls.idtype != MT_ID_NULL) {
-			mt_id_key(&m->cls, m->c2s ? 'c' : 's', &key);
-			mt_map_put(&open, key.data, key.len, (int64_t)i);
-		} else if ((m->cls.kind == MT_RESPONSE || m->cls.kind == MT_ERROR) &&
-			   m->cls.idtype != MT_ID_NONE && m->cls.idtype != MT_ID_NULL) {
-			mt_id_key(&m->cls, m->c2s ? 's' : 'c', &key);
-			if (mt_map_take(&open, key.data, key.len, &req)) {
-				m->request = req;
-				s->m[req].answer = (int64_t)i;
-			}
-		}
-		/* A cancellation names a request of its own side by id; the first one counts. */
-		if (m->cls.kind == MT_NOTIFICATION && m->method &&
-		    !strcmp(m->method, "notifications/cancelled")) {
-			json_t *rid = json_object_get(json_object_get(m->json, "params"), "requestId");
-			for (size_t q = i; rid && q-- > 0;) {
-				struct rp_msg *r = &s->m[q];
-				json_t *qid = json_object_get(r->json, "id");
-				if (r->c2s == m->c2s && r->cls.kind == MT_REQUEST && qid &&
-				    json_equal(qid, rid)) {
-					if (r->cancelled_by < 0)
-						r->cancelled_by = (int64_t)i;
-					break;
-				}
-			}
-		}
-		if (m->c2s && (m->cls.kind == MT_REQUEST || m->cls.kind == MT_NOTIFICATION) && m->method) {
-			struct canon_ignore mine;
-			json_t *kp = rp_key_params(m->method, json_object_get(m->json, "params"));
-			rp_ignore_for(s, m->method, kp, &mine);
-			canon_key(m->method, kp, &mine, &key);
-			free((void *)mine.paths);
-			m->key = mt_strndup(key.data, key.len);
-			m->pattern = mt_redact_find_marker(m->raw, m->len) != NULL;
-			s->npatterns += (size_t)m->pattern;
-			if (!mt_map_get(&s->by_key, key.data, key.len, &req))
-				mt_map_put(&s->by_key, key.data, key.len, (int64_t)i);
-			if (mt_map_get(&s->last_key, key.data, key.len, &req))
-				s->m[req].next_same = (int64_t)i;
-			mt_map_put(&s->last_key, key.data, key.len, (int64_t)i);
-		}
-	}
-	rc = 0;
-out:
-	mt_map_release(&open);
-	mt_buf_release(&key);
-	if (rc)
-		rp_release(s);
-	return rc;
-}
-
-void rp_release(struct rp_script *s)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		free(s->m[i].raw);
-		free(s->m[i].key);
-		json_decref(s->m[i].json);
-		json_decref(s->m[i].live_id);
-		mt_buf_release(&s->m[i].live_id_text);
-		mt_buf_release(&s->m[i].live_token_text);
-	}
-	free(s->m);
-	mt_buf_release(&s->keybuf);
-	mt_map_release(&s->by_key);
-	mt_map_release(&s->last_key);
-	memset(s, 0, sizeof(*s));
 }
 
 /* Does p start with a path's root member (params, result, error)? */
@@ -240,12 +610,35 @@ void rp_ignore_for(const struct rp_script *s, const char *method, json_t *params
 	out->n = n;
 }
 
+/* The NAME of an ignore path NAME=PATH (its length in *len), or NULL for a path. */
+static const char *scope_of(const char *p, size_t *len)
+{
+	const char *eq = strchr(p, '=');
+
+	if (!eq || path_root(p) || !path_root(eq + 1))
+		return NULL;
+	*len = (size_t)(eq - p);
+	return p;
+}
+
+static void note_named(struct rp_script *s, const char *method, json_t *params)
+{
+	const char *name = json_string_value(json_object_get(params, "name")), *scope;
+	size_t len;
+
+	for (size_t i = 0; i < s->ig.n; i++) {
+		if (s->ig_named[i] || !(scope = scope_of(s->ig.paths[i], &len)))
+			continue;
+		s->ig_named[i] = (method && strlen(method) == len && !strncmp(method, scope, len)) ||
+				 (name && strlen(name) == len && !strncmp(name, scope, len));
+	}
+}
+
 int rp_ignore_check(const struct rp_script *s, struct mt_err *err)
 {
 	for (size_t i = 0; i < s->ig.n; i++) {
 		const char *p = s->ig.paths[i], *eq = strchr(p, '=');
 		size_t len;
-		int seen = 0;
 
 		if (path_root(p))
 			continue;
@@ -253,16 +646,7 @@ int rp_ignore_check(const struct rp_script *s, struct mt_err *err)
 			return mt_err_set(err, "--ignore '%s': a path starts at params, result or error "
 					  "(NAME=PATH scopes it to a method, tool or prompt)", p);
 		len = (size_t)(eq - p);
-		for (size_t k = 0; k < s->n && !seen; k++) {
-			const struct rp_msg *m = &s->m[k];
-			const char *name = json_string_value(
-				json_object_get(json_object_get(m->json, "params"), "name"));
-			if (!m->c2s || m->cls.kind != MT_REQUEST)
-				continue;
-			seen = (m->method && strlen(m->method) == len && !strncmp(m->method, p, len)) ||
-			       (name && strlen(name) == len && !strncmp(name, p, len));
-		}
-		if (!seen)
+		if (!s->ig_named || !s->ig_named[i])
 			return mt_err_set(err, "--ignore '%s': the recorded client never called a method, "
 					  "tool or prompt named '%.*s'", p, (int)len, p);
 	}
@@ -276,14 +660,20 @@ const char *rp_subject(json_t *params)
 	return name ? name : json_string_value(json_object_get(params, "uri"));
 }
 
-void rp_describe(const struct rp_msg *m, struct mt_buf *out)
+void rp_describe(struct rp_script *s, size_t i, struct mt_buf *out)
 {
+	const struct rp_msg *m = &s->m[i];
+	const char *subject;
+	json_t *j = NULL;
+
 	mt_buf_reset(out);
 	mt_buf_puts(out, m->method ? m->method : "?");
-	if (m->subject) {
+	if (m->kind == MT_REQUEST && !rp_json(s, i, &j, NULL) &&
+	    (subject = rp_subject(json_object_get(j, "params")))) {
 		mt_buf_putc(out, ' ');
-		mt_buf_puts(out, m->subject);
+		mt_buf_puts(out, subject);
 	}
+	json_decref(j);
 }
 
 json_t *rp_key_params(const char *method, json_t *params)
@@ -442,23 +832,29 @@ static int fits(json_t *rec, json_t *live, int depth)
 /*
  * The first unused recorded client message of this kind and method whose
  * params hold redacted values and fit the live params (see fits); with reuse,
- * the last such one when all are used.
+ * the last such one when all are used. Each candidate is read from the store
+ * and parsed; one that cannot be read fits nothing.
  */
 static int64_t match_pattern(struct rp_script *s, enum mt_kind kind, const char *method,
 			     json_t *live, const struct canon_ignore *ig, int reuse, int *reused)
 {
-	json_t *l = live ? canon_strip(live, "params", ig) : NULL;
+	const char *name = rp_name(s, method);
+	json_t *l = live && name ? canon_strip(live, "params", ig) : NULL;
 	int64_t found = -1, last = -1;
 
-	for (size_t i = 0; i < s->n && found < 0; i++) {
+	for (size_t p = 0; name && p < s->npatterns && found < 0; p++) {
+		size_t i = (size_t)s->patterns[p];
 		struct rp_msg *m = &s->m[i];
-		if (!m->pattern || !m->c2s || m->cls.kind != kind || !m->method ||
-		    strcmp(m->method, method))
+		json_t *j;
+		if (m->kind != kind || m->method != name || (m->used && !reuse))
+			continue; /* (a used one only counts as the last, for reuse) */
+		if (rp_json(s, i, &j, NULL))
 			continue;
-		json_t *rp = rp_key_params(method, json_object_get(m->json, "params"));
+		json_t *rp = rp_key_params(method, json_object_get(j, "params"));
 		json_t *r = rp ? canon_strip(rp, "params", ig) : NULL;
 		int ok = (!r && !l) || (r && l && fits(r, l, 0));
 		json_decref(r);
+		json_decref(j);
 		if (!ok)
 			continue;
 		if (!m->used)
@@ -482,22 +878,24 @@ static int64_t match(struct rp_script *s, enum mt_kind kind, const char *method,
 		     int reuse, int *reused)
 {
 	struct mt_buf key = s->keybuf; /* reused: no allocation per request */
-	int64_t head = -1, found = -1;
-
 	struct canon_ignore ig;
+	struct rp_key *k;
+	uint64_t h[2];
+	int64_t found = -1;
+
 	params = rp_key_params(method, params);
 	rp_ignore_for(s, method, params, &ig);
 	canon_key(method, params, &ig, &key);
-	if (mt_map_get(&s->by_key, key.data, key.len, &head) && head >= 0 &&
-	    s->m[head].cls.kind == kind) {
-		found = head;
-		mt_map_put(&s->by_key, key.data, key.len, s->m[head].next_same);
+	rp_hash(key.data, key.len, h);
+	k = key_find(s, h);
+	if (k && k->first >= 0 && s->m[k->first].kind == kind) {
+		found = k->first;
+		k->first = s->m[found].next_same;
 	} else if (s->npatterns &&
 		   (found = match_pattern(s, kind, method, params, &ig, reuse, reused)) >= 0) {
 		/* (found) */
-	} else if (reuse && mt_map_get(&s->last_key, key.data, key.len, &head) &&
-		   s->m[head].cls.kind == kind) {
-		found = head;
+	} else if (reuse && k && s->m[k->last].kind == kind) {
+		found = k->last;
 		*reused = 1;
 	}
 	free((void *)ig.paths);
@@ -520,22 +918,25 @@ int64_t rp_match_notification(struct rp_script *s, const char *method, json_t *p
 	return match(s, MT_NOTIFICATION, method, params, 0, &reused);
 }
 
-int64_t rp_closest(const struct rp_script *s, const char *method, json_t *params, json_t *diffs)
+int64_t rp_closest(struct rp_script *s, const char *method, json_t *params, json_t *diffs)
 {
+	const char *name = rp_name(s, method);
 	int64_t best = -1;
 	size_t best_n = 0;
 	json_t *best_paths = NULL;
+	struct canon_ignore ig;
 
+	if (!name)
+		return -1;
+	rp_ignore_for(s, method, params, &ig);
 	for (size_t i = 0; i < s->n; i++) {
 		const struct rp_msg *m = &s->m[i];
-		if (!m->c2s || m->cls.kind != MT_REQUEST || !m->method || strcmp(m->method, method))
+		json_t *j;
+		if (!m->c2s || m->kind != MT_REQUEST || m->method != name || rp_json(s, i, &j, NULL))
 			continue;
 		json_t *paths = json_array();
-		struct canon_ignore ig;
-		rp_ignore_for(s, method, params, &ig);
-		size_t n = canon_diff(json_object_get(m->json, "params"), params, "params", &ig, 16,
-				      paths);
-		free((void *)ig.paths);
+		size_t n = canon_diff(json_object_get(j, "params"), params, "params", &ig, 16, paths);
+		json_decref(j);
 		if (best < 0 || n < best_n) {
 			json_decref(best_paths);
 			best = (int64_t)i;
@@ -545,6 +946,7 @@ int64_t rp_closest(const struct rp_script *s, const char *method, json_t *params
 			json_decref(paths);
 		}
 	}
+	free((void *)ig.paths);
 	if (best_paths) {
 		json_array_extend(diffs, best_paths);
 		json_decref(best_paths);
@@ -552,10 +954,9 @@ int64_t rp_closest(const struct rp_script *s, const char *method, json_t *params
 	return best;
 }
 
-void rp_render(const struct rp_script *s, size_t i, const char *id, size_t idn, const char *token,
-	       size_t tokn, struct mt_buf *out)
+void rp_splice(const char *p, size_t len, const struct mt_class *c, const char *id, size_t idn,
+	       const char *token, size_t tokn, struct mt_buf *out)
 {
-	const struct rp_msg *m = &s->m[i];
 	struct {
 		struct mt_span at;
 		const char *text;
@@ -564,20 +965,33 @@ void rp_render(const struct rp_script *s, size_t i, const char *id, size_t idn, 
 	int n = 0;
 	size_t done = 0;
 
-	if (id && m->cls.id.n)
-		r[n].at = m->cls.id, r[n].text = id, r[n++].n = idn;
-	if (token && m->cls.progress_token.n)
-		r[n].at = m->cls.progress_token, r[n].text = token, r[n++].n = tokn;
+	if (id && c->id.n)
+		r[n].at = c->id, r[n].text = id, r[n++].n = idn;
+	if (token && c->progress_token.n)
+		r[n].at = c->progress_token, r[n].text = token, r[n++].n = tokn;
 	if (n == 2 && r[1].at.p < r[0].at.p) {
-		r[0].at = m->cls.progress_token, r[0].text = token, r[0].n = tokn;
-		r[1].at = m->cls.id, r[1].text = id, r[1].n = idn;
+		r[0].at = c->progress_token, r[0].text = token, r[0].n = tokn;
+		r[1].at = c->id, r[1].text = id, r[1].n = idn;
 	}
 	for (int k = 0; k < n; k++) {
-		size_t off = (size_t)(r[k].at.p - m->raw);
-		mt_buf_append(out, m->raw + done, off - done);
+		size_t off = (size_t)(r[k].at.p - p);
+		mt_buf_append(out, p + done, off - done);
 		mt_buf_append(out, r[k].text, r[k].n);
 		done = off + r[k].at.n;
 	}
-	mt_buf_append(out, m->raw + done, m->len - done);
+	mt_buf_append(out, p + done, len - done);
 	mt_buf_putc(out, '\n');
+}
+
+int rp_render(struct rp_script *s, size_t i, const char *id, size_t idn, const char *token,
+	      size_t tokn, struct mt_buf *out, struct mt_err *err)
+{
+	struct mt_class c;
+	const char *p;
+	size_t n;
+
+	if (rp_read(s, i, &p, &n, &c, err))
+		return -1;
+	rp_splice(p, n, &c, id, idn, token, tokn, out);
+	return 0;
 }

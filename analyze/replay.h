@@ -16,6 +16,10 @@
  * When an anchor is matched, its block is played: answers get the live id of
  * the request they answer, progress notifications the live progress token,
  * server requests a fresh id.
+ *
+ * The script keeps what matching needs (see rp_load); the bytes of a message
+ * are read from the capture file when they are about to be sent or compared,
+ * and parsed then.
  */
 #ifndef MCPTAP_REPLAY_H
 #define MCPTAP_REPLAY_H
@@ -29,58 +33,77 @@
 #include "schema/message.h"
 #include "schema/store.h"
 
-/* One recorded message. */
+/*
+ * One recorded message, as little of it as matching needs (48 bytes): its
+ * bytes stay in the capture file and are read back when they are sent or
+ * compared (rp_read). Indexes are into rp_script.m, -1 for none.
+ */
 struct rp_msg {
 	int64_t seq;
 	int64_t t_ns;
-	int c2s;               /* 1: client to server */
-	char *raw;             /* owned: the bytes without the newline */
-	size_t len;
-	struct mt_class cls;   /* spans into raw */
-	const char *method;    /* borrowed from json (requests, notifications), or NULL */
-	json_t *json;          /* owned: parsed, NULL when it does not parse */
-	char *key;             /* owned: client requests and notifications: the match key */
-	int64_t answer;        /* requests: index of their recorded answer, or -1 */
-	int64_t request;       /* answers: index of the request they answer, or -1 */
-	int64_t anchor;        /* server messages: index of the client message before
-				* them (-1: before any) */
-	int used;              /* client requests/notifications: matched already */
-	int pattern;           /* client requests/notifications: holds values the tap redacted,
-				* which match any live value at their place (see rp_load) */
-	int64_t next_same;     /* client messages: the next one with the same key, or -1 */
-	int64_t cancelled_by;  /* requests: index of the notifications/cancelled from the same
-				* side that names them, or -1 */
-	const char *subject;   /* requests: what they name (params.name of a tool or
-				* prompt, params.uri of a resource), borrowed from json, or NULL */
-	/* While replaying: */
-	json_t *live_id;       /* client requests: the live id it was matched to (owned) */
-	struct mt_buf live_id_text;    /* the same as JSON text (the mock's) */
-	struct mt_buf live_token_text; /* its live progress token as JSON text, if any */
+	const char *method;    /* requests and notifications that parse: their method, interned
+				* (owned by the script; one pointer per name); else NULL */
+	int32_t answer;        /* requests: their recorded answer */
+	int32_t request;       /* answers: the request they answer */
+	int32_t next_same;     /* client requests/notifications: the next one with the same key */
+	int32_t cancelled_by;  /* requests: the notifications/cancelled from the same side that
+				* names them */
+	union {
+		int32_t live;      /* the mock's: its slot of live ids for this client request */
+		uint32_t id_hash;  /* while loading, requests: a hash of their id (0: none) */
+	};
+	unsigned kind : 4;     /* enum mt_kind */
+	unsigned c2s : 1;      /* client to server */
+	unsigned used : 1;     /* client requests/notifications: matched already */
+	unsigned redacted : 1; /* client messages: hold a value the tap redacted */
+	unsigned pattern : 1;  /* client requests/notifications: redacted, so matched as a
+				* pattern: a redacted value matches any live value at its place
+				* (see rp_load) */
+	unsigned token : 1;    /* client requests: carry a progress token (see tokens) */
+};
+
+/* A match key's place: its hash, and the client messages that have it. */
+struct rp_key {
+	uint64_t h[2];         /* SipHash-2-4 (128 bits) of the key */
+	int32_t first;         /* the first unused client message with it, -1 once all are used */
+	int32_t last;          /* the last one with it; -1: an empty place */
+};
+
+/* The bytes of a few recorded messages in a row, read ahead from the store. */
+struct rp_cache {
+	size_t lo, n;          /* messages lo .. lo + n - 1 are held */
+	size_t *off;           /* owned: where each starts in buf, n + 1 of them */
+	struct mt_buf buf;     /* their bytes, without newlines */
+	size_t one;            /* a message read on its own (out of order) */
+	int has_one;
+	struct mt_buf one_buf; /* its bytes */
 };
 
 struct rp_script {
 	int64_t session;
+	struct store *st;      /* borrowed: the capture, open while the script is used */
 	struct rp_msg *m;      /* owned, in seq order */
 	size_t n;
-	struct mt_map by_key;  /* key -> index of the first unused client message with it
-				* (-1 once all are used) */
-	struct mt_map last_key;/* key -> index of the last client message with it */
 	size_t requests;       /* recorded client requests */
 	size_t server_msgs;    /* recorded server messages */
 	struct canon_ignore ig;
-	size_t npatterns;      /* client messages that hold redacted values */
+	char *ig_named;        /* owned: per ignore path NAME=PATH: 1 when NAME is the method or
+				* params.name of a recorded client request */
+	struct rp_key *keys;   /* owned: open addressing, keys_cap places (a power of two) */
+	size_t keys_cap, keys_len;
+	int32_t *patterns;     /* owned: the client messages that are patterns, in order */
+	size_t npatterns, patterns_cap;
+	struct mt_map names;   /* method name -> its index in name */
+	char **name;           /* owned: the interned method names */
+	size_t nnames, names_cap;
+	struct mt_map tokens;  /* a client request's progress token (JSON text) -> the last
+				* client request with it */
 	struct mt_buf keybuf;  /* scratch for match keys */
+	struct rp_cache cache;
+	size_t read_errors;    /* messages that could not be read back */
+	struct mt_err read_err;/* why, the first time */
 };
 
-/*
- * Load a session from the store. ig (borrowed, kept) says which params
- * paths matching ignores. A recorded client message that holds values the
- * tap redacted is a pattern: a marker matches any text at its place in a
- * string (any string or number when it is the whole value), and everything
- * else must match as usual. Returns 0,
- * or -1 with err set (no such session, a store error). An empty session is
- * loaded (n == 0): the caller decides.
- */
 /*
  * Parse JSON the classifier accepted. Integers beyond 64 bits, which Jansson
  * refuses as integers, come back as reals; NULL only past Jansson's own limits
@@ -88,9 +111,50 @@ struct rp_script {
  */
 json_t *rp_parse(const char *p, size_t n);
 
+/*
+ * Load a session from the store st (borrowed: it must stay open until
+ * rp_release, since message bytes are read from it when they are needed).
+ * ig (borrowed, kept) says which params paths matching ignores. A recorded
+ * client message that holds values the tap redacted is a pattern: a marker
+ * matches any text at its place in a string (any string or number when it is
+ * the whole value), and everything else must match as usual. What is kept
+ * per message is struct rp_msg, per distinct key struct rp_key, and the
+ * names, patterns and progress tokens of client requests; no message's bytes
+ * or parsed JSON. Returns 0, or -1 with err set (no such session, a store
+ * error, more than INT32_MAX messages). An empty session is loaded (n == 0):
+ * the caller decides.
+ */
 int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 	    struct rp_script *s, struct mt_err *err);
 void rp_release(struct rp_script *s);
+
+/*
+ * Recorded message i's bytes (without the newline), read from the store, a
+ * few messages ahead at a time: *p (borrowed until the next rp_read or a
+ * function below that reads) and *n; and, when c is not NULL, its
+ * classification (spans into *p). Returns 0, or -1 with err set when the
+ * store fails or the capture no longer holds the message as loaded (then
+ * also counted in read_errors, the first reason kept in read_err; err may
+ * be NULL).
+ */
+int rp_read(struct rp_script *s, size_t i, const char **p, size_t *n, struct mt_class *c,
+	    struct mt_err *err);
+
+/*
+ * Recorded message i parsed: 0 and a new reference in *out (NULL when it
+ * does not parse), or -1 as rp_read.
+ */
+int rp_json(struct rp_script *s, size_t i, json_t **out, struct mt_err *err);
+
+/*
+ * SipHash-2-4 of n bytes with 128 bits out, under the key 00 01 .. 0f (the
+ * reference's test key: a strong hash, not a secret), into out: what match
+ * keys are kept as.
+ */
+void rp_hash(const void *data, size_t n, uint64_t out[2]);
+
+/* The interned name equal to method, or NULL when no recorded message has that method. */
+const char *rp_name(const struct rp_script *s, const char *method);
 
 /*
  * The paths (base, then ".member" and "[i]") of the strings in v that hold a
@@ -111,16 +175,17 @@ void rp_ignore_for(const struct rp_script *s, const char *method, json_t *params
 const char *rp_subject(json_t *params);
 
 /*
- * A request's method and subject for people: "tools/call echo",
- * "resources/read file:///x", "ping". Into out (reset first).
+ * Recorded request i's method and subject for people: "tools/call echo",
+ * "resources/read file:///x", "ping" (the subject read from the store; the
+ * method alone when it cannot be read). Into out (reset first).
  */
-void rp_describe(const struct rp_msg *m, struct mt_buf *out);
+void rp_describe(struct rp_script *s, size_t i, struct mt_buf *out);
 
 /*
  * Check the ignore paths against the recording: each PATH must start at
  * params, result or error, and the NAME of a NAME=PATH must be the method of
- * a recorded client request or the name in its params. Returns 0, or -1 with
- * err saying which path is wrong and why.
+ * a recorded client request or the name in its params (as rp_load found).
+ * Returns 0, or -1 with err saying which path is wrong and why.
  */
 int rp_ignore_check(const struct rp_script *s, struct mt_err *err);
 
@@ -154,7 +219,8 @@ int rp_idempotent(const char *method);
  * The recorded client request that a live request (method, params) stands
  * for: the first unused one with the same key; or, when all are used and the
  * method is idempotent, the last one with that key. Returns its index or -1.
- * *reused is set when it was used before. Marks it used.
+ * *reused is set when it was used before. Marks it used. Patterns are read
+ * from the store (one that cannot be read matches nothing: see read_errors).
  */
 int64_t rp_match_request(struct rp_script *s, const char *method, json_t *params, int *reused);
 
@@ -164,17 +230,23 @@ int64_t rp_match_notification(struct rp_script *s, const char *method, json_t *p
 /*
  * For a miss: the recorded client request with the same method whose params
  * differ least (or -1 when the method was never recorded), and the paths
- * that differ into the JSON array diffs.
+ * that differ into the JSON array diffs. Each candidate is read from the
+ * store.
  */
-int64_t rp_closest(const struct rp_script *s, const char *method, json_t *params, json_t *diffs);
+int64_t rp_closest(struct rp_script *s, const char *method, json_t *params, json_t *diffs);
 
 /*
- * Rewrite recorded message i for sending: its id replaced by the JSON text id
- * (idn bytes; NULL: keep), and, for notifications/progress, its progress token
- * by the JSON text token (NULL: keep). The recorded bytes are kept otherwise,
- * byte for byte. Appends the result and a newline to out.
+ * A recorded message (p, n bytes, classified as c) rewritten for sending: its
+ * id replaced by the JSON text id (idn bytes; NULL: keep), and, for
+ * notifications/progress, its progress token by the JSON text token (NULL:
+ * keep). The recorded bytes are kept otherwise, byte for byte. Appends the
+ * result and a newline to out.
  */
-void rp_render(const struct rp_script *s, size_t i, const char *id, size_t idn, const char *token,
-	       size_t tokn, struct mt_buf *out);
+void rp_splice(const char *p, size_t n, const struct mt_class *c, const char *id, size_t idn,
+	       const char *token, size_t tokn, struct mt_buf *out);
+
+/* The same for recorded message i, read from the store: 0, or -1 as rp_read. */
+int rp_render(struct rp_script *s, size_t i, const char *id, size_t idn, const char *token,
+	      size_t tokn, struct mt_buf *out, struct mt_err *err);
 
 #endif

@@ -32,20 +32,26 @@
 
 /* One live run of the recorded client. */
 struct vrun {
-	const struct rp_script *s;
+	struct rp_script *s;
 	struct lio io;
 	pid_t pid;
 	int timeout_ms;
-	json_t **live;           /* per recorded client request: its live answer (owned), or NULL */
-	struct mt_buf *raw;      /* per recorded client request: the live answer's line */
+	struct mt_buf *raw;      /* per recorded client request: its live answer's line (parsed
+				  * when it is needed) */
 	json_t **sreq;           /* per recorded server request: the live request it stood for */
 	int64_t *sent_ns;        /* per recorded client message: when it went out (0: never) */
-	int64_t *got_ns;         /* per recorded client request: when its live answer came */
+	int64_t *got_ns;         /* per recorded client request: when its live answer came (0: not) */
 	char *gave_up;           /* per recorded client request: waited for in vain once */
+	size_t *owed;            /* the client requests sent whose recorded answer is awaited,
+				  * in order (those answered or given up since are dropped lazily) */
+	size_t nowed, owed_cap;
 	struct mt_map by_id;     /* live id (JSON text) -> recorded client request awaiting it */
 	json_t *pending;         /* live server requests not answered yet: [{method, id, msg}] */
 	json_t *subs;            /* recorded value -> live value (mint.h) */
 	json_t *origins;         /* borrowed: mint_index of the script */
+	const char *const *answerable; /* borrowed: the methods of the recorded server requests
+				  * the recorded client answered (interned) */
+	size_t nanswerable;
 	int gone;                /* the server's output ended */
 	int status;              /* its wait status, once reaped (reaped: 1) */
 	int reaped;
@@ -56,17 +62,20 @@ struct verify {
 	struct rp_script *s;
 	const struct verify_opts *o;
 	json_t *origins;
+	const char **answerable; /* owned: see vrun */
+	size_t nanswerable;
 	struct vrun *run;        /* o->runs of them */
 	int nrun;
 	size_t passed, differed, missing, cancelled, unanswered, noise, redacted;
 	struct mt_buf cmd;
+	struct mt_buf sent;      /* scratch: a recorded request's bytes, for storing */
 	struct store *st;        /* where the run is stored (borrowed), or NULL */
 	int64_t id;              /* the stored run */
 };
 
 static int is_request(const struct rp_msg *m)
 {
-	return m->c2s && m->cls.kind == MT_REQUEST;
+	return m->c2s && m->kind == MT_REQUEST;
 }
 
 /*
@@ -74,26 +83,21 @@ static int is_request(const struct rp_msg *m)
  * the value was never stored. initialize goes anyway (nothing works without
  * it), with the marker in place and a note.
  */
-static int carries_redacted(const struct rp_msg *m)
-{
-	return mt_redact_find_marker(m->raw, m->len) != NULL;
-}
-
 static int not_sendable(const struct rp_msg *m)
 {
-	return m->c2s && m->cls.kind == MT_REQUEST && carries_redacted(m) &&
+	return m->c2s && m->kind == MT_REQUEST && m->redacted &&
 	       !(m->method && !strcmp(m->method, "initialize"));
 }
 
-/* "params.a.b, params.c" of the redacted values in m, into out. */
-static void redacted_paths(const struct rp_msg *m, struct mt_buf *out, json_t *list)
+/* "params.a.b, params.c" of the redacted values in msg (a recorded message), into out. */
+static void redacted_paths(json_t *msg, struct mt_buf *out, json_t *list)
 {
 	json_t *set = json_object(), *e;
 	const char *k;
 
-	rp_marker_paths(json_object_get(m->json, "params"), "params", set);
-	rp_marker_paths(json_object_get(m->json, "result"), "result", set);
-	rp_marker_paths(json_object_get(m->json, "error"), "error", set);
+	rp_marker_paths(json_object_get(msg, "params"), "params", set);
+	rp_marker_paths(json_object_get(msg, "result"), "result", set);
+	rp_marker_paths(json_object_get(msg, "error"), "error", set);
 	mt_buf_reset(out);
 	json_object_foreach(set, k, e) {
 		if (out->len)
@@ -107,7 +111,13 @@ static void redacted_paths(const struct rp_msg *m, struct mt_buf *out, json_t *l
 
 static int is_answer(const struct rp_msg *m)
 {
-	return m->cls.kind == MT_RESPONSE || m->cls.kind == MT_ERROR;
+	return m->kind == MT_RESPONSE || m->kind == MT_ERROR;
+}
+
+/* Run r's live answer to recorded request q, parsed (a new reference), or NULL. */
+static json_t *live_answer(const struct vrun *r, size_t q)
+{
+	return r->got_ns[q] ? rp_parse(r->raw[q].data, r->raw[q].len) : NULL;
 }
 
 /* Was request q's recorded answer given after the client had cancelled it? */
@@ -116,13 +126,28 @@ static int answered_after_cancel(const struct rp_msg *q)
 	return q->cancelled_by >= 0 && (q->answer < 0 || q->answer > q->cancelled_by);
 }
 
+/* Is a live answer to recorded request q worth waiting for, once it is sent? */
+static int owes(const struct rp_msg *m)
+{
+	return is_request(m) && m->answer >= 0 && !answered_after_cancel(m);
+}
+
 /* Is a live answer to recorded request q worth waiting for? */
 static int awaited(const struct vrun *r, size_t q)
 {
-	const struct rp_msg *m = &r->s->m[q];
+	return owes(&r->s->m[q]) && r->sent_ns[q] && !r->got_ns[q] && !r->gave_up[q];
+}
 
-	return is_request(m) && r->sent_ns[q] && !r->got_ns[q] && !r->gave_up[q] && m->answer >= 0 &&
-	       !answered_after_cancel(m);
+/* Drop from owed the requests no longer awaited; how many are left. */
+static size_t still_owed(struct vrun *r)
+{
+	size_t k = 0;
+
+	for (size_t j = 0; j < r->nowed; j++)
+		if (awaited(r, r->owed[j]))
+			r->owed[k++] = r->owed[j];
+	r->nowed = k;
+	return k;
 }
 
 static json_t *counterpart(void *ctx, size_t j)
@@ -133,9 +158,9 @@ static json_t *counterpart(void *ctx, size_t j)
 	if (m->c2s)
 		return NULL;
 	if (is_answer(m) && m->request >= 0)
-		return r->live[m->request];
-	if (m->cls.kind == MT_REQUEST)
-		return r->sreq[j];
+		return live_answer(r, (size_t)m->request);
+	if (m->kind == MT_REQUEST)
+		return json_incref(r->sreq[j]);
 	return NULL;
 }
 
@@ -164,8 +189,7 @@ static void take_line(struct vrun *r, const char *line, size_t n)
 	if (c.kind == MT_RESPONSE || c.kind == MT_ERROR) {
 		char *key = json_dumps(json_object_get(msg, "id"), JSON_COMPACT | JSON_ENCODE_ANY);
 		int64_t q;
-		if (key && mt_map_take(&r->by_id, key, strlen(key), &q) && !r->live[q]) {
-			r->live[q] = json_incref(msg);
+		if (key && mt_map_take(&r->by_id, key, strlen(key), &q) && !r->got_ns[q]) {
 			mt_buf_reset(&r->raw[q]);
 			mt_buf_append(&r->raw[q], line, n);
 			r->got_ns[q] = mt_mono_ns();
@@ -173,12 +197,10 @@ static void take_line(struct vrun *r, const char *line, size_t n)
 		free(key);
 	} else if (c.kind == MT_REQUEST) {
 		const char *method = json_string_value(json_object_get(msg, "method"));
+		const char *name = rp_name(r->s, method);
 		int answerable = 0;
-		for (size_t i = 0; i < r->s->n && !answerable; i++) {
-			const struct rp_msg *m = &r->s->m[i];
-			answerable = !m->c2s && m->cls.kind == MT_REQUEST && m->method && method &&
-				     !strcmp(m->method, method) && m->answer >= 0;
-		}
+		for (size_t i = 0; name && i < r->nanswerable && !answerable; i++)
+			answerable = r->answerable[i] == name;
 		if (answerable) {
 			json_array_append_new(r->pending,
 					      json_pack("{s:s,s:O,s:O,s:I}", "method", method, "id",
@@ -229,9 +251,9 @@ static int wait_for(struct vrun *r, int (*pred)(struct vrun *, size_t), size_t a
 		}
 		if (rc == LIO_TIMEOUT && deadline_ns)
 			return -1; /* a pacing deadline: nothing was owed */
-		for (size_t q = 0; q < r->s->n; q++)
-			if (awaited(r, q))
-				r->gave_up[q] = 1;
+		for (size_t j = 0, n_owed = still_owed(r); j < n_owed; j++)
+			r->gave_up[r->owed[j]] = 1;
+		r->nowed = 0;
 		if (rc == LIO_EOF || rc == LIO_ERROR) {
 			if (!r->gone)
 				reap(r, 2000);
@@ -245,8 +267,9 @@ static int wait_for(struct vrun *r, int (*pred)(struct vrun *, size_t), size_t a
 /* Have the answers arrived that the recording had before message i was sent? */
 static int answers_before(struct vrun *r, size_t i)
 {
-	for (size_t q = 0; q < i; q++)
-		if (awaited(r, q) && (size_t)r->s->m[q].answer < i)
+	/* (Everything sent comes before i: messages go out in order.) */
+	for (size_t j = 0, n_owed = still_owed(r); j < n_owed; j++)
+		if ((size_t)r->s->m[r->owed[j]].answer < i)
 			return 0;
 	return 1;
 }
@@ -261,10 +284,7 @@ static int never(struct vrun *r, size_t i)
 static int all_answered(struct vrun *r, size_t unused)
 {
 	(void)unused;
-	for (size_t q = 0; q < r->s->n; q++)
-		if (awaited(r, q))
-			return 0;
-	return 1;
+	return !still_owed(r);
 }
 
 /* Is a live server request with the method of recorded server request i waiting? */
@@ -334,10 +354,11 @@ static void pace(struct vrun *r, size_t i)
 /* Send recorded client message i as this run needs it. */
 static void send_one(struct vrun *r, size_t i)
 {
-	const struct rp_script *s = r->s;
+	struct rp_script *s = r->s;
 	const struct rp_msg *m = &s->m[i];
 	json_t *msg = NULL, *live_id = NULL;
 	struct mt_buf out = MT_BUF_INIT;
+	int bad = 0;
 
 	if (is_answer(m)) {
 		/* An answer goes to the live request that stands for the recorded one. */
@@ -355,24 +376,26 @@ static void send_one(struct vrun *r, size_t i)
 		if (!live_id)
 			return;
 	}
-	if (m->json && (msg = json_deep_copy(m->json)) &&
-	    mint_substitute(r->origins, i, msg, counterpart, r, r->subs)) {
+	/* (A message that cannot be read back is not sent: the run's end says why.) */
+	if (rp_json(s, i, &msg, NULL)) {
+		bad = 1;
+	} else if (msg && mint_substitute(r->origins, i, msg, counterpart, r, r->subs)) {
 		if (live_id)
 			json_object_set(msg, "id", live_id);
 		send_json(r, msg);
 	} else if (live_id) {
 		char *id = json_dumps(live_id, JSON_COMPACT | JSON_ENCODE_ANY);
 		if (id)
-			rp_render(s, i, id, strlen(id), NULL, 0, &out);
+			bad = rp_render(s, i, id, strlen(id), NULL, 0, &out, NULL);
 		free(id);
 	} else {
-		rp_render(s, i, NULL, 0, NULL, 0, &out);
+		bad = rp_render(s, i, NULL, 0, NULL, 0, &out, NULL);
 	}
 	if (out.len)
 		lio_put(&r->io, out.data, out.len);
-	if (m->cls.kind == MT_REQUEST && m->cls.id.n) {
+	if (!bad && m->kind == MT_REQUEST) {
 		/* The recorded id goes out as it was: its answer is looked up by it. */
-		json_t *id = json_object_get(m->json, "id");
+		json_t *id = json_object_get(msg, "id");
 		char *key = id ? json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 		if (key)
 			mt_map_put(&r->by_id, key, strlen(key), (int64_t)i);
@@ -380,6 +403,13 @@ static void send_one(struct vrun *r, size_t i)
 	}
 	r->sent_ns[i] = mt_mono_ns();
 	r->last_sent = (int64_t)i;
+	if (owes(m)) {
+		if (r->nowed == r->owed_cap) {
+			r->owed_cap = r->owed_cap ? 2 * r->owed_cap : 16;
+			r->owed = mt_realloc(r->owed, r->owed_cap * sizeof(*r->owed));
+		}
+		r->owed[r->nowed++] = i;
+	}
 	json_decref(msg);
 	json_decref(live_id);
 	mt_buf_release(&out);
@@ -393,7 +423,8 @@ static void run_init(struct vrun *r, const struct verify *v)
 	r->s = v->s;
 	r->timeout_ms = v->o->timeout_ms;
 	r->origins = v->origins;
-	r->live = mt_calloc(n, sizeof(*r->live));
+	r->answerable = v->answerable;
+	r->nanswerable = v->nanswerable;
 	r->raw = mt_calloc(n, sizeof(*r->raw));
 	r->sreq = mt_calloc(n, sizeof(*r->sreq));
 	r->sent_ns = mt_calloc(n, sizeof(*r->sent_ns));
@@ -409,16 +440,15 @@ static void run_init(struct vrun *r, const struct verify *v)
 static void run_release(struct vrun *r)
 {
 	for (size_t i = 0; i < r->s->n; i++) {
-		json_decref(r->live[i]);
 		json_decref(r->sreq[i]);
 		mt_buf_release(&r->raw[i]);
 	}
-	free(r->live);
 	free(r->raw);
 	free(r->sreq);
 	free(r->sent_ns);
 	free(r->got_ns);
 	free(r->gave_up);
+	free(r->owed);
 	mt_map_release(&r->by_id);
 	json_decref(r->pending);
 	json_decref(r->subs);
@@ -453,7 +483,7 @@ static int run_once(struct verify *v, struct vrun *r)
 		mt_warn("replay: cannot make the pipe to the server non-blocking: %s", strerror(errno));
 	for (size_t i = 0; i < s->n && !r->gone; i++) {
 		const struct rp_msg *m = &s->m[i];
-		if (!m->c2s || m->cls.kind > MT_ERROR)
+		if (!m->c2s || m->kind > MT_ERROR)
 			continue; /* what the client sent that was not JSON-RPC is not replayed */
 		if (not_sendable(m))
 			continue; /* judged REDACTED */
@@ -569,24 +599,42 @@ static size_t compare(json_t *rec, json_t *live, const struct canon_ignore *ig, 
 	return 1;
 }
 
-static void store_result(struct verify *v, size_t q, const char *status, json_t *diff,
-			 json_t *noise)
+/*
+ * Store recorded request q's result: what was sent (its recorded bytes), its
+ * recorded answer, the first run's live one. A store that fails is said once;
+ * the rest of the run is not stored.
+ */
+static void store_result(struct verify *v, size_t q, json_t *qmsg, const char *status,
+			 json_t *diff, json_t *noise)
 {
-	const struct rp_msg *m = &v->s->m[q];
-	const struct rp_msg *a = m->answer >= 0 ? &v->s->m[m->answer] : NULL;
+	struct rp_script *s = v->s;
+	const struct rp_msg *m = &s->m[q];
 	const struct vrun *r0 = &v->run[0];
 	struct mt_err err = {"", 0};
-	char *d = json_array_size(diff) ? json_dumps(diff, JSON_COMPACT) : NULL;
-	char *nz = json_array_size(noise) ? json_dumps(noise, JSON_COMPACT) : NULL;
-	struct store_replay_result row = {
-		.seq = m->seq, .method = m->method, .name = m->subject, .status = status,
-		.sent = m->raw, .sent_len = m->len, .recorded = a ? a->raw : NULL,
-		.recorded_len = a ? a->len : 0, .live = r0->live[q] ? r0->raw[q].data : NULL,
-		.live_len = r0->live[q] ? r0->raw[q].len : 0, .diff_json = d, .noise_json = nz,
-	};
+	const char *p, *answer = NULL;
+	size_t n, answer_len = 0;
+	char *d, *nz;
 
-	if (v->st && store_add_replay_result(v->st, v->id, &row, &err))
-		mt_warn("replay: %s", err.msg);
+	if (!v->st)
+		return;
+	/* The request's bytes are copied: reading its answer may read past them. */
+	mt_buf_reset(&v->sent);
+	if (!rp_read(s, q, &p, &n, NULL, NULL))
+		mt_buf_append(&v->sent, p, n);
+	if (m->answer >= 0 && rp_read(s, (size_t)m->answer, &answer, &answer_len, NULL, NULL))
+		answer = NULL;
+	d = json_array_size(diff) ? json_dumps(diff, JSON_COMPACT) : NULL;
+	nz = json_array_size(noise) ? json_dumps(noise, JSON_COMPACT) : NULL;
+	struct store_replay_result row = {
+		.seq = m->seq, .method = m->method, .name = rp_subject(json_object_get(qmsg, "params")),
+		.status = status, .sent = v->sent.data, .sent_len = v->sent.len, .recorded = answer,
+		.recorded_len = answer_len, .live = r0->got_ns[q] ? r0->raw[q].data : NULL,
+		.live_len = r0->got_ns[q] ? r0->raw[q].len : 0, .diff_json = d, .noise_json = nz,
+	};
+	if (store_add_replay_result(v->st, v->id, &row, &err)) {
+		mt_warn("replay: the run is not stored in full: %s", err.msg);
+		v->st = NULL;
+	}
 	free(d);
 	free(nz);
 }
@@ -595,7 +643,7 @@ static void store_result(struct verify *v, size_t q, const char *status, json_t 
 static int gone_without(const struct verify *v, size_t q)
 {
 	for (int k = 0; k < v->nrun; k++)
-		if (!v->run[k].live[q] && v->run[k].gone)
+		if (!v->run[k].got_ns[q] && v->run[k].gone)
 			return 1;
 	return 0;
 }
@@ -603,27 +651,31 @@ static int gone_without(const struct verify *v, size_t q)
 /* Judge recorded request q over every run; print its line; count it. */
 static void judge(struct verify *v, size_t q, struct mt_buf *what)
 {
-	const struct rp_msg *m = &v->s->m[q];
-	json_t *rec = m->answer >= 0 ? v->s->m[m->answer].json : NULL;
+	struct rp_script *s = v->s;
+	const struct rp_msg *m = &s->m[q];
+	json_t *qmsg = NULL, *rec = NULL, *live[VERIFY_MAX_RUNS] = {NULL};
 	json_t *diff = json_array(), *noise = json_array(), *set_aside = json_array();
 	struct canon_ignore ig;
 	int all_live = 1, sent = 1;
 
-	rp_describe(m, what);
+	(void)rp_json(s, q, &qmsg, NULL);
+	if (m->answer >= 0)
+		(void)rp_json(s, (size_t)m->answer, &rec, NULL);
+	rp_describe(s, q, what);
 	if (not_sendable(m)) {
 		struct mt_buf paths = MT_BUF_INIT;
 		json_t *list = json_array();
-		redacted_paths(m, &paths, list);
+		redacted_paths(qmsg, &paths, list);
 		v->redacted++;
 		printf("REDACTED #%lld %s: not sent: the tap stored %s redacted, so the value is "
 		       "not known\n", (long long)m->seq, what->data, paths.data ? paths.data : "a value");
-		store_result(v, q, "redacted", list, NULL);
+		store_result(v, q, qmsg, "redacted", list, NULL);
 		json_decref(list);
 		mt_buf_release(&paths);
 		goto out;
 	}
 	for (int k = 0; k < v->nrun; k++) {
-		all_live &= v->run[k].live[q] != NULL;
+		all_live &= v->run[k].got_ns[q] != 0;
 		sent &= v->run[k].sent_ns[q] != 0;
 	}
 	if (m->cancelled_by >= 0 && (!rec || !all_live) &&
@@ -631,14 +683,14 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 		v->cancelled++;
 		printf("CANCELLED #%lld %s: cancelled as recorded%s\n", (long long)m->seq, what->data,
 		       all_live ? ", and answered anyway" : "");
-		store_result(v, q, "cancelled", NULL, NULL);
+		store_result(v, q, qmsg, "cancelled", NULL, NULL);
 		goto out;
 	}
 	if (!rec) {
 		v->unanswered++;
 		printf("UNANSWERED #%lld %s: the recorded server never answered it%s\n",
 		       (long long)m->seq, what->data, all_live ? " (the live one did)" : "");
-		store_result(v, q, "unanswered", NULL, NULL);
+		store_result(v, q, qmsg, "unanswered", NULL, NULL);
 		goto out;
 	}
 	if (!sent || !all_live) {
@@ -652,17 +704,19 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 		else
 			printf("MISSING #%lld %s: no answer within %d ms\n", (long long)m->seq, what->data,
 			       v->o->timeout_ms);
-		store_result(v, q, "missing", NULL, NULL);
+		store_result(v, q, qmsg, "missing", NULL, NULL);
 		goto out;
 	}
-	rp_ignore_for(v->s, m->method, json_object_get(m->json, "params"), &ig);
+	for (int k = 0; k < v->nrun; k++)
+		live[k] = live_answer(&v->run[k], q);
+	rp_ignore_for(s, m->method, json_object_get(qmsg, "params"), &ig);
 	/* Noise: where the live runs disagree with the first. */
 	for (int k = 1; k < v->nrun; k++)
-		(void)compare(v->run[0].live[q], v->run[k].live[q], &ig, noise);
+		(void)compare(live[0], live[k], &ig, noise);
 	/* Differences: from the recording (minted values followed), in any run. */
 	for (int k = 0; k < v->nrun; k++) {
 		json_t *paths = json_array(), *recs = mint_apply(rec, v->run[k].subs);
-		(void)compare(recs, v->run[k].live[q], &ig, paths);
+		(void)compare(recs, live[k], &ig, paths);
 		for (size_t p = 0; p < json_array_size(paths); p++) {
 			json_t *path = json_array_get(paths, p);
 			json_t *into = mint_is_noise(noise, json_string_value(path)) ? set_aside : diff;
@@ -681,7 +735,8 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 		v->passed++;
 		printf("PASS #%lld %s", (long long)m->seq, what->data);
 		if (json_array_size(set_aside))
-			printf(" (%zu noisy paths set aside)", json_array_size(set_aside));
+			printf(" (%zu noisy path%s set aside)", json_array_size(set_aside),
+			       json_array_size(set_aside) == 1 ? "" : "s");
 		printf("\n");
 	} else {
 		v->differed++;
@@ -698,7 +753,7 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 			json_t *recs = mint_apply(rec, v->run[0].subs);
 			printf("    %s:", path);
 			print_value("recorded", value_at(recs, path));
-			print_value("live", value_at(v->run[0].live[q], path));
+			print_value("live", value_at(live[0], path));
 			printf("\n");
 			json_decref(recs);
 		}
@@ -709,13 +764,17 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 			for (int r = 0; r < v->nrun; r++) {
 				char label[32];
 				snprintf(label, sizeof(label), "run %d", r + 1);
-				print_value(label, value_at(v->run[r].live[q], path));
+				print_value(label, value_at(live[r], path));
 			}
 			printf("\n");
 		}
 	}
-	store_result(v, q, json_array_size(diff) ? "diff" : "pass", diff, set_aside);
+	store_result(v, q, qmsg, json_array_size(diff) ? "diff" : "pass", diff, set_aside);
 out:
+	for (int k = 0; k < v->nrun; k++)
+		json_decref(live[k]);
+	json_decref(qmsg);
+	json_decref(rec);
 	json_decref(diff);
 	json_decref(noise);
 	json_decref(set_aside);
@@ -733,7 +792,25 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 	v.s = s;
 	v.o = o;
 	v.nrun = o->runs > 0 ? o->runs : 1;
-	v.origins = mint_index(s);
+	if (v.nrun > VERIFY_MAX_RUNS)
+		v.nrun = VERIFY_MAX_RUNS;
+	if (!(v.origins = mint_index(s, &err))) {
+		mt_error("replay: cannot read the recording: %s", err.msg);
+		goto out;
+	}
+	/* The server requests the recorded client answered, by method. */
+	for (size_t i = 0; i < s->n; i++) {
+		const struct rp_msg *m = &s->m[i];
+		size_t k = 0;
+		if (m->c2s || m->kind != MT_REQUEST || !m->method || m->answer < 0)
+			continue;
+		while (k < v.nanswerable && v.answerable[k] != m->method)
+			k++;
+		if (k == v.nanswerable) {
+			v.answerable = mt_realloc(v.answerable, (k + 1) * sizeof(*v.answerable));
+			v.answerable[v.nanswerable++] = m->method;
+		}
+	}
 	v.run = mt_calloc((size_t)v.nrun, sizeof(*v.run));
 	for (int k = 0; k < v.nrun; k++)
 		run_init(&v.run[k], &v);
@@ -754,17 +831,17 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 			size_t owed = 0;
 			for (size_t q = 0; q < s->n; q++)
 				owed += is_request(&s->m[q]) && s->m[q].answer >= 0 &&
-					!answered_after_cancel(&s->m[q]) && !r->live[q];
+					!answered_after_cancel(&s->m[q]) && !r->got_ns[q];
 			mt_buf_reset(&end);
 			describe_end(r, &end);
 			if (!prev_end.len || strcmp(prev_end.data, end.data)) {
 				const struct rp_msg *last = r->last_sent >= 0 ? &s->m[r->last_sent] : NULL;
 				if (last)
-					rp_describe(last, &what);
-				printf("GONE the server %s after #%lld %s (run %d of %d): %zu requests "
+					rp_describe(s, (size_t)r->last_sent, &what);
+				printf("GONE the server %s after #%lld %s (run %d of %d): %zu request%s "
 				       "left without an answer\n",
 				       end.data, last ? (long long)last->seq : 0LL, last ? what.data : "",
-				       k + 1, v.nrun, owed);
+				       k + 1, v.nrun, owed, owed == 1 ? "" : "s");
 			}
 			mt_buf_reset(&prev_end);
 			mt_buf_puts(&prev_end, end.data);
@@ -774,7 +851,7 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 		struct store_replay_run row = {s->session, mt_wall_us(), v.cmd.data, o->ignore_json, "client",
 					       v.nrun};
 		if (store_add_replay_run(o->st, &row, &v.id, &err))
-			mt_warn("replay: the run is not stored: %s", err.msg);
+			mt_warn("replay: the run is not stored in '%s': %s", o->store_path, err.msg);
 		else
 			v.st = o->st;
 	}
@@ -782,17 +859,20 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 		const struct rp_msg *m = &s->m[q];
 		/* What the recorded client sends that holds markers, and is sent all
 		 * the same: initialize, notifications, answers to the server's requests. */
-		if (m->c2s && carries_redacted(m) && !not_sendable(m)) {
+		if (m->c2s && m->redacted && !not_sendable(m)) {
 			struct mt_buf paths = MT_BUF_INIT;
-			redacted_paths(m, &paths, NULL);
+			json_t *msg = NULL;
+			(void)rp_json(s, q, &msg, NULL);
+			redacted_paths(msg, &paths, NULL);
+			json_decref(msg);
 			if (is_answer(m) && m->request >= 0) {
-				rp_describe(&s->m[m->request], &what);
+				rp_describe(s, (size_t)m->request, &what);
 				printf("NOTE #%lld the answer to #%lld %s carries values the tap redacted "
 				       "(%s): sent with the markers in their place\n",
 				       (long long)m->seq, (long long)s->m[m->request].seq, what.data,
 				       paths.data ? paths.data : "?");
 			} else {
-				rp_describe(m, &what);
+				rp_describe(s, q, &what);
 				printf("NOTE #%lld %s carries values the tap redacted (%s): sent with the "
 				       "markers in their place%s\n",
 				       (long long)m->seq, what.data, paths.data ? paths.data : "?",
@@ -806,25 +886,32 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 			judge(&v, q, &what);
 	size_t total = v.passed + v.differed + v.missing + v.cancelled + v.unanswered + v.redacted;
 	printf("replay: %zu request%s: %zu passed, %zu differed, %zu missing, %zu cancelled, "
-	       "%zu unanswered; %zu paths set aside as noise over %d runs (session %lld against %s)",
-	       total, total == 1 ? "" : "s", v.passed,
-	       v.differed, v.missing, v.cancelled, v.unanswered, v.noise, v.nrun,
+	       "%zu unanswered; %zu path%s set aside as noise over %d run%s (session %lld against %s)",
+	       total, total == 1 ? "" : "s", v.passed, v.differed, v.missing, v.cancelled,
+	       v.unanswered, v.noise, v.noise == 1 ? "" : "s", v.nrun, v.nrun == 1 ? "" : "s",
 	       (long long)s->session, v.cmd.data);
 	if (v.redacted)
-		printf("; %zu not sent: they carry values the tap redacted", v.redacted);
+		printf("; %zu not sent: %s values the tap redacted", v.redacted,
+		       v.redacted == 1 ? "it carries" : "they carry");
 	putchar('\n');
 	fflush(stdout);
 	struct store_replay_totals tot = {mt_mono_ns() - t0, (int64_t)v.passed, (int64_t)v.differed,
 					  (int64_t)v.missing, (int64_t)v.noise, NULL};
 	if (v.st && store_finish_replay_run(v.st, v.id, &tot, &err))
-		mt_warn("replay: %s", err.msg);
+		mt_warn("replay: the run is not stored in full: %s", err.msg);
 	rc = v.differed || v.missing ? EXIT_FINDINGS : EXIT_OK;
+	if (s->read_errors) {
+		mt_error("replay: cannot read the recording: %s", s->read_err.msg);
+		rc = EXIT_ERROR;
+	}
 out:
-	for (int k = 0; k < v.nrun; k++)
+	for (int k = 0; v.run && k < v.nrun; k++)
 		run_release(&v.run[k]);
 	free(v.run);
+	free(v.answerable);
 	json_decref(v.origins);
 	mt_buf_release(&v.cmd);
+	mt_buf_release(&v.sent);
 	mt_buf_release(&what);
 	mt_buf_release(&end);
 	mt_buf_release(&prev_end);

@@ -8,12 +8,17 @@
 
 #include "analyze/replay.h"
 
+/* The most live runs (--runs). */
+#define VERIFY_MAX_RUNS 100
+
 struct verify_opts {
 	char **argv;             /* the live server's command (borrowed) */
 	int timeout_ms;          /* wait at most this long for each answer */
 	struct store *st;        /* where the run is stored (borrowed), or NULL */
+	const char *store_path;  /* its path, for messages */
 	const char *ignore_json; /* the --ignore paths as a JSON array text, or NULL */
-	int runs;                /* live runs (a fresh server each); 2 or more tell noise from change */
+	int runs;                /* live runs (a fresh server each, VERIFY_MAX_RUNS at most); 2 or
+				  * more tell noise from change */
 	int fast;                /* send as fast as the answers allow, not at the recorded pace */
 	int verbose;             /* -v: recorded and live values at each differing or noisy path */
 };

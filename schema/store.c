@@ -16,7 +16,7 @@
 #include "schema_sql.h"
 
 enum stmt_id {
-	S_MSG, S_STDERR, S_GAP, S_BEGIN, S_COMMIT, S_COUNTS, S_FINDING, S_STMT_COUNT
+	S_MSG, S_STDERR, S_GAP, S_BEGIN, S_COMMIT, S_COUNTS, S_FINDING, S_RAW, S_STMT_COUNT
 };
 
 static const char *const stmt_sql[S_STMT_COUNT] = {
@@ -35,6 +35,7 @@ static const char *const stmt_sql[S_STMT_COUNT] = {
 		     " bytes_s2c = bytes_s2c + ?6 WHERE id = ?1",
 	[S_FINDING] = "INSERT INTO finding (analysis, session, rule, severity, seq, related, text)"
 		      " VALUES (?1,?2,?3,?4,?5,?6,?7)",
+	[S_RAW] = "SELECT seq, raw FROM message WHERE session = ?1 AND seq >= ?2 ORDER BY seq LIMIT ?3",
 };
 
 /* What the open transaction added to a session (session's counters, version 3). */
@@ -1955,4 +1956,27 @@ int store_each_item(struct store *st, int64_t session,
 		    struct mt_err *err)
 {
 	return store_each_item_ex(st, session, STORE_ITEMS_PAIRED, cb, ctx, err);
+}
+
+int store_read_raw(struct store *st, int64_t session, int64_t from, int64_t max,
+		   int (*cb)(int64_t seq, const void *raw, size_t n, void *ctx), void *ctx,
+		   struct mt_err *err)
+{
+	sqlite3_stmt *s = stmt(st, S_RAW, err);
+	int rc = 0, r = SQLITE_DONE;
+
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, session);
+	sqlite3_bind_int64(s, 2, from);
+	sqlite3_bind_int64(s, 3, max);
+	while (!rc && (r = sqlite3_step(s)) == SQLITE_ROW) {
+		size_t n;
+		const void *raw = col_blob(s, 1, &n);
+		rc = cb(sqlite3_column_int64(s, 0), raw, n, ctx);
+	}
+	if (!rc && r != SQLITE_DONE)
+		rc = db_fail(st, err, "cannot read messages");
+	sqlite3_reset(s); /* no read transaction is left open */
+	return rc;
 }

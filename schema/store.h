@@ -313,4 +313,17 @@ int store_each_item_ex(struct store *st, int64_t session, unsigned flags,
 		       int (*cb)(const struct store_item *it, void *ctx), void *ctx,
 		       struct mt_err *err);
 
+/*
+ * The bytes of a session's messages whose seq is from or more, in seq order,
+ * max of them at most: cb(seq, raw, n, ctx) for each, raw borrowed for the
+ * call and never NULL (as in store_item); cb returns 0 to go on. For a reader
+ * that keeps where messages are and reads their bytes back when it needs
+ * them: the statement is prepared once per handle, and no read transaction
+ * stays open between calls. cb must not call it again. Returns 0, the
+ * callback's value, or -1 with err set.
+ */
+int store_read_raw(struct store *st, int64_t session, int64_t from, int64_t max,
+		   int (*cb)(int64_t seq, const void *raw, size_t n, void *ctx), void *ctx,
+		   struct mt_err *err);
+
 #endif

@@ -154,6 +154,44 @@ done
 check "a client that stops reading: not killed by SIGPIPE (exit $(cat "$T/sp.rc"))" test "$(cat "$T/sp.rc")" -lt 128
 check "a client that stops reading: says so" grep -q "the client stopped reading" "$T/sp.err"
 check "a client that stops reading: the --strict summary still comes" grep -q "request[s]* answered from the recording" "$T/sp.err"
+# The recording is read back while the mock serves: messages deleted from the
+# file meanwhile cannot be sent. Said once, the answers that are gone become
+# errors under the live ids, and the mock exits 2.
+{
+	echo '> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}'
+	echo '< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}'
+	i=1
+	while [ $i -le 100 ]; do
+		echo '> {"jsonrpc":"2.0","id":'$((i + 1))',"method":"tools/call","params":{"name":"echo","arguments":{"n":'$i'}}}'
+		echo '< {"jsonrpc":"2.0","id":'$((i + 1))',"result":{"content":[{"type":"text","text":"'$i'"}]}}'
+		i=$((i + 1))
+	done
+} > "$T/gone.fx"
+"$LOAD" "$T/gone.fx" "$T/gone.db"
+mkfifo "$T/gone.in"
+"$MCPTAP" replay -r "$T/gone.db" --as server --no-store < "$T/gone.in" > "$T/gone.out" 2> "$T/gone.err" &
+pid=$!
+exec 3> "$T/gone.in"
+echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}' >&3
+i=0
+while [ ! -s "$T/gone.out" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+sql "$T/gone.db" "delete from message where seq > 150"
+i=1
+while [ $i -le 100 ]; do
+	echo '{"jsonrpc":"2.0","id":'$((i + 1))',"method":"tools/call","params":{"name":"echo","arguments":{"n":'$i'}}}' >&3
+	i=$((i + 1))
+done
+exec 3>&-
+wait $pid
+check_eq "messages gone from the file meanwhile: exit 2" 2 $?
+check_eq "said once, naming the first" \
+	"mcptap: replay: cannot read the recording: message 152 of session 1 is no longer in the capture file" \
+	"$(cat "$T/gone.err")"
+check_eq "the answers still there went out (initialize and 74)" 75 "$(grep -c '"result"' "$T/gone.out")"
+check_eq "the 26 gone: an error each, under the live id" 26 \
+	"$(grep -c '^{"jsonrpc":"2.0","id":[0-9]*,"error":{"code":-30900,"message":"mcptap replay: the recorded answer cannot be read"}}$' "$T/gone.out")"
+check_eq "the first of them" '{"jsonrpc":"2.0","id":76,"error":{"code":-30900,"message":"mcptap replay: the recorded answer cannot be read"}}' \
+	"$(grep -m 1 error "$T/gone.out")"
 "$MCPTAP" replay -r "$T/c.db" --as server --as-what 2> /dev/null < /dev/null
 check_eq "an unknown option: 2" 2 $?
 "$MCPTAP" replay -r "$T/c.db" < /dev/null 2> /dev/null

@@ -137,7 +137,7 @@ check_eq "a client that does not read: everything, in order" "$init_out
 $server_msgs
 $answers" "$(grep -v '^READ' "$T/l.out")"
 check "a client that does not read: the wait timed out" grep -q '"ordered_timeouts": 1,' "$T/l.json"
-check "a client that does not read: a warning" grep -q "1 answers went out before the client had read the messages before them" "$T/l.err"
+check "a client that does not read: a warning" grep -q "1 answer went out before the client had read the messages before it" "$T/l.err"
 
 # A client that writes all it has before it reads (more than a pipe holds): the mock
 # reads ahead while it waits, so the client's write ends, it reads, and nothing

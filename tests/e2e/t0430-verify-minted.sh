@@ -26,8 +26,8 @@ check "the cancelled call is CANCELLED, named" grep -qx 'CANCELLED #16 tools/cal
 check_eq "nothing MISSING or DIFF" 0 "$(grep -c '^\(MISSING\|DIFF\)' "$T/v.out")"
 check "the summary" grep -qx "replay: 11 requests: 10 passed, 0 differed, 0 missing, 1 cancelled, 0 unanswered; 2 paths set aside as noise over 2 runs (session 1 against node $SRV)" "$T/v.out"
 check "the time stamps are the noise, shown with -v" sh -c '
-	grep -A1 "^PASS #6 tools/call start (1 noisy paths set aside)$" "$1" | grep -q "^    noise result.task.createdAt: recorded \"2026-01-01T00:00:00.000Z\" run 1 \"20" &&
-	grep -A1 "^PASS #18 tools/call clock (1 noisy paths set aside)$" "$1" | grep -q "^    noise result.content\[0\].text: recorded "' sh "$T/v.out"
+	grep -A1 "^PASS #6 tools/call start (1 noisy path set aside)$" "$1" | grep -q "^    noise result.task.createdAt: recorded \"2026-01-01T00:00:00.000Z\" run 1 \"20" &&
+	grep -A1 "^PASS #18 tools/call clock (1 noisy path set aside)$" "$1" | grep -q "^    noise result.content\[0\].text: recorded "' sh "$T/v.out"
 check_eq "stored: mode, runs, totals, noise" "client|2|10|0|0|2" \
 	"$(sql "$T/m.db" "select mode, runs, passed, differed, missing, noise from replay_run where id = 1")"
 check_eq "stored: a row per request, with its status and name" \

@@ -57,7 +57,7 @@ check_eq "verify exits 0 (a redacted request is not a failure)" 0 $?
 check "REDACTED names the request and the path" \
 	grep -q '^REDACTED #[0-9]* tools/call echo: not sent: the tap stored params.arguments.apiKey redacted, so the value is not known$' "$T/v.out"
 check "the others pass" grep -q '^PASS #[0-9]* tools/call echo$' "$T/v.out"
-check "the summary counts it" grep -q '^replay: 3 requests: 2 passed, 0 differed, 0 missing, 0 cancelled, 0 unanswered; .*; 1 not sent: they carry values the tap redacted$' "$T/v.out"
+check "the summary counts it" grep -q '^replay: 3 requests: 2 passed, 0 differed, 0 missing, 0 cancelled, 0 unanswered; .*; 1 not sent: it carries values the tap redacted$' "$T/v.out"
 check_eq "stored as redacted, with its path" 'redacted|["params.arguments.apiKey"]' \
 	"$(sql "$T/r.db" "select status, diff from replay_result where status = 'redacted'")"
 

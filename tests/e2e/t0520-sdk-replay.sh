@@ -48,8 +48,8 @@ IGNORE="--ignore get-env=result.content[0].text"
 rc=$?
 grep -v '^PASS' "$T/v.out" | sed 's/^/# /'
 check_eq "no differences but the environment" 0 $rc
-check "every request passed, the time stamp set aside as noise" grep -q "^replay: \([0-9]*\) requests: \1 passed, 0 differed, 0 missing, 0 cancelled, 0 unanswered; 1 paths set aside as noise over 2 runs" "$T/v.out"
-check "the noise is get-resource-reference's" grep -q "^PASS #[0-9]* tools/call get-resource-reference (1 noisy paths set aside)$" "$T/v.out"
+check "every request passed, the time stamp set aside as noise" grep -q "^replay: \([0-9]*\) requests: \1 passed, 0 differed, 0 missing, 0 cancelled, 0 unanswered; 1 path set aside as noise over 2 runs" "$T/v.out"
+check "the noise is get-resource-reference's" grep -q "^PASS #[0-9]* tools/call get-resource-reference (1 noisy path set aside)$" "$T/v.out"
 "$MCPTAP" replay -r "$T/w.db" --as client -- node "$ENTRY" stdio > "$T/v2.out" 2> /dev/null
 check_eq "without the --ignore, the environment differs: exit 1" 1 $?
 check_eq "the one DIFF is get-env's text" "tools/call get-env: result.content[0].text" "$(sed -n 's/^DIFF #[0-9]* //p' "$T/v2.out")"

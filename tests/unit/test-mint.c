@@ -10,64 +10,78 @@
 #include <string.h>
 
 #include "analyze/mint.h"
+#include "tap/writer.h"
 
-/* A recording built by hand: "> JSON" from the client, "< JSON" from the server. */
+/* A recording written to a capture file: "> JSON" from the client, "< JSON" from the server. */
 struct fake {
+	char *dir;
+	struct store *st;
 	struct rp_script s;
 	json_t *live[32];        /* the live message standing for recorded message i */
 };
 
 static void fake_init(struct fake *f, const char *const *lines, size_t n)
 {
+	struct store_session_new sn = {"stdio", 1, "test", "/", 0};
+	struct mt_err err = {"", 0};
+	struct writer_opts wo;
+	struct writer *w;
+	int64_t session;
+	char path[4200];
+
 	memset(f, 0, sizeof(*f));
-	f->s.m = calloc(n, sizeof(*f->s.m));
-	assert_non_null(f->s.m);
+	f->dir = unit_tmpdir();
+	snprintf(path, sizeof(path), "%s/m.db", f->dir);
+	assert_int_equal(store_open(path, STORE_WRITE, &f->st, &err), 0);
+	assert_int_equal(store_session_create(f->st, &sn, &session, &err), 0);
+	writer_opts_default(&wo);
+	w = writer_start(f->st, session, 0, &wo);
 	for (size_t i = 0; i < n; i++) {
-		struct rp_msg *m = &f->s.m[i];
-		m->c2s = lines[i][0] == '>';
-		m->raw = strdup(lines[i] + 2);
-		m->len = strlen(m->raw);
-		mt_classify(m->raw, m->len, &m->cls);
-		m->json = json_loads(m->raw, 0, NULL);
-		assert_non_null(m->json);
-		m->request = m->answer = m->cancelled_by = -1;
-		/* Pair an answer with the request of the other side with its id. */
-		if (m->cls.kind == MT_RESPONSE || m->cls.kind == MT_ERROR) {
-			for (size_t q = i; q-- > 0;) {
-				struct rp_msg *r = &f->s.m[q];
-				if (r->c2s != m->c2s && r->cls.kind == MT_REQUEST &&
-				    json_equal(json_object_get(r->json, "id"), json_object_get(m->json, "id"))) {
-					m->request = (int64_t)q;
-					r->answer = (int64_t)i;
-					break;
-				}
-			}
-		}
+		size_t len = strlen(lines[i] + 2);
+		char *line = malloc(len + 1);
+		assert_non_null(line);
+		memcpy(line, lines[i] + 2, len);
+		line[len] = '\n';
+		writer_put_at(w, lines[i][0] == '>' ? WS_C2S : WS_S2C, line, len + 1,
+			      (int64_t)(i + 1) * 1000000, (int64_t)(i + 1) * 1000);
+		free(line);
 	}
-	f->s.n = n;
+	assert_int_equal(writer_finish(w, NULL, NULL), 0); /* closes the store */
+	assert_int_equal(store_open(path, STORE_READ, &f->st, &err), 0);
+	assert_int_equal(rp_load(f->st, session, NULL, &f->s, &err), 0);
+	assert_int_equal(f->s.n, n);
 }
 
 static void fake_release(struct fake *f)
 {
-	for (size_t i = 0; i < f->s.n; i++) {
-		free(f->s.m[i].raw);
-		json_decref(f->s.m[i].json);
+	for (size_t i = 0; i < f->s.n; i++)
 		json_decref(f->live[i]);
-	}
-	free(f->s.m);
+	rp_release(&f->s);
+	store_close(f->st);
+	unit_rmdir(f->dir);
+}
+
+/* Recorded message i, parsed (a new reference). */
+static json_t *recorded(struct fake *f, size_t i)
+{
+	json_t *j = NULL;
+
+	assert_int_equal(rp_json(&f->s, i, &j, NULL), 0);
+	assert_non_null(j);
+	return j;
 }
 
 static json_t *live_of(void *ctx, size_t j)
 {
 	struct fake *f = ctx;
 
-	return f->live[j];
+	return json_incref(f->live[j]);
 }
 
 /* Substitute in a copy of recorded message i; returns it as compact text. */
 static char *sent(struct fake *f, json_t *origins, size_t i, json_t *subs, size_t *done)
 {
-	json_t *v = json_deep_copy(f->s.m[i].json);
+	json_t *v = recorded(f, i);
 	char *text;
 
 	*done = mint_substitute(origins, i, v, live_of, f, subs);
@@ -94,8 +108,10 @@ static void test_task_and_cursor(void **state)
 
 	(void)state;
 	fake_init(&f, rec, 7);
-	origins = mint_index(&f.s);
-	/* Where the values came from: the answers, at their paths. */
+	origins = mint_index(&f.s, NULL);
+	/* Only what the client sends is indexed: where it came from, the answers at their paths. */
+	assert_int_equal(json_object_size(origins), 3);
+	assert_null(json_object_get(origins, "working"));
 	text = json_dumps(json_object_get(origins, "T-rec"), JSON_COMPACT);
 	assert_string_equal(text, "[1,[\"result\",\"task\",\"taskId\"],false]");
 	free(text);
@@ -120,11 +136,12 @@ static void test_task_and_cursor(void **state)
 	free(text);
 
 	/* The recorded answer, values followed, equals what the live server said. */
-	rec_answer = f.s.m[3].json;
+	rec_answer = recorded(&f, 3);
 	applied = mint_apply(rec_answer, subs);
 	live_answer = json_loads("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"taskId\":\"T-live\",\"status\":\"completed\"}}", 0, NULL);
 	assert_true(json_equal(applied, live_answer));
 	assert_false(json_equal(rec_answer, live_answer));
+	json_decref(rec_answer);
 	json_decref(applied);
 	json_decref(live_answer);
 
@@ -150,7 +167,7 @@ static void test_moved_and_own_values_kept(void **state)
 
 	(void)state;
 	fake_init(&f, rec, 5);
-	origins = mint_index(&f.s);
+	origins = mint_index(&f.s, NULL);
 	f.live[1] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"other\"}]}}", 0, NULL);
 	/* Reordered: "add" is still listed, only elsewhere. */
 	f.live[3] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"sum\"},{\"name\":\"add\"}]}}", 0, NULL);
@@ -189,7 +206,7 @@ static void test_from_server_request(void **state)
 
 	(void)state;
 	fake_init(&f, rec, 5);
-	origins = mint_index(&f.s);
+	origins = mint_index(&f.s, NULL);
 	f.live[1] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"elicitation/create\",\"params\":{\"mode\":\"url\",\"elicitationId\":\"E-live\",\"url\":\"https://x/E-live\"}}", 0, NULL);
 	text = sent(&f, origins, 4, subs, &done);
 	assert_int_equal(done, 1);
@@ -219,7 +236,7 @@ static void test_long_strings_left_out(void **state)
 	lines[1] = rec;
 	lines[2] = req;
 	fake_init(&f, lines, 3);
-	origins = mint_index(&f.s);
+	origins = mint_index(&f.s, NULL);
 	assert_null(json_object_get(origins, big));
 	assert_non_null(json_object_get(origins, "R"));
 	f.live[1] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"other\",\"id\":\"L\"}}", 0, NULL);

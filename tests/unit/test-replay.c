@@ -97,15 +97,81 @@ static void test_load(void **state)
 	struct fix *f = *state;
 	struct rp_script *s = &f->s;
 
+	struct mt_err err = {"", 0};
+	struct mt_class c;
+	struct mt_buf what = MT_BUF_INIT;
+	const char *p;
+	size_t n;
+	json_t *j;
+
 	assert_int_equal(s->n, 12);
 	assert_int_equal(s->requests, 5);
 	assert_int_equal(s->server_msgs, 6);
-	/* Answers paired with requests, server messages anchored to the client message before. */
+	assert_int_equal(sizeof(struct rp_msg), 48);
+	/* Answers paired with requests. */
 	assert_int_equal(s->m[3].answer, 4);
 	assert_int_equal(s->m[4].request, 3);
 	assert_int_equal(s->m[9].request, 7);
-	assert_int_equal(s->m[8].anchor, 7);
-	assert_int_equal(s->m[1].anchor, 0);
+	assert_int_equal(s->m[0].answer, 1);
+	assert_int_equal(s->m[2].answer, -1);
+	/* Names interned once; answers have none; the progress token noted. */
+	assert_string_equal(s->m[3].method, "tools/call");
+	assert_ptr_equal(s->m[3].method, s->m[5].method);
+	assert_ptr_equal(rp_name(s, "tools/call"), s->m[3].method);
+	assert_null(rp_name(s, "tools/list"));
+	assert_null(s->m[4].method);
+	assert_true(s->m[7].token);
+	assert_false(s->m[3].token);
+	/* Identical keys chained in order; one key per distinct request. */
+	assert_int_equal(s->m[3].next_same, 5);
+	assert_int_equal(s->m[5].next_same, -1);
+	assert_int_equal(s->keys_len, 5);
+	/* The bytes come back from the store, as recorded, classified. */
+	assert_int_equal(rp_read(s, 11, &p, &n, &c, &err), 0);
+	assert_int_equal(n, strlen(recording[11] + 1));
+	assert_memory_equal(p, recording[11] + 1, n);
+	assert_int_equal(c.kind, MT_RESPONSE);
+	assert_int_equal(rp_read(s, 0, &p, &n, NULL, &err), 0); /* behind the window */
+	assert_memory_equal(p, recording[0] + 1, n);
+	assert_int_equal(rp_json(s, 7, &j, &err), 0);
+	assert_string_equal(json_string_value(json_object_get(j, "id")), "p");
+	json_decref(j);
+	rp_describe(s, 7, &what);
+	assert_string_equal(what.data, "tools/call slow");
+	rp_describe(s, 10, &what);
+	assert_string_equal(what.data, "ping");
+	mt_buf_release(&what);
+	assert_int_equal(s->read_errors, 0);
+	/* Every message, in any order. */
+	for (size_t i = 12; i-- > 0;) {
+		assert_int_equal(rp_read(s, (i * 5) % 12, &p, &n, NULL, &err), 0);
+		assert_memory_equal(p, recording[(i * 5) % 12] + 1, n);
+	}
+}
+
+/* SipHash-2-4, 128 bits out: the reference's vectors (key 00..0f, messages 00 01 .. n-1). */
+static void test_hash(void **state)
+{
+	static const unsigned char want0[16] = {0xa3, 0x81, 0x7f, 0x04, 0xba, 0x25, 0xa8, 0xe6,
+						0x6d, 0xf6, 0x72, 0x14, 0xc7, 0x55, 0x02, 0x93};
+	unsigned char msg[64], got[16];
+	uint64_t h[2];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(msg); i++)
+		msg[i] = (unsigned char)i;
+	rp_hash(msg, 0, h);
+	for (int i = 0; i < 16; i++)
+		got[i] = (unsigned char)(h[i / 8] >> (8 * (i % 8)));
+	assert_memory_equal(got, want0, 16);
+	/* Every length gives another hash, whatever its tail. */
+	uint64_t prev[2] = {h[0], h[1]};
+	for (size_t n = 1; n < sizeof(msg); n++) {
+		rp_hash(msg, n, h);
+		assert_false(h[0] == prev[0] && h[1] == prev[1]);
+		prev[0] = h[0];
+		prev[1] = h[1];
+	}
 }
 
 static void test_match(void **state)
@@ -156,15 +222,15 @@ static void test_render(void **state)
 	struct mt_buf out = MT_BUF_INIT;
 
 	/* The answer to id 2 under the live id "x-9", the rest byte for byte. */
-	rp_render(&f->s, 4, "\"x-9\"", 5, NULL, 0, &out);
+	assert_int_equal(rp_render(&f->s, 4, "\"x-9\"", 5, NULL, 0, &out, NULL), 0);
 	assert_string_equal(out.data, "{\"jsonrpc\":\"2.0\",\"id\":\"x-9\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"a\"}]}}\n");
 	mt_buf_reset(&out);
 	/* Progress under the live token. */
-	rp_render(&f->s, 8, NULL, 0, "77", 2, &out);
+	assert_int_equal(rp_render(&f->s, 8, NULL, 0, "77", 2, &out, NULL), 0);
 	assert_string_equal(out.data, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":77,\"progress\":1}}\n");
 	mt_buf_reset(&out);
 	/* Nothing to replace: as recorded. */
-	rp_render(&f->s, 11, NULL, 0, NULL, 0, &out);
+	assert_int_equal(rp_render(&f->s, 11, NULL, 0, NULL, 0, &out, NULL), 0);
 	assert_string_equal(out.data, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{}}\n");
 	mt_buf_release(&out);
 }
@@ -374,6 +440,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_load, setup, teardown),
+		cmocka_unit_test(test_hash),
 		cmocka_unit_test_setup_teardown(test_match, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_closest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_render, setup, teardown),
