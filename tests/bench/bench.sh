@@ -163,6 +163,10 @@ echo "(f) replay --as server over stdio, $PINGS pings and a flood of $FLOOD requ
 awk -v m="$(median < "$TMP/m50")" -v e="$(median < "$TMP/e50")" -v mf="$(median < "$TMP/mfl")" -v ef="$(median < "$TMP/efl")" 'BEGIN {
 	printf "    ping p50: mock %.1f µs, echo server %.1f µs: %.2fx (target <= 1.2)\n", m, e, m / e
 	printf "    flood: mock %.0f requests/s (target >= 100000), echo server %.0f requests/s\n", mf / 2, ef / 2 }'
+if [ -x /usr/bin/time ]; then
+	pin $B/load-client flood "$FLOOD" -- /usr/bin/time -f '%M' -o "$TMP/mrss" ./mcptap replay -r "$TMP/rf.db" --as server --no-store > /dev/null
+	echo "    the mock's peak RSS over a recording of $((2 * FLOOD + 3)) messages: $(( $(tail -n 1 "$TMP/mrss") / 1024 )) MiB"
+fi
 
 # (g) 8 taps at once, each a flood of FLOOD/8 requests through its own tap:
 # into one capture file, then into 8 files. Timed until every tap has exited
