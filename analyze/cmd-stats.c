@@ -458,15 +458,25 @@ static size_t unanswered_list(struct stats *s)
 	return n;
 }
 
-/* Print text padded with spaces to width columns (a UTF-8 character is one). */
-static void put_padded(const char *text, int width)
+/* The columns text takes (a UTF-8 character is one). */
+static int columns(const char *text)
 {
 	int cols = 0;
 
 	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
 		cols += (*p & 0xC0) != 0x80;
+	return cols;
+}
+
+/* Print text padded with spaces to width columns, on the right (left: on the left). */
+static void put_padded(const char *text, int width, int left)
+{
+	int pad = width - columns(text);
+
+	for (; left && pad > 0; pad--)
+		putchar(' ');
 	fputs(text, stdout);
-	for (; cols < width; cols++)
+	for (; pad > 0; pad--)
 		putchar(' ');
 }
 
@@ -516,13 +526,16 @@ static void print_text(struct stats *s, const struct store_session_row *row)
 			snprintf(v[4], sizeof(v[4]), "%lld", (long long)r->is_error);
 		else
 			snprintf(v[4], sizeof(v[4]), "-");
-		put_padded(dir_text(r->c2s), 4);
+		put_padded(dir_text(r->c2s), 4, 0);
 		putchar(' ');
-		put_padded(row_label(s, r), 32);
-		printf(" %8lld %7lld %7s %9lld %10lld %9s %9s %9s %9s\n", (long long)r->requests,
-		       (long long)r->errors, v[4], (long long)r->cancelled, (long long)unanswered(r),
-		       r->lat.count ? v[0] : "-", r->lat.count ? v[1] : "-", r->lat.count ? v[2] : "-",
-		       r->lat.count ? v[3] : "-");
+		put_padded(row_label(s, r), 32, 0);
+		printf(" %8lld %7lld %7s %9lld %10lld", (long long)r->requests, (long long)r->errors,
+		       v[4], (long long)r->cancelled, (long long)unanswered(r));
+		for (int j = 0; j < 4; j++) {
+			putchar(' ');
+			put_padded(r->lat.count ? v[j] : "-", 9, 1);
+		}
+		putchar('\n');
 	}
 	nun = unanswered_list(s);
 	if (nun)
