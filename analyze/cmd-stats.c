@@ -544,7 +544,7 @@ static void print_text(struct stats *s, const struct store_session_row *row)
 		const struct open_req *q = &s->open[i];
 		printf("  #%lld %s %s", (long long)q->seq, dir_text(s->rows[q->row].c2s),
 		       row_label(s, &s->rows[q->row]));
-		if (q->named != SIZE_MAX)
+		if (q->named != SIZE_MAX && s->rows[q->named].name)
 			printf(" %s", row_label(s, &s->rows[q->named]) + 2);
 		putchar('\n');
 	}
