@@ -51,37 +51,77 @@ static void exit_text(const struct store_session_row *r, char out[32])
 	}
 }
 
-static void peer(const char *name, const char *version, char *out, size_t n)
+/* Append text (NULL or empty: "-") to b, escaped for a terminal. */
+static void put_text(struct mt_buf *b, const char *text)
 {
-	if (name && version)
-		snprintf(out, n, "%s %s", name, version);
-	else
-		snprintf(out, n, "%s", or_dash(name));
+	mt_printable_append(b, or_dash(text), strlen(or_dash(text)));
+}
+
+/* Pad b with spaces until what follows start takes width columns (a UTF-8 character is one). */
+static void pad_from(struct mt_buf *b, size_t start, int width)
+{
+	int cols = 0;
+
+	for (size_t i = start; i < b->len; i++)
+		cols += ((unsigned char)b->data[i] & 0xC0) != 0x80;
+	for (; cols < width; cols++)
+		mt_buf_putc(b, ' ');
+}
+
+/* "name version", "name" or "-", escaped, then padded to width columns and two spaces. */
+static void put_peer(struct mt_buf *b, const char *name, const char *version, int width)
+{
+	size_t start = b->len;
+
+	put_text(b, name);
+	if (name && version) {
+		mt_buf_putc(b, ' ');
+		put_text(b, version);
+	}
+	pad_from(b, start, width);
+	mt_buf_puts(b, "  ");
 }
 
 static void print_text(const struct store_session_row *rows, size_t n)
 {
+	struct mt_buf b = MT_BUF_INIT;
+
 	printf("%4s  %-19s  %9s  %11s  %-7s  %-10s  %-24s  %-24s  %s\n", "ID", "STARTED",
 	       "DURATION", "C2S/S2C", "EXIT", "PROTOCOL", "CLIENT", "SERVER", "COMMAND");
 	for (size_t i = 0; i < n; i++) {
 		const struct store_session_row *r = &rows[i];
-		char started[32], dur[32], ex[32], msgs[48], cl[256], sv[256];
+		char started[32], dur[32], ex[32], msgs[48];
+		size_t start;
 		local_time(r->started_wall, started);
 		cli_format_duration(r->duration_ns, dur);
 		exit_text(r, ex);
 		snprintf(msgs, sizeof(msgs), "%lld/%lld", (long long)r->msgs_c2s,
 			 (long long)r->msgs_s2c);
-		peer(r->client_name, r->client_version, cl, sizeof(cl));
-		peer(r->server_name, r->server_version, sv, sizeof(sv));
-		printf("%4lld  %-19s  %9s  %11s  %-7s  %-10s  %-24s  %-24s  %s\n", (long long)r->id,
-		       started, dur, msgs, ex, or_dash(r->protocol_version), cl, sv,
-		       or_dash(r->command));
-		if (r->error)
-			printf("      error: %s\n", r->error);
+		mt_buf_reset(&b);
+		mt_buf_printf(&b, "%4lld  %-19s  ", (long long)r->id, started);
+		for (int pad = 9 - (int)strlen(dur) + (strstr(dur, "µ") ? 1 : 0); pad > 0; pad--)
+			mt_buf_putc(&b, ' '); /* (µ is two bytes, one column) */
+		mt_buf_puts(&b, dur);
+		mt_buf_printf(&b, "  %11s  %-7s  ", msgs, ex);
+		start = b.len;
+		put_text(&b, r->protocol_version);
+		pad_from(&b, start, 10);
+		mt_buf_puts(&b, "  ");
+		put_peer(&b, r->client_name, r->client_version, 24);
+		put_peer(&b, r->server_name, r->server_version, 24);
+		put_text(&b, r->command);
+		mt_buf_putc(&b, '\n');
+		if (r->error) {
+			mt_buf_puts(&b, "      error: ");
+			put_text(&b, r->error);
+			mt_buf_putc(&b, '\n');
+		}
 		if (r->gap_messages || r->gap_bytes)
-			printf("      gap: %lld messages (%lld bytes) relayed but not stored\n",
-			       (long long)r->gap_messages, (long long)r->gap_bytes);
+			mt_buf_printf(&b, "      gap: %lld messages (%lld bytes) relayed but not stored\n",
+				      (long long)r->gap_messages, (long long)r->gap_bytes);
+		fwrite(b.data, 1, b.len, stdout);
 	}
+	mt_buf_release(&b);
 }
 
 static void set_str(json_t *o, const char *k, const char *v)

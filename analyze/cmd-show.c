@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "schema/cli.h"
+#include "schema/map.h"
 
 static int run_show(int argc, char **argv);
 
@@ -19,21 +20,35 @@ const struct cmd_entry cmd_show = {
 	.options = "  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
 		   "  -s, --session ID      the session (default: the newest)\n"
 		   "  -T, --format FORMAT   text (default) or json (one object per line)\n"
-		   "      --full            text: do not shorten message bodies\n"
+		   "      --full            text: do not cut lines to the terminal's width\n"
 		   "  -h, --help            this text\n",
 	.run = run_show,
 };
 
-#define BODY_WIDTH 160
+/*
+ * The names of open requests that name a tool, a prompt or a resource, kept
+ * for their answers' method column; past this many, answers show the method
+ * alone.
+ */
+#define SHOW_MAX_OPEN 65536
+
+struct subject {
+	char *p;  /* owned: the name, n bytes; NULL: a free slot */
+	size_t n;
+};
 
 struct show {
 	int json;
-	int full;
+	int width;                /* text: cut lines to this many columns; 0: never */
 	int color;
 	int64_t session;
-	struct mt_buf text;
+	struct mt_buf text, line; /* scratch */
+	struct subject *subj;     /* owned: a pool; by_seq points into it */
+	size_t nsubj, capsubj;
+	size_t *freed;            /* owned: free slots of subj */
+	size_t nfreed, capfreed;
+	struct mt_map by_seq;     /* request seq -> index into subj */
 };
-
 /* The id as JSON: its original type. NULL when there is none. */
 static json_t *id_json(const struct store_item *it)
 {
@@ -50,20 +65,6 @@ static json_t *id_json(const struct store_item *it)
 	/* An integer too big for int64, kept as its digits. */
 	return it->id_text ? json_loads(it->id_text, JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, NULL)
 			   : NULL;
-}
-
-static void id_text(const struct store_item *it, struct mt_buf *out)
-{
-	json_t *id = id_json(it);
-	char *s = id ? json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-
-	mt_buf_reset(out);
-	if (s)
-		mt_buf_puts(out, s);
-	else if (it->id_text)
-		mt_buf_puts(out, it->id_text);
-	free(s);
-	json_decref(id);
 }
 
 static int show_json(struct show *sh, const struct store_item *it)
@@ -125,43 +126,135 @@ print:
 	return 0;
 }
 
-/* A compact one-line body: re-encoded JSON, or the bytes with escapes. */
-static void body_text(struct show *sh, const struct store_item *it)
+/* Append up to max bytes of s (0: all) to out, escaped for a terminal. */
+static void put_printable(struct mt_buf *out, const char *s, size_t n, size_t max)
+{
+	if (max && n > max) {
+		/* Not in the middle of a character: it would be shown as \xNN. */
+		n = max;
+		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+			n--;
+	}
+	mt_printable_append(out, s, n);
+}
+
+/*
+ * The body, on one line and escaped for a terminal: the message re-encoded as
+ * compact JSON, or the bytes. max: the bytes of it that can be shown (0: all).
+ */
+static void body_text(struct show *sh, const struct store_item *it, size_t max)
 {
 	json_t *msg = NULL;
 	char *s = NULL;
 
-	mt_buf_reset(&sh->text);
 	if (it->type == STORE_ITEM_MESSAGE && strcmp(it->kind, "invalid"))
 		msg = json_loadb(it->raw, it->raw_len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
 	if (msg && (s = json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY))) {
-		mt_buf_puts(&sh->text, s);
+		put_printable(&sh->line, s, strlen(s), max);
 	} else {
 		const unsigned char *p = it->raw;
 		size_t n = it->raw_len;
 		while (n && (p[n - 1] == '\n' || p[n - 1] == '\r'))
 			n--;
-		for (size_t i = 0; i < n && (sh->full || sh->text.len < BODY_WIDTH + 8); i++) {
-			if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\')
-				mt_buf_putc(&sh->text, (char)p[i]);
-			else if (p[i] == '\\')
-				mt_buf_puts(&sh->text, "\\\\");
-			else if (p[i] >= 0x80)
-				mt_buf_putc(&sh->text, (char)p[i]);
-			else
-				mt_buf_printf(&sh->text, "\\x%02x", p[i]);
-		}
+		put_printable(&sh->line, it->raw, n, max);
 	}
 	free(s);
 	json_decref(msg);
-	if (!sh->full && sh->text.len > BODY_WIDTH) {
-		/* Cut at a character boundary. */
-		size_t cut = BODY_WIDTH;
-		while (cut > 0 && ((unsigned char)sh->text.data[cut] & 0xC0) == 0x80)
-			cut--;
-		sh->text.len = cut;
-		mt_buf_puts(&sh->text, "…");
+}
+
+/* The columns a code point takes on a terminal: 0 (combining), 1 or 2 (wide). */
+static int cp_width(unsigned cp)
+{
+	static const unsigned zero[][2] = {
+		{0x0300, 0x036F}, {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x0610, 0x061A},
+		{0x064B, 0x065F}, {0x200B, 0x200F}, {0x20D0, 0x20FF}, {0xFE00, 0xFE0F},
+		{0xFE20, 0xFE2F}, {0xFEFF, 0xFEFF},
+	};
+	static const unsigned wide[][2] = {
+		{0x1100, 0x115F}, {0x2E80, 0x303E}, {0x3041, 0x33FF}, {0x3400, 0x4DBF},
+		{0x4E00, 0x9FFF}, {0xA000, 0xA4CF}, {0xAC00, 0xD7A3}, {0xF900, 0xFAFF},
+		{0xFE30, 0xFE4F}, {0xFF00, 0xFF60}, {0xFFE0, 0xFFE6}, {0x1F300, 0x1F64F},
+		{0x1F900, 0x1F9FF}, {0x20000, 0x3FFFD},
+	};
+
+	for (size_t i = 0; i < sizeof(zero) / sizeof(zero[0]); i++)
+		if (cp >= zero[i][0] && cp <= zero[i][1])
+			return 0;
+	for (size_t i = 0; i < sizeof(wide) / sizeof(wide[0]); i++)
+		if (cp >= wide[i][0] && cp <= wide[i][1])
+			return 2;
+	return 1;
+}
+
+/*
+ * The character of line at i: its length in bytes and its columns in *w. The
+ * line is UTF-8 (traffic text went through mt_printable); an escape sequence
+ * (only our own colours) takes no column.
+ */
+static size_t char_at(const unsigned char *p, size_t n, size_t i, int *w)
+{
+	unsigned cp;
+	size_t len;
+
+	if (p[i] == 0x1B) {
+		size_t j = i + 1;
+		if (j < n && p[j] == '[')
+			while (++j < n && !(p[j] >= 0x40 && p[j] <= 0x7E))
+				;
+		*w = 0;
+		return (j < n ? j + 1 : n) - i;
 	}
+	if (p[i] < 0x80) {
+		*w = 1;
+		return 1;
+	}
+	len = p[i] >= 0xF0 ? 4 : p[i] >= 0xE0 ? 3 : p[i] >= 0xC0 ? 2 : 1;
+	if (i + len > n)
+		len = n - i;
+	cp = len == 1 ? p[i] : (unsigned)(p[i] & (0x3F >> (len - 1)));
+	for (size_t k = 1; k < len; k++)
+		cp = (cp << 6) | (p[i + k] & 0x3Fu);
+	*w = cp_width(cp);
+	return len;
+}
+
+/* Add spaces to the line until what follows start takes width columns. */
+static void pad_to(struct mt_buf *b, size_t start, int width)
+{
+	int cols = 0, w;
+
+	for (size_t i = start; i < b->len; cols += w)
+		i += char_at((const unsigned char *)b->data, b->len, i, &w);
+	for (; cols < width; cols++)
+		mt_buf_putc(b, ' ');
+}
+
+/* Print the line, cut to sh->width columns with a "…" when it is wider. */
+static void put_line(struct show *sh)
+{
+	const unsigned char *p = (const unsigned char *)sh->line.data;
+	size_t n = sh->line.len, i = 0, cut = 0;
+	int cols = 0, w;
+
+	if (sh->width > 0) {
+		while (i < n) {
+			size_t len = char_at(p, n, i, &w);
+			if (cols + w > sh->width)
+				break;
+			if (cols + w <= sh->width - 1)
+				cut = i + len;
+			cols += w;
+			i += len;
+		}
+		if (i < n) {
+			sh->line.len = cut;
+			mt_buf_puts(&sh->line, "…");
+			if (sh->color)
+				mt_buf_puts(&sh->line, "\033[0m");
+		}
+	}
+	mt_buf_putc(&sh->line, '\n');
+	fwrite(sh->line.data, 1, sh->line.len, stdout);
 }
 
 static const char *arrow(const struct store_item *it)
@@ -183,11 +276,81 @@ static const char *kind_color(const struct store_item *it)
 	return !strcmp(it->dir, "c2s") ? "\033[36m" : "\033[32m";
 }
 
+/* What a tools/call or prompts/get request names, or a resources/read's uri, into out. */
+static int request_subject(const struct store_item *it, struct mt_buf *out)
+{
+	struct mt_class c;
+	struct mt_span v;
+	const char *key;
+
+	if (!strcmp(it->method, "tools/call") || !strcmp(it->method, "prompts/get"))
+		key = "name";
+	else if (!strcmp(it->method, "resources/read"))
+		key = "uri";
+	else
+		return -1;
+	if (mt_classify_trusted(it->raw, it->raw_len, &c) != MT_REQUEST || !c.params.p ||
+	    mt_json_member(c.params, key, &v) != 1 || !v.n || v.p[0] != '"')
+		return -1;
+	return mt_json_string(v, out);
+}
+
+/* Keep a request's subject (in sh->text) for its answer. */
+static void keep_subject(struct show *sh, int64_t seq)
+{
+	size_t slot;
+
+	if (sh->by_seq.len >= SHOW_MAX_OPEN)
+		return;
+	if (sh->nfreed) {
+		slot = sh->freed[--sh->nfreed];
+	} else {
+		if (sh->nsubj == sh->capsubj) {
+			sh->capsubj = sh->capsubj ? sh->capsubj * 2 : 64;
+			sh->subj = mt_realloc(sh->subj, sh->capsubj * sizeof(*sh->subj));
+		}
+		slot = sh->nsubj++;
+	}
+	sh->subj[slot].p = mt_malloc(sh->text.len + 1);
+	memcpy(sh->subj[slot].p, sh->text.data ? sh->text.data : "", sh->text.len);
+	sh->subj[slot].n = sh->text.len;
+	mt_map_put(&sh->by_seq, &seq, sizeof(seq), (int64_t)slot); /* (no limit: never fails) */
+}
+
+/* The method column: the method, and what the request names (the request's, for an answer). */
+static void method_text(struct show *sh, const struct store_item *it)
+{
+	int64_t slot;
+
+	if (!it->method)
+		return;
+	mt_printable_append(&sh->line, it->method, strlen(it->method));
+	if (!strcmp(it->kind, "request")) {
+		if (request_subject(it, &sh->text) == 0) {
+			mt_buf_putc(&sh->line, ' ');
+			mt_printable_append(&sh->line, sh->text.data ? sh->text.data : "", sh->text.len);
+			keep_subject(sh, it->seq);
+		}
+	} else if (it->request_seq > 0 &&
+		   mt_map_take(&sh->by_seq, &it->request_seq, sizeof(it->request_seq), &slot)) {
+		struct subject *sb = &sh->subj[slot];
+		mt_buf_putc(&sh->line, ' ');
+		mt_printable_append(&sh->line, sb->p, sb->n);
+		free(sb->p);
+		sb->p = NULL;
+		if (sh->nfreed == sh->capfreed) {
+			sh->capfreed = sh->capfreed ? sh->capfreed * 2 : 64;
+			sh->freed = mt_realloc(sh->freed, sh->capfreed * sizeof(*sh->freed));
+		}
+		sh->freed[sh->nfreed++] = (size_t)slot;
+	}
+}
+
 static int show_text(struct show *sh, const struct store_item *it)
 {
-	const char *method = it->method, *on = "", *off = "";
-	struct mt_buf id = MT_BUF_INIT;
+	const char *on = "", *off = "";
 	char lat[32] = "";
+	size_t col, max;
 
 	if (it->request_seq > 0)
 		cli_format_duration(it->latency_ns, lat);
@@ -195,24 +358,50 @@ static int show_text(struct show *sh, const struct store_item *it)
 		on = kind_color(it);
 		off = "\033[0m";
 	}
+	mt_buf_reset(&sh->line);
 	if (it->type == STORE_ITEM_GAP) {
 		char seq[24] = "-";
 		if (it->seq >= 0)
 			snprintf(seq, sizeof(seq), "%lld", (long long)it->seq);
-		printf("%6s %11s %s%s %-12s %lld messages, %lld bytes not stored: %s%s\n",
-		       seq, "", on, arrow(it), "gap",
-		       (long long)it->gap_messages, (long long)it->gap_bytes,
-		       it->gap_reason ? it->gap_reason : "", off);
+		mt_buf_printf(&sh->line, "%6s %11s %s%s %-12s %lld messages, %lld bytes not stored: ",
+			      seq, "", on, arrow(it), "gap", (long long)it->gap_messages,
+			      (long long)it->gap_bytes);
+		put_printable(&sh->line, it->gap_reason ? it->gap_reason : "",
+			      it->gap_reason ? strlen(it->gap_reason) : 0, 0);
+		mt_buf_puts(&sh->line, off);
+		put_line(sh);
 		return 0;
 	}
+	mt_buf_printf(&sh->line, "%6lld %11.6f %s%s %-12s%s ", (long long)it->seq,
+		      (double)it->t_ns / 1e9, on, arrow(it), it->kind, off);
+	col = sh->line.len;
+	if (it->type == STORE_ITEM_MESSAGE) {
+		json_t *id = id_json(it);
+		char *s = id ? json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+		if (s)
+			mt_printable_append(&sh->line, s, strlen(s));
+		else if (it->id_text)
+			mt_printable_append(&sh->line, it->id_text, strlen(it->id_text));
+		free(s);
+		json_decref(id);
+	}
+	pad_to(&sh->line, col, 8);
+	mt_buf_putc(&sh->line, ' ');
+	col = sh->line.len;
 	if (it->type == STORE_ITEM_MESSAGE)
-		id_text(it, &id);
-	body_text(sh, it);
-	printf("%6lld %11.6f %s%s %-12s%s %-8s %-28s %8s  %s%s\n", (long long)it->seq,
-	       (double)it->t_ns / 1e9, on, arrow(it), it->kind, off,
-	       id.data ? id.data : "", method ? method : "", lat, sh->text.data ? sh->text.data : "",
-	       it->incomplete ? " [no newline]" : "");
-	mt_buf_release(&id);
+		method_text(sh, it);
+	pad_to(&sh->line, col, 28);
+	mt_buf_putc(&sh->line, ' ');
+	for (int pad = 8 - (int)strlen(lat) + (strstr(lat, "µ") ? 1 : 0); pad > 0; pad--)
+		mt_buf_putc(&sh->line, ' '); /* (µ is two bytes, one column) */
+	mt_buf_puts(&sh->line, lat);
+	mt_buf_puts(&sh->line, "  ");
+	/* A cut line needs no more of the body than its width could show. */
+	max = sh->width > 0 ? (size_t)sh->width * 4 + 16 : 0;
+	body_text(sh, it, max);
+	if (it->incomplete)
+		mt_buf_puts(&sh->line, " [no newline]");
+	put_line(sh);
 	return 0;
 }
 
@@ -237,9 +426,10 @@ static int run_show(int argc, char **argv)
 	struct store *st = NULL;
 	struct mt_err err = {"", 0};
 	const char *path = NULL, *format = "text", *sid = NULL;
-	int c, rc = EXIT_ERROR;
+	int c, full = 0, rc = EXIT_ERROR;
 
 	memset(&sh, 0, sizeof(sh));
+	mt_map_init(&sh.by_seq, 0);
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":r:s:T:h", longopts, NULL)) != -1) {
@@ -247,7 +437,7 @@ static int run_show(int argc, char **argv)
 		case 'r': path = optarg; break;
 		case 's': sid = optarg; break;
 		case 'T': format = optarg; break;
-		case 'F': sh.full = 1; break;
+		case 'F': full = 1; break;
 		case 'h': cli_help(&cmd_show, stdout); return EXIT_OK;
 		default: return cli_bad_option(&cmd_show, c, argv);
 		}
@@ -260,6 +450,7 @@ static int run_show(int argc, char **argv)
 		return cli_usage_error(&cmd_show, "no capture file: give -r FILE or set MCPTAP_FILE");
 	sh.json = !strcmp(format, "json");
 	sh.color = !sh.json && cli_use_color(stdout);
+	sh.width = sh.json || full ? 0 : cli_term_width(stdout);
 	if (cli_open_capture(path, &st) || cli_pick_session(st, path, sid, &sh.session))
 		goto out;
 	if (store_each_item(st, sh.session, each, &sh, &err) < 0) {
@@ -268,7 +459,13 @@ static int run_show(int argc, char **argv)
 	}
 	rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
 out:
+	for (size_t i = 0; i < sh.nsubj; i++)
+		free(sh.subj[i].p);
+	free(sh.subj);
+	free(sh.freed);
+	mt_map_release(&sh.by_seq);
 	mt_buf_release(&sh.text);
+	mt_buf_release(&sh.line);
 	store_close(st);
 	return rc;
 }

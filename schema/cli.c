@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 void cli_help(const struct cmd_entry *e, FILE *f)
@@ -87,6 +88,21 @@ int cli_use_color(FILE *f)
 	if (nc && *nc)
 		return 0;
 	return isatty(fileno(f));
+}
+
+int cli_term_width(FILE *f)
+{
+	struct winsize ws;
+	const char *env = getenv("COLUMNS");
+	int64_t cols;
+
+	if (!isatty(fileno(f)))
+		return 0;
+	if (ioctl(fileno(f), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	if (env && !mt_parse_int64(env, &cols) && cols > 0 && cols <= 100000)
+		return (int)cols;
+	return 80;
 }
 
 void cli_format_duration(int64_t ns, char out[32])

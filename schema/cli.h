@@ -59,6 +59,12 @@ int cli_pick_session(struct store *st, const char *path, const char *arg, int64_
 /* Colour on f: only on a terminal, and never with NO_COLOR set. */
 int cli_use_color(FILE *f);
 
+/*
+ * The width of the terminal f is, in columns: its size (TIOCGWINSZ), else
+ * $COLUMNS, else 80. 0 when f is not a terminal.
+ */
+int cli_term_width(FILE *f);
+
 /* A duration in ns as "812µs", "12.3ms", "4.20s", "3m12s". */
 void cli_format_duration(int64_t ns, char out[32]);
 

@@ -30,6 +30,10 @@ vg "$BIN" analyze -r "$T/v.db" -T sarif > /dev/null
 check_eq "analyze under valgrind" 0 $?
 vg "$BIN" stats -r "$T/v.db" > /dev/null
 check_eq "stats under valgrind" 0 $?
+vg "$BIN" stats -r "$T/v.db" -T json > /dev/null
+check_eq "stats -T json under valgrind" 0 $?
+vg "$BIN" sessions -r "$T/v.db" > /dev/null
+check_eq "sessions as text under valgrind" 0 $?
 "$PEERS/mcp-client" -- valgrind -q --error-exitcode=99 --leak-check=full \
 	--errors-for-leak-kinds=definite "$BIN" replay -r "$T/v.db" -s 1 --as server 2> /dev/null
 check_eq "replay --as server under valgrind: clean, and the flow succeeds" 0 $?

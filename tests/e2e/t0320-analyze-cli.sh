@@ -105,7 +105,7 @@ check "--list-rules: LIFE-001 row" grep -q "^LIFE-001 *error *all4 " "$T/rules.t
 # stats.
 "$MCPTAP" stats -r "$T/a.db" -s 1 > "$T/stats.txt"
 check_eq "stats: exit 0" 0 $?
-check "stats: tools/call row with 4 requests" grep -Eq "^c→s +tools/call +4 +0 +0 " "$T/stats.txt"
+check "stats: tools/call row with 4 requests, none failed, cancelled or unanswered" grep -Eq "^c→s  tools/call +4 +0 +0 +0 +0 " "$T/stats.txt"
 check "stats: sampling from the server" grep -Eq "^s→c +sampling/createMessage +1 " "$T/stats.txt"
 "$MCPTAP" stats -r "$T/a.db" -s 2 -T json > "$T/stats2.json"
 check "stats -T json: the unanswered request" node -e '
