@@ -280,19 +280,11 @@ static const char *kind_color(const struct store_item *it)
 static int request_subject(const struct store_item *it, struct mt_buf *out)
 {
 	struct mt_class c;
-	struct mt_span v;
-	const char *key;
 
-	if (!strcmp(it->method, "tools/call") || !strcmp(it->method, "prompts/get"))
-		key = "name";
-	else if (!strcmp(it->method, "resources/read"))
-		key = "uri";
-	else
+	if (!mt_subject_key(it->method))
 		return -1;
-	if (mt_classify_trusted(it->raw, it->raw_len, &c) != MT_REQUEST || !c.params.p ||
-	    mt_json_member(c.params, key, &v) != 1 || !v.n || v.p[0] != '"')
-		return -1;
-	return mt_json_string(v, out);
+	mt_classify_trusted(it->raw, it->raw_len, &c);
+	return mt_request_subject(&c, it->method, out);
 }
 
 /* Keep a request's subject (in sh->text) for its answer. */

@@ -138,7 +138,6 @@ static int64_t hist_percentile(const struct hist *h, int p)
 
 /* ---- rows ---- */
 
-enum subject { SUBJECT_NONE, SUBJECT_NAME, SUBJECT_URI };
 
 /* One (direction, method), or one name under a method. */
 struct row {
@@ -150,7 +149,8 @@ struct row {
 	int named;           /* a row of one tool, prompt or resource */
 	size_t parent;       /* named rows: their method's row */
 	size_t names;        /* method rows: named rows under it so far */
-	enum subject subject; /* method rows: what its requests name */
+	const char *subject;  /* method rows: the params member their requests name a tool,
+			       * prompt or resource by (mt_subject_key), or NULL */
 	int tool_call;       /* tools/call: results can say isError */
 	int64_t requests, answered, errors, is_error, cancelled;
 	struct hist lat;     /* the answered requests' latencies */
@@ -229,10 +229,7 @@ static size_t method_row(struct stats *s, int c2s, const char *method)
 	s->rows[i].c2s = c2s;
 	if (method) {
 		s->rows[i].method = mt_strdup(method);
-		if (!strcmp(method, "tools/call") || !strcmp(method, "prompts/get"))
-			s->rows[i].subject = SUBJECT_NAME;
-		else if (!strcmp(method, "resources/read"))
-			s->rows[i].subject = SUBJECT_URI;
+		s->rows[i].subject = mt_subject_key(method);
 		s->rows[i].tool_call = !strcmp(method, "tools/call");
 	}
 	return i;
@@ -269,16 +266,6 @@ static size_t named_row(struct stats *s, size_t m, const char *name, size_t n)
 	return i;
 }
 
-/* The string member key of the object at span obj, decoded into out; 0 or -1. */
-static int string_member(struct mt_span obj, const char *key, struct mt_buf *out)
-{
-	struct mt_span v;
-
-	if (!obj.p || mt_json_member(obj, key, &v) != 1 || !v.n || v.p[0] != '"')
-		return -1;
-	return mt_json_string(v, out);
-}
-
 /* Is the answer a result whose result.isError is true? */
 static int is_error_result(const struct store_item *it)
 {
@@ -297,8 +284,8 @@ static void open_request(struct stats *s, const struct store_item *it)
 	size_t named = SIZE_MAX, slot;
 
 	s->rows[m].requests++;
-	if (s->rows[m].subject != SUBJECT_NONE && mt_classify_trusted(it->raw, it->raw_len, &c) == MT_REQUEST &&
-	    !string_member(c.params, s->rows[m].subject == SUBJECT_NAME ? "name" : "uri", &s->text)) {
+	if (s->rows[m].subject && mt_classify_trusted(it->raw, it->raw_len, &c) == MT_REQUEST &&
+	    !mt_request_subject(&c, s->rows[m].method, &s->text)) {
 		named = named_row(s, m, s->text.data ? s->text.data : "", s->text.len);
 		s->rows[named].requests++;
 	}
@@ -618,7 +605,7 @@ static void print_json(struct stats *s, const struct store_session_row *row)
 		const struct row *r = &s->rows[order[k]];
 		if (!r->named) {
 			m = row_json(s, r);
-			if (r->subject != SUBJECT_NONE)
+			if (r->subject)
 				json_object_set_new(m, "names", json_array());
 			json_array_append_new(methods, m);
 		} else {

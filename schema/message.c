@@ -136,6 +136,27 @@ void mt_utf8_lossy(const char *s, size_t n, struct mt_buf *out)
 	}
 }
 
+const char *mt_subject_key(const char *method)
+{
+	if (!method)
+		return NULL;
+	if (!strcmp(method, "tools/call") || !strcmp(method, "prompts/get"))
+		return "name";
+	return !strcmp(method, "resources/read") ? "uri" : NULL;
+}
+
+int mt_request_subject(const struct mt_class *c, const char *method, struct mt_buf *out)
+{
+	const char *key = mt_subject_key(method);
+	struct mt_span v;
+
+	mt_buf_reset(out);
+	if (!key || c->kind != MT_REQUEST || !c->params.p || mt_json_member(c->params, key, &v) != 1 ||
+	    !v.n || v.p[0] != '"')
+		return -1;
+	return mt_json_string(v, out);
+}
+
 void mt_printable_append(struct mt_buf *b, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;

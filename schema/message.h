@@ -108,6 +108,19 @@ int mt_json_next_member(struct mt_span obj, size_t *pos, struct mt_span *key, st
 /* The same for the elements of a validated JSON array token. */
 int mt_json_next_element(struct mt_span arr, size_t *pos, struct mt_span *el);
 
+/*
+ * What a request calls is named by one of its params: "name" for tools/call
+ * and prompts/get, "uri" for resources/read. That member's name for method,
+ * or NULL for other methods.
+ */
+const char *mt_subject_key(const char *method);
+/*
+ * The tool, prompt or resource a classified request of this method names,
+ * decoded into out (reset first). 0, or -1 when it names none (another
+ * method, or no such string member).
+ */
+int mt_request_subject(const struct mt_class *c, const char *method, struct mt_buf *out);
+
 /* The offset of the first byte of s that is not valid UTF-8, or -1 when all is. */
 long mt_utf8_invalid(const char *s, size_t n);
 /* s as UTF-8 text in out (reset first), each invalid byte replaced by U+FFFD. */
