@@ -27,8 +27,9 @@
 
 #include "analyze/analyze.h"
 
-/* How far back CAP-009 looks for a resources/subscribe still waiting for its answer. */
-#define PENDING_SCAN 256
+/* How many open requests CAP-009 looks through for a resources/subscribe still
+ * waiting for its answer. */
+#define PENDING_SCAN 4096
 /* How many subscriptions CAP-009 compares a sub-resource uri with. */
 #define SUB_SCAN 4096
 
@@ -47,9 +48,12 @@ static json_t *retry_caps(const struct an_state *st)
 	return json_object_get(json_object_get(st->ext, "cap"), "server_caps");
 }
 
-/* Have the capabilities of this side been declared on the wire yet? */
+/* Have the capabilities of this side been declared on the wire yet (and read:
+ * in a message beyond the analyzer's limits they are unknown)? */
 static int caps_known(const struct an_state *st, enum an_dir side)
 {
+	if (st->caps_unreadable[side])
+		return 0;
 	if (side == AN_C2S)
 		return st->init_seq != 0 || st->phase == AN_PH_STATELESS;
 	return st->init_answer_seq != 0 || retry_caps(st) != NULL;
@@ -193,13 +197,12 @@ static void cap_008(const struct an_ctx *c)
 		need_cap(c, AN_S2C, "resources.listChanged", 1);
 }
 
-/* Is a resources/subscribe for uri among the latest requests, still unanswered? */
+/* Is a resources/subscribe for uri among the open requests? */
 static int subscribe_pending(const struct an_state *st, const char *uri)
 {
-	size_t stop = st->nrequests > PENDING_SCAN ? st->nrequests - PENDING_SCAN : 0;
+	size_t n = 0;
 
-	for (size_t i = st->nrequests; i > stop; i--) {
-		const struct an_request *r = &st->requests[i - 1];
+	for (const struct an_request *r = st->open_first; r && n < PENDING_SCAN; r = r->open_next, n++) {
 		if (r->dir == AN_C2S && !r->answer_seq && is(r->method, "resources/subscribe") &&
 		    is(json_string_value(json_object_get(an_req_params(r), "uri")), uri))
 			return 1;

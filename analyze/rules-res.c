@@ -1426,14 +1426,7 @@ static int paginated(const struct an_ctx *c)
 /* Was cursor given as a nextCursor for method earlier in the session? */
 static int cursor_given(const struct an_state *st, const char *method, json_t *cursor)
 {
-	json_t *e;
-	size_t i;
-
-	json_array_foreach(json_object_get(st->cursors, method), i, e) {
-		if (json_equal(e, cursor))
-			return 1;
-	}
-	return 0;
+	return an_cursor_given(st, method, cursor);
 }
 
 static void res_009(const struct an_ctx *c)

@@ -185,8 +185,10 @@ static void rpc_001(const struct an_ctx *c)
 {
 	const char *why = c->m->cls->error ? c->m->cls->error : "not a JSON-RPC message";
 
-	/* The answer-shape and batch problems have their own rules. */
-	if (!strcmp(why, "both result and error") || !strcmp(why, "empty array"))
+	/* The answer-shape and batch problems have their own rules; what is not
+	 * JSON-RPC at all is STDIO-002's or STDIO-003's. */
+	if (!strcmp(why, "both result and error") || !strcmp(why, "empty array") ||
+	    !an_jsonrpc_like(c->m))
 		return;
 	an_report(c, -1, "%s message is JSON but not JSON-RPC 2.0: %s", an_dir_arrow(c->m->dir), why);
 }
@@ -215,6 +217,9 @@ static void rpc_003(const struct an_ctx *c)
 		int64_t rel = prev->seq;
 		an_report_at(c, -1, m->seq, &rel, 1, "request id %.*s was already used by #%lld (%s)",
 			     (int)m->cls->id.n, m->cls->id.p, (long long)prev->seq, prev->method);
+	} else if (!prev && an_id_fate(c->st, m->dir, m->id_key, m->id_key_len) != AN_ID_UNUSED) {
+		an_report(c, -1, "request id %.*s was already used by an earlier request of the session",
+			  (int)m->cls->id.n, m->cls->id.p);
 	}
 }
 
@@ -225,9 +230,22 @@ static void rpc_004(const struct an_ctx *c)
 	if (m->cls->idtype == MT_ID_NULL || m->cls->idtype == MT_ID_NONE)
 		return; /* an error without an id: RPC-012 */
 	if (!m->req) {
-		an_report(c, -1, "%s %s with id %.*s answers no request the peer sent",
-			  an_dir_arrow(m->dir), mt_kind_name(m->cls->kind), (int)m->cls->id.n,
-			  m->cls->id.p);
+		enum an_dir sender = m->dir == AN_C2S ? AN_S2C : AN_C2S;
+		switch (an_id_fate(c->st, sender, m->id_key, m->id_key_len)) {
+		case AN_ID_UNUSED:
+			/* Its request may be in a capture gap (CAPTURE-001 says it). */
+			if (!c->st->gap_seq[sender])
+				an_report(c, -1, "%s %s with id %.*s answers no request the peer sent",
+					  an_dir_arrow(m->dir), mt_kind_name(m->cls->kind),
+					  (int)m->cls->id.n, m->cls->id.p);
+			break;
+		case AN_ID_ANSWERED:
+			an_report(c, -1, "another answer to id %.*s, whose request was answered earlier "
+					 "in the session", (int)m->cls->id.n, m->cls->id.p);
+			break;
+		default:
+			break; /* cancelled (CANCEL-003), or open at a gap */
+		}
 	} else if (m->req->answer_seq && m->req->answer_seq != m->seq) {
 		int64_t rel[2] = {m->req->seq, m->req->answer_seq};
 		an_report_at(c, -1, m->seq, rel, 2, "second answer to #%lld %s (first at #%lld)",
@@ -264,32 +282,31 @@ static void rpc_007(const struct an_ctx *c)
 static void rpc_009_end(const struct an_ctx *c)
 {
 	const struct an_state *st = c->st;
-	int64_t alive[2] = {0, 0}; /* per sender: the last answer its peer gave */
+	const struct an_request *r = st->open_first;
 
 	if (st->version != AN_V2025_03_26)
 		return;
-	for (size_t i = 0; i < st->nrequests; i++)
-		if (st->requests[i].answer_seq > alive[st->requests[i].dir])
-			alive[st->requests[i].dir] = st->requests[i].answer_seq;
-	for (size_t i = 0; i < st->nrequests;) {
-		const struct an_request *r = &st->requests[i];
-		size_t j = i, unanswered = 0, total = 0;
-
-		/* The elements of one batch are consecutive and share its seq. */
-		while (j < st->nrequests && st->requests[j].seq == r->seq) {
-			const struct an_request *e = &st->requests[j];
-			total++;
-			if (e->in_batch && !e->answer_seq && !e->cancel_seq)
+	/* The open elements of one batch are consecutive and share its seq. */
+	while (r) {
+		const struct an_request *first = r;
+		size_t unanswered = 0, total = r->batch_requests;
+		for (; r && r->seq == first->seq; r = r->open_next)
+			if (r->in_batch && !r->answer_seq && !r->cancel_seq)
 				unanswered++;
-			j++;
-		}
-		if (unanswered && alive[r->dir] > r->seq)
-			an_report_at(c, -1, r->seq, NULL, 0,
-				     "%zu of the %zu requests in the %s batch #%lld were never "
-				     "answered, though the %s answered later requests",
-				     unanswered, total, r->dir == AN_C2S ? "client's" : "server's",
-				     (long long)r->seq, r->dir == AN_C2S ? "server" : "client");
-		i = j;
+		/* Judged only when the peer answered later requests of this side. */
+		if (!unanswered || st->last_answer_seq[first->dir] <= first->seq)
+			continue;
+		const char *side = first->dir == AN_C2S ? "client's" : "server's";
+		const char *peer = first->dir == AN_C2S ? "server" : "client";
+		if (total <= 1)
+			an_report_at(c, -1, first->seq, NULL, 0,
+				     "the request in the %s batch #%lld was never answered, though the "
+				     "%s answered later requests", side, (long long)first->seq, peer);
+		else
+			an_report_at(c, -1, first->seq, NULL, 0,
+				     "%zu of the %zu requests in the %s batch #%lld %s never answered, "
+				     "though the %s answered later requests", unanswered, total, side,
+				     (long long)first->seq, unanswered == 1 ? "was" : "were", peer);
 	}
 }
 
@@ -369,12 +386,11 @@ static void rpc_012(const struct an_ctx *c)
 	json_t *ext = json_object_get(st->ext, "stdio");
 	json_int_t pending = json_integer_value(json_object_get(ext, peer == AN_C2S ? "unread0"
 										   : "unread1"));
-	int64_t idx;
 	const char *what = m->cls->idtype == MT_ID_NULL ? "a null id" : "no id";
 
 	if (m->cls->idtype != MT_ID_NULL && m->cls->idtype != MT_ID_NONE)
 		return;
-	if (pending > 0 || mt_map_get(&st->open[peer], "null", 4, &idx)) {
+	if (pending > 0 || an_open_request(st, peer, "null", 4)) {
 		/* A reply to something the receiver could not read. */
 		if (st->version < AN_V2025_11_25)
 			an_report(c, AN_INFO, "error response with %s answers an unreadable message; "
@@ -382,8 +398,10 @@ static void rpc_012(const struct an_ctx *c)
 				  what, an_version_name(st->version));
 		return;
 	}
-	an_report(c, -1, "error response with %s, but the %s sent no unreadable message for it "
-			 "to answer", what, peer == AN_C2S ? "client" : "server");
+	/* The unreadable message may be in a capture gap (CAPTURE-001 says it). */
+	if (!st->gap_seq[peer])
+		an_report(c, -1, "error response with %s, but the %s sent no unreadable message for "
+				 "it to answer", what, peer == AN_C2S ? "client" : "server");
 }
 
 static void rpc_013(const struct an_ctx *c)
@@ -407,7 +425,8 @@ static void rpc_014(const struct an_ctx *c)
 	const struct an_msg *m = c->m;
 	long bad = mt_utf8_invalid(m->raw, m->raw_len);
 
-	if (bad < 0 && (!m->cls->error || strcmp(m->cls->error, "invalid UTF-8")))
+	/* Only a line that is JSON but for its encoding: other text is STDIO-002's. */
+	if (!m->cls->error || strcmp(m->cls->error, "invalid UTF-8"))
 		return;
 	if (bad < 0)
 		bad = (long)m->cls->error_offset;
@@ -715,24 +734,25 @@ static void rpc_017(const struct an_ctx *c)
 
 const struct an_rule an_rules_rpc[] = {
 	{"RPC-001", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_NOTJSONRPC, NULL, rpc_001,
-	 "every message is a JSON-RPC 2.0 request, notification or response",
+	 "every message is a JSON-RPC 2.0 request, notification or response (what is not "
+	 "JSON-RPC at all is STDIO-002/STDIO-003's)",
 	 "MCP-RULES §4; basic/index.mdx"},
-	{"RPC-002", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST, NULL, rpc_002,
+	{"RPC-002", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST | AN_FRAMING, NULL, rpc_002,
 	 "request ids are strings or integers, never null",
 	 "MCP-RULES §4; basic/index.mdx"},
-	{"RPC-003", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST, NULL, rpc_003,
+	{"RPC-003", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_FRAMING, NULL, rpc_003,
 	 "a sender never reuses a request id within the session",
 	 "MCP-RULES §4; basic/index.mdx"},
-	{"RPC-004", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_ANSWER, NULL, rpc_004,
+	{"RPC-004", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_ANSWER | AN_FRAMING, NULL, rpc_004,
 	 "every answer carries the id of an outstanding request from the peer, and is its only answer",
 	 "MCP-RULES §4; basic/index.mdx"},
-	{"RPC-005", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_NOTJSONRPC, NULL, rpc_005,
+	{"RPC-005", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_NOTJSONRPC | AN_FRAMING, NULL, rpc_005,
 	 "a response sets exactly one of result and error",
 	 "MCP-RULES §4; basic/index.mdx"},
-	{"RPC-006", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_ERROR, NULL, rpc_006,
+	{"RPC-006", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_ERROR | AN_FRAMING, NULL, rpc_006,
 	 "an error carries an integer code and a string message",
 	 "MCP-RULES §4; basic/index.mdx"},
-	{"RPC-007", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST, NULL, rpc_007,
+	{"RPC-007", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST | AN_FRAMING, NULL, rpc_007,
 	 "notifications carry no id (a notifications/* method sent with an id)",
 	 "MCP-RULES §4; basic/index.mdx"},
 	{"RPC-008", AN_ERROR, AN_SEV_MUST_0326, AN_ALL4, 0, NULL, NULL,
@@ -749,24 +769,24 @@ const struct an_rule an_rules_rpc[] = {
 	 "never both, and does not nest",
 	 "MCP-RULES §4; schema/2025-03-26/schema.ts"},
 	{"RPC-011", AN_ERROR, AN_SEV_FIXED, AN_EVERY,
-	 AN_ON_REQUEST | AN_ON_NOTIFICATION | AN_ON_RESPONSE, NULL, rpc_011,
+	 AN_ON_REQUEST | AN_ON_NOTIFICATION | AN_ON_RESPONSE | AN_FRAMING, NULL, rpc_011,
 	 "a result is a JSON object, and params, when present, is a JSON object",
 	 "MCP-RULES §4; schema/<v>/schema.ts"},
-	{"RPC-012", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_ERROR, NULL, rpc_012,
+	{"RPC-012", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_ERROR | AN_FRAMING, NULL, rpc_012,
 	 "an error response has the id of its request, except in reply to a message whose id "
 	 "could not be read (info before 2025-11-25, whose schemas require an id)",
 	 "MCP-RULES §4; 2025-11-25/basic/index.mdx"},
-	{"RPC-013", AN_WARNING, AN_SEV_FIXED, AN_EVERY, AN_ON_ERROR, NULL, rpc_013,
+	{"RPC-013", AN_WARNING, AN_SEV_FIXED, AN_EVERY, AN_ON_ERROR | AN_FRAMING, NULL, rpc_013,
 	 "an error message is a concise single sentence (heuristic: one line, at most 200 bytes)",
 	 "MCP-RULES §4; schema/<v>/schema.ts"},
-	{"RPC-014", AN_ERROR, AN_SEV_FIXED, AN_FROM_0326 | AN_V26, AN_ON_INVALID, NULL, rpc_014,
+	{"RPC-014", AN_ERROR, AN_SEV_FIXED, AN_FROM_0326 | AN_V26, AN_ON_INVALID | AN_FRAMING, NULL, rpc_014,
 	 "JSON-RPC messages are UTF-8 encoded",
 	 "MCP-RULES §4; basic/transports.mdx"},
-	{"RPC-015", AN_ERROR, AN_SEV_FIXED, AN_FROM_0618 | AN_V26, AN_ON_MESSAGE, NULL, rpc_015,
+	{"RPC-015", AN_ERROR, AN_SEV_FIXED, AN_FROM_0618 | AN_V26, AN_ON_MESSAGE | AN_FRAMING, NULL, rpc_015,
 	 "_meta keys are [labels/]name with valid labels and name; a prefix reserved for MCP "
 	 "is a warning (2026-07-28: extension ids too)",
 	 "MCP-RULES §4; basic/index.mdx"},
-	{"RPC-016", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST | AN_ON_NOTIFICATION, NULL,
+	{"RPC-016", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST | AN_ON_NOTIFICATION | AN_FRAMING, NULL,
 	 rpc_016,
 	 "the method is valid for the sender's role (the schema's client and server unions); "
 	 "requests carry an id",

@@ -286,35 +286,29 @@ static void stdio_001(const struct an_ctx *c)
 static void not_a_message(const struct an_ctx *c, enum an_dir want)
 {
 	const struct an_msg *m = c->m;
-	const struct an_state *st = c->st;
+	const char *why = m->cls->error;
 	char ex[256];
 
-	if (m->dir != want)
+	/*
+	 * Only what is not JSON-RPC at all: a JSON-RPC message that breaks a rule
+	 * (its role, its envelope, its encoding, a batch) gets that rule's finding.
+	 */
+	if (m->dir != want || m->in_batch || (m->cls->kind == MT_NOTJSONRPC && an_jsonrpc_like(m)))
 		return;
-	if (m->cls->kind == MT_REQUEST || m->cls->kind == MT_NOTIFICATION) {
-		const char *why;
-		/* 2026-07-28: a server request is V26-005's. */
-		if (st->version == AN_V2026_07_28 && m->dir == AN_S2C && m->cls->kind == MT_REQUEST)
-			return;
-		why = an_rpc_role_problem(st->version, m->dir, m->cls->kind, m->method);
-		if (why)
-			an_report(c, -1, "the %s wrote %s to %s, %s: not a valid message from a %s",
-				  side_name(m->dir), m->method, stream_name(m->dir), why,
-				  side_name(m->dir));
-		return;
-	}
+	if (m->cls->kind == MT_INVALID && why &&
+	    ((!strcmp(why, "control character in string") && memchr(m->raw, '\r', line_len(m))) ||
+	     (!strcmp(why, "invalid UTF-8") && an_version_in(c->st, AN_FROM_0326 | AN_V26))))
+		return; /* STDIO-001's raw CR, RPC-014's encoding */
 	excerpt(m, ex, sizeof(ex));
-	if (m->cls->kind == MT_INVALID && m->cls->error && !strcmp(m->cls->error, "empty"))
+	if (m->cls->kind == MT_INVALID && why && !strcmp(why, "empty"))
 		an_report(c, AN_WARNING, "the %s wrote an empty line to %s", side_name(m->dir),
 			  stream_name(m->dir));
 	else if (m->cls->kind == MT_INVALID)
 		an_report(c, -1, "the %s wrote text that is not JSON to %s (%s): '%s'",
-			  side_name(m->dir), stream_name(m->dir),
-			  m->cls->error ? m->cls->error : "invalid", ex);
+			  side_name(m->dir), stream_name(m->dir), why ? why : "invalid", ex);
 	else
 		an_report(c, -1, "the %s wrote JSON that is not a JSON-RPC message to %s (%s): '%s'",
-			  side_name(m->dir), stream_name(m->dir),
-			  m->cls->error ? m->cls->error : "not JSON-RPC", ex);
+			  side_name(m->dir), stream_name(m->dir), why ? why : "not JSON-RPC", ex);
 }
 
 static void stdio_002(const struct an_ctx *c)
@@ -415,18 +409,19 @@ static void stdio_track(const struct an_ctx *c, json_t *ext)
 
 const struct an_rule an_rules_stdio[] = {
 	{"STDIO-001", AN_ERROR, AN_SEV_FIXED, AN_EVERY,
-	 AN_ON_MESSAGE | AN_ON_BATCH | AN_ON_INVALID | AN_ON_NOTJSONRPC, NULL, stdio_001,
+	 AN_ON_MESSAGE | AN_ON_BATCH | AN_ON_INVALID | AN_ON_NOTJSONRPC | AN_FRAMING, NULL, stdio_001,
 	 "one message per line: no JSON value split across lines, no raw CR or LF inside one "
 	 "(a last line without its newline is a warning)",
 	 "MCP-RULES §6.1; basic/transports.mdx"},
-	{"STDIO-002", AN_ERROR, AN_SEV_FIXED, AN_EVERY,
-	 AN_ON_INVALID | AN_ON_NOTJSONRPC | AN_ON_REQUEST | AN_ON_NOTIFICATION, NULL, stdio_002,
-	 "the server writes nothing to stdout but MCP messages valid for a server (no banner, "
-	 "log line or partial JSON; an empty line is a warning)",
+	{"STDIO-002", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_INVALID | AN_ON_NOTJSONRPC, NULL,
+	 stdio_002,
+	 "the server writes nothing to stdout that is not JSON-RPC (no banner, log line or "
+	 "partial JSON; an empty line is a warning); a JSON-RPC message that breaks a rule gets "
+	 "that rule's finding (RPC-001, RPC-016 ...)",
 	 "MCP-RULES §6.1; basic/transports.mdx"},
-	{"STDIO-003", AN_ERROR, AN_SEV_FIXED, AN_EVERY,
-	 AN_ON_INVALID | AN_ON_NOTJSONRPC | AN_ON_REQUEST | AN_ON_NOTIFICATION, NULL, stdio_003,
-	 "the client writes nothing to the server's stdin but MCP messages valid for a client",
+	{"STDIO-003", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_INVALID | AN_ON_NOTJSONRPC, NULL,
+	 stdio_003,
+	 "the client writes nothing to the server's stdin that is not JSON-RPC (as STDIO-002)",
 	 "MCP-RULES §6.1; basic/transports.mdx"},
 	{"STDIO-004", AN_INFO, AN_SEV_FIXED, AN_EVERY, AN_ON_STDERR, NULL, stdio_004,
 	 "stderr is free-form log text, never a protocol violation, but it is UTF-8",
