@@ -123,7 +123,7 @@ struct an_request {
 	int flawed;              /* the engine does not wait for its answer: it is malformed,
 				  * unreadable, or not valid for its sender's role (an answer
 				  * still pairs with it) */
-	int unreadable;          /* beyond the JSON parser's limits (CAPTURE-002) */
+	int unreadable;          /* beyond the JSON parser's limits (TAP-002) */
 	int64_t gap_seq;         /* settled by a capture gap at this seq, or 0 */
 	/* The engine's bookkeeping; rules read only open_next. */
 	struct an_request *open_next, *open_prev;   /* its list: open, flawed, pinned or free */
@@ -145,7 +145,7 @@ struct an_request {
  * counter ("req-17"), for a few prefixes. Counters with holes, once there are
  * too many ranges, go to bitmaps of 4096 ids (a bit each). Every other id is
  * kept as a 64-bit hash: two different ids with the same hash (about one
- * chance in 10^7 for 10^6 ids) count as one, so a new id could be taken for
+ * chance in 3x10^7 among 10^6 ids) count as one, so a new id could be taken for
  * a reused one (RPC-003), or an answer to it for a second answer.
  */
 struct an_idset {
@@ -305,6 +305,13 @@ struct an_tracker {
 	void (*update)(const struct an_ctx *c, json_t *ext); /* ext: this family's object */
 	const char *family;       /* its member of st->ext */
 };
+/*
+ * For a tracker: the current line completes a message the peer sent split
+ * across lines (raw: those lines joined, copied). Once the current message is
+ * done, the engine follows it as the message it is (its answer answers it...),
+ * without rules: the finding about the split is the tracker's family's.
+ */
+void an_follow_joined(const struct an_ctx *c, const char *raw, size_t n);
 /* NULL-terminated list of tracker tables, each ending with a {0} row. */
 extern const struct an_tracker *const an_tracker_tables[];
 

@@ -10,11 +10,11 @@
  *
  * One cause, one finding: the engine decides what a message is before the
  * rules see it. A message beyond the JSON parser's limits is reported once
- * (CAPTURE-002) and read by no rule; one refused only for its "jsonrpc"
+ * (TAP-002) and read by no rule; one refused only for its "jsonrpc"
  * member is followed for what it is (its answer answers it) while the rules
  * see it as not JSON-RPC; a request its sender may not send, a second answer
  * and the answer to a flawed request get only the rules on their form
- * (AN_FRAMING); a capture gap is reported once (CAPTURE-001) and settles the
+ * (AN_FRAMING); a capture gap is reported once (TAP-001) and settles the
  * requests whose answer or cancel it may hold.
  */
 #include "analyze/analyze.h"
@@ -542,6 +542,9 @@ struct an_engine {
 	int64_t last_rec;        /* the last method record found: a cache */
 	struct mt_buf key;
 	struct mt_buf idkey, idkey2, scratch; /* per message (idkey2: inside a batch) */
+	struct mt_buf lossy;     /* a message that is JSON-RPC but for its encoding, made UTF-8 */
+	struct mt_buf joined;    /* a message split across lines, joined (an_follow_joined) */
+	int has_joined;
 };
 
 static void list_add(struct rule_list *l, const struct an_rule *r)
@@ -1008,6 +1011,8 @@ void an_engine_free(struct an_engine *e)
 	mt_buf_release(&e->idkey);
 	mt_buf_release(&e->idkey2);
 	mt_buf_release(&e->scratch);
+	mt_buf_release(&e->lossy);
+	mt_buf_release(&e->joined);
 	free(e);
 }
 
@@ -1036,7 +1041,7 @@ json_t *an_json(const struct an_ctx *c)
 {
 	struct an_engine *e = c->engine;
 
-	if (!c->m)
+	if (!c->m || c->m->unreadable)
 		return NULL;
 	if (!e->cur_parsed) {
 		e->cur_parsed = 1;
@@ -1052,7 +1057,7 @@ json_t *an_params_member(const struct an_ctx *c, const char *key)
 	struct mt_span v;
 	json_t *val;
 
-	if (!c->m)
+	if (!c->m || c->m->unreadable)
 		return NULL;
 	if (e->cur_parsed) /* the whole message is parsed already */
 		return json_object_get(json_object_get(e->cur_json, "params"), key);
@@ -1721,7 +1726,8 @@ static void detect_stateless(struct an_engine *e, struct an_msg *m)
 	st->client_caps = json_incref(json_object_get(v, "io.modelcontextprotocol/clientCapabilities"));
 }
 
-static void finish_message(struct an_engine *e)
+/* Forget what was parsed of the current message (its bytes change). */
+static void forget_parse(struct an_engine *e)
 {
 	for (int i = 0; i < e->nmembers; i++)
 		json_decref(e->members[i].value);
@@ -1729,6 +1735,11 @@ static void finish_message(struct an_engine *e)
 	json_decref(e->cur_json);
 	e->cur_json = NULL;
 	e->cur_parsed = 0;
+}
+
+static void finish_message(struct an_engine *e)
+{
+	forget_parse(e);
 	e->cur = NULL;
 }
 
@@ -1941,6 +1952,26 @@ static int reread_envelope(const struct an_msg *m, struct mt_class *out)
 	return 0;
 }
 
+/*
+ * A line that is not JSON only for its bytes (not UTF-8, or a raw control
+ * character inside a string): is it, with each bad byte made U+FFFD and each
+ * control character a blank, a JSON-RPC request, notification or answer?
+ * Then 1, and *out classifies e->lossy.
+ */
+static int reread_lossy(struct an_engine *e, const struct an_msg *m, struct mt_class *out)
+{
+	const char *why = m->cls->error;
+
+	if (m->cls->kind != MT_INVALID || !why ||
+	    (strcmp(why, "invalid UTF-8") && strcmp(why, "control character in string")))
+		return 0;
+	mt_utf8_lossy(m->raw, m->raw_len, &e->lossy);
+	for (size_t i = 0; i < e->lossy.len; i++)
+		if ((unsigned char)e->lossy.data[i] < 0x20)
+			e->lossy.data[i] = ' ';
+	return e->lossy.data && mt_classify(e->lossy.data, e->lossy.len, out) <= MT_ERROR;
+}
+
 /* ---- feeding ---- */
 
 /* The message's method record, name and id key (m->cls decides). */
@@ -1964,6 +1995,25 @@ static void read_names(struct an_engine *e, struct an_msg *m)
 	key_of_token(c->idtype, c->id, idkey);
 	m->id_key = idkey->data ? idkey->data : "";
 	m->id_key_len = idkey->len;
+}
+
+/* The request an answer answers (and its method), or NULL. */
+static struct an_request *pair_answer(struct an_engine *e, struct an_msg *m)
+{
+	const struct mt_class *c = m->cls;
+	enum an_dir sender = m->dir == AN_C2S ? AN_S2C : AN_C2S;
+	struct an_request *r = NULL;
+
+	if (c->idtype == MT_ID_NULL)
+		r = an_open_request(&e->st, sender, "null", 4); /* a null id answers a null id */
+	else if (c->idtype != MT_ID_NONE)
+		r = an_find_request(&e->st, sender, m->id_key, m->id_key_len);
+	m->req = r;
+	if (r) {
+		m->method = r->method;
+		m->method_id = r->method_id;
+	}
+	return r;
 }
 
 /*
@@ -2024,19 +2074,10 @@ static void feed_rpc(struct an_engine *e, struct an_msg *m, int rules)
 		if (rules)
 			dispatch(e, hook, m);
 		after_request(e, m, r);
-		if (!m->unreadable)
-			track(e, hook, m);
+		track(e, hook, m);
 	} else if (c->kind == MT_RESPONSE || c->kind == MT_ERROR) {
-		struct an_request *r = NULL;
-		enum an_dir sender = m->dir == AN_C2S ? AN_S2C : AN_C2S;
-		if (c->idtype == MT_ID_NULL)
-			r = an_open_request(st, sender, "null", 4); /* a null id answers a null id */
-		else if (c->idtype != MT_ID_NONE)
-			r = an_find_request(st, sender, m->id_key, m->id_key_len);
-		m->req = r;
+		struct an_request *r = pair_answer(e, m);
 		if (r) {
-			m->method = r->method;
-			m->method_id = r->method_id;
 			if (r->answer_seq)
 				m->unjudged = "a second answer";
 			else if (r->unreadable)
@@ -2047,8 +2088,7 @@ static void feed_rpc(struct an_engine *e, struct an_msg *m, int rules)
 		if (rules)
 			dispatch(e, hook, m);
 		after_answer(e, m);
-		if (!m->unreadable)
-			track(e, hook, m);
+		track(e, hook, m);
 		/* Answered: it settles (its params are not needed again). */
 		if (r && r->answer_seq == m->seq)
 			settle(e, r);
@@ -2058,10 +2098,11 @@ static void feed_rpc(struct an_engine *e, struct an_msg *m, int rules)
 		if (rules)
 			dispatch(e, hook, m);
 		after_notification(e, m);
-		if (!m->unreadable)
-			track(e, hook, m);
+		track(e, hook, m);
 	}
 }
+
+static void feed_joined(struct an_engine *e, const struct an_msg *last);
 
 /* One JSON-RPC message (a line, or an element of a batch). */
 static void feed_message(struct an_engine *e, struct an_msg *m)
@@ -2080,6 +2121,8 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 
 	if (c->kind != MT_INVALID && (m->unreadable = beyond_limits(e, m))) {
 		/* One finding says the analyzer could not read it; no rule reads it. */
+		if (c->kind == MT_RESPONSE || c->kind == MT_ERROR)
+			pair_answer(e, m);
 		dispatch(e, AN_ON_UNREADABLE, m);
 		if (c->kind <= MT_ERROR)
 			feed_rpc(e, m, 0);
@@ -2100,11 +2143,58 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 		read_names(e, m);
 		st->rpc_messages++;
 		feed_rpc(e, m, 0);
+	} else if (reread_lossy(e, m, &as_read)) {
+		/* JSON-RPC but for its bytes: the same, on its bytes made good. */
+		dispatch(e, AN_ON_INVALID, m);
+		track(e, AN_ON_INVALID, m);
+		m->cls = &as_read;
+		m->raw = e->lossy.data;
+		m->raw_len = e->lossy.len;
+		forget_parse(e);
+		read_names(e, m);
+		st->rpc_messages++;
+		feed_rpc(e, m, 0);
 	} else {
 		unsigned hook = hook_of(c->kind);
 		dispatch(e, hook, m);
 		track(e, hook, m);
 	}
+	finish_message(e);
+	if (e->has_joined)
+		feed_joined(e, m);
+}
+
+void an_follow_joined(const struct an_ctx *c, const char *raw, size_t n)
+{
+	mt_buf_reset(&c->engine->joined);
+	mt_buf_append(&c->engine->joined, raw, n);
+	c->engine->has_joined = 1;
+}
+
+/* The message a tracker joined from lines (an_follow_joined), followed without rules. */
+static void feed_joined(struct an_engine *e, const struct an_msg *last)
+{
+	struct an_msg m;
+	struct mt_class c, as_read;
+
+	e->has_joined = 0;
+	memset(&m, 0, sizeof(m));
+	m.seq = last->seq;
+	m.t_ns = last->t_ns;
+	m.dir = last->dir;
+	m.raw = e->joined.data ? e->joined.data : "";
+	m.raw_len = e->joined.len;
+	m.serial = next_serial();
+	m.cls = &c;
+	if (mt_classify(m.raw, m.raw_len, &c) > MT_ERROR) {
+		if (!reread_envelope(&m, &as_read))
+			return;
+		m.cls = &as_read;
+	}
+	read_names(e, &m);
+	e->st.rpc_messages++;
+	m.unreadable = beyond_limits(e, &m);
+	feed_rpc(e, &m, 0);
 	finish_message(e);
 }
 

@@ -233,7 +233,7 @@ static void rpc_004(const struct an_ctx *c)
 		enum an_dir sender = m->dir == AN_C2S ? AN_S2C : AN_C2S;
 		switch (an_id_fate(c->st, sender, m->id_key, m->id_key_len)) {
 		case AN_ID_UNUSED:
-			/* Its request may be in a capture gap (CAPTURE-001 says it). */
+			/* Its request may be in a capture gap (TAP-001 says it). */
 			if (!c->st->gap_seq[sender])
 				an_report(c, -1, "%s %s with id %.*s answers no request the peer sent",
 					  an_dir_arrow(m->dir), mt_kind_name(m->cls->kind),
@@ -390,7 +390,8 @@ static void rpc_012(const struct an_ctx *c)
 
 	if (m->cls->idtype != MT_ID_NULL && m->cls->idtype != MT_ID_NONE)
 		return;
-	if (pending > 0 || an_open_request(st, peer, "null", 4)) {
+	/* (The unreadable message may be in a capture gap: TAP-001 says it.) */
+	if (pending > 0 || an_open_request(st, peer, "null", 4) || st->gap_seq[peer]) {
 		/* A reply to something the receiver could not read. */
 		if (st->version < AN_V2025_11_25)
 			an_report(c, AN_INFO, "error response with %s answers an unreadable message; "
@@ -398,7 +399,7 @@ static void rpc_012(const struct an_ctx *c)
 				  what, an_version_name(st->version));
 		return;
 	}
-	/* The unreadable message may be in a capture gap (CAPTURE-001 says it). */
+	/* The unreadable message may be in a capture gap (TAP-001 says it). */
 	if (!st->gap_seq[peer])
 		an_report(c, -1, "error response with %s, but the %s sent no unreadable message for "
 				 "it to answer", what, peer == AN_C2S ? "client" : "server");
