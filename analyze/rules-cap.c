@@ -17,6 +17,7 @@
  *             elicitations the server sent (elicitation/create with mode
  *             "url", and -32042 errors), for CAP-020
  *   "done":   { elicitationId: seq of its first notifications/elicitation/complete }
+ *             (each holds the MAX_ELICIT latest ids, in the order they came)
  *   "required_tools": how many tools of the latest tools/list require a task
  *             (CAP-018's cheap path)
  *   "server_caps": the server's capabilities from a successful initialize
@@ -30,6 +31,8 @@
 /* How many open requests CAP-009 looks through for a resources/subscribe still
  * waiting for its answer. */
 #define PENDING_SCAN 4096
+/* How many URL-mode elicitation ids the tracker keeps (the latest ones). */
+#define MAX_ELICIT 4096
 /* How many subscriptions CAP-009 compares a sub-resource uri with. */
 #define SUB_SCAN 4096
 
@@ -715,12 +718,23 @@ static json_t *member(json_t *ext, const char *name)
 	return o;
 }
 
+/* Set key in obj, dropping its oldest member when it holds MAX_ELICIT. */
+static void set_bounded(json_t *obj, const char *key, int64_t seq)
+{
+	if (json_object_size(obj) >= MAX_ELICIT) {
+		void *it = json_object_iter(obj); /* insertion order: the oldest first */
+		if (it)
+			json_object_del(obj, json_object_iter_key(it));
+	}
+	json_object_set_new(obj, key, json_integer(seq));
+}
+
 static void note_elicitation(json_t *ext, json_t *id, int64_t seq)
 {
 	json_t *seen = member(ext, "elicit");
 
 	if (json_is_string(id) && !json_object_get(seen, json_string_value(id)))
-		json_object_set_new(seen, json_string_value(id), json_integer(seq));
+		set_bounded(seen, json_string_value(id), seq);
 }
 
 static void track_elicit(const struct an_ctx *c, json_t *ext)
@@ -756,7 +770,7 @@ static void track_complete(const struct an_ctx *c, json_t *ext)
 		return;
 	done = member(ext, "done");
 	if (!json_object_get(done, json_string_value(id)))
-		json_object_set_new(done, json_string_value(id), json_integer(c->m->seq));
+		set_bounded(done, json_string_value(id), c->m->seq);
 }
 
 /* After a tools/list answer (the engine has updated st->tools): how many
