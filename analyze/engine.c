@@ -2104,6 +2104,23 @@ static void feed_rpc(struct an_engine *e, struct an_msg *m, int rules)
 
 static void feed_joined(struct an_engine *e, const struct an_msg *last);
 
+/*
+ * Follow a message as what it reads as (cls, over raw): the engine's update
+ * and the trackers, no rules (they saw it as what it is).
+ */
+static void follow_as_read(struct an_engine *e, const struct an_msg *m,
+			   const struct mt_class *cls, const char *raw, size_t n)
+{
+	struct an_msg as = *m;
+
+	as.cls = cls;
+	as.raw = raw;
+	as.raw_len = n;
+	read_names(e, &as);
+	e->st.rpc_messages++;
+	feed_rpc(e, &as, 0);
+}
+
 /* One JSON-RPC message (a line, or an element of a batch). */
 static void feed_message(struct an_engine *e, struct an_msg *m)
 {
@@ -2126,12 +2143,8 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 		dispatch(e, AN_ON_UNREADABLE, m);
 		if (c->kind <= MT_ERROR)
 			feed_rpc(e, m, 0);
-		else if (c->kind == MT_NOTJSONRPC && reread_envelope(m, &as_read)) {
-			m->cls = &as_read;
-			read_names(e, m);
-			st->rpc_messages++;
-			feed_rpc(e, m, 0);
-		}
+		else if (c->kind == MT_NOTJSONRPC && reread_envelope(m, &as_read))
+			follow_as_read(e, m, &as_read, m->raw, m->raw_len);
 	} else if (c->kind <= MT_ERROR) {
 		feed_rpc(e, m, 1);
 	} else if (c->kind == MT_NOTJSONRPC && reread_envelope(m, &as_read)) {
@@ -2139,21 +2152,13 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 		 * engine follows what it is (its answer answers it, and so on). */
 		dispatch(e, AN_ON_NOTJSONRPC, m);
 		track(e, AN_ON_NOTJSONRPC, m);
-		m->cls = &as_read;
-		read_names(e, m);
-		st->rpc_messages++;
-		feed_rpc(e, m, 0);
+		follow_as_read(e, m, &as_read, m->raw, m->raw_len);
 	} else if (reread_lossy(e, m, &as_read)) {
 		/* JSON-RPC but for its bytes: the same, on its bytes made good. */
 		dispatch(e, AN_ON_INVALID, m);
 		track(e, AN_ON_INVALID, m);
-		m->cls = &as_read;
-		m->raw = e->lossy.data;
-		m->raw_len = e->lossy.len;
 		forget_parse(e);
-		read_names(e, m);
-		st->rpc_messages++;
-		feed_rpc(e, m, 0);
+		follow_as_read(e, m, &as_read, e->lossy.data, e->lossy.len);
 	} else {
 		unsigned hook = hook_of(c->kind);
 		dispatch(e, hook, m);
