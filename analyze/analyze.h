@@ -397,6 +397,9 @@ const char *an_dir_arrow(enum an_dir d);
  */
 const char *an_rpc_role_problem(enum an_version v, enum an_dir dir, enum mt_kind kind,
 				const char *method);
+/* Shared by rules-flow.c and rules-life.c: is r a ping PING-001 reports as never
+ * answered (so that LIFE-015 does not say it again)? */
+int an_ping_never_answered(const struct an_state *st, const struct an_request *r);
 /* The revisions whose schema has `method` (AN_V bits); AN_EVERY for one in no table. */
 unsigned an_method_revisions(const char *method);
 

@@ -545,6 +545,7 @@ struct an_engine {
 	struct mt_buf lossy;     /* a message that is JSON-RPC but for its encoding, made UTF-8 */
 	struct mt_buf joined;    /* a message split across lines, joined (an_follow_joined) */
 	int has_joined;
+	int batch_unreadable;    /* the batch being fed was beyond the parser's limits */
 };
 
 static void list_add(struct rule_list *l, const struct an_rule *r)
@@ -2029,6 +2030,8 @@ static void feed_rpc(struct an_engine *e, struct an_msg *m, int rules)
 	if (c->kind == MT_REQUEST) {
 		struct an_request *r;
 		const char *why = NULL;
+		if (!m->method)
+			m->method = ""; /* (a method that does not decode: a damaged file) */
 		detect_stateless(e, m);
 		r = new_request(e);
 		r->seq = m->seq;
@@ -2045,6 +2048,8 @@ static void feed_rpc(struct an_engine *e, struct an_msg *m, int rules)
 			why = "a notification sent as a request";
 		else if (!(st->version == AN_V2026_07_28 && m->dir == AN_S2C))
 			why = an_rpc_role_problem(st->version, m->dir, MT_REQUEST, m->method);
+		if (!why && c->params.n && c->params.p[0] != '{')
+			why = "params that are not an object"; /* RPC-011's */
 		if (why && rules)
 			m->unjudged = why;
 		r->flawed = !rules || why || c->idtype == MT_ID_NULL;
@@ -2077,6 +2082,8 @@ static void feed_rpc(struct an_engine *e, struct an_msg *m, int rules)
 		track(e, hook, m);
 	} else if (c->kind == MT_RESPONSE || c->kind == MT_ERROR) {
 		struct an_request *r = pair_answer(e, m);
+		if (c->kind == MT_RESPONSE && c->result.n && c->result.p[0] != '{')
+			m->unjudged = "a result that is not an object"; /* RPC-011's */
 		if (r) {
 			if (r->answer_seq)
 				m->unjudged = "a second answer";
@@ -2095,6 +2102,8 @@ static void feed_rpc(struct an_engine *e, struct an_msg *m, int rules)
 	} else {
 		if (c->kind == MT_NOTIFICATION && rules)
 			m->unjudged = an_rpc_role_problem(st->version, m->dir, MT_NOTIFICATION, m->method);
+		if (!m->unjudged && c->params.n && c->params.p[0] != '{')
+			m->unjudged = "params that are not an object"; /* RPC-011's */
 		if (rules)
 			dispatch(e, hook, m);
 		after_notification(e, m);
@@ -2140,7 +2149,9 @@ static void feed_message(struct an_engine *e, struct an_msg *m)
 		/* One finding says the analyzer could not read it; no rule reads it. */
 		if (c->kind == MT_RESPONSE || c->kind == MT_ERROR)
 			pair_answer(e, m);
-		dispatch(e, AN_ON_UNREADABLE, m);
+		/* (An element of a batch already said unreadable is not said again.) */
+		if (!m->in_batch || !e->batch_unreadable)
+			dispatch(e, AN_ON_UNREADABLE, m);
 		if (c->kind <= MT_ERROR)
 			feed_rpc(e, m, 0);
 		else if (c->kind == MT_NOTJSONRPC && reread_envelope(m, &as_read))
@@ -2274,6 +2285,7 @@ void an_engine_feed(struct an_engine *e, const struct store_item *it)
 		mt_classify(it->raw, it->raw_len, &c);
 	m.cls = &c;
 	feed_message(e, &m);
+	e->batch_unreadable = m.unreadable != NULL;
 	if (c.kind == MT_BATCH) {
 		struct mt_span arr = {it->raw, it->raw_len}, el;
 		size_t pos = 0, nreq = 0;

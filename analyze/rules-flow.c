@@ -154,6 +154,12 @@ static int64_t ping_late(const struct an_state *st)
 	return st->timeout_ns ? st->timeout_ns : PING_LATE_NS;
 }
 
+int an_ping_never_answered(const struct an_state *st, const struct an_request *r)
+{
+	return !r->answer_seq && !r->cancel_seq && !strcmp(r->method, "ping") &&
+	       an_version_in(st, AN_ALL4) && st->last_t_ns - r->t_ns > ping_late(st);
+}
+
 static void ping_001(const struct an_ctx *c)
 {
 	const struct an_state *st = c->st;
@@ -165,8 +171,7 @@ static void ping_001(const struct an_ctx *c)
 		/* The end: pings that stayed unanswered while the session went on. */
 		size_t n = 0;
 		for (const struct an_request *r = st->open_first; r; r = r->open_next) {
-			if (r->answer_seq || r->cancel_seq || strcmp(r->method, "ping") ||
-			    st->last_t_ns - r->t_ns <= ping_late(st) || n++ >= END_REPORTS)
+			if (!an_ping_never_answered(st, r) || n++ >= END_REPORTS)
 				continue;
 			an_report_at(c, -1, r->seq, NULL, 0,
 				     "%s ping was never answered (the session went on for %lld ms)",
@@ -425,9 +430,10 @@ static void prog_003(const struct an_ctx *c)
 		an_report(c, -1, "notifications/progress has no numeric params.progress");
 		goto out;
 	}
-	/* Only within one request: a later request may reuse the token and start over
-	 * (a token of no request is PROG-004's). */
-	last = r ? r->last_progress : NULL;
+	/* Only within one request still going on: a later request may reuse the token
+	 * and start over; a token of no request is PROG-004's, progress after the
+	 * answer PROG-005's (or PROG-008's). */
+	last = r && request_active(c->st, r) ? r->last_progress : NULL;
 	if (!json_is_number(last))
 		goto out;
 	if (json_number_value(prog) <= json_number_value(last))

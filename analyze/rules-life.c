@@ -362,8 +362,10 @@ static void life_015(const struct an_ctx *c)
 		if (r && (!l || r->seq <= json_integer_value(json_array_get(l, 0)))) {
 			const struct an_request *q = r;
 			r = r->open_next;
-			/* initialize must not be cancelled (CANCEL-002); a cancelled request is done. */
-			if (q->cancel_seq || !strcmp(q->method, "initialize"))
+			/* initialize must not be cancelled (CANCEL-002); a cancelled request is
+			 * done; a ping never answered is PING-001's. */
+			if (q->cancel_seq || !strcmp(q->method, "initialize") ||
+			    an_ping_never_answered(st, q))
 				continue;
 			waited = st->last_t_ns - q->t_ns;
 			if (limit && waited <= limit)
