@@ -178,7 +178,8 @@ static void ping_001(const struct an_ctx *c)
 				     an_dir_arrow(r->dir), (long long)((st->last_t_ns - r->t_ns) / MS));
 		}
 		if (n > END_REPORTS)
-			an_report(c, -1, "%zu more pings were never answered", n - END_REPORTS);
+			an_report(c, -1, "%zu more %s never answered", n - END_REPORTS,
+				  n - END_REPORTS == 1 ? "ping was" : "pings were");
 		return;
 	}
 	if (!m->req || m->req->answer_seq)

@@ -322,8 +322,9 @@ static void rpc_009(const struct an_ctx *c)
 	if (c->st->version == AN_V2025_03_26)
 		return; /* their shape is RPC-010's */
 	if (m->cls->kind == MT_BATCH)
-		an_report(c, -1, "the %s sent a JSON-RPC batch of %zu messages: batches exist only in "
-				 "2025-03-26", m->dir == AN_C2S ? "client" : "server", m->cls->batch_size);
+		an_report(c, -1, "the %s sent a JSON-RPC batch of %zu message%s: batches exist only in "
+				 "2025-03-26", m->dir == AN_C2S ? "client" : "server", m->cls->batch_size,
+			  m->cls->batch_size == 1 ? "" : "s");
 	else if (m->cls->error && !strcmp(m->cls->error, "empty array"))
 		an_report(c, -1, "the %s sent an empty JSON array: batches exist only in 2025-03-26",
 			  m->dir == AN_C2S ? "client" : "server");
@@ -414,8 +415,8 @@ static void rpc_013(const struct an_ctx *c)
 	if (!s)
 		return; /* RPC-006 */
 	if (memchr(s, '\n', n))
-		an_report(c, -1, "error.message spans several lines (%zu bytes): it should be one "
-				 "concise sentence", n);
+		an_report(c, -1, "error.message spans several lines (%zu byte%s): it should be one "
+				 "concise sentence", n, n == 1 ? "" : "s");
 	else if (n > 200)
 		an_report(c, -1, "error.message is %zu bytes long: it should be one concise sentence "
 				 "(at most 200 bytes)", n);

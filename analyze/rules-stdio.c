@@ -267,9 +267,10 @@ static void stdio_001(const struct an_ctx *c)
 		return;
 	/* (A partial line that is not JSON-RPC is STDIO-002/003's.) */
 	if (m->incomplete && !stdio_says(c, m))
-		an_report(c, AN_WARNING, "the last %zu bytes the %s wrote to %s end without a newline: "
-					 "every message ends with one",
-			  m->raw_len, side_name(m->dir), stream_name(m->dir));
+		an_report(c, AN_WARNING, "the last %zu byte%s the %s wrote to %s end%s without a "
+					 "newline: every message ends with one",
+			  m->raw_len, m->raw_len == 1 ? "" : "s", side_name(m->dir), stream_name(m->dir),
+			  m->raw_len == 1 ? "s" : "");
 	if (m->cls->kind != MT_INVALID && m->cls->kind != MT_NOTJSONRPC)
 		return;
 	if (m->cls->kind == MT_INVALID && m->cls->error &&
