@@ -5,11 +5,18 @@
  *
  * Two helpers here are shared with rules-stdio.c (which declares them too):
  * the method table's role check and a UTF-8 check.
+ *
+ * The tracker keeps, under st->ext "rpc", "gap0" and "gap1": how many
+ * messages capture gaps in that direction (0: client to server) hid that an
+ * answer seen later may still answer. An answer to no known request, or an
+ * error without an id, takes one of them instead of being reported (RPC-004,
+ * RPC-012): a gap hides at most as many requests as it has messages.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "schema/store.h"
 
 
 /* ---- the method table (MCP-RULES §1 and Appendix A) ---- */
@@ -181,6 +188,37 @@ static const char *json_type_name(char first)
 
 /* ---- the rules ---- */
 
+static const char *const gap_key[2] = {"gap0", "gap1"}; /* by enum an_dir */
+
+/* How many hidden messages of direction d a later answer may still pair with. */
+static json_int_t gap_left(const struct an_state *st, enum an_dir d)
+{
+	return json_integer_value(json_object_get(json_object_get(st->ext, "rpc"), gap_key[d]));
+}
+
+/* An answer with an id that no request the peer sent (open, kept or dropped) has. */
+static int answers_unknown(const struct an_ctx *c)
+{
+	const struct an_msg *m = c->m;
+	enum an_dir sender = m->dir == AN_C2S ? AN_S2C : AN_C2S;
+
+	return !m->req && m->cls->idtype != MT_ID_NULL && m->cls->idtype != MT_ID_NONE &&
+	       an_id_fate(c->st, sender, m->id_key, m->id_key_len) == AN_ID_UNUSED;
+}
+
+/* An id-less (or null-id) error with nothing seen for it to answer. */
+static int error_for_nothing(const struct an_ctx *c)
+{
+	const struct an_msg *m = c->m;
+	enum an_dir peer = m->dir == AN_C2S ? AN_S2C : AN_C2S;
+	json_t *ext = json_object_get(c->st->ext, "stdio");
+
+	return m->cls->kind == MT_ERROR &&
+	       (m->cls->idtype == MT_ID_NULL || m->cls->idtype == MT_ID_NONE) &&
+	       json_integer_value(json_object_get(ext, peer == AN_C2S ? "unread0" : "unread1")) <= 0 &&
+	       !an_open_request(c->st, peer, "null", 4);
+}
+
 static void rpc_001(const struct an_ctx *c)
 {
 	const char *why = c->m->cls->error ? c->m->cls->error : "not a JSON-RPC message";
@@ -234,7 +272,7 @@ static void rpc_004(const struct an_ctx *c)
 		switch (an_id_fate(c->st, sender, m->id_key, m->id_key_len)) {
 		case AN_ID_UNUSED:
 			/* Its request may be in a capture gap (TAP-001 says it). */
-			if (!c->st->gap_seq[sender])
+			if (gap_left(c->st, sender) <= 0)
 				an_report(c, -1, "%s %s with id %.*s answers no request the peer sent",
 					  an_dir_arrow(m->dir), mt_kind_name(m->cls->kind),
 					  (int)m->cls->id.n, m->cls->id.p);
@@ -392,7 +430,7 @@ static void rpc_012(const struct an_ctx *c)
 	if (m->cls->idtype != MT_ID_NULL && m->cls->idtype != MT_ID_NONE)
 		return;
 	/* (The unreadable message may be in a capture gap: TAP-001 says it.) */
-	if (pending > 0 || an_open_request(st, peer, "null", 4) || st->gap_seq[peer]) {
+	if (pending > 0 || an_open_request(st, peer, "null", 4) || gap_left(st, peer) > 0) {
 		/* A reply to something the receiver could not read. */
 		if (st->version < AN_V2025_11_25)
 			an_report(c, AN_INFO, "error response with %s answers an unreadable message; "
@@ -400,10 +438,8 @@ static void rpc_012(const struct an_ctx *c)
 				  what, an_version_name(st->version));
 		return;
 	}
-	/* The unreadable message may be in a capture gap (TAP-001 says it). */
-	if (!st->gap_seq[peer])
-		an_report(c, -1, "error response with %s, but the %s sent no unreadable message for "
-				 "it to answer", what, peer == AN_C2S ? "client" : "server");
+	an_report(c, -1, "error response with %s, but the %s sent no unreadable message for it "
+			 "to answer", what, peer == AN_C2S ? "client" : "server");
 }
 
 static void rpc_013(const struct an_ctx *c)
@@ -734,6 +770,29 @@ static void rpc_017(const struct an_ctx *c)
 				 "declared)", m->method, an_version_name(st->version));
 }
 
+/* ---- the tracker ---- */
+
+static void rpc_track(const struct an_ctx *c, json_t *ext)
+{
+	const struct an_msg *m = c->m;
+	enum an_dir sender = m->dir == AN_C2S ? AN_S2C : AN_C2S;
+
+	if (!m->gap && !json_object_size(ext))
+		return; /* no gap so far: the usual case */
+	if (m->gap) {
+		const char *dir = m->gap->dir;
+		for (int d = 0; d < 2; d++)
+			if (!dir || !strcmp(dir, d == AN_C2S ? "c2s" : "s2c"))
+				json_object_set_new(ext, gap_key[d],
+						    json_integer(gap_left(c->st, (enum an_dir)d) +
+								 m->gap->gap_messages));
+		return;
+	}
+	/* An answer the rules took for the answer to a hidden message uses one up. */
+	if (gap_left(c->st, sender) > 0 && (answers_unknown(c) || error_for_nothing(c)))
+		json_object_set_new(ext, gap_key[sender], json_integer(gap_left(c->st, sender) - 1));
+}
+
 const struct an_rule an_rules_rpc[] = {
 	{"RPC-001", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_NOTJSONRPC, NULL, rpc_001,
 	 "every message is a JSON-RPC 2.0 request, notification or response (what is not "
@@ -799,4 +858,9 @@ const struct an_rule an_rules_rpc[] = {
 	 "an experimental capability (or an extension)",
 	 "MCP-RULES §1, §4; basic/lifecycle.mdx"},
 	{NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
+};
+
+const struct an_tracker an_trackers_rpc[] = {
+	{AN_ON_GAP | AN_ON_ANSWER, NULL, rpc_track, "rpc"},
+	{0, NULL, NULL, NULL},
 };

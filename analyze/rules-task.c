@@ -906,7 +906,8 @@ const struct an_rule an_rules_task[] = {
 	{"TASK-014", AN_WARNING, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_REQUEST | AN_ON_END, "tasks/get",
 	 task_014,
 	 "a requestor whose tasks/get or tasks/list shows input_required calls tasks/result rather "
-	 "than polling on (SSE use on tasks/get: HTTP only)",
+	 "than polling on (how it uses SSE on tasks/get is HTTP only: not visible in a stdio "
+	 "capture)",
 	 SRC},
 	{NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
 };

@@ -16,8 +16,9 @@
 
 extern const struct an_rule an_rules_life[], an_rules_flow[], an_rules_rpc[], an_rules_cap[],
 	an_rules_stdio[], an_rules_res[], an_rules_task[], an_rules_v26[], an_rules_tap[];
-extern const struct an_tracker an_trackers_life[], an_trackers_flow[], an_trackers_cap[], an_trackers_stdio[],
-	an_trackers_res[], an_trackers_task[], an_trackers_v26[];
+extern const struct an_tracker an_trackers_life[], an_trackers_flow[], an_trackers_rpc[],
+	an_trackers_cap[], an_trackers_stdio[], an_trackers_res[], an_trackers_task[],
+	an_trackers_v26[];
 
 const struct an_rule *const an_rule_tables[] = {
 	an_rules_life, an_rules_flow, an_rules_rpc, an_rules_cap,
@@ -26,7 +27,7 @@ const struct an_rule *const an_rule_tables[] = {
 };
 
 const struct an_tracker *const an_tracker_tables[] = {
-	an_trackers_life, an_trackers_flow, an_trackers_cap, an_trackers_stdio,
+	an_trackers_life, an_trackers_flow, an_trackers_rpc, an_trackers_cap, an_trackers_stdio,
 	an_trackers_res, an_trackers_task, an_trackers_v26,
 	NULL,
 };
