@@ -2018,6 +2018,17 @@ static struct an_request *pair_answer(struct an_engine *e, struct an_msg *m)
 }
 
 /*
+ * An element of a batch in a revision known to have none (RPC-009): its
+ * meaning is moot, and nobody waits for its answer.
+ */
+static const char *batch_problem(const struct an_state *st, const struct an_msg *m)
+{
+	if (!m->in_batch || st->version == AN_V2025_03_26 || !strcmp(st->version_source, "default"))
+		return NULL;
+	return "an element of a batch, in a revision without batches";
+}
+
+/*
  * One request, notification or answer: its rules (all of them, only those on
  * its form, or none when `rules` is 0), the engine's update, the trackers.
  */
@@ -2050,6 +2061,8 @@ static void feed_rpc(struct an_engine *e, struct an_msg *m, int rules)
 			why = an_rpc_role_problem(st->version, m->dir, MT_REQUEST, m->method);
 		if (!why && c->params.n && c->params.p[0] != '{')
 			why = "params that are not an object"; /* RPC-011's */
+		if (!why)
+			why = batch_problem(st, m);
 		if (why && rules)
 			m->unjudged = why;
 		r->flawed = !rules || why || c->idtype == MT_ID_NULL;
@@ -2084,6 +2097,8 @@ static void feed_rpc(struct an_engine *e, struct an_msg *m, int rules)
 		struct an_request *r = pair_answer(e, m);
 		if (c->kind == MT_RESPONSE && c->result.n && c->result.p[0] != '{')
 			m->unjudged = "a result that is not an object"; /* RPC-011's */
+		else
+			m->unjudged = batch_problem(st, m);
 		if (r) {
 			if (r->answer_seq)
 				m->unjudged = "a second answer";
@@ -2102,6 +2117,8 @@ static void feed_rpc(struct an_engine *e, struct an_msg *m, int rules)
 	} else {
 		if (c->kind == MT_NOTIFICATION && rules)
 			m->unjudged = an_rpc_role_problem(st->version, m->dir, MT_NOTIFICATION, m->method);
+		if (!m->unjudged && rules)
+			m->unjudged = batch_problem(st, m);
 		if (!m->unjudged && c->params.n && c->params.p[0] != '{')
 			m->unjudged = "params that are not an object"; /* RPC-011's */
 		if (rules)

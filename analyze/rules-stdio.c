@@ -5,7 +5,8 @@
  * The tracker keeps, per direction, the run of consecutive lines that are not
  * JSON-RPC messages (so that STDIO-001 can tell when they join into one JSON
  * value: a message split across lines) and how many unreadable messages each
- * side sent that no id-less error answered yet (read by RPC-012).
+ * side sent that no id-less error answered yet (read by RPC-012; a batch in a
+ * revision without batches counts as one).
  *
  * One cause, one finding: a line that may be part of a split value is held
  * back in its run; when the lines join, STDIO-001 says so once and the engine
@@ -527,6 +528,11 @@ static void stdio_track(const struct an_ctx *c, json_t *ext)
 		if (run && json_integer_value(json_object_get(run, "at")) != (json_int_t)c->st->rpc_messages)
 			json_object_del(ext, run_key[d]);
 	}
+	/* A batch in a revision without batches: a message the peer may refuse
+	 * with an id-less error, as one it could not read. */
+	if (m->cls->kind == MT_BATCH && !m->in_batch && c->st->version != AN_V2025_03_26)
+		json_object_set_new(ext, unread_key[m->dir],
+				    json_integer(json_integer_value(json_object_get(ext, unread_key[m->dir])) + 1));
 	if (m->cls->kind != MT_ERROR && m->cls->kind != MT_INVALID && m->cls->kind != MT_NOTJSONRPC)
 		return;
 	if (m->cls->kind == MT_ERROR) {
