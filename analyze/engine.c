@@ -153,7 +153,13 @@ const struct an_rule *const *an_rules(size_t *n)
 #define IDSET_CHUNKS 2048
 #define IDSET_CLASSES (sizeof(((struct an_idset *)0)->cls) / sizeof(((struct an_idset *)0)->cls[0]))
 
-/* FNV-1a, then a final mix so that the low bits place well. Never 0. */
+/*
+ * FNV-1a, then a final mix so that the low bits place well. Never 0. Ids that
+ * are no counter are kept as this hash alone: two ids with the same hash
+ * (about n^2 / 2^65 for n such ids) are one to the set, so the second would be
+ * taken for a reuse of the first (RPC-003), or an answer to it for a second
+ * answer (RPC-004), once their records are no longer kept.
+ */
 static uint64_t hash64(const void *key, size_t n)
 {
 	const unsigned char *p = key;
