@@ -1637,9 +1637,14 @@ static void after_answer(struct an_engine *e, struct an_msg *m)
 	if (!json_is_object(task) && r->method && !strncmp(r->method, "tasks/", 6) &&
 	    json_object_get(result, "taskId"))
 		task = result;
-	if (json_is_object(task) && json_is_string(json_object_get(task, "taskId")))
-		task_status_set(e, json_string_value(json_object_get(task, "taskId")),
-				json_object_get(task, "status"), m->seq, (int)r->dir);
+	if (json_is_object(task) && json_is_string(json_object_get(task, "taskId"))) {
+		const char *id = json_string_value(json_object_get(task, "taskId"));
+		const char *status = json_string_value(json_object_get(task, "status"));
+		task_status_set(e, id, json_object_get(task, "status"), m->seq, (int)r->dir);
+		/* A task created already terminal: its request is not pinned for it. */
+		if (r->task_id && !strcmp(r->task_id, id) && terminal_status(status))
+			r->task_status = terminal_name(status);
+	}
 }
 
 /* State changes that a notification makes, after its rules ran. */

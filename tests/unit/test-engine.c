@@ -380,6 +380,58 @@ static void test_engine_reuse_kept(void **state)
 	an_engine_free(e);
 }
 
+/* Feed n ping pairs from id `from` on; returns the next seq. */
+static int64_t pings(struct an_engine *e, int64_t seq, int from, int n)
+{
+	char buf[160];
+
+	for (int i = from; i < from + n; i++) {
+		snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\"}\n", i);
+		feed(e, ++seq, "c2s", "request", buf);
+		snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{}}\n", i);
+		feed(e, ++seq, "s2c", "response", buf);
+	}
+	return seq;
+}
+
+/*
+ * A request that created a task stays kept while the task is not terminal
+ * (progress and cancels still name it), and goes like any other once it is;
+ * one whose task was created already terminal is not kept for it.
+ */
+static void test_engine_task_pinned(void **state)
+{
+	struct an_options o;
+	struct an_engine *e;
+	const struct an_state *st;
+	int64_t seq = 0;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	e = an_engine_new(1, &o);
+	st = an_engine_state(e);
+	for (int i = 0; i < 3; i++)
+		feed(e, ++seq, handshake[i][0], handshake[i][1], handshake[i][2]);
+	feed(e, ++seq, "c2s", "request", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+					  "\"params\":{\"name\":\"slow\",\"task\":{}}}\n");
+	feed(e, ++seq, "s2c", "response", "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"task\":{"
+					   "\"taskId\":\"t1\",\"status\":\"working\"}}}\n");
+	feed(e, ++seq, "c2s", "request", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+					  "\"params\":{\"name\":\"fast\",\"task\":{}}}\n");
+	feed(e, ++seq, "s2c", "response", "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"task\":{"
+					   "\"taskId\":\"t2\",\"status\":\"completed\"}}}\n");
+	seq = pings(e, seq, 10, AN_RECENT + 10);
+	assert_int_equal(an_id_fate(st, AN_C2S, "n:2", 3), AN_ID_KEPT);
+	assert_int_equal(an_id_fate(st, AN_C2S, "n:3", 3), AN_ID_ANSWERED);
+	feed(e, ++seq, "s2c", "notification", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks/"
+					       "status\",\"params\":{\"taskId\":\"t1\",\"status\":\"completed\"}}\n");
+	assert_int_equal(an_id_fate(st, AN_C2S, "n:2", 3), AN_ID_KEPT);
+	(void)pings(e, seq, 100000, AN_RECENT + 10);
+	assert_int_equal(an_id_fate(st, AN_C2S, "n:2", 3), AN_ID_ANSWERED);
+	assert_int_equal(json_object_size(st->tasks), 0);
+	an_engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +444,7 @@ int main(void)
 		cmocka_unit_test(test_idset_strings),
 		cmocka_unit_test(test_engine_long_session),
 		cmocka_unit_test(test_engine_reuse_kept),
+		cmocka_unit_test(test_engine_task_pinned),
 	};
 
 	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
