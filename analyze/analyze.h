@@ -23,6 +23,8 @@
 #include "schema/message.h"
 #include "schema/util.h"
 
+struct store_item;
+
 /* Protocol revisions, oldest first. */
 enum an_version {
 	AN_V2024_11_05,
@@ -73,11 +75,26 @@ enum {
 	AN_ON_NOTJSONRPC = 1 << 6,   /* JSON, but not a JSON-RPC message */
 	AN_ON_STDERR = 1 << 7,
 	AN_ON_END = 1 << 8,          /* the session is over: m is NULL */
+	AN_ON_GAP = 1 << 9,          /* a capture gap: m->gap says what is missing */
+	AN_ON_UNREADABLE = 1 << 10,  /* JSON beyond the parser's limits: m->unreadable says which */
 	AN_ON_ANSWER = AN_ON_RESPONSE | AN_ON_ERROR,
 	AN_ON_MESSAGE = AN_ON_REQUEST | AN_ON_NOTIFICATION | AN_ON_RESPONSE | AN_ON_ERROR,
+	/*
+	 * Not a hook: the rule judges a message's form (framing, ids, encoding),
+	 * not its meaning, so it also runs on the messages the engine does not
+	 * judge by meaning (an_msg.unjudged).
+	 */
+	AN_FRAMING = 1 << 16,
 };
 
-/* One request the session has seen (owned by the state). */
+/*
+ * One request the engine knows (owned by the engine): one still open, or one
+ * settled lately (answered, cancelled a while ago, or cut off by a capture
+ * gap). A settled request is kept only while it is among the AN_RECENT latest
+ * ones (or while a task it created is not terminal, or when it is the
+ * session's first initialize); after that only its id is remembered, in the
+ * compact sets of struct an_state. A rule may hold a record only for the call.
+ */
 struct an_request {
 	int64_t seq;
 	int64_t t_ns;
@@ -87,7 +104,7 @@ struct an_request {
 	json_t *params;          /* owned, kept for the methods answers are checked against
 				  * (initialize, tools/call, the lists, elicitation/create, sampling,
 				  * tasks/...); NULL for the others, and freed once the request
-				  * is answered (but for initialize's) */
+				  * is answered (but for the first initialize's) */
 	char *raw;               /* owned: the request's bytes until its params are parsed */
 	size_t raw_len;
 	int64_t answer_seq;      /* 0 until answered */
@@ -95,9 +112,75 @@ struct an_request {
 	int64_t cancel_seq;      /* a notifications/cancelled for it, or 0 */
 	int64_t cancel_t_ns;
 	int has_token;
-	json_t *progress_token;  /* owned: params._meta.progressToken */
+	json_t *progress_token;  /* owned: params._meta.progressToken (until it is settled) */
+	json_t *last_progress;   /* owned: the last numeric progress for its token, or NULL */
 	int is_task;             /* answered with a CreateTaskResult (2025-11-25) */
+	char *task_id;           /* owned: that task's id, or NULL */
+	const char *task_status; /* the task's status once it is terminal (static), else NULL */
 	int in_batch;            /* arrived inside a batch */
+	size_t batch_requests;   /* inside a batch: how many of its elements are requests */
+	uint64_t number;         /* 1 for the session's first request, then 2, 3 ... */
+	int flawed;              /* the engine does not wait for its answer: it is malformed,
+				  * unreadable, or not valid for its sender's role (an answer
+				  * still pairs with it) */
+	int unreadable;          /* beyond the JSON parser's limits (TAP-002) */
+	int64_t gap_seq;         /* settled by a capture gap at this seq, or 0 */
+	/* The engine's bookkeeping; rules read only open_next. */
+	struct an_request *open_next, *open_prev;   /* its list: open, flawed, pinned or free */
+	struct an_request *cancel_next, *cancel_prev; /* open and cancelled: settling in order */
+	char *key;               /* owned: its id key (see an_key_of) */
+	size_t key_len;
+	char *token_key;         /* owned: its progress token's key, or NULL */
+	size_t token_key_len;
+	int where;               /* engine's: which list holds it */
+};
+
+/* How many settled requests are kept in full after they settle. */
+#define AN_RECENT 4096
+
+/*
+ * A compact set of request ids (as keys from an_key_of), per sender. Integer
+ * ids are kept as ranges, so the 0, 1, 2 ... that SDKs count take a few bytes
+ * whatever their number; so are string ids made of a fixed prefix and a
+ * counter ("req-17"), for a few prefixes. Counters with holes, once there are
+ * too many ranges, go to bitmaps of 4096 ids (a bit each). Every other id is
+ * kept as a 64-bit hash: two different ids with the same hash (about one
+ * chance in 3x10^7 among 10^6 ids) count as one, so a new id could be taken for
+ * a reused one (RPC-003), or an answer to it for a second answer.
+ */
+struct an_idset {
+	struct an_id_class {
+		uint64_t prefix;         /* 0: JSON integers; else the hash of a string prefix */
+		int64_t *r;              /* owned: sorted disjoint ranges, lo and hi in pairs */
+		size_t n, cap;           /* ranges held, allocated */
+		struct an_id_chunk {
+			int64_t base;    /* a multiple of 4096 */
+			uint64_t *bits;  /* owned: 4096 bits */
+		} *chunk;                /* owned: sorted by base */
+		size_t nchunk, capchunk;
+		int64_t max;             /* the largest id added */
+	} cls[8];
+	size_t ncls;
+	uint64_t *hash;              /* owned: open addressing table of hashes (0: empty) */
+	size_t hcap, hlen;
+};
+
+void an_idset_init(struct an_idset *s);
+void an_idset_release(struct an_idset *s);
+/* Add an id key; returns 1 when it was already in the set, else 0. */
+int an_idset_add(struct an_idset *s, const char *key, size_t n);
+/* Is the id key in the set? */
+int an_idset_has(const struct an_idset *s, const char *key, size_t n);
+/* The bytes the set holds (its allocations). */
+size_t an_idset_bytes(const struct an_idset *s);
+
+/* What became of a request id, as far as the engine can tell (an_id_fate). */
+enum an_id_fate {
+	AN_ID_UNUSED,       /* never used by that sender */
+	AN_ID_KEPT,         /* its request is open or kept: an_find_request() finds it */
+	AN_ID_ANSWERED,     /* its request was answered; the record is no longer kept */
+	AN_ID_CANCELLED,    /* cancelled and never answered; the record is no longer kept */
+	AN_ID_LOST,         /* open when a capture gap came; the record is no longer kept */
 };
 
 enum an_phase {
@@ -124,17 +207,31 @@ struct an_state {
 	json_t *client_caps;         /* owned; NULL until declared */
 	json_t *server_caps;
 
-	/* Every request, in order (owned); lookups go through the maps. */
-	struct an_request *requests;
-	size_t nrequests, caprequests;
-	struct mt_map open[2];       /* per sender: id key -> request index, still unanswered */
-	struct mt_map used[2];       /* per sender: id key -> request index, every id ever used */
-	struct mt_map tokens[2];     /* per sender of the request: progress token key -> request index */
-	json_t *last_progress;       /* token key -> last progress value (owned) */
+	/*
+	 * Requests: the open ones in full, the settled ones for a while, and the
+	 * ids of all (bounded by the requests still open, not by the session).
+	 */
+	const struct an_request *init_request; /* the first client initialize, kept for the session */
+	struct an_request *open_first;  /* the open requests the engine waits an answer for,
+					 * in seq order (through open_next); not the flawed ones */
+	size_t nopen;
+	uint64_t nrequests;          /* requests seen so far */
+	struct mt_map open[2];       /* per sender: id key -> open request (a pointer) */
+	struct mt_map recent[2];     /* per sender: id key -> settled request still kept */
+	struct mt_map tokens[2];     /* per sender of the request: progress token key -> request */
+	struct an_idset ids[2];      /* per sender: every id it used */
+	struct an_idset cancelled[2]; /* per sender: ids of requests dropped cancelled, unanswered */
+	struct an_idset lost[2];     /* per sender: ids of requests dropped unanswered after a gap */
+	int64_t last_answer_seq[2];  /* per sender: the latest first answer to one of its requests */
+	int64_t gap_seq[2];          /* per direction: the seq of its latest capture gap, or 0 */
+	uint64_t gaps;               /* capture gaps seen */
+	int caps_unreadable[2];      /* per side: its capabilities were in a message the
+				      * analyzer could not read (so they are unknown) */
 	json_t *subscriptions;       /* uri -> seq of the resources/subscribe (owned) */
 	json_t *tools;               /* name -> Tool object from the latest tools/list (owned) */
-	json_t *cursors;             /* method -> [nextCursor ...] received (owned) */
-	json_t *tasks;               /* taskId -> {"status":..., "seq":..., "dir":...} (owned) */
+	struct an_idset cursors;     /* every "method\0cursor" received as a nextCursor */
+	json_t *tasks;               /* taskId -> {"status":..., "seq":..., "dir":...} (owned):
+				      * the tasks not yet terminal */
 	int64_t last_t_ns;
 	int64_t timeout_ns;          /* --timeout-ms, 0: none */
 	uint64_t messages;           /* messages seen so far (the current one included) */
@@ -157,9 +254,19 @@ struct an_msg {
 	int64_t in_batch;            /* the batch's seq when it came inside one, else 0 */
 	char *id_key;                /* the id as a map key, NUL-free length id_key_len */
 	size_t id_key_len;
-	struct an_request *req;      /* answers: the request it answers (NULL if none);
+	struct an_request *req;      /* answers: the request it answers (NULL if none, or
+				      * when it is no longer kept: see an_id_fate);
 				      * requests: its own record */
 	uint64_t serial;             /* unique in the process, per message fed (memo keys) */
+	/*
+	 * Set when only the AN_FRAMING rules run on the message, because its
+	 * meaning is moot: a request or notification its sender may not send, a
+	 * second answer, an answer to a flawed or unreadable request. One cause,
+	 * one finding: the framing rule says what is wrong, nothing follows.
+	 */
+	const char *unjudged;        /* why (static text), or NULL */
+	const char *unreadable;      /* AN_ON_UNREADABLE: the parser's limit it is beyond */
+	const struct store_item *gap; /* AN_ON_GAP: the gap (borrowed) */
 };
 
 /* What a rule function gets. */
@@ -198,6 +305,13 @@ struct an_tracker {
 	void (*update)(const struct an_ctx *c, json_t *ext); /* ext: this family's object */
 	const char *family;       /* its member of st->ext */
 };
+/*
+ * For a tracker: the current line completes a message the peer sent split
+ * across lines (raw: those lines joined, copied). Once the current message is
+ * done, the engine follows it as the message it is (its answer answers it...),
+ * without rules: the finding about the split is the tracker's family's.
+ */
+void an_follow_joined(const struct an_ctx *c, const char *raw, size_t n);
 /* NULL-terminated list of tracker tables, each ending with a {0} row. */
 extern const struct an_tracker *const an_tracker_tables[];
 
@@ -244,9 +358,33 @@ json_t *an_path(json_t *obj, const char *path);
 json_t *an_req_params(const struct an_request *r);
 /* Is the session's revision one of the bits in mask? */
 int an_version_in(const struct an_state *st, unsigned mask);
-/* The request sent by `sender` with this id key, or NULL (open ones first). */
+/* The request sent by `sender` with this id key, or NULL (open ones first, then
+ * the settled ones still kept). */
 struct an_request *an_find_request(const struct an_state *st, enum an_dir sender,
 				   const char *key, size_t n);
+/* The same among the open requests only. */
+struct an_request *an_open_request(const struct an_state *st, enum an_dir sender,
+				   const char *key, size_t n);
+/* What became of the request `sender` sent with this id key. */
+enum an_id_fate an_id_fate(const struct an_state *st, enum an_dir sender, const char *key,
+			   size_t n);
+/* The latest request sent by `sender` with this progress token key (open, or
+ * settled and still kept), or NULL. */
+struct an_request *an_token_request(const struct an_state *st, enum an_dir sender,
+				    const char *key, size_t n);
+/*
+ * Is a message that is JSON but not JSON-RPC 2.0 still an attempt at one (an
+ * element of a batch, an array, an object with a jsonrpc, id, method, params,
+ * result or error member)? Those are RPC-001's (or RPC-005's, RPC-009's ...);
+ * what is not JSON-RPC at all (a JSON log line, a bare value) is STDIO-002's
+ * or STDIO-003's.
+ */
+int an_jsonrpc_like(const struct an_msg *m);
+/* Was the string cursor received as a nextCursor for method in this session? */
+int an_cursor_given(const struct an_state *st, const char *method, json_t *cursor);
+/* The status of the task a request created (borrowed) and its id, or NULL. */
+const char *an_req_task_status(const struct an_state *st, const struct an_request *r,
+			       const char **task_id);
 /* A JSON value (an id or a token) as a map key, into out (reset first). */
 void an_key_of(json_t *v, struct mt_buf *out);
 /* "c→s" / "s→c" */
@@ -259,6 +397,9 @@ const char *an_dir_arrow(enum an_dir d);
  */
 const char *an_rpc_role_problem(enum an_version v, enum an_dir dir, enum mt_kind kind,
 				const char *method);
+/* Shared by rules-flow.c and rules-life.c: is r a ping PING-001 reports as never
+ * answered (so that LIFE-015 does not say it again)? */
+int an_ping_never_answered(const struct an_state *st, const struct an_request *r);
 /* The revisions whose schema has `method` (AN_V bits); AN_EVERY for one in no table. */
 unsigned an_method_revisions(const char *method);
 
@@ -293,7 +434,6 @@ struct an_engine *an_engine_new(int64_t session, const struct an_options *o);
 void an_engine_free(struct an_engine *e);
 
 /* Feed one item of the session, in seq order (borrowed). */
-struct store_item;
 void an_engine_feed(struct an_engine *e, const struct store_item *it);
 /* The session is over: run the end-of-session rules. */
 void an_engine_end(struct an_engine *e);

@@ -17,6 +17,7 @@
  *             elicitations the server sent (elicitation/create with mode
  *             "url", and -32042 errors), for CAP-020
  *   "done":   { elicitationId: seq of its first notifications/elicitation/complete }
+ *             (each holds the MAX_ELICIT latest ids, in the order they came)
  *   "required_tools": how many tools of the latest tools/list require a task
  *             (CAP-018's cheap path)
  *   "server_caps": the server's capabilities from a successful initialize
@@ -27,8 +28,11 @@
 
 #include "analyze/analyze.h"
 
-/* How far back CAP-009 looks for a resources/subscribe still waiting for its answer. */
-#define PENDING_SCAN 256
+/* How many open requests CAP-009 looks through for a resources/subscribe still
+ * waiting for its answer. */
+#define PENDING_SCAN 4096
+/* How many URL-mode elicitation ids the tracker keeps (the latest ones). */
+#define MAX_ELICIT 4096
 /* How many subscriptions CAP-009 compares a sub-resource uri with. */
 #define SUB_SCAN 4096
 
@@ -47,9 +51,12 @@ static json_t *retry_caps(const struct an_state *st)
 	return json_object_get(json_object_get(st->ext, "cap"), "server_caps");
 }
 
-/* Have the capabilities of this side been declared on the wire yet? */
+/* Have the capabilities of this side been declared on the wire yet (and read:
+ * in a message beyond the analyzer's limits they are unknown)? */
 static int caps_known(const struct an_state *st, enum an_dir side)
 {
+	if (st->caps_unreadable[side])
+		return 0;
 	if (side == AN_C2S)
 		return st->init_seq != 0 || st->phase == AN_PH_STATELESS;
 	return st->init_answer_seq != 0 || retry_caps(st) != NULL;
@@ -193,13 +200,12 @@ static void cap_008(const struct an_ctx *c)
 		need_cap(c, AN_S2C, "resources.listChanged", 1);
 }
 
-/* Is a resources/subscribe for uri among the latest requests, still unanswered? */
+/* Is a resources/subscribe for uri among the open requests? */
 static int subscribe_pending(const struct an_state *st, const char *uri)
 {
-	size_t stop = st->nrequests > PENDING_SCAN ? st->nrequests - PENDING_SCAN : 0;
+	size_t n = 0;
 
-	for (size_t i = st->nrequests; i > stop; i--) {
-		const struct an_request *r = &st->requests[i - 1];
+	for (const struct an_request *r = st->open_first; r && n < PENDING_SCAN; r = r->open_next, n++) {
 		if (r->dir == AN_C2S && !r->answer_seq && is(r->method, "resources/subscribe") &&
 		    is(json_string_value(json_object_get(an_req_params(r), "uri")), uri))
 			return 1;
@@ -712,12 +718,23 @@ static json_t *member(json_t *ext, const char *name)
 	return o;
 }
 
+/* Set key in obj, dropping its oldest member when it holds MAX_ELICIT. */
+static void set_bounded(json_t *obj, const char *key, int64_t seq)
+{
+	if (json_object_size(obj) >= MAX_ELICIT) {
+		void *it = json_object_iter(obj); /* insertion order: the oldest first */
+		if (it)
+			json_object_del(obj, json_object_iter_key(it));
+	}
+	json_object_set_new(obj, key, json_integer(seq));
+}
+
 static void note_elicitation(json_t *ext, json_t *id, int64_t seq)
 {
 	json_t *seen = member(ext, "elicit");
 
 	if (json_is_string(id) && !json_object_get(seen, json_string_value(id)))
-		json_object_set_new(seen, json_string_value(id), json_integer(seq));
+		set_bounded(seen, json_string_value(id), seq);
 }
 
 static void track_elicit(const struct an_ctx *c, json_t *ext)
@@ -753,7 +770,7 @@ static void track_complete(const struct an_ctx *c, json_t *ext)
 		return;
 	done = member(ext, "done");
 	if (!json_object_get(done, json_string_value(id)))
-		json_object_set_new(done, json_string_value(id), json_integer(c->m->seq));
+		set_bounded(done, json_string_value(id), c->m->seq);
 }
 
 /* After a tools/list answer (the engine has updated st->tools): how many

@@ -16,14 +16,12 @@
  *   "ping_start0", "ping_count0", "ping_flag0" (and ...1): the ping rate window
  *       per sender (0 = client, 1 = server), and whether PING-003 fired;
  *   "prog_start0", "prog_count0", "prog_flag0" (and ...1): the same for progress;
- *   "prog_req":  { token key: index of the request the token's last progress
- *       notification was for } - the engine's last_progress is per token only,
- *       and a token may be reused by a later request, whose progress starts over;
- *   "task_of":   { request index: taskId } for requests answered with a
- *       CreateTaskResult (2025-11-25), so progress can follow the task;
  *   "init_ok", "init_error": the seq of the latest first answer to a client
  *       initialize that was a result / an error (read by LIFE-004 in
  *       rules-life.c: the engine follows only the first initialize).
+ * The engine keeps on each request the last progress for its token and the
+ * task it created (and that task's end), for as long as it keeps the request:
+ * a progress token that is in no request it keeps is in no active request.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,15 +86,7 @@ static enum an_dir peer_of(enum an_dir d)
 static const char *task_status(const struct an_state *st, const struct an_request *r,
 			       const char **task_id)
 {
-	char key[32];
-	json_t *id;
-
-	snprintf(key, sizeof(key), "%zu", (size_t)(r - st->requests));
-	id = json_object_get(json_object_get(flow_ext(st), "task_of"), key);
-	*task_id = json_string_value(id);
-	if (!*task_id)
-		return NULL;
-	return json_string_value(json_object_get(json_object_get(st->tasks, *task_id), "status"));
+	return an_req_task_status(st, r, task_id);
 }
 
 static int terminal(const char *status)
@@ -119,11 +109,7 @@ static int request_active(const struct an_state *st, const struct an_request *r)
 static struct an_request *token_request(const struct an_state *st, enum an_dir sender,
 					const struct mt_buf *key)
 {
-	int64_t idx;
-
-	if (key->data && mt_map_get(&st->tokens[sender], key->data, key->len, &idx))
-		return &st->requests[idx];
-	return NULL;
+	return key->data ? an_token_request(st, sender, key->data, key->len) : NULL;
 }
 
 /*
@@ -168,6 +154,12 @@ static int64_t ping_late(const struct an_state *st)
 	return st->timeout_ns ? st->timeout_ns : PING_LATE_NS;
 }
 
+int an_ping_never_answered(const struct an_state *st, const struct an_request *r)
+{
+	return !r->answer_seq && !r->cancel_seq && !strcmp(r->method, "ping") &&
+	       an_version_in(st, AN_ALL4) && st->last_t_ns - r->t_ns > ping_late(st);
+}
+
 static void ping_001(const struct an_ctx *c)
 {
 	const struct an_state *st = c->st;
@@ -178,17 +170,16 @@ static void ping_001(const struct an_ctx *c)
 	if (!m) {
 		/* The end: pings that stayed unanswered while the session went on. */
 		size_t n = 0;
-		for (size_t i = 0; i < st->nrequests; i++) {
-			const struct an_request *r = &st->requests[i];
-			if (r->answer_seq || r->cancel_seq || strcmp(r->method, "ping") ||
-			    st->last_t_ns - r->t_ns <= ping_late(st) || n++ >= END_REPORTS)
+		for (const struct an_request *r = st->open_first; r; r = r->open_next) {
+			if (!an_ping_never_answered(st, r) || n++ >= END_REPORTS)
 				continue;
 			an_report_at(c, -1, r->seq, NULL, 0,
 				     "%s ping was never answered (the session went on for %lld ms)",
 				     an_dir_arrow(r->dir), (long long)((st->last_t_ns - r->t_ns) / MS));
 		}
 		if (n > END_REPORTS)
-			an_report(c, -1, "%zu more pings were never answered", n - END_REPORTS);
+			an_report(c, -1, "%zu more %s never answered", n - END_REPORTS,
+				  n - END_REPORTS == 1 ? "ping was" : "pings were");
 		return;
 	}
 	if (!m->req || m->req->answer_seq)
@@ -263,11 +254,19 @@ static void cancel_001(const struct an_ctx *c)
 		goto out; /* CANCEL-006/007 */
 	r = cancel_target(c, rid, &key);
 	if (!r) {
+		/* A request the engine no longer keeps is one settled long ago: no race
+		 * to time, nothing to say. */
+		if (an_id_fate(c->st, c->m->dir, key.data, key.len) != AN_ID_UNUSED)
+			goto out;
 		other = an_find_request(c->st, peer_of(c->m->dir), key.data, key.len);
 		if (other)
 			an_report(c, -1, "requestId %s is #%lld %s, which the peer sent: a cancel goes in "
 					 "the direction of the request it cancels",
 				  show(rid, id, sizeof(id)), (long long)other->seq, other->method);
+		else if (an_id_fate(c->st, peer_of(c->m->dir), key.data, key.len) != AN_ID_UNUSED)
+			an_report(c, -1, "requestId %s is the id of a request the peer sent: a cancel goes "
+					 "in the direction of the request it cancels",
+				  show(rid, id, sizeof(id)));
 		else
 			an_report(c, -1, "requestId %s names no request that %s sent",
 				  show(rid, id, sizeof(id)),
@@ -301,7 +300,14 @@ static void cancel_002(const struct an_ctx *c)
 static void cancel_003(const struct an_ctx *c)
 {
 	const struct an_request *r = c->m->req;
+	enum an_dir sender = peer_of(c->m->dir);
 
+	if (!r && c->m->cls->idtype != MT_ID_NONE && c->m->cls->idtype != MT_ID_NULL &&
+	    an_id_fate(c->st, sender, c->m->id_key, c->m->id_key_len) == AN_ID_CANCELLED) {
+		an_report(c, -1, "answers id %.*s, a request cancelled long before and let go unanswered",
+			  (int)c->m->cls->id.n, c->m->cls->id.p);
+		return;
+	}
 	if (!r || !r->cancel_seq || r->answer_seq || c->m->t_ns - r->cancel_t_ns <= CANCEL_GRACE_NS)
 		return;
 	int64_t rel[2] = {r->seq, r->cancel_seq};
@@ -415,7 +421,7 @@ static struct an_request *progress_request(const struct an_ctx *c, json_t **tok,
 static void prog_003(const struct an_ctx *c)
 {
 	struct mt_buf key = MT_BUF_INIT;
-	json_t *tok, *prog = an_params_member(c, "progress"), *last, *last_req;
+	json_t *tok, *prog = an_params_member(c, "progress"), *last;
 	const struct an_request *r = progress_request(c, &tok, &key);
 	char a[64], b[64], d[64];
 
@@ -425,11 +431,11 @@ static void prog_003(const struct an_ctx *c)
 		an_report(c, -1, "notifications/progress has no numeric params.progress");
 		goto out;
 	}
-	last = json_object_get(c->st->last_progress, key.data);
-	last_req = json_object_get(json_object_get(flow_ext(c->st), "prog_req"), key.data);
-	/* Only within one request: a later request may reuse the token and start over. */
-	if (!json_is_number(last) || !last_req ||
-	    json_integer_value(last_req) != (r ? (json_int_t)(r - c->st->requests) : -1))
+	/* Only within one request still going on: a later request may reuse the token
+	 * and start over; a token of no request is PROG-004's, progress after the
+	 * answer PROG-005's (or PROG-008's). */
+	last = r && request_active(c->st, r) ? r->last_progress : NULL;
+	if (!json_is_number(last))
 		goto out;
 	if (json_number_value(prog) <= json_number_value(last))
 		an_report(c, -1, "progress %s for token %s does not increase (the last was %s)",
@@ -453,7 +459,7 @@ static void prog_004(const struct an_ctx *c)
 				 "%s: progress goes from the receiver of a request to its sender",
 			  show(tok, buf, sizeof(buf)), (long long)own->seq, own->method);
 	else
-		an_report(c, -1, "progressToken %s was not given in any request %s sent",
+		an_report(c, -1, "progressToken %s is not the token of any active request %s sent",
 			  show(tok, buf, sizeof(buf)), c->m->dir == AN_C2S ? "the server" : "the client");
 out:
 	mt_buf_release(&key);
@@ -525,21 +531,7 @@ static void track_ping(const struct an_ctx *c, json_t *ext)
 
 static void track_progress(const struct an_ctx *c, json_t *ext)
 {
-	struct mt_buf key = MT_BUF_INIT;
-	json_t *tok, *reqs;
-	const struct an_request *r;
-
 	window_step(ext, "prog", c->m->dir, c->m->t_ns, PROG_WINDOW_NS, PROG_BURST);
-	r = progress_request(c, &tok, &key);
-	/* The same condition as the engine's update of last_progress. */
-	if (tok && json_is_number(an_params_member(c, "progress")) && key.data) {
-		if (!(reqs = json_object_get(ext, "prog_req"))) {
-			reqs = json_object();
-			json_object_set_new(ext, "prog_req", reqs);
-		}
-		set_int(reqs, key.data, r ? (int64_t)(r - c->st->requests) : -1);
-	}
-	mt_buf_release(&key);
 }
 
 /* The latest first answers to the client's initialize requests (read by LIFE-004). */
@@ -549,25 +541,6 @@ static void track_init(const struct an_ctx *c, json_t *ext)
 
 	if (r && r->dir == AN_C2S && r->answer_seq == c->m->seq)
 		set_int(ext, c->m->cls->kind == MT_RESPONSE ? "init_ok" : "init_error", c->m->seq);
-}
-
-static void track_task(const struct an_ctx *c, json_t *ext)
-{
-	const struct an_request *r = c->m->req;
-	json_t *id, *map;
-	char key[32];
-
-	if (!r || !r->is_task || r->answer_seq != c->m->seq)
-		return;
-	id = an_path(an_result(c), "task.taskId");
-	if (!json_is_string(id))
-		return;
-	if (!(map = json_object_get(ext, "task_of"))) {
-		map = json_object();
-		json_object_set_new(ext, "task_of", map);
-	}
-	snprintf(key, sizeof(key), "%zu", (size_t)(r - c->st->requests));
-	json_object_set(map, key, id);
 }
 
 #define SRC_PING "MCP-RULES §3.2; basic/utilities/ping.mdx"
@@ -616,7 +589,7 @@ const struct an_rule an_rules_flow[] = {
 	 "notifications/cancelled carries params.requestId (required by the schema)",
 	 "MCP-RULES §3.3; schema/<v>/schema.ts (CancelledNotification)"},
 	{"CANCEL-008", AN_WARNING, AN_SEV_FIXED, AN_FROM_0326, 0, NULL, NULL,
-	 "HTTP only: a disconnect is not a cancel; checked with the HTTP tap",
+	 "HTTP only: a disconnect is not a cancel; not visible in a stdio capture",
 	 "MCP-RULES §3.3; basic/transports.mdx"},
 	{"PROG-001", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_NOTIFICATION, NULL,
 	 prog_001,
@@ -662,8 +635,5 @@ const struct an_tracker an_trackers_flow[] = {
 	{AN_ON_REQUEST, "ping", track_ping, "flow"},
 	{AN_ON_NOTIFICATION, "notifications/progress", track_progress, "flow"},
 	{AN_ON_ANSWER, "initialize", track_init, "flow"},
-	{AN_ON_RESPONSE, "tools/call", track_task, "flow"},
-	{AN_ON_RESPONSE, "sampling/createMessage", track_task, "flow"},
-	{AN_ON_RESPONSE, "elicitation/create", track_task, "flow"},
 	{0, NULL, NULL, NULL},
 };

@@ -6,8 +6,23 @@
  * Rules on the first initialize request run before the engine has read its
  * protocolVersion, i.e. against the default revision; the rules that depend
  * on the revision (LIFE-007, LIFE-010, LIFE-015) therefore judge the session
- * at its end, when the negotiated revision is known. They scan the request
- * list once there, and report at most END_REPORTS findings each.
+ * at its end, when the negotiated revision is known, from what the engine
+ * still holds (the open requests) and what the tracker noted on the way, and
+ * report at most END_REPORTS findings each.
+ *
+ * The tracker keeps, under st->ext "life" (a few numbers, whatever the
+ * session's length):
+ *   "at": the init_answer_seq the next two were noted after (a retried
+ *         handshake starts them over);
+ *   "carry": the client's first request after that answer other than ping
+ *         and initialize; "switch": [seq, method, batch] of its first request
+ *         that carries on in the revision it asked for when the server
+ *         answered another (LIFE-010);
+ *   "binit": the first END_REPORTS client initialize requests sent inside a
+ *         batch, "binit_n" how many there were (LIFE-007);
+ *   "late": the END_REPORTS earliest requests answered after --timeout-ms
+ *         without a cancel, as [seq, dir, method, ms, answer seq], in seq
+ *         order, and "late_n" how many there were (LIFE-015).
  *
  * LIFE-004 and LIFE-016 read the answers to later initialize requests from the
  * tracker in rules-flow.c (st->ext "flow": "init_ok", "init_error"), since the
@@ -33,30 +48,20 @@ static const char *implementation_problem(json_t *v)
 	return NULL;
 }
 
-/* The first request record with this seq (batch elements share the batch's), or -1. */
-static long request_index(const struct an_state *st, int64_t seq)
-{
-	size_t lo = 0, hi = st->nrequests;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (st->requests[mid].seq < seq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < st->nrequests && st->requests[lo].seq == seq ? (long)lo : -1;
-}
-
 /* The session's first initialize request (the one the engine negotiated with), or NULL. */
 static const struct an_request *init_request(const struct an_state *st)
 {
-	long i = st->init_seq ? request_index(st, st->init_seq) : -1;
+	return st->init_request;
+}
 
-	for (; i >= 0 && (size_t)i < st->nrequests && st->requests[i].seq == st->init_seq; i++)
-		if (st->requests[i].dir == AN_C2S && !strcmp(st->requests[i].method, "initialize"))
-			return &st->requests[i];
-	return NULL;
+static json_t *life_ext(const struct an_state *st)
+{
+	return json_object_get(st->ext, "life");
+}
+
+static int64_t life_int(const struct an_state *st, const char *key)
+{
+	return json_integer_value(json_object_get(life_ext(st), key));
 }
 
 /* The protocolVersion the first initialize asked for (borrowed), or NULL. */
@@ -74,19 +79,13 @@ static const char *asked_version(const struct an_state *st)
  */
 static int64_t carried_on(const struct an_state *st)
 {
-	long i;
-
 	if (!st->init_answer_seq)
 		return 0;
 	if (st->initialized_seq > st->init_answer_seq)
 		return st->initialized_seq;
-	for (i = request_index(st, st->init_seq); i >= 0 && (size_t)i < st->nrequests; i++) {
-		const struct an_request *r = &st->requests[i];
-		if (r->seq > st->init_answer_seq && r->dir == AN_C2S && strcmp(r->method, "ping") &&
-		    strcmp(r->method, "initialize"))
-			return r->seq;
-	}
-	return 0;
+	if (life_int(st, "at") != st->init_answer_seq)
+		return 0;
+	return life_int(st, "carry");
 }
 
 /* Did the server answer another version than the first initialize asked for? */
@@ -186,7 +185,9 @@ static void life_004(const struct an_ctx *c)
 		/* At the end: a successful handshake that was never completed. Not
 		 * when the server answered another revision and the client then sent
 		 * nothing: that is the disconnect LIFE-010 asks for. */
-		if (result && !st->initialized_seq && !(version_switched(st) && !carried_on(st)))
+		/* (Nor when a gap in the client's messages came after it: it may hold it.) */
+		if (result && !st->initialized_seq && !(version_switched(st) && !carried_on(st)) &&
+		    st->gap_seq[AN_C2S] < result)
 			an_report_at(c, -1, result, NULL, 0,
 				     "the client never sent notifications/initialized after the "
 				     "initialize result");
@@ -221,9 +222,10 @@ static void life_006(const struct an_ctx *c)
 {
 	const struct an_msg *m = c->m;
 
-	/* No handshake at all is LIFE-001's finding. */
+	/* No handshake at all is LIFE-001's finding; notifications/initialized may be
+	 * in a gap in the client's messages (TAP-001). */
 	if (m->dir != AN_S2C || c->st->initialized_seq || !c->st->init_seq ||
-	    !strcmp(m->method, "ping"))
+	    c->st->gap_seq[AN_C2S] > c->st->init_seq || !strcmp(m->method, "ping"))
 		return;
 	an_report(c, -1, "the server sent %s before notifications/initialized; only ping and "
 			 "logging may come before it", m->method);
@@ -231,19 +233,17 @@ static void life_006(const struct an_ctx *c)
 
 static void life_007(const struct an_ctx *c)
 {
-	const struct an_state *st = c->st;
-	size_t n = 0;
+	json_t *seqs = json_object_get(life_ext(c->st), "binit"), *v;
+	int64_t n = life_int(c->st, "binit_n");
+	size_t i;
 
-	for (size_t i = 0; i < st->nrequests; i++) {
-		const struct an_request *r = &st->requests[i];
-		if (r->in_batch && r->dir == AN_C2S && !strcmp(r->method, "initialize") &&
-		    n++ < END_REPORTS)
-			an_report_at(c, -1, r->seq, NULL, 0,
-				     "initialize was sent inside a JSON-RPC batch");
+	json_array_foreach(seqs, i, v) {
+		an_report_at(c, -1, json_integer_value(v), NULL, 0,
+			     "initialize was sent inside a JSON-RPC batch");
 	}
 	if (n > END_REPORTS)
-		an_report(c, -1, "%zu more initialize requests were sent inside batches",
-			  n - END_REPORTS);
+		an_report(c, -1, "%lld more initialize %s sent inside batches",
+			  (long long)(n - END_REPORTS), n - END_REPORTS == 1 ? "request was" : "requests were");
 }
 
 static void life_008(const struct an_ctx *c)
@@ -307,28 +307,21 @@ static void life_010(const struct an_ctx *c)
 	}
 	if (an_version_parse(asked, &va) != 0)
 		return;
-	/* Carrying on in the version it asked for, not the one it got. */
-	for (long i = request_index(st, st->init_seq); i >= 0 && (size_t)i < st->nrequests; i++) {
-		const struct an_request *r = &st->requests[i];
-		unsigned rev;
-		if (r->seq <= st->init_answer_seq || r->dir != AN_C2S)
-			continue;
-		rev = an_method_revisions(r->method);
-		if ((rev & AN_V(va)) && !(rev & AN_V(vg))) {
-			an_report_at(c, AN_ERROR, r->seq, NULL, 0,
-				     "the client asked for %s, the server answered %s, and the client "
-				     "carried on in %s: %s is not in %s", asked, got, asked, r->method,
-				     got);
-			return;
-		}
-		if (r->in_batch && va == AN_V2025_03_26 && vg != AN_V2025_03_26) {
-			an_report_at(c, AN_ERROR, r->seq, NULL, 0,
-				     "the client asked for %s, the server answered %s, and the client "
-				     "carried on in %s: it sent a batch, which %s does not have", asked,
-				     got, asked, got);
-			return;
-		}
-	}
+	/* Carrying on in the version it asked for, not the one it got (the tracker
+	 * noted the first request that does). */
+	json_t *sw = json_object_get(life_ext(st), "switch");
+	if (!sw || life_int(st, "at") != st->init_answer_seq)
+		return;
+	if (!json_integer_value(json_array_get(sw, 2)))
+		an_report_at(c, AN_ERROR, json_integer_value(json_array_get(sw, 0)), NULL, 0,
+			     "the client asked for %s, the server answered %s, and the client "
+			     "carried on in %s: %s is not in %s", asked, got, asked,
+			     json_string_value(json_array_get(sw, 1)), got);
+	else
+		an_report_at(c, AN_ERROR, json_integer_value(json_array_get(sw, 0)), NULL, 0,
+			     "the client asked for %s, the server answered %s, and the client "
+			     "carried on in %s: it sent a batch, which %s does not have", asked,
+			     got, asked, got);
 }
 
 static void life_012(const struct an_ctx *c)
@@ -361,43 +354,58 @@ static void life_015(const struct an_ctx *c)
 {
 	const struct an_state *st = c->st;
 	int64_t limit = st->timeout_ns;
-	size_t reported = 0, more = 0;
+	json_t *late = json_object_get(life_ext(st), "late");
+	size_t reported = 0, more = 0, li = 0;
+	const struct an_request *r = st->open_first;
 
-	for (size_t i = 0; i < st->nrequests; i++) {
-		const struct an_request *r = &st->requests[i];
+	/* The open requests and those answered late (noted by the tracker), in seq order. */
+	for (;;) {
+		json_t *l = json_array_get(late, li);
 		int64_t waited;
-		/* initialize must not be cancelled (CANCEL-002); a cancelled request is done. */
-		if (r->cancel_seq || !strcmp(r->method, "initialize"))
-			continue;
-		if (!r->answer_seq) {
-			waited = st->last_t_ns - r->t_ns;
+		if (r && (!l || r->seq <= json_integer_value(json_array_get(l, 0)))) {
+			const struct an_request *q = r;
+			r = r->open_next;
+			/* initialize must not be cancelled (CANCEL-002); a cancelled request is
+			 * done; a ping never answered is PING-001's. */
+			if (q->cancel_seq || !strcmp(q->method, "initialize") ||
+			    an_ping_never_answered(st, q))
+				continue;
+			waited = st->last_t_ns - q->t_ns;
 			if (limit && waited <= limit)
 				continue;
-		} else {
-			waited = r->answer_t_ns - r->t_ns;
-			if (!limit || waited <= limit)
+			if (reported == END_REPORTS) {
+				more++;
 				continue;
+			}
+			reported++;
+			an_report_at(c, -1, q->seq, NULL, 0,
+				     "%s %s got no answer and no notifications/cancelled by the end of "
+				     "the capture (%lld ms later)", an_dir_arrow(q->dir), q->method,
+				     (long long)(waited / 1000000));
+			continue;
 		}
+		if (!l)
+			break;
+		li++;
 		if (reported == END_REPORTS) {
 			more++;
 			continue;
 		}
 		reported++;
-		if (!r->answer_seq)
-			an_report_at(c, -1, r->seq, NULL, 0,
-				     "%s %s got no answer and no notifications/cancelled by the end of "
-				     "the capture (%lld ms later)", an_dir_arrow(r->dir), r->method,
-				     (long long)(waited / 1000000));
-		else
-			an_report_at(c, -1, r->seq, NULL, 0,
-				     "%s %s was answered after %lld ms (at #%lld), beyond the %lld ms "
-				     "timeout, and was never cancelled", an_dir_arrow(r->dir), r->method,
-				     (long long)(waited / 1000000), (long long)r->answer_seq,
-				     (long long)(limit / 1000000));
+		an_report_at(c, -1, json_integer_value(json_array_get(l, 0)), NULL, 0,
+			     "%s %s was answered after %lld ms (at #%lld), beyond the %lld ms "
+			     "timeout, and was never cancelled",
+			     an_dir_arrow((enum an_dir)json_integer_value(json_array_get(l, 1))),
+			     json_string_value(json_array_get(l, 2)),
+			     (long long)json_integer_value(json_array_get(l, 3)),
+			     (long long)json_integer_value(json_array_get(l, 4)),
+			     (long long)(limit / 1000000));
 	}
+	/* The late answers the tracker only counted. */
+	more += (size_t)(life_int(st, "late_n") - (int64_t)json_array_size(late));
 	if (more)
-		an_report(c, -1, "%zu more requests went unanswered or late without a "
-				 "notifications/cancelled", more);
+		an_report(c, -1, "%zu more %s unanswered or late without a notifications/cancelled",
+			  more, more == 1 ? "request went" : "requests went");
 }
 
 static void life_016(const struct an_ctx *c)
@@ -417,7 +425,7 @@ const struct an_rule an_rules_life[] = {
 	 "the session's protocol revision is unknown or missing; it is checked against the "
 	 "nearest known one (or 2025-11-25)",
 	 "mcptap; MCP-RULES §0"},
-	{"LIFE-001", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_MESSAGE, NULL, life_001,
+	{"LIFE-001", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_MESSAGE | AN_FRAMING, NULL, life_001,
 	 "initialization must be the first interaction: the first message is the client's "
 	 "initialize request",
 	 "MCP-RULES §3.1; basic/lifecycle.mdx"},
@@ -466,8 +474,7 @@ const struct an_rule an_rules_life[] = {
 	 "process events; the session row keeps only the exit status or signal",
 	 "MCP-RULES §3.1; basic/lifecycle.mdx"},
 	{"LIFE-014", AN_INFO, AN_SEV_FIXED, AN_ALL4, 0, NULL, NULL,
-	 "HTTP only: shutdown is closing the HTTP connection(s); checked with the HTTP tap (see "
-	 "HTTP-032)",
+	 "HTTP only: shutdown is closing the HTTP connection(s); not visible in a stdio capture",
 	 "MCP-RULES §3.1; basic/lifecycle.mdx"},
 	{"LIFE-015", AN_WARNING, AN_SEV_FIXED, AN_ALL4, AN_ON_END, NULL, life_015,
 	 "every request is answered or cancelled: none left open at the end (or open beyond "
@@ -477,4 +484,107 @@ const struct an_rule an_rules_life[] = {
 	 "one initialize per connection: a second one is noted",
 	 "MCP-RULES §3.1; basic/lifecycle.mdx"},
 	{NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
+};
+
+/* ---- the tracker ---- */
+
+static void set_int(json_t *ext, const char *key, int64_t v)
+{
+	json_object_set_new(ext, key, json_integer((json_int_t)v));
+}
+
+/* The revisions the client asked for and got when they differ (else -1). */
+static void switched_versions(const struct an_state *st, int *va, int *vg)
+{
+	enum an_version a, g;
+
+	*va = *vg = -1;
+	if (!version_switched(st) || an_version_parse(asked_version(st), &a) ||
+	    an_version_parse(st->negotiated, &g))
+		return;
+	*va = (int)a;
+	*vg = (int)g;
+}
+
+static void track_request(const struct an_ctx *c, json_t *ext)
+{
+	const struct an_state *st = c->st;
+	const struct an_msg *m = c->m;
+	const struct an_request *r = m->req;
+	int va, vg;
+
+	if (m->dir != AN_C2S || !r)
+		return;
+	if (r->in_batch && !strcmp(r->method, "initialize")) {
+		json_t *seqs = json_object_get(ext, "binit");
+		if (!seqs) {
+			seqs = json_array();
+			json_object_set_new(ext, "binit", seqs);
+		}
+		if (json_array_size(seqs) < END_REPORTS)
+			json_array_append_new(seqs, json_integer(r->seq));
+		set_int(ext, "binit_n", json_integer_value(json_object_get(ext, "binit_n")) + 1);
+	}
+	if (!st->init_answer_seq || r->seq <= st->init_answer_seq)
+		return;
+	if (json_integer_value(json_object_get(ext, "at")) != st->init_answer_seq) {
+		/* After a (new) handshake answer: start over. */
+		set_int(ext, "at", st->init_answer_seq);
+		json_object_del(ext, "carry");
+		json_object_del(ext, "switch");
+		switched_versions(st, &va, &vg);
+		set_int(ext, "va", va);
+		set_int(ext, "vg", vg);
+	}
+	if (!json_object_get(ext, "carry") && strcmp(r->method, "ping") &&
+	    strcmp(r->method, "initialize"))
+		set_int(ext, "carry", r->seq);
+	va = (int)json_integer_value(json_object_get(ext, "va"));
+	vg = (int)json_integer_value(json_object_get(ext, "vg"));
+	if (va < 0 || json_object_get(ext, "switch"))
+		return;
+	unsigned rev = an_method_revisions(r->method);
+	if ((rev & AN_V(va)) && !(rev & AN_V(vg)))
+		json_object_set_new(ext, "switch", json_pack("[I,s,i]", (json_int_t)r->seq, r->method, 0));
+	else if (r->in_batch && va == AN_V2025_03_26 && vg != AN_V2025_03_26)
+		json_object_set_new(ext, "switch", json_pack("[I,s,i]", (json_int_t)r->seq, r->method, 1));
+}
+
+/* A first answer later than --timeout-ms to a request never cancelled (LIFE-015). */
+static void track_answer(const struct an_ctx *c, json_t *ext)
+{
+	const struct an_state *st = c->st;
+	const struct an_request *r = c->m->req;
+	int64_t waited;
+	json_t *late, *row;
+	size_t i;
+
+	if (!st->timeout_ns || !r || r->answer_seq != c->m->seq || r->cancel_seq || r->flawed ||
+	    !strcmp(r->method, "initialize"))
+		return;
+	waited = r->answer_t_ns - r->t_ns;
+	if (waited <= st->timeout_ns)
+		return;
+	set_int(ext, "late_n", json_integer_value(json_object_get(ext, "late_n")) + 1);
+	if (!(late = json_object_get(ext, "late"))) {
+		late = json_array();
+		json_object_set_new(ext, "late", late);
+	}
+	/* Keep the END_REPORTS earliest requests, in seq order. */
+	for (i = json_array_size(late); i > 0; i--)
+		if (json_integer_value(json_array_get(json_array_get(late, i - 1), 0)) <= r->seq)
+			break;
+	if (i >= END_REPORTS)
+		return;
+	row = json_pack("[I,i,s,I,I]", (json_int_t)r->seq, (int)r->dir, r->method,
+			(json_int_t)(waited / 1000000), (json_int_t)r->answer_seq);
+	json_array_insert_new(late, i, row);
+	if (json_array_size(late) > END_REPORTS)
+		json_array_remove(late, END_REPORTS);
+}
+
+const struct an_tracker an_trackers_life[] = {
+	{AN_ON_REQUEST, NULL, track_request, "life"},
+	{AN_ON_ANSWER, NULL, track_answer, "life"},
+	{0, NULL, NULL, NULL},
 };

@@ -55,7 +55,8 @@ static void say(struct rep *r, int sev, const char *fmt, ...)
 static void said(struct rep *r)
 {
 	if (r->more)
-		an_report(r->c, -1, "and %u more problems of this kind in the message", r->more);
+		an_report(r->c, -1, "and %u more %s of this kind in the message", r->more,
+			  r->more == 1 ? "problem" : "problems");
 }
 
 static const char *type_name(json_t *v)
@@ -476,11 +477,11 @@ static int sv_string(struct sv *v, json_t *s, json_t *x)
 		if (((unsigned char)p[i] & 0xC0) != 0x80)
 			n++;
 	if (json_is_integer(k = json_object_get(s, "minLength")) && (json_int_t)n < json_integer_value(k))
-		return sv_fail(v, "string of %zu characters is shorter than minLength %lld", n,
-			       (long long)json_integer_value(k));
+		return sv_fail(v, "string of %zu character%s is shorter than minLength %lld", n,
+			       n == 1 ? "" : "s", (long long)json_integer_value(k));
 	if (json_is_integer(k = json_object_get(s, "maxLength")) && (json_int_t)n > json_integer_value(k))
-		return sv_fail(v, "string of %zu characters is longer than maxLength %lld", n,
-			       (long long)json_integer_value(k));
+		return sv_fail(v, "string of %zu character%s is longer than maxLength %lld", n,
+			       n == 1 ? "" : "s", (long long)json_integer_value(k));
 	return 1;
 }
 
@@ -490,9 +491,11 @@ static int sv_array(struct sv *v, json_t *s, json_t *x, int depth)
 	json_t *k, *prefix = NULL, *rest = NULL, *items = json_object_get(s, "items"), *e;
 
 	if (json_is_integer(k = json_object_get(s, "minItems")) && (json_int_t)n < json_integer_value(k))
-		return sv_fail(v, "%zu items, fewer than minItems %lld", n, (long long)json_integer_value(k));
+		return sv_fail(v, "%zu item%s, fewer than minItems %lld", n, n == 1 ? "" : "s",
+			       (long long)json_integer_value(k));
 	if (json_is_integer(k = json_object_get(s, "maxItems")) && (json_int_t)n > json_integer_value(k))
-		return sv_fail(v, "%zu items, more than maxItems %lld", n, (long long)json_integer_value(k));
+		return sv_fail(v, "%zu item%s, more than maxItems %lld", n, n == 1 ? "" : "s",
+			       (long long)json_integer_value(k));
 	if (json_is_true(json_object_get(s, "uniqueItems"))) {
 		for (i = 0; i < n; i++)
 			for (size_t j = i + 1; j < n; j++) {
@@ -536,8 +539,9 @@ static int sv_array(struct sv *v, json_t *s, json_t *x, int depth)
 		}
 		v->mute--;
 		if (found < lo || (hi >= 0 && found > hi))
-			return sv_fail(v, "%lld items match contains, wanted %lld to %s", (long long)found,
-				       (long long)lo, hi >= 0 ? "maxContains" : "any");
+			return sv_fail(v, "%lld %s contains, wanted %lld to %s", (long long)found,
+				       found == 1 ? "item matches" : "items match", (long long)lo,
+				       hi >= 0 ? "maxContains" : "any");
 	}
 	return 1;
 }
@@ -554,11 +558,11 @@ static int sv_object(struct sv *v, json_t *s, json_t *x, int depth)
 			return sv_fail(v, "required property '%s' is missing", json_string_value(e));
 	}
 	if (json_is_integer(k = json_object_get(s, "minProperties")) && (json_int_t)n < json_integer_value(k))
-		return sv_fail(v, "%zu properties, fewer than minProperties %lld", n,
-			       (long long)json_integer_value(k));
+		return sv_fail(v, "%zu %s, fewer than minProperties %lld", n,
+			       n == 1 ? "property" : "properties", (long long)json_integer_value(k));
 	if (json_is_integer(k = json_object_get(s, "maxProperties")) && (json_int_t)n > json_integer_value(k))
-		return sv_fail(v, "%zu properties, more than maxProperties %lld", n,
-			       (long long)json_integer_value(k));
+		return sv_fail(v, "%zu %s, more than maxProperties %lld", n,
+			       n == 1 ? "property" : "properties", (long long)json_integer_value(k));
 	/* With patternProperties, which members are "additional" is not known here. */
 	if (json_object_get(s, "patternProperties"))
 		addl = NULL;
@@ -612,7 +616,9 @@ static int sv_combine(struct sv *v, json_t *s, json_t *x, int depth)
 		}
 		v->mute--;
 		if (!n)
-			return sv_fail(v, "matches none of the %zu anyOf schemas", json_array_size(k));
+			return sv_fail(v, json_array_size(k) == 1 ? "does not match its one anyOf schema"
+								    : "matches none of the %zu anyOf schemas",
+				       json_array_size(k));
 	}
 	if (json_is_array(k = json_object_get(s, "oneOf")) && json_array_size(k)) {
 		n = 0;
@@ -677,7 +683,9 @@ static int sv_check(struct sv *v, json_t *s, json_t *x, int depth)
 				break;
 		}
 		if (!found)
-			return sv_fail(v, "value is not one of the %zu enum values", json_array_size(k));
+			return sv_fail(v, json_array_size(k) == 1 ? "value is not the enum's one value"
+								    : "value is not one of the %zu enum values",
+				       json_array_size(k));
 	}
 	if ((k = json_object_get(s, "const")) && !jeq(k, x, 0))
 		return sv_fail(v, "value is not the const value");
@@ -1426,14 +1434,7 @@ static int paginated(const struct an_ctx *c)
 /* Was cursor given as a nextCursor for method earlier in the session? */
 static int cursor_given(const struct an_state *st, const char *method, json_t *cursor)
 {
-	json_t *e;
-	size_t i;
-
-	json_array_foreach(json_object_get(st->cursors, method), i, e) {
-		if (json_equal(e, cursor))
-			return 1;
-	}
-	return 0;
+	return an_cursor_given(st, method, cursor);
 }
 
 static void res_009(const struct an_ctx *c)

@@ -5,11 +5,18 @@
  *
  * Two helpers here are shared with rules-stdio.c (which declares them too):
  * the method table's role check and a UTF-8 check.
+ *
+ * The tracker keeps, under st->ext "rpc", "gap0" and "gap1": how many
+ * messages capture gaps in that direction (0: client to server) hid that an
+ * answer seen later may still answer. An answer to no known request, or an
+ * error without an id, takes one of them instead of being reported (RPC-004,
+ * RPC-012): a gap hides at most as many requests as it has messages.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "schema/store.h"
 
 
 /* ---- the method table (MCP-RULES §1 and Appendix A) ---- */
@@ -181,12 +188,45 @@ static const char *json_type_name(char first)
 
 /* ---- the rules ---- */
 
+static const char *const gap_key[2] = {"gap0", "gap1"}; /* by enum an_dir */
+
+/* How many hidden messages of direction d a later answer may still pair with. */
+static json_int_t gap_left(const struct an_state *st, enum an_dir d)
+{
+	return json_integer_value(json_object_get(json_object_get(st->ext, "rpc"), gap_key[d]));
+}
+
+/* An answer with an id that no request the peer sent (open, kept or dropped) has. */
+static int answers_unknown(const struct an_ctx *c)
+{
+	const struct an_msg *m = c->m;
+	enum an_dir sender = m->dir == AN_C2S ? AN_S2C : AN_C2S;
+
+	return !m->req && m->cls->idtype != MT_ID_NULL && m->cls->idtype != MT_ID_NONE &&
+	       an_id_fate(c->st, sender, m->id_key, m->id_key_len) == AN_ID_UNUSED;
+}
+
+/* An id-less (or null-id) error with nothing seen for it to answer. */
+static int error_for_nothing(const struct an_ctx *c)
+{
+	const struct an_msg *m = c->m;
+	enum an_dir peer = m->dir == AN_C2S ? AN_S2C : AN_C2S;
+	json_t *ext = json_object_get(c->st->ext, "stdio");
+
+	return m->cls->kind == MT_ERROR &&
+	       (m->cls->idtype == MT_ID_NULL || m->cls->idtype == MT_ID_NONE) &&
+	       json_integer_value(json_object_get(ext, peer == AN_C2S ? "unread0" : "unread1")) <= 0 &&
+	       !an_open_request(c->st, peer, "null", 4);
+}
+
 static void rpc_001(const struct an_ctx *c)
 {
 	const char *why = c->m->cls->error ? c->m->cls->error : "not a JSON-RPC message";
 
-	/* The answer-shape and batch problems have their own rules. */
-	if (!strcmp(why, "both result and error") || !strcmp(why, "empty array"))
+	/* The answer-shape and batch problems have their own rules; what is not
+	 * JSON-RPC at all is STDIO-002's or STDIO-003's. */
+	if (!strcmp(why, "both result and error") || !strcmp(why, "empty array") ||
+	    !an_jsonrpc_like(c->m))
 		return;
 	an_report(c, -1, "%s message is JSON but not JSON-RPC 2.0: %s", an_dir_arrow(c->m->dir), why);
 }
@@ -215,6 +255,9 @@ static void rpc_003(const struct an_ctx *c)
 		int64_t rel = prev->seq;
 		an_report_at(c, -1, m->seq, &rel, 1, "request id %.*s was already used by #%lld (%s)",
 			     (int)m->cls->id.n, m->cls->id.p, (long long)prev->seq, prev->method);
+	} else if (!prev && an_id_fate(c->st, m->dir, m->id_key, m->id_key_len) != AN_ID_UNUSED) {
+		an_report(c, -1, "request id %.*s was already used by an earlier request of the session",
+			  (int)m->cls->id.n, m->cls->id.p);
 	}
 }
 
@@ -225,9 +268,22 @@ static void rpc_004(const struct an_ctx *c)
 	if (m->cls->idtype == MT_ID_NULL || m->cls->idtype == MT_ID_NONE)
 		return; /* an error without an id: RPC-012 */
 	if (!m->req) {
-		an_report(c, -1, "%s %s with id %.*s answers no request the peer sent",
-			  an_dir_arrow(m->dir), mt_kind_name(m->cls->kind), (int)m->cls->id.n,
-			  m->cls->id.p);
+		enum an_dir sender = m->dir == AN_C2S ? AN_S2C : AN_C2S;
+		switch (an_id_fate(c->st, sender, m->id_key, m->id_key_len)) {
+		case AN_ID_UNUSED:
+			/* Its request may be in a capture gap (TAP-001 says it). */
+			if (gap_left(c->st, sender) <= 0)
+				an_report(c, -1, "%s %s with id %.*s answers no request the peer sent",
+					  an_dir_arrow(m->dir), mt_kind_name(m->cls->kind),
+					  (int)m->cls->id.n, m->cls->id.p);
+			break;
+		case AN_ID_ANSWERED:
+			an_report(c, -1, "another answer to id %.*s, whose request was answered earlier "
+					 "in the session", (int)m->cls->id.n, m->cls->id.p);
+			break;
+		default:
+			break; /* cancelled (CANCEL-003), or open at a gap */
+		}
 	} else if (m->req->answer_seq && m->req->answer_seq != m->seq) {
 		int64_t rel[2] = {m->req->seq, m->req->answer_seq};
 		an_report_at(c, -1, m->seq, rel, 2, "second answer to #%lld %s (first at #%lld)",
@@ -264,32 +320,31 @@ static void rpc_007(const struct an_ctx *c)
 static void rpc_009_end(const struct an_ctx *c)
 {
 	const struct an_state *st = c->st;
-	int64_t alive[2] = {0, 0}; /* per sender: the last answer its peer gave */
+	const struct an_request *r = st->open_first;
 
 	if (st->version != AN_V2025_03_26)
 		return;
-	for (size_t i = 0; i < st->nrequests; i++)
-		if (st->requests[i].answer_seq > alive[st->requests[i].dir])
-			alive[st->requests[i].dir] = st->requests[i].answer_seq;
-	for (size_t i = 0; i < st->nrequests;) {
-		const struct an_request *r = &st->requests[i];
-		size_t j = i, unanswered = 0, total = 0;
-
-		/* The elements of one batch are consecutive and share its seq. */
-		while (j < st->nrequests && st->requests[j].seq == r->seq) {
-			const struct an_request *e = &st->requests[j];
-			total++;
-			if (e->in_batch && !e->answer_seq && !e->cancel_seq)
+	/* The open elements of one batch are consecutive and share its seq. */
+	while (r) {
+		const struct an_request *first = r;
+		size_t unanswered = 0, total = r->batch_requests;
+		for (; r && r->seq == first->seq; r = r->open_next)
+			if (r->in_batch && !r->answer_seq && !r->cancel_seq)
 				unanswered++;
-			j++;
-		}
-		if (unanswered && alive[r->dir] > r->seq)
-			an_report_at(c, -1, r->seq, NULL, 0,
-				     "%zu of the %zu requests in the %s batch #%lld were never "
-				     "answered, though the %s answered later requests",
-				     unanswered, total, r->dir == AN_C2S ? "client's" : "server's",
-				     (long long)r->seq, r->dir == AN_C2S ? "server" : "client");
-		i = j;
+		/* Judged only when the peer answered later requests of this side. */
+		if (!unanswered || st->last_answer_seq[first->dir] <= first->seq)
+			continue;
+		const char *side = first->dir == AN_C2S ? "client's" : "server's";
+		const char *peer = first->dir == AN_C2S ? "server" : "client";
+		if (total <= 1)
+			an_report_at(c, -1, first->seq, NULL, 0,
+				     "the request in the %s batch #%lld was never answered, though the "
+				     "%s answered later requests", side, (long long)first->seq, peer);
+		else
+			an_report_at(c, -1, first->seq, NULL, 0,
+				     "%zu of the %zu requests in the %s batch #%lld %s never answered, "
+				     "though the %s answered later requests", unanswered, total, side,
+				     (long long)first->seq, unanswered == 1 ? "was" : "were", peer);
 	}
 }
 
@@ -305,8 +360,9 @@ static void rpc_009(const struct an_ctx *c)
 	if (c->st->version == AN_V2025_03_26)
 		return; /* their shape is RPC-010's */
 	if (m->cls->kind == MT_BATCH)
-		an_report(c, -1, "the %s sent a JSON-RPC batch of %zu messages: batches exist only in "
-				 "2025-03-26", m->dir == AN_C2S ? "client" : "server", m->cls->batch_size);
+		an_report(c, -1, "the %s sent a JSON-RPC batch of %zu message%s: batches exist only in "
+				 "2025-03-26", m->dir == AN_C2S ? "client" : "server", m->cls->batch_size,
+			  m->cls->batch_size == 1 ? "" : "s");
 	else if (m->cls->error && !strcmp(m->cls->error, "empty array"))
 		an_report(c, -1, "the %s sent an empty JSON array: batches exist only in 2025-03-26",
 			  m->dir == AN_C2S ? "client" : "server");
@@ -369,12 +425,12 @@ static void rpc_012(const struct an_ctx *c)
 	json_t *ext = json_object_get(st->ext, "stdio");
 	json_int_t pending = json_integer_value(json_object_get(ext, peer == AN_C2S ? "unread0"
 										   : "unread1"));
-	int64_t idx;
 	const char *what = m->cls->idtype == MT_ID_NULL ? "a null id" : "no id";
 
 	if (m->cls->idtype != MT_ID_NULL && m->cls->idtype != MT_ID_NONE)
 		return;
-	if (pending > 0 || mt_map_get(&st->open[peer], "null", 4, &idx)) {
+	/* (The unreadable message may be in a capture gap: TAP-001 says it.) */
+	if (pending > 0 || an_open_request(st, peer, "null", 4) || gap_left(st, peer) > 0) {
 		/* A reply to something the receiver could not read. */
 		if (st->version < AN_V2025_11_25)
 			an_report(c, AN_INFO, "error response with %s answers an unreadable message; "
@@ -395,8 +451,8 @@ static void rpc_013(const struct an_ctx *c)
 	if (!s)
 		return; /* RPC-006 */
 	if (memchr(s, '\n', n))
-		an_report(c, -1, "error.message spans several lines (%zu bytes): it should be one "
-				 "concise sentence", n);
+		an_report(c, -1, "error.message spans several lines (%zu byte%s): it should be one "
+				 "concise sentence", n, n == 1 ? "" : "s");
 	else if (n > 200)
 		an_report(c, -1, "error.message is %zu bytes long: it should be one concise sentence "
 				 "(at most 200 bytes)", n);
@@ -407,7 +463,8 @@ static void rpc_014(const struct an_ctx *c)
 	const struct an_msg *m = c->m;
 	long bad = mt_utf8_invalid(m->raw, m->raw_len);
 
-	if (bad < 0 && (!m->cls->error || strcmp(m->cls->error, "invalid UTF-8")))
+	/* Only a line that is JSON but for its encoding: other text is STDIO-002's. */
+	if (!m->cls->error || strcmp(m->cls->error, "invalid UTF-8"))
 		return;
 	if (bad < 0)
 		bad = (long)m->cls->error_offset;
@@ -713,26 +770,50 @@ static void rpc_017(const struct an_ctx *c)
 				 "declared)", m->method, an_version_name(st->version));
 }
 
+/* ---- the tracker ---- */
+
+static void rpc_track(const struct an_ctx *c, json_t *ext)
+{
+	const struct an_msg *m = c->m;
+	enum an_dir sender = m->dir == AN_C2S ? AN_S2C : AN_C2S;
+
+	if (!m->gap && !json_object_size(ext))
+		return; /* no gap so far: the usual case */
+	if (m->gap) {
+		const char *dir = m->gap->dir;
+		for (int d = 0; d < 2; d++)
+			if (!dir || !strcmp(dir, d == AN_C2S ? "c2s" : "s2c"))
+				json_object_set_new(ext, gap_key[d],
+						    json_integer(gap_left(c->st, (enum an_dir)d) +
+								 m->gap->gap_messages));
+		return;
+	}
+	/* An answer the rules took for the answer to a hidden message uses one up. */
+	if (gap_left(c->st, sender) > 0 && (answers_unknown(c) || error_for_nothing(c)))
+		json_object_set_new(ext, gap_key[sender], json_integer(gap_left(c->st, sender) - 1));
+}
+
 const struct an_rule an_rules_rpc[] = {
 	{"RPC-001", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_NOTJSONRPC, NULL, rpc_001,
-	 "every message is a JSON-RPC 2.0 request, notification or response",
+	 "every message is a JSON-RPC 2.0 request, notification or response (what is not "
+	 "JSON-RPC at all is STDIO-002/STDIO-003's)",
 	 "MCP-RULES §4; basic/index.mdx"},
-	{"RPC-002", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST, NULL, rpc_002,
+	{"RPC-002", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST | AN_FRAMING, NULL, rpc_002,
 	 "request ids are strings or integers, never null",
 	 "MCP-RULES §4; basic/index.mdx"},
-	{"RPC-003", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST, NULL, rpc_003,
+	{"RPC-003", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_FRAMING, NULL, rpc_003,
 	 "a sender never reuses a request id within the session",
 	 "MCP-RULES §4; basic/index.mdx"},
-	{"RPC-004", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_ANSWER, NULL, rpc_004,
+	{"RPC-004", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_ANSWER | AN_FRAMING, NULL, rpc_004,
 	 "every answer carries the id of an outstanding request from the peer, and is its only answer",
 	 "MCP-RULES §4; basic/index.mdx"},
-	{"RPC-005", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_NOTJSONRPC, NULL, rpc_005,
+	{"RPC-005", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_NOTJSONRPC | AN_FRAMING, NULL, rpc_005,
 	 "a response sets exactly one of result and error",
 	 "MCP-RULES §4; basic/index.mdx"},
-	{"RPC-006", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_ERROR, NULL, rpc_006,
+	{"RPC-006", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_ERROR | AN_FRAMING, NULL, rpc_006,
 	 "an error carries an integer code and a string message",
 	 "MCP-RULES §4; basic/index.mdx"},
-	{"RPC-007", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST, NULL, rpc_007,
+	{"RPC-007", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST | AN_FRAMING, NULL, rpc_007,
 	 "notifications carry no id (a notifications/* method sent with an id)",
 	 "MCP-RULES §4; basic/index.mdx"},
 	{"RPC-008", AN_ERROR, AN_SEV_MUST_0326, AN_ALL4, 0, NULL, NULL,
@@ -749,24 +830,24 @@ const struct an_rule an_rules_rpc[] = {
 	 "never both, and does not nest",
 	 "MCP-RULES §4; schema/2025-03-26/schema.ts"},
 	{"RPC-011", AN_ERROR, AN_SEV_FIXED, AN_EVERY,
-	 AN_ON_REQUEST | AN_ON_NOTIFICATION | AN_ON_RESPONSE, NULL, rpc_011,
+	 AN_ON_REQUEST | AN_ON_NOTIFICATION | AN_ON_RESPONSE | AN_FRAMING, NULL, rpc_011,
 	 "a result is a JSON object, and params, when present, is a JSON object",
 	 "MCP-RULES §4; schema/<v>/schema.ts"},
-	{"RPC-012", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_ERROR, NULL, rpc_012,
+	{"RPC-012", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_ERROR | AN_FRAMING, NULL, rpc_012,
 	 "an error response has the id of its request, except in reply to a message whose id "
 	 "could not be read (info before 2025-11-25, whose schemas require an id)",
 	 "MCP-RULES §4; 2025-11-25/basic/index.mdx"},
-	{"RPC-013", AN_WARNING, AN_SEV_FIXED, AN_EVERY, AN_ON_ERROR, NULL, rpc_013,
+	{"RPC-013", AN_WARNING, AN_SEV_FIXED, AN_EVERY, AN_ON_ERROR | AN_FRAMING, NULL, rpc_013,
 	 "an error message is a concise single sentence (heuristic: one line, at most 200 bytes)",
 	 "MCP-RULES §4; schema/<v>/schema.ts"},
-	{"RPC-014", AN_ERROR, AN_SEV_FIXED, AN_FROM_0326 | AN_V26, AN_ON_INVALID, NULL, rpc_014,
+	{"RPC-014", AN_ERROR, AN_SEV_FIXED, AN_FROM_0326 | AN_V26, AN_ON_INVALID | AN_FRAMING, NULL, rpc_014,
 	 "JSON-RPC messages are UTF-8 encoded",
 	 "MCP-RULES §4; basic/transports.mdx"},
-	{"RPC-015", AN_ERROR, AN_SEV_FIXED, AN_FROM_0618 | AN_V26, AN_ON_MESSAGE, NULL, rpc_015,
+	{"RPC-015", AN_ERROR, AN_SEV_FIXED, AN_FROM_0618 | AN_V26, AN_ON_MESSAGE | AN_FRAMING, NULL, rpc_015,
 	 "_meta keys are [labels/]name with valid labels and name; a prefix reserved for MCP "
 	 "is a warning (2026-07-28: extension ids too)",
 	 "MCP-RULES §4; basic/index.mdx"},
-	{"RPC-016", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST | AN_ON_NOTIFICATION, NULL,
+	{"RPC-016", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST | AN_ON_NOTIFICATION | AN_FRAMING, NULL,
 	 rpc_016,
 	 "the method is valid for the sender's role (the schema's client and server unions); "
 	 "requests carry an id",
@@ -777,4 +858,9 @@ const struct an_rule an_rules_rpc[] = {
 	 "an experimental capability (or an extension)",
 	 "MCP-RULES §1, §4; basic/lifecycle.mdx"},
 	{NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
+};
+
+const struct an_tracker an_trackers_rpc[] = {
+	{AN_ON_GAP | AN_ON_ANSWER, NULL, rpc_track, "rpc"},
+	{0, NULL, NULL, NULL},
 };

@@ -5,7 +5,14 @@
  * The tracker keeps, per direction, the run of consecutive lines that are not
  * JSON-RPC messages (so that STDIO-001 can tell when they join into one JSON
  * value: a message split across lines) and how many unreadable messages each
- * side sent that no id-less error answered yet (read by RPC-012).
+ * side sent that no id-less error answered yet (read by RPC-012; a batch in a
+ * revision without batches counts as one).
+ *
+ * One cause, one finding: a line that may be part of a split value is held
+ * back in its run; when the lines join, STDIO-001 says so once and the engine
+ * follows the joined message (its answer answers it); the held lines that do
+ * not join are said by STDIO-002/003 when the run ends (a message, the
+ * candidates closing into nothing, the end of the session).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -45,13 +52,13 @@ static size_t line_len(const struct an_msg *m)
 }
 
 /*
- * A printable excerpt of the line: at most 60 characters, control bytes and
- * bytes that are not UTF-8 shown as '?', "..." when cut.
+ * A printable excerpt of a line's n bytes: at most 60 characters, control
+ * bytes and bytes that are not UTF-8 shown as '?', "..." when cut.
  */
-static void excerpt(const struct an_msg *m, char *out, size_t outsz)
+static void excerpt(const char *raw, size_t n, char *out, size_t outsz)
 {
-	const unsigned char *p = (const unsigned char *)m->raw;
-	size_t n = line_len(m), i = 0, o = 0, chars = 0;
+	const unsigned char *p = (const unsigned char *)raw;
+	size_t i = 0, o = 0, chars = 0;
 
 	while (i < n && chars < 60 && o + 8 < outsz) {
 		unsigned char ch = p[i];
@@ -177,6 +184,18 @@ static json_t *live_run(const struct an_state *st, enum an_dir d)
 	return run;
 }
 
+/* The run's lines from index first on plus this line's first n bytes, into b. */
+static void join_bytes(json_t *lines, size_t first, const struct an_msg *m, size_t n,
+		       struct mt_buf *b)
+{
+	for (size_t i = first; i < json_array_size(lines); i++) {
+		json_t *t = json_array_get(json_array_get(lines, i), 1);
+		mt_buf_append(b, json_string_value(t), json_string_length(t));
+	}
+	mt_buf_append(b, m->raw, n);
+	mt_buf_putc(b, ' ');
+}
+
 /* Classify the run's lines from index first on plus this line's first n bytes. */
 static enum mt_kind classify_join(json_t *lines, size_t first, const struct an_msg *m, size_t n,
 				  struct joined *j)
@@ -184,12 +203,7 @@ static enum mt_kind classify_join(json_t *lines, size_t first, const struct an_m
 	struct mt_buf b = MT_BUF_INIT;
 	struct mt_class k;
 
-	for (size_t i = first; i < json_array_size(lines); i++) {
-		json_t *t = json_array_get(json_array_get(lines, i), 1);
-		mt_buf_append(&b, json_string_value(t), json_string_length(t));
-	}
-	mt_buf_append(&b, m->raw, n);
-	mt_buf_putc(&b, ' ');
+	join_bytes(lines, first, m, n, &b);
 	j->kind = mt_classify(b.data, b.len, &k);
 	j->first = first;
 	j->method[0] = '\0';
@@ -240,6 +254,8 @@ static int run_step(const struct an_msg *m, json_t *run, struct joined *j, struc
 	return 0;
 }
 
+static int stdio_says(const struct an_ctx *c, const struct an_msg *m);
+
 static void stdio_001(const struct an_ctx *c)
 {
 	const struct an_msg *m = c->m;
@@ -250,10 +266,12 @@ static void stdio_001(const struct an_ctx *c)
 
 	if (m->in_batch)
 		return;
-	if (m->incomplete)
-		an_report(c, AN_WARNING, "the last %zu bytes the %s wrote to %s end without a newline: "
-					 "every message ends with one",
-			  m->raw_len, side_name(m->dir), stream_name(m->dir));
+	/* (A partial line that is not JSON-RPC is STDIO-002/003's.) */
+	if (m->incomplete && !stdio_says(c, m))
+		an_report(c, AN_WARNING, "the last %zu byte%s the %s wrote to %s end%s without a "
+					 "newline: every message ends with one",
+			  m->raw_len, m->raw_len == 1 ? "" : "s", side_name(m->dir), stream_name(m->dir),
+			  m->raw_len == 1 ? "s" : "");
 	if (m->cls->kind != MT_INVALID && m->cls->kind != MT_NOTJSONRPC)
 		return;
 	if (m->cls->kind == MT_INVALID && m->cls->error &&
@@ -283,38 +301,136 @@ static void stdio_001(const struct an_ctx *c)
 
 /* ---- STDIO-002 / STDIO-003: nothing but MCP messages on stdout and stdin ---- */
 
+/*
+ * Is this line STDIO-002's (or 003's): not JSON-RPC at all? A JSON-RPC
+ * message that breaks a rule (its role, its envelope, its encoding, a batch)
+ * gets that rule's finding instead, and so does a raw CR (STDIO-001).
+ */
+static int stdio_says(const struct an_ctx *c, const struct an_msg *m)
+{
+	const char *why = m->cls->error;
+
+	if (m->in_batch || (m->cls->kind != MT_INVALID && m->cls->kind != MT_NOTJSONRPC) ||
+	    (m->cls->kind == MT_NOTJSONRPC && an_jsonrpc_like(m)))
+		return 0;
+	if (m->cls->kind == MT_INVALID && why &&
+	    ((!strcmp(why, "control character in string") && memchr(m->raw, '\r', line_len(m))) ||
+	     (!strcmp(why, "invalid UTF-8") && an_version_in(c->st, AN_FROM_0326 | AN_V26))))
+		return 0;
+	return 1;
+}
+
+/* Say that a line the side wrote is not JSON-RPC (raw: its n bytes, no line end). */
+static void say_line(const struct an_ctx *c, enum an_dir d, int64_t seq, enum mt_kind kind,
+		     const char *why, const char *raw, size_t n)
+{
+	char ex[256];
+
+	excerpt(raw, n, ex, sizeof(ex));
+	if (kind == MT_INVALID && why && !strcmp(why, "empty"))
+		an_report_at(c, AN_WARNING, seq, NULL, 0, "the %s wrote an empty line to %s",
+			     side_name(d), stream_name(d));
+	else if (kind == MT_INVALID)
+		an_report_at(c, -1, seq, NULL, 0, "the %s wrote text that is not JSON to %s (%s): '%s'",
+			     side_name(d), stream_name(d), why ? why : "invalid", ex);
+	else
+		an_report_at(c, -1, seq, NULL, 0,
+			     "the %s wrote JSON that is not a JSON-RPC message to %s (%s): '%s'",
+			     side_name(d), stream_name(d), why ? why : "not JSON-RPC", ex);
+}
+
+/*
+ * Say the lines of a run that were held back (up to index `end`): they were
+ * not part of a value split across lines after all.
+ */
+static void say_held(const struct an_ctx *c, enum an_dir d, json_t *run, size_t end)
+{
+	json_t *lines = json_object_get(run, "lines"), *l;
+
+	for (size_t i = 0; i < end && (l = json_array_get(lines, i)); i++) {
+		json_t *t = json_array_get(l, 1);
+		if (!json_is_true(json_array_get(l, 4)))
+			continue;
+		say_line(c, d, json_integer_value(json_array_get(l, 0)),
+			 (enum mt_kind)json_integer_value(json_array_get(l, 2)),
+			 json_string_value(json_array_get(l, 3)), json_string_value(t),
+			 json_string_length(t) ? json_string_length(t) - 1 : 0);
+	}
+}
+
+/* A run of direction d that a message (or the end) ended, not said yet, or NULL. */
+static json_t *ended_run(const struct an_state *st, enum an_dir d, int at_end)
+{
+	json_t *run = json_object_get(json_object_get(st->ext, "stdio"), run_key[d]);
+
+	if (!run || (!at_end && json_integer_value(json_object_get(run, "at")) ==
+					(json_int_t)st->rpc_messages))
+		return NULL;
+	return run;
+}
+
+/*
+ * Will the line stay in the run (it may still be part of a split value)?
+ * Mirrors run_add: the run continues when a candidate is still open and it
+ * is not too big.
+ */
+static int run_keeps(json_t *run, const struct step *sp, size_t n)
+{
+	size_t open = 0;
+
+	for (size_t i = 0; i < sp->n; i++)
+		open += sp->state[i] >= 0;
+	return open && json_array_size(json_object_get(run, "lines")) < RUN_MAX_LINES &&
+	       json_integer_value(json_object_get(run, "bytes")) + (json_int_t)n + 1 <= RUN_MAX_BYTES;
+}
+
+/*
+ * A line that is not a message may be part of a JSON value split across
+ * lines (STDIO-001's): such lines are held back in the run, and said only
+ * once it is clear they were not (the run ends without joining: a message
+ * comes, the candidates close into nothing, or the session ends).
+ */
 static void not_a_message(const struct an_ctx *c, enum an_dir want)
 {
 	const struct an_msg *m = c->m;
-	const struct an_state *st = c->st;
-	char ex[256];
+	json_t *run;
+	struct joined j;
+	struct step sp;
+	size_t n;
 
-	if (m->dir != want)
-		return;
-	if (m->cls->kind == MT_REQUEST || m->cls->kind == MT_NOTIFICATION) {
-		const char *why;
-		/* 2026-07-28: a server request is V26-005's. */
-		if (st->version == AN_V2026_07_28 && m->dir == AN_S2C && m->cls->kind == MT_REQUEST)
-			return;
-		why = an_rpc_role_problem(st->version, m->dir, m->cls->kind, m->method);
-		if (why)
-			an_report(c, -1, "the %s wrote %s to %s, %s: not a valid message from a %s",
-				  side_name(m->dir), m->method, stream_name(m->dir), why,
-				  side_name(m->dir));
+	if (!m) {
+		if ((run = ended_run(c->st, want, 1)))
+			say_held(c, want, run, SIZE_MAX);
 		return;
 	}
-	excerpt(m, ex, sizeof(ex));
-	if (m->cls->kind == MT_INVALID && m->cls->error && !strcmp(m->cls->error, "empty"))
-		an_report(c, AN_WARNING, "the %s wrote an empty line to %s", side_name(m->dir),
-			  stream_name(m->dir));
-	else if (m->cls->kind == MT_INVALID)
-		an_report(c, -1, "the %s wrote text that is not JSON to %s (%s): '%s'",
-			  side_name(m->dir), stream_name(m->dir),
-			  m->cls->error ? m->cls->error : "invalid", ex);
-	else
-		an_report(c, -1, "the %s wrote JSON that is not a JSON-RPC message to %s (%s): '%s'",
-			  side_name(m->dir), stream_name(m->dir),
-			  m->cls->error ? m->cls->error : "not JSON-RPC", ex);
+	if (m->in_batch)
+		return;
+	if (m->cls->kind != MT_INVALID && m->cls->kind != MT_NOTJSONRPC) {
+		/* A message: it ends the runs (both directions). */
+		if ((run = ended_run(c->st, want, 0)))
+			say_held(c, want, run, SIZE_MAX);
+		return;
+	}
+	if (m->dir != want)
+		return;
+	n = line_len(m);
+	run = live_run(c->st, want);
+	if (!run && (run = ended_run(c->st, want, 0)))
+		say_held(c, want, run, SIZE_MAX);
+	else if (run && run_step(m, run, &j, &sp)) {
+		/* The line closes a split value (STDIO-001): the lines before it were not. */
+		say_held(c, want, run, j.first);
+		return;
+	} else if (run && run_keeps(run, &sp, n)) {
+		return; /* held back */
+	} else if (run) {
+		say_held(c, want, run, SIZE_MAX);
+	}
+	/* A line that may open a split value is held back in a new run. */
+	if (opening_state(m) >= 0 && n + 1 <= RUN_MAX_BYTES)
+		return;
+	if (stdio_says(c, m))
+		say_line(c, want, m->seq, m->cls->kind, m->cls->error, m->raw, n);
 }
 
 static void stdio_002(const struct an_ctx *c)
@@ -352,6 +468,11 @@ static void run_add(const struct an_ctx *c, json_t *ext)
 	char *buf;
 
 	if (run && run_step(m, run, &j, &sp)) {
+		/* A message split across lines: the engine follows what it is. */
+		struct mt_buf b = MT_BUF_INIT;
+		join_bytes(json_object_get(run, "lines"), j.first, m, n, &b);
+		an_follow_joined(c, b.data, b.len);
+		mt_buf_release(&b);
 		json_object_del(ext, run_key[m->dir]);
 		return;
 	}
@@ -387,8 +508,9 @@ static void run_add(const struct an_ctx *c, json_t *ext)
 	memcpy(buf, m->raw, n);
 	buf[n] = ' ';
 	/* The bytes may be anything: they are kept as bytes, never encoded. */
-	json_array_append_new(lines, json_pack("[I,o]", (json_int_t)m->seq,
-					       json_stringn_nocheck(buf, n + 1)));
+	json_array_append_new(lines, json_pack("[I,o,i,s?,b]", (json_int_t)m->seq,
+					       json_stringn_nocheck(buf, n + 1), (int)m->cls->kind,
+					       m->cls->error, stdio_says(c, m)));
 	free(buf);
 	json_object_set_new(run, "bytes",
 			    json_integer(json_integer_value(json_object_get(run, "bytes")) +
@@ -400,6 +522,19 @@ static void stdio_track(const struct an_ctx *c, json_t *ext)
 	const struct an_msg *m = c->m;
 	enum an_dir peer = m->dir == AN_C2S ? AN_S2C : AN_C2S;
 
+	/* Runs a message ended were said (STDIO-002/003): they go. */
+	for (int d = 0; d < 2; d++) {
+		json_t *run = json_object_get(ext, run_key[d]);
+		if (run && json_integer_value(json_object_get(run, "at")) != (json_int_t)c->st->rpc_messages)
+			json_object_del(ext, run_key[d]);
+	}
+	/* A batch in a revision without batches: a message the peer may refuse
+	 * with an id-less error, as one it could not read. */
+	if (m->cls->kind == MT_BATCH && !m->in_batch && c->st->version != AN_V2025_03_26)
+		json_object_set_new(ext, unread_key[m->dir],
+				    json_integer(json_integer_value(json_object_get(ext, unread_key[m->dir])) + 1));
+	if (m->cls->kind != MT_ERROR && m->cls->kind != MT_INVALID && m->cls->kind != MT_NOTJSONRPC)
+		return;
 	if (m->cls->kind == MT_ERROR) {
 		json_int_t pending = json_integer_value(json_object_get(ext, unread_key[peer]));
 		if ((m->cls->idtype == MT_ID_NONE || m->cls->idtype == MT_ID_NULL) && pending > 0)
@@ -415,18 +550,21 @@ static void stdio_track(const struct an_ctx *c, json_t *ext)
 
 const struct an_rule an_rules_stdio[] = {
 	{"STDIO-001", AN_ERROR, AN_SEV_FIXED, AN_EVERY,
-	 AN_ON_MESSAGE | AN_ON_BATCH | AN_ON_INVALID | AN_ON_NOTJSONRPC, NULL, stdio_001,
+	 AN_ON_MESSAGE | AN_ON_BATCH | AN_ON_INVALID | AN_ON_NOTJSONRPC | AN_FRAMING, NULL, stdio_001,
 	 "one message per line: no JSON value split across lines, no raw CR or LF inside one "
 	 "(a last line without its newline is a warning)",
 	 "MCP-RULES §6.1; basic/transports.mdx"},
 	{"STDIO-002", AN_ERROR, AN_SEV_FIXED, AN_EVERY,
-	 AN_ON_INVALID | AN_ON_NOTJSONRPC | AN_ON_REQUEST | AN_ON_NOTIFICATION, NULL, stdio_002,
-	 "the server writes nothing to stdout but MCP messages valid for a server (no banner, "
-	 "log line or partial JSON; an empty line is a warning)",
+	 AN_ON_INVALID | AN_ON_NOTJSONRPC | AN_ON_MESSAGE | AN_ON_BATCH | AN_ON_END | AN_FRAMING, NULL,
+	 stdio_002,
+	 "the server writes nothing to stdout that is not JSON-RPC (no banner, log line or "
+	 "partial JSON; an empty line is a warning); a JSON-RPC message that breaks a rule gets "
+	 "that rule's finding (RPC-001, RPC-016 ...)",
 	 "MCP-RULES §6.1; basic/transports.mdx"},
 	{"STDIO-003", AN_ERROR, AN_SEV_FIXED, AN_EVERY,
-	 AN_ON_INVALID | AN_ON_NOTJSONRPC | AN_ON_REQUEST | AN_ON_NOTIFICATION, NULL, stdio_003,
-	 "the client writes nothing to the server's stdin but MCP messages valid for a client",
+	 AN_ON_INVALID | AN_ON_NOTJSONRPC | AN_ON_MESSAGE | AN_ON_BATCH | AN_ON_END | AN_FRAMING, NULL,
+	 stdio_003,
+	 "the client writes nothing to the server's stdin that is not JSON-RPC (as STDIO-002)",
 	 "MCP-RULES §6.1; basic/transports.mdx"},
 	{"STDIO-004", AN_INFO, AN_SEV_FIXED, AN_EVERY, AN_ON_STDERR, NULL, stdio_004,
 	 "stderr is free-form log text, never a protocol violation, but it is UTF-8",
@@ -450,6 +588,6 @@ const struct an_rule an_rules_stdio[] = {
 };
 
 const struct an_tracker an_trackers_stdio[] = {
-	{AN_ON_INVALID | AN_ON_NOTJSONRPC | AN_ON_ERROR, NULL, stdio_track, "stdio"},
+	{AN_ON_INVALID | AN_ON_NOTJSONRPC | AN_ON_MESSAGE | AN_ON_BATCH, NULL, stdio_track, "stdio"},
 	{0, NULL, NULL, NULL},
 };

@@ -22,6 +22,10 @@
  *   "l": "<requestor dir>" -> the tasks/list listing in progress:
  *        {"q": seq of its first request, "t": its time, "ids": {taskId: 1}}
  *   "n": tasks known. At most MAX_TASKS are kept; later ones are not tracked.
+ *   "done": the keys of the tasks that reached a terminal status, oldest
+ *        first; past MAX_DONE the oldest go (so what is kept follows the tasks
+ *        not yet terminal, not the session: a task that ended long ago and is
+ *        seen again is judged as new).
  * Keys carry the requestor's direction because task ids are unique per
  * receiver only.
  */
@@ -32,6 +36,7 @@
 #include "analyze/analyze.h"
 
 #define MAX_TASKS 100000
+#define MAX_DONE 4096
 #define RELATED "io.modelcontextprotocol/related-task"
 /* A tasks/get is early when it comes sooner than this share of pollInterval. */
 #define POLL_SLACK 0.9
@@ -702,6 +707,27 @@ static json_t *record(json_t *ext, const char *key)
 	return t;
 }
 
+/* A task reached a terminal status: keep it among the MAX_DONE latest that did. */
+static void ended(json_t *ext, const char *key)
+{
+	json_t *done = json_object_get(ext, "done");
+
+	if (!done) {
+		done = json_array();
+		json_object_set_new(ext, "done", done);
+	}
+	json_array_append_new(done, json_string(key));
+	if (json_array_size(done) > MAX_DONE) {
+		json_t *tasks = json_object_get(ext, "t");
+		const char *old = json_string_value(json_array_get(done, 0));
+		/* Unless it came back to life meanwhile (TASK-004 said so). */
+		if (old && is_terminal(status_of(json_object_get(tasks, old))))
+			json_object_del(tasks, old);
+		json_array_remove(done, 0);
+		json_object_set_new(ext, "n", json_integer((json_int_t)json_object_size(tasks)));
+	}
+}
+
 static void set_int(json_t *t, const char *k, int64_t v)
 {
 	json_object_set_new(t, k, json_integer((json_int_t)v));
@@ -714,6 +740,8 @@ static void track_obs(const struct an_ctx *c, struct obs *o, void *arg)
 	if (!o->key[0] || !(t = record(ext, o->key)))
 		return;
 	if (json_is_string(s) && is_status(json_string_value(s))) {
+		if (is_terminal(json_string_value(s)) && !is_terminal(status_of(t)))
+			ended(ext, o->key);
 		json_object_set(t, "s", s);
 		set_int(t, "q", c->m->seq);
 		/* The requestor polled and saw input_required: it should call tasks/result
@@ -878,7 +906,8 @@ const struct an_rule an_rules_task[] = {
 	{"TASK-014", AN_WARNING, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_REQUEST | AN_ON_END, "tasks/get",
 	 task_014,
 	 "a requestor whose tasks/get or tasks/list shows input_required calls tasks/result rather "
-	 "than polling on (SSE use on tasks/get: HTTP only)",
+	 "than polling on (how it uses SSE on tasks/get is HTTP only: not visible in a stdio "
+	 "capture)",
 	 SRC},
 	{NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
 };

@@ -223,16 +223,16 @@ static void v26_003(const struct an_ctx *c)
 	const struct an_msg *m = c->m;
 	const struct an_state *st = c->st;
 	json_t *p, *orig;
-	int64_t idx;
+	const struct an_request *open;
 
 	if (m->dir != AN_C2S || m->cls->idtype == MT_ID_NULL)
 		return;
-	if (mt_map_get(&st->open[AN_C2S], m->id_key, m->id_key_len, &idx) &&
-	    st->requests[idx].seq != m->seq) {
-		int64_t rel = st->requests[idx].seq;
+	open = an_open_request(st, AN_C2S, m->id_key, m->id_key_len);
+	if (open && open->seq != m->seq) {
+		int64_t rel = open->seq;
 		an_report_at(c, -1, m->seq, &rel, 1, "request id %.*s is still in use by #%lld (%s), "
 						"which has no answer yet",
-			     (int)m->cls->id.n, m->cls->id.p, (long long)rel, st->requests[idx].method);
+			     (int)m->cls->id.n, m->cls->id.p, (long long)rel, open->method);
 		return;
 	}
 	p = an_params(c);
@@ -432,7 +432,6 @@ static void v26_009(const struct an_ctx *c)
 	const struct an_state *st = c->st;
 	struct mt_buf key = MT_BUF_INIT;
 	json_t *p, *v;
-	int64_t idx;
 
 	if (m->dir != AN_S2C)
 		return;
@@ -444,8 +443,8 @@ static void v26_009(const struct an_ctx *c)
 	if (!strcmp(m->method, "notifications/progress") &&
 	    (v = json_object_get(p, "progressToken"))) {
 		an_key_of(v, &key);
-		if (mt_map_get(&st->tokens[AN_C2S], key.data, key.len, &idx))
-			after_cancel(c, &st->requests[idx], "progress");
+		after_cancel(c, an_token_request(st, AN_C2S, key.data ? key.data : "", key.len),
+			     "progress");
 	} else if ((v = json_object_get(json_object_get(p, "_meta"), META_SUB)) &&
 		   strcmp(m->method, "notifications/cancelled")) {
 		an_key_of(v, &key);
@@ -864,11 +863,11 @@ const struct an_rule an_rules_v26[] = {
 	 "MCP-RULES App. A; 2026-07-28/basic/index.mdx, basic/patterns/mrtr.mdx"},
 	{"V26-007", AN_ERROR, AN_SEV_FIXED, AN_V26, 0, NULL, NULL,
 	 "Streamable HTTP is POST only, one message a body, no session or resumption: HTTP only, "
-	 "checked with the HTTP tap",
+	 "not visible in a stdio capture",
 	 "MCP-RULES App. A; 2026-07-28/basic/transports/streamable-http.mdx"},
 	{"V26-008", AN_ERROR, AN_SEV_FIXED, AN_V26, 0, NULL, NULL,
 	 "MCP-Protocol-Version, Mcp-Method and Mcp-Name headers match the body: HTTP only, "
-	 "checked with the HTTP tap",
+	 "not visible in a stdio capture",
 	 "MCP-RULES App. A; 2026-07-28/basic/transports/streamable-http.mdx"},
 	{"V26-009", AN_ERROR, AN_SEV_FIXED, AN_V26, AN_ON_ANSWER | AN_ON_NOTIFICATION, NULL, v26_009,
 	 "after the client cancels a request the server sends nothing more for it (a result, "

@@ -9,23 +9,25 @@
  *   rules-res.c    RES          result and payload shapes
  *   rules-task.c   TASK         tasks (2025-11-25)
  *   rules-v26.c    V26          the stateless 2026-07-28 revision
+ *   rules-tap.c    TAP          gaps in the capture, messages beyond the parser
  * Families whose rules need state the engine does not keep have trackers.
  */
 #include "analyze/analyze.h"
 
 extern const struct an_rule an_rules_life[], an_rules_flow[], an_rules_rpc[], an_rules_cap[],
-	an_rules_stdio[], an_rules_res[], an_rules_task[], an_rules_v26[];
-extern const struct an_tracker an_trackers_flow[], an_trackers_cap[], an_trackers_stdio[],
-	an_trackers_res[], an_trackers_task[], an_trackers_v26[];
+	an_rules_stdio[], an_rules_res[], an_rules_task[], an_rules_v26[], an_rules_tap[];
+extern const struct an_tracker an_trackers_life[], an_trackers_flow[], an_trackers_rpc[],
+	an_trackers_cap[], an_trackers_stdio[], an_trackers_res[], an_trackers_task[],
+	an_trackers_v26[];
 
 const struct an_rule *const an_rule_tables[] = {
 	an_rules_life, an_rules_flow, an_rules_rpc, an_rules_cap,
 	an_rules_stdio, an_rules_res, an_rules_task, an_rules_v26,
-	NULL,
+	an_rules_tap, NULL,
 };
 
 const struct an_tracker *const an_tracker_tables[] = {
-	an_trackers_flow, an_trackers_cap, an_trackers_stdio,
+	an_trackers_life, an_trackers_flow, an_trackers_rpc, an_trackers_cap, an_trackers_stdio,
 	an_trackers_res, an_trackers_task, an_trackers_v26,
 	NULL,
 };

@@ -11,6 +11,8 @@
  *   @t +N         the next item comes N ms later than it would (each item is
  *                 1 ms after the last otherwise)
  *   @args ...     extra `mcptap analyze` options (read by the test, ignored here)
+ *   @max-message N  lines over N bytes are a capture gap, as with record's
+ *                 --max-message (anywhere in the file; the last one counts)
  *   # ...         a comment; blank lines are ignored
  * Messages go through the same classifier and store code as `mcptap record`,
  * and answers are paired with requests the same way.
@@ -54,6 +56,10 @@ int main(int argc, char **argv)
 	}
 	writer_opts_default(&wo);
 	wo.label = argv[2];
+	while ((n = getline(&line, &cap, f)) >= 0)
+		if (!strncmp(line, "@max-message ", 13))
+			wo.max_message = strtoull(line + 13, NULL, 10);
+	rewind(f);
 	w = writer_start(st, session, mt_mono_ns(), &wo);
 	int64_t t_ns = 0;
 	while ((n = getline(&line, &cap, f)) >= 0) {

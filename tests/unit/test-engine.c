@@ -2,7 +2,8 @@
  * test-engine.c - the analyzer's engine fed store items directly: two engines
  * in one process, whose messages share a buffer address and a seq, each judge
  * their own bytes (the rules' per-message memos must not carry one session's
- * answer into the next).
+ * answer into the next); the compact id sets; an engine's memory against a
+ * long session (what it keeps follows the open requests).
  */
 #include "tests/unit/unit.h"
 
@@ -149,12 +150,301 @@ static void test_text_stays_utf8(void **state)
 	an_engine_free(e);
 }
 
+
+/* ---- the compact id sets ---- */
+
+static int idset_add_int(struct an_idset *s, int64_t v)
+{
+	char key[32];
+
+	snprintf(key, sizeof(key), "n:%lld", (long long)v);
+	return an_idset_add(s, key, strlen(key));
+}
+
+static int idset_has_int(const struct an_idset *s, int64_t v)
+{
+	char key[32];
+
+	snprintf(key, sizeof(key), "n:%lld", (long long)v);
+	return an_idset_has(s, key, strlen(key));
+}
+
+/* A million ids counted 0, 1, 2 ... take one range: a few bytes. */
+static void test_idset_counter(void **state)
+{
+	struct an_idset s;
+
+	(void)state;
+	an_idset_init(&s);
+	for (int64_t i = 0; i < 1000000; i++)
+		assert_int_equal(idset_add_int(&s, i), 0);
+	assert_int_equal(s.ncls, 1);
+	assert_int_equal(s.cls[0].n, 1);
+	assert_int_equal(s.hlen, 0);
+	assert_true(an_idset_bytes(&s) <= 64);
+	/* Every one is in, and a reuse is seen; the neighbours are not in. */
+	for (int64_t i = 0; i < 1000000; i += 997)
+		assert_int_equal(idset_add_int(&s, i), 1);
+	assert_true(idset_has_int(&s, 999999));
+	assert_false(idset_has_int(&s, 1000000));
+	assert_false(idset_has_int(&s, -1));
+	an_idset_release(&s);
+}
+
+/* Ranges merge from either side, in any order. */
+static void test_idset_merge(void **state)
+{
+	struct an_idset s;
+
+	(void)state;
+	an_idset_init(&s);
+	for (int64_t i = 100; i >= 0; i -= 2)
+		assert_int_equal(idset_add_int(&s, i), 0);
+	assert_int_equal(s.cls[0].n, 51);
+	for (int64_t i = 1; i < 100; i += 2)
+		assert_int_equal(idset_add_int(&s, i), 0);
+	assert_int_equal(s.cls[0].n, 1);
+	assert_int_equal(s.cls[0].r[0], 0);
+	assert_int_equal(s.cls[0].r[1], 100);
+	/* Negative ids and a gap. */
+	assert_int_equal(idset_add_int(&s, -5), 0);
+	assert_int_equal(idset_add_int(&s, -4), 0);
+	assert_int_equal(s.cls[0].n, 2);
+	assert_false(idset_has_int(&s, -3));
+	assert_int_equal(idset_add_int(&s, -2), 0);
+	assert_int_equal(idset_add_int(&s, -1), 0);
+	assert_int_equal(idset_add_int(&s, -3), 0);
+	assert_int_equal(s.cls[0].n, 1);
+	assert_int_equal(idset_add_int(&s, -3), 1);
+	an_idset_release(&s);
+}
+
+/* A counter with holes: past the ranges, bitmaps (a bit an id), never the table. */
+static void test_idset_holes(void **state)
+{
+	struct an_idset s;
+
+	(void)state;
+	an_idset_init(&s);
+	for (int64_t i = 0; i < 400000; i += 2)
+		assert_int_equal(idset_add_int(&s, i), 0);
+	assert_int_equal(s.hlen, 0);
+	for (int64_t i = 0; i < 400000; i++)
+		assert_int_equal(idset_has_int(&s, i), i % 2 == 0);
+	assert_true(an_idset_bytes(&s) < 400000 / 8 + 64 * 1024);
+	/* A hole filled later is a new id, not a reuse. */
+	assert_int_equal(idset_add_int(&s, 300001), 0);
+	assert_int_equal(idset_add_int(&s, 300001), 1);
+	an_idset_release(&s);
+}
+
+/* String ids with a counter take ranges per prefix; the rest go to the table. */
+static void test_idset_strings(void **state)
+{
+	struct an_idset s;
+	char key[64];
+
+	(void)state;
+	an_idset_init(&s);
+	for (int i = 1; i <= 100000; i++) {
+		snprintf(key, sizeof(key), "s:req-%d", i);
+		assert_int_equal(an_idset_add(&s, key, strlen(key)), 0);
+	}
+	assert_int_equal(s.ncls, 1);
+	assert_int_equal(s.hlen, 0);
+	assert_true(an_idset_has(&s, "s:req-7", 7));
+	assert_false(an_idset_has(&s, "s:req-007", 9));
+	assert_false(an_idset_has(&s, "s:reqx-7", 8));
+	assert_false(an_idset_has(&s, "n:7", 3));
+	/* UUID-like ids: 64-bit hashes, exact for all that were added. */
+	for (int i = 0; i < 10000; i++) {
+		snprintf(key, sizeof(key), "s:%08x-4b1d-9c2e-%012xa", i * 2654435761u, i);
+		assert_int_equal(an_idset_add(&s, key, strlen(key)), 0);
+	}
+	assert_int_equal(s.hlen, 10000);
+	for (int i = 0; i < 10000; i++) {
+		snprintf(key, sizeof(key), "s:%08x-4b1d-9c2e-%012xa", i * 2654435761u, i);
+		assert_int_equal(an_idset_add(&s, key, strlen(key)), 1);
+	}
+	assert_false(an_idset_has(&s, "s:00000000-4b1d-9c2e-000000000000b", 34));
+	/* Integers far from 0 (no counter) and other keys go to the table too. */
+	assert_int_equal(idset_add_int(&s, INT64_MAX), 0);
+	assert_int_equal(idset_add_int(&s, INT64_MIN), 0);
+	assert_int_equal(idset_add_int(&s, INT64_MIN), 1);
+	assert_int_equal(an_idset_add(&s, "n:1.5", 5), 0);
+	assert_int_equal(an_idset_add(&s, "null", 4), 0);
+	assert_int_equal(an_idset_add(&s, "null", 4), 1);
+	an_idset_release(&s);
+}
+
+/* ---- an engine against a long session ---- */
+
+static const struct an_finding *find_rule(struct an_engine *e, const char *rule, size_t *hits)
+{
+	size_t n;
+	const struct an_finding *f = an_engine_findings(e, &n), *first = NULL;
+
+	*hits = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(f[i].rule->id, rule)) {
+			if (!first)
+				first = &f[i];
+			(*hits)++;
+		}
+	return first;
+}
+
+/*
+ * 200000 pings answered: the engine keeps no open request, the ids in one
+ * range, and still sees an id reused, a second answer and a late cancelled
+ * answer long after the records went (beyond AN_RECENT settled requests).
+ */
+static void test_engine_long_session(void **state)
+{
+	struct an_options o;
+	struct an_engine *e;
+	const struct an_state *st;
+	const struct an_finding *f;
+	char buf[160];
+	int64_t seq = 0;
+	size_t hits;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	e = an_engine_new(1, &o);
+	for (int i = 0; i < 3; i++)
+		feed(e, ++seq, handshake[i][0], handshake[i][1], handshake[i][2]);
+	/* id 3 is cancelled and never answered (the server honours the cancel). */
+	feed(e, ++seq, "c2s", "request", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+					  "\"params\":{\"name\":\"slow\"}}\n");
+	feed(e, ++seq, "c2s", "notification", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+					       "cancelled\",\"params\":{\"requestId\":3}}\n");
+	for (int i = 4; i < 200000; i++) {
+		snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\"}\n", i);
+		feed(e, ++seq, "c2s", "request", buf);
+		snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{}}\n", i);
+		feed(e, ++seq, "s2c", "response", buf);
+	}
+	st = an_engine_state(e);
+	assert_int_equal(st->nopen, 0);
+	assert_null(st->open_first);
+	assert_true(an_idset_bytes(&st->ids[AN_C2S]) <= 64);
+	assert_int_equal(an_id_fate(st, AN_C2S, "n:10", 4), AN_ID_ANSWERED);
+	assert_int_equal(an_id_fate(st, AN_C2S, "n:3", 3), AN_ID_CANCELLED);
+	assert_int_equal(an_id_fate(st, AN_C2S, "n:200000", 8), AN_ID_UNUSED);
+	assert_int_equal(an_id_fate(st, AN_C2S, "n:199999", 8), AN_ID_KEPT);
+	/* Long after: id 10 again, a second answer to 11, an answer to the cancelled 3. */
+	feed(e, ++seq, "c2s", "request", "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"ping\"}\n");
+	feed(e, ++seq, "s2c", "response", "{\"jsonrpc\":\"2.0\",\"id\":10,\"result\":{}}\n");
+	feed(e, ++seq, "s2c", "response", "{\"jsonrpc\":\"2.0\",\"id\":11,\"result\":{}}\n");
+	feed(e, ++seq, "s2c", "response", "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[]}}\n");
+	an_engine_end(e);
+	f = find_rule(e, "RPC-003", &hits);
+	assert_int_equal(hits, 1);
+	assert_non_null(strstr(f->text, "already used by an earlier request"));
+	f = find_rule(e, "RPC-004", &hits);
+	assert_int_equal(hits, 1);
+	assert_int_equal(f->seq, seq - 1);
+	f = find_rule(e, "CANCEL-003", &hits);
+	assert_int_equal(hits, 1);
+	assert_int_equal(f->seq, seq);
+	(void)find_rule(e, "LIFE-015", &hits);
+	assert_int_equal(hits, 0);
+	an_engine_free(e);
+}
+
+/* The compact sets lose nothing a rule needs while records are kept: a reuse
+ * of a kept id names its first request. */
+static void test_engine_reuse_kept(void **state)
+{
+	struct an_options o;
+	struct an_engine *e;
+	const struct an_finding *f;
+	size_t hits;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	e = an_engine_new(1, &o);
+	for (int i = 0; i < 3; i++)
+		feed(e, i + 1, handshake[i][0], handshake[i][1], handshake[i][2]);
+	feed(e, 4, "c2s", "request", "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n");
+	feed(e, 5, "s2c", "response", "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n");
+	feed(e, 6, "c2s", "request", "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n");
+	feed(e, 7, "s2c", "response", "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n");
+	an_engine_end(e);
+	f = find_rule(e, "RPC-003", &hits);
+	assert_int_equal(hits, 1);
+	assert_non_null(strstr(f->text, "already used by #4 (ping)"));
+	(void)find_rule(e, "RPC-004", &hits);
+	assert_int_equal(hits, 0);
+	an_engine_free(e);
+}
+
+/* Feed n ping pairs from id `from` on; returns the next seq. */
+static int64_t pings(struct an_engine *e, int64_t seq, int from, int n)
+{
+	char buf[160];
+
+	for (int i = from; i < from + n; i++) {
+		snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\"}\n", i);
+		feed(e, ++seq, "c2s", "request", buf);
+		snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{}}\n", i);
+		feed(e, ++seq, "s2c", "response", buf);
+	}
+	return seq;
+}
+
+/*
+ * A request that created a task stays kept while the task is not terminal
+ * (progress and cancels still name it), and goes like any other once it is;
+ * one whose task was created already terminal is not kept for it.
+ */
+static void test_engine_task_pinned(void **state)
+{
+	struct an_options o;
+	struct an_engine *e;
+	const struct an_state *st;
+	int64_t seq = 0;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	e = an_engine_new(1, &o);
+	st = an_engine_state(e);
+	for (int i = 0; i < 3; i++)
+		feed(e, ++seq, handshake[i][0], handshake[i][1], handshake[i][2]);
+	feed(e, ++seq, "c2s", "request", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+					  "\"params\":{\"name\":\"slow\",\"task\":{}}}\n");
+	feed(e, ++seq, "s2c", "response", "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"task\":{"
+					   "\"taskId\":\"t1\",\"status\":\"working\"}}}\n");
+	feed(e, ++seq, "c2s", "request", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+					  "\"params\":{\"name\":\"fast\",\"task\":{}}}\n");
+	feed(e, ++seq, "s2c", "response", "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"task\":{"
+					   "\"taskId\":\"t2\",\"status\":\"completed\"}}}\n");
+	seq = pings(e, seq, 10, AN_RECENT + 10);
+	assert_int_equal(an_id_fate(st, AN_C2S, "n:2", 3), AN_ID_KEPT);
+	assert_int_equal(an_id_fate(st, AN_C2S, "n:3", 3), AN_ID_ANSWERED);
+	feed(e, ++seq, "s2c", "notification", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks/"
+					       "status\",\"params\":{\"taskId\":\"t1\",\"status\":\"completed\"}}\n");
+	assert_int_equal(an_id_fate(st, AN_C2S, "n:2", 3), AN_ID_KEPT);
+	(void)pings(e, seq, 100000, AN_RECENT + 10);
+	assert_int_equal(an_id_fate(st, AN_C2S, "n:2", 3), AN_ID_ANSWERED);
+	assert_int_equal(json_object_size(st->tasks), 0);
+	an_engine_free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_memo_per_message),
 		cmocka_unit_test(test_batch_elements),
 		cmocka_unit_test(test_text_stays_utf8),
+		cmocka_unit_test(test_idset_counter),
+		cmocka_unit_test(test_idset_merge),
+		cmocka_unit_test(test_idset_holes),
+		cmocka_unit_test(test_idset_strings),
+		cmocka_unit_test(test_engine_long_session),
+		cmocka_unit_test(test_engine_reuse_kept),
+		cmocka_unit_test(test_engine_task_pinned),
 	};
 
 	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
