@@ -327,7 +327,7 @@ static struct {
 		char *type, *name, *sql; /* sql: NULL for SQLite's own */
 		char *cols;              /* tables: their columns (cols_sql) */
 	} *v;
-	char reason[256];                /* why it could not be made, or "" */
+	char reason[600];                /* why it could not be made, or "" */
 } ref;
 
 static void make_reference(void)
