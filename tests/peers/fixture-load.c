@@ -12,7 +12,8 @@
  *                 1 ms after the last otherwise)
  *   @args ...     extra `mcptap analyze` options (read by the test, ignored here)
  *   @max-message N  lines over N bytes are a capture gap, as with record's
- *                 --max-message (anywhere in the file; the last one counts)
+ *                 --max-message (before the first item: the file is read once,
+ *                 and may be a pipe)
  *   # ...         a comment; blank lines are ignored
  * Messages go through the same classifier and store code as `mcptap record`,
  * and answers are paired with requests the same way.
@@ -56,11 +57,9 @@ int main(int argc, char **argv)
 	}
 	writer_opts_default(&wo);
 	wo.label = argv[2];
-	while ((n = getline(&line, &cap, f)) >= 0)
-		if (!strncmp(line, "@max-message ", 13))
-			wo.max_message = strtoull(line + 13, NULL, 10);
-	rewind(f);
-	w = writer_start(st, session, mt_mono_ns(), &wo);
+	/* (Started at the first item, so that @max-message before it applies; the
+	 * fixture is read once: it may be a pipe.) */
+	w = NULL;
 	int64_t t_ns = 0;
 	while ((n = getline(&line, &cap, f)) >= 0) {
 		lineno++;
@@ -72,6 +71,15 @@ int main(int argc, char **argv)
 			t_ns += atoll(line + 4) * 1000000;
 			continue;
 		}
+		if (!strncmp(line, "@max-message ", 13)) {
+			if (w) {
+				fprintf(stderr, "%s:%lld: @max-message after the first item\n", argv[1],
+					(long long)lineno);
+				return 2;
+			}
+			wo.max_message = strtoull(line + 13, NULL, 10);
+			continue;
+		}
 		if (line[0] == '@')
 			continue;
 		if (n < 2 || (line[0] != '>' && line[0] != '<' && line[0] != '!') || line[1] != ' ') {
@@ -79,6 +87,8 @@ int main(int argc, char **argv)
 				(long long)lineno);
 			return 2;
 		}
+		if (!w)
+			w = writer_start(st, session, mt_mono_ns(), &wo);
 		enum writer_stream s = line[0] == '>' ? WS_C2S : line[0] == '<' ? WS_S2C : WS_STDERR;
 		line[n] = '\n';
 		/* One item per chunk, 1 ms apart, plus what @t asked for. */
@@ -89,6 +99,8 @@ int main(int argc, char **argv)
 	}
 	free(line);
 	fclose(f);
+	if (!w)
+		w = writer_start(st, session, mt_mono_ns(), &wo);
 	if (writer_finish(w, NULL, NULL)) {
 		fprintf(stderr, "fixture-load: cannot store everything\n");
 		return 1;
