@@ -1769,68 +1769,6 @@ static uint64_t next_serial(void)
 #define LIMIT_STR(x) LIMIT_STR2(x)
 
 /*
- * Could these JSON bytes (valid, as the classifier said) be beyond what
- * Jansson reads: nesting deeper than JSON_PARSER_MAX_DEPTH, an integer
- * outside int64, a number beyond a double, a \u0000 in an object key? A quick
- * look outside the strings; 1 means "maybe" (the parser decides), 0 "no".
- */
-static int maybe_beyond_limits(const char *p, size_t n)
-{
-	const char *end = p + n;
-	long depth = 0;
-
-	while (p < end) {
-		char c = *p;
-		if (c == '"') {
-			/* The string's end: the next quote not escaped. */
-			const char *q = p + 1, *start = p + 1;
-			int nul = 0;
-			for (;;) {
-				const char *quote = memchr(q, '"', (size_t)(end - q));
-				if (!quote)
-					return 1;
-				const char *b = quote;
-				while (b > start && b[-1] == '\\')
-					b--;
-				q = quote + 1;
-				if ((quote - b) % 2 == 0)
-					break;
-			}
-			if (memmem(start, (size_t)(q - start), "\\u0000", 6))
-				nul = 1;
-			p = q;
-			while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-				p++;
-			if (nul && p < end && *p == ':')
-				return 1; /* a NUL in a key */
-			continue;
-		}
-		if (c == '{' || c == '[') {
-			if (++depth > JSON_PARSER_MAX_DEPTH)
-				return 1;
-		} else if (c == '}' || c == ']') {
-			depth--;
-		} else if (c == '-' || (c >= '0' && c <= '9')) {
-			size_t digits = 0, exp = 0;
-			int frac = 0, in_exp = 0;
-			for (; p < end && strchr("-+0123456789.eE", *p); p++) {
-				if (*p == '.')
-					frac = 1;
-				else if (*p == 'e' || *p == 'E')
-					in_exp = frac = 1;
-				else if (*p >= '0' && *p <= '9')
-					in_exp ? exp++ : digits++;
-			}
-			if ((!frac && digits >= 19) || exp >= 3 || digits > 300)
-				return 1;
-			continue;
-		}
-		p++;
-	}
-	return 0;
-}
-
-/*
  * Is the message beyond Jansson's limits? Returns which limit (static text)
  * or NULL when it reads. A message that reads is left parsed for the rules.
  */
@@ -1839,7 +1777,10 @@ static const char *beyond_limits(struct an_engine *e, const struct an_msg *m)
 	json_error_t err;
 	json_t *v;
 
-	if (m->cls->kind == MT_INVALID || !maybe_beyond_limits(m->raw, m->raw_len))
+	/* The classifier's pass says what could be (its numbers, member names and
+	 * depth); the parser decides. */
+	if (m->cls->kind == MT_INVALID ||
+	    (!m->cls->maybe_beyond && m->cls->max_depth <= JSON_PARSER_MAX_DEPTH))
 		return NULL;
 	v = json_loadb(m->raw, m->raw_len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
 	if (v) {

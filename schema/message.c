@@ -392,6 +392,9 @@ struct scan {
 	int top_escaped[K_COUNT];    /* the value (a string) held an escape */
 	size_t top_elems;            /* top-level array elements */
 	unsigned char top_type;      /* '{', '[', or the first byte of a scalar */
+	size_t max_depth;            /* the deepest nesting */
+	int odd_number;              /* an integer of 19 digits or more, a big exponent */
+	int nul_key;                 /* a member name holds \u0000 */
 };
 
 /*
@@ -449,6 +452,8 @@ value:
 			cap *= 2;
 		}
 		stack[depth++] = *p;
+		if (depth > sc->max_depth)
+			sc->max_depth = depth;
 		p = skip_ws(p + 1, end);
 		if (p < end && (*p == '}' || *p == ']') && *p == (stack[depth - 1] == '{' ? '}' : ']')) {
 			depth--;
@@ -464,9 +469,15 @@ value:
 				: scan_string(p, end, &why, &escaped);
 		break;
 	case '-': case '0': case '1': case '2': case '3': case '4':
-	case '5': case '6': case '7': case '8': case '9':
+	case '5': case '6': case '7': case '8': case '9': {
+		const unsigned char *n0 = p;
 		p = scan_number(p, end, &why);
+		/* (Only a long number can be beyond a parser's int64 or double.) */
+		size_t nlen = p ? (size_t)(p - n0) : 0;
+		if (nlen >= 19 || (nlen >= 4 && (memchr(n0, 'e', nlen) || memchr(n0, 'E', nlen))))
+			sc->odd_number = 1;
 		break;
+	}
 	default:
 		p = scan_literal(p, end, &why);
 		break;
@@ -528,6 +539,8 @@ key:
 		/* (An escaped name might spell it: count it in, to be safe.) */
 		if (kesc || (p - k == 7 && !memcmp(k, "\"_meta\"", 7)))
 			sc->meta_anywhere = 1;
+		if (kesc && memmem(k, (size_t)(p - k), "\\u0000", 6))
+			sc->nul_key = 1;
 	}
 	p = skip_ws(p, end);
 	if (p >= end || *p != ':') {
@@ -878,6 +891,8 @@ static enum mt_kind classify(const char *buf, size_t len, struct mt_class *out, 
 		return out->kind;
 	}
 	out->meta_anywhere = sc.meta_anywhere;
+	out->max_depth = sc.max_depth;
+	out->maybe_beyond = sc.odd_number || sc.nul_key;
 	if (sc.top_type == '{') {
 		out->params = sc.top[K_PARAMS];
 		out->result = sc.top[K_RESULT];

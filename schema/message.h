@@ -55,6 +55,11 @@ struct mt_class {
 	struct mt_span params;       /* the top-level params / result values, when present */
 	struct mt_span result;
 	size_t batch_size;           /* MT_BATCH: number of elements */
+	size_t max_depth;            /* JSON: the deepest nesting of objects and arrays */
+	int maybe_beyond;            /* JSON: a number of 19 characters or more, or with an
+				      * exponent, or a member name holding \u0000: what a
+				      * JSON parser may not read (an integer beyond int64, a
+				      * number beyond a double, a NUL in a key) */
 	size_t error_offset;         /* MT_INVALID: byte offset of the first error */
 	const char *error;           /* MT_INVALID / MT_NOTJSONRPC: why (static text) */
 };

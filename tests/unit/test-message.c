@@ -1113,9 +1113,41 @@ static void test_trusted(void **state)
 	}
 }
 
+/* What the classifier's one pass tells of what a JSON parser may not read. */
+static void test_depth_and_limits(void **state)
+{
+	static const struct {
+		const char *json;
+		size_t depth;
+		int beyond;
+	} cases[] = {
+		{"{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"a\":[1,[2]]}}", 4, 0},
+		{"[[[[]]]]", 4, 0},
+		{"{\"jsonrpc\":\"2.0\",\"id\":12345678901234567890,\"method\":\"x\"}", 1, 1},
+		{"{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"a\":1e400}}", 2, 1},
+		{"{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"a\\u0000b\":1}}", 2, 1},
+		{"{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"a\":\"\\u0000\",\"n\":-12345678901234567}}", 2, 0},
+	};
+	struct mt_class c;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (int trusted = 0; trusted < 2; trusted++) {
+			if (trusted)
+				mt_classify_trusted(cases[i].json, strlen(cases[i].json), &c);
+			else
+				mt_classify(cases[i].json, strlen(cases[i].json), &c);
+			if (c.max_depth != cases[i].depth || c.maybe_beyond != cases[i].beyond)
+				fail_msg("%s (%s): depth %zu, maybe_beyond %d", cases[i].json,
+					 trusted ? "trusted" : "checked", c.max_depth, c.maybe_beyond);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest message[] = {
+		cmocka_unit_test(test_depth_and_limits),
 		cmocka_unit_test(test_request),
 		cmocka_unit_test(test_notification),
 		cmocka_unit_test(test_response),
