@@ -83,6 +83,15 @@ seed_frame() {
 	seed "$d" binary '\011\377\000\001\n\377\376\375\n\n\n\000'
 }
 
+# SSE: the first byte is the maximum block size, the next two a cut and a seed.
+seed_sse() {
+	d=$1
+	seed "$d" events '\000\021\005\357\273\277: hi\r\n\r\nid: 1\nevent: up\ndata: {"a":1}\ndata\r\rretry: 1500\n\nid:\n\n'
+	seed "$d" priming '\000\006\003id: 5\ndata:\n\nid:5\n\n: keep-alive\n\nretry: 9x\nid: a\000b\nfoo\n\ndata: tail'
+	seed "$d" limit '\020\012\007data: 0123456789abcdef\r\n\r\ndata: ok\r\n\r\n\r\n\n'
+	seed "$d" crlf '\011\010\001data: ab\r\n\r\ndata: c\r\r\n\n'
+}
+
 seed_store() {
 	d=$1
 	seed "$d" hello 'hello'
@@ -125,6 +134,8 @@ for bin in "$@"; do
 		seed_frame "$corpus" ;;
 	fuzz-store)
 		seed_store "$corpus" ;;
+	fuzz-sse)
+		seed_sse "$corpus" ;;
 	fuzz-readers)
 		# (ASan's quarantine makes SQLite's many allocations fault in new pages:
 		# four times slower. A small one still catches use after free.)
