@@ -1,0 +1,90 @@
+/*
+ * httphdr.h - the header rules of the HTTP tap, a transparent reverse proxy:
+ * which fields go on to the other side, a few lookups, and the JSON form in
+ * which headers are stored. Pure functions over lists of (name, value)
+ * pairs; no I/O.
+ *
+ * What the proxy does not forward: the hop-by-hop fields (RFC 9110 section
+ * 7.6.1) and every field a Connection header names, since they describe one
+ * connection, not the message; and the fields the proxy sets itself on its
+ * own connection (the request's Host, Expect and Accept-Encoding, since it
+ * asks the upstream for identity so that it can read the body, and
+ * Content-Length both ways, since the body is framed again). Everything
+ * else (Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, credentials,
+ * cookies, CORS, unknown X- fields, ...) goes on in order, duplicates
+ * included, byte for byte.
+ */
+#ifndef MCPTAP_HTTPHDR_H
+#define MCPTAP_HTTPHDR_H
+
+#include <stddef.h>
+
+#include "schema/redact.h"
+#include "schema/util.h"
+
+/* One header field; both strings borrowed, NUL-terminated. */
+struct mt_hdr {
+	const char *name;
+	const char *value;
+};
+
+/* Which message a list belongs to. */
+enum mt_hdr_dir {
+	MT_HDR_REQUEST,  /* client to upstream */
+	MT_HDR_RESPONSE, /* upstream to client */
+};
+
+/* What the filter dropped that the proxy must act on. */
+struct mt_hdr_dropped {
+	unsigned count;             /* fields dropped */
+	int accept_encoding;        /* a request: an Accept-Encoding was there */
+	const char *content_length; /* the first Content-Length's value (borrowed), or NULL */
+	unsigned content_lengths;   /* Content-Length fields seen (several that differ: a
+				       framing error the caller reports) */
+	int content_length_differs; /* two of them had different values */
+};
+
+/* Is name a hop-by-hop field of RFC 9110 (any case)? 1 or 0. */
+int mt_hdr_hop_by_hop(const char *name);
+
+/*
+ * Decide for each of the n fields of h whether the proxy forwards it:
+ * keep[i] is set to 1 or 0. dropped (may be NULL) is filled. Returns the
+ * number kept. Connection tokens are compared in any case, with the blanks
+ * around them and empty ones left out.
+ */
+size_t mt_hdr_filter(const struct mt_hdr *h, size_t n, enum mt_hdr_dir dir, unsigned char *keep,
+		     struct mt_hdr_dropped *dropped);
+
+/* The value of the first field called name (any case), or NULL. */
+const char *mt_hdr_get(const struct mt_hdr *h, size_t n, const char *name);
+
+/*
+ * Does the comma list value (Accept, Connection, ...) hold token? Each
+ * element is compared in any case up to its first ';' (a media type without
+ * its parameters), blanks around left out; commas inside quoted parameter
+ * values do not split. An element whose q parameter is 0 is refused by the
+ * sender (RFC 9110 section 12.4.2): it does not count. No wildcards: a
+ * wildcard range matches only itself. 1 or 0; value may be NULL.
+ */
+int mt_hdr_has_token(const char *value, const char *token);
+
+/*
+ * The list as a compact JSON array of [name, value] pairs, into out (reset
+ * first): [["Content-Type","text/plain"],["X-A","1"]]. With r, each value
+ * goes through mt_redact_header (credentials of Authorization, cookie
+ * values, credential-named fields, well-known key formats). Bytes that are
+ * not UTF-8 become \ufffd, one per byte, so that out is always valid JSON.
+ * Returns 1 when something was redacted, else 0.
+ */
+int mt_hdr_json(const struct mt_hdr *h, size_t n, const struct mt_redact *r, struct mt_buf *out);
+
+/*
+ * A request target ("/path?query", or an absolute URL) with credentials
+ * redacted: the values of credential-named query parameters (as
+ * mt_redact_url), then well-known key formats anywhere (mt_redact_text).
+ * Returns 1 with the result in out (reset first), or 0 with out untouched.
+ */
+int mt_target_redact(const char *target, const struct mt_redact *r, struct mt_buf *out);
+
+#endif

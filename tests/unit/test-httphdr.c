@@ -1,0 +1,406 @@
+/*
+ * test-httphdr.c - the HTTP tap's header rules (tap/httphdr.h): hop-by-hop
+ * fields and those a Connection header names, requests against responses,
+ * duplicates and order kept, lookups and comma lists, the stored JSON with
+ * redaction markers and bytes that are not UTF-8, and request targets.
+ */
+#include "tests/unit/unit.h"
+
+#include <jansson.h>
+
+#include "tap/httphdr.h"
+
+static const unsigned char KEY[16] = "0123456789abcdef";
+static struct mt_redact *R;
+
+static int setup(void **state)
+{
+	(void)state;
+	R = mt_redact_new(KEY);
+	return R ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	mt_redact_free(R);
+	return 0;
+}
+
+/* The marker for the secret s (caller frees). */
+static char *mk(const char *s)
+{
+	char *m = malloc(MT_REDACT_MARKER_LEN + 1);
+
+	assert_non_null(m);
+	mt_redact_marker(R, s, strlen(s), m);
+	return m;
+}
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static void test_hop_by_hop(void **state)
+{
+	static const char *const yes[] = {"Connection", "connection", "PROXY-CONNECTION",
+					  "Keep-Alive", "keep-alive", "TE", "te", "Trailer",
+					  "Transfer-Encoding", "transfer-encoding", "Upgrade"};
+	static const char *const no[] = {"", "Connections", "Keep-Alive2", "T", "TE ", "Trailers",
+					 "Host", "Content-Length", "Proxy-Authorization",
+					 "Upgrade-Insecure-Requests", "Mcp-Session-Id"};
+
+	(void)state;
+	for (size_t i = 0; i < N(yes); i++)
+		assert_int_equal(mt_hdr_hop_by_hop(yes[i]), 1);
+	for (size_t i = 0; i < N(no); i++)
+		assert_int_equal(mt_hdr_hop_by_hop(no[i]), 0);
+}
+
+/* A request as a client sends it, with what the proxy keeps (1) or not (0). */
+static const struct mt_hdr req[] = {
+	{"Host", "localhost:8080"},                 /* 0 */
+	{"Connection", "keep-alive, X-Foo"},        /* 0 */
+	{"Keep-Alive", "timeout=5"},                /* 0 */
+	{"X-Foo", "1"},                             /* 0: named by Connection */
+	{"x-foo", "2"},                             /* 0: in any case */
+	{"X-Foobar", "3"},                          /* 1: a whole name only */
+	{"Content-Length", "10"},                   /* 0 */
+	{"Expect", "100-continue"},                 /* 0 */
+	{"Accept-Encoding", "gzip, br"},            /* 0: reported */
+	{"Accept", "application/json, text/event-stream"},
+	{"Content-Type", "application/json"},
+	{"Mcp-Session-Id", "s-1"},
+	{"MCP-Protocol-Version", "2025-06-18"},
+	{"Mcp-Method", "tools/call"},
+	{"Mcp-Name", "search"},
+	{"Mcp-Param-Region", "eu"},
+	{"Last-Event-ID", "42"},
+	{"Authorization", "Bearer tok"},
+	{"Cookie", "a=1"},
+	{"Origin", "http://localhost"},
+	{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+	{"TE", "trailers"},                         /* 0 */
+	{"Transfer-Encoding", "chunked"},           /* 0 */
+	{"Upgrade", "h2c"},                         /* 0 */
+	{"Proxy-Connection", "keep-alive"},         /* 0 */
+	{"Trailer", "X-Checksum"},                  /* 0 */
+	{"X-Dup", "1"},
+	{"X-Custom", "  spaced\tvalue  "},
+	{"X-Dup", "2"},
+};
+static const unsigned char req_keep[] = {0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1,
+					 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1};
+
+static void test_filter_request(void **state)
+{
+	unsigned char keep[N(req)];
+	struct mt_hdr_dropped d;
+
+	(void)state;
+	assert_int_equal(N(req_keep), N(req));
+	memset(keep, 7, sizeof(keep));
+	assert_int_equal(mt_hdr_filter(req, N(req), MT_HDR_REQUEST, keep, &d), 16);
+	assert_memory_equal(keep, req_keep, N(req));
+	assert_int_equal(d.count, 13);
+	assert_int_equal(d.accept_encoding, 1);
+	assert_non_null(d.content_length);
+	assert_string_equal(d.content_length, "10");
+	assert_ptr_equal(d.content_length, req[6].value); /* borrowed */
+	assert_int_equal(d.content_lengths, 1);
+	assert_int_equal(d.content_length_differs, 0);
+	/* dropped may be NULL. */
+	assert_int_equal(mt_hdr_filter(req, N(req), MT_HDR_REQUEST, keep, NULL), 16);
+	/* Nothing in, nothing out. */
+	assert_int_equal(mt_hdr_filter(req, 0, MT_HDR_REQUEST, keep, &d), 0);
+	assert_int_equal(d.count, 0);
+	assert_null(d.content_length);
+}
+
+static void test_filter_response(void **state)
+{
+	static const struct mt_hdr rsp[] = {
+		{"Content-Type", "text/event-stream"},
+		{"Cache-Control", "no-cache"},
+		{"Connection", "close"},
+		{"Content-Length", "5"},
+		{"Mcp-Session-Id", "s-1"},
+		{"Set-Cookie", "a=1; Path=/"},
+		{"WWW-Authenticate", "Bearer resource_metadata=\"https://x/.well-known\""},
+		{"Set-Cookie", "b=2"},
+		{"Access-Control-Allow-Origin", "*"},
+		{"Access-Control-Expose-Headers", "Mcp-Session-Id"},
+		{"content-length", "6"},
+		{"Host", "kept in a response"},
+		{"Accept-Encoding", "kept in a response"},
+		{"Expect", "kept in a response"},
+		{"Transfer-Encoding", "chunked"},
+		{"X-Unknown", ""},
+	};
+	static const unsigned char want[] = {1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 0, 1};
+	unsigned char keep[N(rsp)];
+	struct mt_hdr_dropped d;
+
+	(void)state;
+	assert_int_equal(mt_hdr_filter(rsp, N(rsp), MT_HDR_RESPONSE, keep, &d), 12);
+	assert_memory_equal(keep, want, N(rsp));
+	assert_int_equal(d.count, 4);
+	assert_int_equal(d.accept_encoding, 0);
+	assert_string_equal(d.content_length, "5");
+	assert_int_equal(d.content_lengths, 2);
+	assert_int_equal(d.content_length_differs, 1);
+
+	/* The request list as a response: Host, Expect, Accept-Encoding go on. */
+	unsigned char k2[N(req)];
+	assert_int_equal(mt_hdr_filter(req, N(req), MT_HDR_RESPONSE, k2, &d), 19);
+	assert_int_equal(k2[0], 1);
+	assert_int_equal(k2[6], 0);
+	assert_int_equal(k2[7], 1);
+	assert_int_equal(k2[8], 1);
+	assert_int_equal(d.accept_encoding, 0);
+
+	/* The same Content-Length twice does not differ. */
+	static const struct mt_hdr two[] = {{"Content-Length", "7"}, {"Content-Length", "7"}};
+	assert_int_equal(mt_hdr_filter(two, 2, MT_HDR_RESPONSE, keep, &d), 0);
+	assert_int_equal(d.content_lengths, 2);
+	assert_int_equal(d.content_length_differs, 0);
+}
+
+static void test_connection_tokens(void **state)
+{
+	static const struct mt_hdr h[] = {
+		{"Connection", " , ,X-A ,\tX-B\t,,close"},
+		{"X-A", "1"}, {"X-B", "2"}, {"X-C", "3"}, {"Close", "4"}, {"X-AB", "5"},
+		{"connection", "x-c"},
+		{"Mcp-Session-Id", "s"},
+		{"CONNECTION", ""},
+		{"X-Empty-Connection-Token", ""},
+	};
+	static const unsigned char want[] = {0, 0, 0, 0, 0, 1, 0, 1, 0, 1};
+	unsigned char keep[N(h)];
+	struct mt_hdr_dropped d;
+
+	(void)state;
+	assert_int_equal(mt_hdr_filter(h, N(h), MT_HDR_REQUEST, keep, &d), 3);
+	assert_memory_equal(keep, want, N(h));
+	assert_int_equal(d.count, 7);
+	/* Connection naming a field the proxy keeps otherwise: dropped. */
+	static const struct mt_hdr h2[] = {{"Connection", "Mcp-Session-Id"},
+					   {"Mcp-Session-Id", "s"}, {"Authorization", "x"}};
+	assert_int_equal(mt_hdr_filter(h2, N(h2), MT_HDR_RESPONSE, keep, &d), 1);
+	assert_int_equal(keep[0], 0);
+	assert_int_equal(keep[1], 0);
+	assert_int_equal(keep[2], 1);
+}
+
+static void test_get(void **state)
+{
+	(void)state;
+	assert_string_equal(mt_hdr_get(req, N(req), "x-dup"), "1");
+	assert_string_equal(mt_hdr_get(req, N(req), "MCP-SESSION-ID"), "s-1");
+	assert_string_equal(mt_hdr_get(req, N(req), "x-foo"), "1");
+	assert_ptr_equal(mt_hdr_get(req, N(req), "Host"), req[0].value);
+	assert_null(mt_hdr_get(req, N(req), "Mcp-Session"));
+	assert_null(mt_hdr_get(req, N(req), ""));
+	assert_null(mt_hdr_get(req, 0, "Host"));
+}
+
+static void test_has_token(void **state)
+{
+	static const char *acc = "application/json, text/event-stream;q=0.9";
+
+	(void)state;
+	assert_int_equal(mt_hdr_has_token(acc, "application/json"), 1);
+	assert_int_equal(mt_hdr_has_token(acc, "text/event-stream"), 1);
+	assert_int_equal(mt_hdr_has_token(acc, "TEXT/Event-Stream"), 1);
+	assert_int_equal(mt_hdr_has_token(acc, "text/event"), 0);
+	assert_int_equal(mt_hdr_has_token(acc, "application/json, text/event-stream"), 0);
+	assert_int_equal(mt_hdr_has_token("Application/JSON ;charset=utf-8", "application/json"), 1);
+	assert_int_equal(mt_hdr_has_token(",, application/json ,,", "application/json"), 1);
+	assert_int_equal(mt_hdr_has_token("\tapplication/json\t", "application/json"), 1);
+	/* q=0 refuses. */
+	assert_int_equal(mt_hdr_has_token("application/json;q=0", "application/json"), 0);
+	assert_int_equal(mt_hdr_has_token("application/json; Q=0.000", "application/json"), 0);
+	assert_int_equal(mt_hdr_has_token("application/json;q=0.", "application/json"), 0);
+	assert_int_equal(mt_hdr_has_token("application/json;a=1;q=0 ", "application/json"), 0);
+	assert_int_equal(mt_hdr_has_token("application/json;q=0.001", "application/json"), 1);
+	assert_int_equal(mt_hdr_has_token("application/json;q=1", "application/json"), 1);
+	assert_int_equal(mt_hdr_has_token("application/json;q=0x", "application/json"), 1);
+	assert_int_equal(mt_hdr_has_token("application/json;q=0, application/json", "application/json"),
+			 1);
+	/* A comma inside a quoted parameter does not split. */
+	assert_int_equal(mt_hdr_has_token("text/plain;x=\"a, application/json\"", "application/json"),
+			 0);
+	assert_int_equal(mt_hdr_has_token("text/plain;x=\"a\\\", b\", application/json",
+					  "application/json"),
+			 1);
+	/* No wildcards. */
+	assert_int_equal(mt_hdr_has_token("*/*", "application/json"), 0);
+	assert_int_equal(mt_hdr_has_token("*/*", "*/*"), 1);
+	assert_int_equal(mt_hdr_has_token("", "application/json"), 0);
+	assert_int_equal(mt_hdr_has_token(NULL, "application/json"), 0);
+	assert_int_equal(mt_hdr_has_token("keep-alive, Upgrade", "upgrade"), 1);
+	assert_int_equal(mt_hdr_has_token("a,b", ""), 0);
+}
+
+static void test_json(void **state)
+{
+	static const struct mt_hdr h[] = {
+		{"Content-Type", "text/plain"},
+		{"X-Q", "say \"hi\"\\ \t\x01\x1f\x7f"},
+		{"X-Dup", "1"},
+		{"X-Dup", ""},
+	};
+	struct mt_buf out = MT_BUF_INIT;
+
+	(void)state;
+	assert_int_equal(mt_hdr_json(h, N(h), NULL, &out), 0);
+	assert_string_equal(out.data, "[[\"Content-Type\",\"text/plain\"],"
+				      "[\"X-Q\",\"say \\\"hi\\\"\\\\ \\u0009\\u0001\\u001f\x7f\"],"
+				      "[\"X-Dup\",\"1\"],[\"X-Dup\",\"\"]]");
+	assert_int_equal(mt_hdr_json(h, 0, NULL, &out), 0);
+	assert_string_equal(out.data, "[]");
+	/* With a redactor, nothing to redact. */
+	assert_int_equal(mt_hdr_json(h, 1, R, &out), 0);
+	assert_string_equal(out.data, "[[\"Content-Type\",\"text/plain\"]]");
+	mt_buf_release(&out);
+}
+
+static void test_json_redacted(void **state)
+{
+	static const struct mt_hdr h[] = {
+		{"Authorization", "Bearer tok"},
+		{"Proxy-Authorization", "Basic dXNlcjpwdw=="},
+		{"Cookie", "a=1; sid=xyz"},
+		{"Set-Cookie", "sid=xyz; Path=/; HttpOnly"},
+		{"X-Api-Key", "k-123"},
+		{"Mcp-Session-Id", "s-1"},
+		{"X-Note", "sk-abcdefghijklmnopqrstuvwx"},
+	};
+	struct mt_buf out = MT_BUF_INIT;
+	char *tok = mk("tok"), *basic = mk("dXNlcjpwdw=="), *one = mk("1"), *xyz = mk("xyz"),
+	     *key = mk("k-123"), *sk = mk("sk-abcdefghijklmnopqrstuvwx");
+
+	(void)state;
+	assert_int_equal(mt_hdr_json(h, N(h), R, &out), 1);
+	char *want = mt_asprintf("[[\"Authorization\",\"Bearer %s\"],"
+				 "[\"Proxy-Authorization\",\"Basic %s\"],"
+				 "[\"Cookie\",\"a=%s; sid=%s\"],"
+				 "[\"Set-Cookie\",\"sid=%s; Path=/; HttpOnly\"],"
+				 "[\"X-Api-Key\",\"%s\"],"
+				 "[\"Mcp-Session-Id\",\"s-1\"],"
+				 "[\"X-Note\",\"%s\"]]",
+				 tok, basic, one, xyz, xyz, key, sk);
+	assert_string_equal(out.data, want);
+	/* No secret is left. */
+	assert_null(strstr(out.data, "tok\""));
+	assert_null(strstr(out.data, "dXNlcjpwdw"));
+	assert_null(strstr(out.data, "k-123"));
+	/* Without the redactor, all as sent. */
+	assert_int_equal(mt_hdr_json(h, 1, NULL, &out), 0);
+	assert_string_equal(out.data, "[[\"Authorization\",\"Bearer tok\"]]");
+	free(want);
+	free(tok);
+	free(basic);
+	free(one);
+	free(xyz);
+	free(key);
+	free(sk);
+	mt_buf_release(&out);
+}
+
+static void test_json_not_utf8(void **state)
+{
+	static const struct mt_hdr h[] = {
+		/* A stray byte, é, a surrogate, an emoji, an overlong '/', a cut é, U+10FFFF
+		 * and one past it. */
+		{"X-Bin", "a\xff" "b \xc3\xa9 \xed\xa0\x80 \xf0\x9f\x98\x80 \xc0\xaf \xc3"},
+		{"X-Max", "\xf4\x8f\xbf\xbf \xf4\x90\x80\x80"},
+		{"\xfe" "Name", "x"},
+	};
+	struct mt_buf out = MT_BUF_INIT;
+	json_error_t jerr;
+
+	(void)state;
+	assert_int_equal(mt_hdr_json(h, N(h), R, &out), 0);
+	assert_string_equal(out.data,
+			    "[[\"X-Bin\",\"a\\ufffdb \xc3\xa9 \\ufffd\\ufffd\\ufffd \xf0\x9f\x98\x80 "
+			    "\\ufffd\\ufffd \\ufffd\"],"
+			    "[\"X-Max\",\"\xf4\x8f\xbf\xbf \\ufffd\\ufffd\\ufffd\\ufffd\"],"
+			    "[\"\\ufffdName\",\"x\"]]");
+	json_t *j = json_loadb(out.data, out.len, 0, &jerr);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(j), 3);
+	assert_string_equal(json_string_value(json_array_get(json_array_get(j, 0), 1)),
+			    "a\xef\xbf\xbd" "b \xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd "
+			    "\xf0\x9f\x98\x80 \xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd");
+	json_decref(j);
+	mt_buf_release(&out);
+}
+
+static void test_target(void **state)
+{
+	struct mt_buf out = MT_BUF_INIT;
+	char *abc = mk("abc"), *t = mk("t"), *code = mk("xyz"), *gh = NULL, *want;
+	static const char ghp[] = "ghp_0123456789abcdefghijklmnopqrstuvwxyz";
+
+	(void)state;
+	assert_int_equal(mt_target_redact("/mcp?api_key=abc&x=1&token=t", R, &out), 1);
+	want = mt_asprintf("/mcp?api_key=%s&x=1&token=%s", abc, t);
+	assert_string_equal(out.data, want);
+	free(want);
+	/* OAuth's code in a callback; state stays. */
+	assert_int_equal(mt_target_redact("/cb?code=xyz&state=s1", R, &out), 1);
+	want = mt_asprintf("/cb?code=%s&state=s1", code);
+	assert_string_equal(out.data, want);
+	free(want);
+	/* Nothing to redact: 0, out untouched. */
+	mt_buf_reset(&out);
+	mt_buf_puts(&out, "before");
+	assert_int_equal(mt_target_redact("/mcp?session=1&cursor=abc", R, &out), 0);
+	assert_string_equal(out.data, "before");
+	assert_int_equal(mt_target_redact("/mcp", R, &out), 0);
+	assert_int_equal(mt_target_redact("", R, &out), 0);
+	assert_int_equal(mt_target_redact("*", R, &out), 0);
+	/* A key format in the path. */
+	gh = mk(ghp);
+	want = mt_asprintf("/hooks/%s/x", ghp);
+	assert_int_equal(mt_target_redact(want, R, &out), 1);
+	free(want);
+	want = mt_asprintf("/hooks/%s/x", gh);
+	assert_string_equal(out.data, want);
+	free(want);
+	/* Both at once: a key in the path and a token in the query. */
+	want = mt_asprintf("/hooks/%s?access_token=abc", ghp);
+	assert_int_equal(mt_target_redact(want, R, &out), 1);
+	free(want);
+	want = mt_asprintf("/hooks/%s?access_token=%s", gh, abc);
+	assert_string_equal(out.data, want);
+	free(want);
+	/* An absolute target: the password goes too. */
+	assert_int_equal(mt_target_redact("http://u:abc@h/mcp?key=t", R, &out), 1);
+	want = mt_asprintf("http://u:%s@h/mcp?key=%s", abc, t);
+	assert_string_equal(out.data, want);
+	free(want);
+	free(abc);
+	free(t);
+	free(code);
+	free(gh);
+	mt_buf_release(&out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest httphdr[] = {
+		cmocka_unit_test(test_hop_by_hop),
+		cmocka_unit_test(test_filter_request),
+		cmocka_unit_test(test_filter_response),
+		cmocka_unit_test(test_connection_tokens),
+		cmocka_unit_test(test_get),
+		cmocka_unit_test(test_has_token),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_json_redacted),
+		cmocka_unit_test(test_json_not_utf8),
+		cmocka_unit_test(test_target),
+	};
+
+	return cmocka_run_group_tests(httphdr, setup, teardown);
+}
