@@ -116,6 +116,18 @@ static void print_text(const struct store_session_row *rows, size_t n)
 			put_text(&b, r->error);
 			mt_buf_putc(&b, '\n');
 		}
+		if (r->transport && (!strcmp(r->transport, "http") || !strcmp(r->transport, "sse"))) {
+			/* An HTTP tap's session: where it forwarded to, and for whom. */
+			mt_buf_puts(&b, "      ");
+			put_text(&b, r->transport);
+			mt_buf_puts(&b, ": upstream ");
+			put_text(&b, r->upstream);
+			mt_buf_puts(&b, ", Mcp-Session-Id ");
+			put_text(&b, r->http_session_id);
+			mt_buf_puts(&b, ", client ");
+			put_text(&b, r->client_addr);
+			mt_buf_putc(&b, '\n');
+		}
 		if (r->gap_messages || r->gap_bytes)
 			mt_buf_printf(&b, "      gap: %lld messages (%lld bytes) relayed but not stored\n",
 				      (long long)r->gap_messages, (long long)r->gap_bytes);
@@ -155,6 +167,9 @@ static void print_json(const struct store_session_row *rows, size_t n)
 		if (r->duration_ns >= 0)
 			json_object_set_new(o, "duration_ns", json_integer(r->duration_ns));
 		set_str(o, "command", r->command);
+		set_str(o, "upstream", r->upstream);
+		set_str(o, "client_addr", r->client_addr);
+		set_str(o, "http_session_id", r->http_session_id);
 		json_object_set_new(o, "state", json_string(store_session_state(r)));
 		if (r->pid)
 			json_object_set_new(o, "pid", json_integer(r->pid));

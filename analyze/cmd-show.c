@@ -1,6 +1,7 @@
 /*
  * cmd-show.c - `mcptap show`: a session's messages in the order they were
- * read, as text for people or as JSON lines for programs.
+ * read, as text for people or as JSON lines for programs. The HTTP exchanges
+ * of an HTTP tap's session come among them, at the seq of their request.
  */
 #include <getopt.h>
 #include <jansson.h>
@@ -37,6 +38,12 @@ struct subject {
 	size_t n;
 };
 
+/* An exchange that ended abnormally, told at its end's time (text). */
+struct ending {
+	int64_t end_ns;
+	char *line; /* owned: the line, printable, without its newline */
+};
+
 struct show {
 	int json;
 	int width;                /* text: cut lines to this many columns; 0: never */
@@ -48,6 +55,8 @@ struct show {
 	size_t *freed;            /* owned: free slots of subj */
 	size_t nfreed, capfreed;
 	struct mt_map by_seq;     /* request seq -> index into subj */
+	struct ending *ends;      /* owned: in end_ns order; at most SHOW_MAX_OPEN */
+	size_t nends;
 };
 /* The id as JSON: its original type. NULL when there is none. */
 static json_t *id_json(const struct store_item *it)
@@ -65,6 +74,68 @@ static json_t *id_json(const struct store_item *it)
 	/* An integer too big for int64, kept as its digits. */
 	return it->id_text ? json_loads(it->id_text, JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, NULL)
 			   : NULL;
+}
+
+/* o[key] = the bytes as a string (not UTF-8: made so); nothing when p is NULL. */
+static void set_lossy_n(struct show *sh, json_t *o, const char *key, const void *p, size_t n)
+{
+	if (!p)
+		return;
+	mt_utf8_lossy(p, n, &sh->text);
+	json_object_set_new(o, key, json_stringn(sh->text.data ? sh->text.data : "", sh->text.len));
+}
+
+static void set_lossy(struct show *sh, json_t *o, const char *key, const char *s)
+{
+	if (s)
+		set_lossy_n(sh, o, key, s, strlen(s));
+}
+
+/* o[key] = the headers, when the text is a JSON array (as mcptap stores them). */
+static void set_headers(json_t *o, const char *key, const char *text)
+{
+	json_t *v = text ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
+
+	if (json_is_array(v))
+		json_object_set_new(o, key, v);
+	else
+		json_decref(v);
+}
+
+static int show_exchange_json(struct show *sh, const struct store_exchange_row *x)
+{
+	json_t *o = json_object();
+	char t[32];
+
+	json_object_set_new(o, "session", json_integer(sh->session));
+	json_object_set_new(o, "seq", json_integer(x->seq));
+	json_object_set_new(o, "t_ns", json_integer(x->t_ns));
+	mt_format_wall(x->wall, t);
+	json_object_set_new(o, "time", json_string(t));
+	json_object_set_new(o, "type", json_string("exchange"));
+	json_object_set_new(o, "kind", json_string("exchange"));
+	json_object_set_new(o, "conn", json_integer(x->conn));
+	set_lossy(sh, o, "method", x->method);
+	set_lossy(sh, o, "target", x->target);
+	set_headers(o, "request_headers", x->req_headers_json);
+	set_lossy(sh, o, "last_event_id", x->last_event_id);
+	set_lossy_n(sh, o, "request_body", x->req_body, x->req_body_len);
+	if (x->status)
+		json_object_set_new(o, "status", json_integer(x->status));
+	set_headers(o, "response_headers", x->resp_headers_json);
+	set_lossy(sh, o, "response_type", x->resp_type);
+	set_lossy_n(sh, o, "response_body", x->resp_body, x->resp_body_len);
+	if (x->first_byte_ns >= 0)
+		json_object_set_new(o, "first_byte_ns", json_integer(x->first_byte_ns));
+	if (x->end_ns >= 0)
+		json_object_set_new(o, "end_ns", json_integer(x->end_ns));
+	set_lossy(sh, o, "outcome", x->outcome);
+	set_lossy(sh, o, "error", x->error);
+	json_object_set_new(o, "messages", json_integer(x->messages));
+	json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+	putchar('\n');
+	json_decref(o);
+	return 0;
 }
 
 static int show_json(struct show *sh, const struct store_item *it)
@@ -99,6 +170,12 @@ static int show_json(struct show *sh, const struct store_item *it)
 		json_object_set_new(o, "error_code", json_integer(it->error_code));
 	if (it->request_seq > 0)
 		json_object_set_new(o, "latency_ns", json_integer(it->latency_ns));
+	if (it->exchange > 0)
+		json_object_set_new(o, "exchange", json_integer(it->exchange));
+	set_lossy(sh, o, "sse_id", it->sse_id);
+	set_lossy(sh, o, "sse_event", it->sse_event);
+	if (it->replayed)
+		json_object_set_new(o, "replayed", json_true());
 	json_object_set_new(o, "size", json_integer(it->size));
 	if (it->incomplete)
 		json_object_set_new(o, "incomplete", json_true());
@@ -338,6 +415,152 @@ static void method_text(struct show *sh, const struct store_item *it)
 	}
 }
 
+/* The latency column: right-aligned in 8 columns, then two spaces. */
+static void put_latency(struct mt_buf *b, const char *lat)
+{
+	for (int pad = 8 - (int)strlen(lat) + (strstr(lat, "µ") ? 1 : 0); pad > 0; pad--)
+		mt_buf_putc(b, ' '); /* (µ is two bytes, one column) */
+	mt_buf_puts(b, lat);
+	mt_buf_puts(b, "  ");
+}
+
+/*
+ * An exchange's line up to its body, into sh->line: seq, time t_ns, the
+ * arrow and kind, the client connection in the id column, method and target
+ * in the method column, how long it took in the latency column.
+ */
+static void exchange_head(struct show *sh, const struct store_exchange_row *x, int64_t t_ns,
+			  const char *mark, const char *kind, const char *color)
+{
+	char lat[32] = "", conn[32];
+	size_t col;
+
+	if (x->end_ns >= 0)
+		cli_format_duration(x->end_ns - x->t_ns, lat);
+	mt_buf_reset(&sh->line);
+	mt_buf_printf(&sh->line, "%6lld %11.6f %s%s %-12s%s ", (long long)x->seq, (double)t_ns / 1e9,
+		      sh->color ? color : "", mark, kind, sh->color ? "\033[0m" : "");
+	col = sh->line.len;
+	snprintf(conn, sizeof(conn), "#%lld", (long long)x->conn);
+	mt_buf_puts(&sh->line, conn);
+	pad_to(&sh->line, col, 8);
+	mt_buf_putc(&sh->line, ' ');
+	col = sh->line.len;
+	put_printable(&sh->line, x->method ? x->method : "?", x->method ? strlen(x->method) : 1, 64);
+	mt_buf_putc(&sh->line, ' ');
+	put_printable(&sh->line, x->target ? x->target : "?", x->target ? strlen(x->target) : 1, 256);
+	pad_to(&sh->line, col, 28);
+	mt_buf_putc(&sh->line, ' ');
+	put_latency(&sh->line, lat);
+}
+
+/* Print the abnormal ends due by t_ns (INT64_MAX: all of them). */
+static void flush_ends(struct show *sh, int64_t t_ns)
+{
+	size_t i = 0;
+
+	for (; i < sh->nends && sh->ends[i].end_ns <= t_ns; i++) {
+		mt_buf_reset(&sh->line);
+		mt_buf_puts(&sh->line, sh->ends[i].line);
+		free(sh->ends[i].line);
+		put_line(sh);
+	}
+	memmove(sh->ends, sh->ends + i, (sh->nends - i) * sizeof(*sh->ends));
+	sh->nends -= i;
+}
+
+/* Keep the line in sh->line, told at end_ns: after what the session read before then. */
+static void keep_end(struct show *sh, int64_t end_ns)
+{
+	size_t at;
+
+	if (sh->nends == SHOW_MAX_OPEN) {
+		/* (Bounded: the earliest is told now, a little early.) */
+		struct mt_buf keep = sh->line;
+		sh->line = (struct mt_buf)MT_BUF_INIT;
+		flush_ends(sh, sh->ends[0].end_ns);
+		mt_buf_release(&sh->line);
+		sh->line = keep;
+	}
+	if (!sh->ends)
+		sh->ends = mt_calloc(SHOW_MAX_OPEN, sizeof(*sh->ends));
+	for (at = sh->nends; at > 0 && sh->ends[at - 1].end_ns > end_ns; at--)
+		;
+	memmove(sh->ends + at + 1, sh->ends + at, (sh->nends - at) * sizeof(*sh->ends));
+	sh->ends[at].end_ns = end_ns;
+	sh->ends[at].line = mt_strndup(sh->line.data, sh->line.len);
+	sh->nends++;
+}
+
+/*
+ * An exchange at its request's seq: what its response was (status and type),
+ * how many messages it carried, the bodies no message holds; "open" when it
+ * has not ended. One that ended otherwise than complete gets a line of its
+ * own at its end, with the outcome and the error.
+ */
+static int show_exchange_text(struct show *sh, const struct store_exchange_row *x)
+{
+	exchange_head(sh, x, x->t_ns, "⇄", "http", "\033[35m");
+	mt_buf_puts(&sh->line, "→ ");
+	if (x->status) {
+		mt_buf_printf(&sh->line, "%d", x->status);
+		if (x->resp_type) {
+			mt_buf_putc(&sh->line, ' ');
+			put_printable(&sh->line, x->resp_type, strlen(x->resp_type), 32);
+		}
+	} else {
+		mt_buf_puts(&sh->line, x->end_ns >= 0 ? "no response" : "…");
+	}
+	if (x->messages)
+		mt_buf_printf(&sh->line, ", %lld message%s", (long long)x->messages,
+			      x->messages == 1 ? "" : "s");
+	if (x->req_body)
+		mt_buf_printf(&sh->line, ", request body %zu bytes", x->req_body_len);
+	if (x->resp_body)
+		mt_buf_printf(&sh->line, ", response body %zu bytes", x->resp_body_len);
+	if (x->last_event_id) {
+		mt_buf_puts(&sh->line, ", Last-Event-ID ");
+		put_printable(&sh->line, x->last_event_id, strlen(x->last_event_id), 64);
+	}
+	if (x->end_ns < 0)
+		mt_buf_puts(&sh->line, ", open");
+	put_line(sh);
+	if (x->end_ns >= 0 && (!x->outcome || strcmp(x->outcome, "complete"))) {
+		exchange_head(sh, x, x->end_ns, "✗", "http end", "\033[31m");
+		put_printable(&sh->line, x->outcome ? x->outcome : "?", x->outcome ? strlen(x->outcome) : 1,
+			      32);
+		if (x->error) {
+			mt_buf_puts(&sh->line, ": ");
+			put_printable(&sh->line, x->error, strlen(x->error), 256);
+		}
+		keep_end(sh, x->end_ns);
+	}
+	return 0;
+}
+
+/* An SSE event's id and type, and whether it was sent again: "[id 7, event message] ". */
+static void sse_text(struct show *sh, const struct store_item *it)
+{
+	const char *sep = "[";
+
+	if (it->sse_id) {
+		mt_buf_printf(&sh->line, "%sid ", sep);
+		put_printable(&sh->line, it->sse_id, strlen(it->sse_id), 64);
+		sep = ", ";
+	}
+	if (it->sse_event) {
+		mt_buf_printf(&sh->line, "%sevent ", sep);
+		put_printable(&sh->line, it->sse_event, strlen(it->sse_event), 64);
+		sep = ", ";
+	}
+	if (it->replayed) {
+		mt_buf_printf(&sh->line, "%sreplayed", sep);
+		sep = ", ";
+	}
+	if (strcmp(sep, "["))
+		mt_buf_puts(&sh->line, "] ");
+}
+
 static int show_text(struct show *sh, const struct store_item *it)
 {
 	const char *on = "", *off = "";
@@ -384,10 +607,9 @@ static int show_text(struct show *sh, const struct store_item *it)
 		method_text(sh, it);
 	pad_to(&sh->line, col, 28);
 	mt_buf_putc(&sh->line, ' ');
-	for (int pad = 8 - (int)strlen(lat) + (strstr(lat, "µ") ? 1 : 0); pad > 0; pad--)
-		mt_buf_putc(&sh->line, ' '); /* (µ is two bytes, one column) */
-	mt_buf_puts(&sh->line, lat);
-	mt_buf_puts(&sh->line, "  ");
+	put_latency(&sh->line, lat);
+	if (it->type == STORE_ITEM_MESSAGE)
+		sse_text(sh, it);
 	/* A cut line needs no more of the body than its width could show. */
 	max = sh->width > 0 ? (size_t)sh->width * 4 + 16 : 0;
 	body_text(sh, it, max);
@@ -401,7 +623,12 @@ static int each(const struct store_item *it, void *ctx)
 {
 	struct show *sh = ctx;
 
-	return sh->json ? show_json(sh, it) : show_text(sh, it);
+	if (sh->json)
+		return it->type == STORE_ITEM_EXCHANGE ? show_exchange_json(sh, it->x) : show_json(sh, it);
+	/* (A gap has no time of its own.) */
+	if (sh->nends && it->type != STORE_ITEM_GAP)
+		flush_ends(sh, it->t_ns);
+	return it->type == STORE_ITEM_EXCHANGE ? show_exchange_text(sh, it->x) : show_text(sh, it);
 }
 
 static int run_show(int argc, char **argv)
@@ -445,16 +672,21 @@ static int run_show(int argc, char **argv)
 	sh.width = sh.json || full ? 0 : cli_term_width(stdout);
 	if (cli_open_capture(path, &st) || cli_pick_session(st, path, sid, &sh.session))
 		goto out;
-	if (store_each_item(st, sh.session, each, &sh, &err) < 0) {
+	if (store_each_item_ex(st, sh.session, STORE_ITEMS_PAIRED | STORE_ITEMS_EXCHANGES, each, &sh,
+			       &err) < 0) {
 		mt_error("cannot read '%s': %s", path, err.msg);
 		goto out;
 	}
+	flush_ends(&sh, INT64_MAX);
 	rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
 out:
 	for (size_t i = 0; i < sh.nsubj; i++)
 		free(sh.subj[i].p);
 	free(sh.subj);
 	free(sh.freed);
+	for (size_t i = 0; i < sh.nends; i++)
+		free(sh.ends[i].line);
+	free(sh.ends);
 	mt_map_release(&sh.by_seq);
 	mt_buf_release(&sh.text);
 	mt_buf_release(&sh.line);

@@ -13,7 +13,7 @@
 -- people: datetime(x / 1e6, 'unixepoch')).
 
 PRAGMA application_id = 1296257108;
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 
 -- Facts about the file itself: created_by and migrated_by (the mcptap versions
 -- that created it and last changed its schema).
@@ -25,7 +25,8 @@ CREATE TABLE meta (
 -- One row per captured session.
 CREATE TABLE session (
   id               INTEGER PRIMARY KEY,
-  transport        TEXT NOT NULL DEFAULT 'stdio', -- stdio | http | sse | pcap
+  transport        TEXT NOT NULL DEFAULT 'stdio', -- stdio | http (Streamable HTTP) |
+                                                  -- sse (the legacy HTTP+SSE) | pcap
   started_wall     INTEGER NOT NULL,              -- µs since the Unix epoch
   ended_wall       INTEGER,                       -- NULL while recording (or if the tap was killed)
   duration_ns      INTEGER,                       -- monotonic, start to end
@@ -53,11 +54,15 @@ CREATE TABLE session (
   msgs_s2c         INTEGER NOT NULL DEFAULT 0,    -- message rows server to client
   stderr_lines     INTEGER NOT NULL DEFAULT 0,    -- stderr_line rows
   bytes_c2s        INTEGER NOT NULL DEFAULT 0,    -- sum of their size, client to server
-  bytes_s2c        INTEGER NOT NULL DEFAULT 0     -- and server to client
+  bytes_s2c        INTEGER NOT NULL DEFAULT 0,    -- and server to client
+  upstream         TEXT,                          -- the URL an HTTP tap forwarded to (version 4)
+  client_addr      TEXT                           -- the address of the first client connection
+                                                  -- of an HTTP tap (version 4)
 );
 
--- One row per protocol message (a stdio line), in the order the tap read them.
--- seq is shared with stderr_line and gap, so the three interleave by seq.
+-- One row per protocol message (a stdio line; over HTTP, a request body, a
+-- JSON response body or one SSE event's data), in the order the tap read them.
+-- seq is shared with stderr_line, gap and http_exchange, so they interleave by seq.
 -- Rows are kept in (session, seq) order (a WITHOUT ROWID table): a session
 -- is read back as one sequential scan, and appended without a second index.
 CREATE TABLE message (
@@ -66,7 +71,8 @@ CREATE TABLE message (
   t_ns        INTEGER NOT NULL,   -- when the read that completed it returned
   wall        INTEGER NOT NULL,   -- µs since the Unix epoch
   dir         TEXT NOT NULL,      -- c2s (client to server) | s2c (server to client)
-  channel     TEXT NOT NULL DEFAULT 'stdio',
+  channel     TEXT NOT NULL DEFAULT 'stdio', -- stdio | body (an HTTP request body, or a
+                                  -- JSON response body) | sse (an SSE event's data)
   kind        TEXT NOT NULL,      -- request | notification | response | error |
                                   -- batch | invalid (not JSON) | notjsonrpc
   id,                             -- JSON-RPC id, no affinity: 1 (integer) and '1'
@@ -87,10 +93,19 @@ CREATE TABLE message (
   incomplete  INTEGER NOT NULL DEFAULT 0, -- 1: the side closed before the newline
   size        INTEGER NOT NULL,   -- bytes, as relayed
   raw         BLOB NOT NULL,      -- the exact bytes, newline included
+  -- Over HTTP (version 4; NULL or 0 on stdio):
+  exchange    INTEGER,            -- the seq of the http_exchange it travelled in
+  sse_id      TEXT,               -- the SSE event's id: field, when it had one
+  sse_event   TEXT,               -- the SSE event's event: type, when it had one
+  replayed    INTEGER NOT NULL DEFAULT 0, -- 1: an event a server sent again after a
+                                  -- Last-Event-ID resumption (the tap stores such an
+                                  -- event once, as the replay of the first)
   PRIMARY KEY (session, seq)
 ) WITHOUT ROWID;
 
 CREATE INDEX message_by_request ON message(session, request_seq) WHERE request_seq IS NOT NULL;
+-- The messages of an HTTP exchange (version 4).
+CREATE INDEX message_by_exchange ON message(session, exchange) WHERE exchange IS NOT NULL;
 
 -- What the server wrote on its stderr, one row per line (the bytes pass through
 -- to the tap's own stderr unchanged).
@@ -114,6 +129,36 @@ CREATE TABLE gap (
   bytes      INTEGER NOT NULL,   -- bytes not stored
   reason     TEXT NOT NULL
 );
+
+-- One row per HTTP request an HTTP tap relayed, with its response (version
+-- 4). seq says when the request arrived, in the order of the session's
+-- messages; the JSON-RPC messages its bodies carried are message rows that
+-- name it in their exchange column. Headers are JSON arrays of [name, value]
+-- pairs, in the order sent; secrets in them and in the target are redacted.
+CREATE TABLE http_exchange (
+  session       INTEGER NOT NULL REFERENCES session(id),
+  seq           INTEGER NOT NULL, -- when the request arrived (shared with message)
+  conn          INTEGER NOT NULL, -- the client connection's number in the tap's run
+  method        TEXT NOT NULL,    -- GET | POST | DELETE | ...
+  target        TEXT NOT NULL,    -- the path and query, as sent (redacted)
+  req_headers   TEXT NOT NULL,    -- JSON array of [name, value] (redacted)
+  req_body      BLOB,             -- the request's body when no message holds it (not
+                                  -- JSON-RPC: an OAuth form, ...); NULL otherwise
+  status        INTEGER,          -- the response's status; NULL: no response came
+  resp_headers  TEXT,             -- JSON array of [name, value] (redacted)
+  resp_type     TEXT,             -- json | sse | empty | other
+  resp_body     BLOB,             -- a response body that is not JSON-RPC (OAuth
+                                  -- metadata, an error page), as much as the tap keeps
+  t_ns          INTEGER NOT NULL, -- when the request's head was read
+  wall          INTEGER NOT NULL, -- µs since the Unix epoch
+  first_byte_ns INTEGER,          -- when the response's head was read
+  end_ns        INTEGER,          -- when the exchange ended
+  outcome       TEXT,             -- complete | client-gone | upstream-gone | timeout |
+                                  -- unreachable | refused | stopped; NULL while open
+  error         TEXT,             -- what went wrong, when something did
+  last_event_id TEXT,             -- the request's Last-Event-ID (an SSE resumption)
+  PRIMARY KEY (session, seq)
+) WITHOUT ROWID;
 
 -- Requests with their answers (paired by the tap: same id, the other
 -- direction) and the latency between them. outcome: response | error, or

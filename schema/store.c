@@ -16,14 +16,16 @@
 #include "schema_sql.h"
 
 enum stmt_id {
-	S_MSG, S_STDERR, S_GAP, S_BEGIN, S_COMMIT, S_COUNTS, S_FINDING, S_RAW, S_STMT_COUNT
+	S_MSG, S_STDERR, S_GAP, S_BEGIN, S_COMMIT, S_COUNTS, S_FINDING, S_RAW, S_XBEGIN, S_XHEAD,
+	S_XEND, S_STMT_COUNT
 };
 
 static const char *const stmt_sql[S_STMT_COUNT] = {
 	[S_MSG] = "INSERT INTO message (session, seq, t_ns, wall, dir, channel, kind, id, idtype,"
 		  " method, error_code, progress_token, has_meta, batch_size, incomplete, size, raw,"
-		  " request_seq)"
-		  " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)",
+		  " request_seq, exchange, sse_id, sse_event, replayed)"
+		  " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,"
+		  "?21,?22)",
 	[S_STDERR] = "INSERT INTO stderr_line (session, seq, t_ns, wall, incomplete, raw)"
 		     " VALUES (?1,?2,?3,?4,?5,?6)",
 	[S_GAP] = "INSERT INTO gap (session, seq, dir, messages, bytes, reason)"
@@ -36,6 +38,12 @@ static const char *const stmt_sql[S_STMT_COUNT] = {
 	[S_FINDING] = "INSERT INTO finding (analysis, session, rule, severity, seq, related, text)"
 		      " VALUES (?1,?2,?3,?4,?5,?6,?7)",
 	[S_RAW] = "SELECT seq, raw FROM message WHERE session = ?1 AND seq >= ?2 ORDER BY seq LIMIT ?3",
+	[S_XBEGIN] = "INSERT INTO http_exchange (session, seq, conn, method, target, req_headers,"
+		     " req_body, t_ns, wall, last_event_id) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+	[S_XHEAD] = "UPDATE http_exchange SET status = ?3, resp_headers = ?4, resp_type = ?5,"
+		    " first_byte_ns = ?6 WHERE session = ?1 AND seq = ?2",
+	[S_XEND] = "UPDATE http_exchange SET end_ns = ?3, outcome = ?4, error = ?5, resp_body = ?6"
+		   " WHERE session = ?1 AND seq = ?2",
 };
 
 /* What the open transaction added to a session (session's counters, version 3). */
@@ -108,6 +116,24 @@ static const struct {
 	    "   AND q.id IS json_extract(CAST(message.raw AS TEXT), '$.params.requestId'))"
 	    " WHERE kind = 'notification' AND method = 'notifications/cancelled'"
 	    "   AND json_valid(CAST(raw AS TEXT));"},
+	/* 4: HTTP taps: their exchanges, the messages' place in them, the
+	 * session's upstream and client. (Columns are added at the end of their
+	 * tables, where a new file has them too; the new table is made as
+	 * mcptap.sql makes it, comments aside.) */
+	{3, "CREATE TABLE http_exchange ("
+	    " session INTEGER NOT NULL REFERENCES session(id), seq INTEGER NOT NULL,"
+	    " conn INTEGER NOT NULL, method TEXT NOT NULL, target TEXT NOT NULL,"
+	    " req_headers TEXT NOT NULL, req_body BLOB, status INTEGER, resp_headers TEXT,"
+	    " resp_type TEXT, resp_body BLOB, t_ns INTEGER NOT NULL, wall INTEGER NOT NULL,"
+	    " first_byte_ns INTEGER, end_ns INTEGER, outcome TEXT, error TEXT, last_event_id TEXT,"
+	    " PRIMARY KEY (session, seq)) WITHOUT ROWID;"
+	    "ALTER TABLE message ADD COLUMN exchange INTEGER;"
+	    "ALTER TABLE message ADD COLUMN sse_id TEXT;"
+	    "ALTER TABLE message ADD COLUMN sse_event TEXT;"
+	    "ALTER TABLE message ADD COLUMN replayed INTEGER NOT NULL DEFAULT 0;"
+	    "CREATE INDEX message_by_exchange ON message(session, exchange) WHERE exchange IS NOT NULL;"
+	    "ALTER TABLE session ADD COLUMN upstream TEXT;"
+	    "ALTER TABLE session ADD COLUMN client_addr TEXT;"},
 };
 
 /* Was the last failure a lock another connection holds (not a fault of the file)? */
@@ -248,6 +274,16 @@ static const struct {
 	{2, "session", "tap_pid"},     {2, "session", "tap_id"},      {3, "analysis", "complete"},
 	{3, "analysis", "rules"},      {3, "session", "msgs_c2s"},    {3, "session", "msgs_s2c"},
 	{3, "session", "stderr_lines"}, {3, "session", "bytes_c2s"},  {3, "session", "bytes_s2c"},
+	{4, "message", "exchange"},    {4, "message", "sse_id"},      {4, "message", "sse_event"},
+	{4, "message", "replayed"},    {4, "session", "upstream"},    {4, "session", "client_addr"},
+};
+
+/* Tables that came with a later schema version (a file of an older one has none). */
+static const struct {
+	int version;
+	const char *table;
+} later_tables[] = {
+	{4, "http_exchange"},
 };
 
 /*
@@ -387,6 +423,15 @@ static int later_column(int64_t version, const char *table, const char *column)
 	return 0;
 }
 
+/* Is the table one that a file of this version lacks? */
+static int later_table(int64_t version, const char *table)
+{
+	for (size_t i = 0; i < sizeof(later_tables) / sizeof(later_tables[0]); i++)
+		if (later_tables[i].version > version && !strcmp(later_tables[i].table, table))
+			return 1;
+	return 0;
+}
+
 /* Table name of the file: exactly mcptap's columns, less those of later versions. */
 static int check_table(struct store *st, const struct ref_object *t, int64_t version,
 		       struct mt_err *err)
@@ -504,9 +549,9 @@ static int check_schema(struct store *st, int64_t version, struct mt_err *err)
 		}
 		if (strcmp(type, "table") || !strncmp(name, "sqlite_", 7))
 			continue; /* SQLite's own (sqlite_stat1, sqlite_sequence) */
-		if (!(t = ref_find("table", name))) {
-			mt_err_set(err, "not an mcptap capture: it holds a table (%s) mcptap never makes",
-				   name);
+		if (!(t = ref_find("table", name)) || later_table(version, name)) {
+			mt_err_set(err, "not an mcptap capture: it holds a table (%s) mcptap never makes%s",
+				   name, t ? " in a file of its version" : "");
 			goto out;
 		}
 		if (check_table(st, t, version, err))
@@ -519,11 +564,11 @@ static int check_schema(struct store *st, int64_t version, struct mt_err *err)
 	}
 	/* Every table of mcptap's is there (each name once: a table is a table). */
 	for (size_t i = 0; i < ref.n; i++)
-		want += !strcmp(ref.v[i].type, "table");
+		want += !strcmp(ref.v[i].type, "table") && !later_table(version, ref.v[i].name);
 	if (tables != want) {
 		for (size_t i = 0; i < ref.n; i++) {
 			char *there;
-			if (strcmp(ref.v[i].type, "table"))
+			if (strcmp(ref.v[i].type, "table") || later_table(version, ref.v[i].name))
 				continue;
 			there = query_text(st->db, "SELECT type FROM sqlite_master WHERE name = ?1",
 					   ref.v[i].name);
@@ -1052,7 +1097,8 @@ int store_session_create(struct store *st, const struct store_session_new *s, in
 
 	if (sqlite3_prepare_v2(st->db,
 			       "INSERT INTO session (transport, started_wall, command, cwd, pid,"
-			       " mcptap_version, tap_pid, tap_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+			       " mcptap_version, tap_pid, tap_id, upstream, client_addr)"
+			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 			       -1, &q, NULL) != SQLITE_OK) {
 		db_fail(st, err, "cannot add a session");
 		goto out;
@@ -1072,6 +1118,10 @@ int store_session_create(struct store *st, const struct store_session_new *s, in
 	sqlite3_bind_int64(q, 7, (int64_t)getpid());
 	if (mt_process_identity((int64_t)getpid(), me, sizeof(me)) == 0)
 		sqlite3_bind_text(q, 8, me, -1, SQLITE_TRANSIENT);
+	if (s->upstream)
+		sqlite3_bind_text(q, 9, s->upstream, -1, SQLITE_STATIC);
+	if (s->client_addr)
+		sqlite3_bind_text(q, 10, s->client_addr, -1, SQLITE_STATIC);
 	if (sqlite3_step(q) != SQLITE_DONE) {
 		db_fail(st, err, "cannot add a session");
 		goto out;
@@ -1162,6 +1212,31 @@ int store_session_finish(struct store *st, int64_t id, const struct store_sessio
 		sqlite3_bind_text(q, 7, e->error, -1, SQLITE_STATIC);
 	if (sqlite3_step(q) != SQLITE_DONE) {
 		db_fail(st, err, "cannot end the session");
+		goto out;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(q);
+	return rc;
+}
+
+int store_session_set_http(struct store *st, int64_t session, const char *http_session_id,
+			   struct mt_err *err)
+{
+	sqlite3_stmt *q = NULL;
+	int rc = -1;
+
+	if (!http_session_id)
+		return 0;
+	if (sqlite3_prepare_v2(st->db, "UPDATE session SET http_session_id = ?2 WHERE id = ?1", -1,
+			       &q, NULL) != SQLITE_OK) {
+		db_fail(st, err, "cannot update the session");
+		goto out;
+	}
+	sqlite3_bind_int64(q, 1, session);
+	sqlite3_bind_text(q, 2, http_session_id, -1, SQLITE_STATIC);
+	if (sqlite3_step(q) != SQLITE_DONE) {
+		db_fail(st, err, "cannot update the session");
 		goto out;
 	}
 	rc = 0;
@@ -1265,6 +1340,19 @@ int store_add_message(struct store *st, const struct store_msg *m, struct mt_err
 		sqlite3_bind_int64(s, 18, m->request_seq);
 	else
 		sqlite3_bind_null(s, 18);
+	if (m->exchange > 0)
+		sqlite3_bind_int64(s, 19, m->exchange);
+	else
+		sqlite3_bind_null(s, 19);
+	if (m->sse_id)
+		sqlite3_bind_text(s, 20, m->sse_id, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 20);
+	if (m->sse_event)
+		sqlite3_bind_text(s, 21, m->sse_event, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 21);
+	sqlite3_bind_int(s, 22, !!m->replayed);
 	if (step_done(st, s, err, "cannot store a message"))
 		return -1;
 	struct counts *k = counts_of(st, m->session);
@@ -1315,6 +1403,92 @@ int store_add_gap(struct store *st, int64_t session, int64_t seq, const char *di
 	sqlite3_bind_int64(s, 5, bytes);
 	sqlite3_bind_text(s, 6, reason, -1, SQLITE_STATIC);
 	return step_done(st, s, err, "cannot store a gap");
+}
+
+/* A blob bound as it is (n may be 0), or NULL when p is NULL. */
+static int bind_bytes(sqlite3_stmt *s, int col, const void *p, size_t n, struct mt_err *err)
+{
+	if (!p)
+		return sqlite3_bind_null(s, col) == SQLITE_OK ? 0 : mt_err_set(err, "cannot bind");
+	if (n > (size_t)INT32_MAX)
+		return mt_err_set(err, "a body of %zu bytes is too large to store", n);
+	sqlite3_bind_blob(s, col, n ? p : "", (int)n, SQLITE_STATIC);
+	return 0;
+}
+
+static void bind_text_opt(sqlite3_stmt *s, int col, const char *p)
+{
+	if (p)
+		sqlite3_bind_text(s, col, p, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, col);
+}
+
+/* Run an UPDATE of one exchange; "no exchange" when it changed no row. */
+static int update_exchange(struct store *st, sqlite3_stmt *s, int64_t session, int64_t seq,
+			   struct mt_err *err)
+{
+	if (step_done(st, s, err, "cannot store the exchange"))
+		return -1;
+	if (sqlite3_changes(st->db) == 0)
+		return mt_err_set(err, "no exchange %lld in session %lld", (long long)seq,
+				  (long long)session);
+	return 0;
+}
+
+int store_exchange_begin(struct store *st, const struct store_exchange *x, struct mt_err *err)
+{
+	sqlite3_stmt *s = stmt(st, S_XBEGIN, err);
+
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, x->session);
+	sqlite3_bind_int64(s, 2, x->seq);
+	sqlite3_bind_int64(s, 3, x->conn);
+	sqlite3_bind_text(s, 4, x->method ? x->method : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 5, x->target ? x->target : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 6, x->req_headers_json ? x->req_headers_json : "[]", -1, SQLITE_STATIC);
+	if (bind_bytes(s, 7, x->req_body, x->req_body_len, err))
+		return -1;
+	sqlite3_bind_int64(s, 8, x->t_ns);
+	sqlite3_bind_int64(s, 9, x->wall);
+	bind_text_opt(s, 10, x->last_event_id);
+	return step_done(st, s, err, "cannot store the exchange");
+}
+
+int store_exchange_head(struct store *st, int64_t session, int64_t seq, int status,
+			const char *resp_headers_json, const char *resp_type,
+			int64_t first_byte_ns, struct mt_err *err)
+{
+	sqlite3_stmt *s = stmt(st, S_XHEAD, err);
+
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, session);
+	sqlite3_bind_int64(s, 2, seq);
+	sqlite3_bind_int(s, 3, status);
+	bind_text_opt(s, 4, resp_headers_json);
+	bind_text_opt(s, 5, resp_type);
+	sqlite3_bind_int64(s, 6, first_byte_ns);
+	return update_exchange(st, s, session, seq, err);
+}
+
+int store_exchange_end(struct store *st, int64_t session, int64_t seq, int64_t end_ns,
+		       const char *outcome, const char *error, const void *resp_body,
+		       size_t resp_body_len, struct mt_err *err)
+{
+	sqlite3_stmt *s = stmt(st, S_XEND, err);
+
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, session);
+	sqlite3_bind_int64(s, 2, seq);
+	sqlite3_bind_int64(s, 3, end_ns);
+	bind_text_opt(s, 4, outcome);
+	bind_text_opt(s, 5, error);
+	if (bind_bytes(s, 6, resp_body, resp_body_len, err))
+		return -1;
+	return update_exchange(st, s, session, seq, err);
 }
 
 int store_add_analysis(struct store *st, const struct store_analysis *a, int64_t *id,
@@ -1595,8 +1769,11 @@ static int64_t col_int(sqlite3_stmt *s, int i, int64_t null_value)
 	" (SELECT coalesce(sum(bytes), 0) FROM gap g WHERE g.session = s.id),"
 
 /* The columns version 2 added, as a version 1 file read as it is lacks them. */
-#define SESSION_COLUMNS_V2 " s.tap_pid, s.tap_id FROM session s"
-#define SESSION_COLUMNS_V1 " NULL, NULL FROM session s"
+#define SESSION_COLUMNS_V2 " s.tap_pid, s.tap_id,"
+#define SESSION_COLUMNS_V1 " NULL, NULL,"
+/* And those of version 4. */
+#define SESSION_COLUMNS_V4 " s.http_session_id, s.upstream, s.client_addr FROM session s"
+#define SESSION_COLUMNS_V3 " s.http_session_id, NULL, NULL FROM session s"
 
 static const char *session_sql(const struct store *st, const char *tail, struct mt_buf *b)
 {
@@ -1605,6 +1782,7 @@ static const char *session_sql(const struct store *st, const char *tail, struct 
 	mt_buf_puts(b, st->version >= 3 ? SESSION_COUNTS_V3 : SESSION_COUNTS_V1);
 	mt_buf_puts(b, SESSION_GAPS);
 	mt_buf_puts(b, st->version >= 2 ? SESSION_COLUMNS_V2 : SESSION_COLUMNS_V1);
+	mt_buf_puts(b, st->version >= 4 ? SESSION_COLUMNS_V4 : SESSION_COLUMNS_V3);
 	mt_buf_puts(b, tail);
 	return b->data;
 }
@@ -1638,6 +1816,9 @@ static void read_session(sqlite3_stmt *s, struct store_session_row *r)
 	r->gap_bytes = col_int(s, 23, 0);
 	r->tap_pid = col_int(s, 24, 0);
 	r->tap_id = col_text(s, 25);
+	r->http_session_id = col_text(s, 26);
+	r->upstream = col_text(s, 27);
+	r->client_addr = col_text(s, 28);
 }
 
 const char *store_session_state(const struct store_session_row *r)
@@ -1668,6 +1849,9 @@ void store_session_row_release(struct store_session_row *r)
 	free(r->tap_id);
 	free(r->client_caps);
 	free(r->server_caps);
+	free(r->http_session_id);
+	free(r->upstream);
+	free(r->client_addr);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -1754,24 +1938,62 @@ int store_last_session(struct store *st, int64_t *id, struct mt_err *err)
 	return 0;
 }
 
-/* The three streams of a session, each in seq order; merged in C, which is
- * much cheaper than a compound SELECT that copies every row through a merge. */
+/* The streams of a session (messages, stderr, gaps, exchanges), each in seq
+ * order; merged in C, which is much cheaper than a compound SELECT that copies
+ * every row through a merge. A message's columns: those of every version,
+ * then (15) those of version 4, and its FROM clause. */
 static const char lean_sql[] =
 	"SELECT seq, t_ns, NULL, dir, NULL, kind, NULL, NULL, NULL, NULL, NULL, incomplete, raw"
 	" FROM message WHERE session = ?1 ORDER BY seq";
-static const char *const item_sql[3][2] = {
-	{"SELECT seq, t_ns, wall, dir, channel, kind, id, idtype, method, error_code, size,"
-	 " incomplete, raw, request_seq, NULL FROM message WHERE session = ?1 ORDER BY seq",
-	 "SELECT m.seq, m.t_ns, m.wall, m.dir, m.channel, m.kind, m.id, m.idtype,"
-	 " coalesce(m.method, q.method), m.error_code, m.size, m.incomplete, m.raw, m.request_seq,"
-	 " m.t_ns - q.t_ns FROM message m LEFT JOIN message q ON q.session = m.session"
-	 " AND q.seq = m.request_seq WHERE m.session = ?1 ORDER BY m.seq"},
-	{"SELECT seq, t_ns, wall, incomplete, raw FROM stderr_line WHERE session = ?1 ORDER BY seq",
-	 NULL},
-	{"SELECT coalesce(seq, 9223372036854775807), dir, messages, bytes, reason FROM gap"
-	 " WHERE session = ?1 ORDER BY 1",
-	 NULL},
-};
+static const char msg_sql[] =
+	"SELECT seq, t_ns, wall, dir, channel, kind, id, idtype, method, error_code, size,"
+	" incomplete, raw, request_seq, NULL";
+static const char msg_tail_sql[] = " FROM message WHERE session = ?1 ORDER BY seq";
+static const char paired_sql[] =
+	"SELECT m.seq, m.t_ns, m.wall, m.dir, m.channel, m.kind, m.id, m.idtype,"
+	" coalesce(m.method, q.method), m.error_code, m.size, m.incomplete, m.raw, m.request_seq,"
+	" m.t_ns - q.t_ns";
+static const char paired_tail_sql[] =
+	" FROM message m LEFT JOIN message q ON q.session = m.session"
+	" AND q.seq = m.request_seq WHERE m.session = ?1 ORDER BY m.seq";
+static const char msg_v4_sql[] = ", exchange, sse_id, sse_event, replayed";
+static const char paired_v4_sql[] = ", m.exchange, m.sse_id, m.sse_event, m.replayed";
+static const char msg_v3_sql[] = ", NULL, NULL, NULL, 0";
+static const char stderr_sql[] =
+	"SELECT seq, t_ns, wall, incomplete, raw FROM stderr_line WHERE session = ?1 ORDER BY seq";
+static const char gap_sql[] =
+	"SELECT coalesce(seq, 9223372036854775807), dir, messages, bytes, reason FROM gap"
+	" WHERE session = ?1 ORDER BY 1";
+/* (The count goes by message_by_exchange.) */
+static const char exchange_sql[] =
+	"SELECT x.seq, x.conn, x.method, x.target, x.req_headers, x.req_body, x.status,"
+	" x.resp_headers, x.resp_type, x.resp_body, x.t_ns, x.wall, x.first_byte_ns, x.end_ns,"
+	" x.outcome, x.error, x.last_event_id,"
+	" (SELECT count(*) FROM message m WHERE m.session = x.session AND m.exchange = x.seq)"
+	" FROM http_exchange x WHERE x.session = ?1 ORDER BY x.seq";
+
+/* The SQL of stream k (0 messages, 1 stderr, 2 gaps, 3 exchanges), into b. */
+static const char *item_sql(const struct store *st, int k, unsigned flags, struct mt_buf *b)
+{
+	int paired = flags & STORE_ITEMS_PAIRED;
+
+	switch (k) {
+	case 0:
+		if (flags & STORE_ITEMS_LEAN)
+			return lean_sql;
+		mt_buf_reset(b);
+		mt_buf_puts(b, paired ? paired_sql : msg_sql);
+		mt_buf_puts(b, st->version < 4 ? msg_v3_sql : paired ? paired_v4_sql : msg_v4_sql);
+		mt_buf_puts(b, paired ? paired_tail_sql : msg_tail_sql);
+		return b->data;
+	case 1:
+		return stderr_sql;
+	case 2:
+		return gap_sql;
+	default:
+		return exchange_sql;
+	}
+}
 
 /* A blob column as bytes: never NULL (an empty or NULL value is ""). */
 static const void *col_blob(sqlite3_stmt *s, int i, size_t *n)
@@ -1800,8 +2022,47 @@ static const char *known_kind(const unsigned char *k)
  * message's direction is neither c2s nor s2c: a damaged file), raw is never
  * NULL, and a kind that is not mcptap's is worked out from the bytes.
  */
+/* A blob column as bytes: NULL when it is NULL ("" when empty). */
+static const void *col_blob_or_null(sqlite3_stmt *s, int i, size_t *n)
+{
+	*n = 0;
+	if (sqlite3_column_type(s, i) == SQLITE_NULL)
+		return NULL;
+	return col_blob(s, i, n);
+}
+
+/* One row of exchange_sql into *x (every column untrusted). */
+static void read_exchange(sqlite3_stmt *s, int64_t session, struct store_exchange_row *x)
+{
+	int64_t status;
+
+	memset(x, 0, sizeof(*x));
+	x->session = session;
+	x->seq = sqlite3_column_int64(s, 0);
+	x->conn = sqlite3_column_int64(s, 1);
+	x->method = (const char *)sqlite3_column_text(s, 2);
+	x->target = (const char *)sqlite3_column_text(s, 3);
+	x->req_headers_json = (const char *)sqlite3_column_text(s, 4);
+	x->req_body = col_blob_or_null(s, 5, &x->req_body_len);
+	status = sqlite3_column_int64(s, 6);
+	x->status = sqlite3_column_type(s, 6) == SQLITE_INTEGER && status >= 100 && status <= 999
+			    ? (int)status
+			    : 0;
+	x->resp_headers_json = (const char *)sqlite3_column_text(s, 7);
+	x->resp_type = (const char *)sqlite3_column_text(s, 8);
+	x->resp_body = col_blob_or_null(s, 9, &x->resp_body_len);
+	x->t_ns = sqlite3_column_int64(s, 10);
+	x->wall = sqlite3_column_int64(s, 11);
+	x->first_byte_ns = col_int(s, 12, -1);
+	x->end_ns = col_int(s, 13, -1);
+	x->outcome = (const char *)sqlite3_column_text(s, 14);
+	x->error = (const char *)sqlite3_column_text(s, 15);
+	x->last_event_id = (const char *)sqlite3_column_text(s, 16);
+	x->messages = sqlite3_column_int64(s, 17);
+}
+
 static int read_item(sqlite3_stmt *s, enum store_item_type type, unsigned flags,
-		     struct store_item *it)
+		     int64_t session, struct store_exchange_row *x, struct store_item *it)
 {
 	const unsigned char *t;
 
@@ -1857,6 +2118,12 @@ static int read_item(sqlite3_stmt *s, enum store_item_type type, unsigned flags,
 		} else if (rq > 0 && rq < it->seq && !strcmp(it->kind, "notification")) {
 			it->cancels_seq = rq;
 		}
+		/* Over HTTP (version 4). */
+		if (sqlite3_column_type(s, 15) == SQLITE_INTEGER && sqlite3_column_int64(s, 15) > 0)
+			it->exchange = sqlite3_column_int64(s, 15);
+		it->sse_id = (const char *)sqlite3_column_text(s, 16);
+		it->sse_event = (const char *)sqlite3_column_text(s, 17);
+		it->replayed = sqlite3_column_int64(s, 18) != 0;
 		break;
 	case STORE_ITEM_STDERR:
 		it->seq = sqlite3_column_int64(s, 0);
@@ -1883,6 +2150,14 @@ static int read_item(sqlite3_stmt *s, enum store_item_type type, unsigned flags,
 		t = sqlite3_column_text(s, 4);
 		it->gap_reason = t ? (const char *)t : "";
 		break;
+	case STORE_ITEM_EXCHANGE:
+		read_exchange(s, session, x);
+		it->seq = x->seq;
+		it->t_ns = x->t_ns;
+		it->wall = x->wall;
+		it->kind = "exchange";
+		it->x = x;
+		break;
 	}
 	return 0;
 }
@@ -1891,23 +2166,25 @@ int store_each_item_ex(struct store *st, int64_t session, unsigned flags,
 		       int (*cb)(const struct store_item *it, void *ctx), void *ctx,
 		       struct mt_err *err)
 {
-	sqlite3_stmt *s[3] = {NULL, NULL, NULL};
-	int live[3] = {0, 0, 0};
-	int64_t key[3];
+	sqlite3_stmt *s[4] = {NULL, NULL, NULL, NULL};
+	int live[4] = {0, 0, 0, 0};
+	int64_t key[4];
 	struct store_item it;
+	struct store_exchange_row x;
+	struct mt_buf sql = MT_BUF_INIT;
+	/* (No exchanges before version 4.) */
+	int streams = (flags & STORE_ITEMS_EXCHANGES) && st->version >= 4 ? 4 : 3;
 	int rc = -1;
 
-	for (int k = 0; k < 3; k++) {
-		const char *sql = item_sql[k][k == 0 && (flags & STORE_ITEMS_PAIRED) ? 1 : 0];
-		if (k == 0 && (flags & STORE_ITEMS_LEAN))
-			sql = lean_sql;
-		if (sqlite3_prepare_v2(st->db, sql, -1, &s[k], NULL) != SQLITE_OK) {
+	for (int k = 0; k < streams; k++) {
+		if (sqlite3_prepare_v2(st->db, item_sql(st, k, flags, &sql), -1, &s[k], NULL) !=
+		    SQLITE_OK) {
 			db_fail(st, err, "cannot read messages");
 			goto out;
 		}
 		sqlite3_bind_int64(s[k], 1, session);
 	}
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < streams; k++) {
 		int r = sqlite3_step(s[k]);
 		if (r == SQLITE_ROW) {
 			live[k] = 1;
@@ -1919,12 +2196,13 @@ int store_each_item_ex(struct store *st, int64_t session, unsigned flags,
 	}
 	for (;;) {
 		int k = -1;
-		for (int j = 0; j < 3; j++)
-			if (live[j] && (k < 0 || key[j] < key[k]))
+		/* (Of rows with one seq, which a crafted file may have, an exchange first.) */
+		for (int j = 0; j < streams; j++)
+			if (live[j] && (k < 0 || key[j] < key[k] || (j == 3 && key[j] == key[k])))
 				k = j;
 		if (k < 0)
 			break;
-		if (read_item(s[k], (enum store_item_type)k, flags, &it)) {
+		if (read_item(s[k], (enum store_item_type)k, flags, session, &x, &it)) {
 			mt_err_set(err, "damaged mcptap capture: message %lld of session %lld has no "
 				   "direction (c2s or s2c)", (long long)it.seq, (long long)session);
 			goto out;
@@ -1946,8 +2224,42 @@ int store_each_item_ex(struct store *st, int64_t session, unsigned flags,
 	}
 	rc = 0;
 out:
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 4; k++)
 		sqlite3_finalize(s[k]);
+	mt_buf_release(&sql);
+	return rc;
+}
+
+int store_each_exchange(struct store *st, int64_t session,
+			int (*cb)(const struct store_exchange_row *x, void *ctx), void *ctx,
+			struct mt_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	struct store_exchange_row x;
+	int r, rc = -1;
+
+	if (st->version < 4)
+		return 0;
+	if (sqlite3_prepare_v2(st->db, exchange_sql, -1, &s, NULL) != SQLITE_OK) {
+		db_fail(st, err, "cannot read exchanges");
+		goto out;
+	}
+	sqlite3_bind_int64(s, 1, session);
+	while ((r = sqlite3_step(s)) == SQLITE_ROW) {
+		int c;
+		read_exchange(s, session, &x);
+		if ((c = cb(&x, ctx)) != 0) {
+			rc = c;
+			goto out;
+		}
+	}
+	if (r != SQLITE_DONE) {
+		db_fail(st, err, "cannot read exchanges");
+		goto out;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(s);
 	return rc;
 }
 

@@ -3,8 +3,9 @@
  *
  * A capture file is an SQLite database whose tables schema/mcptap.sql defines
  * (embedded in the binary). store_open() creates, checks and migrates it;
- * writers append sessions, messages, stderr lines and gaps inside explicit
- * transactions; readers walk sessions and their messages back in order.
+ * writers append sessions, messages, stderr lines, gaps and HTTP exchanges
+ * inside explicit transactions; readers walk sessions and their messages back
+ * in order.
  *
  * A store handle is used by one thread at a time.
  */
@@ -17,7 +18,7 @@
 #include "schema/message.h"
 #include "schema/util.h"
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 #define STORE_APPLICATION_ID 0x4d435054 /* 'MCPT' */
 
 struct store;
@@ -73,11 +74,13 @@ void store_checkpoint(struct store *st);
 
 /* A new session (the borrowed strings are copied into the row). */
 struct store_session_new {
-	const char *transport; /* "stdio" */
+	const char *transport; /* "stdio" | "http" | "sse" | "pcap"; NULL: "stdio" */
 	int64_t started_wall;  /* µs */
 	const char *command;   /* shell-quoted command line */
 	const char *cwd;
 	int64_t pid;           /* 0 when there is none */
+	const char *upstream;    /* HTTP: the URL forwarded to; NULL on stdio */
+	const char *client_addr; /* HTTP: the first client connection's address; NULL on stdio */
 };
 int store_session_create(struct store *st, const struct store_session_new *s, int64_t *id,
 			 struct mt_err *err);
@@ -106,6 +109,10 @@ struct store_session_end {
 int store_session_finish(struct store *st, int64_t id, const struct store_session_end *e,
 			 struct mt_err *err);
 
+/* The session's Mcp-Session-Id (borrowed, copied); NULL leaves it as it is. 0 or -1. */
+int store_session_set_http(struct store *st, int64_t session, const char *http_session_id,
+			   struct mt_err *err);
+
 /* One protocol message to append (all borrowed). */
 struct store_msg {
 	int64_t session;
@@ -120,6 +127,11 @@ struct store_msg {
 	int incomplete;
 	int64_t request_seq;         /* answers: the request's seq, or 0 */
 	size_t raw_len;              /* raw's length when it differs from size (redacted), else 0 */
+	/* Over HTTP (zero on stdio): */
+	int64_t exchange;            /* the seq of the http_exchange it came in, or 0 */
+	const char *sse_id;          /* the SSE event's id, or NULL */
+	const char *sse_event;       /* the SSE event's type, or NULL */
+	int replayed;                /* 1: sent again after a Last-Event-ID resumption */
 };
 int store_add_message(struct store *st, const struct store_msg *m, struct mt_err *err);
 int store_add_stderr(struct store *st, int64_t session, int64_t seq, int64_t t_ns, int64_t wall,
@@ -127,6 +139,43 @@ int store_add_stderr(struct store *st, int64_t session, int64_t seq, int64_t t_n
 /* A logging gap: messages/bytes relayed but not stored, and why. seq < 0: unknown. */
 int store_add_gap(struct store *st, int64_t session, int64_t seq, const char *dir,
 		  int64_t messages, int64_t bytes, const char *reason, struct mt_err *err);
+
+/*
+ * An HTTP exchange, in three steps: its request when it arrives
+ * (store_exchange_begin), the response's head when it comes
+ * (store_exchange_head), its end (store_exchange_end). Its seq is taken from
+ * the session's order, like a message's; the messages its bodies carry name
+ * it in store_msg.exchange. Like the other writers, inside store_begin and
+ * store_commit. All pointers are borrowed (copied into the row).
+ */
+struct store_exchange {
+	int64_t session, seq;
+	int64_t conn;                  /* the client connection's number in the tap's run */
+	int64_t t_ns, wall;            /* when the request's head was read */
+	const char *method, *target;   /* target: the path and query, redacted */
+	const char *req_headers_json;  /* JSON array of [name, value], redacted */
+	const char *last_event_id;     /* the request's Last-Event-ID, or NULL */
+	const void *req_body;          /* a body no message holds (not JSON-RPC); NULL: none */
+	size_t req_body_len;
+};
+/* 0, or -1 (a second exchange with this seq, a store error). */
+int store_exchange_begin(struct store *st, const struct store_exchange *x, struct mt_err *err);
+/*
+ * The response's head came: its status, headers (a JSON array of [name,
+ * value]), type (json | sse | empty | other) and when. 0, or -1 (no such
+ * exchange: "no exchange SEQ in session N").
+ */
+int store_exchange_head(struct store *st, int64_t session, int64_t seq, int status,
+			const char *resp_headers_json, const char *resp_type,
+			int64_t first_byte_ns, struct mt_err *err);
+/*
+ * It ended: when, how (complete | client-gone | upstream-gone | timeout |
+ * unreachable | refused | stopped), why (error, or NULL), and the response
+ * body when no message holds it (resp_body NULL: none). 0, or -1 as above.
+ */
+int store_exchange_end(struct store *st, int64_t session, int64_t seq, int64_t end_ns,
+		       const char *outcome, const char *error, const void *resp_body,
+		       size_t resp_body_len, struct mt_err *err);
 
 /*
  * An analysis of a session: its row (incomplete), then its findings, then
@@ -239,6 +288,9 @@ struct store_session_row {
 	int64_t gap_messages, gap_bytes;
 	int64_t tap_pid;     /* the recording tap's pid, 0 when unknown */
 	char *tap_id;        /* its identity (mt_process_identity), or NULL */
+	char *http_session_id; /* HTTP: the Mcp-Session-Id, or NULL */
+	char *upstream;      /* HTTP: the URL forwarded to, or NULL (version 4) */
+	char *client_addr;   /* HTTP: the first client's address, or NULL (version 4) */
 };
 /*
  * "ended"; "running" while the tap that records it lives (or when the file does
@@ -258,7 +310,45 @@ int store_session_get(struct store *st, int64_t id, struct store_session_row *ro
 /* The newest session's id; -1 when the file has none. */
 int store_last_session(struct store *st, int64_t *id, struct mt_err *err);
 
-enum store_item_type { STORE_ITEM_MESSAGE, STORE_ITEM_STDERR, STORE_ITEM_GAP };
+enum store_item_type {
+	STORE_ITEM_MESSAGE,
+	STORE_ITEM_STDERR,
+	STORE_ITEM_GAP,
+	STORE_ITEM_EXCHANGE, /* only with STORE_ITEMS_EXCHANGES */
+};
+
+/*
+ * One row of http_exchange, borrowed for the callback's duration. The file is
+ * untrusted: every string and blob may be NULL (and a string may hold bytes
+ * that are not UTF-8), and numbers may be anything.
+ */
+struct store_exchange_row {
+	int64_t session, seq, conn, t_ns, wall;
+	const char *method, *target;
+	const char *req_headers_json;  /* as stored: meant to be a JSON array of [name, value] */
+	const void *req_body;          /* NULL: none */
+	size_t req_body_len;
+	int status;                    /* 100..999; 0: no response (or no status) */
+	const char *resp_headers_json;
+	const char *resp_type;         /* json | sse | empty | other, or NULL */
+	const void *resp_body;         /* NULL: none */
+	size_t resp_body_len;
+	int64_t first_byte_ns;         /* -1: no response head */
+	int64_t end_ns;                /* -1: not ended */
+	const char *outcome;           /* NULL while open */
+	const char *error;
+	const char *last_event_id;
+	int64_t messages;              /* the message rows that name it (their exchange) */
+};
+
+/*
+ * Call cb for every HTTP exchange of a session in seq order (none in a file
+ * older than version 4). cb returns 0 to go on, non-zero to stop. Returns 0,
+ * the callback's value, or -1 on a store error.
+ */
+int store_each_exchange(struct store *st, int64_t session,
+			int (*cb)(const struct store_exchange_row *x, void *ctx), void *ctx,
+			struct mt_err *err);
 
 /*
  * One row of a session in seq order, borrowed for the callback's duration.
@@ -288,6 +378,12 @@ struct store_item {
 	int64_t request_seq;  /* answers: the request's seq, or 0 */
 	int64_t latency_ns;   /* answers: since their request (when request_seq) */
 	int64_t cancels_seq;  /* notifications/cancelled: the request it cancels, or 0 */
+	/* Messages over HTTP (left 0 and NULL with STORE_ITEMS_LEAN): */
+	int64_t exchange;     /* the seq of the http_exchange it came in, or 0 */
+	const char *sse_id;   /* the SSE event's id, or NULL */
+	const char *sse_event; /* its type, or NULL */
+	int replayed;         /* 1: sent again after a Last-Event-ID resumption */
+	const struct store_exchange_row *x; /* STORE_ITEM_EXCHANGE: the exchange */
 };
 
 /*
@@ -303,6 +399,7 @@ int store_each_item(struct store *st, int64_t session,
 enum {
 	STORE_ITEMS_PAIRED = 1, /* fill answers' method and latency_ns from their request */
 	STORE_ITEMS_LEAN = 2,   /* messages: only seq, t_ns, dir, kind, incomplete, raw */
+	STORE_ITEMS_EXCHANGES = 4, /* HTTP exchanges too, as STORE_ITEM_EXCHANGE items */
 };
 /*
  * store_each_item with flags: without STORE_ITEMS_PAIRED, answers' method is

@@ -246,7 +246,7 @@ int relay_run(const struct relay_opts *o, struct relay_result *res)
 	/* The writer opens the file and makes the session in its own thread: the
 	 * server starts now, whatever the file's state (locked for long, even). */
 	if (o->db_path) {
-		struct store_session_new sn = {"stdio", wall0, cmdline, cwd, 0};
+		struct store_session_new sn = {"stdio", wall0, cmdline, cwd, 0, NULL, NULL};
 		r.w = writer_open(o->db_path, &sn, t0, &o->wopts);
 	}
 

@@ -463,6 +463,9 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 		m.incomplete = !!(flags & MT_FRAME_INCOMPLETE);
 		m.request_seq = pair(w, ch->s, &c, seq);
 		m.raw_len = 0;
+		m.exchange = 0;
+		m.sse_id = m.sse_event = NULL;
+		m.replayed = 0;
 		if (w->o.redact && mt_redact_message(w->o.redact, p, n, c.kind, &w->red)) {
 			m.raw = w->red.data;
 			m.raw_len = w->red.len; /* (never 0: a marker took the secret's place) */
@@ -742,6 +745,8 @@ static struct writer *start(struct store *st, int64_t session, int64_t t0_ns,
 		w->sn.transport = mt_strdup(sn->transport ? sn->transport : "stdio");
 		w->sn.command = sn->command ? mt_strdup(sn->command) : NULL;
 		w->sn.cwd = sn->cwd ? mt_strdup(sn->cwd) : NULL;
+		w->sn.upstream = sn->upstream ? mt_strdup(sn->upstream) : NULL;
+		w->sn.client_addr = sn->client_addr ? mt_strdup(sn->client_addr) : NULL;
 		w->stalled = 1; /* until the session is there to store into */
 	} else if (st) {
 		store_set_lock_wait(st, LOCK_SLICE_MS, on_lock_wait, w);
@@ -935,6 +940,8 @@ int writer_finish(struct writer *w, const struct store_session_end *e,
 	free((char *)w->sn.transport);
 	free((char *)w->sn.command);
 	free((char *)w->sn.cwd);
+	free((char *)w->sn.upstream);
+	free((char *)w->sn.client_addr);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->wake);
 	pthread_cond_destroy(&w->room);

@@ -24,7 +24,7 @@ int main(int argc, char **argv)
 	struct store *st = NULL;
 	struct mt_err err = {"", 0};
 	struct mt_class creq, cresp;
-	struct store_session_new sn = {"stdio", 0, "store-floor", "/", 0};
+	struct store_session_new sn = {"stdio", 0, "store-floor", "/", 0, NULL, NULL};
 	int64_t n, session, t0, t1;
 	int rc = 1;
 
@@ -48,7 +48,8 @@ int main(int argc, char **argv)
 		struct store_msg m = {session, i + 1, mt_mono_ns() - t0, mt_wall_us(),
 				      i % 2 ? "s2c" : "c2s", "stdio", i % 2 ? &cresp : &creq,
 				      i % 2 ? resp : req, i % 2 ? sizeof(resp) - 1 : sizeof(req) - 1, 0,
-				      i % 2 ? i : 0 /* a response answers the request before it */, 0};
+				      i % 2 ? i : 0 /* a response answers the request before it */, 0,
+				      0, NULL, NULL, 0};
 		if (i % (int64_t)wo.batch_rows == 0 && store_begin(st, &err))
 			goto fail;
 		if (store_add_message(st, &m, &err))

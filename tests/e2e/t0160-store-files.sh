@@ -32,7 +32,7 @@ wait $tap
 check_eq "both messages once record ended" 2 "$(sql "$T/live.db" "select count(*) from message where dir='c2s'")"
 
 check_eq "application_id marks the file" 1296257108 "$(sql "$T/new.db" "pragma application_id")"
-check_eq "user_version is the schema version" 3 "$(sql "$T/new.db" "pragma user_version")"
+check_eq "user_version is the schema version" 4 "$(sql "$T/new.db" "pragma user_version")"
 check_eq "created_by is recorded" "mcptap $("$MCPTAP" --version | cut -d' ' -f2)" \
 	"$(sql "$T/new.db" "select value from meta where key='created_by'")"
 

@@ -87,7 +87,21 @@ static void write_seed(const char *path)
 		    "INSERT INTO stderr_line VALUES (1, 2, 20, 2, 0, x'6c6f670a'),"
 		    " (1, 6, 60, 6, 1, x'');"
 		    "INSERT INTO gap VALUES (1, 7, 's2c', 2, 100, 'too big'),"
-		    " (1, NULL, NULL, 1, 1, 'unknown');"))
+		    " (1, NULL, NULL, 1, 1, 'unknown');"
+		    "INSERT INTO session (transport, started_wall, mcptap_version, upstream,"
+		    " client_addr, http_session_id) VALUES ('http', 1, 'fuzz', 'http://h/mcp',"
+		    " '127.0.0.1:1', 'abc');"
+		    "INSERT INTO http_exchange (session, seq, conn, method, target, req_headers,"
+		    " status, resp_headers, resp_type, t_ns, wall, first_byte_ns, end_ns, outcome)"
+		    " VALUES (3, 1, 1, 'POST', '/mcp', '[[\"a\",\"b\"]]', 200, '[]', 'sse', 1, 1, 2,"
+		    " 9, 'complete');"
+		    "INSERT INTO http_exchange (session, seq, conn, method, target, req_headers,"
+		    " req_body, t_ns, wall, resp_body, last_event_id) VALUES (3, 4, 2, 'GET', '/',"
+		    " '[]', x'00', 5, 5, x'ff', 'e1');"
+		    "INSERT INTO message (session, seq, t_ns, wall, dir, channel, kind, size, raw,"
+		    " exchange, sse_id, sse_event, replayed) VALUES"
+		    " (3, 2, 2, 2, 'c2s', 'body', 'notification', 2, x'7b7d', 1, NULL, NULL, 0),"
+		    " (3, 3, 3, 3, 's2c', 'sse', 'notification', 2, x'7b7d', 1, 'e1', 'message', 1);"))
 		goto fail;
 	if (sqlite3_close(h) != SQLITE_OK)
 		goto fail;
@@ -137,13 +151,38 @@ static void touch(struct walk *w, const char *s)
 		w->sum += strlen(s);
 }
 
+static int on_exchange(const struct store_exchange_row *x, void *ctx)
+{
+	struct walk *w = ctx;
+	const unsigned char *rq = x->req_body, *rs = x->resp_body;
+
+	touch(w, x->method);
+	touch(w, x->target);
+	touch(w, x->req_headers_json);
+	touch(w, x->resp_headers_json);
+	touch(w, x->resp_type);
+	touch(w, x->outcome);
+	touch(w, x->error);
+	touch(w, x->last_event_id);
+	if ((x->req_body_len && !x->req_body) || (x->resp_body_len && !x->resp_body))
+		abort();
+	for (size_t i = 0; i < x->req_body_len; i++)
+		w->sum += rq[i];
+	for (size_t i = 0; i < x->resp_body_len; i++)
+		w->sum += rs[i];
+	w->sum += (uint64_t)x->seq + (uint64_t)x->status + (uint64_t)x->messages;
+	return ++w->items >= 100000 ? 1 : 0;
+}
+
 static int on_item(const struct store_item *it, void *ctx)
 {
 	struct walk *w = ctx;
 	const unsigned char *raw = it->raw;
 
-	if ((unsigned)it->type > STORE_ITEM_GAP)
+	if ((unsigned)it->type > STORE_ITEM_EXCHANGE || (it->type == STORE_ITEM_EXCHANGE) != !!it->x)
 		abort();
+	if (it->x)
+		on_exchange(it->x, w);
 	touch(w, it->dir);
 	touch(w, it->channel);
 	touch(w, it->kind);
@@ -151,6 +190,8 @@ static int on_item(const struct store_item *it, void *ctx)
 	touch(w, it->idtype);
 	touch(w, it->method);
 	touch(w, it->gap_reason);
+	touch(w, it->sse_id);
+	touch(w, it->sse_event);
 	if (it->raw_len && !raw)
 		abort();
 	for (size_t i = 0; i < it->raw_len; i++)
@@ -172,6 +213,10 @@ static void touch_row(struct walk *w, const struct store_session_row *r)
 	touch(w, r->server_version);
 	touch(w, r->client_caps);
 	touch(w, r->server_caps);
+	touch(w, r->tap_id);
+	touch(w, r->http_session_id);
+	touch(w, r->upstream);
+	touch(w, r->client_addr);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -207,6 +252,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			w.items = 0;
 			store_each_item(st, rows[i].id, on_item, &w, &err);
+			w.items = 0;
+			store_each_item_ex(st, rows[i].id, STORE_ITEMS_EXCHANGES, on_item, &w, &err);
+			w.items = 0;
+			store_each_exchange(st, rows[i].id, on_exchange, &w, &err);
 		}
 		store_sessions_free(rows, n);
 	}

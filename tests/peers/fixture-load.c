@@ -31,7 +31,7 @@ int main(int argc, char **argv)
 	struct store *st = NULL;
 	struct writer_opts wo;
 	struct writer *w;
-	struct store_session_new sn = {"stdio", 0, "fixture", "/", 0};
+	struct store_session_new sn = {"stdio", 0, "fixture", "/", 0, NULL, NULL};
 	struct mt_err err = {"", 0};
 	char *line = NULL;
 	size_t cap = 0;

@@ -22,7 +22,7 @@ struct fake {
 
 static void fake_init(struct fake *f, const char *const *lines, size_t n)
 {
-	struct store_session_new sn = {"stdio", 1, "test", "/", 0};
+	struct store_session_new sn = {"stdio", 1, "test", "/", 0, NULL, NULL};
 	struct mt_err err = {"", 0};
 	struct writer_opts wo;
 	struct writer *w;

@@ -42,7 +42,7 @@ struct fix {
 static int setup(void **state)
 {
 	struct fix *f = calloc(1, sizeof(*f));
-	struct store_session_new sn = {"stdio", 1, "test", "/", 0};
+	struct store_session_new sn = {"stdio", 1, "test", "/", 0, NULL, NULL};
 	struct writer_opts wo;
 	struct mt_err err = {"", 0};
 	struct writer *w;

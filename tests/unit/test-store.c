@@ -149,7 +149,7 @@ static struct store *open_new(const char *path)
 
 static int64_t new_session(struct store *st, const char *command)
 {
-	struct store_session_new sn = {"stdio", 1700000000000000LL, command, "/tmp", 4242};
+	struct store_session_new sn = {"stdio", 1700000000000000LL, command, "/tmp", 4242, NULL, NULL};
 	struct mt_err err = {"", 0};
 	int64_t id = 0;
 
@@ -273,17 +273,17 @@ static void test_create(void **state)
 	umask(old);
 
 	assert_int_equal(sql_int(db, "PRAGMA application_id"), 0x4d435054);
-	assert_int_equal(sql_int(db, "PRAGMA user_version"), 3);
-	assert_int_equal(STORE_SCHEMA_VERSION, 3);
+	assert_int_equal(sql_int(db, "PRAGMA user_version"), 4);
+	assert_int_equal(STORE_SCHEMA_VERSION, 4);
 	assert_rows(db, "PRAGMA journal_mode", "wal\n");
 	assert_rows(db, "SELECT value FROM meta WHERE key = 'created_by'",
 		    "mcptap " MCPTAP_VERSION "\n");
 	/* The tables and views this module writes and reads (the schema may hold more). */
 	assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE"
 				     " (type = 'table' AND name IN ('meta', 'session', 'message',"
-				     " 'stderr_line', 'gap')) OR (type = 'view' AND name IN"
+				     " 'stderr_line', 'gap', 'http_exchange')) OR (type = 'view' AND name IN"
 				     " ('exchange', 'method_stats'))"),
-			 7);
+			 8);
 	assert_int_equal(store_close(st), 0);
 	assert_int_equal(store_close(NULL), 0);
 
@@ -421,7 +421,7 @@ static void *wait_and_write(void *arg)
 	struct waiter *wt = arg;
 	struct store *st = NULL;
 	struct mt_err err = {"", 0};
-	struct store_session_new sn = {"stdio", 9, "waiter", "/", 1};
+	struct store_session_new sn = {"stdio", 9, "waiter", "/", 1, NULL, NULL};
 	int64_t t0 = mt_mono_ns(), id = 0;
 
 	wt->rc = store_open(wt->path, STORE_UPDATE, &st, &err) ||
@@ -441,7 +441,7 @@ static void test_analysis_slices(void **state)
 	char *dir = tmpdir(), *p;
 	struct store *st = NULL;
 	struct mt_err err = {"", 0};
-	struct store_session_new sn = {"stdio", 1, "srv", "/", 1};
+	struct store_session_new sn = {"stdio", 1, "srv", "/", 1, NULL, NULL};
 	struct store_analysis a = {0, 2, "2025-06-18", "default", 1, 0, 0, NULL};
 	int64_t sid = 0, first = 0, second = 0;
 
@@ -537,7 +537,7 @@ static void test_migrate_v1(void **state)
 
 	if (store_open(p, STORE_UPDATE, &st, &err))
 		fail_msg("migrate v1: %s", err.msg);
-	assert_int_equal(sql_int(p, "PRAGMA user_version"), 3);
+	assert_int_equal(sql_int(p, "PRAGMA user_version"), 4);
 	/* Version 3: an analysis of before is complete, and the view still shows it. */
 	assert_rows(p, "SELECT id, complete FROM analysis", "1|1\n");
 	assert_rows(p, "SELECT rule, text FROM latest_finding", "LIFE-001|old\n");
@@ -557,7 +557,7 @@ static void test_migrate_v1(void **state)
 		    "run,seq,method,status,sent,recorded,live,diff,name,noise\n");
 	assert_rows(p, "SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_table_info('session')"
 		       " ORDER BY cid DESC LIMIT 8)",
-		    "bytes_s2c,bytes_c2s,stderr_lines,msgs_s2c,msgs_c2s,tap_id,tap_pid,mcptap_version\n");
+		    "client_addr,upstream,bytes_s2c,bytes_c2s,stderr_lines,msgs_s2c,msgs_c2s,tap_id\n");
 	/* Its views are a new file's, word for word. */
 	{
 		char *fresh = path_in(dir, "fresh.db");
@@ -625,7 +625,7 @@ static void test_refuse_newer(void **state)
 	/* When the file says which mcptap wrote it, the message names it. */
 	dir = tmpdir();
 	p = path_in(dir, "named.db");
-	sql_exec(p, "PRAGMA application_id = 1296257108; PRAGMA user_version = 4;"
+	sql_exec(p, "PRAGMA application_id = 1296257108; PRAGMA user_version = 5;"
 		    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);"
 		    "INSERT INTO meta VALUES ('migrated_by', 'mcptap 7.1.0');");
 	free(p);
@@ -1159,6 +1159,489 @@ static void test_each_item(void **state)
 	unit_rmdir(dir);
 }
 
+
+/* ---- version 4: HTTP exchanges ---- */
+
+/*
+ * The shape of a file's schema, as text: every table's columns (name, type,
+ * NOT NULL, default, key), its indexes and whether it has a rowid, and the
+ * text of every index and view. Two files with the same text are the same
+ * to every reader and writer.
+ */
+static char *schema_shape(const char *path)
+{
+	char *a = sql_rows(path, "SELECT m.name, p.cid, p.name, p.type, p.\"notnull\", p.dflt_value,"
+				 " p.pk, p.hidden FROM sqlite_master m, pragma_table_xinfo(m.name) p"
+				 " WHERE m.type = 'table' ORDER BY m.name, p.cid");
+	char *b = sql_rows(path, "SELECT m.name, l.name, l.\"unique\", l.origin, l.partial"
+				 " FROM sqlite_master m, pragma_index_list(m.name) l"
+				 " WHERE m.type = 'table' ORDER BY 1, 2");
+	char *c = sql_rows(path, "SELECT l.name, l.type, l.ncol, l.wr, l.strict FROM pragma_table_list l"
+				 " WHERE l.schema = 'main' AND l.name NOT LIKE 'sqlite_%' ORDER BY 1");
+	char *d = sql_rows(path, "SELECT type, name, tbl_name, sql FROM sqlite_master"
+				 " WHERE type IN ('index', 'view') ORDER BY name");
+	char *all = mt_asprintf("%s--\n%s--\n%s--\n%s", a, b, c, d);
+
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+	return all;
+}
+
+/* A fresh capture file's schema shape. */
+static char *fresh_shape(const char *dir)
+{
+	char *fresh = path_in(dir, "fresh-shape.db"), *shape;
+	struct store *f = open_new(fresh);
+
+	store_close(f);
+	shape = schema_shape(fresh);
+	free(fresh);
+	return shape;
+}
+
+static int count_item(const struct store_item *it, void *ctx)
+{
+	(void)it;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+static int count_exchange(const struct store_exchange_row *x, void *ctx)
+{
+	(void)x;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+/*
+ * A file of version 1, 2 or 3 (the schema each released, kept in
+ * tests/fixtures) with a session, messages, stderr and an analysis: read as
+ * it is by a reader that may not write (no exchanges), then migrated to
+ * version 4 by a writer, keeping its rows, into a file whose schema is a new
+ * file's to the last column, index and view; an HTTP session is then stored
+ * into it.
+ */
+static void migrate_from(int version)
+{
+	char *dir = tmpdir(), *p, *sqltext, *fixture, *want, *got;
+	size_t n;
+	struct store *st = NULL;
+	struct mt_err err = {"", 0};
+	struct store_session_row row;
+	int items = 0, xs = 0;
+
+	fixture = mt_asprintf("tests/fixtures/schema-v%d.sql", version);
+	sqltext = read_all(fixture, &n);
+	p = path_in(dir, "old.db");
+	sql_exec(p, sqltext);
+	sql_exec(p, "INSERT INTO session (id, started_wall, mcptap_version, command)"
+		    " VALUES (1, 1, '0.1.0', 'srv');"
+		    "INSERT INTO message (session, seq, t_ns, wall, dir, kind, id, idtype, method,"
+		    " size, raw) VALUES (1, 1, 10, 1, 'c2s', 'request', 1, 'number', 'ping', 41,"
+		    " CAST('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}' || char(10) AS BLOB));"
+		    "INSERT INTO message (session, seq, t_ns, wall, dir, kind, id, idtype, size, raw,"
+		    " request_seq) VALUES (1, 3, 30, 1, 's2c', 'response', 1, 'number', 37,"
+		    " CAST('{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}' || char(10) AS BLOB), 1);"
+		    "INSERT INTO stderr_line (session, seq, t_ns, wall, raw) VALUES (1, 2, 20, 1,"
+		    " CAST('log' || char(10) AS BLOB));"
+		    "INSERT INTO analysis (id, session, started_wall, mcptap_version, spec, spec_source)"
+		    " VALUES (1, 1, 3, '0.1.0', '2025-06-18', 'default');"
+		    "INSERT INTO finding (analysis, session, rule, severity, text)"
+		    " VALUES (1, 1, 'LIFE-001', 'error', 'old');");
+	if (version >= 3)
+		sql_exec(p, "UPDATE session SET msgs_c2s = 1, msgs_s2c = 1, stderr_lines = 1,"
+			    " bytes_c2s = 41, bytes_s2c = 37");
+	assert_int_equal(sql_int(p, "PRAGMA user_version"), version);
+
+	/* A reader that cannot write reads it as it is: no exchanges, no HTTP columns. */
+	if (geteuid() != 0) {
+		assert_int_equal(chmod(p, 0400), 0);
+		if (store_open(p, STORE_READ, &st, &err))
+			fail_msg("read-only v%d: %s", version, err.msg);
+		assert_int_equal(store_each_item_ex(st, 1, STORE_ITEMS_PAIRED | STORE_ITEMS_EXCHANGES,
+						    count_item, &items, &err), 0);
+		assert_int_equal(items, 3);
+		assert_int_equal(store_each_exchange(st, 1, count_exchange, &xs, &err), 0);
+		assert_int_equal(xs, 0);
+		assert_int_equal(store_session_get(st, 1, &row, &err), 0);
+		assert_null(row.upstream);
+		assert_null(row.client_addr);
+		assert_null(row.http_session_id);
+		assert_int_equal(row.msgs_c2s, 1);
+		store_session_row_release(&row);
+		store_close(st);
+		st = NULL;
+		assert_int_equal(sql_int(p, "PRAGMA user_version"), version);
+		assert_int_equal(chmod(p, 0600), 0);
+	}
+
+	/* A writer migrates it. */
+	if (store_open(p, STORE_UPDATE, &st, &err))
+		fail_msg("migrate v%d: %s", version, err.msg);
+	store_close(st);
+	st = NULL;
+	assert_int_equal(sql_int(p, "PRAGMA user_version"), 4);
+	want = fresh_shape(dir);
+	got = schema_shape(p);
+	if (strcmp(want, got))
+		fail_msg("v%d migrated:\n%s\nnot a new file's:\n%s", version, got, want);
+	free(want);
+	free(got);
+	/* Its rows are kept, the new columns empty. */
+	assert_rows(p, "SELECT seq, dir, kind, size, length(raw), exchange, sse_id, sse_event, replayed"
+		       " FROM message ORDER BY seq",
+		    "1|c2s|request|41|41|~|~|~|0\n3|s2c|response|37|37|~|~|~|0\n");
+	assert_rows(p, "SELECT id, command, upstream, client_addr, msgs_c2s, msgs_s2c, stderr_lines,"
+		       " bytes_c2s, bytes_s2c FROM session", "1|srv|~|~|1|1|1|41|37\n");
+	assert_rows(p, "SELECT rule, text FROM latest_finding", "LIFE-001|old\n");
+	assert_rows(p, "SELECT request_seq, response_seq, outcome FROM exchange", "1|3|response\n");
+	assert_int_equal(sql_int(p, "SELECT count(*) FROM http_exchange"), 0);
+
+	/* It is checked as a new file is, and takes an HTTP session. */
+	struct store_session_new sn = {"http", 5, NULL, "/", 0, "http://127.0.0.1:9/mcp", "127.0.0.1:40000"};
+	struct store_exchange x = {.seq = 1, .conn = 1, .t_ns = 1, .wall = 5, .method = "POST",
+				   .target = "/mcp", .req_headers_json = "[]"};
+	int64_t sid = 0;
+	if (store_open(p, STORE_UPDATE, &st, &err) || store_session_create(st, &sn, &sid, &err) ||
+	    store_begin(st, &err))
+		fail_msg("v%d: %s", version, err.msg);
+	x.session = sid;
+	assert_int_equal(store_exchange_begin(st, &x, &err), 0);
+	assert_int_equal(store_commit(st, &err), 0);
+	xs = 0;
+	assert_int_equal(store_each_exchange(st, sid, count_exchange, &xs, &err), 0);
+	assert_int_equal(xs, 1);
+	store_close(st);
+	assert_rows(p, "SELECT id, transport, upstream, client_addr FROM session ORDER BY id",
+		    "1|stdio|~|~\n2|http|http://127.0.0.1:9/mcp|127.0.0.1:40000\n");
+
+	free(sqltext);
+	free(fixture);
+	free(p);
+	unit_rmdir(dir);
+}
+
+static void test_migrate_v1_v2_v3(void **state)
+{
+	(void)state;
+	migrate_from(1);
+	migrate_from(2);
+	migrate_from(3);
+}
+
+/*
+ * The schema check knows http_exchange: a file of version 4 must have it
+ * with mcptap's columns, and one of an older version must not have it.
+ */
+static void test_refuse_other_http_exchange(void **state)
+{
+	char *dir = tmpdir(), *p, *sqltext;
+	size_t n;
+	struct store *st;
+
+	(void)state;
+	p = path_in(dir, "x.db");
+	st = open_new(p);
+	new_session(st, "srv");
+	store_close(st);
+	sql_exec(p, "DROP TABLE http_exchange;"
+		    "CREATE TABLE http_exchange (session INTEGER, seq INTEGER, conn INTEGER,"
+		    " method TEXT, target TEXT, req_headers TEXT, req_body BLOB, status INTEGER,"
+		    " resp_headers TEXT, resp_type TEXT, resp_body BLOB, t_ns INTEGER, wall INTEGER,"
+		    " first_byte_ns INTEGER, end_ns INTEGER, outcome TEXT, error TEXT, cookie TEXT);");
+	free(p);
+	check_untouched(dir, "x.db", "table http_exchange has the columns");
+	unit_rmdir(dir);
+
+	dir = tmpdir();
+	p = path_in(dir, "gone.db");
+	st = open_new(p);
+	store_close(st);
+	sql_exec(p, "DROP TABLE http_exchange;");
+	free(p);
+	check_untouched(dir, "gone.db", "the table http_exchange is missing");
+	unit_rmdir(dir);
+
+	/* Version 3 with the table of version 4: not a file mcptap made. */
+	dir = tmpdir();
+	sqltext = read_all("tests/fixtures/schema-v3.sql", &n);
+	p = path_in(dir, "v3x.db");
+	sql_exec(p, sqltext);
+	sql_exec(p, "CREATE TABLE http_exchange (session INTEGER NOT NULL, seq INTEGER NOT NULL,"
+		    " conn INTEGER NOT NULL, method TEXT NOT NULL, target TEXT NOT NULL,"
+		    " req_headers TEXT NOT NULL, req_body BLOB, status INTEGER, resp_headers TEXT,"
+		    " resp_type TEXT, resp_body BLOB, t_ns INTEGER NOT NULL, wall INTEGER NOT NULL,"
+		    " first_byte_ns INTEGER, end_ns INTEGER, outcome TEXT, error TEXT,"
+		    " last_event_id TEXT, PRIMARY KEY (session, seq)) WITHOUT ROWID;");
+	free(sqltext);
+	free(p);
+	check_untouched(dir, "v3x.db", "it holds a table (http_exchange) mcptap never makes in a file of its version");
+	unit_rmdir(dir);
+
+	/* Version 3 with message's columns of version 4. */
+	dir = tmpdir();
+	sqltext = read_all("tests/fixtures/schema-v3.sql", &n);
+	p = path_in(dir, "v3m.db");
+	sql_exec(p, sqltext);
+	sql_exec(p, "ALTER TABLE message ADD COLUMN exchange INTEGER;");
+	free(sqltext);
+	free(p);
+	check_untouched(dir, "v3m.db", "table message has the columns");
+	unit_rmdir(dir);
+}
+
+/* A message of an HTTP session, classified and stored with its place in an exchange. */
+static void add_http_msg(struct store *st, int64_t session, int64_t seq, int64_t t_ns,
+			 const char *dir, const char *channel, const char *raw, int64_t request_seq,
+			 int64_t exchange, const char *sse_id, const char *sse_event, int replayed)
+{
+	struct mt_class c;
+	struct mt_err err = {"", 0};
+
+	mt_classify(raw, strlen(raw), &c);
+	struct store_msg m = {
+		.session = session, .seq = seq, .t_ns = t_ns, .wall = 1700000000000000LL + t_ns / 1000,
+		.dir = dir, .channel = channel, .cls = &c, .raw = raw, .size = strlen(raw),
+		.request_seq = request_seq, .exchange = exchange, .sse_id = sse_id,
+		.sse_event = sse_event, .replayed = replayed,
+	};
+	if (store_add_message(st, &m, &err))
+		fail_msg("store_add_message seq %lld: %s", (long long)seq, err.msg);
+}
+
+/* What a walk saw, one line per item or exchange. */
+struct http_seen {
+	struct mt_buf log;
+};
+
+static const char *or_tilde(const char *s)
+{
+	return s ? s : "~";
+}
+
+static void log_exchange(struct mt_buf *b, const struct store_exchange_row *x)
+{
+	mt_buf_printf(b, "X%lld s%lld c%lld %s %s h=%s q=%s/%zu st=%d rh=%s %s r=%s/%zu t=%lld w=%lld"
+			 " fb=%lld end=%lld %s err=%s lei=%s m=%lld\n",
+		      (long long)x->seq, (long long)x->session, (long long)x->conn, or_tilde(x->method),
+		      or_tilde(x->target), or_tilde(x->req_headers_json),
+		      x->req_body ? (const char *)x->req_body : "~", x->req_body_len, x->status,
+		      or_tilde(x->resp_headers_json), or_tilde(x->resp_type),
+		      x->resp_body ? (const char *)x->resp_body : "~", x->resp_body_len,
+		      (long long)x->t_ns, (long long)x->wall, (long long)x->first_byte_ns,
+		      (long long)x->end_ns, or_tilde(x->outcome), or_tilde(x->error),
+		      or_tilde(x->last_event_id), (long long)x->messages);
+}
+
+static int http_each(const struct store_item *it, void *ctx)
+{
+	struct http_seen *hs = ctx;
+
+	if (it->type == STORE_ITEM_EXCHANGE) {
+		assert_non_null(it->x);
+		assert_int_equal(it->seq, it->x->seq);
+		log_exchange(&hs->log, it->x);
+		return 0;
+	}
+	mt_buf_printf(&hs->log, "%lld %s %s %s x=%lld id=%s ev=%s r=%d\n", (long long)it->seq,
+		      or_tilde(it->dir), or_tilde(it->channel), it->kind, (long long)it->exchange,
+		      or_tilde(it->sse_id), or_tilde(it->sse_event), it->replayed);
+	return 0;
+}
+
+static int http_each_exchange(const struct store_exchange_row *x, void *ctx)
+{
+	log_exchange(&((struct http_seen *)ctx)->log, x);
+	return 0;
+}
+
+#define assert_log(hs, want)                                                                \
+	do {                                                                                \
+		const char *got_ = (hs).log.data ? (hs).log.data : "";                      \
+		if (strcmp(got_, (want)) != 0)                                              \
+			fail_msg("got:\n%sexpected:\n%s", got_, (want));                     \
+		mt_buf_reset(&(hs).log);                                                    \
+	} while (0)
+
+/*
+ * The writers of an HTTP session: a session with its upstream, client and
+ * Mcp-Session-Id; exchanges begun, given their head and ended; messages tied
+ * to them with their SSE id and type. Read back by store_each_item (with or
+ * without the exchanges among the items) and store_each_exchange.
+ */
+static void test_http_exchanges(void **state)
+{
+	char *dir = tmpdir(), *p = path_in(dir, "http.db");
+	struct store *st = open_new(p);
+	struct mt_err err = {"", 0};
+	struct store_session_new sn = {"http", 1700000000000000LL, NULL, "/srv", 0,
+				       "https://example.com/mcp", "127.0.0.1:51000"};
+	struct store_session_row row;
+	struct http_seen hs = {MT_BUF_INIT};
+	int64_t s = 0;
+
+	(void)state;
+	assert_int_equal(store_session_create(st, &sn, &s, &err), 0);
+	assert_int_equal(store_session_set_http(st, s, "sess-1", &err), 0);
+	assert_int_equal(store_session_set_http(st, s, NULL, &err), 0); /* leaves it */
+
+	assert_int_equal(store_begin(st, &err), 0);
+	/* 1: a POST whose answer is an SSE stream of two events. */
+	struct store_exchange x1 = {s, 1, 1, 1000, 1700000000000001LL, "POST", "/mcp",
+				    "[[\"content-type\",\"application/json\"]]", NULL, NULL, 0};
+	assert_int_equal(store_exchange_begin(st, &x1, &err), 0);
+	add_http_msg(st, s, 2, 1100, "c2s", "body",
+		     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}", 0, 1, NULL, NULL, 0);
+	assert_int_equal(store_exchange_head(st, s, 1, 200, "[[\"content-type\",\"text/event-stream\"]]",
+					     "sse", 2000, &err), 0);
+	add_http_msg(st, s, 3, 2500, "s2c", "sse",
+		     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}", 0, 1, "e1", NULL, 0);
+	add_http_msg(st, s, 4, 3000, "s2c", "sse", "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", 2, 1,
+		     "e2", "message", 0);
+	assert_int_equal(store_exchange_end(st, s, 1, 3500, "complete", NULL, NULL, 0, &err), 0);
+	/* 5: a GET resuming a stream: one event sent again, then the upstream went away. */
+	struct store_exchange x5 = {.session = s, .seq = 5, .conn = 2, .t_ns = 4000, .wall = 7,
+				    .method = "GET", .target = "/mcp?x=1", .req_headers_json = "[]",
+				    .last_event_id = "e1"};
+	assert_int_equal(store_exchange_begin(st, &x5, &err), 0);
+	assert_int_equal(store_exchange_head(st, s, 5, 200, "[]", "sse", 4100, &err), 0);
+	add_http_msg(st, s, 6, 4200, "s2c", "sse", "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", 0, 5,
+		     "e2", "message", 1);
+	assert_int_equal(store_exchange_end(st, s, 5, 4300, "upstream-gone", "connection reset",
+					    NULL, 0, &err), 0);
+	/* 7: an OAuth form, its bodies kept as bytes (one with a NUL). */
+	struct store_exchange x7 = {s, 7, 3, 5000, 8, "POST", "/token", "[]", NULL, "a=1&b=2", 7};
+	assert_int_equal(store_exchange_begin(st, &x7, &err), 0);
+	assert_int_equal(store_exchange_head(st, s, 7, 401, "[]", "other", 5100, &err), 0);
+	assert_int_equal(store_exchange_end(st, s, 7, 5200, "complete", NULL, "no\0pe", 5, &err), 0);
+	/* 8: still open, no head yet; 9: an empty body (not NULL). */
+	struct store_exchange x8 = {s, 8, 3, 6000, 9, "DELETE", "/mcp", "[]", NULL, NULL, 0};
+	assert_int_equal(store_exchange_begin(st, &x8, &err), 0);
+	struct store_exchange x9 = {s, 9, 4, 7000, 10, "POST", "/mcp", "[]", NULL, "", 0};
+	assert_int_equal(store_exchange_begin(st, &x9, &err), 0);
+	/* A second exchange with one seq, and an update of none, fail with a reason. */
+	assert_int_equal(store_exchange_begin(st, &x8, &err), -1);
+	assert_true(err.msg[0] != '\0');
+	assert_int_equal(store_exchange_head(st, s, 99, 200, "[]", "json", 1, &err), -1);
+	assert_string_equal(err.msg, "no exchange 99 in session 1");
+	err.msg[0] = '\0';
+	assert_int_equal(store_exchange_end(st, s + 1, 1, 1, "complete", NULL, NULL, 0, &err), -1);
+	assert_string_equal(err.msg, "no exchange 1 in session 2");
+	assert_int_equal(store_commit(st, &err), 0);
+
+	/* The session's row and counters (HTTP messages count as stdio ones do). */
+	assert_int_equal(store_session_get(st, s, &row, &err), 0);
+	assert_string_equal(row.transport, "http");
+	assert_string_equal(row.http_session_id, "sess-1");
+	assert_string_equal(row.upstream, "https://example.com/mcp");
+	assert_string_equal(row.client_addr, "127.0.0.1:51000");
+	assert_null(row.command);
+	assert_int_equal(row.msgs_c2s, 1);
+	assert_int_equal(row.msgs_s2c, 3);
+	assert_int_equal(row.bytes_c2s, 46);
+	assert_int_equal(row.bytes_s2c, 51 + 36 + 36);
+	store_session_row_release(&row);
+
+	/* The items, without and with the exchanges among them. */
+	assert_int_equal(store_each_item(st, s, http_each, &hs, &err), 0);
+	assert_log(hs, "2 c2s body request x=1 id=~ ev=~ r=0\n"
+		       "3 s2c sse notification x=1 id=e1 ev=~ r=0\n"
+		       "4 s2c sse response x=1 id=e2 ev=message r=0\n"
+		       "6 s2c sse response x=5 id=e2 ev=message r=1\n");
+	static const char exchanges[] =
+		"X1 s1 c1 POST /mcp h=[[\"content-type\",\"application/json\"]] q=~/0 st=200"
+		" rh=[[\"content-type\",\"text/event-stream\"]] sse r=~/0 t=1000 w=1700000000000001"
+		" fb=2000 end=3500 complete err=~ lei=~ m=3\n"
+		"X5 s1 c2 GET /mcp?x=1 h=[] q=~/0 st=200 rh=[] sse r=~/0 t=4000 w=7 fb=4100 end=4300"
+		" upstream-gone err=connection reset lei=e1 m=1\n"
+		"X7 s1 c3 POST /token h=[] q=a=1&b=2/7 st=401 rh=[] other r=no/5 t=5000 w=8 fb=5100"
+		" end=5200 complete err=~ lei=~ m=0\n"
+		"X8 s1 c3 DELETE /mcp h=[] q=~/0 st=0 rh=~ ~ r=~/0 t=6000 w=9 fb=-1 end=-1 ~ err=~"
+		" lei=~ m=0\n"
+		"X9 s1 c4 POST /mcp h=[] q=/0 st=0 rh=~ ~ r=~/0 t=7000 w=10 fb=-1 end=-1 ~ err=~"
+		" lei=~ m=0\n";
+	assert_int_equal(store_each_exchange(st, s, http_each_exchange, &hs, &err), 0);
+	assert_log(hs, exchanges);
+	assert_int_equal(store_each_item_ex(st, s, STORE_ITEMS_EXCHANGES, http_each, &hs, &err), 0);
+	assert_log(hs, "X1 s1 c1 POST /mcp h=[[\"content-type\",\"application/json\"]] q=~/0 st=200"
+		       " rh=[[\"content-type\",\"text/event-stream\"]] sse r=~/0 t=1000 w=1700000000000001"
+		       " fb=2000 end=3500 complete err=~ lei=~ m=3\n"
+		       "2 c2s body request x=1 id=~ ev=~ r=0\n"
+		       "3 s2c sse notification x=1 id=e1 ev=~ r=0\n"
+		       "4 s2c sse response x=1 id=e2 ev=message r=0\n"
+		       "X5 s1 c2 GET /mcp?x=1 h=[] q=~/0 st=200 rh=[] sse r=~/0 t=4000 w=7 fb=4100 end=4300"
+		       " upstream-gone err=connection reset lei=e1 m=1\n"
+		       "6 s2c sse response x=5 id=e2 ev=message r=1\n"
+		       "X7 s1 c3 POST /token h=[] q=a=1&b=2/7 st=401 rh=[] other r=no/5 t=5000 w=8 fb=5100"
+		       " end=5200 complete err=~ lei=~ m=0\n"
+		       "X8 s1 c3 DELETE /mcp h=[] q=~/0 st=0 rh=~ ~ r=~/0 t=6000 w=9 fb=-1 end=-1 ~ err=~"
+		       " lei=~ m=0\n"
+		       "X9 s1 c4 POST /mcp h=[] q=/0 st=0 rh=~ ~ r=~/0 t=7000 w=10 fb=-1 end=-1 ~ err=~"
+		       " lei=~ m=0\n");
+	/* A lean walk leaves them empty. */
+	assert_int_equal(store_each_item_ex(st, s, STORE_ITEMS_LEAN, http_each, &hs, &err), 0);
+	assert_log(hs, "2 c2s ~ request x=0 id=~ ev=~ r=0\n"
+		       "3 s2c ~ notification x=0 id=~ ev=~ r=0\n"
+		       "4 s2c ~ response x=0 id=~ ev=~ r=0\n"
+		       "6 s2c ~ response x=0 id=~ ev=~ r=0\n");
+	/* The callback stops the walk. */
+	assert_int_equal(store_each_exchange(st, 999, http_each_exchange, &hs, &err), 0);
+	assert_log(hs, "");
+	assert_int_equal(store_close(st), 0);
+	assert_rows(p, "SELECT typeof(req_body), typeof(resp_body), hex(resp_body) FROM http_exchange"
+		       " WHERE seq IN (7, 9) ORDER BY seq", "blob|blob|6E6F007065\nblob|null|\n");
+	assert_rows(p, "SELECT seq, exchange, replayed FROM message WHERE exchange = 1 ORDER BY seq",
+		    "2|1|0\n3|1|0\n4|1|0\n");
+	mt_buf_release(&hs.log);
+	free(p);
+	unit_rmdir(dir);
+}
+
+/*
+ * A crafted file: http_exchange and message's HTTP columns NULL or of another
+ * type where mcptap's schema says otherwise. The readers read them, never crash.
+ */
+static void test_http_crafted(void **state)
+{
+	char *dir = tmpdir(), *p = path_in(dir, "crafted.db");
+	struct store *st = open_new(p);
+	struct mt_err err = {"", 0};
+	struct http_seen hs = {MT_BUF_INIT};
+	int64_t s = new_session(st, "srv");
+
+	(void)state;
+	add_http_msg(st, s, 2, 10, "c2s", "body", "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}", 0, 1, NULL,
+		     NULL, 0);
+	store_close(st);
+	sql_exec(p, "PRAGMA writable_schema = ON;"
+		    "UPDATE sqlite_master SET sql = replace(sql, 'NOT NULL', '')"
+		    " WHERE name IN ('http_exchange', 'message');"
+		    "PRAGMA writable_schema = OFF;");
+	sql_exec(p, "INSERT INTO http_exchange (session, seq) VALUES (1, 1);"
+		    "INSERT INTO http_exchange VALUES (1, 3, 'c', x'00ff', 7, x'5b', 'body', 'abc',"
+		    " 42, x'01', 'resp', 'soon', NULL, 'x', 2.5, 9, x'ee', 3);"
+		    "INSERT INTO http_exchange (session, seq, status, req_body, resp_body)"
+		    " VALUES (1, 4, 99999999999, x'', 7);"
+		    "UPDATE message SET exchange = 'one', sse_id = x'0001', sse_event = 5,"
+		    " replayed = NULL;");
+	if (store_open(p, STORE_READ, &st, &err))
+		fail_msg("crafted: %s", err.msg);
+	assert_int_equal(store_each_exchange(st, s, http_each_exchange, &hs, &err), 0);
+	assert_log(hs, "X1 s1 c0 ~ ~ h=~ q=~/0 st=0 rh=~ ~ r=~/0 t=0 w=0 fb=-1 end=-1 ~ err=~ lei=~ m=0\n"
+		       "X3 s1 c0  7 h=[ q=body/4 st=0 rh=42 \x01 r=resp/4 t=0 w=0 fb=0 end=2 9"
+		       " err=\xee lei=3 m=0\n"
+		       "X4 s1 c0 ~ ~ h=~ q=/0 st=0 rh=~ ~ r=7/1 t=0 w=0 fb=-1 end=-1 ~ err=~ lei=~ m=0\n");
+	assert_int_equal(store_each_item_ex(st, s, STORE_ITEMS_PAIRED | STORE_ITEMS_EXCHANGES,
+					    http_each, &hs, &err), 0);
+	assert_true(strstr(hs.log.data, "2 c2s body notification x=0 id= ev=5 r=0\n") != NULL);
+	mt_buf_release(&hs.log);
+	store_close(st);
+	free(p);
+	unit_rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest store[] = {
@@ -1177,6 +1660,10 @@ int main(void)
 		cmocka_unit_test(test_method_stats_unanswered),
 		cmocka_unit_test(test_each_item),
 		cmocka_unit_test(test_migrate_v1),
+		cmocka_unit_test(test_migrate_v1_v2_v3),
+		cmocka_unit_test(test_refuse_other_http_exchange),
+		cmocka_unit_test(test_http_exchanges),
+		cmocka_unit_test(test_http_crafted),
 		cmocka_unit_test(test_analysis_slices),
 		cmocka_unit_test(test_process_identity),
 	};

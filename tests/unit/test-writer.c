@@ -33,7 +33,7 @@ struct fixture {
 
 static void fixture_open(struct fixture *fx)
 {
-	struct store_session_new sn = {"stdio", 1700000000000000LL, "srv", "/", 1};
+	struct store_session_new sn = {"stdio", 1700000000000000LL, "srv", "/", 1, NULL, NULL};
 	struct mt_err err = {"", 0};
 
 	fx->dir = unit_tmpdir();
@@ -1000,7 +1000,7 @@ static void test_backlog_does_not_stall(void **state)
  */
 static void test_open_locked(void **state)
 {
-	struct store_session_new sn = {"stdio", 1700000000123456LL, "srv --flag", "/tmp", 0};
+	struct store_session_new sn = {"stdio", 1700000000123456LL, "srv --flag", "/tmp", 0, NULL, NULL};
 	struct fixture fx;
 	struct writer_opts o;
 	struct writer_stats stats;
@@ -1151,7 +1151,7 @@ static off_t file_size(const char *path)
  */
 static void fail_child(const char *db, int fd, off_t room, int with_stderr, int oversized)
 {
-	struct store_session_new sn = {"stdio", 1, "srv", "/", 1};
+	struct store_session_new sn = {"stdio", 1, "srv", "/", 1, NULL, NULL};
 	struct store_session_end e = {2, 1, 0, 0, 0, NULL};
 	struct fail_result res;
 	struct mt_err err = {"", 0};
