@@ -13,16 +13,22 @@
 #include <unistd.h>
 
 #include "schema/cli.h"
+#include "tap/httptap.h"
 #include "tap/relay.h"
 
 static int run_record(int argc, char **argv);
 
 const struct cmd_entry cmd_record = {
 	.name = "record",
-	.summary = "run a stdio MCP server command through the tap and log its traffic",
+	.summary = "run a stdio MCP server through the tap, or proxy an HTTP one, and log its traffic",
 	.usage = "mcptap record -w FILE [--sync] [--max-message SIZE] [--queue SIZE] "
 		 "[--hold SIZE] [--batch-ms N] [--drain-ms N] [--redact-key NAME] "
-		 "[--redact-path PATH] [--redact-value REGEX] [--keep-secrets] -- COMMAND [ARG...]",
+		 "[--redact-path PATH] [--redact-value REGEX] [--keep-secrets] -- COMMAND [ARG...]\n"
+		 "mcptap record -w FILE --upstream URL [--listen ADDR] [--cacert FILE] [--insecure] "
+		 "[--upstream-header NAME=env:VAR] [--max-headers SIZE] [--max-body SIZE] "
+		 "[--connect-timeout MS] [--stop-ms N] [--max-message SIZE] [--queue SIZE] "
+		 "[--hold SIZE] [--batch-ms N] [--redact-key NAME] [--redact-path PATH] "
+		 "[--redact-value REGEX] [--keep-secrets]",
 	.options =
 		"  -w, --write FILE      the capture file (created 0600 if missing; $MCPTAP_FILE)\n"
 		"      --sync            make each chunk durable before it is forwarded (slow)\n"
@@ -44,14 +50,31 @@ const struct cmd_entry cmd_record = {
 		"                        (params.arguments.query; * and [*] match any)\n"
 		"      --redact-value REGEX  also redact what this extended regex matches\n"
 		"      --keep-secrets    store credentials as they are (no redaction)\n"
+		"\n"
+		"The HTTP tap (a reverse proxy for Streamable HTTP and legacy HTTP+SSE):\n"
+		"      --upstream URL    the server (http:// or https://); every path is\n"
+		"                        forwarded to its origin\n"
+		"      --listen ADDR     where clients connect: HOST:PORT, [V6]:PORT or PORT\n"
+		"                        (default 127.0.0.1:8808; PORT 0: any free port)\n"
+		"      --cacert FILE     trust this CA for the upstream, besides the system's\n"
+		"      --insecure        do not verify the upstream's certificate (said on stderr)\n"
+		"      --upstream-header NAME=env:VAR  send NAME with the value of $VAR upstream\n"
+		"                        on every request (a static credential; never stored)\n"
+		"      --max-headers SIZE  a request head's limit (default 64k; 413 beyond)\n"
+		"      --max-body SIZE   a request body's limit (default 16M; 413 beyond)\n"
+		"      --connect-timeout MS  to reach the upstream (default 10000; then 502)\n"
+		"      --stop-ms N       after SIGINT or SIGTERM, how long open exchanges and\n"
+		"                        streams get to end (default 2000)\n"
 		"  -h, --help            this text\n"
 		"\n"
 		"Credentials are kept out of the capture file: in the command line, stderr and\n"
 		"messages they are stored as [redacted:HASH], equal secrets as equal markers;\n"
 		"what is relayed is never changed (see mcptap(1), REDACTION).\n"
 		"\n"
-		"The tap exits with the command's exit status, or re-raises the signal that\n"
-		"killed it; 127 or 126 when it cannot be run. It never writes to stdout.\n",
+		"The stdio tap exits with the command's exit status, or re-raises the signal\n"
+		"that killed it; 127 or 126 when it cannot be run. It never writes to stdout.\n"
+		"The HTTP tap runs until SIGINT or SIGTERM and exits 0; each MCP session is a\n"
+		"session of the capture file.\n",
 	.run = run_record,
 };
 
@@ -119,11 +142,24 @@ static int run_record(int argc, char **argv)
 		{"redact-path", required_argument, NULL, 'P'},
 		{"redact-value", required_argument, NULL, 'V'},
 		{"keep-secrets", no_argument, NULL, 'k'},
+		{"upstream", required_argument, NULL, 'U'},
+		{"listen", required_argument, NULL, 'L'},
+		{"cacert", required_argument, NULL, 'C'},
+		{"insecure", no_argument, NULL, 'I'},
+		{"upstream-header", required_argument, NULL, 'E'},
+		{"max-headers", required_argument, NULL, 'X'},
+		{"max-body", required_argument, NULL, 'Y'},
+		{"connect-timeout", required_argument, NULL, 'T'},
+		{"stop-ms", required_argument, NULL, 'O'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct relay_opts o;
 	struct relay_result res;
+	struct httptap_opts ho;
+	int http = 0;
+	const char **uh = mt_calloc((size_t)argc + 1, sizeof(*uh));
+	char **uh_owned = mt_calloc((size_t)argc + 1, sizeof(*uh_owned));
 	struct mt_redact *red = NULL;
 	const char *path = NULL;
 	const char **rules = mt_calloc((size_t)argc + 1, sizeof(*rules));
@@ -135,6 +171,8 @@ static int run_record(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	writer_opts_default(&o.wopts);
+	httptap_opts_default(&ho);
+	ho.upstream_headers = uh;
 	o.drain_ms = 1000;
 	optind = 1;
 	opterr = 0;
@@ -191,6 +229,64 @@ static int run_record(int argc, char **argv)
 		case 'k':
 			keep = 1;
 			break;
+		case 'U':
+			ho.upstream = optarg;
+			http = 1;
+			break;
+		case 'L':
+			ho.listen = optarg;
+			http = 1;
+			break;
+		case 'C':
+			if (access(optarg, R_OK)) {
+				cli_usage_error(&cmd_record, "cannot read --cacert '%s': %s", optarg,
+						strerror(errno));
+				goto out;
+			}
+			ho.cacert = optarg;
+			break;
+		case 'I':
+			ho.insecure = 1;
+			break;
+		case 'E': {
+			const char *eq = strchr(optarg, '=');
+			const char *val;
+			if (!eq || eq == optarg || strncmp(eq + 1, "env:", 4) || !eq[5]) {
+				cli_usage_error(&cmd_record,
+						"bad --upstream-header '%s' (NAME=env:VAR: the value is "
+						"taken from $VAR, never from the command line)",
+						optarg);
+				goto out;
+			}
+			if (!(val = getenv(eq + 5))) {
+				cli_usage_error(&cmd_record, "--upstream-header %.*s: $%s is not set",
+						(int)(eq - optarg), optarg, eq + 5);
+				goto out;
+			}
+			uh_owned[ho.n_upstream_headers] =
+				mt_asprintf("%.*s: %s", (int)(eq - optarg), optarg, val);
+			uh[ho.n_upstream_headers] = uh_owned[ho.n_upstream_headers];
+			ho.n_upstream_headers++;
+			break;
+		}
+		case 'X':
+		case 'Y':
+			if (mt_parse_size(optarg, &size) || size < 1024 || size > (1ULL << 31)) {
+				cli_usage_error(&cmd_record, "bad --%s '%s' (1k to 2G)",
+						c == 'X' ? "max-headers" : "max-body", optarg);
+				goto out;
+			}
+			*(c == 'X' ? &ho.max_headers : &ho.max_body) = size;
+			break;
+		case 'T':
+		case 'O':
+			if (mt_parse_int64(optarg, &n) || n < 1 || n > 3600000) {
+				cli_usage_error(&cmd_record, "bad --%s '%s' (1 to 3600000 ms)",
+						c == 'T' ? "connect-timeout" : "stop-ms", optarg);
+				goto out;
+			}
+			*(c == 'T' ? &ho.connect_timeout_ms : &ho.stop_ms) = (int)n;
+			break;
 		case 'h':
 			cli_help(&cmd_record, stdout);
 			rc = EXIT_OK;
@@ -200,8 +296,20 @@ static int run_record(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (optind >= argc) {
-		cli_usage_error(&cmd_record, "no command to run (put it after --)");
+	if (http && optind < argc) {
+		cli_usage_error(&cmd_record, "--upstream and --listen proxy an HTTP server: no command to run");
+		goto out;
+	}
+	if (http && !ho.upstream) {
+		cli_usage_error(&cmd_record, "--listen needs --upstream URL (the server to forward to)");
+		goto out;
+	}
+	if (!http && (ho.cacert || ho.insecure || ho.n_upstream_headers)) {
+		cli_usage_error(&cmd_record, "--cacert, --insecure and --upstream-header need --upstream");
+		goto out;
+	}
+	if (!http && optind >= argc) {
+		cli_usage_error(&cmd_record, "no command to run (put it after --), or --upstream URL");
 		goto out;
 	}
 	if (keep && nrules) {
@@ -222,6 +330,15 @@ static int run_record(int argc, char **argv)
 			goto out;
 	}
 	o.wopts.redact = red;
+	if (http) {
+		static char label[600];
+		snprintf(label, sizeof(label), "'%s'", path);
+		ho.wopts = o.wopts;
+		ho.wopts.label = label;
+		ho.db_path = path;
+		rc = httptap_run(&ho);
+		goto out;
+	}
 	o.argv = argv + optind;
 	o.db_path = path;
 	{
@@ -242,10 +359,16 @@ static int run_record(int argc, char **argv)
 	red = NULL;
 	free(rules);
 	free(kinds);
+	free(uh);
+	free(uh_owned);
 	return exit_like_child(&res);
 out:
 	mt_redact_free(red);
 	free(rules);
 	free(kinds);
+	for (size_t i = 0; uh_owned[i]; i++)
+		free(uh_owned[i]);
+	free(uh);
+	free(uh_owned);
 	return rc;
 }

@@ -18,13 +18,33 @@
 #include "schema/message.h"
 #include "tap/frame.h"
 
+/* What a chunk is: stream bytes to frame, or one of the HTTP tap's records. */
+enum chunk_type {
+	CH_BYTES,    /* data: bytes read from stream s */
+	CH_MSG,      /* data: one whole message; str: channel, sse_id, sse_event;
+		      * num: exchange, replayed */
+	CH_XBEGIN,   /* data: the request body kept on the exchange; str: method,
+		      * target, req_headers, last_event_id; num: conn */
+	CH_XHEAD,    /* str: resp_headers, resp_type; num: status, first_byte_ns */
+	CH_XEND,     /* data: the response body kept on it; str: outcome, error; num: end_ns */
+	CH_HTTP_ID,  /* str: the session's Mcp-Session-Id */
+	CH_GAP,      /* a message not stored: num: its bytes; str: why */
+};
+
+#define CHUNK_STRS 4
+
 struct chunk {
 	struct chunk *next;
 	enum writer_stream s;
 	int64_t t_ns; /* since the session's start */
 	int64_t wall;
-	size_t n;     /* 0: the stream ended */
-	size_t lines; /* newlines in data: the messages it ends */
+	size_t n;     /* bytes counted as held (CH_BYTES: 0 when the stream ended) */
+	size_t lines; /* newlines in data: the messages it ends (records: 1) */
+	enum chunk_type type;
+	int64_t seq;  /* records: their seq, given by the producer */
+	int64_t num[2];
+	size_t len;   /* records: data's bytes before the strings */
+	uint32_t str[CHUNK_STRS]; /* records: offset + 1 of a NUL-terminated string in data (0: NULL) */
 	char data[];
 };
 
@@ -404,6 +424,82 @@ static int64_t pair(struct writer *w, enum writer_stream s, const struct mt_clas
 	return req;
 }
 
+/* Where a message travelled: stdio, or an HTTP exchange's body or SSE event. */
+struct msg_meta {
+	const char *channel;
+	int64_t exchange;      /* the exchange's seq, 0: none */
+	const char *sse_id;    /* NULL: none */
+	const char *sse_event;
+	int replayed;          /* a server's replay after Last-Event-ID: not paired again */
+};
+
+/*
+ * Store one message (in the open transaction): classified, paired with its
+ * request, redacted. 0, or -1 with err set.
+ */
+static int store_message(struct writer *w, enum writer_stream s, const char *p, size_t n,
+			 int incomplete, int64_t seq, int64_t t_ns, int64_t wall,
+			 const struct msg_meta *mm, struct mt_err *err)
+{
+	struct mt_class c, rc2;
+	struct store_msg m;
+
+	memset(&m, 0, sizeof(m));
+	mt_classify(p, n, &c);
+	m.session = w->session;
+	m.seq = seq;
+	m.t_ns = t_ns;
+	m.wall = wall;
+	m.dir = stream_dir[s];
+	m.channel = mm->channel;
+	m.cls = &c;
+	m.raw = p;
+	m.size = n;
+	m.incomplete = incomplete;
+	m.request_seq = mm->replayed ? 0 : pair(w, s, &c, seq);
+	m.raw_len = 0;
+	m.exchange = mm->exchange;
+	m.sse_id = mm->sse_id;
+	m.sse_event = mm->sse_event;
+	m.replayed = mm->replayed;
+	if (w->o.redact && mt_redact_message(w->o.redact, p, n, c.kind, &w->red)) {
+		m.raw = w->red.data;
+		m.raw_len = w->red.len; /* (never 0: a marker took the secret's place) */
+		/* The columns come from the stored bytes too: an id or a progress
+		 * token that held a secret is stored as its marker. (Pairing went
+		 * by the bytes relayed.) */
+		mt_classify(m.raw, m.raw_len, &rc2);
+		m.cls = &rc2;
+	}
+	if (store_add_message(w->st, &m, err))
+		return -1;
+	w->stats.stored_messages++;
+	w->txn_msgs++;
+	if (!mm->replayed && (c.kind == MT_REQUEST || c.kind == MT_RESPONSE))
+		note_initialize(w, s, m.cls, m.raw, m.raw_len ? m.raw_len : n, seq,
+				m.request_seq); /* (the stored bytes: redacted) */
+	return 0;
+}
+
+/* A message of n bytes from stream s, relayed and not stored: a gap row says why. */
+static void store_gap(struct writer *w, int64_t seq, enum writer_stream s, size_t n,
+		      const char *why)
+{
+	struct mt_err err = {"", 0};
+
+	if (store_add_gap(w->st, w->session, seq, stream_dir[s], 1, (int64_t)n, why, &err)) {
+		store_failed(w, err.msg);
+		lose(w, 1, n, seq);
+		return;
+	}
+	w->stats.lost_messages++;
+	w->stats.lost_bytes += n;
+	w->txn_rows++;
+	w->txn_gaps++;
+	w->txn_bytes += n;
+	w->txn_gap_bytes += n;
+}
+
 /* One frame from the framer of the current chunk's stream. */
 static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 {
@@ -423,18 +519,7 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 		char why[160];
 		snprintf(why, sizeof(why), "a line of %zu bytes is larger than --max-message (%zu)",
 			 n, w->o.max_message);
-		if (store_add_gap(w->st, w->session, seq, stream_dir[ch->s], 1, (int64_t)n, why,
-				  &err)) {
-			store_failed(w, err.msg);
-			lose(w, 1, n, seq);
-			return;
-		}
-		w->stats.lost_messages++;
-		w->stats.lost_bytes += n;
-		w->txn_rows++;
-		w->txn_gaps++;
-		w->txn_bytes += n;
-		w->txn_gap_bytes += n;
+		store_gap(w, seq, ch->s, n, why);
 		return;
 	}
 	if (ch->s == WS_STDERR) {
@@ -448,41 +533,9 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 			w->txn_stderr++;
 		}
 	} else {
-		struct mt_class c, rc2;
-		struct store_msg m;
-		mt_classify(p, n, &c);
-		m.session = w->session;
-		m.seq = seq;
-		m.t_ns = ch->t_ns;
-		m.wall = ch->wall;
-		m.dir = stream_dir[ch->s];
-		m.channel = "stdio";
-		m.cls = &c;
-		m.raw = p;
-		m.size = n;
-		m.incomplete = !!(flags & MT_FRAME_INCOMPLETE);
-		m.request_seq = pair(w, ch->s, &c, seq);
-		m.raw_len = 0;
-		m.exchange = 0;
-		m.sse_id = m.sse_event = NULL;
-		m.replayed = 0;
-		if (w->o.redact && mt_redact_message(w->o.redact, p, n, c.kind, &w->red)) {
-			m.raw = w->red.data;
-			m.raw_len = w->red.len; /* (never 0: a marker took the secret's place) */
-			/* The columns come from the stored bytes too: an id or a progress
-			 * token that held a secret is stored as its marker. (Pairing went
-			 * by the bytes relayed.) */
-			mt_classify(m.raw, m.raw_len, &rc2);
-			m.cls = &rc2;
-		}
-		rc = store_add_message(w->st, &m, &err);
-		if (!rc) {
-			w->stats.stored_messages++;
-			w->txn_msgs++;
-			if (c.kind == MT_REQUEST || c.kind == MT_RESPONSE)
-				note_initialize(w, ch->s, m.cls, m.raw, m.raw_len ? m.raw_len : n, seq,
-						m.request_seq); /* (the stored bytes: redacted) */
-		}
+		static const struct msg_meta stdio = {"stdio", 0, NULL, NULL, 0};
+		rc = store_message(w, ch->s, p, n, !!(flags & MT_FRAME_INCOMPLETE), seq, ch->t_ns,
+				   ch->wall, &stdio, &err);
 	}
 	if (rc) {
 		store_failed(w, err.msg);
@@ -494,9 +547,93 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 }
 
 
+static const char *chunk_str(const struct chunk *ch, int i)
+{
+	return ch->str[i] ? ch->data + ch->str[i] - 1 : NULL;
+}
+
+/* Store one of the HTTP tap's records (in the open transaction when there is a store). */
+static void process_record(struct writer *w, const struct chunk *ch)
+{
+	struct mt_err err = {"", 0};
+	int64_t seq = ch->seq;
+	int rc = 0;
+
+	if (seq >= w->seq)
+		w->seq = seq + 1;
+	if (!w->in_txn) {
+		if (ch->type == CH_MSG || ch->type == CH_GAP)
+			lose(w, 1, ch->type == CH_MSG ? ch->len : (size_t)ch->num[0], seq);
+		return;
+	}
+	switch (ch->type) {
+	case CH_MSG: {
+		struct msg_meta mm = {chunk_str(ch, 0), ch->num[0], chunk_str(ch, 1),
+				      chunk_str(ch, 2), (int)ch->num[1]};
+		if (ch->len > w->o.max_message) {
+			char why[160];
+			snprintf(why, sizeof(why),
+				 "a message of %zu bytes is larger than --max-message (%zu)", ch->len,
+				 w->o.max_message);
+			store_gap(w, seq, ch->s, ch->len, why);
+			return;
+		}
+		rc = store_message(w, ch->s, ch->data, ch->len, 0, seq, ch->t_ns, ch->wall, &mm,
+				   &err);
+		if (!rc)
+			w->txn_bytes += ch->len;
+		break;
+	}
+	case CH_GAP:
+		store_gap(w, seq, ch->s, (size_t)ch->num[0], chunk_str(ch, 0));
+		return;
+	case CH_XBEGIN: {
+		struct store_exchange x;
+		memset(&x, 0, sizeof(x));
+		x.session = w->session;
+		x.seq = seq;
+		x.conn = ch->num[0];
+		x.t_ns = ch->t_ns;
+		x.wall = ch->wall;
+		x.method = chunk_str(ch, 0);
+		x.target = chunk_str(ch, 1);
+		x.req_headers_json = chunk_str(ch, 2);
+		x.last_event_id = chunk_str(ch, 3);
+		x.req_body = ch->len ? ch->data : NULL;
+		x.req_body_len = ch->len;
+		rc = store_exchange_begin(w->st, &x, &err);
+		break;
+	}
+	case CH_XHEAD:
+		rc = store_exchange_head(w->st, w->session, seq, (int)ch->num[0], chunk_str(ch, 0),
+					 chunk_str(ch, 1), ch->num[1], &err);
+		break;
+	case CH_XEND:
+		rc = store_exchange_end(w->st, w->session, seq, ch->num[0], chunk_str(ch, 0),
+					chunk_str(ch, 1), ch->len ? ch->data : NULL, ch->len, &err);
+		break;
+	case CH_HTTP_ID:
+		rc = store_session_set_http(w->st, w->session, chunk_str(ch, 0), &err);
+		break;
+	case CH_BYTES:
+		break;
+	}
+	if (rc) {
+		store_failed(w, err.msg);
+		if (ch->type == CH_MSG)
+			lose(w, 1, ch->len, seq);
+		return;
+	}
+	w->txn_rows++;
+}
+
 /* Frame one chunk (in the open transaction when there is a store). */
 static void process(struct writer *w, struct chunk *ch)
 {
+	if (ch->type != CH_BYTES) {
+		process_record(w, ch);
+		return;
+	}
 	w->cur = ch;
 	if (ch->n)
 		mt_framer_push(&w->fr[ch->s], ch->data, ch->n, on_frame, w);
@@ -522,7 +659,7 @@ static void store_pending(struct writer *w)
 
 	while (w->pending) {
 		struct chunk *ch = w->pending;
-		int stored = ensure_txn(w, w->seq) == 0;
+		int stored = ensure_txn(w, ch->type == CH_BYTES ? w->seq : ch->seq) == 0;
 
 		w->pending = ch->next;
 		process(w, ch);
@@ -614,8 +751,11 @@ static void finish_session(struct writer *w)
 	struct mt_err err = {"", 0};
 
 	for (int i = 0; i < WS_COUNT; i++) {
-		struct chunk end = {NULL, (enum writer_stream)i, mt_mono_ns() - w->t0, mt_wall_us(),
-				    0, 0};
+		struct chunk end;
+		memset(&end, 0, sizeof(end));
+		end.s = (enum writer_stream)i;
+		end.t_ns = mt_mono_ns() - w->t0;
+		end.wall = mt_wall_us();
 		(void)ensure_txn(w, w->seq);
 		process(w, &end);
 	}
@@ -818,19 +958,116 @@ static int has_room(const struct writer *w, size_t n, size_t lines)
 	       (w->held_bytes + n <= max_bytes && w->held_lines + lines <= max_lines);
 }
 
+static void enqueue(struct writer *w, struct chunk *ch, int timed, int64_t t_ns, int64_t wall);
+
 static void put(struct writer *w, enum writer_stream s, const char *p, size_t n, int timed,
 		int64_t t_ns, int64_t wall)
 {
-	struct chunk *ch = mt_malloc(sizeof(*ch) + n);
-	struct timespec ts;
-	uint64_t ticket;
+	struct chunk *ch = mt_calloc(1, sizeof(*ch) + n);
 
-	ch->next = NULL;
 	ch->s = s;
 	ch->n = n;
 	ch->lines = count_lines(p, n);
 	if (n)
 		memcpy(ch->data, p, n);
+	enqueue(w, ch, timed, t_ns, wall);
+}
+
+/*
+ * A record of the HTTP tap: len bytes of body, then the strings (NULL ones
+ * stay NULL), and two numbers. It counts as one line and its bytes.
+ */
+static void put_record(struct writer *w, enum chunk_type type, enum writer_stream s, int64_t seq,
+		       const void *body, size_t len, const char *const strs[CHUNK_STRS],
+		       int64_t num0, int64_t num1)
+{
+	size_t n = len, sl[CHUNK_STRS];
+	struct chunk *ch;
+
+	for (int i = 0; i < CHUNK_STRS; i++) {
+		sl[i] = strs && strs[i] ? strlen(strs[i]) + 1 : 0;
+		n += sl[i];
+	}
+	ch = mt_calloc(1, sizeof(*ch) + n);
+	ch->type = type;
+	ch->s = s;
+	ch->seq = seq;
+	ch->num[0] = num0;
+	ch->num[1] = num1;
+	ch->len = len;
+	ch->n = n;
+	ch->lines = 1;
+	if (len)
+		memcpy(ch->data, body, len);
+	n = len;
+	for (int i = 0; i < CHUNK_STRS; i++) {
+		if (!sl[i])
+			continue;
+		memcpy(ch->data + n, strs[i], sl[i]);
+		ch->str[i] = (uint32_t)n + 1;
+		n += sl[i];
+	}
+	enqueue(w, ch, 0, 0, 0);
+}
+
+void writer_put_msg(struct writer *w, const struct writer_http_msg *m)
+{
+	const char *strs[CHUNK_STRS] = {m->channel, m->sse_id, m->sse_event, NULL};
+
+	put_record(w, CH_MSG, m->s, m->seq, m->p, m->n, strs, m->exchange, m->replayed);
+}
+
+void writer_put_gap(struct writer *w, int64_t seq, enum writer_stream s, size_t bytes,
+		    const char *why)
+{
+	const char *strs[CHUNK_STRS] = {why, NULL, NULL, NULL};
+
+	put_record(w, CH_GAP, s, seq, NULL, 0, strs, (int64_t)bytes, 0);
+}
+
+void writer_put_exchange_begin(struct writer *w, const struct store_exchange *x)
+{
+	const char *strs[CHUNK_STRS] = {x->method, x->target, x->req_headers_json,
+					x->last_event_id};
+
+	put_record(w, CH_XBEGIN, WS_C2S, x->seq, x->req_body, x->req_body ? x->req_body_len : 0,
+		   strs, x->conn, 0);
+}
+
+void writer_put_exchange_head(struct writer *w, int64_t seq, int status, const char *headers_json,
+			      const char *resp_type, int64_t first_byte_ns)
+{
+	const char *strs[CHUNK_STRS] = {headers_json, resp_type, NULL, NULL};
+
+	put_record(w, CH_XHEAD, WS_S2C, seq, NULL, 0, strs, status, first_byte_ns);
+}
+
+void writer_put_exchange_end(struct writer *w, int64_t seq, int64_t end_ns, const char *outcome,
+			     const char *error, const void *body, size_t len)
+{
+	const char *strs[CHUNK_STRS] = {outcome, error, NULL, NULL};
+
+	put_record(w, CH_XEND, WS_S2C, seq, body, body ? len : 0, strs, end_ns, 0);
+}
+
+void writer_put_http_id(struct writer *w, const char *id)
+{
+	const char *strs[CHUNK_STRS] = {id, NULL, NULL, NULL};
+
+	put_record(w, CH_HTTP_ID, WS_S2C, 0, NULL, 0, strs, 0, 0);
+}
+
+int64_t writer_clock(const struct writer *w)
+{
+	return mt_mono_ns() - w->t0;
+}
+
+static void enqueue(struct writer *w, struct chunk *ch, int timed, int64_t t_ns, int64_t wall)
+{
+	struct timespec ts;
+	size_t n = ch->n;
+	uint64_t ticket;
+
 	pthread_mutex_lock(&w->mu);
 	/*
 	 * Backpressure. While the store keeps up, what is relayed and not committed

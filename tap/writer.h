@@ -92,6 +92,38 @@ void writer_put_at(struct writer *w, enum writer_stream s, const char *p, size_t
 		   int64_t t_ns, int64_t wall);
 
 /*
+ * The HTTP tap's records. Its messages come whole (a request body, a JSON
+ * response body, an SSE event's data), not as stream bytes to frame; each
+ * record carries the seq the tap gave it (one order per session, shared by
+ * messages, exchanges and gaps). They wait for room as writer_put does.
+ */
+struct writer_http_msg {
+	int64_t seq;
+	enum writer_stream s;  /* WS_C2S or WS_S2C */
+	const char *channel;   /* "body" | "sse" */
+	int64_t exchange;      /* the exchange's seq */
+	const char *sse_id;    /* the event's id: field, or NULL */
+	const char *sse_event; /* its event: type, or NULL */
+	int replayed;          /* sent again after a Last-Event-ID resumption */
+	const char *p;
+	size_t n;
+};
+void writer_put_msg(struct writer *w, const struct writer_http_msg *m);
+/* A message of bytes relayed from s and not stored (too large), and why. */
+void writer_put_gap(struct writer *w, int64_t seq, enum writer_stream s, size_t bytes,
+		    const char *why);
+/* An exchange's request (x->session is the writer's; x->t_ns and wall: now). */
+void writer_put_exchange_begin(struct writer *w, const struct store_exchange *x);
+void writer_put_exchange_head(struct writer *w, int64_t seq, int status, const char *headers_json,
+			      const char *resp_type, int64_t first_byte_ns);
+void writer_put_exchange_end(struct writer *w, int64_t seq, int64_t end_ns, const char *outcome,
+			     const char *error, const void *body, size_t len);
+/* The session's Mcp-Session-Id, when the server names it. */
+void writer_put_http_id(struct writer *w, const char *id);
+/* Nanoseconds since the session's start (its t0). */
+int64_t writer_clock(const struct writer *w);
+
+/*
  * Stop waiting: producers blocked in writer_put() return, and later puts queue
  * without waiting for room. Call it before making sure no thread is inside
  * writer_put(), then call writer_finish().

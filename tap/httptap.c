@@ -1,0 +1,1197 @@
+/*
+ * httptap.c - the HTTP tap (see httptap.h).
+ *
+ * Each request from a client is one exchange: a curl transfer to the same
+ * path on the upstream, its response streamed back through evhttp. The tap
+ * reads what it forwards: the request body (one JSON-RPC message or batch),
+ * a JSON response body, each SSE event. Headers pass unchanged but those
+ * that are hop-by-hop (RFC 9110 7.6.1); the upstream is asked for identity
+ * encoding; Host names the upstream.
+ *
+ * Flow control: a response chunk goes to the client's output buffer at once;
+ * while that buffer holds more than OUT_HIGH bytes the curl transfer is
+ * paused, and it resumes when the buffer has drained. Memory per exchange
+ * is bounded by that, by the SSE parser's event limit and by --max-message.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <jansson.h>
+
+#include "schema/cli.h"
+#include "schema/message.h"
+#include "schema/redact.h"
+#include "tap/httphdr.h"
+#include "tap/httpsess.h"
+#include "tap/httptap.h"
+#include "tap/sse.h"
+
+/* A client's output buffer above this pauses the upstream transfer. */
+#define OUT_HIGH (256 * 1024)
+/* A response body kept on the exchange (not JSON-RPC) is cut at this size. */
+#define KEEP_BODY_MAX (64 * 1024)
+/* An SSE event larger than this is relayed and recorded as a gap. */
+#define SSE_EVENT_MAX_DEFAULT (16u << 20)
+
+struct tap;
+struct hconn;
+
+/* A capture session: one MCP session. */
+struct hsess {
+	int64_t num;
+	struct writer *w;
+	int64_t seq;          /* the last seq given */
+	int64_t t0;           /* monotonic ns */
+	int64_t started_wall;
+	enum hs_kind kind;
+	char *http_id;        /* Mcp-Session-Id, once known */
+	char *endpoint;       /* legacy SSE: the endpoint's URI */
+	struct mt_map seen;   /* SSE event ids seen: a second one is a replay */
+	int open;             /* exchanges in flight */
+	int ended;            /* DELETE answered, or 404 for its id */
+};
+
+struct hdr_list {
+	struct mt_hdr *h;
+	size_t n, cap;
+};
+
+/* One request and its response. */
+struct exch {
+	struct tap *tap;
+	struct hconn *conn;
+	struct exch *next_in_conn, *prev_all, *next_all;
+	struct evhttp_request *req; /* NULL once the client is gone */
+	CURL *easy;
+	struct curl_slist *hdrs;
+	char *url;
+	struct hsess *sess;
+	int64_t seq;          /* the exchange's seq in its session */
+	char method[16];
+	char *req_session_id; /* the Mcp-Session-Id it carried */
+	char *body;           /* the request body (curl reads it) */
+	size_t body_len;
+	char *rpc_id;         /* a JSON-RPC request's id token, for a 502's error body */
+	int is_delete;
+	int initialize;
+	/* The response. */
+	int status;
+	char reason[64];
+	struct hdr_list rh;
+	int head_sent;
+	int is_sse, is_json;
+	int paused;
+	int resume;           /* the client's buffer drained: unpause (from t->unpause) */
+	int done;
+	struct mt_sse sse;
+	int sse_init;
+	int first_event;      /* no SSE event seen yet on this stream */
+	struct mt_buf rbody;  /* a JSON body, or the start of another kept on the exchange */
+	size_t rbody_total;
+};
+
+struct hconn {
+	struct tap *tap;
+	struct evhttp_connection *evcon;
+	int64_t num;
+	char addr[80];
+	struct exch *xs;
+	struct hconn *next, *prev;
+};
+
+struct tap {
+	const struct httptap_opts *o;
+	struct event_base *base;
+	struct evhttp *http;
+	struct evhttp_bound_socket *bound;
+	CURLM *multi;
+	struct event *curl_timer;
+	struct event *sig_int, *sig_term, *stop_timer;
+	struct event *unpause;  /* resumes paused transfers, outside libevent's write callback */
+	char origin[512];     /* the upstream's scheme://authority */
+	char capath[512];
+	struct hs_tracker tr;
+	struct hsess **sess;  /* by number; [0] unused */
+	size_t nsess, capsess;
+	struct hconn *conns;
+	struct exch *all;
+	int64_t next_conn;
+	int stopping;
+	int exchanges;        /* in flight */
+	struct mt_buf scratch, scratch2;
+};
+
+/* ---- sessions ---- */
+
+static struct hsess *session_new(struct tap *t, int64_t num, enum hs_kind kind,
+				 const char *client_addr)
+{
+	struct store_session_new sn;
+	struct hsess *s = mt_calloc(1, sizeof(*s));
+
+	s->num = num;
+	s->kind = kind;
+	s->t0 = mt_mono_ns();
+	s->started_wall = mt_wall_us();
+	mt_map_init(&s->seen, 100000);
+	memset(&sn, 0, sizeof(sn));
+	sn.transport = kind == HS_SSE ? "sse" : "http";
+	sn.started_wall = s->started_wall;
+	sn.upstream = t->o->upstream;
+	sn.client_addr = client_addr;
+	s->w = writer_open(t->o->db_path, &sn, s->t0, &t->o->wopts);
+	if ((size_t)num >= t->capsess) {
+		size_t cap = t->capsess ? t->capsess * 2 : 64;
+		while (cap <= (size_t)num)
+			cap *= 2;
+		t->sess = mt_realloc(t->sess, cap * sizeof(*t->sess));
+		memset(t->sess + t->capsess, 0, (cap - t->capsess) * sizeof(*t->sess));
+		t->capsess = cap;
+	}
+	t->sess[num] = s;
+	if ((size_t)num >= t->nsess)
+		t->nsess = (size_t)num + 1;
+	return s;
+}
+
+static void session_finish(struct hsess *s)
+{
+	struct store_session_end e;
+
+	memset(&e, 0, sizeof(e));
+	e.ended_wall = mt_wall_us();
+	e.duration_ns = mt_mono_ns() - s->t0;
+	e.exit_status = -1;
+	e.exit_signal = -1;
+	writer_finish(s->w, &e, NULL);
+	mt_map_release(&s->seen);
+	free(s->http_id);
+	free(s->endpoint);
+	free(s);
+}
+
+/* ---- headers ---- */
+
+static void hdr_add(struct hdr_list *l, const char *name, size_t nn, const char *value, size_t vn)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 16;
+		l->h = mt_realloc(l->h, l->cap * sizeof(*l->h));
+	}
+	l->h[l->n].name = mt_strndup(name, nn);
+	l->h[l->n].value = mt_strndup(value, vn);
+	l->n++;
+}
+
+static void hdr_clear(struct hdr_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free((char *)l->h[i].name);
+		free((char *)l->h[i].value);
+	}
+	l->n = 0;
+}
+
+static void hdr_free(struct hdr_list *l)
+{
+	hdr_clear(l);
+	free(l->h);
+	l->h = NULL;
+	l->cap = 0;
+}
+
+/* The request's headers as a list (borrowed from evhttp). */
+static void req_headers(struct evhttp_request *req, struct hdr_list *l)
+{
+	struct evkeyvalq *q = evhttp_request_get_input_headers(req);
+
+	for (struct evkeyval *kv = q->tqh_first; kv; kv = kv->next.tqe_next)
+		hdr_add(l, kv->key, strlen(kv->key), kv->value, strlen(kv->value));
+}
+
+/* ---- the store side ---- */
+
+static int64_t next_seq(struct hsess *s)
+{
+	return ++s->seq;
+}
+
+static const char *headers_json(struct tap *t, const struct hdr_list *l, struct mt_buf *out)
+{
+	mt_buf_reset(out);
+	mt_hdr_json(l->h, l->n, t->o->wopts.redact, out);
+	mt_buf_putc(out, '\0');
+	return out->data;
+}
+
+/* A message the tap read in an exchange. */
+static void log_message(struct exch *x, enum writer_stream s, const char *channel, const char *p,
+			size_t n, const char *sse_id, const char *sse_event, int replayed)
+{
+	struct writer_http_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.seq = next_seq(x->sess);
+	m.s = s;
+	m.channel = channel;
+	m.exchange = x->seq;
+	m.sse_id = sse_id;
+	m.sse_event = sse_event;
+	m.replayed = replayed;
+	m.p = p;
+	m.n = n;
+	writer_put_msg(x->sess->w, &m);
+}
+
+static int is_jsonrpc(const char *p, size_t n)
+{
+	struct mt_class c;
+	enum mt_kind k = mt_classify(p, n, &c);
+
+	return k != MT_INVALID && k != MT_NOTJSONRPC;
+}
+
+/* ---- the exchange's end ---- */
+
+static void exch_unlink(struct exch *x)
+{
+	struct tap *t = x->tap;
+
+	if (x->conn) {
+		for (struct exch **pp = &x->conn->xs; *pp; pp = &(*pp)->next_in_conn)
+			if (*pp == x) {
+				*pp = x->next_in_conn;
+				break;
+			}
+		x->conn = NULL;
+	}
+	if (x->prev_all)
+		x->prev_all->next_all = x->next_all;
+	else if (t->all == x)
+		t->all = x->next_all;
+	if (x->next_all)
+		x->next_all->prev_all = x->prev_all;
+	x->prev_all = x->next_all = NULL;
+}
+
+static void maybe_stop(struct tap *t);
+static void check_done(struct tap *t);
+static void on_sse_event(void *ctx, const struct mt_sse_event *ev);
+
+/* Record how the exchange ended and free it (the client side is dealt with). */
+static void exch_end(struct exch *x, const char *outcome, const char *error)
+{
+	struct tap *t = x->tap;
+	const char *kept = NULL;
+	size_t kept_len = 0;
+
+	if (x->done)
+		return;
+	x->done = 1;
+	if (x->easy) {
+		curl_multi_remove_handle(t->multi, x->easy);
+		curl_easy_cleanup(x->easy);
+		x->easy = NULL;
+	}
+	if (x->is_sse && x->sse_init) {
+		size_t left = mt_sse_close(&x->sse, on_sse_event, x);
+		if (left && !error)
+			error = "the stream ended inside an event (no blank line after it)";
+	}
+	if (x->head_sent && !x->is_sse && x->rbody_total) {
+		if (x->rbody_total <= t->o->wopts.max_message && x->rbody.len == x->rbody_total &&
+		    is_jsonrpc(x->rbody.data, x->rbody.len)) {
+			log_message(x, WS_S2C, "body", x->rbody.data, x->rbody.len, NULL, NULL, 0);
+		} else if (x->is_json && x->rbody_total > t->o->wopts.max_message) {
+			char why[160];
+			snprintf(why, sizeof(why),
+				 "a response body of %zu bytes is larger than --max-message (%zu)",
+				 x->rbody_total, t->o->wopts.max_message);
+			writer_put_gap(x->sess->w, next_seq(x->sess), WS_S2C, x->rbody_total, why);
+		} else {
+			kept = x->rbody.data;
+			kept_len = x->rbody.len < KEEP_BODY_MAX ? x->rbody.len : KEEP_BODY_MAX;
+		}
+	}
+	writer_put_exchange_end(x->sess->w, x->seq, writer_clock(x->sess->w), outcome, error, kept,
+				kept_len);
+	x->sess->open--;
+	t->exchanges--;
+	exch_unlink(x);
+	if (x->sse_init)
+		mt_sse_release(&x->sse);
+	curl_slist_free_all(x->hdrs);
+	hdr_free(&x->rh);
+	mt_buf_release(&x->rbody);
+	free(x->url);
+	free(x->req_session_id);
+	free(x->body);
+	free(x->rpc_id);
+	free(x);
+	maybe_stop(t);
+}
+
+/* ---- the response, from curl ---- */
+
+static const char *resp_type(const struct exch *x)
+{
+	if (x->is_sse)
+		return "sse";
+	if (x->is_json)
+		return "json";
+	if (x->status == 202 || x->status == 204 || x->status == 304 || !strcmp(x->method, "HEAD"))
+		return "empty";
+	return "other";
+}
+
+/* Is the media type (before ';') of value equal to type? */
+static int media_is(const char *value, const char *type)
+{
+	size_t n = strlen(type);
+
+	if (!value)
+		return 0;
+	while (*value == ' ' || *value == '\t')
+		value++;
+	return strncasecmp(value, type, n) == 0 &&
+	       (value[n] == '\0' || value[n] == ';' || value[n] == ' ' || value[n] == '\t');
+}
+
+static void send_head(struct exch *x)
+{
+	struct tap *t = x->tap;
+	struct hsess *s = x->sess;
+	const char *sid = mt_hdr_get(x->rh.h, x->rh.n, "Mcp-Session-Id");
+	const char *ctype = mt_hdr_get(x->rh.h, x->rh.n, "Content-Type");
+
+	x->head_sent = 1;
+	x->is_sse = media_is(ctype, "text/event-stream");
+	x->is_json = media_is(ctype, "application/json");
+	if (x->is_sse) {
+		mt_sse_init(&x->sse, t->o->wopts.max_message < SSE_EVENT_MAX_DEFAULT
+					     ? t->o->wopts.max_message
+					     : SSE_EVENT_MAX_DEFAULT);
+		x->sse_init = 1;
+		x->first_event = 1;
+	}
+	/* What the session is, as the response says. */
+	if (sid && !x->req_session_id && x->status >= 200 && x->status < 300) {
+		if (!s->http_id) {
+			s->http_id = mt_strdup(sid);
+			writer_put_http_id(s->w, sid);
+		}
+		hs_named(&t->tr, s->num, sid);
+	} else if (x->initialize && !sid && !x->req_session_id && x->status >= 200 &&
+		   x->status < 300) {
+		hs_idless(&t->tr, s->num); /* a server without sessions */
+	}
+	if ((x->is_delete && x->status >= 200 && x->status < 300) ||
+	    (x->req_session_id && x->status == 404)) {
+		s->ended = 1;
+		hs_end(&t->tr, s->num);
+	}
+	writer_put_exchange_head(s->w, x->seq, x->status, headers_json(t, &x->rh, &t->scratch),
+				 resp_type(x), writer_clock(s->w));
+	if (!x->req)
+		return;
+	struct evkeyvalq *out = evhttp_request_get_output_headers(x->req);
+	struct mt_hdr_dropped dropped;
+	unsigned char *keep = mt_malloc(x->rh.n + 1);
+	mt_hdr_filter(x->rh.h, x->rh.n, MT_HDR_RESPONSE, keep, &dropped);
+	for (size_t i = 0; i < x->rh.n; i++)
+		if (keep[i])
+			evhttp_add_header(out, x->rh.h[i].name, x->rh.h[i].value);
+	free(keep);
+	/* A length the upstream gave is kept (the bytes are the same): the reply is
+	 * not re-chunked then. (curl has taken a chunked body apart already.) */
+	if (dropped.content_length && !dropped.content_length_differs &&
+	    !mt_hdr_get(x->rh.h, x->rh.n, "Transfer-Encoding"))
+		evhttp_add_header(out, "Content-Length", dropped.content_length);
+	evhttp_send_reply_start(x->req, x->status, x->reason[0] ? x->reason : NULL);
+}
+
+static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
+{
+	struct exch *x = ud;
+	size_t n = size * nitems, m = n;
+
+	if (x->done)
+		return 0;
+	while (m && (buf[m - 1] == '\n' || buf[m - 1] == '\r'))
+		m--;
+	if (n >= 5 && !memcmp(buf, "HTTP/", 5)) {
+		/* A status line: "HTTP/1.1 200 OK", "HTTP/2 200". */
+		const char *p = memchr(buf, ' ', m);
+		hdr_clear(&x->rh);
+		x->status = 0;
+		x->reason[0] = '\0';
+		if (p) {
+			x->status = atoi(p + 1);
+			const char *r = memchr(p + 1, ' ', m - (size_t)(p + 1 - buf));
+			if (r) {
+				size_t rn = m - (size_t)(r + 1 - buf);
+				if (rn >= sizeof(x->reason))
+					rn = sizeof(x->reason) - 1;
+				memcpy(x->reason, r + 1, rn);
+				x->reason[rn] = '\0';
+			}
+		}
+		return n;
+	}
+	if (m == 0) {
+		/* The head's end. Interim (1xx) heads are the hop's business. */
+		if (x->status >= 200 && !x->head_sent)
+			send_head(x);
+		return n;
+	}
+	if (x->head_sent)
+		return n; /* trailers */
+	const char *colon = memchr(buf, ':', m);
+	if (!colon)
+		return n;
+	const char *v = colon + 1, *e = buf + m;
+	while (v < e && (*v == ' ' || *v == '\t'))
+		v++;
+	hdr_add(&x->rh, buf, (size_t)(colon - buf), v, (size_t)(e - v));
+	return n;
+}
+
+/* The client's output buffer drained: its paused transfers may go on. */
+static void on_drained(struct evhttp_connection *evcon, void *arg)
+{
+	struct hconn *c = arg;
+	int any = 0;
+
+	(void)evcon;
+	for (struct exch *x = c->xs; x; x = x->next_in_conn)
+		if (x->paused) {
+			x->resume = 1;
+			any = 1;
+		}
+	if (any)
+		event_active(c->tap->unpause, EV_TIMEOUT, 0);
+}
+
+/* (curl_easy_pause may deliver data, end the transfer and free the exchange.) */
+static void on_unpause(evutil_socket_t fd, short what, void *arg)
+{
+	struct tap *t = arg;
+	int again = 1;
+
+	(void)fd;
+	(void)what;
+	while (again) {
+		again = 0;
+		for (struct exch *x = t->all; x; x = x->next_all)
+			if (x->resume && x->easy) {
+				x->resume = 0;
+				x->paused = 0;
+				curl_easy_pause(x->easy, CURLPAUSE_CONT);
+				again = 1; /* the list may have changed: walk it again */
+				break;
+			}
+	}
+	check_done(t);
+}
+
+static void on_sse_event(void *ctx, const struct mt_sse_event *ev)
+{
+	struct exch *x = ctx;
+	struct hsess *s = x->sess;
+	const char *type = ev->event_len ? ev->event : NULL;
+	int first = x->first_event;
+
+	x->first_event = 0;
+	if (ev->oversized) {
+		char why[160];
+		snprintf(why, sizeof(why), "an SSE event of %zu bytes is larger than the limit",
+			 ev->raw_len);
+		writer_put_gap(s->w, next_seq(s), WS_S2C, ev->raw_len, why);
+		return;
+	}
+	if (type && !strcmp(type, "endpoint")) {
+		/* Legacy HTTP+SSE: the URI the session's POSTs go to. */
+		if (first && s->kind == HS_SSE && !s->endpoint) {
+			s->endpoint = mt_strndup(ev->data, ev->data_len);
+			hs_endpoint(&x->tap->tr, s->num, s->endpoint);
+			writer_put_http_id(s->w, s->endpoint);
+		}
+		return;
+	}
+	if (!ev->has_data || !ev->data_len)
+		return; /* a priming event, retry: or a comment: nothing to store */
+	int replayed = 0;
+	if (ev->has_id && ev->id_len) {
+		int64_t v;
+		if (mt_map_get(&s->seen, ev->id, ev->id_len, &v))
+			replayed = 1;
+		else
+			(void)mt_map_put(&s->seen, ev->id, ev->id_len, 1);
+	}
+	log_message(x, WS_S2C, "sse", ev->data, ev->data_len, ev->has_id ? ev->id : NULL, type,
+		    replayed);
+}
+
+static size_t on_body(char *buf, size_t size, size_t nitems, void *ud)
+{
+	struct exch *x = ud;
+	size_t n = size * nitems;
+
+	if (x->done)
+		return 0;
+	if (!x->head_sent)
+		send_head(x); /* (a head without its blank line: HTTP/0.9) */
+	if (x->req) {
+		struct evhttp_connection *evcon = evhttp_request_get_connection(x->req);
+		struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+		if (bev && evbuffer_get_length(bufferevent_get_output(bev)) > OUT_HIGH) {
+			x->paused = 1;
+			return CURL_WRITEFUNC_PAUSE; /* (curl gives the same bytes again) */
+		}
+		struct evbuffer *eb = evbuffer_new();
+		evbuffer_add(eb, buf, n);
+		evhttp_send_reply_chunk_with_cb(x->req, eb, on_drained, x->conn);
+		evbuffer_free(eb);
+	}
+	/* Read what was forwarded. */
+	if (x->is_sse) {
+		mt_sse_push(&x->sse, buf, n, on_sse_event, x);
+	} else {
+		size_t keep = x->is_json ? x->tap->o->wopts.max_message : KEEP_BODY_MAX;
+		if (x->rbody.len < keep)
+			mt_buf_append(&x->rbody, buf, n < keep - x->rbody.len ? n : keep - x->rbody.len);
+		x->rbody_total += n;
+	}
+	return n;
+}
+
+/* The JSON-RPC error body of a 502: the request's id when it had one. */
+static void send_bad_gateway(struct exch *x, const char *why)
+{
+	struct evbuffer *eb = evbuffer_new();
+	json_t *msg = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", "error", "code",
+				-32000, "message", why);
+	char *text;
+
+	if (x->rpc_id) {
+		json_t *id = json_loads(x->rpc_id, JSON_DECODE_ANY, NULL);
+		if (id)
+			json_object_set_new(msg, "id", id);
+	}
+	text = json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	evbuffer_add(eb, text, strlen(text));
+	evhttp_add_header(evhttp_request_get_output_headers(x->req), "Content-Type",
+			  "application/json");
+	evhttp_send_reply(x->req, 502, "Bad Gateway", eb);
+	x->req = NULL; /* evhttp frees it once sent */
+	{
+		struct hdr_list l = {NULL, 0, 0};
+		hdr_add(&l, "Content-Type", 12, "application/json", 16);
+		writer_put_exchange_head(x->sess->w, x->seq, 502, headers_json(x->tap, &l, &x->tap->scratch),
+					 "json", writer_clock(x->sess->w));
+		hdr_free(&l);
+	}
+	free(text);
+	json_decref(msg);
+	evbuffer_free(eb);
+}
+
+/* curl finished a transfer. */
+static void transfer_done(struct exch *x, CURLcode res)
+{
+	char why[CURL_ERROR_SIZE + 64];
+	const char *outcome = "complete";
+
+	if (res != CURLE_OK) {
+		outcome = res == CURLE_OPERATION_TIMEDOUT ? "timeout"
+			  : !x->head_sent && (res == CURLE_COULDNT_CONNECT ||
+					      res == CURLE_COULDNT_RESOLVE_HOST ||
+					      res == CURLE_PEER_FAILED_VERIFICATION ||
+					      res == CURLE_SSL_CONNECT_ERROR ||
+					      res == CURLE_SSL_CACERT_BADFILE)
+			  ? "unreachable"
+			  : "upstream-gone";
+		snprintf(why, sizeof(why), "%s", curl_easy_strerror(res));
+	}
+	if (!x->head_sent) {
+		if (x->req) {
+			char msg[CURL_ERROR_SIZE + 128];
+			snprintf(msg, sizeof(msg), "mcptap: the upstream %s: %s",
+				 res == CURLE_OK ? "sent no response" : "could not be reached",
+				 res == CURLE_OK ? "empty reply" : why);
+			send_bad_gateway(x, msg);
+		}
+		exch_end(x, res == CURLE_OK ? "upstream-gone" : outcome,
+			 res == CURLE_OK ? "no response" : why);
+		return;
+	}
+	if (res == CURLE_OK) {
+		if (x->req)
+			evhttp_send_reply_end(x->req);
+		x->req = NULL;
+		exch_end(x, outcome, NULL);
+		return;
+	}
+	/* The upstream went away mid-response: so does the client's connection, so
+	 * that the client sees a cut response, as it would without the tap. */
+	struct hconn *c = x->conn;
+	exch_end(x, outcome, why);
+	if (c && c->evcon)
+		evhttp_connection_free(c->evcon); /* (on_conn_close frees c) */
+}
+
+static void check_done(struct tap *t)
+{
+	CURLMsg *msg;
+	int left;
+
+	while ((msg = curl_multi_info_read(t->multi, &left))) {
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		struct exch *x = NULL;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+		if (x)
+			transfer_done(x, msg->data.result);
+	}
+}
+
+/* ---- curl on libevent ---- */
+
+static void on_curl_event(evutil_socket_t fd, short what, void *arg)
+{
+	struct tap *t = arg;
+	int running;
+	int action = (what & EV_READ ? CURL_CSELECT_IN : 0) | (what & EV_WRITE ? CURL_CSELECT_OUT : 0);
+
+	curl_multi_socket_action(t->multi, fd, action, &running);
+	check_done(t);
+}
+
+static void on_curl_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct tap *t = arg;
+	int running;
+
+	(void)fd;
+	(void)what;
+	curl_multi_socket_action(t->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	check_done(t);
+}
+
+static int curl_socket_cb(CURL *e, curl_socket_t s, int what, void *userp, void *socketp)
+{
+	struct tap *t = userp;
+	struct event *ev = socketp;
+
+	(void)e;
+	if (what == CURL_POLL_REMOVE) {
+		if (ev) {
+			event_free(ev);
+			curl_multi_assign(t->multi, s, NULL);
+		}
+		return 0;
+	}
+	short kind = (short)((what & CURL_POLL_IN ? EV_READ : 0) |
+			     (what & CURL_POLL_OUT ? EV_WRITE : 0) | EV_PERSIST);
+	if (ev) {
+		event_del(ev);
+		event_assign(ev, t->base, s, kind, on_curl_event, t);
+	} else {
+		ev = event_new(t->base, s, kind, on_curl_event, t);
+		curl_multi_assign(t->multi, s, ev);
+	}
+	event_add(ev, NULL);
+	return 0;
+}
+
+static int curl_timer_cb(CURLM *m, long ms, void *userp)
+{
+	struct tap *t = userp;
+	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+
+	(void)m;
+	if (ms < 0)
+		evtimer_del(t->curl_timer);
+	else
+		evtimer_add(t->curl_timer, &tv);
+	return 0;
+}
+
+/* ---- the client side ---- */
+
+static void on_conn_close(struct evhttp_connection *evcon, void *arg)
+{
+	struct hconn *c = arg;
+	struct tap *t = c->tap;
+
+	(void)evcon;
+	c->evcon = NULL;
+	while (c->xs) {
+		struct exch *x = c->xs;
+		struct evhttp_request *req = x->req;
+		x->req = NULL;
+		/* A request libevent let go of is ours to free; one still on the
+		 * connection is freed with it. */
+		if (req && !evhttp_request_get_connection(req))
+			evhttp_send_reply_end(req);
+		exch_end(x, "client-gone", NULL); /* (closes the upstream transfer) */
+	}
+	hs_conn_closed(&t->tr, c->num);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		t->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	free(c);
+}
+
+static struct hconn *conn_of(struct tap *t, struct evhttp_connection *evcon)
+{
+	for (struct hconn *c = t->conns; c; c = c->next)
+		if (c->evcon == evcon)
+			return c;
+	struct hconn *c = mt_calloc(1, sizeof(*c));
+	char *host = NULL;
+	ev_uint16_t port = 0;
+	c->tap = t;
+	c->evcon = evcon;
+	c->num = ++t->next_conn;
+	evhttp_connection_get_peer(evcon, &host, &port);
+	snprintf(c->addr, sizeof(c->addr), strchr(host ? host : "", ':') ? "[%s]:%u" : "%s:%u",
+		 host ? host : "?", (unsigned)port);
+	c->next = t->conns;
+	if (t->conns)
+		t->conns->prev = c;
+	t->conns = c;
+	evhttp_connection_set_closecb(evcon, on_conn_close, c);
+	return c;
+}
+
+static const char *method_name(enum evhttp_cmd_type cmd)
+{
+	switch (cmd) {
+	case EVHTTP_REQ_GET: return "GET";
+	case EVHTTP_REQ_POST: return "POST";
+	case EVHTTP_REQ_HEAD: return "HEAD";
+	case EVHTTP_REQ_PUT: return "PUT";
+	case EVHTTP_REQ_DELETE: return "DELETE";
+	case EVHTTP_REQ_OPTIONS: return "OPTIONS";
+	case EVHTTP_REQ_TRACE: return "TRACE";
+	case EVHTTP_REQ_CONNECT: return "CONNECT";
+	case EVHTTP_REQ_PATCH: return "PATCH";
+	}
+	return "GET";
+}
+
+/* Does the body hold an initialize request (alone or in a batch)? */
+static int holds_initialize(const char *p, size_t n, const struct mt_class *c)
+{
+	if (c->kind == MT_REQUEST)
+		return c->method.n == 12 && !memcmp(c->method.p, "\"initialize\"", 12);
+	if (c->kind != MT_BATCH)
+		return 0;
+	json_t *a = json_loadb(p, n, 0, NULL);
+	size_t i;
+	json_t *v;
+	int found = 0;
+	json_array_foreach(a, i, v)
+	{
+		const char *m = json_string_value(json_object_get(v, "method"));
+		if (m && !strcmp(m, "initialize") && json_object_get(v, "id"))
+			found = 1;
+	}
+	json_decref(a);
+	return found;
+}
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+	struct tap *t = arg;
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	struct hconn *c;
+	struct exch *x;
+	struct hdr_list in = {NULL, 0, 0};
+	struct hs_request hr;
+	struct mt_class cls;
+	struct evbuffer *ib = evhttp_request_get_input_buffer(req);
+	const char *uri = evhttp_request_get_uri(req);
+	const char *target;
+	int created;
+	enum hs_kind kind;
+	int rpc;
+
+	if (t->stopping || !evcon) {
+		evhttp_send_error(req, 503, "mcptap is stopping");
+		return;
+	}
+	c = conn_of(t, evcon);
+	x = mt_calloc(1, sizeof(*x));
+	x->tap = t;
+	x->req = req;
+	snprintf(x->method, sizeof(x->method), "%s", method_name(evhttp_request_get_command(req)));
+	x->is_delete = !strcmp(x->method, "DELETE");
+	target = hs_uri_target(uri ? uri : "/");
+	req_headers(req, &in);
+	x->body_len = evbuffer_get_length(ib);
+	if (x->body_len) {
+		x->body = mt_malloc(x->body_len);
+		evbuffer_copyout(ib, x->body, x->body_len);
+	}
+	mt_classify(x->body ? x->body : "", x->body_len, &cls);
+	rpc = x->body_len && cls.kind != MT_INVALID && cls.kind != MT_NOTJSONRPC;
+	x->initialize = rpc && holds_initialize(x->body, x->body_len, &cls);
+	if (rpc && cls.kind == MT_REQUEST && cls.id.n)
+		x->rpc_id = mt_strndup(cls.id.p, cls.id.n);
+	const char *sid = mt_hdr_get(in.h, in.n, "Mcp-Session-Id");
+	x->req_session_id = sid ? mt_strdup(sid) : NULL;
+
+	/* Its session. */
+	memset(&hr, 0, sizeof(hr));
+	hr.conn = c->num;
+	hr.method = x->method;
+	hr.target = target;
+	hr.session_id = sid;
+	hr.initialize = x->initialize;
+	int64_t num = hs_request(&t->tr, &hr, &created, &kind);
+	x->sess = created || (size_t)num >= t->nsess || !t->sess[num]
+			  ? session_new(t, num, kind, c->addr)
+			  : t->sess[num];
+	x->sess->open++;
+	t->exchanges++;
+	x->conn = c;
+	x->next_in_conn = c->xs;
+	c->xs = x;
+	x->next_all = t->all;
+	if (t->all)
+		t->all->prev_all = x;
+	t->all = x;
+
+	/* Log the request. */
+	{
+		struct store_exchange se;
+		struct mt_buf tg = MT_BUF_INIT;
+		const char *lei = mt_hdr_get(in.h, in.n, "Last-Event-ID");
+		memset(&se, 0, sizeof(se));
+		x->seq = next_seq(x->sess);
+		se.seq = x->seq;
+		se.conn = c->num;
+		se.method = x->method;
+		if (t->o->wopts.redact && mt_target_redact(target, t->o->wopts.redact, &tg)) {
+			mt_buf_putc(&tg, '\0');
+			se.target = tg.data;
+		} else {
+			se.target = target;
+		}
+		se.req_headers_json = headers_json(t, &in, &t->scratch);
+		se.last_event_id = lei;
+		if (x->body_len && !rpc) {
+			se.req_body = x->body;
+			se.req_body_len = x->body_len;
+		}
+		writer_put_exchange_begin(x->sess->w, &se);
+		mt_buf_release(&tg);
+		if (rpc)
+			log_message(x, WS_C2S, "body", x->body, x->body_len, NULL, NULL, 0);
+	}
+
+	/* Forward it. */
+	mt_buf_reset(&t->scratch2);
+	mt_buf_printf(&t->scratch2, "%s%s", t->origin, target);
+	x->url = mt_strndup(t->scratch2.data, t->scratch2.len);
+	x->easy = curl_easy_init();
+	CURL *e = x->easy;
+	curl_easy_setopt(e, CURLOPT_URL, x->url);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)t->o->connect_timeout_ms);
+	if (t->o->cacert) {
+		curl_easy_setopt(e, CURLOPT_CAINFO, t->o->cacert);
+		if (t->capath[0])
+			curl_easy_setopt(e, CURLOPT_CAPATH, t->capath);
+	}
+	if (t->o->insecure) {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (!strcmp(x->method, "HEAD"))
+		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+	else if (strcmp(x->method, "GET") || x->body_len)
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, x->method);
+	if (x->body_len || !strcmp(x->method, "POST") || !strcmp(x->method, "PUT") ||
+	    !strcmp(x->method, "PATCH")) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, x->body ? x->body : "");
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)x->body_len);
+	}
+	unsigned char *keep = mt_malloc(in.n + 1);
+	mt_hdr_filter(in.h, in.n, MT_HDR_REQUEST, keep, NULL);
+	for (size_t i = 0; i < in.n; i++) {
+		if (!keep[i])
+			continue;
+		mt_buf_reset(&t->scratch2);
+		/* "Name:" alone would tell curl to drop the header: an empty value is sent as "Name;". */
+		if (in.h[i].value[0])
+			mt_buf_printf(&t->scratch2, "%s: %s", in.h[i].name, in.h[i].value);
+		else
+			mt_buf_printf(&t->scratch2, "%s;", in.h[i].name);
+		x->hdrs = curl_slist_append(x->hdrs, t->scratch2.data);
+	}
+	free(keep);
+	for (size_t i = 0; i < t->o->n_upstream_headers; i++)
+		x->hdrs = curl_slist_append(x->hdrs, t->o->upstream_headers[i]);
+	/* Identity encoding, so that the tap reads what it forwards; none of
+	 * curl's own defaults (Accept, Expect, a form's Content-Type). */
+	x->hdrs = curl_slist_append(x->hdrs, "Accept-Encoding: identity");
+	x->hdrs = curl_slist_append(x->hdrs, "Expect:");
+	if (!mt_hdr_get(in.h, in.n, "Accept"))
+		x->hdrs = curl_slist_append(x->hdrs, "Accept:");
+	if (!mt_hdr_get(in.h, in.n, "Content-Type"))
+		x->hdrs = curl_slist_append(x->hdrs, "Content-Type:");
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
+	hdr_free(&in);
+	curl_multi_add_handle(t->multi, e);
+}
+
+/* ---- starting and stopping ---- */
+
+static void stop_now(struct tap *t)
+{
+	while (t->all) {
+		struct exch *x = t->all;
+		struct hconn *c = x->conn;
+		exch_end(x, "stopped", "the tap was stopped");
+		if (c && c->evcon)
+			evhttp_connection_free(c->evcon);
+	}
+	event_base_loopbreak(t->base);
+}
+
+static void maybe_stop(struct tap *t)
+{
+	if (t->stopping && !t->exchanges)
+		event_base_loopbreak(t->base);
+}
+
+static void on_stop_timer(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	stop_now(arg);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct tap *t = arg;
+	struct timeval tv = {t->o->stop_ms / 1000, (t->o->stop_ms % 1000) * 1000};
+
+	(void)what;
+	if (t->stopping) {
+		mt_warn("%s again: stopping now", sig == SIGINT ? "SIGINT" : "SIGTERM");
+		stop_now(t);
+		return;
+	}
+	t->stopping = 1;
+	if (t->bound) {
+		evhttp_del_accept_socket(t->http, t->bound);
+		t->bound = NULL;
+	}
+	if (!t->exchanges) {
+		event_base_loopbreak(t->base);
+		return;
+	}
+	t->stop_timer = evtimer_new(t->base, on_stop_timer, t);
+	evtimer_add(t->stop_timer, &tv);
+}
+
+/* Split "HOST:PORT" or "[V6]:PORT"; a bare port listens on loopback. */
+static int split_listen(const char *s, char *host, size_t hn, int *port)
+{
+	const char *colon;
+	char *end;
+	long p;
+
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+		if (!close || close[1] != ':')
+			return -1;
+		snprintf(host, hn, "%.*s", (int)(close - s - 1), s + 1);
+		colon = close + 1;
+	} else if ((colon = strrchr(s, ':')) != NULL) {
+		snprintf(host, hn, "%.*s", (int)(colon - s), s);
+	} else {
+		snprintf(host, hn, "127.0.0.1");
+		colon = s - 1;
+	}
+	errno = 0;
+	p = strtol(colon + 1, &end, 10);
+	if (errno || *end || end == colon + 1 || p < 0 || p > 65535)
+		return -1;
+	if (!host[0])
+		snprintf(host, hn, "127.0.0.1");
+	*port = (int)p;
+	return 0;
+}
+
+/* The scheme and authority of an http(s) URL. */
+static int url_origin(const char *url, char *out, size_t n)
+{
+	const char *p;
+	size_t len;
+
+	if (strncasecmp(url, "http://", 7) && strncasecmp(url, "https://", 8))
+		return -1;
+	p = strchr(url, ':') + 3;
+	len = strcspn(p, "/?#");
+	if (!len)
+		return -1;
+	if ((size_t)snprintf(out, n, "%.*s", (int)(p - url + (long)len), url) >= n)
+		return -1;
+	return 0;
+}
+
+void httptap_opts_default(struct httptap_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->listen = "127.0.0.1:8808";
+	o->max_headers = 64 * 1024;
+	o->max_body = 16u << 20;
+	o->connect_timeout_ms = 10000;
+	o->stop_ms = 2000;
+	writer_opts_default(&o->wopts);
+}
+
+int httptap_run(const struct httptap_opts *o)
+{
+	struct tap t;
+	char host[256];
+	int port, rc = EXIT_ERROR;
+	sigset_t set;
+
+	memset(&t, 0, sizeof(t));
+	t.o = o;
+	hs_init(&t.tr);
+	if (url_origin(o->upstream, t.origin, sizeof(t.origin)))
+		return mt_error("bad --upstream '%s': an http:// or https:// URL", o->upstream),
+		       EXIT_ERROR;
+	if (split_listen(o->listen, host, sizeof(host), &port))
+		return mt_error("bad --listen '%s': HOST:PORT", o->listen), EXIT_ERROR;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT))
+		return mt_error("cannot initialise libcurl"), EXIT_ERROR;
+	/* The signals come through the event loop; SIGPIPE is a write's error. */
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	{
+		/* --cacert adds to the system's CAs: curl's default directory stays. */
+		CURL *e = curl_easy_init();
+		char *capath = NULL;
+		if (e && curl_easy_getinfo(e, CURLINFO_CAPATH, &capath) == CURLE_OK && capath)
+			snprintf(t.capath, sizeof(t.capath), "%s", capath);
+		if (e)
+			curl_easy_cleanup(e);
+	}
+	t.base = event_base_new();
+	t.http = evhttp_new(t.base);
+	t.multi = curl_multi_init();
+	if (!t.base || !t.http || !t.multi) {
+		mt_error("cannot set up the event loop");
+		goto out;
+	}
+	evhttp_set_max_headers_size(t.http, (ev_ssize_t)o->max_headers);
+	evhttp_set_max_body_size(t.http, (ev_ssize_t)o->max_body);
+	evhttp_set_default_content_type(t.http, NULL);
+	evhttp_set_allowed_methods(t.http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
+						   EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+						   EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+	/* No timeout on the client's connection: an idle SSE stream is healthy. */
+	evhttp_set_timeout(t.http, 24 * 3600);
+	evhttp_set_gencb(t.http, on_request, &t);
+	t.bound = evhttp_bind_socket_with_handle(t.http, host, (ev_uint16_t)port);
+	if (!t.bound) {
+		mt_error("cannot listen on %s: %s", o->listen, strerror(errno));
+		goto out;
+	}
+	{
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		evutil_socket_t fd = evhttp_bound_socket_get_fd(t.bound);
+		char name[300];
+		int p = port;
+		if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+			p = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+						     : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		snprintf(name, sizeof(name), strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, p);
+		fprintf(stderr, "mcptap: listening on http://%s, forwarding to %s\n", name, t.origin);
+	}
+	if (o->insecure)
+		mt_warn("--insecure: the upstream's certificate and host name are not checked");
+	t.curl_timer = evtimer_new(t.base, on_curl_timeout, &t);
+	t.unpause = event_new(t.base, -1, 0, on_unpause, &t);
+	curl_multi_setopt(t.multi, CURLMOPT_SOCKETFUNCTION, curl_socket_cb);
+	curl_multi_setopt(t.multi, CURLMOPT_SOCKETDATA, &t);
+	curl_multi_setopt(t.multi, CURLMOPT_TIMERFUNCTION, curl_timer_cb);
+	curl_multi_setopt(t.multi, CURLMOPT_TIMERDATA, &t);
+	t.sig_int = evsignal_new(t.base, SIGINT, on_signal, &t);
+	t.sig_term = evsignal_new(t.base, SIGTERM, on_signal, &t);
+	evsignal_add(t.sig_int, NULL);
+	evsignal_add(t.sig_term, NULL);
+
+	event_base_dispatch(t.base);
+
+	/* Stopped: what is still open ends here (a second signal, or the timer). */
+	while (t.all) {
+		struct exch *x = t.all;
+		exch_end(x, "stopped", "the tap was stopped");
+	}
+	rc = EXIT_OK;
+	evhttp_free(t.http); /* (closes the connections: on_conn_close) */
+	t.http = NULL;
+	for (size_t i = 1; i < t.nsess; i++)
+		if (t.sess[i])
+			session_finish(t.sess[i]);
+	free(t.sess);
+out:
+	if (t.http)
+		evhttp_free(t.http);
+	hs_release(&t.tr);
+	while (t.conns) {
+		struct hconn *c = t.conns;
+		t.conns = c->next;
+		free(c);
+	}
+	if (t.multi)
+		curl_multi_cleanup(t.multi);
+	if (t.curl_timer)
+		event_free(t.curl_timer);
+	if (t.unpause)
+		event_free(t.unpause);
+	if (t.stop_timer)
+		event_free(t.stop_timer);
+	if (t.sig_int)
+		event_free(t.sig_int);
+	if (t.sig_term)
+		event_free(t.sig_term);
+	if (t.base)
+		event_base_free(t.base);
+	mt_buf_release(&t.scratch);
+	mt_buf_release(&t.scratch2);
+	curl_global_cleanup();
+	return rc;
+}

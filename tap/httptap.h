@@ -1,0 +1,44 @@
+/*
+ * httptap.h - the HTTP tap: a transparent reverse proxy in front of an MCP
+ * server on Streamable HTTP or legacy HTTP+SSE, logging every exchange and
+ * every JSON-RPC message it relays.
+ *
+ * One event loop: libevent's evhttp listens, libcurl's multi interface talks
+ * to the upstream. Every path is forwarded; responses stream to the client as
+ * their bytes arrive (an SSE stream is never held to its end); a slow client
+ * pauses its upstream transfer. What is stored goes through one writer per
+ * capture session (tap/writer.h), off the relay's path.
+ */
+#ifndef MCPTAP_HTTPTAP_H
+#define MCPTAP_HTTPTAP_H
+
+#include <stddef.h>
+
+#include "tap/writer.h"
+
+struct httptap_opts {
+	const char *listen;        /* HOST:PORT ([V6]:PORT); PORT 0: any free one */
+	const char *upstream;      /* http:// or https:// URL */
+	const char *cacert;        /* a CA file trusted besides the system's, or NULL */
+	int insecure;              /* no certificate or host name verification */
+	const char *const *upstream_headers; /* "Name: value" lines sent upstream */
+	size_t n_upstream_headers;
+	size_t max_headers;        /* a request head's limit (431 beyond it) */
+	size_t max_body;           /* a request body's limit (413 beyond it) */
+	int connect_timeout_ms;    /* to reach the upstream */
+	int stop_ms;               /* after SIGINT or SIGTERM: how long open exchanges get */
+	const char *db_path;
+	struct writer_opts wopts;  /* per session */
+};
+
+void httptap_opts_default(struct httptap_opts *o);
+
+/*
+ * Listen, relay and log until SIGINT or SIGTERM; then stop accepting, give
+ * open exchanges stop_ms to end, store everything. The address listened on
+ * is said on stderr ("mcptap: listening on http://ADDR"). Returns an exit
+ * status: 0, or EXIT_ERROR when it could not listen or set up.
+ */
+int httptap_run(const struct httptap_opts *o);
+
+#endif
