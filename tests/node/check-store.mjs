@@ -16,6 +16,14 @@
 // increasing) and every response must come after its request, whose method it names
 // when it names one.
 //
+// With --http (a session recorded by the HTTP tap), the records are those of the
+// channels "body" and "sse", each naming its exchange; exchange records are counted,
+// and events a server sent again after a Last-Event-ID resumption ("replayed") are
+// set aside. Messages of one direction may travel on several streams at once (a
+// POST's SSE stream and the GET stream), whose interleaving the client and the tap
+// may see differently: so the two sides are compared as multisets, each message
+// exactly once.
+//
 // Prints "checked N c2s and M s2c messages"; on any mismatch prints the first few
 // differences and exits 1. Exit 2 on a usage or unreadable-input error.
 
@@ -111,8 +119,10 @@ function brief(m) {
 }
 
 function main() {
-	const args = process.argv.slice(2);
-	if (args.length !== 2) die("usage: node check-store.mjs LOG.jsonl SHOW.jsonl");
+	let args = process.argv.slice(2);
+	const http = args[0] === "--http";
+	if (http) args = args.slice(1);
+	if (args.length !== 2) die("usage: node check-store.mjs [--http] LOG.jsonl SHOW.jsonl");
 	const [logPath, showPath] = args;
 
 	const diffs = [];
@@ -132,6 +142,8 @@ function main() {
 	const store = { c2s: [], s2c: [] };
 	const stdio = [];
 	let stderrLines = 0;
+	let exchanges = 0;
+	let replayed = 0;
 	let prevSeq = -Infinity;
 	for (const { line, v } of show) {
 		const where = `show line ${line}`;
@@ -148,8 +160,17 @@ function main() {
 			if (v.kind !== "stderr") diff(`${where}: stderr channel record has kind ${JSON.stringify(v.kind)}`);
 			continue;
 		}
-		if (v.channel !== "stdio") {
+		if (http && v.type === "exchange") {
+			exchanges++;
+			continue;
+		}
+		if (http ? v.channel !== "body" && v.channel !== "sse" : v.channel !== "stdio") {
 			diff(`${where}: unknown channel ${JSON.stringify(v.channel)}`);
+			continue;
+		}
+		if (http && typeof v.exchange !== "number") diff(`${where}: seq ${v.seq}: no exchange`);
+		if (http && v.replayed) {
+			replayed++;
 			continue;
 		}
 		if (v.dir !== "c2s" && v.dir !== "s2c") {
@@ -177,10 +198,19 @@ function main() {
 	if (sessions.size > 1)
 		diff(`show output holds ${sessions.size} sessions (${[...sessions].join(", ")}); expected one`);
 
-	// One to one, in order, per direction.
+	// One to one, in order, per direction (over HTTP: in a canonical order).
+	const canon = (v) =>
+		Array.isArray(v) ? `[${v.map(canon).join(",")}]`
+		: isObj(v) ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canon(v[k])}`).join(",")}}`
+		: JSON.stringify(v);
+	const byContent = (x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0);
 	for (const dir of ["c2s", "s2c"]) {
-		const a = log[dir];
-		const b = store[dir];
+		let a = log[dir];
+		let b = store[dir];
+		if (http) {
+			a = a.map((r) => ({ ...r, key: canon(r.m) })).sort(byContent);
+			b = b.map((r) => ({ ...r, key: canon(r.v.message ?? r.v.raw) })).sort(byContent);
+		}
 		if (a.length !== b.length)
 			diff(`${dir}: the client logged ${a.length} messages, the store has ${b.length}`);
 		const n = Math.min(a.length, b.length);
@@ -246,7 +276,9 @@ function main() {
 
 	console.log(
 		`${PROG}: checked ${log.c2s.length} c2s and ${log.s2c.length} s2c messages ` +
-			`(store: ${store.c2s.length} c2s, ${store.s2c.length} s2c, ${responses} responses matched to requests, ${stderrLines} stderr lines)`,
+			`(store: ${store.c2s.length} c2s, ${store.s2c.length} s2c, ` +
+			(http ? `${exchanges} exchanges, ${replayed} replayed events)`
+			: `${responses} responses matched to requests, ${stderrLines} stderr lines)`),
 	);
 	if (diffs.length) {
 		console.log(`${PROG}: ${diffs.length} difference(s)${diffs.length > MAX_SHOWN ? `, first ${MAX_SHOWN}` : ""}:`);

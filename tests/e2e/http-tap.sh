@@ -1,0 +1,47 @@
+# tests/e2e/http-tap.sh - the HTTP tap in end-to-end tests. Sourced after lib.sh;
+# not a test itself (run.sh runs only tNNNN-*.sh).
+#
+#   start_tap DB UPSTREAM [OPTION...]
+#                  runs `mcptap record -w DB --listen 127.0.0.1:0 --upstream UPSTREAM`
+#                  in the background and waits for it to listen: TAP_PID is its pid,
+#                  TAP_URL its http://127.0.0.1:PORT, TAP_ERR its stderr's file
+#   stop_tap [SIGNAL]
+#                  sends SIGNAL (INT) and waits for it: TAP_STATUS is its exit status
+#                  (124 when it did not exit within 15 s; it is then killed)
+
+start_tap() {
+	_db=$1
+	_up=$2
+	shift 2
+	TAP_ERR=$T/tap-$$-$(date +%s%N).err
+	"$MCPTAP" record -w "$_db" --listen 127.0.0.1:0 --upstream "$_up" "$@" < /dev/null > /dev/null 2> "$TAP_ERR" &
+	TAP_PID=$!
+	_n=0
+	TAP_URL=""
+	while [ "$_n" -lt 100 ]; do
+		TAP_URL=$(sed -n 's/^mcptap: listening on \(http:[^,]*\),.*/\1/p' "$TAP_ERR")
+		[ -n "$TAP_URL" ] && return 0
+		kill -0 "$TAP_PID" 2> /dev/null || break
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	cat "$TAP_ERR" >&2
+	die "the HTTP tap did not start"
+}
+
+stop_tap() {
+	kill -"${1:-INT}" "$TAP_PID" 2> /dev/null
+	_n=0
+	while kill -0 "$TAP_PID" 2> /dev/null && [ "$_n" -lt 150 ]; do
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	if kill -0 "$TAP_PID" 2> /dev/null; then
+		kill -KILL "$TAP_PID" 2> /dev/null
+		wait "$TAP_PID" 2> /dev/null
+		TAP_STATUS=124
+		return
+	fi
+	wait "$TAP_PID"
+	TAP_STATUS=$?
+}

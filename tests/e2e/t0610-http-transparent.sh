@@ -1,0 +1,85 @@
+#!/bin/sh
+# The HTTP tap is transparent and says what happened: SSE bytes pass the moment
+# they arrive and unchanged; end-to-end headers, statuses, reason phrases and
+# bodies pass; hop-by-hop headers do not; the upstream is asked for identity
+# encoding; an upstream that dies mid-stream cuts the client's stream; an
+# unreachable upstream gives a 502 with a JSON-RPC error naming the request's
+# id; limits give 413; credentials never reach the store; SIGINT ends an open
+# request and the tap exits 0 with everything stored.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/http-tap.sh"
+
+port=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+db=$T/t.db
+start_tap "$db" "http://127.0.0.1:$port" --max-body 4k
+timeout 60 node "$NODEDIR/http-faults.mjs" --upstream-port "$port" --tap "$TAP_URL" \
+	stream headers status die > "$T/faults.out" 2>&1
+check_eq "the scripted upstream's checks through the tap all pass" 0 $?
+grep -v '^ok' "$T/faults.out"
+check_eq "21 checks ran" 21 "$(grep -c '^ok' "$T/faults.out")"
+
+# A body over --max-body is refused with 413 and never reaches the upstream.
+big=$(head -c 5000 /dev/zero | tr '\0' x)
+code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' --data "$big" "$TAP_URL/echo-headers")
+check_eq "a body over --max-body: 413" 413 "$code"
+# Malformed HTTP from a client: 400, and the tap goes on.
+resp=$(node -e '
+const s = require("net").connect(Number(process.argv[1]), "127.0.0.1", () => s.write("GARBAGE\r\n\r\n"));
+let got = ""; s.on("data", (d) => (got += d)); s.on("close", () => console.log(got.split("\r\n")[0]));
+setTimeout(() => s.destroy(), 3000);' "${TAP_URL##*:}")
+check_eq "malformed HTTP: 400" "HTTP/1.1 400 Bad Request" "$resp"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$TAP_URL/teapot")
+check_eq "and the tap still answers (502: the scripted upstream has exited)" 502 "$code"
+
+# SIGINT while a request waits for its answer: it ends, and the tap exits 0.
+node "$NODEDIR/http-faults.mjs" --upstream-port "$port" --tap "$TAP_URL" unanswered > "$T/never.out" 2>&1 &
+client=$!
+sleep 1
+stop_tap INT
+check_eq "SIGINT with a request open: the tap exits 0 (within --stop-ms and a little)" 0 "$TAP_STATUS"
+wait "$client"
+check_eq "the open request ended for the client" 0 $?
+check_eq "nothing said on stderr but where it listened" 1 "$(wc -l < "$TAP_ERR")"
+
+# What the store says.
+# (Plain HTTP without MCP sessions: a GET on a fresh connection is taken for a
+# legacy SSE stream, requests without one for a session without ids.)
+check_eq "sessions, each ended" "1|sse|1 2|sse|1 3|http|1" \
+	"$(sql "$db" "select id || '|' || transport || '|' || (ended_wall is not null) from session" | tr '\n' ' ' | sed 's/ $//')"
+check_eq "each exchange as it ended" \
+	"GET /stream 200 sse complete
+POST /echo-headers?api_key=[redacted]&x=1 200 json complete
+GET /teapot 418 other complete
+POST /accepted 202 empty complete
+GET /die 200 sse upstream-gone
+GET /teapot 502 json unreachable
+POST /never - - stopped" \
+	"$(sql "$db" "select method || ' ' || (case when instr(target, '[redacted:') then replace(target, substr(target, instr(target, '[redacted:'), 19), '[redacted]') else target end) || ' ' || coalesce(status, '-') || ' ' || coalesce(resp_type, '-') || ' ' || outcome from http_exchange order by wall")"
+check_eq "the SSE events stored with their ids, one message each" "1 2 3 1" \
+	"$(sql "$db" "select group_concat(sse_id, ' ') from (select sse_id from message where channel = 'sse' order by seq)")"
+check_eq "a multi-line data field joined with a newline" 1 \
+	"$(sql "$db" "select count(*) from message where sse_id = '2' and cast(raw as text) = '{\"jsonrpc\":\"2.0\",' || char(10) || '\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"two\"}}'")"
+check_eq "the SSE response paired with the request it answers? (id 7: none was sent)" "" \
+	"$(sql "$db" "select request_seq from message where sse_id = '3'")"
+check_eq "the JSON-RPC request body and its JSON answer, paired" "request|response|1" \
+	"$(sql "$db" "select q.kind, r.kind, r.request_seq = q.seq from message q join message r on r.exchange = q.exchange and r.dir = 's2c' where q.channel = 'body' and q.kind = 'request' and q.method = 'tools/call'")"
+check_eq "a non-JSON-RPC body kept on its exchange" "short and stout" \
+	"$(sql "$db" "select cast(resp_body as text) from http_exchange where target = '/teapot' limit 1")"
+check_eq "the upstream's death said" "Transferred a partial file" \
+	"$(sql "$db" "select error from http_exchange where target = '/die'")"
+check_eq "no credential in the file (Authorization, Cookie, Set-Cookie, api_key, a password argument)" 0 \
+	"$(cat "$db" "$db-wal" 2> /dev/null | grep -ac 'secret-[12]')"
+check_eq "each of them a marker (the password twice: the upstream echoed it)" 6 \
+	"$(sql "$db" "select cast(raw as text) from message; select target, req_headers, resp_headers from http_exchange" | grep -o 'redacted:[0-9a-f]*' | wc -l)"
+
+# An upstream nobody listens on: 502 with a JSON-RPC error that names the request's id.
+start_tap "$T/u.db" "http://127.0.0.1:$port" --connect-timeout 2000
+body=$(curl -s -w ' %{http_code} %{content_type}' -H 'Content-Type: application/json' \
+	--data '{"jsonrpc":"2.0","id":"req-9","method":"tools/list"}' "$TAP_URL/mcp")
+check "an unreachable upstream: 502 with a JSON-RPC error for id req-9" \
+	sh -c 'printf "%s" "$1" | grep -q "^{\"jsonrpc\":\"2.0\",\"id\":\"req-9\",\"error\":{\"code\":-32000,\"message\":\"mcptap: the upstream could not be reached: .*\"}} 502 application/json$"' sh "$body"
+stop_tap TERM
+check_eq "SIGTERM: exit 0" 0 "$TAP_STATUS"
+check_eq "stored as unreachable" "POST|502|unreachable" "$(sql "$T/u.db" "select method, status, outcome from http_exchange")"
+
+finish

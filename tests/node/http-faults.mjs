@@ -1,0 +1,191 @@
+#!/usr/bin/env node
+// tests/node/http-faults.mjs - a scripted upstream and its client, for the HTTP tap's
+// transparency and fault tests. The upstream listens on --upstream-port; the client
+// talks to it through the tap at --tap URL (the tap forwards to the upstream).
+//
+// Usage: node http-faults.mjs --upstream-port PORT --tap URL CHECK...
+// CHECKs:
+//   stream    an SSE stream whose second event is sent only once the client has the
+//             first (a tap that buffers deadlocks it: the check times out); every
+//             byte arrives as sent (CR, LF and CRLF line ends, comments, id:, retry:)
+//   headers   end-to-end headers reach the upstream unchanged (Authorization, Cookie,
+//             Mcp-Param-*, unknown ones), a query's api_key too; hop-by-hop ones and
+//             those named by Connection do not; Host names the upstream; the upstream
+//             is asked for identity encoding
+//   status    a 418 with its body and headers, and a 202 without a body, pass as they are
+//   die       the upstream dies after one event: the client sees the stream cut
+//   unanswered  a JSON-RPC request the upstream never answers is cut by the tap's stop
+//             (the test stops the tap meanwhile)
+// Prints "ok - ..." or "not ok - ..." per check; exits 1 when one failed.
+
+import http from "node:http";
+
+const args = process.argv.slice(2);
+let port = 0;
+let tap = "";
+const checks = [];
+for (let i = 0; i < args.length; i++) {
+	if (args[i] === "--upstream-port") port = Number(args[++i]);
+	else if (args[i] === "--tap") tap = args[++i];
+	else checks.push(args[i]);
+}
+if (!port || !tap || !checks.length) {
+	process.stderr.write("usage: node http-faults.mjs --upstream-port PORT --tap URL CHECK...\n");
+	process.exit(2);
+}
+const tapUrl = new URL(tap);
+let failed = 0;
+const ok = (cond, what) => {
+	console.log(`${cond ? "ok" : "not ok"} - ${what}`);
+	if (!cond) failed++;
+};
+
+// The stream the upstream sends: every kind of line end, a comment, a priming event,
+// retry:, multi-line data.
+const EVENT1 = 'id: 1\r\nevent: message\r\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"one"}}\r\n\r\n';
+const EVENT2 = ': keep-alive\n\nretry: 500\rid: 2\rdata: {"jsonrpc":"2.0",\rdata: "method":"notifications/message","params":{"level":"info","data":"two"}}\r\r';
+const EVENT3 = 'id: 3\ndata: {"jsonrpc":"2.0","id":7,"result":{}}\n\n';
+
+let firstSeen;
+const firstSeenP = new Promise((r) => (firstSeen = r));
+let seenHeaders = null;
+
+const server = http.createServer((req, res) => {
+	const u = new URL(req.url, "http://x");
+	if (u.pathname === "/stream") {
+		res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+		res.write(EVENT1);
+		firstSeenP.then(() => {
+			res.write(EVENT2);
+			res.end(EVENT3);
+		});
+	} else if (u.pathname === "/echo-headers") {
+		seenHeaders = { url: req.url, headers: req.rawHeaders };
+		let body = "";
+		req.on("data", (d) => (body += d));
+		req.on("end", () => {
+			res.writeHead(200, { "Content-Type": "application/json", "X-Upstream": "yes" });
+			res.end(JSON.stringify({ jsonrpc: "2.0", id: 1, result: { body } }));
+		});
+	} else if (u.pathname === "/teapot") {
+		res.writeHead(418, "I'm a teapot", { "Content-Type": "text/plain", "X-Brew": "earl grey", "Set-Cookie": "s=cookie-secret-1; HttpOnly" });
+		res.end("short and stout\n");
+	} else if (u.pathname === "/accepted") {
+		req.resume();
+		req.on("end", () => {
+			res.writeHead(202);
+			res.end();
+		});
+	} else if (u.pathname === "/die") {
+		res.writeHead(200, { "Content-Type": "text/event-stream" });
+		res.write('id: 1\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}\n\n');
+		setTimeout(() => req.socket.destroy(), 200);
+	} else if (u.pathname === "/never") {
+		req.resume(); // never answered
+	} else {
+		res.writeHead(404);
+		res.end();
+	}
+});
+
+// A request through the tap with node's http client (it lets a test set Connection).
+function request(method, path, headers, body) {
+	return new Promise((resolve, reject) => {
+		const req = http.request({ host: tapUrl.hostname, port: tapUrl.port, method, path, headers }, (res) => {
+			const chunks = [];
+			res.on("data", (c) => {
+				chunks.push(c);
+				if (res.onChunk) res.onChunk(Buffer.concat(chunks).toString("latin1"));
+			});
+			res.on("end", () => resolve({ res, body: Buffer.concat(chunks).toString("latin1"), cut: false }));
+			res.on("error", () => resolve({ res, body: Buffer.concat(chunks).toString("latin1"), cut: true }));
+			res.on("aborted", () => resolve({ res, body: Buffer.concat(chunks).toString("latin1"), cut: true }));
+			if (path === "/stream")
+				res.onChunk = (sofar) => {
+					if (sofar.includes('"one"')) firstSeen();
+				};
+		});
+		req.on("error", reject);
+		if (body) req.write(body);
+		req.end();
+	});
+}
+
+const withTimeout = (p, ms, what) =>
+	Promise.race([p, new Promise((_, rej) => setTimeout(() => rej(new Error(`${what}: no answer in ${ms} ms`)), ms))]);
+
+async function main() {
+	await new Promise((r) => server.listen(port, "127.0.0.1", r));
+	for (const c of checks) {
+		try {
+			if (c === "stream") {
+				const r = await withTimeout(request("GET", "/stream", { Accept: "text/event-stream" }), 10000, "stream");
+				ok(true, "stream: the second event came after the client had the first (nothing held back)");
+				ok(r.body === EVENT1 + EVENT2 + EVENT3, `stream: every byte as the upstream sent it (${r.body.length} of ${(EVENT1 + EVENT2 + EVENT3).length})`);
+				ok(r.res.headers["content-type"] === "text/event-stream", "stream: Content-Type as sent");
+			} else if (c === "headers") {
+				const r = await request(
+					"POST",
+					"/echo-headers?api_key=query-secret-1&x=1",
+					{
+						"Content-Type": "application/json",
+						Accept: "application/json, text/event-stream",
+						Authorization: "Bearer bearer-secret-1",
+						Cookie: "sid=cookie-secret-2",
+						"Mcp-Param-Region": "eu-west",
+						"X-Unknown-Thing": "kept",
+						Connection: "keep-alive, X-Hop",
+						"X-Hop": "dropped",
+						"Keep-Alive": "timeout=5",
+						"Accept-Encoding": "gzip, br",
+					},
+					'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"password":"arg-secret-1"}}}',
+				);
+				const h = {};
+				for (let i = 0; i < seenHeaders.headers.length; i += 2) h[seenHeaders.headers[i].toLowerCase()] = seenHeaders.headers[i + 1];
+				ok(r.res.statusCode === 200 && r.res.headers["x-upstream"] === "yes", "headers: the upstream's answer and its headers came back");
+				ok(seenHeaders.url === "/echo-headers?api_key=query-secret-1&x=1", `headers: path and query unchanged (${seenHeaders.url})`);
+				ok(h.authorization === "Bearer bearer-secret-1", "headers: Authorization forwarded unchanged");
+				ok(h.cookie === "sid=cookie-secret-2", "headers: Cookie forwarded unchanged");
+				ok(h["mcp-param-region"] === "eu-west", "headers: an unknown Mcp-Param-* forwarded");
+				ok(h["x-unknown-thing"] === "kept", "headers: an unknown header forwarded");
+				ok(!("x-hop" in h), "headers: a header named by Connection is not forwarded");
+				ok(!("keep-alive" in h), "headers: Keep-Alive (hop-by-hop) is not forwarded");
+				ok(h["accept-encoding"] === "identity", `headers: the upstream is asked for identity encoding (${h["accept-encoding"]})`);
+				ok(h.host === `127.0.0.1:${port}`, `headers: Host names the upstream (${h.host})`);
+				ok(h.accept === "application/json, text/event-stream", "headers: Accept unchanged");
+				ok(!("expect" in h), "headers: no Expect added");
+			} else if (c === "status") {
+				const r = await request("GET", "/teapot", {});
+				ok(r.res.statusCode === 418, `status: 418 passes (${r.res.statusCode} ${r.res.statusMessage})`);
+				ok(r.res.statusMessage === "I'm a teapot", "status: its reason phrase too");
+				ok(r.body === "short and stout\n" && r.res.headers["x-brew"] === "earl grey", "status: its body and headers too");
+				const a = await request("POST", "/accepted", { "Content-Type": "application/json" }, '{"jsonrpc":"2.0","method":"notifications/initialized"}');
+				ok(a.res.statusCode === 202 && a.body === "", "status: a 202 without a body");
+			} else if (c === "die") {
+				const r = await withTimeout(request("GET", "/die", { Accept: "text/event-stream" }), 10000, "die");
+				ok(r.cut, "die: the client sees the stream cut, as without the tap");
+				ok(r.body.includes('"progress":1'), "die: the event before it arrived");
+			} else if (c === "unanswered") {
+				const r = await withTimeout(
+					request("POST", "/never", { "Content-Type": "application/json" }, '{"jsonrpc":"2.0","id":"q1","method":"tools/list"}').then(
+						(x) => x,
+						(e) => ({ error: e }),
+					),
+					15000,
+					"unanswered",
+				);
+				ok(r.error || r.cut || (r.res && r.res.statusCode >= 500), "unanswered: the tap's stop ends the request");
+			} else {
+				ok(false, `unknown check ${c}`);
+			}
+		} catch (e) {
+			ok(false, `${c}: ${e.message}`);
+		}
+	}
+	server.close();
+	server.closeAllConnections();
+	process.exit(failed ? 1 : 0);
+}
+
+main();
