@@ -1180,6 +1180,8 @@ int mt_redact_header(const struct mt_redact *r, const char *name, const char *va
 			size_t end = semi ? (size_t)(semi - value) : n;
 			if (eq && (size_t)(eq - value) < end)
 				redact_span(r, value, (size_t)(eq - value) + 1, end, &e);
+			else /* a cookie without a name is all value (RFC 6265bis) */
+				redact_span(r, value, i, end, &e);
 			if (!strcmp(norm, "setcookie"))
 				break;
 			i = end + 1;

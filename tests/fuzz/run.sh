@@ -92,6 +92,14 @@ seed_sse() {
 	seed "$d" crlf '\011\010\001data: ab\r\n\r\ndata: c\r\r\n\n'
 }
 
+# Header lines "name: value"; the first line is also a request target.
+seed_httphdr() {
+	d=$1
+	seed "$d" request '/mcp?api_key=abc&x=1\nHost: h\nConnection: keep-alive, X-Foo ,, te\nX-Foo: 1\nTE: trailers\nContent-Length: 10\nAccept-Encoding: gzip\nAccept: application/json, text/event-stream;q=0.9\nMcp-Session-Id: s-1\nAuthorization: Bearer tok\nCookie: a=1; sid=x\nX-Dup: 1\nX-Dup: 2\n'
+	seed "$d" response 'Content-Type: text/event-stream\nSet-Cookie: sid=x; Path=/\ncontent-length: 5\nContent-Length: 6\nTransfer-Encoding: chunked\nX-Bin: a\377b \355\240\200 \303\nWWW-Authenticate: Bearer realm="x"\nAccept: text/plain;x="a, text/event-stream";q=0\n'
+	seed "$d" target '/hooks/ghp_0123456789abcdefghijklmnopqrstuvwxyz?token=t&code=c#f\nX-Api-Key: sk-abcdefghijklmnopqrstuvwx\n'
+}
+
 seed_store() {
 	d=$1
 	seed "$d" hello 'hello'
@@ -136,6 +144,8 @@ for bin in "$@"; do
 		seed_store "$corpus" ;;
 	fuzz-sse)
 		seed_sse "$corpus" ;;
+	fuzz-httphdr)
+		seed_httphdr "$corpus" ;;
 	fuzz-readers)
 		# (ASan's quarantine makes SQLite's many allocations fault in new pages:
 		# four times slower. A small one still catches use after free.)

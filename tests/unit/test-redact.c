@@ -490,6 +490,16 @@ static void test_header_url(void **state)
 	want = mt_asprintf("sid=%s; Path=/; HttpOnly", m);
 	assert_string_equal(out.data, want);
 	free(want);
+	/* A cookie without a name: its whole value. */
+	assert_int_equal(mt_redact_header(R, "Cookie", "abc; b=2", 8, &out), 1);
+	m2 = mk("abc");
+	char *m3 = mk("2");
+	want = mt_asprintf("%s; b=%s", m2, m3);
+	assert_string_equal(out.data, want);
+	free(want);
+	free(m2);
+	free(m3);
+	assert_int_equal(mt_redact_header(R, "Cookie", "", 0, &out), 0);
 	assert_int_equal(mt_redact_header(R, "Content-Type", "application/json", 16, &out), 0);
 	assert_int_equal(mt_redact_header(R, "Mcp-Session-Id", "abc-123", 7, &out), 0);
 	const char *u = "https://user:pw@example.com/mcp?key=AIz&x=1&access_token=t#frag";
