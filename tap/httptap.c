@@ -42,6 +42,8 @@
 #define KEEP_BODY_MAX (64 * 1024)
 /* An SSE event larger than this is relayed and recorded as a gap. */
 #define SSE_EVENT_MAX_DEFAULT (16u << 20)
+/* A legacy SSE stream's first event is held up to this, waiting to be whole. */
+#define HOLD_MAX (64 * 1024)
 
 struct tap;
 struct hconn;
@@ -98,6 +100,13 @@ struct exch {
 	int first_event;      /* no SSE event seen yet on this stream */
 	struct mt_buf rbody;  /* a JSON body, or the start of another kept on the exchange */
 	size_t rbody_total;
+	/* A legacy SSE stream's start is held until its first event is whole: an
+	 * endpoint event with an absolute URI is rewritten to name the tap. */
+	int hold;
+	struct mt_buf held;
+	char *host;           /* the request's Host: the tap as the client names it */
+	char *rewrite_from;   /* the endpoint's scheme://authority, and the tap's */
+	char *rewrite_to;
 };
 
 struct hconn {
@@ -287,6 +296,7 @@ static void exch_unlink(struct exch *x)
 static void maybe_stop(struct tap *t);
 static void check_done(struct tap *t);
 static void on_sse_event(void *ctx, const struct mt_sse_event *ev);
+static void send_held(struct exch *x);
 
 /* Record how the exchange ended and free it (the client side is dealt with). */
 static void exch_end(struct exch *x, const char *outcome, const char *error)
@@ -333,6 +343,10 @@ static void exch_end(struct exch *x, const char *outcome, const char *error)
 	curl_slist_free_all(x->hdrs);
 	hdr_free(&x->rh);
 	mt_buf_release(&x->rbody);
+	mt_buf_release(&x->held);
+	free(x->host);
+	free(x->rewrite_from);
+	free(x->rewrite_to);
 	free(x->url);
 	free(x->req_session_id);
 	free(x->body);
@@ -383,6 +397,7 @@ static void send_head(struct exch *x)
 					     : SSE_EVENT_MAX_DEFAULT);
 		x->sse_init = 1;
 		x->first_event = 1;
+		x->hold = !strcmp(x->method, "GET") && s->kind == HS_SSE && !s->endpoint;
 	}
 	/* What the session is, as the response says. */
 	if (sid && !x->req_session_id && x->status >= 200 && x->status < 300) {
@@ -522,9 +537,18 @@ static void on_sse_event(void *ctx, const struct mt_sse_event *ev)
 	if (type && !strcmp(type, "endpoint")) {
 		/* Legacy HTTP+SSE: the URI the session's POSTs go to. */
 		if (first && s->kind == HS_SSE && !s->endpoint) {
+			const char *target;
 			s->endpoint = mt_strndup(ev->data, ev->data_len);
-			hs_endpoint(&x->tap->tr, s->num, s->endpoint);
-			writer_put_http_id(s->w, s->endpoint);
+			target = hs_uri_target(s->endpoint);
+			hs_endpoint(&x->tap->tr, s->num, target);
+			writer_put_http_id(s->w, target);
+			/* An absolute URI names the upstream: the client would go round
+			 * the tap. It is given the tap's origin instead (what is stored is
+			 * what the server said). */
+			if (target != s->endpoint && x->hold && x->host) {
+				x->rewrite_from = mt_strndup(s->endpoint, (size_t)(target - s->endpoint));
+				x->rewrite_to = mt_asprintf("http://%s", x->host);
+			}
 		}
 		return;
 	}
@@ -551,6 +575,15 @@ static size_t on_body(char *buf, size_t size, size_t nitems, void *ud)
 		return 0;
 	if (!x->head_sent)
 		send_head(x); /* (a head without its blank line: HTTP/0.9) */
+	if (x->hold) {
+		mt_buf_append(&x->held, buf, n);
+		mt_sse_push(&x->sse, buf, n, on_sse_event, x);
+		if (x->first_event && x->held.len < HOLD_MAX)
+			return n;
+		x->hold = 0;
+		send_held(x);
+		return n;
+	}
 	if (x->req) {
 		struct evhttp_connection *evcon = evhttp_request_get_connection(x->req);
 		struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
@@ -573,6 +606,31 @@ static size_t on_body(char *buf, size_t size, size_t nitems, void *ud)
 		x->rbody_total += n;
 	}
 	return n;
+}
+
+/* The start of a legacy SSE stream, its endpoint rewritten when it must be. */
+static void send_held(struct exch *x)
+{
+	struct evbuffer *eb;
+	const char *p = x->held.data, *at = NULL;
+	size_t n = x->held.len;
+
+	if (!x->req || !n)
+		return;
+	eb = evbuffer_new();
+	if (x->rewrite_from)
+		at = memmem(p, n, x->rewrite_from, strlen(x->rewrite_from));
+	if (at) {
+		evbuffer_add(eb, p, (size_t)(at - p));
+		evbuffer_add(eb, x->rewrite_to, strlen(x->rewrite_to));
+		at += strlen(x->rewrite_from);
+		evbuffer_add(eb, at, n - (size_t)(at - p));
+	} else {
+		evbuffer_add(eb, p, n);
+	}
+	evhttp_send_reply_chunk_with_cb(x->req, eb, on_drained, x->conn);
+	evbuffer_free(eb);
+	mt_buf_release(&x->held);
 }
 
 /* The JSON-RPC error body of a 502: the request's id when it had one. */
@@ -634,6 +692,10 @@ static void transfer_done(struct exch *x, CURLcode res)
 		exch_end(x, res == CURLE_OK ? "upstream-gone" : outcome,
 			 res == CURLE_OK ? "no response" : why);
 		return;
+	}
+	if (x->hold) {
+		x->hold = 0;
+		send_held(x); /* (the stream ended before its first event did) */
 	}
 	if (res == CURLE_OK) {
 		if (x->req)
@@ -854,7 +916,9 @@ static void on_request(struct evhttp_request *req, void *arg)
 	if (rpc && cls.kind == MT_REQUEST && cls.id.n)
 		x->rpc_id = mt_strndup(cls.id.p, cls.id.n);
 	const char *sid = mt_hdr_get(in.h, in.n, "Mcp-Session-Id");
+	const char *host = mt_hdr_get(in.h, in.n, "Host");
 	x->req_session_id = sid ? mt_strdup(sid) : NULL;
+	x->host = host ? mt_strdup(host) : NULL;
 
 	/* Its session. */
 	memset(&hr, 0, sizeof(hr));
@@ -867,6 +931,11 @@ static void on_request(struct evhttp_request *req, void *arg)
 	x->sess = created || (size_t)num >= t->nsess || !t->sess[num]
 			  ? session_new(t, num, kind, c->addr)
 			  : t->sess[num];
+	if (created && sid && *sid && !x->sess->http_id) {
+		/* A session joined midway (or an id the server will refuse). */
+		x->sess->http_id = mt_strdup(sid);
+		writer_put_http_id(x->sess->w, sid);
+	}
 	x->sess->open++;
 	t->exchanges++;
 	x->conn = c;

@@ -72,6 +72,29 @@ check_eq "no credential in the file (Authorization, Cookie, Set-Cookie, api_key,
 check_eq "each of them a marker (the password twice: the upstream echoed it)" 6 \
 	"$(sql "$db" "select cast(raw as text) from message; select target, req_headers, resp_headers from http_exchange" | grep -o 'redacted:[0-9a-f]*' | wc -l)"
 
+# Legacy HTTP+SSE with an absolute endpoint URI, a resumed stream, a client
+# that leaves: in a capture of their own.
+port2=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+start_tap "$T/l.db" "http://127.0.0.1:$port2"
+timeout 60 node "$NODEDIR/http-faults.mjs" --upstream-port "$port2" --tap "$TAP_URL" \
+	endpoint resume disconnect > "$T/legacy.out" 2>&1
+check_eq "endpoint, resume and disconnect through the tap" 0 $?
+grep -v '^ok' "$T/legacy.out"
+check_eq "5 checks ran" 5 "$(grep -c '^ok' "$T/legacy.out")"
+stop_tap INT
+check_eq "SIGINT: exit 0" 0 "$TAP_STATUS"
+check_eq "the legacy session, keyed by its endpoint (as the server named it), and the POST in it" \
+	"1|sse|/messages?sessionId=abc|GET /sse complete,POST /messages?sessionId=abc complete" \
+	"$(sql "$T/l.db" "select s.id, s.transport, s.http_session_id, group_concat(x.method || ' ' || x.target || ' ' || x.outcome) from session s join http_exchange x on x.session = s.id where s.transport = 'sse' and x.target not like '/hold%' group by s.id")"
+check_eq "its request and its answer (on the GET stream), paired" "request|response|1" \
+	"$(sql "$T/l.db" "select q.kind, r.kind, r.request_seq = q.seq from message q join message r on r.request_seq = q.seq where q.id = 5")"
+check_eq "the resumed stream: Last-Event-ID stored, both GETs in the session of their Mcp-Session-Id" "resume-1|,r1" \
+	"$(sql "$T/l.db" "select s.http_session_id, group_concat(coalesce(x.last_event_id, ''), ',') from session s join http_exchange x on x.session = s.id where x.target = '/resume' group by s.id")"
+check_eq "the event sent again is stored once more, flagged as a replay; the others once" "r1 0,r2 0,r2 1,r3 0" \
+	"$(sql "$T/l.db" "select group_concat(sse_id || ' ' || replayed, ',') from (select sse_id, replayed from message where sse_id like 'r%' order by seq)")"
+check_eq "the stream the client left: client-gone" "GET /hold 200 client-gone" \
+	"$(sql "$T/l.db" "select method || ' ' || target || ' ' || status || ' ' || outcome from http_exchange where target = '/hold'")"
+
 # An upstream nobody listens on: 502 with a JSON-RPC error that names the request's id.
 start_tap "$T/u.db" "http://127.0.0.1:$port" --connect-timeout 2000
 body=$(curl -s -w ' %{http_code} %{content_type}' -H 'Content-Type: application/json' \

@@ -16,6 +16,12 @@
 //   die       the upstream dies after one event: the client sees the stream cut
 //   unanswered  a JSON-RPC request the upstream never answers is cut by the tap's stop
 //             (the test stops the tap meanwhile)
+//   endpoint  legacy HTTP+SSE whose endpoint event is an absolute URI naming the
+//             upstream: the client gets the tap's origin instead, POSTs there, and the
+//             answer comes on the GET stream
+//   resume    a GET stream resumed with Last-Event-ID: the server sends an event again
+//             (stored once more, flagged as a replay) and a new one
+//   disconnect  a client that closes an SSE stream makes the tap close it upstream
 // Prints "ok - ..." or "not ok - ..." per check; exits 1 when one failed.
 
 import http from "node:http";
@@ -49,6 +55,9 @@ const EVENT3 = 'id: 3\ndata: {"jsonrpc":"2.0","id":7,"result":{}}\n\n';
 let firstSeen;
 const firstSeenP = new Promise((r) => (firstSeen = r));
 let seenHeaders = null;
+let legacy = null;
+let sawClose;
+const sawCloseP = new Promise((r) => (sawClose = r));
 
 const server = http.createServer((req, res) => {
 	const u = new URL(req.url, "http://x");
@@ -80,6 +89,28 @@ const server = http.createServer((req, res) => {
 		res.writeHead(200, { "Content-Type": "text/event-stream" });
 		res.write('id: 1\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}\n\n');
 		setTimeout(() => req.socket.destroy(), 200);
+	} else if (u.pathname === "/sse") {
+		res.writeHead(200, { "Content-Type": "text/event-stream" });
+		res.write(`event: endpoint\ndata: http://127.0.0.1:${port}/messages?sessionId=abc\n\n`);
+		legacy = res;
+	} else if (u.pathname === "/messages") {
+		let body = "";
+		req.on("data", (d) => (body += d));
+		req.on("end", () => {
+			res.writeHead(202);
+			res.end();
+			const m = JSON.parse(body);
+			legacy.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { via: u.search } })}\n\n`);
+		});
+	} else if (u.pathname === "/resume") {
+		res.writeHead(200, { "Content-Type": "text/event-stream" });
+		const ev = (id) => `id: ${id}\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"${id}"}}\n\n`;
+		if (req.headers["last-event-id"] === "r1") res.end(ev("r2") + ev("r3"));
+		else res.end(ev("r1") + ev("r2"));
+	} else if (u.pathname === "/hold") {
+		res.writeHead(200, { "Content-Type": "text/event-stream" });
+		res.write('id: h1\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"h1"}}\n\n');
+		res.on("close", () => sawClose());
 	} else if (u.pathname === "/never") {
 		req.resume(); // never answered
 	} else {
@@ -166,6 +197,50 @@ async function main() {
 				const r = await withTimeout(request("GET", "/die", { Accept: "text/event-stream" }), 10000, "die");
 				ok(r.cut, "die: the client sees the stream cut, as without the tap");
 				ok(r.body.includes('"progress":1'), "die: the event before it arrived");
+			} else if (c === "endpoint") {
+				let gotEndpoint;
+				const endpointP = new Promise((r) => (gotEndpoint = r));
+				const streamP = new Promise((resolve, reject) => {
+					const req = http.request({ host: tapUrl.hostname, port: tapUrl.port, method: "GET", path: "/sse", headers: { Accept: "text/event-stream" } }, (res) => {
+						let all = "";
+						res.on("data", (d) => {
+							all += d;
+							const m = /event: endpoint\ndata: (.*)\n\n/.exec(all);
+							if (m) gotEndpoint(m[1]);
+						});
+						res.on("end", () => resolve(all));
+					});
+					req.on("error", reject);
+					req.end();
+				});
+				const endpoint = await withTimeout(endpointP, 10000, "endpoint");
+				ok(endpoint === `http://${tapUrl.host}/messages?sessionId=abc`, `endpoint: the absolute URI names the tap (${endpoint})`);
+				const ep = new URL(endpoint);
+				const p = await request("POST", ep.pathname + ep.search, { "Content-Type": "application/json" }, '{"jsonrpc":"2.0","id":5,"method":"tools/list"}');
+				ok(p.res.statusCode === 202, "endpoint: the POST to it is accepted");
+				const all = await withTimeout(streamP, 10000, "endpoint stream");
+				ok(all.endsWith('event: message\ndata: {"jsonrpc":"2.0","id":5,"result":{"via":"?sessionId=abc"}}\n\n'), "endpoint: the answer came on the GET stream, untouched");
+			} else if (c === "resume") {
+				const a = await request("GET", "/resume", { Accept: "text/event-stream", "Mcp-Session-Id": "resume-1" });
+				const b = await request("GET", "/resume", { Accept: "text/event-stream", "Mcp-Session-Id": "resume-1", "Last-Event-ID": "r1" });
+				ok(a.body.includes('"r1"') && a.body.includes('"r2"') && b.body.includes('"r2"') && b.body.includes('"r3"'), "resume: both streams as sent");
+			} else if (c === "disconnect") {
+				await withTimeout(
+					new Promise((resolve, reject) => {
+						const req = http.request({ host: tapUrl.hostname, port: tapUrl.port, method: "GET", path: "/hold", headers: { Accept: "text/event-stream" } }, (res) => {
+							res.on("data", (d) => {
+								if (String(d).includes("h1")) req.destroy();
+							});
+							res.on("error", () => {});
+							resolve();
+						});
+						req.on("error", () => {});
+						req.end();
+					}).then(() => sawCloseP),
+					10000,
+					"disconnect",
+				);
+				ok(true, "disconnect: the upstream saw its stream closed when the client left");
 			} else if (c === "unanswered") {
 				const r = await withTimeout(
 					request("POST", "/never", { "Content-Type": "application/json" }, '{"jsonrpc":"2.0","id":"q1","method":"tools/list"}').then(
