@@ -92,6 +92,15 @@ seed_sse() {
 	seed "$d" crlf '\011\010\001data: ab\r\n\r\ndata: c\r\r\n\n'
 }
 
+# The session splitter: 4-byte steps (what happens, and its arguments).
+seed_httpsess() {
+	d=$1
+	# initialize, named s1, a request naming s1, a legacy GET, its endpoint, a POST to it
+	seed "$d" flow '\010\000\000\001\000\001\001\000\001\002\003\010\002\001\005\001\002\001\005\002\000\000\000\002'
+	# without ids: initialize, idless, requests on other connections, a close, an end
+	seed "$d" idless '\010\000\000\000\003\000\000\000\000\000\002\000\004\000\000\000\005\000\000\000\000\000\003\000'
+}
+
 # Header lines "name: value"; the first line is also a request target.
 seed_httphdr() {
 	d=$1
@@ -146,6 +155,8 @@ for bin in "$@"; do
 		seed_sse "$corpus" ;;
 	fuzz-httphdr)
 		seed_httphdr "$corpus" ;;
+	fuzz-httpsess)
+		seed_httpsess "$corpus" ;;
 	fuzz-readers)
 		# (ASan's quarantine makes SQLite's many allocations fault in new pages:
 		# four times slower. A small one still catches use after free.)
