@@ -3,7 +3,8 @@
 #
 # Usage: tests/setup.sh [build|test|bench|fuzz|node]...
 #   build  the compiler, make, pkg-config, the -dev packages of the libraries, sqlite3
-#   test   build, plus cmocka, sqlite3, and node/npm for the end-to-end tests
+#   test   build, plus cmocka, sqlite3, node/npm, and openssl + stunnel4 (the TLS
+#          front of the HTTP tests) for the end-to-end tests
 #   node   npm ci in tests/node (the pinned MCP peers from the npm registry)
 #   bench  GNU time (peak RSS), taskset
 #   fuzz   clang with libFuzzer
@@ -23,7 +24,7 @@ for what in "$@"; do
 	build)
 		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev sqlite3; do need_pkg "$p"; done ;;
 	test)
-		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libcmocka-dev sqlite3 util-linux cppcheck valgrind perl libxml2-utils; do
+		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libcmocka-dev sqlite3 util-linux cppcheck valgrind perl libxml2-utils openssl stunnel4; do
 			need_pkg "$p"
 		done
 		command -v node >/dev/null 2>&1 || want="$want nodejs"
