@@ -98,7 +98,7 @@ async function progressCall(ctx, name, args, expectSteps) {
 // With sampling, roots and elicitation (form and url) declared. A --without
 // client runs against the mock of a recording made with all of them, so its
 // lists are the same.
-const EVERYTHING_TOOLS = [
+export const EVERYTHING_TOOLS = [
 	"echo", "get-annotated-message", "get-env", "get-resource-links", "get-resource-reference",
 	"get-roots-list", "get-structured-content", "get-sum", "get-tiny-image", "gzip-file-as-resource",
 	"simulate-research-query", "toggle-simulated-logging", "toggle-subscriber-updates",
