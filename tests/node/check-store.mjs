@@ -22,7 +22,10 @@
 // set aside. Messages of one direction may travel on several streams at once (a
 // POST's SSE stream and the GET stream), whose interleaving the client and the tap
 // may see differently: so the two sides are compared as multisets, each message
-// exactly once.
+// exactly once. Messages of refused exchanges (a 4xx or 5xx status: a request
+// the server turned down, its JSON-RPC error body) are what the client's
+// transport reports as a failure rather than hands over as messages: they are
+// counted apart.
 //
 // Prints "checked N c2s and M s2c messages"; on any mismatch prints the first few
 // differences and exits 1. Exit 2 on a usage or unreadable-input error.
@@ -144,6 +147,8 @@ function main() {
 	let stderrLines = 0;
 	let exchanges = 0;
 	let replayed = 0;
+	let refused = 0;
+	const refusedExchanges = new Set();
 	let prevSeq = -Infinity;
 	for (const { line, v } of show) {
 		const where = `show line ${line}`;
@@ -162,6 +167,7 @@ function main() {
 		}
 		if (http && v.type === "exchange") {
 			exchanges++;
+			if (typeof v.status === "number" && v.status >= 400) refusedExchanges.add(v.seq);
 			continue;
 		}
 		if (http ? v.channel !== "body" && v.channel !== "sse" : v.channel !== "stdio") {
@@ -171,6 +177,10 @@ function main() {
 		if (http && typeof v.exchange !== "number") diff(`${where}: seq ${v.seq}: no exchange`);
 		if (http && v.replayed) {
 			replayed++;
+			continue;
+		}
+		if (http && refusedExchanges.has(v.exchange)) {
+			refused++;
 			continue;
 		}
 		if (v.dir !== "c2s" && v.dir !== "s2c") {
@@ -277,7 +287,7 @@ function main() {
 	console.log(
 		`${PROG}: checked ${log.c2s.length} c2s and ${log.s2c.length} s2c messages ` +
 			`(store: ${store.c2s.length} c2s, ${store.s2c.length} s2c, ` +
-			(http ? `${exchanges} exchanges, ${replayed} replayed events)`
+			(http ? `${exchanges} exchanges, ${replayed} replayed events, ${refused} in refused exchanges)`
 			: `${responses} responses matched to requests, ${stderrLines} stderr lines)`),
 	);
 	if (diffs.length) {
