@@ -67,7 +67,7 @@ refused "another program's database" "$T/other.db" "not an mcptap capture file"
 
 cp "$T/new.db" "$T/newer.db"
 sqlite3 "$T/newer.db" "pragma user_version = 99; update meta set value = 'mcptap 9.0.0' where key = 'migrated_by';"
-refused "newer schema" "$T/newer.db" "written by mcptap 9.0.0 (schema version 99); this mcptap .* reads versions up to 3: upgrade mcptap"
+refused "newer schema" "$T/newer.db" "written by mcptap 9.0.0 (schema version 99); this mcptap .* reads versions up to 4: upgrade mcptap"
 
 : > "$T/empty.db"
 "$MCPTAP" show -r "$T/empty.db" 2> "$T/err"

@@ -74,7 +74,7 @@ check "an index on an expression: refused" sh -c '"$1" show -r "$2" 2>&1 | grep 
 # shell's writable_schema drops the constraints, as a crafted file would.
 craft_nulls() {
 	copy_with "PRAGMA writable_schema = ON;
-	UPDATE sqlite_master SET sql = replace(sql, 'NOT NULL', '') WHERE name IN ('message', 'stderr_line', 'session', 'gap');
+	UPDATE sqlite_master SET sql = replace(sql, 'NOT NULL', '') WHERE name IN ('message', 'stderr_line', 'session', 'gap', 'http_exchange');
 	PRAGMA writable_schema = OFF;" "$1"
 }
 craft_nulls "UPDATE message SET kind = NULL WHERE seq = 1; UPDATE message SET raw = NULL WHERE seq = 2;
@@ -90,6 +90,28 @@ check_eq "NULLs and wrong types: every reader reads it (exit 0; analyze 1: findi
 check_eq "show: a kind that is not mcptap's is worked out from the bytes (the request)" request \
 	"$(node -e 'const l = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse); console.log(l[0].kind)' "$T/n.json")"
 check_eq "show: every stored item, the gap and the stderr line too" 7 "$(wc -l < "$T/n.json")"
+
+# 6b. HTTP exchanges (schema version 4) NULL or of another type everywhere,
+# and messages' HTTP columns too: read, never a crash.
+craft_nulls "INSERT INTO http_exchange (session, seq) VALUES (1, 2);
+	INSERT INTO http_exchange VALUES (1, 4, 'c', x'00ff', 7, 'not json', x'00', 'abc', '[1,', x'1b5b3331', x'',
+	 'soon', NULL, 'x', 2.5, 9, x'ee', 3);
+	INSERT INTO http_exchange (session, seq, status, req_headers, resp_headers, end_ns, outcome)
+	 VALUES (1, 99, 99999999999, '[[\"a\"]]', '{}', -5, NULL);
+	UPDATE message SET exchange = 'one', sse_id = x'00ff', sse_event = 5, replayed = NULL WHERE seq = 1;
+	UPDATE message SET exchange = 4, sse_id = 7, replayed = 'yes' WHERE seq = 3;
+	UPDATE session SET transport = 'http', upstream = x'1b5b33316d', client_addr = 42, http_session_id = x'ff';"
+check_eq "crafted exchanges: the crafted file passes sqlite's own integrity check" ok "$(sql "$db" "PRAGMA integrity_check")"
+check_eq "crafted exchanges: every reader reads it (exit 0; analyze 1: findings)" \
+	"0 x7 1 x4 " "$(every_reader "$db")"
+"$MCPTAP" show -r "$db" -T json > "$T/x.json"
+check_eq "show -T json: the three exchanges among the messages" 3 "$(grep -c '"type":"exchange"' "$T/x.json")"
+check_eq "show -T json: every line is JSON" "$(wc -l < "$T/x.json")" \
+	"$(node -e 'const l = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse); console.log(l.length)' "$T/x.json")"
+"$MCPTAP" show -r "$db" > "$T/x.txt"
+check_eq "show: no escape sequence from the file reaches the terminal" 0 "$(grep -c "$(printf '\033')" "$T/x.txt")"
+"$MCPTAP" sessions -r "$db" > "$T/xs.txt"
+check_eq "sessions: no escape sequence from the file reaches the terminal" 0 "$(grep -c "$(printf '\033')" "$T/xs.txt")"
 
 # 7. A message with no direction cannot be read as a session: a clear error.
 craft_nulls "UPDATE message SET dir = NULL WHERE seq = 3;"
