@@ -26,7 +26,8 @@ const struct cmd_entry cmd_record = {
 		 "[--redact-path PATH] [--redact-value REGEX] [--keep-secrets] -- COMMAND [ARG...]\n"
 		 "mcptap record -w FILE --upstream URL [--listen ADDR] [--cacert FILE] [--insecure] "
 		 "[--upstream-header NAME=env:VAR] [--max-headers SIZE] [--max-body SIZE] "
-		 "[--connect-timeout MS] [--stop-ms N] [--max-message SIZE] [--queue SIZE] "
+		 "[--connect-timeout MS] [--upstream-timeout MS] [--client-timeout MS] [--stop-ms N] "
+		 "[--max-message SIZE] [--queue SIZE] "
 		 "[--hold SIZE] [--batch-ms N] [--redact-key NAME] [--redact-path PATH] "
 		 "[--redact-value REGEX] [--keep-secrets]",
 	.options =
@@ -63,6 +64,11 @@ const struct cmd_entry cmd_record = {
 		"      --max-headers SIZE  a request head's limit (default 64k; 413 beyond)\n"
 		"      --max-body SIZE   a request body's limit (default 16M; 413 beyond)\n"
 		"      --connect-timeout MS  to reach the upstream (default 10000; then 502)\n"
+		"      --upstream-timeout MS  an upstream silent this long (but on an SSE\n"
+		"                        stream) is given up: 504, or a cut response (300000)\n"
+		"      --client-timeout MS  a client slow this long sending its request, or not\n"
+		"                        reading its answer, is closed (default 60000); an\n"
+		"                        idle SSE stream never times out\n"
 		"      --stop-ms N       after SIGINT or SIGTERM, how long open exchanges and\n"
 		"                        streams get to end (default 2000)\n"
 		"  -h, --help            this text\n"
@@ -151,6 +157,8 @@ static int run_record(int argc, char **argv)
 		{"max-body", required_argument, NULL, 'Y'},
 		{"connect-timeout", required_argument, NULL, 'T'},
 		{"stop-ms", required_argument, NULL, 'O'},
+		{"upstream-timeout", required_argument, NULL, 'u'},
+		{"client-timeout", required_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -280,12 +288,21 @@ static int run_record(int argc, char **argv)
 			break;
 		case 'T':
 		case 'O':
-			if (mt_parse_int64(optarg, &n) || n < 1 || n > 3600000) {
-				cli_usage_error(&cmd_record, "bad --%s '%s' (1 to 3600000 ms)",
-						c == 'T' ? "connect-timeout" : "stop-ms", optarg);
+		case 'u':
+		case 'c':
+			if (mt_parse_int64(optarg, &n) || n < 1 || n > 86400000) {
+				cli_usage_error(&cmd_record, "bad --%s '%s' (1 to 86400000 ms)",
+						c == 'T'   ? "connect-timeout"
+						: c == 'O' ? "stop-ms"
+						: c == 'u' ? "upstream-timeout"
+							   : "client-timeout",
+						optarg);
 				goto out;
 			}
-			*(c == 'T' ? &ho.connect_timeout_ms : &ho.stop_ms) = (int)n;
+			*(c == 'T'   ? &ho.connect_timeout_ms
+			  : c == 'O' ? &ho.stop_ms
+			  : c == 'u' ? &ho.upstream_timeout_ms
+				     : &ho.client_timeout_ms) = (int)n;
 			break;
 		case 'h':
 			cli_help(&cmd_record, stdout);

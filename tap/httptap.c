@@ -104,6 +104,7 @@ struct exch {
 	 * endpoint event with an absolute URI is rewritten to name the tap. */
 	int hold;
 	struct mt_buf held;
+	struct event *idle;   /* the upstream's silence (not on SSE streams) */
 	char *host;           /* the request's Host: the tap as the client names it */
 	char *rewrite_from;   /* the endpoint's scheme://authority, and the tap's */
 	char *rewrite_to;
@@ -297,6 +298,7 @@ static void maybe_stop(struct tap *t);
 static void check_done(struct tap *t);
 static void on_sse_event(void *ctx, const struct mt_sse_event *ev);
 static void send_held(struct exch *x);
+static void on_upstream_silent(evutil_socket_t fd, short what, void *arg);
 
 /* Record how the exchange ended and free it (the client side is dealt with). */
 static void exch_end(struct exch *x, const char *outcome, const char *error)
@@ -312,6 +314,10 @@ static void exch_end(struct exch *x, const char *outcome, const char *error)
 		curl_multi_remove_handle(t->multi, x->easy);
 		curl_easy_cleanup(x->easy);
 		x->easy = NULL;
+	}
+	if (x->idle) {
+		event_free(x->idle);
+		x->idle = NULL;
 	}
 	if (x->is_sse && x->sse_init) {
 		size_t left = mt_sse_close(&x->sse, on_sse_event, x);
@@ -391,6 +397,8 @@ static void send_head(struct exch *x)
 	x->head_sent = 1;
 	x->is_sse = media_is(ctype, "text/event-stream");
 	x->is_json = media_is(ctype, "application/json");
+	if (x->is_sse && x->idle)
+		evtimer_del(x->idle);
 	if (x->is_sse) {
 		mt_sse_init(&x->sse, t->o->wopts.max_message < SSE_EVENT_MAX_DEFAULT
 					     ? t->o->wopts.max_message
@@ -433,6 +441,25 @@ static void send_head(struct exch *x)
 	    !mt_hdr_get(x->rh.h, x->rh.n, "Transfer-Encoding"))
 		evhttp_add_header(out, "Content-Length", dropped.content_length);
 	evhttp_send_reply_start(x->req, x->status, x->reason[0] ? x->reason : NULL);
+	if (x->is_sse) {
+		/* An SSE stream may be idle for as long as it likes, both ways; a
+		 * client that does not take what is sent to it is still timed out. */
+		struct evhttp_connection *evcon = evhttp_request_get_connection(x->req);
+		struct timeval wtv = {t->o->client_timeout_ms / 1000,
+				      (t->o->client_timeout_ms % 1000) * 1000};
+		if (evcon)
+			bufferevent_set_timeouts(evhttp_connection_get_bufferevent(evcon), NULL, &wtv);
+	}
+}
+
+/* The upstream said something: its silence starts again (not on SSE streams). */
+static void upstream_alive(struct exch *x)
+{
+	struct timeval tv = {x->tap->o->upstream_timeout_ms / 1000,
+			     (x->tap->o->upstream_timeout_ms % 1000) * 1000};
+
+	if (x->idle && !x->is_sse)
+		evtimer_add(x->idle, &tv);
 }
 
 static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
@@ -442,6 +469,7 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
 
 	if (x->done)
 		return 0;
+	upstream_alive(x);
 	while (m && (buf[m - 1] == '\n' || buf[m - 1] == '\r'))
 		m--;
 	if (n >= 5 && !memcmp(buf, "HTTP/", 5)) {
@@ -573,6 +601,7 @@ static size_t on_body(char *buf, size_t size, size_t nitems, void *ud)
 
 	if (x->done)
 		return 0;
+	upstream_alive(x);
 	if (!x->head_sent)
 		send_head(x); /* (a head without its blank line: HTTP/0.9) */
 	if (x->hold) {
@@ -633,8 +662,8 @@ static void send_held(struct exch *x)
 	mt_buf_release(&x->held);
 }
 
-/* The JSON-RPC error body of a 502: the request's id when it had one. */
-static void send_bad_gateway(struct exch *x, const char *why)
+/* The tap's own answer (502, 504): a JSON-RPC error naming the request's id when it had one. */
+static void send_error_body(struct exch *x, int status, const char *reason, const char *why)
 {
 	struct evbuffer *eb = evbuffer_new();
 	json_t *msg = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", "error", "code",
@@ -650,12 +679,12 @@ static void send_bad_gateway(struct exch *x, const char *why)
 	evbuffer_add(eb, text, strlen(text));
 	evhttp_add_header(evhttp_request_get_output_headers(x->req), "Content-Type",
 			  "application/json");
-	evhttp_send_reply(x->req, 502, "Bad Gateway", eb);
+	evhttp_send_reply(x->req, status, reason, eb);
 	x->req = NULL; /* evhttp frees it once sent */
 	{
 		struct hdr_list l = {NULL, 0, 0};
 		hdr_add(&l, "Content-Type", 12, "application/json", 16);
-		writer_put_exchange_head(x->sess->w, x->seq, 502, headers_json(x->tap, &l, &x->tap->scratch),
+		writer_put_exchange_head(x->sess->w, x->seq, status, headers_json(x->tap, &l, &x->tap->scratch),
 					 "json", writer_clock(x->sess->w));
 		hdr_free(&l);
 	}
@@ -687,7 +716,7 @@ static void transfer_done(struct exch *x, CURLcode res)
 			snprintf(msg, sizeof(msg), "mcptap: the upstream %s: %s",
 				 res == CURLE_OK ? "sent no response" : "could not be reached",
 				 res == CURLE_OK ? "empty reply" : why);
-			send_bad_gateway(x, msg);
+			send_error_body(x, 502, "Bad Gateway", msg);
 		}
 		exch_end(x, res == CURLE_OK ? "upstream-gone" : outcome,
 			 res == CURLE_OK ? "no response" : why);
@@ -1033,7 +1062,34 @@ static void on_request(struct evhttp_request *req, void *arg)
 		x->hdrs = curl_slist_append(x->hdrs, "Content-Type:");
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
 	hdr_free(&in);
+	x->idle = evtimer_new(t->base, on_upstream_silent, x);
+	upstream_alive(x);
 	curl_multi_add_handle(t->multi, e);
+}
+
+/* The upstream said nothing for --upstream-timeout. */
+static void on_upstream_silent(evutil_socket_t fd, short what, void *arg)
+{
+	struct exch *x = arg;
+	char why[128];
+
+	(void)fd;
+	(void)what;
+	snprintf(why, sizeof(why), "the upstream sent nothing for %d ms (--upstream-timeout)",
+		 x->tap->o->upstream_timeout_ms);
+	if (!x->head_sent) {
+		if (x->req) {
+			char msg[200];
+			snprintf(msg, sizeof(msg), "mcptap: %s", why);
+			send_error_body(x, 504, "Gateway Timeout", msg);
+		}
+		exch_end(x, "timeout", why);
+		return;
+	}
+	struct hconn *c = x->conn;
+	exch_end(x, "timeout", why);
+	if (c && c->evcon)
+		evhttp_connection_free(c->evcon); /* (a cut response, as upstream-gone) */
 }
 
 /* ---- starting and stopping ---- */
@@ -1140,6 +1196,8 @@ void httptap_opts_default(struct httptap_opts *o)
 	o->max_headers = 64 * 1024;
 	o->max_body = 16u << 20;
 	o->connect_timeout_ms = 10000;
+	o->upstream_timeout_ms = 300000;
+	o->client_timeout_ms = 60000;
 	o->stop_ms = 2000;
 	writer_opts_default(&o->wopts);
 }
@@ -1189,8 +1247,12 @@ int httptap_run(const struct httptap_opts *o)
 	evhttp_set_allowed_methods(t.http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
 						   EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
 						   EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
-	/* No timeout on the client's connection: an idle SSE stream is healthy. */
-	evhttp_set_timeout(t.http, 24 * 3600);
+	/* A client's connection times out reading a request or writing an answer;
+	 * an SSE stream's reading is let be (send_head). */
+	{
+		struct timeval tv = {o->client_timeout_ms / 1000, (o->client_timeout_ms % 1000) * 1000};
+		evhttp_set_timeout_tv(t.http, &tv);
+	}
 	evhttp_set_gencb(t.http, on_request, &t);
 	t.bound = evhttp_bind_socket_with_handle(t.http, host, (ev_uint16_t)port);
 	if (!t.bound) {

@@ -26,6 +26,9 @@ struct httptap_opts {
 	size_t max_headers;        /* a request head's limit (431 beyond it) */
 	size_t max_body;           /* a request body's limit (413 beyond it) */
 	int connect_timeout_ms;    /* to reach the upstream */
+	int upstream_timeout_ms;   /* the upstream silent this long (but on an SSE stream) */
+	int client_timeout_ms;     /* a client silent this long sending a request, or not
+				    * reading what is sent to it (but an idle SSE stream) */
 	int stop_ms;               /* after SIGINT or SIGTERM: how long open exchanges get */
 	const char *db_path;
 	struct writer_opts wopts;  /* per session */
