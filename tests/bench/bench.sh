@@ -171,6 +171,10 @@ section_k() {
 	: > "$TMP/kfl.d"; : > "$TMP/kfl.t"
 	mp_why=""
 	mp_version=""
+	# mcp-proxy comes with the pinned node peers (npm ci in tests/node), when npm is there.
+	if [ ! -x "$MCP_PROXY" ] && command -v npm > /dev/null 2>&1; then
+		sh tests/setup.sh node || echo "bench: npm ci in tests/node failed" >&2
+	fi
 	if ! command -v node > /dev/null 2>&1; then
 		mp_why="node is not installed"
 	elif [ ! -x "$MCP_PROXY" ]; then
