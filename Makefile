@@ -106,7 +106,8 @@ tests/bench/%: tests/bench/%.c
 
 # The header-only helpers the peers share (the pattern rules compile $< alone).
 tests/peers/mcp-client tests/bench/load-client tests/bench/byte-relay: tests/peers/spawn.h
-tests/bench/echo-server tests/bench/load-client: tests/bench/jscan.h
+tests/bench/echo-server tests/bench/load-client tests/bench/http-echo tests/bench/http-load: \
+	tests/bench/jscan.h
 
 deps:
 	@tests/setup.sh test

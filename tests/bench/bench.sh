@@ -23,6 +23,10 @@
 #   (i) peak RSS of analyze and stats at 1M and 10M messages ($BENCH_BIG), and
 #       analyze against a scan that checks each message's JSON in SQLite
 #   (j) sessions on a 20M-message file ($BENCH_HUGE)
+#   (k) the HTTP tap: ping p50/p99 against a direct connection (JSON and SSE
+#       answers), requests/s of 32 connections with every message stored, and
+#       mcp-proxy (npm) as a reference, where node is there
+# BENCH_ONLY=k runs section (k) alone.
 set -eu
 cd "$(dirname "$0")/../.."
 B=tests/bench
@@ -31,7 +35,12 @@ RUNS=${BENCH_RUNS:-3}
 PINGS=${BENCH_PINGS:-20000}
 FLOOD=${BENCH_FLOOD:-300000}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mcptap-bench.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+# Servers and taps started in the background (section (k)) are stopped on any exit.
+cleanup() {
+	for _p in ${BG_PIDS:-}; do kill "$_p" 2> /dev/null || :; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
 pin() { taskset -c "$CPU" "$@"; }
 pin2() { taskset -c 0,1 "$@"; }
 
@@ -60,6 +69,196 @@ flood_run() { # flood_run CONFIG N PIN -> messages/s, timed until the process tr
 	t1=$(now_ns)
 	awk -v n="$2" -v ns=$((t1 - t0)) 'BEGIN {printf "%.0f\n", 2 * n / (ns / 1e9)}'
 }
+
+# (k) The HTTP tap in front of tests/bench/http-echo (a Streamable HTTP echo server
+# on evhttp), driven by tests/bench/http-load (keep-alive HTTP/1.1, one MCP session
+# per connection: initialize, notifications/initialized, then requests):
+#   - ping: HPINGS sequential round trips on one connection, everything on CPU $CPU,
+#     direct and through a tap, the upstream answering JSON and then SSE
+#   - flood: HFLOOD requests over 32 connections on CPUs 0,1, direct and through a
+#     tap, timed until the tap has exited after SIGINT (so every message is stored)
+#   - where mcp-proxy (npm, pinned in tests/node) is installed, the same ping through
+#     it: mcp-proxy bridges HTTP to stdio only, so it spawns tests/bench/echo-server,
+#     and since it answers ping itself the requests are tools/call (--call); its
+#     added latency is against a direct tools/call ping of http-echo in the same run
+# Each capture file must hold exactly what was sent: per connection, initialize and
+# its answer and the notification (3), and a request and an answer per ping (2).
+HPINGS=${BENCH_HTTP_PINGS:-5000}
+HFLOOD=${BENCH_HTTP_FLOOD:-50000}
+HCONNS=32
+MCP_PROXY=tests/node/node_modules/.bin/mcp-proxy
+BG_PIDS=""
+
+# start_echo CPUS [--sse]: runs http-echo on CPUS; ECHO_PID, ECHO_ORIGIN, ECHO_URL
+# (taskset itself, not pin: a function run in the background would be a subshell,
+# and its pid not the server's)
+start_echo() {
+	_cpus=$1
+	shift
+	rm -f "$TMP/echo.port"
+	taskset -c "$_cpus" $B/http-echo "$@" 0 > "$TMP/echo.port" &
+	ECHO_PID=$!
+	BG_PIDS="$BG_PIDS $ECHO_PID"
+	_n=0
+	while [ ! -s "$TMP/echo.port" ] && [ $_n -lt 200 ]; do sleep 0.05; _n=$((_n + 1)); done
+	[ -s "$TMP/echo.port" ] || { echo "bench: http-echo did not start" >&2; exit 1; }
+	ECHO_ORIGIN=http://127.0.0.1:$(cat "$TMP/echo.port")
+	ECHO_URL=$ECHO_ORIGIN/mcp
+}
+
+# stop_bg PID: SIGTERM, and its exit status must be 0
+stop_bg() {
+	kill "$1"
+	_st=0
+	wait "$1" || _st=$?
+	[ $_st -eq 0 ] || { echo "bench: process $1 exited with status $_st" >&2; exit 1; }
+}
+
+# start_tap CPUS DB: a tap on CPUS in front of ECHO_ORIGIN; TAP_PID, TAP_URL
+start_tap() {
+	rm -f "$2" "$2"-*
+	taskset -c "$1" ./mcptap record -w "$2" --listen 127.0.0.1:0 --upstream "$ECHO_ORIGIN" < /dev/null > /dev/null 2> "$TMP/tap.err" &
+	TAP_PID=$!
+	BG_PIDS="$BG_PIDS $TAP_PID"
+	_n=0
+	TAP_URL=""
+	while [ -z "$TAP_URL" ] && [ $_n -lt 200 ]; do
+		TAP_URL=$(sed -n 's/^mcptap: listening on \(http:[^,]*\),.*/\1/p' "$TMP/tap.err")
+		[ -n "$TAP_URL" ] || sleep 0.05
+		_n=$((_n + 1))
+	done
+	[ -n "$TAP_URL" ] || { cat "$TMP/tap.err" >&2; echo "bench: the HTTP tap did not start" >&2; exit 1; }
+	TAP_URL=$TAP_URL/mcp
+}
+
+# stop_tap DB EXPECTED: SIGINT, wait for its exit (0), and DB must hold EXPECTED messages
+stop_tap() {
+	kill -INT "$TAP_PID"
+	_st=0
+	wait "$TAP_PID" || _st=$?
+	[ $_st -eq 0 ] || { cat "$TMP/tap.err" >&2; echo "bench: mcptap exited with status $_st" >&2; exit 1; }
+	TAP_STORED=$(sqlite3 "$1" "select count(*) from message")
+	if [ "$TAP_STORED" != "$2" ]; then
+		echo "bench: FAILED: the capture file holds $TAP_STORED messages, not $2" >&2
+		exit 1
+	fi
+}
+
+# start_mcp_proxy: mcp-proxy on CPU $CPU in front of the stdio echo-server; MP_PID, MP_URL
+start_mcp_proxy() {
+	# A free port: an http-echo takes one, says which, and gives it back.
+	start_echo "$CPU"
+	_port=$(cat "$TMP/echo.port")
+	stop_bg "$ECHO_PID"
+	taskset -c "$CPU" "$MCP_PROXY" --port "$_port" --server stream -- $B/echo-server > "$TMP/mp.out" 2> "$TMP/mp.err" &
+	MP_PID=$!
+	BG_PIDS="$BG_PIDS $MP_PID"
+	MP_URL=http://127.0.0.1:$_port/mcp
+	_n=0
+	until $B/http-load --call ping 1 "$MP_URL" > /dev/null 2>&1; do
+		_n=$((_n + 1))
+		if [ $_n -ge 100 ] || ! kill -0 "$MP_PID" 2> /dev/null; then
+			cat "$TMP/mp.err" >&2
+			MP_URL=""
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+section_k() {
+	for c in dj tj ds ts dc mp; do : > "$TMP/k50.$c"; : > "$TMP/k99.$c"; done
+	: > "$TMP/kfl.d"; : > "$TMP/kfl.t"
+	mp_why=""
+	mp_version=""
+	# mcp-proxy comes with the pinned node peers (npm ci in tests/node), when npm is there.
+	if [ ! -x "$MCP_PROXY" ] && command -v npm > /dev/null 2>&1; then
+		sh tests/setup.sh node || echo "bench: npm ci in tests/node failed" >&2
+	fi
+	if ! command -v node > /dev/null 2>&1; then
+		mp_why="node is not installed"
+	elif [ ! -x "$MCP_PROXY" ]; then
+		mp_why="mcp-proxy is not installed (tests/setup.sh node: npm ci in tests/node)"
+	else
+		mp_version=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' tests/node/node_modules/mcp-proxy/package.json)
+		if start_mcp_proxy; then
+			# Warm its JIT up before anything is timed.
+			$B/http-load --call ping 2000 "$MP_URL" > /dev/null
+		else
+			mp_why="mcp-proxy $mp_version did not start or did not answer"
+		fi
+	fi
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		for mode in j s; do
+			if [ $mode = s ]; then start_echo "$CPU" --sse; else start_echo "$CPU"; fi
+			out=$(pin $B/http-load ping "$HPINGS" "$ECHO_URL")
+			echo "$out" | field p50_us >> "$TMP/k50.d$mode"
+			echo "$out" | field p99_us >> "$TMP/k99.d$mode"
+			start_tap "$CPU" "$TMP/k.db"
+			out=$(pin $B/http-load ping "$HPINGS" "$TAP_URL")
+			stop_tap "$TMP/k.db" $((3 + 2 * HPINGS))
+			echo "$out" | field p50_us >> "$TMP/k50.t$mode"
+			echo "$out" | field p99_us >> "$TMP/k99.t$mode"
+			if [ $mode = j ] && [ -n "${MP_URL:-}" ]; then
+				out=$(pin $B/http-load --call ping "$HPINGS" "$ECHO_URL")
+				echo "$out" | field p50_us >> "$TMP/k50.dc"
+				echo "$out" | field p99_us >> "$TMP/k99.dc"
+				out=$(pin $B/http-load --call ping "$HPINGS" "$MP_URL")
+				echo "$out" | field p50_us >> "$TMP/k50.mp"
+				echo "$out" | field p99_us >> "$TMP/k99.mp"
+			fi
+			stop_bg "$ECHO_PID"
+		done
+		start_echo 0,1
+		t0=$(now_ns)
+		pin2 $B/http-load flood "$HFLOOD" $HCONNS "$ECHO_URL" > /dev/null
+		t1=$(now_ns)
+		echo $((t1 - t0)) >> "$TMP/kfl.d"
+		start_tap 0,1 "$TMP/kf.db"
+		t0=$(now_ns)
+		pin2 $B/http-load flood "$HFLOOD" $HCONNS "$TAP_URL" > /dev/null
+		stop_tap "$TMP/kf.db" $((3 * HCONNS + 2 * HFLOOD))
+		t1=$(now_ns)
+		echo $((t1 - t0)) >> "$TMP/kfl.t"
+		stop_bg "$ECHO_PID"
+		i=$((i + 1))
+	done
+	if [ -n "${MP_PID:-}" ]; then
+		kill "$MP_PID"
+		wait "$MP_PID" || :
+	fi
+
+	echo "(k) the HTTP tap in front of a Streamable HTTP echo server (tests/bench/http-echo, evhttp)"
+	echo "    ping round trip, $HPINGS sequential requests on one keep-alive connection, CPU $CPU"
+	for mode in j s; do
+		if [ $mode = j ]; then name="JSON"; else name="SSE"; fi
+		awk -v name="$name" -v d50="$(median < "$TMP/k50.d$mode")" -v d99="$(median < "$TMP/k99.d$mode")" \
+			-v t50="$(median < "$TMP/k50.t$mode")" -v t99="$(median < "$TMP/k99.t$mode")" 'BEGIN {
+			printf "    %-4s  direct p50 %7.1f µs p99 %7.1f µs   mcptap p50 %7.1f µs p99 %7.1f µs\n", name, d50, d99, t50, t99
+			printf "          mcptap/direct p50 = %.2fx (target <= 1.2), p99 = %.2fx; added p50 = %.1f µs\n", t50 / d50, t99 / d99, t50 - d50 }'
+	done
+	echo "    flood, $HFLOOD requests over $HCONNS connections (one session each), CPUs 0,1, until the tap has exited"
+	awk -v n="$HFLOOD" -v d="$(median < "$TMP/kfl.d")" -v t="$(median < "$TMP/kfl.t")" 'BEGIN {
+		printf "    direct %.0f requests/s   mcptap %.0f requests/s, every message stored (target >= 20000)   mcptap/direct = %.2fx\n", n / (d / 1e9), n / (t / 1e9), d / t }'
+	echo "    every capture file held exactly what was sent; the last flood's: $TAP_STORED messages (3 x $HCONNS + 2 x $HFLOOD)"
+	if [ -n "$mp_why" ]; then
+		echo "    mcp-proxy: not measured: $mp_why"
+	else
+		awk -v v="$mp_version" -v d50="$(median < "$TMP/k50.dc")" -v m50="$(median < "$TMP/k50.mp")" -v m99="$(median < "$TMP/k99.mp")" \
+			-v td="$(median < "$TMP/k50.dj")" -v tt="$(median < "$TMP/k50.tj")" 'BEGIN {
+			printf "    mcp-proxy %s (HTTP to stdio: it spawns tests/bench/echo-server), tools/call pings (it answers ping itself):\n", v
+			printf "          mcp-proxy p50 %.1f µs p99 %.1f µs; direct tools/call p50 %.1f µs; added p50 = %.1f µs\n", m50, m99, d50, m50 - d50
+			printf "          added latency mcp-proxy / mcptap (JSON) = %.1fx (target >= 10)\n", (m50 - d50) / (tt - td) }'
+	fi
+}
+
+if [ "${BENCH_ONLY:-}" = k ]; then
+	echo "mcptap benchmarks: section (k) only; $(nproc) CPUs; median of $RUNS runs"
+	echo
+	section_k
+	exit 0
+fi
 
 echo "mcptap benchmarks: $(nproc) CPUs; ping and flood pinned to CPU $CPU, flood also to CPUs 0,1; median of $RUNS runs"
 echo
@@ -269,3 +468,6 @@ echo
 echo "(j) sessions on a $HUGE-message file ($(du -m "$TMP/huge.db" | cut -f1) MB)"
 awk -v a="$(median < "$TMP/ss")" -v s="$(median < "$TMP/sq")" 'BEGIN {
 	printf "    %.1f ms; the sqlite3 shell counting its sessions: %.1f ms; %.2fx\n", a / 1e6, s / 1e6, a / s }'
+
+echo
+section_k
