@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <curl/curl.h>
 #include <event2/buffer.h>
@@ -51,7 +53,8 @@ struct hconn;
 /* A capture session: one MCP session. */
 struct hsess {
 	int64_t num;
-	struct writer *w;
+	struct writer *w;     /* the tap's (shared by every session) */
+	int h;                /* this session's handle in it */
 	int64_t seq;          /* the last seq given */
 	int64_t t0;           /* monotonic ns */
 	int64_t started_wall;
@@ -131,6 +134,7 @@ struct tap {
 	char origin[512];     /* the upstream's scheme://authority */
 	char capath[512];
 	struct hs_tracker tr;
+	struct writer *w;     /* stores every session, on one connection */
 	struct hsess **sess;  /* by number; [0] unused */
 	size_t nsess, capsess;
 	struct hconn *conns;
@@ -139,6 +143,8 @@ struct tap {
 	int stopping;
 	int exchanges;        /* in flight */
 	struct mt_buf scratch, scratch2;
+	CURL *pool[64];       /* easy handles of ended transfers, reset, for the next ones */
+	int npool;
 };
 
 /* ---- sessions ---- */
@@ -159,7 +165,8 @@ static struct hsess *session_new(struct tap *t, int64_t num, enum hs_kind kind,
 	sn.started_wall = s->started_wall;
 	sn.upstream = t->o->upstream;
 	sn.client_addr = client_addr;
-	s->w = writer_open(t->o->db_path, &sn, s->t0, &t->o->wopts);
+	s->w = t->w;
+	s->h = writer_session_new(t->w, &sn, s->t0);
 	if ((size_t)num >= t->capsess) {
 		size_t cap = t->capsess ? t->capsess * 2 : 64;
 		while (cap <= (size_t)num)
@@ -183,7 +190,7 @@ static void session_finish(struct hsess *s)
 	e.duration_ns = mt_mono_ns() - s->t0;
 	e.exit_status = -1;
 	e.exit_signal = -1;
-	writer_finish(s->w, &e, NULL);
+	writer_session_end(s->w, s->h, &e);
 	mt_map_release(&s->seen);
 	free(s->http_id);
 	free(s->endpoint);
@@ -236,6 +243,12 @@ static int64_t next_seq(struct hsess *s)
 	return ++s->seq;
 }
 
+/* Nanoseconds since the session began. */
+static int64_t clock_of(const struct hsess *s)
+{
+	return mt_mono_ns() - s->t0;
+}
+
 static const char *headers_json(struct tap *t, const struct hdr_list *l, struct mt_buf *out)
 {
 	mt_buf_reset(out);
@@ -251,6 +264,7 @@ static void log_message(struct exch *x, enum writer_stream s, const char *channe
 	struct writer_http_msg m;
 
 	memset(&m, 0, sizeof(m));
+	m.sess = x->sess->h;
 	m.seq = next_seq(x->sess);
 	m.s = s;
 	m.channel = channel;
@@ -312,7 +326,13 @@ static void exch_end(struct exch *x, const char *outcome, const char *error)
 	x->done = 1;
 	if (x->easy) {
 		curl_multi_remove_handle(t->multi, x->easy);
-		curl_easy_cleanup(x->easy);
+		/* A handle is costly to make; its connection stays in the multi's cache. */
+		if (t->npool < (int)(sizeof(t->pool) / sizeof(t->pool[0]))) {
+			curl_easy_reset(x->easy);
+			t->pool[t->npool++] = x->easy;
+		} else {
+			curl_easy_cleanup(x->easy);
+		}
 		x->easy = NULL;
 	}
 	if (x->idle) {
@@ -333,13 +353,13 @@ static void exch_end(struct exch *x, const char *outcome, const char *error)
 			snprintf(why, sizeof(why),
 				 "a response body of %zu bytes is larger than --max-message (%zu)",
 				 x->rbody_total, t->o->wopts.max_message);
-			writer_put_gap(x->sess->w, next_seq(x->sess), WS_S2C, x->rbody_total, why);
+			writer_put_gap(x->sess->w, x->sess->h, next_seq(x->sess), WS_S2C, x->rbody_total, why);
 		} else {
 			kept = x->rbody.data;
 			kept_len = x->rbody.len < KEEP_BODY_MAX ? x->rbody.len : KEEP_BODY_MAX;
 		}
 	}
-	writer_put_exchange_end(x->sess->w, x->seq, writer_clock(x->sess->w), outcome, error, kept,
+	writer_put_exchange_end(x->sess->w, x->sess->h, x->seq, clock_of(x->sess), outcome, error, kept,
 				kept_len);
 	x->sess->open--;
 	t->exchanges--;
@@ -411,7 +431,7 @@ static void send_head(struct exch *x)
 	if (sid && !x->req_session_id && x->status >= 200 && x->status < 300) {
 		if (!s->http_id) {
 			s->http_id = mt_strdup(sid);
-			writer_put_http_id(s->w, sid);
+			writer_put_http_id(s->w, s->h, sid);
 		}
 		hs_named(&t->tr, s->num, sid);
 	} else if (x->initialize && !sid && !x->req_session_id && x->status >= 200 &&
@@ -423,8 +443,8 @@ static void send_head(struct exch *x)
 		s->ended = 1;
 		hs_end(&t->tr, s->num);
 	}
-	writer_put_exchange_head(s->w, x->seq, x->status, headers_json(t, &x->rh, &t->scratch),
-				 resp_type(x), writer_clock(s->w));
+	writer_put_exchange_head(s->w, s->h, x->seq, x->status, headers_json(t, &x->rh, &t->scratch),
+				 resp_type(x), clock_of(s));
 	if (!x->req)
 		return;
 	struct evkeyvalq *out = evhttp_request_get_output_headers(x->req);
@@ -559,7 +579,7 @@ static void on_sse_event(void *ctx, const struct mt_sse_event *ev)
 		char why[160];
 		snprintf(why, sizeof(why), "an SSE event of %zu bytes is larger than the limit",
 			 ev->raw_len);
-		writer_put_gap(s->w, next_seq(s), WS_S2C, ev->raw_len, why);
+		writer_put_gap(s->w, s->h, next_seq(s), WS_S2C, ev->raw_len, why);
 		return;
 	}
 	if (type && !strcmp(type, "endpoint")) {
@@ -569,7 +589,7 @@ static void on_sse_event(void *ctx, const struct mt_sse_event *ev)
 			s->endpoint = mt_strndup(ev->data, ev->data_len);
 			target = hs_uri_target(s->endpoint);
 			hs_endpoint(&x->tap->tr, s->num, target);
-			writer_put_http_id(s->w, target);
+			writer_put_http_id(s->w, s->h, target);
 			/* An absolute URI names the upstream: the client would go round
 			 * the tap. It is given the tap's origin instead (what is stored is
 			 * what the server said). */
@@ -684,8 +704,8 @@ static void send_error_body(struct exch *x, int status, const char *reason, cons
 	{
 		struct hdr_list l = {NULL, 0, 0};
 		hdr_add(&l, "Content-Type", 12, "application/json", 16);
-		writer_put_exchange_head(x->sess->w, x->seq, status, headers_json(x->tap, &l, &x->tap->scratch),
-					 "json", writer_clock(x->sess->w));
+		writer_put_exchange_head(x->sess->w, x->sess->h, x->seq, status, headers_json(x->tap, &l, &x->tap->scratch),
+					 "json", clock_of(x->sess));
 		hdr_free(&l);
 	}
 	free(text);
@@ -866,6 +886,13 @@ static struct hconn *conn_of(struct tap *t, struct evhttp_connection *evcon)
 		t->conns->prev = c;
 	t->conns = c;
 	evhttp_connection_set_closecb(evcon, on_conn_close, c);
+	/* Small writes (a head, an SSE event) go at once, as the upstream's do. */
+	{
+		int one = 1;
+		evutil_socket_t fd = bufferevent_getfd(evhttp_connection_get_bufferevent(evcon));
+		if (fd >= 0)
+			(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
 	return c;
 }
 
@@ -963,7 +990,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 	if (created && sid && *sid && !x->sess->http_id) {
 		/* A session joined midway (or an id the server will refuse). */
 		x->sess->http_id = mt_strdup(sid);
-		writer_put_http_id(x->sess->w, sid);
+		writer_put_http_id(x->sess->w, x->sess->h, sid);
 	}
 	x->sess->open++;
 	t->exchanges++;
@@ -997,7 +1024,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 			se.req_body = x->body;
 			se.req_body_len = x->body_len;
 		}
-		writer_put_exchange_begin(x->sess->w, &se);
+		writer_put_exchange_begin(x->sess->w, x->sess->h, &se);
 		mt_buf_release(&tg);
 		if (rpc)
 			log_message(x, WS_C2S, "body", x->body, x->body_len, NULL, NULL, 0);
@@ -1007,7 +1034,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 	mt_buf_reset(&t->scratch2);
 	mt_buf_printf(&t->scratch2, "%s%s", t->origin, target);
 	x->url = mt_strndup(t->scratch2.data, t->scratch2.len);
-	x->easy = curl_easy_init();
+	x->easy = t->npool ? t->pool[--t->npool] : curl_easy_init();
 	CURL *e = x->easy;
 	curl_easy_setopt(e, CURLOPT_URL, x->url);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
@@ -1065,6 +1092,12 @@ static void on_request(struct evhttp_request *req, void *arg)
 	x->idle = evtimer_new(t->base, on_upstream_silent, x);
 	upstream_alive(x);
 	curl_multi_add_handle(t->multi, e);
+	/* Start it now rather than at the next turn of the loop (curl's 0 ms timer). */
+	{
+		int running;
+		curl_multi_socket_action(t->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+		check_done(t);
+	}
 }
 
 /* The upstream said nothing for --upstream-timeout. */
@@ -1273,12 +1306,15 @@ int httptap_run(const struct httptap_opts *o)
 	}
 	if (o->insecure)
 		mt_warn("--insecure: the upstream's certificate and host name are not checked");
+	t.w = writer_open_shared(o->db_path, &o->wopts);
 	t.curl_timer = evtimer_new(t.base, on_curl_timeout, &t);
 	t.unpause = event_new(t.base, -1, 0, on_unpause, &t);
 	curl_multi_setopt(t.multi, CURLMOPT_SOCKETFUNCTION, curl_socket_cb);
 	curl_multi_setopt(t.multi, CURLMOPT_SOCKETDATA, &t);
 	curl_multi_setopt(t.multi, CURLMOPT_TIMERFUNCTION, curl_timer_cb);
 	curl_multi_setopt(t.multi, CURLMOPT_TIMERDATA, &t);
+	/* Keep the upstream connections of every client (curl's default keeps a few). */
+	curl_multi_setopt(t.multi, CURLMOPT_MAXCONNECTS, 1024L);
 	t.sig_int = evsignal_new(t.base, SIGINT, on_signal, &t);
 	t.sig_term = evsignal_new(t.base, SIGTERM, on_signal, &t);
 	evsignal_add(t.sig_int, NULL);
@@ -1298,6 +1334,8 @@ int httptap_run(const struct httptap_opts *o)
 		if (t.sess[i])
 			session_finish(t.sess[i]);
 	free(t.sess);
+	writer_finish(t.w, NULL, NULL);
+	t.w = NULL;
 out:
 	if (t.http)
 		evhttp_free(t.http);
@@ -1307,6 +1345,8 @@ out:
 		t.conns = c->next;
 		free(c);
 	}
+	while (t.npool)
+		curl_easy_cleanup(t.pool[--t.npool]);
 	if (t.multi)
 		curl_multi_cleanup(t.multi);
 	if (t.curl_timer)

@@ -29,6 +29,9 @@ enum chunk_type {
 	CH_XEND,     /* data: the response body kept on it; str: outcome, error; num: end_ns */
 	CH_HTTP_ID,  /* str: the session's Mcp-Session-Id */
 	CH_GAP,      /* a message not stored: num: its bytes; str: why */
+	CH_SESSION_NEW, /* a shared writer's session: str: transport, upstream, client_addr,
+			 * command; num: started_wall; seq: its t0 (monotonic ns) */
+	CH_SESSION_END, /* str: error; num: ended_wall, duration_ns */
 };
 
 #define CHUNK_STRS 4
@@ -41,6 +44,7 @@ struct chunk {
 	size_t n;     /* bytes counted as held (CH_BYTES: 0 when the stream ended) */
 	size_t lines; /* newlines in data: the messages it ends (records: 1) */
 	enum chunk_type type;
+	int sess;     /* records of a shared writer: the session's handle (0: the writer's own) */
 	int64_t seq;  /* records: their seq, given by the producer */
 	int64_t num[2];
 	size_t len;   /* records: data's bytes before the strings */
@@ -100,6 +104,15 @@ struct writer {
 	int64_t lost_seq;        /* where the loss began */
 	int64_t init_seq;        /* the initialize request's seq, until it is answered */
 	struct mt_map open;      /* requests awaiting an answer: key -> seq */
+	/* A shared writer (writer_open_shared) stores many sessions: session,
+	 * init_seq and open above are the current one's, the others wait in
+	 * slots (by handle; 0 is the writer's own). */
+	int shared;
+	struct wslot *slots;
+	size_t nslots;
+	int cur_sess;            /* the handle whose state is above */
+	int next_handle;         /* producers' side, under mu */
+	int lost_sess;           /* where the loss began */
 	struct mt_buf key;       /* scratch for the map's keys */
 	struct mt_buf red;       /* scratch for a redacted frame */
 	int pem;                 /* stderr is inside a private key (mt_redact_line) */
@@ -107,6 +120,15 @@ struct writer {
 	struct store_session_end end;
 	char *end_error;
 	struct writer_stats stats;
+};
+
+/* A session of a shared writer, while another is current. */
+struct wslot {
+	int64_t session;   /* the store's id; 0: not created (yet, or it could not be) */
+	int64_t t0;        /* its clock's start, monotonic ns */
+	int64_t init_seq;
+	struct mt_map open;
+	int used;
 };
 
 /* Set from a signal handler: stop waiting for a lock (see writer_give_up). */
@@ -135,8 +157,10 @@ void writer_opts_default(struct writer_opts *o)
 /* msgs messages (bytes) from seq on were relayed but are not stored. */
 static void lose(struct writer *w, uint64_t msgs, uint64_t bytes, int64_t seq)
 {
-	if (!w->lost_msgs && !w->lost_bytes)
+	if (!w->lost_msgs && !w->lost_bytes) {
 		w->lost_seq = seq;
+		w->lost_sess = w->cur_sess;
+	}
 	w->lost_msgs += msgs;
 	w->lost_bytes += bytes;
 	w->stats.lost_messages += msgs;
@@ -547,6 +571,23 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 }
 
 
+/* Make session h of a shared writer the current one. */
+static void switch_session(struct writer *w, int h)
+{
+	struct wslot *c;
+
+	if (h == w->cur_sess || h < 0 || (size_t)h >= w->nslots || !w->slots[h].used)
+		return;
+	c = &w->slots[w->cur_sess];
+	c->session = w->session;
+	c->init_seq = w->init_seq;
+	c->open = w->open;
+	w->session = w->slots[h].session;
+	w->init_seq = w->slots[h].init_seq;
+	w->open = w->slots[h].open;
+	w->cur_sess = h;
+}
+
 static const char *chunk_str(const struct chunk *ch, int i)
 {
 	return ch->str[i] ? ch->data + ch->str[i] - 1 : NULL;
@@ -556,17 +597,66 @@ static const char *chunk_str(const struct chunk *ch, int i)
 static void process_record(struct writer *w, const struct chunk *ch)
 {
 	struct mt_err err = {"", 0};
-	int64_t seq = ch->seq;
+	int64_t seq = ch->type == CH_SESSION_NEW ? 0 : ch->seq;
 	int rc = 0;
 
+	if (w->shared && ch->type == CH_SESSION_NEW) {
+		/* A slot for it, created in the store when it can be. */
+		size_t h = (size_t)ch->num[1];
+		if (h >= w->nslots) {
+			size_t n = w->nslots ? w->nslots * 2 : 16;
+			while (n <= h)
+				n *= 2;
+			w->slots = mt_realloc(w->slots, n * sizeof(*w->slots));
+			memset(w->slots + w->nslots, 0, (n - w->nslots) * sizeof(*w->slots));
+			w->nslots = n;
+		}
+		w->slots[h].used = 1;
+		w->slots[h].t0 = ch->seq;
+		mt_map_init(&w->slots[h].open, OPEN_REQUESTS_MAX);
+	}
+	if (w->shared) {
+		switch_session(w, ch->sess);
+		if (!w->session && ch->type != CH_SESSION_NEW)
+			seq = 0; /* (its session could not be made: what it holds is lost) */
+	}
 	if (seq >= w->seq)
 		w->seq = seq + 1;
-	if (!w->in_txn) {
+	if (!w->in_txn || (w->shared && !w->session && ch->type != CH_SESSION_NEW)) {
 		if (ch->type == CH_MSG || ch->type == CH_GAP)
 			lose(w, 1, ch->type == CH_MSG ? ch->len : (size_t)ch->num[0], seq);
 		return;
 	}
+	int64_t t_ns = w->shared ? ch->t_ns - w->slots[w->cur_sess].t0 : ch->t_ns;
 	switch (ch->type) {
+	case CH_SESSION_NEW: {
+		struct store_session_new sn;
+		memset(&sn, 0, sizeof(sn));
+		sn.transport = chunk_str(ch, 0);
+		sn.upstream = chunk_str(ch, 1);
+		sn.client_addr = chunk_str(ch, 2);
+		sn.command = chunk_str(ch, 3);
+		sn.started_wall = ch->num[0];
+		int64_t id = 0;
+		rc = store_session_create(w->st, &sn, &id, &err);
+		if (!rc) {
+			w->slots[ch->sess].session = id;
+			if (w->cur_sess == ch->sess)
+				w->session = id;
+		}
+		break;
+	}
+	case CH_SESSION_END: {
+		struct store_session_end e;
+		memset(&e, 0, sizeof(e));
+		e.ended_wall = ch->num[0];
+		e.duration_ns = ch->num[1];
+		e.exit_status = -1;
+		e.exit_signal = -1;
+		e.error = chunk_str(ch, 0);
+		rc = store_session_finish(w->st, w->session, &e, &err);
+		break;
+	}
 	case CH_MSG: {
 		struct msg_meta mm = {chunk_str(ch, 0), ch->num[0], chunk_str(ch, 1),
 				      chunk_str(ch, 2), (int)ch->num[1]};
@@ -578,8 +668,7 @@ static void process_record(struct writer *w, const struct chunk *ch)
 			store_gap(w, seq, ch->s, ch->len, why);
 			return;
 		}
-		rc = store_message(w, ch->s, ch->data, ch->len, 0, seq, ch->t_ns, ch->wall, &mm,
-				   &err);
+		rc = store_message(w, ch->s, ch->data, ch->len, 0, seq, t_ns, ch->wall, &mm, &err);
 		if (!rc)
 			w->txn_bytes += ch->len;
 		break;
@@ -593,7 +682,7 @@ static void process_record(struct writer *w, const struct chunk *ch)
 		x.session = w->session;
 		x.seq = seq;
 		x.conn = ch->num[0];
-		x.t_ns = ch->t_ns;
+		x.t_ns = t_ns;
 		x.wall = ch->wall;
 		x.method = chunk_str(ch, 0);
 		x.target = chunk_str(ch, 1);
@@ -659,7 +748,9 @@ static void store_pending(struct writer *w)
 
 	while (w->pending) {
 		struct chunk *ch = w->pending;
-		int stored = ensure_txn(w, ch->type == CH_BYTES ? w->seq : ch->seq) == 0;
+		int stored = ensure_txn(w, ch->type == CH_BYTES		 ? w->seq
+					   : ch->type == CH_SESSION_NEW ? 0
+									: ch->seq) == 0;
 
 		w->pending = ch->next;
 		process(w, ch);
@@ -722,7 +813,7 @@ static void open_store(struct writer *w)
 		mt_warn("%s can be read by other users (mode %04o), and so can its -wal and -shm "
 			"files: traffic may hold secrets; chmod 600 it",
 			w->o.label, (unsigned)(sb.st_mode & 07777));
-	while (store_session_create(w->st, &w->sn, &w->session, &err)) {
+	while (!w->shared && store_session_create(w->st, &w->sn, &w->session, &err)) {
 		if (!err.busy || !keep_waiting(w)) {
 			if (!w->gave_up)
 				mt_warn("cannot log to %s: %s; relaying without logging", w->o.label,
@@ -765,7 +856,11 @@ static void finish_session(struct writer *w)
 	}
 	if (!w->st)
 		return;
-	if (w->lost_msgs || w->lost_bytes || w->failed) {
+	if (w->shared)
+		switch_session(w, w->lost_sess);
+	if ((w->lost_msgs || w->lost_bytes || w->failed) && !w->session) {
+		w->failed = 1; /* (a shared writer whose sessions could not be made) */
+	} else if (w->lost_msgs || w->lost_bytes || w->failed) {
 		/* Record the gap: after a failure, a checkpoint may have made room. */
 		char why[700];
 		snprintf(why, sizeof(why), "%s", w->failed ? w->fail_reason : "not stored");
@@ -869,24 +964,32 @@ static void *writer_main(void *arg)
 
 static struct writer *start(struct store *st, int64_t session, int64_t t0_ns,
 			    const struct writer_opts *o, const char *path,
-			    const struct store_session_new *sn)
+			    const struct store_session_new *sn, int shared)
 {
 	struct writer *w = mt_calloc(1, sizeof(*w));
 	pthread_condattr_t ca;
 
 	w->o = *o;
+	w->shared = shared;
+	if (shared) {
+		w->nslots = 16;
+		w->slots = mt_calloc(w->nslots, sizeof(*w->slots));
+		w->slots[0].used = 1;
+	}
 	w->st = st;
 	w->session = session;
 	w->t0 = t0_ns;
 	w->seq = 1;
 	if (path) {
 		w->path = mt_strdup(path);
-		w->sn = *sn;
-		w->sn.transport = mt_strdup(sn->transport ? sn->transport : "stdio");
-		w->sn.command = sn->command ? mt_strdup(sn->command) : NULL;
-		w->sn.cwd = sn->cwd ? mt_strdup(sn->cwd) : NULL;
-		w->sn.upstream = sn->upstream ? mt_strdup(sn->upstream) : NULL;
-		w->sn.client_addr = sn->client_addr ? mt_strdup(sn->client_addr) : NULL;
+		if (sn) {
+			w->sn = *sn;
+			w->sn.transport = mt_strdup(sn->transport ? sn->transport : "stdio");
+			w->sn.command = sn->command ? mt_strdup(sn->command) : NULL;
+			w->sn.cwd = sn->cwd ? mt_strdup(sn->cwd) : NULL;
+			w->sn.upstream = sn->upstream ? mt_strdup(sn->upstream) : NULL;
+			w->sn.client_addr = sn->client_addr ? mt_strdup(sn->client_addr) : NULL;
+		}
 		w->stalled = 1; /* until the session is there to store into */
 	} else if (st) {
 		store_set_lock_wait(st, LOCK_SLICE_MS, on_lock_wait, w);
@@ -912,13 +1015,18 @@ static struct writer *start(struct store *st, int64_t session, int64_t t0_ns,
 struct writer *writer_start(struct store *st, int64_t session, int64_t t0_ns,
 			    const struct writer_opts *o)
 {
-	return start(st, session, t0_ns, o, NULL, NULL);
+	return start(st, session, t0_ns, o, NULL, NULL, 0);
 }
 
 struct writer *writer_open(const char *path, const struct store_session_new *sn, int64_t t0_ns,
 			   const struct writer_opts *o)
 {
-	return start(NULL, 0, t0_ns, o, path, sn);
+	return start(NULL, 0, t0_ns, o, path, sn, 0);
+}
+
+struct writer *writer_open_shared(const char *path, const struct writer_opts *o)
+{
+	return start(NULL, 0, 0, o, path, NULL, 1);
 }
 
 static void put(struct writer *w, enum writer_stream s, const char *p, size_t n, int timed,
@@ -977,8 +1085,8 @@ static void put(struct writer *w, enum writer_stream s, const char *p, size_t n,
  * A record of the HTTP tap: len bytes of body, then the strings (NULL ones
  * stay NULL), and two numbers. It counts as one line and its bytes.
  */
-static void put_record(struct writer *w, enum chunk_type type, enum writer_stream s, int64_t seq,
-		       const void *body, size_t len, const char *const strs[CHUNK_STRS],
+static void put_record(struct writer *w, int h, enum chunk_type type, enum writer_stream s,
+		       int64_t seq, const void *body, size_t len, const char *const strs[CHUNK_STRS],
 		       int64_t num0, int64_t num1)
 {
 	size_t n = len, sl[CHUNK_STRS];
@@ -990,6 +1098,7 @@ static void put_record(struct writer *w, enum chunk_type type, enum writer_strea
 	}
 	ch = mt_calloc(1, sizeof(*ch) + n);
 	ch->type = type;
+	ch->sess = h;
 	ch->s = s;
 	ch->seq = seq;
 	ch->num[0] = num0;
@@ -1014,47 +1123,67 @@ void writer_put_msg(struct writer *w, const struct writer_http_msg *m)
 {
 	const char *strs[CHUNK_STRS] = {m->channel, m->sse_id, m->sse_event, NULL};
 
-	put_record(w, CH_MSG, m->s, m->seq, m->p, m->n, strs, m->exchange, m->replayed);
+	put_record(w, m->sess, CH_MSG, m->s, m->seq, m->p, m->n, strs, m->exchange, m->replayed);
 }
 
-void writer_put_gap(struct writer *w, int64_t seq, enum writer_stream s, size_t bytes,
+void writer_put_gap(struct writer *w, int h, int64_t seq, enum writer_stream s, size_t bytes,
 		    const char *why)
 {
 	const char *strs[CHUNK_STRS] = {why, NULL, NULL, NULL};
 
-	put_record(w, CH_GAP, s, seq, NULL, 0, strs, (int64_t)bytes, 0);
+	put_record(w, h, CH_GAP, s, seq, NULL, 0, strs, (int64_t)bytes, 0);
 }
 
-void writer_put_exchange_begin(struct writer *w, const struct store_exchange *x)
+void writer_put_exchange_begin(struct writer *w, int h, const struct store_exchange *x)
 {
 	const char *strs[CHUNK_STRS] = {x->method, x->target, x->req_headers_json,
 					x->last_event_id};
 
-	put_record(w, CH_XBEGIN, WS_C2S, x->seq, x->req_body, x->req_body ? x->req_body_len : 0,
-		   strs, x->conn, 0);
+	put_record(w, h, CH_XBEGIN, WS_C2S, x->seq, x->req_body,
+		   x->req_body ? x->req_body_len : 0, strs, x->conn, 0);
 }
 
-void writer_put_exchange_head(struct writer *w, int64_t seq, int status, const char *headers_json,
-			      const char *resp_type, int64_t first_byte_ns)
+void writer_put_exchange_head(struct writer *w, int h, int64_t seq, int status,
+			      const char *headers_json, const char *resp_type, int64_t first_byte_ns)
 {
 	const char *strs[CHUNK_STRS] = {headers_json, resp_type, NULL, NULL};
 
-	put_record(w, CH_XHEAD, WS_S2C, seq, NULL, 0, strs, status, first_byte_ns);
+	put_record(w, h, CH_XHEAD, WS_S2C, seq, NULL, 0, strs, status, first_byte_ns);
 }
 
-void writer_put_exchange_end(struct writer *w, int64_t seq, int64_t end_ns, const char *outcome,
-			     const char *error, const void *body, size_t len)
+void writer_put_exchange_end(struct writer *w, int h, int64_t seq, int64_t end_ns,
+			     const char *outcome, const char *error, const void *body, size_t len)
 {
 	const char *strs[CHUNK_STRS] = {outcome, error, NULL, NULL};
 
-	put_record(w, CH_XEND, WS_S2C, seq, body, body ? len : 0, strs, end_ns, 0);
+	put_record(w, h, CH_XEND, WS_S2C, seq, body, body ? len : 0, strs, end_ns, 0);
 }
 
-void writer_put_http_id(struct writer *w, const char *id)
+void writer_put_http_id(struct writer *w, int h, const char *id)
 {
 	const char *strs[CHUNK_STRS] = {id, NULL, NULL, NULL};
 
-	put_record(w, CH_HTTP_ID, WS_S2C, 0, NULL, 0, strs, 0, 0);
+	put_record(w, h, CH_HTTP_ID, WS_S2C, 0, NULL, 0, strs, 0, 0);
+}
+
+int writer_session_new(struct writer *w, const struct store_session_new *sn, int64_t t0_ns)
+{
+	const char *strs[CHUNK_STRS] = {sn->transport ? sn->transport : "stdio", sn->upstream,
+					sn->client_addr, sn->command};
+	int h;
+
+	pthread_mutex_lock(&w->mu);
+	h = ++w->next_handle;
+	pthread_mutex_unlock(&w->mu);
+	put_record(w, h, CH_SESSION_NEW, WS_C2S, t0_ns, NULL, 0, strs, sn->started_wall, h);
+	return h;
+}
+
+void writer_session_end(struct writer *w, int h, const struct store_session_end *e)
+{
+	const char *strs[CHUNK_STRS] = {e->error, NULL, NULL, NULL};
+
+	put_record(w, h, CH_SESSION_END, WS_S2C, 0, NULL, 0, strs, e->ended_wall, e->duration_ns);
 }
 
 int64_t writer_clock(const struct writer *w)
@@ -1171,6 +1300,10 @@ int writer_finish(struct writer *w, const struct store_session_end *e,
 	mt_buf_release(&w->key);
 	mt_buf_release(&w->red);
 	mt_map_release(&w->open);
+	for (size_t i = 0; i < w->nslots; i++)
+		if (w->slots[i].used && (int)i != w->cur_sess)
+			mt_map_release(&w->slots[i].open);
+	free(w->slots);
 	free(w->fail_reason);
 	free(w->end_error);
 	free(w->path);

@@ -98,6 +98,7 @@ void writer_put_at(struct writer *w, enum writer_stream s, const char *p, size_t
  * messages, exchanges and gaps). They wait for room as writer_put does.
  */
 struct writer_http_msg {
+	int sess;              /* the session's handle (writer_session_new; 0: the writer's own) */
 	int64_t seq;
 	enum writer_stream s;  /* WS_C2S or WS_S2C */
 	const char *channel;   /* "body" | "sse" */
@@ -110,16 +111,31 @@ struct writer_http_msg {
 };
 void writer_put_msg(struct writer *w, const struct writer_http_msg *m);
 /* A message of bytes relayed from s and not stored (too large), and why. */
-void writer_put_gap(struct writer *w, int64_t seq, enum writer_stream s, size_t bytes,
+void writer_put_gap(struct writer *w, int h, int64_t seq, enum writer_stream s, size_t bytes,
 		    const char *why);
-/* An exchange's request (x->session is the writer's; x->t_ns and wall: now). */
-void writer_put_exchange_begin(struct writer *w, const struct store_exchange *x);
-void writer_put_exchange_head(struct writer *w, int64_t seq, int status, const char *headers_json,
-			      const char *resp_type, int64_t first_byte_ns);
-void writer_put_exchange_end(struct writer *w, int64_t seq, int64_t end_ns, const char *outcome,
-			     const char *error, const void *body, size_t len);
+/*
+ * An exchange's request (x->session is the writer's; x->t_ns and wall: now),
+ * its response's head, its end (times since the session's start).
+ */
+void writer_put_exchange_begin(struct writer *w, int h, const struct store_exchange *x);
+void writer_put_exchange_head(struct writer *w, int h, int64_t seq, int status,
+			      const char *headers_json, const char *resp_type, int64_t first_byte_ns);
+void writer_put_exchange_end(struct writer *w, int h, int64_t seq, int64_t end_ns,
+			     const char *outcome, const char *error, const void *body, size_t len);
 /* The session's Mcp-Session-Id, when the server names it. */
-void writer_put_http_id(struct writer *w, const char *id);
+void writer_put_http_id(struct writer *w, int h, const char *id);
+
+/*
+ * A writer of many sessions at once, on one connection to the file (the HTTP
+ * tap: one per MCP session would have them all fight for the file's lock).
+ * It opens path in its own thread, and makes no session of its own: each is
+ * made by writer_session_new, which returns its handle at once (the row is
+ * made in order with the rest), and ended by writer_session_end. Records
+ * carry their session's handle; their times are taken from t0_ns on.
+ */
+struct writer *writer_open_shared(const char *path, const struct writer_opts *o);
+int writer_session_new(struct writer *w, const struct store_session_new *sn, int64_t t0_ns);
+void writer_session_end(struct writer *w, int h, const struct store_session_end *e);
 /* Nanoseconds since the session's start (its t0). */
 int64_t writer_clock(const struct writer *w);
 
