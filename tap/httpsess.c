@@ -11,6 +11,7 @@ void hs_init(struct hs_tracker *t)
 	mt_map_init(&t->by_id, HS_MAX_KEYS);
 	mt_map_init(&t->by_endpoint, HS_MAX_KEYS);
 	mt_map_init(&t->by_conn, HS_MAX_KEYS);
+	mt_map_init(&t->by_client, HS_MAX_KEYS);
 	t->next = 1;
 }
 
@@ -19,6 +20,7 @@ void hs_release(struct hs_tracker *t)
 	mt_map_release(&t->by_id);
 	mt_map_release(&t->by_endpoint);
 	mt_map_release(&t->by_conn);
+	mt_map_release(&t->by_client);
 	mt_buf_release(&t->key);
 }
 
@@ -91,6 +93,23 @@ int64_t hs_request(struct hs_tracker *t, const struct hs_request *r, int *create
 	if (r->initialize) {
 		s = t->next++;
 		*created = 1;
+		key_conn(t, r->conn);
+		set(t, &t->by_conn, s);
+		return s;
+	}
+	if (r->client && *r->client) {
+		/* A stateless client: its session, on whatever connection. */
+		key_str(t, 'k', r->client);
+		if (!get(t, &t->by_client, &s)) {
+			key_conn(t, r->conn);
+			if (!get(t, &t->by_conn, &s)) {
+				s = t->next++;
+				*created = 1;
+				set(t, &t->by_conn, s);
+			}
+			key_str(t, 'k', r->client);
+			set(t, &t->by_client, s);
+		}
 		key_conn(t, r->conn);
 		set(t, &t->by_conn, s);
 		return s;

@@ -9,9 +9,11 @@
  *     names (hs_named).
  *   - Legacy HTTP+SSE: the GET stream starts a session; its endpoint event
  *     names the URI that the session's POSTs go to (hs_endpoint).
- *   - Without either (a stateless server, the 2026-07-28 revision): the
- *     client connection, and the newest such session when a client opens a
- *     new connection for the same session.
+ *   - Without either: the 2026-07-28 revision's requests name their client
+ *     (the clientInfo in their _meta): one session per client, whatever
+ *     the connection. Otherwise (a server without sessions) the client
+ *     connection, and the newest such session when a client opens a new
+ *     connection for it.
  *
  * Ids are client-chosen or server-chosen strings; two sessions may carry
  * equal JSON-RPC ids, which is why each is tracked apart. Sessions are small
@@ -38,6 +40,7 @@ struct hs_tracker {
 	struct mt_map by_id;       /* "i" + Mcp-Session-Id -> session */
 	struct mt_map by_endpoint; /* "e" + the endpoint's path and query -> session */
 	struct mt_map by_conn;     /* "c" + connection number -> its session */
+	struct mt_map by_client;   /* "k" + a 2026-07-28 client's name and version -> session */
 	struct mt_buf key;
 	int64_t next;              /* the next session's number */
 	int64_t idless;            /* the newest session without an id or endpoint, or 0 */
@@ -50,6 +53,7 @@ struct hs_request {
 	const char *target;     /* path and query, as sent */
 	const char *session_id; /* its Mcp-Session-Id, or NULL */
 	int initialize;         /* its body is an initialize request (or a batch holding one) */
+	const char *client;     /* 2026-07-28: its _meta clientInfo as "name version", or NULL */
 };
 
 void hs_init(struct hs_tracker *t);

@@ -933,6 +933,20 @@ static int holds_initialize(const char *p, size_t n, const struct mt_class *c)
 	return found;
 }
 
+/* A 2026-07-28 request's _meta["io.modelcontextprotocol/clientInfo"] as "name version". */
+static char *meta_client(const char *p, size_t n)
+{
+	json_t *m = json_loadb(p, n, 0, NULL);
+	json_t *ci = json_object_get(json_object_get(json_object_get(m, "params"), "_meta"),
+				     "io.modelcontextprotocol/clientInfo");
+	const char *name = json_string_value(json_object_get(ci, "name"));
+	const char *version = json_string_value(json_object_get(ci, "version"));
+	char *out = name ? mt_asprintf("%s %s", name, version ? version : "") : NULL;
+
+	json_decref(m);
+	return out;
+}
+
 static void on_request(struct evhttp_request *req, void *arg)
 {
 	struct tap *t = arg;
@@ -983,7 +997,13 @@ static void on_request(struct evhttp_request *req, void *arg)
 	hr.target = target;
 	hr.session_id = sid;
 	hr.initialize = x->initialize;
+	/* 2026-07-28: no session; the request names its client in _meta. */
+	char *client = NULL;
+	if (!sid && rpc && !x->initialize && cls.kind == MT_REQUEST && cls.has_meta)
+		client = meta_client(x->body, x->body_len);
+	hr.client = client;
 	int64_t num = hs_request(&t->tr, &hr, &created, &kind);
+	free(client);
 	x->sess = created || (size_t)num >= t->nsess || !t->sess[num]
 			  ? session_new(t, num, kind, c->addr)
 			  : t->sess[num];

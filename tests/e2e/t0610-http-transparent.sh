@@ -77,23 +77,29 @@ check_eq "each of them a marker (the password twice: the upstream echoed it)" 6 
 port2=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 start_tap "$T/l.db" "http://127.0.0.1:$port2"
 timeout 60 node "$NODEDIR/http-faults.mjs" --upstream-port "$port2" --tap "$TAP_URL" \
-	endpoint resume disconnect > "$T/legacy.out" 2>&1
-check_eq "endpoint, resume and disconnect through the tap" 0 $?
+	endpoint resume disconnect stateless > "$T/legacy.out" 2>&1
+check_eq "endpoint, resume, disconnect and stateless through the tap" 0 $?
 grep -v '^ok' "$T/legacy.out"
-check_eq "5 checks ran" 5 "$(grep -c '^ok' "$T/legacy.out")"
+check_eq "8 checks ran" 8 "$(grep -c '^ok' "$T/legacy.out")"
 stop_tap INT
 check_eq "SIGINT: exit 0" 0 "$TAP_STATUS"
 check_eq "the legacy session, keyed by its endpoint (as the server named it), and the POST in it" \
 	"1|sse|/messages?sessionId=abc|GET /sse complete,POST /messages?sessionId=abc complete" \
 	"$(sql "$T/l.db" "select s.id, s.transport, s.http_session_id, group_concat(x.method || ' ' || x.target || ' ' || x.outcome) from session s join http_exchange x on x.session = s.id where s.transport = 'sse' and x.target not like '/hold%' group by s.id")"
 check_eq "its request and its answer (on the GET stream), paired" "request|response|1" \
-	"$(sql "$T/l.db" "select q.kind, r.kind, r.request_seq = q.seq from message q join message r on r.request_seq = q.seq where q.id = 5")"
+	"$(sql "$T/l.db" "select q.kind, r.kind, r.request_seq = q.seq from message q join message r on r.session = q.session and r.request_seq = q.seq where q.id = 5 and q.method = 'tools/list'")"
 check_eq "the resumed stream: Last-Event-ID stored, both GETs in the session of their Mcp-Session-Id" "resume-1|,r1" \
 	"$(sql "$T/l.db" "select s.http_session_id, group_concat(coalesce(x.last_event_id, ''), ',') from session s join http_exchange x on x.session = s.id where x.target = '/resume' group by s.id")"
 check_eq "the event sent again is stored once more, flagged as a replay; the others once" "r1 0,r2 0,r2 1,r3 0" \
 	"$(sql "$T/l.db" "select group_concat(sse_id || ' ' || replayed, ',') from (select sse_id, replayed from message where sse_id like 'r%' order by seq)")"
 check_eq "the stream the client left: client-gone" "GET /hold 200 client-gone" \
 	"$(sql "$T/l.db" "select method || ' ' || target || ' ' || status || ' ' || outcome from http_exchange where target = '/hold'")"
+
+check_eq "2026-07-28: one session per client (by its _meta clientInfo), whatever the connection; the listen in agent-a's" \
+	"1,2,sub-1|1,2" \
+	"$(sql "$T/l.db" "select group_concat(ids, '|') from (select group_concat(id, ',') as ids from (select session, id from message where kind = 'request' and exchange in (select seq from http_exchange x where x.session = message.session and x.target = '/v26') order by session, seq) group by session)")"
+check_eq "the listen stream the client closed: client-gone" "client-gone" \
+	"$(sql "$T/l.db" "select x.outcome from http_exchange x join message m on m.session = x.session and m.exchange = x.seq where m.id = 'sub-1'")"
 
 # An upstream nobody listens on: 502 with a JSON-RPC error that names the request's id.
 start_tap "$T/u.db" "http://127.0.0.1:$port" --connect-timeout 2000

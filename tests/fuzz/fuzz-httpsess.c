@@ -61,6 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			r.target = hs_uri_target(targets[c % TARGETS]); /* (as the tap does) */
 			r.session_id = with_id ? ids[(c >> 3) % IDS] : NULL;
 			r.initialize = (a >> 3) & 1;
+			r.client = (a >> 4) & 1 ? ((a >> 5) & 1 ? "agent-a 1" : "agent-b 2") : NULL;
 			int64_t s = hs_request(&t, &r, &created, &kind);
 			if (created) {
 				if (s != sessions + 1)

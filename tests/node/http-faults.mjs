@@ -22,6 +22,10 @@
 //   resume    a GET stream resumed with Last-Event-ID: the server sends an event again
 //             (stored once more, flagged as a replay) and a new one
 //   disconnect  a client that closes an SSE stream makes the tap close it upstream
+//   stateless the 2026-07-28 revision: two clients, each on two connections, their
+//             requests naming them in _meta; Mcp-Method, Mcp-Name and Mcp-Param-*
+//             reach the server; a subscriptions/listen stream the client closes is
+//             closed upstream (cancellation)
 // Prints "ok - ..." or "not ok - ..." per check; exits 1 when one failed.
 
 import http from "node:http";
@@ -56,6 +60,9 @@ let firstSeen;
 const firstSeenP = new Promise((r) => (firstSeen = r));
 let seenHeaders = null;
 let legacy = null;
+const v26Seen = [];
+let listenClosed;
+const listenClosedP = new Promise((r) => (listenClosed = r));
 let sawClose;
 const sawCloseP = new Promise((r) => (sawClose = r));
 
@@ -111,6 +118,21 @@ const server = http.createServer((req, res) => {
 		res.writeHead(200, { "Content-Type": "text/event-stream" });
 		res.write('id: h1\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"h1"}}\n\n');
 		res.on("close", () => sawClose());
+	} else if (u.pathname === "/v26") {
+		let body = "";
+		req.on("data", (d) => (body += d));
+		req.on("end", () => {
+			const m = JSON.parse(body);
+			v26Seen.push({ method: req.headers["mcp-method"], name: req.headers["mcp-name"], param: req.headers["mcp-param-region"], bodyMethod: m.method });
+			if (m.method === "subscriptions/listen") {
+				res.writeHead(200, { "Content-Type": "text/event-stream" });
+				res.write(`data: {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":${JSON.stringify(m.id)}}}}\n\n`);
+				res.on("close", () => listenClosed());
+				return;
+			}
+			res.writeHead(200, { "Content-Type": "application/json" });
+			res.end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { resultType: "complete", content: [] } }));
+		});
 	} else if (u.pathname === "/never") {
 		req.resume(); // never answered
 	} else {
@@ -241,6 +263,49 @@ async function main() {
 					"disconnect",
 				);
 				ok(true, "disconnect: the upstream saw its stream closed when the client left");
+			} else if (c === "stateless") {
+				const meta = (who) => ({
+					"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+					"io.modelcontextprotocol/clientCapabilities": {},
+					"io.modelcontextprotocol/clientInfo": { name: who, version: "1.0" },
+				});
+				const call = (who, id, agent) =>
+					new Promise((resolve, reject) => {
+						const body = JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "forecast", arguments: { region: "eu" }, _meta: meta(who) } });
+						const req = http.request(
+							{ host: tapUrl.hostname, port: tapUrl.port, method: "POST", path: "/v26", agent,
+							  headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "forecast", "Mcp-Param-Region": "eu" } },
+							(res) => {
+								let b = "";
+								res.on("data", (d) => (b += d));
+								res.on("end", () => resolve(JSON.parse(b)));
+							},
+						);
+						req.on("error", reject);
+						req.end(body);
+					});
+				const agents = [0, 1, 2, 3].map(() => new http.Agent({ keepAlive: true, maxSockets: 1 }));
+				const answers = await Promise.all([call("agent-a", 1, agents[0]), call("agent-b", 1, agents[1]), call("agent-a", 2, agents[2]), call("agent-b", 2, agents[3])]);
+				ok(answers.every((a, i) => a.id === [1, 1, 2, 2][i] && a.result.resultType === "complete"), "stateless: four calls, equal ids from two clients, each answered");
+				ok(v26Seen.length === 4 && v26Seen.every((v) => v.method === "tools/call" && v.name === "forecast" && v.param === "eu"), "stateless: Mcp-Method, Mcp-Name and Mcp-Param-Region reached the server");
+				await withTimeout(
+					new Promise((resolve) => {
+						const body = JSON.stringify({ jsonrpc: "2.0", id: "sub-1", method: "subscriptions/listen", params: { notifications: { toolsListChanged: true }, _meta: meta("agent-a") } });
+						const req = http.request({ host: tapUrl.hostname, port: tapUrl.port, method: "POST", path: "/v26", headers: { "Content-Type": "application/json", Accept: "text/event-stream", "Mcp-Method": "subscriptions/listen" } }, (res) => {
+							res.on("data", (d) => {
+								if (String(d).includes("acknowledged")) req.destroy();
+							});
+							res.on("error", () => {});
+							resolve();
+						});
+						req.on("error", () => {});
+						req.end(body);
+					}).then(() => listenClosedP),
+					10000,
+					"listen",
+				);
+				ok(true, "stateless: closing the subscriptions/listen stream closed it upstream (cancellation)");
+				agents.forEach((a) => a.destroy());
 			} else if (c === "unanswered") {
 				const r = await withTimeout(
 					request("POST", "/never", { "Content-Type": "application/json" }, '{"jsonrpc":"2.0","id":"q1","method":"tools/list"}').then(

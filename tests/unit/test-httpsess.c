@@ -12,7 +12,7 @@
 static int64_t req(struct hs_tracker *t, int64_t conn, const char *method, const char *target,
 		   const char *sid, int init, int *created, enum hs_kind *kind)
 {
-	struct hs_request r = {conn, method, target, sid, init};
+	struct hs_request r = {conn, method, target, sid, init, NULL};
 
 	return hs_request(t, &r, created, kind);
 }
@@ -131,6 +131,38 @@ static void test_without_sessions(void **state)
 	hs_release(&t);
 }
 
+static void test_stateless_clients(void **state)
+{
+	struct hs_tracker t;
+	enum hs_kind kind;
+	int created;
+	struct hs_request r = {1, "POST", "/mcp", NULL, 0, "agent-a 1.0"};
+	int64_t a, b;
+
+	(void)state;
+	hs_init(&t);
+	/* 2026-07-28: no initialize, no id; each request names its client. */
+	a = hs_request(&t, &r, &created, &kind);
+	assert_int_equal(created, 1);
+	r.conn = 2; /* a second connection of the same client */
+	assert_int_equal(hs_request(&t, &r, &created, &kind), a);
+	assert_int_equal(created, 0);
+	r.client = "agent-b 2.0"; /* another client, on a connection of its own */
+	r.conn = 3;
+	b = hs_request(&t, &r, &created, &kind);
+	assert_int_equal(created, 1);
+	assert_int_not_equal(a, b);
+	r.conn = 1; /* a connection first used by a, now by b: b's */
+	assert_int_equal(hs_request(&t, &r, &created, &kind), b);
+	r.client = "agent-a 1.0";
+	r.conn = 4;
+	assert_int_equal(hs_request(&t, &r, &created, &kind), a);
+	/* A request naming no client on a connection goes with that connection. */
+	r.client = NULL;
+	assert_int_equal(hs_request(&t, &r, &created, &kind), a);
+	hs_release(&t);
+}
+
 static void test_targets(void **state)
 {
 	(void)state;
@@ -151,6 +183,7 @@ int main(void)
 		cmocka_unit_test(test_streamable),
 		cmocka_unit_test(test_legacy),
 		cmocka_unit_test(test_without_sessions),
+		cmocka_unit_test(test_stateless_clients),
 		cmocka_unit_test(test_targets),
 	};
 
