@@ -465,7 +465,8 @@ static void flush_ends(struct show *sh, int64_t t_ns)
 		free(sh->ends[i].line);
 		put_line(sh);
 	}
-	memmove(sh->ends, sh->ends + i, (sh->nends - i) * sizeof(*sh->ends));
+	if (i && sh->nends > i) /* (ends is NULL while nothing was kept) */
+		memmove(sh->ends, sh->ends + i, (sh->nends - i) * sizeof(*sh->ends));
 	sh->nends -= i;
 }
 
