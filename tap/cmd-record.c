@@ -61,7 +61,7 @@ const struct cmd_entry cmd_record = {
 		"      --insecure        do not verify the upstream's certificate (said on stderr)\n"
 		"      --upstream-header NAME=env:VAR  send NAME with the value of $VAR upstream\n"
 		"                        on every request (a static credential; never stored)\n"
-		"      --max-headers SIZE  a request head's limit (default 64k; 413 beyond)\n"
+		"      --max-headers SIZE  a request head's limit (default 64k; 431 beyond)\n"
 		"      --max-body SIZE   a request body's limit (default 16M; 413 beyond)\n"
 		"      --connect-timeout MS  to reach the upstream (default 10000; then 502)\n"
 		"      --upstream-timeout MS  an upstream silent this long (but on an SSE\n"

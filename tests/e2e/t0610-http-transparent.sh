@@ -4,14 +4,14 @@
 # bodies pass; hop-by-hop headers do not; the upstream is asked for identity
 # encoding; an upstream that dies mid-stream cuts the client's stream; an
 # unreachable upstream gives a 502 with a JSON-RPC error naming the request's
-# id; limits give 413; credentials never reach the store; SIGINT ends an open
+# id; limits give 413 and 431; credentials never reach the store; SIGINT ends an open
 # request and the tap exits 0 with everything stored.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/http-tap.sh"
 
 port=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 db=$T/t.db
-start_tap "$db" "http://127.0.0.1:$port" --max-body 4k
+start_tap "$db" "http://127.0.0.1:$port" --max-body 4k --max-headers 2k
 timeout 60 node "$NODEDIR/http-faults.mjs" --upstream-port "$port" --tap "$TAP_URL" \
 	stream headers status die > "$T/faults.out" 2>&1
 check_eq "the scripted upstream's checks through the tap all pass" 0 $?
@@ -22,6 +22,8 @@ check_eq "21 checks ran" 21 "$(grep -c '^ok' "$T/faults.out")"
 big=$(head -c 5000 /dev/zero | tr '\0' x)
 code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' --data "$big" "$TAP_URL/echo-headers")
 check_eq "a body over --max-body: 413" 413 "$code"
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "X-Big: $(head -c 3000 /dev/zero | tr '\0' a)" "$TAP_URL/teapot")
+check_eq "a head over --max-headers: 431" 431 "$code"
 # Malformed HTTP from a client: 400, and the tap goes on.
 resp=$(node -e '
 const s = require("net").connect(Number(process.argv[1]), "127.0.0.1", () => s.write("GARBAGE\r\n\r\n"));
