@@ -50,6 +50,13 @@ check_eq "no exchange left open or ended badly" 0 \
 check_eq "POSTs of notifications and responses got 202 with no body" 0 \
 	"$(sql "$T/h.db" "select count(*) from http_exchange x join message m on m.exchange = x.seq and m.dir = 'c2s' where m.kind in ('notification', 'response') and not (x.status = 202 and x.resp_type = 'empty')")"
 
+sleep 0.2 # (a commit: 5 ms)
+check_eq "readers work while the tap runs: sessions sees it running" "running" \
+	"$("$MCPTAP" sessions -r "$T/h.db" -T json | sed -n 's/.*"state":"\([a-z]*\)".*/\1/p')"
+check_eq "and show prints all its messages (the client's, and the answer refusing its request after the DELETE) and exchanges" \
+	"$(($(wc -l < "$T/http.jsonl") + 1)) $(sql "$T/h.db" "select count(*) from http_exchange")" \
+	"$("$MCPTAP" show -r "$T/h.db" -s 1 -T json | awk '/"type":"exchange"/ { x++; next } /"dir":"(c2s|s2c)"/ { m++ } END { print m + 0, x + 0 }')"
+
 # 2. 50 clients at once through the same tap.
 timeout 120 node "$CLIENT" --transport http --sessions 50 --log "$T/many.jsonl" "$TAP_URL/mcp" > "$T/many.out" 2>&1
 check_eq "50 clients at once: the client exits 0" 0 $?

@@ -22,10 +22,10 @@
 // set aside. Messages of one direction may travel on several streams at once (a
 // POST's SSE stream and the GET stream), whose interleaving the client and the tap
 // may see differently: so the two sides are compared as multisets, each message
-// exactly once. Messages of refused exchanges (a 4xx or 5xx status: a request
-// the server turned down, its JSON-RPC error body) are what the client's
-// transport reports as a failure rather than hands over as messages: they are
-// counted apart.
+// exactly once. The JSON-RPC error body of a refused exchange (a 4xx or 5xx
+// status) is what the client's transport reports as a failure rather than
+// hands over as a message: those s2c messages are counted apart (the request
+// the server refused was sent, and is compared).
 //
 // Prints "checked N c2s and M s2c messages"; on any mismatch prints the first few
 // differences and exits 1. Exit 2 on a usage or unreadable-input error.
@@ -179,7 +179,7 @@ function main() {
 			replayed++;
 			continue;
 		}
-		if (http && refusedExchanges.has(v.exchange)) {
+		if (http && v.dir === "s2c" && refusedExchanges.has(v.exchange)) {
 			refused++;
 			continue;
 		}
@@ -287,7 +287,7 @@ function main() {
 	console.log(
 		`${PROG}: checked ${log.c2s.length} c2s and ${log.s2c.length} s2c messages ` +
 			`(store: ${store.c2s.length} c2s, ${store.s2c.length} s2c, ` +
-			(http ? `${exchanges} exchanges, ${replayed} replayed events, ${refused} in refused exchanges)`
+			(http ? `${exchanges} exchanges, ${replayed} replayed events, ${refused} error bodies of refused exchanges)`
 			: `${responses} responses matched to requests, ${stderrLines} stderr lines)`),
 	);
 	if (diffs.length) {

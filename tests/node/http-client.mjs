@@ -438,10 +438,12 @@ async function fullFlow(opts) {
 	if (opts.transport === "http") {
 		await step("DELETE (terminateSession)", () => p.terminate());
 		await step("the deleted session id is refused (HTTP 400 from server-everything)", async () => {
+			const ping = { jsonrpc: "2.0", id: "after-delete", method: "ping" };
+			p.record("c2s", ping); // (sent by hand, not by the transport: logged here)
 			const r = await fetch(opts.url, {
 				method: "POST",
 				headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": p.deleted, "mcp-protocol-version": p.transport.protocolVersion },
-				body: JSON.stringify({ jsonrpc: "2.0", id: "after-delete", method: "ping" }),
+				body: JSON.stringify(ping),
 			});
 			const body = await r.text();
 			eq("status", 400, r.status);
