@@ -103,6 +103,19 @@ check_eq "2026-07-28: one session per client (by its _meta clientInfo), whatever
 check_eq "the listen stream the client closed: client-gone" "client-gone" \
 	"$(sql "$T/l.db" "select x.outcome from http_exchange x join message m on m.session = x.session and m.exchange = x.seq where m.id = 'sub-1'")"
 
+# Timeouts: an upstream silent on a JSON answer gets a 504, a client that
+# reads nothing is closed; an idle SSE stream is let be.
+port3=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+start_tap "$T/to.db" "http://127.0.0.1:$port3" --upstream-timeout 1500 --client-timeout 1000
+timeout 60 node "$NODEDIR/http-faults.mjs" --upstream-port "$port3" --tap "$TAP_URL" idle silent stall > "$T/to.out" 2>&1
+check_eq "timeouts through the tap" 0 $?
+grep -v '^ok' "$T/to.out"
+check_eq "4 checks ran" 4 "$(grep -c '^ok' "$T/to.out")"
+stop_tap
+check_eq "stored: the idle stream complete, the silent one a timeout, the stalled client gone" \
+	"/idle complete,/never timeout,/flood client-gone" \
+	"$(sql "$T/to.db" "select group_concat(target || ' ' || outcome, ',') from (select target, outcome from http_exchange order by wall)")"
+
 # An upstream nobody listens on: 502 with a JSON-RPC error that names the request's id.
 start_tap "$T/u.db" "http://127.0.0.1:$port" --connect-timeout 2000
 body=$(curl -s -w ' %{http_code} %{content_type}' -H 'Content-Type: application/json' \

@@ -22,6 +22,11 @@
 //   resume    a GET stream resumed with Last-Event-ID: the server sends an event again
 //             (stored once more, flagged as a replay) and a new one
 //   disconnect  a client that closes an SSE stream makes the tap close it upstream
+//   idle      an SSE stream silent for 3 s lives (the tap runs with timeouts of 1 s)
+//   silent    a JSON answer that never comes: the tap's 504 with a JSON-RPC error
+//   stall     a client that reads nothing of a flood: the tap closes it after
+//             --client-timeout, the upstream sees it, and what the upstream could
+//             write meanwhile stays small (flow control)
 //   stateless the 2026-07-28 revision: two clients, each on two connections, their
 //             requests naming them in _meta; Mcp-Method, Mcp-Name and Mcp-Param-*
 //             reach the server; a subscriptions/listen stream the client closes is
@@ -60,6 +65,9 @@ let firstSeen;
 const firstSeenP = new Promise((r) => (firstSeen = r));
 let seenHeaders = null;
 let legacy = null;
+let floodWritten = 0;
+let floodClosed;
+const floodClosedP = new Promise((r) => (floodClosed = r));
 const v26Seen = [];
 let listenClosed;
 const listenClosedP = new Promise((r) => (listenClosed = r));
@@ -133,6 +141,21 @@ const server = http.createServer((req, res) => {
 			res.writeHead(200, { "Content-Type": "application/json" });
 			res.end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { resultType: "complete", content: [] } }));
 		});
+	} else if (u.pathname === "/idle") {
+		res.writeHead(200, { "Content-Type": "text/event-stream" });
+		res.write(": open\n\n");
+		setTimeout(() => res.end('data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"late"}}\n\n'), 3000);
+	} else if (u.pathname === "/flood") {
+		res.writeHead(200, { "Content-Type": "text/event-stream" });
+		const ev = `data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"${"f".repeat(4000)}"}}\n\n`;
+		const pump = () => {
+			while (!res.destroyed && floodWritten < 200e6) {
+				floodWritten += ev.length;
+				if (!res.write(ev)) return res.once("drain", pump);
+			}
+		};
+		res.on("close", () => floodClosed());
+		pump();
 	} else if (u.pathname === "/never") {
 		req.resume(); // never answered
 	} else {
@@ -263,6 +286,30 @@ async function main() {
 					"disconnect",
 				);
 				ok(true, "disconnect: the upstream saw its stream closed when the client left");
+			} else if (c === "idle") {
+				const t0 = Date.now();
+				const r = await withTimeout(request("GET", "/idle", { Accept: "text/event-stream" }), 10000, "idle");
+				ok(!r.cut && r.body.endsWith('"late"}}\n\n') && Date.now() - t0 >= 2900, "idle: an SSE stream silent for 3 s is not timed out");
+			} else if (c === "silent") {
+				const t0 = Date.now();
+				const r = await withTimeout(request("POST", "/never", { "Content-Type": "application/json" }, '{"jsonrpc":"2.0","id":"s1","method":"tools/list"}'), 10000, "silent");
+				ok(r.res.statusCode === 504 && /^\{"jsonrpc":"2.0","id":"s1","error":\{"code":-32000,"message":"mcptap: the upstream sent nothing for 1500 ms/.test(r.body), `silent: 504 with a JSON-RPC error for id s1 (${r.res.statusCode} after ${Date.now() - t0} ms)`);
+			} else if (c === "stall") {
+				await withTimeout(
+					new Promise((resolve) => {
+						const req = http.request({ host: tapUrl.hostname, port: tapUrl.port, method: "GET", path: "/flood", headers: { Accept: "text/event-stream" } }, (res) => {
+							res.pause(); // reads nothing more
+							res.on("error", () => {});
+							resolve();
+						});
+						req.on("error", () => {});
+						req.end();
+					}).then(() => floodClosedP),
+					15000,
+					"stall",
+				);
+				ok(true, "stall: the tap closed a client that read nothing, and the upstream's stream");
+				ok(floodWritten < 20e6, `stall: the upstream could write ${(floodWritten / 1e6).toFixed(1)} MB meanwhile (bounded)`);
 			} else if (c === "stateless") {
 				const meta = (who) => ({
 					"io.modelcontextprotocol/protocolVersion": "2026-07-28",
