@@ -36,7 +36,11 @@ check_eq "and the tap still answers (502: the scripted upstream has exited)" 502
 # SIGINT while a request waits for its answer: it ends, and the tap exits 0.
 node "$NODEDIR/http-faults.mjs" --upstream-port "$port" --tap "$TAP_URL" unanswered > "$T/never.out" 2>&1 &
 client=$!
-sleep 1
+n=0 # (until the tap has stored the request: it is open)
+while [ "$(sql "$db" "select count(*) from http_exchange where target = '/never'" 2> /dev/null)" != 1 ] && [ $n -lt 100 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
 stop_tap INT
 check_eq "SIGINT with a request open: the tap exits 0 (within --stop-ms and a little)" 0 "$TAP_STATUS"
 wait "$client"
@@ -102,6 +106,25 @@ check_eq "2026-07-28: one session per client (by its _meta clientInfo), whatever
 	"$(sql "$T/l.db" "select group_concat(ids, '|') from (select group_concat(id, ',') as ids from (select session, id from message where kind = 'request' and exchange in (select seq from http_exchange x where x.session = message.session and x.target = '/v26') order by session, seq) group by session)")"
 check_eq "the listen stream the client closed: client-gone" "client-gone" \
 	"$(sql "$T/l.db" "select x.outcome from http_exchange x join message m on m.session = x.session and m.exchange = x.seq where m.id = 'sub-1'")"
+
+# A 2025-03-26 batch; OAuth passing through; a static credential sent upstream
+# with --upstream-header (from the environment, never stored).
+port4=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+MCPTAP_TEST_TOKEN="Bearer upstream-secret-9" start_tap "$T/o.db" "http://127.0.0.1:$port4" --upstream-header Authorization=env:MCPTAP_TEST_TOKEN
+timeout 60 node "$NODEDIR/http-faults.mjs" --upstream-port "$port4" --tap "$TAP_URL" batch oauth > "$T/o.out" 2>&1
+check_eq "batch and oauth through the tap" 0 $?
+grep -v '^ok\|^#' "$T/o.out"
+check_eq "4 checks ran" 4 "$(grep -c '^ok' "$T/o.out")"
+check_eq "--upstream-header: the upstream got the credential from the environment" \
+	"# upstream saw authorization: Bearer upstream-secret-9" "$(grep '^# upstream saw' "$T/o.out")"
+stop_tap
+check_eq "the batch and its answer stored as one message each" "c2s batch 3,s2c batch 2" \
+	"$(sql "$T/o.db" "select group_concat(dir || ' ' || kind || ' ' || batch_size, ',') from (select * from message where exchange in (select seq from http_exchange x where x.session = message.session and x.target = '/batch') order by seq)")"
+check_eq "the 401 stored with its WWW-Authenticate, its body kept on the exchange" "401|1|{\"error\":\"invalid_token\"}" \
+	"$(sql "$T/o.db" "select status, instr(resp_headers, 'WWW-Authenticate') > 0, cast(resp_body as text) from http_exchange where target = '/mcp-auth'")"
+check_eq "the metadata kept on its exchange" "200|http://127.0.0.1:$port4/mcp-auth" \
+	"$(sql "$T/o.db" "select status, json_extract(cast(resp_body as text), '$.resource') from http_exchange where target like '/.well-known/%'")"
+check_eq "the tap's own credential is not in the file" 0 "$(cat "$T/o.db" "$T/o.db-wal" 2> /dev/null | grep -ac 'upstream-secret-9')"
 
 # Timeouts: an upstream silent on a JSON answer gets a 504, a client that
 # reads nothing is closed; an idle SSE stream is let be.

@@ -22,6 +22,10 @@
 //   resume    a GET stream resumed with Last-Event-ID: the server sends an event again
 //             (stored once more, flagged as a replay) and a new one
 //   disconnect  a client that closes an SSE stream makes the tap close it upstream
+//   batch     a 2025-03-26 batch POSTed, answered by a JSON array: both pass as sent
+//   oauth     a 401 with WWW-Authenticate and the protected-resource metadata under
+//             /.well-known pass as sent; with --upstream-header the upstream gets the
+//             tap's credential (the test checks what the upstream saw: /whoami)
 //   idle      an SSE stream silent for 3 s lives (the tap runs with timeouts of 1 s)
 //   silent    a JSON answer that never comes: the tap's 504 with a JSON-RPC error
 //   stall     a client that reads nothing of a flood: the tap closes it after
@@ -141,6 +145,25 @@ const server = http.createServer((req, res) => {
 			res.writeHead(200, { "Content-Type": "application/json" });
 			res.end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { resultType: "complete", content: [] } }));
 		});
+	} else if (u.pathname === "/batch") {
+		let body = "";
+		req.on("data", (d) => (body += d));
+		req.on("end", () => {
+			const a = JSON.parse(body);
+			res.writeHead(200, { "Content-Type": "application/json" });
+			res.end(JSON.stringify(a.filter((m) => "id" in m).map((m) => ({ jsonrpc: "2.0", id: m.id, result: { method: m.method } }))));
+		});
+	} else if (u.pathname === "/mcp-auth") {
+		req.resume();
+		res.writeHead(401, { "WWW-Authenticate": `Bearer resource_metadata="http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp-auth"`, "Content-Type": "application/json" });
+		res.end('{"error":"invalid_token"}');
+	} else if (u.pathname === "/.well-known/oauth-protected-resource/mcp-auth") {
+		res.writeHead(200, { "Content-Type": "application/json" });
+		res.end(JSON.stringify({ resource: `http://127.0.0.1:${port}/mcp-auth`, authorization_servers: ["https://auth.example.com"] }));
+	} else if (u.pathname === "/whoami") {
+		req.resume();
+		res.writeHead(200, { "Content-Type": "application/json" });
+		res.end(JSON.stringify({ jsonrpc: "2.0", id: 1, result: { authorization: req.headers.authorization ?? null } }));
 	} else if (u.pathname === "/idle") {
 		res.writeHead(200, { "Content-Type": "text/event-stream" });
 		res.write(": open\n\n");
@@ -286,6 +309,18 @@ async function main() {
 					"disconnect",
 				);
 				ok(true, "disconnect: the upstream saw its stream closed when the client left");
+			} else if (c === "batch") {
+				const body = '[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"two","method":"ping"}]';
+				const r = await request("POST", "/batch", { "Content-Type": "application/json", Accept: "application/json, text/event-stream", "MCP-Protocol-Version": "2025-03-26" }, body);
+				ok(r.res.statusCode === 200 && r.body === '[{"jsonrpc":"2.0","id":1,"result":{"method":"tools/list"}},{"jsonrpc":"2.0","id":"two","result":{"method":"ping"}}]', "batch: a batch and its answers pass as sent");
+			} else if (c === "oauth") {
+				const r = await request("POST", "/mcp-auth", { "Content-Type": "application/json" }, '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}');
+				ok(r.res.statusCode === 401 && r.res.headers["www-authenticate"] === `Bearer resource_metadata="http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp-auth"`, "oauth: the 401 and its WWW-Authenticate pass as sent");
+				const m = await request("GET", "/.well-known/oauth-protected-resource/mcp-auth", {});
+				ok(m.res.statusCode === 200 && JSON.parse(m.body).resource === `http://127.0.0.1:${port}/mcp-auth`, "oauth: the protected-resource metadata under /.well-known passes as sent");
+				const w = await request("POST", "/whoami", { "Content-Type": "application/json" }, '{"jsonrpc":"2.0","id":1,"method":"ping"}');
+				ok(w.res.statusCode === 200, `oauth: /whoami answered: ${w.body}`);
+				console.log(`# upstream saw authorization: ${JSON.parse(w.body).result.authorization}`);
 			} else if (c === "idle") {
 				const t0 = Date.now();
 				const r = await withTimeout(request("GET", "/idle", { Accept: "text/event-stream" }), 10000, "idle");
