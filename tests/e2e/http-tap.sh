@@ -14,6 +14,7 @@ start_tap() {
 	_up=$2
 	shift 2
 	TAP_ERR=$T/tap-$$-$(date +%s%N).err
+	: > "$TAP_ERR"
 	"$MCPTAP" record -w "$_db" --listen 127.0.0.1:0 --upstream "$_up" "$@" < /dev/null > /dev/null 2> "$TAP_ERR" &
 	TAP_PID=$!
 	_n=0
