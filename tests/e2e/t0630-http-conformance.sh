@@ -1,0 +1,120 @@
+#!/bin/sh
+# The conformance suite through the HTTP tap: the pinned
+# @modelcontextprotocol/conformance (tests/node/conformance.mjs runs its CLI)
+# runs every server scenario (--suite all: the active ones and the pending
+# ones) against server-everything in streamableHttp mode, first directly, then
+# through the tap in front of the same server. The verdicts (each scenario's
+# checks, INFO ones aside, with their status) are the same scenario by
+# scenario; many scenarios fail against server-everything itself (they call
+# test tools, prompts and resources it does not have), which is not asserted,
+# only the equality. Then the capture: the tap exits 0 on SIGINT, it holds one
+# session for each MCP session the server opened during that run (named by
+# the ids the server logged), one initialize in each, and no exchange left
+# without an outcome.
+#
+# Not run: --spec-version 2026-07-28 (this version of the suite knows
+# 2025-03-26, 2025-06-18, 2025-11-25, draft and extension only, and has no
+# server scenario for draft).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/http-peers.sh"
+. "$(dirname "$0")/http-tap.sh"
+
+[ -f "$NODEDIR/node_modules/@modelcontextprotocol/conformance/package.json" ] ||
+	die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
+[ -x "$MCPTAP" ] || die "$MCPTAP is not built: run make"
+
+# The scenarios this suite version runs with --suite all (32 in 0.1.16): a run
+# with fewer did not run them all.
+MIN_SCENARIOS=32
+
+# suite LABEL URL: every server scenario against URL; checks.json of each in
+# $T/LABEL/server-SCENARIO-TIMESTAMP/, output in $T/LABEL.out. The suite exits
+# 1 when a scenario fails, which they do against server-everything.
+suite() {
+	(cd "$T" && timeout 60 node "$NODEDIR/conformance.mjs" server --url "$2" --suite all \
+		-o "$T/$1") > "$T/$1.out" 2>&1
+	_rc=$?
+	[ $_rc -le 1 ] || { sed 's/^/# /' "$T/$1.out" | tail -20; return 1; }
+	return 0
+}
+
+# verdicts LABEL: one line per scenario, in name order, "SCENARIO: CHECK=STATUS ..."
+# (its checks in id order, the INFO ones left out); to $T/LABEL.verdicts.
+verdicts() {
+	node -e '
+const fs = require("fs"), path = require("path"), dir = process.argv[1];
+const out = [];
+for (const d of fs.readdirSync(dir)) {
+	const m = /^server-(.+)-\d{4}-\d\d-\d\dT[\d-]+Z$/.exec(d);
+	if (!m) throw new Error("unexpected results folder " + d);
+	const checks = JSON.parse(fs.readFileSync(path.join(dir, d, "checks.json"), "utf8"));
+	const v = checks.filter((c) => c.status !== "INFO").map((c) => c.id + "=" + c.status).sort();
+	out.push(m[1] + ": " + (v.length ? v.join(" ") : "(no checks)"));
+}
+out.sort();
+console.log(out.join("\n"));' "$T/$1" > "$T/$1.verdicts"
+}
+
+# The server's sessions, as it logs them, one id a line.
+server_sessions() {
+	sed -n 's/^Session initialized with ID: //p' "$T/everything-streamableHttp-$port.log"
+}
+
+port=$(free_port)
+start_everything streamableHttp "$port"
+
+# 1. Directly.
+suite direct "http://127.0.0.1:$port/mcp"
+check_eq "the suite ran against server-everything directly" 0 $?
+verdicts direct
+check_eq "every results folder has its checks" 0 $?
+n=$(wc -l < "$T/direct.verdicts")
+check "at least $MIN_SCENARIOS scenarios ran directly (ran $n)" test "$n" -ge "$MIN_SCENARIOS"
+direct_sessions=$(server_sessions | wc -l)
+check "the direct run opened sessions ($direct_sessions)" test "$direct_sessions" -ge "$MIN_SCENARIOS"
+
+# 2. Through the tap, in front of the same server.
+start_tap "$T/c.db" "http://127.0.0.1:$port"
+suite tap "$TAP_URL/mcp"
+check_eq "the suite ran through the tap" 0 $?
+verdicts tap
+check_eq "every results folder has its checks" 0 $?
+n=$(wc -l < "$T/tap.verdicts")
+check "at least $MIN_SCENARIOS scenarios ran through the tap (ran $n)" test "$n" -ge "$MIN_SCENARIOS"
+same_verdicts() {
+	cmp -s "$T/direct.verdicts" "$T/tap.verdicts" && return 0
+	echo "# directly:"
+	sed 's/^/#   /' "$T/direct.verdicts"
+	echo "# through the tap:"
+	sed 's/^/#   /' "$T/tap.verdicts"
+	diff "$T/direct.verdicts" "$T/tap.verdicts" | sed 's/^/# /'
+	return 1
+}
+check "the same verdicts, scenario by scenario, through the tap as directly" same_verdicts
+check_eq "the suite's summary lines are the same" \
+	"$(sed -n '/=== SUMMARY ===/,$p' "$T/direct.out")" "$(sed -n '/=== SUMMARY ===/,$p' "$T/tap.out")"
+stop_tap INT
+check_eq "SIGINT: the tap exits 0" 0 "$TAP_STATUS"
+check_eq "the tap said nothing but where it listened" 1 "$(wc -l < "$TAP_ERR")"
+
+# 3. The capture.
+server_sessions | tail -n +"$((direct_sessions + 1))" | sort > "$T/server.sessions"
+sql "$T/c.db" "select http_session_id from session order by 1" | sort > "$T/stored.sessions"
+m=$(wc -l < "$T/server.sessions")
+check_eq "the suite opened as many sessions through the tap as directly" "$direct_sessions" "$m"
+check "one stored session for each session the server opened, named by its id" \
+	cmp "$T/server.sessions" "$T/stored.sessions"
+check_eq "each session holds one initialize, answered" "$m|$m|$m" \
+	"$(sql "$T/c.db" "select count(distinct session), count(*), sum((select count(*) from message r where r.session = m.session and r.request_seq = m.seq and r.kind = 'response')) from message m where dir = 'c2s' and method = 'initialize'")"
+check_eq "every session names the suite's client and the server" "$m" \
+	"$(sql "$T/c.db" "select count(*) from session where client_name like 'conformance-%' and server_name = 'mcp-servers/everything' and transport = 'http'")"
+check_eq "no exchange without an outcome" 0 \
+	"$(sql "$T/c.db" "select count(*) from http_exchange where outcome is null")"
+check_eq "every exchange complete but the GET streams, which the clients closed" \
+	"complete" \
+	"$(sql "$T/c.db" "select group_concat(distinct outcome) from http_exchange where method != 'GET'")"
+check_eq "no message stored as invalid" 0 \
+	"$(sql "$T/c.db" "select count(*) from message where kind in ('invalid', 'notjsonrpc')")"
+stop_everything
+
+finish
