@@ -25,7 +25,9 @@
 #   (j) sessions on a 20M-message file ($BENCH_HUGE)
 #   (k) the HTTP tap: ping p50/p99 against a direct connection (JSON and SSE
 #       answers), requests/s of 32 connections with every message stored, and
-#       mcp-proxy (npm) as a reference, where node is there
+#       mcp-proxy (npm) as a reference, where node is there; beside them nginx as
+#       a plain HTTP relay, the tap not storing (-w /dev/null) and the tap storing
+#       on a tmpfs (/dev/shm), so that relaying, storing and the disk show apart
 # BENCH_ONLY=k runs section (k) alone.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -35,10 +37,12 @@ RUNS=${BENCH_RUNS:-3}
 PINGS=${BENCH_PINGS:-20000}
 FLOOD=${BENCH_FLOOD:-300000}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mcptap-bench.XXXXXX")
-# Servers and taps started in the background (section (k)) are stopped on any exit.
+SHM="" # section (k): a directory on a tmpfs, when /dev/shm is one
+# Servers, taps and nginx started in the background (section (k)) are stopped on any exit.
 cleanup() {
 	for _p in ${BG_PIDS:-}; do kill "$_p" 2> /dev/null || :; done
 	rm -rf "$TMP"
+	[ -z "$SHM" ] || rm -rf "$SHM"
 }
 trap cleanup EXIT
 pin() { taskset -c "$CPU" "$@"; }
@@ -81,6 +85,13 @@ flood_run() { # flood_run CONFIG N PIN -> messages/s, timed until the process tr
 #     it: mcp-proxy bridges HTTP to stdio only, so it spawns tests/bench/echo-server,
 #     and since it answers ping itself the requests are tools/call (--call); its
 #     added latency is against a direct tools/call ping of http-echo in the same run
+#   - the same ping and flood through references, pinned as the tap is:
+#     nginx (a plain HTTP relay: one worker, HTTP/1.1 with keep-alive to http-echo,
+#     proxy_buffering off as a streaming proxy needs, no access log), run as the
+#     current user with its configuration and temp files in $TMP/nginx;
+#     the tap with -w /dev/null (not a capture: it relays without logging, its
+#     writer thread still taking a copy of everything), the cost of relaying alone;
+#     the tap storing into a file on a tmpfs (/dev/shm), SQLite without the disk
 # Each capture file must hold exactly what was sent: per connection, initialize and
 # its answer and the notification (3), and a request and an answer per ping (2).
 HPINGS=${BENCH_HTTP_PINGS:-5000}
@@ -115,8 +126,9 @@ stop_bg() {
 }
 
 # start_tap CPUS DB: a tap on CPUS in front of ECHO_ORIGIN; TAP_PID, TAP_URL
+# (DB /dev/null: the tap relays without logging)
 start_tap() {
-	rm -f "$2" "$2"-*
+	[ "$2" = /dev/null ] || rm -f "$2" "$2"-*
 	taskset -c "$1" ./mcptap record -w "$2" --listen 127.0.0.1:0 --upstream "$ECHO_ORIGIN" < /dev/null > /dev/null 2> "$TMP/tap.err" &
 	TAP_PID=$!
 	BG_PIDS="$BG_PIDS $TAP_PID"
@@ -132,11 +144,17 @@ start_tap() {
 }
 
 # stop_tap DB EXPECTED: SIGINT, wait for its exit (0), and DB must hold EXPECTED messages
+# (DB /dev/null: the tap must have said it relays without logging)
 stop_tap() {
 	kill -INT "$TAP_PID"
 	_st=0
 	wait "$TAP_PID" || _st=$?
 	[ $_st -eq 0 ] || { cat "$TMP/tap.err" >&2; echo "bench: mcptap exited with status $_st" >&2; exit 1; }
+	if [ "$1" = /dev/null ]; then
+		grep -q "relaying without logging" "$TMP/tap.err" ||
+			{ cat "$TMP/tap.err" >&2; echo "bench: FAILED: the tap did not say it relays without logging" >&2; exit 1; }
+		return 0
+	fi
 	TAP_STORED=$(sqlite3 "$1" "select count(*) from message")
 	if [ "$TAP_STORED" != "$2" ]; then
 		echo "bench: FAILED: the capture file holds $TAP_STORED messages, not $2" >&2
@@ -144,12 +162,18 @@ stop_tap() {
 	fi
 }
 
+# free_port: FREE_PORT, a port free now: an http-echo takes one, says which, and
+# gives it back (run it before start_echo: it starts and stops one)
+free_port() {
+	start_echo "$CPU"
+	FREE_PORT=$(cat "$TMP/echo.port")
+	stop_bg "$ECHO_PID"
+}
+
 # start_mcp_proxy: mcp-proxy on CPU $CPU in front of the stdio echo-server; MP_PID, MP_URL
 start_mcp_proxy() {
-	# A free port: an http-echo takes one, says which, and gives it back.
-	start_echo "$CPU"
-	_port=$(cat "$TMP/echo.port")
-	stop_bg "$ECHO_PID"
+	free_port
+	_port=$FREE_PORT
 	taskset -c "$CPU" "$MCP_PROXY" --port "$_port" --server stream -- $B/echo-server > "$TMP/mp.out" 2> "$TMP/mp.err" &
 	MP_PID=$!
 	BG_PIDS="$BG_PIDS $MP_PID"
@@ -166,9 +190,97 @@ start_mcp_proxy() {
 	done
 }
 
+# find_nginx: NGINX, its path, or NGX_WHY; installs it (tests/setup.sh bench) when
+# apt-get can run without asking for a password
+find_nginx() {
+	NGINX=""
+	NGX_WHY=""
+	for _c in "$(command -v nginx 2> /dev/null || :)" /usr/sbin/nginx; do
+		[ -n "$_c" ] && [ -x "$_c" ] && { NGINX=$_c; return 0; }
+	done
+	if [ "$(id -u)" -eq 0 ] || sudo -n true 2> /dev/null; then
+		sh tests/setup.sh bench || echo "bench: tests/setup.sh bench failed" >&2
+		[ -x /usr/sbin/nginx ] && { NGINX=/usr/sbin/nginx; return 0; }
+		NGX_WHY="nginx is not installed, and tests/setup.sh bench could not install it"
+	else
+		NGX_WHY="nginx is not installed (tests/setup.sh bench, as root or with sudo)"
+	fi
+	return 1
+}
+
+# start_nginx CPUS: nginx on CPUS, listening on NGX_PORT, in front of ECHO_ORIGIN;
+# NGX_PID (its master process: taskset execs it, and daemon off keeps it ours), NGX_URL
+start_nginx() {
+	_d=$TMP/nginx
+	mkdir -p "$_d"
+	rm -f "$_d/nginx.pid"
+	# As root the worker would become nobody, who cannot enter $TMP: it stays root.
+	_user=""
+	[ "$(id -u)" -ne 0 ] || _user="user root;"
+	cat > "$_d/nginx.conf" <<-EOF
+		$_user
+		worker_processes 1;
+		events { worker_connections 1024; }
+		http {
+			access_log off;
+			client_body_temp_path $_d/client_body;
+			proxy_temp_path $_d/proxy;
+			fastcgi_temp_path $_d/fastcgi;
+			uwsgi_temp_path $_d/uwsgi;
+			scgi_temp_path $_d/scgi;
+			upstream echo {
+				server ${ECHO_ORIGIN#http://};
+				keepalive 64;
+				keepalive_requests 1000000;
+			}
+			server {
+				listen 127.0.0.1:$NGX_PORT;
+				keepalive_requests 1000000;
+				location / {
+					proxy_pass http://echo;
+					proxy_http_version 1.1;
+					proxy_set_header Connection "";
+					proxy_buffering off;
+				}
+			}
+		}
+	EOF
+	taskset -c "$1" "$NGINX" -e stderr -p "$_d/" -c "$_d/nginx.conf" \
+		-g "daemon off; pid $_d/nginx.pid; error_log stderr;" > /dev/null 2> "$TMP/nginx.err" &
+	NGX_PID=$!
+	BG_PIDS="$BG_PIDS $NGX_PID"
+	NGX_URL=http://127.0.0.1:$NGX_PORT/mcp
+	# The pid file is written once it listens.
+	_n=0
+	until [ "$(cat "$_d/nginx.pid" 2> /dev/null)" = "$NGX_PID" ]; do
+		_n=$((_n + 1))
+		if [ $_n -ge 200 ] || ! kill -0 "$NGX_PID" 2> /dev/null; then
+			cat "$TMP/nginx.err" >&2
+			echo "bench: nginx did not start" >&2
+			exit 1
+		fi
+		sleep 0.05
+	done
+}
+
 section_k() {
-	for c in dj tj ds ts dc mp; do : > "$TMP/k50.$c"; : > "$TMP/k99.$c"; done
-	: > "$TMP/kfl.d"; : > "$TMP/kfl.t"
+	# d direct, t tap, n nginx, u the tap not storing, m the tap storing on a tmpfs;
+	# j JSON, s SSE answers; dc and mp: tools/call pings direct and through mcp-proxy
+	for c in dj tj nj uj mj ds ts ns us ms dc mp; do : > "$TMP/k50.$c"; : > "$TMP/k99.$c"; done
+	for c in d t n u m; do : > "$TMP/kfl.$c"; done
+	# The references: nginx (on a port found free now) and a tmpfs.
+	NGX_PORT=""
+	if find_nginx; then
+		free_port
+		NGX_PORT=$FREE_PORT
+		ngx_version=$("$NGINX" -v 2>&1 | sed 's|^nginx version: nginx/||')
+	fi
+	shm_why=""
+	if [ -d /dev/shm ] && [ "$(stat -f -c %T /dev/shm)" = tmpfs ]; then
+		SHM=$(mktemp -d /dev/shm/mcptap-bench.XXXXXX)
+	else
+		shm_why="/dev/shm is not a tmpfs here"
+	fi
 	mp_why=""
 	mp_version=""
 	# mcp-proxy comes with the pinned node peers (npm ci in tests/node), when npm is there.
@@ -200,6 +312,25 @@ section_k() {
 			stop_tap "$TMP/k.db" $((3 + 2 * HPINGS))
 			echo "$out" | field p50_us >> "$TMP/k50.t$mode"
 			echo "$out" | field p99_us >> "$TMP/k99.t$mode"
+			if [ -n "$NGX_PORT" ]; then
+				start_nginx "$CPU"
+				out=$(pin $B/http-load ping "$HPINGS" "$NGX_URL")
+				stop_bg "$NGX_PID"
+				echo "$out" | field p50_us >> "$TMP/k50.n$mode"
+				echo "$out" | field p99_us >> "$TMP/k99.n$mode"
+			fi
+			start_tap "$CPU" /dev/null
+			out=$(pin $B/http-load ping "$HPINGS" "$TAP_URL")
+			stop_tap /dev/null
+			echo "$out" | field p50_us >> "$TMP/k50.u$mode"
+			echo "$out" | field p99_us >> "$TMP/k99.u$mode"
+			if [ -n "$SHM" ]; then
+				start_tap "$CPU" "$SHM/k.db"
+				out=$(pin $B/http-load ping "$HPINGS" "$TAP_URL")
+				stop_tap "$SHM/k.db" $((3 + 2 * HPINGS))
+				echo "$out" | field p50_us >> "$TMP/k50.m$mode"
+				echo "$out" | field p99_us >> "$TMP/k99.m$mode"
+			fi
 			if [ $mode = j ] && [ -n "${MP_URL:-}" ]; then
 				out=$(pin $B/http-load --call ping "$HPINGS" "$ECHO_URL")
 				echo "$out" | field p50_us >> "$TMP/k50.dc"
@@ -221,6 +352,29 @@ section_k() {
 		stop_tap "$TMP/kf.db" $((3 * HCONNS + 2 * HFLOOD))
 		t1=$(now_ns)
 		echo $((t1 - t0)) >> "$TMP/kfl.t"
+		if [ -n "$NGX_PORT" ]; then
+			start_nginx 0,1
+			t0=$(now_ns)
+			pin2 $B/http-load flood "$HFLOOD" $HCONNS "$NGX_URL" > /dev/null
+			t1=$(now_ns)
+			stop_bg "$NGX_PID"
+			echo $((t1 - t0)) >> "$TMP/kfl.n"
+		fi
+		start_tap 0,1 /dev/null
+		t0=$(now_ns)
+		pin2 $B/http-load flood "$HFLOOD" $HCONNS "$TAP_URL" > /dev/null
+		stop_tap /dev/null
+		t1=$(now_ns)
+		echo $((t1 - t0)) >> "$TMP/kfl.u"
+		if [ -n "$SHM" ]; then
+			start_tap 0,1 "$SHM/kf.db"
+			t0=$(now_ns)
+			pin2 $B/http-load flood "$HFLOOD" $HCONNS "$TAP_URL" > /dev/null
+			stop_tap "$SHM/kf.db" $((3 * HCONNS + 2 * HFLOOD))
+			t1=$(now_ns)
+			echo $((t1 - t0)) >> "$TMP/kfl.m"
+			rm -f "$SHM"/k*.db*
+		fi
 		stop_bg "$ECHO_PID"
 		i=$((i + 1))
 	done
@@ -251,6 +405,46 @@ section_k() {
 			printf "          mcp-proxy p50 %.1f µs p99 %.1f µs; direct tools/call p50 %.1f µs; added p50 = %.1f µs\n", m50, m99, d50, m50 - d50
 			printf "          added latency mcp-proxy / mcptap (JSON) = %.1fx (target >= 10)\n", (m50 - d50) / (tt - td) }'
 	fi
+	# The references, measured beside the tap in each run; "added" is p50 - direct p50.
+	echo "    references in the same runs, pinned as the tap (ping on CPU $CPU, flood on CPUs 0,1):"
+	if [ -z "$NGX_PORT" ]; then
+		echo "    nginx: not measured, the plain relay reference is missing: $NGX_WHY"
+	else
+		echo "    nginx $ngx_version, a plain HTTP relay: 1 worker, HTTP/1.1 keep-alive to http-echo, proxy_buffering off"
+		for mode in j s; do
+			if [ $mode = j ]; then name="JSON"; else name="SSE"; fi
+			awk -v name="$name" -v d50="$(median < "$TMP/k50.d$mode")" -v d99="$(median < "$TMP/k99.d$mode")" \
+				-v t50="$(median < "$TMP/k50.t$mode")" -v t99="$(median < "$TMP/k99.t$mode")" \
+				-v n50="$(median < "$TMP/k50.n$mode")" -v n99="$(median < "$TMP/k99.n$mode")" 'BEGIN {
+				printf "    %-4s  nginx p50 %7.1f µs p99 %7.1f µs   nginx/direct p50 = %.2fx, p99 = %.2fx   mcptap/nginx p50 = %.2fx, p99 = %.2fx\n", name, n50, n99, n50 / d50, n99 / d99, t50 / n50, t99 / n99
+				printf "          added p50: nginx %.1f µs, mcptap %.1f µs\n", n50 - d50, t50 - d50 }'
+		done
+		awk -v n="$HFLOOD" -v d="$(median < "$TMP/kfl.d")" -v t="$(median < "$TMP/kfl.t")" -v x="$(median < "$TMP/kfl.n")" 'BEGIN {
+			printf "    flood nginx %.0f requests/s   nginx/direct = %.2fx   mcptap/nginx = %.2fx\n", n / (x / 1e9), d / x, x / t }'
+	fi
+	tmpfs=$(stat -f -c %T "$TMP")
+	echo "    the tap not storing: -w /dev/null (no capture: it relays without logging; its writer thread still takes every copy)"
+	if [ -n "$SHM" ]; then
+		echo "    the tap storing on a tmpfs: -w /dev/shm/... (SQLite without the disk), beside the temp dir ($TMP: $tmpfs)"
+	else
+		echo "    the tap storing on a tmpfs: not measured: $shm_why"
+	fi
+	for mode in j s; do
+		if [ $mode = j ]; then name="JSON"; else name="SSE"; fi
+		awk -v name="$name" -v d50="$(median < "$TMP/k50.d$mode")" -v t50="$(median < "$TMP/k50.t$mode")" \
+			-v t99="$(median < "$TMP/k99.t$mode")" -v u50="$(median < "$TMP/k50.u$mode")" -v u99="$(median < "$TMP/k99.u$mode")" \
+			-v m50="$(median < "$TMP/k50.m$mode")" -v m99="$(median < "$TMP/k99.m$mode")" -v shm="$SHM" 'BEGIN {
+			printf "    %-4s  not storing p50 %7.1f µs p99 %7.1f µs   mcptap/not storing p50 = %.2fx, p99 = %.2fx; added p50 = %.1f µs\n", name, u50, u99, t50 / u50, t99 / u99, u50 - d50
+			if (shm != "") {
+				printf "          tmpfs p50 %7.1f µs p99 %7.1f µs   mcptap/tmpfs p50 = %.2fx, p99 = %.2fx; added p50 = %.1f µs\n", m50, m99, t50 / m50, t99 / m99, m50 - d50
+				printf "          mcptap added p50 %.1f µs = relaying %.1f + storing %.1f (SQLite %.1f, the disk %.1f)\n", t50 - d50, u50 - d50, t50 - u50, m50 - u50, t50 - m50
+			} else
+				printf "          mcptap added p50 %.1f µs = relaying %.1f + storing %.1f\n", t50 - d50, u50 - d50, t50 - u50 }'
+	done
+	awk -v n="$HFLOOD" -v t="$(median < "$TMP/kfl.t")" -v u="$(median < "$TMP/kfl.u")" -v m="$(median < "$TMP/kfl.m")" -v shm="$SHM" 'BEGIN {
+		printf "    flood not storing %.0f requests/s   mcptap/not storing = %.2fx\n", n / (u / 1e9), u / t
+		if (shm != "")
+			printf "    flood tmpfs %.0f requests/s, every message stored   mcptap/tmpfs = %.2fx\n", n / (m / 1e9), m / t }'
 }
 
 if [ "${BENCH_ONLY:-}" = k ]; then
