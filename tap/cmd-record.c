@@ -24,7 +24,7 @@ const struct cmd_entry cmd_record = {
 	.usage = "mcptap record -w FILE [--sync] [--max-message SIZE] [--queue SIZE] "
 		 "[--hold SIZE] [--batch-ms N] [--drain-ms N] [--redact-key NAME] "
 		 "[--redact-path PATH] [--redact-value REGEX] [--keep-secrets] -- COMMAND [ARG...]\n"
-		 "mcptap record -w FILE --upstream URL [--listen ADDR] [--cacert FILE] [--insecure] "
+		 "mcptap record -w FILE --upstream URL [--listen ADDR] [--allow-host NAME] [--cacert FILE] [--insecure] "
 		 "[--upstream-header NAME=env:VAR] [--max-headers SIZE] [--max-body SIZE] "
 		 "[--connect-timeout MS] [--upstream-timeout MS] [--client-timeout MS] [--stop-ms N] "
 		 "[--max-message SIZE] [--queue SIZE] "
@@ -59,6 +59,8 @@ const struct cmd_entry cmd_record = {
 		"                        (default 127.0.0.1:8808; PORT 0: any free port)\n"
 		"      --cacert FILE     trust this CA for the upstream, besides the system's\n"
 		"      --insecure        do not verify the upstream's certificate (said on stderr)\n"
+		"      --allow-host NAME  on loopback, requests must name the tap by a loopback\n"
+		"                        name (DNS rebinding: 403); let NAME in too\n"
 		"      --upstream-header NAME=env:VAR  send NAME with the value of $VAR upstream\n"
 		"                        on every request (a static credential; never stored)\n"
 		"      --max-headers SIZE  a request head's limit (default 64k; 431 beyond)\n"
@@ -159,6 +161,7 @@ static int run_record(int argc, char **argv)
 		{"stop-ms", required_argument, NULL, 'O'},
 		{"upstream-timeout", required_argument, NULL, 'u'},
 		{"client-timeout", required_argument, NULL, 'c'},
+		{"allow-host", required_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -167,6 +170,7 @@ static int run_record(int argc, char **argv)
 	struct httptap_opts ho;
 	int http = 0;
 	const char **uh = mt_calloc((size_t)argc + 1, sizeof(*uh));
+	const char **ah = mt_calloc((size_t)argc + 1, sizeof(*ah));
 	char **uh_owned = mt_calloc((size_t)argc + 1, sizeof(*uh_owned));
 	struct mt_redact *red = NULL;
 	const char *path = NULL;
@@ -181,6 +185,7 @@ static int run_record(int argc, char **argv)
 	writer_opts_default(&o.wopts);
 	httptap_opts_default(&ho);
 	ho.upstream_headers = uh;
+	ho.allow_hosts = ah;
 	o.drain_ms = 1000;
 	optind = 1;
 	opterr = 0;
@@ -256,6 +261,9 @@ static int run_record(int argc, char **argv)
 		case 'I':
 			ho.insecure = 1;
 			break;
+		case 'A':
+			ah[ho.n_allow_hosts++] = optarg;
+			break;
 		case 'E': {
 			const char *eq = strchr(optarg, '=');
 			const char *val;
@@ -321,8 +329,9 @@ static int run_record(int argc, char **argv)
 		cli_usage_error(&cmd_record, "--listen needs --upstream URL (the server to forward to)");
 		goto out;
 	}
-	if (!http && (ho.cacert || ho.insecure || ho.n_upstream_headers)) {
-		cli_usage_error(&cmd_record, "--cacert, --insecure and --upstream-header need --upstream");
+	if (!http && (ho.cacert || ho.insecure || ho.n_upstream_headers || ho.n_allow_hosts)) {
+		cli_usage_error(&cmd_record,
+				"--cacert, --insecure, --upstream-header and --allow-host need --upstream");
 		goto out;
 	}
 	if (!http && optind >= argc) {
@@ -378,6 +387,7 @@ static int run_record(int argc, char **argv)
 	free(kinds);
 	free(uh);
 	free(uh_owned);
+	free(ah);
 	return exit_like_child(&res);
 out:
 	mt_redact_free(red);
@@ -387,5 +397,6 @@ out:
 		free(uh_owned[i]);
 	free(uh);
 	free(uh_owned);
+	free(ah);
 	return rc;
 }

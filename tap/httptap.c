@@ -141,6 +141,8 @@ struct tap {
 	struct exch *all;
 	int64_t next_conn;
 	int stopping;
+	int loopback;         /* listening on loopback: only loopback Host names come in */
+	int host_said;        /* a refused Host was said */
 	int exchanges;        /* in flight */
 	struct mt_buf scratch, scratch2;
 	CURL *pool[64];       /* easy handles of ended transfers, reset, for the next ones */
@@ -947,6 +949,46 @@ static char *meta_client(const char *p, size_t n)
 	return out;
 }
 
+/* Is name (a Host header's, port and brackets included) a loopback name? */
+static int loopback_name(const char *h, size_t n)
+{
+	if (n && h[0] == '[') {
+		const char *close = memchr(h, ']', n);
+		return close && (size_t)(close - h) == 4 && !memcmp(h, "[::1]", 5);
+	}
+	const char *colon = memchr(h, ':', n);
+	if (colon)
+		n = (size_t)(colon - h);
+	if (n == 9 && !strncasecmp(h, "localhost", 9))
+		return 1;
+	if (n >= 4 && !memcmp(h, "127.", 4)) {
+		for (size_t i = 4; i < n; i++)
+			if (!((h[i] >= '0' && h[i] <= '9') || h[i] == '.'))
+				return 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* A request to a loopback tap names it by a loopback name, or one allowed. */
+static int host_allowed(const struct tap *t, struct evhttp_request *req)
+{
+	const char *h = evhttp_find_header(evhttp_request_get_input_headers(req), "Host");
+	size_t n;
+
+	if (!h)
+		return 1; /* (HTTP/1.0) */
+	n = strlen(h);
+	if (loopback_name(h, n))
+		return 1;
+	for (size_t i = 0; i < t->o->n_allow_hosts; i++) {
+		size_t an = strlen(t->o->allow_hosts[i]);
+		if (!strncasecmp(h, t->o->allow_hosts[i], an) && (h[an] == '\0' || h[an] == ':'))
+			return 1;
+	}
+	return 0;
+}
+
 static void on_request(struct evhttp_request *req, void *arg)
 {
 	struct tap *t = arg;
@@ -965,6 +1007,18 @@ static void on_request(struct evhttp_request *req, void *arg)
 
 	if (t->stopping || !evcon) {
 		evhttp_send_error(req, 503, "mcptap is stopping");
+		return;
+	}
+	if (t->loopback && !host_allowed(t, req)) {
+		/* A page elsewhere whose name now resolves to 127.0.0.1 (DNS rebinding)
+		 * would reach the upstream through the tap under the upstream's own Host:
+		 * its protection would never see the forged one. */
+		const char *h = evhttp_find_header(evhttp_request_get_input_headers(req), "Host");
+		if (!t->host_said++)
+			mt_warn("refused a request for Host '%s' (the tap listens on loopback: a DNS "
+				"rebinding?); --allow-host NAME lets a name in",
+				h ? h : "");
+		evhttp_send_error(req, 403, "Forbidden: Host is not this tap's");
 		return;
 	}
 	/* evhttp refuses a head above its own (higher) limit with a 400; up to
@@ -1282,6 +1336,7 @@ int httptap_run(const struct httptap_opts *o)
 		       EXIT_ERROR;
 	if (split_listen(o->listen, host, sizeof(host), &port))
 		return mt_error("bad --listen '%s': HOST:PORT", o->listen), EXIT_ERROR;
+	t.loopback = loopback_name(host, strlen(host)) || !strcmp(host, "::1");
 	if (curl_global_init(CURL_GLOBAL_DEFAULT))
 		return mt_error("cannot initialise libcurl"), EXIT_ERROR;
 	/* The signals come through the event loop; SIGPIPE is a write's error. */

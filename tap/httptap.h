@@ -23,6 +23,8 @@ struct httptap_opts {
 	int insecure;              /* no certificate or host name verification */
 	const char *const *upstream_headers; /* "Name: value" lines sent upstream */
 	size_t n_upstream_headers;
+	const char *const *allow_hosts; /* Host names let in besides loopback ones (--allow-host) */
+	size_t n_allow_hosts;
 	size_t max_headers;        /* a request head's limit (431 beyond it) */
 	size_t max_body;           /* a request body's limit (413 beyond it) */
 	int connect_timeout_ms;    /* to reach the upstream */

@@ -140,13 +140,19 @@ check_eq "stored: the idle stream complete, the silent one a timeout, the stalle
 	"$(sql "$T/to.db" "select group_concat(target || ' ' || outcome, ',') from (select target, outcome from http_exchange order by wall)")"
 
 # An upstream nobody listens on: 502 with a JSON-RPC error that names the request's id.
-start_tap "$T/u.db" "http://127.0.0.1:$port" --connect-timeout 2000
+start_tap "$T/u.db" "http://127.0.0.1:$port" --connect-timeout 2000 --allow-host mcp.local
 body=$(curl -s -w ' %{http_code} %{content_type}' -H 'Content-Type: application/json' \
 	--data '{"jsonrpc":"2.0","id":"req-9","method":"tools/list"}' "$TAP_URL/mcp")
 check "an unreachable upstream: 502 with a JSON-RPC error for id req-9" \
 	sh -c 'printf "%s" "$1" | grep -q "^{\"jsonrpc\":\"2.0\",\"id\":\"req-9\",\"error\":{\"code\":-32000,\"message\":\"mcptap: the upstream could not be reached: .*\"}} 502 application/json$"' sh "$body"
+# On loopback, a request must name the tap by a loopback name (DNS rebinding).
+check_eq "Host localhost, 127.0.0.1 or an --allow-host name passes; another gets 403" "502 502 502 403" \
+	"$(for h in "localhost:${TAP_URL##*:}" "127.0.0.1" "mcp.local:80" "evil.example.com"; do
+		curl -s -o /dev/null -w '%{http_code} ' -H "Host: $h" "$TAP_URL/x"
+	done | sed 's/ $//')"
 stop_tap TERM
 check_eq "SIGTERM: exit 0" 0 "$TAP_STATUS"
-check_eq "stored as unreachable" "POST|502|unreachable" "$(sql "$T/u.db" "select method, status, outcome from http_exchange")"
+check_eq "stored as unreachable" "POST|502|unreachable" "$(sql "$T/u.db" "select method, status, outcome from http_exchange where target = '/mcp'")"
+check_eq "the refused Host said once" 1 "$(grep -c "refused a request for Host 'evil.example.com'" "$TAP_ERR")"
 
 finish

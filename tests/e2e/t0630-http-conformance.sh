@@ -7,7 +7,11 @@
 # checks, INFO ones aside, with their status) are the same scenario by
 # scenario; many scenarios fail against server-everything itself (they call
 # test tools, prompts and resources it does not have), which is not asserted,
-# only the equality. Then the capture: the tap exits 0 on SIGINT, it holds one
+# only the equality, but for one check that the tap makes pass: listening on
+# loopback, it refuses a request for a Host that is not a loopback name (a DNS
+# rebinding: dns-rebinding-protection's localhost-host-rebinding-rejected),
+# which server-everything accepts; through the tap that check succeeds, and
+# the tap says once on stderr why. Then the capture: the tap exits 0 on SIGINT, it holds one
 # session for each MCP session the server opened during that run (named by
 # the ids the server logged), one initialize in each, and no exchange left
 # without an outcome.
@@ -81,6 +85,12 @@ verdicts tap
 check_eq "every results folder has its checks" 0 $?
 n=$(wc -l < "$T/tap.verdicts")
 check "at least $MIN_SCENARIOS scenarios ran through the tap (ran $n)" test "$n" -ge "$MIN_SCENARIOS"
+# (The one check the tap changes, and how.)
+rebinding="dns-rebinding-protection: localhost-host-rebinding-rejected=SUCCESS localhost-host-valid-accepted=SUCCESS"
+check_eq "the tap refuses a DNS rebinding that server-everything lets in" \
+	"dns-rebinding-protection: localhost-host-rebinding-rejected=FAILURE localhost-host-valid-accepted=SUCCESS|$rebinding" \
+	"$(grep '^dns-rebinding-protection:' "$T/direct.verdicts")|$(grep '^dns-rebinding-protection:' "$T/tap.verdicts")"
+sed -i "s/^dns-rebinding-protection:.*/$rebinding/" "$T/direct.verdicts"
 same_verdicts() {
 	cmp -s "$T/direct.verdicts" "$T/tap.verdicts" && return 0
 	echo "# directly:"
@@ -90,18 +100,24 @@ same_verdicts() {
 	diff "$T/direct.verdicts" "$T/tap.verdicts" | sed 's/^/# /'
 	return 1
 }
-check "the same verdicts, scenario by scenario, through the tap as directly" same_verdicts
-check_eq "the suite's summary lines are the same" \
-	"$(sed -n '/=== SUMMARY ===/,$p' "$T/direct.out")" "$(sed -n '/=== SUMMARY ===/,$p' "$T/tap.out")"
+check "the same verdicts, scenario by scenario, through the tap as directly (but that one)" same_verdicts
+check_eq "the suite's summary lines are the same, but that one scenario's" \
+	"$(sed -n '/=== SUMMARY ===/,/^$/p' "$T/direct.out" | sed 's/^✗ dns-rebinding-protection: 1 passed, 1 failed$/✓ dns-rebinding-protection: 2 passed, 0 failed/')" \
+	"$(sed -n '/=== SUMMARY ===/,/^$/p' "$T/tap.out")"
+totals() { sed -n 's/^Total: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$1"; }
+set -- $(totals "$T/direct.out")
+check_eq "and the totals: one check more passed" "$(($1 + 1)) $(($2 - 1))" "$(totals "$T/tap.out")"
 stop_tap INT
 check_eq "SIGINT: the tap exits 0" 0 "$TAP_STATUS"
-check_eq "the tap said nothing but where it listened" 1 "$(wc -l < "$TAP_ERR")"
+check_eq "the tap said where it listened, and once why it refused the rebinding" \
+	"mcptap: warning: refused a request for Host 'evil.example.com' (the tap listens on loopback: a DNS rebinding?); --allow-host NAME lets a name in" \
+	"$(sed 1d "$TAP_ERR")"
 
 # 3. The capture.
 server_sessions | tail -n +"$((direct_sessions + 1))" | sort > "$T/server.sessions"
 sql "$T/c.db" "select http_session_id from session order by 1" | sort > "$T/stored.sessions"
 m=$(wc -l < "$T/server.sessions")
-check_eq "the suite opened as many sessions through the tap as directly" "$direct_sessions" "$m"
+check_eq "the suite opened as many sessions through the tap as directly, but the refused rebinding's" "$((direct_sessions - 1))" "$m"
 check "one stored session for each session the server opened, named by its id" \
 	cmp "$T/server.sessions" "$T/stored.sessions"
 check_eq "each session holds one initialize, answered" "$m|$m|$m" \
