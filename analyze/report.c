@@ -211,14 +211,16 @@ void report_item(struct report *r, int64_t seq)
 /* ---- fingerprints ---- */
 
 /*
- * The finding's text made general, into out: the message's own id (its JSON
- * text) becomes "ID" and every run of digits "N" (seq numbers, ids, counts,
- * times), so that the same finding in another run or recording reads the same.
+ * The finding's text made general, into out: the message's own id, when a
+ * string (its JSON text), becomes "ID" and every run of digits "N" (seq
+ * numbers, numeric ids, counts, times), so that the same finding in another
+ * run or recording reads the same.
  */
 static void general_text(const struct an_finding *f, struct mt_buf *out)
 {
 	const char *t = f->text;
-	size_t idn = f->id ? strlen(f->id) : 0;
+	/* (A numeric id is left to the digits' rule: "2" must not take the 2 of "#2".) */
+	size_t idn = f->id && f->id[0] == '"' ? strlen(f->id) : 0;
 
 	mt_buf_reset(out);
 	mt_buf_putc(out, '\0');
