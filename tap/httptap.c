@@ -64,6 +64,7 @@ struct hsess {
 	struct mt_map seen;   /* SSE event ids seen: a second one is a replay */
 	int open;             /* exchanges in flight */
 	int ended;            /* DELETE answered, or 404 for its id */
+	int end_stored;       /* ... and its end stored, once nothing of it was open */
 };
 
 struct hdr_list {
@@ -183,16 +184,25 @@ static struct hsess *session_new(struct tap *t, int64_t num, enum hs_kind kind,
 	return s;
 }
 
-static void session_finish(struct hsess *s)
+/* The session's end in the store: its duration and end time. */
+static void session_end(struct hsess *s)
 {
 	struct store_session_end e;
 
+	if (s->end_stored)
+		return;
+	s->end_stored = 1;
 	memset(&e, 0, sizeof(e));
 	e.ended_wall = mt_wall_us();
 	e.duration_ns = mt_mono_ns() - s->t0;
 	e.exit_status = -1;
 	e.exit_signal = -1;
 	writer_session_end(s->w, s->h, &e);
+}
+
+static void session_finish(struct hsess *s)
+{
+	session_end(s);
 	mt_map_release(&s->seen);
 	free(s->http_id);
 	free(s->endpoint);
@@ -365,6 +375,10 @@ static void exch_end(struct exch *x, const char *outcome, const char *error)
 				kept_len);
 	x->sess->open--;
 	t->exchanges--;
+	/* A session the server ended (DELETE, 404) ends in the store when nothing
+	 * of it is open (what still names it is stored with it all the same). */
+	if (x->sess->ended && !x->sess->open)
+		session_end(x->sess);
 	exch_unlink(x);
 	if (x->sse_init)
 		mt_sse_release(&x->sse);
