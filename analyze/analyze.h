@@ -322,9 +322,9 @@ enum an_http_event {
 	AN_HTTP_NONE,
 	AN_HTTP_BEGIN,   /* an exchange's row: m->x (its messages follow) */
 	AN_HTTP_DONE,    /* its last message was seen (or the session ended): m->x */
-	AN_HTTP_COPY,    /* a server message sent again: a Last-Event-ID replay (m->replayed)
-			  * or the same message on a second stream (m->copy_of); the other
-			  * rules do not see it */
+	AN_HTTP_COPY,    /* a server message sent again: a replay on a stream resumed with
+			  * Last-Event-ID (m->replayed) or the same message on a second
+			  * stream (m->copy_of); the other rules do not see it */
 };
 
 /* The message a rule is run on (borrowed for the call). */
@@ -360,8 +360,10 @@ struct an_msg {
 	int64_t exchange;            /* that exchange's seq, or 0 */
 	const char *channel;         /* body | sse; NULL on stdio */
 	const char *sse_id, *sse_event; /* its SSE event's id and type, or NULL */
-	int replayed;                /* sent again after a Last-Event-ID resumption */
-	int64_t copy_of;             /* AN_HTTP_COPY: the exchange the first copy came in, or 0 */
+	int replayed;                /* its event id was used before (the tap's mark): a replay
+				      * on a resumed stream (AN_HTTP_COPY), else a reused id */
+	int64_t copy_of;             /* replayed, or AN_HTTP_COPY: the exchange the first came
+				      * in, or 0 when unknown */
 	enum an_http_event http;     /* AN_ON_HTTP: what it is about */
 };
 

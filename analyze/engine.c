@@ -1982,6 +1982,11 @@ static struct an_request *pair_answer(struct an_engine *e, struct an_msg *m)
 		r = an_open_request(&e->st, sender, "null", 4); /* a null id answers a null id */
 	else if (c->idtype != MT_ID_NONE)
 		r = an_find_request(&e->st, sender, m->id_key, m->id_key_len);
+	/* Over HTTP, an error without an id in the body answering a POST answers the
+	 * request that POST carried: the HTTP layer's refusal of it (HTTP-006). */
+	if (!r && (c->idtype == MT_ID_NONE || c->idtype == MT_ID_NULL) && m->x && !m->in_batch &&
+	    m->dir == AN_S2C && m->channel && !strcmp(m->channel, "body") && m->x->req_key)
+		r = an_open_request(&e->st, AN_C2S, m->x->req_key, m->x->req_key_len);
 	m->req = r;
 	if (r) {
 		m->method = r->method;
@@ -2002,13 +2007,14 @@ static const char *batch_problem(const struct an_state *st, const struct an_msg 
 }
 
 /*
- * A client message whose POST the HTTP layer refused (a 4xx or 5xx status):
- * no JSON-RPC answer is owed for it (HTTP-006; the body may hold an id-less
- * error).
+ * A client message whose POST the HTTP layer refused (a 4xx or 5xx status),
+ * or that was answered with a body that is no JSON-RPC message: no JSON-RPC
+ * answer is owed for it, or can come (HTTP-006, HTTP-007).
  */
 static int http_refused(const struct an_msg *m)
 {
-	return m->x && m->dir == AN_C2S && m->x->status >= 400;
+	/* (A response body no message holds is not JSON-RPC: HTTP-007 says so.) */
+	return m->x && m->dir == AN_C2S && (m->x->status >= 400 || m->x->has_resp_body);
 }
 
 /*
@@ -2491,9 +2497,9 @@ static void feed_exchange(struct an_engine *e, const struct store_item *it)
 }
 
 /*
- * A server message on an HTTP session that is a copy: a replay after a
- * Last-Event-ID (the tap marks every event id it saw before), or the same
- * message with an id on a second stream (HTTP-018). Only AN_ON_HTTP rules
+ * A server message on an HTTP session that is a copy: a replay on a stream
+ * resumed with Last-Event-ID, or the same message with an id on a second
+ * stream (HTTP-018). Only AN_ON_HTTP rules
  * see it: to the others it was said once. 0 when it is no copy.
  */
 static int http_copy(struct an_engine *e, struct an_msg *m, const struct mt_class *c)
@@ -2507,7 +2513,9 @@ static int http_copy(struct an_engine *e, struct an_msg *m, const struct mt_clas
 		if (!m->sse_id || !mt_map_get(&h->events, m->sse_id, strlen(m->sse_id), &v))
 			v = 0;
 		m->copy_of = v;
-		return 1;
+		/* The tap marks every event id it saw before: on a stream that resumes
+		 * none it is a new message reusing an id (HTTP-019), followed as one. */
+		return m->x && !strcmp(m->x->method, "GET") && m->x->last_event_id;
 	}
 	if ((c->kind != MT_REQUEST && c->kind != MT_RESPONSE && c->kind != MT_ERROR) ||
 	    c->idtype == MT_ID_NONE || !m->exchange)

@@ -38,7 +38,7 @@ static void auth_001(const struct an_ctx *c)
 	if (!a && h->auth_seq && x->seq > h->auth_seq)
 		an_report(c, -1, "%s without Authorization: OAuth is in use since #%lld, and every "
 				 "request carries the access token", x->method, (long long)h->auth_seq);
-	else if (a && strncasecmp(a, "Bearer ", 7))
+	else if (a && !h->auth_seq && strncasecmp(a, "Bearer ", 7)) /* (said once) */
 		an_report(c, -1, "%s with Authorization scheme '%.*s': the access token goes as "
 				 "'Bearer <token>'", x->method, (int)strcspn(a, " "), a);
 }

@@ -242,13 +242,13 @@ static void http_008(const struct an_ctx *c)
 	const struct an_msg *m = c->m;
 	const struct an_request *r = m->req;
 
+	/* (On a GET stream: resumed, it is fine; fresh, it is HTTP-016's.) */
 	if (m->dir != AN_S2C || !r || r->dir != AN_C2S || r->answer_seq || !r->exchange_sse ||
-	    !m->exchange || m->exchange == r->exchange || resumed(m->x))
+	    !m->exchange || m->exchange == r->exchange || (m->x && !strcmp(m->x->method, "GET")))
 		return;
-	an_report(c, -1, "the answer to #%lld %s came on the stream of #%lld%s%s, not on the SSE "
+	an_report(c, -1, "the answer to #%lld %s came on the stream of #%lld, not on the SSE "
 			 "stream of its POST (#%lld) nor on a resumed one (GET with Last-Event-ID)",
-		  (long long)r->seq, r->method, (long long)m->exchange, m->x ? " " : "",
-		  m->x ? m->x->method : "", (long long)r->exchange);
+		  (long long)r->seq, r->method, (long long)m->exchange, (long long)r->exchange);
 }
 
 /* ---- HTTP-015 / HTTP-016: the GET stream ---- */
@@ -298,7 +298,7 @@ static void http_019(const struct an_ctx *c)
 {
 	const struct an_msg *m = c->m;
 
-	if (m->http != AN_HTTP_COPY || !m->replayed || !m->x || resumed(m->x))
+	if (m->http != AN_HTTP_NONE || !m->replayed || m->in_batch || !m->x || resumed(m->x))
 		return;
 	if (m->copy_of) {
 		int64_t rel = m->copy_of;
@@ -647,7 +647,8 @@ const struct an_rule an_rules_http[] = {
 	R("HTTP-018", AN_ERROR, AN_FROM_0326, AN_ON_HTTP, http_018,
 	  "a server message (with an id) goes on one stream only, not broadcast on two (replays "
 	  "after Last-Event-ID aside)"),
-	R("HTTP-019", AN_ERROR, AN_FROM_0326, AN_ON_HTTP, http_019,
+	R("HTTP-019", AN_ERROR, AN_FROM_0326,
+	  AN_ON_MESSAGE | AN_ON_INVALID | AN_ON_NOTJSONRPC | AN_ON_BATCH | AN_FRAMING, http_019,
 	  "SSE event ids are unique across the session's streams (a replay on a stream resumed "
 	  "with Last-Event-ID aside)"),
 	R("HTTP-020", AN_ERROR, AN_FROM_0326, AN_ON_HTTP, http_020,
