@@ -77,6 +77,8 @@ enum {
 	AN_ON_END = 1 << 8,          /* the session is over: m is NULL */
 	AN_ON_GAP = 1 << 9,          /* a capture gap: m->gap says what is missing */
 	AN_ON_UNREADABLE = 1 << 10,  /* JSON beyond the parser's limits: m->unreadable says which */
+	AN_ON_HTTP = 1 << 11,        /* HTTP sessions: an exchange begins or is done, or a message
+				      * is a copy no other rule reads (m->http says which) */
 	AN_ON_ANSWER = AN_ON_RESPONSE | AN_ON_ERROR,
 	AN_ON_MESSAGE = AN_ON_REQUEST | AN_ON_NOTIFICATION | AN_ON_RESPONSE | AN_ON_ERROR,
 	/*
@@ -86,6 +88,52 @@ enum {
 	 */
 	AN_FRAMING = 1 << 16,
 };
+
+/* The transport a session was captured on (session.transport). */
+enum an_transport { AN_T_STDIO, AN_T_HTTP, AN_T_SSE };
+
+/*
+ * One HTTP exchange (an http_exchange row) as the engine keeps it, owned by
+ * the engine: from its row until the last message that names it (or the end
+ * of the session). The row comes whole, before the messages its bodies hold,
+ * so its status and response headers are known from the start. A rule may
+ * hold it only for the call.
+ */
+struct an_exchange {
+	int64_t seq, conn, t_ns;
+	int64_t first_byte_ns, end_ns; /* -1 when none */
+	char method[16];             /* GET, POST, DELETE ... (cut at 15 bytes) */
+	char *target;                /* owned: path and query as stored (redacted), never NULL */
+	json_t *req_headers;         /* owned: [[name, value], ...]; an empty array when unreadable */
+	json_t *resp_headers;        /* owned: the same, or an empty array */
+	int status;                  /* 0: no response */
+	char *resp_type;             /* owned: json | sse | empty | other, or NULL */
+	char *outcome;               /* owned, or NULL */
+	char *error;                 /* owned, or NULL */
+	char *last_event_id;         /* owned: the request's Last-Event-ID, or NULL */
+	int has_req_body;            /* a request body no message holds (not JSON-RPC) */
+	size_t req_body_len;
+	int has_resp_body;           /* a response body no message holds */
+	size_t resp_body_len;
+	int64_t messages;            /* message rows that name it */
+	/* What its messages were, counted as they come. */
+	int64_t seen;                /* message rows seen */
+	int64_t c2s_requests, c2s_others; /* requests; notifications and answers (batches counted
+					   * by their elements) */
+	int64_t s2c_messages, s2c_with_id; /* server messages, those of them with an event id */
+	int64_t s2c_invalid;         /* server messages that were not JSON-RPC */
+	char *req_key;               /* owned: the id key of the request its body held alone */
+	size_t req_key_len;
+	struct an_exchange *next, *prev; /* the engine's: kept exchanges, oldest first */
+};
+
+/* An exchange's header value by name (case-insensitive; the first), or NULL. */
+const char *an_hdr(json_t *headers, const char *name);
+/* Does the comma-separated media-range list `accept` name this media type
+ * (case-insensitive, parameters ignored; wildcards do not count)? */
+int an_accepts(const char *accept, const char *type);
+/* Is the Content-Type value of this media type (parameters ignored)? */
+int an_media_is(const char *value, const char *type);
 
 /*
  * One request the engine knows (owned by the engine): one still open, or one
@@ -125,6 +173,9 @@ struct an_request {
 				  * still pairs with it) */
 	int unreadable;          /* beyond the JSON parser's limits (TAP-002) */
 	int64_t gap_seq;         /* settled by a capture gap at this seq, or 0 */
+	int64_t exchange;        /* HTTP: the exchange its body came in, or 0 */
+	int exchange_sse;        /* HTTP: that exchange's response was an SSE stream */
+	int64_t answer_exchange; /* HTTP: the exchange its first answer came in, or 0 */
 	/* The engine's bookkeeping; rules read only open_next. */
 	struct an_request *open_next, *open_prev;   /* its list: open, flawed, pinned or free */
 	struct an_request *cancel_next, *cancel_prev; /* open and cancelled: settling in order */
@@ -134,6 +185,12 @@ struct an_request {
 	size_t token_key_len;
 	int where;               /* engine's: which list holds it */
 };
+
+/* HTTP: the most SSE event ids (and server messages with an id, for HTTP-018)
+ * remembered per session, and the most exchanges kept waiting for their
+ * messages; past them, what is not tracked is counted (an_http.untracked_*). */
+#define AN_HTTP_EVENT_IDS 65536
+#define AN_HTTP_EXCHANGES 1024
 
 /* How many settled requests are kept in full after they settle. */
 #define AN_RECENT 4096
@@ -238,6 +295,36 @@ struct an_state {
 	uint64_t rpc_messages;       /* of which requests, notifications and answers */
 	json_t *ext;                 /* owned: bookkeeping of the rule families' trackers,
 				      * one member per family ("cap", "res", ...); rules read it */
+	/* HTTP sessions (an_engine_set_session); on stdio all zero. */
+	enum an_transport transport;
+	struct an_http {
+		char *stored_id;     /* owned: session.http_session_id (legacy: the endpoint's
+				      * path and query), or NULL */
+		char *endpoint;      /* owned: the path (no query) of the first exchange, or NULL */
+		char *session_id;    /* owned: the Mcp-Session-Id the server assigned, or NULL */
+		int64_t session_id_seq; /* the exchange that assigned it */
+		int64_t ended_seq;   /* the exchange after which that id is over (a 404, a
+				      * successful DELETE), or 0 */
+		int ended_by_404;
+		int64_t reused_seq;  /* a request that used the id after a 404 (HTTP-027), or 0 */
+		int64_t auth_seq;    /* the first request with an Authorization header, or 0 */
+		int64_t get_streams; /* GET exchanges seen */
+		struct mt_map events; /* SSE event id -> the exchange it came in (bounded) */
+		struct mt_map sent;  /* hash of a server message with an id -> its exchange (bounded) */
+		uint64_t untracked_events; /* event ids and messages past those bounds */
+		uint64_t untracked_exchanges; /* exchanges let go before their messages came */
+		size_t kept;         /* exchanges kept now */
+	} http;
+};
+
+/* What an AN_ON_HTTP call is about (an_msg.http). */
+enum an_http_event {
+	AN_HTTP_NONE,
+	AN_HTTP_BEGIN,   /* an exchange's row: m->x (its messages follow) */
+	AN_HTTP_DONE,    /* its last message was seen (or the session ended): m->x */
+	AN_HTTP_COPY,    /* a server message sent again: a replay on a stream resumed with
+			  * Last-Event-ID (m->replayed) or the same message on a second
+			  * stream (m->copy_of); the other rules do not see it */
 };
 
 /* The message a rule is run on (borrowed for the call). */
@@ -267,6 +354,17 @@ struct an_msg {
 	const char *unjudged;        /* why (static text), or NULL */
 	const char *unreadable;      /* AN_ON_UNREADABLE: the parser's limit it is beyond */
 	const struct store_item *gap; /* AN_ON_GAP: the gap (borrowed) */
+	/* HTTP sessions: */
+	const struct an_exchange *x; /* the exchange it came in (or AN_ON_HTTP's), or NULL
+				      * (stdio, or an exchange no longer kept) */
+	int64_t exchange;            /* that exchange's seq, or 0 */
+	const char *channel;         /* body | sse; NULL on stdio */
+	const char *sse_id, *sse_event; /* its SSE event's id and type, or NULL */
+	int replayed;                /* its event id was used before (the tap's mark): a replay
+				      * on a resumed stream (AN_HTTP_COPY), else a reused id */
+	int64_t copy_of;             /* replayed, or AN_HTTP_COPY: the exchange the first came
+				      * in, or 0 when unknown */
+	enum an_http_event http;     /* AN_ON_HTTP: what it is about */
 };
 
 /* What a rule function gets. */
@@ -400,6 +498,9 @@ const char *an_rpc_role_problem(enum an_version v, enum an_dir dir, enum mt_kind
 /* Shared by rules-flow.c and rules-life.c: is r a ping PING-001 reports as never
  * answered (so that LIFE-015 does not say it again)? */
 int an_ping_never_answered(const struct an_state *st, const struct an_request *r);
+/* The 2026-07-28 revision's HTTP rules (rules-http.c), rows of rules-v26.c. */
+void an_v26_007(const struct an_ctx *c);
+void an_v26_008(const struct an_ctx *c);
 /* The revisions whose schema has `method` (AN_V bits); AN_EVERY for one in no table. */
 unsigned an_method_revisions(const char *method);
 
@@ -432,6 +533,16 @@ struct an_engine;
 /* A new engine for session `session` (never NULL). */
 struct an_engine *an_engine_new(int64_t session, const struct an_options *o);
 void an_engine_free(struct an_engine *e);
+
+/*
+ * The session's transport ("stdio", "http", "sse"; NULL: stdio) and
+ * session.http_session_id (may be NULL), before the first feed. Rules of one
+ * transport (STDIO, HTTP, SSE, AUTH, an_rule_transports) run only on it.
+ */
+void an_engine_set_session(struct an_engine *e, const char *transport,
+			   const char *http_session_id);
+/* The transports a rule applies to: bits 1 << enum an_transport. */
+unsigned an_rule_transports(const struct an_rule *r);
 
 /* Feed one item of the session, in seq order (borrowed). */
 void an_engine_feed(struct an_engine *e, const struct store_item *it);

@@ -373,6 +373,7 @@ static int run_analyze(int argc, char **argv)
 	struct report *rep = NULL;
 	struct keep keep;
 	struct walk w;
+	int http;
 	const char *path = NULL, *format = "text", *sid = NULL, *fail_on = "error";
 	char *rules = NULL, why[sizeof(err.msg)] = "";
 	size_t nrows = 0;
@@ -476,8 +477,11 @@ static int run_analyze(int argc, char **argv)
 		if (cli_pick_session(st, path, sid, &id))
 			goto out;
 		rows = mt_calloc(1, sizeof(*rows));
-		rows[0].id = id;
 		nrows = 1;
+		if (store_session_get(st, id, &rows[0], &err)) {
+			mt_error("cannot read '%s': %s", path, err.msg);
+			goto out;
+		}
 	}
 	ro.path = path;
 	ro.an = &ao;
@@ -499,9 +503,14 @@ static int run_analyze(int argc, char **argv)
 		w.fail_on = ro.fail_on;
 		w.fail_never = ro.fail_never;
 		an_engine_set_sink(w.e, sink, &w);
+		an_engine_set_session(w.e, rows[i].transport, rows[i].http_session_id);
+		/* An HTTP session's exchanges, and its messages' HTTP columns, too. */
+		http = rows[i].transport && (!strcmp(rows[i].transport, "http") ||
+					     !strcmp(rows[i].transport, "sse"));
 		keep_begin(&keep, rows[i].id, an_engine_state(w.e));
 		report_session_begin(rep, rows[i].id, an_engine_state(w.e));
-		if (store_each_item_ex(st, rows[i].id, STORE_ITEMS_LEAN, feed, &w, &err) < 0) {
+		if (store_each_item_ex(st, rows[i].id, http ? STORE_ITEMS_EXCHANGES : STORE_ITEMS_LEAN,
+				       feed, &w, &err) < 0) {
 			mt_error("cannot read session %lld of '%s': %s", (long long)rows[i].id, path,
 				 err.msg);
 			an_engine_free(w.e);

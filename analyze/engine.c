@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "schema/store.h"
 
@@ -473,7 +474,7 @@ size_t an_idset_bytes(const struct an_idset *s)
 
 /* ---- the engine ---- */
 
-#define HOOK_COUNT 11
+#define HOOK_COUNT 12
 
 /* A cancelled request still unanswered this long after its cancel is settled. */
 #define SETTLE_NS 1000000000LL
@@ -552,6 +553,9 @@ struct an_engine {
 	struct mt_buf joined;    /* a message split across lines, joined (an_follow_joined) */
 	int has_joined;
 	int batch_unreadable;    /* the batch being fed was beyond the parser's limits */
+	/* HTTP: the exchanges kept (oldest first), by seq in xs. */
+	struct an_exchange *xfirst, *xlast;
+	struct mt_map xs;                    /* exchange seq -> struct an_exchange */
 };
 
 static void list_add(struct rule_list *l, const struct an_rule *r)
@@ -601,6 +605,9 @@ struct an_engine *an_engine_new(int64_t session, const struct an_options *o)
 	e->st.tools = json_object();
 	e->st.tasks = json_object();
 	mt_map_init(&e->rec_by_name, 0);
+	mt_map_init(&e->xs, 0);
+	mt_map_init(&e->st.http.events, AN_HTTP_EVENT_IDS);
+	mt_map_init(&e->st.http.sent, AN_HTTP_EVENT_IDS);
 	e->last_rec = -1;
 	e->st.ext = json_object();
 	for (size_t t = 0; an_tracker_tables[t]; t++) {
@@ -660,6 +667,8 @@ struct an_engine *an_engine_new(int64_t session, const struct an_options *o)
 }
 
 /* ---- request records ---- */
+
+static void exchange_free(struct an_exchange *x);
 
 static int64_t ptr_value(const struct an_request *r)
 {
@@ -1014,6 +1023,17 @@ void an_engine_free(struct an_engine *e)
 		free(e->recs[i].name);
 	free(e->recs);
 	mt_map_release(&e->rec_by_name);
+	while (e->xfirst) {
+		struct an_exchange *x = e->xfirst;
+		e->xfirst = x->next;
+		exchange_free(x);
+	}
+	mt_map_release(&e->xs);
+	mt_map_release(&st->http.events);
+	mt_map_release(&st->http.sent);
+	free(st->http.stored_id);
+	free(st->http.endpoint);
+	free(st->http.session_id);
 	mt_buf_release(&e->key);
 	mt_buf_release(&e->idkey);
 	mt_buf_release(&e->idkey2);
@@ -1569,6 +1589,7 @@ static void after_answer(struct an_engine *e, struct an_msg *m)
 	if (!r->answer_seq) {
 		r->answer_seq = m->seq;
 		r->answer_t_ns = m->t_ns;
+		r->answer_exchange = m->exchange;
 		st->last_answer_seq[r->dir] = m->seq;
 	}
 	if (m->cls->kind != MT_RESPONSE) {
@@ -1961,6 +1982,11 @@ static struct an_request *pair_answer(struct an_engine *e, struct an_msg *m)
 		r = an_open_request(&e->st, sender, "null", 4); /* a null id answers a null id */
 	else if (c->idtype != MT_ID_NONE)
 		r = an_find_request(&e->st, sender, m->id_key, m->id_key_len);
+	/* Over HTTP, an error without an id in the body answering a POST answers the
+	 * request that POST carried: the HTTP layer's refusal of it (HTTP-006). */
+	if (!r && (c->idtype == MT_ID_NONE || c->idtype == MT_ID_NULL) && m->x && !m->in_batch &&
+	    m->dir == AN_S2C && m->channel && !strcmp(m->channel, "body") && m->x->req_key)
+		r = an_open_request(&e->st, AN_C2S, m->x->req_key, m->x->req_key_len);
 	m->req = r;
 	if (r) {
 		m->method = r->method;
@@ -1978,6 +2004,17 @@ static const char *batch_problem(const struct an_state *st, const struct an_msg 
 	if (!m->in_batch || st->version == AN_V2025_03_26 || !strcmp(st->version_source, "default"))
 		return NULL;
 	return "an element of a batch, in a revision without batches";
+}
+
+/*
+ * A client message whose POST the HTTP layer refused (a 4xx or 5xx status),
+ * or that was answered with a body that is no JSON-RPC message: no JSON-RPC
+ * answer is owed for it, or can come (HTTP-006, HTTP-007).
+ */
+static int http_refused(const struct an_msg *m)
+{
+	/* (A response body no message holds is not JSON-RPC: HTTP-007 says so.) */
+	return m->x && m->dir == AN_C2S && (m->x->status >= 400 || m->x->has_resp_body);
 }
 
 /*
@@ -2017,7 +2054,9 @@ static void feed_rpc(struct an_engine *e, struct an_msg *m, int rules)
 			why = batch_problem(st, m);
 		if (why && rules)
 			m->unjudged = why;
-		r->flawed = !rules || why || c->idtype == MT_ID_NULL;
+		r->flawed = !rules || why || c->idtype == MT_ID_NULL || http_refused(m);
+		r->exchange = m->exchange;
+		r->exchange_sse = m->x && m->x->resp_type && !strcmp(m->x->resp_type, "sse");
 		if (m->method_id >= 0 && e->recs[m->method_id].keep && !m->unreadable) {
 			/* The params are parsed when a rule asks (an_req_params); until then
 			 * the request keeps its bytes. */
@@ -2214,13 +2253,326 @@ static void feed_gap(struct an_engine *e, const struct store_item *it)
 	finish_message(e);
 }
 
+
+/* ---- HTTP exchanges ---- */
+
+const char *an_hdr(json_t *headers, const char *name)
+{
+	size_t i;
+	json_t *h;
+
+	json_array_foreach(headers, i, h) {
+		const char *k = json_string_value(json_array_get(h, 0));
+		const char *v = json_string_value(json_array_get(h, 1));
+		if (k && v && !strcasecmp(k, name))
+			return v;
+	}
+	return NULL;
+}
+
+int an_media_is(const char *value, const char *type)
+{
+	size_t n = strlen(type);
+
+	if (!value)
+		return 0;
+	while (*value == ' ' || *value == '\t')
+		value++;
+	if (strncasecmp(value, type, n))
+		return 0;
+	value += n;
+	while (*value == ' ' || *value == '\t')
+		value++;
+	return *value == '\0' || *value == ';' || *value == ',';
+}
+
+int an_accepts(const char *accept, const char *type)
+{
+	for (const char *p = accept; p && *p;) {
+		if (an_media_is(p, type))
+			return 1;
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	return 0;
+}
+
+void an_engine_set_session(struct an_engine *e, const char *transport,
+			   const char *http_session_id)
+{
+	struct an_state *st = &e->st;
+	unsigned bit;
+
+	st->transport = transport && !strcmp(transport, "http") ? AN_T_HTTP
+			: transport && !strcmp(transport, "sse") ? AN_T_SSE
+								  : AN_T_STDIO;
+	free(st->http.stored_id);
+	st->http.stored_id = http_session_id ? mt_strdup(http_session_id) : NULL;
+	/* The rules of another transport leave the lists, once. */
+	bit = 1u << st->transport;
+	for (size_t i = 0; i < HOOK_COUNT + e->nlists; i++) {
+		struct rule_list *l = i < HOOK_COUNT ? &e->any[i] : &e->lists[i - HOOK_COUNT];
+		size_t k = 0;
+		for (size_t j = 0; j < l->n; j++)
+			if (an_rule_transports(l->v[j]) & bit)
+				l->v[k++] = l->v[j];
+		l->n = k;
+	}
+}
+
+static void exchange_free(struct an_exchange *x)
+{
+	if (!x)
+		return;
+	free(x->target);
+	json_decref(x->req_headers);
+	json_decref(x->resp_headers);
+	free(x->resp_type);
+	free(x->outcome);
+	free(x->error);
+	free(x->last_event_id);
+	free(x->req_key);
+	free(x);
+}
+
+static struct an_exchange *exchange_get(struct an_engine *e, int64_t seq)
+{
+	int64_t v;
+
+	return seq > 0 && mt_map_get(&e->xs, &seq, sizeof(seq), &v) ? (struct an_exchange *)(intptr_t)v
+								     : NULL;
+}
+
+/* Headers as stored: a JSON array of [name, value] (an empty one when not). */
+static json_t *headers_of(const char *text)
+{
+	json_t *h = text ? json_loads(text, 0, NULL) : NULL;
+
+	if (!json_is_array(h)) {
+		json_decref(h);
+		h = json_array();
+	}
+	return h;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? mt_strdup(s) : NULL;
+}
+
+/* A message for AN_ON_HTTP about exchange x. */
+static void http_msg(struct an_msg *m, struct mt_class *c, const struct an_exchange *x,
+		     int64_t seq, int64_t t_ns, enum an_http_event ev)
+{
+	memset(m, 0, sizeof(*m));
+	memset(c, 0, sizeof(*c));
+	c->kind = MT_INVALID;
+	m->cls = c;
+	m->method_id = -1;
+	m->seq = seq;
+	m->t_ns = t_ns;
+	m->dir = AN_C2S;
+	m->raw = "";
+	m->serial = next_serial();
+	m->x = x;
+	m->exchange = x ? x->seq : 0;
+	m->http = ev;
+}
+
+/* The exchange's messages are all seen (or the session ends): its rules, then it goes. */
+static void exchange_done(struct an_engine *e, struct an_exchange *x)
+{
+	struct an_msg m;
+	struct mt_class c;
+	int64_t v;
+
+	http_msg(&m, &c, x, x->seq, e->st.last_t_ns, AN_HTTP_DONE);
+	dispatch(e, AN_ON_HTTP, &m);
+	track(e, AN_ON_HTTP, &m);
+	finish_message(e);
+	if (x->prev)
+		x->prev->next = x->next;
+	else
+		e->xfirst = x->next;
+	if (x->next)
+		x->next->prev = x->prev;
+	else
+		e->xlast = x->prev;
+	(void)mt_map_take(&e->xs, &x->seq, sizeof(x->seq), &v);
+	e->st.http.kept--;
+	exchange_free(x);
+}
+
+/* One more message of x was fed. */
+static void exchange_seen(struct an_engine *e, struct an_exchange *x)
+{
+	if (x && ++x->seen >= x->messages)
+		exchange_done(e, x);
+}
+
+/* The session state an exchange changes (after its rules ran). */
+static void http_update(struct an_engine *e, const struct an_exchange *x)
+{
+	struct an_http *h = &e->st.http;
+	const char *sid = an_hdr(x->req_headers, "Mcp-Session-Id");
+	const char *given = an_hdr(x->resp_headers, "Mcp-Session-Id");
+	int ok = x->status >= 200 && x->status < 300;
+
+	if (!h->endpoint)
+		h->endpoint = mt_strndup(x->target, strcspn(x->target, "?#"));
+	if (!strcmp(x->method, "GET"))
+		h->get_streams++;
+	if (!h->auth_seq && an_hdr(x->req_headers, "Authorization"))
+		h->auth_seq = x->seq;
+	if (!h->session_id && given && ok) {
+		h->session_id = mt_strdup(given);
+		h->session_id_seq = x->seq;
+	}
+	if (!h->session_id || !sid || strcmp(sid, h->session_id))
+		return;
+	if (h->ended_seq) {
+		if (h->ended_by_404 && !h->reused_seq)
+			h->reused_seq = x->seq;
+	} else if (x->status == 404) {
+		h->ended_seq = x->seq;
+		h->ended_by_404 = 1;
+	} else if (!strcmp(x->method, "DELETE") && ok) {
+		h->ended_seq = x->seq;
+	}
+}
+
+/* An http_exchange row: kept until its messages are fed, its rules run now. */
+static void feed_exchange(struct an_engine *e, const struct store_item *it)
+{
+	const struct store_exchange_row *row = it->x;
+	struct an_exchange *x;
+	struct an_msg m;
+	struct mt_class c;
+
+	if (!row || exchange_get(e, it->seq))
+		return; /* (a second row with one seq: a crafted file) */
+	if (e->st.http.kept >= AN_HTTP_EXCHANGES) {
+		/* Bounded: the oldest is judged as it is, and let go. */
+		e->st.http.untracked_exchanges++;
+		exchange_done(e, e->xfirst);
+	}
+	x = mt_calloc(1, sizeof(*x));
+	x->seq = it->seq;
+	x->conn = row->conn;
+	x->t_ns = row->t_ns;
+	x->first_byte_ns = row->first_byte_ns;
+	x->end_ns = row->end_ns;
+	snprintf(x->method, sizeof(x->method), "%s", row->method ? row->method : "");
+	x->target = mt_strdup(row->target ? row->target : "");
+	x->req_headers = headers_of(row->req_headers_json);
+	x->resp_headers = headers_of(row->resp_headers_json);
+	x->status = row->status;
+	x->resp_type = dup_or_null(row->resp_type);
+	x->outcome = dup_or_null(row->outcome);
+	x->error = dup_or_null(row->error);
+	x->last_event_id = dup_or_null(row->last_event_id);
+	x->has_req_body = row->req_body != NULL;
+	x->req_body_len = row->req_body_len;
+	x->has_resp_body = row->resp_body != NULL;
+	x->resp_body_len = row->resp_body_len;
+	x->messages = row->messages;
+	x->prev = e->xlast;
+	if (e->xlast)
+		e->xlast->next = x;
+	else
+		e->xfirst = x;
+	e->xlast = x;
+	(void)mt_map_put(&e->xs, &x->seq, sizeof(x->seq), (int64_t)(intptr_t)x);
+	e->st.http.kept++;
+	if (it->t_ns > e->st.last_t_ns)
+		e->st.last_t_ns = it->t_ns;
+	http_msg(&m, &c, x, x->seq, it->t_ns, AN_HTTP_BEGIN);
+	dispatch(e, AN_ON_HTTP, &m);
+	track(e, AN_ON_HTTP, &m);
+	finish_message(e);
+	http_update(e, x);
+	if (x->messages <= 0)
+		exchange_done(e, x);
+}
+
+/*
+ * A server message on an HTTP session that is a copy: a replay on a stream
+ * resumed with Last-Event-ID, or the same message with an id on a second
+ * stream (HTTP-018). Only AN_ON_HTTP rules
+ * see it: to the others it was said once. 0 when it is no copy.
+ */
+static int http_copy(struct an_engine *e, struct an_msg *m, const struct mt_class *c)
+{
+	struct an_http *h = &e->st.http;
+	int64_t v = 0, key;
+
+	if (m->dir != AN_S2C || e->st.transport == AN_T_STDIO)
+		return 0;
+	if (m->replayed) {
+		if (!m->sse_id || !mt_map_get(&h->events, m->sse_id, strlen(m->sse_id), &v))
+			v = 0;
+		m->copy_of = v;
+		/* The tap marks every event id it saw before: on a stream that resumes
+		 * none it is a new message reusing an id (HTTP-019), followed as one. */
+		return m->x && !strcmp(m->x->method, "GET") && m->x->last_event_id;
+	}
+	if ((c->kind != MT_REQUEST && c->kind != MT_RESPONSE && c->kind != MT_ERROR) ||
+	    c->idtype == MT_ID_NONE || !m->exchange)
+		return 0;
+	key = (int64_t)hash64(m->raw, m->raw_len);
+	if (mt_map_get(&h->sent, &key, sizeof(key), &v) && v != m->exchange) {
+		m->copy_of = v;
+		return 1;
+	}
+	if (!v && mt_map_put(&h->sent, &key, sizeof(key), m->exchange) < 0)
+		h->untracked_events++;
+	return 0;
+}
+
+/* After a message of exchange x: what it tells of x, its event id. */
+static void http_after(struct an_engine *e, const struct an_msg *m, struct an_exchange *x,
+		       const struct mt_class *c)
+{
+	struct an_http *h = &e->st.http;
+	int64_t v;
+
+	if (m->sse_id && *m->sse_id && !m->replayed &&
+	    !mt_map_get(&h->events, m->sse_id, strlen(m->sse_id), &v) &&
+	    mt_map_put(&h->events, m->sse_id, strlen(m->sse_id), m->exchange) < 0)
+		h->untracked_events++;
+	if (!x)
+		return;
+	if (m->dir == AN_S2C) {
+		x->s2c_messages++;
+		x->s2c_with_id += m->sse_id && *m->sse_id;
+		x->s2c_invalid += c->kind == MT_INVALID || c->kind == MT_NOTJSONRPC;
+		return;
+	}
+	if (c->kind == MT_REQUEST) {
+		x->c2s_requests++;
+		if (!m->in_batch && m->id_key && !x->req_key) {
+			x->req_key = mt_malloc(m->id_key_len ? m->id_key_len : 1);
+			memcpy(x->req_key, m->id_key, m->id_key_len);
+			x->req_key_len = m->id_key_len;
+		}
+	} else if (c->kind == MT_NOTIFICATION || c->kind == MT_RESPONSE || c->kind == MT_ERROR) {
+		x->c2s_others++;
+	}
+}
+
 void an_engine_feed(struct an_engine *e, const struct store_item *it)
 {
 	struct mt_class c;
 	struct an_msg m;
+	struct an_exchange *x = NULL;
 
 	if (it->type == STORE_ITEM_GAP) {
 		feed_gap(e, it);
+		return;
+	}
+	if (it->type == STORE_ITEM_EXCHANGE) {
+		feed_exchange(e, it);
 		return;
 	}
 	memset(&m, 0, sizeof(m));
@@ -2253,8 +2605,29 @@ void an_engine_feed(struct an_engine *e, const struct store_item *it)
 	    mt_json_string(c.method, &e->scratch))
 		mt_classify(it->raw, it->raw_len, &c);
 	m.cls = &c;
+	if (it->exchange > 0 || (it->channel && strcmp(it->channel, "stdio"))) {
+		m.exchange = it->exchange;
+		m.x = x = exchange_get(e, it->exchange);
+		m.channel = it->channel;
+		m.sse_id = it->sse_id;
+		m.sse_event = it->sse_event;
+		m.replayed = it->replayed;
+		if (http_copy(e, &m, &c)) {
+			struct an_msg cm = m;
+			cm.serial = next_serial();
+			cm.http = AN_HTTP_COPY;
+			read_names(e, &cm);
+			dispatch(e, AN_ON_HTTP, &cm);
+			track(e, AN_ON_HTTP, &cm);
+			finish_message(e);
+			exchange_seen(e, x);
+			return;
+		}
+	}
 	feed_message(e, &m);
 	e->batch_unreadable = m.unreadable != NULL;
+	if (m.channel)
+		http_after(e, &m, x, &c);
 	if (c.kind == MT_BATCH) {
 		struct mt_span arr = {it->raw, it->raw_len}, el;
 		size_t pos = 0, nreq = 0;
@@ -2279,14 +2652,20 @@ void an_engine_feed(struct an_engine *e, const struct store_item *it)
 			em.unreadable = NULL;
 			nreq += ec.kind == MT_REQUEST;
 			feed_message(e, &em);
+			if (em.channel)
+				http_after(e, &em, x, &ec);
 		}
 		/* Its open requests know how many requests the batch held. */
 		for (struct an_request *r = e->open.last; r && r->seq == m.seq; r = r->open_prev)
 			r->batch_requests = nreq;
 	}
+	exchange_seen(e, x);
 }
 
 void an_engine_end(struct an_engine *e)
 {
+	/* Exchanges whose messages did not all come (a gap, a damaged file) are done. */
+	while (e->xfirst)
+		exchange_done(e, e->xfirst);
 	dispatch(e, AN_ON_END, NULL);
 }

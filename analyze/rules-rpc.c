@@ -429,6 +429,10 @@ static void rpc_012(const struct an_ctx *c)
 
 	if (m->cls->idtype != MT_ID_NULL && m->cls->idtype != MT_ID_NONE)
 		return;
+	/* Over HTTP, an id-less error in a response body is the HTTP layer's refusal of
+	 * the POST (HTTP-006 judges its status). */
+	if (m->x && m->dir == AN_S2C && m->channel && !strcmp(m->channel, "body"))
+		return;
 	/* (The unreadable message may be in a capture gap: TAP-001 says it.) */
 	if (pending > 0 || an_open_request(st, peer, "null", 4) || gap_left(st, peer) > 0) {
 		/* A reply to something the receiver could not read. */

@@ -544,7 +544,8 @@ static void stdio_track(const struct an_ctx *c, json_t *ext)
 	/* An unreadable line or element: something the peer may answer without an id. */
 	json_object_set_new(ext, unread_key[m->dir],
 			    json_integer(json_integer_value(json_object_get(ext, unread_key[m->dir])) + 1));
-	if (!m->in_batch)
+	/* (Over HTTP a message is a whole body or event: nothing is split across lines.) */
+	if (!m->in_batch && c->st->transport == AN_T_STDIO)
 		run_add(c, ext);
 }
 

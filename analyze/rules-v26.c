@@ -861,13 +861,15 @@ const struct an_rule an_rules_v26[] = {
 	 "input requests need the client capabilities the request declared, and -32021 lists "
 	 "capabilities that were really missing",
 	 "MCP-RULES App. A; 2026-07-28/basic/index.mdx, basic/patterns/mrtr.mdx"},
-	{"V26-007", AN_ERROR, AN_SEV_FIXED, AN_V26, 0, NULL, NULL,
-	 "Streamable HTTP is POST only, one message a body, no session or resumption: HTTP only, "
-	 "not visible in a stdio capture",
+	{"V26-007", AN_ERROR, AN_SEV_FIXED, AN_V26, AN_ON_HTTP, NULL, an_v26_007,
+	 "Streamable HTTP is POST only (a GET or DELETE answered 2xx), with no session id from "
+	 "the server and no Last-Event-ID (HTTP sessions only; rules-http.c)",
 	 "MCP-RULES App. A; 2026-07-28/basic/transports/streamable-http.mdx"},
-	{"V26-008", AN_ERROR, AN_SEV_FIXED, AN_V26, 0, NULL, NULL,
-	 "MCP-Protocol-Version, Mcp-Method and Mcp-Name headers match the body: HTTP only, "
-	 "not visible in a stdio capture",
+	{"V26-008", AN_ERROR, AN_SEV_FIXED, AN_V26, AN_ON_REQUEST | AN_ON_NOTIFICATION, NULL,
+	 an_v26_008,
+	 "a POST's MCP-Protocol-Version matches _meta, Mcp-Method the body's method (required on "
+	 "requests), Mcp-Name the name or uri of tools/call, prompts/get and resources/read "
+	 "(HTTP sessions only; rules-http.c)",
 	 "MCP-RULES App. A; 2026-07-28/basic/transports/streamable-http.mdx"},
 	{"V26-009", AN_ERROR, AN_SEV_FIXED, AN_V26, AN_ON_ANSWER | AN_ON_NOTIFICATION, NULL, v26_009,
 	 "after the client cancels a request the server sends nothing more for it (a result, "

@@ -44,7 +44,7 @@ check_eq "--skip-rules LIFE-015: its row lists every other checked rule" "$check
 check_eq "latest_finding: LIFE-015 still from the run that ran it" "2|LIFE-015
 3|RPC-004
 3|STDIO-002" "$(sql "$T/s.db" "select analysis, rule from latest_finding order by analysis, rule")"
-"$MCPTAP" analyze -r "$T/s.db" --rules LIFE,RPC,STDIO,CAP,CANCEL,PING,PROG,RES,SPEC,TASK,V26,TAP > /dev/null
+"$MCPTAP" analyze -r "$T/s.db" --rules LIFE,RPC,STDIO,CAP,CANCEL,PING,PROG,RES,SPEC,TASK,V26,HTTP,SSE,AUTH,TAP > /dev/null
 check_eq "--rules naming every rule: the row says every rule (NULL)" "4|1" \
 	"$(sql "$T/s.db" "select id, rules is null from analysis where id = 4")"
 check_eq "and latest_finding is that run's" "4|3" "$(sql "$T/s.db" "select min(analysis), count(*) from latest_finding")"
