@@ -108,6 +108,7 @@ tests/bench/%: tests/bench/%.c
 tests/peers/mcp-client tests/bench/load-client tests/bench/byte-relay: tests/peers/spawn.h
 tests/bench/echo-server tests/bench/load-client tests/bench/http-echo tests/bench/http-load: \
 	tests/bench/jscan.h
+tests/bench/load-client tests/bench/http-load: tests/bench/clock.h
 
 deps:
 	@tests/setup.sh test

@@ -50,8 +50,8 @@
 #define IN_MAX ((size_t)16 << 20)   /* the largest response accepted */
 #define MAX_SID 256		    /* the longest Mcp-Session-Id kept */
 #define IDLE_SECS 30		    /* give up after this long without progress */
-#define STR_(x) #x
-#define STR(x) STR_(x)
+
+#include "tests/bench/clock.h"
 
 enum state {
 	ST_INIT,   /* initialize sent */
@@ -95,29 +95,6 @@ struct load {
 	size_t scratch_cap;
 	char out[2048];	   /* the request being built */
 };
-
-/* Exits with a message when no progress was made for IDLE_SECS (SIGALRM). */
-static void
-on_alarm(int sig)
-{
-	static const char msg[] = PROG ": no progress for " STR(IDLE_SECS) " s; giving up\n";
-	ssize_t ignored;
-
-	(void)sig;
-	ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
-	(void)ignored;
-	_exit(1);
-}
-
-/* Returns CLOCK_MONOTONIC in nanoseconds. */
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Writes all of buf to fd (a blocking socket). Returns 0, or -1 with errno set. */
 static int

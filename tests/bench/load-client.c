@@ -43,8 +43,8 @@
 #define WRITE_CHUNK ((size_t)64 << 10) /* the flood writer's batch */
 #define IDLE_SECS 30		       /* give up after this long without progress */
 #define MAX_N 100000000L
-#define STR_(x) #x
-#define STR(x) STR_(x)
+
+#include "tests/bench/clock.h"
 
 /* Buffered reader of lines from the child's stdout. */
 struct reader {
@@ -62,29 +62,6 @@ struct flood_writer {
 	long n;	   /* requests to send, ids 1..n */
 	int error; /* errno of a failed write, or 0 */
 };
-
-/* Exits with a message when no progress was made for IDLE_SECS (SIGALRM). */
-static void
-on_alarm(int sig)
-{
-	static const char msg[] = PROG ": no progress for " STR(IDLE_SECS) " s; giving up\n";
-	ssize_t ignored;
-
-	(void)sig;
-	ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
-	(void)ignored;
-	_exit(1);
-}
-
-/* Returns CLOCK_MONOTONIC in nanoseconds. */
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Writes all of buf to fd. Returns 0, or -1 with errno set. */
 static int
