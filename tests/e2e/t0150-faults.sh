@@ -65,7 +65,13 @@ mkfifo "$T/fifo"
 tap=$!
 exec 8> "$T/fifo"
 head -n 5000 "$T/in" >&8
-sleep 0.5 # far longer than a batch (5 ms)
+# Until all of it is committed (a batch is 5 ms; a slow machine or a sanitizer
+# build may take longer), bounded: then the kill.
+n=0
+while [ "$(sql "$T/kill.db" "select count(*) from message" 2> /dev/null)" != 10000 ] && [ $n -lt 200 ]; do
+	sleep 0.05
+	n=$((n + 1))
+done
 kill -KILL $tap
 wait $tap 2>/dev/null
 exec 8>&-
