@@ -80,7 +80,6 @@ struct exch {
 	struct evhttp_request *req; /* NULL once the client is gone */
 	CURL *easy;
 	struct curl_slist *hdrs;
-	char *url;
 	struct hsess *sess;
 	int64_t seq;          /* the exchange's seq in its session */
 	char method[16];
@@ -389,7 +388,6 @@ static void exch_end(struct exch *x, const char *outcome, const char *error)
 	free(x->host);
 	free(x->rewrite_from);
 	free(x->rewrite_to);
-	free(x->url);
 	free(x->req_session_id);
 	free(x->body);
 	free(x->rpc_id);
@@ -410,19 +408,6 @@ static const char *resp_type(const struct exch *x)
 	return "other";
 }
 
-/* Is the media type (before ';') of value equal to type? */
-static int media_is(const char *value, const char *type)
-{
-	size_t n = strlen(type);
-
-	if (!value)
-		return 0;
-	while (*value == ' ' || *value == '\t')
-		value++;
-	return strncasecmp(value, type, n) == 0 &&
-	       (value[n] == '\0' || value[n] == ';' || value[n] == ' ' || value[n] == '\t');
-}
-
 static void send_head(struct exch *x)
 {
 	struct tap *t = x->tap;
@@ -431,8 +416,8 @@ static void send_head(struct exch *x)
 	const char *ctype = mt_hdr_get(x->rh.h, x->rh.n, "Content-Type");
 
 	x->head_sent = 1;
-	x->is_sse = media_is(ctype, "text/event-stream");
-	x->is_json = media_is(ctype, "application/json");
+	x->is_sse = mt_hdr_has_token(ctype, "text/event-stream");
+	x->is_json = mt_hdr_has_token(ctype, "application/json");
 	if (x->is_sse && x->idle)
 		evtimer_del(x->idle);
 	if (x->is_sse) {
@@ -1133,10 +1118,9 @@ static void on_request(struct evhttp_request *req, void *arg)
 	/* Forward it. */
 	mt_buf_reset(&t->scratch2);
 	mt_buf_printf(&t->scratch2, "%s%s", t->origin, target);
-	x->url = mt_strndup(t->scratch2.data, t->scratch2.len);
 	x->easy = t->npool ? t->pool[--t->npool] : curl_easy_init();
 	CURL *e = x->easy;
-	curl_easy_setopt(e, CURLOPT_URL, x->url);
+	curl_easy_setopt(e, CURLOPT_URL, t->scratch2.data); /* (curl keeps a copy) */
 	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
