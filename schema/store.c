@@ -39,7 +39,9 @@ static const char *const stmt_sql[S_STMT_COUNT] = {
 		      " VALUES (?1,?2,?3,?4,?5,?6,?7)",
 	[S_RAW] = "SELECT seq, raw FROM message WHERE session = ?1 AND seq >= ?2 ORDER BY seq LIMIT ?3",
 	[S_XBEGIN] = "INSERT INTO http_exchange (session, seq, conn, method, target, req_headers,"
-		     " req_body, t_ns, wall, last_event_id) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+		     " req_body, t_ns, wall, last_event_id, status, resp_headers, resp_type,"
+		     " first_byte_ns, end_ns, outcome, error, resp_body)"
+		     " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)",
 	[S_XHEAD] = "UPDATE http_exchange SET status = ?3, resp_headers = ?4, resp_type = ?5,"
 		    " first_byte_ns = ?6 WHERE session = ?1 AND seq = ?2",
 	[S_XEND] = "UPDATE http_exchange SET end_ns = ?3, outcome = ?4, error = ?5, resp_body = ?6"
@@ -1453,6 +1455,19 @@ int store_exchange_begin(struct store *st, const struct store_exchange *x, struc
 	sqlite3_bind_int64(s, 8, x->t_ns);
 	sqlite3_bind_int64(s, 9, x->wall);
 	bind_text_opt(s, 10, x->last_event_id);
+	if (x->status) {
+		sqlite3_bind_int(s, 11, x->status);
+		bind_text_opt(s, 12, x->resp_headers_json);
+		bind_text_opt(s, 13, x->resp_type);
+		sqlite3_bind_int64(s, 14, x->first_byte_ns);
+	}
+	if (x->outcome) {
+		sqlite3_bind_int64(s, 15, x->end_ns);
+		bind_text_opt(s, 16, x->outcome);
+		bind_text_opt(s, 17, x->error);
+		if (bind_bytes(s, 18, x->resp_body, x->resp_body_len, err))
+			return -1;
+	}
 	return step_done(st, s, err, "cannot store the exchange");
 }
 

@@ -141,11 +141,12 @@ int store_add_gap(struct store *st, int64_t session, int64_t seq, const char *di
 		  int64_t messages, int64_t bytes, const char *reason, struct mt_err *err);
 
 /*
- * An HTTP exchange, in three steps: its request when it arrives
- * (store_exchange_begin), the response's head when it comes
- * (store_exchange_head), its end (store_exchange_end). Its seq is taken from
- * the session's order, like a message's; the messages its bodies carry name
- * it in store_msg.exchange. Like the other writers, inside store_begin and
+ * An HTTP exchange, in up to three steps: its row is made with what is known
+ * (store_exchange_begin: the request, and the response's head and end when
+ * they came already), then the head (store_exchange_head) and the end
+ * (store_exchange_end) are set when they come. Its seq is taken from the
+ * session's order, like a message's; the messages its bodies carry name it
+ * in store_msg.exchange. Like the other writers, inside store_begin and
  * store_commit. All pointers are borrowed (copied into the row).
  */
 struct store_exchange {
@@ -157,6 +158,15 @@ struct store_exchange {
 	const char *last_event_id;     /* the request's Last-Event-ID, or NULL */
 	const void *req_body;          /* a body no message holds (not JSON-RPC); NULL: none */
 	size_t req_body_len;
+	/* The response's head, when it came (status 0: not yet); as store_exchange_head. */
+	int status;
+	const char *resp_headers_json, *resp_type;
+	int64_t first_byte_ns;
+	/* Its end, when it came (outcome NULL: not yet); as store_exchange_end. */
+	const char *outcome, *error;
+	int64_t end_ns;
+	const void *resp_body;
+	size_t resp_body_len;
 };
 /* 0, or -1 (a second exchange with this seq, a store error). */
 int store_exchange_begin(struct store *st, const struct store_exchange *x, struct mt_err *err);

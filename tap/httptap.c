@@ -260,14 +260,6 @@ static int64_t clock_of(const struct hsess *s)
 	return mt_mono_ns() - s->t0;
 }
 
-static const char *headers_json(struct tap *t, const struct hdr_list *l, struct mt_buf *out)
-{
-	mt_buf_reset(out);
-	mt_hdr_json(l->h, l->n, t->o->wopts.redact, out);
-	mt_buf_putc(out, '\0');
-	return out->data;
-}
-
 /* A message the tap read in an exchange. */
 static void log_message(struct exch *x, enum writer_stream s, const char *channel, const char *p,
 			size_t n, const char *sse_id, const char *sse_event, int replayed)
@@ -444,8 +436,8 @@ static void send_head(struct exch *x)
 		s->ended = 1;
 		hs_end(&t->tr, s->num);
 	}
-	writer_put_exchange_head(s->w, s->h, x->seq, x->status, headers_json(t, &x->rh, &t->scratch),
-				 resp_type(x), clock_of(s));
+	writer_put_exchange_head(s->w, s->h, x->seq, x->status, x->rh.h, x->rh.n, resp_type(x),
+				 clock_of(s));
 	if (!x->req)
 		return;
 	struct evkeyvalq *out = evhttp_request_get_output_headers(x->req);
@@ -703,11 +695,9 @@ static void send_error_body(struct exch *x, int status, const char *reason, cons
 	evhttp_send_reply(x->req, status, reason, eb);
 	x->req = NULL; /* evhttp frees it once sent */
 	{
-		struct hdr_list l = {NULL, 0, 0};
-		hdr_add(&l, "Content-Type", 12, "application/json", 16);
-		writer_put_exchange_head(x->sess->w, x->sess->h, x->seq, status, headers_json(x->tap, &l, &x->tap->scratch),
-					 "json", clock_of(x->sess));
-		hdr_free(&l);
+		static const struct mt_hdr ct = {"Content-Type", "application/json"};
+		writer_put_exchange_head(x->sess->w, x->sess->h, x->seq, status, &ct, 1, "json",
+					 clock_of(x->sess));
 	}
 	free(text);
 	json_decref(msg);
@@ -1089,28 +1079,20 @@ static void on_request(struct evhttp_request *req, void *arg)
 
 	/* Log the request. */
 	{
-		struct store_exchange se;
-		struct mt_buf tg = MT_BUF_INIT;
-		const char *lei = mt_hdr_get(in.h, in.n, "Last-Event-ID");
-		memset(&se, 0, sizeof(se));
+		struct writer_exchange we;
+		memset(&we, 0, sizeof(we));
 		x->seq = next_seq(x->sess);
-		se.seq = x->seq;
-		se.conn = c->num;
-		se.method = x->method;
-		if (t->o->wopts.redact && mt_target_redact(target, t->o->wopts.redact, &tg)) {
-			mt_buf_putc(&tg, '\0');
-			se.target = tg.data;
-		} else {
-			se.target = target;
-		}
-		se.req_headers_json = headers_json(t, &in, &t->scratch);
-		se.last_event_id = lei;
+		we.seq = x->seq;
+		we.conn = c->num;
+		we.method = x->method;
+		we.target = target;
+		we.h = in.h;
+		we.nh = in.n;
 		if (x->body_len && !rpc) {
-			se.req_body = x->body;
-			se.req_body_len = x->body_len;
+			we.body = x->body;
+			we.body_len = x->body_len;
 		}
-		writer_put_exchange_begin(x->sess->w, x->sess->h, &se);
-		mt_buf_release(&tg);
+		writer_put_exchange_begin(x->sess->w, x->sess->h, &we);
 		if (rpc)
 			log_message(x, WS_C2S, "body", x->body, x->body_len, NULL, NULL, 0);
 	}
@@ -1352,7 +1334,16 @@ int httptap_run(const struct httptap_opts *o)
 		if (e)
 			curl_easy_cleanup(e);
 	}
-	t.base = event_base_new();
+	{
+		/* Interest changes within one turn of the loop (curl's and evhttp's
+		 * many enable/disable calls per exchange) reach epoll as one call. */
+		struct event_config *cfg = event_config_new();
+		if (cfg) {
+			event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+			t.base = event_base_new_with_config(cfg);
+			event_config_free(cfg);
+		}
+	}
 	t.http = evhttp_new(t.base);
 	t.multi = curl_multi_init();
 	if (!t.base || !t.http || !t.multi) {

@@ -17,15 +17,17 @@
 #include "schema/map.h"
 #include "schema/message.h"
 #include "tap/frame.h"
+#include "tap/httphdr.h"
 
 /* What a chunk is: stream bytes to frame, or one of the HTTP tap's records. */
 enum chunk_type {
 	CH_BYTES,    /* data: bytes read from stream s */
 	CH_MSG,      /* data: one whole message; str: channel, sse_id, sse_event;
 		      * num: exchange, replayed */
-	CH_XBEGIN,   /* data: the request body kept on the exchange; str: method,
-		      * target, req_headers, last_event_id; num: conn */
-	CH_XHEAD,    /* str: resp_headers, resp_type; num: status, first_byte_ns */
+	CH_XBEGIN,   /* data: the request body kept on the exchange, then its headers
+		      * (nh, packed); str: method, target (both as sent); num: conn */
+	CH_XHEAD,    /* data: the response's headers (nh, packed); str: resp_type;
+		      * num: status, first_byte_ns */
 	CH_XEND,     /* data: the response body kept on it; str: outcome, error; num: end_ns */
 	CH_HTTP_ID,  /* str: the session's Mcp-Session-Id */
 	CH_GAP,      /* a message not stored: num: its bytes; str: why */
@@ -47,7 +49,9 @@ struct chunk {
 	int sess;     /* records of a shared writer: the session's handle (0: the writer's own) */
 	int64_t seq;  /* records: their seq, given by the producer */
 	int64_t num[2];
-	size_t len;   /* records: data's bytes before the strings */
+	size_t len;   /* records: data's bytes before the headers */
+	size_t hlen;  /* records: the packed headers' bytes after them ("name\0value\0"...) */
+	size_t nh;    /* ... and how many fields they are */
 	uint32_t str[CHUNK_STRS]; /* records: offset + 1 of a NUL-terminated string in data (0: NULL) */
 	char data[];
 };
@@ -60,6 +64,9 @@ struct writer {
 	pthread_cond_t wake;    /* the writer waits here */
 	pthread_cond_t room;    /* producers wait here for room, or (sync) a commit */
 	struct chunk *head, *tail; /* queued, not taken by the writer yet */
+	struct chunk *spent;    /* stored, given back: the producers free them (a free in
+				 * the thread that allocated is cheap; across threads both
+				 * fight for malloc's arena lock) */
 	size_t held_bytes;      /* relayed and not committed: queued, taken, in the open transaction */
 	size_t held_lines;
 	int stalled;            /* the store takes nothing now: 2 locked elsewhere, 1 slow or not open
@@ -115,11 +122,31 @@ struct writer {
 	int lost_sess;           /* where the loss began */
 	struct mt_buf key;       /* scratch for the map's keys */
 	struct mt_buf red;       /* scratch for a redacted frame */
+	struct mt_buf hjson, hjson2; /* scratch: an exchange's headers as stored JSON */
+	struct mt_buf tgt;       /* scratch: its target, redacted */
+	struct mt_hdr *hv;       /* scratch: its headers, unpacked */
+	size_t hv_cap;
+	/* Exchanges begun in the open transaction whose row is not made yet: made
+	 * whole at their end, or as far as they came at the commit (one INSERT
+	 * rather than an INSERT and two UPDATEs). */
+	struct xwait *xw;
+	size_t nxw, capxw;
+	struct mt_map xw_at;     /* (session, seq) -> index in xw */
+	struct chunk *out;       /* processed chunks, to give back to the producers */
 	int pem;                 /* stderr is inside a private key (mt_redact_line) */
 	int has_end;
 	struct store_session_end end;
 	char *end_error;
 	struct writer_stats stats;
+};
+
+/* An exchange whose row waits: its records are kept until it is made. */
+struct xwait {
+	int64_t session;     /* the store's id */
+	int64_t seq;
+	int64_t t_ns;        /* its request's time, since the session's start */
+	struct chunk *begin; /* CH_XBEGIN */
+	struct chunk *head;  /* CH_XHEAD, or NULL */
 };
 
 /* A session of a shared writer, while another is current. */
@@ -133,6 +160,36 @@ struct wslot {
 
 /* Set from a signal handler: stop waiting for a lock (see writer_give_up). */
 static volatile sig_atomic_t give_up;
+
+/* What the writer gave back goes to the producers (under mu). */
+static void hand_over(struct writer *w)
+{
+	while (w->out) {
+		struct chunk *ch = w->out;
+		w->out = ch->next;
+		ch->next = w->spent;
+		w->spent = ch;
+	}
+}
+
+/* The chunks given back (under mu). */
+static struct chunk *take_spent(struct writer *w)
+{
+	struct chunk *l = w->spent;
+
+	w->spent = NULL;
+	return l;
+}
+
+static void free_chunks(struct chunk *l)
+{
+	while (l) {
+		struct chunk *next = l->next;
+		free(l);
+		l = next;
+	}
+}
+
 
 /* How long one wait for the lock lasts before the writer looks at its state again. */
 #define LOCK_SLICE_MS 50
@@ -168,6 +225,7 @@ static void lose(struct writer *w, uint64_t msgs, uint64_t bytes, int64_t seq)
 }
 
 static void release_txn(struct writer *w, int committed);
+static void xwait_drop(struct writer *w);
 
 static void store_failed(struct writer *w, const char *why)
 {
@@ -189,6 +247,7 @@ static void store_failed(struct writer *w, const char *why)
 		lose(w, w->txn_msgs + w->txn_stderr + w->txn_gaps, w->txn_bytes, w->txn_first_seq);
 		w->txn_msgs = w->txn_stderr = w->txn_gaps = w->txn_bytes = w->txn_gap_bytes = 0;
 	}
+	xwait_drop(w);
 	release_txn(w, 0);
 }
 
@@ -327,11 +386,15 @@ static void look_at_file(struct writer *w)
 	w->st = NULL;
 }
 
+static int xwait_flush(struct writer *w);
+
 static void commit(struct writer *w)
 {
 	struct mt_err err = {"", 0};
 
 	if (!w->in_txn)
+		return;
+	if (xwait_flush(w))
 		return;
 	/* In WAL mode a commit seldom waits; when it does, it waits like a begin. */
 	while (store_commit(w->st, &err)) {
@@ -593,8 +656,169 @@ static const char *chunk_str(const struct chunk *ch, int i)
 	return ch->str[i] ? ch->data + ch->str[i] - 1 : NULL;
 }
 
-/* Store one of the HTTP tap's records (in the open transaction when there is a store). */
-static void process_record(struct writer *w, const struct chunk *ch)
+/* A record's headers, unpacked into w->hv (valid until the next call). */
+static const struct mt_hdr *chunk_headers(struct writer *w, const struct chunk *ch)
+{
+	const char *p = ch->data + ch->len;
+
+	if (ch->nh > w->hv_cap) {
+		w->hv_cap = ch->nh;
+		w->hv = mt_realloc(w->hv, w->hv_cap * sizeof(*w->hv));
+	}
+	for (size_t i = 0; i < ch->nh; i++) {
+		w->hv[i].name = p;
+		p += strlen(p) + 1;
+		w->hv[i].value = p;
+		p += strlen(p) + 1;
+	}
+	return w->hv;
+}
+
+/* Headers as they are stored: JSON, redacted (in out, until it is used again). */
+static const char *headers_json(struct writer *w, const struct mt_hdr *h, size_t n,
+				struct mt_buf *out)
+{
+	mt_hdr_json(h, n, w->o.redact, out);
+	mt_buf_putc(out, '\0');
+	return out->data;
+}
+
+/* Give a chunk back to the producers (with the rest, at the end of the drain). */
+static void give_back(struct writer *w, struct chunk *ch)
+{
+	ch->next = w->out;
+	w->out = ch;
+}
+
+/* The key of exchange seq of the current session in xw_at. */
+static const void *xwait_key(const struct writer *w, int64_t seq, int64_t key[2])
+{
+	key[0] = w->session;
+	key[1] = seq;
+	return key;
+}
+
+/* The waiting exchange seq of the current session: its index, or -1. */
+static ssize_t xwait_find(struct writer *w, int64_t seq)
+{
+	int64_t key[2], i;
+
+	if (!w->nxw || !mt_map_get(&w->xw_at, xwait_key(w, seq, key), sizeof(key), &i))
+		return -1;
+	return (ssize_t)i;
+}
+
+/* Exchange seq begins (ch, kept): 1, or 0 when its seq is already waiting. */
+static int xwait_add(struct writer *w, const struct chunk *ch, int64_t seq, int64_t t_ns)
+{
+	int64_t key[2];
+
+	if (xwait_find(w, seq) >= 0)
+		return 0;
+	if (w->nxw == w->capxw) {
+		w->capxw = w->capxw ? w->capxw * 2 : 64;
+		w->xw = mt_realloc(w->xw, w->capxw * sizeof(*w->xw));
+	}
+	(void)mt_map_put(&w->xw_at, xwait_key(w, seq, key), sizeof(key), (int64_t)w->nxw);
+	w->xw[w->nxw].session = w->session;
+	w->xw[w->nxw].seq = seq;
+	w->xw[w->nxw].t_ns = t_ns;
+	w->xw[w->nxw].begin = (struct chunk *)ch;
+	w->xw[w->nxw].head = NULL;
+	w->nxw++;
+	return 1;
+}
+
+/* Forget waiting exchange i (its chunks given back). */
+static void xwait_remove(struct writer *w, size_t i)
+{
+	struct xwait *x = &w->xw[i];
+	int64_t key[2] = {x->session, x->seq}, v;
+
+	(void)mt_map_take(&w->xw_at, key, sizeof(key), &v);
+	give_back(w, x->begin);
+	if (x->head)
+		give_back(w, x->head);
+	if (i != --w->nxw) {
+		*x = w->xw[w->nxw];
+		key[0] = x->session;
+		key[1] = x->seq;
+		(void)mt_map_put(&w->xw_at, key, sizeof(key), (int64_t)i);
+	}
+}
+
+/*
+ * Make the row of waiting exchange i, with its end when end is not NULL, and
+ * forget it. 0, or -1 with err set.
+ */
+static int xwait_row(struct writer *w, size_t i, const struct chunk *end, struct mt_err *err)
+{
+	struct xwait *xw = &w->xw[i];
+	const struct chunk *b = xw->begin, *h = xw->head;
+	const struct mt_hdr *hv = chunk_headers(w, b);
+	struct store_exchange x;
+	int rc;
+
+	memset(&x, 0, sizeof(x));
+	x.session = xw->session;
+	x.seq = xw->seq;
+	x.conn = b->num[0];
+	x.t_ns = xw->t_ns;
+	x.wall = b->wall;
+	x.method = chunk_str(b, 0);
+	x.target = chunk_str(b, 1);
+	if (w->o.redact && mt_target_redact(x.target, w->o.redact, &w->tgt)) {
+		mt_buf_putc(&w->tgt, '\0');
+		x.target = w->tgt.data;
+	}
+	x.req_headers_json = headers_json(w, hv, b->nh, &w->hjson);
+	x.last_event_id = mt_hdr_get(hv, b->nh, "Last-Event-ID");
+	x.req_body = b->len ? b->data : NULL;
+	x.req_body_len = b->len;
+	if (h) {
+		x.status = (int)h->num[0];
+		x.resp_headers_json = headers_json(w, chunk_headers(w, h), h->nh, &w->hjson2);
+		x.resp_type = chunk_str(h, 0);
+		x.first_byte_ns = h->num[1];
+	}
+	if (end) {
+		x.end_ns = end->num[0];
+		x.outcome = chunk_str(end, 0);
+		x.error = chunk_str(end, 1);
+		x.resp_body = end->len ? end->data : NULL;
+		x.resp_body_len = end->len;
+	}
+	rc = store_exchange_begin(w->st, &x, err);
+	xwait_remove(w, i);
+	return rc;
+}
+
+/* Make the rows of every waiting exchange, as far as they came. 0, or -1: the store failed. */
+static int xwait_flush(struct writer *w)
+{
+	struct mt_err err = {"", 0};
+
+	while (w->nxw)
+		if (xwait_row(w, w->nxw - 1, NULL, &err)) {
+			store_failed(w, err.msg);
+			return -1;
+		}
+	return 0;
+}
+
+/* The open transaction is lost: so are the rows that waited in it. */
+static void xwait_drop(struct writer *w)
+{
+	while (w->nxw)
+		xwait_remove(w, w->nxw - 1);
+}
+
+/*
+ * Store one of the HTTP tap's records (in the open transaction when there is
+ * a store). Returns 1 when the chunk is kept (an exchange's row waits for it),
+ * else 0.
+ */
+static int process_record(struct writer *w, const struct chunk *ch)
 {
 	struct mt_err err = {"", 0};
 	int64_t seq = ch->type == CH_SESSION_NEW ? 0 : ch->seq;
@@ -625,7 +849,7 @@ static void process_record(struct writer *w, const struct chunk *ch)
 	if (!w->in_txn || (w->shared && !w->session && ch->type != CH_SESSION_NEW)) {
 		if (ch->type == CH_MSG || ch->type == CH_GAP)
 			lose(w, 1, ch->type == CH_MSG ? ch->len : (size_t)ch->num[0], seq);
-		return;
+		return 0;
 	}
 	int64_t t_ns = w->shared ? ch->t_ns - w->slots[w->cur_sess].t0 : ch->t_ns;
 	switch (ch->type) {
@@ -666,7 +890,7 @@ static void process_record(struct writer *w, const struct chunk *ch)
 				 "a message of %zu bytes is larger than --max-message (%zu)", ch->len,
 				 w->o.max_message);
 			store_gap(w, seq, ch->s, ch->len, why);
-			return;
+			return 0;
 		}
 		rc = store_message(w, ch->s, ch->data, ch->len, 0, seq, t_ns, ch->wall, &mm, &err);
 		if (!rc)
@@ -675,32 +899,42 @@ static void process_record(struct writer *w, const struct chunk *ch)
 	}
 	case CH_GAP:
 		store_gap(w, seq, ch->s, (size_t)ch->num[0], chunk_str(ch, 0));
-		return;
-	case CH_XBEGIN: {
-		struct store_exchange x;
-		memset(&x, 0, sizeof(x));
-		x.session = w->session;
-		x.seq = seq;
-		x.conn = ch->num[0];
-		x.t_ns = t_ns;
-		x.wall = ch->wall;
-		x.method = chunk_str(ch, 0);
-		x.target = chunk_str(ch, 1);
-		x.req_headers_json = chunk_str(ch, 2);
-		x.last_event_id = chunk_str(ch, 3);
-		x.req_body = ch->len ? ch->data : NULL;
-		x.req_body_len = ch->len;
-		rc = store_exchange_begin(w->st, &x, &err);
+		return 0;
+	case CH_XBEGIN:
+		if (xwait_add(w, ch, seq, t_ns)) {
+			w->txn_rows++;
+			return 1; /* (kept: its row is made at its end, or at the commit) */
+		}
+		mt_err_set(&err, "a second exchange %lld in session %lld", (long long)seq,
+			   (long long)w->session);
+		rc = -1;
+		break;
+	case CH_XHEAD: {
+		ssize_t i = xwait_find(w, seq);
+		if (i >= 0 && !w->xw[i].head) {
+			w->xw[i].head = (struct chunk *)ch;
+			w->txn_rows++;
+			return 1;
+		}
+		if (i >= 0 && xwait_row(w, (size_t)i, NULL, &err)) {
+			rc = -1;
+			break;
+		}
+		rc = store_exchange_head(w->st, w->session, seq, (int)ch->num[0],
+					 headers_json(w, chunk_headers(w, ch), ch->nh, &w->hjson),
+					 chunk_str(ch, 0), ch->num[1], &err);
 		break;
 	}
-	case CH_XHEAD:
-		rc = store_exchange_head(w->st, w->session, seq, (int)ch->num[0], chunk_str(ch, 0),
-					 chunk_str(ch, 1), ch->num[1], &err);
+	case CH_XEND: {
+		ssize_t i = xwait_find(w, seq);
+		if (i >= 0)
+			rc = xwait_row(w, (size_t)i, ch, &err);
+		else
+			rc = store_exchange_end(w->st, w->session, seq, ch->num[0], chunk_str(ch, 0),
+						chunk_str(ch, 1), ch->len ? ch->data : NULL, ch->len,
+						&err);
 		break;
-	case CH_XEND:
-		rc = store_exchange_end(w->st, w->session, seq, ch->num[0], chunk_str(ch, 0),
-					chunk_str(ch, 1), ch->len ? ch->data : NULL, ch->len, &err);
-		break;
+	}
 	case CH_HTTP_ID:
 		rc = store_session_set_http(w->st, w->session, chunk_str(ch, 0), &err);
 		break;
@@ -711,24 +945,24 @@ static void process_record(struct writer *w, const struct chunk *ch)
 		store_failed(w, err.msg);
 		if (ch->type == CH_MSG)
 			lose(w, 1, ch->len, seq);
-		return;
+		return 0;
 	}
 	w->txn_rows++;
+	return 0;
 }
 
-/* Frame one chunk (in the open transaction when there is a store). */
-static void process(struct writer *w, struct chunk *ch)
+/* Frame one chunk (in the open transaction when there is a store). 1: it is kept. */
+static int process(struct writer *w, struct chunk *ch)
 {
-	if (ch->type != CH_BYTES) {
-		process_record(w, ch);
-		return;
-	}
+	if (ch->type != CH_BYTES)
+		return process_record(w, ch);
 	w->cur = ch;
 	if (ch->n)
 		mt_framer_push(&w->fr[ch->s], ch->data, ch->n, on_frame, w);
 	else
 		mt_framer_close(&w->fr[ch->s], on_frame, w);
 	w->cur = NULL;
+	return 0;
 }
 
 static int txn_due(struct writer *w)
@@ -753,7 +987,7 @@ static void store_pending(struct writer *w)
 									: ch->seq) == 0;
 
 		w->pending = ch->next;
-		process(w, ch);
+		int kept = process(w, ch);
 		if (stored && w->in_txn) {
 			w->txn_held_bytes += ch->n;
 			w->txn_held_lines += ch->lines;
@@ -766,13 +1000,15 @@ static void store_pending(struct writer *w)
 				pthread_cond_broadcast(&w->room);
 			pthread_mutex_unlock(&w->mu);
 		}
-		free(ch);
+		if (!kept)
+			give_back(w, ch);
 		n++;
 		/* Batches stay bounded even when a drain brings many chunks. */
 		if (w->o.sync ? !w->pending : txn_due(w))
 			commit(w);
 	}
 	pthread_mutex_lock(&w->mu);
+	hand_over(w);
 	w->done += n;
 	if (w->o.sync)
 		pthread_cond_broadcast(&w->room);
@@ -931,6 +1167,9 @@ static void *writer_main(void *arg)
 				pthread_mutex_lock(&w->mu);
 				continue;
 			}
+			/* No producer is putting now: what they did not take back is freed here. */
+			hand_over(w);
+			free_chunks(take_spent(w));
 			w->idle = 1;
 			deadline_after(&ts, 1000000000);
 			int rc = pthread_cond_timedwait(&w->wake, &w->mu, &ts);
@@ -996,6 +1235,7 @@ static struct writer *start(struct store *st, int64_t session, int64_t t0_ns,
 	}
 	w->last_commit = mt_mono_ns();
 	mt_map_init(&w->open, OPEN_REQUESTS_MAX);
+	mt_map_init(&w->xw_at, 0);
 	for (int i = 0; i < WS_COUNT; i++)
 		mt_framer_init(&w->fr[i], o->max_message);
 	pthread_mutex_init(&w->mu, NULL);
@@ -1085,18 +1325,22 @@ static void put(struct writer *w, enum writer_stream s, const char *p, size_t n,
  * A record of the HTTP tap: len bytes of body, then the strings (NULL ones
  * stay NULL), and two numbers. It counts as one line and its bytes.
  */
-static void put_record(struct writer *w, int h, enum chunk_type type, enum writer_stream s,
-		       int64_t seq, const void *body, size_t len, const char *const strs[CHUNK_STRS],
-		       int64_t num0, int64_t num1)
+static void put_record_h(struct writer *w, int h, enum chunk_type type, enum writer_stream s,
+			 int64_t seq, const void *body, size_t len, const struct mt_hdr *hv,
+			 size_t nh, const char *const strs[CHUNK_STRS], int64_t num0, int64_t num1)
 {
-	size_t n = len, sl[CHUNK_STRS];
+	size_t n = len, sl[CHUNK_STRS], hlen = 0;
 	struct chunk *ch;
 
+	for (size_t i = 0; i < nh; i++)
+		hlen += strlen(hv[i].name) + strlen(hv[i].value) + 2;
+	n += hlen;
 	for (int i = 0; i < CHUNK_STRS; i++) {
 		sl[i] = strs && strs[i] ? strlen(strs[i]) + 1 : 0;
 		n += sl[i];
 	}
-	ch = mt_calloc(1, sizeof(*ch) + n);
+	ch = mt_malloc(sizeof(*ch) + n);
+	memset(ch, 0, sizeof(*ch));
 	ch->type = type;
 	ch->sess = h;
 	ch->s = s;
@@ -1109,6 +1353,14 @@ static void put_record(struct writer *w, int h, enum chunk_type type, enum write
 	if (len)
 		memcpy(ch->data, body, len);
 	n = len;
+	ch->hlen = hlen;
+	ch->nh = nh;
+	for (size_t i = 0; i < nh; i++) {
+		size_t a = strlen(hv[i].name) + 1, b = strlen(hv[i].value) + 1;
+		memcpy(ch->data + n, hv[i].name, a);
+		memcpy(ch->data + n + a, hv[i].value, b);
+		n += a + b;
+	}
 	for (int i = 0; i < CHUNK_STRS; i++) {
 		if (!sl[i])
 			continue;
@@ -1117,6 +1369,13 @@ static void put_record(struct writer *w, int h, enum chunk_type type, enum write
 		n += sl[i];
 	}
 	enqueue(w, ch, 0, 0, 0);
+}
+
+static void put_record(struct writer *w, int h, enum chunk_type type, enum writer_stream s,
+		       int64_t seq, const void *body, size_t len, const char *const strs[CHUNK_STRS],
+		       int64_t num0, int64_t num1)
+{
+	put_record_h(w, h, type, s, seq, body, len, NULL, 0, strs, num0, num1);
 }
 
 void writer_put_msg(struct writer *w, const struct writer_http_msg *m)
@@ -1134,21 +1393,21 @@ void writer_put_gap(struct writer *w, int h, int64_t seq, enum writer_stream s, 
 	put_record(w, h, CH_GAP, s, seq, NULL, 0, strs, (int64_t)bytes, 0);
 }
 
-void writer_put_exchange_begin(struct writer *w, int h, const struct store_exchange *x)
+void writer_put_exchange_begin(struct writer *w, int h, const struct writer_exchange *x)
 {
-	const char *strs[CHUNK_STRS] = {x->method, x->target, x->req_headers_json,
-					x->last_event_id};
+	const char *strs[CHUNK_STRS] = {x->method, x->target, NULL, NULL};
 
-	put_record(w, h, CH_XBEGIN, WS_C2S, x->seq, x->req_body,
-		   x->req_body ? x->req_body_len : 0, strs, x->conn, 0);
+	put_record_h(w, h, CH_XBEGIN, WS_C2S, x->seq, x->body, x->body ? x->body_len : 0, x->h,
+		     x->nh, strs, x->conn, 0);
 }
 
 void writer_put_exchange_head(struct writer *w, int h, int64_t seq, int status,
-			      const char *headers_json, const char *resp_type, int64_t first_byte_ns)
+			      const struct mt_hdr *hv, size_t nh, const char *resp_type,
+			      int64_t first_byte_ns)
 {
-	const char *strs[CHUNK_STRS] = {headers_json, resp_type, NULL, NULL};
+	const char *strs[CHUNK_STRS] = {resp_type, NULL, NULL, NULL};
 
-	put_record(w, h, CH_XHEAD, WS_S2C, seq, NULL, 0, strs, status, first_byte_ns);
+	put_record_h(w, h, CH_XHEAD, WS_S2C, seq, NULL, 0, hv, nh, strs, status, first_byte_ns);
 }
 
 void writer_put_exchange_end(struct writer *w, int h, int64_t seq, int64_t end_ns,
@@ -1196,6 +1455,7 @@ static void enqueue(struct writer *w, struct chunk *ch, int timed, int64_t t_ns,
 	struct timespec ts;
 	size_t n = ch->n;
 	uint64_t ticket;
+	struct chunk *spent;
 
 	pthread_mutex_lock(&w->mu);
 	/*
@@ -1249,7 +1509,9 @@ static void enqueue(struct writer *w, struct chunk *ch, int timed, int64_t t_ns,
 			pthread_cond_wait(&w->room, &w->mu);
 		w->waiting--;
 	}
+	spent = take_spent(w);
 	pthread_mutex_unlock(&w->mu);
+	free_chunks(spent);
 }
 
 void writer_stop(struct writer *w)
@@ -1284,6 +1546,8 @@ int writer_finish(struct writer *w, const struct store_session_end *e,
 	pthread_cond_broadcast(&w->room);
 	pthread_mutex_unlock(&w->mu);
 	pthread_join(w->thread, NULL);
+	hand_over(w);
+	free_chunks(take_spent(w));
 
 	if ((w->st || w->path) && (w->failed || w->lost_msgs || w->lost_bytes || w->gave_up))
 		rc = -1;
@@ -1299,6 +1563,12 @@ int writer_finish(struct writer *w, const struct store_session_end *e,
 		mt_framer_release(&w->fr[i]);
 	mt_buf_release(&w->key);
 	mt_buf_release(&w->red);
+	mt_buf_release(&w->hjson);
+	mt_buf_release(&w->hjson2);
+	mt_buf_release(&w->tgt);
+	free(w->hv);
+	free(w->xw);
+	mt_map_release(&w->xw_at);
 	mt_map_release(&w->open);
 	for (size_t i = 0; i < w->nslots; i++)
 		if (w->slots[i].used && (int)i != w->cur_sess)

@@ -28,6 +28,7 @@
 
 #include "schema/redact.h"
 #include "schema/store.h"
+#include "tap/httphdr.h"
 
 enum writer_stream {
 	WS_C2S,    /* client to server: the tap's stdin */
@@ -114,12 +115,25 @@ void writer_put_msg(struct writer *w, const struct writer_http_msg *m);
 void writer_put_gap(struct writer *w, int h, int64_t seq, enum writer_stream s, size_t bytes,
 		    const char *why);
 /*
- * An exchange's request (x->session is the writer's; x->t_ns and wall: now),
- * its response's head, its end (times since the session's start).
+ * An exchange's request as the tap read it (its time: now), its response's
+ * head, its end (times since the session's start). Target and headers are
+ * given as they were sent: the writer redacts them (and turns the headers
+ * into the stored JSON) off the relay's path. Everything is copied.
  */
-void writer_put_exchange_begin(struct writer *w, int h, const struct store_exchange *x);
+struct writer_exchange {
+	int64_t seq;
+	int64_t conn;              /* the client connection's number */
+	const char *method;
+	const char *target;        /* the path and query */
+	const struct mt_hdr *h;    /* the request's header fields, in order */
+	size_t nh;
+	const void *body;          /* a body no message holds (not JSON-RPC); NULL: none */
+	size_t body_len;
+};
+void writer_put_exchange_begin(struct writer *w, int h, const struct writer_exchange *x);
 void writer_put_exchange_head(struct writer *w, int h, int64_t seq, int status,
-			      const char *headers_json, const char *resp_type, int64_t first_byte_ns);
+			      const struct mt_hdr *hv, size_t nh, const char *resp_type,
+			      int64_t first_byte_ns);
 void writer_put_exchange_end(struct writer *w, int h, int64_t seq, int64_t end_ns,
 			     const char *outcome, const char *error, const void *body, size_t len);
 /* The session's Mcp-Session-Id, when the server names it. */

@@ -80,9 +80,10 @@ struct loader {
 	json_t *defaults;              /* @headers: [[name, value], ...] */
 	/* A request head not put yet: its body (>!) may follow. */
 	int pending;
-	struct store_exchange pend;
+	struct writer_exchange pend;
 	char pend_method[32];
-	char *pend_target, *pend_headers, *pend_lei;
+	char *pend_target;
+	json_t *pend_headers; /* [[name, value], ...] */
 	char *pend_body;
 	size_t pend_body_len;
 };
@@ -144,18 +145,38 @@ static int has_header(json_t *list, const char *name)
 	return 0;
 }
 
+/* A JSON list of [name, value] pairs as header fields (borrowed from it; free the array). */
+static struct mt_hdr *header_fields(json_t *list, size_t *n)
+{
+	struct mt_hdr *h = calloc(json_array_size(list) + 1, sizeof(*h));
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(list, i, e) {
+		h[i].name = json_string_value(json_array_get(e, 0));
+		h[i].value = json_string_value(json_array_get(e, 1));
+	}
+	*n = json_array_size(list);
+	return h;
+}
+
 static void put_pending(struct loader *l)
 {
+	struct mt_hdr *h;
+
 	if (!l->pending)
 		return;
-	l->pend.req_body = l->pend_body;
-	l->pend.req_body_len = l->pend_body_len;
+	l->pend.body = l->pend_body;
+	l->pend.body_len = l->pend_body_len;
+	h = header_fields(l->pend_headers, &l->pend.nh);
+	l->pend.h = h;
 	writer_put_exchange_begin(l->w, 0, &l->pend);
+	free(h);
 	free(l->pend_target);
-	free(l->pend_headers);
-	free(l->pend_lei);
+	json_decref(l->pend_headers);
 	free(l->pend_body);
-	l->pend_target = l->pend_headers = l->pend_lei = l->pend_body = NULL;
+	l->pend_target = l->pend_body = NULL;
+	l->pend_headers = NULL;
 	l->pend_body_len = 0;
 	l->pending = 0;
 }
@@ -211,17 +232,11 @@ static int http_line(struct loader *l, char *line, size_t n)
 		memset(&l->pend, 0, sizeof(l->pend));
 		snprintf(l->pend_method, sizeof(l->pend_method), "%s", method);
 		l->pend_target = strdup(target);
-		l->pend_headers = json_dumps(all, JSON_COMPACT);
-		json_array_foreach(all, i, h)
-			if (!strcasecmp(json_string_value(json_array_get(h, 0)), "Last-Event-ID") &&
-			    !l->pend_lei)
-				l->pend_lei = strdup(json_string_value(json_array_get(h, 1)));
+		l->pend_headers = json_incref(all);
 		l->pend.seq = l->x[l->cur].seq;
 		l->pend.conn = l->cur + 1;
 		l->pend.method = l->pend_method;
 		l->pend.target = l->pend_target;
-		l->pend.req_headers_json = l->pend_headers;
-		l->pend.last_event_id = l->pend_lei;
 		l->pending = 1;
 		json_decref(hs);
 		json_decref(drop);
@@ -241,7 +256,6 @@ static int http_line(struct loader *l, char *line, size_t n)
 		int status, used = 0;
 		char type[16];
 		json_t *hs = json_array(), *drop = json_array();
-		char *text;
 		if (sscanf(line + 3, "%d %15s%n", &status, type, &used) < 2 ||
 		    parse_headers(line + 3 + used, hs, drop)) {
 			json_decref(hs);
@@ -252,10 +266,11 @@ static int http_line(struct loader *l, char *line, size_t n)
 			json_array_append_new(hs, json_pack("[s,s]", "Content-Type", "application/json"));
 		if (!has_header(hs, "Content-Type") && !strcmp(type, "sse"))
 			json_array_append_new(hs, json_pack("[s,s]", "Content-Type", "text/event-stream"));
-		text = json_dumps(hs, JSON_COMPACT);
-		writer_put_exchange_head(l->w, 0, f->seq, status, text, type, writer_clock(l->w));
+		size_t nh;
+		struct mt_hdr *hv = header_fields(hs, &nh);
+		writer_put_exchange_head(l->w, 0, f->seq, status, hv, nh, type, writer_clock(l->w));
 		f->head = 1;
-		free(text);
+		free(hv);
 		json_decref(hs);
 		json_decref(drop);
 		return 0;

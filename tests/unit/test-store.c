@@ -1489,8 +1489,9 @@ static void test_http_exchanges(void **state)
 
 	assert_int_equal(store_begin(st, &err), 0);
 	/* 1: a POST whose answer is an SSE stream of two events. */
-	struct store_exchange x1 = {s, 1, 1, 1000, 1700000000000001LL, "POST", "/mcp",
-				    "[[\"content-type\",\"application/json\"]]", NULL, NULL, 0};
+	struct store_exchange x1 = {.session = s, .seq = 1, .conn = 1, .t_ns = 1000,
+				    .wall = 1700000000000001LL, .method = "POST", .target = "/mcp",
+				    .req_headers_json = "[[\"content-type\",\"application/json\"]]"};
 	assert_int_equal(store_exchange_begin(st, &x1, &err), 0);
 	add_http_msg(st, s, 2, 1100, "c2s", "body",
 		     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}", 0, 1, NULL, NULL, 0);
@@ -1511,15 +1512,22 @@ static void test_http_exchanges(void **state)
 		     "e2", "message", 1);
 	assert_int_equal(store_exchange_end(st, s, 5, 4300, "upstream-gone", "connection reset",
 					    NULL, 0, &err), 0);
-	/* 7: an OAuth form, its bodies kept as bytes (one with a NUL). */
-	struct store_exchange x7 = {s, 7, 3, 5000, 8, "POST", "/token", "[]", NULL, "a=1&b=2", 7};
+	/* 7: an OAuth form, its bodies kept as bytes (one with a NUL); its row made
+	 * whole at once, head and end with the request (as the writer does). */
+	struct store_exchange x7 = {.session = s, .seq = 7, .conn = 3, .t_ns = 5000, .wall = 8,
+				    .method = "POST", .target = "/token", .req_headers_json = "[]",
+				    .req_body = "a=1&b=2", .req_body_len = 7, .status = 401,
+				    .resp_headers_json = "[]", .resp_type = "other",
+				    .first_byte_ns = 5100, .outcome = "complete", .end_ns = 5200,
+				    .resp_body = "no\0pe", .resp_body_len = 5};
 	assert_int_equal(store_exchange_begin(st, &x7, &err), 0);
-	assert_int_equal(store_exchange_head(st, s, 7, 401, "[]", "other", 5100, &err), 0);
-	assert_int_equal(store_exchange_end(st, s, 7, 5200, "complete", NULL, "no\0pe", 5, &err), 0);
 	/* 8: still open, no head yet; 9: an empty body (not NULL). */
-	struct store_exchange x8 = {s, 8, 3, 6000, 9, "DELETE", "/mcp", "[]", NULL, NULL, 0};
+	struct store_exchange x8 = {.session = s, .seq = 8, .conn = 3, .t_ns = 6000, .wall = 9,
+				    .method = "DELETE", .target = "/mcp", .req_headers_json = "[]"};
 	assert_int_equal(store_exchange_begin(st, &x8, &err), 0);
-	struct store_exchange x9 = {s, 9, 4, 7000, 10, "POST", "/mcp", "[]", NULL, "", 0};
+	struct store_exchange x9 = {.session = s, .seq = 9, .conn = 4, .t_ns = 7000, .wall = 10,
+				    .method = "POST", .target = "/mcp", .req_headers_json = "[]",
+				    .req_body = ""};
 	assert_int_equal(store_exchange_begin(st, &x9, &err), 0);
 	/* A second exchange with one seq, and an update of none, fail with a reason. */
 	assert_int_equal(store_exchange_begin(st, &x8, &err), -1);

@@ -1380,6 +1380,154 @@ static void test_store_fail_bytes(void **state)
 			 out.res.put_lines);
 }
 
+
+/* ---- the HTTP tap's records ---- */
+
+/* What one run of http_records stored: the exchanges and messages, as text
+ * (but their times of arrival, taken when each record was put). */
+static char *http_dump(const char *db)
+{
+	sqlite3 *d;
+	sqlite3_stmt *q;
+	struct mt_buf out = MT_BUF_INIT;
+
+	assert_int_equal(sqlite3_open_v2(db, &d, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(d,
+		"SELECT 'X', session, seq, conn, method, target, req_headers, quote(req_body),"
+		" status, resp_headers, resp_type, first_byte_ns, end_ns, outcome, error,"
+		" quote(resp_body), last_event_id FROM http_exchange"
+		" UNION ALL SELECT 'M', session, seq, exchange, dir, channel, kind, sse_id, replayed,"
+		" raw, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM message"
+		" ORDER BY 2, 3", -1, &q, NULL), SQLITE_OK);
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		for (int i = 0; i < sqlite3_column_count(q); i++) {
+			const unsigned char *v = sqlite3_column_text(q, i);
+			mt_buf_printf(&out, "%s%s", i ? "|" : "", v ? (const char *)v : "~");
+		}
+		mt_buf_putc(&out, '\n');
+	}
+	sqlite3_finalize(q);
+	sqlite3_close(d);
+	mt_buf_putc(&out, '\0');
+	return out.data;
+}
+
+/*
+ * Two sessions of exchanges as the HTTP tap writes them, times given so that
+ * two runs store the same rows: a POST answered by an SSE stream, whole in
+ * one batch; a GET stream still open at the end; a DELETE never answered.
+ */
+static char *http_records(size_t batch_rows, struct writer_stats *stats)
+{
+	static const struct mt_hdr req[] = {
+		{"Host", "127.0.0.1:8808"},
+		{"Authorization", "Bearer s3cr3t-token-value"},
+		{"Last-Event-ID", "e7"},
+		{"Content-Type", "application/json"},
+	};
+	static const struct mt_hdr rsp[] = {
+		{"Content-Type", "text/event-stream"},
+		{"Set-Cookie", "sid=c00k1e-value; Path=/"},
+	};
+	static const struct mt_hdr get[] = {{"Accept", "text/event-stream"}};
+	static const char call[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}";
+	static const char answer[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}";
+	static const char raw_key[16] = "0123456789abcdef";
+	struct store_session_new sn = {.transport = "http", .started_wall = 1,
+				       .upstream = "http://u/mcp", .client_addr = "127.0.0.1:1"};
+	struct writer_opts o;
+	struct mt_redact *r = mt_redact_new((const unsigned char *)raw_key);
+	char *dir = unit_tmpdir(), *db = mt_asprintf("%s/h.db", dir), *dump;
+	struct writer *w;
+	int h1, h2;
+
+	writer_opts_default(&o);
+	o.batch_rows = batch_rows;
+	o.batch_ms = 60000;
+	o.redact = r;
+	w = writer_open_shared(db, &o);
+	h1 = writer_session_new(w, &sn, 0);
+	h2 = writer_session_new(w, &sn, 0);
+	for (int h = h1; h <= h2; h++) {
+		struct writer_exchange x = {.seq = 1, .conn = h, .method = "POST",
+					    .target = "/mcp?api_key=k3y-in-the-url&x=1", .h = req,
+					    .nh = 4};
+		struct writer_http_msg m = {.sess = h, .seq = 2, .s = WS_C2S, .channel = "body",
+					    .exchange = 1, .p = call, .n = strlen(call)};
+		writer_put_exchange_begin(w, h, &x);
+		writer_put_msg(w, &m);
+		writer_put_exchange_head(w, h, 1, 200, rsp, 2, "sse", 1500);
+		m.seq = 3;
+		m.s = WS_S2C;
+		m.channel = "sse";
+		m.sse_id = "e8";
+		m.p = answer;
+		m.n = strlen(answer);
+		writer_put_msg(w, &m);
+		writer_put_exchange_end(w, h, 1, 3000, "complete", NULL, NULL, 0);
+		struct writer_exchange g = {.seq = 4, .conn = h, .method = "GET", .target = "/mcp",
+					    .h = get, .nh = 1};
+		writer_put_exchange_begin(w, h, &g);
+		writer_put_exchange_head(w, h, 4, 200, NULL, 0, "sse", 4500);
+		struct writer_exchange d = {.seq = 5, .conn = h, .method = "DELETE",
+					    .target = "/mcp", .body = "x", .body_len = 1};
+		writer_put_exchange_begin(w, h, &d);
+	}
+	assert_int_equal(writer_finish(w, NULL, stats), 0);
+	dump = http_dump(db);
+	mt_redact_free(r);
+	free(db);
+	unit_rmdir(dir);
+	return dump;
+}
+
+/*
+ * An exchange's row is the same whether its records come in one transaction
+ * (one INSERT) or across many (an INSERT, then UPDATEs); credentials in the
+ * target and headers are redacted by the writer.
+ */
+static void test_http_exchange_rows(void **state)
+{
+	struct writer_stats one, many;
+	char *a, *b;
+
+	(void)state;
+	a = http_records(512, &one);
+	b = http_records(1, &many);
+	assert_string_equal(a, b);
+	assert_int_equal(one.stored_messages, 4);
+	assert_int_equal(many.stored_messages, 4);
+	if (one.commits > 2 || many.commits < 10)
+		fail_msg("commits: %llu in one batch, %llu with batch_rows 1",
+			 (unsigned long long)one.commits, (unsigned long long)many.commits);
+	/* Every exchange and message, and no secret. */
+	assert_null(strstr(a, "s3cr3t"));
+	assert_null(strstr(a, "c00k1e"));
+	assert_null(strstr(a, "k3y-in-the-url"));
+	assert_non_null(strstr(a, "&x=1"));
+	for (int s = 1; s <= 2; s++) {
+		char want[512];
+		snprintf(want, sizeof(want), "X|%d|1|%d|POST|/mcp?api_key=[redacted:", s, s);
+		assert_non_null(strstr(a, want));
+		snprintf(want, sizeof(want),
+			 "|200|[[\"Content-Type\",\"text/event-stream\"],[\"Set-Cookie\",\"sid=[redacted:");
+		assert_non_null(strstr(a, want));
+		snprintf(want, sizeof(want), "|sse|1500|3000|complete|~|NULL|e7\n"
+			 "M|%d|2|1|c2s|body|request|~|0|{", s);
+		assert_non_null(strstr(a, want));
+		snprintf(want, sizeof(want), "M|%d|3|1|s2c|sse|response|e8|0|{", s);
+		assert_non_null(strstr(a, want));
+		snprintf(want, sizeof(want), "X|%d|4|%d|GET|/mcp|[[\"Accept\",\"text/event-stream\"]]|"
+			 "NULL|200|[]|sse|4500|~|~|~|NULL|~\n", s, s);
+		assert_non_null(strstr(a, want));
+		snprintf(want, sizeof(want), "X|%d|5|%d|DELETE|/mcp|[]|X'78'|~|~|~|~|~|~|~|NULL|~\n",
+			 s, s);
+		assert_non_null(strstr(a, want));
+	}
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest writer[] = {
@@ -1407,6 +1555,7 @@ int main(void)
 		cmocka_unit_test(test_store_fail_gap_seq),
 		cmocka_unit_test(test_store_fail_counters),
 		cmocka_unit_test(test_store_fail_bytes),
+		cmocka_unit_test(test_http_exchange_rows),
 	};
 
 	return cmocka_run_group_tests(writer, NULL, NULL);
