@@ -290,22 +290,69 @@ static int ends_with(const char *s, size_t n, const char *suffix)
 	return n >= k && !memcmp(s + n - k, suffix, k);
 }
 
+/* A word and its length, for the name tables below. */
+struct word {
+	const char *s;
+	size_t n;
+};
+#define WORD(w) {w, sizeof(w) - 1}
+
+/* Is s (n bytes) one of the words? */
+static int is_word(const struct word *v, size_t nv, const char *s, size_t n)
+{
+	for (size_t i = 0; i < nv; i++)
+		if (v[i].n == n && !memcmp(v[i].s, s, n))
+			return 1;
+	return 0;
+}
+
+/* Does s (n bytes) hold one of the words? */
+static int holds_word(const struct word *v, size_t nv, const char *s, size_t n)
+{
+	for (size_t i = 0; i < nv; i++)
+		for (size_t j = 0; j + v[i].n <= n; j++)
+			if (s[j] == v[i].s[0] && !memcmp(s + j, v[i].s, v[i].n))
+				return 1;
+	return 0;
+}
+
+/* Does s (n bytes) end with one of the words? */
+static int ends_with_word(const struct word *v, size_t nv, const char *s, size_t n)
+{
+	for (size_t i = 0; i < nv; i++)
+		if (n >= v[i].n && !memcmp(s + n - v[i].n, v[i].s, v[i].n))
+			return 1;
+	return 0;
+}
+
+#define NWORDS(v) (sizeof(v) / sizeof((v)[0]))
+
 /*
  * Is a value under this name a credential? (name: raw bytes, not normalized)
  * 0: no; 1: its strings are; 2: a name the user gave: its numbers are too.
+ * (It runs on every header and JSON member name the tap stores: the tables
+ * are compared by length first.)
  */
 static int cred_name(const struct mt_redact *r, const char *name, size_t n, enum name_use use)
 {
-	static const char *const exact[] = {
-		"apikey", "xapikey", "token", "accesstoken", "refreshtoken", "idtoken", "authtoken",
-		"bearertoken", "sessiontoken", "csrftoken", "xsrftoken", "xauthtoken", "apitoken",
-		"password", "passwd", "passphrase", "secret", "clientsecret", "apisecret",
-		"secretkey", "privatekey", "accesskey", "secretaccesskey", "authorization",
-		"proxyauthorization", "cookie", "setcookie", "credentials", "credential", "auth",
-		"pat", "personalaccesstoken",
+	static const struct word exact[] = {
+		WORD("apikey"), WORD("xapikey"), WORD("token"), WORD("accesstoken"),
+		WORD("refreshtoken"), WORD("idtoken"), WORD("authtoken"), WORD("bearertoken"),
+		WORD("sessiontoken"), WORD("csrftoken"), WORD("xsrftoken"), WORD("xauthtoken"),
+		WORD("apitoken"), WORD("password"), WORD("passwd"), WORD("passphrase"),
+		WORD("secret"), WORD("clientsecret"), WORD("apisecret"), WORD("secretkey"),
+		WORD("privatekey"), WORD("accesskey"), WORD("secretaccesskey"), WORD("authorization"),
+		WORD("proxyauthorization"), WORD("cookie"), WORD("setcookie"), WORD("credentials"),
+		WORD("credential"), WORD("auth"), WORD("pat"), WORD("personalaccesstoken"),
 	};
-	static const char *const suffixes[] = {
-		"token", "apikey", "secret", "password", "passwd", "privatekey", "accesskey", "secretkey",
+	static const struct word suffixes[] = {
+		WORD("token"), WORD("apikey"), WORD("secret"), WORD("password"),
+		WORD("passwd"), WORD("privatekey"), WORD("accesskey"), WORD("secretkey"),
+	};
+	/* Paging and progress tokens are not credentials. */
+	static const struct word paging[] = {
+		WORD("progress"), WORD("page"), WORD("next"), WORD("cursor"),
+		WORD("continuation"), WORD("max"), WORD("count"),
 	};
 	char s[128];
 	size_t k;
@@ -318,22 +365,17 @@ static int cred_name(const struct mt_redact *r, const char *name, size_t n, enum
 	for (size_t i = 0; i < r->nnames; i++)
 		if (!strcmp(s, r->names[i]))
 			return 2; /* the user's own: any value under it, numbers too */
-	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
-		if (!strcmp(s, exact[i]))
-			return 1;
-	/* Paging and progress tokens are not credentials. */
-	if (strstr(s, "progress") || strstr(s, "page") || strstr(s, "next") || strstr(s, "cursor") ||
-	    strstr(s, "continuation") || strstr(s, "max") || strstr(s, "count"))
+	if (is_word(exact, NWORDS(exact), s, k))
+		return 1;
+	if (holds_word(paging, NWORDS(paging), s, k))
 		return 0;
 	/* (A plural is a list of them: tokens, apiKeys, secrets.) */
 	if (k > 1 && s[k - 1] == 's' && strcmp(s, "pass"))
 		s[--k] = '\0';
-	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
-		if (!strcmp(s, exact[i]))
-			return 1;
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
-		if (ends_with(s, k, suffixes[i]))
-			return 1;
+	if (is_word(exact, NWORDS(exact), s, k))
+		return 1;
+	if (ends_with_word(suffixes, NWORDS(suffixes), s, k))
+		return 1;
 	/* DB_PASS, DB_PWD, STRIPE_KEY, GITHUB_PAT; not PWD (the working directory) nor BYPASS. */
 	if (use == USE_ENV && (ends_with(name, n, "_KEY") || ends_with(name, n, "_PASS") ||
 			       ends_with(name, n, "_PWD") || ends_with(name, n, "_PAT") ||
@@ -594,29 +636,36 @@ static int auth_scheme(const char *p, size_t n, size_t i, size_t *s, size_t *e)
 	return 1;
 }
 
-/* A quick look: can the text hold anything the built-in text rules find? */
+/*
+ * A quick look: can the text hold anything the built-in text rules find?
+ * (Each case tries only the prefixes that start with its letter: this runs
+ * on every header value and message the HTTP tap stores.)
+ */
 static int text_candidate(const char *p, size_t n)
 {
 	for (size_t i = 0; i + 2 < n; i++) {
+		int hit = 0;
 		switch (lc((unsigned char)p[i])) {
-		case 'k': case 't': case 'p': case 's': case 'a': case 'c': case 'b': case 'g':
-		case 'x': case 'e': case 'n': case '-': case ':':
-			if (prefix_ci(p, n, i, "key") || prefix_ci(p, n, i, "tok") ||
-			    prefix_ci(p, n, i, "pass") || prefix_ci(p, n, i, "pwd") ||
-			    prefix_ci(p, n, i, "secret") || prefix_ci(p, n, i, "auth") ||
-			    prefix_ci(p, n, i, "cookie") || prefix_ci(p, n, i, "credential") ||
-			    prefix_ci(p, n, i, "bearer") || prefix_ci(p, n, i, "basic") ||
-			    prefix_ci(p, n, i, "sk-") || prefix_ci(p, n, i, "gh") ||
-			    prefix_ci(p, n, i, "github") || prefix_ci(p, n, i, "glpat") ||
-			    prefix_ci(p, n, i, "xox") || prefix_ci(p, n, i, "akia") ||
-			    prefix_ci(p, n, i, "aiza") || prefix_ci(p, n, i, "eyj") ||
-			    prefix_ci(p, n, i, "npm_") || prefix_ci(p, n, i, "-----") ||
-			    prefix_ci(p, n, i, "://"))
-				return 1;
+		case 'k': hit = prefix_ci(p, n, i, "key"); break;
+		case 't': hit = prefix_ci(p, n, i, "tok"); break;
+		case 'p': hit = prefix_ci(p, n, i, "pass") || prefix_ci(p, n, i, "pwd"); break;
+		case 's': hit = prefix_ci(p, n, i, "secret") || prefix_ci(p, n, i, "sk-"); break;
+		case 'a':
+			hit = prefix_ci(p, n, i, "auth") || prefix_ci(p, n, i, "akia") ||
+			      prefix_ci(p, n, i, "aiza");
 			break;
-		default:
-			break;
+		case 'c': hit = prefix_ci(p, n, i, "cookie") || prefix_ci(p, n, i, "credential"); break;
+		case 'b': hit = prefix_ci(p, n, i, "bearer") || prefix_ci(p, n, i, "basic"); break;
+		case 'g': hit = prefix_ci(p, n, i, "gh") || prefix_ci(p, n, i, "glpat"); break;
+		case 'x': hit = prefix_ci(p, n, i, "xox"); break;
+		case 'e': hit = prefix_ci(p, n, i, "eyj"); break;
+		case 'n': hit = prefix_ci(p, n, i, "npm_"); break;
+		case '-': hit = prefix_ci(p, n, i, "-----"); break;
+		case ':': hit = prefix_ci(p, n, i, "://"); break;
+		default: break;
 		}
+		if (hit)
+			return 1;
 	}
 	return 0;
 }
