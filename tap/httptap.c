@@ -67,11 +67,17 @@ struct hsess {
 	int end_stored;       /* ... and its end stored, once nothing of it was open */
 };
 
+/*
+ * A list of header fields. The response's are copied into one buffer as they
+ * come (hdr_add), their pointers made when the head is whole (hdr_fix); the
+ * request's are borrowed from evhttp for the handler's duration.
+ */
 struct hdr_list {
 	struct mt_hdr *h;
+	size_t *off;          /* copied fields: name and value offsets in text */
 	size_t n, cap;
+	struct mt_buf text;   /* "name\0value\0"... */
 };
-
 /* One request and its response. */
 struct exch {
 	struct tap *tap;
@@ -79,7 +85,7 @@ struct exch {
 	struct exch *next_in_conn, *prev_all, *next_all;
 	struct evhttp_request *req; /* NULL once the client is gone */
 	CURL *easy;
-	struct curl_slist *hdrs;
+	struct curl_slist *hdrs; /* one block (upstream_list) */
 	struct hsess *sess;
 	int64_t seq;          /* the exchange's seq in its session */
 	char method[16];
@@ -144,7 +150,8 @@ struct tap {
 	int loopback;         /* listening on loopback: only loopback Host names come in */
 	int host_said;        /* a refused Host was said */
 	int exchanges;        /* in flight */
-	struct mt_buf scratch, scratch2;
+	struct mt_buf scratch2;
+	struct evbuffer *chunk;  /* a response chunk on its way to evhttp */
 	CURL *pool[64];       /* easy handles of ended transfers, reset, for the next ones */
 	int npool;
 };
@@ -210,32 +217,49 @@ static void session_finish(struct hsess *s)
 
 /* ---- headers ---- */
 
-static void hdr_add(struct hdr_list *l, const char *name, size_t nn, const char *value, size_t vn)
+static void hdr_grow(struct hdr_list *l)
 {
 	if (l->n == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 16;
 		l->h = mt_realloc(l->h, l->cap * sizeof(*l->h));
+		l->off = mt_realloc(l->off, 2 * l->cap * sizeof(*l->off));
 	}
-	l->h[l->n].name = mt_strndup(name, nn);
-	l->h[l->n].value = mt_strndup(value, vn);
+}
+
+/* Copy a field in (its pointers are made by hdr_fix). */
+static void hdr_add(struct hdr_list *l, const char *name, size_t nn, const char *value, size_t vn)
+{
+	hdr_grow(l);
+	l->off[2 * l->n] = l->text.len;
+	mt_buf_append(&l->text, name, nn);
+	mt_buf_putc(&l->text, '\0');
+	l->off[2 * l->n + 1] = l->text.len;
+	mt_buf_append(&l->text, value, vn);
+	mt_buf_putc(&l->text, '\0');
 	l->n++;
+}
+
+/* The copied fields' pointers, once they are all in. */
+static void hdr_fix(struct hdr_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		l->h[i].name = l->text.data + l->off[2 * i];
+		l->h[i].value = l->text.data + l->off[2 * i + 1];
+	}
 }
 
 static void hdr_clear(struct hdr_list *l)
 {
-	for (size_t i = 0; i < l->n; i++) {
-		free((char *)l->h[i].name);
-		free((char *)l->h[i].value);
-	}
 	l->n = 0;
+	mt_buf_reset(&l->text);
 }
 
 static void hdr_free(struct hdr_list *l)
 {
-	hdr_clear(l);
 	free(l->h);
-	l->h = NULL;
-	l->cap = 0;
+	free(l->off);
+	mt_buf_release(&l->text);
+	memset(l, 0, sizeof(*l));
 }
 
 /* The request's headers as a list (borrowed from evhttp). */
@@ -243,8 +267,12 @@ static void req_headers(struct evhttp_request *req, struct hdr_list *l)
 {
 	struct evkeyvalq *q = evhttp_request_get_input_headers(req);
 
-	for (struct evkeyval *kv = q->tqh_first; kv; kv = kv->next.tqe_next)
-		hdr_add(l, kv->key, strlen(kv->key), kv->value, strlen(kv->value));
+	for (struct evkeyval *kv = q->tqh_first; kv; kv = kv->next.tqe_next) {
+		hdr_grow(l);
+		l->h[l->n].name = kv->key;
+		l->h[l->n].value = kv->value;
+		l->n++;
+	}
 }
 
 /* ---- the store side ---- */
@@ -373,7 +401,7 @@ static void exch_end(struct exch *x, const char *outcome, const char *error)
 	exch_unlink(x);
 	if (x->sse_init)
 		mt_sse_release(&x->sse);
-	curl_slist_free_all(x->hdrs);
+	free(x->hdrs); /* (one block: upstream_list) */
 	hdr_free(&x->rh);
 	mt_buf_release(&x->rbody);
 	mt_buf_release(&x->held);
@@ -442,12 +470,13 @@ static void send_head(struct exch *x)
 		return;
 	struct evkeyvalq *out = evhttp_request_get_output_headers(x->req);
 	struct mt_hdr_dropped dropped;
-	unsigned char *keep = mt_malloc(x->rh.n + 1);
+	unsigned char keep_small[64], *keep = x->rh.n < 64 ? keep_small : mt_malloc(x->rh.n);
 	mt_hdr_filter(x->rh.h, x->rh.n, MT_HDR_RESPONSE, keep, &dropped);
 	for (size_t i = 0; i < x->rh.n; i++)
 		if (keep[i])
 			evhttp_add_header(out, x->rh.h[i].name, x->rh.h[i].value);
-	free(keep);
+	if (keep != keep_small)
+		free(keep);
 	/* A length the upstream gave is kept (the bytes are the same): the reply is
 	 * not re-chunked then. (curl has taken a chunked body apart already.) */
 	if (dropped.content_length && !dropped.content_length_differs &&
@@ -506,8 +535,10 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
 	}
 	if (m == 0) {
 		/* The head's end. Interim (1xx) heads are the hop's business. */
-		if (x->status >= 200 && !x->head_sent)
+		if (x->status >= 200 && !x->head_sent) {
+			hdr_fix(&x->rh);
 			send_head(x);
+		}
 		return n;
 	}
 	if (x->head_sent)
@@ -615,8 +646,10 @@ static size_t on_body(char *buf, size_t size, size_t nitems, void *ud)
 	if (x->done)
 		return 0;
 	upstream_alive(x);
-	if (!x->head_sent)
+	if (!x->head_sent) {
+		hdr_fix(&x->rh);
 		send_head(x); /* (a head without its blank line: HTTP/0.9) */
+	}
 	if (x->hold) {
 		mt_buf_append(&x->held, buf, n);
 		mt_sse_push(&x->sse, buf, n, on_sse_event, x);
@@ -633,10 +666,9 @@ static size_t on_body(char *buf, size_t size, size_t nitems, void *ud)
 			x->paused = 1;
 			return CURL_WRITEFUNC_PAUSE; /* (curl gives the same bytes again) */
 		}
-		struct evbuffer *eb = evbuffer_new();
-		evbuffer_add(eb, buf, n);
-		evhttp_send_reply_chunk_with_cb(x->req, eb, on_drained, x->conn);
-		evbuffer_free(eb);
+		/* (evhttp moves what the buffer holds: it is empty again after.) */
+		evbuffer_add(x->tap->chunk, buf, n);
+		evhttp_send_reply_chunk_with_cb(x->req, x->tap->chunk, on_drained, x->conn);
 	}
 	/* Read what was forwarded. */
 	if (x->is_sse) {
@@ -978,13 +1010,80 @@ static int host_allowed(const struct tap *t, struct evhttp_request *req)
 	return 0;
 }
 
+/*
+ * The headers curl sends upstream: the request's end-to-end fields as they
+ * came, the --upstream-header ones, and identity encoding asked for; none
+ * of curl's own defaults (Accept, Expect, a form's Content-Type). One block
+ * holds the list and its strings (curl only reads it): free it whole.
+ */
+static struct curl_slist *upstream_list(const struct tap *t, const struct hdr_list *in)
+{
+	unsigned char keep_small[64], *keep = in->n < 64 ? keep_small : mt_malloc(in->n);
+	const char *fixed[4];
+	size_t nfixed = 0, count = 0, bytes = 0;
+	struct curl_slist *list;
+	char *p;
+
+	mt_hdr_filter(in->h, in->n, MT_HDR_REQUEST, keep, NULL);
+	/* (An empty value is sent as "Name;": "Name:" alone tells curl to drop it.) */
+	for (size_t i = 0; i < in->n; i++)
+		if (keep[i]) {
+			count++;
+			bytes += strlen(in->h[i].name) + strlen(in->h[i].value) + 3;
+		}
+	fixed[nfixed++] = "Accept-Encoding: identity";
+	fixed[nfixed++] = "Expect:";
+	if (!mt_hdr_get(in->h, in->n, "Accept"))
+		fixed[nfixed++] = "Accept:";
+	if (!mt_hdr_get(in->h, in->n, "Content-Type"))
+		fixed[nfixed++] = "Content-Type:";
+	for (size_t i = 0; i < t->o->n_upstream_headers; i++)
+		bytes += strlen(t->o->upstream_headers[i]) + 1;
+	for (size_t i = 0; i < nfixed; i++)
+		bytes += strlen(fixed[i]) + 1;
+	count += t->o->n_upstream_headers + nfixed;
+	list = mt_malloc(count * sizeof(*list) + bytes);
+	p = (char *)(list + count);
+	count = 0;
+	for (size_t i = 0; i < in->n; i++) {
+		if (!keep[i])
+			continue;
+		size_t nn = strlen(in->h[i].name), vn = strlen(in->h[i].value);
+		list[count].data = p;
+		memcpy(p, in->h[i].name, nn);
+		p += nn;
+		if (vn) {
+			memcpy(p, ": ", 2);
+			memcpy(p + 2, in->h[i].value, vn);
+			p += 2 + vn;
+		} else {
+			*p++ = ';';
+		}
+		*p++ = '\0';
+		count++;
+	}
+	for (size_t i = 0; i < t->o->n_upstream_headers + nfixed; i++) {
+		const char *f = i < t->o->n_upstream_headers ? t->o->upstream_headers[i]
+							     : fixed[i - t->o->n_upstream_headers];
+		size_t fn = strlen(f) + 1;
+		list[count].data = memcpy(p, f, fn);
+		p += fn;
+		count++;
+	}
+	for (size_t i = 0; i < count; i++)
+		list[i].next = i + 1 < count ? &list[i + 1] : NULL;
+	if (keep != keep_small)
+		free(keep);
+	return list;
+}
+
 static void on_request(struct evhttp_request *req, void *arg)
 {
 	struct tap *t = arg;
 	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
 	struct hconn *c;
 	struct exch *x;
-	struct hdr_list in = {NULL, 0, 0};
+	struct hdr_list in;
 	struct hs_request hr;
 	struct mt_class cls;
 	struct evbuffer *ib = evhttp_request_get_input_buffer(req);
@@ -1023,6 +1122,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 		}
 	}
 	c = conn_of(t, evcon);
+	memset(&in, 0, sizeof(in));
 	x = mt_calloc(1, sizeof(*x));
 	x->tap = t;
 	x->req = req;
@@ -1129,30 +1229,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 		curl_easy_setopt(e, CURLOPT_POSTFIELDS, x->body ? x->body : "");
 		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)x->body_len);
 	}
-	unsigned char *keep = mt_malloc(in.n + 1);
-	mt_hdr_filter(in.h, in.n, MT_HDR_REQUEST, keep, NULL);
-	for (size_t i = 0; i < in.n; i++) {
-		if (!keep[i])
-			continue;
-		mt_buf_reset(&t->scratch2);
-		/* "Name:" alone would tell curl to drop the header: an empty value is sent as "Name;". */
-		if (in.h[i].value[0])
-			mt_buf_printf(&t->scratch2, "%s: %s", in.h[i].name, in.h[i].value);
-		else
-			mt_buf_printf(&t->scratch2, "%s;", in.h[i].name);
-		x->hdrs = curl_slist_append(x->hdrs, t->scratch2.data);
-	}
-	free(keep);
-	for (size_t i = 0; i < t->o->n_upstream_headers; i++)
-		x->hdrs = curl_slist_append(x->hdrs, t->o->upstream_headers[i]);
-	/* Identity encoding, so that the tap reads what it forwards; none of
-	 * curl's own defaults (Accept, Expect, a form's Content-Type). */
-	x->hdrs = curl_slist_append(x->hdrs, "Accept-Encoding: identity");
-	x->hdrs = curl_slist_append(x->hdrs, "Expect:");
-	if (!mt_hdr_get(in.h, in.n, "Accept"))
-		x->hdrs = curl_slist_append(x->hdrs, "Accept:");
-	if (!mt_hdr_get(in.h, in.n, "Content-Type"))
-		x->hdrs = curl_slist_append(x->hdrs, "Content-Type:");
+	x->hdrs = upstream_list(t, &in);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
 	hdr_free(&in);
 	x->idle = evtimer_new(t->base, on_upstream_silent, x);
@@ -1345,8 +1422,9 @@ int httptap_run(const struct httptap_opts *o)
 		}
 	}
 	t.http = evhttp_new(t.base);
+	t.chunk = evbuffer_new();
 	t.multi = curl_multi_init();
-	if (!t.base || !t.http || !t.multi) {
+	if (!t.base || !t.http || !t.multi || !t.chunk) {
 		mt_error("cannot set up the event loop");
 		goto out;
 	}
@@ -1439,7 +1517,8 @@ out:
 		event_free(t.sig_term);
 	if (t.base)
 		event_base_free(t.base);
-	mt_buf_release(&t.scratch);
+	if (t.chunk)
+		evbuffer_free(t.chunk);
 	mt_buf_release(&t.scratch2);
 	curl_global_cleanup();
 	return rc;
