@@ -27,6 +27,7 @@ const struct cmd_entry cmd_record = {
 		 "mcptap record -w FILE --upstream URL [--listen ADDR] [--allow-host NAME] [--cacert FILE] [--insecure] "
 		 "[--upstream-header NAME=env:VAR] [--max-headers SIZE] [--max-body SIZE] "
 		 "[--connect-timeout MS] [--upstream-timeout MS] [--client-timeout MS] [--stop-ms N] "
+		 "[--threads N] "
 		 "[--max-message SIZE] [--queue SIZE] "
 		 "[--hold SIZE] [--batch-ms N] [--redact-key NAME] [--redact-path PATH] "
 		 "[--redact-value REGEX] [--keep-secrets]",
@@ -42,7 +43,7 @@ const struct cmd_entry cmd_record = {
 		"      --hold SIZE       what the tap holds while the file takes nothing (locked\n"
 		"                        by another program, a stalled disk), relaying on at\n"
 		"                        full speed (default 16M); stored in order when it is back\n"
-		"      --batch-ms N      commit at least every N ms (default 5)\n"
+		"      --batch-ms N      commit at least every N ms (default 5; 20 with --upstream)\n"
 		"      --drain-ms N      after the server exits, wait up to N ms of quiet on\n"
 		"                        its output for it to end (default 1000); bytes the\n"
 		"                        client is slow to read are always delivered\n"
@@ -73,6 +74,8 @@ const struct cmd_entry cmd_record = {
 		"                        idle SSE stream never times out\n"
 		"      --stop-ms N       after SIGINT or SIGTERM, how long open exchanges and\n"
 		"                        streams get to end (default 2000)\n"
+		"      --threads N       relay on N event loops, each in a thread of its own\n"
+		"                        (default: one per CPU the tap may use, at most 8)\n"
 		"  -h, --help            this text\n"
 		"\n"
 		"Credentials are kept out of the capture file: in the command line, stderr and\n"
@@ -162,13 +165,14 @@ static int run_record(int argc, char **argv)
 		{"upstream-timeout", required_argument, NULL, 'u'},
 		{"client-timeout", required_argument, NULL, 'c'},
 		{"allow-host", required_argument, NULL, 'A'},
+		{"threads", required_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct relay_opts o;
 	struct relay_result res;
 	struct httptap_opts ho;
-	int http = 0;
+	int http = 0, threads = 0, batch_given = 0;
 	const char **uh = mt_calloc((size_t)argc + 1, sizeof(*uh));
 	const char **ah = mt_calloc((size_t)argc + 1, sizeof(*ah));
 	char **uh_owned = mt_calloc((size_t)argc + 1, sizeof(*uh_owned));
@@ -225,6 +229,7 @@ static int run_record(int argc, char **argv)
 				goto out;
 			}
 			o.wopts.batch_ms = (int)n;
+			batch_given = 1;
 			break;
 		case 'D':
 			if (mt_parse_int64(optarg, &n) || n < 1 || n > 3600000) {
@@ -312,6 +317,15 @@ static int run_record(int argc, char **argv)
 			  : c == 'u' ? &ho.upstream_timeout_ms
 				     : &ho.client_timeout_ms) = (int)n;
 			break;
+		case 'N':
+			if (mt_parse_int64(optarg, &n) || n < 1 || n > HTTPTAP_THREADS_MAX) {
+				cli_usage_error(&cmd_record, "bad --threads '%s' (1 to %d)", optarg,
+						HTTPTAP_THREADS_MAX);
+				goto out;
+			}
+			ho.threads = (int)n;
+			threads = 1;
+			break;
 		case 'h':
 			cli_help(&cmd_record, stdout);
 			rc = EXIT_OK;
@@ -329,9 +343,10 @@ static int run_record(int argc, char **argv)
 		cli_usage_error(&cmd_record, "--listen needs --upstream URL (the server to forward to)");
 		goto out;
 	}
-	if (!http && (ho.cacert || ho.insecure || ho.n_upstream_headers || ho.n_allow_hosts)) {
-		cli_usage_error(&cmd_record,
-				"--cacert, --insecure, --upstream-header and --allow-host need --upstream");
+	if (!http && (ho.cacert || ho.insecure || ho.n_upstream_headers || ho.n_allow_hosts ||
+		      threads)) {
+		cli_usage_error(&cmd_record, "--cacert, --insecure, --upstream-header, --allow-host "
+					     "and --threads need --upstream");
 		goto out;
 	}
 	if (!http && optind >= argc) {
@@ -361,6 +376,10 @@ static int run_record(int argc, char **argv)
 		snprintf(label, sizeof(label), "'%s'", path);
 		ho.wopts = o.wopts;
 		ho.wopts.label = label;
+		/* Bigger batches: a commit writes a page of every session it holds. */
+		ho.wopts.batch_rows = HTTPTAP_BATCH_ROWS;
+		if (!batch_given)
+			ho.wopts.batch_ms = HTTPTAP_BATCH_MS;
 		ho.db_path = path;
 		rc = httptap_run(&ho);
 		goto out;

@@ -14,6 +14,7 @@
  * is bounded by that, by the SSE parser's event limit and by --max-message.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,9 @@
 #include <unistd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
 
 #include <curl/curl.h>
 #include <event2/buffer.h>
@@ -28,6 +32,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <event2/util.h>
 #include <jansson.h>
 
 #include "schema/cli.h"
@@ -48,9 +53,10 @@
 #define HOLD_MAX (64 * 1024)
 
 struct tap;
+struct loop;
 struct hconn;
 
-/* A capture session: one MCP session. */
+/* A capture session: one MCP session (under the tap's mu). */
 struct hsess {
 	int64_t num;
 	struct writer *w;     /* the tap's (shared by every session) */
@@ -78,9 +84,9 @@ struct hdr_list {
 	size_t n, cap;
 	struct mt_buf text;   /* "name\0value\0"... */
 };
-/* One request and its response. */
+/* One request and its response; it lives on its connection's loop. */
 struct exch {
-	struct tap *tap;
+	struct loop *loop;
 	struct hconn *conn;
 	struct exch *next_in_conn, *prev_all, *next_all;
 	struct evhttp_request *req; /* NULL once the client is gone */
@@ -102,7 +108,7 @@ struct exch {
 	int head_sent;
 	int is_sse, is_json;
 	int paused;
-	int resume;           /* the client's buffer drained: unpause (from t->unpause) */
+	int resume;           /* the client's buffer drained: unpause (from l->unpause) */
 	int done;
 	struct mt_sse sse;
 	int sse_init;
@@ -120,7 +126,7 @@ struct exch {
 };
 
 struct hconn {
-	struct tap *tap;
+	struct loop *loop;
 	struct evhttp_connection *evcon;
 	int64_t num;
 	char addr[80];
@@ -128,36 +134,62 @@ struct hconn {
 	struct hconn *next, *prev;
 };
 
-struct tap {
-	const struct httptap_opts *o;
+/*
+ * One event loop, in a thread of its own: its evhttp accepts from the shared
+ * listening socket, its curl multi talks to the upstream. A connection and
+ * its exchanges stay on the loop that accepted it.
+ */
+struct loop {
+	struct tap *tap;
+	int idx;
+	pthread_t thread;
 	struct event_base *base;
 	struct evhttp *http;
 	struct evhttp_bound_socket *bound;
 	CURLM *multi;
 	struct event *curl_timer;
-	struct event *sig_int, *sig_term, *stop_timer;
+	struct event *stop_timer;
 	struct event *unpause;  /* resumes paused transfers, outside libevent's write callback */
-	char origin[512];     /* the upstream's scheme://authority */
-	char capath[512];
-	struct hs_tracker tr;
-	struct writer *w;     /* stores every session, on one connection */
-	struct hsess **sess;  /* by number; [0] unused */
-	size_t nsess, capsess;
+	struct event *stop_ev;  /* the stop is said through stop_fd (an eventfd) */
+	int stop_fd;
 	struct hconn *conns;
 	struct exch *all;
-	int64_t next_conn;
-	int stopping;
-	int loopback;         /* listening on loopback: only loopback Host names come in */
-	int host_said;        /* a refused Host was said */
-	int exchanges;        /* in flight */
+	int stopping;         /* this loop's copy of the tap's */
+	int exchanges;        /* in flight on this loop */
 	struct mt_buf scratch2;
 	struct evbuffer *chunk;  /* a response chunk on its way to evhttp */
 	CURL *pool[64];       /* easy handles of ended transfers, reset, for the next ones */
 	int npool;
 };
 
+/* What the loops share: the sessions and the store. */
+struct tap {
+	const struct httptap_opts *o;
+	char origin[512];     /* the upstream's scheme://authority */
+	char capath[512];
+	int loopback;         /* listening on loopback: only loopback Host names come in */
+	struct writer *w;     /* stores every session, on one connection */
+	struct loop *loops;
+	int nloops;
+	/* The control loop, in the thread that called httptap_run: the signals,
+	 * and the loops' ends (through done_fd, an eventfd). */
+	struct event_base *ctl;
+	struct event *sig_int, *sig_term, *done_ev;
+	int done_fd;
+	int loops_done;
+	/* Under mu: */
+	pthread_mutex_t mu;
+	struct hs_tracker tr;
+	struct hsess **sess;  /* by number; [0] unused */
+	size_t nsess, capsess;
+	int64_t next_conn;
+	int stopping;         /* 1: stop accepting and end; 2: end now */
+	int host_said;        /* a refused Host was said */
+};
+
 /* ---- sessions ---- */
 
+/* A new capture session (under the tap's mu). */
 static struct hsess *session_new(struct tap *t, int64_t num, enum hs_kind kind,
 				 const char *client_addr)
 {
@@ -320,7 +352,7 @@ static int is_jsonrpc(const char *p, size_t n)
 
 static void exch_unlink(struct exch *x)
 {
-	struct tap *t = x->tap;
+	struct loop *l = x->loop;
 
 	if (x->conn) {
 		for (struct exch **pp = &x->conn->xs; *pp; pp = &(*pp)->next_in_conn)
@@ -332,15 +364,15 @@ static void exch_unlink(struct exch *x)
 	}
 	if (x->prev_all)
 		x->prev_all->next_all = x->next_all;
-	else if (t->all == x)
-		t->all = x->next_all;
+	else if (l->all == x)
+		l->all = x->next_all;
 	if (x->next_all)
 		x->next_all->prev_all = x->prev_all;
 	x->prev_all = x->next_all = NULL;
 }
 
-static void maybe_stop(struct tap *t);
-static void check_done(struct tap *t);
+static void maybe_stop(struct loop *l);
+static void check_done(struct loop *l);
 static void on_sse_event(void *ctx, const struct mt_sse_event *ev);
 static void send_held(struct exch *x);
 static void on_upstream_silent(evutil_socket_t fd, short what, void *arg);
@@ -348,7 +380,8 @@ static void on_upstream_silent(evutil_socket_t fd, short what, void *arg);
 /* Record how the exchange ended and free it (the client side is dealt with). */
 static void exch_end(struct exch *x, const char *outcome, const char *error)
 {
-	struct tap *t = x->tap;
+	struct loop *l = x->loop;
+	struct tap *t = l->tap;
 	const char *kept = NULL;
 	size_t kept_len = 0;
 
@@ -356,11 +389,11 @@ static void exch_end(struct exch *x, const char *outcome, const char *error)
 		return;
 	x->done = 1;
 	if (x->easy) {
-		curl_multi_remove_handle(t->multi, x->easy);
+		curl_multi_remove_handle(l->multi, x->easy);
 		/* A handle is costly to make; its connection stays in the multi's cache. */
-		if (t->npool < (int)(sizeof(t->pool) / sizeof(t->pool[0]))) {
+		if (l->npool < (int)(sizeof(l->pool) / sizeof(l->pool[0]))) {
 			curl_easy_reset(x->easy);
-			t->pool[t->npool++] = x->easy;
+			l->pool[l->npool++] = x->easy;
 		} else {
 			curl_easy_cleanup(x->easy);
 		}
@@ -375,6 +408,7 @@ static void exch_end(struct exch *x, const char *outcome, const char *error)
 		if (left && !error)
 			error = "the stream ended inside an event (no blank line after it)";
 	}
+	pthread_mutex_lock(&t->mu);
 	if (x->head_sent && !x->is_sse && x->rbody_total) {
 		if (x->rbody_total <= t->o->wopts.max_message && x->rbody.len == x->rbody_total &&
 		    is_jsonrpc(x->rbody.data, x->rbody.len)) {
@@ -393,11 +427,12 @@ static void exch_end(struct exch *x, const char *outcome, const char *error)
 	writer_put_exchange_end(x->sess->w, x->sess->h, x->seq, clock_of(x->sess), outcome, error, kept,
 				kept_len);
 	x->sess->open--;
-	t->exchanges--;
 	/* A session the server ended (DELETE, 404) ends in the store when nothing
 	 * of it is open (what still names it is stored with it all the same). */
 	if (x->sess->ended && !x->sess->open)
 		session_end(x->sess);
+	pthread_mutex_unlock(&t->mu);
+	l->exchanges--;
 	exch_unlink(x);
 	if (x->sse_init)
 		mt_sse_release(&x->sse);
@@ -412,7 +447,7 @@ static void exch_end(struct exch *x, const char *outcome, const char *error)
 	free(x->body);
 	free(x->rpc_id);
 	free(x);
-	maybe_stop(t);
+	maybe_stop(l);
 }
 
 /* ---- the response, from curl ---- */
@@ -430,7 +465,7 @@ static const char *resp_type(const struct exch *x)
 
 static void send_head(struct exch *x)
 {
-	struct tap *t = x->tap;
+	struct tap *t = x->loop->tap;
 	struct hsess *s = x->sess;
 	const char *sid = mt_hdr_get(x->rh.h, x->rh.n, "Mcp-Session-Id");
 	const char *ctype = mt_hdr_get(x->rh.h, x->rh.n, "Content-Type");
@@ -446,8 +481,10 @@ static void send_head(struct exch *x)
 					     : SSE_EVENT_MAX_DEFAULT);
 		x->sse_init = 1;
 		x->first_event = 1;
-		x->hold = !strcmp(x->method, "GET") && s->kind == HS_SSE && !s->endpoint;
 	}
+	pthread_mutex_lock(&t->mu);
+	if (x->is_sse)
+		x->hold = !strcmp(x->method, "GET") && s->kind == HS_SSE && !s->endpoint;
 	/* What the session is, as the response says. */
 	if (sid && !x->req_session_id && x->status >= 200 && x->status < 300) {
 		if (!s->http_id) {
@@ -466,6 +503,7 @@ static void send_head(struct exch *x)
 	}
 	writer_put_exchange_head(s->w, s->h, x->seq, x->status, x->rh.h, x->rh.n, resp_type(x),
 				 clock_of(s));
+	pthread_mutex_unlock(&t->mu);
 	if (!x->req)
 		return;
 	struct evkeyvalq *out = evhttp_request_get_output_headers(x->req);
@@ -497,8 +535,8 @@ static void send_head(struct exch *x)
 /* The upstream said something: its silence starts again (not on SSE streams). */
 static void upstream_alive(struct exch *x)
 {
-	struct timeval tv = {x->tap->o->upstream_timeout_ms / 1000,
-			     (x->tap->o->upstream_timeout_ms % 1000) * 1000};
+	struct timeval tv = {x->loop->tap->o->upstream_timeout_ms / 1000,
+			     (x->loop->tap->o->upstream_timeout_ms % 1000) * 1000};
 
 	if (x->idle && !x->is_sse)
 		evtimer_add(x->idle, &tv);
@@ -566,20 +604,20 @@ static void on_drained(struct evhttp_connection *evcon, void *arg)
 			any = 1;
 		}
 	if (any)
-		event_active(c->tap->unpause, EV_TIMEOUT, 0);
+		event_active(c->loop->unpause, EV_TIMEOUT, 0);
 }
 
 /* (curl_easy_pause may deliver data, end the transfer and free the exchange.) */
 static void on_unpause(evutil_socket_t fd, short what, void *arg)
 {
-	struct tap *t = arg;
+	struct loop *l = arg;
 	int again = 1;
 
 	(void)fd;
 	(void)what;
 	while (again) {
 		again = 0;
-		for (struct exch *x = t->all; x; x = x->next_all)
+		for (struct exch *x = l->all; x; x = x->next_all)
 			if (x->resume && x->easy) {
 				x->resume = 0;
 				x->paused = 0;
@@ -588,12 +626,12 @@ static void on_unpause(evutil_socket_t fd, short what, void *arg)
 				break;
 			}
 	}
-	check_done(t);
+	check_done(l);
 }
 
-static void on_sse_event(void *ctx, const struct mt_sse_event *ev)
+/* An SSE event read on the stream (under the tap's mu). */
+static void sse_event(struct exch *x, const struct mt_sse_event *ev)
 {
-	struct exch *x = ctx;
 	struct hsess *s = x->sess;
 	const char *type = ev->event_len ? ev->event : NULL;
 	int first = x->first_event;
@@ -612,7 +650,7 @@ static void on_sse_event(void *ctx, const struct mt_sse_event *ev)
 			const char *target;
 			s->endpoint = mt_strndup(ev->data, ev->data_len);
 			target = hs_uri_target(s->endpoint);
-			hs_endpoint(&x->tap->tr, s->num, target);
+			hs_endpoint(&x->loop->tap->tr, s->num, target);
 			writer_put_http_id(s->w, s->h, target);
 			/* An absolute URI names the upstream: the client would go round
 			 * the tap. It is given the tap's origin instead (what is stored is
@@ -636,6 +674,16 @@ static void on_sse_event(void *ctx, const struct mt_sse_event *ev)
 	}
 	log_message(x, WS_S2C, "sse", ev->data, ev->data_len, ev->has_id ? ev->id : NULL, type,
 		    replayed);
+}
+
+static void on_sse_event(void *ctx, const struct mt_sse_event *ev)
+{
+	struct exch *x = ctx;
+	struct tap *t = x->loop->tap;
+
+	pthread_mutex_lock(&t->mu);
+	sse_event(x, ev);
+	pthread_mutex_unlock(&t->mu);
 }
 
 static size_t on_body(char *buf, size_t size, size_t nitems, void *ud)
@@ -666,15 +714,19 @@ static size_t on_body(char *buf, size_t size, size_t nitems, void *ud)
 			x->paused = 1;
 			return CURL_WRITEFUNC_PAUSE; /* (curl gives the same bytes again) */
 		}
-		/* (evhttp moves what the buffer holds: it is empty again after.) */
-		evbuffer_add(x->tap->chunk, buf, n);
-		evhttp_send_reply_chunk_with_cb(x->req, x->tap->chunk, on_drained, x->conn);
 	}
-	/* Read what was forwarded. */
-	if (x->is_sse) {
+	/* Read what is forwarded. An SSE event is logged before its bytes go to
+	 * the client (who may answer it on a connection of another loop: the
+	 * answer must come after it in the session's order). */
+	if (x->is_sse)
 		mt_sse_push(&x->sse, buf, n, on_sse_event, x);
-	} else {
-		size_t keep = x->is_json ? x->tap->o->wopts.max_message : KEEP_BODY_MAX;
+	if (x->req) {
+		/* (evhttp moves what the buffer holds: it is empty again after.) */
+		evbuffer_add(x->loop->chunk, buf, n);
+		evhttp_send_reply_chunk_with_cb(x->req, x->loop->chunk, on_drained, x->conn);
+	}
+	if (!x->is_sse) {
+		size_t keep = x->is_json ? x->loop->tap->o->wopts.max_message : KEEP_BODY_MAX;
 		if (x->rbody.len < keep)
 			mt_buf_append(&x->rbody, buf, n < keep - x->rbody.len ? n : keep - x->rbody.len);
 		x->rbody_total += n;
@@ -728,8 +780,10 @@ static void send_error_body(struct exch *x, int status, const char *reason, cons
 	x->req = NULL; /* evhttp frees it once sent */
 	{
 		static const struct mt_hdr ct = {"Content-Type", "application/json"};
+		pthread_mutex_lock(&x->loop->tap->mu);
 		writer_put_exchange_head(x->sess->w, x->sess->h, x->seq, status, &ct, 1, "json",
 					 clock_of(x->sess));
+		pthread_mutex_unlock(&x->loop->tap->mu);
 	}
 	free(text);
 	json_decref(msg);
@@ -784,12 +838,12 @@ static void transfer_done(struct exch *x, CURLcode res)
 		evhttp_connection_free(c->evcon); /* (on_conn_close frees c) */
 }
 
-static void check_done(struct tap *t)
+static void check_done(struct loop *l)
 {
 	CURLMsg *msg;
 	int left;
 
-	while ((msg = curl_multi_info_read(t->multi, &left))) {
+	while ((msg = curl_multi_info_read(l->multi, &left))) {
 		if (msg->msg != CURLMSG_DONE)
 			continue;
 		struct exch *x = NULL;
@@ -803,35 +857,35 @@ static void check_done(struct tap *t)
 
 static void on_curl_event(evutil_socket_t fd, short what, void *arg)
 {
-	struct tap *t = arg;
+	struct loop *l = arg;
 	int running;
 	int action = (what & EV_READ ? CURL_CSELECT_IN : 0) | (what & EV_WRITE ? CURL_CSELECT_OUT : 0);
 
-	curl_multi_socket_action(t->multi, fd, action, &running);
-	check_done(t);
+	curl_multi_socket_action(l->multi, fd, action, &running);
+	check_done(l);
 }
 
 static void on_curl_timeout(evutil_socket_t fd, short what, void *arg)
 {
-	struct tap *t = arg;
+	struct loop *l = arg;
 	int running;
 
 	(void)fd;
 	(void)what;
-	curl_multi_socket_action(t->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	check_done(t);
+	curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	check_done(l);
 }
 
 static int curl_socket_cb(CURL *e, curl_socket_t s, int what, void *userp, void *socketp)
 {
-	struct tap *t = userp;
+	struct loop *l = userp;
 	struct event *ev = socketp;
 
 	(void)e;
 	if (what == CURL_POLL_REMOVE) {
 		if (ev) {
 			event_free(ev);
-			curl_multi_assign(t->multi, s, NULL);
+			curl_multi_assign(l->multi, s, NULL);
 		}
 		return 0;
 	}
@@ -839,10 +893,10 @@ static int curl_socket_cb(CURL *e, curl_socket_t s, int what, void *userp, void 
 			     (what & CURL_POLL_OUT ? EV_WRITE : 0) | EV_PERSIST);
 	if (ev) {
 		event_del(ev);
-		event_assign(ev, t->base, s, kind, on_curl_event, t);
+		event_assign(ev, l->base, s, kind, on_curl_event, l);
 	} else {
-		ev = event_new(t->base, s, kind, on_curl_event, t);
-		curl_multi_assign(t->multi, s, ev);
+		ev = event_new(l->base, s, kind, on_curl_event, l);
+		curl_multi_assign(l->multi, s, ev);
 	}
 	event_add(ev, NULL);
 	return 0;
@@ -850,14 +904,14 @@ static int curl_socket_cb(CURL *e, curl_socket_t s, int what, void *userp, void 
 
 static int curl_timer_cb(CURLM *m, long ms, void *userp)
 {
-	struct tap *t = userp;
+	struct loop *l = userp;
 	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
 
 	(void)m;
 	if (ms < 0)
-		evtimer_del(t->curl_timer);
+		evtimer_del(l->curl_timer);
 	else
-		evtimer_add(t->curl_timer, &tv);
+		evtimer_add(l->curl_timer, &tv);
 	return 0;
 }
 
@@ -866,7 +920,8 @@ static int curl_timer_cb(CURLM *m, long ms, void *userp)
 static void on_conn_close(struct evhttp_connection *evcon, void *arg)
 {
 	struct hconn *c = arg;
-	struct tap *t = c->tap;
+	struct loop *l = c->loop;
+	struct tap *t = l->tap;
 
 	(void)evcon;
 	c->evcon = NULL;
@@ -880,34 +935,51 @@ static void on_conn_close(struct evhttp_connection *evcon, void *arg)
 			evhttp_send_reply_end(req);
 		exch_end(x, "client-gone", NULL); /* (closes the upstream transfer) */
 	}
+	pthread_mutex_lock(&t->mu);
 	hs_conn_closed(&t->tr, c->num);
+	pthread_mutex_unlock(&t->mu);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
-		t->conns = c->next;
+		l->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
 	free(c);
 }
 
-static struct hconn *conn_of(struct tap *t, struct evhttp_connection *evcon)
+/* The loop's record of a client connection (made on its first request). */
+static struct hconn *conn_of(struct loop *l, struct evhttp_connection *evcon)
 {
-	for (struct hconn *c = t->conns; c; c = c->next)
-		if (c->evcon == evcon)
+	struct tap *t = l->tap;
+
+	for (struct hconn *c = l->conns; c; c = c->next)
+		if (c->evcon == evcon) {
+			if (c != l->conns) { /* (to the front: a busy connection is found at once) */
+				c->prev->next = c->next;
+				if (c->next)
+					c->next->prev = c->prev;
+				c->prev = NULL;
+				c->next = l->conns;
+				l->conns->prev = c;
+				l->conns = c;
+			}
 			return c;
+		}
 	struct hconn *c = mt_calloc(1, sizeof(*c));
 	char *host = NULL;
 	ev_uint16_t port = 0;
-	c->tap = t;
+	c->loop = l;
 	c->evcon = evcon;
+	pthread_mutex_lock(&t->mu);
 	c->num = ++t->next_conn;
+	pthread_mutex_unlock(&t->mu);
 	evhttp_connection_get_peer(evcon, &host, &port);
 	snprintf(c->addr, sizeof(c->addr), strchr(host ? host : "", ':') ? "[%s]:%u" : "%s:%u",
 		 host ? host : "?", (unsigned)port);
-	c->next = t->conns;
-	if (t->conns)
-		t->conns->prev = c;
-	t->conns = c;
+	c->next = l->conns;
+	if (l->conns)
+		l->conns->prev = c;
+	l->conns = c;
 	evhttp_connection_set_closecb(evcon, on_conn_close, c);
 	/* Small writes (a head, an SSE event) go at once, as the upstream's do. */
 	{
@@ -1079,7 +1151,8 @@ static struct curl_slist *upstream_list(const struct tap *t, const struct hdr_li
 
 static void on_request(struct evhttp_request *req, void *arg)
 {
-	struct tap *t = arg;
+	struct loop *l = arg;
+	struct tap *t = l->tap;
 	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
 	struct hconn *c;
 	struct exch *x;
@@ -1093,7 +1166,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 	enum hs_kind kind;
 	int rpc;
 
-	if (t->stopping || !evcon) {
+	if (l->stopping || !evcon) {
 		evhttp_send_error(req, 503, "mcptap is stopping");
 		return;
 	}
@@ -1102,7 +1175,10 @@ static void on_request(struct evhttp_request *req, void *arg)
 		 * would reach the upstream through the tap under the upstream's own Host:
 		 * its protection would never see the forged one. */
 		const char *h = evhttp_find_header(evhttp_request_get_input_headers(req), "Host");
-		if (!t->host_said++)
+		pthread_mutex_lock(&t->mu);
+		int said = t->host_said++;
+		pthread_mutex_unlock(&t->mu);
+		if (!said)
 			mt_warn("refused a request for Host '%s' (the tap listens on loopback: a DNS "
 				"rebinding?); --allow-host NAME lets a name in",
 				h ? h : "");
@@ -1121,10 +1197,10 @@ static void on_request(struct evhttp_request *req, void *arg)
 			return;
 		}
 	}
-	c = conn_of(t, evcon);
+	c = conn_of(l, evcon);
 	memset(&in, 0, sizeof(in));
 	x = mt_calloc(1, sizeof(*x));
-	x->tap = t;
+	x->loop = l;
 	x->req = req;
 	snprintf(x->method, sizeof(x->method), "%s", method_name(evhttp_request_get_command(req)));
 	x->is_delete = !strcmp(x->method, "DELETE");
@@ -1157,8 +1233,8 @@ static void on_request(struct evhttp_request *req, void *arg)
 	if (!sid && rpc && !x->initialize && cls.kind == MT_REQUEST && cls.has_meta)
 		client = meta_client(x->body, x->body_len);
 	hr.client = client;
+	pthread_mutex_lock(&t->mu);
 	int64_t num = hs_request(&t->tr, &hr, &created, &kind);
-	free(client);
 	x->sess = created || (size_t)num >= t->nsess || !t->sess[num]
 			  ? session_new(t, num, kind, c->addr)
 			  : t->sess[num];
@@ -1168,16 +1244,8 @@ static void on_request(struct evhttp_request *req, void *arg)
 		writer_put_http_id(x->sess->w, x->sess->h, sid);
 	}
 	x->sess->open++;
-	t->exchanges++;
-	x->conn = c;
-	x->next_in_conn = c->xs;
-	c->xs = x;
-	x->next_all = t->all;
-	if (t->all)
-		t->all->prev_all = x;
-	t->all = x;
 
-	/* Log the request. */
+	/* Log the request (in the session's order, with its session's state). */
 	{
 		struct writer_exchange we;
 		memset(&we, 0, sizeof(we));
@@ -1196,13 +1264,24 @@ static void on_request(struct evhttp_request *req, void *arg)
 		if (rpc)
 			log_message(x, WS_C2S, "body", x->body, x->body_len, NULL, NULL, 0);
 	}
+	pthread_mutex_unlock(&t->mu);
+	free(client);
+	l->exchanges++;
+	x->conn = c;
+	x->next_in_conn = c->xs;
+	c->xs = x;
+	x->next_all = l->all;
+	if (l->all)
+		l->all->prev_all = x;
+	l->all = x;
 
 	/* Forward it. */
-	mt_buf_reset(&t->scratch2);
-	mt_buf_printf(&t->scratch2, "%s%s", t->origin, target);
-	x->easy = t->npool ? t->pool[--t->npool] : curl_easy_init();
+	mt_buf_reset(&l->scratch2);
+	mt_buf_puts(&l->scratch2, t->origin);
+	mt_buf_puts(&l->scratch2, target);
+	x->easy = l->npool ? l->pool[--l->npool] : curl_easy_init();
 	CURL *e = x->easy;
-	curl_easy_setopt(e, CURLOPT_URL, t->scratch2.data); /* (curl keeps a copy) */
+	curl_easy_setopt(e, CURLOPT_URL, l->scratch2.data); /* (curl keeps a copy) */
 	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
@@ -1232,14 +1311,14 @@ static void on_request(struct evhttp_request *req, void *arg)
 	x->hdrs = upstream_list(t, &in);
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
 	hdr_free(&in);
-	x->idle = evtimer_new(t->base, on_upstream_silent, x);
+	x->idle = evtimer_new(l->base, on_upstream_silent, x);
 	upstream_alive(x);
-	curl_multi_add_handle(t->multi, e);
+	curl_multi_add_handle(l->multi, e);
 	/* Start it now rather than at the next turn of the loop (curl's 0 ms timer). */
 	{
 		int running;
-		curl_multi_socket_action(t->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-		check_done(t);
+		curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+		check_done(l);
 	}
 }
 
@@ -1252,7 +1331,7 @@ static void on_upstream_silent(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	snprintf(why, sizeof(why), "the upstream sent nothing for %d ms (--upstream-timeout)",
-		 x->tap->o->upstream_timeout_ms);
+		 x->loop->tap->o->upstream_timeout_ms);
 	if (!x->head_sent) {
 		if (x->req) {
 			char msg[200];
@@ -1270,22 +1349,23 @@ static void on_upstream_silent(evutil_socket_t fd, short what, void *arg)
 
 /* ---- starting and stopping ---- */
 
-static void stop_now(struct tap *t)
+/* End every exchange of the loop now, and the loop. */
+static void stop_now(struct loop *l)
 {
-	while (t->all) {
-		struct exch *x = t->all;
+	while (l->all) {
+		struct exch *x = l->all;
 		struct hconn *c = x->conn;
 		exch_end(x, "stopped", "the tap was stopped");
 		if (c && c->evcon)
 			evhttp_connection_free(c->evcon);
 	}
-	event_base_loopbreak(t->base);
+	event_base_loopbreak(l->base);
 }
 
-static void maybe_stop(struct tap *t)
+static void maybe_stop(struct loop *l)
 {
-	if (t->stopping && !t->exchanges)
-		event_base_loopbreak(t->base);
+	if (l->stopping && !l->exchanges)
+		event_base_loopbreak(l->base);
 }
 
 static void on_stop_timer(evutil_socket_t fd, short what, void *arg)
@@ -1295,28 +1375,95 @@ static void on_stop_timer(evutil_socket_t fd, short what, void *arg)
 	stop_now(arg);
 }
 
+/*
+ * The tap stops (in the loop's own thread, told through its stop_fd): it
+ * accepts no more, and ends when its open exchanges have, or when stop_ms
+ * has passed; at once when told a second time.
+ */
+static void on_stop(evutil_socket_t fd, short what, void *arg)
+{
+	struct loop *l = arg;
+	struct tap *t = l->tap;
+	struct timeval tv = {t->o->stop_ms / 1000, (t->o->stop_ms % 1000) * 1000};
+	uint64_t v;
+	int how;
+
+	(void)what;
+	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	pthread_mutex_lock(&t->mu);
+	how = t->stopping;
+	pthread_mutex_unlock(&t->mu);
+	if (how >= 2) {
+		stop_now(l);
+		return;
+	}
+	if (l->stopping)
+		return;
+	l->stopping = 1;
+	if (l->bound) {
+		evhttp_del_accept_socket(l->http, l->bound);
+		l->bound = NULL;
+	}
+	if (!l->exchanges) {
+		event_base_loopbreak(l->base);
+		return;
+	}
+	l->stop_timer = evtimer_new(l->base, on_stop_timer, l);
+	evtimer_add(l->stop_timer, &tv);
+}
+
+/* SIGINT or SIGTERM (in the control thread): every loop is told. */
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
 	struct tap *t = arg;
-	struct timeval tv = {t->o->stop_ms / 1000, (t->o->stop_ms % 1000) * 1000};
+	uint64_t one = 1;
+	int again;
 
 	(void)what;
-	if (t->stopping) {
+	pthread_mutex_lock(&t->mu);
+	again = t->stopping > 0;
+	t->stopping = again ? 2 : 1;
+	pthread_mutex_unlock(&t->mu);
+	if (again)
 		mt_warn("%s again: stopping now", sig == SIGINT ? "SIGINT" : "SIGTERM");
-		stop_now(t);
-		return;
-	}
-	t->stopping = 1;
-	if (t->bound) {
-		evhttp_del_accept_socket(t->http, t->bound);
-		t->bound = NULL;
-	}
-	if (!t->exchanges) {
-		event_base_loopbreak(t->base);
-		return;
-	}
-	t->stop_timer = evtimer_new(t->base, on_stop_timer, t);
-	evtimer_add(t->stop_timer, &tv);
+	for (int i = 0; i < t->nloops; i++)
+		if (write(t->loops[i].stop_fd, &one, sizeof(one)) < 0)
+			mt_warn("cannot tell a loop to stop: %s", strerror(errno));
+}
+
+/* A loop's thread: relay until stopped, then end what is still open. */
+static void *loop_main(void *arg)
+{
+	struct loop *l = arg;
+	struct tap *t = l->tap;
+	uint64_t one = 1;
+	sigset_t set;
+
+	/* The control thread takes the signals. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	event_base_dispatch(l->base);
+	while (l->all)
+		exch_end(l->all, "stopped", "the tap was stopped");
+	if (write(t->done_fd, &one, sizeof(one)) < 0)
+		mt_warn("cannot say a loop has ended: %s", strerror(errno));
+	return NULL;
+}
+
+/* A loop has ended (in the control thread): when all have, so does the tap. */
+static void on_loop_done(evutil_socket_t fd, short what, void *arg)
+{
+	struct tap *t = arg;
+	uint64_t v = 0;
+
+	(void)what;
+	if (read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		t->loops_done += (int)v;
+	if (t->loops_done >= t->nloops)
+		event_base_loopbreak(t->ctl);
 }
 
 /* Split "HOST:PORT" or "[V6]:PORT"; a bare port listens on loopback. */
@@ -1375,28 +1522,186 @@ void httptap_opts_default(struct httptap_opts *o)
 	o->upstream_timeout_ms = 300000;
 	o->client_timeout_ms = 60000;
 	o->stop_ms = 2000;
+	{
+		/* One loop per CPU the tap may run on, up to 8. */
+		cpu_set_t cpus;
+		int n = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+		o->threads = n < 1 ? 1 : n > 8 ? 8 : n;
+	}
 	writer_opts_default(&o->wopts);
+}
+
+/*
+ * Make loop l: its event base, evhttp accepting from the listening socket fd
+ * (taken, closed on failure), its curl multi. 0, or -1 (said).
+ */
+static int loop_init(struct tap *t, struct loop *l, int idx, evutil_socket_t fd)
+{
+	const struct httptap_opts *o = t->o;
+	struct event_config *cfg = event_config_new();
+
+	l->tap = t;
+	l->idx = idx;
+	l->stop_fd = -1;
+	if (!cfg)
+		goto fail;
+	if (cfg) {
+		/* Interest changes within one turn of the loop (curl's and evhttp's
+		 * many enable/disable calls per exchange) reach epoll as one call. */
+		event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+		l->base = event_base_new_with_config(cfg);
+		event_config_free(cfg);
+	}
+	if (!l->base)
+		goto fail;
+	l->http = evhttp_new(l->base);
+	l->chunk = evbuffer_new();
+	l->multi = curl_multi_init();
+	l->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!l->http || !l->chunk || !l->multi || l->stop_fd < 0)
+		goto fail;
+	evhttp_set_max_headers_size(l->http, (ev_ssize_t)(o->max_headers < (1u << 20) / 16
+								? 1u << 20
+								: o->max_headers * 16));
+	evhttp_set_max_body_size(l->http, (ev_ssize_t)o->max_body);
+	evhttp_set_default_content_type(l->http, NULL);
+	evhttp_set_allowed_methods(l->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
+						    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+						    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+	/* A client's connection times out reading a request or writing an answer;
+	 * an SSE stream's reading is let be (send_head). */
+	{
+		struct timeval tv = {o->client_timeout_ms / 1000, (o->client_timeout_ms % 1000) * 1000};
+		evhttp_set_timeout_tv(l->http, &tv);
+	}
+	evhttp_set_gencb(l->http, on_request, l);
+	l->bound = evhttp_accept_socket_with_handle(l->http, fd);
+	if (!l->bound)
+		goto fail;
+	fd = -1; /* (evhttp's now) */
+	l->curl_timer = evtimer_new(l->base, on_curl_timeout, l);
+	l->unpause = event_new(l->base, -1, 0, on_unpause, l);
+	l->stop_ev = event_new(l->base, l->stop_fd, EV_READ | EV_PERSIST, on_stop, l);
+	if (!l->curl_timer || !l->unpause || !l->stop_ev || event_add(l->stop_ev, NULL))
+		goto fail;
+	curl_multi_setopt(l->multi, CURLMOPT_SOCKETFUNCTION, curl_socket_cb);
+	curl_multi_setopt(l->multi, CURLMOPT_SOCKETDATA, l);
+	curl_multi_setopt(l->multi, CURLMOPT_TIMERFUNCTION, curl_timer_cb);
+	curl_multi_setopt(l->multi, CURLMOPT_TIMERDATA, l);
+	/* Keep the upstream connections of every client (curl's default keeps a few). */
+	curl_multi_setopt(l->multi, CURLMOPT_MAXCONNECTS, 1024L);
+	return 0;
+fail:
+	mt_error("cannot set up event loop %d: %s", idx, strerror(errno));
+	if (fd >= 0)
+		evutil_closesocket(fd);
+	return -1;
+}
+
+/* Free what loop_init made (its thread has ended; NULL parts are let be). */
+static void loop_release(struct loop *l)
+{
+	if (l->http)
+		evhttp_free(l->http); /* (closes the connections: on_conn_close) */
+	while (l->all)
+		exch_end(l->all, "stopped", "the tap was stopped");
+	while (l->conns) {
+		struct hconn *c = l->conns;
+		l->conns = c->next;
+		free(c);
+	}
+	while (l->npool)
+		curl_easy_cleanup(l->pool[--l->npool]);
+	if (l->multi)
+		curl_multi_cleanup(l->multi);
+	if (l->curl_timer)
+		event_free(l->curl_timer);
+	if (l->unpause)
+		event_free(l->unpause);
+	if (l->stop_timer)
+		event_free(l->stop_timer);
+	if (l->stop_ev)
+		event_free(l->stop_ev);
+	if (l->stop_fd >= 0)
+		close(l->stop_fd);
+	if (l->base)
+		event_base_free(l->base);
+	if (l->chunk)
+		evbuffer_free(l->chunk);
+	mt_buf_release(&l->scratch2);
+}
+
+/*
+ * A listening socket on host:port (port 0: any free one), and the port it
+ * has. Each loop has one on the same port (SO_REUSEPORT): the kernel spreads
+ * the connections among them.
+ */
+static evutil_socket_t listen_on(const char *host, int port, int *bound_port)
+{
+	struct evutil_addrinfo hints, *ai = NULL;
+	char ps[16];
+	evutil_socket_t fd = -1;
+	int one = 1;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = EVUTIL_AI_PASSIVE | EVUTIL_AI_ADDRCONFIG;
+	snprintf(ps, sizeof(ps), "%d", port);
+	if (evutil_getaddrinfo(host, ps, &hints, &ai) || !ai) {
+		errno = EADDRNOTAVAIL;
+		return -1;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
+	    bind(fd, ai->ai_addr, (socklen_t)ai->ai_addrlen) || listen(fd, 128)) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		evutil_freeaddrinfo(ai);
+		errno = e;
+		return -1;
+	}
+	evutil_freeaddrinfo(ai);
+	{
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		*bound_port = port;
+		if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+			*bound_port = ss.ss_family == AF_INET6
+					      ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+					      : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	}
+	return fd;
 }
 
 int httptap_run(const struct httptap_opts *o)
 {
 	struct tap t;
 	char host[256];
-	int port, rc = EXIT_ERROR;
+	int port, bound_port = 0, rc = EXIT_ERROR, started = 0;
 	sigset_t set;
 
 	memset(&t, 0, sizeof(t));
 	t.o = o;
+	t.done_fd = -1;
+	pthread_mutex_init(&t.mu, NULL);
 	hs_init(&t.tr);
-	if (url_origin(o->upstream, t.origin, sizeof(t.origin)))
-		return mt_error("bad --upstream '%s': an http:// or https:// URL", o->upstream),
-		       EXIT_ERROR;
-	if (split_listen(o->listen, host, sizeof(host), &port))
-		return mt_error("bad --listen '%s': HOST:PORT", o->listen), EXIT_ERROR;
+	if (url_origin(o->upstream, t.origin, sizeof(t.origin))) {
+		mt_error("bad --upstream '%s': an http:// or https:// URL", o->upstream);
+		goto early;
+	}
+	if (split_listen(o->listen, host, sizeof(host), &port)) {
+		mt_error("bad --listen '%s': HOST:PORT", o->listen);
+		goto early;
+	}
 	t.loopback = loopback_name(host, strlen(host)) || !strcmp(host, "::1");
-	if (curl_global_init(CURL_GLOBAL_DEFAULT))
-		return mt_error("cannot initialise libcurl"), EXIT_ERROR;
-	/* The signals come through the event loop; SIGPIPE is a write's error. */
+	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+		mt_error("cannot initialise libcurl");
+		goto early;
+	}
+	/* The signals come through the control loop; SIGPIPE is a write's error. */
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -1411,115 +1716,79 @@ int httptap_run(const struct httptap_opts *o)
 		if (e)
 			curl_easy_cleanup(e);
 	}
-	{
-		/* Interest changes within one turn of the loop (curl's and evhttp's
-		 * many enable/disable calls per exchange) reach epoll as one call. */
-		struct event_config *cfg = event_config_new();
-		if (cfg) {
-			event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
-			t.base = event_base_new_with_config(cfg);
-			event_config_free(cfg);
+	t.nloops = o->threads > 0 ? o->threads : 1;
+	t.loops = mt_calloc((size_t)t.nloops, sizeof(*t.loops));
+	for (int i = 0; i < t.nloops; i++) {
+		evutil_socket_t fd = listen_on(host, i ? bound_port : port, &bound_port);
+		if (fd < 0) {
+			mt_error("cannot listen on %s: %s", o->listen, strerror(errno));
+			t.nloops = i;
+			goto out;
+		}
+		if (loop_init(&t, &t.loops[i], i, fd)) {
+			t.nloops = i + 1;
+			goto out;
 		}
 	}
-	t.http = evhttp_new(t.base);
-	t.chunk = evbuffer_new();
-	t.multi = curl_multi_init();
-	if (!t.base || !t.http || !t.multi || !t.chunk) {
-		mt_error("cannot set up the event loop");
-		goto out;
-	}
-	evhttp_set_max_headers_size(t.http, (ev_ssize_t)(o->max_headers < (1u << 20) / 16
-								? 1u << 20
-								: o->max_headers * 16));
-	evhttp_set_max_body_size(t.http, (ev_ssize_t)o->max_body);
-	evhttp_set_default_content_type(t.http, NULL);
-	evhttp_set_allowed_methods(t.http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
-						   EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-						   EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
-	/* A client's connection times out reading a request or writing an answer;
-	 * an SSE stream's reading is let be (send_head). */
-	{
-		struct timeval tv = {o->client_timeout_ms / 1000, (o->client_timeout_ms % 1000) * 1000};
-		evhttp_set_timeout_tv(t.http, &tv);
-	}
-	evhttp_set_gencb(t.http, on_request, &t);
-	t.bound = evhttp_bind_socket_with_handle(t.http, host, (ev_uint16_t)port);
-	if (!t.bound) {
-		mt_error("cannot listen on %s: %s", o->listen, strerror(errno));
+	t.ctl = event_base_new();
+	t.done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!t.ctl || t.done_fd < 0) {
+		mt_error("cannot set up the event loop: %s", strerror(errno));
 		goto out;
 	}
 	{
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof(ss);
-		evutil_socket_t fd = evhttp_bound_socket_get_fd(t.bound);
 		char name[300];
-		int p = port;
-		if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-			p = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
-						     : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-		snprintf(name, sizeof(name), strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, p);
+		snprintf(name, sizeof(name), strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, bound_port);
 		fprintf(stderr, "mcptap: listening on http://%s, forwarding to %s\n", name, t.origin);
 	}
 	if (o->insecure)
 		mt_warn("--insecure: the upstream's certificate and host name are not checked");
 	t.w = writer_open_shared(o->db_path, &o->wopts);
-	t.curl_timer = evtimer_new(t.base, on_curl_timeout, &t);
-	t.unpause = event_new(t.base, -1, 0, on_unpause, &t);
-	curl_multi_setopt(t.multi, CURLMOPT_SOCKETFUNCTION, curl_socket_cb);
-	curl_multi_setopt(t.multi, CURLMOPT_SOCKETDATA, &t);
-	curl_multi_setopt(t.multi, CURLMOPT_TIMERFUNCTION, curl_timer_cb);
-	curl_multi_setopt(t.multi, CURLMOPT_TIMERDATA, &t);
-	/* Keep the upstream connections of every client (curl's default keeps a few). */
-	curl_multi_setopt(t.multi, CURLMOPT_MAXCONNECTS, 1024L);
-	t.sig_int = evsignal_new(t.base, SIGINT, on_signal, &t);
-	t.sig_term = evsignal_new(t.base, SIGTERM, on_signal, &t);
+	t.sig_int = evsignal_new(t.ctl, SIGINT, on_signal, &t);
+	t.sig_term = evsignal_new(t.ctl, SIGTERM, on_signal, &t);
+	t.done_ev = event_new(t.ctl, t.done_fd, EV_READ | EV_PERSIST, on_loop_done, &t);
 	evsignal_add(t.sig_int, NULL);
 	evsignal_add(t.sig_term, NULL);
-
-	event_base_dispatch(t.base);
-
-	/* Stopped: what is still open ends here (a second signal, or the timer). */
-	while (t.all) {
-		struct exch *x = t.all;
-		exch_end(x, "stopped", "the tap was stopped");
+	event_add(t.done_ev, NULL);
+	for (started = 0; started < t.nloops; started++) {
+		int e = pthread_create(&t.loops[started].thread, NULL, loop_main, &t.loops[started]);
+		if (e) {
+			mt_error("cannot start a loop's thread: %s", strerror(e));
+			/* Those started stop as after a signal. */
+			on_signal(SIGTERM, 0, &t);
+			on_signal(SIGTERM, 0, &t);
+			break;
+		}
 	}
-	rc = EXIT_OK;
-	evhttp_free(t.http); /* (closes the connections: on_conn_close) */
-	t.http = NULL;
+	if (started)
+		event_base_dispatch(t.ctl);
+	for (int i = 0; i < started; i++)
+		pthread_join(t.loops[i].thread, NULL);
+	rc = started == t.nloops ? EXIT_OK : EXIT_ERROR;
+out:
+	/* Every loop has ended: what is still open ends here, then the sessions. */
+	for (int i = 0; i < t.nloops; i++)
+		loop_release(&t.loops[i]);
+	free(t.loops);
 	for (size_t i = 1; i < t.nsess; i++)
 		if (t.sess[i])
 			session_finish(t.sess[i]);
 	free(t.sess);
-	writer_finish(t.w, NULL, NULL);
-	t.w = NULL;
-out:
-	if (t.http)
-		evhttp_free(t.http);
-	hs_release(&t.tr);
-	while (t.conns) {
-		struct hconn *c = t.conns;
-		t.conns = c->next;
-		free(c);
-	}
-	while (t.npool)
-		curl_easy_cleanup(t.pool[--t.npool]);
-	if (t.multi)
-		curl_multi_cleanup(t.multi);
-	if (t.curl_timer)
-		event_free(t.curl_timer);
-	if (t.unpause)
-		event_free(t.unpause);
-	if (t.stop_timer)
-		event_free(t.stop_timer);
+	if (t.w)
+		writer_finish(t.w, NULL, NULL);
 	if (t.sig_int)
 		event_free(t.sig_int);
 	if (t.sig_term)
 		event_free(t.sig_term);
-	if (t.base)
-		event_base_free(t.base);
-	if (t.chunk)
-		evbuffer_free(t.chunk);
-	mt_buf_release(&t.scratch2);
+	if (t.done_ev)
+		event_free(t.done_ev);
+	if (t.done_fd >= 0)
+		close(t.done_fd);
+	if (t.ctl)
+		event_base_free(t.ctl);
 	curl_global_cleanup();
+early:
+	hs_release(&t.tr);
+	pthread_mutex_destroy(&t.mu);
 	return rc;
 }

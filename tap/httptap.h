@@ -3,11 +3,13 @@
  * server on Streamable HTTP or legacy HTTP+SSE, logging every exchange and
  * every JSON-RPC message it relays.
  *
- * One event loop: libevent's evhttp listens, libcurl's multi interface talks
- * to the upstream. Every path is forwarded; responses stream to the client as
- * their bytes arrive (an SSE stream is never held to its end); a slow client
- * pauses its upstream transfer. What is stored goes through one writer per
- * capture session (tap/writer.h), off the relay's path.
+ * Event loops in threads of their own (one per CPU by default), each taking
+ * connections from the one listening socket: libevent's evhttp reads the
+ * requests, libcurl's multi interface on the same loop talks to the
+ * upstream. Every path is forwarded; responses stream to the client as their
+ * bytes arrive (an SSE stream is never held to its end); a slow client pauses
+ * its upstream transfer. The loops share the session tracker and one writer
+ * (tap/writer.h) that stores every session off the relay's path.
  */
 #ifndef MCPTAP_HTTPTAP_H
 #define MCPTAP_HTTPTAP_H
@@ -32,10 +34,24 @@ struct httptap_opts {
 	int client_timeout_ms;     /* a client silent this long sending a request, or not
 				    * reading what is sent to it (but an idle SSE stream) */
 	int stop_ms;               /* after SIGINT or SIGTERM: how long open exchanges get */
+	int threads;               /* event loops relaying, each in a thread of its own */
 	const char *db_path;
 	struct writer_opts wopts;  /* per session */
 };
 
+/*
+ * The HTTP tap's writer commits in bigger batches than the stdio tap's (rows,
+ * and ms unless --batch-ms says): many sessions run at once, and a commit
+ * rewrites a page of each session it holds a row of. (Rows stay under half
+ * the default --queue's lines, so the relay does not wait for a commit.)
+ */
+#define HTTPTAP_BATCH_ROWS 2048
+#define HTTPTAP_BATCH_MS 20
+
+/* The most event loops --threads takes. */
+#define HTTPTAP_THREADS_MAX 64
+
+/* Defaults; threads: the CPUs the tap may run on (its affinity), at most 8. */
 void httptap_opts_default(struct httptap_opts *o);
 
 /*

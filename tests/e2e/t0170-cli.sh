@@ -8,9 +8,16 @@ synopsis=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' "$MAN" | sed -n 's/^\.B //p')
 cmds=$("$MCPTAP" --help | awk '/^  [a-z]+ /{print $1}')
 check "--help lists commands" test -n "$cmds"
 for c in $cmds; do
-	usage=$("$MCPTAP" "$c" --help | sed -n 's/^usage: //p')
+	"$MCPTAP" "$c" --help > "$T/help"
 	check_eq "$c --help exits 0" 0 $?
-	check "$c: its usage line is the man page's SYNOPSIS line" sh -c "printf '%s\n' \"\$1\" | grep -qxF -- \"\$2\"" sh "$synopsis" "$usage"
+	# Every usage line (the first, and each "or:" after it) is a SYNOPSIS line.
+	n=0
+	for usage in $(sed -n 's/^usage: //p; s/^   or: //p' "$T/help" | tr ' ' '\037'); do
+		usage=$(printf '%s' "$usage" | tr '\037' ' ')
+		n=$((n + 1))
+		check "$c: usage line $n is a line of the man page's SYNOPSIS" sh -c "printf '%s\n' \"\$1\" | grep -qxF -- \"\$2\"" sh "$synopsis" "$usage"
+	done
+	check "$c: it has a usage line" test "$n" -ge 1
 	check "$c: the man page has a section for it" grep -q "^\.SS $c\$" "$MAN"
 	check "$c: the README mentions it" grep -q "mcptap $c" "$TOP/README.md"
 	"$MCPTAP" "$c" --no-such-option < /dev/null > "$T/out" 2> "$T/err"
