@@ -8,6 +8,10 @@
 #   stop_tap [SIGNAL]
 #                  sends SIGNAL (INT) and waits for it: TAP_STATUS is its exit status
 #                  (124 when it did not exit within 15 s; it is then killed)
+#   wait_committed DB SESSION LOG
+#                  while the tap runs, waits (10 s at most) until session SESSION of
+#                  DB counts at least as many messages each way as the client's log
+#                  LOG ({"dir":...} lines) holds: the tap commits in batches (20 ms)
 
 start_tap() {
 	_db=$1
@@ -45,4 +49,17 @@ stop_tap() {
 	fi
 	wait "$TAP_PID"
 	TAP_STATUS=$?
+}
+
+wait_committed() {
+	_c2s=$(grep -c '^{"dir":"c2s"' "$3")
+	_s2c=$(grep -c '^{"dir":"s2c"' "$3")
+	_n=0
+	while [ "$_n" -lt 100 ]; do
+		_have=$(sqlite3 "$1" "select msgs_c2s >= $_c2s and msgs_s2c >= $_s2c from session where id = $2" 2> /dev/null)
+		[ "$_have" = 1 ] && return 0
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	return 1
 }

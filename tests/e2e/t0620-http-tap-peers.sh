@@ -41,6 +41,7 @@ sid=$(sed -n 's/^# session 1 //p' "$T/http.out")
 check_eq "one session for its MCP session (the request after its DELETE included), named by its id" \
 	"1|http|$sid|2025-11-25|mcptap-http-client|mcp-servers/everything" \
 	"$(sql "$T/h.db" "select count(*), transport, http_session_id, protocol_version, client_name, server_name from session")"
+check "its messages are committed while the tap runs (within 10 s)" wait_committed "$T/h.db" 1 "$T/http.jsonl"
 check "every message the client saw stored once, in that session" stored http "$T/h.db" 1
 check_eq "its exchanges: every one complete; the GET stream, the DELETE, the refused id" \
 	"GET 200 sse,DELETE 200,POST 400 json" \
@@ -50,7 +51,6 @@ check_eq "no exchange left open or ended badly" 0 \
 check_eq "POSTs of notifications and responses got 202 with no body" 0 \
 	"$(sql "$T/h.db" "select count(*) from http_exchange x join message m on m.exchange = x.seq and m.dir = 'c2s' where m.kind in ('notification', 'response') and not (x.status = 202 and x.resp_type = 'empty')")"
 
-sleep 0.2 # (a commit: 5 ms)
 check_eq "readers work while the tap runs: sessions sees it ended (its DELETE)" "ended" \
 	"$("$MCPTAP" sessions -r "$T/h.db" -T json | sed -n 's/.*"state":"\([a-z]*\)".*/\1/p')"
 check_eq "and show prints all its messages (the client's, and the answer refusing its request after the DELETE) and exchanges" \
