@@ -47,7 +47,8 @@ struct live {
 struct mock {
 	struct rp_script *s;   /* borrowed */
 	const struct mock_opts *o; /* borrowed */
-	struct lio io;
+	struct mock_sink sink; /* where the server's messages go */
+	const volatile sig_atomic_t *stop; /* non-zero: the run ends (may be NULL) */
 	char *state;           /* owned: per recorded message, ST_* */
 	struct mt_map fresh;   /* our request id -> recorded server request index */
 	json_int_t next_id;    /* our last fresh request id */
@@ -71,6 +72,8 @@ struct mock {
 	json_t *misses;        /* owned: [{method, name, id, closest, differs}], MAX_LISTED at most */
 	json_t *miss_lines;    /* owned: the live request line of each miss, a string */
 	json_t *skipped;       /* owned: [{seq, method, needs}] */
+	int64_t wall, t0;      /* when the run began (µs since the epoch; monotonic ns) */
+	size_t unused_count;   /* (mock_end's, for mock_save) */
 };
 
 /*
@@ -97,11 +100,29 @@ static void before_answer(struct mock *k)
 	if (!k->server_since)
 		return;
 	k->server_since = 0;
-	if (!k->o->ordered || k->io.outq == LIO_OUTQ_NONE)
+	if (!k->o->ordered || !k->sink.barrier)
 		return;
-	k->waits++;
-	if (lio_wait_read(&k->io, ORDER_WAIT_MS, &mock_signal) == 1)
+	switch (k->sink.barrier(k->sink.ctx)) {
+	case 1:
 		k->timeouts++;
+		/* fall through */
+	case 0:
+		k->waits++;
+		break;
+	default:
+		break; /* (the transport cannot know what the client read) */
+	}
+}
+
+static int stopped(const struct mock *k)
+{
+	return k->stop && *k->stop;
+}
+
+/* Hand message p (n bytes, no newline) to the transport. */
+static void emit(struct mock *k, const char *p, size_t n, const struct mock_out *o)
+{
+	k->sink.send(k->sink.ctx, p, n, o);
 }
 
 /* The live ids of client request i: its slot, made (empty) when it has none. */
@@ -174,6 +195,23 @@ static void mock_error(struct mock *k, struct mt_span id_tok, int code, const ch
 		       json_t *data);
 
 /*
+ * How recorded message i travelled, for a transport that can send it the
+ * same way: over HTTP, on the stream of the POST that carried recorded client
+ * request on[i]; o->on names the live request that stands for it, while it is
+ * live.
+ */
+static void stream_of(struct mock *k, size_t i, struct mock_out *o)
+{
+	const struct live *lv;
+
+	o->via = k->s->via ? (enum rp_via)k->s->via[i] : RP_VIA_STDIO;
+	if (o->via == RP_VIA_POST && (lv = live_get(k, k->s->on[i])) && lv->id.len) {
+		o->on = lv->id.data;
+		o->on_n = lv->id.len;
+	}
+}
+
+/*
  * Send recorded message i: under the live id id (NULL: as recorded), and a
  * notification under the live progress token of the request it names. An
  * answer that cannot be read back goes out as an error.
@@ -204,20 +242,13 @@ static void mock_send(struct mock *k, size_t i, const struct mt_buf *id)
 	mt_buf_reset(&k->out);
 	rp_splice(p, n, &c, id && id->len ? id->data : NULL, id ? id->len : 0,
 		  token && token->len ? token->data : NULL, token ? token->len : 0, &k->out);
-	lio_put(&k->io, k->out.data, k->out.len);
-}
-
-/* Sleep ns, or less when a signal ends the run. */
-static void sleep_ns(int64_t ns)
-{
-	struct timespec ts;
-
-	if (ns <= 0)
-		return;
-	ts.tv_sec = (time_t)(ns / 1000000000);
-	ts.tv_nsec = (long)(ns % 1000000000);
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !mock_signal)
-		;
+	struct mock_out o = {kind, (int64_t)i, NULL, 0, NULL, 0, RP_VIA_STDIO};
+	if ((kind == MT_RESPONSE || kind == MT_ERROR) && id && id->len) {
+		o.answers = id->data;
+		o.answers_n = id->len;
+	}
+	stream_of(k, i, &o);
+	emit(k, k->out.data, k->out.len - 1, &o); /* (rp_splice ends it with a newline) */
 }
 
 /*
@@ -295,11 +326,10 @@ static void play_block(struct mock *k, int64_t a)
 	while (at < n) {
 		int64_t b = k->todo[at++];
 		int64_t prev_t = b >= 0 ? s->m[b].t_ns : 0;
-		for (size_t j = (size_t)(b + 1); j < s->n && !s->m[j].c2s && !mock_signal; j++) {
-			if (k->o->scale > 0) {
-				(void)lio_flush(&k->io);
-				sleep_ns((int64_t)((double)(s->m[j].t_ns - prev_t) * k->o->scale));
-			}
+		for (size_t j = (size_t)(b + 1); j < s->n && !s->m[j].c2s && !stopped(k); j++) {
+			if (k->o->scale > 0 && k->sink.delay)
+				k->sink.delay(k->sink.ctx,
+					      (int64_t)((double)(s->m[j].t_ns - prev_t) * k->o->scale));
 			prev_t = s->m[j].t_ns;
 			if (play_one(k, j) && s->m[j].answer >= 0)
 				todo_push(k, &n, s->m[j].answer);
@@ -321,8 +351,11 @@ static void mock_error(struct mock *k, struct mt_span id_tok, int code, const ch
 		json_object_set(json_object_get(e, "error"), "data", data);
 	text = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	before_answer(k);
-	lio_put(&k->io, text, strlen(text));
-	lio_put(&k->io, "\n", 1);
+	{
+		struct mock_out o = {MT_ERROR, -1, id_tok.n ? id_tok.p : NULL, id_tok.n, NULL, 0,
+				     RP_VIA_STDIO};
+		emit(k, text, strlen(text), &o);
+	}
 	free(text);
 	json_decref(e);
 }
@@ -618,8 +651,7 @@ static json_t *mock_summary(struct mock *k, json_t *unused, size_t unused_count,
 			 "ended", ended, "ok", ok);
 }
 
-/* Write the summary to path through path.tmp, so that a reader never sees half of it. */
-static void write_report(const char *path, json_t *sum)
+void mock_write_report(const char *path, json_t *sum)
 {
 	char *tmp = mt_asprintf("%s.tmp", path);
 	char *text = json_dumps(sum, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -773,98 +805,185 @@ static void release_signals(const struct sigaction old[3], const int set[3])
 	mock_devnull = -1;
 }
 
-int mock_serve(struct rp_script *s, const struct mock_opts *o)
+struct mock *mock_new(struct rp_script *s, const struct mock_opts *o, const struct mock_sink *sink,
+		      const volatile sig_atomic_t *stop)
 {
-	struct mock k;
-	struct sigaction old[3];
-	int set[3];
-	const char *line, *ended = "eof";
-	size_t n, skipped, unused_count;
-	int r = LIO_EOF, rc = EXIT_OK;
-	int64_t wall = mt_wall_us(), t0 = mt_mono_ns();
-	json_t *unused, *sum;
-	char *summary;
+	struct mock *k = mt_calloc(1, sizeof(*k));
 
-	memset(&k, 0, sizeof(k));
-	k.s = s;
-	k.o = o;
-	k.state = mt_calloc(s->n ? s->n : 1, 1);
-	k.misses = json_array();
-	k.miss_lines = json_array();
-	k.skipped = json_array();
-	mt_map_init(&k.fresh, 0);
-	catch_signals(old, set);
-	lio_init(&k.io, STDIN_FILENO, STDOUT_FILENO, 0);
-	play_block(&k, -1);
-	while (!mock_signal && (r = lio_next(&k.io, -1, &line, &n)) == LIO_LINE) {
-		mock_line(&k, line, n);
-		read_trouble(&k);
-		if (k.io.write_failed)
-			break;
-	}
-	(void)lio_flush(&k.io);
-	if (mock_signal) {
-		ended = signal_name(mock_signal);
-	} else if (k.io.write_failed) {
-		ended = "the client stopped reading";
-		mt_warn("replay: the client stopped reading its answers");
-	} else if (r == LIO_ERROR) {
-		ended = "read error";
-		mt_warn("replay: cannot read the client: %s", strerror(errno));
-	}
+	k->s = s;
+	k->o = o;
+	k->sink = *sink;
+	k->stop = stop;
+	k->state = mt_calloc(s->n ? s->n : 1, 1);
+	k->misses = json_array();
+	k->miss_lines = json_array();
+	k->skipped = json_array();
+	k->wall = mt_wall_us();
+	k->t0 = mt_mono_ns();
+	mt_map_init(&k->fresh, 0);
+	return k;
+}
+
+void mock_begin(struct mock *k)
+{
+	play_block(k, -1);
+}
+
+void mock_feed(struct mock *k, const char *p, size_t n)
+{
+	mock_line(k, p, n);
+	read_trouble(k);
+}
+
+int mock_end(struct mock *k, const char *ended, json_t **summary)
+{
+	struct rp_script *s = k->s;
+	const struct mock_opts *o = k->o;
+	size_t skipped, unused_count;
+	json_t *unused, *sum;
+	int rc = EXIT_OK;
+
 	unused = unused_requests(s, &unused_count);
-	skipped = json_array_size(k.skipped);
-	if (o->strict || k.missed) {
+	skipped = json_array_size(k->skipped);
+	if (o->strict || k->missed) {
 		mt_error("replay: %zu request%s answered from the recording (%zu again), %zu without "
 			 "a recording, %zu recorded request%s never asked for",
-			 k.answered, k.answered == 1 ? "" : "s", k.reused, k.missed, unused_count,
+			 k->answered, k->answered == 1 ? "" : "s", k->reused, k->missed, unused_count,
 			 unused_count == 1 ? "" : "s");
-		if (o->strict && (k.missed || unused_count))
+		if (o->strict && (k->missed || unused_count))
 			rc = EXIT_FINDINGS;
 	}
 	if (skipped) {
-		json_t *e = json_array_get(k.skipped, 0);
+		json_t *e = json_array_get(k->skipped, 0);
 		mt_warn("replay: %zu recorded server request%s not sent: the client did not declare the "
 			"capability %s (#%lld %s needs %s%s)",
 			skipped, skipped == 1 ? "" : "s", skipped == 1 ? "it needs" : "they need", (long long)json_integer_value(json_object_get(e, "seq")),
 			json_string_value(json_object_get(e, "method")),
 			json_string_value(json_object_get(e, "needs")), skipped > 1 ? ", ..." : "");
 	}
-	if (k.timeouts)
+	if (k->timeouts)
 		mt_warn("replay: %zu answer%s went out before the client had read the messages before "
-			"%s (it did not read within %d ms)", k.timeouts, k.timeouts == 1 ? "" : "s",
-			k.timeouts == 1 ? "it" : "them", ORDER_WAIT_MS);
-	sum = mock_summary(&k, unused, unused_count, ended);
-	summary = json_dumps(sum, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	if (o->report)
-		write_report(o->report, sum);
-	if (o->store_path)
-		mock_store(&k, unused_count, summary, wall, t0);
-	read_trouble(&k);
+			"%s (it did not read within %d ms)", k->timeouts, k->timeouts == 1 ? "" : "s",
+			k->timeouts == 1 ? "it" : "them", ORDER_WAIT_MS);
+	sum = mock_summary(k, unused, unused_count, ended);
+	k->unused_count = unused_count;
+	read_trouble(k);
 	if (s->read_errors)
 		rc = EXIT_ERROR;
-	release_signals(old, set);
-	free(summary);
-	json_decref(sum);
 	json_decref(unused);
-	lio_release(&k.io);
-	mt_map_release(&k.fresh);
-	for (size_t i = 0; i < k.nlive; i++) {
-		mt_buf_release(&k.live[i].id);
-		mt_buf_release(&k.live[i].token);
+	*summary = sum;
+	return rc;
+}
+
+void mock_save(struct mock *k, json_t *summary)
+{
+	char *text;
+
+	if (!k->o->store_path)
+		return;
+	text = json_dumps(summary, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	mock_store(k, k->unused_count, text, k->wall, k->t0);
+	free(text);
+}
+
+void mock_free(struct mock *k)
+{
+	if (!k)
+		return;
+	mt_map_release(&k->fresh);
+	for (size_t i = 0; i < k->nlive; i++) {
+		mt_buf_release(&k->live[i].id);
+		mt_buf_release(&k->live[i].token);
 	}
-	free(k.live);
-	free(k.spare);
-	mt_buf_release(&k.out);
-	mt_buf_release(&k.key);
-	json_decref(k.caps);
-	json_decref(k.client_info);
-	json_decref(k.asked);
-	json_decref(k.answered_version);
-	json_decref(k.misses);
-	json_decref(k.miss_lines);
-	json_decref(k.skipped);
-	free(k.todo);
-	free(k.state);
+	free(k->live);
+	free(k->spare);
+	mt_buf_release(&k->out);
+	mt_buf_release(&k->key);
+	json_decref(k->caps);
+	json_decref(k->client_info);
+	json_decref(k->asked);
+	json_decref(k->answered_version);
+	json_decref(k->misses);
+	json_decref(k->miss_lines);
+	json_decref(k->skipped);
+	free(k->todo);
+	free(k->state);
+	free(k);
+}
+
+/* ---- the stdio transport: lines on stdin and stdout ---- */
+
+static void stdio_send(void *ctx, const char *p, size_t n, const struct mock_out *o)
+{
+	struct lio *io = ctx;
+
+	(void)o;
+	lio_put(io, p, n);
+	lio_put(io, "\n", 1);
+}
+
+/* An answer waits until the client has read what went before it (a pipe or a socketpair). */
+static int stdio_barrier(void *ctx)
+{
+	struct lio *io = ctx;
+
+	if (io->outq == LIO_OUTQ_NONE)
+		return -1;
+	return lio_wait_read(io, ORDER_WAIT_MS, &mock_signal) == 1 ? 1 : 0;
+}
+
+/* Sleep ns (what is queued goes out first), or less when a signal ends the run. */
+static void stdio_delay(void *ctx, int64_t ns)
+{
+	struct timespec ts;
+
+	(void)lio_flush(ctx);
+	if (ns <= 0)
+		return;
+	ts.tv_sec = (time_t)(ns / 1000000000);
+	ts.tv_nsec = (long)(ns % 1000000000);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !mock_signal)
+		;
+}
+
+int mock_serve(struct rp_script *s, const struct mock_opts *o)
+{
+	struct lio io;
+	struct mock_sink sink = {&io, stdio_send, stdio_barrier, stdio_delay};
+	struct mock *k;
+	struct sigaction old[3];
+	int set[3];
+	const char *line, *ended = "eof";
+	size_t n;
+	int r = LIO_EOF, rc;
+	json_t *sum = NULL;
+
+	catch_signals(old, set);
+	lio_init(&io, STDIN_FILENO, STDOUT_FILENO, 0);
+	k = mock_new(s, o, &sink, &mock_signal);
+	mock_begin(k);
+	while (!mock_signal && (r = lio_next(&io, -1, &line, &n)) == LIO_LINE) {
+		mock_feed(k, line, n);
+		if (io.write_failed)
+			break;
+	}
+	(void)lio_flush(&io);
+	if (mock_signal) {
+		ended = signal_name(mock_signal);
+	} else if (io.write_failed) {
+		ended = "the client stopped reading";
+		mt_warn("replay: the client stopped reading its answers");
+	} else if (r == LIO_ERROR) {
+		ended = "read error";
+		mt_warn("replay: cannot read the client: %s", strerror(errno));
+	}
+	rc = mock_end(k, ended, &sum);
+	if (o->report)
+		mock_write_report(o->report, sum);
+	mock_save(k, sum);
+	release_signals(old, set);
+	json_decref(sum);
+	mock_free(k);
+	lio_release(&io);
 	return rc;
 }

@@ -6,6 +6,9 @@
 #ifndef MCPTAP_MOCK_H
 #define MCPTAP_MOCK_H
 
+#include <signal.h>
+#include <jansson.h>
+
 #include "analyze/replay.h"
 
 /*
@@ -35,5 +38,67 @@ struct mock_opts {
  * when a request missed or a recorded one was never asked for).
  */
 int mock_serve(struct rp_script *s, const struct mock_opts *o);
+
+/*
+ * The engine under mock_serve, for any transport: one run of a live client
+ * through the recording. It takes the client's messages one at a time
+ * (mock_feed) and hands the server's to the transport's sink, with what it
+ * needs to send each the way the recording did.
+ */
+struct mock;
+
+/* A server message the mock sends. */
+struct mock_out {
+	int kind;              /* enum mt_kind */
+	int64_t rec;           /* the recorded message (its index in the script); -1: one the
+				* mock made (an error answer) */
+	const char *answers;   /* an answer: the live id (JSON text) of the request it answers,
+				* else NULL; borrowed for the call */
+	size_t answers_n;
+	const char *on;        /* recorded on the SSE stream of a POST (via RP_VIA_POST): the
+				* live id of the request that stands for the one that POST
+				* carried, while it is live; else NULL */
+	size_t on_n;
+	enum rp_via via;       /* how the recorded message travelled */
+};
+
+struct mock_sink {
+	void *ctx;
+	/* One message, p (n bytes, no newline), borrowed for the call. */
+	void (*send)(void *ctx, const char *p, size_t n, const struct mock_out *o);
+	/*
+	 * An answer follows server messages (ordered timing): what went out
+	 * before must reach the client first, in an earlier read. Returns 0
+	 * (done), 1 (it waited as long as it may), or -1 (the transport cannot
+	 * tell: not counted). NULL: no such waits.
+	 */
+	int (*barrier)(void *ctx);
+	/* The recorded gap before the next message, scaled (NULL: none). */
+	void (*delay)(void *ctx, int64_t ns);
+};
+
+/*
+ * A run of s (borrowed, and changed: each run needs a script of its own) for
+ * one live client; sink is copied; *stop (may be NULL) non-zero ends what is
+ * being played. Never NULL.
+ */
+struct mock *mock_new(struct rp_script *s, const struct mock_opts *o, const struct mock_sink *sink,
+		      const volatile sig_atomic_t *stop);
+/* Send what the recorded server sent before any client message. */
+void mock_begin(struct mock *k);
+/* One message from the live client (p: n bytes, no newline). */
+void mock_feed(struct mock *k, const char *p, size_t n);
+/*
+ * The run is over (ended says why: "eof", "SIGTERM", ...): warnings on
+ * stderr; *summary is set to the run's summary (a new reference; see NOTES).
+ * Returns the exit status as mock_serve's.
+ */
+int mock_end(struct mock *k, const char *ended, json_t **summary);
+/* Store the ended run (its summary from mock_end) into o->store_path, when there is one. */
+void mock_save(struct mock *k, json_t *summary);
+void mock_free(struct mock *k);
+
+/* Write a summary to path through path.tmp (a reader never sees half of it); warns on failure. */
+void mock_write_report(const char *path, json_t *sum);
 
 #endif

@@ -463,6 +463,82 @@ static int load_item(const struct store_item *it, void *ctx)
 	return s->read_errors ? 1 : 0;
 }
 
+/* Building the route of an HTTP recording's messages (store_each_route). */
+struct router {
+	struct rp_script *s;
+	size_t i;              /* the message the next route is for */
+	struct mt_map posts;   /* an exchange's seq -> the client message its POST carried */
+};
+
+static int route_one(const struct store_route *r, void *ctx)
+{
+	struct router *rt = ctx;
+	struct rp_script *s = rt->s;
+	size_t i = rt->i;
+	int64_t c;
+
+	/* Messages and routes come in the same order: a message the script left out
+	 * has a route of no use; a script's message without one means the file
+	 * changed under us. */
+	if (i >= s->n || r->seq < s->m[i].seq)
+		return 0;
+	if (r->seq > s->m[i].seq)
+		return 1;
+	rt->i++;
+	s->on[i] = -1;
+	if (!r->channel || !strcmp(r->channel, "stdio")) {
+		s->via[i] = RP_VIA_STDIO;
+		return 0;
+	}
+	int post = r->method && !strcmp(r->method, "POST");
+	if (s->m[i].c2s) {
+		s->via[i] = RP_VIA_BODY;
+		if (post && r->exchange)
+			(void)mt_map_put(&rt->posts, &r->exchange, sizeof(r->exchange), (int64_t)i);
+		return 0;
+	}
+	s->via[i] = !strcmp(r->channel, "sse") ? (post ? RP_VIA_POST : RP_VIA_GET) : RP_VIA_BODY;
+	if (post && r->exchange && mt_map_get(&rt->posts, &r->exchange, sizeof(r->exchange), &c))
+		s->on[i] = (int32_t)c;
+	return 0;
+}
+
+/* The path of the recording's MCP endpoint: its first POST's (or legacy: its first GET's). */
+static int first_target(const struct store_exchange_row *x, void *ctx)
+{
+	struct rp_script *s = ctx;
+	const char *want = s->transport == RP_SSE ? "GET" : "POST";
+
+	if (!x->method || strcmp(x->method, want) || !x->target)
+		return 0;
+	size_t n = strcspn(x->target, "?#");
+	s->path = mt_strndup(x->target, n ? n : 1);
+	return 1;
+}
+
+/*
+ * How an HTTP recording's messages travelled (via, on) and its endpoint's
+ * path. 0, or -1 with err set.
+ */
+static int load_routes(struct rp_script *s, struct mt_err *err)
+{
+	struct router rt = {s, 0, {NULL, 0, 0, 0, 0}};
+	int r;
+
+	s->via = mt_calloc(s->n ? s->n : 1, 1);
+	s->on = mt_malloc((s->n ? s->n : 1) * sizeof(*s->on));
+	mt_map_init(&rt.posts, 0);
+	r = store_each_route(s->st, s->session, route_one, &rt, err);
+	mt_map_release(&rt.posts);
+	if (r < 0)
+		return -1;
+	if (r > 0 || rt.i != s->n)
+		return mt_err_set(err, "the capture changed while it was read");
+	if (store_each_exchange(s->st, s->session, first_target, s, err) < 0)
+		return -1;
+	return 0;
+}
+
 int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 	    struct rp_script *s, struct mt_err *err)
 {
@@ -482,6 +558,10 @@ int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 	mt_map_init(&l.open, 0);
 	if (store_session_get(st, session, &row, err))
 		goto out;
+	s->transport = !row.transport ? RP_STDIO
+		       : !strcmp(row.transport, "http") ? RP_HTTP
+		       : !strcmp(row.transport, "sse") ? RP_SSE
+							: RP_STDIO;
 	/* The counts the row keeps size the array, when they are plausible. */
 	if (row.msgs_c2s >= 0 && row.msgs_s2c >= 0 && (uint64_t)row.msgs_c2s + (uint64_t)row.msgs_s2c > 0 &&
 	    (uint64_t)row.msgs_c2s + (uint64_t)row.msgs_s2c <= LOAD_HINT_MAX) {
@@ -501,6 +581,8 @@ int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 		s->m = mt_realloc(s->m, s->n * sizeof(*s->m));
 	for (size_t i = 0; i < s->n; i++)
 		s->m[i].live = -1;
+	if (s->transport != RP_STDIO && load_routes(s, err))
+		goto out;
 	rc = 0;
 out:
 	mt_map_release(&l.open);
@@ -521,6 +603,9 @@ void rp_release(struct rp_script *s)
 	free(s->patterns);
 	free(s->ig_named);
 	free(s->m);
+	free(s->via);
+	free(s->on);
+	free(s->path);
 	free(s->cache.off);
 	mt_buf_release(&s->cache.buf);
 	mt_buf_release(&s->cache.one_buf);

@@ -79,8 +79,22 @@ struct rp_cache {
 	struct mt_buf one_buf; /* its bytes */
 };
 
+/* How a recorded message travelled. */
+enum rp_via {
+	RP_VIA_STDIO,          /* a line of a stdio session */
+	RP_VIA_BODY,           /* an HTTP body: a POST's, or a JSON response's */
+	RP_VIA_POST,           /* an SSE event on the stream a POST's response opened */
+	RP_VIA_GET,            /* an SSE event on a GET stream (legacy HTTP+SSE: every reply) */
+};
+
+/* The recording's transport (the session row's). */
+enum rp_transport { RP_STDIO, RP_HTTP, RP_SSE };
+
 struct rp_script {
 	int64_t session;
+	enum rp_transport transport;
+	char *path;            /* owned: HTTP recordings: the path of the first POST (the MCP
+				* endpoint), or of the legacy GET stream; NULL otherwise */
 	struct store *st;      /* borrowed: the capture, open while the script is used */
 	struct rp_msg *m;      /* owned, in seq order */
 	size_t n;
@@ -99,6 +113,10 @@ struct rp_script {
 	struct mt_map tokens;  /* a client request's progress token (JSON text) -> the last
 				* client request with it */
 	struct mt_buf keybuf;  /* scratch for match keys */
+	/* HTTP recordings (NULL for stdio ones), per message: */
+	unsigned char *via;    /* owned: enum rp_via */
+	int32_t *on;           /* owned: the client message its exchange's POST carried
+				* (the request whose response stream it came on), or -1 */
 	struct rp_cache cache;
 	size_t read_errors;    /* messages that could not be read back */
 	struct mt_err read_err;/* why, the first time */

@@ -2278,6 +2278,45 @@ out:
 	return rc;
 }
 
+int store_each_route(struct store *st, int64_t session,
+		     int (*cb)(const struct store_route *r, void *ctx), void *ctx, struct mt_err *err)
+{
+	static const char sql[] =
+		"SELECT m.seq, m.channel, m.exchange, x.method FROM message m"
+		" LEFT JOIN http_exchange x ON x.session = m.session AND x.seq = m.exchange"
+		" WHERE m.session = ?1 ORDER BY m.seq";
+	sqlite3_stmt *s = NULL;
+	struct store_route r;
+	int step, rc = -1;
+
+	if (st->version < 4)
+		return 0;
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+		db_fail(st, err, "cannot read how messages travelled");
+		goto out;
+	}
+	sqlite3_bind_int64(s, 1, session);
+	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		int c;
+		r.seq = sqlite3_column_int64(s, 0);
+		r.channel = (const char *)sqlite3_column_text(s, 1);
+		r.exchange = sqlite3_column_type(s, 2) == SQLITE_INTEGER ? sqlite3_column_int64(s, 2) : 0;
+		r.method = (const char *)sqlite3_column_text(s, 3);
+		if ((c = cb(&r, ctx)) != 0) {
+			rc = c;
+			goto out;
+		}
+	}
+	if (step != SQLITE_DONE) {
+		db_fail(st, err, "cannot read how messages travelled");
+		goto out;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(s);
+	return rc;
+}
+
 int store_each_item(struct store *st, int64_t session,
 		    int (*cb)(const struct store_item *it, void *ctx), void *ctx,
 		    struct mt_err *err)

@@ -396,6 +396,22 @@ struct store_item {
 	const struct store_exchange_row *x; /* STORE_ITEM_EXCHANGE: the exchange */
 };
 
+/* How a message travelled (store_each_route); strings borrowed for the callback. */
+struct store_route {
+	int64_t seq;
+	const char *channel;  /* stdio | body | sse (NULL: the file holds none) */
+	int64_t exchange;     /* the seq of its HTTP exchange, or 0 */
+	const char *method;   /* that exchange's method (GET, POST, ...), or NULL */
+};
+
+/*
+ * Call cb for every message of a session in seq order with how it travelled
+ * (none in a file older than version 4). cb returns 0 to go on; non-zero
+ * stops, and is returned. 0, or -1 on a store error (err set).
+ */
+int store_each_route(struct store *st, int64_t session,
+		     int (*cb)(const struct store_route *r, void *ctx), void *ctx, struct mt_err *err);
+
 /*
  * Call cb for every message, stderr line and gap of a session in seq order.
  * cb returns 0 to go on, non-zero to stop (store_each_item then returns that
