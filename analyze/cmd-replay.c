@@ -30,8 +30,8 @@ static int run_replay(int argc, char **argv);
 const struct cmd_entry cmd_replay = {
 	.name = "replay",
 	.summary = "play a recorded session back: a mock server, or the recorded client",
-	.usage = "mcptap replay -r FILE [-s ID] --as server [--strict] "
-		 "[--timing ordered|none|recorded|scale=X] [--report FILE] [--ignore PATH]... "
+	.usage = "mcptap replay -r FILE [-s ID] --as server [--listen ADDR [--path PATH] [--legacy-sse]] "
+		 "[--strict] [--timing ordered|none|recorded|scale=X] [--report FILE] [--ignore PATH]... "
 		 "[--no-store]\n"
 		 "mcptap replay -r FILE [-s ID] --as client [--ignore PATH]... [--timeout-ms N] "
 		 "[--runs N] [--fast] [-v] [--no-store] -- COMMAND [ARG...]",
@@ -45,6 +45,13 @@ const struct cmd_entry cmd_replay = {
 		"                        NAME=PATH only for the method or tool/prompt NAME\n"
 		"      --no-store        do not store the run in the capture file\n"
 		"  server:\n"
+		"      --listen ADDR     serve over HTTP on ADDR (HOST:PORT; PORT 0: any free\n"
+		"                        one) instead of stdin/stdout: Streamable HTTP, or legacy\n"
+		"                        HTTP+SSE when the recording was; each client's MCP\n"
+		"                        session is a run of its own\n"
+		"      --path PATH       the endpoint (default: the recording's; /mcp, or /sse\n"
+		"                        with --legacy-sse, for a stdio recording)\n"
+		"      --legacy-sse      serve HTTP+SSE (2024-11-05): GET PATH, POST /message\n"
 		"      --strict          exit 1 when a request had no recording, or a recorded\n"
 		"                        request was never asked for\n"
 		"      --timing T        ordered (default: no waiting, but each answer goes out\n"
@@ -102,8 +109,44 @@ static const struct {
 	int server; /* 1: --as server only; 0: --as client only */
 } mode_only[] = {
 	{'S', "--strict", 1}, {'t', "--timing", 1}, {'R', "--report", 1},
+	{'L', "--listen", 1}, {'P', "--path", 1}, {'Y', "--legacy-sse", 1},
 	{'O', "--timeout-ms", 0}, {'n', "--runs", 0}, {'F', "--fast", 0}, {'v', "--verbose", 0},
 };
+
+/*
+ * How the mock serves over HTTP: the recording's transport (legacy HTTP+SSE
+ * when it was, or when --legacy-sse says so; the 2026-07-28 revision
+ * statelessly), its endpoint (its path, unless --path), and Mcp-Session-Id
+ * minted when the recorded server named one (a stdio recording: always).
+ * ho->post_path is owned (or NULL).
+ */
+static void http_setup(struct store *st, const struct rp_script *s, const char *listen,
+		       const char *path, int legacy, struct mock_http_opts *ho)
+{
+	struct store_session_row row;
+	struct mt_err err = {"", 0};
+	int have_row = store_session_get(st, s->session, &row, &err) == 0;
+
+	memset(ho, 0, sizeof(*ho));
+	ho->listen = listen;
+	ho->legacy = legacy || s->transport == RP_SSE;
+	ho->stateless = !ho->legacy && have_row && row.protocol_version &&
+			!strcmp(row.protocol_version, "2026-07-28");
+	ho->session_ids = s->transport != RP_HTTP || (have_row && row.http_session_id &&
+						      row.http_session_id[0]);
+	if (ho->legacy && s->transport == RP_SSE && have_row && row.http_session_id) {
+		/* The recorded endpoint ("/message?sessionId=..."): its path. */
+		size_t n = strcspn(row.http_session_id, "?#");
+		if (n && row.http_session_id[0] == '/')
+			ho->post_path = mt_strndup(row.http_session_id, n);
+	}
+	ho->path = path                                       ? path
+		   : s->path && (s->transport == RP_SSE) == !!ho->legacy ? s->path
+		   : ho->legacy                                  ? "/sse"
+								 : "/mcp";
+	if (have_row)
+		store_session_row_release(&row);
+}
 
 static int run_replay(int argc, char **argv)
 {
@@ -120,6 +163,9 @@ static int run_replay(int argc, char **argv)
 		{"fast", no_argument, NULL, 'F'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"no-store", no_argument, NULL, 'N'},
+		{"listen", required_argument, NULL, 'L'},
+		{"path", required_argument, NULL, 'P'},
+		{"legacy-sse", no_argument, NULL, 'Y'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -128,6 +174,8 @@ static int run_replay(int argc, char **argv)
 	const char **ignore = NULL;
 	size_t nignore = 0;
 	const char *path = NULL, *sid = NULL, *as = NULL, *timing = "ordered", *report = NULL;
+	const char *listen = NULL, *http_path = NULL;
+	int legacy = 0;
 	struct store *st = NULL;
 	struct rp_script s;
 	struct mt_err err = {"", 0};
@@ -177,6 +225,15 @@ static int run_replay(int argc, char **argv)
 			runs = n;
 			break;
 		case 'N': no_store = 1; break;
+		case 'L': listen = optarg; break;
+		case 'P':
+			if (optarg[0] != '/') {
+				rc = cli_usage_error(&cmd_replay, "bad --path '%s' (it starts with /)", optarg);
+				goto out;
+			}
+			http_path = optarg;
+			break;
+		case 'Y': legacy = 1; break;
 		case 'h': cli_help(&cmd_replay, stdout); rc = EXIT_OK; goto out;
 		default:
 			rc = cli_bad_option(&cmd_replay, c, argv);
@@ -193,6 +250,10 @@ static int run_replay(int argc, char **argv)
 					     mode_only[k].server ? "server" : "client", as);
 			goto out;
 		}
+	}
+	if ((http_path || legacy) && !listen) {
+		rc = cli_usage_error(&cmd_replay, "--path and --legacy-sse serve over HTTP: they need --listen");
+		goto out;
 	}
 	if (!strcmp(as, "server") && optind < argc) {
 		rc = cli_usage_error(&cmd_replay, "--as server takes no command");
@@ -251,7 +312,14 @@ static int run_replay(int argc, char **argv)
 		}
 		struct mock_opts mo = {scale, ordered, strict, report, no_store ? NULL : path,
 				       self.data, ignore_text};
-		rc = mock_serve(&s, &mo);
+		if (listen) {
+			struct mock_http_opts ho;
+			http_setup(st, &s, listen, http_path, legacy, &ho);
+			rc = mock_http_serve(st, &s, &ig, &mo, &ho);
+			free((char *)ho.post_path);
+		} else {
+			rc = mock_serve(&s, &mo);
+		}
 	} else {
 		if (!s.requests)
 			mt_warn("replay: session %lld has no client requests: nothing to compare",

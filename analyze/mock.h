@@ -98,6 +98,27 @@ int mock_end(struct mock *k, const char *ended, json_t **summary);
 void mock_save(struct mock *k, json_t *summary);
 void mock_free(struct mock *k);
 
+/* Where and how the mock serves over HTTP (mock_http_serve). */
+struct mock_http_opts {
+	const char *listen;      /* HOST:PORT */
+	const char *path;        /* the MCP endpoint (legacy: the SSE stream's path) */
+	const char *post_path;   /* legacy: where POSTs go; NULL: "/message" */
+	int legacy;              /* HTTP+SSE (2024-11-05) */
+	int stateless;           /* 2026-07-28: no sessions on the wire */
+	int session_ids;         /* Streamable HTTP: mint Mcp-Session-Id */
+};
+
+/*
+ * Serve the recording s (loaded from st, which stays open) over HTTP until
+ * SIGINT or SIGTERM: each MCP session a client opens is a run of its own
+ * (its own script, loaded from st again, with ig), stored when it ends as
+ * mock_serve stores its one. o->report gets {session, transport, runs,
+ * sessions: [each run's summary, with its http_session], ok}. Returns the
+ * worst exit status of the runs (EXIT_ERROR when it could not serve).
+ */
+int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ignore *ig,
+		    const struct mock_opts *o, const struct mock_http_opts *ho);
+
 /* Write a summary to path through path.tmp (a reader never sees half of it); warns on failure. */
 void mock_write_report(const char *path, json_t *sum);
 

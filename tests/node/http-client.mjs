@@ -3,7 +3,9 @@
 // TypeScript SDK (Client + StreamableHTTPClientTransport or SSEClientTransport), for
 // mcptap's end-to-end tests of the HTTP tap.
 //
-// Usage: node http-client.mjs --transport http|sse [--log FILE] [--sessions N] URL
+// Usage: node http-client.mjs --transport http|sse [--log FILE] [--sessions N]
+//            [--deleted-status N] URL
+//        node http-client.mjs --transport stdio [--log FILE] -- COMMAND [ARG...]
 //
 // URL is the server's MCP endpoint (http: the Streamable HTTP endpoint, e.g.
 // http://127.0.0.1:PORT/mcp; sse: the 2024-11-05 GET endpoint, e.g. .../sse), or
@@ -18,6 +20,13 @@
 // tasks/result), a call cancelled with an AbortController after its first progress
 // notification, the server's roots/list, and for http a DELETE of the session
 // (transport.terminateSession()), after which the old session id is refused.
+//
+// --deleted-status N: the status the old session id gets after the DELETE (400 as
+// server-everything answers; a server that follows the spec answers 404).
+//
+// --transport stdio: the same full flow over stdio against COMMAND (its
+// server-everything in stdio mode, or a tap wrapping it), but the DELETE steps: a
+// stdio recording of the very flow the http and sse runs do.
 //
 // With --sessions N: N clients at once, each its own session and log FILE.K
 // (K = 1..N), run a short flow: initialize, tools/list, an echo of a text unique to
@@ -40,6 +49,7 @@ import { openSync, writeSync, closeSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
 	CallToolResultSchema,
 	CreateMessageRequestSchema,
@@ -64,12 +74,13 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function usage(msg) {
 	if (msg) process.stderr.write(`${PROG}: ${msg}\n`);
-	process.stderr.write("usage: node http-client.mjs --transport http|sse [--log FILE] [--sessions N] URL\n");
+	process.stderr.write("usage: node http-client.mjs --transport http|sse [--log FILE] [--sessions N] [--deleted-status N] URL\n" +
+		"       node http-client.mjs --transport stdio [--log FILE] -- COMMAND [ARG...]\n");
 	process.exit(2);
 }
 
 function parseArgs(argv) {
-	const o = { transport: null, log: null, sessions: 0, url: null };
+	const o = { transport: null, log: null, sessions: 0, url: null, deletedStatus: 400, command: null };
 	for (let i = 0; i < argv.length; i++) {
 		const a = argv[i];
 		const val = () => {
@@ -79,12 +90,21 @@ function parseArgs(argv) {
 		if (a === "--transport") o.transport = val();
 		else if (a === "--log") o.log = val();
 		else if (a === "--sessions") o.sessions = Number(val());
-		else if (a.startsWith("-")) usage(`unknown option '${a}'`);
+		else if (a === "--deleted-status") o.deletedStatus = Number(val());
+		else if (a === "--") {
+			o.command = argv.slice(i + 1);
+			break;
+		} else if (a.startsWith("-")) usage(`unknown option '${a}'`);
 		else if (o.url === null) o.url = a;
 		else usage(`unexpected argument '${a}'`);
 	}
-	if (o.transport !== "http" && o.transport !== "sse") usage("--transport must be http or sse");
+	if (o.transport !== "http" && o.transport !== "sse" && o.transport !== "stdio")
+		usage("--transport must be http, sse or stdio");
 	if (!Number.isInteger(o.sessions) || o.sessions < 0 || o.sessions > 1000) usage("--sessions takes 1..1000");
+	if (o.transport === "stdio") {
+		if (!o.command || !o.command.length || o.url || o.sessions) usage("--transport stdio takes -- COMMAND [ARG...] (no URL, no --sessions)");
+		return o;
+	}
 	if (!o.url) usage("no URL");
 	try {
 		o.url = new URL(o.url);
@@ -126,6 +146,8 @@ class Peer {
 		};
 		const t = opts.transport === "http"
 			? new StreamableHTTPClientTransport(opts.url, { fetch: fetchNoting })
+			: opts.transport === "stdio"
+			? new StdioClientTransport({ command: opts.command[0], args: opts.command.slice(1), stderr: "inherit" })
 			: new SSEClientTransport(opts.url, { fetch: fetchNoting });
 		this.transport = t;
 		const origSend = t.send.bind(t);
@@ -181,6 +203,7 @@ class Peer {
 	// The session id: the Mcp-Session-Id for http, the endpoint's sessionId for sse.
 	sessionId() {
 		if (this.opts.transport === "http") return this.transport.sessionId;
+		if (this.opts.transport === "stdio") return "stdio";
 		const ep = this.transport._endpoint;
 		return ep ? ep.searchParams.get("sessionId") : undefined;
 	}
@@ -382,7 +405,8 @@ async function fullFlow(opts) {
 		p.cancelledToken = req.params._meta.progressToken;
 		const cancels = p.wire.filter((r) => r.dir === "c2s" && r.message.method === "notifications/cancelled");
 		eq("notifications/cancelled sent", [{ requestId: req.id, reason: CANCEL_REASON }], cancels.map((r) => r.message.params));
-		// The POST that carried it was accepted.
+		// The POST that carried it was accepted (over HTTP).
+		if (opts.transport === "stdio") return;
 		for (let i = 0; i < 20 && !p.http.some((h) => h.body && h.body.includes('"notifications/cancelled"')); i++) await sleep(50);
 		const post = p.http.filter((h) => h.body && h.body.includes('"notifications/cancelled"'));
 		eq("the POST of notifications/cancelled answered", [202], post.map((h) => h.status));
@@ -437,7 +461,7 @@ async function fullFlow(opts) {
 	});
 	if (opts.transport === "http") {
 		await step("DELETE (terminateSession)", () => p.terminate());
-		await step("the deleted session id is refused (HTTP 400 from server-everything)", async () => {
+		await step(`the deleted session id is refused (HTTP ${opts.deletedStatus})`, async () => {
 			const ping = { jsonrpc: "2.0", id: "after-delete", method: "ping" };
 			p.record("c2s", ping); // (sent by hand, not by the transport: logged here)
 			const r = await fetch(opts.url, {
@@ -446,8 +470,8 @@ async function fullFlow(opts) {
 				body: JSON.stringify(ping),
 			});
 			const body = await r.text();
-			eq("status", 400, r.status);
-			need(/No valid session ID/.test(body), `body: ${body}`);
+			eq("status", opts.deletedStatus, r.status);
+			if (opts.deletedStatus === 400) need(/No valid session ID/.test(body), `body: ${body}`);
 		});
 	}
 	await p.close();

@@ -1,0 +1,212 @@
+/*
+ * mock-http.c - the mock server over HTTP (see mock.h, mock_http_serve): the
+ * replay engine (mock.c) behind the HTTP endpoint of tap/httpserve.h.
+ *
+ * Each MCP session the endpoint opens is a run of its own through the
+ * recording, with a script of its own. The engine's messages are routed the
+ * way the recording sent them: an answer ends the POST of the request it
+ * answers (as JSON, or as the last event of an SSE stream when the recording
+ * answered that request on one); a server message recorded on a POST's
+ * stream goes on the stream of the live request standing for that POST's,
+ * one recorded on a GET stream on the session's GET stream. A stdio
+ * recording has no such say: server messages go on the stream of the POST
+ * whose message set them off while it is open (its answer then comes as the
+ * stream's last event), else on the GET stream.
+ */
+#include "analyze/mock.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema/cli.h"
+#include "schema/map.h"
+#include "tap/httpserve.h"
+
+struct mhttp {
+	struct store *st;            /* borrowed: the capture */
+	int64_t session;
+	const struct canon_ignore *ig;
+	const struct mock_opts *o;
+	json_t *summaries;           /* the ended runs' summaries */
+	int rc;                      /* the worst exit status of the runs */
+	size_t runs;
+};
+
+/* One MCP session: a run of its own through the recording. */
+struct mrun {
+	struct mhttp *m;
+	struct hsv_sess *s;
+	struct rp_script script;
+	struct mock *k;
+	int64_t cur;                 /* the POST whose message is being fed, while it waits */
+	int64_t ctx;                 /* where a stdio recording's server messages go now */
+	struct mt_map live;          /* a live request's id (JSON text) -> its POST */
+	struct mt_map fresh;         /* a server request's id (JSON text) -> the POST it went on */
+};
+
+static int is_answer(int kind)
+{
+	return kind == MT_RESPONSE || kind == MT_ERROR;
+}
+
+static void run_send(void *ctx, const char *p, size_t n, const struct mock_out *o)
+{
+	struct mrun *r = ctx;
+	int64_t h = 0;
+
+	if (is_answer(o->kind)) {
+		/* The POST of the request it answers; else (an error the mock made
+		 * for what the client sent) the POST being fed. */
+		if (!(o->answers && mt_map_take(&r->live, o->answers, o->answers_n, &h)))
+			h = r->cur;
+		if (h) {
+			if (h == r->cur)
+				r->cur = 0;
+			if (h == r->ctx)
+				r->ctx = 0;
+			hsv_answer(r->s, h, p, n, o->via == RP_VIA_POST);
+			return;
+		}
+		hsv_send(r->s, 0, p, n); /* (an answer to no live POST: on the GET stream) */
+		return;
+	}
+	switch (o->via) {
+	case RP_VIA_POST:
+		if (!o->on || !mt_map_get(&r->live, o->on, o->on_n, &h))
+			h = 0;
+		break;
+	case RP_VIA_GET:
+		h = 0;
+		break;
+	default: /* a stdio recording: with what set it off */
+		h = r->ctx;
+		break;
+	}
+	hsv_send(r->s, h, p, n);
+	if (o->kind == MT_REQUEST) {
+		/* The client's answer to it will set off what followed it: on the same stream. */
+		struct mt_class c;
+		if (mt_classify(p, n, &c) == MT_REQUEST && c.id.n)
+			(void)mt_map_put(&r->fresh, c.id.p, c.id.n, h);
+	}
+}
+
+static int run_barrier(void *ctx)
+{
+	struct mrun *r = ctx;
+
+	hsv_barrier(r->s);
+	return 0;
+}
+
+static void run_delay(void *ctx, int64_t ns)
+{
+	struct mrun *r = ctx;
+
+	hsv_delay(r->s, ns);
+}
+
+static void *on_open(void *ctx, struct hsv_sess *s)
+{
+	struct mhttp *m = ctx;
+	struct mrun *r = mt_calloc(1, sizeof(*r));
+	struct mt_err err = {"", 0};
+	struct mock_sink sink = {r, run_send, run_barrier, run_delay};
+
+	r->m = m;
+	r->s = s;
+	if (rp_load(m->st, m->session, m->ig, &r->script, &err)) {
+		mt_error("replay: cannot read session %lld for a new client: %s", (long long)m->session,
+			 err.msg);
+		free(r);
+		return NULL;
+	}
+	mt_map_init(&r->live, 0);
+	mt_map_init(&r->fresh, 0);
+	r->k = mock_new(&r->script, m->o, &sink, NULL);
+	mock_begin(r->k);
+	return r;
+}
+
+static void on_message(void *state, struct hsv_sess *s, int64_t req, const char *p, size_t n)
+{
+	struct mrun *r = state;
+	struct mt_class c;
+	int64_t h;
+
+	(void)s;
+	mt_classify(p, n, &c);
+	r->cur = req;
+	r->ctx = req;
+	if (req && c.kind == MT_REQUEST && c.id.n)
+		(void)mt_map_put(&r->live, c.id.p, c.id.n, req);
+	if ((c.kind == MT_RESPONSE || c.kind == MT_ERROR) && c.id.n &&
+	    mt_map_take(&r->fresh, c.id.p, c.id.n, &h))
+		r->ctx = h; /* what the answer sets off goes where the request went */
+	mock_feed(r->k, p, n);
+	r->cur = 0;
+	r->ctx = 0;
+}
+
+static void on_close(void *state, struct hsv_sess *s, const char *why)
+{
+	struct mrun *r = state;
+	struct mhttp *m = r->m;
+	json_t *sum = NULL;
+	int rc;
+
+	rc = mock_end(r->k, why, &sum);
+	if (sum) {
+		json_object_set_new(sum, "http_session", json_string(hsv_session_id(s)));
+		mock_save(r->k, sum);
+		json_array_append_new(m->summaries, sum);
+	}
+	if (rc > m->rc)
+		m->rc = rc;
+	m->runs++;
+	mock_free(r->k);
+	rp_release(&r->script);
+	mt_map_release(&r->live);
+	mt_map_release(&r->fresh);
+	free(r);
+}
+
+int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ignore *ig,
+		    const struct mock_opts *o, const struct mock_http_opts *ho)
+{
+	struct mhttp m = {st, s->session, ig, o, json_array(), EXIT_OK, 0};
+	struct hsv_app app = {&m, on_open, on_message, on_close};
+	struct hsv_opts hv;
+	char legacy_post[256] = "/message";
+	int rc;
+
+	hsv_opts_default(&hv);
+	hv.listen = ho->listen;
+	hv.mode = ho->legacy ? HSV_LEGACY : ho->stateless ? HSV_STATELESS : HSV_STREAMABLE;
+	hv.session_ids = ho->session_ids;
+	hv.path = ho->path;
+	if (ho->post_path)
+		snprintf(legacy_post, sizeof(legacy_post), "%s", ho->post_path);
+	hv.post_path = legacy_post;
+	hv.name = "replay: the mock server listens";
+	if (hsv_run(&hv, &app)) {
+		json_decref(m.summaries);
+		return EXIT_ERROR;
+	}
+	rc = m.rc;
+	if (o->report) {
+		size_t i;
+		json_t *e;
+		int ok = 1;
+		json_array_foreach(m.summaries, i, e)
+			ok &= json_is_true(json_object_get(e, "ok"));
+		json_t *rep = json_pack("{s:I,s:s,s:I,s:O,s:b}", "session", (json_int_t)s->session,
+					"transport", ho->legacy ? "sse" : "http", "runs",
+					(json_int_t)m.runs, "sessions", m.summaries, "ok", ok);
+		mock_write_report(o->report, rep);
+		json_decref(rep);
+	}
+	json_decref(m.summaries);
+	return rc;
+}

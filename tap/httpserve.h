@@ -1,0 +1,116 @@
+/*
+ * httpserve.h - an MCP server endpoint over HTTP, for an application that
+ * answers the messages (replay's mock server). It speaks the transports'
+ * framing and knows nothing of what the messages mean:
+ *
+ *   - Streamable HTTP (2025-03-26 on): POST of one message; a notification or
+ *     a response is answered 202; a request waits for the application's
+ *     answer, sent as JSON, or as the last event of an SSE stream when server
+ *     messages came before it on that POST (or the application asks for a
+ *     stream). An initialize without Mcp-Session-Id starts a session: the
+ *     endpoint mints its id and names it on the answer; later requests must
+ *     carry it (400 without, 404 for an unknown or ended one). GET opens the
+ *     session's stream for the server's own messages (one at a time: 409);
+ *     DELETE ends the session. Every SSE event has an id, and a GET with
+ *     Last-Event-ID gets the events of that stream after it again, then goes
+ *     on as the session's stream.
+ *   - Legacy HTTP+SSE (2024-11-05): GET of the SSE path starts a session and
+ *     its first event, "endpoint", names where its POSTs go (a path relative
+ *     to the endpoint: "/message?sessionId=ID"); each POST is answered 202,
+ *     and every server message goes on the GET stream as a "message" event.
+ *   - Stateless (2026-07-28): no session id, no GET (405): the requests of one
+ *     client, as its _meta clientInfo names it, make one session.
+ *
+ * Bad requests are answered here: 404 for another path, 405 for another
+ * method (with Allow), 406 for an Accept without the media types, 415 for a
+ * body that is not application/json, 413 above max_body, 400 for malformed
+ * HTTP or a body that is not JSON.
+ *
+ * What the application sends goes through a queue per session, in order:
+ * messages, answers, barriers (what follows waits until what went before has
+ * left the endpoint and a moment has passed, so that a client reads them
+ * apart) and delays. One event loop in the calling thread; no I/O is done in
+ * the application's callbacks but through these calls.
+ */
+#ifndef MCPTAP_HTTPSERVE_H
+#define MCPTAP_HTTPSERVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum hsv_mode {
+	HSV_STREAMABLE, /* Streamable HTTP */
+	HSV_LEGACY,     /* HTTP+SSE (2024-11-05) */
+	HSV_STATELESS,  /* 2026-07-28: no sessions on the wire */
+};
+
+struct hsv_sess;
+
+/*
+ * The application. Every callback runs in the endpoint's loop; state is what
+ * open returned.
+ */
+struct hsv_app {
+	void *ctx;
+	/* A session begins: the application's state for it, or NULL to refuse it (503). */
+	void *(*open)(void *ctx, struct hsv_sess *s);
+	/*
+	 * One message from the client (p: n bytes). req is the handle of the POST
+	 * that waits for its answer when it is a request (give it to hsv_answer),
+	 * else 0 (the POST was answered 202).
+	 */
+	void (*message)(void *state, struct hsv_sess *s, int64_t req, const char *p, size_t n);
+	/*
+	 * The session ended (DELETE, its legacy stream closed, the endpoint
+	 * stopped: why says which). Its last call: s is gone after it.
+	 */
+	void (*close)(void *state, struct hsv_sess *s, const char *why);
+};
+
+struct hsv_opts {
+	const char *listen;   /* HOST:PORT, [V6]:PORT or PORT (loopback); PORT 0: any free one */
+	const char *path;     /* the MCP endpoint (legacy: the SSE stream's path) */
+	const char *post_path; /* legacy: where POSTs go (default "/message") */
+	enum hsv_mode mode;
+	int session_ids;      /* Streamable HTTP: mint Mcp-Session-Id (else the newest session
+			       * takes the requests that name none) */
+	size_t max_body;      /* a request body's limit (413 beyond it) */
+	int barrier_ms;       /* the moment a barrier waits once the bytes have left */
+	int stop_ms;          /* after SIGINT or SIGTERM: how long open streams get */
+	const char *name;     /* for messages: "replay" */
+};
+
+void hsv_opts_default(struct hsv_opts *o);
+
+/*
+ * Serve until SIGINT or SIGTERM: the address is said on stderr ("mcptap:
+ * NAME on http://ADDR/PATH"), then sessions come and go. At the end every
+ * session is closed ("stopped"). Returns 0, or -1 when it could not listen
+ * or set up (said on stderr).
+ */
+int hsv_run(const struct hsv_opts *o, const struct hsv_app *app);
+
+/* The session's id as the client sees it (Mcp-Session-Id, or the legacy sessionId); "" when none. */
+const char *hsv_session_id(const struct hsv_sess *s);
+
+/*
+ * A server message (p: n bytes) on the stream of request req's POST, or on
+ * the session's GET stream when req is 0 or answered already (held until a
+ * GET stream opens, up to a bound). Legacy sessions: always the GET stream.
+ */
+void hsv_send(struct hsv_sess *s, int64_t req, const char *p, size_t n);
+
+/*
+ * The answer to request req (p: n bytes): JSON, unless an SSE stream was
+ * opened for it already or sse is set; then its stream's last event. An
+ * answer for a request whose client has gone is dropped.
+ */
+void hsv_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse);
+
+/* What follows waits until what was sent before has left and barrier_ms has passed. */
+void hsv_barrier(struct hsv_sess *s);
+
+/* What follows waits ns nanoseconds more. */
+void hsv_delay(struct hsv_sess *s, int64_t ns);
+
+#endif
