@@ -21,6 +21,9 @@
 // notification, the server's roots/list, and for http a DELETE of the session
 // (transport.terminateSession()), after which the old session id is refused.
 //
+// --same-echo (with --sessions): every client echoes the text the one client of a
+// --sessions 1 run echoes (so that a mock of that run answers each of them).
+//
 // --deleted-status N: the status the old session id gets after the DELETE (400 as
 // server-everything answers; a server that follows the spec answers 404).
 //
@@ -91,6 +94,7 @@ function parseArgs(argv) {
 		else if (a === "--log") o.log = val();
 		else if (a === "--sessions") o.sessions = Number(val());
 		else if (a === "--deleted-status") o.deletedStatus = Number(val());
+		else if (a === "--same-echo") o.sameEcho = true;
 		else if (a === "--") {
 			o.command = argv.slice(i + 1);
 			break;
@@ -502,7 +506,10 @@ async function manyFlow(opts) {
 	await Promise.all(peers.map(async (p) => {
 		await run(p, "initialize", () => p.connect());
 		await run(p, "tools/list", () => p.listTools());
-		await run(p, "tools/call echo (a text unique to each client)", () => p.echo(`client ${p.k} of ${n}: ${ECHO_TEXT}`));
+		if (opts.sameEcho)
+			await run(p, "tools/call echo (the one client's text of a --sessions 1 run)", () => p.echo(`client 1 of 1: ${ECHO_TEXT}`));
+		else
+			await run(p, "tools/call echo (a text unique to each client)", () => p.echo(`client ${p.k} of ${n}: ${ECHO_TEXT}`));
 		await run(p, `tools/call trigger-long-running-operation with progress (${PROGRESS.steps} notifications)`, () => p.progress(PROGRESS));
 		await run(p, "no unexpected client errors", () => {
 			const bad = p.unexpectedErrors();
