@@ -326,12 +326,12 @@ static void play_block(struct mock *k, int64_t a)
 	while (at < n) {
 		int64_t b = k->todo[at++];
 		int64_t prev_t = b >= 0 ? s->m[b].t_ns : 0;
-		for (size_t j = (size_t)(b + 1); j < s->n && !s->m[j].c2s && !stopped(k); j++) {
+		for (int64_t j = rp_block_first(s, b); j >= 0 && !stopped(k); j = rp_block_next(s, j)) {
 			if (k->o->scale > 0 && k->sink.delay)
 				k->sink.delay(k->sink.ctx,
 					      (int64_t)((double)(s->m[j].t_ns - prev_t) * k->o->scale));
 			prev_t = s->m[j].t_ns;
-			if (play_one(k, j) && s->m[j].answer >= 0)
+			if (play_one(k, (size_t)j) && s->m[j].answer >= 0)
 				todo_push(k, &n, s->m[j].answer);
 		}
 	}

@@ -517,6 +517,76 @@ static int first_target(const struct store_exchange_row *x, void *ctx)
 }
 
 /*
+ * An HTTP recording's blocks (see rp_script.blocks): each server message goes
+ * to the block of the last client message of its POST's conversation, or,
+ * on a GET stream (or without a POST), of the last client message of all.
+ */
+static void make_blocks(struct rp_script *s)
+{
+	/* Per client request: the last client message of its conversation so far. */
+	int32_t *rel = mt_malloc((s->n ? s->n : 1) * sizeof(*rel));
+	int32_t *tail = mt_malloc((s->n + 1) * sizeof(*tail));
+	int32_t last = -1;
+
+	s->blocks = mt_malloc((s->n + 1) * sizeof(*s->blocks));
+	s->block_next = mt_malloc((s->n ? s->n : 1) * sizeof(*s->block_next));
+	int32_t *cancel_of = mt_malloc((s->n ? s->n : 1) * sizeof(*cancel_of));
+
+	for (size_t i = 0; i <= s->n; i++)
+		s->blocks[i] = tail[i] = -1;
+	for (size_t i = 0; i < s->n; i++)
+		cancel_of[i] = -1;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->m[i].c2s && s->m[i].kind == MT_REQUEST && s->m[i].cancelled_by >= 0)
+			cancel_of[s->m[i].cancelled_by] = (int32_t)i;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct rp_msg *m = &s->m[i];
+		int32_t a;
+		rel[i] = -1;
+		s->block_next[i] = -1;
+		if (m->c2s) {
+			last = (int32_t)i;
+			if (m->kind == MT_REQUEST)
+				rel[i] = (int32_t)i;
+			if (cancel_of[i] >= 0 && rel[cancel_of[i]] >= 0)
+				rel[cancel_of[i]] = (int32_t)i;
+			/* The client's answer to a server request sent on a POST's stream,
+			 * and the cancel of a request, go on with that POST's conversation. */
+			if ((m->kind == MT_RESPONSE || m->kind == MT_ERROR) && m->request >= 0 &&
+			    s->via[m->request] == RP_VIA_POST && s->on[m->request] >= 0)
+				rel[s->on[m->request]] = (int32_t)i;
+			continue;
+		}
+		a = (s->via[i] == RP_VIA_POST || s->via[i] == RP_VIA_BODY) && s->on[i] >= 0 &&
+				    rel[s->on[i]] >= 0
+			    ? rel[s->on[i]]
+			    : last;
+		if (tail[a + 1] < 0)
+			s->blocks[a + 1] = (int32_t)i;
+		else
+			s->block_next[tail[a + 1]] = (int32_t)i;
+		tail[a + 1] = (int32_t)i;
+	}
+	free(rel);
+	free(tail);
+	free(cancel_of);
+}
+
+int64_t rp_block_first(const struct rp_script *s, int64_t a)
+{
+	if (s->blocks)
+		return s->blocks[a + 1];
+	return (size_t)(a + 1) < s->n && !s->m[a + 1].c2s ? a + 1 : -1;
+}
+
+int64_t rp_block_next(const struct rp_script *s, int64_t j)
+{
+	if (s->block_next)
+		return s->block_next[j];
+	return (size_t)(j + 1) < s->n && !s->m[j + 1].c2s ? j + 1 : -1;
+}
+
+/*
  * How an HTTP recording's messages travelled (via, on) and its endpoint's
  * path. 0, or -1 with err set.
  */
@@ -536,6 +606,7 @@ static int load_routes(struct rp_script *s, struct mt_err *err)
 		return mt_err_set(err, "the capture changed while it was read");
 	if (store_each_exchange(s->st, s->session, first_target, s, err) < 0)
 		return -1;
+	make_blocks(s);
 	return 0;
 }
 
@@ -605,6 +676,8 @@ void rp_release(struct rp_script *s)
 	free(s->m);
 	free(s->via);
 	free(s->on);
+	free(s->blocks);
+	free(s->block_next);
 	free(s->path);
 	free(s->cache.off);
 	mt_buf_release(&s->cache.buf);

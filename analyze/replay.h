@@ -117,6 +117,17 @@ struct rp_script {
 	unsigned char *via;    /* owned: enum rp_via */
 	int32_t *on;           /* owned: the client message its exchange's POST carried
 				* (the request whose response stream it came on), or -1 */
+	/*
+	 * HTTP recordings' blocks (see rp_block_first): messages on different
+	 * streams are concurrent, so a server message on a POST's stream follows
+	 * the last client message of that POST's conversation (its request, the
+	 * client's answers to server requests sent on its stream, its cancel),
+	 * not the last client message of all. Per message: the next server
+	 * message of its block, or -1; blocks[i + 1] the first of client
+	 * message i's block ([0]: before any client message), or -1.
+	 */
+	int32_t *block_next;   /* owned */
+	int32_t *blocks;       /* owned: n + 1 */
 	struct rp_cache cache;
 	size_t read_errors;    /* messages that could not be read back */
 	struct mt_err read_err;/* why, the first time */
@@ -170,6 +181,16 @@ int rp_json(struct rp_script *s, size_t i, json_t **out, struct mt_err *err);
  * keys are kept as.
  */
 void rp_hash(const void *data, size_t n, uint64_t out[2]);
+
+/*
+ * The server messages that follow client message a (-1: those before any
+ * client message) in the recording, the block the mock plays when a's live
+ * counterpart comes: the first (rp_block_first, -1 when none) and the next
+ * after j (rp_block_next, -1 at the end). A stdio recording's block is the
+ * server messages read after a up to the next client message.
+ */
+int64_t rp_block_first(const struct rp_script *s, int64_t a);
+int64_t rp_block_next(const struct rp_script *s, int64_t j);
 
 /* The interned name equal to method, or NULL when no recorded message has that method. */
 const char *rp_name(const struct rp_script *s, const char *method);
