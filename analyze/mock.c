@@ -913,19 +913,28 @@ void mock_free(struct mock *k)
 
 /* ---- the stdio transport: lines on stdin and stdout ---- */
 
+/* The stdio transport's state: the channel, and a line being made. */
+struct stdio_ctx {
+	struct lio io;
+	struct mt_buf line;
+};
+
+/* One line, in one piece: a reader never sees a message without its newline. */
 static void stdio_send(void *ctx, const char *p, size_t n, const struct mock_out *o)
 {
-	struct lio *io = ctx;
+	struct stdio_ctx *c = ctx;
 
 	(void)o;
-	lio_put(io, p, n);
-	lio_put(io, "\n", 1);
+	mt_buf_reset(&c->line);
+	mt_buf_append(&c->line, p, n);
+	mt_buf_putc(&c->line, '\n');
+	lio_put(&c->io, c->line.data, c->line.len);
 }
 
 /* An answer waits until the client has read what went before it (a pipe or a socketpair). */
 static int stdio_barrier(void *ctx)
 {
-	struct lio *io = ctx;
+	struct lio *io = &((struct stdio_ctx *)ctx)->io;
 
 	if (io->outq == LIO_OUTQ_NONE)
 		return -1;
@@ -937,7 +946,7 @@ static void stdio_delay(void *ctx, int64_t ns)
 {
 	struct timespec ts;
 
-	(void)lio_flush(ctx);
+	(void)lio_flush(&((struct stdio_ctx *)ctx)->io);
 	if (ns <= 0)
 		return;
 	ts.tv_sec = (time_t)(ns / 1000000000);
@@ -948,8 +957,9 @@ static void stdio_delay(void *ctx, int64_t ns)
 
 int mock_serve(struct rp_script *s, const struct mock_opts *o)
 {
-	struct lio io;
-	struct mock_sink sink = {&io, stdio_send, stdio_barrier, stdio_delay};
+	struct stdio_ctx sc = {.line = MT_BUF_INIT};
+	struct lio *io = &sc.io;
+	struct mock_sink sink = {&sc, stdio_send, stdio_barrier, stdio_delay};
 	struct mock *k;
 	struct sigaction old[3];
 	int set[3];
@@ -959,18 +969,18 @@ int mock_serve(struct rp_script *s, const struct mock_opts *o)
 	json_t *sum = NULL;
 
 	catch_signals(old, set);
-	lio_init(&io, STDIN_FILENO, STDOUT_FILENO, 0);
+	lio_init(io, STDIN_FILENO, STDOUT_FILENO, 0);
 	k = mock_new(s, o, &sink, &mock_signal);
 	mock_begin(k);
-	while (!mock_signal && (r = lio_next(&io, -1, &line, &n)) == LIO_LINE) {
+	while (!mock_signal && (r = lio_next(io, -1, &line, &n)) == LIO_LINE) {
 		mock_feed(k, line, n);
-		if (io.write_failed)
+		if (io->write_failed)
 			break;
 	}
-	(void)lio_flush(&io);
+	(void)lio_flush(io);
 	if (mock_signal) {
 		ended = signal_name(mock_signal);
-	} else if (io.write_failed) {
+	} else if (io->write_failed) {
 		ended = "the client stopped reading";
 		mt_warn("replay: the client stopped reading its answers");
 	} else if (r == LIO_ERROR) {
@@ -984,6 +994,7 @@ int mock_serve(struct rp_script *s, const struct mock_opts *o)
 	release_signals(old, set);
 	json_decref(sum);
 	mock_free(k);
-	lio_release(&io);
+	lio_release(io);
+	mt_buf_release(&sc.line);
 	return rc;
 }
