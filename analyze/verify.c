@@ -344,9 +344,8 @@ static void took_failure(struct vrun *r, const struct win *in)
 	if (in->expired && rec_status(v, q) != 404) {
 		r->expired = 1;
 		free(r->end_text);
-		r->end_text = mt_asprintf("no longer knows the session (HTTP 404 to Mcp-Session-Id %s: "
-					  "it expired or was ended)",
-					  r->hc && hc_session_id(r->hc) ? hc_session_id(r->hc) : "?");
+		r->end_text = mt_strdup("no longer knows the session (HTTP 404 to its Mcp-Session-Id: "
+					"it expired, or the server forgot it)");
 		r->gone = 1;
 		return;
 	}
@@ -805,8 +804,10 @@ static void http_drain(struct vrun *r)
  */
 static void http_stop(struct vrun *r)
 {
-	if (!r->gone && !r->v->ndeletes && hc_session_id(r->hc) && !hc_deleted(r->hc)) {
-		hc_delete(r->hc, TAG_END);
+	if (!r->gone) {
+		if (!r->v->ndeletes && hc_session_id(r->hc) && !hc_deleted(r->hc))
+			hc_delete(r->hc, TAG_END);
+		/* (What is queued goes out: a recorded DELETE, a last notification.) */
 		(void)hc_flush(r->hc, r->timeout_ms < 5000 ? r->timeout_ms : 5000);
 	}
 	hc_free(r->hc);
@@ -1061,7 +1062,7 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 			goto out;
 		}
 	}
-	if (!rec) {
+	if (!rec && !rec_status(v, q)) {
 		v->unanswered++;
 		printf("UNANSWERED #%lld %s: the recorded server never answered it%s\n",
 		       (long long)m->seq, what->data, all_live ? " (the live one did)" : "");
@@ -1320,9 +1321,7 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 			 * that went away and cannot be reached in a later run is one end). */
 			size_t owed = 0;
 			for (size_t q = 0; q < s->n; q++)
-				owed += is_request(&s->m[q]) && s->m[q].answer >= 0 &&
-					!answered_after_cancel(&s->m[q]) && !r->got_ns[q] &&
-					!fail_of(r, q);
+				owed += owes(r, q) && !r->got_ns[q] && !fail_of(r, q);
 			mt_buf_reset(&end);
 			v.w->describe_end(r, &end);
 			if ((!prev_end.len || strcmp(prev_end.data, end.data)) &&

@@ -679,7 +679,7 @@ static void unreachable(struct hc *c, const struct xfer *x, CURLcode rc)
 {
 	int cert = rc == CURLE_PEER_FAILED_VERIFICATION;
 
-	go_gone(c, cert, "%s (%s)%s", c->reached ? "went away" : "could not be reached", err_text(x, rc),
+	go_gone(c, cert, "%s (%s%s)", c->reached ? "went away" : "could not be reached", err_text(x, rc),
 		cert ? "; --cacert FILE trusts its CA, --insecure skips the check" : "");
 }
 
@@ -747,6 +747,8 @@ static void stream_ended(struct hc *c, struct xfer *x)
 	struct mt_buf b = MT_BUF_INIT;
 	int resumes = x->kind == X_RESUME ? x->resumes : 0;
 
+	if (c->deleted)
+		return; /* the session's end ended its streams */
 	if (x->last_id.len && resumes < HC_RESUMES && !c->gone) {
 		struct xfer *r = xfer_new(c, X_RESUME, x->tag);
 		r->is_request = 1;
