@@ -802,7 +802,12 @@ static void post_done(struct hc *c, struct xfer *x)
 		c->get_at = mt_mono_ns();
 	}
 	if (c->o.legacy || x->status == 202 || x->status == 204) {
-		/* Accepted: the answer comes on a stream (whatever the body says). */
+		/* Accepted: the answer comes on a stream (whatever the body says); for
+		 * a request on Streamable HTTP, the GET stream, opened now if need be. */
+		if (x->is_request && !c->o.legacy && !c->get_on) {
+			c->get_on = 1;
+			c->get_at = mt_mono_ns();
+		}
 	} else if (x->json && x->over) {
 		if (x->is_request)
 			say(c, HC_FAILED, x, HC_BODY, (int)x->status,

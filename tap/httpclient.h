@@ -19,7 +19,8 @@
  * after an event id, is resumed once more with GET and Last-Event-ID (at most
  * HC_RESUMES times). With get_stream, the GET stream is opened once the POST
  * of notifications/initialized is accepted (405: the server has none), and
- * opened again, with Last-Event-ID, when the server ends it.
+ * opened again, with Last-Event-ID, when the server ends it; without, it is
+ * opened when a request is answered 202 (its answer can come on no other).
  *
  * Legacy HTTP+SSE. hc_open GETs the URL; the first `endpoint` event names the
  * URL (resolved against the given one) every message is POSTed to, and every
