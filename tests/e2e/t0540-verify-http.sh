@@ -13,7 +13,8 @@
 # 2. The same on legacy HTTP+SSE (chosen from the recording), and the legacy
 #    recording forced onto Streamable HTTP (--streamable-http).
 # 3. A stdio recording (the SDK client's stdio flow, as t0532) verified over
-#    Streamable HTTP.
+#    Streamable HTTP. A server without the GET stream (405): fine for the
+#    stdio recording; a NOTE for the HTTP one, which had a GET stream.
 # 4. A real change is caught: a front (tests/node/verify-peers.mjs) that
 #    changes the echo tool's answers gives exactly one DIFF, naming echo.
 # 5. https: stunnel with a test CA: refused without --cacert (the GONE line
@@ -173,6 +174,18 @@ start_everything streamableHttp "$p6"
 verify o "$T/o.db" "http://127.0.0.1:$p6/mcp" --ignore 'get-env=result.content[0].text'
 check_eq "a stdio recording verified over HTTP: exit 0, with only the environment ignored" 0 "$RC"
 check_eq "every request passes but the cancelled one" "$(summary "$NO" $((NO - CO)) 0 0 "$CO" 0)" "$(closing "$T/o.out")"
+
+# Without the GET stream (a front answering 405): server-everything's
+# roots/list, sent on it, is lost; the rest passes.
+start_vp front --upstream "http://127.0.0.1:$p6" --no-get
+verify og "$T/o.db" "http://127.0.0.1:$VP_PORT/mcp" --ignore 'get-env=result.content[0].text' --timeout-ms 3000
+check_eq "a stdio recording against a server without GET stream: exit 0" 0 "$RC"
+check_eq "the 405 is not worth a NOTE" 0 "$(grep -c '^NOTE' "$T/og.out")"
+check_eq "every request passes but the cancelled one" "$(summary "$NO" $((NO - CO)) 0 0 "$CO" 0)" "$(closing "$T/og.out")"
+verify hg "$T/h.db" "http://127.0.0.1:$VP_PORT/mcp" --timeout-ms 3000
+check_eq "the HTTP recording, which had a GET stream: a NOTE, once" "NOTE the server offers no GET stream (HTTP 405)" "$(grep '^NOTE' "$T/hg.out")"
+check "and its roots/list, never sent, is said" grep -q '^MISSING server request roots/list (recorded #[0-9]*): the client.s answer #[0-9]* was not sent$' "$T/hg.out"
+_stop_pid "$VP_PID"
 
 # ---- 4. A real change is caught ----
 start_vp front --upstream "http://127.0.0.1:$p6" --rewrite '"text":"Echo: ="text":"Echo; '

@@ -4,13 +4,14 @@
 //
 // Usage:
 //   node verify-peers.mjs front --port P --upstream URL [--rewrite FROM=TO]
-//        [--log-headers FILE] [--die-on TEXT]
+//        [--log-headers FILE] [--die-on TEXT] [--no-get]
 //     A reverse proxy on 127.0.0.1:P in front of the server at URL (its origin:
 //     every path goes there). --rewrite: FROM becomes TO in every response body
 //     (SSE streams line by line), a server whose answers changed. --log-headers:
 //     each request's method, path and raw headers, one JSON line each, to FILE.
 //     --die-on: when a request body holds TEXT, the proxy exits at once (status
 //     3), every connection cut: a server that dies in the middle of a session.
+//     --no-get: a GET is answered 405 (a server without the GET stream).
 //
 //   node verify-peers.mjs server --port P [--fault TOOL=KIND]... [--get-dies]
 //     A scripted MCP server on Streamable HTTP at http://127.0.0.1:P/mcp:
@@ -57,6 +58,7 @@ for (let i = 0; i < rest.length; i++) {
 		opts.rewrite = [v.slice(0, eq), v.slice(eq + 1)];
 	} else if (a === "--log-headers") opts.logHeaders = val();
 	else if (a === "--die-on") opts.dieOn = val();
+	else if (a === "--no-get") opts.noGet = true;
 	else if (a === "--fault") {
 		const [tool, kind] = val().split("=");
 		opts.fault[tool] = kind;
@@ -88,6 +90,10 @@ function front() {
 		if (opts.dieOn && body.includes(opts.dieOn)) {
 			process.stderr.write(`verify-peers front: a request holds '${opts.dieOn}': dying\n`);
 			process.exit(3);
+		}
+		if (opts.noGet && req.method === "GET") {
+			res.writeHead(405, { Allow: "POST, DELETE" });
+			return res.end();
 		}
 		const headers = { ...req.headers, host: opts.upstream.host };
 		const up = http.request({ host: opts.upstream.hostname, port: opts.upstream.port, method: req.method, path: req.url, headers }, (ur) => {
