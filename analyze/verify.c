@@ -50,7 +50,7 @@ struct vrun {
 	/* The HTTP wire: */
 	struct hc *hc;           /* owned */
 	char *end_text;          /* owned: how the server went, or NULL */
-	int unreached;           /* it was never reached in this run */
+	int unreached;           /* nothing came from the server in this run */
 	int expired;             /* it no longer knew the session (404) */
 	size_t deletes_done;     /* the recorded DELETEs made so far */
 	json_t *fails;           /* recorded client message index (decimal) -> what went wrong

@@ -22,12 +22,13 @@ enum verify_transport {
 
 struct verify_opts {
 	char **argv;             /* the live server's command (borrowed), when url is NULL */
-	int timeout_ms;          /* wait at most this long for each answer */
+	int timeout_ms;          /* wait at most this long for each answer (and, over HTTP, to
+				  * connect) */
 	struct store *st;        /* where the run is stored (borrowed), or NULL */
 	const char *store_path;  /* its path, for messages */
 	const char *ignore_json; /* the --ignore paths as a JSON array text, or NULL */
-	int runs;                /* live runs (a fresh server each, VERIFY_MAX_RUNS at most); 2 or
-				  * more tell noise from change */
+	int runs;                /* live runs (a fresh server, or session, each; VERIFY_MAX_RUNS at
+				  * most); 2 or more tell noise from change */
 	int fast;                /* send as fast as the answers allow, not at the recorded pace */
 	int verbose;             /* -v: recorded and live values at each differing or noisy path */
 	/* A live server at a URL instead of a command: */
