@@ -3,10 +3,12 @@
  *
  *   --as server: a mock of the recorded server on stdin/stdout, for a
  *     client's tests (the client spawns it as its server command);
- *   --as client: the recorded client against a live server command, comparing
- *     every live answer with the recorded one (a regression test).
+ *   --as client: the recorded client against a live server, a command on
+ *     stdio or a URL (Streamable HTTP or legacy HTTP+SSE), comparing every
+ *     live answer with the recorded one (a regression test).
  *
- * The matching rules are in replay.h; the wire is tap/lineio.h.
+ * The matching rules are in replay.h; the wires are tap/lineio.h and
+ * tap/httpclient.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +25,7 @@
 #include "analyze/verify.h"
 #include "schema/cli.h"
 #include "tap/child.h"
+#include "tap/httpclient.h"
 #include "tap/lineio.h"
 
 static int run_replay(int argc, char **argv);
@@ -34,12 +37,17 @@ const struct cmd_entry cmd_replay = {
 		 "[--strict] [--timing ordered|none|recorded|scale=X] [--report FILE] [--ignore PATH]... "
 		 "[--no-store]\n"
 		 "mcptap replay -r FILE [-s ID] --as client [--ignore PATH]... [--timeout-ms N] "
-		 "[--runs N] [--fast] [-v] [--no-store] -- COMMAND [ARG...]",
+		 "[--runs N] [--fast] [-v] [--no-store] -- COMMAND [ARG...]\n"
+		 "mcptap replay -r FILE [-s ID] --as client --url URL [--legacy-sse | --streamable-http] "
+		 "[--cacert FILE] [--insecure] [--header NAME=env:VAR]... [--ignore PATH]... "
+		 "[--timeout-ms N] [--runs N] [--fast] [-v] [--no-store]",
 	.options =
 		"  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
 		"  -s, --session ID      the session (default: the newest)\n"
-		"      --as server       be the recorded server on stdin/stdout\n"
-		"      --as client       be the recorded client against COMMAND\n"
+		"      --as server       be the recorded server on stdin/stdout, or over HTTP\n"
+		"                        with --listen\n"
+		"      --as client       be the recorded client against COMMAND, or the server\n"
+		"                        at --url\n"
 		"      --ignore PATH     leave PATH out of matching and comparing (repeatable):\n"
 		"                        params.arguments.ts, result.content[*].text, result.*.id;\n"
 		"                        NAME=PATH only for the method or tool/prompt NAME\n"
@@ -67,6 +75,15 @@ const struct cmd_entry cmd_replay = {
 		"                        noise, not a difference\n"
 		"      --fast            send as soon as the answers allow, not at the recorded\n"
 		"                        pace\n"
+		"      --url URL         the server over HTTP (http:// or https://), each run a\n"
+		"                        fresh MCP session: Streamable HTTP, or legacy HTTP+SSE\n"
+		"                        for a legacy recording (URL: its SSE endpoint)\n"
+		"      --legacy-sse      talk legacy HTTP+SSE whatever the recording\n"
+		"      --streamable-http  talk Streamable HTTP whatever the recording\n"
+		"      --cacert FILE     trust this CA for the server, besides the system's\n"
+		"      --insecure        do not verify the server's certificate (said on stderr)\n"
+		"      --header NAME=env:VAR  send NAME with the value of $VAR on every request\n"
+		"                        (a credential; never stored)\n"
 		"  -v, --verbose         client: the recorded and live values at each path\n"
 		"  -h, --help            this text\n"
 		"\n"
@@ -109,8 +126,10 @@ static const struct {
 	int server; /* 1: --as server only; 0: --as client only */
 } mode_only[] = {
 	{'S', "--strict", 1}, {'t', "--timing", 1}, {'R', "--report", 1},
-	{'L', "--listen", 1}, {'P', "--path", 1}, {'Y', "--legacy-sse", 1},
+	{'W', "--listen", 1}, {'P', "--path", 1},
 	{'O', "--timeout-ms", 0}, {'n', "--runs", 0}, {'F', "--fast", 0}, {'v', "--verbose", 0},
+	{'U', "--url", 0}, {'M', "--streamable-http", 0},
+	{'C', "--cacert", 0}, {'I', "--insecure", 0}, {'E', "--header", 0},
 };
 
 /*
@@ -163,9 +182,14 @@ static int run_replay(int argc, char **argv)
 		{"fast", no_argument, NULL, 'F'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"no-store", no_argument, NULL, 'N'},
-		{"listen", required_argument, NULL, 'L'},
+		{"listen", required_argument, NULL, 'W'},
 		{"path", required_argument, NULL, 'P'},
 		{"legacy-sse", no_argument, NULL, 'Y'},
+		{"url", required_argument, NULL, 'U'},
+		{"streamable-http", no_argument, NULL, 'M'},
+		{"cacert", required_argument, NULL, 'C'},
+		{"insecure", no_argument, NULL, 'I'},
+		{"header", required_argument, NULL, 'E'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -189,6 +213,12 @@ static int run_replay(int argc, char **argv)
 	json_t *ignore_json = json_array();
 	char *ignore_text = NULL;
 	struct mt_buf self = MT_BUF_INIT;
+	const char *url = NULL, *cacert = NULL;
+	int insecure = 0;
+	enum verify_transport transport = VERIFY_AUTO;
+	char **headers = mt_calloc((size_t)argc + 1, sizeof(*headers)); /* owned, each owned */
+	size_t nheaders = 0;
+	char *resolved = NULL;
 
 	optind = 1;
 	opterr = 0;
@@ -225,7 +255,7 @@ static int run_replay(int argc, char **argv)
 			runs = n;
 			break;
 		case 'N': no_store = 1; break;
-		case 'L': listen = optarg; break;
+		case 'W': listen = optarg; break;
 		case 'P':
 			if (optarg[0] != '/') {
 				rc = cli_usage_error(&cmd_replay, "bad --path '%s' (it starts with /)", optarg);
@@ -233,7 +263,51 @@ static int run_replay(int argc, char **argv)
 			}
 			http_path = optarg;
 			break;
-		case 'Y': legacy = 1; break;
+		case 'U': url = optarg; break;
+		case 'Y': /* (both modes: the mock serves it, verify talks it) */
+		case 'M':
+			if (transport != VERIFY_AUTO && transport != (c == 'Y' ? VERIFY_LEGACY : VERIFY_STREAMABLE)) {
+				rc = cli_usage_error(&cmd_replay, "--legacy-sse and --streamable-http contradict "
+								  "each other");
+				goto out;
+			}
+			transport = c == 'Y' ? VERIFY_LEGACY : VERIFY_STREAMABLE;
+			legacy = c == 'Y';
+			break;
+		case 'C':
+			if (access(optarg, R_OK)) {
+				rc = cli_usage_error(&cmd_replay, "cannot read --cacert '%s': %s", optarg,
+						     strerror(errno));
+				goto out;
+			}
+			cacert = optarg;
+			break;
+		case 'I': insecure = 1; break;
+		case 'E': {
+			/* As record's --upstream-header: the value never on the command line. */
+			const char *eq = strchr(optarg, '=');
+			const char *val;
+			if (!eq || eq == optarg || strncmp(eq + 1, "env:", 4) || !eq[5] ||
+			    strcspn(optarg, ": \t\r\n") < (size_t)(eq - optarg)) {
+				rc = cli_usage_error(&cmd_replay,
+						     "bad --header '%s' (NAME=env:VAR: the value is taken "
+						     "from $VAR, never from the command line)",
+						     optarg);
+				goto out;
+			}
+			if (!(val = getenv(eq + 5))) {
+				rc = cli_usage_error(&cmd_replay, "--header %.*s: $%s is not set",
+						     (int)(eq - optarg), optarg, eq + 5);
+				goto out;
+			}
+			if (strpbrk(val, "\r\n")) {
+				rc = cli_usage_error(&cmd_replay, "--header %.*s: $%s holds a line break",
+						     (int)(eq - optarg), optarg, eq + 5);
+				goto out;
+			}
+			headers[nheaders++] = mt_asprintf("%.*s: %s", (int)(eq - optarg), optarg, val);
+			break;
+		}
 		case 'h': cli_help(&cmd_replay, stdout); rc = EXIT_OK; goto out;
 		default:
 			rc = cli_bad_option(&cmd_replay, c, argv);
@@ -251,7 +325,7 @@ static int run_replay(int argc, char **argv)
 			goto out;
 		}
 	}
-	if ((http_path || legacy) && !listen) {
+	if (!strcmp(as, "server") && (http_path || legacy) && !listen) {
 		rc = cli_usage_error(&cmd_replay, "--path and --legacy-sse serve over HTTP: they need --listen");
 		goto out;
 	}
@@ -259,8 +333,23 @@ static int run_replay(int argc, char **argv)
 		rc = cli_usage_error(&cmd_replay, "--as server takes no command");
 		goto out;
 	}
-	if (!strcmp(as, "client") && optind >= argc) {
-		rc = cli_usage_error(&cmd_replay, "--as client needs the server's command after --");
+	if (!strcmp(as, "client") && !url && optind >= argc) {
+		rc = cli_usage_error(&cmd_replay,
+				     "--as client needs the server's command after --, or --url URL");
+		goto out;
+	}
+	if (url && optind < argc) {
+		rc = cli_usage_error(&cmd_replay, "--url and a command: give one server");
+		goto out;
+	}
+	if (!strcmp(as, "client") && !url &&
+	    (transport != VERIFY_AUTO || cacert || insecure || nheaders)) {
+		rc = cli_usage_error(&cmd_replay, "--legacy-sse, --streamable-http, --cacert, --insecure "
+						  "and --header need --url");
+		goto out;
+	}
+	if (url && !(resolved = hc_resolve(url, url))) {
+		rc = cli_usage_error(&cmd_replay, "bad --url '%s': an http:// or https:// URL", url);
 		goto out;
 	}
 	if (parse_timing(timing, &scale, &ordered)) {
@@ -324,8 +413,15 @@ static int run_replay(int argc, char **argv)
 		if (!s.requests)
 			mt_warn("replay: session %lld has no client requests: nothing to compare",
 				(long long)id);
-		struct verify_opts vo = {argv + optind, (int)timeout_ms, writable ? st : NULL, path,
-					 ignore_text, (int)runs, fast, verbose};
+		struct verify_opts vo = {
+			.argv = argv + optind, .timeout_ms = (int)timeout_ms,
+			.st = writable ? st : NULL, .store_path = path, .ignore_json = ignore_text,
+			.runs = (int)runs, .fast = fast, .verbose = verbose, .url = url,
+			.transport = transport, .cacert = cacert, .insecure = insecure,
+			.headers = (const char *const *)headers, .nheaders = nheaders,
+		};
+		if (insecure)
+			mt_warn("--insecure: the server's certificate and host name are not checked");
 		rc = verify_run(&s, &vo);
 	}
 out:
@@ -341,5 +437,9 @@ out:
 	free(ignore_text);
 	json_decref(ignore_json);
 	mt_buf_release(&self);
+	for (size_t k = 0; k < nheaders; k++)
+		free(headers[k]);
+	free(headers);
+	free(resolved);
 	return rc;
 }
