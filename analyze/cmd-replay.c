@@ -43,7 +43,9 @@ const struct cmd_entry cmd_replay = {
 		 "[--timeout-ms N] [--runs N] [--fast] [-v] [--no-store]",
 	.options =
 		"  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
-		"  -s, --session ID      the session (default: the newest)\n"
+		"  -s, --session ID      the session (default: the newest); with --listen, all:\n"
+		"                        every session, each client's a run of the one its\n"
+		"                        initialize's clientInfo picks\n"
 		"      --as server       be the recorded server on stdin/stdout, or over HTTP\n"
 		"                        with --listen\n"
 		"      --as client       be the recorded client against COMMAND, or the server\n"
@@ -199,7 +201,7 @@ static int run_replay(int argc, char **argv)
 	size_t nignore = 0;
 	const char *path = NULL, *sid = NULL, *as = NULL, *timing = "ordered", *report = NULL;
 	const char *listen = NULL, *http_path = NULL;
-	int legacy = 0;
+	int legacy = 0, all = 0;
 	struct store *st = NULL;
 	struct rp_script s;
 	struct mt_err err = {"", 0};
@@ -372,7 +374,14 @@ static int run_replay(int argc, char **argv)
 		if (!strcmp(as, "client") && !no_store)
 			mt_warn("replay: the run is not stored in '%s': %s", path, err.msg);
 	}
-	if (cli_pick_session(st, path, sid, &id))
+	all = sid && !strcmp(sid, "all");
+	if (all && (strcmp(as, "server") || !listen)) {
+		rc = cli_usage_error(&cmd_replay, "-s all is for --as server --listen (each client's "
+						  "session a run of one recorded session)");
+		goto out;
+	}
+	/* (-s all: the newest session says how to serve) */
+	if (cli_pick_session(st, path, all ? NULL : sid, &id))
 		goto out;
 	ig.paths = ignore;
 	ig.n = nignore;
@@ -404,6 +413,7 @@ static int run_replay(int argc, char **argv)
 		if (listen) {
 			struct mock_http_opts ho;
 			http_setup(st, &s, listen, http_path, legacy, &ho);
+			ho.all = all;
 			rc = mock_http_serve(st, &s, &ig, &mo, &ho);
 			free((char *)ho.post_path);
 		} else {

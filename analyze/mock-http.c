@@ -23,9 +23,18 @@
 #include "schema/map.h"
 #include "tap/httpserve.h"
 
+/* A recorded session a live one may be a run of (-s all). */
+struct pick {
+	int64_t id;
+	char *client;                /* its client's "name version", or NULL */
+	int used;                    /* runs of it so far */
+};
+
 struct mhttp {
 	struct store *st;            /* borrowed: the capture */
-	int64_t session;
+	int64_t session;             /* the recording's session (with picks: the first's) */
+	struct pick *picks;          /* owned: -s all: the sessions to choose from, or NULL */
+	size_t npicks;
 	const struct canon_ignore *ig;
 	const struct mock_opts *o;
 	json_t *summaries;           /* the ended runs' summaries */
@@ -107,25 +116,72 @@ static void run_delay(void *ctx, int64_t ns)
 	hsv_delay(r->s, ns);
 }
 
+/* The run's recording is loaded and its engine started: 0, or -1 (said). */
+static int run_start(struct mrun *r, int64_t session)
+{
+	struct mhttp *m = r->m;
+	struct mt_err err = {"", 0};
+	struct mock_sink sink = {r, run_send, run_barrier, run_delay};
+
+	if (rp_load(m->st, session, m->ig, &r->script, &err)) {
+		mt_error("replay: cannot read session %lld for a new client: %s", (long long)session,
+			 err.msg);
+		return -1;
+	}
+	r->k = mock_new(&r->script, m->o, &sink, NULL);
+	mock_begin(r->k);
+	return 0;
+}
+
+/*
+ * -s all: the recorded session a live one is a run of, once its first message
+ * (p, n bytes) came: the first recorded session of the same client (its
+ * initialize's clientInfo name and version) that no live session has been a
+ * run of yet, else the one of them used least, else, for a client never
+ * recorded, the first recorded session used least.
+ */
+static int64_t pick_session(struct mhttp *m, const char *p, size_t n)
+{
+	json_t *msg = json_loadb(p, n, 0, NULL);
+	json_t *ci = json_object_get(json_object_get(msg, "params"), "clientInfo");
+	const char *name = json_string_value(json_object_get(ci, "name"));
+	const char *version = json_string_value(json_object_get(ci, "version"));
+	char *who = name ? mt_asprintf("%s %s", name, version ? version : "") : NULL;
+	struct pick *best = NULL, *any = NULL;
+
+	for (size_t i = 0; i < m->npicks; i++) {
+		struct pick *k = &m->picks[i];
+		if (who && k->client && !strcmp(who, k->client) && (!best || k->used < best->used))
+			best = k;
+		if (!any || k->used < any->used)
+			any = k;
+	}
+	if (!best)
+		best = any;
+	free(who);
+	json_decref(msg);
+	if (!best)
+		return m->session; /* (no picks: mock_http_serve refuses that before) */
+	best->used++;
+	return best->id;
+}
+
 static void *on_open(void *ctx, struct hsv_sess *s)
 {
 	struct mhttp *m = ctx;
 	struct mrun *r = mt_calloc(1, sizeof(*r));
-	struct mt_err err = {"", 0};
-	struct mock_sink sink = {r, run_send, run_barrier, run_delay};
 
 	r->m = m;
 	r->s = s;
-	if (rp_load(m->st, m->session, m->ig, &r->script, &err)) {
-		mt_error("replay: cannot read session %lld for a new client: %s", (long long)m->session,
-			 err.msg);
+	mt_map_init(&r->live, 0);
+	mt_map_init(&r->fresh, 0);
+	/* With -s all, the recording is chosen by the session's first message. */
+	if (!m->picks && run_start(r, m->session)) {
+		mt_map_release(&r->live);
+		mt_map_release(&r->fresh);
 		free(r);
 		return NULL;
 	}
-	mt_map_init(&r->live, 0);
-	mt_map_init(&r->fresh, 0);
-	r->k = mock_new(&r->script, m->o, &sink, NULL);
-	mock_begin(r->k);
 	return r;
 }
 
@@ -136,6 +192,10 @@ static void on_message(void *state, struct hsv_sess *s, int64_t req, const char 
 	int64_t h;
 
 	(void)s;
+	if (!r->k && run_start(r, pick_session(r->m, p, n))) {
+		/* (the capture changed under the mock: said; the client gets no answer) */
+		return;
+	}
 	mt_classify(p, n, &c);
 	r->cur = req;
 	r->ctx = req;
@@ -156,6 +216,13 @@ static void on_close(void *state, struct hsv_sess *s, const char *why)
 	json_t *sum = NULL;
 	int rc;
 
+	if (!r->k) {
+		/* (a session that ended before it said anything: no run) */
+		mt_map_release(&r->live);
+		mt_map_release(&r->fresh);
+		free(r);
+		return;
+	}
 	rc = mock_end(r->k, why, &sum);
 	if (sum) {
 		json_object_set_new(sum, "http_session", json_string(hsv_session_id(s)));
@@ -175,7 +242,7 @@ static void on_close(void *state, struct hsv_sess *s, const char *why)
 int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ignore *ig,
 		    const struct mock_opts *o, const struct mock_http_opts *ho)
 {
-	struct mhttp m = {st, s->session, ig, o, json_array(), EXIT_OK, 0};
+	struct mhttp m = {st, s->session, NULL, 0, ig, o, json_array(), EXIT_OK, 0};
 	struct hsv_app app = {&m, on_open, on_message, on_close};
 	struct hsv_opts hv;
 	char legacy_post[256] = "/message";
@@ -190,9 +257,40 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 		snprintf(legacy_post, sizeof(legacy_post), "%s", ho->post_path);
 	hv.post_path = legacy_post;
 	hv.name = "replay: the mock server listens";
-	if (hsv_run(&hv, &app)) {
+	if (ho->all) {
+		struct store_session_row *rows = NULL;
+		size_t nrows = 0;
+		struct mt_err err = {"", 0};
+		if (store_sessions(st, &rows, &nrows, &err)) {
+			mt_error("replay: cannot list the sessions: %s", err.msg);
+			json_decref(m.summaries);
+			return EXIT_ERROR;
+		}
+		m.picks = mt_calloc(nrows ? nrows : 1, sizeof(*m.picks));
+		for (size_t i = 0; i < nrows; i++) {
+			if (!rows[i].msgs_c2s && !rows[i].msgs_s2c)
+				continue; /* (nothing to replay) */
+			m.picks[m.npicks].id = rows[i].id;
+			if (rows[i].client_name)
+				m.picks[m.npicks].client = mt_asprintf("%s %s", rows[i].client_name,
+								       rows[i].client_version ? rows[i].client_version : "");
+			m.npicks++;
+		}
+		store_sessions_free(rows, nrows);
+		if (!m.npicks) {
+			mt_error("replay: the capture holds no session to replay");
+			free(m.picks);
+			json_decref(m.summaries);
+			return EXIT_ERROR;
+		}
+	}
+	rc = hsv_run(&hv, &app) ? EXIT_ERROR : EXIT_OK;
+	for (size_t i = 0; i < m.npicks; i++)
+		free(m.picks[i].client);
+	free(m.picks);
+	if (rc) {
 		json_decref(m.summaries);
-		return EXIT_ERROR;
+		return rc;
 	}
 	rc = m.rc;
 	if (o->report) {

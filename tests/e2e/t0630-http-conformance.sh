@@ -14,7 +14,12 @@
 # the tap says once on stderr why. Then the capture: the tap exits 0 on SIGINT, it holds one
 # session for each MCP session the server opened during that run (named by
 # the ids the server logged), one initialize in each, and no exchange left
-# without an outcome.
+# without an outcome. Last, the HTTP mock of that capture (replay --as server
+# --listen -s all: each live session a run of the recorded one its client
+# picks) in place of the server: the suite's verdicts are those it gave
+# against server-everything directly, scenario by scenario (the rebinding
+# check included: the mock, like the server it replays, lets it in), and the
+# mock answers every request from the recording.
 #
 # Not run: --spec-version 2026-07-28 (this version of the suite knows
 # 2025-03-26, 2025-06-18, 2025-11-25, draft and extension only, and has no
@@ -90,6 +95,7 @@ rebinding="dns-rebinding-protection: localhost-host-rebinding-rejected=SUCCESS l
 check_eq "the tap refuses a DNS rebinding that server-everything lets in" \
 	"dns-rebinding-protection: localhost-host-rebinding-rejected=FAILURE localhost-host-valid-accepted=SUCCESS|$rebinding" \
 	"$(grep '^dns-rebinding-protection:' "$T/direct.verdicts")|$(grep '^dns-rebinding-protection:' "$T/tap.verdicts")"
+cp "$T/direct.verdicts" "$T/direct-as-is.verdicts"
 sed -i "s/^dns-rebinding-protection:.*/$rebinding/" "$T/direct.verdicts"
 same_verdicts() {
 	cmp -s "$T/direct.verdicts" "$T/tap.verdicts" && return 0
@@ -132,5 +138,37 @@ check_eq "every exchange complete but the GET streams, which the clients closed"
 check_eq "no message stored as invalid" 0 \
 	"$(sql "$T/c.db" "select count(*) from message where kind in ('invalid', 'notjsonrpc')")"
 stop_everything
+
+# 4. The mock of the capture, every session of it, in place of the server.
+MOCK_ERR=$T/mock.err
+"$MCPTAP" replay -r "$T/c.db" -s all --as server --listen 127.0.0.1:0 --report "$T/mock.report" \
+	< /dev/null > /dev/null 2> "$MOCK_ERR" &
+MOCK_PID=$!
+n=0
+MOCK_URL=""
+while [ -z "$MOCK_URL" ] && [ $n -lt 100 ] && kill -0 "$MOCK_PID" 2> /dev/null; do
+	sleep 0.1
+	MOCK_URL=$(sed -n 's/^mcptap: replay: the mock server listens on \(http:[^ ]*\)$/\1/p' "$MOCK_ERR")
+	n=$((n + 1))
+done
+check "the mock of the capture listens" test -n "$MOCK_URL"
+suite mock "$MOCK_URL"
+check_eq "the suite ran against the mock" 0 $?
+verdicts mock
+check_eq "every results folder has its checks" 0 $?
+same_as_direct() {
+	cmp -s "$T/direct-as-is.verdicts" "$T/mock.verdicts" && return 0
+	diff "$T/direct-as-is.verdicts" "$T/mock.verdicts" | sed 's/^/# /'
+	return 1
+}
+check "the same verdicts against the mock as against the server, scenario by scenario" same_as_direct
+check_eq "and the same totals" "$(totals "$T/direct.out")" "$(totals "$T/mock.out")"
+kill -INT "$MOCK_PID"
+wait "$MOCK_PID"
+check_eq "SIGINT: the mock exits 0" 0 $?
+check_eq "a run for each live session (the rebinding scenario's second too), no miss, every recorded request asked for" \
+	"$((m + 1)) true 0 0" \
+	"$(node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1]));
+console.log(r.runs, r.ok, r.sessions.reduce((a, s) => a + s.missed, 0), r.sessions.reduce((a, s) => a + s.unused_count, 0))' "$T/mock.report")"
 
 finish
