@@ -173,8 +173,8 @@ static struct hsv_sess *sess_by_id(struct srv *v, const char *id)
 static void chan_end(struct chan *c);
 static void pump(struct hsv_sess *s);
 
-static void deliver_send(struct hsv_sess *s, struct act *a);
-static void deliver_answer(struct hsv_sess *s, struct act *a);
+static void deliver_send(struct hsv_sess *s, int64_t req, const char *p, size_t n);
+static void deliver_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse);
 static void chan_free(struct chan *c);
 
 /* Unlink a session and free it (told, or never told, already). */
@@ -224,9 +224,9 @@ static void sess_close(struct hsv_sess *s, const char *why)
 		struct act *a = s->q;
 		s->q = a->next;
 		if (a->kind == A_SEND)
-			deliver_send(s, a);
+			deliver_send(s, a->req, a->p, a->n);
 		else if (a->kind == A_ANSWER)
-			deliver_answer(s, a);
+			deliver_answer(s, a->req, a->p, a->n, a->sse);
 		free(a);
 	}
 	s->q_tail = NULL;
@@ -495,21 +495,21 @@ static int drained(struct hsv_sess *s)
 	return 1;
 }
 
-static void deliver_answer(struct hsv_sess *s, struct act *a)
+static void deliver_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse)
 {
-	struct chan *c = chan_of(s, a->req);
+	struct chan *c = chan_of(s, req);
 
 	if (!c || c->done)
 		return; /* its POST is gone (or never was: what came got 202) */
 	if (s->srv->o->mode == HSV_LEGACY) {
-		to_get(s, a->p, a->n);
+		to_get(s, p, n);
 	} else if (!c->http) {
 		/* its client went away */
-	} else if (c->sse || a->sse) {
-		sse_event(c, a->p, a->n);
+	} else if (c->sse || sse) {
+		sse_event(c, p, n);
 	} else {
 		struct evbuffer *b = evbuffer_new();
-		evbuffer_add(b, a->p, a->n);
+		evbuffer_add(b, p, n);
 		evhttp_add_header(evhttp_request_get_output_headers(c->http), "Content-Type",
 				  "application/json");
 		session_headers(s, c->http);
@@ -521,15 +521,15 @@ static void deliver_answer(struct hsv_sess *s, struct act *a)
 	chan_retire(c);
 }
 
-static void deliver_send(struct hsv_sess *s, struct act *a)
+static void deliver_send(struct hsv_sess *s, int64_t req, const char *p, size_t n)
 {
-	struct chan *c = a->req ? chan_of(s, a->req) : NULL;
+	struct chan *c = req ? chan_of(s, req) : NULL;
 
 	if (s->srv->o->mode != HSV_LEGACY && c && !c->done && c->http) {
-		sse_event(c, a->p, a->n);
+		sse_event(c, p, n);
 		return;
 	}
-	to_get(s, a->p, a->n);
+	to_get(s, p, n);
 }
 
 /* Send what the queue holds, up to a barrier or a delay that must wait. */
@@ -558,9 +558,9 @@ static void pump(struct hsv_sess *s)
 				return;
 			}
 		} else if (a->kind == A_SEND) {
-			deliver_send(s, a);
+			deliver_send(s, a->req, a->p, a->n);
 		} else {
-			deliver_answer(s, a);
+			deliver_answer(s, a->req, a->p, a->n, a->sse);
 		}
 		s->q = a->next;
 		if (!s->q)
@@ -586,6 +586,14 @@ static void enqueue(struct hsv_sess *s, enum act_kind kind, int64_t req, const c
 
 	if (s->closed)
 		return;
+	/* Nothing waits before it: out at once (the common case needs no copy). */
+	if (!s->q && !s->holding && (kind == A_SEND || kind == A_ANSWER)) {
+		if (kind == A_SEND)
+			deliver_send(s, req, p, n);
+		else
+			deliver_answer(s, req, p, n, sse);
+		return;
+	}
 	a = mt_malloc(sizeof(*a) + n);
 	a->next = NULL;
 	a->kind = kind;

@@ -28,7 +28,10 @@
 #       mcp-proxy (npm) as a reference, where node is there; beside them nginx as
 #       a plain HTTP relay, the tap not storing (-w /dev/null) and the tap storing
 #       on a tmpfs (/dev/shm), so that relaying, storing and the disk show apart
-# BENCH_ONLY=k runs section (k) alone.
+#   (l) the HTTP mock (replay --as server --listen) of a recording of the same echo
+#       server: ping p50 against the echo server itself, and requests/s of 32
+#       connections, each its own session
+# BENCH_ONLY=k or BENCH_ONLY=l runs that section alone.
 set -eu
 cd "$(dirname "$0")/../.."
 B=tests/bench
@@ -453,10 +456,71 @@ section_k() {
 			printf "    flood tmpfs %.0f requests/s, every message stored   mcptap/tmpfs = %.2fx\n", n / (m / 1e9), m / t }'
 }
 
-if [ "${BENCH_ONLY:-}" = k ]; then
-	echo "mcptap benchmarks: section (k) only; $(nproc) CPUs; median of $RUNS runs"
+# (l) The HTTP mock (replay --as server --listen) of a recording of http-echo: one
+# http-load session (initialize, its notification, 10 pings) recorded through the
+# tap; the mock answers every later ping with the last recorded one (ping is
+# idempotent). In the same runs, pinned the same way:
+#   - ping: HPINGS sequential requests on one connection, CPU $CPU, against the
+#     echo server and against the mock: p50 and p99;
+#   - flood: HFLOOD requests over HCONNS connections, each its own MCP session
+#     (so each its own run through the recording), CPUs 0,1: requests/s as
+#     http-load counts them (from the first connect to the last answer).
+# start_mock CPUS DB: the mock on CPUS, not storing its runs; MOCK_PID, MOCK_URL.
+start_mock() {
+	taskset -c "$1" ./mcptap replay -r "$2" --as server --listen 127.0.0.1:0 --no-store \
+		< /dev/null > /dev/null 2> "$TMP/mock.err" &
+	MOCK_PID=$!
+	BG_PIDS="$BG_PIDS $MOCK_PID"
+	_n=0
+	MOCK_URL=""
+	while [ -z "$MOCK_URL" ] && [ $_n -lt 200 ]; do
+		MOCK_URL=$(sed -n 's/^mcptap: replay: the mock server listens on \(http:[^ ]*\)$/\1/p' "$TMP/mock.err")
+		[ -n "$MOCK_URL" ] || sleep 0.05
+		_n=$((_n + 1))
+	done
+	[ -n "$MOCK_URL" ] || { cat "$TMP/mock.err" >&2; echo "bench: the HTTP mock did not start" >&2; exit 1; }
+}
+
+section_l() {
+	for c in e m; do : > "$TMP/l50.$c"; : > "$TMP/l99.$c"; : > "$TMP/lfl.$c"; done
+	start_echo "$CPU"
+	start_tap "$CPU" "$TMP/l.db"
+	$B/http-load ping 10 "$TAP_URL" > /dev/null
+	stop_tap "$TMP/l.db" 23
+	stop_bg "$ECHO_PID"
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		start_echo "$CPU"
+		out=$(pin $B/http-load ping "$HPINGS" "$ECHO_URL")
+		echo "$out" | field p50_us >> "$TMP/l50.e"
+		echo "$out" | field p99_us >> "$TMP/l99.e"
+		stop_bg "$ECHO_PID"
+		start_mock "$CPU" "$TMP/l.db"
+		out=$(pin $B/http-load ping "$HPINGS" "$MOCK_URL")
+		echo "$out" | field p50_us >> "$TMP/l50.m"
+		echo "$out" | field p99_us >> "$TMP/l99.m"
+		stop_bg "$MOCK_PID"
+		start_echo 0,1
+		pin2 $B/http-load flood "$HFLOOD" $HCONNS "$ECHO_URL" | field req_per_s >> "$TMP/lfl.e"
+		stop_bg "$ECHO_PID"
+		start_mock 0,1 "$TMP/l.db"
+		pin2 $B/http-load flood "$HFLOOD" $HCONNS "$MOCK_URL" | field req_per_s >> "$TMP/lfl.m"
+		stop_bg "$MOCK_PID"
+		i=$((i + 1))
+	done
+	echo "(l) replay --as server --listen: the HTTP mock of a recording of the echo server, against the echo server itself"
+	awk -v e50="$(median < "$TMP/l50.e")" -v e99="$(median < "$TMP/l99.e")" -v m50="$(median < "$TMP/l50.m")" \
+		-v m99="$(median < "$TMP/l99.m")" -v ef="$(median < "$TMP/lfl.e")" -v mf="$(median < "$TMP/lfl.m")" \
+		-v n="$HPINGS" -v fl="$HFLOOD" -v c="$HCONNS" 'BEGIN {
+		printf "    ping, %d sequential requests on one connection, CPU 0: echo server p50 %.1f µs p99 %.1f µs, mock p50 %.1f µs p99 %.1f µs\n", n, e50, e99, m50, m99
+		printf "          mock/echo server p50 = %.2fx (target <= 1.2), p99 = %.2fx\n", m50 / e50, m99 / e99
+		printf "    flood, %d requests over %d connections (a session each), CPUs 0,1: echo server %.0f requests/s, mock %.0f requests/s (target >= 20000); mock/echo = %.2fx\n", fl, c, ef, mf, mf / ef }'
+}
+
+if [ "${BENCH_ONLY:-}" = k ] || [ "${BENCH_ONLY:-}" = l ]; then
+	echo "mcptap benchmarks: section ($BENCH_ONLY) only; $(nproc) CPUs; median of $RUNS runs"
 	echo
-	section_k
+	section_$BENCH_ONLY
 	exit 0
 fi
 
@@ -671,3 +735,5 @@ awk -v a="$(median < "$TMP/ss")" -v s="$(median < "$TMP/sq")" 'BEGIN {
 
 echo
 section_k
+echo
+section_l
