@@ -7,7 +7,7 @@
 #      progress notifications of the progress call included, every answer is
 #      the recorded one, and the report counts exactly what the client sent;
 #   2. the same client against the HTTP mock of a stdio recording of the same
-#      flow;
+#      flow, and over stdio against the stdio mock of the HTTP recording;
 #   3. over legacy HTTP+SSE against the mock of a legacy recording;
 #   4. 50 clients at once against one mock, each its own session and run;
 #   5. each run stored in the capture file as a server run.
@@ -126,6 +126,16 @@ check_eq "the run stored as a server run, ended by the DELETE: 20 answered, no m
 	"$(sql "$T/h.db" "select mode, json_extract(summary, '\$.ended'), passed, differed, missing from replay_run order by id desc limit 1")"
 check_eq "the mock said where it listened, and nothing else (no miss, no --strict)" \
 	"mcptap: replay: the mock server listens on $MOCK_URL" "$(cat "$MOCK_ERR")"
+
+# 1b. The same HTTP recording served on stdio, to the same flow over stdio.
+timeout 100 node "$CLIENT" --transport stdio --log "$T/hstdio.jsonl" -- \
+	"$MCPTAP" replay -r "$T/h.db" --as server --report "$T/hstdio.report" > "$T/hstdio.out" 2> "$T/hstdio.err"
+check_eq "the SDK client over stdio against the stdio mock of the HTTP recording: exit 0" 0 $?
+grep '^not ok' "$T/hstdio.out"
+check_eq "all 16 steps pass" 16 "$(grep -c '^ok - ' "$T/hstdio.out")"
+check "every answer is the recorded one" same_results "$T/rec.jsonl" "$T/hstdio.jsonl"
+check_eq "its report: 20 requests answered, no miss; the DELETE's ping never asked for" "20 20 0 1 true" \
+	"$(node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1])); console.log(r.requests, r.answered, r.missed, r.unused_count, r.ok)' "$T/hstdio.report")"
 
 # 2. A stdio recording of the same flow, served over HTTP.
 timeout 100 node "$CLIENT" --transport stdio --log "$T/srec.jsonl" -- \
