@@ -136,8 +136,8 @@ static const struct {
 
 /*
  * How the mock serves over HTTP: the recording's transport (legacy HTTP+SSE
- * when it was, or when --legacy-sse says so; the 2026-07-28 revision
- * statelessly), its endpoint (its path, unless --path), and Mcp-Session-Id
+ * when it was, or when --legacy-sse says so; the 2026-07-28 revision, or an
+ * HTTP recording with no initialize, statelessly), its endpoint (its path, unless --path), and Mcp-Session-Id
  * minted when the recorded server named one (a stdio recording: always).
  * ho->post_path is owned (or NULL).
  */
@@ -151,8 +151,10 @@ static void http_setup(struct store *st, const struct rp_script *s, const char *
 	memset(ho, 0, sizeof(*ho));
 	ho->listen = listen;
 	ho->legacy = legacy || s->transport == RP_SSE;
-	ho->stateless = !ho->legacy && have_row && row.protocol_version &&
-			!strcmp(row.protocol_version, "2026-07-28");
+	/* 2026-07-28: its version, or an HTTP recording without an initialize. */
+	ho->stateless = !ho->legacy && ((have_row && row.protocol_version &&
+					 !strcmp(row.protocol_version, "2026-07-28")) ||
+					(s->transport == RP_HTTP && !rp_name(s, "initialize")));
 	ho->session_ids = s->transport != RP_HTTP || (have_row && row.http_session_id &&
 						      row.http_session_id[0]);
 	if (ho->legacy && s->transport == RP_SSE && have_row && row.http_session_id) {

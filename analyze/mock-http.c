@@ -136,14 +136,19 @@ static int run_start(struct mrun *r, int64_t session)
 /*
  * -s all: the recorded session a live one is a run of, once its first message
  * (p, n bytes) came: the first recorded session of the same client (its
- * initialize's clientInfo name and version) that no live session has been a
+ * initialize's clientInfo name and version, or a 2026-07-28 request's _meta
+ * clientInfo) that no live session has been a
  * run of yet, else the one of them used least, else, for a client never
  * recorded, the first recorded session used least.
  */
 static int64_t pick_session(struct mhttp *m, const char *p, size_t n)
 {
 	json_t *msg = json_loadb(p, n, 0, NULL);
-	json_t *ci = json_object_get(json_object_get(msg, "params"), "clientInfo");
+	json_t *params = json_object_get(msg, "params");
+	json_t *ci = json_object_get(params, "clientInfo");
+	/* (2026-07-28: no initialize; every request names its client in _meta) */
+	if (!ci)
+		ci = json_object_get(json_object_get(params, "_meta"), "io.modelcontextprotocol/clientInfo");
 	const char *name = json_string_value(json_object_get(ci, "name"));
 	const char *version = json_string_value(json_object_get(ci, "version"));
 	char *who = name ? mt_asprintf("%s %s", name, version ? version : "") : NULL;

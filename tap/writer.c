@@ -110,6 +110,7 @@ struct writer {
 	uint64_t lost_msgs, lost_bytes; /* relayed but not stored (not yet in a gap row) */
 	int64_t lost_seq;        /* where the loss began */
 	int64_t init_seq;        /* the initialize request's seq, until it is answered */
+	int client_known;        /* the session's client was noted (initialize, or _meta) */
 	struct mt_map open;      /* requests awaiting an answer: key -> seq */
 	/* A shared writer (writer_open_shared) stores many sessions: session,
 	 * init_seq and open above are the current one's, the others wait in
@@ -154,6 +155,7 @@ struct wslot {
 	int64_t session;   /* the store's id; 0: not created (yet, or it could not be) */
 	int64_t t0;        /* its clock's start, monotonic ns */
 	int64_t init_seq;
+	int client_known;
 	struct mt_map open;
 	int used;
 };
@@ -420,6 +422,36 @@ static const char *jstr(json_t *obj, const char *key)
 }
 
 /*
+ * A session without initialize (the 2026-07-28 revision): its client as the
+ * first request whose _meta names it says (clientInfo, clientCapabilities,
+ * protocolVersion under io.modelcontextprotocol/).
+ */
+static void note_meta_client(struct writer *w, const char *p, size_t n)
+{
+	struct store_session_init in = {NULL, NULL, NULL, NULL};
+	struct mt_err err = {"", 0};
+	json_t *msg = json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
+	json_t *info = json_object_get(meta, "io.modelcontextprotocol/clientInfo");
+	json_t *caps = json_object_get(meta, "io.modelcontextprotocol/clientCapabilities");
+	char *caps_text = NULL;
+
+	if (json_is_object(info)) {
+		w->client_known = 1;
+		in.name = jstr(info, "name");
+		in.version = jstr(info, "version");
+		in.protocol_version = jstr(meta, "io.modelcontextprotocol/protocolVersion");
+		if (json_is_object(caps))
+			caps_text = json_dumps(caps, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+		in.caps_json = caps_text;
+		if (store_session_set_client(w->st, w->session, &in, &err))
+			store_failed(w, err.msg);
+	}
+	free(caps_text);
+	json_decref(msg);
+}
+
+/*
  * Note what an initialize request (c2s) or its answer (s2c, paired by the tap:
  * request_seq) says about the session.
  */
@@ -441,9 +473,14 @@ static void note_initialize(struct writer *w, enum writer_stream s, const struct
 				  memcmp(m.data, "initialize", 10) == 0;
 			mt_buf_release(&m);
 		}
-		if (!is_init)
+		if (!is_init) {
+			/* 2026-07-28: no initialize; a request names its client in _meta. */
+			if (!w->client_known && c->has_meta)
+				note_meta_client(w, p, n);
 			return;
+		}
 		w->init_seq = seq;
+		w->client_known = 1;
 	} else if (!(s == WS_S2C && c->kind == MT_RESPONSE && w->init_seq &&
 		     request_seq == w->init_seq)) {
 		return;
@@ -644,9 +681,11 @@ static void switch_session(struct writer *w, int h)
 	c = &w->slots[w->cur_sess];
 	c->session = w->session;
 	c->init_seq = w->init_seq;
+	c->client_known = w->client_known;
 	c->open = w->open;
 	w->session = w->slots[h].session;
 	w->init_seq = w->slots[h].init_seq;
+	w->client_known = w->slots[h].client_known;
 	w->open = w->slots[h].open;
 	w->cur_sess = h;
 }

@@ -1528,6 +1528,49 @@ static void test_http_exchange_rows(void **state)
 	free(b);
 }
 
+/*
+ * A 2026-07-28 session has no initialize: its client is the one its first
+ * request names in _meta (a later one does not change it).
+ */
+static void test_http_meta_client(void **state)
+{
+	static const char first[] =
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"x\","
+		"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+		"\"io.modelcontextprotocol/clientCapabilities\":{\"b\":{},\"a\":1},"
+		"\"io.modelcontextprotocol/clientInfo\":{\"name\":\"agent-a\",\"version\":\"1.0\"}}}}";
+	static const char later[] =
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"x\","
+		"\"_meta\":{\"io.modelcontextprotocol/clientInfo\":{\"name\":\"other\",\"version\":\"9\"}}}}";
+	struct store_session_new sn = {.transport = "http", .started_wall = 1};
+	struct writer_opts o;
+	char *dir = unit_tmpdir(), *db = mt_asprintf("%s/m.db", dir);
+	struct store_session_row row;
+	struct writer *w;
+	int h;
+
+	(void)state;
+	writer_opts_default(&o);
+	w = writer_open_shared(db, &o);
+	h = writer_session_new(w, &sn, 0);
+	struct writer_http_msg m = {.sess = h, .seq = 1, .s = WS_C2S, .channel = "body", .p = first,
+				    .n = strlen(first)};
+	writer_put_msg(w, &m);
+	m.seq = 2;
+	m.p = later;
+	m.n = strlen(later);
+	writer_put_msg(w, &m);
+	assert_int_equal(writer_finish(w, NULL, NULL), 0);
+	get_session(db, 1, &row);
+	assert_string_equal(row.client_name, "agent-a");
+	assert_string_equal(row.client_version, "1.0");
+	assert_string_equal(row.protocol_version, "2026-07-28");
+	assert_string_equal(row.client_caps, "{\"a\":1,\"b\":{}}");
+	store_session_row_release(&row);
+	free(db);
+	unit_rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest writer[] = {
@@ -1556,6 +1599,7 @@ int main(void)
 		cmocka_unit_test(test_store_fail_counters),
 		cmocka_unit_test(test_store_fail_bytes),
 		cmocka_unit_test(test_http_exchange_rows),
+		cmocka_unit_test(test_http_meta_client),
 	};
 
 	return cmocka_run_group_tests(writer, NULL, NULL);
