@@ -37,6 +37,8 @@ struct mhttp {
 	size_t npicks;
 	const struct canon_ignore *ig;
 	const struct mock_opts *o;
+	struct rp_script others;     /* its replies alone: the recorded exchanges without
+				      * JSON-RPC (OAuth metadata, ...), of every session served */
 	json_t *summaries;           /* the ended runs' summaries */
 	int rc;                      /* the worst exit status of the runs */
 	size_t runs;
@@ -70,11 +72,15 @@ static void run_send(void *ctx, const char *p, size_t n, const struct mock_out *
 		if (!(o->answers && mt_map_take(&r->live, o->answers, o->answers_n, &h)))
 			h = r->cur;
 		if (h) {
+			const struct rp_http_reply *x = rp_refusal(&r->script, o->refused);
 			if (h == r->cur)
 				r->cur = 0;
 			if (h == r->ctx)
 				r->ctx = 0;
-			hsv_answer(r->s, h, p, n, o->via == RP_VIA_POST);
+			if (x)
+				hsv_refuse(r->s, h, x->status, x->headers_json, x->body, x->body_len, p, n);
+			else
+				hsv_answer(r->s, h, p, n, o->via == RP_VIA_POST);
 			return;
 		}
 		hsv_send(r->s, 0, p, n); /* (an answer to no live POST: on the GET stream) */
@@ -244,11 +250,29 @@ static void on_close(void *state, struct hsv_sess *s, const char *why)
 	free(r);
 }
 
+/* A request to another path: what the recording answered there (see hsv_app.other). */
+static int on_other(void *ctx, const char *method, const char *target, int *status,
+		    const char **headers_json, const char **body, size_t *body_len)
+{
+	struct mhttp *m = ctx;
+	const struct rp_http_reply *x = rp_other_reply(&m->others, method, target);
+
+	if (!x)
+		return 0;
+	*status = x->status;
+	*headers_json = x->headers_json;
+	*body = x->body ? x->body : "";
+	*body_len = x->body_len;
+	return 1;
+}
+
 int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ignore *ig,
 		    const struct mock_opts *o, const struct mock_http_opts *ho)
 {
-	struct mhttp m = {st, s->session, NULL, 0, ig, o, json_array(), EXIT_OK, 0};
-	struct hsv_app app = {&m, on_open, on_message, on_close};
+	struct mhttp m = {.st = st, .session = s->session, .ig = ig, .o = o,
+			  .summaries = json_array(), .rc = EXIT_OK};
+	struct hsv_app app = {&m, on_open, on_message, on_close, on_other};
+	struct mt_err err = {"", 0};
 	struct hsv_opts hv;
 	char legacy_post[256] = "/message";
 	int rc;
@@ -265,7 +289,6 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 	if (ho->all) {
 		struct store_session_row *rows = NULL;
 		size_t nrows = 0;
-		struct mt_err err = {"", 0};
 		if (store_sessions(st, &rows, &nrows, &err)) {
 			mt_error("replay: cannot list the sessions: %s", err.msg);
 			json_decref(m.summaries);
@@ -273,6 +296,9 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 		}
 		m.picks = mt_calloc(nrows ? nrows : 1, sizeof(*m.picks));
 		for (size_t i = 0; i < nrows; i++) {
+			if (rp_add_other_replies(st, rows[i].id, &m.others, &err))
+				mt_warn("replay: cannot read session %lld's exchanges without JSON-RPC: %s",
+					(long long)rows[i].id, err.msg);
 			if (!rows[i].msgs_c2s && !rows[i].msgs_s2c)
 				continue; /* (nothing to replay) */
 			m.picks[m.npicks].id = rows[i].id;
@@ -289,7 +315,10 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 			return EXIT_ERROR;
 		}
 	}
+	if (!ho->all && rp_add_other_replies(st, s->session, &m.others, &err))
+		mt_warn("replay: cannot read the recorded exchanges without JSON-RPC: %s", err.msg);
 	rc = hsv_run(&hv, &app) ? EXIT_ERROR : EXIT_OK;
+	rp_release(&m.others);
 	for (size_t i = 0; i < m.npicks; i++)
 		free(m.picks[i].client);
 	free(m.picks);

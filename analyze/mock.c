@@ -74,6 +74,7 @@ struct mock {
 	json_t *skipped;       /* owned: [{seq, method, needs}] */
 	int64_t wall, t0;      /* when the run began (µs since the epoch; monotonic ns) */
 	size_t unused_count;   /* (mock_end's, for mock_save) */
+	int64_t refusing;      /* the refused recorded request mock_error answers now, or -1 */
 };
 
 /*
@@ -242,7 +243,7 @@ static void mock_send(struct mock *k, size_t i, const struct mt_buf *id)
 	mt_buf_reset(&k->out);
 	rp_splice(p, n, &c, id && id->len ? id->data : NULL, id ? id->len : 0,
 		  token && token->len ? token->data : NULL, token ? token->len : 0, &k->out);
-	struct mock_out o = {kind, (int64_t)i, NULL, 0, NULL, 0, RP_VIA_STDIO};
+	struct mock_out o = {kind, (int64_t)i, NULL, 0, NULL, 0, RP_VIA_STDIO, -1};
 	if ((kind == MT_RESPONSE || kind == MT_ERROR) && id && id->len) {
 		o.answers = id->data;
 		o.answers_n = id->len;
@@ -353,7 +354,7 @@ static void mock_error(struct mock *k, struct mt_span id_tok, int code, const ch
 	before_answer(k);
 	{
 		struct mock_out o = {MT_ERROR, -1, id_tok.n ? id_tok.p : NULL, id_tok.n, NULL, 0,
-				     RP_VIA_STDIO};
+				     RP_VIA_STDIO, k->refusing};
 		emit(k, text, strlen(text), &o);
 	}
 	free(text);
@@ -504,6 +505,20 @@ static void mock_request(struct mock *k, const struct mt_class *c, const char *l
 	if (r->answer < 0 && r->cancelled_by >= 0) {
 		/* The recorded client cancelled it and the server never answered: nor
 		 * does the mock (a client that cancels it too expects nothing). */
+		k->answered++;
+		json_decref(params);
+		return;
+	}
+	if (r->answer < 0 && r->refused) {
+		/* The recorded server refused it at the HTTP level (a 401 before OAuth):
+		 * so does an HTTP transport (o->refused); a JSON-RPC error says it elsewhere. */
+		const struct rp_http_reply *h = rp_refusal(s, i);
+		char text[128];
+		snprintf(text, sizeof(text), "mcptap replay: the recorded server refused this request (HTTP %d)",
+			 h ? h->status : 0);
+		k->refusing = i;
+		mock_error(k, c->id, MOCK_MISS_CODE, text, NULL);
+		k->refusing = -1;
 		k->answered++;
 		json_decref(params);
 		return;
@@ -820,6 +835,7 @@ struct mock *mock_new(struct rp_script *s, const struct mock_opts *o, const stru
 	k->skipped = json_array();
 	k->wall = mt_wall_us();
 	k->t0 = mt_mono_ns();
+	k->refusing = -1;
 	mt_map_init(&k->fresh, 0);
 	return k;
 }

@@ -60,6 +60,8 @@ struct mock_out {
 				* carried, while it is live; else NULL */
 	size_t on_n;
 	enum rp_via via;       /* how the recorded message travelled */
+	int64_t refused;       /* an error standing for the recorded server's HTTP refusal of
+				* this recorded request (rp_refusal), or -1 */
 };
 
 struct mock_sink {

@@ -503,17 +503,107 @@ static int route_one(const struct store_route *r, void *ctx)
 	return 0;
 }
 
-/* The path of the recording's MCP endpoint: its first POST's (or legacy: its first GET's). */
-static int first_target(const struct store_exchange_row *x, void *ctx)
-{
-	struct rp_script *s = ctx;
-	const char *want = s->transport == RP_SSE ? "GET" : "POST";
+/* Reading the exchanges of an HTTP recording (store_each_exchange). */
+struct xreader {
+	struct rp_script *s;
+	struct mt_map *posts;  /* an exchange's seq -> the client message its POST carried */
+};
 
-	if (!x->method || strcmp(x->method, want) || !x->target)
+static void add_reply(struct xreader *xr, int32_t msg, const struct store_exchange_row *x)
+{
+	struct rp_script *s = xr->s;
+	struct rp_http_reply *r;
+
+	if (s->nreplies == s->replies_cap) {
+		s->replies_cap = s->replies_cap ? 2 * s->replies_cap : 8;
+		s->replies = mt_realloc(s->replies, s->replies_cap * sizeof(*s->replies));
+	}
+	r = &s->replies[s->nreplies++];
+	r->msg = msg;
+	r->method = mt_strdup(x->method);
+	r->target = mt_strdup(x->target);
+	r->status = x->status;
+	r->headers_json = mt_strdup(x->resp_headers_json ? x->resp_headers_json : "[]");
+	r->body = NULL;
+	r->body_len = 0;
+	if (x->resp_body) {
+		r->body = mt_malloc(x->resp_body_len + 1); /* (bytes: NULs kept) */
+		memcpy(r->body, x->resp_body, x->resp_body_len);
+		r->body[x->resp_body_len] = '\0';
+		r->body_len = x->resp_body_len;
+	}
+}
+
+/*
+ * The path of the recording's MCP endpoint (its first POST's; legacy: its
+ * first GET's), and the replies no message carries: a POST of a client
+ * request refused with an HTTP error (the request alone names the
+ * exchange), and exchanges without JSON-RPC.
+ */
+static int read_exchange(const struct store_exchange_row *x, void *ctx)
+{
+	struct xreader *xr = ctx;
+	struct rp_script *s = xr->s;
+	const char *want = s->transport == RP_SSE ? "GET" : "POST";
+	int64_t c;
+
+	if (!x->method || !x->target)
 		return 0;
-	size_t n = strcspn(x->target, "?#");
-	s->path = mt_strndup(x->target, n ? n : 1);
-	return 1;
+	if (!s->path && !strcmp(x->method, want) && (x->messages || s->transport == RP_SSE)) {
+		size_t n = strcspn(x->target, "?#");
+		s->path = mt_strndup(x->target, n ? n : 1);
+	}
+	if (x->status >= 400 && x->messages == 1 &&
+	    mt_map_get(xr->posts, &x->seq, sizeof(x->seq), &c) && s->m[c].kind == MT_REQUEST &&
+	    s->m[c].answer < 0) {
+		s->m[c].refused = 1;
+		add_reply(xr, (int32_t)c, x);
+	} else if (!x->messages && x->status > 0) {
+		add_reply(xr, -1, x);
+	}
+	return 0;
+}
+
+static int read_other(const struct store_exchange_row *x, void *ctx)
+{
+	struct xreader *xr = ctx;
+
+	if (x->method && x->target && !x->messages && x->status > 0)
+		add_reply(xr, -1, x);
+	return 0;
+}
+
+int rp_add_other_replies(struct store *st, int64_t session, struct rp_script *s,
+			 struct mt_err *err)
+{
+	struct xreader xr = {s, NULL};
+
+	return store_each_exchange(st, session, read_other, &xr, err) < 0 ? -1 : 0;
+}
+
+const struct rp_http_reply *rp_refusal(const struct rp_script *s, int64_t i)
+{
+	for (size_t k = 0; i >= 0 && k < s->nreplies; k++)
+		if (s->replies[k].msg == i)
+			return &s->replies[k];
+	return NULL;
+}
+
+const struct rp_http_reply *rp_other_reply(const struct rp_script *s, const char *method,
+					   const char *target)
+{
+	size_t path = strcspn(target, "?#");
+
+	for (size_t k = 0; k < s->nreplies; k++)
+		if (s->replies[k].msg < 0 && !strcmp(s->replies[k].method, method) &&
+		    !strcmp(s->replies[k].target, target))
+			return &s->replies[k];
+	for (size_t k = 0; k < s->nreplies; k++)
+		if (s->replies[k].msg < 0 && !strcmp(s->replies[k].method, method) &&
+		    strcspn(s->replies[k].target, "?#") == path &&
+		    !strncmp(s->replies[k].target, target, path))
+			return &s->replies[k];
+	return NULL;
 }
 
 /*
@@ -599,12 +689,14 @@ static int load_routes(struct rp_script *s, struct mt_err *err)
 	s->on = mt_malloc((s->n ? s->n : 1) * sizeof(*s->on));
 	mt_map_init(&rt.posts, 0);
 	r = store_each_route(s->st, s->session, route_one, &rt, err);
+	if (r >= 0 && (r > 0 || rt.i != s->n))
+		r = mt_err_set(err, "the capture changed while it was read");
+	if (r >= 0) {
+		struct xreader xr = {s, &rt.posts};
+		r = store_each_exchange(s->st, s->session, read_exchange, &xr, err);
+	}
 	mt_map_release(&rt.posts);
 	if (r < 0)
-		return -1;
-	if (r > 0 || rt.i != s->n)
-		return mt_err_set(err, "the capture changed while it was read");
-	if (store_each_exchange(s->st, s->session, first_target, s, err) < 0)
 		return -1;
 	make_blocks(s);
 	return 0;
@@ -678,6 +770,13 @@ void rp_release(struct rp_script *s)
 	free(s->on);
 	free(s->blocks);
 	free(s->block_next);
+	for (size_t k = 0; k < s->nreplies; k++) {
+		free(s->replies[k].method);
+		free(s->replies[k].target);
+		free(s->replies[k].headers_json);
+		free(s->replies[k].body);
+	}
+	free(s->replies);
 	free(s->path);
 	free(s->cache.off);
 	mt_buf_release(&s->cache.buf);

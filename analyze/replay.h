@@ -60,6 +60,9 @@ struct rp_msg {
 				* pattern: a redacted value matches any live value at its place
 				* (see rp_load) */
 	unsigned token : 1;    /* client requests: carry a progress token (see tokens) */
+	unsigned refused : 1;  /* client requests of an HTTP recording: the server answered
+				* their POST with an HTTP error and no JSON-RPC answer (a 401, say;
+				* see rp_http_reply) */
 };
 
 /* A match key's place: its hash, and the client messages that have it. */
@@ -77,6 +80,21 @@ struct rp_cache {
 	size_t one;            /* a message read on its own (out of order) */
 	int has_one;
 	struct mt_buf one_buf; /* its bytes */
+};
+
+/*
+ * An HTTP reply the recording holds that no JSON-RPC message carries: the
+ * refusal of a client request's POST (msg: the request), or an exchange with
+ * no JSON-RPC at all (msg -1: OAuth metadata under /.well-known, ...).
+ */
+struct rp_http_reply {
+	int32_t msg;           /* the refused client request, or -1 */
+	char *method;          /* owned: the request's method (GET, POST, ...) */
+	char *target;          /* owned: its path and query, as stored (redacted) */
+	int status;
+	char *headers_json;    /* owned: the response's headers as stored (JSON [[name, value]]) */
+	char *body;            /* owned: the response's body as kept, or NULL */
+	size_t body_len;
 };
 
 /* How a recorded message travelled. */
@@ -128,6 +146,8 @@ struct rp_script {
 	 */
 	int32_t *block_next;   /* owned */
 	int32_t *blocks;       /* owned: n + 1 */
+	struct rp_http_reply *replies; /* owned: an HTTP recording's replies no message carries */
+	size_t nreplies, replies_cap;
 	struct rp_cache cache;
 	size_t read_errors;    /* messages that could not be read back */
 	struct mt_err read_err;/* why, the first time */
@@ -181,6 +201,25 @@ int rp_json(struct rp_script *s, size_t i, json_t **out, struct mt_err *err);
  * keys are kept as.
  */
 void rp_hash(const void *data, size_t n, uint64_t out[2]);
+
+/*
+ * Add session's exchanges without JSON-RPC to s->replies (s: a script, or a
+ * zeroed one kept for its replies alone; rp_release frees them). 0, or -1
+ * with err set.
+ */
+int rp_add_other_replies(struct store *st, int64_t session, struct rp_script *s,
+			 struct mt_err *err);
+
+/* The refusal of recorded client request i (its refused bit set), or NULL. */
+const struct rp_http_reply *rp_refusal(const struct rp_script *s, int64_t i);
+
+/*
+ * The recorded reply to a request with no JSON-RPC (method, a path and query
+ * as target): the first of s's with the same method and target, else with
+ * the same method and path; NULL when none.
+ */
+const struct rp_http_reply *rp_other_reply(const struct rp_script *s, const char *method,
+					   const char *target);
 
 /*
  * The server messages that follow client message a (-1: those before any

@@ -725,7 +725,21 @@ static void url_passwords(const struct mt_redact *r, const char *p, size_t n, st
 }
 
 /* Find the text rules' spans in p (n bytes) and add them to e. */
+static void spans(const struct mt_redact *r, const char *p, size_t n, int challenge,
+		  struct edits *e);
+
 static void text_spans(const struct mt_redact *r, const char *p, size_t n, struct edits *e)
+{
+	spans(r, p, n, 0, e);
+}
+
+/*
+ * text_spans; with challenge, p is an authentication challenge
+ * (WWW-Authenticate): its "Bearer" or "Basic" is a scheme followed by
+ * parameters (realm, resource_metadata, ...), not a credential.
+ */
+static void spans(const struct mt_redact *r, const char *p, size_t n, int challenge,
+		  struct edits *e)
 {
 	size_t s, t, first = e->n;
 
@@ -740,7 +754,7 @@ static void text_spans(const struct mt_redact *r, const char *p, size_t n, struc
 			if ((k = key_format(p, n, i)) > 0) {
 				redact_span(r, p, i, i + k, e);
 				i += k - 1;
-			} else if (auth_scheme(p, n, i, &s, &t)) {
+			} else if (!challenge && auth_scheme(p, n, i, &s, &t)) {
 				redact_span(r, p, s, t, e);
 				i = t - 1;
 			}
@@ -1240,7 +1254,8 @@ int mt_redact_header(const struct mt_redact *r, const char *name, const char *va
 	} else if (cred_name(r, name, strlen(name), USE_MEMBER) || !strcmp(norm, "xapikey")) {
 		redact_span(r, value, 0, n, &e);
 	} else {
-		text_spans(r, value, n, &e);
+		spans(r, value, n,
+		      !strcmp(norm, "wwwauthenticate") || !strcmp(norm, "proxyauthenticate"), &e);
 	}
 	if (e.n) {
 		apply(value, n, &e, out);

@@ -67,15 +67,16 @@ struct chan {
 	struct kept *kept, *kept_tail;
 };
 
-enum act_kind { A_SEND, A_ANSWER, A_BARRIER, A_DELAY };
+enum act_kind { A_SEND, A_ANSWER, A_BARRIER, A_DELAY, A_REFUSE };
 
 struct act {
 	struct act *next;
 	enum act_kind kind;
 	int64_t req;
-	int sse;
+	int sse;           /* A_ANSWER: as an SSE stream; A_REFUSE: the status */
 	int64_t ns;
-	size_t n;
+	size_t n;          /* p's bytes; A_REFUSE: the message's, then headers and body follow */
+	size_t hlen, blen; /* A_REFUSE: the headers' JSON (NUL-terminated after p) and body */
 	char p[];
 };
 
@@ -95,6 +96,7 @@ struct hsv_sess {
 	struct chan *get;            /* the GET stream, while one is open */
 	int next_num;                /* the next stream's number */
 	int64_t next_req;            /* the last request handle given */
+	int refused_first;           /* its first request was refused: it ends */
 	struct act *q, *q_tail;      /* what the application sent, not yet out */
 	int holding;                 /* the queue waits for a timer */
 	int barrier_gap;             /* a barrier saw the bytes leave: now its gap */
@@ -175,6 +177,7 @@ static void pump(struct hsv_sess *s);
 
 static void deliver_send(struct hsv_sess *s, int64_t req, const char *p, size_t n);
 static void deliver_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse);
+static void deliver_refusal(struct hsv_sess *s, const struct act *a);
 static void chan_free(struct chan *c);
 
 /* Unlink a session and free it (told, or never told, already). */
@@ -227,6 +230,8 @@ static void sess_close(struct hsv_sess *s, const char *why)
 			deliver_send(s, a->req, a->p, a->n);
 		else if (a->kind == A_ANSWER)
 			deliver_answer(s, a->req, a->p, a->n, a->sse);
+		else if (a->kind == A_REFUSE)
+			deliver_refusal(s, a);
 		free(a);
 	}
 	s->q_tail = NULL;
@@ -521,6 +526,58 @@ static void deliver_answer(struct hsv_sess *s, int64_t req, const char *p, size_
 	chan_retire(c);
 }
 
+/* A recorded reply's headers (JSON [[name, value]]) on a reply: those a client reads. */
+static void recorded_headers(struct evhttp_request *http, const char *json)
+{
+	json_t *a = json_loads(json ? json : "[]", 0, NULL), *e;
+	struct mt_hdr h[64];
+	unsigned char keep[64];
+	size_t i, n = 0;
+
+	json_array_foreach(a, i, e) {
+		const char *name = json_string_value(json_array_get(e, 0));
+		const char *value = json_string_value(json_array_get(e, 1));
+		if (name && value && n < 64) {
+			h[n].name = name;
+			h[n].value = value;
+			n++;
+		}
+	}
+	mt_hdr_filter(h, n, MT_HDR_RESPONSE, keep, NULL);
+	for (i = 0; i < n; i++)
+		if (keep[i] && strcasecmp(h[i].name, "Date") && strcasecmp(h[i].name, "Mcp-Session-Id"))
+			evhttp_add_header(evhttp_request_get_output_headers(http), h[i].name, h[i].value);
+	json_decref(a);
+}
+
+static void deliver_refusal(struct hsv_sess *s, const struct act *a)
+{
+	struct chan *c = chan_of(s, a->req);
+	const char *headers = a->p + a->n + 1, *body = headers + a->hlen + 1;
+	char reason[32];
+	struct evbuffer *b;
+
+	if (!c || c->done)
+		return;
+	if (s->srv->o->mode == HSV_LEGACY || !c->http || c->sse) {
+		/* Too late for a status: the message says it. */
+		deliver_answer(s, a->req, a->p, a->n, 0);
+		return;
+	}
+	if (a->req == 1 && s->srv->o->mode == HSV_STREAMABLE)
+		s->refused_first = 1;
+	recorded_headers(c->http, headers);
+	b = evbuffer_new();
+	evbuffer_add(b, body, a->blen);
+	snprintf(reason, sizeof(reason), "%s",
+		 a->sse == 401 ? "Unauthorized" : a->sse == 403 ? "Forbidden" : "Refused");
+	evhttp_send_reply(c->http, a->sse, reason, b);
+	evbuffer_free(b);
+	c->http = NULL;
+	chan_end(c);
+	chan_retire(c);
+}
+
 static void deliver_send(struct hsv_sess *s, int64_t req, const char *p, size_t n)
 {
 	struct chan *c = req ? chan_of(s, req) : NULL;
@@ -559,6 +616,8 @@ static void pump(struct hsv_sess *s)
 			}
 		} else if (a->kind == A_SEND) {
 			deliver_send(s, a->req, a->p, a->n);
+		} else if (a->kind == A_REFUSE) {
+			deliver_refusal(s, a);
 		} else {
 			deliver_answer(s, a->req, a->p, a->n, a->sse);
 		}
@@ -569,6 +628,15 @@ static void pump(struct hsv_sess *s)
 	}
 }
 
+static void sess_close(struct hsv_sess *s, const char *why);
+
+/* A session whose first request was refused never began for its client: it ends. */
+static void after_refusal(struct hsv_sess *s)
+{
+	if (s->refused_first && !s->closed)
+		sess_close(s, "its initialize was refused, as recorded");
+}
+
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct hsv_sess *s = arg;
@@ -577,6 +645,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	s->holding = 0;
 	pump(s);
+	after_refusal(s);
 }
 
 static void enqueue(struct hsv_sess *s, enum act_kind kind, int64_t req, const char *p, size_t n,
@@ -619,6 +688,37 @@ void hsv_send(struct hsv_sess *s, int64_t req, const char *p, size_t n)
 void hsv_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse)
 {
 	enqueue(s, A_ANSWER, req, p, n, sse, 0);
+}
+
+void hsv_refuse(struct hsv_sess *s, int64_t req, int status, const char *headers_json,
+		const char *body, size_t body_len, const char *p, size_t n)
+{
+	size_t hlen = strlen(headers_json ? headers_json : "[]");
+	struct act *a;
+
+	if (s->closed)
+		return;
+	a = mt_malloc(sizeof(*a) + n + 1 + hlen + 1 + body_len + 1);
+	a->next = NULL;
+	a->kind = A_REFUSE;
+	a->req = req;
+	a->sse = status;
+	a->ns = 0;
+	a->n = n;
+	a->hlen = hlen;
+	a->blen = body_len;
+	memcpy(a->p, p, n);
+	a->p[n] = '\0';
+	memcpy(a->p + n + 1, headers_json ? headers_json : "[]", hlen + 1);
+	if (body_len)
+		memcpy(a->p + n + 1 + hlen + 1, body, body_len);
+	a->p[n + 1 + hlen + 1 + body_len] = '\0';
+	if (s->q_tail)
+		s->q_tail->next = a;
+	else
+		s->q = a;
+	s->q_tail = a;
+	pump(s);
 }
 
 void hsv_barrier(struct hsv_sess *s)
@@ -779,6 +879,7 @@ static void take_message(struct srv *v, struct hsv_sess *s, struct evhttp_reques
 	if (k == MT_REQUEST && v->o->mode != HSV_LEGACY) {
 		struct chan *ch = chan_new(s, ++s->next_req, req, conn_of(v, req));
 		v->app->message(state, s, ch->req, p, n);
+		after_refusal(s);
 		return;
 	}
 	if (v->o->mode == HSV_LEGACY && k == MT_REQUEST) {
@@ -1001,6 +1102,22 @@ static void on_delete(struct srv *v, struct evhttp_request *req)
 	evhttp_send_reply(req, 200, "OK", NULL);
 }
 
+static const char *method_of(enum evhttp_cmd_type cmd)
+{
+	switch (cmd) {
+	case EVHTTP_REQ_GET: return "GET";
+	case EVHTTP_REQ_POST: return "POST";
+	case EVHTTP_REQ_HEAD: return "HEAD";
+	case EVHTTP_REQ_PUT: return "PUT";
+	case EVHTTP_REQ_DELETE: return "DELETE";
+	case EVHTTP_REQ_OPTIONS: return "OPTIONS";
+	case EVHTTP_REQ_TRACE: return "TRACE";
+	case EVHTTP_REQ_CONNECT: return "CONNECT";
+	case EVHTTP_REQ_PATCH: return "PATCH";
+	}
+	return "GET";
+}
+
 static void on_request(struct evhttp_request *req, void *arg)
 {
 	struct srv *v = arg;
@@ -1014,6 +1131,22 @@ static void on_request(struct evhttp_request *req, void *arg)
 	}
 	target_path(req, path, sizeof(path));
 	sse_path = !strcmp(path, v->o->path);
+	if (!sse_path && (v->o->mode != HSV_LEGACY || strcmp(path, v->post_path)) && v->app->other) {
+		/* Another path: what the recording answered there, if it did. */
+		int status;
+		const char *headers, *body;
+		size_t blen;
+		const char *uri = evhttp_request_get_uri(req);
+		if (v->app->other(v->app->ctx, method_of(cmd), uri ? uri : "/", &status, &headers, &body,
+				  &blen)) {
+			struct evbuffer *b = evbuffer_new();
+			recorded_headers(req, headers);
+			evbuffer_add(b, body, blen);
+			evhttp_send_reply(req, status, status < 300 ? "OK" : "Recorded", b);
+			evbuffer_free(b);
+			return;
+		}
+	}
 	if (v->o->mode == HSV_LEGACY) {
 		if (cmd == EVHTTP_REQ_GET && sse_path)
 			on_get(v, req);

@@ -65,6 +65,14 @@ struct hsv_app {
 	 * stopped: why says which). Its last call: s is gone after it.
 	 */
 	void (*close)(void *state, struct hsv_sess *s, const char *why);
+	/*
+	 * A request to another path than the endpoint's (or another method on
+	 * it): 1 and the reply to give (status, headers as a JSON array of
+	 * [name, value], body; borrowed until the reply is sent), or 0 for the
+	 * endpoint's own answer (404, 405). May be NULL.
+	 */
+	int (*other)(void *ctx, const char *method, const char *target, int *status,
+		     const char **headers_json, const char **body, size_t *body_len);
 };
 
 struct hsv_opts {
@@ -106,6 +114,18 @@ void hsv_send(struct hsv_sess *s, int64_t req, const char *p, size_t n);
  * answer for a request whose client has gone is dropped.
  */
 void hsv_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse);
+
+/*
+ * Refuse request req as a recorded server did: status (401, say), headers (a
+ * JSON array of [name, value]: those a client reads go out, WWW-Authenticate
+ * among them; not Date, lengths or hop-by-hop fields) and body. Where a
+ * status can no longer be given (an SSE stream was opened for it, or legacy:
+ * its POST was answered 202), the JSON-RPC message p (n bytes) goes instead,
+ * as hsv_answer's. A session whose first request is refused ends: it never
+ * began for the client.
+ */
+void hsv_refuse(struct hsv_sess *s, int64_t req, int status, const char *headers_json,
+		const char *body, size_t body_len, const char *p, size_t n);
 
 /* What follows waits until what was sent before has left and barrier_ms has passed. */
 void hsv_barrier(struct hsv_sess *s);

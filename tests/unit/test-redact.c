@@ -502,6 +502,25 @@ static void test_header_url(void **state)
 	assert_int_equal(mt_redact_header(R, "Cookie", "", 0, &out), 0);
 	assert_int_equal(mt_redact_header(R, "Content-Type", "application/json", 16, &out), 0);
 	assert_int_equal(mt_redact_header(R, "Mcp-Session-Id", "abc-123", 7, &out), 0);
+	/* A challenge is not a credential: its scheme's parameters stay (a client
+	 * needs resource_metadata to find the authorization server). */
+	{
+		static const char *const challenges[] = {
+			"Bearer resource_metadata=\"https://mcp.example.com/.well-known/oauth-protected-resource/mcp\"",
+			"Bearer realm=\"mcp\", error=\"invalid_token\", error_description=\"expired\"",
+			"Basic realm=\"staging\"",
+		};
+		for (size_t i = 0; i < sizeof(challenges) / sizeof(challenges[0]); i++) {
+			assert_int_equal(mt_redact_header(R, "WWW-Authenticate", challenges[i],
+							  strlen(challenges[i]), &out), 0);
+			assert_int_equal(mt_redact_header(R, "Proxy-Authenticate", challenges[i],
+							  strlen(challenges[i]), &out), 0);
+		}
+		/* (a key format in one is still found) */
+		const char *leak = "Bearer realm=\"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"";
+		assert_int_equal(mt_redact_header(R, "WWW-Authenticate", leak, strlen(leak), &out), 1);
+		assert_null(strstr(out.data, "ghp_abcdef"));
+	}
 	const char *u = "https://user:pw@example.com/mcp?key=AIz&x=1&access_token=t#frag";
 	assert_int_equal(mt_redact_url(R, u, strlen(u), &out), 1);
 	char *a = mk("pw"), *b = mk("AIz"), *c = mk("t");
