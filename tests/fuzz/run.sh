@@ -27,6 +27,13 @@ seed() {
 	printf "$3" > "$1/seed-$2"
 }
 
+# The client of fuzz-mock's recordings: its flow, and pieces of it.
+seed_mock() {
+	seed "$1" flow '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"c","version":"1"}}}\n{"jsonrpc":"2.0","method":"notifications/initialized"}\n{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"long","_meta":{"progressToken":7}}}\n{"jsonrpc":"2.0","id":1,"result":{"model":"m","role":"assistant","content":{"type":"text","text":"x"}}}\n{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n'
+	seed "$1" again '{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"long"}}\n{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"long"}}\n{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}\n'
+	seed "$1" odd '[1,2]\n{"jsonrpc":"2.0","id":null}\nnot json\n{"jsonrpc":"2.0","id":9,"result":{}}\n'
+}
+
 seed_classify() {
 	d=$1
 	seed "$d" request '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,2.5e-3,true,null]},"_meta":{"progressToken":"p1"}}}\r\n'
@@ -166,6 +173,10 @@ for bin in "$@"; do
 		seed_analyze "$corpus"
 		dict_classify "$out/$name.dict"
 		opts="$opts -max_len=16384 -dict=$out/$name.dict" ;;
+	fuzz-mock)
+		seed_mock "$corpus"
+		dict_classify "$out/$name.dict"
+		opts="$opts -max_len=8192 -dict=$out/$name.dict" ;;
 	esac
 	if [ ! -x "$bin" ]; then
 		echo "$name: FAILED: no such program $bin"
