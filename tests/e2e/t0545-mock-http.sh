@@ -20,46 +20,6 @@
 CLIENT=$NODEDIR/http-client.mjs
 EVERYTHING=$NODEDIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 
-# start_mock DB [OPTION...]: the HTTP mock of DB's newest session on a free port;
-# MOCK_PID, MOCK_URL (its endpoint), MOCK_ERR.
-start_mock() {
-	_db=$1
-	shift
-	MOCK_ERR=$T/mock-$$-$(date +%s%N).err
-	: > "$MOCK_ERR"
-	"$MCPTAP" replay -r "$_db" --as server --listen 127.0.0.1:0 "$@" < /dev/null > /dev/null 2> "$MOCK_ERR" &
-	MOCK_PID=$!
-	_n=0
-	MOCK_URL=""
-	while [ "$_n" -lt 100 ]; do
-		MOCK_URL=$(sed -n 's/^mcptap: replay: the mock server listens on \(http:[^ ]*\)$/\1/p' "$MOCK_ERR")
-		[ -n "$MOCK_URL" ] && return 0
-		kill -0 "$MOCK_PID" 2> /dev/null || break
-		sleep 0.1
-		_n=$((_n + 1))
-	done
-	cat "$MOCK_ERR" >&2
-	die "the HTTP mock did not start"
-}
-
-# stop_mock: SIGINT, and its exit status in MOCK_STATUS (124: it did not stop within 15 s).
-stop_mock() {
-	kill -INT "$MOCK_PID" 2> /dev/null
-	_n=0
-	while kill -0 "$MOCK_PID" 2> /dev/null && [ "$_n" -lt 150 ]; do
-		sleep 0.1
-		_n=$((_n + 1))
-	done
-	if kill -0 "$MOCK_PID" 2> /dev/null; then
-		kill -KILL "$MOCK_PID"
-		wait "$MOCK_PID" 2> /dev/null
-		MOCK_STATUS=124
-		return
-	fi
-	wait "$MOCK_PID"
-	MOCK_STATUS=$?
-}
-
 # same_results REC REP: the answer to each request (by its id) the client got from
 # the mock is the one it got when it was recorded; the requests are the same.
 same_results() {

@@ -20,17 +20,7 @@ stop_tap INT
 check_eq "two sessions, one per client (named by its _meta clientInfo), no initialize in either" "2|0|agent-a 1.0 2026-07-28,agent-b 1.0 2026-07-28" \
 	"$(sql "$T/v.db" "select count(*), (select count(*) from message where method = 'initialize'), group_concat(client_name || ' ' || client_version || ' ' || protocol_version, ',') from session")"
 
-MOCK_ERR=$T/mock.err
-"$MCPTAP" replay -r "$T/v.db" -s all --as server --listen 127.0.0.1:0 --report "$T/mock.report" \
-	< /dev/null > /dev/null 2> "$MOCK_ERR" &
-MOCK_PID=$!
-n=0
-MOCK_URL=""
-while [ -z "$MOCK_URL" ] && [ $n -lt 100 ] && kill -0 "$MOCK_PID" 2> /dev/null; do
-	sleep 0.1
-	MOCK_URL=$(sed -n 's/^mcptap: replay: the mock server listens on \(http:[^ ]*\)$/\1/p' "$MOCK_ERR")
-	n=$((n + 1))
-done
+start_mock "$T/v.db" -s all --report "$T/mock.report"
 check "the mock listens on the recorded endpoint" sh -c "echo '$MOCK_URL' | grep -q '/v26$'"
 
 # The recorded tools/call requests of each client, POSTed again (as the recorded
@@ -52,9 +42,8 @@ done
 got=$(node "$RAW" "$MOCK_URL" '[{"method":"GET","headers":{"accept":"text/event-stream"}},{"method":"DELETE"}]')
 check_eq "GET and DELETE: 405 each (no sessions on a stateless server)" "405 405" \
 	"$(printf '%s\n' "$got" | node -e 'let t = ""; process.stdin.on("data", (d) => (t += d)).on("end", () => console.log(t.trim().split("\n").map((l) => JSON.parse(l).status).join(" ")))')"
-kill -INT "$MOCK_PID"
-wait "$MOCK_PID"
-check_eq "SIGINT: the mock exits 0" 0 $?
+stop_mock
+check_eq "SIGINT: the mock exits 0" 0 "$MOCK_STATUS"
 check_eq "two runs, one per client, each of its own recorded session, no miss" "2 true 0" \
 	"$(node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1]));
 console.log(r.runs, r.ok, r.sessions.reduce((a, s) => a + s.missed, 0))' "$T/mock.report")"

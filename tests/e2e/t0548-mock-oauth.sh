@@ -20,17 +20,7 @@ challenge="Bearer resource_metadata=\"http://127.0.0.1:$port/.well-known/oauth-p
 check_eq "the tap stored the WWW-Authenticate whole" "$challenge" \
 	"$(sql "$T/o.db" "select json_extract(h.value, '\$[1]') from http_exchange, json_each(resp_headers) h where status = 401 and json_extract(h.value, '\$[0]') = 'WWW-Authenticate'")"
 
-MOCK_ERR=$T/mock.err
-"$MCPTAP" replay -r "$T/o.db" -s all --as server --listen 127.0.0.1:0 --report "$T/mock.report" \
-	< /dev/null > /dev/null 2> "$MOCK_ERR" &
-MOCK_PID=$!
-n=0
-MOCK_URL=""
-while [ -z "$MOCK_URL" ] && [ $n -lt 100 ] && kill -0 "$MOCK_PID" 2> /dev/null; do
-	sleep 0.1
-	MOCK_URL=$(sed -n 's/^mcptap: replay: the mock server listens on \(http:[^ ]*\)$/\1/p' "$MOCK_ERR")
-	n=$((n + 1))
-done
+start_mock "$T/o.db" -s all --report "$T/mock.report"
 check_eq "the mock serves the refused initialize's endpoint" "/mcp-auth" "/${MOCK_URL#http://*/}"
 base=${MOCK_URL%/mcp-auth}
 
@@ -47,9 +37,8 @@ check_eq "the recorded metadata" "$(sql "$T/o.db" "select cast(resp_body as text
 check_eq "its content type" "Content-Type: application/json" "$(grep -i '^Content-Type:' "$T/h2" | tr -d '\r')"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$base/.well-known/oauth-authorization-server")
 check_eq "a path never recorded: 404" 404 "$code"
-kill -INT "$MOCK_PID"
-wait "$MOCK_PID"
-check_eq "SIGINT: the mock exits 0" 0 $?
+stop_mock
+check_eq "SIGINT: the mock exits 0" 0 "$MOCK_STATUS"
 check_eq "one run: the refused initialize answered as recorded (no miss), and it ended there" \
 	"1 1 0 its initialize was refused, as recorded" \
 	"$(node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1])); const s = r.sessions[0];

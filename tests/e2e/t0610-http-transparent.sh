@@ -103,7 +103,7 @@ check_eq "the stream the client left: client-gone" "GET /hold 200 client-gone" \
 
 check_eq "2026-07-28: one session per client (by its _meta clientInfo, which names the session), whatever the connection; the listen in agent-a's" \
 	"agent-a 1,2,sub-1|agent-b 1,2" \
-	"$(sql "$T/l.db" "select group_concat(ids, '|') from (select client_name || ' ' || group_concat(id, ',') as ids from (select m.session, m.id, s.client_name from message m join session s on s.id = m.session where m.kind = 'request' and m.exchange in (select seq from http_exchange x where x.session = m.session and x.target = '/v26') order by s.client_name, m.seq) group by session order by client_name)")"
+	"$(sql "$T/l.db" "select group_concat(ids, '|') from (select client_name || ' ' || group_concat(id, ',') as ids from (select m.session, m.id, s.client_name from message m join session s on s.id = m.session where m.kind = 'request' and m.exchange in (select seq from http_exchange x where x.session = m.session and x.target = '/v26') order by s.client_name, m.id) group by session order by client_name)")"
 check_eq "the listen stream the client closed: client-gone" "client-gone" \
 	"$(sql "$T/l.db" "select x.outcome from http_exchange x join message m on m.session = x.session and m.exchange = x.seq where m.id = 'sub-1'")"
 

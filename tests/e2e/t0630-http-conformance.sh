@@ -140,17 +140,7 @@ check_eq "no message stored as invalid" 0 \
 stop_everything
 
 # 4. The mock of the capture, every session of it, in place of the server.
-MOCK_ERR=$T/mock.err
-"$MCPTAP" replay -r "$T/c.db" -s all --as server --listen 127.0.0.1:0 --report "$T/mock.report" \
-	< /dev/null > /dev/null 2> "$MOCK_ERR" &
-MOCK_PID=$!
-n=0
-MOCK_URL=""
-while [ -z "$MOCK_URL" ] && [ $n -lt 100 ] && kill -0 "$MOCK_PID" 2> /dev/null; do
-	sleep 0.1
-	MOCK_URL=$(sed -n 's/^mcptap: replay: the mock server listens on \(http:[^ ]*\)$/\1/p' "$MOCK_ERR")
-	n=$((n + 1))
-done
+start_mock "$T/c.db" -s all --report "$T/mock.report"
 check "the mock of the capture listens" test -n "$MOCK_URL"
 suite mock "$MOCK_URL"
 check_eq "the suite ran against the mock" 0 $?
@@ -163,9 +153,8 @@ same_as_direct() {
 }
 check "the same verdicts against the mock as against the server, scenario by scenario" same_as_direct
 check_eq "and the same totals" "$(totals "$T/direct.out")" "$(totals "$T/mock.out")"
-kill -INT "$MOCK_PID"
-wait "$MOCK_PID"
-check_eq "SIGINT: the mock exits 0" 0 $?
+stop_mock
+check_eq "SIGINT: the mock exits 0" 0 "$MOCK_STATUS"
 check_eq "a run for each live session (the rebinding scenario's second too), no miss, every recorded request asked for" \
 	"$((m + 1)) true 0 0" \
 	"$(node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1]));
