@@ -18,42 +18,62 @@
 #                  DB counts at least as many messages each way as the client's log
 #                  LOG ({"dir":...} lines) holds: the tap commits in batches (20 ms)
 
-start_tap() {
-	_db=$1
-	_up=$2
-	shift 2
-	TAP_ERR=$T/tap-$$-$(date +%s%N).err
-	: > "$TAP_ERR"
-	"$MCPTAP" record -w "$_db" --listen 127.0.0.1:0 --upstream "$_up" "$@" < /dev/null > /dev/null 2> "$TAP_ERR" &
-	TAP_PID=$!
+# bg_start PREFIX SED_PATTERN WHAT COMMAND...: runs COMMAND in the background
+# (stdin /dev/null, stderr in a file of its own) and waits (10 s at most) for the
+# line SED_PATTERN picks its URL from: PREFIX_PID, PREFIX_URL and PREFIX_ERR are
+# set; dies saying WHAT did not start when it exits or never says.
+bg_start() {
+	_pre=$1 _pat=$2 _what=$3
+	shift 3
+	_err=$T/$_pre-$$-$(date +%s%N).err
+	: > "$_err"
+	"$@" < /dev/null > /dev/null 2> "$_err" &
+	_pid=$!
+	eval "${_pre}_PID=$_pid ${_pre}_ERR=\$_err ${_pre}_URL="
 	_n=0
-	TAP_URL=""
 	while [ "$_n" -lt 100 ]; do
-		TAP_URL=$(sed -n 's/^mcptap: listening on \(http:[^,]*\),.*/\1/p' "$TAP_ERR")
-		[ -n "$TAP_URL" ] && return 0
-		kill -0 "$TAP_PID" 2> /dev/null || break
+		_url=$(sed -n "$_pat" "$_err")
+		if [ -n "$_url" ]; then
+			eval "${_pre}_URL=\$_url"
+			return 0
+		fi
+		kill -0 "$_pid" 2> /dev/null || break
 		sleep 0.1
 		_n=$((_n + 1))
 	done
-	cat "$TAP_ERR" >&2
-	die "the HTTP tap did not start"
+	cat "$_err" >&2
+	die "$_what did not start"
+}
+
+# bg_stop PREFIX SIGNAL: sends SIGNAL to PREFIX_PID and waits (15 s at most, then
+# SIGKILL): PREFIX_STATUS is its exit status, 124 when it had to be killed.
+bg_stop() {
+	eval "_pid=\$${1}_PID"
+	kill -"$2" "$_pid" 2> /dev/null
+	_n=0
+	while kill -0 "$_pid" 2> /dev/null && [ "$_n" -lt 150 ]; do
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	if kill -0 "$_pid" 2> /dev/null; then
+		kill -KILL "$_pid" 2> /dev/null
+		wait "$_pid" 2> /dev/null
+		eval "${1}_STATUS=124"
+		return
+	fi
+	wait "$_pid"
+	eval "${1}_STATUS=$?"
+}
+
+start_tap() {
+	_db=$1 _up=$2
+	shift 2
+	bg_start TAP 's/^mcptap: listening on \(http:[^,]*\),.*/\1/p' "the HTTP tap" \
+		"$MCPTAP" record -w "$_db" --listen 127.0.0.1:0 --upstream "$_up" "$@"
 }
 
 stop_tap() {
-	kill -"${1:-INT}" "$TAP_PID" 2> /dev/null
-	_n=0
-	while kill -0 "$TAP_PID" 2> /dev/null && [ "$_n" -lt 150 ]; do
-		sleep 0.1
-		_n=$((_n + 1))
-	done
-	if kill -0 "$TAP_PID" 2> /dev/null; then
-		kill -KILL "$TAP_PID" 2> /dev/null
-		wait "$TAP_PID" 2> /dev/null
-		TAP_STATUS=124
-		return
-	fi
-	wait "$TAP_PID"
-	TAP_STATUS=$?
+	bg_stop TAP "${1:-INT}"
 }
 
 wait_committed() {
@@ -72,36 +92,10 @@ wait_committed() {
 start_mock() {
 	_db=$1
 	shift
-	MOCK_ERR=$T/mock-$$-$(date +%s%N).err
-	: > "$MOCK_ERR"
-	"$MCPTAP" replay -r "$_db" --as server --listen 127.0.0.1:0 "$@" < /dev/null > /dev/null 2> "$MOCK_ERR" &
-	MOCK_PID=$!
-	_n=0
-	MOCK_URL=""
-	while [ "$_n" -lt 100 ]; do
-		MOCK_URL=$(sed -n 's/^mcptap: replay: the mock server listens on \(http:[^ ]*\)$/\1/p' "$MOCK_ERR")
-		[ -n "$MOCK_URL" ] && return 0
-		kill -0 "$MOCK_PID" 2> /dev/null || break
-		sleep 0.1
-		_n=$((_n + 1))
-	done
-	cat "$MOCK_ERR" >&2
-	die "the HTTP mock did not start"
+	bg_start MOCK 's/^mcptap: replay: the mock server listens on \(http:[^ ]*\)$/\1/p' "the HTTP mock" \
+		"$MCPTAP" replay -r "$_db" --as server --listen 127.0.0.1:0 "$@"
 }
 
 stop_mock() {
-	kill -INT "$MOCK_PID" 2> /dev/null
-	_n=0
-	while kill -0 "$MOCK_PID" 2> /dev/null && [ "$_n" -lt 150 ]; do
-		sleep 0.1
-		_n=$((_n + 1))
-	done
-	if kill -0 "$MOCK_PID" 2> /dev/null; then
-		kill -KILL "$MOCK_PID"
-		wait "$MOCK_PID" 2> /dev/null
-		MOCK_STATUS=124
-		return
-	fi
-	wait "$MOCK_PID"
-	MOCK_STATUS=$?
+	bg_stop MOCK INT
 }

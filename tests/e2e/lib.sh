@@ -65,13 +65,21 @@ finish() {
 	exit 0
 }
 
-# npm_entry PACKAGE: the path of an npm peer's entry point (its bin), installed by
-# tests/setup.sh (npm ci in tests/node); dies when it is not installed or
-# mcptap is not built.
-npm_entry() {
-	_pkg=$NODEDIR/node_modules/$1
-	[ -f "$_pkg/package.json" ] || die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
+# need_npm PACKAGE...: dies unless each pinned npm peer is installed (by
+# tests/setup.sh: npm ci in tests/node) and mcptap is built.
+need_npm() {
+	for _p in "$@"; do
+		[ -f "$NODEDIR/node_modules/$_p/package.json" ] ||
+			die "the pinned MCP peer $_p is not installed: run tests/setup.sh node (npm ci)"
+	done
 	[ -x "$MCPTAP" ] || die "$MCPTAP is not built: run make"
+}
+
+# npm_entry PACKAGE: the path of an npm peer's entry point (its bin); dies (in
+# the caller's subshell: ENTRY=$(npm_entry P) || exit) when need_npm does.
+npm_entry() {
+	need_npm "$1"
+	_pkg=$NODEDIR/node_modules/$1
 	node -e 'const d=process.argv[1],p=require(d+"/package.json");const b=typeof p.bin==="string"?p.bin:Object.values(p.bin)[0];console.log(require("path").resolve(d,b))' "$_pkg" ||
 		die "cannot find $1's entry point"
 }

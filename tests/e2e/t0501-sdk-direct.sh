@@ -5,14 +5,10 @@
 # so that a t0500 failure points at the tap.
 . "$(dirname "$0")/lib.sh"
 
-SE=$NODEDIR/node_modules/@modelcontextprotocol/server-everything
-if [ ! -f "$NODEDIR/node_modules/@modelcontextprotocol/sdk/package.json" ] || [ ! -f "$SE/package.json" ]; then
-	die "the pinned MCP peers are not installed in $NODEDIR/node_modules: run tests/setup.sh node (npm ci)"
-fi
+need_npm @modelcontextprotocol/sdk @modelcontextprotocol/server-everything
 command -v node >/dev/null 2>&1 || die "node is not installed: run tests/setup.sh test"
 # server-everything's stdio entry point, from its package.json "bin".
-ENTRY=$(node -e 'const d=process.argv[1],p=require(d+"/package.json");const b=typeof p.bin==="string"?p.bin:Object.values(p.bin)[0];console.log(require("path").resolve(d,b))' "$SE") ||
-	die "cannot find server-everything's entry point"
+ENTRY=$(npm_entry @modelcontextprotocol/server-everything) || { echo "$ENTRY"; exit 1; }
 
 timeout 120 node "$NODEDIR/sdk-client.mjs" --log "$T/client.jsonl" -- node "$ENTRY" stdio 2>"$T/client.err"
 rc=$?

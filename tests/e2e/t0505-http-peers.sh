@@ -25,8 +25,7 @@
 . "$(dirname "$0")/http-peers.sh"
 
 command -v node >/dev/null 2>&1 || die "node is not installed: run tests/setup.sh test"
-[ -f "$NODEDIR/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
-	die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
+need_npm @modelcontextprotocol/sdk
 command -v openssl >/dev/null 2>&1 || die "openssl is not installed"
 command -v stunnel4 >/dev/null 2>&1 || command -v stunnel >/dev/null 2>&1 ||
 	die "stunnel is not installed: run tests/setup.sh test"

@@ -4,10 +4,7 @@
 # any that the peers really earn are named and explained in KNOWN below.
 . "$(dirname "$0")/lib.sh"
 
-SE=$NODEDIR/node_modules/@modelcontextprotocol/server-everything
-[ -f "$SE/package.json" ] || die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
-ENTRY=$(node -e 'const d=process.argv[1],p=require(d+"/package.json");const b=typeof p.bin==="string"?p.bin:Object.values(p.bin)[0];console.log(require("path").resolve(d,b))' "$SE") ||
-	die "cannot find server-everything's entry point"
+ENTRY=$(npm_entry @modelcontextprotocol/server-everything) || { echo "$ENTRY"; exit 1; }
 
 timeout 120 node "$NODEDIR/sdk-client.mjs" --log "$T/client.jsonl" -- \
 	"$MCPTAP" record -w "$T/s.db" -- node "$ENTRY" stdio 2> "$T/client.err"

@@ -7,10 +7,7 @@
 # but the volatile fields the README lists as the --ignore set for it.
 . "$(dirname "$0")/lib.sh"
 
-SE=$NODEDIR/node_modules/@modelcontextprotocol/server-everything
-[ -f "$SE/package.json" ] || die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
-ENTRY=$(node -e 'const d=process.argv[1],p=require(d+"/package.json");const b=typeof p.bin==="string"?p.bin:Object.values(p.bin)[0];console.log(require("path").resolve(d,b))' "$SE") ||
-	die "cannot find server-everything's entry point"
+ENTRY=$(npm_entry @modelcontextprotocol/server-everything) || { echo "$ENTRY"; exit 1; }
 
 timeout 120 node "$NODEDIR/sdk-client.mjs" --log "$T/rec.jsonl" -- \
 	"$MCPTAP" record -w "$T/s.db" -- node "$ENTRY" stdio 2> "$T/rec.err"

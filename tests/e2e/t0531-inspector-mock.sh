@@ -17,14 +17,9 @@
 #   recording (the recorded echo call).
 . "$(dirname "$0")/lib.sh"
 
-SE=$NODEDIR/node_modules/@modelcontextprotocol/server-everything
 INS=$NODEDIR/node_modules/@modelcontextprotocol/inspector-cli
-if [ ! -f "$SE/package.json" ] || [ ! -f "$INS/package.json" ]; then
-	die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
-fi
-[ -x "$MCPTAP" ] || die "$MCPTAP is not built: run make"
-ENTRY=$(node -e 'const d=process.argv[1],p=require(d+"/package.json");const b=typeof p.bin==="string"?p.bin:Object.values(p.bin)[0];console.log(require("path").resolve(d,b))' "$SE") ||
-	die "cannot find server-everything's entry point"
+need_npm @modelcontextprotocol/server-everything @modelcontextprotocol/inspector-cli
+ENTRY=$(npm_entry @modelcontextprotocol/server-everything) || { echo "$ENTRY"; exit 1; }
 
 timeout 120 node "$NODEDIR/sdk-client.mjs" --flow full --log "$T/rec.jsonl" -- \
 	"$MCPTAP" record -w "$T/s.db" -- node "$ENTRY" stdio 2>"$T/rec.err"

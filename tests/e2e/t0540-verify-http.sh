@@ -36,8 +36,7 @@
 . "$(dirname "$0")/http-peers.sh"
 . "$(dirname "$0")/http-tap.sh"
 
-[ -f "$NODEDIR/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
-	die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
+need_npm @modelcontextprotocol/sdk
 ENTRY=$(npm_entry @modelcontextprotocol/server-everything) || { echo "$ENTRY"; exit 1; }
 CLIENT=$NODEDIR/http-client.mjs
 VP=$NODEDIR/verify-peers.mjs

@@ -15,8 +15,7 @@
 . "$(dirname "$0")/http-peers.sh"
 . "$(dirname "$0")/http-tap.sh"
 
-[ -f "$NODEDIR/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
-	die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
+need_npm @modelcontextprotocol/sdk
 CLIENT=$NODEDIR/http-client.mjs
 EVERYTHING=$NODEDIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 

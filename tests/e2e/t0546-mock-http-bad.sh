@@ -10,8 +10,7 @@
 . "$(dirname "$0")/http-peers.sh"
 . "$(dirname "$0")/http-tap.sh"
 
-[ -f "$NODEDIR/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
-	die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
+need_npm @modelcontextprotocol/sdk
 RAW=$NODEDIR/raw-mcp.mjs
 
 # status LINE: the status of a raw-mcp output line; statuses: those of every line on stdin.

@@ -11,8 +11,7 @@
 . "$(dirname "$0")/http-peers.sh"
 . "$(dirname "$0")/http-tap.sh"
 
-[ -f "$NODEDIR/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
-	die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
+need_npm @modelcontextprotocol/sdk
 CLIENT=$NODEDIR/http-client.mjs
 
 # flow LABEL TRANSPORT URL: the full flow; its log $T/LABEL.jsonl, output $T/LABEL.out.

@@ -14,8 +14,7 @@
 . "$(dirname "$0")/http-peers.sh"
 . "$(dirname "$0")/http-tap.sh"
 
-[ -f "$NODEDIR/node_modules/@modelcontextprotocol/sdk/package.json" ] ||
-	die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
+need_npm @modelcontextprotocol/sdk
 CLIENT=$NODEDIR/http-client.mjs
 
 # findings DB: "RULE SEVERITY" per finding, sorted (session 1 only has them).

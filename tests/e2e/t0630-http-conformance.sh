@@ -28,9 +28,7 @@
 . "$(dirname "$0")/http-peers.sh"
 . "$(dirname "$0")/http-tap.sh"
 
-[ -f "$NODEDIR/node_modules/@modelcontextprotocol/conformance/package.json" ] ||
-	die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
-[ -x "$MCPTAP" ] || die "$MCPTAP is not built: run make"
+need_npm @modelcontextprotocol/conformance
 
 # The scenarios this suite version runs with --suite all (32 in 0.1.16): a run
 # with fewer did not run them all.

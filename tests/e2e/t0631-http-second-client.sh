@@ -19,8 +19,7 @@
 . "$(dirname "$0")/http-tap.sh"
 
 INS=$NODEDIR/node_modules/@modelcontextprotocol/inspector-cli
-[ -f "$INS/package.json" ] || die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
-[ -x "$MCPTAP" ] || die "$MCPTAP is not built: run make"
+need_npm @modelcontextprotocol/inspector-cli
 
 ECHO="t0631 echo $$ $(date +%s%N)"
 
