@@ -179,6 +179,7 @@ static void deliver_send(struct hsv_sess *s, int64_t req, const char *p, size_t 
 static void deliver_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse);
 static void deliver_refusal(struct hsv_sess *s, const struct act *a);
 static void chan_free(struct chan *c);
+static void chan_detach(struct chan *c);
 
 /* Unlink a session and free it (told, or never told, already). */
 static void sess_free(struct hsv_sess *s)
@@ -274,8 +275,7 @@ static void chan_free(struct chan *c)
 		c->sess->kept_bytes -= k->len;
 		free(k);
 	}
-	if (c->conn && c->conn->cur == c)
-		c->conn->cur = NULL;
+	chan_detach(c);
 	free(c);
 }
 
@@ -424,18 +424,29 @@ static void sse_event(struct chan *c, const char *p, size_t n)
 }
 
 /* c's reply is over: its stream ends (a JSON answer was sent whole). */
+/*
+ * A channel holds its connection only while its reply is under way: one kept
+ * for a resumption, or a GET whose stream moved to another, must not point at
+ * a connection that may close before it goes.
+ */
+static void chan_detach(struct chan *c)
+{
+	if (c->conn && c->conn->cur == c)
+		c->conn->cur = NULL;
+	c->conn = NULL;
+}
+
 static void chan_end(struct chan *c)
 {
 	c->done = 1;
-	if (!c->http)
-		return;
-	if (c->sse)
-		evhttp_send_reply_end(c->http);
-	else
-		evhttp_send_reply(c->http, 202, "Accepted", NULL);
-	c->http = NULL;
-	if (c->conn && c->conn->cur == c)
-		c->conn->cur = NULL;
+	if (c->http) {
+		if (c->sse)
+			evhttp_send_reply_end(c->http);
+		else
+			evhttp_send_reply(c->http, 202, "Accepted", NULL);
+		c->http = NULL;
+	}
+	chan_detach(c);
 }
 
 /* A message for the GET stream: on it, or held until one opens. */
@@ -743,6 +754,10 @@ static void on_conn_close(struct evhttp_connection *evcon, void *arg)
 	(void)evcon;
 	if (c) {
 		struct hsv_sess *s = c->sess;
+		/* A request libevent let go of (its reply under way) is ours to
+		 * free; one still on the connection is freed with it. */
+		if (c->http && !evhttp_request_get_connection(c->http))
+			evhttp_send_reply_end(c->http);
 		c->http = NULL;
 		c->conn = NULL;
 		if (s->get == c) {
@@ -1059,6 +1074,7 @@ static void on_get(struct srv *v, struct evhttp_request *req)
 					c->http = req;
 					c->sse = 1;
 					c->conn = g->conn;
+					g->conn = NULL;
 					if (c->conn)
 						c->conn->cur = c;
 					s->get = NULL;
