@@ -81,6 +81,8 @@ struct writer {
 	uint64_t put;           /* chunks queued so far */
 	uint64_t done;          /* chunks processed (and, with sync, committed) */
 	uint64_t waits;
+	int timed;              /* writer_set_time: puts are timed ... */
+	int64_t time_ns, time_wall; /* ... at this */
 
 	/* The writer thread's own (the finisher's after the join). */
 	pthread_t thread;
@@ -1450,6 +1452,28 @@ int64_t writer_clock(const struct writer *w)
 	return mt_mono_ns() - w->t0;
 }
 
+void writer_now(struct writer *w, int64_t *ns, int64_t *wall)
+{
+	if (!__atomic_load_n(&w->timed, __ATOMIC_ACQUIRE)) {
+		*ns = mt_mono_ns(); /* (never timed: the tap's writers, without a lock) */
+		*wall = mt_wall_us();
+		return;
+	}
+	pthread_mutex_lock(&w->mu);
+	*ns = w->timed ? w->time_ns : mt_mono_ns();
+	*wall = w->timed ? w->time_wall : mt_wall_us();
+	pthread_mutex_unlock(&w->mu);
+}
+
+void writer_set_time(struct writer *w, int64_t ns, int64_t wall)
+{
+	pthread_mutex_lock(&w->mu);
+	w->time_ns = ns;
+	w->time_wall = wall;
+	__atomic_store_n(&w->timed, ns >= 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&w->mu);
+}
+
 static void enqueue(struct writer *w, struct chunk *ch, int timed, int64_t t_ns, int64_t wall)
 {
 	struct timespec ts;
@@ -1488,8 +1512,8 @@ static void enqueue(struct writer *w, struct chunk *ch, int timed, int64_t t_ns,
 	}
 	/* The times and the order are taken here, under the lock: the store's order
 	 * is the order in which the relay read the bytes. */
-	ch->t_ns = timed ? t_ns : mt_mono_ns() - w->t0;
-	ch->wall = timed ? wall : mt_wall_us();
+	ch->t_ns = timed ? t_ns : w->timed ? w->time_ns - w->t0 : mt_mono_ns() - w->t0;
+	ch->wall = timed ? wall : w->timed ? w->time_wall : mt_wall_us();
 	if (w->tail)
 		w->tail->next = ch;
 	else

@@ -154,6 +154,19 @@ void writer_session_end(struct writer *w, int h, const struct store_session_end 
 int64_t writer_clock(const struct writer *w);
 
 /*
+ * The time records are given: monotonic ns (the scale of a session's t0) and
+ * wall-clock µs; now, unless writer_set_time said otherwise.
+ */
+void writer_now(struct writer *w, int64_t *ns, int64_t *wall);
+/*
+ * From now on, every chunk and record put is timed ns (monotonic scale: a
+ * session's t_ns is ns less its t0) and wall µs instead of now, until the
+ * next call; ns < 0 goes back to now. For an importer whose clock is the
+ * capture's (one producer: the writer does not order puts by it).
+ */
+void writer_set_time(struct writer *w, int64_t ns, int64_t wall);
+
+/*
  * Stop waiting: producers blocked in writer_put() return, and later puts queue
  * without waiting for room. Call it before making sure no thread is inside
  * writer_put(), then call writer_finish().
