@@ -10,7 +10,8 @@
 #                   lock (tests/stress.sh; STRESS_ARGS to change its sizes)
 #   make install    PREFIX (/usr/local) and DESTDIR as usual
 #
-# Libraries come from pkg-config; nothing is vendored.
+# Libraries come from pkg-config; nothing is vendored. Debian's libhttp-parser-dev
+# (pcap import's HTTP/1.1 parser) ships no pkg-config file: it is linked by name.
 
 VERSION = 0.1.0
 PREFIX ?= /usr/local
@@ -40,7 +41,7 @@ EXTRA = $(OPT)
 endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(EXTRA) $(CFLAGS)
 ALL_LDFLAGS = $(EXTRA) $(LDFLAGS)
-LIBS = $(PKG_LIBS) -lpthread
+LIBS = $(PKG_LIBS) -lhttp_parser -lpthread
 
 LIB_SRC = $(wildcard schema/*.c) $(wildcard tap/*.c) $(wildcard analyze/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=$(B)/%.o) $(B)/gen/schema_sql.o
