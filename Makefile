@@ -19,7 +19,7 @@ DESTDIR ?=
 CC ?= cc
 FUZZ_SECONDS ?= 20
 
-PKGS = jansson sqlite3 libevent libcurl
+PKGS = jansson sqlite3 libevent libcurl libpcap
 # Deferred (=) so that `make test` can install pkg-config and the -dev packages first.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS = $(shell pkg-config --libs $(PKGS))
@@ -110,6 +110,9 @@ tests/peers/mcp-client tests/bench/load-client tests/bench/byte-relay: tests/pee
 tests/bench/echo-server tests/bench/load-client tests/bench/http-echo tests/bench/http-load: \
 	tests/bench/jscan.h
 tests/bench/load-client tests/bench/http-load: tests/bench/clock.h
+tests/peers/pcap-gen $(B)/tests/test-tcpflow: tests/peers/pktcraft.h
+# test-capture reads the captures pcap-gen writes.
+$(B)/tests/test-capture: tests/peers/pcap-gen tests/peers/pktcraft.h
 
 deps:
 	@tests/setup.sh test
