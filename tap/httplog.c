@@ -103,6 +103,8 @@ static struct hsess *session_new(struct hl_log *l, int64_t num, enum hs_kind kin
 	if ((size_t)num >= l->nsess)
 		l->nsess = (size_t)num + 1;
 	l->st.sessions++;
+	if (kind == HS_SSE)
+		l->st.sessions_sse++;
 	return s;
 }
 

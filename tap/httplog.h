@@ -134,6 +134,7 @@ const struct hl_info *hl_info(const struct hl_exch *x);
 
 struct hl_stats {
 	uint64_t sessions;         /* made */
+	uint64_t sessions_sse;     /* of them, legacy HTTP+SSE ones */
 	uint64_t exchanges;
 	uint64_t messages;         /* handed to the writer */
 	uint64_t gaps;             /* gap rows handed to it */
