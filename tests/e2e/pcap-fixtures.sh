@@ -12,6 +12,9 @@
 #   http.pcap   Streamable HTTP, captured on lo (Ethernet frames, pcap)
 #   sse.pcap    legacy HTTP+SSE, captured on any (Linux cooked SLL2 frames, pcap)
 #
+# and tls.pcap: two initialize POSTs by curl over https to stunnel (test CA) in front
+# of server-everything, which import must report as TLS it cannot decode.
+#
 # and what the tap stored of the same run is written beside each capture, as the
 # end-to-end test compares it (tests/e2e/pcap.sh): NAME.tap (dump_sessions: every
 # message, exchange and session) and NAME.findings (dump_findings: analyze's
@@ -46,4 +49,24 @@ one() {
 
 one http streamableHttp http /mcp lo
 one sse sse sse /sse any
+
+# TLS: what import cannot read, said with its count.
+p=$(free_port)
+start_everything streamableHttp "$p"
+make_test_ca "$T/ca" || die "cannot make a test CA"
+tp=$(free_port)
+start_tls_front "$tp" "$p" "$T/ca"
+capture_start lo "$T/tls.pcap" "tcp port $tp"
+init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'
+for k in 1 2; do
+	curl -sS --cacert "$T/ca/ca.pem" -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' -d "$init" \
+		"https://127.0.0.1:$tp/mcp" > "$T/tls-$k.out" || die "curl over TLS failed"
+done
+capture_stop
+stop_tls_front
+stop_everything
+cp "$T/tls.pcap" "$OUT/tls.pcap"
+echo "$tp" > "$OUT/tls.port"
+check_eq "tls: $(wc -c < "$OUT/tls.pcap") bytes captured" 0 0
 finish

@@ -23,7 +23,7 @@ can_capture() {
 
 capture_start() {
 	_cerr=$T/tcpdump-$$-$(date +%s%N).err
-	tcpdump -i "$1" -w "$2" -U -s 0 -n "$3" 2> "$_cerr" &
+	tcpdump -i "$1" -w "$2" -U --immediate-mode -s 0 -n "$3" 2> "$_cerr" &
 	CAPTURE_PID=$!
 	_n=0
 	while [ "$_n" -lt 100 ]; do
@@ -37,7 +37,7 @@ capture_start() {
 }
 
 capture_stop() {
-	sleep 0.5 # (what the kernel has handed it, written: -U writes each packet)
+	sleep 0.5 # (each packet is handed over at once and written at once: --immediate-mode, -U)
 	kill -INT "$CAPTURE_PID" 2> /dev/null
 	wait "$CAPTURE_PID" 2> /dev/null
 	return 0
