@@ -357,10 +357,14 @@ static int on_response_head(struct half *h)
 	}
 	h->cur = e;
 	if (!e->said) {
-		/* An early answer (before the request's body was whole): the request
-		 * is said as it is; what comes of its body after is not read. */
+		/* An answer before the request's body was whole (an early answer, or the
+		 * rest of the body waits behind a hole in the capture): the request is
+		 * said as it is, what its body lacks counted as not captured. */
 		struct half *q = &c->h[TF_C2S];
 		if (q->req == e) {
+			q->body_lost += q->body_left != UINT64_MAX && q->body_left ? q->body_left
+				       : q->chunked && q->chunk_left			? q->chunk_left
+											: 1;
 			say_request(c, q, e);
 			q->req = NULL;
 		}
