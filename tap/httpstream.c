@@ -180,6 +180,23 @@ static struct pending *queue_pop(struct conn *c)
 	return e;
 }
 
+/*
+ * Free entry e, taken off the queue: a request still being read for it (its
+ * body not whole) is read no more as its, and counted as lost.
+ */
+static void pending_free(struct conn *c, struct pending *e)
+{
+	struct half *q = &c->h[TF_C2S];
+
+	if (!e)
+		return;
+	if (q->req == e) {
+		q->req = NULL;
+		c->r->st.lost_requests++;
+	}
+	free(e);
+}
+
 /* ---- saying things to the sink ---- */
 
 static void sink_end(struct conn *c, struct pending *e, const char *outcome, const char *error,
@@ -325,7 +342,7 @@ static int on_request_head(struct half *h)
 		struct pending *old = queue_pop(c);
 		sink_end(c, old, "stopped", "too many requests waiting for their responses", h->us);
 		c->r->st.unanswered++;
-		free(old);
+		pending_free(c, old);
 	}
 	e = queue_push(c);
 	e->head = h->p.method == HTTP_HEAD;
@@ -351,7 +368,7 @@ static int on_response_head(struct half *h)
 		/* Its request was not captured (or was cut): the response is skipped. */
 		if (!e)
 			c->r->st.orphans++;
-		free(e);
+		pending_free(c, e);
 		h->orphan = 1;
 		return status == 204 || status == 304 || status == 101 ? 1 : 0;
 	}
@@ -445,7 +462,7 @@ static int on_message_complete(http_parser *p)
 		}
 	} else if (!h->interim && h->cur) {
 		sink_end(c, h->cur, "complete", NULL, h->us);
-		free(h->cur);
+		pending_free(c, h->cur);
 		h->cur = NULL;
 	}
 	h->head_done = h->in_body = 0;
@@ -544,14 +561,14 @@ static void lose_thread(struct half *h, const char *why, uint64_t lost)
 		}
 	} else if (h->cur) {
 		sink_end(c, h->cur, "gap", why, h->us);
-		free(h->cur);
+		pending_free(c, h->cur);
 		h->cur = NULL;
 	} else if (h->in_msg && !h->head_done) {
 		/* A response head cut: the request it answered gets no response. */
 		struct pending *e = queue_pop(c);
 		if (e) {
 			sink_end(c, e, "gap", why, h->us);
-			free(e);
+			pending_free(c, e);
 		}
 	}
 	h->mode = M_SCAN;
@@ -1053,7 +1070,7 @@ static void tf_close(void *state, const struct tf_conn *tc, enum tf_end_how how,
 			http_parser_execute(&s->p, &settings, NULL, 0);
 		if (s->cur) {
 			sink_end(c, s->cur, outcome, why, us);
-			free(s->cur);
+			pending_free(c, s->cur);
 			s->cur = NULL;
 		}
 		if (q->req) {

@@ -9,6 +9,7 @@
 #include "tap/pcapimport.h"
 
 #include <arpa/inet.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,10 @@ void mt_import_opts_default(struct mt_import_opts *o)
 /* The capture time us is the writer's clock from now on. */
 static void at(struct mt_import *im, int64_t us)
 {
-	writer_set_time(im->w, us * 1000, us);
+	/* (A pcapng time may be anything: beyond year 2262 in ns, it saturates.) */
+	if (us < 0)
+		us = 0;
+	writer_set_time(im->w, us > INT64_MAX / 1000 ? INT64_MAX : us * 1000, us);
 }
 
 static void end_str(const struct tf_end *e, char *out, size_t n, int url)

@@ -131,6 +131,21 @@ seed_readers() {
 	printf '\000\001\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000' > "$d/seed-nulls"
 }
 
+# Captures: the real ones of tests/fixtures/pcap, and crafted ones (pcap-gen).
+seed_import() {
+	d=$1
+	for f in "$top"/tests/fixtures/pcap/*.pcap; do
+		[ -f "$f" ] && cp "$f" "$d/seed-$(basename "$f")"
+	done
+	if [ -x "$top/tests/peers/pcap-gen" ]; then
+		printf 'POST /mcp HTTP/1.1\r\nContent-Length: 40\r\n\r\n{"jsonrpc":"2.0","id":1,"method":"ping"}' > "$d/req.tmp"
+		printf 'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n1c\r\ndata: {"jsonrpc":"2.0","id":1\r\n10\r\n,"result":{}}\n\n\r\n0\r\n\r\n' > "$d/resp.tmp"
+		"$top/tests/peers/pcap-gen" -M 40 -m reorder,retransmit,loss -c "$d/req.tmp" -S "$d/resp.tmp" "$d/seed-gen.pcap"
+		"$top/tests/peers/pcap-gen" -6 -l sll2 -f pcapng -m frag,midstream -c "$d/req.tmp" -S "$d/resp.tmp" "$d/seed-gen6.pcapng"
+		rm -f "$d/req.tmp" "$d/resp.tmp"
+	fi
+}
+
 status=0
 for bin in "$@"; do
 	name=$(basename "$bin")
@@ -162,6 +177,9 @@ for bin in "$@"; do
 		# four times slower. A small one still catches use after free.)
 		asan="quarantine_size_mb=16:max_malloc_fill_size=256"
 		seed_readers "$corpus" ;;
+	fuzz-import)
+		seed_import "$corpus"
+		opts="$opts -max_len=131072" ;;
 	fuzz-analyze)
 		seed_analyze "$corpus"
 		dict_classify "$out/$name.dict"
