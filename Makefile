@@ -110,7 +110,8 @@ tests/peers/mcp-client tests/bench/load-client tests/bench/byte-relay: tests/pee
 tests/bench/echo-server tests/bench/load-client tests/bench/http-echo tests/bench/http-load: \
 	tests/bench/jscan.h
 tests/bench/load-client tests/bench/http-load: tests/bench/clock.h
-tests/peers/pcap-gen $(B)/tests/test-tcpflow $(B)/tests/test-pcapimport: tests/peers/pktcraft.h
+tests/peers/pcap-gen $(B)/tests/test-tcpflow $(B)/tests/test-pcapimport tests/bench/pcap-mcp-gen: \
+	tests/peers/pktcraft.h
 # test-capture reads the captures pcap-gen writes.
 $(B)/tests/test-capture: tests/peers/pcap-gen tests/peers/pktcraft.h
 

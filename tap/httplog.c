@@ -60,6 +60,7 @@ struct hl_exch {
 	struct mt_sse sse;
 	int sse_init;
 	struct mt_buf rbody;  /* a JSON body, or the start of another kept on the exchange */
+	struct mt_buf red;    /* a message redacted (opts.redact) */
 	size_t rbody_total;
 	uint64_t body_lost;   /* response bytes not captured */
 };
@@ -222,6 +223,14 @@ static void log_message(struct hl_log *l, struct hl_exch *x, enum writer_stream 
 	m.replayed = replayed;
 	m.p = p;
 	m.n = n;
+	if (l->o.redact) {
+		struct mt_class c;
+		m.redacted = 1;
+		if (mt_redact_message(l->o.redact, p, n, mt_classify(p, n, &c), &x->red)) {
+			m.stored = x->red.data;
+			m.stored_n = x->red.len;
+		}
+	}
 	writer_put_msg(l->o.w, &m);
 	l->st.messages++;
 	touch(l, x->sess);
@@ -604,6 +613,7 @@ void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char
 	if (x->sse_init)
 		mt_sse_release(&x->sse);
 	mt_buf_release(&x->rbody);
+	mt_buf_release(&x->red);
 	free(x->req_session_id);
 	free(x->rpc_id);
 	free(x->endpoint);

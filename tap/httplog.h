@@ -46,6 +46,10 @@ struct hl_opts {
 	size_t max_message;    /* a JSON body or an SSE event above this is a gap */
 	int end_at_last;       /* a session still open at hl_free ends at its last record
 				* (an import), not now (the tap) */
+	const struct mt_redact *redact; /* the writer's redactor, to redact messages here,
+				* in the caller's thread (an import, which has a CPU to
+				* spare), not in the writer's; NULL: the writer does
+				* (the tap: its relay has none to spare) */
 };
 
 struct hl_log;

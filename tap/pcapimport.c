@@ -196,6 +196,7 @@ struct mt_import *mt_import_new(const struct mt_import_opts *o)
 	lo.w = im->w;
 	lo.max_message = o->wopts.max_message;
 	lo.end_at_last = 1;
+	lo.redact = o->wopts.redact; /* (redacted here: the writer's thread does the rest) */
 	im->log = hl_new(&lo);
 	im->hx = hx_new(&o->hx, &sink);
 	hx_handler(im->hx, &th);

@@ -50,6 +50,8 @@ struct chunk {
 	int64_t seq;  /* records: their seq, given by the producer */
 	int64_t num[2];
 	size_t len;   /* records: data's bytes before the headers */
+	size_t rlen;  /* CH_MSG: its redacted form's bytes after them (the producer's) */
+	int pre;      /* CH_MSG: the producer redacted it (rlen 0: nothing to redact) */
 	size_t hlen;  /* records: the packed headers' bytes after them ("name\0value\0"...) */
 	size_t nh;    /* ... and how many fields they are */
 	uint32_t str[CHUNK_STRS]; /* records: offset + 1 of a NUL-terminated string in data (0: NULL) */
@@ -522,6 +524,11 @@ struct msg_meta {
 	int replayed;          /* a server's replay after Last-Event-ID: not paired again */
 };
 
+static int store_message_pre(struct writer *w, enum writer_stream s, const char *p, size_t n,
+			     int incomplete, int64_t seq, int64_t t_ns, int64_t wall,
+			     const struct msg_meta *mm, int pre, const char *red, size_t red_n,
+			     struct mt_err *err);
+
 /*
  * Store one message (in the open transaction): classified, paired with its
  * request, redacted. 0, or -1 with err set.
@@ -529,6 +536,15 @@ struct msg_meta {
 static int store_message(struct writer *w, enum writer_stream s, const char *p, size_t n,
 			 int incomplete, int64_t seq, int64_t t_ns, int64_t wall,
 			 const struct msg_meta *mm, struct mt_err *err)
+{
+	return store_message_pre(w, s, p, n, incomplete, seq, t_ns, wall, mm, 0, NULL, 0, err);
+}
+
+/* The same, pre: the producer redacted it already (into red, red_n; NULL: nothing to). */
+static int store_message_pre(struct writer *w, enum writer_stream s, const char *p, size_t n,
+			     int incomplete, int64_t seq, int64_t t_ns, int64_t wall,
+			     const struct msg_meta *mm, int pre, const char *red, size_t red_n,
+			     struct mt_err *err)
 {
 	struct mt_class c, rc2;
 	struct store_msg m;
@@ -551,9 +567,9 @@ static int store_message(struct writer *w, enum writer_stream s, const char *p, 
 	m.sse_id = mm->sse_id;
 	m.sse_event = mm->sse_event;
 	m.replayed = mm->replayed;
-	if (w->o.redact && mt_redact_message(w->o.redact, p, n, c.kind, &w->red)) {
-		m.raw = w->red.data;
-		m.raw_len = w->red.len; /* (never 0: a marker took the secret's place) */
+	if (pre ? red != NULL : w->o.redact && mt_redact_message(w->o.redact, p, n, c.kind, &w->red)) {
+		m.raw = pre ? red : w->red.data;
+		m.raw_len = pre ? red_n : w->red.len; /* (never 0: a marker took the secret's place) */
 		/* The columns come from the stored bytes too: an id or a progress
 		 * token that held a secret is stored as its marker. (Pairing went
 		 * by the bytes relayed.) */
@@ -661,7 +677,7 @@ static const char *chunk_str(const struct chunk *ch, int i)
 /* A record's headers, unpacked into w->hv (valid until the next call). */
 static const struct mt_hdr *chunk_headers(struct writer *w, const struct chunk *ch)
 {
-	const char *p = ch->data + ch->len;
+	const char *p = ch->data + ch->len + ch->rlen;
 
 	if (ch->nh > w->hv_cap) {
 		w->hv_cap = ch->nh;
@@ -894,7 +910,8 @@ static int process_record(struct writer *w, const struct chunk *ch)
 			store_gap(w, seq, ch->s, ch->len, why);
 			return 0;
 		}
-		rc = store_message(w, ch->s, ch->data, ch->len, 0, seq, t_ns, ch->wall, &mm, &err);
+		rc = store_message_pre(w, ch->s, ch->data, ch->len, 0, seq, t_ns, ch->wall, &mm, ch->pre,
+				       ch->rlen ? ch->data + ch->len : NULL, ch->rlen, &err);
 		if (!rc)
 			w->txn_bytes += ch->len;
 		break;
@@ -1323,15 +1340,31 @@ static void put(struct writer *w, enum writer_stream s, const char *p, size_t n,
 	enqueue(w, ch, timed, t_ns, wall);
 }
 
-/*
- * A record of the HTTP tap: len bytes of body, then the strings (NULL ones
- * stay NULL), and two numbers. It counts as one line and its bytes.
- */
+static struct chunk *make_record(enum chunk_type type, int h, enum writer_stream s, int64_t seq,
+				 const void *body, size_t len, const void *extra, size_t rlen,
+				 const struct mt_hdr *hv, size_t nh, const char *const strs[CHUNK_STRS],
+				 int64_t num0, int64_t num1);
+
+/* A record of the HTTP tap (make_record), queued. */
 static void put_record_h(struct writer *w, int h, enum chunk_type type, enum writer_stream s,
 			 int64_t seq, const void *body, size_t len, const struct mt_hdr *hv,
 			 size_t nh, const char *const strs[CHUNK_STRS], int64_t num0, int64_t num1)
 {
-	size_t n = len, sl[CHUNK_STRS], hlen = 0;
+	enqueue(w, make_record(type, h, s, seq, body, len, NULL, 0, hv, nh, strs, num0, num1), 0, 0,
+		0);
+}
+
+/*
+ * A record of the HTTP tap: len bytes of body, rlen of extra (a message's
+ * redacted form), the headers, then the strings (NULL ones stay NULL), and
+ * two numbers. It counts as one line and its bytes.
+ */
+static struct chunk *make_record(enum chunk_type type, int h, enum writer_stream s, int64_t seq,
+				 const void *body, size_t len, const void *extra, size_t rlen,
+				 const struct mt_hdr *hv, size_t nh, const char *const strs[CHUNK_STRS],
+				 int64_t num0, int64_t num1)
+{
+	size_t n = len + rlen, sl[CHUNK_STRS], hlen = 0;
 	struct chunk *ch;
 
 	for (size_t i = 0; i < nh; i++)
@@ -1350,11 +1383,14 @@ static void put_record_h(struct writer *w, int h, enum chunk_type type, enum wri
 	ch->num[0] = num0;
 	ch->num[1] = num1;
 	ch->len = len;
+	ch->rlen = rlen;
 	ch->n = n;
 	ch->lines = 1;
 	if (len)
 		memcpy(ch->data, body, len);
-	n = len;
+	if (rlen)
+		memcpy(ch->data + len, extra, rlen);
+	n = len + rlen;
 	ch->hlen = hlen;
 	ch->nh = nh;
 	for (size_t i = 0; i < nh; i++) {
@@ -1370,7 +1406,7 @@ static void put_record_h(struct writer *w, int h, enum chunk_type type, enum wri
 		ch->str[i] = (uint32_t)n + 1;
 		n += sl[i];
 	}
-	enqueue(w, ch, 0, 0, 0);
+	return ch;
 }
 
 static void put_record(struct writer *w, int h, enum chunk_type type, enum writer_stream s,
@@ -1383,8 +1419,13 @@ static void put_record(struct writer *w, int h, enum chunk_type type, enum write
 void writer_put_msg(struct writer *w, const struct writer_http_msg *m)
 {
 	const char *strs[CHUNK_STRS] = {m->channel, m->sse_id, m->sse_event, NULL};
+	struct chunk *ch;
 
-	put_record(w, m->sess, CH_MSG, m->s, m->seq, m->p, m->n, strs, m->exchange, m->replayed);
+	ch = make_record(CH_MSG, m->sess, m->s, m->seq, m->p, m->n, m->stored,
+			 m->redacted && m->stored ? m->stored_n : 0, NULL, 0, strs, m->exchange,
+			 m->replayed);
+	ch->pre = m->redacted;
+	enqueue(w, ch, 0, 0, 0);
 }
 
 void writer_put_gap(struct writer *w, int h, int64_t seq, enum writer_stream s, size_t bytes,

@@ -109,6 +109,12 @@ struct writer_http_msg {
 	int replayed;          /* sent again after a Last-Event-ID resumption */
 	const char *p;
 	size_t n;
+	/* The producer redacted it already (with the writer's opts.redact), in
+	 * its own thread: the writer stores stored (stored_n bytes) in its place,
+	 * or p as it is when stored is NULL, and redacts it no more. */
+	int redacted;
+	const char *stored;
+	size_t stored_n;
 };
 void writer_put_msg(struct writer *w, const struct writer_http_msg *m);
 /* A message of bytes relayed from s and not stored (too large), and why. */

@@ -12,7 +12,8 @@
 #   3. the same HTTP exchange over every link type, IPv6, pcapng, reordered,
 #      retransmitted, overlapping, fragmented, from mid-stream: the same two
 #      messages; lost segments: the exchange stored, the lost bodies as gaps;
-#   4. no crash anywhere (each run exits 0 or 2).
+#   4. credentials redacted as the HTTP tap does (--keep-secrets keeps them);
+#   5. no crash anywhere (each run exits 0 or 2).
 . "$(dirname "$0")/lib.sh"
 
 FIX=$TOP/tests/fixtures/pcap
@@ -120,6 +121,19 @@ check_eq "the first exchange's bodies as gaps, the second's as messages" \
 	"c2s request|c2s request body not stored|s2c response|s2c response body not stored" \
 	"$(sql "$T/loss.db" "select dir || ' ' || x from (select dir, 'request body not stored' as x from gap where dir = 'c2s' and reason like '%request body were not captured%' union all select dir, 'response body not stored' from gap where dir = 's2c' and reason like '%response body were not captured%' union all select dir, kind from message) order by 1" | paste -sd '|')"
 check "the summary says the TCP gaps" grep -q "^  reassembly: 2 gaps in TCP streams" "$T/loss.err"
+
+# Credentials stay out of the file, as with the HTTP tap; --keep-secrets keeps them.
+sb='{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fetch","arguments":{"apiKey":"secret-value-456"}}}'
+printf 'POST /mcp?api_key=secret-query-789 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret-token-123\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s' ${#sb} "$sb" > "$T/sreq.http"
+"$GEN" -c "$T/sreq.http" -S "$T/resp.http" "$T/secret.pcap"
+imp secret "$T/secret.pcap"
+check_eq "redaction: no credential in the file (header, query, JSON member)" 0 \
+	"$(cat "$T/secret.db" "$T/secret.db-wal" 2> /dev/null | grep -ac 'secret-\(token-123\|query-789\|value-456\)')"
+check_eq "each of them a marker" 3 \
+	"$(sql "$T/secret.db" "select cast(raw as text) from message; select target, req_headers from http_exchange" | grep -o 'redacted:[0-9a-f]*' | wc -l)"
+"$MCPTAP" import --keep-secrets -w "$T/keep.db" "$T/secret.pcap" 2> /dev/null
+check_eq "--keep-secrets: kept" 3 \
+	"$(sql "$T/keep.db" "select cast(raw as text) from message; select target, req_headers from http_exchange" | grep -o 'secret-[a-z]*-[0-9]*' | sort -u | wc -l)"
 
 # Packets cut by the snap length: counted; what was cut is lost, said, never a crash.
 "$GEN" -s 400 -c "$T/req.http" -S "$T/resp.http" -c "$T/req.http" -S "$T/resp.http" "$T/cut400.pcap"
