@@ -137,6 +137,7 @@ struct writer {
 	size_t nxw, capxw;
 	struct mt_map xw_at;     /* (session, seq) -> index in xw */
 	struct chunk *out;       /* processed chunks, to give back to the producers */
+	struct chunk *out_last;  /* ... the last of that list (hand_over splices it whole) */
 	int pem;                 /* stderr is inside a private key (mt_redact_line) */
 	int has_end;
 	struct store_session_end end;
@@ -165,15 +166,14 @@ struct wslot {
 /* Set from a signal handler: stop waiting for a lock (see writer_give_up). */
 static volatile sig_atomic_t give_up;
 
-/* What the writer gave back goes to the producers (under mu). */
+/* What the writer gave back goes to the producers (under mu): the list spliced whole. */
 static void hand_over(struct writer *w)
 {
-	while (w->out) {
-		struct chunk *ch = w->out;
-		w->out = ch->next;
-		ch->next = w->spent;
-		w->spent = ch;
-	}
+	if (!w->out)
+		return;
+	w->out_last->next = w->spent;
+	w->spent = w->out;
+	w->out = w->out_last = NULL;
 }
 
 /* The chunks given back (under mu). */
@@ -704,6 +704,8 @@ static const char *headers_json(struct writer *w, const struct mt_hdr *h, size_t
 /* Give a chunk back to the producers (with the rest, at the end of the drain). */
 static void give_back(struct writer *w, struct chunk *ch)
 {
+	if (!w->out)
+		w->out_last = ch;
 	ch->next = w->out;
 	w->out = ch;
 }
