@@ -137,6 +137,10 @@ static void session_end(struct hl_log *l, struct hsess *s)
 	e.exit_status = -1;
 	e.exit_signal = -1;
 	writer_session_end(l->o.w, s->h, &e);
+	/* Nothing of it is open: the event ids it saw need not be kept (memory
+	 * stays flat over a capture of many sessions). */
+	mt_map_release(&s->seen);
+	mt_map_init(&s->seen, 100000);
 }
 
 static void session_free(struct hsess *s)
