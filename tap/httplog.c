@@ -61,6 +61,7 @@ struct hl_exch {
 	int sse_init;
 	struct mt_buf rbody;  /* a JSON body, or the start of another kept on the exchange */
 	struct mt_buf red;    /* a message redacted (opts.redact) */
+	struct mt_buf hjson;  /* headers as stored (opts.redact) */
 	size_t rbody_total;
 	uint64_t body_lost;   /* response bytes not captured */
 };
@@ -227,9 +228,11 @@ static void log_message(struct hl_log *l, struct hl_exch *x, enum writer_stream 
 	m.replayed = replayed;
 	m.p = p;
 	m.n = n;
+	struct mt_class c;
 	if (l->o.redact) {
-		struct mt_class c;
+		/* (Classified and redacted here: the writer's thread does neither again.) */
 		m.redacted = 1;
+		m.cls = &c;
 		if (mt_redact_message(l->o.redact, p, n, mt_classify(p, n, &c), &x->red)) {
 			m.stored = x->red.data;
 			m.stored_n = x->red.len;
@@ -353,6 +356,12 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 		we.target = target;
 		we.h = r->h;
 		we.nh = r->nh;
+		if (l->o.redact) {
+			mt_hdr_json(r->h, r->nh, l->o.redact, &x->hjson);
+			mt_buf_putc(&x->hjson, '\0');
+			we.headers_json = x->hjson.data;
+			we.last_event_id = mt_hdr_get(r->h, r->nh, "Last-Event-ID");
+		}
 		if (r->body_len && !rpc && !r->body_lost && !r->body_cut) {
 			we.body = body;
 			we.body_len = r->body_len;
@@ -427,7 +436,15 @@ void hl_response_head(struct hl_log *l, struct hl_exch *x, int status, const str
 		s->ended = 1;
 		hs_end(&l->tr, s->num);
 	}
-	writer_put_exchange_head(l->o.w, s->h, x->seq, status, h, nh, resp_type(x), clock_of(l, s));
+	if (l->o.redact) {
+		mt_hdr_json(h, nh, l->o.redact, &x->hjson);
+		mt_buf_putc(&x->hjson, '\0');
+		writer_put_exchange_head_json(l->o.w, s->h, x->seq, status, x->hjson.data, resp_type(x),
+					      clock_of(l, s));
+	} else {
+		writer_put_exchange_head(l->o.w, s->h, x->seq, status, h, nh, resp_type(x),
+					 clock_of(l, s));
+	}
 	touch(l, s);
 	pthread_mutex_unlock(&l->mu);
 }
@@ -618,6 +635,7 @@ void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char
 		mt_sse_release(&x->sse);
 	mt_buf_release(&x->rbody);
 	mt_buf_release(&x->red);
+	mt_buf_release(&x->hjson);
 	free(x->req_session_id);
 	free(x->rpc_id);
 	free(x->endpoint);

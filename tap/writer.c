@@ -25,9 +25,10 @@ enum chunk_type {
 	CH_MSG,      /* data: one whole message; str: channel, sse_id, sse_event;
 		      * num: exchange, replayed */
 	CH_XBEGIN,   /* data: the request body kept on the exchange, then its headers
-		      * (nh, packed); str: method, target (both as sent); num: conn */
-	CH_XHEAD,    /* data: the response's headers (nh, packed); str: resp_type;
-		      * num: status, first_byte_ns */
+		      * (nh, packed); str: method, target (both as sent), the headers as
+		      * JSON and the Last-Event-ID when the producer made it; num: conn */
+	CH_XHEAD,    /* data: the response's headers (nh, packed); str: resp_type, the
+		      * headers as JSON when the producer made it; num: status, first_byte_ns */
 	CH_XEND,     /* data: the response body kept on it; str: outcome, error; num: end_ns */
 	CH_HTTP_ID,  /* str: the session's Mcp-Session-Id */
 	CH_GAP,      /* a message not stored: num: its bytes; str: why */
@@ -50,8 +51,11 @@ struct chunk {
 	int64_t seq;  /* records: their seq, given by the producer */
 	int64_t num[2];
 	size_t len;   /* records: data's bytes before the headers */
-	size_t rlen;  /* CH_MSG: its redacted form's bytes after them (the producer's) */
-	int pre;      /* CH_MSG: the producer redacted it (rlen 0: nothing to redact) */
+	size_t rlen;  /* CH_MSG: bytes after them: the producer's classification of it
+		       * (has_cls: a struct mt_class, its spans as offsets + 1), then
+		       * its redacted form (pre) */
+	unsigned pre : 1;     /* CH_MSG: the producer redacted it (nothing after: nothing to) */
+	unsigned has_cls : 1;
 	size_t hlen;  /* records: the packed headers' bytes after them ("name\0value\0"...) */
 	size_t nh;    /* ... and how many fields they are */
 	uint32_t str[CHUNK_STRS]; /* records: offset + 1 of a NUL-terminated string in data (0: NULL) */
@@ -527,7 +531,7 @@ struct msg_meta {
 static int store_message_pre(struct writer *w, enum writer_stream s, const char *p, size_t n,
 			     int incomplete, int64_t seq, int64_t t_ns, int64_t wall,
 			     const struct msg_meta *mm, int pre, const char *red, size_t red_n,
-			     struct mt_err *err);
+			     const struct mt_class *cls, struct mt_err *err);
 
 /*
  * Store one message (in the open transaction): classified, paired with its
@@ -537,20 +541,49 @@ static int store_message(struct writer *w, enum writer_stream s, const char *p, 
 			 int incomplete, int64_t seq, int64_t t_ns, int64_t wall,
 			 const struct msg_meta *mm, struct mt_err *err)
 {
-	return store_message_pre(w, s, p, n, incomplete, seq, t_ns, wall, mm, 0, NULL, 0, err);
+	return store_message_pre(w, s, p, n, incomplete, seq, t_ns, wall, mm, 0, NULL, 0, NULL, err);
+}
+
+/* A span moved from base to data: its offset + 1 (0: none) made a pointer again. */
+static void span_at(struct mt_span *sp, const char *data)
+{
+	sp->p = sp->p ? data + ((uintptr_t)sp->p - 1) : NULL;
+}
+
+/* ... and the other way: a span of the bytes at base, as an offset + 1. */
+static void span_off(struct mt_span *sp, const char *base)
+{
+	sp->p = sp->p ? (const char *)(uintptr_t)(sp->p - base + 1) : NULL;
+}
+
+/* The spans of a classification, all moved one way or the other. */
+static void class_move(struct mt_class *c, const char *base, int to_offsets)
+{
+	struct mt_span *v[] = {&c->id, &c->method, &c->progress_token, &c->params, &c->result};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (to_offsets)
+			span_off(v[i], base);
+		else
+			span_at(v[i], base);
 }
 
 /* The same, pre: the producer redacted it already (into red, red_n; NULL: nothing to). */
 static int store_message_pre(struct writer *w, enum writer_stream s, const char *p, size_t n,
 			     int incomplete, int64_t seq, int64_t t_ns, int64_t wall,
 			     const struct msg_meta *mm, int pre, const char *red, size_t red_n,
-			     struct mt_err *err)
+			     const struct mt_class *cls, struct mt_err *err)
 {
 	struct mt_class c, rc2;
 	struct store_msg m;
 
 	memset(&m, 0, sizeof(m));
-	mt_classify(p, n, &c);
+	if (cls) {
+		c = *cls;
+		class_move(&c, p, 0);
+	} else {
+		mt_classify(p, n, &c);
+	}
 	m.session = w->session;
 	m.seq = seq;
 	m.t_ns = t_ns;
@@ -791,13 +824,19 @@ static int xwait_row(struct writer *w, size_t i, const struct chunk *end, struct
 		mt_buf_putc(&w->tgt, '\0');
 		x.target = w->tgt.data;
 	}
-	x.req_headers_json = headers_json(w, hv, b->nh, &w->hjson);
-	x.last_event_id = mt_hdr_get(hv, b->nh, "Last-Event-ID");
+	if (chunk_str(b, 2)) { /* (made by the producer, redacted) */
+		x.req_headers_json = chunk_str(b, 2);
+		x.last_event_id = chunk_str(b, 3);
+	} else {
+		x.req_headers_json = headers_json(w, hv, b->nh, &w->hjson);
+		x.last_event_id = mt_hdr_get(hv, b->nh, "Last-Event-ID");
+	}
 	x.req_body = b->len ? b->data : NULL;
 	x.req_body_len = b->len;
 	if (h) {
 		x.status = (int)h->num[0];
-		x.resp_headers_json = headers_json(w, chunk_headers(w, h), h->nh, &w->hjson2);
+		x.resp_headers_json = chunk_str(h, 1) ? chunk_str(h, 1)
+					: headers_json(w, chunk_headers(w, h), h->nh, &w->hjson2);
 		x.resp_type = chunk_str(h, 0);
 		x.first_byte_ns = h->num[1];
 	}
@@ -912,8 +951,13 @@ static int process_record(struct writer *w, const struct chunk *ch)
 			store_gap(w, seq, ch->s, ch->len, why);
 			return 0;
 		}
+		struct mt_class cls;
+		size_t skip = ch->has_cls ? sizeof(cls) : 0;
+		if (ch->has_cls)
+			memcpy(&cls, ch->data + ch->len, sizeof(cls));
 		rc = store_message_pre(w, ch->s, ch->data, ch->len, 0, seq, t_ns, ch->wall, &mm, ch->pre,
-				       ch->rlen ? ch->data + ch->len : NULL, ch->rlen, &err);
+				       ch->rlen > skip ? ch->data + ch->len + skip : NULL,
+				       ch->rlen - skip, ch->has_cls ? &cls : NULL, &err);
 		if (!rc)
 			w->txn_bytes += ch->len;
 		break;
@@ -942,7 +986,8 @@ static int process_record(struct writer *w, const struct chunk *ch)
 			break;
 		}
 		rc = store_exchange_head(w->st, w->session, seq, (int)ch->num[0],
-					 headers_json(w, chunk_headers(w, ch), ch->nh, &w->hjson),
+					 chunk_str(ch, 1) ? chunk_str(ch, 1)
+					 : headers_json(w, chunk_headers(w, ch), ch->nh, &w->hjson),
 					 chunk_str(ch, 0), ch->num[1], &err);
 		break;
 	}
@@ -1421,12 +1466,24 @@ static void put_record(struct writer *w, int h, enum chunk_type type, enum write
 void writer_put_msg(struct writer *w, const struct writer_http_msg *m)
 {
 	const char *strs[CHUNK_STRS] = {m->channel, m->sse_id, m->sse_event, NULL};
+	size_t sn = m->redacted && m->stored ? m->stored_n : 0, cn = m->cls ? sizeof(*m->cls) : 0;
+	char small[512], *extra = cn + sn <= sizeof(small) ? small : mt_malloc(cn + sn);
 	struct chunk *ch;
 
-	ch = make_record(CH_MSG, m->sess, m->s, m->seq, m->p, m->n, m->stored,
-			 m->redacted && m->stored ? m->stored_n : 0, NULL, 0, strs, m->exchange,
-			 m->replayed);
-	ch->pre = m->redacted;
+	/* After the message: its classification (spans as offsets), its redaction. */
+	if (m->cls) {
+		struct mt_class c = *m->cls;
+		class_move(&c, m->p, 1);
+		memcpy(extra, &c, sizeof(c));
+	}
+	if (sn)
+		memcpy(extra + cn, m->stored, sn);
+	ch = make_record(CH_MSG, m->sess, m->s, m->seq, m->p, m->n, extra, cn + sn, NULL, 0, strs,
+			 m->exchange, m->replayed);
+	ch->pre = !!m->redacted;
+	ch->has_cls = !!m->cls;
+	if (extra != small)
+		free(extra);
 	enqueue(w, ch, 0, 0, 0);
 }
 
@@ -1440,10 +1497,11 @@ void writer_put_gap(struct writer *w, int h, int64_t seq, enum writer_stream s, 
 
 void writer_put_exchange_begin(struct writer *w, int h, const struct writer_exchange *x)
 {
-	const char *strs[CHUNK_STRS] = {x->method, x->target, NULL, NULL};
+	const char *strs[CHUNK_STRS] = {x->method, x->target, x->headers_json,
+					x->headers_json ? x->last_event_id : NULL};
 
-	put_record_h(w, h, CH_XBEGIN, WS_C2S, x->seq, x->body, x->body ? x->body_len : 0, x->h,
-		     x->nh, strs, x->conn, 0);
+	put_record_h(w, h, CH_XBEGIN, WS_C2S, x->seq, x->body, x->body ? x->body_len : 0,
+		     x->headers_json ? NULL : x->h, x->headers_json ? 0 : x->nh, strs, x->conn, 0);
 }
 
 void writer_put_exchange_head(struct writer *w, int h, int64_t seq, int status,
@@ -1453,6 +1511,15 @@ void writer_put_exchange_head(struct writer *w, int h, int64_t seq, int status,
 	const char *strs[CHUNK_STRS] = {resp_type, NULL, NULL, NULL};
 
 	put_record_h(w, h, CH_XHEAD, WS_S2C, seq, NULL, 0, hv, nh, strs, status, first_byte_ns);
+}
+
+void writer_put_exchange_head_json(struct writer *w, int h, int64_t seq, int status,
+				   const char *headers_json, const char *resp_type,
+				   int64_t first_byte_ns)
+{
+	const char *strs[CHUNK_STRS] = {resp_type, headers_json, NULL, NULL};
+
+	put_record_h(w, h, CH_XHEAD, WS_S2C, seq, NULL, 0, NULL, 0, strs, status, first_byte_ns);
 }
 
 void writer_put_exchange_end(struct writer *w, int h, int64_t seq, int64_t end_ns,
