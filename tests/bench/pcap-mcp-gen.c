@@ -193,12 +193,12 @@ int main(int argc, char **argv)
 	while ((c = getopt(argc, argv, "m:c:k:")) != -1) {
 		switch (c) {
 		case 'm': mb = strtod(optarg, NULL); break;
-		case 'c': calls = atoi(optarg); break;
-		case 'k': conc = atoi(optarg); break;
+		case 'c': calls = (int)strtol(optarg, NULL, 10); break;
+		case 'k': conc = (int)strtol(optarg, NULL, 10); break;
 		default: goto usage;
 		}
 	}
-	if (optind + 1 != argc || mb <= 0 || calls < 1 || conc < 1)
+	if (optind + 1 != argc || mb <= 0 || calls < 1 || calls > 100000 || conc < 1 || conc > 4096)
 		goto usage;
 	{
 		/* Text as a tool's answers have it: words. */
