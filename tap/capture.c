@@ -15,6 +15,7 @@
 #define FILE_BATCH 256                /* packets per pcap_dispatch from a file */
 #define PROGRESS_STEP (256u << 10)    /* bytes read between progress reports */
 #define LIVE_TICK_MS 100              /* a live capture looks at stop and duration this often */
+#define MAX_SECONDS (INT64_MAX / 4000000) /* capture times are kept within a quarter of int64 µs */
 
 struct mt_capture {
 	pcap_t *p;                  /* owned */
@@ -208,7 +209,15 @@ const char *mt_capture_warning(const struct mt_capture *c)
 static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
 {
 	struct mt_capture *c = (struct mt_capture *)(void *)user;
-	int64_t us = (int64_t)h->ts.tv_sec * 1000000 + (int64_t)h->ts.tv_usec;
+	int64_t us;
+
+	/* (a pcapng time can be any 64-bit count: past 292,000 years, saturated) */
+	if (h->ts.tv_sec > MAX_SECONDS)
+		us = MAX_SECONDS * 1000000;
+	else if (h->ts.tv_sec < -MAX_SECONDS)
+		us = -MAX_SECONDS * 1000000;
+	else
+		us = (int64_t)h->ts.tv_sec * 1000000 + (int64_t)h->ts.tv_usec;
 
 	if (!c->st.packets || us < c->st.first_us)
 		c->st.first_us = us;

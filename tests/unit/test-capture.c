@@ -452,6 +452,16 @@ static void test_bad_files(void **state)
 	assert_true(cs.packets > 20);
 	rec_free(r);
 	free(b);
+	/* A pcapng time of 2^64 - 1 µs: saturated (found by fuzzing: it overflowed). */
+	b = slurp(P("good.pcapng"), &n);
+	memcpy(b + 28 + 20 + 12, "\xff\xff\xff\xff\xff\xff\xff\xff", 8);
+	write_file(P("far.pcapng"), b, n);
+	free(b);
+	r = rec_new();
+	assert_int_equal(read_all(P("far.pcapng"), r, &ts, &cs, NULL, msg), MT_CAPTURE_EOF);
+	assert_true(cs.last_us > 1700000000LL * 1000000);
+	assert_int_equal(cs.first_us, 1700000000LL * 1000000 + 100);
+	rec_free(r);
 	c = mt_capture_open_file(P("good.pcapng"), &err);
 	assert_non_null(c);
 	assert_int_equal(mt_capture_linktype(c), DLT_EN10MB);
