@@ -44,10 +44,10 @@
  *     before it counts as at the latest time seen, for idleness, fragment
  *     timeouts and the times the callbacks are given (bytes that waited
  *     keep the time of the packet that brought them; a gap has the time it
- *     was given up at). Times are clamped to +-INT64_MAX / 4. idle_ms <= 0
- *     turns idle closing off. A connection
+ *     was given up at). Times are clamped to +-INT64_MAX / 4. A connection
  *     is idle when more than idle_ms passed since its last packet; it is
- *     closed when the next packet (of any connection) comes.
+ *     closed when the next packet (of any connection) comes. idle_ms <= 0
+ *     turns idle closing off.
  *   - IP fragments are held at most FRAG_TIMEOUT_US of capture time from the
  *     first one of their datagram; frag_bytes counts the captured bytes held
  *     plus FRAG_COST per piece; room is made by dropping the oldest
@@ -60,6 +60,9 @@
  *   - IP and TCP checksums are not checked (offloading makes captured ones
  *     wrong). An IPv4 total length or IPv6 payload length of 0 (segmentation
  *     offload) means the rest of the frame.
+ *   - packets counts every call of tf_packet, bytes their captured bytes,
+ *     truncated those captured shorter than they were on the wire.
+ *   - When a connection ends, the client's direction is flushed first.
  *   - Each packet that cannot be used is counted once, in the first of
  *     bad_link, not_ip, not_tcp, malformed that applies; a packet cut before
  *     the headers it needs is counted in truncated only.
