@@ -7,12 +7,15 @@
 
 #include <errno.h>
 #include <pcap/pcap.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #define FILE_BATCH 256                /* packets per pcap_dispatch from a file */
 #define PROGRESS_STEP (256u << 10)    /* bytes read between progress reports */
+#define LIVE_TICK_MS 100              /* a live capture looks at stop and duration this often */
+#define MAX_SECONDS (INT64_MAX / 4000000) /* capture times are kept within a quarter of int64 µs */
 
 struct mt_capture {
 	pcap_t *p;                  /* owned */
@@ -21,6 +24,9 @@ struct mt_capture {
 	int live;
 	int linktype;
 	char warning[PCAP_ERRBUF_SIZE + 160];
+	int fd;                     /* live: what poll waits on (-1: none, libpcap blocks) */
+	volatile sig_atomic_t broken; /* mt_capture_breakloop was called */
+	volatile sig_atomic_t in_dispatch; /* in pcap_dispatch: breaking it is libpcap's business */
 	struct tf *tf;              /* borrowed during mt_capture_run */
 	struct mt_capture_stats st;
 	uint64_t reported;          /* file bytes at the last progress report */
@@ -31,6 +37,7 @@ static struct mt_capture *cap_new(const char *name)
 	struct mt_capture *c = mt_calloc(1, sizeof(*c));
 
 	c->name = mt_strdup(name);
+	c->fd = -1;
 	return c;
 }
 
@@ -118,7 +125,7 @@ struct mt_capture *mt_capture_open_live(const char *ifname, struct mt_err *err)
 	pcap_set_snaplen(c->p, MT_CAPTURE_SNAPLEN);
 	pcap_set_promisc(c->p, 0);
 	pcap_set_immediate_mode(c->p, 1);
-	pcap_set_timeout(c->p, 100); /* wake up now and then to see a stop or the duration */
+	pcap_set_timeout(c->p, LIVE_TICK_MS);
 	pcap_set_buffer_size(c->p, 16 << 20);
 	pcap_set_tstamp_precision(c->p, PCAP_TSTAMP_PRECISION_MICRO);
 	rc = pcap_activate(c->p);
@@ -146,6 +153,13 @@ struct mt_capture *mt_capture_open_live(const char *ifname, struct mt_err *err)
 			 rc == PCAP_WARNING ? pcap_geterr(c->p) : pcap_statustostr(rc));
 		break;
 	}
+	/*
+	 * libpcap's own wait goes on polling past its timeout when nothing
+	 * comes, so it waits here, non-blocking, to see stop and the duration.
+	 */
+	c->fd = pcap_get_selectable_fd(c->p);
+	if (c->fd >= 0 && pcap_setnonblock(c->p, 1, ebuf) < 0)
+		c->fd = -1;
 	after_open(c);
 	return c;
 fail:
@@ -195,7 +209,15 @@ const char *mt_capture_warning(const struct mt_capture *c)
 static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
 {
 	struct mt_capture *c = (struct mt_capture *)(void *)user;
-	int64_t us = (int64_t)h->ts.tv_sec * 1000000 + (int64_t)h->ts.tv_usec;
+	int64_t us;
+
+	/* (a pcapng time can be any 64-bit count: past 292,000 years, saturated) */
+	if (h->ts.tv_sec > MAX_SECONDS)
+		us = MAX_SECONDS * 1000000;
+	else if (h->ts.tv_sec < -MAX_SECONDS)
+		us = -MAX_SECONDS * 1000000;
+	else
+		us = (int64_t)h->ts.tv_sec * 1000000 + (int64_t)h->ts.tv_usec;
 
 	if (!c->st.packets || us < c->st.first_us)
 		c->st.first_us = us;
@@ -245,12 +267,37 @@ enum mt_capture_end mt_capture_run(struct mt_capture *c, struct tf *t,
 			if (cnt < 0 || left < (uint64_t)cnt)
 				cnt = left > FILE_BATCH ? FILE_BATCH : (int)left;
 		}
-		if (o && o->duration_ms > 0 && (mt_mono_ns() - start) / 1000000 >= o->duration_ms) {
-			end = MT_CAPTURE_DURATION;
+		int64_t wait = LIVE_TICK_MS;
+		if (o && o->duration_ms > 0) {
+			int64_t left = o->duration_ms - (mt_mono_ns() - start) / 1000000;
+			if (left <= 0) {
+				end = MT_CAPTURE_DURATION;
+				break;
+			}
+			if (left < wait)
+				wait = left;
+		}
+		if (c->broken) {
+			c->broken = 0;
+			end = MT_CAPTURE_STOPPED;
 			break;
 		}
+		if (c->live && c->fd >= 0) {
+			struct pollfd pfd = {c->fd, POLLIN, 0};
+			int pr = poll(&pfd, 1, (int)wait);
+			if (pr < 0 && errno != EINTR) {
+				mt_err_set(err, "capture on '%s' failed: %s", c->name, strerror(errno));
+				end = MT_CAPTURE_ERROR;
+				break;
+			}
+			if (pr <= 0)
+				continue;
+		}
+		c->in_dispatch = 1;
 		r = pcap_dispatch(c->p, cnt, on_packet, (u_char *)(void *)c);
+		c->in_dispatch = 0;
 		if (r == PCAP_ERROR_BREAK) {
+			c->broken = 0;
 			end = MT_CAPTURE_STOPPED;
 			break;
 		}
@@ -276,7 +323,9 @@ enum mt_capture_end mt_capture_run(struct mt_capture *c, struct tf *t,
 
 void mt_capture_breakloop(struct mt_capture *c)
 {
-	pcap_breakloop(c->p);
+	c->broken = 1;
+	if (c->in_dispatch)
+		pcap_breakloop(c->p);
 }
 
 void mt_capture_stats(struct mt_capture *c, struct mt_capture_stats *out)

@@ -42,7 +42,7 @@ struct mt_capture *mt_capture_open_live(const char *ifname, struct mt_err *err);
 /* Keep only the packets BPF expression expr matches; 0, or -1 with err ("bad filter 'X': REASON"). */
 int mt_capture_filter(struct mt_capture *c, const char *expr, struct mt_err *err);
 
-/* The link type (a DLT_ value), and its name and description (borrowed; "" when unknown). */
+/* The link type (a DLT_ value), and its name as libpcap says it ("EN10MB"; borrowed, "" when unknown). */
 int mt_capture_linktype(const struct mt_capture *c);
 const char *mt_capture_linktype_name(const struct mt_capture *c);
 

@@ -41,10 +41,13 @@
  *     that came past a hole (held, or dropped when nothing of them was
  *     captured).
  *   - Capture time only moves forward: a packet stamped earlier than one
- *     before it counts as at the latest time seen, for idleness and
- *     fragment timeouts. idle_ms <= 0 turns idle closing off. A connection
+ *     before it counts as at the latest time seen, for idleness, fragment
+ *     timeouts and the times the callbacks are given (bytes that waited
+ *     keep the time of the packet that brought them; a gap has the time it
+ *     was given up at). Times are clamped to +-INT64_MAX / 4. A connection
  *     is idle when more than idle_ms passed since its last packet; it is
- *     closed when the next packet (of any connection) comes.
+ *     closed when the next packet (of any connection) comes. idle_ms <= 0
+ *     turns idle closing off.
  *   - IP fragments are held at most FRAG_TIMEOUT_US of capture time from the
  *     first one of their datagram; frag_bytes counts the captured bytes held
  *     plus FRAG_COST per piece; room is made by dropping the oldest
@@ -57,6 +60,9 @@
  *   - IP and TCP checksums are not checked (offloading makes captured ones
  *     wrong). An IPv4 total length or IPv6 payload length of 0 (segmentation
  *     offload) means the rest of the frame.
+ *   - packets counts every call of tf_packet, bytes their captured bytes,
+ *     truncated those captured shorter than they were on the wire.
+ *   - When a connection ends, the client's direction is flushed first.
  *   - Each packet that cannot be used is counted once, in the first of
  *     bad_link, not_ip, not_tcp, malformed that applies; a packet cut before
  *     the headers it needs is counted in truncated only.
@@ -83,6 +89,7 @@
 #define MAX_EXT 16                       /* IPv6 extension headers walked */
 #define FRAG_BUCKETS 1024
 #define LINKTYPE_RAW 101                 /* raw IP as pcap files say it */
+#define TIME_MAX (INT64_MAX / 4)         /* capture times are clamped to +-this */
 
 #define TH_FIN 0x01
 #define TH_SYN 0x02
@@ -1235,9 +1242,16 @@ static void expire(struct tf *t)
 		dgram_drop(t, t->fhead);
 }
 
+/* A capture time within a quarter of int64's range, so that differences of two never overflow. */
+static int64_t clamp_us(int64_t us)
+{
+	return us > TIME_MAX ? TIME_MAX : us < -TIME_MAX ? -TIME_MAX : us;
+}
+
 void tf_packet(struct tf *t, int linktype, int64_t us, size_t wire_len, const uint8_t *p,
 	       size_t caplen)
 {
+	us = clamp_us(us);
 	if (!p)
 		caplen = 0;
 	t->st.packets++;
@@ -1280,6 +1294,7 @@ void tf_finish(struct tf *t, int64_t us)
 	struct conn **all;
 	size_t n = 0;
 
+	us = clamp_us(us);
 	if (!t->has_now || us > t->now) {
 		t->now = us;
 		t->has_now = 1;

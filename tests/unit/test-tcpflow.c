@@ -1013,7 +1013,12 @@ static void test_garbage(void **state)
 		tf_packet(t, DLT_EN10MB, (int64_t)i * 3, n, f, (r >> 4) & 1 ? n : (r >> 5) % (n + 1));
 		count++;
 	}
-	tf_finish(t, INT64_MAX / 2);
+	/* Times at both ends of int64 (found by fuzzing: a difference of two overflowed). */
+	seg(t, 1, 1, PK_ACK, "x", INT64_MIN / 1000);
+	seg(t, 1, 2, PK_ACK, "y", INT64_MAX / 1000);
+	seg(t, 1, 3, PK_ACK, "z", INT64_MIN / 1000);
+	count += 3;
+	tf_finish(t, INT64_MAX);
 	s = ST(t);
 	assert_int_equal(s.packets, count);
 	assert_true(s.connections > 0);
