@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 void capcli_init(struct capcli *o, const struct cmd_entry *e, int argc)
@@ -124,14 +123,6 @@ static void on_stop_signal(int sig)
 {
 	(void)sig;
 	stop_flag = 1;
-	if (running)
-		mt_capture_breakloop(running);
-}
-
-/* A live capture's slice is over: its loop returns (an idle interface never wakes it). */
-static void on_slice(int sig)
-{
-	(void)sig;
 	if (running)
 		mt_capture_breakloop(running);
 }
@@ -345,7 +336,7 @@ int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run
 	struct mt_import_stats st;
 	struct mt_capture_opts co;
 	struct progress pr;
-	struct sigaction sa, old_int, old_term, old_alrm;
+	struct sigaction sa, old_int, old_term;
 	enum mt_capture_end end = MT_CAPTURE_EOF;
 	int rc = EXIT_ERROR, failed = 0;
 	int64_t start = mt_mono_ns();
@@ -375,42 +366,26 @@ int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	if (r->live) {
-		/*
-		 * A live capture runs in slices of 100 ms, ended by SIGALRM: libpcap may
-		 * wait for a packet as long as none comes, and --duration is checked,
-		 * and the counts shown, between slices.
-		 */
-		struct itimerval it = {{0, 100000}, {0, 100000}};
-		struct sigaction sl;
-		memset(&sl, 0, sizeof(sl));
-		sl.sa_handler = on_slice;
-		sl.sa_flags = SA_RESTART; /* (the writer's thread may take it: its calls go on) */
-		sigemptyset(&sl.sa_mask);
-		sigaction(SIGALRM, &sl, &old_alrm);
-		setitimer(ITIMER_REAL, &it, NULL);
+	if (r->live)
 		fprintf(stderr, "mcptap: capturing on %s%s%s%s; SIGINT (Ctrl-C) stops\n", r->what,
 			o->filter ? " (filter '" : "", o->filter ? o->filter : "", o->filter ? "')" : "");
-	}
 	for (;;) {
-		if (r->duration_ms && (mt_mono_ns() - start) / 1000000 >= r->duration_ms) {
-			end = MT_CAPTURE_DURATION;
-			break;
-		}
-		end = mt_capture_run(cap, mt_import_tf(im), &co, &err);
-		if (r->live && end == MT_CAPTURE_STOPPED && !stop_flag) {
-			if (mt_mono_ns() - pr.last_ns >= 500000000) {
-				pr.last_ns = mt_mono_ns();
-				live_progress(&pr, cap);
+		/* A live capture runs in slices of 500 ms, to show its counts between them. */
+		int64_t left = 0;
+		if (r->duration_ms) {
+			left = r->duration_ms - (mt_mono_ns() - start) / 1000000;
+			if (left <= 0) {
+				end = MT_CAPTURE_DURATION;
+				break;
 			}
+		}
+		co.duration_ms = r->live ? (left && left < 500 ? left : 500) : 0;
+		end = mt_capture_run(cap, mt_import_tf(im), &co, &err);
+		if (r->live && end == MT_CAPTURE_DURATION && !stop_flag) {
+			live_progress(&pr, cap);
 			continue;
 		}
 		break;
-	}
-	if (r->live) {
-		struct itimerval off = {{0, 0}, {0, 0}};
-		setitimer(ITIMER_REAL, &off, NULL);
-		sigaction(SIGALRM, &old_alrm, NULL);
 	}
 	running = NULL;
 	sigaction(SIGINT, &old_int, NULL);
