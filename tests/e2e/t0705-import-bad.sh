@@ -13,6 +13,7 @@
 #      retransmitted, overlapping, fragmented, from mid-stream: the same two
 #      messages; lost segments: the exchange stored, the lost bodies as gaps;
 #   4. credentials redacted as the HTTP tap does (--keep-secrets keeps them);
+#      progress on a terminal only;
 #   5. no crash anywhere (each run exits 0 or 2).
 . "$(dirname "$0")/lib.sh"
 
@@ -134,6 +135,16 @@ check_eq "each of them a marker" 3 \
 "$MCPTAP" import --keep-secrets -w "$T/keep.db" "$T/secret.pcap" 2> /dev/null
 check_eq "--keep-secrets: kept" 3 \
 	"$(sql "$T/keep.db" "select cast(raw as text) from message; select target, req_headers from http_exchange" | grep -o 'secret-[a-z]*-[0-9]*' | sort -u | wc -l)"
+
+# Progress: on a terminal, for a big file; never off one.
+if [ -x "$BENCH/pcap-mcp-gen" ] && command -v script > /dev/null; then
+	"$BENCH/pcap-mcp-gen" -m 12 "$T/big.pcap" > /dev/null
+	script -qc "'$MCPTAP' import -w '$T/big-tty.db' '$T/big.pcap'" /dev/null > "$T/tty.out" 2>&1
+	check "on a terminal: progress while a 12 MB file is read" grep -q "mcptap: reading '$T/big.pcap': *[0-9]*% (.* of 12.[0-9] MB), [0-9]* sessions, [0-9]* messages" "$T/tty.out"
+	imp big "$T/big.pcap"
+	check_eq "off a terminal: no progress, the summary only" "" "$(grep reading "$T/big.err")"
+	check_eq "the same sessions either way" "$(sql "$T/big-tty.db" "select count(*) from session")" "$(sql "$T/big.db" "select count(*) from session")"
+fi
 
 # Packets cut by the snap length: counted; what was cut is lost, said, never a crash.
 "$GEN" -s 400 -c "$T/req.http" -S "$T/resp.http" -c "$T/req.http" -S "$T/resp.http" "$T/cut400.pcap"
