@@ -10,7 +10,8 @@
 #                   lock (tests/stress.sh; STRESS_ARGS to change its sizes)
 #   make install    PREFIX (/usr/local) and DESTDIR as usual
 #
-# Libraries come from pkg-config; nothing is vendored.
+# Libraries come from pkg-config; nothing is vendored. Debian's libhttp-parser-dev
+# (pcap import's HTTP/1.1 parser) ships no pkg-config file: it is linked by name.
 
 VERSION = 0.1.0
 PREFIX ?= /usr/local
@@ -18,7 +19,7 @@ DESTDIR ?=
 CC ?= cc
 FUZZ_SECONDS ?= 20
 
-PKGS = jansson sqlite3 libevent libcurl
+PKGS = jansson sqlite3 libevent libcurl libpcap
 # Deferred (=) so that `make test` can install pkg-config and the -dev packages first.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS = $(shell pkg-config --libs $(PKGS))
@@ -40,7 +41,7 @@ EXTRA = $(OPT)
 endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(EXTRA) $(CFLAGS)
 ALL_LDFLAGS = $(EXTRA) $(LDFLAGS)
-LIBS = $(PKG_LIBS) -lpthread
+LIBS = $(PKG_LIBS) -lhttp_parser -lpthread
 
 LIB_SRC = $(wildcard schema/*.c) $(wildcard tap/*.c) $(wildcard analyze/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=$(B)/%.o) $(B)/gen/schema_sql.o
@@ -109,6 +110,10 @@ tests/peers/mcp-client tests/bench/load-client tests/bench/byte-relay: tests/pee
 tests/bench/echo-server tests/bench/load-client tests/bench/http-echo tests/bench/http-load: \
 	tests/bench/jscan.h
 tests/bench/load-client tests/bench/http-load: tests/bench/clock.h
+tests/peers/pcap-gen $(B)/tests/test-tcpflow $(B)/tests/test-pcapimport tests/bench/pcap-mcp-gen: \
+	tests/peers/pktcraft.h
+# test-capture reads the captures pcap-gen writes.
+$(B)/tests/test-capture: tests/peers/pcap-gen tests/peers/pktcraft.h
 
 deps:
 	@tests/setup.sh test

@@ -13,6 +13,8 @@ extern const struct cmd_entry cmd_show;
 extern const struct cmd_entry cmd_analyze;
 extern const struct cmd_entry cmd_stats;
 extern const struct cmd_entry cmd_replay;
+extern const struct cmd_entry cmd_import;
+extern const struct cmd_entry cmd_sniff;
 
 static const struct cmd_entry *const commands[] = {
 	&cmd_record,
@@ -21,6 +23,8 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_analyze,
 	&cmd_stats,
 	&cmd_replay,
+	&cmd_import,
+	&cmd_sniff,
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -45,6 +45,32 @@ int cli_bad_option(const struct cmd_entry *e, int c, char **argv)
 	return cli_usage_error(e, "unknown option '%s'", argv[optind - 1]);
 }
 
+struct mt_redact *cli_redactor(const struct cmd_entry *e, const char *kinds, const char **rules,
+			       size_t n, int *bad)
+{
+	struct mt_err err = {"", 0};
+	unsigned char key[16];
+	struct mt_redact *r;
+
+	*bad = 0;
+	if (mt_redact_load_key(key, &err))
+		mt_warn("redaction key: %s; markers of equal secrets match within this run only",
+			err.msg);
+	r = mt_redact_new(key);
+	for (size_t i = 0; i < n; i++) {
+		int rc = kinds[i] == 'K'   ? mt_redact_add_key(r, rules[i])
+			 : kinds[i] == 'P' ? mt_redact_add_path(r, rules[i], &err)
+					   : mt_redact_add_value(r, rules[i], &err);
+		if (rc) {
+			cli_usage_error(e, "%s", err.msg);
+			mt_redact_free(r);
+			*bad = 1;
+			return NULL;
+		}
+	}
+	return r;
+}
+
 const char *cli_capture_path(const char *arg)
 {
 	const char *env = getenv("MCPTAP_FILE");

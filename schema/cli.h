@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "schema/redact.h"
 #include "schema/store.h"
 
 /* Exit statuses of every subcommand but record (which exits as its child did). */
@@ -55,6 +56,15 @@ int cli_open_capture(const char *path, struct store **st);
  * when arg is NULL. Prints the error and returns -1 on failure.
  */
 int cli_pick_session(struct store *st, const char *path, const char *arg, int64_t *id);
+
+/*
+ * The redactor of a command's --redact-key, --redact-path and --redact-value
+ * options (kinds[i] 'K', 'P' or 'V' for rules[i]), keyed by the user's
+ * redaction key (a warning when there is none). NULL with *bad set, and a
+ * usage error of e printed, when a rule is bad. The caller frees it.
+ */
+struct mt_redact *cli_redactor(const struct cmd_entry *e, const char *kinds, const char **rules,
+			       size_t n, int *bad);
 
 /* Colour on f: only on a terminal, and never with NO_COLOR set. */
 int cli_use_color(FILE *f);

@@ -130,9 +130,9 @@ CREATE TABLE gap (
   reason     TEXT NOT NULL
 );
 
--- One row per HTTP request an HTTP tap relayed, with its response (version
--- 4). seq says when the request arrived, in the order of the session's
--- messages; the JSON-RPC messages its bodies carried are message rows that
+-- One row per HTTP request an HTTP tap relayed (or pcap import read), with
+-- its response (version 4). seq says when the request arrived, in the order
+-- of the session's messages; the JSON-RPC messages its bodies carried are message rows that
 -- name it in their exchange column. Headers are JSON arrays of [name, value]
 -- pairs, in the order sent; secrets in them and in the target are redacted.
 CREATE TABLE http_exchange (
@@ -154,7 +154,9 @@ CREATE TABLE http_exchange (
   first_byte_ns INTEGER,          -- when the response's head was read
   end_ns        INTEGER,          -- when the exchange ended
   outcome       TEXT,             -- complete | client-gone | upstream-gone | timeout |
-                                  -- unreachable | refused | stopped; NULL while open
+                                  -- unreachable | refused | stopped; an import's also
+                                  -- closed (the connection closed first) | gap (bytes
+                                  -- not captured cut it); NULL while open
   error         TEXT,             -- what went wrong, when something did
   last_event_id TEXT,             -- the request's Last-Event-ID (an SSE resumption)
   PRIMARY KEY (session, seq)

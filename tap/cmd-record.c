@@ -110,35 +110,6 @@ static int exit_like_child(const struct relay_result *res)
 	return res->exit_status >= 0 ? res->exit_status : EXIT_ERROR;
 }
 
-/*
- * The redactor for --redact-* (kinds[i] 'K', 'P' or 'V' for rules[i]), with
- * the user's key; NULL and a usage error when a rule is bad.
- */
-static struct mt_redact *make_redactor(const char *kinds, const char **rules, size_t n, int *bad)
-{
-	struct mt_err err = {"", 0};
-	unsigned char key[16];
-	struct mt_redact *r;
-
-	*bad = 0;
-	if (mt_redact_load_key(key, &err))
-		mt_warn("redaction key: %s; markers of equal secrets match within this run only",
-			err.msg);
-	r = mt_redact_new(key);
-	for (size_t i = 0; i < n; i++) {
-		int rc = kinds[i] == 'K'   ? mt_redact_add_key(r, rules[i])
-			 : kinds[i] == 'P' ? mt_redact_add_path(r, rules[i], &err)
-					   : mt_redact_add_value(r, rules[i], &err);
-		if (rc) {
-			cli_usage_error(&cmd_record, "%s", err.msg);
-			mt_redact_free(r);
-			*bad = 1;
-			return NULL;
-		}
-	}
-	return r;
-}
-
 static int run_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -366,7 +337,7 @@ static int run_record(int argc, char **argv)
 		o.wopts.hold_bytes = o.wopts.queue_bytes; /* holding never shrinks the queue */
 	if (!keep) {
 		int bad;
-		red = make_redactor(kinds, rules, nrules, &bad);
+		red = cli_redactor(&cmd_record, kinds, rules, nrules, &bad);
 		if (bad)
 			goto out;
 	}

@@ -8,6 +8,10 @@
  * that are hop-by-hop (RFC 9110 7.6.1); the upstream is asked for identity
  * encoding; Host names the upstream.
  *
+ * What is stored of each exchange (its session, its messages, its row) is
+ * tap/httplog.c's business, shared with pcap import: this file says what it
+ * reads as it forwards it.
+ *
  * Flow control: a response chunk goes to the client's output buffer at once;
  * while that buffer holds more than OUT_HIGH bytes the curl transfer is
  * paused, and it resumes when the buffer has drained. Memory per exchange
@@ -39,39 +43,18 @@
 #include "schema/message.h"
 #include "schema/redact.h"
 #include "tap/httphdr.h"
+#include "tap/httplog.h"
 #include "tap/httpsess.h"
 #include "tap/httptap.h"
-#include "tap/sse.h"
 
 /* A client's output buffer above this pauses the upstream transfer. */
 #define OUT_HIGH (256 * 1024)
-/* A response body kept on the exchange (not JSON-RPC) is cut at this size. */
-#define KEEP_BODY_MAX (64 * 1024)
-/* An SSE event larger than this is relayed and recorded as a gap. */
-#define SSE_EVENT_MAX_DEFAULT (16u << 20)
 /* A legacy SSE stream's first event is held up to this, waiting to be whole. */
 #define HOLD_MAX (64 * 1024)
 
 struct tap;
 struct loop;
 struct hconn;
-
-/* A capture session: one MCP session (under the tap's mu). */
-struct hsess {
-	int64_t num;
-	struct writer *w;     /* the tap's (shared by every session) */
-	int h;                /* this session's handle in it */
-	int64_t seq;          /* the last seq given */
-	int64_t t0;           /* monotonic ns */
-	int64_t started_wall;
-	enum hs_kind kind;
-	char *http_id;        /* Mcp-Session-Id, once known */
-	char *endpoint;       /* legacy SSE: the endpoint's URI */
-	struct mt_map seen;   /* SSE event ids seen: a second one is a replay */
-	int open;             /* exchanges in flight */
-	int ended;            /* DELETE answered, or 404 for its id */
-	int end_stored;       /* ... and its end stored, once nothing of it was open */
-};
 
 /*
  * A list of header fields. The response's are copied into one buffer as they
@@ -92,15 +75,10 @@ struct exch {
 	struct evhttp_request *req; /* NULL once the client is gone */
 	CURL *easy;
 	struct curl_slist *hdrs; /* one block (upstream_list) */
-	struct hsess *sess;
-	int64_t seq;          /* the exchange's seq in its session */
+	struct hl_exch *hx;   /* what is stored of it (httplog) */
 	char method[16];
-	char *req_session_id; /* the Mcp-Session-Id it carried */
 	char *body;           /* the request body (curl reads it) */
 	size_t body_len;
-	char *rpc_id;         /* a JSON-RPC request's id token, for a 502's error body */
-	int is_delete;
-	int initialize;
 	/* The response. */
 	int status;
 	char reason[64];
@@ -110,11 +88,6 @@ struct exch {
 	int paused;
 	int resume;           /* the client's buffer drained: unpause (from l->unpause) */
 	int done;
-	struct mt_sse sse;
-	int sse_init;
-	int first_event;      /* no SSE event seen yet on this stream */
-	struct mt_buf rbody;  /* a JSON body, or the start of another kept on the exchange */
-	size_t rbody_total;
 	/* A legacy SSE stream's start is held until its first event is whole: an
 	 * endpoint event with an absolute URI is rewritten to name the tap. */
 	int hold;
@@ -169,6 +142,7 @@ struct tap {
 	char capath[512];
 	int loopback;         /* listening on loopback: only loopback Host names come in */
 	struct writer *w;     /* stores every session, on one connection */
+	struct hl_log *log;   /* the sessions, and what is stored of each exchange */
 	struct loop *loops;
 	int nloops;
 	/* The control loop, in the thread that called httptap_run: the signals,
@@ -179,73 +153,9 @@ struct tap {
 	int loops_done;
 	/* Under mu: */
 	pthread_mutex_t mu;
-	struct hs_tracker tr;
-	struct hsess **sess;  /* by number; [0] unused */
-	size_t nsess, capsess;
-	int64_t next_conn;
 	int stopping;         /* 1: stop accepting and end; 2: end now */
 	int host_said;        /* a refused Host was said */
 };
-
-/* ---- sessions ---- */
-
-/* A new capture session (under the tap's mu). */
-static struct hsess *session_new(struct tap *t, int64_t num, enum hs_kind kind,
-				 const char *client_addr)
-{
-	struct store_session_new sn;
-	struct hsess *s = mt_calloc(1, sizeof(*s));
-
-	s->num = num;
-	s->kind = kind;
-	s->t0 = mt_mono_ns();
-	s->started_wall = mt_wall_us();
-	mt_map_init(&s->seen, 100000);
-	memset(&sn, 0, sizeof(sn));
-	sn.transport = kind == HS_SSE ? "sse" : "http";
-	sn.started_wall = s->started_wall;
-	sn.upstream = t->o->upstream;
-	sn.client_addr = client_addr;
-	s->w = t->w;
-	s->h = writer_session_new(t->w, &sn, s->t0);
-	if ((size_t)num >= t->capsess) {
-		size_t cap = t->capsess ? t->capsess * 2 : 64;
-		while (cap <= (size_t)num)
-			cap *= 2;
-		t->sess = mt_realloc(t->sess, cap * sizeof(*t->sess));
-		memset(t->sess + t->capsess, 0, (cap - t->capsess) * sizeof(*t->sess));
-		t->capsess = cap;
-	}
-	t->sess[num] = s;
-	if ((size_t)num >= t->nsess)
-		t->nsess = (size_t)num + 1;
-	return s;
-}
-
-/* The session's end in the store: its duration and end time. */
-static void session_end(struct hsess *s)
-{
-	struct store_session_end e;
-
-	if (s->end_stored)
-		return;
-	s->end_stored = 1;
-	memset(&e, 0, sizeof(e));
-	e.ended_wall = mt_wall_us();
-	e.duration_ns = mt_mono_ns() - s->t0;
-	e.exit_status = -1;
-	e.exit_signal = -1;
-	writer_session_end(s->w, s->h, &e);
-}
-
-static void session_finish(struct hsess *s)
-{
-	session_end(s);
-	mt_map_release(&s->seen);
-	free(s->http_id);
-	free(s->endpoint);
-	free(s);
-}
 
 /* ---- headers ---- */
 
@@ -307,47 +217,6 @@ static void req_headers(struct evhttp_request *req, struct hdr_list *l)
 	}
 }
 
-/* ---- the store side ---- */
-
-static int64_t next_seq(struct hsess *s)
-{
-	return ++s->seq;
-}
-
-/* Nanoseconds since the session began. */
-static int64_t clock_of(const struct hsess *s)
-{
-	return mt_mono_ns() - s->t0;
-}
-
-/* A message the tap read in an exchange. */
-static void log_message(struct exch *x, enum writer_stream s, const char *channel, const char *p,
-			size_t n, const char *sse_id, const char *sse_event, int replayed)
-{
-	struct writer_http_msg m;
-
-	memset(&m, 0, sizeof(m));
-	m.sess = x->sess->h;
-	m.seq = next_seq(x->sess);
-	m.s = s;
-	m.channel = channel;
-	m.exchange = x->seq;
-	m.sse_id = sse_id;
-	m.sse_event = sse_event;
-	m.replayed = replayed;
-	m.p = p;
-	m.n = n;
-	writer_put_msg(x->sess->w, &m);
-}
-
-static int is_jsonrpc(const char *p, size_t n)
-{
-	struct mt_class c;
-	enum mt_kind k = mt_classify(p, n, &c);
-
-	return k != MT_INVALID && k != MT_NOTJSONRPC;
-}
-
 /* ---- the exchange's end ---- */
 
 static void exch_unlink(struct exch *x)
@@ -373,7 +242,6 @@ static void exch_unlink(struct exch *x)
 
 static void maybe_stop(struct loop *l);
 static void check_done(struct loop *l);
-static void on_sse_event(void *ctx, const struct mt_sse_event *ev);
 static void send_held(struct exch *x);
 static void on_upstream_silent(evutil_socket_t fd, short what, void *arg);
 
@@ -382,8 +250,6 @@ static void exch_end(struct exch *x, const char *outcome, const char *error)
 {
 	struct loop *l = x->loop;
 	struct tap *t = l->tap;
-	const char *kept = NULL;
-	size_t kept_len = 0;
 
 	if (x->done)
 		return;
@@ -403,107 +269,36 @@ static void exch_end(struct exch *x, const char *outcome, const char *error)
 		event_free(x->idle);
 		x->idle = NULL;
 	}
-	if (x->is_sse && x->sse_init) {
-		size_t left = mt_sse_close(&x->sse, on_sse_event, x);
-		if (left && !error)
-			error = "the stream ended inside an event (no blank line after it)";
-	}
-	pthread_mutex_lock(&t->mu);
-	if (x->head_sent && !x->is_sse && x->rbody_total) {
-		if (x->rbody_total <= t->o->wopts.max_message && x->rbody.len == x->rbody_total &&
-		    is_jsonrpc(x->rbody.data, x->rbody.len)) {
-			log_message(x, WS_S2C, "body", x->rbody.data, x->rbody.len, NULL, NULL, 0);
-		} else if (x->is_json && x->rbody_total > t->o->wopts.max_message) {
-			char why[160];
-			snprintf(why, sizeof(why),
-				 "a response body of %zu bytes is larger than --max-message (%zu)",
-				 x->rbody_total, t->o->wopts.max_message);
-			writer_put_gap(x->sess->w, x->sess->h, next_seq(x->sess), WS_S2C, x->rbody_total, why);
-		} else {
-			kept = x->rbody.data;
-			kept_len = x->rbody.len < KEEP_BODY_MAX ? x->rbody.len : KEEP_BODY_MAX;
-		}
-	}
-	writer_put_exchange_end(x->sess->w, x->sess->h, x->seq, clock_of(x->sess), outcome, error, kept,
-				kept_len);
-	x->sess->open--;
-	/* A session the server ended (DELETE, 404) ends in the store when nothing
-	 * of it is open (what still names it is stored with it all the same). */
-	if (x->sess->ended && !x->sess->open)
-		session_end(x->sess);
-	pthread_mutex_unlock(&t->mu);
+	hl_end(t->log, x->hx, outcome, error);
+	x->hx = NULL;
 	l->exchanges--;
 	exch_unlink(x);
-	if (x->sse_init)
-		mt_sse_release(&x->sse);
 	free(x->hdrs); /* (one block: upstream_list) */
 	hdr_free(&x->rh);
-	mt_buf_release(&x->rbody);
 	mt_buf_release(&x->held);
 	free(x->host);
 	free(x->rewrite_from);
 	free(x->rewrite_to);
-	free(x->req_session_id);
 	free(x->body);
-	free(x->rpc_id);
 	free(x);
 	maybe_stop(l);
 }
 
 /* ---- the response, from curl ---- */
 
-static const char *resp_type(const struct exch *x)
-{
-	if (x->is_sse)
-		return "sse";
-	if (x->is_json)
-		return "json";
-	if (x->status == 202 || x->status == 204 || x->status == 304 || !strcmp(x->method, "HEAD"))
-		return "empty";
-	return "other";
-}
-
 static void send_head(struct exch *x)
 {
 	struct tap *t = x->loop->tap;
-	struct hsess *s = x->sess;
-	const char *sid = mt_hdr_get(x->rh.h, x->rh.n, "Mcp-Session-Id");
-	const char *ctype = mt_hdr_get(x->rh.h, x->rh.n, "Content-Type");
+	const struct hl_info *info = hl_info(x->hx);
 
 	x->head_sent = 1;
-	x->is_sse = mt_hdr_has_token(ctype, "text/event-stream");
-	x->is_json = mt_hdr_has_token(ctype, "application/json");
+	/* What the session is, as the response says, and the head stored. */
+	hl_response_head(t->log, x->hx, x->status, x->rh.h, x->rh.n);
+	x->is_sse = info->is_sse;
+	x->is_json = info->is_json;
 	if (x->is_sse && x->idle)
 		evtimer_del(x->idle);
-	if (x->is_sse) {
-		mt_sse_init(&x->sse, t->o->wopts.max_message < SSE_EVENT_MAX_DEFAULT
-					     ? t->o->wopts.max_message
-					     : SSE_EVENT_MAX_DEFAULT);
-		x->sse_init = 1;
-		x->first_event = 1;
-	}
-	pthread_mutex_lock(&t->mu);
-	if (x->is_sse)
-		x->hold = !strcmp(x->method, "GET") && s->kind == HS_SSE && !s->endpoint;
-	/* What the session is, as the response says. */
-	if (sid && !x->req_session_id && x->status >= 200 && x->status < 300) {
-		if (!s->http_id) {
-			s->http_id = mt_strdup(sid);
-			writer_put_http_id(s->w, s->h, sid);
-		}
-		hs_named(&t->tr, s->num, sid);
-	} else if (x->initialize && !sid && !x->req_session_id && x->status >= 200 &&
-		   x->status < 300) {
-		hs_idless(&t->tr, s->num); /* a server without sessions */
-	}
-	if ((x->is_delete && x->status >= 200 && x->status < 300) ||
-	    (x->req_session_id && x->status == 404)) {
-		s->ended = 1;
-		hs_end(&t->tr, s->num);
-	}
-	writer_put_exchange_head(s->w, s->h, x->seq, x->status, x->rh.h, x->rh.n, resp_type(x),
-				 clock_of(s));
-	pthread_mutex_unlock(&t->mu);
+	x->hold = info->endpoint_stream;
 	if (!x->req)
 		return;
 	struct evkeyvalq *out = evhttp_request_get_output_headers(x->req);
@@ -629,63 +424,6 @@ static void on_unpause(evutil_socket_t fd, short what, void *arg)
 	check_done(l);
 }
 
-/* An SSE event read on the stream (under the tap's mu). */
-static void sse_event(struct exch *x, const struct mt_sse_event *ev)
-{
-	struct hsess *s = x->sess;
-	const char *type = ev->event_len ? ev->event : NULL;
-	int first = x->first_event;
-
-	x->first_event = 0;
-	if (ev->oversized) {
-		char why[160];
-		snprintf(why, sizeof(why), "an SSE event of %zu bytes is larger than the limit",
-			 ev->raw_len);
-		writer_put_gap(s->w, s->h, next_seq(s), WS_S2C, ev->raw_len, why);
-		return;
-	}
-	if (type && !strcmp(type, "endpoint")) {
-		/* Legacy HTTP+SSE: the URI the session's POSTs go to. */
-		if (first && s->kind == HS_SSE && !s->endpoint) {
-			const char *target;
-			s->endpoint = mt_strndup(ev->data, ev->data_len);
-			target = hs_uri_target(s->endpoint);
-			hs_endpoint(&x->loop->tap->tr, s->num, target);
-			writer_put_http_id(s->w, s->h, target);
-			/* An absolute URI names the upstream: the client would go round
-			 * the tap. It is given the tap's origin instead (what is stored is
-			 * what the server said). */
-			if (target != s->endpoint && x->hold && x->host) {
-				x->rewrite_from = mt_strndup(s->endpoint, (size_t)(target - s->endpoint));
-				x->rewrite_to = mt_asprintf("http://%s", x->host);
-			}
-		}
-		return;
-	}
-	if (!ev->has_data || !ev->data_len)
-		return; /* a priming event, retry: or a comment: nothing to store */
-	int replayed = 0;
-	if (ev->has_id && ev->id_len) {
-		int64_t v;
-		if (mt_map_get(&s->seen, ev->id, ev->id_len, &v))
-			replayed = 1;
-		else
-			(void)mt_map_put(&s->seen, ev->id, ev->id_len, 1);
-	}
-	log_message(x, WS_S2C, "sse", ev->data, ev->data_len, ev->has_id ? ev->id : NULL, type,
-		    replayed);
-}
-
-static void on_sse_event(void *ctx, const struct mt_sse_event *ev)
-{
-	struct exch *x = ctx;
-	struct tap *t = x->loop->tap;
-
-	pthread_mutex_lock(&t->mu);
-	sse_event(x, ev);
-	pthread_mutex_unlock(&t->mu);
-}
-
 static size_t on_body(char *buf, size_t size, size_t nitems, void *ud)
 {
 	struct exch *x = ud;
@@ -699,9 +437,21 @@ static size_t on_body(char *buf, size_t size, size_t nitems, void *ud)
 		send_head(x); /* (a head without its blank line: HTTP/0.9) */
 	}
 	if (x->hold) {
+		const struct hl_info *info = hl_info(x->hx);
 		mt_buf_append(&x->held, buf, n);
-		mt_sse_push(&x->sse, buf, n, on_sse_event, x);
-		if (x->first_event && x->held.len < HOLD_MAX)
+		hl_response_body(x->loop->tap->log, x->hx, buf, n);
+		if (info->endpoint && !x->rewrite_from && x->host) {
+			/* An absolute URI names the upstream: the client would go round
+			 * the tap. It is given the tap's origin instead (what is stored is
+			 * what the server said). */
+			const char *target = hs_uri_target(info->endpoint);
+			if (target != info->endpoint) {
+				x->rewrite_from = mt_strndup(info->endpoint,
+							     (size_t)(target - info->endpoint));
+				x->rewrite_to = mt_asprintf("http://%s", x->host);
+			}
+		}
+		if (!info->events && x->held.len < HOLD_MAX)
 			return n;
 		x->hold = 0;
 		send_held(x);
@@ -719,18 +469,14 @@ static size_t on_body(char *buf, size_t size, size_t nitems, void *ud)
 	 * the client (who may answer it on a connection of another loop: the
 	 * answer must come after it in the session's order). */
 	if (x->is_sse)
-		mt_sse_push(&x->sse, buf, n, on_sse_event, x);
+		hl_response_body(x->loop->tap->log, x->hx, buf, n);
 	if (x->req) {
 		/* (evhttp moves what the buffer holds: it is empty again after.) */
 		evbuffer_add(x->loop->chunk, buf, n);
 		evhttp_send_reply_chunk_with_cb(x->req, x->loop->chunk, on_drained, x->conn);
 	}
-	if (!x->is_sse) {
-		size_t keep = x->is_json ? x->loop->tap->o->wopts.max_message : KEEP_BODY_MAX;
-		if (x->rbody.len < keep)
-			mt_buf_append(&x->rbody, buf, n < keep - x->rbody.len ? n : keep - x->rbody.len);
-		x->rbody_total += n;
-	}
+	if (!x->is_sse)
+		hl_response_body(x->loop->tap->log, x->hx, buf, n); /* (kept, bounded) */
 	return n;
 }
 
@@ -767,8 +513,8 @@ static void send_error_body(struct exch *x, int status, const char *reason, cons
 				-32000, "message", why);
 	char *text;
 
-	if (x->rpc_id) {
-		json_t *id = json_loads(x->rpc_id, JSON_DECODE_ANY, NULL);
+	if (hl_info(x->hx)->rpc_id) {
+		json_t *id = json_loads(hl_info(x->hx)->rpc_id, JSON_DECODE_ANY, NULL);
 		if (id)
 			json_object_set_new(msg, "id", id);
 	}
@@ -780,10 +526,7 @@ static void send_error_body(struct exch *x, int status, const char *reason, cons
 	x->req = NULL; /* evhttp frees it once sent */
 	{
 		static const struct mt_hdr ct = {"Content-Type", "application/json"};
-		pthread_mutex_lock(&x->loop->tap->mu);
-		writer_put_exchange_head(x->sess->w, x->sess->h, x->seq, status, &ct, 1, "json",
-					 clock_of(x->sess));
-		pthread_mutex_unlock(&x->loop->tap->mu);
+		hl_response_head(x->loop->tap->log, x->hx, status, &ct, 1);
 	}
 	free(text);
 	json_decref(msg);
@@ -935,9 +678,7 @@ static void on_conn_close(struct evhttp_connection *evcon, void *arg)
 			evhttp_send_reply_end(req);
 		exch_end(x, "client-gone", NULL); /* (closes the upstream transfer) */
 	}
-	pthread_mutex_lock(&t->mu);
-	hs_conn_closed(&t->tr, c->num);
-	pthread_mutex_unlock(&t->mu);
+	hl_conn_closed(t->log, c->num);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -970,9 +711,7 @@ static struct hconn *conn_of(struct loop *l, struct evhttp_connection *evcon)
 	ev_uint16_t port = 0;
 	c->loop = l;
 	c->evcon = evcon;
-	pthread_mutex_lock(&t->mu);
-	c->num = ++t->next_conn;
-	pthread_mutex_unlock(&t->mu);
+	c->num = hl_conn_new(t->log);
 	evhttp_connection_get_peer(evcon, &host, &port);
 	snprintf(c->addr, sizeof(c->addr), strchr(host ? host : "", ':') ? "[%s]:%u" : "%s:%u",
 		 host ? host : "?", (unsigned)port);
@@ -1005,41 +744,6 @@ static const char *method_name(enum evhttp_cmd_type cmd)
 	case EVHTTP_REQ_PATCH: return "PATCH";
 	}
 	return "GET";
-}
-
-/* Does the body hold an initialize request (alone or in a batch)? */
-static int holds_initialize(const char *p, size_t n, const struct mt_class *c)
-{
-	if (c->kind == MT_REQUEST)
-		return c->method.n == 12 && !memcmp(c->method.p, "\"initialize\"", 12);
-	if (c->kind != MT_BATCH)
-		return 0;
-	json_t *a = json_loadb(p, n, 0, NULL);
-	size_t i;
-	json_t *v;
-	int found = 0;
-	json_array_foreach(a, i, v)
-	{
-		const char *m = json_string_value(json_object_get(v, "method"));
-		if (m && !strcmp(m, "initialize") && json_object_get(v, "id"))
-			found = 1;
-	}
-	json_decref(a);
-	return found;
-}
-
-/* A 2026-07-28 request's _meta["io.modelcontextprotocol/clientInfo"] as "name version". */
-static char *meta_client(const char *p, size_t n)
-{
-	json_t *m = json_loadb(p, n, 0, NULL);
-	json_t *ci = json_object_get(json_object_get(json_object_get(m, "params"), "_meta"),
-				     "io.modelcontextprotocol/clientInfo");
-	const char *name = json_string_value(json_object_get(ci, "name"));
-	const char *version = json_string_value(json_object_get(ci, "version"));
-	char *out = name ? mt_asprintf("%s %s", name, version ? version : "") : NULL;
-
-	json_decref(m);
-	return out;
 }
 
 /* Is name (a Host header's, port and brackets included) a loopback name? */
@@ -1157,14 +861,10 @@ static void on_request(struct evhttp_request *req, void *arg)
 	struct hconn *c;
 	struct exch *x;
 	struct hdr_list in;
-	struct hs_request hr;
-	struct mt_class cls;
+	struct hl_request hr;
 	struct evbuffer *ib = evhttp_request_get_input_buffer(req);
 	const char *uri = evhttp_request_get_uri(req);
 	const char *target;
-	int created;
-	enum hs_kind kind;
-	int rpc;
 
 	if (l->stopping || !evcon) {
 		evhttp_send_error(req, 503, "mcptap is stopping");
@@ -1203,7 +903,6 @@ static void on_request(struct evhttp_request *req, void *arg)
 	x->loop = l;
 	x->req = req;
 	snprintf(x->method, sizeof(x->method), "%s", method_name(evhttp_request_get_command(req)));
-	x->is_delete = !strcmp(x->method, "DELETE");
 	target = hs_uri_target(uri ? uri : "/");
 	req_headers(req, &in);
 	x->body_len = evbuffer_get_length(ib);
@@ -1211,61 +910,20 @@ static void on_request(struct evhttp_request *req, void *arg)
 		x->body = mt_malloc(x->body_len);
 		evbuffer_copyout(ib, x->body, x->body_len);
 	}
-	mt_classify(x->body ? x->body : "", x->body_len, &cls);
-	rpc = x->body_len && cls.kind != MT_INVALID && cls.kind != MT_NOTJSONRPC;
-	x->initialize = rpc && holds_initialize(x->body, x->body_len, &cls);
-	if (rpc && cls.kind == MT_REQUEST && cls.id.n)
-		x->rpc_id = mt_strndup(cls.id.p, cls.id.n);
-	const char *sid = mt_hdr_get(in.h, in.n, "Mcp-Session-Id");
 	const char *host = mt_hdr_get(in.h, in.n, "Host");
-	x->req_session_id = sid ? mt_strdup(sid) : NULL;
 	x->host = host ? mt_strdup(host) : NULL;
 
-	/* Its session. */
+	/* Its session, and the request stored (in the session's order). */
 	memset(&hr, 0, sizeof(hr));
 	hr.conn = c->num;
+	hr.client_addr = c->addr;
 	hr.method = x->method;
 	hr.target = target;
-	hr.session_id = sid;
-	hr.initialize = x->initialize;
-	/* 2026-07-28: no session; the request names its client in _meta. */
-	char *client = NULL;
-	if (!sid && rpc && !x->initialize && cls.kind == MT_REQUEST && cls.has_meta)
-		client = meta_client(x->body, x->body_len);
-	hr.client = client;
-	pthread_mutex_lock(&t->mu);
-	int64_t num = hs_request(&t->tr, &hr, &created, &kind);
-	x->sess = created || (size_t)num >= t->nsess || !t->sess[num]
-			  ? session_new(t, num, kind, c->addr)
-			  : t->sess[num];
-	if (created && sid && *sid && !x->sess->http_id) {
-		/* A session joined midway (or an id the server will refuse). */
-		x->sess->http_id = mt_strdup(sid);
-		writer_put_http_id(x->sess->w, x->sess->h, sid);
-	}
-	x->sess->open++;
-
-	/* Log the request (in the session's order, with its session's state). */
-	{
-		struct writer_exchange we;
-		memset(&we, 0, sizeof(we));
-		x->seq = next_seq(x->sess);
-		we.seq = x->seq;
-		we.conn = c->num;
-		we.method = x->method;
-		we.target = target;
-		we.h = in.h;
-		we.nh = in.n;
-		if (x->body_len && !rpc) {
-			we.body = x->body;
-			we.body_len = x->body_len;
-		}
-		writer_put_exchange_begin(x->sess->w, x->sess->h, &we);
-		if (rpc)
-			log_message(x, WS_C2S, "body", x->body, x->body_len, NULL, NULL, 0);
-	}
-	pthread_mutex_unlock(&t->mu);
-	free(client);
+	hr.h = in.h;
+	hr.nh = in.n;
+	hr.body = x->body;
+	hr.body_len = x->body_len;
+	x->hx = hl_request(t->log, &hr);
 	l->exchanges++;
 	x->conn = c;
 	x->next_in_conn = c->xs;
@@ -1687,7 +1345,6 @@ int httptap_run(const struct httptap_opts *o)
 	t.o = o;
 	t.done_fd = -1;
 	pthread_mutex_init(&t.mu, NULL);
-	hs_init(&t.tr);
 	if (url_origin(o->upstream, t.origin, sizeof(t.origin))) {
 		mt_error("bad --upstream '%s': an http:// or https:// URL", o->upstream);
 		goto early;
@@ -1744,6 +1401,14 @@ int httptap_run(const struct httptap_opts *o)
 	if (o->insecure)
 		mt_warn("--insecure: the upstream's certificate and host name are not checked");
 	t.w = writer_open_shared(o->db_path, &o->wopts);
+	{
+		struct hl_opts lo;
+		memset(&lo, 0, sizeof(lo));
+		lo.w = t.w;
+		lo.upstream = o->upstream;
+		lo.max_message = o->wopts.max_message;
+		t.log = hl_new(&lo);
+	}
 	t.sig_int = evsignal_new(t.ctl, SIGINT, on_signal, &t);
 	t.sig_term = evsignal_new(t.ctl, SIGTERM, on_signal, &t);
 	t.done_ev = event_new(t.ctl, t.done_fd, EV_READ | EV_PERSIST, on_loop_done, &t);
@@ -1770,10 +1435,7 @@ out:
 	for (int i = 0; i < t.nloops; i++)
 		loop_release(&t.loops[i]);
 	free(t.loops);
-	for (size_t i = 1; i < t.nsess; i++)
-		if (t.sess[i])
-			session_finish(t.sess[i]);
-	free(t.sess);
+	hl_free(t.log); /* (the sessions' ends) */
 	if (t.w)
 		writer_finish(t.w, NULL, NULL);
 	if (t.sig_int)
@@ -1788,7 +1450,6 @@ out:
 		event_base_free(t.ctl);
 	curl_global_cleanup();
 early:
-	hs_release(&t.tr);
 	pthread_mutex_destroy(&t.mu);
 	return rc;
 }

@@ -25,9 +25,10 @@ enum chunk_type {
 	CH_MSG,      /* data: one whole message; str: channel, sse_id, sse_event;
 		      * num: exchange, replayed */
 	CH_XBEGIN,   /* data: the request body kept on the exchange, then its headers
-		      * (nh, packed); str: method, target (both as sent); num: conn */
-	CH_XHEAD,    /* data: the response's headers (nh, packed); str: resp_type;
-		      * num: status, first_byte_ns */
+		      * (nh, packed); str: method, target (both as sent), the headers as
+		      * JSON and the Last-Event-ID when the producer made it; num: conn */
+	CH_XHEAD,    /* data: the response's headers (nh, packed); str: resp_type, the
+		      * headers as JSON when the producer made it; num: status, first_byte_ns */
 	CH_XEND,     /* data: the response body kept on it; str: outcome, error; num: end_ns */
 	CH_HTTP_ID,  /* str: the session's Mcp-Session-Id */
 	CH_GAP,      /* a message not stored: num: its bytes; str: why */
@@ -50,6 +51,11 @@ struct chunk {
 	int64_t seq;  /* records: their seq, given by the producer */
 	int64_t num[2];
 	size_t len;   /* records: data's bytes before the headers */
+	size_t rlen;  /* CH_MSG: bytes after them: the producer's classification of it
+		       * (has_cls: a struct mt_class, its spans as offsets + 1), then
+		       * its redacted form (pre) */
+	unsigned pre : 1;     /* CH_MSG: the producer redacted it (nothing after: nothing to) */
+	unsigned has_cls : 1;
 	size_t hlen;  /* records: the packed headers' bytes after them ("name\0value\0"...) */
 	size_t nh;    /* ... and how many fields they are */
 	uint32_t str[CHUNK_STRS]; /* records: offset + 1 of a NUL-terminated string in data (0: NULL) */
@@ -81,6 +87,8 @@ struct writer {
 	uint64_t put;           /* chunks queued so far */
 	uint64_t done;          /* chunks processed (and, with sync, committed) */
 	uint64_t waits;
+	int timed;              /* writer_set_time: puts are timed ... */
+	int64_t time_ns, time_wall; /* ... at this */
 
 	/* The writer thread's own (the finisher's after the join). */
 	pthread_t thread;
@@ -134,6 +142,7 @@ struct writer {
 	size_t nxw, capxw;
 	struct mt_map xw_at;     /* (session, seq) -> index in xw */
 	struct chunk *out;       /* processed chunks, to give back to the producers */
+	struct chunk *out_last;  /* ... the last of that list (hand_over splices it whole) */
 	int pem;                 /* stderr is inside a private key (mt_redact_line) */
 	int has_end;
 	struct store_session_end end;
@@ -163,15 +172,14 @@ struct wslot {
 /* Set from a signal handler: stop waiting for a lock (see writer_give_up). */
 static volatile sig_atomic_t give_up;
 
-/* What the writer gave back goes to the producers (under mu). */
+/* What the writer gave back goes to the producers (under mu): the list spliced whole. */
 static void hand_over(struct writer *w)
 {
-	while (w->out) {
-		struct chunk *ch = w->out;
-		w->out = ch->next;
-		ch->next = w->spent;
-		w->spent = ch;
-	}
+	if (!w->out)
+		return;
+	w->out_last->next = w->spent;
+	w->spent = w->out;
+	w->out = w->out_last = NULL;
 }
 
 /* The chunks given back (under mu). */
@@ -557,6 +565,11 @@ struct msg_meta {
 	int replayed;          /* a server's replay after Last-Event-ID: not paired again */
 };
 
+static int store_message_pre(struct writer *w, enum writer_stream s, const char *p, size_t n,
+			     int incomplete, int64_t seq, int64_t t_ns, int64_t wall,
+			     const struct msg_meta *mm, int pre, const char *red, size_t red_n,
+			     const struct mt_class *cls, struct mt_err *err);
+
 /*
  * Store one message (in the open transaction): classified, paired with its
  * request, redacted. 0, or -1 with err set.
@@ -565,11 +578,49 @@ static int store_message(struct writer *w, enum writer_stream s, const char *p, 
 			 int incomplete, int64_t seq, int64_t t_ns, int64_t wall,
 			 const struct msg_meta *mm, struct mt_err *err)
 {
+	return store_message_pre(w, s, p, n, incomplete, seq, t_ns, wall, mm, 0, NULL, 0, NULL, err);
+}
+
+/* A span moved from base to data: its offset + 1 (0: none) made a pointer again. */
+static void span_at(struct mt_span *sp, const char *data)
+{
+	sp->p = sp->p ? data + ((uintptr_t)sp->p - 1) : NULL;
+}
+
+/* ... and the other way: a span of the bytes at base, as an offset + 1. */
+static void span_off(struct mt_span *sp, const char *base)
+{
+	sp->p = sp->p ? (const char *)(uintptr_t)(sp->p - base + 1) : NULL;
+}
+
+/* The spans of a classification, all moved one way or the other. */
+static void class_move(struct mt_class *c, const char *base, int to_offsets)
+{
+	struct mt_span *v[] = {&c->id, &c->method, &c->progress_token, &c->params, &c->result};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (to_offsets)
+			span_off(v[i], base);
+		else
+			span_at(v[i], base);
+}
+
+/* The same, pre: the producer redacted it already (into red, red_n; NULL: nothing to). */
+static int store_message_pre(struct writer *w, enum writer_stream s, const char *p, size_t n,
+			     int incomplete, int64_t seq, int64_t t_ns, int64_t wall,
+			     const struct msg_meta *mm, int pre, const char *red, size_t red_n,
+			     const struct mt_class *cls, struct mt_err *err)
+{
 	struct mt_class c, rc2;
 	struct store_msg m;
 
 	memset(&m, 0, sizeof(m));
-	mt_classify(p, n, &c);
+	if (cls) {
+		c = *cls;
+		class_move(&c, p, 0);
+	} else {
+		mt_classify(p, n, &c);
+	}
 	m.session = w->session;
 	m.seq = seq;
 	m.t_ns = t_ns;
@@ -586,9 +637,9 @@ static int store_message(struct writer *w, enum writer_stream s, const char *p, 
 	m.sse_id = mm->sse_id;
 	m.sse_event = mm->sse_event;
 	m.replayed = mm->replayed;
-	if (w->o.redact && mt_redact_message(w->o.redact, p, n, c.kind, &w->red)) {
-		m.raw = w->red.data;
-		m.raw_len = w->red.len; /* (never 0: a marker took the secret's place) */
+	if (pre ? red != NULL : w->o.redact && mt_redact_message(w->o.redact, p, n, c.kind, &w->red)) {
+		m.raw = pre ? red : w->red.data;
+		m.raw_len = pre ? red_n : w->red.len; /* (never 0: a marker took the secret's place) */
 		/* The columns come from the stored bytes too: an id or a progress
 		 * token that held a secret is stored as its marker. (Pairing went
 		 * by the bytes relayed.) */
@@ -698,7 +749,7 @@ static const char *chunk_str(const struct chunk *ch, int i)
 /* A record's headers, unpacked into w->hv (valid until the next call). */
 static const struct mt_hdr *chunk_headers(struct writer *w, const struct chunk *ch)
 {
-	const char *p = ch->data + ch->len;
+	const char *p = ch->data + ch->len + ch->rlen;
 
 	if (ch->nh > w->hv_cap) {
 		w->hv_cap = ch->nh;
@@ -725,6 +776,8 @@ static const char *headers_json(struct writer *w, const struct mt_hdr *h, size_t
 /* Give a chunk back to the producers (with the rest, at the end of the drain). */
 static void give_back(struct writer *w, struct chunk *ch)
 {
+	if (!w->out)
+		w->out_last = ch;
 	ch->next = w->out;
 	w->out = ch;
 }
@@ -810,13 +863,19 @@ static int xwait_row(struct writer *w, size_t i, const struct chunk *end, struct
 		mt_buf_putc(&w->tgt, '\0');
 		x.target = w->tgt.data;
 	}
-	x.req_headers_json = headers_json(w, hv, b->nh, &w->hjson);
-	x.last_event_id = mt_hdr_get(hv, b->nh, "Last-Event-ID");
+	if (chunk_str(b, 2)) { /* (made by the producer, redacted) */
+		x.req_headers_json = chunk_str(b, 2);
+		x.last_event_id = chunk_str(b, 3);
+	} else {
+		x.req_headers_json = headers_json(w, hv, b->nh, &w->hjson);
+		x.last_event_id = mt_hdr_get(hv, b->nh, "Last-Event-ID");
+	}
 	x.req_body = b->len ? b->data : NULL;
 	x.req_body_len = b->len;
 	if (h) {
 		x.status = (int)h->num[0];
-		x.resp_headers_json = headers_json(w, chunk_headers(w, h), h->nh, &w->hjson2);
+		x.resp_headers_json = chunk_str(h, 1) ? chunk_str(h, 1)
+					: headers_json(w, chunk_headers(w, h), h->nh, &w->hjson2);
 		x.resp_type = chunk_str(h, 0);
 		x.first_byte_ns = h->num[1];
 	}
@@ -931,7 +990,13 @@ static int process_record(struct writer *w, const struct chunk *ch)
 			store_gap(w, seq, ch->s, ch->len, why);
 			return 0;
 		}
-		rc = store_message(w, ch->s, ch->data, ch->len, 0, seq, t_ns, ch->wall, &mm, &err);
+		struct mt_class cls;
+		size_t skip = ch->has_cls ? sizeof(cls) : 0;
+		if (ch->has_cls)
+			memcpy(&cls, ch->data + ch->len, sizeof(cls));
+		rc = store_message_pre(w, ch->s, ch->data, ch->len, 0, seq, t_ns, ch->wall, &mm, ch->pre,
+				       ch->rlen > skip ? ch->data + ch->len + skip : NULL,
+				       ch->rlen - skip, ch->has_cls ? &cls : NULL, &err);
 		if (!rc)
 			w->txn_bytes += ch->len;
 		break;
@@ -960,7 +1025,8 @@ static int process_record(struct writer *w, const struct chunk *ch)
 			break;
 		}
 		rc = store_exchange_head(w->st, w->session, seq, (int)ch->num[0],
-					 headers_json(w, chunk_headers(w, ch), ch->nh, &w->hjson),
+					 chunk_str(ch, 1) ? chunk_str(ch, 1)
+					 : headers_json(w, chunk_headers(w, ch), ch->nh, &w->hjson),
 					 chunk_str(ch, 0), ch->num[1], &err);
 		break;
 	}
@@ -1360,15 +1426,31 @@ static void put(struct writer *w, enum writer_stream s, const char *p, size_t n,
 	enqueue(w, ch, timed, t_ns, wall);
 }
 
-/*
- * A record of the HTTP tap: len bytes of body, then the strings (NULL ones
- * stay NULL), and two numbers. It counts as one line and its bytes.
- */
+static struct chunk *make_record(enum chunk_type type, int h, enum writer_stream s, int64_t seq,
+				 const void *body, size_t len, const void *extra, size_t rlen,
+				 const struct mt_hdr *hv, size_t nh, const char *const strs[CHUNK_STRS],
+				 int64_t num0, int64_t num1);
+
+/* A record of the HTTP tap (make_record), queued. */
 static void put_record_h(struct writer *w, int h, enum chunk_type type, enum writer_stream s,
 			 int64_t seq, const void *body, size_t len, const struct mt_hdr *hv,
 			 size_t nh, const char *const strs[CHUNK_STRS], int64_t num0, int64_t num1)
 {
-	size_t n = len, sl[CHUNK_STRS], hlen = 0;
+	enqueue(w, make_record(type, h, s, seq, body, len, NULL, 0, hv, nh, strs, num0, num1), 0, 0,
+		0);
+}
+
+/*
+ * A record of the HTTP tap: len bytes of body, rlen of extra (a message's
+ * redacted form), the headers, then the strings (NULL ones stay NULL), and
+ * two numbers. It counts as one line and its bytes.
+ */
+static struct chunk *make_record(enum chunk_type type, int h, enum writer_stream s, int64_t seq,
+				 const void *body, size_t len, const void *extra, size_t rlen,
+				 const struct mt_hdr *hv, size_t nh, const char *const strs[CHUNK_STRS],
+				 int64_t num0, int64_t num1)
+{
+	size_t n = len + rlen, sl[CHUNK_STRS], hlen = 0;
 	struct chunk *ch;
 
 	for (size_t i = 0; i < nh; i++)
@@ -1387,11 +1469,14 @@ static void put_record_h(struct writer *w, int h, enum chunk_type type, enum wri
 	ch->num[0] = num0;
 	ch->num[1] = num1;
 	ch->len = len;
+	ch->rlen = rlen;
 	ch->n = n;
 	ch->lines = 1;
 	if (len)
 		memcpy(ch->data, body, len);
-	n = len;
+	if (rlen)
+		memcpy(ch->data + len, extra, rlen);
+	n = len + rlen;
 	ch->hlen = hlen;
 	ch->nh = nh;
 	for (size_t i = 0; i < nh; i++) {
@@ -1407,7 +1492,7 @@ static void put_record_h(struct writer *w, int h, enum chunk_type type, enum wri
 		ch->str[i] = (uint32_t)n + 1;
 		n += sl[i];
 	}
-	enqueue(w, ch, 0, 0, 0);
+	return ch;
 }
 
 static void put_record(struct writer *w, int h, enum chunk_type type, enum writer_stream s,
@@ -1420,8 +1505,25 @@ static void put_record(struct writer *w, int h, enum chunk_type type, enum write
 void writer_put_msg(struct writer *w, const struct writer_http_msg *m)
 {
 	const char *strs[CHUNK_STRS] = {m->channel, m->sse_id, m->sse_event, NULL};
+	size_t sn = m->redacted && m->stored ? m->stored_n : 0, cn = m->cls ? sizeof(*m->cls) : 0;
+	char small[512], *extra = cn + sn <= sizeof(small) ? small : mt_malloc(cn + sn);
+	struct chunk *ch;
 
-	put_record(w, m->sess, CH_MSG, m->s, m->seq, m->p, m->n, strs, m->exchange, m->replayed);
+	/* After the message: its classification (spans as offsets), its redaction. */
+	if (m->cls) {
+		struct mt_class c = *m->cls;
+		class_move(&c, m->p, 1);
+		memcpy(extra, &c, sizeof(c));
+	}
+	if (sn)
+		memcpy(extra + cn, m->stored, sn);
+	ch = make_record(CH_MSG, m->sess, m->s, m->seq, m->p, m->n, extra, cn + sn, NULL, 0, strs,
+			 m->exchange, m->replayed);
+	ch->pre = !!m->redacted;
+	ch->has_cls = !!m->cls;
+	if (extra != small)
+		free(extra);
+	enqueue(w, ch, 0, 0, 0);
 }
 
 void writer_put_gap(struct writer *w, int h, int64_t seq, enum writer_stream s, size_t bytes,
@@ -1434,10 +1536,11 @@ void writer_put_gap(struct writer *w, int h, int64_t seq, enum writer_stream s, 
 
 void writer_put_exchange_begin(struct writer *w, int h, const struct writer_exchange *x)
 {
-	const char *strs[CHUNK_STRS] = {x->method, x->target, NULL, NULL};
+	const char *strs[CHUNK_STRS] = {x->method, x->target, x->headers_json,
+					x->headers_json ? x->last_event_id : NULL};
 
-	put_record_h(w, h, CH_XBEGIN, WS_C2S, x->seq, x->body, x->body ? x->body_len : 0, x->h,
-		     x->nh, strs, x->conn, 0);
+	put_record_h(w, h, CH_XBEGIN, WS_C2S, x->seq, x->body, x->body ? x->body_len : 0,
+		     x->headers_json ? NULL : x->h, x->headers_json ? 0 : x->nh, strs, x->conn, 0);
 }
 
 void writer_put_exchange_head(struct writer *w, int h, int64_t seq, int status,
@@ -1447,6 +1550,15 @@ void writer_put_exchange_head(struct writer *w, int h, int64_t seq, int status,
 	const char *strs[CHUNK_STRS] = {resp_type, NULL, NULL, NULL};
 
 	put_record_h(w, h, CH_XHEAD, WS_S2C, seq, NULL, 0, hv, nh, strs, status, first_byte_ns);
+}
+
+void writer_put_exchange_head_json(struct writer *w, int h, int64_t seq, int status,
+				   const char *headers_json, const char *resp_type,
+				   int64_t first_byte_ns)
+{
+	const char *strs[CHUNK_STRS] = {resp_type, headers_json, NULL, NULL};
+
+	put_record_h(w, h, CH_XHEAD, WS_S2C, seq, NULL, 0, NULL, 0, strs, status, first_byte_ns);
 }
 
 void writer_put_exchange_end(struct writer *w, int h, int64_t seq, int64_t end_ns,
@@ -1489,6 +1601,28 @@ int64_t writer_clock(const struct writer *w)
 	return mt_mono_ns() - w->t0;
 }
 
+void writer_now(struct writer *w, int64_t *ns, int64_t *wall)
+{
+	if (!__atomic_load_n(&w->timed, __ATOMIC_ACQUIRE)) {
+		*ns = mt_mono_ns(); /* (never timed: the tap's writers, without a lock) */
+		*wall = mt_wall_us();
+		return;
+	}
+	pthread_mutex_lock(&w->mu);
+	*ns = w->timed ? w->time_ns : mt_mono_ns();
+	*wall = w->timed ? w->time_wall : mt_wall_us();
+	pthread_mutex_unlock(&w->mu);
+}
+
+void writer_set_time(struct writer *w, int64_t ns, int64_t wall)
+{
+	pthread_mutex_lock(&w->mu);
+	w->time_ns = ns;
+	w->time_wall = wall;
+	__atomic_store_n(&w->timed, ns >= 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&w->mu);
+}
+
 static void enqueue(struct writer *w, struct chunk *ch, int timed, int64_t t_ns, int64_t wall)
 {
 	struct timespec ts;
@@ -1527,8 +1661,8 @@ static void enqueue(struct writer *w, struct chunk *ch, int timed, int64_t t_ns,
 	}
 	/* The times and the order are taken here, under the lock: the store's order
 	 * is the order in which the relay read the bytes. */
-	ch->t_ns = timed ? t_ns : mt_mono_ns() - w->t0;
-	ch->wall = timed ? wall : mt_wall_us();
+	ch->t_ns = timed ? t_ns : w->timed ? w->time_ns - w->t0 : mt_mono_ns() - w->t0;
+	ch->wall = timed ? wall : w->timed ? w->time_wall : mt_wall_us();
 	if (w->tail)
 		w->tail->next = ch;
 	else

@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "schema/message.h"
 #include "schema/redact.h"
 #include "schema/store.h"
 #include "tap/httphdr.h"
@@ -109,6 +110,13 @@ struct writer_http_msg {
 	int replayed;          /* sent again after a Last-Event-ID resumption */
 	const char *p;
 	size_t n;
+	/* The producer redacted it already (with the writer's opts.redact), in
+	 * its own thread: the writer stores stored (stored_n bytes) in its place,
+	 * or p as it is when stored is NULL, and redacts it no more. */
+	int redacted;
+	const char *stored;
+	size_t stored_n;
+	const struct mt_class *cls; /* p classified by the producer (not done again); NULL */
 };
 void writer_put_msg(struct writer *w, const struct writer_http_msg *m);
 /* A message of bytes relayed from s and not stored (too large), and why. */
@@ -129,11 +137,19 @@ struct writer_exchange {
 	size_t nh;
 	const void *body;          /* a body no message holds (not JSON-RPC); NULL: none */
 	size_t body_len;
+	/* The producer made the headers' stored JSON itself (mt_hdr_json with the
+	 * writer's redactor), in its own thread; h is then not read. */
+	const char *headers_json;
+	const char *last_event_id; /* ... and found its Last-Event-ID (NULL: none) */
 };
 void writer_put_exchange_begin(struct writer *w, int h, const struct writer_exchange *x);
 void writer_put_exchange_head(struct writer *w, int h, int64_t seq, int status,
 			      const struct mt_hdr *hv, size_t nh, const char *resp_type,
 			      int64_t first_byte_ns);
+/* The same with the headers' stored JSON made by the producer (see writer_exchange). */
+void writer_put_exchange_head_json(struct writer *w, int h, int64_t seq, int status,
+				   const char *headers_json, const char *resp_type,
+				   int64_t first_byte_ns);
 void writer_put_exchange_end(struct writer *w, int h, int64_t seq, int64_t end_ns,
 			     const char *outcome, const char *error, const void *body, size_t len);
 /* The session's Mcp-Session-Id, when the server names it. */
@@ -152,6 +168,19 @@ int writer_session_new(struct writer *w, const struct store_session_new *sn, int
 void writer_session_end(struct writer *w, int h, const struct store_session_end *e);
 /* Nanoseconds since the session's start (its t0). */
 int64_t writer_clock(const struct writer *w);
+
+/*
+ * The time records are given: monotonic ns (the scale of a session's t0) and
+ * wall-clock µs; now, unless writer_set_time said otherwise.
+ */
+void writer_now(struct writer *w, int64_t *ns, int64_t *wall);
+/*
+ * From now on, every chunk and record put is timed ns (monotonic scale: a
+ * session's t_ns is ns less its t0) and wall µs instead of now, until the
+ * next call; ns < 0 goes back to now. For an importer whose clock is the
+ * capture's (one producer: the writer does not order puts by it).
+ */
+void writer_set_time(struct writer *w, int64_t ns, int64_t wall);
 
 /*
  * Stop waiting: producers blocked in writer_put() return, and later puts queue

@@ -3,9 +3,11 @@
 #
 # Usage: tests/setup.sh [build|test|bench|fuzz|node]...
 #   build  the compiler, make, pkg-config, the -dev packages of the libraries, sqlite3
-#   test   build, plus cmocka, sqlite3, and node/npm for the end-to-end tests
+#   test   build, plus cmocka, sqlite3, tcpdump (captures of real sessions), and
+#          node/npm for the end-to-end tests
 #   node   npm ci in tests/node (the pinned MCP peers from the npm registry)
-#   bench  GNU time (peak RSS), taskset, nginx (the plain HTTP relay of section (k))
+#   bench  GNU time (peak RSS), taskset, nginx (the plain HTTP relay of section (k)),
+#          tshark (pcap import's comparison, section (m))
 #   fuzz   clang with libFuzzer
 # Debian packages come from apt-get (through sudo when not root); npm packages from
 # `npm ci` and the committed lock file. Nothing is installed when it is already there.
@@ -21,15 +23,15 @@ need_pkg() {
 for what in "$@"; do
 	case $what in
 	build)
-		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libevent-dev libcurl4-openssl-dev sqlite3; do need_pkg "$p"; done ;;
+		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libevent-dev libcurl4-openssl-dev libpcap-dev libhttp-parser-dev sqlite3; do need_pkg "$p"; done ;;
 	test)
-		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libevent-dev libcurl4-openssl-dev libcmocka-dev sqlite3 stunnel4 openssl util-linux cppcheck valgrind perl libxml2-utils; do
+		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libevent-dev libcurl4-openssl-dev libpcap-dev libhttp-parser-dev libcmocka-dev sqlite3 tcpdump stunnel4 openssl util-linux cppcheck valgrind perl libxml2-utils; do
 			need_pkg "$p"
 		done
 		command -v node >/dev/null 2>&1 || want="$want nodejs"
 		command -v npm >/dev/null 2>&1 || want="$want npm" ;;
 	bench)
-		for p in time util-linux sqlite3 nginx; do need_pkg "$p"; done ;;
+		for p in time util-linux sqlite3 nginx tshark; do need_pkg "$p"; done ;;
 	fuzz)
 		for p in clang libclang-rt-dev; do need_pkg "$p"; done
 		command -v clang >/dev/null 2>&1 || want="$want clang" ;;

@@ -31,7 +31,10 @@
 #   (l) the HTTP mock (replay --as server --listen) of a recording of the same echo
 #       server: ping p50 against the echo server itself, and requests/s of 32
 #       connections, each its own session
-# BENCH_ONLY=k or BENCH_ONLY=l runs that section alone.
+#   (m) pcap import of a generated capture of MCP sessions over HTTP ($BENCH_PCAP_MB,
+#       200 MB): against tshark -Y http -T json on the same file, against the
+#       storage floor of the same rows, and peak RSS importing half the file and all
+# BENCH_ONLY=k, BENCH_ONLY=l or BENCH_ONLY=m runs that section alone.
 set -eu
 cd "$(dirname "$0")/../.."
 B=tests/bench
@@ -517,7 +520,69 @@ section_l() {
 		printf "    flood, %d requests over %d connections (a session each), CPUs 0,1: echo server %.0f requests/s, mock %.0f requests/s (target >= 20000); mock/echo = %.2fx\n", fl, c, ef, mf, mf / ef }'
 }
 
-if [ "${BENCH_ONLY:-}" = k ] || [ "${BENCH_ONLY:-}" = l ]; then
+# (m) pcap import. tests/bench/pcap-mcp-gen writes a capture (libpcap's dump API)
+# of PCAP_MB megabytes: MCP sessions over Streamable HTTP, each its own TCP
+# connection, 16 at a time, each an initialize, its notification, 40 tools/call
+# answered alternately in JSON and by an SSE stream of three progress
+# notifications and the result, and a DELETE. In the same run, on CPUs 0,1 (the
+# import's writer thread stores beside its reading, as the tap's does):
+#   - mcptap import, the median of RUNS, against `tshark -r FILE -Y http -T json`
+#     to /dev/null, once (it takes minutes), when tshark is installed;
+#   - against the storage floor of the very rows the import stored (store-floor
+#     --from the import's file: its message rows, parsed before the clock starts,
+#     through mcptap's store code in the import's batches; --from-all: with its
+#     http_exchange rows too);
+#   - peak RSS (GNU time) importing the first half of the sessions and all of them.
+section_m() {
+	mb=${BENCH_PCAP_MB:-200}
+	$B/pcap-mcp-gen -m "$mb" "$TMP/m.pcap" > "$TMP/m.gen"
+	$B/pcap-mcp-gen -m $((mb / 2)) "$TMP/mh.pcap" > "$TMP/mh.gen"
+	: > "$TMP/m.imp"
+	: > "$TMP/m.floor"
+	: > "$TMP/m.floorall"
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		rm -f "$TMP/m.db"*
+		t0=$(now_ns)
+		pin2 ./mcptap import -w "$TMP/m.db" "$TMP/m.pcap" 2> "$TMP/m.err" || { cat "$TMP/m.err" >&2; exit 1; }
+		t1=$(now_ns)
+		echo $((t1 - t0)) >> "$TMP/m.imp"
+		pin2 $B/store-floor --from "$TMP/m.db" "$TMP/floor.db" | field secs >> "$TMP/m.floor"
+		pin2 $B/store-floor --from-all "$TMP/m.db" "$TMP/floor.db" | field secs >> "$TMP/m.floorall"
+		i=$((i + 1))
+	done
+	rows=$(sqlite3 "$TMP/m.db" "select count(*) from message")
+	xrows=$(sqlite3 "$TMP/m.db" "select count(*) from http_exchange")
+	sess=$(sqlite3 "$TMP/m.db" "select count(*) from session")
+	rm -f "$TMP/m.db"*
+	/usr/bin/time -f %M -o "$TMP/m.rss" ./mcptap import -w "$TMP/m.db" "$TMP/m.pcap" 2> /dev/null
+	rm -f "$TMP/m.db"*
+	/usr/bin/time -f %M -o "$TMP/mh.rss" ./mcptap import -w "$TMP/m.db" "$TMP/mh.pcap" 2> /dev/null
+	rm -f "$TMP/m.db"*
+	tshark_ns=""
+	if command -v tshark > /dev/null; then
+		t0=$(now_ns)
+		pin2 tshark -r "$TMP/m.pcap" -Y http -T json > /dev/null 2> "$TMP/tshark.err"
+		t1=$(now_ns)
+		tshark_ns=$((t1 - t0))
+	fi
+	size=$(wc -c < "$TMP/m.pcap")
+	echo "(m) mcptap import of a generated capture: $(cat "$TMP/m.gen" | tr ' ' '\n' | sed -n 's/^bytes=//p' | awk '{printf "%.0f MB", $1 / 1e6}'), $sess sessions, $rows messages, $xrows exchanges"
+	awk -v imp="$(median < "$TMP/m.imp")" -v fl="$(median < "$TMP/m.floor")" -v fa="$(median < "$TMP/m.floorall")" \
+		-v ts="$tshark_ns" -v size="$size" -v rows="$rows" -v rss="$(tail -n 1 "$TMP/m.rss")" \
+		-v rssh="$(tail -n 1 "$TMP/mh.rss")" 'BEGIN {
+		s = imp / 1e9
+		printf "    import %.2f s: %.0f MB/s, %.0f messages/s, CPUs 0,1\n", s, size / 1e6 / s, rows / s
+		if (ts != "")
+			printf "    tshark -Y http -T json %.1f s: import is %.1fx faster (target >= 10x)\n", ts / 1e9, ts / imp
+		else
+			printf "    tshark is not installed (tests/setup.sh bench): no comparison\n"
+		printf "    storage floor of its message rows %.2f s: import/floor = %.2fx (target <= 2x)\n", fl, s / fl
+		printf "    storage floor of its message and exchange rows %.2f s: import/floor = %.2fx\n", fa, s / fa
+		printf "    peak RSS: %.0f MB importing half the sessions, %.0f MB all of them (target flat)\n", rssh / 1024, rss / 1024 }'
+}
+
+if [ "${BENCH_ONLY:-}" = k ] || [ "${BENCH_ONLY:-}" = l ] || [ "${BENCH_ONLY:-}" = m ]; then
 	echo "mcptap benchmarks: section ($BENCH_ONLY) only; $(nproc) CPUs; median of $RUNS runs"
 	echo
 	section_$BENCH_ONLY
@@ -737,3 +802,5 @@ echo
 section_k
 echo
 section_l
+echo
+section_m

@@ -101,6 +101,8 @@ check_eq "the event sent again is stored once more, flagged as a replay; the oth
 check_eq "the stream the client left: client-gone" "GET /hold 200 client-gone" \
 	"$(sql "$T/l.db" "select method || ' ' || target || ' ' || status || ' ' || outcome from http_exchange where target = '/hold'")"
 
+# (The four calls are sent at once on four connections: the order in which the
+# tap's loops read them is the scheduler's, so the ids are compared sorted.)
 check_eq "2026-07-28: one session per client (by its _meta clientInfo, which names the session), whatever the connection; the listen in agent-a's" \
 	"agent-a 1,2,sub-1|agent-b 1,2" \
 	"$(sql "$T/l.db" "select group_concat(ids, '|') from (select client_name || ' ' || group_concat(id, ',') as ids from (select m.session, m.id, s.client_name from message m join session s on s.id = m.session where m.kind = 'request' and m.exchange in (select seq from http_exchange x where x.session = m.session and x.target = '/v26') order by s.client_name, m.id) group by session order by client_name)")"

@@ -138,6 +138,47 @@ seed_readers() {
 	printf '\000\001\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000' > "$d/seed-nulls"
 }
 
+# Captures: the real ones of tests/fixtures/pcap, and crafted ones (pcap-gen).
+seed_import() {
+	d=$1
+	for f in "$top"/tests/fixtures/pcap/*.pcap; do
+		[ -f "$f" ] && cp "$f" "$d/seed-$(basename "$f")"
+	done
+	if [ -x "$top/tests/peers/pcap-gen" ]; then
+		printf 'POST /mcp HTTP/1.1\r\nContent-Length: 40\r\n\r\n{"jsonrpc":"2.0","id":1,"method":"ping"}' > "$d/req.tmp"
+		printf 'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n1c\r\ndata: {"jsonrpc":"2.0","id":1\r\n10\r\n,"result":{}}\n\n\r\n0\r\n\r\n' > "$d/resp.tmp"
+		"$top/tests/peers/pcap-gen" -M 40 -m reorder,retransmit,loss -c "$d/req.tmp" -S "$d/resp.tmp" "$d/seed-gen.pcap"
+		"$top/tests/peers/pcap-gen" -6 -l sll2 -f pcapng -m frag,midstream -c "$d/req.tmp" -S "$d/resp.tmp" "$d/seed-gen6.pcapng"
+		rm -f "$d/req.tmp" "$d/resp.tmp"
+	fi
+}
+
+# The reassembler: two bytes of limits, eight 4-byte bases, then steps (see
+# fuzz-tcpflow.c): crafted segments (op 1), raw packets (op 0), time (op 3).
+seed_tcpflow() {
+	d=$1
+	seed "$d" crafted '\045\011\000\001\000\002\000\003\000\004\000\005\000\006\000\007\000\010\001\004\002\000\000\000\000\000\001\000\022\000\000\000\000\000\001\004\020\000\001\000\040\000\001\004\020\000\101\000\040\000\001\004\020\000\041\000\040\000\003\005\001\014\021\000\141\000\020\000\001\000\021\377\377\000\000\000'
+	seed "$d" raw '\377\377\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\050\105\000\000\050\000\001\100\000\100\006\000\000\012\000\000\001\012\000\000\002\234\100\013\271\000\000\000\001\000\000\000\000\120\002\377\377\000\000\000\000'
+}
+
+# Whole capture files: what tests/peers/pcap-gen writes (when it is built), and a small pcap.
+# shellcheck disable=SC2086 # $m is several words
+seed_capture() {
+	d=$1
+	gen=$top/tests/peers/pcap-gen
+	seed "$d" tiny '\324\303\262\241\002\000\004\000\000\000\000\000\000\000\000\000\000\000\004\000\145\000\000\000\000\000\000\000\000\000\000\000\050\000\000\000\050\000\000\000\105\000\000\050\000\001\100\000\100\006\000\000\012\000\000\001\012\000\000\002\234\100\013\271\000\000\000\001\000\000\000\000\120\002\377\377\000\000\000\000'
+	[ -x "$gen" ] || return 0
+	printf 'POST /mcp HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}' > "$d/.req"
+	printf 'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: {}\n\n' > "$d/.resp"
+	m="-c $d/.req -S $d/.resp -M 40"
+	"$gen" $m "$d/seed-en10mb.pcap"
+	"$gen" $m -f pcapng-ns -6 -l sll2 -m frag,reorder "$d/seed-v6.pcapng"
+	"$gen" $m -l raw -m loss,retransmit,overlap -s 70 "$d/seed-raw.pcap"
+	"$gen" $m -l null -f pcap-ns -m midstream,rst,tcpopts "$d/seed-null.pcap"
+	"$gen" $m -l qinq -k 2 -m frag "$d/seed-qinq.pcap"
+	rm -f "$d/.req" "$d/.resp"
+}
+
 status=0
 for bin in "$@"; do
 	name=$(basename "$bin")
@@ -164,11 +205,19 @@ for bin in "$@"; do
 		seed_httphdr "$corpus" ;;
 	fuzz-httpsess)
 		seed_httpsess "$corpus" ;;
+	fuzz-tcpflow)
+		seed_tcpflow "$corpus" ;;
+	fuzz-capture)
+		seed_capture "$corpus"
+		opts="$opts -max_len=65536" ;;
 	fuzz-readers)
 		# (ASan's quarantine makes SQLite's many allocations fault in new pages:
 		# four times slower. A small one still catches use after free.)
 		asan="quarantine_size_mb=16:max_malloc_fill_size=256"
 		seed_readers "$corpus" ;;
+	fuzz-import)
+		seed_import "$corpus"
+		opts="$opts -max_len=131072" ;;
 	fuzz-analyze)
 		seed_analyze "$corpus"
 		dict_classify "$out/$name.dict"

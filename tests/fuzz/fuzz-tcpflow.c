@@ -1,0 +1,304 @@
+/*
+ * fuzz-tcpflow.c - libFuzzer target for the TCP reassembler (tap/tcpflow.h).
+ *
+ * The first two bytes choose the limits (small ones, so that every bound is
+ * hit); the rest is a list of steps. Raw steps hand a packet of input bytes
+ * on one of the link types (or an unknown one), cut or not, to a first
+ * reassembler. Crafted steps make TCP segments (tests/peers/pktcraft.h) on 4
+ * connections, IPv4 or IPv6, any flags, sequence numbers near a base the
+ * input picks (the wrap included), payloads cut or not, whole or as IP
+ * fragments in any order, and time steps and swaps, for a second one. A
+ * crafted payload byte is its sequence number's low byte plus a salt of its
+ * direction, so every stream delivered must go up by one a byte, and by n
+ * over a gap of n: the bytes come in order, once, the first copy winning.
+ *
+ * Checks, for both: connections open once, numbered 1, 2, ...; nothing is
+ * delivered for a closed one and nothing is empty; each is closed once; the
+ * counts of gaps and connections agree with what the handler saw.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap/tcpflow.h"
+#include "tests/peers/pktcraft.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define MAXN 4096 /* connections followed (numbers past it are only counted) */
+
+struct run {
+	int crafted;            /* check the bytes */
+	uint64_t opened, closed, gaps, gap_bytes;
+	uint8_t state[MAXN];    /* 0 unknown, 1 open, 2 closed */
+	int known[MAXN][2];     /* expect holds the next byte's value */
+	uint8_t expect[MAXN][2];
+	struct tf *t;
+	int swap_next;
+	uint16_t ip_id;
+};
+
+static void fail(const char *what)
+{
+	fprintf(stderr, "fuzz-tcpflow: %s\n", what);
+	abort();
+}
+
+static void *on_open(void *ctx, const struct tf_conn *c)
+{
+	struct run *r = ctx;
+
+	if (c->num != ++r->opened)
+		fail("connections not numbered in order");
+	if (c->num < MAXN)
+		r->state[c->num] = 1;
+	return r;
+}
+
+static void check_open(struct run *r, const struct tf_conn *c)
+{
+	if (c->num == 0 || c->num > r->opened)
+		fail("a call for a connection never opened");
+	if (c->num < MAXN && r->state[c->num] != 1)
+		fail("a call for a closed connection");
+}
+
+/* Whether the bytes of direction d come from port 3001 (a swap changes d, not this). */
+static int sender_is_server(const struct tf_conn *c, enum tf_dir d)
+{
+	return (d == TF_C2S ? c->client.port : c->server.port) == 3001;
+}
+
+static void on_data(void *st, const struct tf_conn *c, enum tf_dir d, const uint8_t *p, size_t n,
+		    int64_t us)
+{
+	struct run *r = st;
+
+	(void)us;
+	check_open(r, c);
+	if (!n)
+		fail("empty data");
+	if (r->crafted && c->num < MAXN) {
+		int side = sender_is_server(c, d);
+		uint8_t *e = &r->expect[c->num][side];
+		if (!r->known[c->num][side]) {
+			*e = p[0];
+			r->known[c->num][side] = 1;
+		}
+		for (size_t i = 0; i < n; i++, (*e)++)
+			if (p[i] != *e)
+				fail("a stream out of order");
+	}
+	if (r->swap_next) {
+		r->swap_next = 0;
+		tf_swap(r->t, c);
+	}
+}
+
+static void on_gap(void *st, const struct tf_conn *c, enum tf_dir d, uint64_t n, int64_t us)
+{
+	struct run *r = st;
+
+	(void)us;
+	check_open(r, c);
+	if (!n)
+		fail("empty gap");
+	r->gaps++;
+	r->gap_bytes += n;
+	if (r->crafted && c->num < MAXN) {
+		int side = sender_is_server(c, d);
+		r->expect[c->num][side] = (uint8_t)(r->expect[c->num][side] + n);
+	}
+}
+
+static void on_close(void *st, const struct tf_conn *c, enum tf_end_how how, int64_t us)
+{
+	struct run *r = st;
+
+	(void)us;
+	check_open(r, c);
+	if ((unsigned)how > TF_EOF)
+		fail("a close of no kind");
+	if (c->num < MAXN)
+		r->state[c->num] = 2;
+	r->closed++;
+}
+
+static void end_run(struct run *r)
+{
+	struct tf_stats s;
+
+	tf_finish(r->t, INT64_MAX / 4);
+	tf_stats(r->t, &s);
+	if (r->closed != r->opened)
+		fail("connections left open at the end");
+	if (s.connections != r->opened || s.gaps != r->gaps || s.gap_bytes != r->gap_bytes)
+		fail("counts that differ from what the handler saw");
+	if (s.midstream > s.connections || s.evicted_full + s.evicted_idle > s.connections)
+		fail("counts that do not add up");
+	if (s.reassembled > s.fragments)
+		fail("more datagrams than fragments");
+	tf_free(r->t);
+}
+
+static const int links[] = {DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_NULL, DLT_LOOP,
+			    DLT_RAW, 101, DLT_IPV4, DLT_IPV6, 147};
+#define NLINKS (sizeof(links) / sizeof(links[0]))
+
+/* The input, read from the front; zeros once it runs out. */
+struct in {
+	const uint8_t *p;
+	size_t n;
+};
+
+static uint8_t u8(struct in *in)
+{
+	uint8_t v = 0;
+
+	if (in->n) {
+		v = *in->p++;
+		in->n--;
+	}
+	return v;
+}
+
+static uint16_t u16(struct in *in)
+{
+	uint16_t v = u8(in);
+
+	return (uint16_t)(v << 8 | u8(in));
+}
+
+static void put_frame(struct run *r, int lt, int64_t us, const uint8_t *ip, size_t n, size_t cut,
+		      int tags)
+{
+	static uint8_t f[PK_MAX];
+	size_t m = pk_frame(f, lt, tags, ip, n);
+	size_t cap = cut && cut < m ? m - cut : m;
+	/* an exact copy, so that ASan sees a read past what was captured */
+	uint8_t *copy = malloc(cap ? cap : 1);
+
+	memcpy(copy, f, cap);
+	tf_packet(r->t, lt, us, m, copy, cap);
+	free(copy);
+}
+
+/* One crafted step. */
+static void crafted(struct run *r, struct in *in, uint32_t base[4][2], int64_t *now)
+{
+	static uint8_t ip[PK_MAX], fr[PK_MAX], pay[PK_MAX];
+	struct pk_seg s;
+	uint8_t a = u8(in), b = u8(in);
+	int conn = a & 3, c2s = a >> 2 & 1, v6 = a >> 3 & 1, lt = links[(a >> 4) % 9];
+	size_t n, len, cut;
+	uint32_t seq;
+
+	if (lt == DLT_IPV4 && v6)
+		lt = DLT_IPV6;
+	if (lt == DLT_IPV6 && !v6)
+		lt = DLT_IPV4;
+	memset(&s, 0, sizeof(s));
+	s.v6 = v6;
+	s.src[0] = s.dst[0] = v6 ? 0xfd : 10;
+	s.src[3] = s.dst[3] = 9;
+	s.src[15] = c2s ? 1 : 2;
+	s.dst[15] = c2s ? 2 : 1;
+	if (!v6) {
+		s.src[3] = c2s ? 1 : 2;
+		s.dst[3] = c2s ? 2 : 1;
+	}
+	s.sport = c2s ? (uint16_t)(40000 + conn) : 3001;
+	s.dport = c2s ? 3001 : (uint16_t)(40000 + conn);
+	s.flags = b & 0x17;
+	seq = base[conn][c2s] + (uint32_t)(int16_t)u16(in);
+	s.seq = seq;
+	s.ack = base[conn][!c2s] + u8(in);
+	len = (size_t)u8(in) * (b & 0x80 ? 16 : 1);
+	s.tcp_opts = b >> 5 & 1;
+	s.v6_ext = v6 && (b >> 6 & 1);
+	s.ip_id = ++r->ip_id; /* one datagram per id: a clash would mix two */
+	/* byte i: the low byte of its sequence number, salted by side */
+	for (size_t i = 0; i < len; i++)
+		pay[i] = (uint8_t)(seq + (s.flags & PK_SYN ? 1 : 0) + i + (c2s ? 0 : 0x55));
+	s.data = pay;
+	s.len = len;
+	n = pk_ip(ip, &s);
+	cut = u8(in);
+	cut = cut < 200 ? 0 : cut - 200;
+	if (b & 0x08 && n > 48) {
+		/* fragments: up to 4 pieces of 8-byte steps, in an order the input picks */
+		size_t hl = v6 ? 40 : 20, body = n - hl, pieces = 1 + (u8(in) & 3);
+		size_t step = (body / pieces + 7) & ~(size_t)7;
+		uint8_t order = u8(in);
+		if (!step)
+			step = 8;
+		for (size_t j = 0; j < pieces; j++) {
+			size_t i = (j + order) % pieces, off = i * step;
+			if (off >= body)
+				continue;
+			size_t fl = body - off < step ? body - off : step;
+			size_t k = pk_frag(fr, ip, n, off, fl, off + fl < body, s.ip_id);
+			put_frame(r, lt, *now, fr, k, j == 0 ? cut : 0, 0);
+		}
+	} else {
+		put_frame(r, lt, *now, ip, n, cut, a >> 6 & 3);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct run raw, cr;
+	struct tf_handler h = {NULL, on_open, on_data, on_gap, on_close};
+	struct tf_limits l;
+	struct in in = {data, size};
+	uint32_t base[4][2];
+	int64_t now = 0;
+	uint8_t b0 = u8(&in), b1 = u8(&in);
+
+	tf_limits_default(&l);
+	l.flow_bytes = 64 + (size_t)(b0 & 15) * 96;
+	l.total_bytes = 128 + (size_t)(b0 >> 4) * 200;
+	l.max_flows = 1 + (b1 & 3);
+	l.idle_ms = b1 & 4 ? 0 : 1 + (b1 >> 3);
+	l.frag_bytes = 100 + (size_t)(b1 >> 3) * 64;
+	memset(&raw, 0, sizeof(raw));
+	memset(&cr, 0, sizeof(cr));
+	cr.crafted = 1;
+	h.ctx = &raw;
+	raw.t = tf_new(&l, &h);
+	h.ctx = &cr;
+	cr.t = tf_new(&l, &h);
+	for (int k = 0; k < 4; k++) {
+		base[k][0] = (uint32_t)u16(&in) << 16 | 0xff00;
+		base[k][1] = (uint32_t)u16(&in) << 16;
+	}
+	while (in.n) {
+		uint8_t op = u8(&in);
+		switch (op & 3) {
+		case 0: { /* a raw packet */
+			size_t len = u8(&in), extra = op & 4 ? u8(&in) : 0;
+			if (len > in.n)
+				len = in.n;
+			uint8_t *copy = malloc(len ? len : 1);
+			memcpy(copy, in.p, len);
+			tf_packet(raw.t, links[(op >> 3) % NLINKS], now, len + extra, copy, len);
+			free(copy);
+			in.p += len;
+			in.n -= len;
+			break;
+		}
+		case 1:
+		case 2:
+			crafted(&cr, &in, base, &now);
+			break;
+		default: /* time goes on (or back); a swap at the next data */
+			now += (int64_t)(int8_t)u8(&in) * 1000 * (op & 4 ? 100 : 1);
+			if (op & 8)
+				cr.swap_next = raw.swap_next = 1;
+			break;
+		}
+	}
+	end_run(&raw);
+	end_run(&cr);
+	return 0;
+}

@@ -1,0 +1,707 @@
+/*
+ * test-httpstream.c - HTTP/1.1 on captured TCP streams (tap/httpstream.h),
+ * fed through its tf_handler as the reassembler would: keep-alive,
+ * pipelining (a HEAD's response among them), Content-Length and chunked
+ * bodies, an SSE stream cut at every byte, a close-delimited body, interim
+ * 1xx responses, 204 and 304 with a length, an empty header value, which
+ * side is the client (swapped), a gap in a body skipped by its length, a gap
+ * in a head and in chunk framing resynchronised at the next message, a
+ * capture begun mid-stream, a parse error, and what is not HTTP (TLS,
+ * HTTP/2, another protocol).
+ */
+#include "tests/unit/unit.h"
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include "schema/util.h"
+#include "tap/httpstream.h"
+
+/* What the sink was told, one line per call. */
+struct log {
+	struct mt_buf text;
+	struct mt_buf body; /* the response bodies' bytes, all together */
+	int swaps;
+	int next_x;
+	struct tf_conn *conn; /* the harness's: swapped when told */
+};
+
+static void say(struct log *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct log *l, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	mt_buf_puts(&l->text, line);
+	mt_buf_putc(&l->text, '\n');
+}
+
+static void *s_open(void *ctx, const struct tf_conn *c, int64_t us)
+{
+	struct log *l = ctx;
+
+	say(l, "open %u>%u @%lld", c->client.port, c->server.port, (long long)us);
+	return l;
+}
+
+static void s_swap(void *ctx, const struct tf_conn *c)
+{
+	struct log *l = ctx;
+	struct tf_end t = l->conn->client;
+
+	(void)c;
+	l->conn->client = l->conn->server;
+	l->conn->server = t;
+	l->swaps++;
+	say(l, "swap");
+}
+
+static void *s_request(void *ctx, void *conn, const struct hx_request *r, int64_t us)
+{
+	struct log *l = ctx;
+	char hs[512] = "";
+	size_t off = 0;
+
+	assert_ptr_equal(conn, l);
+	for (size_t i = 0; i < r->nh && off < sizeof(hs); i++)
+		off += (size_t)snprintf(hs + off, sizeof(hs) - off, "%s%s=%s", i ? "," : "",
+					r->h[i].name, r->h[i].value);
+	l->next_x++;
+	say(l, "req%d %s %s [%s] body=%.*s lost=%llu cut=%llu @%lld", l->next_x, r->method,
+	    r->target, hs, (int)r->body_len, r->body ? r->body : "", (unsigned long long)r->body_lost,
+	    (unsigned long long)r->body_cut, (long long)us);
+	return (void *)(intptr_t)l->next_x;
+}
+
+static void s_head(void *ctx, void *x, int status, const struct mt_hdr *h, size_t nh, int64_t us)
+{
+	struct log *l = ctx;
+
+	say(l, "head%d %d fields=%zu%s%s @%lld", (int)(intptr_t)x, status, nh, nh ? " " : "",
+	    nh ? h[0].name : "", (long long)us);
+}
+
+static void s_body(void *ctx, void *x, const char *p, size_t n, int64_t us)
+{
+	struct log *l = ctx;
+
+	(void)x;
+	(void)us;
+	mt_buf_append(&l->body, p, n);
+}
+
+static void s_rgap(void *ctx, void *x, uint64_t n, int64_t us)
+{
+	struct log *l = ctx;
+
+	(void)us;
+	mt_buf_append(&l->body, "<gap>", 5);
+	say(l, "rgap%d %llu", (int)(intptr_t)x, (unsigned long long)n);
+}
+
+static void s_end(void *ctx, void *x, const char *outcome, const char *error, int64_t us)
+{
+	struct log *l = ctx;
+
+	say(l, "end%d %s%s%s @%lld", (int)(intptr_t)x, outcome, error ? ": " : "", error ? error : "",
+	    (long long)us);
+}
+
+static void s_cgap(void *ctx, void *conn, enum tf_dir d, uint64_t n, const char *why, int64_t us)
+{
+	struct log *l = ctx;
+
+	(void)conn;
+	(void)us;
+	say(l, "cgap %s %llu: %s", d == TF_C2S ? "c2s" : "s2c", (unsigned long long)n, why);
+}
+
+static void s_close(void *ctx, void *conn, int64_t us)
+{
+	struct log *l = ctx;
+
+	(void)conn;
+	say(l, "close @%lld", (long long)us);
+}
+
+/* One connection fed as the reassembler would. */
+struct h {
+	struct log log;
+	struct hx_reader *r;
+	struct tf_handler th;
+	struct tf_conn c;
+	void *state;
+	int64_t us;
+	struct tf_end a; /* who really is the client (the one that sent the SYN) */
+};
+
+static void h_init(struct h *t, int saw_syn, size_t max_body)
+{
+	struct hx_sink s = {
+		.ctx = &t->log,
+		.conn_open = s_open,
+		.swap = s_swap,
+		.request = s_request,
+		.response_head = s_head,
+		.response_body = s_body,
+		.response_gap = s_rgap,
+		.end = s_end,
+		.conn_gap = s_cgap,
+		.conn_close = s_close,
+	};
+	struct hx_opts o;
+
+	memset(t, 0, sizeof(*t));
+	hx_opts_default(&o);
+	if (max_body)
+		o.max_body = max_body;
+	t->r = hx_new(&o, &s);
+	hx_handler(t->r, &t->th);
+	t->c.num = 1;
+	t->c.client.family = t->c.server.family = AF_INET;
+	inet_pton(AF_INET, "127.0.0.1", t->c.client.addr);
+	inet_pton(AF_INET, "127.0.0.1", t->c.server.addr);
+	t->c.client.port = 40000;
+	t->c.server.port = 3001;
+	t->c.saw_syn = saw_syn;
+	t->a = t->c.client;
+	t->log.conn = &t->c;
+	t->us = 1000;
+	t->state = t->th.open(t->th.ctx, &t->c);
+}
+
+/* The direction the reassembler gives bytes of the real client (1) or server (0). */
+static enum tf_dir dir_of_side(const struct h *t, int from_client)
+{
+	int a_is_client = t->c.client.port == t->a.port;
+
+	return (from_client == a_is_client) ? TF_C2S : TF_S2C;
+}
+
+/* Bytes from the real client (1) or server (0), in pieces of at most piece bytes. */
+static void send_n(struct h *t, int from_client, const char *p, size_t n, size_t piece)
+{
+	while (n) {
+		size_t k = piece && piece < n ? piece : n;
+		t->th.data(t->state, &t->c, dir_of_side(t, from_client), (const uint8_t *)p, k, t->us);
+		p += k;
+		n -= k;
+	}
+	t->us += 10;
+}
+
+static void send_s(struct h *t, int from_client, const char *s)
+{
+	send_n(t, from_client, s, strlen(s), 0);
+}
+
+static void gap_of(struct h *t, int from_client, uint64_t n)
+{
+	t->th.gap(t->state, &t->c, dir_of_side(t, from_client), n, t->us);
+	t->us += 10;
+}
+
+static void h_close(struct h *t, enum tf_end_how how)
+{
+	t->th.close(t->state, &t->c, how, t->us);
+}
+
+static void h_free(struct h *t)
+{
+	hx_free(t->r);
+	mt_buf_release(&t->log.text);
+	mt_buf_release(&t->log.body);
+}
+
+static const char *text(struct h *t)
+{
+	return t->log.text.data ? t->log.text.data : "";
+}
+
+#define REQ_A "GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
+#define REQ_B "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 7\r\n\r\n{\"a\":1}"
+#define RESP_A "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+#define RESP_B "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+
+static void test_keep_alive(void **state)
+{
+	struct h t;
+
+	(void)state;
+	h_init(&t, 1, 0);
+	send_s(&t, 1, REQ_A);
+	send_s(&t, 0, RESP_A);
+	send_s(&t, 1, REQ_B);
+	send_s(&t, 0, RESP_B);
+	h_close(&t, TF_FIN);
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+			    "head1 200 fields=1 Content-Length @1010\n"
+			    "end1 complete @1010\n"
+			    "req2 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 cut=0 @1020\n"
+			    "head2 200 fields=2 Content-Type @1030\n"
+			    "end2 complete @1030\n"
+			    "close @1040\n");
+	assert_string_equal(t.log.body.data, "hello{}");
+	h_free(&t);
+}
+
+/* Requests sent one after the other before any answer; a HEAD's answer has no body. */
+static void test_pipelining(void **state)
+{
+	struct h t;
+
+	(void)state;
+	h_init(&t, 1, 0);
+	send_s(&t, 1, REQ_A "HEAD /h HTTP/1.1\r\nHost: x\r\n\r\n" REQ_B);
+	send_s(&t, 0, RESP_A "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" RESP_B);
+	h_close(&t, TF_FIN);
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+			    "req2 HEAD /h [Host=x] body= lost=0 cut=0 @1000\n"
+			    "req3 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 cut=0 @1000\n"
+			    "head1 200 fields=1 Content-Length @1010\n"
+			    "end1 complete @1010\n"
+			    "head2 200 fields=1 Content-Length @1010\n"
+			    "end2 complete @1010\n"
+			    "head3 200 fields=2 Content-Type @1010\n"
+			    "end3 complete @1010\n"
+			    "close @1020\n");
+	assert_string_equal(t.log.body.data, "hello{}");
+	h_free(&t);
+}
+
+/* A chunked SSE stream, cut at every byte: the same body, the same calls. */
+static void test_chunked_sse_any_cut(void **state)
+{
+	static const char resp[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+				   "Transfer-Encoding: chunked\r\n\r\n"
+				   "1a;ext=1\r\nevent: message\ndata: {\"a\":\r\n"
+				   "6\r\n1}\n\n\r\n\r\n"
+				   "10\r\nid: 7\ndata: {}\n\n\r\n"
+				   "0\r\nTrailer: x\r\n\r\n";
+	const char *want_body = "event: message\ndata: {\"a\":1}\n\n\r\nid: 7\ndata: {}\n\n";
+	char *first = NULL;
+
+	(void)state;
+	for (size_t piece = 1; piece <= sizeof(resp); piece++) {
+		struct h t;
+		h_init(&t, 1, 0);
+		send_s(&t, 1, "GET /sse HTTP/1.1\r\nAccept: text/event-stream\r\n\r\n");
+		send_n(&t, 0, resp, sizeof(resp) - 1, piece);
+		h_close(&t, TF_FIN);
+		assert_string_equal(t.log.body.data, want_body);
+		if (!first)
+			first = strdup(text(&t));
+		else
+			assert_string_equal(text(&t), first);
+		h_free(&t);
+	}
+	assert_non_null(strstr(first, "end1 complete"));
+	free(first);
+}
+
+/* A body read to the close (no length, not chunked), and one cut by a reset. */
+static void test_close_delimited(void **state)
+{
+	struct h t;
+
+	(void)state;
+	h_init(&t, 1, 0);
+	send_s(&t, 1, REQ_A);
+	send_s(&t, 0, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: 1\n\n");
+	send_s(&t, 0, "data: 2\n\n");
+	h_close(&t, TF_FIN);
+	assert_string_equal(t.log.body.data, "data: 1\n\ndata: 2\n\n");
+	assert_non_null(strstr(text(&t), "end1 complete @1030\nclose @1030\n"));
+	h_free(&t);
+
+	h_init(&t, 1, 0);
+	send_s(&t, 1, REQ_A);
+	send_s(&t, 0, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc");
+	h_close(&t, TF_RST);
+	assert_non_null(strstr(text(&t), "end1 closed: the connection was reset @1020\n"));
+	h_free(&t);
+
+	/* A request never answered, at the capture's end. */
+	h_init(&t, 1, 0);
+	send_s(&t, 1, REQ_A);
+	h_close(&t, TF_EOF);
+	assert_non_null(strstr(text(&t), "end1 stopped: no response @1010\n"));
+	{
+		struct hx_stats st;
+		hx_stats(t.r, &st);
+		assert_int_equal(st.unanswered, 1);
+	}
+	h_free(&t);
+}
+
+/* 100 Continue and 103 Early Hints are skipped; the final answer pairs. 204 and 304 have no body. */
+static void test_interim_and_empty(void **state)
+{
+	struct h t;
+	struct hx_stats st;
+
+	(void)state;
+	h_init(&t, 1, 0);
+	send_s(&t, 1, "POST /p HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n");
+	send_s(&t, 0, "HTTP/1.1 100 Continue\r\n\r\n");
+	send_s(&t, 1, "{}");
+	send_s(&t, 0, "HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n" RESP_A);
+	send_s(&t, 1, "DELETE /mcp HTTP/1.1\r\n\r\n" REQ_A);
+	send_s(&t, 0, "HTTP/1.1 204 No Content\r\nContent-Length: 4\r\n\r\n"
+		      "HTTP/1.1 304 Not Modified\r\nContent-Length: 9\r\n\r\n");
+	send_s(&t, 1, REQ_A);
+	send_s(&t, 0, RESP_A);
+	h_close(&t, TF_FIN);
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "req1 POST /p [Expect=100-continue,Content-Length=2] body={} lost=0 cut=0 @1020\n"
+			    "head1 200 fields=1 Content-Length @1030\n"
+			    "end1 complete @1030\n"
+			    "req2 DELETE /mcp [] body= lost=0 cut=0 @1040\n"
+			    "req3 GET /a [Host=x] body= lost=0 cut=0 @1040\n"
+			    "head2 204 fields=1 Content-Length @1050\n"
+			    "end2 complete @1050\n"
+			    "head3 304 fields=1 Content-Length @1050\n"
+			    "end3 complete @1050\n"
+			    "req4 GET /a [Host=x] body= lost=0 cut=0 @1060\n"
+			    "head4 200 fields=1 Content-Length @1070\n"
+			    "end4 complete @1070\n"
+			    "close @1080\n");
+	hx_stats(t.r, &st);
+	assert_int_equal(st.interim, 2);
+	assert_int_equal(st.requests, 4);
+	assert_int_equal(st.responses, 4);
+	h_free(&t);
+}
+
+/* Header fields: an empty value, fields cut between pieces, a field without a value. */
+static void test_headers(void **state)
+{
+	static const char req[] = "POST /m?x=1 HTTP/1.1\r\nX-Empty:\r\nMcp-Session-Id: abc\r\n"
+				  "Content-Length: 0\r\n\r\n";
+
+	(void)state;
+	for (size_t piece = 1; piece < sizeof(req); piece++) {
+		struct h t;
+		h_init(&t, 1, 0);
+		send_n(&t, 1, req, sizeof(req) - 1, piece);
+		assert_non_null(strstr(text(&t),
+				       "req1 POST /m?x=1 [X-Empty=,Mcp-Session-Id=abc,Content-Length=0]"));
+		h_close(&t, TF_FIN);
+		h_free(&t);
+	}
+}
+
+/* A request body above max_body: its start is kept, the rest counted. */
+static void test_body_cut(void **state)
+{
+	struct h t;
+
+	(void)state;
+	h_init(&t, 1, 4);
+	send_s(&t, 1, REQ_B);
+	assert_non_null(strstr(text(&t), "body={\"a\" lost=0 cut=3"));
+	h_close(&t, TF_FIN);
+	h_free(&t);
+}
+
+/* The reassembler took the server for the client: the first request says who is who. */
+static void test_swap(void **state)
+{
+	struct h t;
+
+	(void)state;
+	h_init(&t, 0, 0);
+	t.a = t.c.server; /* the real client is the side the header called the server */
+	send_s(&t, 1, REQ_A);
+	send_s(&t, 0, RESP_A);
+	send_s(&t, 1, REQ_A);
+	send_s(&t, 0, RESP_A);
+	h_close(&t, TF_FIN);
+	assert_int_equal(t.log.swaps, 1);
+	assert_string_equal(text(&t),
+			    "swap\n"
+			    "open 3001>40000 @1000\n"
+			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+			    "head1 200 fields=1 Content-Length @1010\n"
+			    "end1 complete @1010\n"
+			    "req2 GET /a [Host=x] body= lost=0 cut=0 @1020\n"
+			    "head2 200 fields=1 Content-Length @1030\n"
+			    "end2 complete @1030\n"
+			    "close @1040\n");
+	h_free(&t);
+
+	/* The first bytes seen are the server's answer (to a request not captured). */
+	h_init(&t, 0, 0);
+	t.a = t.c.server;
+	send_s(&t, 0, RESP_A);
+	send_s(&t, 1, REQ_B);
+	send_s(&t, 0, RESP_B);
+	h_close(&t, TF_FIN);
+	assert_int_equal(t.log.swaps, 1);
+	assert_non_null(strstr(text(&t), "req1 POST /mcp"));
+	assert_non_null(strstr(text(&t), "head1 200 fields=2 Content-Type"));
+	{
+		struct hx_stats st;
+		hx_stats(t.r, &st);
+		assert_int_equal(st.orphans, 1);
+	}
+	h_free(&t);
+}
+
+/* A gap inside a Content-Length body is skipped by its length; the next exchange is whole. */
+static void test_gap_in_body(void **state)
+{
+	struct h t;
+
+	(void)state;
+	h_init(&t, 1, 0);
+	send_s(&t, 1, REQ_A);
+	send_s(&t, 0, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nab");
+	gap_of(&t, 0, 5);
+	send_s(&t, 0, "xyz");
+	send_s(&t, 1, REQ_B);
+	/* A request body with a gap: said, its loss counted. */
+	send_s(&t, 0, RESP_B);
+	send_s(&t, 1, "POST /q HTTP/1.1\r\nContent-Length: 8\r\n\r\n{\"");
+	gap_of(&t, 1, 3);
+	send_s(&t, 1, "1}\n");
+	send_s(&t, 0, RESP_A);
+	h_close(&t, TF_FIN);
+	assert_string_equal(t.log.body.data, "ab<gap>xyz{}hello");
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+			    "head1 200 fields=1 Content-Length @1010\n"
+			    "rgap1 5\n"
+			    "end1 complete @1030\n"
+			    "req2 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 cut=0 @1040\n"
+			    "head2 200 fields=2 Content-Type @1050\n"
+			    "end2 complete @1050\n"
+			    "req3 POST /q [Content-Length=8] body={\"1}\n lost=3 cut=0 @1080\n"
+			    "head3 200 fields=1 Content-Length @1090\n"
+			    "end3 complete @1090\n"
+			    "close @1100\n");
+	h_free(&t);
+}
+
+/* A gap inside a chunk's data is skipped; one in its size line loses the thread. */
+static void test_gap_in_chunks(void **state)
+{
+	struct h t;
+	struct hx_stats st;
+
+	(void)state;
+	h_init(&t, 1, 0);
+	send_s(&t, 1, REQ_A);
+	send_s(&t, 0, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nA\r\n0123");
+	gap_of(&t, 0, 4);
+	send_s(&t, 0, "89\r\n3\r\n");
+	gap_of(&t, 0, 5); /* the rest of the chunk and the next size line */
+	send_s(&t, 0, "ab\r\n0\r\n\r\n");
+	send_s(&t, 1, REQ_A);
+	send_s(&t, 0, RESP_A);
+	h_close(&t, TF_FIN);
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+			    "head1 200 fields=1 Transfer-Encoding @1010\n"
+			    "rgap1 4\n"
+			    "end1 gap: 5 bytes not captured: the rest of the response is lost @1040\n"
+			    "req2 GET /a [Host=x] body= lost=0 cut=0 @1060\n"
+			    "cgap s2c 5: 5 bytes not captured (and more passed over); reading resumed at "
+			    "the next response\n"
+			    "head2 200 fields=1 Content-Length @1070\n"
+			    "end2 complete @1070\n"
+			    "close @1080\n");
+	assert_string_equal(t.log.body.data, "0123<gap>89hello");
+	hx_stats(t.r, &st);
+	assert_int_equal(st.resyncs, 1);
+	assert_int_equal(st.gaps, 2);
+	assert_int_equal(st.gap_bytes, 9);
+	h_free(&t);
+}
+
+/* A gap that takes a request's head: its answer is skipped, the next pair is whole. */
+static void test_gap_in_head(void **state)
+{
+	struct h t;
+	struct hx_stats st;
+
+	(void)state;
+	h_init(&t, 1, 0);
+	send_s(&t, 1, REQ_A);
+	send_s(&t, 0, RESP_A);
+	send_s(&t, 1, "POST /lost HT");
+	gap_of(&t, 1, 30);
+	send_s(&t, 1, "\r\nContent-Length: 2\r\n\r\n{}" REQ_B);
+	send_s(&t, 0, RESP_A RESP_B);
+	h_close(&t, TF_FIN);
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+			    "head1 200 fields=1 Content-Length @1010\n"
+			    "end1 complete @1010\n"
+			    "cgap c2s 30: 30 bytes not captured (and more passed over); reading resumed at "
+			    "the next request\n"
+			    "req2 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 cut=0 @1040\n"
+			    "head2 200 fields=2 Content-Type @1050\n"
+			    "end2 complete @1050\n"
+			    "close @1060\n");
+	hx_stats(t.r, &st);
+	assert_int_equal(st.lost_requests, 1);
+	assert_int_equal(st.resyncs, 1);
+	h_free(&t);
+}
+
+/* A capture begun in the middle of a response body: read from the next message on. */
+static void test_midstream(void **state)
+{
+	struct h t;
+	struct hx_stats st;
+
+	(void)state;
+	h_init(&t, 0, 0);
+	send_s(&t, 0, "lo world\"}\n\n");
+	send_s(&t, 1, "nt-Length: 3\r\n\r\nabc" REQ_A);
+	send_s(&t, 0, "garbage\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nab" RESP_A);
+	h_close(&t, TF_EOF);
+	assert_int_equal(t.log.swaps, 0);
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1010\n"
+			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1010\n"
+			    "head1 200 fields=1 Content-Length @1020\n"
+			    "end1 complete @1020\n"
+			    "close @1030\n");
+	hx_stats(t.r, &st);
+	assert_int_equal(st.orphans, 1);
+	assert_int_equal(st.http, 1);
+	h_free(&t);
+}
+
+/* Bytes http_parser refuses: the thread is found again at the next request. */
+static void test_parse_error(void **state)
+{
+	struct h t;
+	struct hx_stats st;
+
+	(void)state;
+	h_init(&t, 1, 0);
+	send_s(&t, 1, "GET /a HTTP/1.1\r\nBad Header\r\n\r\n" REQ_B);
+	/* (The server answers the bad request too: that answer is skipped.) */
+	send_s(&t, 0, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n" RESP_B);
+	h_close(&t, TF_FIN);
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "req1 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 cut=0 @1000\n"
+			    "head1 200 fields=2 Content-Type @1010\n"
+			    "end1 complete @1010\n"
+			    "close @1020\n");
+	hx_stats(t.r, &st);
+	assert_int_equal(st.parse_errors, 1);
+	assert_int_equal(st.lost_requests, 1);
+	h_free(&t);
+}
+
+/* What is not HTTP/1.x: counted, never said to the sink. */
+static void test_not_http(void **state)
+{
+	static const unsigned char hello[] = {0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc};
+	struct h t;
+	struct hx_stats st;
+
+	(void)state;
+	h_init(&t, 1, 0);
+	send_n(&t, 1, (const char *)hello, sizeof(hello), 0);
+	send_s(&t, 0, "\x16\x03\x03 whatever");
+	h_close(&t, TF_FIN);
+	hx_stats(t.r, &st);
+	assert_int_equal(st.tls, 1);
+	assert_int_equal(st.tls_bytes, sizeof(hello) + 12);
+	assert_int_equal(st.n_tls_servers, 1);
+	assert_int_equal(st.tls_servers[0].server.port, 3001);
+	assert_int_equal(st.tls_servers[0].connections, 1);
+	assert_string_equal(text(&t), "");
+	h_free(&t);
+
+	/* HTTP/2's preface, in two pieces. */
+	h_init(&t, 1, 0);
+	send_s(&t, 1, "PRI * HTTP/2");
+	send_s(&t, 1, ".0\r\n\r\nSM\r\n\r\n");
+	h_close(&t, TF_FIN);
+	hx_stats(t.r, &st);
+	assert_int_equal(st.h2, 1);
+	assert_int_equal(st.h2_bytes, 24);
+	assert_string_equal(text(&t), "");
+	h_free(&t);
+
+	/* A server that speaks first (SSH). */
+	h_init(&t, 1, 0);
+	send_s(&t, 0, "SSH-2.0-OpenSSH_9.2\r\n");
+	send_s(&t, 1, "SSH-2.0-OpenSSH_9.2\r\n");
+	h_close(&t, TF_FIN);
+	hx_stats(t.r, &st);
+	assert_int_equal(st.other, 1);
+	assert_int_equal(st.other_bytes, 42);
+	assert_string_equal(text(&t), "");
+	h_free(&t);
+
+	/* From the middle of something that never looks like HTTP. */
+	h_init(&t, 0, 0);
+	send_s(&t, 1, "\x01\x02\x03 binary\nmore\n");
+	h_close(&t, TF_EOF);
+	hx_stats(t.r, &st);
+	assert_int_equal(st.unsynced, 1);
+	assert_string_equal(text(&t), "");
+	h_free(&t);
+}
+
+/* A 101 switch: what follows is not read as HTTP. */
+static void test_upgrade(void **state)
+{
+	struct h t;
+	struct hx_stats st;
+
+	(void)state;
+	h_init(&t, 1, 0);
+	send_s(&t, 1, "GET /ws HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n");
+	send_s(&t, 0, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
+		      "Upgrade: websocket\r\n\r\n\x81\x05hello");
+	send_s(&t, 1, "\x81\x85 masked");
+	h_close(&t, TF_FIN);
+	hx_stats(t.r, &st);
+	assert_int_equal(st.upgraded, 1);
+	assert_int_equal(st.parse_errors, 0);
+	assert_non_null(strstr(text(&t), "head1 101 fields=2 Connection"));
+	h_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_keep_alive),
+		cmocka_unit_test(test_pipelining),
+		cmocka_unit_test(test_chunked_sse_any_cut),
+		cmocka_unit_test(test_close_delimited),
+		cmocka_unit_test(test_interim_and_empty),
+		cmocka_unit_test(test_headers),
+		cmocka_unit_test(test_body_cut),
+		cmocka_unit_test(test_swap),
+		cmocka_unit_test(test_gap_in_body),
+		cmocka_unit_test(test_gap_in_chunks),
+		cmocka_unit_test(test_gap_in_head),
+		cmocka_unit_test(test_midstream),
+		cmocka_unit_test(test_parse_error),
+		cmocka_unit_test(test_not_http),
+		cmocka_unit_test(test_upgrade),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

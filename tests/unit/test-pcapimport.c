@@ -1,0 +1,452 @@
+/*
+ * test-pcapimport.c - pcap import's pipeline after the capture (tap/pcapimport.h):
+ * crafted TCP segments (tests/peers/pktcraft.h) handed to its reassembler,
+ * read as HTTP/1.1 and stored by the HTTP tap's own code into a real capture
+ * file, read back with SQL:
+ *   - an SSE response cut at every byte: the same events stored (ids, types,
+ *     data) whatever the segments' sizes;
+ *   - times: every row carries its packet's capture time;
+ *   - a segment lost inside an SSE stream: a gap row, the event it cut lost,
+ *     the next events stored; a lost segment inside a Content-Length body;
+ *   - sessions as the tap makes them: Streamable HTTP joined by the id the
+ *     initialize's answer names across connections, a legacy SSE stream joined
+ *     by the POSTs to its endpoint, plain JSON-RPC by connection, a DELETE
+ *     ending one;
+ *   - the client found from the first request when the capture began mid-way
+ *     and the reassembler guessed the other side.
+ */
+#include "tests/unit/unit.h"
+
+#include <sqlite3.h>
+
+#include "tap/pcapimport.h"
+#include "tests/peers/pktcraft.h"
+
+/* One TCP connection, as the packets go. */
+struct tcp {
+	struct tf *tf;
+	uint16_t cport, sport;
+	uint32_t cseq, sseq;
+	int64_t us;      /* the next packet's capture time */
+	int64_t step;    /* µs between packets */
+};
+
+static void seg(struct tcp *k, int from_client, uint8_t flags, const char *p, size_t n)
+{
+	static uint8_t frame[PK_MAX];
+	struct pk_seg s;
+	size_t len;
+
+	memset(&s, 0, sizeof(s));
+	s.src[0] = s.dst[0] = 127;
+	s.src[3] = from_client ? 1 : 2;
+	s.dst[3] = from_client ? 2 : 1;
+	s.sport = from_client ? k->cport : k->sport;
+	s.dport = from_client ? k->sport : k->cport;
+	s.seq = from_client ? k->cseq : k->sseq;
+	s.ack = from_client ? k->sseq : k->cseq;
+	s.flags = flags;
+	s.data = (const uint8_t *)p;
+	s.len = n;
+	len = pk_segment(frame, DLT_EN10MB, 0, &s);
+	tf_packet(k->tf, DLT_EN10MB, k->us, len, frame, len);
+	k->us += k->step;
+	*(from_client ? &k->cseq : &k->sseq) += (uint32_t)n + (flags & (PK_SYN | PK_FIN) ? 1 : 0);
+}
+
+static void tcp_open(struct tcp *k, struct tf *tf, uint16_t cport, int64_t us, int handshake)
+{
+	memset(k, 0, sizeof(*k));
+	k->tf = tf;
+	k->cport = cport;
+	k->sport = 3001;
+	k->cseq = 1000;
+	k->sseq = 500000;
+	k->us = us;
+	k->step = 10;
+	if (handshake) {
+		seg(k, 1, PK_SYN, NULL, 0);
+		seg(k, 0, PK_SYN | PK_ACK, NULL, 0);
+		seg(k, 1, PK_ACK, NULL, 0);
+	}
+}
+
+/* Bytes from one side, in segments of at most mss bytes (0: one). */
+static void say(struct tcp *k, int from_client, const char *p, size_t n, size_t mss)
+{
+	while (n) {
+		size_t m = mss && mss < n ? mss : n;
+		seg(k, from_client, PK_ACK | PK_PSH, p, m);
+		p += m;
+		n -= m;
+	}
+}
+
+static void says(struct tcp *k, int from_client, const char *s)
+{
+	say(k, from_client, s, strlen(s), 0);
+}
+
+static void tcp_close(struct tcp *k)
+{
+	seg(k, 1, PK_FIN | PK_ACK, NULL, 0);
+	seg(k, 0, PK_FIN | PK_ACK, NULL, 0);
+}
+
+/* A whole request with a JSON body, its Mcp-Session-Id (or NULL). */
+static char *post(const char *body, const char *sid)
+{
+	char *s = NULL;
+
+	if (asprintf(&s,
+		     "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:3001\r\nContent-Type: application/json\r\n"
+		     "Accept: application/json, text/event-stream\r\n%s%s%sContent-Length: %zu\r\n\r\n%s",
+		     sid ? "Mcp-Session-Id: " : "", sid ? sid : "", sid ? "\r\n" : "", strlen(body),
+		     body) < 0)
+		abort();
+	return s;
+}
+
+static char *json_resp(const char *body, const char *sid)
+{
+	char *s = NULL;
+
+	if (asprintf(&s,
+		     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n%s%s%sContent-Length: %zu\r\n\r\n%s",
+		     sid ? "Mcp-Session-Id: " : "", sid ? sid : "", sid ? "\r\n" : "", strlen(body),
+		     body) < 0)
+		abort();
+	return s;
+}
+
+struct fx {
+	char *dir;
+	char path[4200];
+	struct mt_import *im;
+};
+
+static void fx_open(struct fx *f)
+{
+	struct mt_import_opts o;
+
+	f->dir = unit_tmpdir();
+	assert_non_null(f->dir);
+	snprintf(f->path, sizeof(f->path), "%s/c.db", f->dir);
+	mt_import_opts_default(&o);
+	o.db_path = f->path;
+	o.wopts.label = "'test'";
+	f->im = mt_import_new(&o);
+}
+
+static void fx_finish(struct fx *f, int64_t end_us, struct mt_import_stats *st)
+{
+	struct mt_import_stats local;
+
+	assert_int_equal(mt_import_finish(f->im, end_us, st ? st : &local), 0);
+}
+
+/* The rows a query gives, "|" between columns, "\n" after each row. */
+static char *q(struct fx *f, const char *sql)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	struct mt_buf out = MT_BUF_INIT;
+
+	assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		for (int i = 0; i < sqlite3_column_count(st); i++) {
+			const unsigned char *t = sqlite3_column_text(st, i);
+			if (i)
+				mt_buf_putc(&out, '|');
+			mt_buf_puts(&out, t ? (const char *)t : "NULL");
+		}
+		mt_buf_putc(&out, '\n');
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	mt_buf_putc(&out, '\0');
+	return out.data;
+}
+
+static void fx_free(struct fx *f)
+{
+	unit_rmdir(f->dir);
+}
+
+#define INIT_REQ                                                                            \
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":" \
+	"\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}"
+#define INIT_RESP                                                                           \
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"2025-11-25\","          \
+	"\"capabilities\":{},\"serverInfo\":{\"name\":\"s\",\"version\":\"2\"}}}"
+
+static const char sse_head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+			       "Transfer-Encoding: chunked\r\n\r\n";
+/* Three events: CRLF, LF and CR line ends, a comment, an event type, multi-line data. */
+static const char sse_body[] =
+	": hi\r\n\r\nid: e1\r\nevent: message\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	"\"params\":{\"progressToken\":1,\"progress\":1}}\r\n\r\n"
+	"id: e2\ndata: {\"jsonrpc\":\"2.0\",\ndata: \"method\":\"notifications/message\","
+	"\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n\n"
+	"id: e3\rdata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\r\r";
+
+/* The SSE body in one chunk of chunked encoding, then the last chunk. */
+static char *sse_chunked(void)
+{
+	size_t n = strlen(sse_body) + 32;
+	char *s = malloc(n);
+
+	assert_non_null(s);
+	snprintf(s, n, "%zx\r\n%s\r\n0\r\n\r\n", strlen(sse_body), sse_body);
+	return s;
+}
+
+/* One session: initialize (JSON), then a tools/call answered by the SSE stream, cut in mss pieces. */
+static char *sse_run(size_t mss)
+{
+	struct fx f;
+	struct tcp k;
+	char *a = post(INIT_REQ, NULL), *b = json_resp(INIT_RESP, "s-1");
+	char *c = post("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"t\","
+		       "\"_meta\":{\"progressToken\":1}}}",
+		       "s-1");
+	char *body = sse_chunked(), *out;
+
+	fx_open(&f);
+	tcp_open(&k, mt_import_tf(f.im), 40000, 1700000000000000, 1);
+	says(&k, 1, a);
+	says(&k, 0, b);
+	says(&k, 1, c);
+	says(&k, 0, sse_head);
+	say(&k, 0, body, strlen(body), mss);
+	tcp_close(&k);
+	fx_finish(&f, k.us, NULL);
+	out = q(&f, "select seq, dir, channel, kind, coalesce(method, ''), coalesce(sse_id, ''), "
+		    "coalesce(sse_event, ''), exchange, cast(raw as text) from message order by seq");
+	fx_free(&f);
+	free(a);
+	free(b);
+	free(c);
+	free(body);
+	return out;
+}
+
+static void test_sse_any_cut(void **state)
+{
+	char *whole = sse_run(0);
+
+	(void)state;
+	assert_string_equal(
+		whole,
+		"2|c2s|body|request|initialize|||1|" INIT_REQ "\n"
+		"3|s2c|body|response||||1|" INIT_RESP "\n"
+		"5|c2s|body|request|tools/call|||4|{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+		"\"params\":{\"name\":\"t\",\"_meta\":{\"progressToken\":1}}}\n"
+		"6|s2c|sse|notification|notifications/progress|e1|message|4|{\"jsonrpc\":\"2.0\","
+		"\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n"
+		"7|s2c|sse|notification|notifications/message|e2||4|{\"jsonrpc\":\"2.0\",\n\"method\":"
+		"\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n"
+		"8|s2c|sse|response||e3||4|{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
+	for (size_t mss = 1; mss < 64; mss++) {
+		char *got = sse_run(mss);
+		assert_string_equal(got, whole);
+		free(got);
+	}
+	free(whole);
+}
+
+/* Each row's time is its packet's: the session starts at its first request. */
+static void test_times(void **state)
+{
+	struct fx f;
+	struct tcp k;
+	char *a = post(INIT_REQ, NULL), *b = json_resp(INIT_RESP, "s-1");
+	char *got;
+
+	(void)state;
+	fx_open(&f);
+	tcp_open(&k, mt_import_tf(f.im), 40000, 1700000000000000, 1);
+	k.step = 1000;
+	says(&k, 1, a); /* at +30 µs (after the handshake's three packets) */
+	k.us += 250000;
+	says(&k, 0, b);
+	tcp_close(&k);
+	fx_finish(&f, k.us, NULL);
+	got = q(&f, "select started_wall, duration_ns, ended_wall from session");
+	assert_string_equal(got, "1700000000000030|251000000|1700000000251030\n");
+	free(got);
+	got = q(&f, "select dir, t_ns, wall from message order by seq");
+	assert_string_equal(got, "c2s|0|1700000000000030\ns2c|251000000|1700000000251030\n");
+	free(got);
+	got = q(&f, "select t_ns, wall, first_byte_ns, end_ns, outcome from http_exchange");
+	assert_string_equal(got, "0|1700000000000030|251000000|251000000|complete\n");
+	free(got);
+	fx_free(&f);
+	free(a);
+	free(b);
+}
+
+/* A segment lost inside an SSE stream's chunk: the event it cut is a gap, the next is stored. */
+static void test_sse_gap(void **state)
+{
+	struct fx f;
+	struct tcp k;
+	struct mt_import_stats st;
+	char *a = post(INIT_REQ, NULL), *b = json_resp(INIT_RESP, "s-1");
+	char *c = post("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}",
+		       "s-1");
+	char *body = sse_chunked(), *got;
+	size_t cut = (size_t)(strstr(body, "notifications/progress") - body);
+
+	(void)state;
+	fx_open(&f);
+	tcp_open(&k, mt_import_tf(f.im), 40000, 1700000000000000, 1);
+	says(&k, 1, a);
+	says(&k, 0, b);
+	says(&k, 1, c);
+	says(&k, 0, sse_head);
+	/* The body up to the first event's method, 10 bytes not captured, the rest. */
+	say(&k, 0, body, cut, 0);
+	k.sseq += 10;
+	say(&k, 0, body + cut + 10, strlen(body + cut + 10), 0);
+	tcp_close(&k);
+	fx_finish(&f, k.us, &st);
+	got = q(&f, "select seq, dir, coalesce(sse_id, ''), kind from message where channel = 'sse' "
+		    "union all select seq, dir, 'gap', bytes || ' ' || reason from gap order by 1");
+	/* (67: the 10 bytes, and the 57 of the event before them) */
+	assert_string_equal(got, "6|s2c|gap|67 10 bytes of an SSE stream were not captured (the event "
+				 "they cut is lost)\n"
+				 "7|s2c|e2|notification\n"
+				 "8|s2c|e3|response\n");
+	free(got);
+	got = q(&f, "select method, status, resp_type, outcome from http_exchange order by seq");
+	assert_string_equal(got, "POST|200|json|complete\nPOST|200|sse|complete\n");
+	free(got);
+	assert_int_equal(st.tf.gaps, 1);
+	assert_int_equal(st.hl.gaps, 1);
+	fx_free(&f);
+	free(a);
+	free(b);
+	free(c);
+	free(body);
+}
+
+/*
+ * Sessions: an initialize on one connection, named by its answer; a request
+ * naming it on another; a legacy SSE stream and a POST to its endpoint on a
+ * third and fourth; plain JSON-RPC without ids on two more (a session of its
+ * connection, which a client's next connection joins, as the tap does); a
+ * DELETE ending the first.
+ */
+static void test_sessions(void **state)
+{
+	struct fx f;
+	struct tcp k1, k2, k3, k4, k5, k6;
+	char *a = post(INIT_REQ, NULL), *b = json_resp(INIT_RESP, "s-1");
+	char *c = post("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}", "s-1");
+	char *d = json_resp("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[]}}", NULL);
+	char *p1 = post("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", NULL);
+	char *r1 = json_resp("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", NULL);
+	char *got;
+	struct tf *tf;
+
+	(void)state;
+	fx_open(&f);
+	tf = mt_import_tf(f.im);
+	tcp_open(&k1, tf, 40001, 1700000000000000, 1);
+	says(&k1, 1, a);
+	says(&k1, 0, b);
+	tcp_open(&k2, tf, 40002, k1.us, 1);
+	says(&k2, 1, c);
+	says(&k2, 0, d);
+	/* Legacy: the GET stream names its endpoint; the POST goes there on another connection. */
+	tcp_open(&k3, tf, 40003, k2.us, 1);
+	says(&k3, 1, "GET /sse HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n");
+	says(&k3, 0, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+		     "event: endpoint\ndata: /message?sessionId=L1\n\n");
+	tcp_open(&k4, tf, 40004, k3.us, 1);
+	says(&k4, 1, "POST /message?sessionId=L1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+		     "Content-Length: 40\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}");
+	says(&k4, 0, "HTTP/1.1 202 Accepted\r\nContent-Length: 8\r\n\r\nAccepted");
+	says(&k3, 0, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n");
+	/* Plain JSON-RPC over HTTP: by connection. */
+	tcp_open(&k5, tf, 40005, k3.us, 1);
+	says(&k5, 1, p1);
+	says(&k5, 0, r1);
+	says(&k5, 1, p1);
+	says(&k5, 0, r1);
+	tcp_close(&k5);
+	tcp_open(&k6, tf, 40006, k5.us, 1);
+	says(&k6, 1, p1);
+	says(&k6, 0, r1);
+	tcp_close(&k6);
+	/* The first session's end. */
+	says(&k2, 1, "DELETE /mcp HTTP/1.1\r\nHost: x\r\nMcp-Session-Id: s-1\r\n\r\n");
+	says(&k2, 0, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+	tcp_close(&k1);
+	tcp_close(&k2);
+	tcp_close(&k3);
+	tcp_close(&k4);
+	fx_finish(&f, k2.us, NULL);
+	got = q(&f, "select s.id, s.transport, coalesce(s.http_session_id, '-'), s.upstream, s.client_addr, "
+		    "(select group_concat(x.method || ' ' || x.status, ',') from http_exchange x where "
+		    "x.session = s.id), s.msgs_c2s, s.msgs_s2c from session s order by s.id");
+	assert_string_equal(got, "1|http|s-1|http://127.0.0.2:3001|127.0.0.1:40001|POST 200,POST 200,DELETE 200|2|2\n"
+				 "2|sse|/message?sessionId=L1|http://127.0.0.2:3001|127.0.0.1:40003|GET 200,POST 202|1|1\n"
+				 "3|http|-|http://127.0.0.2:3001|127.0.0.1:40005|POST 200,POST 200,POST 200|3|3\n");
+	free(got);
+	got = q(&f, "select count(*) from message r join message q on q.session = r.session and "
+		    "r.request_seq = q.seq where r.kind = 'response'");
+	assert_string_equal(got, "6\n"); /* every answer paired with its request */
+	free(got);
+	fx_free(&f);
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+	free(p1);
+	free(r1);
+}
+
+/* A capture begun mid-connection, from the server's port: the requester is the client. */
+static void test_midstream_swap(void **state)
+{
+	struct fx f;
+	struct tcp k;
+	char *p1 = post("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", NULL);
+	char *r1 = json_resp("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", NULL);
+	char *got;
+
+	(void)state;
+	fx_open(&f);
+	/* The client on port 80 and the server on 50000: the higher port is guessed the client. */
+	tcp_open(&k, mt_import_tf(f.im), 80, 1700000000000000, 0);
+	k.sport = 50000;
+	says(&k, 0, "...the end of a body\"}");
+	says(&k, 1, p1);
+	says(&k, 0, r1);
+	fx_finish(&f, k.us, NULL);
+	got = q(&f, "select client_addr, upstream from session");
+	assert_string_equal(got, "127.0.0.1:80|http://127.0.0.2:50000\n");
+	free(got);
+	got = q(&f, "select dir, kind from message order by seq");
+	assert_string_equal(got, "c2s|request\ns2c|response\n");
+	free(got);
+	fx_free(&f);
+	free(p1);
+	free(r1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sse_any_cut),
+		cmocka_unit_test(test_times),
+		cmocka_unit_test(test_sse_gap),
+		cmocka_unit_test(test_sessions),
+		cmocka_unit_test(test_midstream_swap),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

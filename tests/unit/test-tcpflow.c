@@ -1,0 +1,1050 @@
+/*
+ * test-tcpflow.c - the TCP reassembler of pcap import (tap/tcpflow.h), on
+ * packets crafted in memory (tests/peers/pktcraft.h): segments in order (and
+ * delivered in place), reordered, retransmitted and overlapping (the first
+ * copy wins), lost (a gap of its exact size), across the sequence number
+ * wrap, seen from the middle and swapped, FIN, RST, idle in capture time, the
+ * per-flow and total bounds and max_flows with their exact counts, IPv4 and
+ * IPv6 fragments (in order, out of order, overlapping, one missing, bounded),
+ * truncated packets, every link type, and garbage of every length.
+ */
+#include "tests/unit/unit.h"
+
+#include <sys/socket.h>
+
+#include "schema/util.h"
+#include "tap/tcpflow.h"
+#include "tests/peers/pktcraft.h"
+
+#define MAXC 16 /* connections recorded; later ones share slot 0 */
+#define SLOT(num) ((num) < MAXC ? (num) : 0)
+
+/* What the handler was told. */
+struct rec {
+	struct mt_buf log;              /* every call, one line each */
+	struct mt_buf s[MAXC][2];       /* each connection's streams, gaps as {N} */
+	struct tf_conn conn[MAXC];      /* as opened */
+	int closed[MAXC];
+	enum tf_end_how how[MAXC];
+	struct tf *t;
+	uint64_t swap_at;               /* tf_swap this connection at its first data */
+	unsigned copies;                /* data not delivered from the packet handed in */
+	unsigned calls;
+};
+
+static struct rec *R;
+static const uint8_t *cur_pkt; /* the packet being handed to tf_packet */
+static size_t cur_len;
+
+static const char *how_name(enum tf_end_how h)
+{
+	static const char *const n[] = {"fin", "rst", "idle", "evicted", "eof"};
+	return n[h];
+}
+
+static void *on_open(void *ctx, const struct tf_conn *c)
+{
+	struct rec *r = ctx;
+
+	assert_true(c->num > 0);
+	r->conn[SLOT(c->num)] = *c;
+	mt_buf_printf(&r->log, "open %llu %u>%u%s\n", (unsigned long long)c->num, c->client.port,
+		      c->server.port, c->saw_syn ? "" : " mid");
+	return r;
+}
+
+static void on_data(void *state, const struct tf_conn *c, enum tf_dir d, const uint8_t *p, size_t n,
+		    int64_t us)
+{
+	struct rec *r = state;
+
+	(void)us;
+	assert_true(n > 0);
+	assert_false(r->closed[SLOT(c->num)]);
+	mt_buf_append(&r->s[SLOT(c->num)][d], p, n);
+	mt_buf_printf(&r->log, "data %llu %s %zu\n", (unsigned long long)c->num, d ? "s2c" : "c2s", n);
+	if (!(cur_pkt && p >= cur_pkt && p + n <= cur_pkt + cur_len))
+		r->copies++;
+	r->calls++;
+	if (r->swap_at == c->num) {
+		r->swap_at = 0;
+		tf_swap(r->t, c);
+	}
+}
+
+static void on_gap(void *state, const struct tf_conn *c, enum tf_dir d, uint64_t n, int64_t us)
+{
+	struct rec *r = state;
+
+	(void)us;
+	assert_true(n > 0);
+	assert_false(r->closed[SLOT(c->num)]);
+	mt_buf_printf(&r->s[SLOT(c->num)][d], "{%llu}", (unsigned long long)n);
+	mt_buf_printf(&r->log, "gap %llu %s %llu\n", (unsigned long long)c->num, d ? "s2c" : "c2s",
+		      (unsigned long long)n);
+}
+
+static void on_close(void *state, const struct tf_conn *c, enum tf_end_how how, int64_t us)
+{
+	struct rec *r = state;
+
+	(void)us;
+	assert_false(r->closed[SLOT(c->num)]);
+	if (SLOT(c->num))
+		r->closed[c->num] = 1;
+	r->how[SLOT(c->num)] = how;
+	mt_buf_printf(&r->log, "close %llu %s\n", (unsigned long long)c->num, how_name(how));
+}
+
+static struct tf_limits L;
+
+static struct tf *mk(void)
+{
+	struct tf_handler h = {NULL, on_open, on_data, on_gap, on_close};
+
+	R = calloc(1, sizeof(*R));
+	assert_non_null(R);
+	h.ctx = R;
+	R->t = tf_new(&L, &h);
+	return R->t;
+}
+
+static void done(struct tf *t)
+{
+	tf_free(t);
+	mt_buf_release(&R->log);
+	for (int i = 0; i < MAXC; i++) {
+		mt_buf_release(&R->s[i][0]);
+		mt_buf_release(&R->s[i][1]);
+	}
+	free(R);
+	R = NULL;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	tf_limits_default(&L);
+	return 0;
+}
+
+/* A stream so far, "" when none. */
+static const char *S(int num, enum tf_dir d)
+{
+	return R->s[num][d].data ? R->s[num][d].data : "";
+}
+
+static const char *LOG(void)
+{
+	return R->log.data ? R->log.data : "";
+}
+
+/* The conversation the helpers below speak. */
+static struct {
+	int linktype, tags, v6, ext;
+	uint8_t cli[16], srv[16];
+	uint16_t cport, sport;
+} C;
+
+static void conv(int linktype, int v6)
+{
+	memset(&C, 0, sizeof(C));
+	C.linktype = linktype;
+	C.v6 = v6;
+	if (v6) {
+		C.cli[0] = C.srv[0] = 0xfd;
+		C.cli[15] = 1;
+		C.srv[15] = 2;
+	} else {
+		C.cli[0] = C.srv[0] = 10;
+		C.cli[3] = 1;
+		C.srv[3] = 2;
+	}
+	C.cport = 40000;
+	C.sport = 3001;
+}
+
+static void hand(struct tf *t, int64_t us, const uint8_t *f, size_t n, size_t caplen)
+{
+	cur_pkt = f;
+	cur_len = n;
+	tf_packet(t, C.linktype, us, n, f, caplen);
+	cur_pkt = NULL;
+}
+
+/* A segment from the client (c2s) or the server, at time us (ms). */
+static void seg_n(struct tf *t, int c2s, uint32_t seq, uint32_t ack, uint8_t fl, const void *data,
+		  size_t len, int64_t ms)
+{
+	static uint8_t f[PK_MAX];
+	struct pk_seg s;
+	size_t n;
+
+	memset(&s, 0, sizeof(s));
+	s.v6 = C.v6;
+	s.v6_ext = C.ext;
+	memcpy(s.src, c2s ? C.cli : C.srv, 16);
+	memcpy(s.dst, c2s ? C.srv : C.cli, 16);
+	s.sport = c2s ? C.cport : C.sport;
+	s.dport = c2s ? C.sport : C.cport;
+	s.seq = seq;
+	s.ack = ack;
+	s.flags = fl;
+	s.data = data;
+	s.len = len;
+	n = pk_segment(f, C.linktype, C.tags, &s);
+	hand(t, ms * 1000, f, n, n);
+}
+
+static void seg(struct tf *t, int c2s, uint32_t seq, uint8_t fl, const char *data, int64_t ms)
+{
+	seg_n(t, c2s, seq, 0, fl | (fl & PK_SYN && !c2s ? PK_ACK : 0),
+	      data, data ? strlen(data) : 0, ms);
+}
+
+/* SYN (client ISN ci), SYN-ACK (server ISN si), ACK. */
+static void handshake(struct tf *t, uint32_t ci, uint32_t si)
+{
+	seg_n(t, 1, ci, 0, PK_SYN, NULL, 0, 0);
+	seg_n(t, 0, si, ci + 1, PK_SYN | PK_ACK, NULL, 0, 0);
+	seg_n(t, 1, ci + 1, si + 1, PK_ACK, NULL, 0, 0);
+}
+
+static struct tf_stats ST(struct tf *t)
+{
+	struct tf_stats s;
+
+	tf_stats(t, &s);
+	return s;
+}
+
+static void test_in_order(void **state)
+{
+	struct tf *t;
+	struct tf_stats s;
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	t = mk();
+	handshake(t, 1000, 5000);
+	seg(t, 1, 1001, PK_ACK, "GET / HTTP/1.1\r\n", 1);
+	seg(t, 1, 1017, PK_ACK, "\r\n", 2);
+	seg(t, 0, 5001, PK_ACK, "HTTP/1.1 200 OK\r\n", 3);
+	seg(t, 1, 1019, PK_ACK | PK_FIN, NULL, 4);
+	seg(t, 0, 5018, PK_ACK | PK_FIN, "x", 5);
+	seg(t, 1, 1020, PK_ACK, NULL, 6); /* the last ACK: the connection is gone, ignored */
+	assert_string_equal(S(1, TF_C2S), "GET / HTTP/1.1\r\n\r\n");
+	assert_string_equal(S(1, TF_S2C), "HTTP/1.1 200 OK\r\nx");
+	assert_string_equal(LOG(), "open 1 40000>3001\n"
+				   "data 1 c2s 16\n"
+				   "data 1 c2s 2\n"
+				   "data 1 s2c 17\n"
+				   "data 1 s2c 1\n"
+				   "close 1 fin\n");
+	assert_int_equal(R->copies, 0); /* in order: delivered where it lay */
+	assert_int_equal(R->conn[1].saw_syn, 1);
+	assert_int_equal(R->conn[1].client.family, AF_INET);
+	assert_memory_equal(R->conn[1].client.addr, C.cli, 4);
+	assert_memory_equal(R->conn[1].server.addr, C.srv, 4);
+	assert_int_equal(R->conn[1].first_us, 0);
+	s = ST(t);
+	assert_int_equal(s.packets, 9);
+	assert_int_equal(s.connections, 1);
+	assert_int_equal(s.midstream, 0);
+	assert_int_equal(s.retransmitted + s.out_of_order + s.gaps + s.truncated + s.malformed, 0);
+	assert_int_equal(s.bad_link + s.not_ip + s.not_tcp, 0);
+	tf_finish(t, 10000);
+	assert_int_equal(R->calls, 4);
+	done(t);
+}
+
+static void test_reordered(void **state)
+{
+	struct tf *t;
+	struct tf_stats s;
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	t = mk();
+	handshake(t, 100, 900);
+	seg(t, 1, 101, PK_ACK, "aaaa", 1);
+	seg(t, 1, 109, PK_ACK, "cccc", 2);      /* before bbbb */
+	seg(t, 1, 117, PK_ACK, "eeee", 3);      /* before dddd */
+	assert_string_equal(S(1, TF_C2S), "aaaa");
+	seg(t, 1, 105, PK_ACK, "bbbb", 4);
+	assert_string_equal(S(1, TF_C2S), "aaaabbbbcccc");
+	seg(t, 1, 113, PK_ACK, "dddd", 5);
+	assert_string_equal(S(1, TF_C2S), "aaaabbbbccccddddeeee");
+	s = ST(t);
+	assert_int_equal(s.out_of_order, 2);
+	assert_int_equal(s.retransmitted, 0);
+	assert_int_equal(s.gaps, 0);
+	tf_finish(t, 10000);
+	assert_string_equal(LOG() + strlen(LOG()) - strlen("close 1 eof\n"), "close 1 eof\n");
+	done(t);
+}
+
+static void test_retransmit_overlap(void **state)
+{
+	struct tf *t;
+	struct tf_stats s;
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	t = mk();
+	handshake(t, 0, 0);
+	seg(t, 1, 1, PK_ACK, "01234", 1);
+	seg(t, 1, 1, PK_ACK, "01234", 2);      /* a retransmission: nothing new */
+	seg(t, 1, 4, PK_ACK, "XXxyz", 3);      /* overlaps: only "xyz" is new */
+	assert_string_equal(S(1, TF_C2S), "01234xyz");
+	s = ST(t);
+	assert_int_equal(s.retransmitted, 2);
+	/* Held bytes win over a later copy of them. */
+	seg(t, 1, 11, PK_ACK, "KLM", 4);       /* [10,13) held */
+	seg(t, 1, 15, PK_ACK, "PQ", 5);        /* [14,16) held */
+	seg(t, 1, 9, PK_ACK, "9abcdefgh", 6);  /* [8,17): new: [8,10) "9a", [13,14) "e", [16,17) "h" */
+	assert_string_equal(S(1, TF_C2S), "01234xyz9aKLMePQh");
+	s = ST(t);
+	assert_int_equal(s.retransmitted, 3);
+	assert_int_equal(s.out_of_order, 2);
+	/* An early segment overlapping held ones keeps only what they lack. */
+	seg(t, 1, 21, PK_ACK, "uv", 7);        /* [20,22) */
+	seg(t, 1, 19, PK_ACK, "stUVw", 8);     /* [18,23): new [18,20) and [22,23) */
+	seg(t, 1, 19, PK_ACK, "ST", 9);        /* all held already */
+	seg(t, 1, 18, PK_ACK, "r", 10);
+	assert_string_equal(S(1, TF_C2S), "01234xyz9aKLMePQhrstuvw");
+	s = ST(t);
+	assert_int_equal(s.retransmitted, 5);
+	assert_int_equal(s.out_of_order, 5); /* ST too: early, though nothing of it was new */
+	assert_int_equal(s.gaps, 0);
+	assert_int_equal(R->copies, 5); /* KLM, PQ, st, uv and w came from held copies */
+	tf_finish(t, 10000);
+	done(t);
+}
+
+static void test_lost(void **state)
+{
+	struct tf *t;
+	struct tf_stats s;
+	char big[1461];
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	t = mk();
+	handshake(t, 7, 70);
+	memset(big, 'b', 1460);
+	big[1460] = '\0';
+	seg(t, 1, 8, PK_ACK, "first ", 1);
+	/* [6, 1466) lost */
+	seg(t, 1, 8 + 1466, PK_ACK, "after", 2);
+	seg(t, 1, 8 + 1471, PK_ACK, " more", 3);
+	seg(t, 0, 71, PK_ACK, "reply", 4);
+	assert_string_equal(S(1, TF_C2S), "first ");
+	/* The end of the connection gives up on the hole. */
+	seg(t, 1, 8 + 1476, PK_ACK | PK_FIN, NULL, 5);
+	seg(t, 0, 76, PK_ACK | PK_FIN, NULL, 6);
+	assert_string_equal(S(1, TF_C2S), "first {1460}after more");
+	assert_string_equal(S(1, TF_S2C), "reply");
+	s = ST(t);
+	assert_int_equal(s.gaps, 1);
+	assert_int_equal(s.gap_bytes, 1460);
+	assert_int_equal(s.out_of_order, 2);
+	assert_int_equal(R->how[1], TF_FIN);
+	/* A lost last segment before a FIN: a gap up to the FIN. */
+	C.cport = 40001;
+	handshake(t, 1, 1);
+	seg(t, 1, 2, PK_ACK, "abc", 10);
+	seg(t, 1, 2 + 10, PK_ACK | PK_FIN, NULL, 11);
+	seg(t, 0, 2, PK_ACK | PK_FIN, NULL, 12);
+	assert_string_equal(S(2, TF_C2S), "abc{7}");
+	assert_int_equal(R->how[2], TF_FIN);
+	/* Found later: nothing is given up while the connection lives. */
+	C.cport = 40002;
+	handshake(t, 1, 1);
+	seg(t, 1, 2, PK_ACK, "abc", 20);
+	seg(t, 1, 8, PK_ACK, "ghi", 21);
+	seg(t, 1, 5, PK_ACK, big, 22);  /* a retransmission that covers the hole and more */
+	assert_int_equal(R->s[3][TF_C2S].len, 1463);
+	assert_memory_equal(S(3, TF_C2S), "abcbbbghibbb", 12);
+	s = ST(t);
+	assert_int_equal(s.gaps, 2);
+	assert_int_equal(s.retransmitted, 1); /* ghi was held: the first copy won */
+	tf_finish(t, 100000);
+	done(t);
+}
+
+static void test_wraparound(void **state)
+{
+	struct tf *t;
+	struct tf_stats s;
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	t = mk();
+	handshake(t, 0xfffffff8u, 0x7ffffff0u);
+	seg(t, 1, 0xfffffff9u, PK_ACK, "0123456789", 1); /* across the wrap */
+	seg(t, 1, 0x00000003u, PK_ACK, "abc", 2);
+	seg(t, 1, 0x00000009u, PK_ACK, "ghi", 3);         /* early, past the wrap */
+	seg(t, 1, 0xfffffffbu, PK_ACK, "23", 4);          /* old, from before it */
+	seg(t, 1, 0x00000006u, PK_ACK, "def", 5);
+	seg(t, 0, 0x7ffffff1u, PK_ACK, "ok", 6);          /* the server's side passes 2^31 */
+	seg(t, 0, 0x7ffffff3u, PK_ACK, "!", 7);
+	assert_string_equal(S(1, TF_C2S), "0123456789abcdefghi");
+	assert_string_equal(S(1, TF_S2C), "ok!");
+	s = ST(t);
+	assert_int_equal(s.out_of_order, 1);
+	assert_int_equal(s.retransmitted, 1);
+	assert_int_equal(s.gaps, 0);
+	tf_finish(t, 10000);
+	done(t);
+}
+
+static void test_midstream_and_swap(void **state)
+{
+	struct tf *t;
+	struct tf_stats s;
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	t = mk();
+	/* No handshake: the server speaks first; the higher port is the client. */
+	seg(t, 0, 5000, PK_ACK, "data: 1\n\n", 1);
+	seg(t, 1, 9000, PK_ACK, NULL, 2); /* a bare ACK opens nothing, sets nothing */
+	seg(t, 1, 9000, PK_ACK, "POST", 3);
+	seg(t, 0, 5009, PK_ACK, "data: 2\n\n", 4);
+	assert_string_equal(S(1, TF_S2C), "data: 1\n\ndata: 2\n\n");
+	assert_string_equal(S(1, TF_C2S), "POST");
+	assert_int_equal(R->conn[1].saw_syn, 0);
+	assert_int_equal(R->conn[1].client.port, 40000);
+	/* A client on the lower port: guessed wrong, swapped by the handler. */
+	C.cport = 1000;
+	C.sport = 8080;
+	R->swap_at = 2;
+	seg(t, 1, 1, PK_ACK, "GET /", 10);   /* reported s2c, then swapped */
+	seg(t, 1, 6, PK_ACK, " HTTP", 11);   /* c2s from now on */
+	seg(t, 0, 1, PK_ACK, "200", 12);
+	assert_string_equal(S(2, TF_S2C), "GET /200");
+	assert_string_equal(S(2, TF_C2S), " HTTP");
+	assert_int_equal(R->conn[2].client.port, 8080);
+	s = ST(t);
+	assert_int_equal(s.connections, 2);
+	assert_int_equal(s.midstream, 2);
+	tf_finish(t, 20000);
+	assert_string_equal(LOG(), "open 1 40000>3001 mid\n"
+				   "data 1 s2c 9\n"
+				   "data 1 c2s 4\n"
+				   "data 1 s2c 9\n"
+				   "open 2 8080>1000 mid\n"
+				   "data 2 s2c 5\n"
+				   "data 2 c2s 5\n"
+				   "data 2 s2c 3\n"
+				   "close 1 eof\n"
+				   "close 2 eof\n");
+	/* A swap from the closing connection or of one no longer known does nothing. */
+	tf_swap(t, &R->conn[1]);
+	done(t);
+}
+
+static void test_fin_rst(void **state)
+{
+	struct tf *t;
+	struct tf_stats s;
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	t = mk();
+	/* Half close: the server goes on after the client's FIN; bytes past a FIN are not the stream. */
+	handshake(t, 10, 20);
+	seg(t, 1, 11, PK_ACK | PK_FIN, "req", 1);
+	seg(t, 1, 14, PK_ACK, "zzz", 2);
+	seg(t, 0, 21, PK_ACK, "resp", 3);
+	assert_int_equal(R->closed[1], 0);
+	seg(t, 0, 25, PK_ACK | PK_FIN, "onse", 4);
+	assert_string_equal(S(1, TF_C2S), "req");
+	assert_string_equal(S(1, TF_S2C), "response");
+	assert_int_equal(R->how[1], TF_FIN);
+	/* A RST: what is held goes out, the hole as a gap; a RST's payload is not data. */
+	C.cport = 40001;
+	handshake(t, 10, 20);
+	seg(t, 1, 11, PK_ACK, "ab", 10);
+	seg(t, 1, 15, PK_ACK, "ef", 11);
+	seg(t, 0, 21, PK_ACK | PK_RST, "reset reason", 12);
+	assert_string_equal(S(2, TF_C2S), "ab{2}ef");
+	assert_string_equal(S(2, TF_S2C), "");
+	assert_int_equal(R->how[2], TF_RST);
+	/* A RST for no connection, and after it: nothing. */
+	seg(t, 0, 21, PK_ACK | PK_RST, NULL, 13);
+	/* A SYN with a new ISN on an open 4-tuple: a new connection; the same ISN: a retransmission. */
+	C.cport = 40002;
+	handshake(t, 100, 200);
+	seg(t, 1, 101, PK_ACK, "one", 20);
+	seg_n(t, 1, 100, 0, PK_SYN, NULL, 0, 21);
+	seg_n(t, 1, 7777, 0, PK_SYN, NULL, 0, 22);
+	seg_n(t, 0, 300, 7778, PK_SYN | PK_ACK, NULL, 0, 23);
+	seg(t, 1, 7778, PK_ACK, "two", 24);
+	assert_string_equal(S(3, TF_C2S), "one");
+	assert_int_equal(R->how[3], TF_EVICTED);
+	assert_string_equal(S(4, TF_C2S), "two");
+	/* A capture that starts at the SYN-ACK: its receiver is the client. */
+	C.cport = 40003;
+	seg_n(t, 0, 50, 1001, PK_SYN | PK_ACK, NULL, 0, 30);
+	seg(t, 1, 1001, PK_ACK, "x", 31);
+	seg(t, 0, 51, PK_ACK, "y", 32);
+	assert_int_equal(R->conn[5].saw_syn, 1);
+	assert_int_equal(R->conn[5].client.port, 40003);
+	assert_string_equal(S(5, TF_C2S), "x");
+	assert_string_equal(S(5, TF_S2C), "y");
+	s = ST(t);
+	assert_int_equal(s.connections, 5);
+	assert_int_equal(s.midstream, 0);
+	assert_int_equal(s.evicted_full, 0);
+	assert_int_equal(s.gaps, 1);
+	tf_finish(t, 100000);
+	assert_int_equal(R->how[4], TF_EOF);
+	assert_int_equal(R->how[5], TF_EOF);
+	done(t);
+}
+
+static void test_idle(void **state)
+{
+	struct tf *t;
+	struct tf_stats s;
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	L.idle_ms = 1000;
+	t = mk();
+	seg(t, 1, 1, PK_ACK, "a", 0);
+	seg(t, 1, 5, PK_ACK, "e", 0); /* held after a hole */
+	C.cport = 40001;
+	seg(t, 1, 1, PK_ACK, "b", 1000); /* exactly idle_ms later: still open */
+	assert_int_equal(R->closed[1], 0);
+	seg(t, 1, 2, PK_ACK, "c", 1001);  /* now it has been idle longer */
+	assert_int_equal(R->how[1], TF_IDLE);
+	assert_string_equal(S(1, TF_C2S), "a{3}e");
+	/* Time going back counts as the latest time seen. */
+	seg(t, 1, 3, PK_ACK, "d", 500);
+	assert_int_equal(R->closed[2], 0);
+	/* Its 4-tuple again: a new connection. */
+	C.cport = 40000;
+	seg(t, 1, 6, PK_ACK, "f", 1500);
+	assert_string_equal(S(3, TF_C2S), "f");
+	seg(t, 1, 7, PK_ACK, "g", 2600); /* conn 2 (last seen at 1001) and 3 (1500) are idle */
+	assert_int_equal(R->how[2], TF_IDLE);
+	assert_int_equal(R->how[3], TF_IDLE);
+	s = ST(t);
+	assert_int_equal(s.evicted_idle, 3);
+	assert_int_equal(s.connections, 4);
+	tf_finish(t, 3000);
+	done(t);
+}
+
+static void fill(char *b, size_t n, char c)
+{
+	memset(b, c, n);
+	b[n] = '\0';
+}
+
+static void test_flow_bound(void **state)
+{
+	struct tf *t;
+	struct tf_stats s;
+	char a[101], b[101], c[101], big[301];
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	fill(a, 100, 'a');
+	fill(b, 100, 'b');
+	fill(c, 100, 'c');
+	fill(big, 300, 'B');
+	L.flow_bytes = 2 * (100 + 64); /* two held segments of 100 bytes */
+	t = mk();
+	handshake(t, 0, 0);
+	/* [0, 10) lost, then three segments: the third passes the bound. */
+	seg(t, 1, 11, PK_ACK, a, 1);
+	seg(t, 1, 111, PK_ACK, b, 2);
+	assert_int_equal(ST(t).flow_limit_hits, 0);
+	seg(t, 1, 211, PK_ACK, c, 3);
+	s = ST(t);
+	assert_int_equal(s.flow_limit_hits, 1);
+	assert_int_equal(s.gaps, 1);
+	assert_int_equal(s.gap_bytes, 10);
+	assert_int_equal(s.out_of_order, 3);
+	assert_int_equal(R->s[1][TF_C2S].len, 4 + 300);
+	assert_memory_equal(S(1, TF_C2S), "{10}aaa", 7);
+	/* One segment bigger than the bound alone: a gap, and it goes straight out. */
+	seg(t, 1, 321, PK_ACK, big, 4); /* hole [310, 320), then 300 bytes */
+	s = ST(t);
+	assert_int_equal(s.flow_limit_hits, 2);
+	assert_int_equal(s.gaps, 2);
+	assert_int_equal(s.gap_bytes, 20);
+	assert_int_equal(R->s[1][TF_C2S].len, 4 + 300 + 4 + 300);
+	/* Three holes: the first is given up on, the others stay while they fit. */
+	seg(t, 1, 631, PK_ACK, a, 5);  /* hole [620, 630) */
+	seg(t, 1, 741, PK_ACK, b, 6);  /* hole [730, 740) */
+	seg(t, 1, 851, PK_ACK, c, 7);  /* hole [840, 850): 3 held would pass */
+	s = ST(t);
+	assert_int_equal(s.flow_limit_hits, 3);
+	assert_int_equal(s.gaps, 3);
+	assert_int_equal(s.gap_bytes, 30);
+	assert_int_equal(R->s[1][TF_C2S].len, 608 + 4 + 100);
+	assert_memory_equal(S(1, TF_C2S) + 608, "{10}aaa", 7);
+	tf_finish(t, 1000);
+	s = ST(t);
+	assert_int_equal(s.gaps, 5);
+	assert_int_equal(s.gap_bytes, 50);
+	assert_int_equal(R->s[1][TF_C2S].len, 608 + 4 + 100 + 4 + 100 + 4 + 100);
+	assert_memory_equal(S(1, TF_C2S) + 712, "{10}bbb", 7);
+	done(t);
+}
+
+static void test_total_bound(void **state)
+{
+	struct tf *t;
+	struct tf_stats s;
+	char a[101];
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	fill(a, 100, 'a');
+	L.total_bytes = 3 * (100 + 64);
+	t = mk();
+	seg(t, 1, 1, PK_ACK, "x", 1);       /* conn 1 */
+	seg(t, 1, 11, PK_ACK, a, 2);        /* holds 164 */
+	seg(t, 1, 111, PK_ACK, a, 3);       /* 328 */
+	C.cport = 40001;
+	seg(t, 1, 1, PK_ACK, "y", 4);       /* conn 2 */
+	seg(t, 1, 11, PK_ACK, a, 5);        /* 492: all that fits */
+	assert_int_equal(ST(t).total_limit_hits, 0);
+	seg(t, 1, 111, PK_ACK, a, 6);       /* conn 1, which began holding first, gives up its hole */
+	s = ST(t);
+	assert_int_equal(s.total_limit_hits, 1);
+	assert_int_equal(s.flow_limit_hits, 0);
+	assert_int_equal(s.gaps, 1);
+	assert_int_equal(s.gap_bytes, 9);
+	assert_int_equal(R->s[1][TF_C2S].len, 1 + 3 + 200);
+	assert_int_equal(R->s[2][TF_C2S].len, 1);
+	assert_int_equal(R->closed[1], 0);
+	/* Its own hole when it is the only one holding. */
+	seg(t, 1, 211, PK_ACK, a, 7);
+	seg(t, 1, 311, PK_ACK, a, 8);
+	s = ST(t);
+	assert_int_equal(s.total_limit_hits, 2);
+	assert_int_equal(s.gaps, 2);
+	assert_int_equal(R->s[2][TF_C2S].len, 1 + 3 + 400); /* the last one too, now in order */
+	tf_finish(t, 1000);
+	assert_int_equal(ST(t).gaps, 2);
+	done(t);
+}
+
+static void test_max_flows(void **state)
+{
+	struct tf *t;
+	struct tf_stats s;
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	L.max_flows = 2;
+	t = mk();
+	seg(t, 1, 1, PK_ACK, "1", 1);
+	C.cport = 40001;
+	seg(t, 1, 1, PK_ACK, "2", 2);
+	C.cport = 40000;
+	seg(t, 1, 2, PK_ACK, "1", 3);  /* conn 1 seen last: conn 2 goes first */
+	seg(t, 1, 5, PK_ACK, "h", 3);  /* held: a gap when evicted */
+	C.cport = 40002;
+	seg(t, 1, 1, PK_ACK, "3", 4);
+	assert_int_equal(R->how[2], TF_EVICTED);
+	assert_int_equal(R->closed[1], 0);
+	C.cport = 40003;
+	seg(t, 1, 1, PK_ACK, "4", 5);
+	assert_int_equal(R->how[1], TF_EVICTED);
+	assert_string_equal(S(1, TF_C2S), "11{2}h");
+	s = ST(t);
+	assert_int_equal(s.evicted_full, 2);
+	assert_int_equal(s.connections, 4);
+	tf_finish(t, 1000);
+	assert_int_equal(R->how[3], TF_EOF);
+	assert_int_equal(R->how[4], TF_EOF);
+	done(t);
+}
+
+/* The IP packet of a segment (into ip), for fragmenting. */
+static size_t ip_of(uint8_t *ip, int c2s, uint32_t seq, const char *data, uint16_t id)
+{
+	struct pk_seg s;
+
+	memset(&s, 0, sizeof(s));
+	s.v6 = C.v6;
+	s.v6_ext = C.ext;
+	memcpy(s.src, c2s ? C.cli : C.srv, 16);
+	memcpy(s.dst, c2s ? C.srv : C.cli, 16);
+	s.sport = c2s ? C.cport : C.sport;
+	s.dport = c2s ? C.sport : C.cport;
+	s.seq = seq;
+	s.flags = PK_ACK;
+	s.data = (const uint8_t *)data;
+	s.len = strlen(data);
+	s.ip_id = id;
+	return pk_ip(ip, &s);
+}
+
+/* Fragment [off, off + len) of ip, framed and handed at ms. */
+static void frag(struct tf *t, const uint8_t *ip, size_t n, size_t off, size_t len, int more,
+		 uint32_t id, int64_t ms)
+{
+	static uint8_t f[PK_MAX], fr[PK_MAX];
+	size_t k = pk_frag(fr, ip, n, off, len, more, id);
+	size_t m = pk_frame(f, C.linktype, C.tags, fr, k);
+
+	hand(t, ms * 1000, f, m, m);
+}
+
+static void fragments(int v6)
+{
+	static uint8_t ip[PK_MAX], ip2[PK_MAX];
+	const char *msg = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL"; /* 48 */
+	size_t hdr = v6 ? 16 : 0;  /* the IPv6 extension headers, fragmented with the rest */
+	size_t n, end;
+	struct tf *t;
+	struct tf_stats s;
+
+	conv(DLT_EN10MB, v6);
+	C.ext = v6;
+	t = mk();
+	handshake(t, 0, 0);
+	n = ip_of(ip, 1, 1, msg, 7);
+	end = hdr + 20 + 48; /* the fragmentable part */
+	/* In order. */
+	frag(t, ip, n, 0, 24, 1, 7, 1);
+	frag(t, ip, n, 24, 24, 1, 7, 1);
+	frag(t, ip, n, 48, end - 48, 0, 7, 1);
+	assert_string_equal(S(1, TF_C2S), msg);
+	/* Out of order, with an overlapping copy that differs: the first copy wins. */
+	n = ip_of(ip, 1, 49, msg, 8);
+	memcpy(ip2, ip, n);
+	memset(ip2 + (v6 ? 40 : 20) + hdr + 32, 'X', 16); /* the payload's [12, 28) */
+	frag(t, ip, n, hdr + 48, end - hdr - 48, 0, 8, 2);
+	frag(t, ip2, n, hdr + 16, 32, 1, 8, 2); /* its X bytes */
+	frag(t, ip, n, 0, hdr + 40, 1, 8, 2);   /* overlaps the one before: it loses */
+	assert_int_equal(R->s[1][TF_C2S].len, 96);
+	assert_memory_equal(S(1, TF_C2S) + 48, "0123456789abXXXXXXXXXXXXXXXXstuv", 32);
+	s = ST(t);
+	assert_int_equal(s.fragments, 6);
+	assert_int_equal(s.reassembled, 2);
+	assert_int_equal(s.frag_dropped, 0);
+	/* One missing: held until 30 s of capture time passed, then dropped and counted. */
+	n = ip_of(ip, 1, 97, msg, 9);
+	frag(t, ip, n, 0, 24, 1, 9, 3);
+	frag(t, ip, n, 48, end - 48, 0, 9, 4);
+	seg(t, 0, 1, PK_ACK, "a", 30003);
+	assert_int_equal(ST(t).frag_dropped, 0);
+	seg(t, 0, 2, PK_ACK, "b", 30004); /* more than 30 s after the first */
+	s = ST(t);
+	assert_int_equal(s.frag_dropped, 2);
+	assert_int_equal(s.fragments, 8);
+	assert_int_equal(s.reassembled, 2);
+	/* The same id again later: a new datagram. */
+	frag(t, ip, n, 24, 24, 1, 9, 30005);
+	frag(t, ip, n, 0, 24, 1, 9, 30005);
+	frag(t, ip, n, 48, end - 48, 0, 9, 30005);
+	assert_int_equal(R->s[1][TF_C2S].len, 144);
+	s = ST(t);
+	assert_int_equal(s.reassembled, 3);
+	assert_int_equal(s.fragments, 11);
+	assert_int_equal(s.malformed + s.not_tcp, 0);
+	/* Fragments that do not add up: an offset past 65535, a middle one not a multiple of 8. */
+	frag(t, ip, n, 65528, 16, 0, 10, 30006);
+	frag(t, ip, n, 0, 20, 1, 10, 30006);
+	s = ST(t);
+	assert_int_equal(s.malformed, 2);
+	assert_int_equal(s.fragments, 11);
+	/* frag_bytes: the oldest datagram goes first. */
+	tf_finish(t, 40000);
+	done(t);
+
+	L.frag_bytes = 2 * (64 + 24) + 64 + 16;
+	t = mk();
+	n = ip_of(ip, 1, 1, msg, 1);
+	frag(t, ip, n, 0, 24, 1, 1, 1);   /* 88 */
+	frag(t, ip, n, 0, 24, 1, 2, 1);   /* 176 */
+	frag(t, ip, n, 24, 16, 1, 3, 1);  /* 256: all that fits */
+	assert_int_equal(ST(t).frag_dropped, 0);
+	frag(t, ip, n, 24, 8, 1, 4, 1);   /* datagram 1 goes */
+	assert_int_equal(ST(t).frag_dropped, 1);
+	frag(t, ip, n, 0, 200, 1, 5, 1);  /* bigger than the bound alone: dropped */
+	s = ST(t);
+	assert_int_equal(s.frag_dropped, 2);
+	assert_int_equal(s.fragments, 5);
+	tf_finish(t, 2000);
+	s = ST(t);
+	assert_int_equal(s.frag_dropped, 5);
+	done(t);
+}
+
+static void test_fragments_v4(void **state)
+{
+	(void)state;
+	fragments(0);
+}
+
+static void test_fragments_v6(void **state)
+{
+	(void)state;
+	fragments(1);
+}
+
+static void test_truncated(void **state)
+{
+	static uint8_t f[PK_MAX];
+	char d[101];
+	struct pk_seg sg;
+	struct tf *t;
+	struct tf_stats s;
+	size_t n;
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	fill(d, 100, 'd');
+	t = mk();
+	handshake(t, 0, 0);
+	memset(&sg, 0, sizeof(sg));
+	memcpy(sg.src, C.cli, 4);
+	memcpy(sg.dst, C.srv, 4);
+	sg.sport = C.cport;
+	sg.dport = C.sport;
+	sg.flags = PK_ACK;
+	sg.data = (const uint8_t *)d;
+	sg.len = 100;
+	/* In order, its payload cut after 60 bytes: 60 bytes, then a gap of 40. */
+	sg.seq = 1;
+	n = pk_segment(f, C.linktype, 0, &sg);
+	hand(t, 1000, f, n, 14 + 20 + 20 + 60);
+	assert_int_equal(R->s[1][TF_C2S].len, 60 + 4);
+	assert_string_equal(S(1, TF_C2S) + 60, "{40}");
+	/* Early and cut: only what was captured is held; the rest is a hole. */
+	sg.seq = 201;
+	n = pk_segment(f, C.linktype, 0, &sg);
+	hand(t, 2000, f, n, 14 + 20 + 20 + 30);
+	sg.seq = 101;
+	n = pk_segment(f, C.linktype, 0, &sg);
+	hand(t, 3000, f, n, n);
+	assert_int_equal(R->s[1][TF_C2S].len, 64 + 100 + 30);
+	/* Cut in the TCP header, in the IP header, in the link header: counted, nothing else. */
+	sg.seq = 301;
+	n = pk_segment(f, C.linktype, 0, &sg);
+	hand(t, 4000, f, n, 14 + 20 + 10);
+	hand(t, 4000, f, n, 14 + 10);
+	hand(t, 4000, f, n, 10);
+	s = ST(t);
+	assert_int_equal(s.truncated, 5);
+	assert_int_equal(s.gaps, 1);
+	assert_int_equal(s.malformed, 0);
+	assert_int_equal(s.bad_link, 1);
+	/* Its TCP options cut: the whole payload is a gap. */
+	sg.tcp_opts = 1;
+	sg.seq = 301;
+	sg.len = 70;
+	n = pk_segment(f, C.linktype, 0, &sg);
+	fill(d, 70, 'h');
+	seg(t, 1, 231, PK_ACK, d, 5); /* fills [230, 300) */
+	hand(t, 5000, f, n, 14 + 20 + 24);
+	assert_int_equal(R->s[1][TF_C2S].len, 194 + 70 + 4);
+	assert_string_equal(S(1, TF_C2S) + 194 + 70, "{70}");
+	tf_finish(t, 6000);
+	s = ST(t);
+	assert_int_equal(s.truncated, 6);
+	assert_int_equal(s.gaps, 2);
+	assert_int_equal(s.gap_bytes, 110);
+	done(t);
+}
+
+/* The same conversation on every link type. */
+static void test_link_types(void **state)
+{
+	static const struct {
+		int lt, tags, v6;
+	} k[] = {
+		{DLT_EN10MB, 0, 0}, {DLT_EN10MB, 1, 0}, {DLT_EN10MB, 2, 0}, {DLT_EN10MB, 2, 1},
+		{DLT_LINUX_SLL, 0, 0}, {DLT_LINUX_SLL, 0, 1}, {DLT_LINUX_SLL2, 0, 0},
+		{DLT_LINUX_SLL2, 0, 1}, {DLT_NULL, 0, 0}, {DLT_NULL, 0, 1}, {DLT_LOOP, 0, 0},
+		{DLT_LOOP, 0, 1}, {DLT_RAW, 0, 0}, {DLT_RAW, 0, 1}, {101, 0, 0}, {101, 0, 1},
+		{DLT_IPV4, 0, 0}, {DLT_IPV6, 0, 1},
+	};
+	static uint8_t f[PK_MAX], ip[PK_MAX];
+	struct tf_stats s;
+	size_t n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		struct tf *t;
+		conv(k[i].lt, k[i].v6);
+		C.tags = k[i].tags;
+		t = mk();
+		handshake(t, 1, 2);
+		seg(t, 1, 2, PK_ACK, "ping", 1);
+		seg(t, 0, 3, PK_ACK, "pong", 2);
+		assert_string_equal(S(1, TF_C2S), "ping");
+		assert_string_equal(S(1, TF_S2C), "pong");
+		assert_int_equal(R->conn[1].client.family, k[i].v6 ? AF_INET6 : AF_INET);
+		assert_memory_equal(R->conn[1].server.addr, C.srv, k[i].v6 ? 16 : 4);
+		s = ST(t);
+		assert_int_equal(s.bad_link + s.not_ip + s.not_tcp + s.malformed, 0);
+		tf_finish(t, 1000);
+		done(t);
+	}
+	/* NULL from a machine of the other byte order. */
+	conv(DLT_NULL, 1);
+	{
+		struct tf *t = mk();
+		struct pk_seg sg;
+		memset(&sg, 0, sizeof(sg));
+		sg.v6 = 1;
+		memcpy(sg.src, C.cli, 16);
+		memcpy(sg.dst, C.srv, 16);
+		sg.sport = C.cport;
+		sg.dport = C.sport;
+		sg.flags = PK_ACK;
+		sg.data = (const uint8_t *)"hi";
+		sg.len = 2;
+		n = pk_segment(f, DLT_NULL, 0, &sg);
+		uint8_t x = f[0];
+		f[0] = f[3];
+		f[3] = x;
+		x = f[1];
+		f[1] = f[2];
+		f[2] = x;
+		hand(t, 0, f, n, n);
+		assert_string_equal(S(1, TF_C2S), "hi");
+		/* What is not read: another link type, ARP, UDP, IPv6 said to be IPv4, a family. */
+		tf_packet(t, 147, 0, n, f, n);
+		conv(DLT_EN10MB, 0);
+		sg.v6 = 0;
+		memcpy(sg.src, C.cli, 16);
+		memcpy(sg.dst, C.srv, 16);
+		n = pk_segment(f, DLT_EN10MB, 0, &sg);
+		f[12] = 0x08;
+		f[13] = 0x06;
+		tf_packet(t, DLT_EN10MB, 0, n, f, n);
+		n = pk_ip(ip, &sg);
+		ip[9] = 17;
+		tf_packet(t, DLT_RAW, 0, n, ip, n);
+		sg.v6 = 1;
+		n = pk_ip(ip, &sg);
+		tf_packet(t, DLT_IPV4, 0, n, ip, n);
+		tf_packet(t, DLT_RAW, 0, 0, ip, 0);
+		n = pk_segment(f, DLT_LOOP, 0, &sg);
+		f[3] = 7;
+		tf_packet(t, DLT_LOOP, 0, n, f, n);
+		n = pk_segment(f, DLT_EN10MB, 5, &sg);
+		for (int j = 0; j < 9; j++) { /* nine VLAN tags: more than are skipped */
+			memmove(f + 16, f + 12, n - 12);
+			pk_put16(f + 12, 0x8100);
+			pk_put16(f + 14, 1);
+			n += 4;
+		}
+		tf_packet(t, DLT_EN10MB, 0, n, f, n);
+		s = ST(t);
+		assert_int_equal(s.bad_link, 3);
+		assert_int_equal(s.not_ip, 2);
+		assert_int_equal(s.not_tcp, 1);
+		assert_int_equal(s.malformed, 1);
+		tf_finish(t, 1000);
+		done(t);
+	}
+}
+
+/* Garbage of every length on every link type, and valid packets with bytes changed. */
+static void test_garbage(void **state)
+{
+	static const int lts[] = {DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_NULL, DLT_LOOP,
+				  DLT_RAW, 101, DLT_IPV4, DLT_IPV6, 147, -1};
+	static uint8_t f[PK_MAX];
+	uint32_t r = 12345;
+	struct tf *t;
+	struct tf_stats s;
+	uint64_t count = 0;
+
+	(void)state;
+	L.flow_bytes = 2000;
+	L.total_bytes = 5000;
+	L.max_flows = 8;
+	L.frag_bytes = 3000;
+	L.idle_ms = 50;
+	t = mk();
+	for (size_t i = 0; i < sizeof(lts) / sizeof(lts[0]); i++) {
+		for (size_t len = 0; len <= 160; len++) {
+			for (int rep = 0; rep < 8; rep++) {
+				for (size_t j = 0; j < len; j++) {
+					r = r * 1103515245u + 12345u;
+					f[j] = (uint8_t)(r >> 16);
+				}
+				/* Now and then a header that gets further. */
+				if (rep & 1 && len > 20 && lts[i] == DLT_RAW) {
+					f[0] = rep & 2 ? 0x45 : 0x60;
+					f[9] = 6;
+					f[6] = 6;
+				}
+				tf_packet(t, lts[i], (int64_t)count * 7, len + (rep & 4 ? 9 : 0), f, len);
+				count++;
+			}
+		}
+	}
+	/* Valid segments of random sequence numbers, flags and sizes, bytes flipped. */
+	conv(DLT_EN10MB, 0);
+	for (int i = 0; i < 20000; i++) {
+		struct pk_seg sg;
+		size_t n;
+		memset(&sg, 0, sizeof(sg));
+		r = r * 1103515245u + 12345u;
+		sg.v6 = r >> 31;
+		memcpy(sg.src, C.cli, 16);
+		memcpy(sg.dst, C.srv, 16);
+		sg.sport = (uint16_t)(40000 + (r >> 8) % 5);
+		sg.dport = 3001;
+		sg.seq = (r >> 4) % 3000;
+		sg.flags = (uint8_t)((r >> 12) & 0x17);
+		sg.data = f + 30000;
+		sg.len = (r >> 16) % 700;
+		n = pk_segment(f, DLT_EN10MB, (r >> 20) % 3, &sg);
+		r = r * 1103515245u + 12345u;
+		if (r & 1)
+			f[(r >> 8) % n] ^= (uint8_t)(r >> 24);
+		tf_packet(t, DLT_EN10MB, (int64_t)i * 3, n, f, (r >> 4) & 1 ? n : (r >> 5) % (n + 1));
+		count++;
+	}
+	/* Times at both ends of int64 (found by fuzzing: a difference of two overflowed). */
+	seg(t, 1, 1, PK_ACK, "x", INT64_MIN / 1000);
+	seg(t, 1, 2, PK_ACK, "y", INT64_MAX / 1000);
+	seg(t, 1, 3, PK_ACK, "z", INT64_MIN / 1000);
+	count += 3;
+	tf_finish(t, INT64_MAX);
+	s = ST(t);
+	assert_int_equal(s.packets, count);
+	assert_true(s.connections > 0);
+	done(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_in_order, setup),
+		cmocka_unit_test_setup(test_reordered, setup),
+		cmocka_unit_test_setup(test_retransmit_overlap, setup),
+		cmocka_unit_test_setup(test_lost, setup),
+		cmocka_unit_test_setup(test_wraparound, setup),
+		cmocka_unit_test_setup(test_midstream_and_swap, setup),
+		cmocka_unit_test_setup(test_fin_rst, setup),
+		cmocka_unit_test_setup(test_idle, setup),
+		cmocka_unit_test_setup(test_flow_bound, setup),
+		cmocka_unit_test_setup(test_total_bound, setup),
+		cmocka_unit_test_setup(test_max_flows, setup),
+		cmocka_unit_test_setup(test_fragments_v4, setup),
+		cmocka_unit_test_setup(test_fragments_v6, setup),
+		cmocka_unit_test_setup(test_truncated, setup),
+		cmocka_unit_test_setup(test_link_types, setup),
+		cmocka_unit_test_setup(test_garbage, setup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
