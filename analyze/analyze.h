@@ -9,7 +9,7 @@
  * state and the message; they never write the state, never touch SQL and do
  * no I/O. A rule reports through an_report().
  *
- * Rules are rows: each family file (rules-life.c, rules-cap.c, ...) holds one
+ * Rules are rows: each family file (rules/life.c, rules/cap.c, ...) holds one
  * table of struct an_rule, listed in an_rule_tables[] (rules.c).
  */
 #ifndef MCPTAP_ANALYZE_H
@@ -489,16 +489,16 @@ void an_key_of(json_t *v, struct mt_buf *out);
 const char *an_dir_arrow(enum an_dir d);
 
 /*
- * Shared by the rule families (rules-rpc.c defines it): why a message of this
+ * Shared by the rule families (rules/rpc.c defines it): why a message of this
  * kind and method may not be sent in this direction in revision v (the
  * schema's role unions), or NULL when it may.
  */
 const char *an_rpc_role_problem(enum an_version v, enum an_dir dir, enum mt_kind kind,
 				const char *method);
-/* Shared by rules-flow.c and rules-life.c: is r a ping PING-001 reports as never
+/* Shared by rules/flow.c and rules/life.c: is r a ping PING-001 reports as never
  * answered (so that LIFE-015 does not say it again)? */
 int an_ping_never_answered(const struct an_state *st, const struct an_request *r);
-/* The 2026-07-28 revision's HTTP rules (rules-http.c), rows of rules-v26.c. */
+/* The 2026-07-28 revision's HTTP rules (rules/http.c), rows of rules/v26.c. */
 void an_v26_007(const struct an_ctx *c);
 void an_v26_008(const struct an_ctx *c);
 /* The revisions whose schema has `method` (AN_V bits); AN_EVERY for one in no table. */

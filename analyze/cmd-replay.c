@@ -7,8 +7,8 @@
  *     stdio or a URL (Streamable HTTP or legacy HTTP+SSE), comparing every
  *     live answer with the recorded one (a regression test).
  *
- * The matching rules are in replay.h; the wires are tap/lineio.h and
- * tap/httpclient.h.
+ * The matching rules are in replay.h; the wires are tap/stdio/lineio.h and
+ * tap/http/httpclient.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,12 +21,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyze/mock.h"
-#include "analyze/verify.h"
+#include "analyze/replay/mock.h"
+#include "analyze/replay/verify.h"
 #include "schema/cli.h"
-#include "tap/child.h"
-#include "tap/httpclient.h"
-#include "tap/lineio.h"
+#include "tap/http/httpclient.h"
+#include "tap/stdio/child.h"
+#include "tap/stdio/lineio.h"
 
 static int run_replay(int argc, char **argv);
 

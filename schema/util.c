@@ -241,6 +241,41 @@ int mt_parse_int64(const char *s, int64_t *out)
 	return 0;
 }
 
+int mt_split_listen(const char *s, char *host, size_t hn, int *port)
+{
+	const char *digits = s, *colon;
+	size_t hostlen = 0;
+	long p = 0;
+
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+		if (!close || close[1] != ':' || close == s + 1)
+			return -1;
+		snprintf(host, hn, "%.*s", (int)(close - s - 1), s + 1);
+		hostlen = (size_t)(close - s - 1);
+		digits = close + 2;
+	} else if ((colon = strrchr(s, ':')) != NULL) {
+		snprintf(host, hn, "%.*s", (int)(colon - s), s);
+		hostlen = (size_t)(colon - s);
+		digits = colon + 1;
+	}
+	if (!hostlen)
+		snprintf(host, hn, "127.0.0.1");
+	else if (hostlen >= hn)
+		return -1;
+	if (!*digits)
+		return -1;
+	for (; *digits; digits++) {
+		if (*digits < '0' || *digits > '9')
+			return -1;
+		p = p * 10 + (*digits - '0');
+		if (p > 65535)
+			return -1;
+	}
+	*port = (int)p;
+	return 0;
+}
+
 int mt_parse_size(const char *s, uint64_t *out)
 {
 	char *end;

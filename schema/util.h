@@ -64,6 +64,12 @@ void mt_format_wall(int64_t wall_us, char out[32]);
 int mt_parse_size(const char *s, uint64_t *out);
 /* Parse a non-negative decimal integer that fits in int64; returns 0 or -1. */
 int mt_parse_int64(const char *s, int64_t *out);
+/*
+ * Split a listening address, "HOST:PORT", "[V6]:PORT" or a bare "PORT" (which
+ * listens on loopback, as does an empty HOST), into host and port (0 to 65535).
+ * Returns 0, or -1 when it is none of these.
+ */
+int mt_split_listen(const char *s, char *host, size_t hn, int *port);
 
 /*
  * A process's identity, "BOOT-ID:START-TICKS" (the kernel's boot id and the

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "schema/cli.h"
-#include "tap/httptap.h"
-#include "tap/relay.h"
+#include "tap/http/httptap.h"
+#include "tap/stdio/relay.h"
 
 static int run_record(int argc, char **argv);
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "schema/cli.h"
-#include "tap/capcli.h"
+#include "tap/pcap/capcli.h"
 
 static int run_sniff(int argc, char **argv);
 

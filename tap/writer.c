@@ -16,8 +16,8 @@
 
 #include "schema/map.h"
 #include "schema/message.h"
-#include "tap/frame.h"
-#include "tap/httphdr.h"
+#include "tap/http/httphdr.h"
+#include "tap/stdio/frame.h"
 
 /* What a chunk is: stream bytes to frame, or one of the HTTP tap's records. */
 enum chunk_type {

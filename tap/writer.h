@@ -29,7 +29,7 @@
 #include "schema/message.h"
 #include "schema/redact.h"
 #include "schema/store.h"
-#include "tap/httphdr.h"
+#include "tap/http/httphdr.h"
 
 enum writer_stream {
 	WS_C2S,    /* client to server: the tap's stdin */

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "schema/store.h"
-#include "tap/pcapimport.h"
+#include "tap/pcap/pcapimport.h"
 #include "tap/writer.h"
 
 /* A message row of the source file, classified, or an exchange row (x). */

@@ -1,5 +1,5 @@
 /*
- * fuzz-canon.c - canonical keys and structural diffs (analyze/canon.h) on
+ * fuzz-canon.c - canonical keys and structural diffs (analyze/replay/canon.h) on
  * arbitrary JSON: the input is split at its first NUL into two documents; the
  * key of each must be stable (computing it twice gives the same bytes), a
  * value differs from itself nowhere, and a diff never crashes, whatever the
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/canon.h"
+#include "analyze/replay/canon.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

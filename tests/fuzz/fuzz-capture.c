@@ -1,7 +1,7 @@
 /*
  * fuzz-capture.c - libFuzzer target for pcap import's capture side as a
  * whole: the input is a capture file (pcap or pcapng, of any link type),
- * opened from memory (fmemopen) through tap/capture.h and read into the TCP
+ * opened from memory (fmemopen) through tap/pcap/capture.h and read into the TCP
  * reassembler with small limits, up to its end or its first error.
  *
  * Checks: an open that fails says why; a run ends in EOF or in an error
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tap/capture.h"
-#include "tap/tcpflow.h"
+#include "tap/pcap/capture.h"
+#include "tap/pcap/tcpflow.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tap/frame.h"
+#include "tap/stdio/frame.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

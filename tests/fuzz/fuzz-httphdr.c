@@ -16,7 +16,7 @@
 
 #include <jansson.h>
 
-#include "tap/httphdr.h"
+#include "tap/http/httphdr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
  * fuzz-httpsess.c - libFuzzer target for the HTTP tap's session splitter
- * (tap/httpsess.h).
+ * (tap/http/httpsess.h).
  *
  * The input is a program: each step takes a byte for what happens (a request,
  * an id named by a response, an endpoint event, a session without ids, a
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tap/httpsess.h"
+#include "tap/http/httpsess.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

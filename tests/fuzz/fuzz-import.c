@@ -1,8 +1,8 @@
 /*
  * fuzz-import.c - libFuzzer target for pcap import as a whole: the input is a
- * capture file (pcap or pcapng), read by libpcap (tap/capture.c) into the TCP
- * reassembler (tap/tcpflow.c), HTTP/1.1 reading (tap/httpstream.c) and what
- * the HTTP tap stores of each exchange (tap/httplog.c), into a writer with no
+ * capture file (pcap or pcapng), read by libpcap (tap/pcap/capture.c) into the TCP
+ * reassembler (tap/pcap/tcpflow.c), HTTP/1.1 reading (tap/http/httpstream.c) and what
+ * the HTTP tap stores of each exchange (tap/http/httplog.c), into a writer with no
  * store (every record is made and queued, nothing is written). Small limits
  * make the bounds, evictions and gaps happen.
  *
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tap/capture.h"
-#include "tap/pcapimport.h"
+#include "tap/pcap/capture.h"
+#include "tap/pcap/pcapimport.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * fuzz-lineio.c - the mock's stdio transport (tap/lineio.h): the input goes
+ * fuzz-lineio.c - the mock's stdio transport (tap/stdio/lineio.h): the input goes
  * through a pipe in pieces of input-chosen sizes; the lines read back, with
  * their newlines (and a "\r" before one) restored, must be the input.
  */
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tap/lineio.h"
+#include "tap/stdio/lineio.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * fuzz-mock.c - the replay engine (analyze/mock.h) fed what a live client
+ * fuzz-mock.c - the replay engine (analyze/replay/mock.h) fed what a live client
  * sends: the input's lines, one client message each, against two recordings
  * made once through the writer, as the taps make them: an HTTP session (an
  * initialize, a call whose progress came on its POST's stream, a sampling
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analyze/mock.h"
+#include "analyze/replay/mock.h"
 #include "tap/writer.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analyze/replay.h"
+#include "analyze/replay/replay.h"
 #include "schema/cli.h"
 #include "schema/store.h"
 #include "schema_sql.h"

@@ -1,5 +1,5 @@
 /*
- * fuzz-tcpflow.c - libFuzzer target for the TCP reassembler (tap/tcpflow.h).
+ * fuzz-tcpflow.c - libFuzzer target for the TCP reassembler (tap/pcap/tcpflow.h).
  *
  * The first two bytes choose the limits (small ones, so that every bound is
  * hit); the rest is a list of steps. Raw steps hand a packet of input bytes
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tap/tcpflow.h"
+#include "tap/pcap/tcpflow.h"
 #include "tests/peers/pktcraft.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

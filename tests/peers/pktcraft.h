@@ -1,7 +1,7 @@
 /*
  * pktcraft.h - packets made in memory for the tests of pcap import: TCP
  * segments in IPv4 or IPv6 (extension headers and fragments too), framed for
- * each link type tap/tcpflow.h reads. Header-only; tests/peers/pcap-gen.c and
+ * each link type tap/pcap/tcpflow.h reads. Header-only; tests/peers/pcap-gen.c and
  * tests/unit/test-tcpflow.c share it. Checksums are right, as a capture
  * would have them; every function writes into a buffer the caller gives (of
  * PK_MAX bytes) and returns the length written.

@@ -1,11 +1,11 @@
 /*
  * test-canon.c - canonical keys and structural diffs for replay
- * (analyze/canon.h): key order and spacing do not matter, _meta never does,
+ * (analyze/replay/canon.h): key order and spacing do not matter, _meta never does,
  * ignore paths with * and [*], numbers by value, paths of differences.
  */
 #include "tests/unit/unit.h"
 
-#include "analyze/canon.h"
+#include "analyze/replay/canon.h"
 
 static json_t *J(const char *s)
 {

@@ -1,5 +1,5 @@
 /*
- * test-capture.c - capture files and live capture (tap/capture.h) into the
+ * test-capture.c - capture files and live capture (tap/pcap/capture.h) into the
  * TCP reassembler: the captures tests/peers/pcap-gen writes (every link
  * type, IPv6, pcap and pcapng in µs and ns, reordering, retransmits,
  * overlaps, loss, fragments, mid-stream, RST, a snap length, many
@@ -23,8 +23,8 @@
 #include <sys/wait.h>
 
 #include "schema/util.h"
-#include "tap/capture.h"
-#include "tap/tcpflow.h"
+#include "tap/pcap/capture.h"
+#include "tap/pcap/tcpflow.h"
 
 #define GEN "tests/peers/pcap-gen"
 #define MAXC 8 /* connections recorded; later ones share slot 0 */

@@ -1,12 +1,12 @@
 /*
- * test-frame.c - newline framing (tap/frame.h): frames split across pushes,
+ * test-frame.c - newline framing (tap/stdio/frame.h): frames split across pushes,
  * several per push, CRLF and empty lines kept as they are, the incomplete
  * final frame, the exact size limit and oversized frames, and a model check
  * over many split points.
  */
 #include "tests/unit/unit.h"
 
-#include "tap/frame.h"
+#include "tap/stdio/frame.h"
 
 struct got_frame {
 	char *data; /* NULL for an oversized frame */

@@ -1,5 +1,5 @@
 /*
- * test-httpclient.c - the HTTP client of verify (tap/httpclient.h): its pure
+ * test-httpclient.c - the HTTP client of verify (tap/http/httpclient.h): its pure
  * helpers (resolving a legacy endpoint, excerpts made safe for a terminal),
  * and the client against a canned server in a child process (one connection
  * at a time, each answered by the scenario its path names): a batch in a JSON
@@ -15,7 +15,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "tap/httpclient.h"
+#include "tap/http/httpclient.h"
 
 static pid_t server_pid = -1;
 static int server_port;

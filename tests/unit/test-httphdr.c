@@ -1,5 +1,5 @@
 /*
- * test-httphdr.c - the HTTP tap's header rules (tap/httphdr.h): hop-by-hop
+ * test-httphdr.c - the HTTP tap's header rules (tap/http/httphdr.h): hop-by-hop
  * fields and those a Connection header names, requests against responses,
  * duplicates and order kept, lookups and comma lists, the stored JSON with
  * redaction markers and bytes that are not UTF-8, and request targets.
@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "tap/httphdr.h"
+#include "tap/http/httphdr.h"
 
 static const unsigned char KEY[16] = "0123456789abcdef";
 static struct mt_redact *R;

@@ -1,13 +1,13 @@
 /*
  * test-httpsess.c - which capture session an HTTP request belongs to
- * (tap/httpsess.h): Streamable HTTP by Mcp-Session-Id (the initialize joining
+ * (tap/http/httpsess.h): Streamable HTTP by Mcp-Session-Id (the initialize joining
  * the id its answer names), legacy SSE by its endpoint, servers without
  * sessions by connection, equal ids of two clients kept apart, an ended
  * session's id still its own, and request targets of absolute URIs.
  */
 #include "tests/unit/unit.h"
 
-#include "tap/httpsess.h"
+#include "tap/http/httpsess.h"
 
 static int64_t req(struct hs_tracker *t, int64_t conn, const char *method, const char *target,
 		   const char *sid, int init, int *created, enum hs_kind *kind)

@@ -1,5 +1,5 @@
 /*
- * test-httpstream.c - HTTP/1.1 on captured TCP streams (tap/httpstream.h),
+ * test-httpstream.c - HTTP/1.1 on captured TCP streams (tap/http/httpstream.h),
  * fed through its tf_handler as the reassembler would: keep-alive,
  * pipelining (a HEAD's response among them), Content-Length and chunked
  * bodies, an SSE stream cut at every byte, a close-delimited body, interim
@@ -15,7 +15,7 @@
 #include <sys/socket.h>
 
 #include "schema/util.h"
-#include "tap/httpstream.h"
+#include "tap/http/httpstream.h"
 
 /* What the sink was told, one line per call. */
 struct log {

@@ -1,6 +1,6 @@
 /*
  * test-mint.c - following server-minted values and telling noise from change
- * (analyze/mint.h): a task id from an answer, a cursor, an elicitation id from
+ * (analyze/replay/mint.h): a task id from an answer, a cursor, an elicitation id from
  * a server request; a value the server merely moved, one the client sent
  * first and one the live server still holds are kept; the comparison with
  * values followed; noise paths and what lies below them.
@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "analyze/mint.h"
+#include "analyze/replay/mint.h"
 #include "tap/writer.h"
 
 /* A recording written to a capture file: "> JSON" from the client, "< JSON" from the server. */

@@ -1,5 +1,5 @@
 /*
- * test-pcapimport.c - pcap import's pipeline after the capture (tap/pcapimport.h):
+ * test-pcapimport.c - pcap import's pipeline after the capture (tap/pcap/pcapimport.h):
  * crafted TCP segments (tests/peers/pktcraft.h) handed to its reassembler,
  * read as HTTP/1.1 and stored by the HTTP tap's own code into a real capture
  * file, read back with SQL:
@@ -19,7 +19,7 @@
 
 #include <sqlite3.h>
 
-#include "tap/pcapimport.h"
+#include "tap/pcap/pcapimport.h"
 #include "tests/peers/pktcraft.h"
 
 /* One TCP connection, as the packets go. */

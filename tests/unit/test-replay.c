@@ -1,19 +1,19 @@
 /*
- * test-replay.c - replay's matching (analyze/replay.h): a recording loaded
+ * test-replay.c - replay's matching (analyze/replay/replay.h): a recording loaded
  * from a real capture file; requests matched by method and canonical params,
  * FIFO per key, idempotent reuse; notifications in order; the closest
  * recording of a miss; answers paired; rendering with spliced ids and tokens;
  * initialize matched whatever its params; which recorded server requests a
  * live client's capabilities allow; the ordering barrier's wire part
- * (tap/lineio.h: what the peer has not read yet, waiting until it has).
+ * (tap/stdio/lineio.h: what the peer has not read yet, waiting until it has).
  */
 #include "tests/unit/unit.h"
 
 #include <fcntl.h>
 #include <sys/socket.h>
 
-#include "analyze/replay.h"
-#include "tap/lineio.h"
+#include "analyze/replay/replay.h"
+#include "tap/stdio/lineio.h"
 #include "tap/writer.h"
 
 static const char *const recording[] = {

@@ -1,5 +1,5 @@
 /*
- * test-sse.c - the Server-Sent Events parser (tap/sse.h): CR, LF and CRLF
+ * test-sse.c - the Server-Sent Events parser (tap/http/sse.h): CR, LF and CRLF
  * line ends, a CRLF cut between pushes, the BOM, data lines joined, the one
  * leading space, ids with a NUL, retry values, comment-only and priming
  * blocks, oversized blocks, exact sizes and offsets, close with an unfinished
@@ -9,7 +9,7 @@
 
 #include <limits.h>
 
-#include "tap/sse.h"
+#include "tap/http/sse.h"
 
 /* A copy of one reported block. */
 struct got_ev {

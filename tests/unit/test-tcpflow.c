@@ -1,5 +1,5 @@
 /*
- * test-tcpflow.c - the TCP reassembler of pcap import (tap/tcpflow.h), on
+ * test-tcpflow.c - the TCP reassembler of pcap import (tap/pcap/tcpflow.h), on
  * packets crafted in memory (tests/peers/pktcraft.h): segments in order (and
  * delivered in place), reordered, retransmitted and overlapping (the first
  * copy wins), lost (a gap of its exact size), across the sequence number
@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 
 #include "schema/util.h"
-#include "tap/tcpflow.h"
+#include "tap/pcap/tcpflow.h"
 #include "tests/peers/pktcraft.h"
 
 #define MAXC 16 /* connections recorded; later ones share slot 0 */

@@ -1,0 +1,344 @@
+/*
+ * mock-http.c - the mock server over HTTP (see mock.h, mock_http_serve): the
+ * replay engine (mock.c) behind the HTTP endpoint of tap/http/httpserve.h.
+ *
+ * Each MCP session the endpoint opens is a run of its own through the
+ * recording, with a script of its own. The engine's messages are routed the
+ * way the recording sent them: an answer ends the POST of the request it
+ * answers (as JSON, or as the last event of an SSE stream when the recording
+ * answered that request on one); a server message recorded on a POST's
+ * stream goes on the stream of the live request standing for that POST's,
+ * one recorded on a GET stream on the session's GET stream. A stdio
+ * recording has no such say: server messages go on the stream of the POST
+ * whose message set them off while it is open (its answer then comes as the
+ * stream's last event), else on the GET stream.
+ */
+#include "analyze/replay/mock.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema/cli.h"
+#include "schema/map.h"
+#include "tap/http/httpserve.h"
+
+/* A recorded session a live one may be a run of (-s all). */
+struct pick {
+	int64_t id;
+	char *client;                /* its client's "name version", or NULL */
+	int used;                    /* runs of it so far */
+};
+
+struct mhttp {
+	struct store *st;            /* borrowed: the capture */
+	int64_t session;             /* the recording's session (with picks: the first's) */
+	struct pick *picks;          /* owned: -s all: the sessions to choose from, or NULL */
+	size_t npicks;
+	const struct canon_ignore *ig;
+	const struct mock_opts *o;
+	struct rp_script others;     /* its replies alone: the recorded exchanges without
+				      * JSON-RPC (OAuth metadata, ...), of every session served */
+	json_t *summaries;           /* the ended runs' summaries */
+	int rc;                      /* the worst exit status of the runs */
+	size_t runs;
+};
+
+/* One MCP session: a run of its own through the recording. */
+struct mrun {
+	struct mhttp *m;
+	struct hsv_sess *s;
+	struct rp_script script;
+	struct mock *k;
+	int64_t cur;                 /* the POST whose message is being fed, while it waits */
+	int64_t ctx;                 /* where a stdio recording's server messages go now */
+	struct mt_map live;          /* a live request's id (JSON text) -> its POST */
+	struct mt_map fresh;         /* a server request's id (JSON text) -> the POST it went on */
+};
+
+static int is_answer(int kind)
+{
+	return kind == MT_RESPONSE || kind == MT_ERROR;
+}
+
+static void run_send(void *ctx, const char *p, size_t n, const struct mock_out *o)
+{
+	struct mrun *r = ctx;
+	int64_t h = 0;
+
+	if (is_answer(o->kind)) {
+		/* The POST of the request it answers; else (an error the mock made
+		 * for what the client sent) the POST being fed. */
+		if (!(o->answers && mt_map_take(&r->live, o->answers, o->answers_n, &h)))
+			h = r->cur;
+		if (h) {
+			const struct rp_http_reply *x = rp_refusal(&r->script, o->refused);
+			if (h == r->cur)
+				r->cur = 0;
+			if (h == r->ctx)
+				r->ctx = 0;
+			if (x)
+				hsv_refuse(r->s, h, x->status, x->headers_json, x->body, x->body_len, p, n);
+			else
+				hsv_answer(r->s, h, p, n, o->via == RP_VIA_POST);
+			return;
+		}
+		hsv_send(r->s, 0, p, n); /* (an answer to no live POST: on the GET stream) */
+		return;
+	}
+	switch (o->via) {
+	case RP_VIA_POST:
+		if (!o->on || !mt_map_get(&r->live, o->on, o->on_n, &h))
+			h = 0;
+		break;
+	case RP_VIA_GET:
+		h = 0;
+		break;
+	default: /* a stdio recording: with what set it off */
+		h = r->ctx;
+		break;
+	}
+	hsv_send(r->s, h, p, n);
+	if (o->kind == MT_REQUEST) {
+		/* The client's answer to it will set off what followed it: on the same stream. */
+		struct mt_class c;
+		if (mt_classify(p, n, &c) == MT_REQUEST && c.id.n)
+			(void)mt_map_put(&r->fresh, c.id.p, c.id.n, h);
+	}
+}
+
+static int run_barrier(void *ctx)
+{
+	struct mrun *r = ctx;
+
+	hsv_barrier(r->s);
+	return 0;
+}
+
+static void run_delay(void *ctx, int64_t ns)
+{
+	struct mrun *r = ctx;
+
+	hsv_delay(r->s, ns);
+}
+
+/* The run's recording is loaded and its engine started: 0, or -1 (said). */
+static int run_start(struct mrun *r, int64_t session)
+{
+	struct mhttp *m = r->m;
+	struct mt_err err = {"", 0};
+	struct mock_sink sink = {r, run_send, run_barrier, run_delay};
+
+	if (rp_load(m->st, session, m->ig, &r->script, &err)) {
+		mt_error("replay: cannot read session %lld for a new client: %s", (long long)session,
+			 err.msg);
+		return -1;
+	}
+	r->k = mock_new(&r->script, m->o, &sink, NULL);
+	mock_begin(r->k);
+	return 0;
+}
+
+/*
+ * -s all: the recorded session a live one is a run of, once its first message
+ * (p, n bytes) came: the first recorded session of the same client (its
+ * initialize's clientInfo name and version, or a 2026-07-28 request's _meta
+ * clientInfo) that no live session has been a
+ * run of yet, else the one of them used least, else, for a client never
+ * recorded, the first recorded session used least.
+ */
+static int64_t pick_session(struct mhttp *m, const char *p, size_t n)
+{
+	json_t *msg = json_loadb(p, n, 0, NULL);
+	json_t *params = json_object_get(msg, "params");
+	json_t *ci = json_object_get(params, "clientInfo");
+	/* (2026-07-28: no initialize; every request names its client in _meta) */
+	if (!ci)
+		ci = json_object_get(json_object_get(params, "_meta"), "io.modelcontextprotocol/clientInfo");
+	const char *name = json_string_value(json_object_get(ci, "name"));
+	const char *version = json_string_value(json_object_get(ci, "version"));
+	char *who = name ? mt_asprintf("%s %s", name, version ? version : "") : NULL;
+	struct pick *best = NULL, *any = NULL;
+
+	for (size_t i = 0; i < m->npicks; i++) {
+		struct pick *k = &m->picks[i];
+		if (who && k->client && !strcmp(who, k->client) && (!best || k->used < best->used))
+			best = k;
+		if (!any || k->used < any->used)
+			any = k;
+	}
+	if (!best)
+		best = any;
+	free(who);
+	json_decref(msg);
+	if (!best)
+		return m->session; /* (no picks: mock_http_serve refuses that before) */
+	best->used++;
+	return best->id;
+}
+
+static void *on_open(void *ctx, struct hsv_sess *s)
+{
+	struct mhttp *m = ctx;
+	struct mrun *r = mt_calloc(1, sizeof(*r));
+
+	r->m = m;
+	r->s = s;
+	mt_map_init(&r->live, 0);
+	mt_map_init(&r->fresh, 0);
+	/* With -s all, the recording is chosen by the session's first message. */
+	if (!m->picks && run_start(r, m->session)) {
+		mt_map_release(&r->live);
+		mt_map_release(&r->fresh);
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static void on_message(void *state, struct hsv_sess *s, int64_t req, const char *p, size_t n)
+{
+	struct mrun *r = state;
+	struct mt_class c;
+	int64_t h;
+
+	(void)s;
+	if (!r->k && run_start(r, pick_session(r->m, p, n))) {
+		/* (the capture changed under the mock: said; the client gets no answer) */
+		return;
+	}
+	mt_classify(p, n, &c);
+	r->cur = req;
+	r->ctx = req;
+	if (req && c.kind == MT_REQUEST && c.id.n)
+		(void)mt_map_put(&r->live, c.id.p, c.id.n, req);
+	if ((c.kind == MT_RESPONSE || c.kind == MT_ERROR) && c.id.n &&
+	    mt_map_take(&r->fresh, c.id.p, c.id.n, &h))
+		r->ctx = h; /* what the answer sets off goes where the request went */
+	mock_feed(r->k, p, n);
+	r->cur = 0;
+	r->ctx = 0;
+}
+
+static void on_close(void *state, struct hsv_sess *s, const char *why)
+{
+	struct mrun *r = state;
+	struct mhttp *m = r->m;
+	json_t *sum = NULL;
+	int rc;
+
+	if (!r->k) {
+		/* (a session that ended before it said anything: no run) */
+		mt_map_release(&r->live);
+		mt_map_release(&r->fresh);
+		free(r);
+		return;
+	}
+	rc = mock_end(r->k, why, &sum);
+	if (sum) {
+		json_object_set_new(sum, "http_session", json_string(hsv_session_id(s)));
+		mock_save(r->k, sum);
+		json_array_append_new(m->summaries, sum);
+	}
+	if (rc > m->rc)
+		m->rc = rc;
+	m->runs++;
+	mock_free(r->k);
+	rp_release(&r->script);
+	mt_map_release(&r->live);
+	mt_map_release(&r->fresh);
+	free(r);
+}
+
+/* A request to another path: what the recording answered there (see hsv_app.other). */
+static int on_other(void *ctx, const char *method, const char *target, int *status,
+		    const char **headers_json, const char **body, size_t *body_len)
+{
+	struct mhttp *m = ctx;
+	const struct rp_http_reply *x = rp_other_reply(&m->others, method, target);
+
+	if (!x)
+		return 0;
+	*status = x->status;
+	*headers_json = x->headers_json;
+	*body = x->body ? x->body : "";
+	*body_len = x->body_len;
+	return 1;
+}
+
+int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ignore *ig,
+		    const struct mock_opts *o, const struct mock_http_opts *ho)
+{
+	struct mhttp m = {.st = st, .session = s->session, .ig = ig, .o = o,
+			  .summaries = json_array(), .rc = EXIT_OK};
+	struct hsv_app app = {&m, on_open, on_message, on_close, on_other};
+	struct mt_err err = {"", 0};
+	struct hsv_opts hv;
+	char legacy_post[256] = "/message";
+	int rc;
+
+	hsv_opts_default(&hv);
+	hv.listen = ho->listen;
+	hv.mode = ho->legacy ? HSV_LEGACY : ho->stateless ? HSV_STATELESS : HSV_STREAMABLE;
+	hv.session_ids = ho->session_ids;
+	hv.path = ho->path;
+	if (ho->post_path)
+		snprintf(legacy_post, sizeof(legacy_post), "%s", ho->post_path);
+	hv.post_path = legacy_post;
+	hv.name = "replay: the mock server listens";
+	if (ho->all) {
+		struct store_session_row *rows = NULL;
+		size_t nrows = 0;
+		if (store_sessions(st, &rows, &nrows, &err)) {
+			mt_error("replay: cannot list the sessions: %s", err.msg);
+			json_decref(m.summaries);
+			return EXIT_ERROR;
+		}
+		m.picks = mt_calloc(nrows ? nrows : 1, sizeof(*m.picks));
+		for (size_t i = 0; i < nrows; i++) {
+			if (rp_add_other_replies(st, rows[i].id, &m.others, &err))
+				mt_warn("replay: cannot read session %lld's exchanges without JSON-RPC: %s",
+					(long long)rows[i].id, err.msg);
+			if (!rows[i].msgs_c2s && !rows[i].msgs_s2c)
+				continue; /* (nothing to replay) */
+			m.picks[m.npicks].id = rows[i].id;
+			if (rows[i].client_name)
+				m.picks[m.npicks].client = mt_asprintf("%s %s", rows[i].client_name,
+								       rows[i].client_version ? rows[i].client_version : "");
+			m.npicks++;
+		}
+		store_sessions_free(rows, nrows);
+		if (!m.npicks) {
+			mt_error("replay: the capture holds no session to replay");
+			free(m.picks);
+			json_decref(m.summaries);
+			return EXIT_ERROR;
+		}
+	}
+	if (!ho->all && rp_add_other_replies(st, s->session, &m.others, &err))
+		mt_warn("replay: cannot read the recorded exchanges without JSON-RPC: %s", err.msg);
+	rc = hsv_run(&hv, &app) ? EXIT_ERROR : EXIT_OK;
+	rp_release(&m.others);
+	for (size_t i = 0; i < m.npicks; i++)
+		free(m.picks[i].client);
+	free(m.picks);
+	if (rc) {
+		json_decref(m.summaries);
+		return rc;
+	}
+	rc = m.rc;
+	if (o->report) {
+		size_t i;
+		json_t *e;
+		int ok = 1;
+		json_array_foreach(m.summaries, i, e)
+			ok &= json_is_true(json_object_get(e, "ok"));
+		json_t *rep = json_pack("{s:I,s:s,s:I,s:O,s:b}", "session", (json_int_t)s->session,
+					"transport", ho->legacy ? "sse" : "http", "runs",
+					(json_int_t)m.runs, "sessions", m.summaries, "ok", ok);
+		mock_write_report(o->report, rep);
+		json_decref(rep);
+	}
+	json_decref(m.summaries);
+	return rc;
+}

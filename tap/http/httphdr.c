@@ -1,0 +1,302 @@
+/*
+ * httphdr.c - the HTTP tap's header rules (see httphdr.h). Lists are short
+ * (the HTTP library bounds their size), so lookups are plain scans.
+ */
+#include "tap/http/httphdr.h"
+
+#include <string.h>
+#include <strings.h>
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+int mt_hdr_hop_by_hop(const char *name)
+{
+	static const char *const hop[] = {"Connection", "Proxy-Connection", "Keep-Alive", "TE",
+					  "Trailer",    "Transfer-Encoding", "Upgrade"};
+
+	for (size_t i = 0; i < sizeof(hop) / sizeof(hop[0]); i++)
+		if (!strcasecmp(name, hop[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * The next element of the comma list at *s: [*b, *e) with the blanks around
+ * it left out, *s moved past its comma. Commas inside a quoted string do not
+ * end it. 0 when the list is done.
+ */
+static int next_element(const char **s, const char **b, const char **e)
+{
+	const char *p = *s;
+	int quoted = 0;
+
+	if (!*p)
+		return 0;
+	while (is_blank(*p))
+		p++;
+	*b = p;
+	for (; *p && (quoted || *p != ','); p++) {
+		if (quoted && *p == '\\' && p[1])
+			p++;
+		else if (*p == '"')
+			quoted = !quoted;
+	}
+	*e = p;
+	while (*e > *b && is_blank((*e)[-1]))
+		(*e)--;
+	*s = *p ? p + 1 : p;
+	return 1;
+}
+
+/* Is name (whole) spelled [b, e) in any case? */
+static int same_name(const char *name, const char *b, const char *e)
+{
+	size_t n = (size_t)(e - b);
+
+	return n && strlen(name) == n && !strncasecmp(name, b, n);
+}
+
+/* Does a Connection field of h name the field called name? */
+static int named_by_connection(const struct mt_hdr *h, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *s = h[i].value, *b, *e;
+		if (strcasecmp(h[i].name, "Connection"))
+			continue;
+		while (next_element(&s, &b, &e))
+			if (same_name(name, b, e))
+				return 1;
+	}
+	return 0;
+}
+
+size_t mt_hdr_filter(const struct mt_hdr *h, size_t n, enum mt_hdr_dir dir, unsigned char *keep,
+		     struct mt_hdr_dropped *dropped)
+{
+	struct mt_hdr_dropped d;
+	size_t kept = 0;
+
+	memset(&d, 0, sizeof(d));
+	for (size_t i = 0; i < n; i++) {
+		const char *name = h[i].name;
+		int drop = mt_hdr_hop_by_hop(name) || named_by_connection(h, n, name);
+
+		if (!strcasecmp(name, "Content-Length")) {
+			/* The body is framed again on the other side, both ways. */
+			drop = 1;
+			if (!d.content_length)
+				d.content_length = h[i].value;
+			else if (strcmp(d.content_length, h[i].value))
+				d.content_length_differs = 1;
+			d.content_lengths++;
+		} else if (dir == MT_HDR_REQUEST) {
+			if (!strcasecmp(name, "Accept-Encoding")) {
+				drop = 1;
+				d.accept_encoding = 1;
+			} else if (!strcasecmp(name, "Host") || !strcasecmp(name, "Expect")) {
+				drop = 1;
+			}
+		}
+		keep[i] = !drop;
+		if (drop)
+			d.count++;
+		else
+			kept++;
+	}
+	if (dropped)
+		*dropped = d;
+	return kept;
+}
+
+const char *mt_hdr_get(const struct mt_hdr *h, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcasecmp(h[i].name, name))
+			return h[i].value;
+	return NULL;
+}
+
+/* The first byte of [p, e) that is not a blank, or e. */
+static const char *skip_blanks(const char *p, const char *e)
+{
+	while (p < e && is_blank(*p))
+		p++;
+	return p;
+}
+
+/* Does the parameter list [p, e) (after the media type) say q=0? */
+static int q_zero(const char *p, const char *e)
+{
+	while (p < e) {
+		const char *semi = memchr(p, ';', (size_t)(e - p));
+		const char *end = semi ? semi : e;
+		p = skip_blanks(p, end);
+		if (end - p >= 2 && (*p == 'q' || *p == 'Q') && p[1] == '=') {
+			const char *v = p + 2;
+			const char *ve = end;
+			while (ve > v && is_blank(ve[-1]))
+				ve--;
+			/* "0", "0.", "0.0", "0.000": RFC 9110's qvalue of nothing. */
+			if (v < ve && *v == '0') {
+				v++;
+				if (v < ve && *v == '.')
+					v++;
+				while (v < ve && *v == '0')
+					v++;
+				return v == ve;
+			}
+			return 0;
+		}
+		p = semi ? semi + 1 : e;
+	}
+	return 0;
+}
+
+int mt_hdr_has_token(const char *value, const char *token)
+{
+	const char *s = value, *b, *e;
+
+	if (!value || !token)
+		return 0;
+	while (next_element(&s, &b, &e)) {
+		const char *semi = memchr(b, ';', (size_t)(e - b));
+		const char *te = semi ? semi : e;
+		while (te > b && is_blank(te[-1]))
+			te--;
+		if (same_name(token, b, te) && !(semi && q_zero(semi + 1, e)))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The length of the well-formed UTF-8 sequence at p (n bytes left), or 0:
+ * no overlong forms, no surrogates, nothing above U+10FFFF.
+ */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	size_t len;
+	unsigned lo = 0x80, hi = 0xBF;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xC2 && p[0] <= 0xDF)
+		len = 2;
+	else if (p[0] >= 0xE0 && p[0] <= 0xEF)
+		len = 3;
+	else if (p[0] >= 0xF0 && p[0] <= 0xF4)
+		len = 4;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	/* The second byte's range is what rules out overlongs and surrogates. */
+	if (p[0] == 0xE0)
+		lo = 0xA0;
+	else if (p[0] == 0xED)
+		hi = 0x9F;
+	else if (p[0] == 0xF0)
+		lo = 0x90;
+	else if (p[0] == 0xF4)
+		hi = 0x8F;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (p[i] < 0x80 || p[i] > 0xBF)
+			return 0;
+	return len;
+}
+
+/*
+ * A JSON string for s (n bytes) onto out. A byte that does not start a
+ * well-formed UTF-8 sequence becomes \ufffd: JSON text is Unicode, and the
+ * stored copy is for reading (the proxy forwards the bytes themselves).
+ */
+static void json_str(const char *s, size_t n, struct mt_buf *out)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	mt_buf_putc(out, '"');
+	for (size_t i = 0; i < n;) {
+		size_t start = i;
+		/* A run of plain ASCII goes in one append. */
+		while (i < n && p[i] >= 0x20 && p[i] < 0x80 && p[i] != '"' && p[i] != '\\')
+			i++;
+		mt_buf_append(out, s + start, i - start);
+		if (i == n)
+			break;
+		if (p[i] == '"' || p[i] == '\\') {
+			mt_buf_putc(out, '\\');
+			mt_buf_putc(out, (char)p[i++]);
+		} else if (p[i] < 0x20) {
+			static const char hex[] = "0123456789abcdef";
+			char esc[7] = {'\\', 'u', '0', '0', hex[p[i] >> 4], hex[p[i] & 15], 0};
+			mt_buf_append(out, esc, 6);
+			i++;
+		} else {
+			size_t len = utf8_len(p + i, n - i);
+			if (len) {
+				mt_buf_append(out, s + i, len);
+				i += len;
+			} else {
+				mt_buf_puts(out, "\\ufffd");
+				i++;
+			}
+		}
+	}
+	mt_buf_putc(out, '"');
+}
+
+int mt_hdr_json(const struct mt_hdr *h, size_t n, const struct mt_redact *r, struct mt_buf *out)
+{
+	struct mt_buf red = MT_BUF_INIT;
+	int any = 0;
+
+	mt_buf_reset(out);
+	mt_buf_putc(out, '[');
+	for (size_t i = 0; i < n; i++) {
+		const char *v = h[i].value;
+		size_t vn = strlen(v);
+		if (r && mt_redact_header(r, h[i].name, v, vn, &red)) {
+			v = red.data;
+			vn = red.len;
+			any = 1;
+		}
+		if (i)
+			mt_buf_putc(out, ',');
+		mt_buf_putc(out, '[');
+		json_str(h[i].name, strlen(h[i].name), out);
+		mt_buf_putc(out, ',');
+		json_str(v, vn, out);
+		mt_buf_putc(out, ']');
+	}
+	mt_buf_putc(out, ']');
+	mt_buf_release(&red);
+	return any;
+}
+
+int mt_target_redact(const char *target, const struct mt_redact *r, struct mt_buf *out)
+{
+	struct mt_buf url = MT_BUF_INIT;
+	const char *s = target;
+	size_t n = strlen(target);
+	int rc = 0;
+
+	if (mt_redact_url(r, target, n, &url)) {
+		s = url.data;
+		n = url.len;
+		rc = 1;
+	}
+	/* Key formats in the path too (a webhook's /hooks/ghp_...). */
+	if (mt_redact_text(r, s, n, out)) {
+		rc = 1;
+	} else if (rc) {
+		mt_buf_reset(out);
+		mt_buf_append(out, s, n);
+	}
+	mt_buf_release(&url);
+	return rc;
+}

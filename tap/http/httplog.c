@@ -1,0 +1,664 @@
+/*
+ * httplog.c - what is stored of HTTP exchanges (see httplog.h).
+ */
+#include "tap/http/httplog.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema/map.h"
+#include "schema/message.h"
+#include "tap/http/httpsess.h"
+#include "tap/http/sse.h"
+
+/* A capture session: one MCP session (under the log's mu). */
+struct hsess {
+	int64_t num;
+	int h;                /* its handle in the writer */
+	int64_t seq;          /* the last seq given */
+	int64_t t0;           /* monotonic ns (the writer's scale) */
+	int64_t last_ns, last_wall; /* its last record's time (end_at_last) */
+	enum hs_kind kind;
+	char *http_id;        /* Mcp-Session-Id, once known */
+	char *endpoint;       /* legacy SSE: the endpoint's URI */
+	struct mt_map seen;   /* SSE event ids seen: a second one is a replay */
+	int open;             /* exchanges in flight */
+	int ended;            /* DELETE answered, or 404 for its id */
+	int end_stored;       /* ... and its end stored, once nothing of it was open */
+};
+
+struct hl_log {
+	struct hl_opts o;
+	pthread_mutex_t mu;
+	/* Under mu: */
+	struct hs_tracker tr;
+	struct hsess **sess;  /* by number; [0] unused */
+	size_t nsess, capsess;
+	int64_t next_conn;
+	struct hl_stats st;
+};
+
+struct hl_exch {
+	struct hl_info info;
+	struct hsess *sess;
+	int64_t seq;          /* the exchange's seq in its session */
+	char method[16];
+	char *req_session_id; /* the Mcp-Session-Id it carried */
+	char *rpc_id;
+	char *endpoint;       /* (info.endpoint) */
+	int is_delete, is_head;
+	int initialize;
+	int status;
+	int head_in;
+	int first_event;      /* no SSE event seen yet on this stream */
+	int skip_block;       /* after a gap: SSE bytes dropped up to a blank line */
+	int skip_nl;          /* ... the last byte dropped ended a line (LF, or a CR) */
+	int skip_cr;          /* ... and it was a CR */
+	struct mt_sse sse;
+	int sse_init;
+	struct mt_buf rbody;  /* a JSON body, or the start of another kept on the exchange */
+	struct mt_buf red;    /* a message redacted (opts.redact) */
+	struct mt_buf hjson;  /* headers as stored (opts.redact) */
+	size_t rbody_total;
+	uint64_t body_lost;   /* response bytes not captured */
+};
+
+/* ---- sessions ---- */
+
+static void now(struct hl_log *l, int64_t *ns, int64_t *wall)
+{
+	writer_now(l->o.w, ns, wall);
+}
+
+/* A new capture session (under mu). */
+static struct hsess *session_new(struct hl_log *l, int64_t num, enum hs_kind kind,
+				 const char *client_addr, const char *upstream)
+{
+	struct store_session_new sn;
+	struct hsess *s = mt_calloc(1, sizeof(*s));
+	int64_t wall;
+
+	s->num = num;
+	s->kind = kind;
+	now(l, &s->t0, &wall);
+	s->last_ns = s->t0;
+	s->last_wall = wall;
+	mt_map_init(&s->seen, 100000);
+	memset(&sn, 0, sizeof(sn));
+	sn.transport = kind == HS_SSE ? "sse" : "http";
+	sn.started_wall = wall;
+	sn.upstream = upstream ? upstream : l->o.upstream;
+	sn.client_addr = client_addr;
+	s->h = writer_session_new(l->o.w, &sn, s->t0);
+	if ((size_t)num >= l->capsess) {
+		size_t cap = l->capsess ? l->capsess * 2 : 64;
+		while (cap <= (size_t)num)
+			cap *= 2;
+		l->sess = mt_realloc(l->sess, cap * sizeof(*l->sess));
+		memset(l->sess + l->capsess, 0, (cap - l->capsess) * sizeof(*l->sess));
+		l->capsess = cap;
+	}
+	l->sess[num] = s;
+	if ((size_t)num >= l->nsess)
+		l->nsess = (size_t)num + 1;
+	l->st.sessions++;
+	if (kind == HS_SSE)
+		l->st.sessions_sse++;
+	return s;
+}
+
+/* A record of s is stored now (under mu): its session's last time. */
+static void touch(struct hl_log *l, struct hsess *s)
+{
+	if (l->o.end_at_last)
+		now(l, &s->last_ns, &s->last_wall);
+}
+
+/* The session's end in the store: its duration and end time. */
+static void session_end(struct hl_log *l, struct hsess *s)
+{
+	struct store_session_end e;
+	int64_t ns, wall;
+
+	if (s->end_stored)
+		return;
+	s->end_stored = 1;
+	if (l->o.end_at_last) {
+		ns = s->last_ns;
+		wall = s->last_wall;
+	} else {
+		now(l, &ns, &wall);
+	}
+	memset(&e, 0, sizeof(e));
+	e.ended_wall = wall;
+	e.duration_ns = ns - s->t0;
+	e.exit_status = -1;
+	e.exit_signal = -1;
+	writer_session_end(l->o.w, s->h, &e);
+	/* Nothing of it is open: the event ids it saw need not be kept (memory
+	 * stays flat over a capture of many sessions). */
+	mt_map_release(&s->seen);
+	mt_map_init(&s->seen, 100000);
+}
+
+static void session_free(struct hsess *s)
+{
+	mt_map_release(&s->seen);
+	free(s->http_id);
+	free(s->endpoint);
+	free(s);
+}
+
+struct hl_log *hl_new(const struct hl_opts *o)
+{
+	struct hl_log *l = mt_calloc(1, sizeof(*l));
+
+	l->o = *o;
+	pthread_mutex_init(&l->mu, NULL);
+	hs_init(&l->tr);
+	return l;
+}
+
+void hl_free(struct hl_log *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 1; i < l->nsess; i++)
+		if (l->sess[i]) {
+			session_end(l, l->sess[i]);
+			session_free(l->sess[i]);
+		}
+	free(l->sess);
+	hs_release(&l->tr);
+	pthread_mutex_destroy(&l->mu);
+	free(l);
+}
+
+int64_t hl_conn_new(struct hl_log *l)
+{
+	int64_t n;
+
+	pthread_mutex_lock(&l->mu);
+	n = ++l->next_conn;
+	pthread_mutex_unlock(&l->mu);
+	return n;
+}
+
+void hl_conn_closed(struct hl_log *l, int64_t conn)
+{
+	pthread_mutex_lock(&l->mu);
+	hs_conn_closed(&l->tr, conn);
+	pthread_mutex_unlock(&l->mu);
+}
+
+/* ---- what is stored ---- */
+
+static int64_t next_seq(struct hsess *s)
+{
+	return ++s->seq;
+}
+
+/* ns since the session began. */
+static int64_t clock_of(struct hl_log *l, const struct hsess *s)
+{
+	int64_t ns, wall;
+
+	now(l, &ns, &wall);
+	return ns - s->t0;
+}
+
+/* A message read in an exchange (under mu). */
+static void log_message(struct hl_log *l, struct hl_exch *x, enum writer_stream s,
+			const char *channel, const char *p, size_t n, const char *sse_id,
+			const char *sse_event, int replayed)
+{
+	struct writer_http_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.sess = x->sess->h;
+	m.seq = next_seq(x->sess);
+	m.s = s;
+	m.channel = channel;
+	m.exchange = x->seq;
+	m.sse_id = sse_id;
+	m.sse_event = sse_event;
+	m.replayed = replayed;
+	m.p = p;
+	m.n = n;
+	struct mt_class c;
+	if (l->o.redact) {
+		/* (Classified and redacted here: the writer's thread does neither again.) */
+		m.redacted = 1;
+		m.cls = &c;
+		if (mt_redact_message(l->o.redact, p, n, mt_classify(p, n, &c), &x->red)) {
+			m.stored = x->red.data;
+			m.stored_n = x->red.len;
+		}
+	}
+	writer_put_msg(l->o.w, &m);
+	l->st.messages++;
+	touch(l, x->sess);
+}
+
+/* A gap row of session s (under mu). */
+static void log_gap(struct hl_log *l, struct hsess *s, enum writer_stream d, uint64_t bytes,
+		    const char *why)
+{
+	writer_put_gap(l->o.w, s->h, next_seq(s), d, (size_t)bytes, why);
+	l->st.gaps++;
+	l->st.gap_bytes += bytes;
+	touch(l, s);
+}
+
+static int is_jsonrpc(const char *p, size_t n)
+{
+	struct mt_class c;
+	enum mt_kind k = mt_classify(p, n, &c);
+
+	return k != MT_INVALID && k != MT_NOTJSONRPC;
+}
+
+/* Does the body hold an initialize request (alone or in a batch)? */
+static int holds_initialize(const char *p, size_t n, const struct mt_class *c)
+{
+	if (c->kind == MT_REQUEST)
+		return c->method.n == 12 && !memcmp(c->method.p, "\"initialize\"", 12);
+	if (c->kind != MT_BATCH)
+		return 0;
+	json_t *a = json_loadb(p, n, 0, NULL);
+	size_t i;
+	json_t *v;
+	int found = 0;
+	json_array_foreach(a, i, v)
+	{
+		const char *m = json_string_value(json_object_get(v, "method"));
+		if (m && !strcmp(m, "initialize") && json_object_get(v, "id"))
+			found = 1;
+	}
+	json_decref(a);
+	return found;
+}
+
+/* A 2026-07-28 request's _meta["io.modelcontextprotocol/clientInfo"] as "name version". */
+static char *meta_client(const char *p, size_t n)
+{
+	json_t *m = json_loadb(p, n, 0, NULL);
+	json_t *ci = json_object_get(json_object_get(json_object_get(m, "params"), "_meta"),
+				     "io.modelcontextprotocol/clientInfo");
+	const char *name = json_string_value(json_object_get(ci, "name"));
+	const char *version = json_string_value(json_object_get(ci, "version"));
+	char *out = name ? mt_asprintf("%s %s", name, version ? version : "") : NULL;
+
+	json_decref(m);
+	return out;
+}
+
+/* ---- the request ---- */
+
+struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
+{
+	struct hl_exch *x = mt_calloc(1, sizeof(*x));
+	struct hs_request hr;
+	struct mt_class cls;
+	const char *target = hs_uri_target(r->target ? r->target : "/");
+	const char *sid = mt_hdr_get(r->h, r->nh, "Mcp-Session-Id");
+	const char *body = r->body ? r->body : "";
+	char *client = NULL;
+	int created, rpc;
+	enum hs_kind kind;
+
+	snprintf(x->method, sizeof(x->method), "%s", r->method ? r->method : "GET");
+	x->is_delete = !strcmp(x->method, "DELETE");
+	x->is_head = !strcmp(x->method, "HEAD");
+	mt_classify(body, r->body_len, &cls);
+	rpc = r->body_len && !r->body_lost && !r->body_cut && cls.kind != MT_INVALID && cls.kind != MT_NOTJSONRPC;
+	x->initialize = rpc && holds_initialize(body, r->body_len, &cls);
+	if (rpc && cls.kind == MT_REQUEST && cls.id.n)
+		x->rpc_id = mt_strndup(cls.id.p, cls.id.n);
+	x->info.rpc_id = x->rpc_id;
+	x->req_session_id = sid ? mt_strdup(sid) : NULL;
+
+	memset(&hr, 0, sizeof(hr));
+	hr.conn = r->conn;
+	hr.method = x->method;
+	hr.target = target;
+	hr.session_id = sid;
+	hr.initialize = x->initialize;
+	/* 2026-07-28: no session; the request names its client in _meta. */
+	if (!sid && rpc && !x->initialize && cls.kind == MT_REQUEST && cls.has_meta)
+		client = meta_client(body, r->body_len);
+	hr.client = client;
+
+	pthread_mutex_lock(&l->mu);
+	int64_t num = hs_request(&l->tr, &hr, &created, &kind);
+	x->sess = created || (size_t)num >= l->nsess || !l->sess[num]
+			  ? session_new(l, num, kind, r->client_addr, r->upstream)
+			  : l->sess[num];
+	x->info.sess = x->sess->num;
+	if (created && sid && *sid && !x->sess->http_id) {
+		/* A session joined midway (or an id the server will refuse). */
+		x->sess->http_id = mt_strdup(sid);
+		writer_put_http_id(l->o.w, x->sess->h, sid);
+	}
+	x->sess->open++;
+	l->st.exchanges++;
+	{
+		/* The request, in the session's order, with its session's state. */
+		struct writer_exchange we;
+		memset(&we, 0, sizeof(we));
+		x->seq = next_seq(x->sess);
+		we.seq = x->seq;
+		we.conn = r->conn;
+		we.method = x->method;
+		we.target = target;
+		we.h = r->h;
+		we.nh = r->nh;
+		if (l->o.redact) {
+			mt_hdr_json(r->h, r->nh, l->o.redact, &x->hjson);
+			mt_buf_putc(&x->hjson, '\0');
+			we.headers_json = x->hjson.data;
+			we.last_event_id = mt_hdr_get(r->h, r->nh, "Last-Event-ID");
+		}
+		if (r->body_len && !rpc && !r->body_lost && !r->body_cut) {
+			we.body = body;
+			we.body_len = r->body_len;
+		}
+		writer_put_exchange_begin(l->o.w, x->sess->h, &we);
+		touch(l, x->sess);
+		if (rpc)
+			log_message(l, x, WS_C2S, "body", body, r->body_len, NULL, NULL, 0);
+		if (r->body_lost || r->body_cut) {
+			char why[160];
+			if (r->body_lost)
+				snprintf(why, sizeof(why),
+					 "%llu bytes of a request body were not captured: it is not stored",
+					 (unsigned long long)r->body_lost);
+			else
+				snprintf(why, sizeof(why),
+					 "a request body of %llu bytes is larger than the limit (%zu kept)",
+					 (unsigned long long)(r->body_len + r->body_cut), r->body_len);
+			log_gap(l, x->sess, WS_C2S, r->body_len + r->body_lost + r->body_cut, why);
+		}
+	}
+	pthread_mutex_unlock(&l->mu);
+	free(client);
+	return x;
+}
+
+/* ---- the response ---- */
+
+static const char *resp_type(const struct hl_exch *x)
+{
+	if (x->info.is_sse)
+		return "sse";
+	if (x->info.is_json)
+		return "json";
+	if (x->status == 202 || x->status == 204 || x->status == 304 || x->is_head)
+		return "empty";
+	return "other";
+}
+
+void hl_response_head(struct hl_log *l, struct hl_exch *x, int status, const struct mt_hdr *h,
+		      size_t nh)
+{
+	struct hsess *s = x->sess;
+	const char *sid = mt_hdr_get(h, nh, "Mcp-Session-Id");
+	const char *ctype = mt_hdr_get(h, nh, "Content-Type");
+	int ok = status >= 200 && status < 300;
+
+	x->head_in = 1;
+	x->status = status;
+	x->info.is_sse = mt_hdr_has_token(ctype, "text/event-stream");
+	x->info.is_json = mt_hdr_has_token(ctype, "application/json");
+	if (x->info.is_sse) {
+		mt_sse_init(&x->sse, l->o.max_message < HL_SSE_EVENT_MAX ? l->o.max_message
+									  : HL_SSE_EVENT_MAX);
+		x->sse_init = 1;
+		x->first_event = 1;
+	}
+	pthread_mutex_lock(&l->mu);
+	if (x->info.is_sse)
+		x->info.endpoint_stream = !strcmp(x->method, "GET") && s->kind == HS_SSE && !s->endpoint;
+	/* What the session is, as the response says. */
+	if (sid && !x->req_session_id && ok) {
+		if (!s->http_id) {
+			s->http_id = mt_strdup(sid);
+			writer_put_http_id(l->o.w, s->h, sid);
+		}
+		hs_named(&l->tr, s->num, sid);
+	} else if (x->initialize && !sid && !x->req_session_id && ok) {
+		hs_idless(&l->tr, s->num); /* a server without sessions */
+	}
+	if ((x->is_delete && ok) || (x->req_session_id && status == 404)) {
+		s->ended = 1;
+		hs_end(&l->tr, s->num);
+	}
+	if (l->o.redact) {
+		mt_hdr_json(h, nh, l->o.redact, &x->hjson);
+		mt_buf_putc(&x->hjson, '\0');
+		writer_put_exchange_head_json(l->o.w, s->h, x->seq, status, x->hjson.data, resp_type(x),
+					      clock_of(l, s));
+	} else {
+		writer_put_exchange_head(l->o.w, s->h, x->seq, status, h, nh, resp_type(x),
+					 clock_of(l, s));
+	}
+	touch(l, s);
+	pthread_mutex_unlock(&l->mu);
+}
+
+/* An SSE event read on the stream (under mu). */
+static void sse_event(struct hl_log *l, struct hl_exch *x, const struct mt_sse_event *ev)
+{
+	struct hsess *s = x->sess;
+	const char *type = ev->event_len ? ev->event : NULL;
+	int first = x->first_event;
+
+	x->first_event = 0;
+	x->info.events++;
+	if (ev->oversized) {
+		char why[160];
+		snprintf(why, sizeof(why), "an SSE event of %zu bytes is larger than the limit",
+			 ev->raw_len);
+		log_gap(l, s, WS_S2C, ev->raw_len, why);
+		return;
+	}
+	if (type && !strcmp(type, "endpoint")) {
+		/* Legacy HTTP+SSE: the URI the session's POSTs go to. */
+		if (first && s->kind == HS_SSE && !s->endpoint) {
+			const char *target;
+			s->endpoint = mt_strndup(ev->data, ev->data_len);
+			target = hs_uri_target(s->endpoint);
+			hs_endpoint(&l->tr, s->num, target);
+			writer_put_http_id(l->o.w, s->h, target);
+			touch(l, s);
+			if (x->info.endpoint_stream) {
+				x->endpoint = mt_strdup(s->endpoint);
+				x->info.endpoint = x->endpoint;
+			}
+		}
+		return;
+	}
+	if (!ev->has_data || !ev->data_len)
+		return; /* a priming event, retry: or a comment: nothing to store */
+	int replayed = 0;
+	if (ev->has_id && ev->id_len) {
+		int64_t v;
+		if (mt_map_get(&s->seen, ev->id, ev->id_len, &v))
+			replayed = 1;
+		else
+			(void)mt_map_put(&s->seen, ev->id, ev->id_len, 1);
+	}
+	log_message(l, x, WS_S2C, "sse", ev->data, ev->data_len, ev->has_id ? ev->id : NULL, type,
+		    replayed);
+}
+
+struct sse_ctx {
+	struct hl_log *l;
+	struct hl_exch *x;
+};
+
+static void on_sse_event(void *ctx, const struct mt_sse_event *ev)
+{
+	struct sse_ctx *c = ctx;
+
+	pthread_mutex_lock(&c->l->mu);
+	sse_event(c->l, c->x, ev);
+	pthread_mutex_unlock(&c->l->mu);
+}
+
+/*
+ * After a gap in an SSE stream: the bytes up to and including the next blank
+ * line belong to an event cut by it. Returns how many of p's n to drop.
+ */
+static size_t skip_cut_block(struct hl_exch *x, const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char c = p[i];
+		if (c == '\n' && x->skip_cr) {
+			x->skip_cr = 0; /* (a CRLF's LF: the same line end) */
+			continue;
+		}
+		if (c == '\r' || c == '\n') {
+			if (x->skip_nl) {
+				/* A blank line: the cut block ends here. */
+				x->skip_block = 0;
+				x->skip_nl = 0;
+				if (c == '\r' && i + 1 < n && p[i + 1] == '\n')
+					i++;
+				x->skip_cr = 0;
+				return i + 1;
+			}
+			x->skip_nl = 1;
+			x->skip_cr = c == '\r';
+			continue;
+		}
+		x->skip_nl = 0;
+		x->skip_cr = 0;
+	}
+	return n;
+}
+
+void hl_response_body(struct hl_log *l, struct hl_exch *x, const char *p, size_t n)
+{
+	if (!n)
+		return;
+	if (x->info.is_sse) {
+		struct sse_ctx c = {l, x};
+		if (x->skip_block) {
+			size_t k = skip_cut_block(x, p, n);
+			p += k;
+			n -= k;
+			if (!n)
+				return;
+			/* (A CR ended the blank line: an LF opening the next piece is its.) */
+		}
+		mt_sse_push(&x->sse, p, n, on_sse_event, &c);
+		return;
+	}
+	size_t keep = x->info.is_json ? l->o.max_message : HL_KEEP_BODY_MAX;
+	if (x->rbody.len < keep)
+		mt_buf_append(&x->rbody, p, n < keep - x->rbody.len ? n : keep - x->rbody.len);
+	x->rbody_total += n;
+}
+
+void hl_response_gap(struct hl_log *l, struct hl_exch *x, uint64_t n)
+{
+	char why[160];
+
+	if (!n)
+		return;
+	x->body_lost += n;
+	if (x->info.is_sse) {
+		/* The event in progress is cut: dropped, and what follows up to the
+		 * next blank line with it. */
+		struct sse_ctx c = {l, x};
+		size_t left = x->skip_block ? 0 : mt_sse_close(&x->sse, on_sse_event, &c);
+		/* (A gap between events cuts none: what follows is read as it comes.) */
+		x->skip_block = x->skip_block || left > 0;
+		x->skip_nl = 0;
+		x->skip_cr = 0;
+		snprintf(why, sizeof(why), "%llu bytes of an SSE stream were not captured%s",
+			 (unsigned long long)n, left ? " (the event they cut is lost)" : "");
+		pthread_mutex_lock(&l->mu);
+		log_gap(l, x->sess, WS_S2C, n + left, why);
+		pthread_mutex_unlock(&l->mu);
+		return;
+	}
+	/* Another body: it is cut (stored as a gap at its end). */
+}
+
+void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char *error)
+{
+	const char *kept = NULL;
+	size_t kept_len = 0;
+	char why[200];
+
+	if (x->info.is_sse && x->sse_init) {
+		struct sse_ctx c = {l, x};
+		size_t left = x->skip_block ? 0 : mt_sse_close(&x->sse, on_sse_event, &c);
+		if (left && !error)
+			error = "the stream ended inside an event (no blank line after it)";
+	}
+	pthread_mutex_lock(&l->mu);
+	if (x->head_in && !x->info.is_sse && (x->rbody_total || x->body_lost)) {
+		if (x->body_lost) {
+			snprintf(why, sizeof(why),
+				 "%llu bytes of a response body were not captured: it is not stored",
+				 (unsigned long long)x->body_lost);
+			log_gap(l, x->sess, WS_S2C, x->rbody_total + x->body_lost, why);
+		} else if (x->rbody_total <= l->o.max_message && x->rbody.len == x->rbody_total &&
+			   is_jsonrpc(x->rbody.data, x->rbody.len)) {
+			log_message(l, x, WS_S2C, "body", x->rbody.data, x->rbody.len, NULL, NULL, 0);
+		} else if (x->info.is_json && x->rbody_total > l->o.max_message) {
+			snprintf(why, sizeof(why),
+				 "a response body of %zu bytes is larger than --max-message (%zu)",
+				 x->rbody_total, l->o.max_message);
+			log_gap(l, x->sess, WS_S2C, x->rbody_total, why);
+		} else {
+			kept = x->rbody.data;
+			kept_len = x->rbody.len < HL_KEEP_BODY_MAX ? x->rbody.len : HL_KEEP_BODY_MAX;
+		}
+	}
+	writer_put_exchange_end(l->o.w, x->sess->h, x->seq, clock_of(l, x->sess), outcome, error,
+				kept, kept_len);
+	touch(l, x->sess);
+	x->sess->open--;
+	/* A session the server ended (DELETE, 404) ends in the store when nothing
+	 * of it is open (what still names it is stored with it all the same). */
+	if (x->sess->ended && !x->sess->open)
+		session_end(l, x->sess);
+	pthread_mutex_unlock(&l->mu);
+	if (x->sse_init)
+		mt_sse_release(&x->sse);
+	mt_buf_release(&x->rbody);
+	mt_buf_release(&x->red);
+	mt_buf_release(&x->hjson);
+	free(x->req_session_id);
+	free(x->rpc_id);
+	free(x->endpoint);
+	free(x);
+}
+
+void hl_session_gap(struct hl_log *l, int64_t sess, enum writer_stream s, uint64_t n,
+		    const char *why)
+{
+	pthread_mutex_lock(&l->mu);
+	if (sess > 0 && (size_t)sess < l->nsess && l->sess[sess])
+		log_gap(l, l->sess[sess], s, n, why);
+	pthread_mutex_unlock(&l->mu);
+}
+
+const struct hl_info *hl_info(const struct hl_exch *x)
+{
+	return &x->info;
+}
+
+void hl_stats(struct hl_log *l, struct hl_stats *out)
+{
+	pthread_mutex_lock(&l->mu);
+	*out = l->st;
+	pthread_mutex_unlock(&l->mu);
+}

@@ -1,0 +1,149 @@
+/*
+ * httplog.h - what is stored of HTTP exchanges: the part of the HTTP tap that
+ * knows no socket, shared by the tap (tap/http/httptap.c, on libevent and
+ * libcurl) and pcap import (tap/pcap/pcapimport.c, on captured TCP streams).
+ *
+ * The caller reads HTTP its own way and says what it read: a request (head
+ * and whole body), its response's head, the response body's bytes as they
+ * come (chunked framing taken off), bytes it could not see, the exchange's
+ * end. This module decides the rest, once for both:
+ *
+ *   - the capture session of each exchange (tap/http/httpsess.h: Mcp-Session-Id,
+ *     the initialize joining the id its answer names, the legacy endpoint
+ *     event, a 2026-07-28 client named in _meta, else the connection), and
+ *     a session's end (a DELETE answered 2xx, a 404 for its id);
+ *   - the JSON-RPC messages: a request body, a JSON response body, each SSE
+ *     event's data (tap/http/sse.h), with SSE ids and event types, and events a
+ *     server sends again after a Last-Event-ID resumption flagged;
+ *   - what cannot be stored as a message: a body or event above
+ *     max_message, bytes not captured (a gap);
+ *   - the exchange's row: method, target and headers (the writer redacts
+ *     them), status, response type, a body no message holds, its outcome.
+ *
+ * Times are the writer's (writer_now): now for the tap, the packets' times
+ * for an importer that sets them (writer_set_time).
+ *
+ * Threads: the sessions are shared under the log's own lock; an exchange is
+ * used by one thread at a time (its SSE events are parsed outside the lock).
+ */
+#ifndef MCPTAP_HTTPLOG_H
+#define MCPTAP_HTTPLOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tap/http/httphdr.h"
+#include "tap/writer.h"
+
+/* A response body kept on the exchange (not JSON-RPC) is cut at this size. */
+#define HL_KEEP_BODY_MAX (64 * 1024)
+/* An SSE event larger than this is recorded as a gap (less when max_message is). */
+#define HL_SSE_EVENT_MAX (16u << 20)
+
+struct hl_opts {
+	struct writer *w;      /* borrowed: the shared writer storing every session */
+	const char *upstream;  /* each session's upstream URL, unless a request names one */
+	size_t max_message;    /* a JSON body or an SSE event above this is a gap */
+	int end_at_last;       /* a session still open at hl_free ends at its last record
+				* (an import), not now (the tap) */
+	const struct mt_redact *redact; /* the writer's redactor, to redact messages here,
+				* in the caller's thread (an import, which has a CPU to
+				* spare), not in the writer's; NULL: the writer does
+				* (the tap: its relay has none to spare) */
+};
+
+struct hl_log;
+struct hl_exch;
+
+/* A log storing through o->w (borrowed; it must outlive the log). Never NULL. */
+struct hl_log *hl_new(const struct hl_opts *o);
+
+/*
+ * End every session still open (its end stored) and free the log. Open
+ * exchanges must have been ended. NULL is let be.
+ */
+void hl_free(struct hl_log *l);
+
+/* A new client connection: its number (1, 2, ... in this log). */
+int64_t hl_conn_new(struct hl_log *l);
+
+/* The connection closed: a session known by it alone is not joined by it again. */
+void hl_conn_closed(struct hl_log *l, int64_t conn);
+
+/* What was read of a request. Everything is borrowed for the call. */
+struct hl_request {
+	int64_t conn;              /* hl_conn_new's */
+	const char *client_addr;   /* "ADDR:PORT": a new session's client address */
+	const char *upstream;      /* a new session's upstream URL; NULL: the log's */
+	const char *method;        /* GET, POST, ... */
+	const char *target;        /* the request target as sent (absolute or not) */
+	const struct mt_hdr *h;    /* its header fields, in order */
+	size_t nh;
+	const char *body;          /* the whole body (NULL when there is none) */
+	size_t body_len;
+	uint64_t body_lost;        /* bytes of the body that were not captured (a gap) */
+	uint64_t body_cut;         /* bytes of the body beyond a reader's limit, not given */
+};
+
+/*
+ * A request: its session found (or made), its exchange row begun and its
+ * body stored as a message when it is JSON-RPC. Returns the exchange
+ * (owned by the log until hl_end); never NULL.
+ */
+struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r);
+
+/*
+ * The response's head (a final one: interim 1xx heads are the hop's). A
+ * HEAD request's response, a 204 and a 304 are empty whatever it says.
+ */
+void hl_response_head(struct hl_log *l, struct hl_exch *x, int status, const struct mt_hdr *h,
+		      size_t nh);
+
+/*
+ * n bytes of the response body, in order (a chunked body's framing taken
+ * off). SSE events are stored as they are parsed; any other body is kept
+ * (bounded) until hl_end.
+ */
+void hl_response_body(struct hl_log *l, struct hl_exch *x, const char *p, size_t n);
+
+/*
+ * n bytes of the response body were not captured: a JSON body is then not
+ * a message; an SSE stream's event in progress is lost and parsing goes on
+ * at the next blank line. The gap is stored.
+ */
+void hl_response_gap(struct hl_log *l, struct hl_exch *x, uint64_t n);
+
+/*
+ * The exchange ended: outcome is complete | client-gone | upstream-gone |
+ * timeout | unreachable | stopped | cut ..., error what went wrong or NULL
+ * (an SSE stream that ended inside an event says so when error is NULL).
+ * A JSON response body is stored now. Frees x.
+ */
+void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char *error);
+
+/* n bytes of direction s not captured between exchanges of session sess: a gap row. */
+void hl_session_gap(struct hl_log *l, int64_t sess, enum writer_stream s, uint64_t n,
+		    const char *why);
+
+/* What an exchange's caller may want to know; valid until hl_end. */
+struct hl_info {
+	int64_t sess;              /* its session's number */
+	int is_sse, is_json;       /* the response's type, once its head is in */
+	int endpoint_stream;       /* a legacy SSE GET stream waiting for its endpoint event */
+	unsigned events;           /* SSE blocks parsed so far on it */
+	const char *endpoint;      /* the endpoint event's URI read on it, or NULL */
+	const char *rpc_id;        /* the request's JSON-RPC id token, or NULL */
+};
+const struct hl_info *hl_info(const struct hl_exch *x);
+
+struct hl_stats {
+	uint64_t sessions;         /* made */
+	uint64_t sessions_sse;     /* of them, legacy HTTP+SSE ones */
+	uint64_t exchanges;
+	uint64_t messages;         /* handed to the writer */
+	uint64_t gaps;             /* gap rows handed to it */
+	uint64_t gap_bytes;
+};
+void hl_stats(struct hl_log *l, struct hl_stats *out);
+
+#endif

@@ -1,0 +1,1335 @@
+/*
+ * httpserve.c - an MCP server endpoint over HTTP (see httpserve.h).
+ *
+ * libevent's evhttp reads the requests and streams the replies. A session
+ * holds its output channels: one per POST whose request waits for its answer
+ * (JSON, or an SSE stream once something went out on it before the answer),
+ * and its GET stream. What the application sends goes through the session's
+ * queue of actions, pumped in order; a barrier or a delay holds the queue on
+ * a timer. A client that goes away ends its channels: what would have gone on
+ * them is dropped (a GET stream's messages wait for the next GET).
+ */
+#include "tap/http/httpserve.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <linux/sockios.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <jansson.h>
+
+#include "schema/message.h"
+#include "schema/util.h"
+#include "tap/http/httphdr.h"
+
+/* Events kept per session for Last-Event-ID, at most (bytes). */
+#define KEPT_MAX (1u << 20)
+/* Messages held for a GET stream that is not open, at most (and bytes). */
+#define HELD_MAX 1000
+#define HELD_BYTES_MAX (4u << 20)
+/* How often a barrier looks whether the bytes before it have left. */
+#define BARRIER_POLL_MS 1
+
+struct srv;
+
+struct conn;
+
+/* An event kept for a resumption. */
+struct kept {
+	struct kept *next;
+	uint64_t n;       /* its number on its stream */
+	size_t len;
+	char text[];      /* the whole event, as sent */
+};
+
+/* Where the session's output goes: a POST's reply (req), or the GET stream (req 0). */
+struct chan {
+	struct chan *next;
+	struct hsv_sess *sess;
+	int64_t req;                 /* the request's handle; 0: a GET stream */
+	int num;                     /* the stream's number in event ids */
+	struct evhttp_request *http; /* the client's request while it is there; NULL: gone */
+	struct conn *conn;
+	int sse;                     /* the SSE stream's head went out */
+	int done;                    /* answered (a POST) or ended */
+	uint64_t nev;                /* events sent on it */
+	struct kept *kept, *kept_tail;
+};
+
+enum act_kind { A_SEND, A_ANSWER, A_BARRIER, A_DELAY, A_REFUSE };
+
+struct act {
+	struct act *next;
+	enum act_kind kind;
+	int64_t req;
+	int sse;           /* A_ANSWER: as an SSE stream; A_REFUSE: the status */
+	int64_t ns;
+	size_t n;          /* p's bytes; A_REFUSE: the message's, then headers and body follow */
+	size_t hlen, blen; /* A_REFUSE: the headers' JSON (NUL-terminated after p) and body */
+	char p[];
+};
+
+struct held {
+	struct held *next;
+	size_t n;
+	char p[];
+};
+
+struct hsv_sess {
+	struct srv *srv;
+	struct hsv_sess *next, *prev;
+	void *state;                 /* the application's */
+	char id[40];                 /* Mcp-Session-Id or sessionId; "" when none */
+	char *client;                /* stateless: the client it is for (its _meta clientInfo) */
+	struct chan *chans;
+	struct chan *get;            /* the GET stream, while one is open */
+	int next_num;                /* the next stream's number */
+	int64_t next_req;            /* the last request handle given */
+	int refused_first;           /* its first request was refused: it ends */
+	struct act *q, *q_tail;      /* what the application sent, not yet out */
+	int holding;                 /* the queue waits for a timer */
+	int barrier_gap;             /* a barrier saw the bytes leave: now its gap */
+	struct event *timer;
+	struct held *held, *held_tail; /* messages for a GET stream not open */
+	size_t nheld, held_bytes;
+	size_t kept_bytes;
+	int closed;
+};
+
+struct conn {
+	struct srv *srv;
+	struct evhttp_connection *evcon;
+	struct chan *cur;            /* the channel its open reply is, or NULL */
+	struct conn *next, *prev;
+};
+
+struct srv {
+	const struct hsv_opts *o;
+	const struct hsv_app *app;
+	struct event_base *base;
+	struct evhttp *http;
+	struct evhttp_bound_socket *bound;
+	struct hsv_sess *sessions;
+	struct hsv_sess *newest;     /* without session ids: the one that takes the requests */
+	struct conn *conns;
+	struct event *sig_int, *sig_term, *stop_timer;
+	int stopping;
+	int64_t stop_deadline;       /* monotonic ns */
+	char post_path[256];
+};
+
+/* ---- sessions ---- */
+
+static void mint(char *out, size_t n)
+{
+	unsigned char r[16];
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+		/* (never in practice: fall back on the clock and the address) */
+		uint64_t t = (uint64_t)mt_mono_ns() ^ (uint64_t)(uintptr_t)out;
+		memcpy(r, &t, sizeof(t));
+		memcpy(r + 8, &t, sizeof(t));
+	}
+	for (i = 0; i < sizeof(r) && 2 * i + 2 < n; i++) {
+		out[2 * i] = hex[r[i] >> 4];
+		out[2 * i + 1] = hex[r[i] & 15];
+	}
+	out[2 * i] = '\0';
+}
+
+static struct hsv_sess *sess_new(struct srv *v)
+{
+	struct hsv_sess *s = mt_calloc(1, sizeof(*s));
+
+	s->srv = v;
+	s->next_num = 1;
+	s->next = v->sessions;
+	if (v->sessions)
+		v->sessions->prev = s;
+	v->sessions = s;
+	v->newest = s;
+	return s;
+}
+
+static struct hsv_sess *sess_by_id(struct srv *v, const char *id)
+{
+	for (struct hsv_sess *s = v->sessions; s; s = s->next)
+		if (id && s->id[0] && !strcmp(s->id, id))
+			return s;
+	return NULL;
+}
+
+static void chan_end(struct chan *c);
+static void pump(struct hsv_sess *s);
+
+static void deliver_send(struct hsv_sess *s, int64_t req, const char *p, size_t n);
+static void deliver_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse);
+static void deliver_refusal(struct hsv_sess *s, const struct act *a);
+static void chan_free(struct chan *c);
+static void chan_detach(struct chan *c);
+
+/* Unlink a session and free it (told, or never told, already). */
+static void sess_free(struct hsv_sess *s)
+{
+	struct srv *v = s->srv;
+
+	while (s->chans) {
+		struct chan *c = s->chans;
+		s->chans = c->next;
+		chan_end(c);
+		chan_free(c);
+	}
+	while (s->q) {
+		struct act *a = s->q;
+		s->q = a->next;
+		free(a);
+	}
+	while (s->held) {
+		struct held *h = s->held;
+		s->held = h->next;
+		free(h);
+	}
+	if (s->timer)
+		event_free(s->timer);
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		v->sessions = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	if (v->newest == s)
+		v->newest = v->sessions;
+	free(s->client);
+	free(s);
+}
+
+/* End a session: what is queued goes out (without waiting), the application is told, its streams end. */
+static void sess_close(struct hsv_sess *s, const char *why)
+{
+	struct srv *v = s->srv;
+
+	if (s->closed)
+		return;
+	s->closed = 1;
+	while (s->q) {
+		struct act *a = s->q;
+		s->q = a->next;
+		if (a->kind == A_SEND)
+			deliver_send(s, a->req, a->p, a->n);
+		else if (a->kind == A_ANSWER)
+			deliver_answer(s, a->req, a->p, a->n, a->sse);
+		else if (a->kind == A_REFUSE)
+			deliver_refusal(s, a);
+		free(a);
+	}
+	s->q_tail = NULL;
+	if (s->state && v->app->close)
+		v->app->close(s->state, s, why);
+	s->state = NULL;
+	sess_free(s);
+}
+
+const char *hsv_session_id(const struct hsv_sess *s)
+{
+	return s->id;
+}
+
+/* ---- channels ---- */
+
+static struct chan *chan_new(struct hsv_sess *s, int64_t req, struct evhttp_request *http,
+			     struct conn *cn)
+{
+	struct chan *c = mt_calloc(1, sizeof(*c));
+
+	c->sess = s;
+	c->req = req;
+	c->num = s->next_num++;
+	c->http = http;
+	c->conn = cn;
+	if (cn)
+		cn->cur = c;
+	c->next = s->chans;
+	s->chans = c;
+	return c;
+}
+
+/* Free c (its reply ended or its client gone). */
+static void chan_free(struct chan *c)
+{
+	while (c->kept) {
+		struct kept *k = c->kept;
+		c->kept = k->next;
+		c->sess->kept_bytes -= k->len;
+		free(k);
+	}
+	chan_detach(c);
+	free(c);
+}
+
+/*
+ * A POST's channel is answered: it goes, unless it keeps events for a
+ * resumption; then the oldest answered ones beyond CHANS_KEPT go.
+ */
+#define CHANS_KEPT 64
+static void chan_retire(struct chan *c)
+{
+	struct hsv_sess *s = c->sess;
+	struct chan **pp, *last_kept = NULL;
+	int kept = 0;
+
+	for (pp = &s->chans; *pp; pp = &(*pp)->next) {
+		struct chan *x = *pp;
+		if (x == c && !c->kept) {
+			*pp = c->next;
+			chan_free(c);
+			return;
+		}
+	}
+	/* (newest first in the list: the ones past CHANS_KEPT answered ones are the oldest) */
+	for (pp = &s->chans; *pp;) {
+		struct chan *x = *pp;
+		if (x->req && x->done && ++kept > CHANS_KEPT) {
+			*pp = x->next;
+			chan_free(x);
+			continue;
+		}
+		last_kept = x;
+		pp = &x->next;
+	}
+	(void)last_kept;
+}
+
+static struct chan *chan_of(struct hsv_sess *s, int64_t req)
+{
+	for (struct chan *c = s->chans; c; c = c->next)
+		if (c->req == req && req)
+			return c;
+	return NULL;
+}
+
+/* The headers every reply of a session carries. */
+static void session_headers(struct hsv_sess *s, struct evhttp_request *http)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(http);
+
+	if (s->id[0] && s->srv->o->mode == HSV_STREAMABLE)
+		evhttp_add_header(h, "Mcp-Session-Id", s->id);
+}
+
+/* Start the SSE stream of c. */
+static void sse_start(struct chan *c)
+{
+	struct evkeyvalq *h;
+
+	if (c->sse || !c->http)
+		return;
+	c->sse = 1;
+	h = evhttp_request_get_output_headers(c->http);
+	evhttp_add_header(h, "Content-Type", "text/event-stream");
+	evhttp_add_header(h, "Cache-Control", "no-cache");
+	session_headers(c->sess, c->http);
+	evhttp_send_reply_start(c->http, 200, "OK");
+	{
+		/* A stream may be idle as long as it likes; a client that does not
+		 * take what is sent to it is still closed. */
+		struct evhttp_connection *evcon = evhttp_request_get_connection(c->http);
+		struct timeval wtv = {60, 0};
+		if (evcon)
+			bufferevent_set_timeouts(evhttp_connection_get_bufferevent(evcon), NULL, &wtv);
+	}
+}
+
+/* Forget what c kept beyond the session's bound (the oldest first, any stream). */
+static void kept_trim(struct hsv_sess *s)
+{
+	while (s->kept_bytes > KEPT_MAX) {
+		struct chan *oldest = NULL;
+		for (struct chan *c = s->chans; c; c = c->next)
+			if (c->kept && (!oldest || c->num < oldest->num))
+				oldest = c;
+		if (!oldest)
+			break;
+		struct kept *k = oldest->kept;
+		oldest->kept = k->next;
+		if (!oldest->kept)
+			oldest->kept_tail = NULL;
+		s->kept_bytes -= k->len;
+		free(k);
+	}
+}
+
+/* One message as an event on c's stream (started if need be), kept for a resumption. */
+static void sse_event(struct chan *c, const char *p, size_t n)
+{
+	struct srv *v = c->sess->srv;
+	struct mt_buf ev = MT_BUF_INIT;
+	size_t i = 0;
+
+	c->nev++;
+	if (v->o->mode == HSV_LEGACY) {
+		mt_buf_puts(&ev, "event: message\n");
+	} else {
+		mt_buf_printf(&ev, "event: message\nid: %d-%llu\n", c->num, (unsigned long long)c->nev);
+	}
+	/* A line end inside the message would end its data field: each line its own. */
+	for (;;) {
+		size_t j = i;
+		while (j < n && p[j] != '\n' && p[j] != '\r')
+			j++;
+		mt_buf_puts(&ev, "data: ");
+		mt_buf_append(&ev, p + i, j - i);
+		mt_buf_putc(&ev, '\n');
+		if (j >= n)
+			break;
+		if (p[j] == '\r' && j + 1 < n && p[j + 1] == '\n')
+			j++;
+		i = j + 1;
+	}
+	mt_buf_putc(&ev, '\n');
+	if (v->o->mode != HSV_LEGACY) {
+		struct kept *k = mt_malloc(sizeof(*k) + ev.len);
+		k->next = NULL;
+		k->n = c->nev;
+		k->len = ev.len;
+		memcpy(k->text, ev.data, ev.len);
+		if (c->kept_tail)
+			c->kept_tail->next = k;
+		else
+			c->kept = k;
+		c->kept_tail = k;
+		c->sess->kept_bytes += ev.len;
+		kept_trim(c->sess);
+	}
+	if (c->http) {
+		struct evbuffer *b = evbuffer_new();
+		sse_start(c);
+		evbuffer_add(b, ev.data, ev.len);
+		evhttp_send_reply_chunk(c->http, b);
+		evbuffer_free(b);
+	}
+	mt_buf_release(&ev);
+}
+
+/* c's reply is over: its stream ends (a JSON answer was sent whole). */
+/*
+ * A channel holds its connection only while its reply is under way: one kept
+ * for a resumption, or a GET whose stream moved to another, must not point at
+ * a connection that may close before it goes.
+ */
+static void chan_detach(struct chan *c)
+{
+	if (c->conn && c->conn->cur == c)
+		c->conn->cur = NULL;
+	c->conn = NULL;
+}
+
+static void chan_end(struct chan *c)
+{
+	c->done = 1;
+	if (c->http) {
+		if (c->sse)
+			evhttp_send_reply_end(c->http);
+		else
+			evhttp_send_reply(c->http, 202, "Accepted", NULL);
+		c->http = NULL;
+	}
+	chan_detach(c);
+}
+
+/* A message for the GET stream: on it, or held until one opens. */
+static void to_get(struct hsv_sess *s, const char *p, size_t n)
+{
+	struct held *h;
+
+	if (s->get && s->get->http) {
+		sse_event(s->get, p, n);
+		return;
+	}
+	if (s->nheld >= HELD_MAX || s->held_bytes + n > HELD_BYTES_MAX) {
+		if (s->nheld == HELD_MAX)
+			mt_warn("%s: session %s: more than %d messages for a GET stream the client "
+				"does not open: the next ones are dropped",
+				s->srv->o->name, s->id[0] ? s->id : "-", HELD_MAX);
+		s->nheld++;
+		return;
+	}
+	h = mt_malloc(sizeof(*h) + n);
+	h->next = NULL;
+	h->n = n;
+	memcpy(h->p, p, n);
+	if (s->held_tail)
+		s->held_tail->next = h;
+	else
+		s->held = h;
+	s->held_tail = h;
+	s->nheld++;
+	s->held_bytes += n;
+}
+
+/* ---- the queue ---- */
+
+static void on_timer(evutil_socket_t fd, short what, void *arg);
+
+static void hold_for(struct hsv_sess *s, int64_t ns)
+{
+	struct timeval tv = {(time_t)(ns / 1000000000), (suseconds_t)(ns % 1000000000 / 1000)};
+
+	if (!s->timer)
+		s->timer = evtimer_new(s->srv->base, on_timer, s);
+	s->holding = 1;
+	evtimer_add(s->timer, &tv);
+}
+
+/* Have the bytes of the session's open replies left the endpoint (and been taken by the peer's TCP)? */
+static int drained(struct hsv_sess *s)
+{
+	for (struct chan *c = s->chans; c; c = c->next) {
+		struct evhttp_connection *evcon;
+		struct bufferevent *bev;
+		int unsent = 0;
+		if (!c->http || !(evcon = evhttp_request_get_connection(c->http)))
+			continue;
+		bev = evhttp_connection_get_bufferevent(evcon);
+		if (evbuffer_get_length(bufferevent_get_output(bev)))
+			return 0;
+		if (ioctl(bufferevent_getfd(bev), SIOCOUTQ, &unsent) == 0 && unsent > 0)
+			return 0;
+	}
+	return 1;
+}
+
+static void deliver_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse)
+{
+	struct chan *c = chan_of(s, req);
+
+	if (!c || c->done)
+		return; /* its POST is gone (or never was: what came got 202) */
+	if (s->srv->o->mode == HSV_LEGACY) {
+		to_get(s, p, n);
+	} else if (!c->http) {
+		/* its client went away */
+	} else if (c->sse || sse) {
+		sse_event(c, p, n);
+	} else {
+		struct evbuffer *b = evbuffer_new();
+		evbuffer_add(b, p, n);
+		evhttp_add_header(evhttp_request_get_output_headers(c->http), "Content-Type",
+				  "application/json");
+		session_headers(s, c->http);
+		evhttp_send_reply(c->http, 200, "OK", b);
+		evbuffer_free(b);
+		c->http = NULL;
+	}
+	chan_end(c);
+	chan_retire(c);
+}
+
+/* A recorded reply's headers (JSON [[name, value]]) on a reply: those a client reads. */
+static void recorded_headers(struct evhttp_request *http, const char *json)
+{
+	json_t *a = json_loads(json ? json : "[]", 0, NULL), *e;
+	struct mt_hdr h[64];
+	unsigned char keep[64];
+	size_t i, n = 0;
+
+	json_array_foreach(a, i, e) {
+		const char *name = json_string_value(json_array_get(e, 0));
+		const char *value = json_string_value(json_array_get(e, 1));
+		if (name && value && n < 64) {
+			h[n].name = name;
+			h[n].value = value;
+			n++;
+		}
+	}
+	mt_hdr_filter(h, n, MT_HDR_RESPONSE, keep, NULL);
+	for (i = 0; i < n; i++)
+		if (keep[i] && strcasecmp(h[i].name, "Date") && strcasecmp(h[i].name, "Mcp-Session-Id"))
+			evhttp_add_header(evhttp_request_get_output_headers(http), h[i].name, h[i].value);
+	json_decref(a);
+}
+
+static void deliver_refusal(struct hsv_sess *s, const struct act *a)
+{
+	struct chan *c = chan_of(s, a->req);
+	const char *headers = a->p + a->n + 1, *body = headers + a->hlen + 1;
+	char reason[32];
+	struct evbuffer *b;
+
+	if (!c || c->done)
+		return;
+	if (s->srv->o->mode == HSV_LEGACY || !c->http || c->sse) {
+		/* Too late for a status: the message says it. */
+		deliver_answer(s, a->req, a->p, a->n, 0);
+		return;
+	}
+	if (a->req == 1 && s->srv->o->mode == HSV_STREAMABLE)
+		s->refused_first = 1;
+	recorded_headers(c->http, headers);
+	b = evbuffer_new();
+	evbuffer_add(b, body, a->blen);
+	snprintf(reason, sizeof(reason), "%s",
+		 a->sse == 401 ? "Unauthorized" : a->sse == 403 ? "Forbidden" : "Refused");
+	evhttp_send_reply(c->http, a->sse, reason, b);
+	evbuffer_free(b);
+	c->http = NULL;
+	chan_end(c);
+	chan_retire(c);
+}
+
+static void deliver_send(struct hsv_sess *s, int64_t req, const char *p, size_t n)
+{
+	struct chan *c = req ? chan_of(s, req) : NULL;
+
+	if (s->srv->o->mode != HSV_LEGACY && c && !c->done && c->http) {
+		sse_event(c, p, n);
+		return;
+	}
+	to_get(s, p, n);
+}
+
+/* Send what the queue holds, up to a barrier or a delay that must wait. */
+static void pump(struct hsv_sess *s)
+{
+	while (s->q && !s->holding) {
+		struct act *a = s->q;
+		if (a->kind == A_BARRIER) {
+			if (!s->barrier_gap) {
+				if (!drained(s)) {
+					hold_for(s, BARRIER_POLL_MS * 1000000LL);
+					return;
+				}
+				s->barrier_gap = 1;
+				if (s->srv->o->barrier_ms > 0) {
+					hold_for(s, s->srv->o->barrier_ms * 1000000LL);
+					return;
+				}
+			}
+			s->barrier_gap = 0;
+		} else if (a->kind == A_DELAY) {
+			if (a->ns > 0) {
+				int64_t ns = a->ns;
+				a->ns = 0;
+				hold_for(s, ns);
+				return;
+			}
+		} else if (a->kind == A_SEND) {
+			deliver_send(s, a->req, a->p, a->n);
+		} else if (a->kind == A_REFUSE) {
+			deliver_refusal(s, a);
+		} else {
+			deliver_answer(s, a->req, a->p, a->n, a->sse);
+		}
+		s->q = a->next;
+		if (!s->q)
+			s->q_tail = NULL;
+		free(a);
+	}
+}
+
+static void sess_close(struct hsv_sess *s, const char *why);
+
+/* A session whose first request was refused never began for its client: it ends. */
+static void after_refusal(struct hsv_sess *s)
+{
+	if (s->refused_first && !s->closed)
+		sess_close(s, "its initialize was refused, as recorded");
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct hsv_sess *s = arg;
+
+	(void)fd;
+	(void)what;
+	s->holding = 0;
+	pump(s);
+	after_refusal(s);
+}
+
+static void enqueue(struct hsv_sess *s, enum act_kind kind, int64_t req, const char *p, size_t n,
+		    int sse, int64_t ns)
+{
+	struct act *a;
+
+	if (s->closed)
+		return;
+	/* Nothing waits before it: out at once (the common case needs no copy). */
+	if (!s->q && !s->holding && (kind == A_SEND || kind == A_ANSWER)) {
+		if (kind == A_SEND)
+			deliver_send(s, req, p, n);
+		else
+			deliver_answer(s, req, p, n, sse);
+		return;
+	}
+	a = mt_malloc(sizeof(*a) + n);
+	a->next = NULL;
+	a->kind = kind;
+	a->req = req;
+	a->sse = sse;
+	a->ns = ns;
+	a->n = n;
+	if (n)
+		memcpy(a->p, p, n);
+	if (s->q_tail)
+		s->q_tail->next = a;
+	else
+		s->q = a;
+	s->q_tail = a;
+	pump(s);
+}
+
+void hsv_send(struct hsv_sess *s, int64_t req, const char *p, size_t n)
+{
+	enqueue(s, A_SEND, req, p, n, 0, 0);
+}
+
+void hsv_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse)
+{
+	enqueue(s, A_ANSWER, req, p, n, sse, 0);
+}
+
+void hsv_refuse(struct hsv_sess *s, int64_t req, int status, const char *headers_json,
+		const char *body, size_t body_len, const char *p, size_t n)
+{
+	size_t hlen = strlen(headers_json ? headers_json : "[]");
+	struct act *a;
+
+	if (s->closed)
+		return;
+	a = mt_malloc(sizeof(*a) + n + 1 + hlen + 1 + body_len + 1);
+	a->next = NULL;
+	a->kind = A_REFUSE;
+	a->req = req;
+	a->sse = status;
+	a->ns = 0;
+	a->n = n;
+	a->hlen = hlen;
+	a->blen = body_len;
+	memcpy(a->p, p, n);
+	a->p[n] = '\0';
+	memcpy(a->p + n + 1, headers_json ? headers_json : "[]", hlen + 1);
+	if (body_len)
+		memcpy(a->p + n + 1 + hlen + 1, body, body_len);
+	a->p[n + 1 + hlen + 1 + body_len] = '\0';
+	if (s->q_tail)
+		s->q_tail->next = a;
+	else
+		s->q = a;
+	s->q_tail = a;
+	pump(s);
+}
+
+void hsv_barrier(struct hsv_sess *s)
+{
+	enqueue(s, A_BARRIER, 0, NULL, 0, 0, 0);
+}
+
+void hsv_delay(struct hsv_sess *s, int64_t ns)
+{
+	if (ns > 0)
+		enqueue(s, A_DELAY, 0, NULL, 0, 0, ns);
+}
+
+/* ---- connections ---- */
+
+static void on_conn_close(struct evhttp_connection *evcon, void *arg)
+{
+	struct conn *cn = arg;
+	struct srv *v = cn->srv;
+	struct chan *c = cn->cur;
+
+	(void)evcon;
+	if (c) {
+		struct hsv_sess *s = c->sess;
+		/* A request libevent let go of (its reply under way) is ours to
+		 * free; one still on the connection is freed with it. */
+		if (c->http && !evhttp_request_get_connection(c->http))
+			evhttp_send_reply_end(c->http);
+		c->http = NULL;
+		c->conn = NULL;
+		if (s->get == c) {
+			s->get = NULL;
+			/* A legacy session is its stream. */
+			if (v->o->mode == HSV_LEGACY && !s->closed)
+				sess_close(s, "the client closed its stream");
+		}
+	}
+	if (cn->prev)
+		cn->prev->next = cn->next;
+	else
+		v->conns = cn->next;
+	if (cn->next)
+		cn->next->prev = cn->prev;
+	free(cn);
+}
+
+static struct conn *conn_of(struct srv *v, struct evhttp_request *req)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	struct conn *cn;
+
+	if (!evcon)
+		return NULL;
+	for (cn = v->conns; cn; cn = cn->next)
+		if (cn->evcon == evcon)
+			return cn;
+	cn = mt_calloc(1, sizeof(*cn));
+	cn->srv = v;
+	cn->evcon = evcon;
+	cn->next = v->conns;
+	if (v->conns)
+		v->conns->prev = cn;
+	v->conns = cn;
+	evhttp_connection_set_closecb(evcon, on_conn_close, cn);
+	return cn;
+}
+
+/* ---- requests ---- */
+
+static void reply_error(struct evhttp_request *req, int code, const char *reason, const char *text)
+{
+	struct evbuffer *b = evbuffer_new();
+	json_t *e = json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", "error", "code",
+			      -32000, "message", text);
+	char *s = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+	evbuffer_add(b, s, strlen(s));
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
+	evhttp_send_reply(req, code, reason, b);
+	evbuffer_free(b);
+	free(s);
+	json_decref(e);
+}
+
+static const char *header(struct evhttp_request *req, const char *name)
+{
+	return evhttp_find_header(evhttp_request_get_input_headers(req), name);
+}
+
+/* Does Accept list type (or its wildcards)? */
+static int accepts(struct evhttp_request *req, const char *type)
+{
+	const char *a = header(req, "Accept");
+
+	return a && (mt_hdr_has_token(a, type) || mt_hdr_has_token(a, "*/*"));
+}
+
+/* The path of the request's target (without its query), into out. */
+static void target_path(struct evhttp_request *req, char *out, size_t n)
+{
+	const char *uri = evhttp_request_get_uri(req);
+	size_t len = strcspn(uri ? uri : "/", "?#");
+
+	snprintf(out, n, "%.*s", (int)len, uri ? uri : "/");
+}
+
+/* The query parameter name of the request's target, into out ("" when none). */
+static void query_param(struct evhttp_request *req, const char *name, char *out, size_t n)
+{
+	const char *uri = evhttp_request_get_uri(req), *q = uri ? strchr(uri, '?') : NULL;
+	size_t nl = strlen(name);
+
+	out[0] = '\0';
+	while (q && *q) {
+		q++;
+		if (!strncmp(q, name, nl) && q[nl] == '=') {
+			size_t len = strcspn(q + nl + 1, "&#");
+			snprintf(out, n, "%.*s", (int)len, q + nl + 1);
+			return;
+		}
+		q = strchr(q, '&');
+	}
+}
+
+/* 2026-07-28: the client a request names in _meta, as "name version"; "" when none. */
+static char *meta_client(const char *p, size_t n)
+{
+	json_t *m = json_loadb(p, n, 0, NULL);
+	json_t *ci = json_object_get(json_object_get(json_object_get(m, "params"), "_meta"),
+				     "io.modelcontextprotocol/clientInfo");
+	const char *name = json_string_value(json_object_get(ci, "name"));
+	const char *version = json_string_value(json_object_get(ci, "version"));
+	char *out = mt_asprintf("%s %s", name ? name : "", version ? version : "");
+
+	json_decref(m);
+	return out;
+}
+
+static struct hsv_sess *open_session(struct srv *v, struct evhttp_request *req)
+{
+	struct hsv_sess *s = sess_new(v);
+
+	if (v->o->mode == HSV_LEGACY || (v->o->mode == HSV_STREAMABLE && v->o->session_ids))
+		mint(s->id, sizeof(s->id));
+	s->state = v->app->open(v->app->ctx, s);
+	if (!s->state) {
+		sess_free(s); /* (not told: it never was) */
+		reply_error(req, 503, "Service Unavailable", "the mock cannot take another session");
+		return NULL;
+	}
+	return s;
+}
+
+/* A client message: classified; a request waits for its answer, anything else gets 202. */
+static void take_message(struct srv *v, struct hsv_sess *s, struct evhttp_request *req,
+			 const char *p, size_t n)
+{
+	struct mt_class c;
+	enum mt_kind k = mt_classify(p, n, &c);
+	void *state = s->state;
+
+	if (k == MT_REQUEST && v->o->mode != HSV_LEGACY) {
+		struct chan *ch = chan_new(s, ++s->next_req, req, conn_of(v, req));
+		v->app->message(state, s, ch->req, p, n);
+		after_refusal(s);
+		return;
+	}
+	if (v->o->mode == HSV_LEGACY && k == MT_REQUEST) {
+		/* The answer goes on the stream; the POST itself is accepted. */
+		struct chan *ch = chan_new(s, ++s->next_req, NULL, NULL);
+		evhttp_send_reply(req, 202, "Accepted", NULL);
+		v->app->message(state, s, ch->req, p, n);
+		return;
+	}
+	evhttp_send_reply(req, 202, "Accepted", NULL);
+	v->app->message(state, s, 0, p, n);
+}
+
+static void on_post(struct srv *v, struct evhttp_request *req, const char *path)
+{
+	struct evbuffer *ib = evhttp_request_get_input_buffer(req);
+	size_t n = evbuffer_get_length(ib);
+	const char *ct = header(req, "Content-Type");
+	char *body;
+	struct hsv_sess *s = NULL;
+	struct mt_class c;
+
+	if (v->o->mode == HSV_LEGACY) {
+		char sid[64];
+		if (strcmp(path, v->post_path)) {
+			reply_error(req, 404, "Not Found", "no such endpoint");
+			return;
+		}
+		query_param(req, "sessionId", sid, sizeof(sid));
+		if (!sid[0]) {
+			reply_error(req, 400, "Bad Request", "sessionId is missing");
+			return;
+		}
+		if (!(s = sess_by_id(v, sid))) {
+			reply_error(req, 404, "Not Found", "no such session");
+			return;
+		}
+	} else if (!accepts(req, "application/json") || !accepts(req, "text/event-stream")) {
+		reply_error(req, 406, "Not Acceptable",
+			    "Accept must list application/json and text/event-stream");
+		return;
+	}
+	if (!ct || !mt_hdr_has_token(ct, "application/json")) {
+		reply_error(req, 415, "Unsupported Media Type", "Content-Type must be application/json");
+		return;
+	}
+	body = mt_malloc(n + 1);
+	evbuffer_copyout(ib, body, n);
+	body[n] = '\0';
+	mt_classify(body, n, &c);
+	if (c.kind == MT_INVALID || c.kind == MT_NOTJSONRPC || c.kind == MT_BATCH) {
+		reply_error(req, 400, "Bad Request",
+			    c.kind == MT_INVALID ? "the body is not JSON"
+			    : c.kind == MT_BATCH ? "a batch is not served (one message per POST)"
+						 : "the body is not a JSON-RPC message");
+		goto out;
+	}
+	if (v->o->mode == HSV_STREAMABLE) {
+		const char *sid = header(req, "Mcp-Session-Id");
+		int init = c.kind == MT_REQUEST && c.method.n == 12 &&
+			   !memcmp(c.method.p, "\"initialize\"", 12);
+		if (init && !sid) {
+			if (!(s = open_session(v, req)))
+				goto out;
+		} else if (!v->o->session_ids) {
+			s = v->newest;
+			if (!s) {
+				reply_error(req, 400, "Bad Request", "no session: initialize first");
+				goto out;
+			}
+		} else if (!sid) {
+			reply_error(req, 400, "Bad Request", "Mcp-Session-Id is missing");
+			goto out;
+		} else if (!(s = sess_by_id(v, sid))) {
+			reply_error(req, 404, "Not Found", "no such session (ended, or never was)");
+			goto out;
+		}
+	} else if (v->o->mode == HSV_STATELESS) {
+		char *who = meta_client(body, n);
+		for (s = v->sessions; s; s = s->next)
+			if (s->client && !strcmp(s->client, who))
+				break;
+		if (!s) {
+			if (!(s = open_session(v, req))) {
+				free(who);
+				goto out;
+			}
+			s->client = who;
+		} else {
+			free(who);
+		}
+	}
+	take_message(v, s, req, body, n);
+out:
+	free(body);
+}
+
+static void on_get(struct srv *v, struct evhttp_request *req)
+{
+	struct hsv_sess *s;
+	const char *lei;
+
+	if (v->o->mode == HSV_STATELESS) {
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "POST");
+		reply_error(req, 405, "Method Not Allowed", "no GET stream on a stateless server");
+		return;
+	}
+	if (!accepts(req, "text/event-stream")) {
+		reply_error(req, 406, "Not Acceptable", "Accept must list text/event-stream");
+		return;
+	}
+	if (v->o->mode == HSV_LEGACY) {
+		struct chan *c;
+		struct mt_buf ep = MT_BUF_INIT;
+		struct evbuffer *b;
+		if (!(s = open_session(v, req)))
+			return;
+		c = chan_new(s, 0, req, conn_of(v, req));
+		s->get = c;
+		sse_start(c);
+		mt_buf_printf(&ep, "event: endpoint\ndata: %s?sessionId=%s\n\n", v->post_path, s->id);
+		b = evbuffer_new();
+		evbuffer_add(b, ep.data, ep.len);
+		evhttp_send_reply_chunk(req, b);
+		evbuffer_free(b);
+		mt_buf_release(&ep);
+		/* (what the recorded server said before any client message) */
+		while (s->held) {
+			struct held *h = s->held;
+			s->held = h->next;
+			sse_event(c, h->p, h->n);
+			free(h);
+		}
+		s->held_tail = NULL;
+		s->nheld = s->held_bytes = 0;
+		return;
+	}
+	if (v->o->session_ids) {
+		const char *sid = header(req, "Mcp-Session-Id");
+		if (!sid) {
+			reply_error(req, 400, "Bad Request", "Mcp-Session-Id is missing");
+			return;
+		}
+		if (!(s = sess_by_id(v, sid))) {
+			reply_error(req, 404, "Not Found", "no such session (ended, or never was)");
+			return;
+		}
+	} else if (!(s = v->newest)) {
+		reply_error(req, 400, "Bad Request", "no session: initialize first");
+		return;
+	}
+	if (s->get && s->get->http) {
+		reply_error(req, 409, "Conflict", "the session's GET stream is open already");
+		return;
+	}
+	lei = header(req, "Last-Event-ID");
+	struct chan *g = chan_new(s, 0, req, conn_of(v, req));
+	s->get = g;
+	sse_start(g);
+	if (lei) {
+		/* The events of that stream after it, again. */
+		int num = 0;
+		unsigned long long after = 0;
+		if (sscanf(lei, "%d-%llu", &num, &after) == 2) {
+			for (struct chan *c = s->chans; c; c = c->next) {
+				if (c->num != num)
+					continue;
+				struct evbuffer *b = evbuffer_new();
+				for (struct kept *k = c->kept; k; k = k->next)
+					if (k->n > after)
+						evbuffer_add(b, k->text, k->len);
+				if (evbuffer_get_length(b))
+					evhttp_send_reply_chunk(req, b);
+				evbuffer_free(b);
+				/* A POST's stream not answered yet goes on here. */
+				if (c->req && !c->done && !c->http) {
+					c->http = req;
+					c->sse = 1;
+					c->conn = g->conn;
+					g->conn = NULL;
+					if (c->conn)
+						c->conn->cur = c;
+					s->get = NULL;
+					g->http = NULL;
+					g->done = 1;
+					return;
+				}
+			}
+		}
+	}
+	while (s->held) {
+		struct held *h = s->held;
+		s->held = h->next;
+		sse_event(g, h->p, h->n);
+		free(h);
+	}
+	s->held_tail = NULL;
+	s->nheld = s->held_bytes = 0;
+}
+
+static void on_delete(struct srv *v, struct evhttp_request *req)
+{
+	const char *sid = header(req, "Mcp-Session-Id");
+	struct hsv_sess *s;
+
+	if (v->o->mode != HSV_STREAMABLE || !v->o->session_ids) {
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+				  v->o->mode == HSV_LEGACY ? "GET" : "POST");
+		reply_error(req, 405, "Method Not Allowed", "no sessions to delete");
+		return;
+	}
+	if (!sid) {
+		reply_error(req, 400, "Bad Request", "Mcp-Session-Id is missing");
+		return;
+	}
+	if (!(s = sess_by_id(v, sid))) {
+		reply_error(req, 404, "Not Found", "no such session (ended, or never was)");
+		return;
+	}
+	sess_close(s, "deleted");
+	evhttp_send_reply(req, 200, "OK", NULL);
+}
+
+static const char *method_of(enum evhttp_cmd_type cmd)
+{
+	switch (cmd) {
+	case EVHTTP_REQ_GET: return "GET";
+	case EVHTTP_REQ_POST: return "POST";
+	case EVHTTP_REQ_HEAD: return "HEAD";
+	case EVHTTP_REQ_PUT: return "PUT";
+	case EVHTTP_REQ_DELETE: return "DELETE";
+	case EVHTTP_REQ_OPTIONS: return "OPTIONS";
+	case EVHTTP_REQ_TRACE: return "TRACE";
+	case EVHTTP_REQ_CONNECT: return "CONNECT";
+	case EVHTTP_REQ_PATCH: return "PATCH";
+	}
+	return "GET";
+}
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+	struct srv *v = arg;
+	char path[1024];
+	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	int sse_path;
+
+	if (v->stopping) {
+		reply_error(req, 503, "Service Unavailable", "the mock is stopping");
+		return;
+	}
+	target_path(req, path, sizeof(path));
+	sse_path = !strcmp(path, v->o->path);
+	if (!sse_path && (v->o->mode != HSV_LEGACY || strcmp(path, v->post_path)) && v->app->other) {
+		/* Another path: what the recording answered there, if it did. */
+		int status;
+		const char *headers, *body;
+		size_t blen;
+		const char *uri = evhttp_request_get_uri(req);
+		if (v->app->other(v->app->ctx, method_of(cmd), uri ? uri : "/", &status, &headers, &body,
+				  &blen)) {
+			struct evbuffer *b = evbuffer_new();
+			recorded_headers(req, headers);
+			evbuffer_add(b, body, blen);
+			evhttp_send_reply(req, status, status < 300 ? "OK" : "Recorded", b);
+			evbuffer_free(b);
+			return;
+		}
+	}
+	if (v->o->mode == HSV_LEGACY) {
+		if (cmd == EVHTTP_REQ_GET && sse_path)
+			on_get(v, req);
+		else if (cmd == EVHTTP_REQ_POST && !strcmp(path, v->post_path))
+			on_post(v, req, path);
+		else if (sse_path || !strcmp(path, v->post_path)) {
+			evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+					  sse_path ? "GET" : "POST");
+			reply_error(req, 405, "Method Not Allowed", "not this method here");
+		} else
+			reply_error(req, 404, "Not Found", "no such endpoint");
+		return;
+	}
+	if (!sse_path) {
+		reply_error(req, 404, "Not Found", "no such endpoint");
+		return;
+	}
+	switch (cmd) {
+	case EVHTTP_REQ_POST:
+		on_post(v, req, path);
+		break;
+	case EVHTTP_REQ_GET:
+		on_get(v, req);
+		break;
+	case EVHTTP_REQ_DELETE:
+		on_delete(v, req);
+		break;
+	default:
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+				  v->o->mode == HSV_STATELESS ? "POST" : "GET, POST, DELETE");
+		reply_error(req, 405, "Method Not Allowed", "not this method here");
+		break;
+	}
+}
+
+/* ---- starting and stopping ---- */
+
+/* Stopping: the loop ends once what was sent has left, or at stop_ms. */
+static void on_stop_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct srv *v = arg;
+	struct timeval tv = {0, 10000};
+	int busy = 0;
+
+	(void)fd;
+	(void)what;
+	for (struct conn *cn = v->conns; cn && !busy; cn = cn->next)
+		busy = evbuffer_get_length(bufferevent_get_output(
+			       evhttp_connection_get_bufferevent(cn->evcon))) != 0;
+	if (!busy || mt_mono_ns() >= v->stop_deadline)
+		event_base_loopbreak(v->base);
+	else
+		evtimer_add(v->stop_timer, &tv);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct srv *v = arg;
+	struct timeval tv = {0, 100000};
+
+	(void)sig;
+	(void)what;
+	if (v->stopping) {
+		event_base_loopbreak(v->base);
+		return;
+	}
+	v->stopping = 1;
+	if (v->bound) {
+		evhttp_del_accept_socket(v->http, v->bound);
+		v->bound = NULL;
+	}
+	while (v->sessions)
+		sess_close(v->sessions, "stopped");
+	/* What was sent gets up to stop_ms to leave. */
+	v->stop_deadline = mt_mono_ns() + (int64_t)v->o->stop_ms * 1000000;
+	tv.tv_usec = 0;
+	v->stop_timer = evtimer_new(v->base, on_stop_timer, v);
+	evtimer_add(v->stop_timer, &tv);
+}
+
+void hsv_opts_default(struct hsv_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->listen = "127.0.0.1:8809";
+	o->path = "/mcp";
+	o->post_path = "/message";
+	o->mode = HSV_STREAMABLE;
+	o->session_ids = 1;
+	o->max_body = 16u << 20;
+	o->barrier_ms = 2;
+	o->stop_ms = 1000;
+	o->name = "replay";
+}
+
+int hsv_run(const struct hsv_opts *o, const struct hsv_app *app)
+{
+	struct srv v;
+	char host[256];
+	int port, rc = -1;
+	sigset_t set;
+
+	memset(&v, 0, sizeof(v));
+	v.o = o;
+	v.app = app;
+	snprintf(v.post_path, sizeof(v.post_path), "%s", o->post_path ? o->post_path : "/message");
+	if (mt_split_listen(o->listen, host, sizeof(host), &port)) {
+		mt_error("bad --listen '%s': HOST:PORT", o->listen);
+		return -1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	v.base = event_base_new();
+	v.http = v.base ? evhttp_new(v.base) : NULL;
+	if (!v.http) {
+		mt_error("cannot set up the event loop");
+		goto out;
+	}
+	evhttp_set_max_body_size(v.http, (ev_ssize_t)o->max_body);
+	evhttp_set_max_headers_size(v.http, 1 << 20);
+	evhttp_set_default_content_type(v.http, NULL);
+	evhttp_set_allowed_methods(v.http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
+						   EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+						   EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+	evhttp_set_gencb(v.http, on_request, &v);
+	v.bound = evhttp_bind_socket_with_handle(v.http, host, (ev_uint16_t)port);
+	if (!v.bound) {
+		mt_error("cannot listen on %s: %s", o->listen, strerror(errno));
+		goto out;
+	}
+	{
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		evutil_socket_t fd = evhttp_bound_socket_get_fd(v.bound);
+		int p = port;
+		if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+			p = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+						     : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		fprintf(stderr, strchr(host, ':') ? "mcptap: %s on http://[%s]:%d%s\n"
+						  : "mcptap: %s on http://%s:%d%s\n",
+			o->name, host, p, o->path);
+	}
+	v.sig_int = evsignal_new(v.base, SIGINT, on_signal, &v);
+	v.sig_term = evsignal_new(v.base, SIGTERM, on_signal, &v);
+	evsignal_add(v.sig_int, NULL);
+	evsignal_add(v.sig_term, NULL);
+	event_base_dispatch(v.base);
+	rc = 0;
+out:
+	while (v.sessions)
+		sess_close(v.sessions, "stopped");
+	if (v.http)
+		evhttp_free(v.http); /* (closes the connections: on_conn_close) */
+	while (v.conns) {
+		struct conn *cn = v.conns;
+		v.conns = cn->next;
+		free(cn);
+	}
+	if (v.sig_int)
+		event_free(v.sig_int);
+	if (v.sig_term)
+		event_free(v.sig_term);
+	if (v.stop_timer)
+		event_free(v.stop_timer);
+	if (v.base)
+		event_base_free(v.base);
+	return rc;
+}

@@ -1,0 +1,1144 @@
+/*
+ * httpstream.c - HTTP/1.1 on captured TCP streams (see httpstream.h).
+ *
+ * Each connection has two halves, one per direction (indexed as the
+ * reassembler names them: TF_C2S, TF_S2C). A half is in one of four modes:
+ * FIRST (nothing read yet), PARSE (http_parser reads it), SCAN (looking for
+ * the line that opens a message: after a gap, an error, or from the middle
+ * of a connection), DEAD (not HTTP: its bytes are only counted).
+ *
+ * Requests wait for their responses in a queue (pipelining); an entry is
+ * made when a request's head is whole, so that a response that comes early
+ * still finds it, and the request is said to the sink when its body is.
+ */
+#include "tap/http/httpstream.h"
+
+#include <http_parser.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema/util.h"
+
+/* Requests waiting for their responses on one connection, at most. */
+#define PENDING_MAX 4096
+
+enum mode { M_FIRST, M_PARSE, M_SCAN, M_DEAD };
+
+/* What a connection carries. */
+enum klass { K_NEW, K_HTTP, K_TLS, K_H2, K_OTHER };
+
+/* What a line opens. */
+enum start { S_NONE, S_REQUEST, S_RESPONSE };
+
+/* A request waiting for its response. */
+struct pending {
+	struct pending *next;
+	void *x;              /* the sink's exchange; NULL until said, or lost */
+	int said;             /* said to the sink */
+	int lost;             /* cut by a gap or an error: its response is skipped */
+	int head, connect;    /* a HEAD, a CONNECT */
+};
+
+struct conn;
+
+struct half {
+	struct conn *conn;
+	http_parser p;
+	enum mode mode;
+	int in_msg;           /* a message has begun and not ended */
+	int head_done;        /* its head is whole */
+	int in_body;          /* its body is being read */
+	int chunked;
+	uint64_t body_left;   /* a Content-Length body: bytes to come (UINT64_MAX: none) */
+	uint64_t chunk_left;  /* a chunked body: bytes of the chunk's data to come */
+	int eof_body;         /* a body read to the connection's close */
+	int filling;          /* a gap is being skipped: the body bytes are filler */
+	/* The head being read. */
+	struct mt_buf url;
+	struct mt_buf text;   /* "name\0value\0"... */
+	size_t *off;          /* name and value offsets in text */
+	size_t nf, capf;
+	int in_value;         /* the last callback was a value's */
+	struct mt_hdr *hv;
+	size_t caphv;
+	/* A request's body. */
+	struct mt_buf body;
+	uint64_t body_lost, body_cut;
+	struct pending *req;  /* a request's entry in the queue */
+	/* A response's exchange. */
+	struct pending *cur;  /* its request's entry (taken off the queue) */
+	int interim;          /* a 1xx */
+	int orphan;           /* no request for it: skipped */
+	/* Scanning. */
+	struct mt_buf carry;  /* a line that may open a message, until its end */
+	uint64_t gap_pending; /* bytes not captured, said when reading starts again */
+	uint64_t skipped;     /* bytes passed over meanwhile */
+	int64_t us;           /* the time of the data being read */
+	unsigned char first[16]; /* the first bytes, until the connection is classified */
+	size_t nfirst;
+};
+
+struct conn {
+	struct hx_reader *r;
+	const struct tf_conn *c; /* the reassembler's, for this call */
+	enum klass klass;
+	int decided;          /* which side is the client is known */
+	int midstream;        /* the start of its streams was not captured */
+	void *sink_conn;
+	struct half h[2];
+	struct pending *q, *q_tail;
+	size_t nq;
+	uint64_t bytes;       /* all its bytes (for the counts of what is not HTTP) */
+	int counted_tls;
+};
+
+struct hx_reader {
+	struct hx_opts o;
+	struct hx_sink s;
+	struct hx_stats st;
+};
+
+static const char filler[4096];
+
+/* ---- small things ---- */
+
+static int is_tchar_upper(char c)
+{
+	return (c >= 'A' && c <= 'Z') || c == '-';
+}
+
+/*
+ * What a whole line (n bytes, its LF included) opens: a request line
+ * "METHOD SP target SP HTTP/1.x", or a status line "HTTP/1.x SP ddd ...".
+ */
+static enum start start_line(const char *p, size_t n)
+{
+	size_t i = 0;
+
+	if (n && p[n - 1] == '\n')
+		n--;
+	if (n && p[n - 1] == '\r')
+		n--;
+	if (n >= 12 && !memcmp(p, "HTTP/1.", 7) && (p[7] == '0' || p[7] == '1') && p[8] == ' ' &&
+	    p[9] >= '1' && p[9] <= '5' && p[10] >= '0' && p[10] <= '9' && p[11] >= '0' &&
+	    p[11] <= '9' && (n == 12 || p[12] == ' '))
+		return S_RESPONSE;
+	while (i < n && i < 16 && is_tchar_upper(p[i]))
+		i++;
+	if (i < 3 || i >= n || p[i] != ' ')
+		return S_NONE;
+	/* ... SP target SP HTTP/1.x */
+	if (n < i + 1 + 1 + 9 || memcmp(p + n - 9, " HTTP/1.", 8) ||
+	    (p[n - 1] != '0' && p[n - 1] != '1'))
+		return S_NONE;
+	for (size_t j = i + 1; j < n - 9; j++)
+		if (p[j] == ' ' || (unsigned char)p[j] < 0x21)
+			return S_NONE;
+	return S_REQUEST;
+}
+
+/* A TLS record header: handshake, alert, change cipher spec or data, version 3.x. */
+static int tls_record(const unsigned char *p, size_t n)
+{
+	return n >= 3 && p[0] >= 0x14 && p[0] <= 0x17 && p[1] == 3 && p[2] <= 4;
+}
+
+static const char h2_preface[] = "PRI * HTTP/2.0\r\n";
+
+static enum tf_dir dir_of(const struct half *h)
+{
+	return h == &h->conn->h[TF_C2S] ? TF_C2S : TF_S2C;
+}
+
+/* ---- the queue ---- */
+
+static struct pending *queue_push(struct conn *c)
+{
+	struct pending *e = mt_calloc(1, sizeof(*e));
+
+	if (c->q_tail)
+		c->q_tail->next = e;
+	else
+		c->q = e;
+	c->q_tail = e;
+	c->nq++;
+	return e;
+}
+
+static struct pending *queue_pop(struct conn *c)
+{
+	struct pending *e = c->q;
+
+	if (!e)
+		return NULL;
+	c->q = e->next;
+	if (!c->q)
+		c->q_tail = NULL;
+	c->nq--;
+	e->next = NULL;
+	return e;
+}
+
+/*
+ * Free entry e, taken off the queue: a request still being read for it (its
+ * body not whole) is read no more as its, and counted as lost.
+ */
+static void pending_free(struct conn *c, struct pending *e)
+{
+	struct half *q = &c->h[TF_C2S];
+
+	if (!e)
+		return;
+	if (q->req == e) {
+		q->req = NULL;
+		c->r->st.lost_requests++;
+	}
+	free(e);
+}
+
+/* ---- saying things to the sink ---- */
+
+static void sink_end(struct conn *c, struct pending *e, const char *outcome, const char *error,
+		     int64_t us)
+{
+	if (e->x && c->r->s.end)
+		c->r->s.end(c->r->s.ctx, e->x, outcome, error, us);
+	e->x = NULL;
+}
+
+/* The head's fields as a list (their pointers made now that text is whole). */
+static const struct mt_hdr *head_fields(struct half *h)
+{
+	if (h->nf > h->caphv) {
+		h->caphv = h->nf;
+		h->hv = mt_realloc(h->hv, h->caphv * sizeof(*h->hv));
+	}
+	for (size_t i = 0; i < h->nf; i++) {
+		h->hv[i].name = h->text.data + h->off[2 * i];
+		h->hv[i].value = h->text.data + h->off[2 * i + 1];
+	}
+	return h->hv;
+}
+
+/* Say the request of h (its entry e), with what its body has. */
+static void say_request(struct conn *c, struct half *h, struct pending *e)
+{
+	struct hx_request r;
+
+	if (e->said || e->lost)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.method = http_method_str((enum http_method)h->p.method);
+	r.target = h->url.data ? h->url.data : "/";
+	r.h = head_fields(h);
+	r.nh = h->nf;
+	r.body = h->body.len ? h->body.data : NULL;
+	r.body_len = h->body.len;
+	r.body_lost = h->body_lost;
+	r.body_cut = h->body_cut;
+	if (h->body_cut)
+		c->r->st.body_cut++;
+	e->said = 1;
+	e->x = c->r->s.request(c->r->s.ctx, c->sink_conn, &r, h->us);
+	c->r->st.requests++;
+}
+
+/* ---- http_parser's callbacks ---- */
+
+static void head_reset(struct half *h)
+{
+	mt_buf_reset(&h->url);
+	mt_buf_reset(&h->text);
+	h->nf = 0;
+	h->in_value = 0;
+	mt_buf_reset(&h->body);
+	h->body_lost = h->body_cut = 0;
+	h->head_done = h->in_body = h->chunked = h->eof_body = 0;
+	h->body_left = UINT64_MAX;
+	h->chunk_left = 0;
+	h->interim = h->orphan = 0;
+}
+
+static int on_message_begin(http_parser *p)
+{
+	struct half *h = p->data;
+
+	head_reset(h);
+	h->in_msg = 1;
+	return 0;
+}
+
+static int on_url(http_parser *p, const char *at, size_t n)
+{
+	struct half *h = p->data;
+
+	mt_buf_append(&h->url, at, n);
+	return 0;
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t n)
+{
+	struct half *h = p->data;
+
+	if (h->in_value || !h->nf) {
+		/* A new field: the last one's value ends. */
+		if (h->nf)
+			mt_buf_putc(&h->text, '\0');
+		if (h->nf == h->capf) {
+			h->capf = h->capf ? h->capf * 2 : 16;
+			h->off = mt_realloc(h->off, 2 * h->capf * sizeof(*h->off));
+		}
+		h->off[2 * h->nf] = h->text.len;
+		h->off[2 * h->nf + 1] = h->text.len; /* (set at its value) */
+		h->nf++;
+		h->in_value = 0;
+	}
+	mt_buf_append(&h->text, at, n);
+	return 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t n)
+{
+	struct half *h = p->data;
+
+	if (!h->nf)
+		return 0;
+	if (!h->in_value) {
+		mt_buf_putc(&h->text, '\0');
+		h->off[2 * h->nf - 1] = h->text.len;
+		h->in_value = 1;
+	}
+	mt_buf_append(&h->text, at, n);
+	return 0;
+}
+
+/* The head is whole: its last value ended, its fields' text fixed. */
+static void head_end(struct half *h)
+{
+	if (h->nf) {
+		if (!h->in_value) {
+			/* (a field without a value: an empty one) */
+			mt_buf_putc(&h->text, '\0');
+			h->off[2 * h->nf - 1] = h->text.len;
+		}
+		mt_buf_putc(&h->text, '\0');
+	}
+	mt_buf_putc(&h->url, '\0');
+	h->url.len--;
+	h->head_done = 1;
+	h->chunked = !!(h->p.flags & F_CHUNKED);
+	h->body_left = (h->p.flags & F_CONTENTLENGTH) && !h->chunked ? h->p.content_length
+								      : UINT64_MAX;
+}
+
+static int on_request_head(struct half *h)
+{
+	struct conn *c = h->conn;
+	struct pending *e;
+
+	if (c->nq >= PENDING_MAX) {
+		/* A client that never hears back: its oldest request is given up on. */
+		struct pending *old = queue_pop(c);
+		sink_end(c, old, "stopped", "too many requests waiting for their responses", h->us);
+		c->r->st.unanswered++;
+		pending_free(c, old);
+	}
+	e = queue_push(c);
+	e->head = h->p.method == HTTP_HEAD;
+	e->connect = h->p.method == HTTP_CONNECT;
+	h->req = e;
+	return 0;
+}
+
+static int on_response_head(struct half *h)
+{
+	struct conn *c = h->conn;
+	int status = (int)h->p.status_code;
+	struct pending *e;
+
+	if (status >= 100 && status < 200 && status != 101) {
+		h->interim = 1;
+		c->r->st.interim++;
+		return 1; /* (no body) */
+	}
+	c->r->st.responses++;
+	e = queue_pop(c);
+	if (!e || e->lost) {
+		/* Its request was not captured (or was cut): the response is skipped. */
+		if (!e)
+			c->r->st.orphans++;
+		pending_free(c, e);
+		h->orphan = 1;
+		return status == 204 || status == 304 || status == 101 ? 1 : 0;
+	}
+	h->cur = e;
+	if (!e->said) {
+		/* An answer before the request's body was whole (an early answer, or the
+		 * rest of the body waits behind a hole in the capture): the request is
+		 * said as it is, what its body lacks counted as not captured. */
+		struct half *q = &c->h[TF_C2S];
+		if (q->req == e) {
+			q->body_lost += q->body_left != UINT64_MAX && q->body_left ? q->body_left
+				       : q->chunked && q->chunk_left			? q->chunk_left
+											: 1;
+			say_request(c, q, e);
+			q->req = NULL;
+		}
+	}
+	if (e->x && c->r->s.response_head)
+		c->r->s.response_head(c->r->s.ctx, e->x, status, head_fields(h), h->nf, h->us);
+	if (e->connect && status >= 200 && status < 300)
+		return 2; /* a tunnel: the rest is not HTTP */
+	return e->head || status == 204 || status == 304 ? 1 : 0;
+}
+
+static int on_headers_complete(http_parser *p)
+{
+	struct half *h = p->data;
+	int rc;
+
+	head_end(h);
+	rc = p->type == HTTP_REQUEST ? on_request_head(h) : on_response_head(h);
+	/* Where a gap may be skipped: a body of known length, or one read to the close. */
+	h->eof_body = rc == 0 && p->type == HTTP_RESPONSE && !h->chunked &&
+		      h->body_left == UINT64_MAX && !h->interim;
+	h->in_body = rc == 0 && (h->chunked || h->eof_body ||
+				 (h->body_left != UINT64_MAX && h->body_left > 0));
+	return rc;
+}
+
+static int on_body(http_parser *p, const char *at, size_t n)
+{
+	struct half *h = p->data;
+	struct conn *c = h->conn;
+
+	h->in_body = 1;
+	if (h->body_left != UINT64_MAX)
+		h->body_left -= n < h->body_left ? n : h->body_left;
+	if (h->chunked)
+		h->chunk_left -= n < h->chunk_left ? n : h->chunk_left;
+	if (h->filling)
+		return 0;
+	if (p->type == HTTP_REQUEST) {
+		size_t room = c->r->o.max_body > h->body.len ? c->r->o.max_body - h->body.len : 0;
+		size_t k = n < room ? n : room;
+		mt_buf_append(&h->body, at, k);
+		h->body_cut += n - k;
+		return 0;
+	}
+	if (h->cur && h->cur->x && c->r->s.response_body)
+		c->r->s.response_body(c->r->s.ctx, h->cur->x, at, n, h->us);
+	return 0;
+}
+
+static int on_chunk_header(http_parser *p)
+{
+	struct half *h = p->data;
+
+	h->in_body = 1;
+	h->chunk_left = p->content_length;
+	return 0;
+}
+
+static int on_chunk_complete(http_parser *p)
+{
+	struct half *h = p->data;
+
+	h->chunk_left = 0;
+	return 0;
+}
+
+static int on_message_complete(http_parser *p)
+{
+	struct half *h = p->data;
+	struct conn *c = h->conn;
+
+	h->in_msg = 0;
+	if (p->type == HTTP_REQUEST) {
+		if (h->req) {
+			say_request(c, h, h->req);
+			h->req = NULL;
+		}
+	} else if (!h->interim && h->cur) {
+		sink_end(c, h->cur, "complete", NULL, h->us);
+		pending_free(c, h->cur);
+		h->cur = NULL;
+	}
+	h->head_done = h->in_body = 0;
+	return 0;
+}
+
+static const http_parser_settings settings = {
+	.on_message_begin = on_message_begin,
+	.on_url = on_url,
+	.on_header_field = on_header_field,
+	.on_header_value = on_header_value,
+	.on_headers_complete = on_headers_complete,
+	.on_body = on_body,
+	.on_message_complete = on_message_complete,
+	.on_chunk_header = on_chunk_header,
+	.on_chunk_complete = on_chunk_complete,
+};
+
+/* ---- reading, losing the thread, finding it again ---- */
+
+static void parser_start(struct half *h)
+{
+	http_parser_init(&h->p, dir_of(h) == TF_C2S ? HTTP_REQUEST : HTTP_RESPONSE);
+	h->p.data = h;
+	h->in_msg = 0;
+	head_reset(h);
+}
+
+/*
+ * A half that has read nothing yet, once the connection is known to carry
+ * HTTP: parsed from its first byte, or, from the middle of a stream, read
+ * from the first line that opens a message.
+ */
+static void half_begin(struct conn *c, struct half *h)
+{
+	if (h->mode != M_FIRST)
+		return;
+	if (c->midstream) {
+		h->mode = M_SCAN;
+	} else {
+		parser_start(h);
+		h->mode = M_PARSE;
+	}
+}
+
+/* The connection carries HTTP: the sink knows it from now on. */
+static void conn_http(struct conn *c, int64_t us)
+{
+	if (c->klass == K_HTTP)
+		return;
+	c->klass = K_HTTP;
+	c->r->st.http++;
+	if (c->r->s.conn_open)
+		c->sink_conn = c->r->s.conn_open(c->r->s.ctx, c->c, us);
+}
+
+/* The reassembler's client is the server: the halves change places. */
+static void conn_swap(struct conn *c)
+{
+	struct half t = c->h[TF_C2S];
+
+	c->h[TF_C2S] = c->h[TF_S2C];
+	c->h[TF_S2C] = t;
+	c->h[TF_C2S].p.data = &c->h[TF_C2S];
+	c->h[TF_S2C].p.data = &c->h[TF_S2C];
+	if (c->r->s.swap)
+		c->r->s.swap(c->r->s.ctx, c->c);
+}
+
+/*
+ * The message in progress on h is lost (a gap of n bytes, or an error): what
+ * it was is ended as well as it can be, and h looks for the next start.
+ */
+static void lose_thread(struct half *h, const char *why, uint64_t lost)
+{
+	struct conn *c = h->conn;
+
+	if (dir_of(h) == TF_C2S) {
+		if (h->req) {
+			if (h->head_done) {
+				/* Its head is known: it is said, with what its body had (after
+				 * an error: stored as it is, invalid). */
+				h->body_lost += lost;
+				say_request(c, h, h->req);
+			} else {
+				h->req->lost = 1;
+				c->r->st.lost_requests++;
+			}
+			h->req = NULL;
+		} else if (h->in_msg) {
+			/* A head cut before it was whole: its response, if it comes, is
+			 * not paired with the next request. */
+			struct pending *e = queue_push(c);
+			e->lost = 1;
+			c->r->st.lost_requests++;
+		}
+	} else if (h->cur) {
+		sink_end(c, h->cur, "gap", why, h->us);
+		pending_free(c, h->cur);
+		h->cur = NULL;
+	} else if (h->in_msg && !h->head_done) {
+		/* A response head cut: the request it answered gets no response. */
+		struct pending *e = queue_pop(c);
+		if (e) {
+			sink_end(c, e, "gap", why, h->us);
+			pending_free(c, e);
+		}
+	}
+	h->mode = M_SCAN;
+	h->in_msg = 0;
+	h->head_done = h->in_body = 0;
+	h->filling = 0;
+	mt_buf_reset(&h->carry);
+}
+
+/*
+ * Parse n bytes of h. Returns the bytes consumed; on an error, h is
+ * scanning and the rest is the scanner's.
+ */
+static size_t parse(struct half *h, const char *p, size_t n)
+{
+	struct conn *c = h->conn;
+	size_t k = http_parser_execute(&h->p, &settings, p, n);
+
+	if (h->p.upgrade && h->p.type == HTTP_REQUEST && h->p.method != HTTP_CONNECT) {
+		/* A client asking to switch (Upgrade): HTTP goes on unless a 101 answers. */
+		http_parser_init(&h->p, HTTP_REQUEST);
+		return k;
+	}
+	if (h->p.upgrade) {
+		/* A protocol switch (101, a CONNECT tunnel): what follows is not HTTP. */
+		c->r->st.upgraded++;
+		c->h[TF_C2S].mode = M_DEAD;
+		c->h[TF_S2C].mode = M_DEAD;
+		return n;
+	}
+	if (HTTP_PARSER_ERRNO(&h->p) != HPE_OK) {
+		c->r->st.parse_errors++;
+		lose_thread(h, http_errno_description(HTTP_PARSER_ERRNO(&h->p)), 0);
+		h->gap_pending = 0;
+		/* What follows is scanned; at least the byte refused is passed over. */
+		return k ? k : 1;
+	}
+	return n;
+}
+
+/* Reading starts again on h (its direction d) at a start line. */
+static void resume(struct half *h)
+{
+	struct conn *c = h->conn;
+
+	parser_start(h);
+	h->mode = M_PARSE;
+	if (h->gap_pending || h->skipped) {
+		c->r->st.resyncs++;
+		c->r->st.skipped_bytes += h->skipped;
+		if (h->gap_pending && c->r->s.conn_gap) {
+			char why[200];
+			snprintf(why, sizeof(why),
+				 "%llu bytes not captured%s; reading resumed at the next %s",
+				 (unsigned long long)h->gap_pending, h->skipped ? " (and more passed over)" : "",
+				 dir_of(h) == TF_C2S ? "request" : "response");
+			c->r->s.conn_gap(c->r->s.ctx, c->sink_conn, dir_of(h), h->gap_pending, why,
+					 h->us);
+		}
+	}
+	h->gap_pending = 0;
+	h->skipped = 0;
+}
+
+/*
+ * A start line of kind k was found on half *d: does it fit which side is
+ * the client? The roles are decided by the first one (the halves swapped
+ * when the reassembler guessed wrong: *d is then the other index).
+ */
+static int start_fits(struct conn *c, enum tf_dir *d, enum start k)
+{
+	if (k == S_NONE)
+		return 0;
+	if (!c->decided) {
+		c->decided = 1;
+		if ((k == S_REQUEST) != (*d == TF_C2S)) {
+			conn_swap(c);
+			*d = *d == TF_C2S ? TF_S2C : TF_C2S;
+		}
+		conn_http(c, c->h[*d].us);
+		/* The other half, when it has read nothing yet, starts at its first byte. */
+		half_begin(c, &c->h[*d == TF_C2S ? TF_S2C : TF_C2S]);
+		return 1;
+	}
+	return (k == S_REQUEST) == (*d == TF_C2S);
+}
+
+/* The methods a request line found while resynchronising may have. */
+static const char *const methods[] = {"GET", "POST", "DELETE", "PUT", "HEAD", "OPTIONS",
+				      "PATCH", "CONNECT", "TRACE"};
+
+/*
+ * Where a message opens in the line L (n bytes, its LF included; at most
+ * its last HX_SCAN_MAX bytes): a status line from an "HTTP/1." to the end,
+ * or a request line that ends the line (what comes before its method is the
+ * end of a body that had no line end). Of the kind want (S_NONE: either).
+ * Returns the offset of its first byte with *kind set, or -1.
+ */
+static ssize_t find_start(const char *L, size_t n, enum start want, enum start *kind)
+{
+	ssize_t req = -1, resp = -1;
+	size_t m = n;
+
+	if (want != S_REQUEST) {
+		const char *at = L, *end = L + n;
+		while ((at = memmem(at, (size_t)(end - at), "HTTP/1.", 7)) != NULL) {
+			if (start_line(at, (size_t)(end - at)) == S_RESPONSE) {
+				resp = at - L;
+				break;
+			}
+			at++;
+		}
+	}
+	if (m && L[m - 1] == '\n')
+		m--;
+	if (m && L[m - 1] == '\r')
+		m--;
+	if (want != S_RESPONSE && m >= 9 && !memcmp(L + m - 9, " HTTP/1.", 8) &&
+	    (L[m - 1] == '0' || L[m - 1] == '1')) {
+		/* ... SP target SP HTTP/1.x: back over the target, then the method. */
+		size_t t = m - 9, ts = t;
+		while (ts > 0 && (unsigned char)L[ts - 1] > 0x20 && (unsigned char)L[ts - 1] < 0x7f)
+			ts--;
+		if (ts < t && ts >= 2 && L[ts - 1] == ' ') {
+			size_t me = ts - 1; /* the method ends here */
+			for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
+				size_t ml = strlen(methods[i]);
+				if (me >= ml && !memcmp(L + me - ml, methods[i], ml)) {
+					req = (ssize_t)(me - ml);
+					break;
+				}
+			}
+		}
+	}
+	if (req >= 0 && (resp < 0 || req < resp)) {
+		*kind = S_REQUEST;
+		return req;
+	}
+	if (resp >= 0) {
+		*kind = S_RESPONSE;
+		return resp;
+	}
+	return -1;
+}
+
+/* Keep the tail of the line being scanned (its last HX_SCAN_MAX bytes). */
+static void carry_keep(struct half *h, const char *p, size_t n)
+{
+	if (n >= HX_SCAN_MAX) {
+		h->skipped += h->carry.len + n - HX_SCAN_MAX;
+		mt_buf_reset(&h->carry);
+		mt_buf_append(&h->carry, p + n - HX_SCAN_MAX, HX_SCAN_MAX);
+		return;
+	}
+	mt_buf_append(&h->carry, p, n);
+	if (h->carry.len > HX_SCAN_MAX) {
+		size_t drop = h->carry.len - HX_SCAN_MAX;
+		memmove(h->carry.data, h->carry.data + drop, HX_SCAN_MAX);
+		h->carry.len = HX_SCAN_MAX;
+		h->skipped += drop;
+	}
+}
+
+/*
+ * Look for a message's start in n bytes of half *d (scanning), line by line.
+ * Returns the bytes consumed: all of them, or those before a start (the
+ * half then parses from it).
+ */
+static size_t scan(struct conn *c, enum tf_dir *d, const char *p, size_t n)
+{
+	struct half *h = &c->h[*d];
+	size_t used = 0;
+
+	while (used < n) {
+		const char *q = p + used, *L;
+		size_t left = n - used, ln;
+		const char *nl = memchr(q, '\n', left);
+		size_t take = nl ? (size_t)(nl - q) + 1 : left;
+		int carried = h->carry.len > 0;
+		enum start want = !c->decided ? S_NONE : *d == TF_C2S ? S_REQUEST : S_RESPONSE;
+		enum start k = S_NONE;
+		ssize_t at;
+
+		if (!nl) {
+			carry_keep(h, q, take); /* (the line goes on in the next piece) */
+			return n;
+		}
+		if (carried) {
+			carry_keep(h, q, take);
+			L = h->carry.data;
+			ln = h->carry.len;
+		} else {
+			ln = take > HX_SCAN_MAX ? HX_SCAN_MAX : take;
+			L = q + take - ln;
+			h->skipped += take - ln;
+		}
+		at = find_start(L, ln, want, &k);
+		if (at >= 0 && start_fits(c, d, k)) {
+			h = &c->h[*d];
+			h->skipped += (size_t)at;
+			if (carried) {
+				struct mt_buf line = h->carry;
+				h->carry = (struct mt_buf)MT_BUF_INIT;
+				resume(h);
+				parse(h, line.data + at, line.len - (size_t)at);
+				mt_buf_release(&line);
+				return used + take;
+			}
+			resume(h);
+			return used + (size_t)(L + at - q);
+		}
+		h->skipped += ln;
+		mt_buf_reset(&h->carry);
+		used += take;
+	}
+	return used;
+}
+
+/* Not HTTP: the connection's halves only count what they carry from now on. */
+static void conn_not_http(struct conn *c, enum klass k)
+{
+	c->klass = k;
+	c->h[TF_C2S].mode = M_DEAD;
+	c->h[TF_S2C].mode = M_DEAD;
+	if (k == K_TLS)
+		c->r->st.tls++;
+	else if (k == K_H2)
+		c->r->st.h2++;
+	else
+		c->r->st.other++;
+}
+
+/*
+ * The first bytes of a half (its stream's start): what the connection
+ * carries. Returns 1 when they tell, 0 when more are needed (kept in first).
+ */
+static int classify(struct conn *c, enum tf_dir *d, const char *p, size_t n)
+{
+	struct half *h = &c->h[*d];
+	size_t take = sizeof(h->first) - h->nfirst < n ? sizeof(h->first) - h->nfirst : n;
+	const unsigned char *f = h->first;
+	size_t fn;
+
+	memcpy(h->first + h->nfirst, p, take);
+	h->nfirst += take;
+	fn = h->nfirst;
+	if (tls_record(f, fn)) {
+		conn_not_http(c, K_TLS);
+		return 1;
+	}
+	if (fn < 3)
+		return 0;
+	if (!memcmp(f, h2_preface, fn < 16 ? fn : 16)) {
+		if (fn < 16)
+			return 0;
+		conn_not_http(c, K_H2);
+		return 1;
+	}
+	/* "METHOD " or "HTTP/1.": a start line (checked whole by the parser). */
+	size_t i = 0;
+	while (i < fn && is_tchar_upper((char)f[i]))
+		i++;
+	int req = i >= 3 && i < fn && f[i] == ' ';
+	int resp = fn >= 7 && !memcmp(f, "HTTP/1.", 7);
+	if (!req && !resp) {
+		if (i == fn && fn < sizeof(h->first))
+			return 0; /* (letters so far) */
+		if (c->midstream)
+			return -1; /* (from the middle of a stream: scanned) */
+		conn_not_http(c, K_OTHER);
+		return 1;
+	}
+	c->decided = 1;
+	if (req != (*d == TF_C2S)) {
+		conn_swap(c);
+		*d = *d == TF_C2S ? TF_S2C : TF_C2S;
+	}
+	conn_http(c, c->h[*d].us);
+	half_begin(c, h);
+	half_begin(c, &c->h[*d == TF_C2S ? TF_S2C : TF_C2S]);
+	return 1;
+}
+
+/* Read n bytes of half *d by its mode (the halves may swap: *d follows). */
+static void feed(struct conn *c, enum tf_dir *d, const char *p, size_t n)
+{
+	while (n) {
+		struct half *h = &c->h[*d];
+		size_t k;
+		switch (h->mode) {
+		case M_FIRST: {
+			size_t had = h->nfirst;
+			unsigned char kept[sizeof(h->first)];
+			int rc = 1;
+			memcpy(kept, h->first, had);
+			if (c->klass == K_NEW)
+				rc = classify(c, d, p, n);
+			else if (c->klass != K_HTTP)
+				return; /* (both halves are dead) */
+			h = &c->h[*d];
+			if (rc == 0)
+				return; /* (all kept in first: more is needed) */
+			h->nfirst = 0;
+			if (rc < 0) {
+				/* From the middle of a stream: where a message starts is looked for. */
+				h->mode = M_SCAN;
+					} else if (h->mode == M_FIRST) {
+				parser_start(h);
+				h->mode = M_PARSE;
+			}
+			/* The bytes kept to classify come first. */
+			if (had)
+				feed(c, d, (const char *)kept, had);
+			continue;
+		}
+		case M_PARSE:
+			k = parse(h, p, n);
+			break;
+		case M_SCAN:
+			k = scan(c, d, p, n);
+			break;
+		case M_DEAD:
+		default:
+			return;
+		}
+		p += k;
+		n -= k;
+	}
+}
+
+/* n bytes of direction d, in order. */
+static void push(struct conn *c, enum tf_dir d, const char *p, size_t n, int64_t us)
+{
+	c->bytes += n;
+	c->h[TF_C2S].us = c->h[TF_S2C].us = us;
+	feed(c, &d, p, n);
+}
+
+/* n bytes of direction d were not captured. */
+static void gap(struct conn *c, enum tf_dir d, uint64_t n, int64_t us)
+{
+	struct half *h = &c->h[d];
+	struct hx_reader *r = c->r;
+
+	c->h[TF_C2S].us = c->h[TF_S2C].us = us;
+	if (h->mode == M_DEAD)
+		return;
+	if (c->klass == K_HTTP) {
+		r->st.gaps++;
+		r->st.gap_bytes += n;
+	}
+	if (h->mode == M_FIRST) {
+		/* The stream's start is lost: what it is is looked for. */
+		c->midstream = 1;
+		h->nfirst = 0;
+		h->mode = M_SCAN;
+		h->gap_pending += n;
+		return;
+	}
+	if (h->mode == M_SCAN) {
+		h->skipped += h->carry.len;
+		mt_buf_reset(&h->carry);
+		h->gap_pending += n;
+		return;
+	}
+	/* Parsing: a body whose framing says how long it is skips the gap. */
+	if (h->in_body && !h->filling) {
+		int resp = h->p.type == HTTP_RESPONSE;
+		void *x = resp && h->cur ? h->cur->x : NULL;
+		if (h->eof_body) {
+			/* Read to the close: nothing to skip, the bytes are just missing. */
+			if (x && r->s.response_gap)
+				r->s.response_gap(r->s.ctx, x, n, us);
+			return;
+		}
+		if ((h->body_left != UINT64_MAX && n <= h->body_left) ||
+		    (h->chunked && n <= h->chunk_left)) {
+			if (x && r->s.response_gap)
+				r->s.response_gap(r->s.ctx, x, n, us);
+			if (!resp)
+				h->body_lost += n;
+			h->filling = 1;
+			for (uint64_t left = n; left && h->mode == M_PARSE;) {
+				size_t k = left < sizeof(filler) ? (size_t)left : sizeof(filler);
+				parse(h, filler, k);
+				left -= k;
+			}
+			h->filling = 0;
+			return;
+		}
+	}
+	/* Anywhere else the thread is lost. */
+	h->gap_pending += n;
+	{
+		char why[160];
+		snprintf(why, sizeof(why), "%llu bytes not captured: the rest of the %s is lost",
+			 (unsigned long long)n, h->p.type == HTTP_REQUEST ? "request" : "response");
+		lose_thread(h, why, n);
+	}
+}
+
+/* ---- the tf_handler ---- */
+
+static void *tf_open(void *ctx, const struct tf_conn *tc)
+{
+	struct conn *c = mt_calloc(1, sizeof(*c));
+
+	c->r = ctx;
+	c->c = tc;
+	c->midstream = !tc->saw_syn;
+	for (int k = 0; k < 2; k++) {
+		c->h[k].conn = c;
+		c->h[k].mode = M_FIRST;
+		c->h[k].body_left = UINT64_MAX;
+	}
+	return c;
+}
+
+static void tf_data(void *state, const struct tf_conn *tc, enum tf_dir d, const uint8_t *p,
+		    size_t n, int64_t us)
+{
+	struct conn *c = state;
+
+	if (!c)
+		return;
+	c->c = tc;
+	push(c, d, (const char *)p, n, us);
+}
+
+static void tf_gap(void *state, const struct tf_conn *tc, enum tf_dir d, uint64_t n, int64_t us)
+{
+	struct conn *c = state;
+
+	if (!c)
+		return;
+	c->c = tc;
+	gap(c, d, n, us);
+}
+
+/* What a TLS connection's server was: counted in the list of TLS servers. */
+static void count_tls(struct hx_reader *r, const struct tf_conn *tc, uint64_t bytes)
+{
+	struct hx_stats *st = &r->st;
+
+	st->tls_bytes += bytes;
+	for (size_t i = 0; i < st->n_tls_servers; i++) {
+		struct hx_tls_server *s = &st->tls_servers[i];
+		if (s->server.family == tc->server.family && s->server.port == tc->server.port &&
+		    !memcmp(s->server.addr, tc->server.addr, sizeof(s->server.addr))) {
+			s->connections++;
+			s->bytes += bytes;
+			return;
+		}
+	}
+	if (st->n_tls_servers < HX_TLS_SERVERS) {
+		struct hx_tls_server *s = &st->tls_servers[st->n_tls_servers++];
+		s->server = tc->server;
+		s->connections = 1;
+		s->bytes = bytes;
+		return;
+	}
+	st->tls_servers_more++;
+}
+
+static void half_release(struct half *h)
+{
+	mt_buf_release(&h->url);
+	mt_buf_release(&h->text);
+	mt_buf_release(&h->body);
+	mt_buf_release(&h->carry);
+	free(h->off);
+	free(h->hv);
+	free(h->cur);
+}
+
+static void tf_close(void *state, const struct tf_conn *tc, enum tf_end_how how, int64_t us)
+{
+	struct conn *c = state;
+	struct hx_reader *r;
+	const char *outcome, *why;
+
+	if (!c)
+		return;
+	r = c->r;
+	c->c = tc;
+	c->h[TF_C2S].us = c->h[TF_S2C].us = us;
+	switch (how) {
+	case TF_FIN: outcome = "closed"; why = "the connection closed"; break;
+	case TF_RST: outcome = "closed"; why = "the connection was reset"; break;
+	case TF_IDLE: outcome = "stopped"; why = "the connection was idle too long (--idle)"; break;
+	case TF_EVICTED: outcome = "stopped"; why = "the connection was given up on (a limit)"; break;
+	case TF_EOF:
+	default: outcome = "stopped"; why = "the capture ended"; break;
+	}
+	if (c->klass == K_HTTP) {
+		struct half *q = &c->h[TF_C2S], *s = &c->h[TF_S2C];
+		/* A body read to the close ends here. */
+		if (s->mode == M_PARSE && s->in_msg)
+			http_parser_execute(&s->p, &settings, NULL, 0);
+		if (s->cur) {
+			sink_end(c, s->cur, outcome, why, us);
+			pending_free(c, s->cur);
+			s->cur = NULL;
+		}
+		if (q->req) {
+			/* A request not whole when it closed: never said. */
+			q->req->lost = 1;
+			q->req = NULL;
+			r->st.lost_requests++;
+		}
+		while (c->q) {
+			struct pending *e = queue_pop(c);
+			if (e->x) {
+				r->st.unanswered++;
+				sink_end(c, e, outcome, "no response", us);
+			}
+			free(e);
+		}
+		if (r->s.conn_close)
+			r->s.conn_close(r->s.ctx, c->sink_conn, us);
+	} else if (c->klass == K_TLS) {
+		count_tls(r, tc, c->bytes);
+	} else if (c->klass == K_H2) {
+		r->st.h2_bytes += c->bytes;
+	} else if (c->klass == K_OTHER) {
+		r->st.other_bytes += c->bytes;
+	} else if (c->bytes) {
+		r->st.unsynced++;
+		r->st.unsynced_bytes += c->bytes;
+	}
+	while (c->q) {
+		struct pending *e = queue_pop(c);
+		free(e);
+	}
+	half_release(&c->h[TF_C2S]);
+	half_release(&c->h[TF_S2C]);
+	free(c);
+}
+
+void hx_opts_default(struct hx_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->max_body = 16u << 20;
+}
+
+struct hx_reader *hx_new(const struct hx_opts *o, const struct hx_sink *sink)
+{
+	struct hx_reader *r = mt_calloc(1, sizeof(*r));
+
+	r->o = *o;
+	r->s = *sink;
+	return r;
+}
+
+void hx_handler(struct hx_reader *r, struct tf_handler *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->ctx = r;
+	h->open = tf_open;
+	h->data = tf_data;
+	h->gap = tf_gap;
+	h->close = tf_close;
+}
+
+void hx_stats(const struct hx_reader *r, struct hx_stats *out)
+{
+	*out = r->st;
+}
+
+void hx_free(struct hx_reader *r)
+{
+	free(r);
+}

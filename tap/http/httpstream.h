@@ -1,0 +1,139 @@
+/*
+ * httpstream.h - HTTP/1.1 read from the two byte streams of captured TCP
+ * connections (pcap import), with the nodejs http_parser (Debian's
+ * libhttp-parser). Pure: it is a tf_handler (tap/pcap/tcpflow.h) fed by the TCP
+ * reassembler, and says what it read to a sink; no I/O.
+ *
+ * Per connection:
+ *
+ *   - Which side is the client: the one that sends a request. When the
+ *     reassembler guessed the other (a connection seen from its middle, or
+ *     a server that speaks first), the sink's swap is called (the caller
+ *     calls tf_swap: later data comes with the directions changed).
+ *   - What it carries, from its first bytes: HTTP/1.x; TLS (a handshake or
+ *     record header: not decodable); HTTP/2 (the "PRI * HTTP/2.0"
+ *     preface); anything else. Only HTTP/1.x is read on; the others are
+ *     counted, with their bytes.
+ *   - Requests are paired with responses in order (keep-alive and
+ *     pipelining); interim 1xx responses are skipped; the response to a
+ *     HEAD, a 1xx, 204 or 304 has no body whatever its fields say; bodies
+ *     are framed by Content-Length, chunked encoding or the connection's
+ *     close. A request is said whole (head and body, bounded by max_body);
+ *     a response's head, then its body's bytes as they are parsed (chunked
+ *     framing taken off), then its end.
+ *   - A gap (bytes not captured) inside a body whose length is known (a
+ *     Content-Length body, a chunk's data) or read to the close is skipped
+ *     by its length and said to the exchange; anywhere else the message in
+ *     progress is lost, the gap is said to the connection, and reading
+ *     starts again at the next line that opens a request (client side) or a
+ *     response (server side). Responses whose request was not captured are
+ *     counted and skipped; so are parse errors, which resynchronise the same
+ *     way.
+ *
+ * Memory is bounded per connection: a head by http_parser's limit (80 KiB),
+ * a request body by max_body (what is beyond is counted, not kept), the
+ * text kept while looking for a place to resynchronise by HX_SCAN_MAX.
+ */
+#ifndef MCPTAP_HTTPSTREAM_H
+#define MCPTAP_HTTPSTREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tap/http/httphdr.h"
+#include "tap/pcap/tcpflow.h"
+
+/* The longest line looked at when resynchronising (a request or status line). */
+#define HX_SCAN_MAX 8192
+/* TLS servers listed by address in the counts. */
+#define HX_TLS_SERVERS 16
+
+/* A request, whole. Everything is borrowed for the call. */
+struct hx_request {
+	const char *method;        /* "GET", "POST", ... */
+	const char *target;        /* as sent */
+	const struct mt_hdr *h;    /* its fields, in order */
+	size_t nh;
+	const char *body;          /* its body, without chunked framing; NULL when none */
+	size_t body_len;
+	uint64_t body_lost;        /* bytes of it not captured (a gap) */
+	uint64_t body_cut;         /* bytes of it beyond max_body, not kept */
+};
+
+/*
+ * What the reader says. conn and x are the sink's own handles (what
+ * conn_open and request returned); us is the capture time (µs) of the data
+ * that made it known. Callbacks may be NULL but request.
+ */
+struct hx_sink {
+	void *ctx;
+	/* A connection is known to carry HTTP/1.x (at its first request or response). */
+	void *(*conn_open)(void *ctx, const struct tf_conn *c, int64_t us);
+	/* The reassembler's client is the server: directions change (tf_swap). */
+	void (*swap)(void *ctx, const struct tf_conn *c);
+	/* A request: the sink's handle of its exchange. */
+	void *(*request)(void *ctx, void *conn, const struct hx_request *r, int64_t us);
+	/* The final response's head. */
+	void (*response_head)(void *ctx, void *x, int status, const struct mt_hdr *h, size_t nh,
+			      int64_t us);
+	/* Bytes of its body, in order. */
+	void (*response_body)(void *ctx, void *x, const char *p, size_t n, int64_t us);
+	/* n bytes of its body were not captured (skipped by the framing). */
+	void (*response_gap)(void *ctx, void *x, uint64_t n, int64_t us);
+	/*
+	 * The exchange ended: outcome "complete" (the response read whole),
+	 * "closed" (the connection closed before), "gap" (bytes not captured
+	 * cut it) or "stopped" (the capture ended, or the connection was given
+	 * up on), with error saying more (NULL when complete).
+	 */
+	void (*end)(void *ctx, void *x, const char *outcome, const char *error, int64_t us);
+	/* n bytes of direction d were not captured outside any body the framing could skip. */
+	void (*conn_gap)(void *ctx, void *conn, enum tf_dir d, uint64_t n, const char *why,
+			 int64_t us);
+	/* The connection is over (only for those conn_open was called for). */
+	void (*conn_close)(void *ctx, void *conn, int64_t us);
+};
+
+struct hx_opts {
+	size_t max_body;           /* a request body kept up to this (default 16 MiB) */
+};
+void hx_opts_default(struct hx_opts *o);
+
+/* What the connections carried. */
+struct hx_stats {
+	uint64_t http, tls, h2, other, unsynced; /* connections: HTTP/1.x, TLS, HTTP/2,
+						  * other TCP, midstream with no HTTP start found */
+	uint64_t tls_bytes, h2_bytes, other_bytes, unsynced_bytes; /* their bytes */
+	uint64_t upgraded;        /* HTTP connections that switched protocol (101, CONNECT) */
+	uint64_t requests, responses, interim;
+	uint64_t orphans;         /* responses whose request was not captured: skipped */
+	uint64_t unanswered;      /* requests without a response when their connection ended */
+	uint64_t parse_errors;    /* messages http_parser refused (reading resynchronised) */
+	uint64_t resyncs;         /* times reading started again after a gap or an error */
+	uint64_t lost_requests;   /* requests cut by a gap or an error: not said */
+	uint64_t skipped_bytes;   /* bytes passed over looking for a message's start */
+	uint64_t gaps, gap_bytes; /* gaps the reassembler delivered on HTTP connections */
+	uint64_t body_cut;        /* request bodies above max_body */
+	/* The TLS servers seen (the first HX_TLS_SERVERS), with their counts. */
+	struct hx_tls_server {
+		struct tf_end server;
+		uint64_t connections, bytes;
+	} tls_servers[HX_TLS_SERVERS];
+	size_t n_tls_servers;
+	uint64_t tls_servers_more; /* connections to servers beyond that list */
+};
+
+struct hx_reader;
+
+/* A reader saying what it reads to sink (copied). Never NULL. */
+struct hx_reader *hx_new(const struct hx_opts *o, const struct hx_sink *sink);
+
+/* The tf_handler that feeds it (its ctx is r). */
+void hx_handler(struct hx_reader *r, struct tf_handler *h);
+
+void hx_stats(const struct hx_reader *r, struct hx_stats *out);
+
+/* Free the reader (the reassembler must have closed every connection). NULL is let be. */
+void hx_free(struct hx_reader *r);
+
+#endif

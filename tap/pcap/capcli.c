@@ -1,0 +1,408 @@
+/*
+ * capcli.c - what `mcptap import` and `mcptap sniff` share (see capcli.h).
+ */
+#include "tap/pcap/capcli.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+void capcli_init(struct capcli *o, const struct cmd_entry *e, int argc)
+{
+	memset(o, 0, sizeof(*o));
+	o->e = e;
+	mt_import_opts_default(&o->io);
+	o->rules = mt_calloc((size_t)argc + 1, sizeof(*o->rules));
+	o->kinds = mt_calloc((size_t)argc + 1, 1);
+}
+
+void capcli_release(struct capcli *o)
+{
+	mt_redact_free(o->red);
+	free(o->rules);
+	free(o->kinds);
+	memset(o, 0, sizeof(*o));
+}
+
+int capcli_option(struct capcli *o, int c, const char *arg)
+{
+	uint64_t size;
+	int64_t n;
+
+	switch (c) {
+	case 'w':
+		o->path = arg;
+		return 1;
+	case 'f':
+		o->filter = arg;
+		return 1;
+	case 0x100:
+		if (mt_parse_size(arg, &size) || size == 0 || size > (1ULL << 31) - 1) {
+			cli_usage_error(o->e, "bad --max-message '%s' (1 byte to 2G less one)", arg);
+			return -1;
+		}
+		o->io.wopts.max_message = size;
+		o->io.hx.max_body = size;
+		return 1;
+	case 0x101:
+	case 0x102:
+		if (mt_parse_size(arg, &size) || size < 4096 || size > (1ULL << 40)) {
+			cli_usage_error(o->e, "bad --%s '%s' (4k to 1T)",
+					c == 0x101 ? "flow-memory" : "memory", arg);
+			return -1;
+		}
+		*(c == 0x101 ? &o->io.limits.flow_bytes : &o->io.limits.total_bytes) = size;
+		return 1;
+	case 0x103:
+		if (mt_parse_int64(arg, &n) || n < 1 || n > 86400 * 365) {
+			cli_usage_error(o->e, "bad --idle '%s' (1 to 31536000 seconds)", arg);
+			return -1;
+		}
+		o->io.limits.idle_ms = n * 1000;
+		return 1;
+	case 0x104:
+		if (mt_parse_int64(arg, &n) || n < 1 || n > 100000000) {
+			cli_usage_error(o->e, "bad --max-flows '%s' (1 to 100000000)", arg);
+			return -1;
+		}
+		o->io.limits.max_flows = (size_t)n;
+		return 1;
+	case 'K':
+	case 'P':
+	case 'V':
+		o->kinds[o->nrules] = (char)c;
+		o->rules[o->nrules++] = arg;
+		return 1;
+	case 'k':
+		o->keep = 1;
+		return 1;
+	}
+	return 0;
+}
+
+int capcli_ready(struct capcli *o)
+{
+	int bad = 0;
+
+	o->path = cli_capture_path(o->path);
+	if (!o->path) {
+		cli_usage_error(o->e, "no capture file to write: give -w FILE or set MCPTAP_FILE");
+		return -1;
+	}
+	if (o->keep && o->nrules) {
+		cli_usage_error(o->e, "--keep-secrets and --redact-* contradict each other");
+		return -1;
+	}
+	if (o->io.limits.flow_bytes > o->io.limits.total_bytes) {
+		cli_usage_error(o->e, "--flow-memory is larger than --memory");
+		return -1;
+	}
+	if (!o->keep) {
+		o->red = cli_redactor(o->e, o->kinds, o->rules, o->nrules, &bad);
+		if (bad)
+			return -1;
+	}
+	snprintf(o->label, sizeof(o->label), "'%s'", o->path);
+	o->io.wopts.redact = o->red;
+	o->io.wopts.label = o->label;
+	o->io.db_path = o->path;
+	return 0;
+}
+
+/* ---- running ---- */
+
+static volatile sig_atomic_t stop_flag;
+static struct mt_capture *running;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+	if (running)
+		mt_capture_breakloop(running);
+}
+
+/* A size for people: "812 B", "12.3 kB", "4.2 MB". */
+static void fmt_bytes(uint64_t n, char out[32])
+{
+	if (n < 1000)
+		snprintf(out, 32, "%llu B", (unsigned long long)n);
+	else if (n < 1000000)
+		snprintf(out, 32, "%.1f kB", (double)n / 1e3);
+	else if (n < 1000000000)
+		snprintf(out, 32, "%.1f MB", (double)n / 1e6);
+	else
+		snprintf(out, 32, "%.2f GB", (double)n / 1e9);
+}
+
+/* Progress on a terminal. */
+struct progress {
+	int tty;
+	int shown;               /* a line is on the screen: cleared before anything else */
+	int64_t last_ns;
+	const char *what;
+	struct mt_import *im;
+};
+
+/* A file's progress, at most every 200 ms, for files of 8 MB and more. */
+static void on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct progress *p = ctx;
+	int64_t now = mt_mono_ns();
+	char d[32], t[32];
+
+	if (!p->tty || total < (8u << 20) || now - p->last_ns < 200000000)
+		return;
+	p->last_ns = now;
+	fmt_bytes(done, d);
+	fmt_bytes(total, t);
+	{
+		struct mt_import_stats st;
+		mt_import_stats(p->im, &st);
+		fprintf(stderr, "\rmcptap: reading %s: %3d%% (%s of %s), %llu sessions, %llu messages\033[K",
+			p->what, (int)(done * 100 / total), d, t, (unsigned long long)st.hl.sessions,
+			(unsigned long long)st.hl.messages);
+	}
+	p->shown = 1;
+}
+
+/* A live capture's counts, after each slice of it. */
+static void live_progress(struct progress *p, struct mt_capture *cap)
+{
+	struct mt_capture_stats cs;
+	struct mt_import_stats st;
+
+	if (!p->tty)
+		return;
+	mt_capture_stats(cap, &cs);
+	mt_import_stats(p->im, &st);
+	fprintf(stderr,
+		"\rmcptap: capturing on %s: %llu packets, %llu connections, %llu sessions, %llu "
+		"messages\033[K",
+		p->what, (unsigned long long)cs.packets, (unsigned long long)st.tf.connections,
+		(unsigned long long)st.hl.sessions, (unsigned long long)st.hl.messages);
+	p->shown = 1;
+}
+
+static void progress_clear(struct progress *p)
+{
+	if (p->shown)
+		fprintf(stderr, "\r\033[K");
+	p->shown = 0;
+}
+
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+static void end_str(const struct tf_end *e, char *out, size_t n)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	inet_ntop(e->family == AF_INET6 ? AF_INET6 : AF_INET, e->addr, a, sizeof(a));
+	snprintf(out, n, e->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, e->port);
+}
+
+/* The summary: what was read, what was stored, what was skipped and why. */
+static void summary(const struct capcli *o, const struct capcli_run *r, struct mt_capture *cap,
+		    const struct mt_import_stats *st)
+{
+	const struct tf_stats *t = &st->tf;
+	const struct hx_stats *h = &st->hx;
+	struct mt_capture_stats cs;
+	char b[32], b2[32];
+
+	mt_capture_stats(cap, &cs);
+	fmt_bytes(t->bytes, b);
+	fprintf(stderr, "mcptap: %s %s into %s\n", r->live ? "captured" : "imported", r->what,
+		o->label);
+	fprintf(stderr, "  packets      %llu (%s)\n", (unsigned long long)t->packets, b);
+	fprintf(stderr, "  connections  %llu (%llu HTTP/1.x)\n", (unsigned long long)t->connections,
+		(unsigned long long)h->http);
+	fprintf(stderr, "  sessions     %llu (%llu Streamable HTTP or plain JSON-RPC, %llu legacy SSE)\n",
+		(unsigned long long)st->hl.sessions,
+		(unsigned long long)(st->hl.sessions - st->hl.sessions_sse),
+		(unsigned long long)st->hl.sessions_sse);
+	fprintf(stderr, "  exchanges    %llu\n", (unsigned long long)st->hl.exchanges);
+	fprintf(stderr, "  messages     %llu\n", (unsigned long long)st->hl.messages);
+	fmt_bytes(st->hl.gap_bytes, b);
+	fprintf(stderr, "  gaps         %llu (%s not captured or not stored)\n",
+		(unsigned long long)st->hl.gaps, b);
+	if (cs.live)
+		fprintf(stderr, "  kernel       %llu received, %llu dropped, %llu dropped by the interface\n",
+			(unsigned long long)cs.received, (unsigned long long)cs.dropped,
+			(unsigned long long)cs.if_dropped);
+
+	/* What was not read, and why. */
+	if (h->tls) {
+		fmt_bytes(h->tls_bytes, b);
+		fprintf(stderr, "  skipped: TLS: %llu %s (%s), not decodable; decrypting with an "
+				"SSLKEYLOGFILE-style key log is future work\n",
+			(unsigned long long)h->tls, plural(h->tls, "connection", "connections"), b);
+		for (size_t i = 0; i < h->n_tls_servers; i++) {
+			char s[80];
+			end_str(&h->tls_servers[i].server, s, sizeof(s));
+			fmt_bytes(h->tls_servers[i].bytes, b);
+			fprintf(stderr, "    to %s: %llu %s, %s\n", s,
+				(unsigned long long)h->tls_servers[i].connections,
+				plural(h->tls_servers[i].connections, "connection", "connections"), b);
+		}
+		if (h->tls_servers_more)
+			fprintf(stderr, "    to other servers: %llu connections\n",
+				(unsigned long long)h->tls_servers_more);
+	}
+	if (h->h2) {
+		fmt_bytes(h->h2_bytes, b);
+		fprintf(stderr, "  skipped: HTTP/2: %llu %s (%s): mcptap reads HTTP/1.x\n",
+			(unsigned long long)h->h2, plural(h->h2, "connection", "connections"), b);
+	}
+	if (h->other) {
+		fmt_bytes(h->other_bytes, b);
+		fprintf(stderr, "  skipped: not HTTP: %llu TCP %s (%s) of another protocol\n",
+			(unsigned long long)h->other, plural(h->other, "connection", "connections"), b);
+	}
+	if (h->unsynced) {
+		fmt_bytes(h->unsynced_bytes, b);
+		fprintf(stderr, "  skipped: %llu %s seen from the middle (%s) where no HTTP message "
+				"began\n",
+			(unsigned long long)h->unsynced, plural(h->unsynced, "connection", "connections"),
+			b);
+	}
+	if (h->upgraded)
+		fprintf(stderr, "  skipped: %llu %s switched to another protocol (101, CONNECT)\n",
+			(unsigned long long)h->upgraded, plural(h->upgraded, "connection", "connections"));
+	if (t->bad_link)
+		fprintf(stderr, "  skipped: %llu %s of a link type mcptap cannot read (%s)\n",
+			(unsigned long long)t->bad_link, plural(t->bad_link, "packet", "packets"),
+			*mt_capture_linktype_name(cap) ? mt_capture_linktype_name(cap) : "unknown");
+	if (t->not_ip || t->not_tcp)
+		fprintf(stderr, "  skipped: %llu %s not IP, %llu not TCP\n",
+			(unsigned long long)t->not_ip, plural(t->not_ip, "packet", "packets"),
+			(unsigned long long)t->not_tcp);
+	if (t->malformed)
+		fprintf(stderr, "  skipped: %llu malformed %s (headers that do not add up)\n",
+			(unsigned long long)t->malformed, plural(t->malformed, "packet", "packets"));
+	if (t->truncated)
+		fprintf(stderr, "  truncated: %llu %s cut by the snap length (what was captured was "
+				"used; what was cut is a gap)\n",
+			(unsigned long long)t->truncated, plural(t->truncated, "packet", "packets"));
+	if (t->fragments)
+		fprintf(stderr, "  fragments:  %llu IP fragments made %llu datagrams (%llu given up on)\n",
+			(unsigned long long)t->fragments, (unsigned long long)t->reassembled,
+			(unsigned long long)t->frag_dropped);
+	if (t->gaps) {
+		fmt_bytes(t->gap_bytes, b);
+		fprintf(stderr, "  reassembly: %llu %s in TCP streams (%s not captured)\n",
+			(unsigned long long)t->gaps, plural(t->gaps, "gap", "gaps"), b);
+	}
+	if (t->midstream)
+		fprintf(stderr, "  reassembly: %llu %s begun before the capture\n",
+			(unsigned long long)t->midstream, plural(t->midstream, "connection", "connections"));
+	if (t->flow_limit_hits || t->total_limit_hits || t->evicted_full)
+		fprintf(stderr, "  limits: --flow-memory reached %llu times, --memory %llu times, "
+				"%llu connections given up on to make room (--max-flows, --memory)\n",
+			(unsigned long long)t->flow_limit_hits, (unsigned long long)t->total_limit_hits,
+			(unsigned long long)t->evicted_full);
+	if (t->evicted_idle)
+		fprintf(stderr, "  limits: %llu %s closed after --idle\n",
+			(unsigned long long)t->evicted_idle, plural(t->evicted_idle, "connection", "connections"));
+	if (h->orphans || h->unanswered || h->lost_requests || h->parse_errors || h->resyncs) {
+		fmt_bytes(h->skipped_bytes, b2);
+		fprintf(stderr, "  HTTP: %llu responses without their request, %llu requests without "
+				"a response, %llu requests lost, %llu parse errors, %llu resynchronised "
+				"(%s passed over)\n",
+			(unsigned long long)h->orphans, (unsigned long long)h->unanswered,
+			(unsigned long long)h->lost_requests, (unsigned long long)h->parse_errors,
+			(unsigned long long)h->resyncs, b2);
+	}
+	if (h->body_cut)
+		fprintf(stderr, "  limits: %llu request %s above --max-message (stored as gaps)\n",
+			(unsigned long long)h->body_cut, plural(h->body_cut, "body", "bodies"));
+	if (!st->hl.sessions)
+		fprintf(stderr, "  no MCP session found%s\n",
+			o->filter ? " (the filter may leave them out)" : "");
+}
+
+int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run *r)
+{
+	struct mt_err err = {"", 0};
+	struct mt_import *im;
+	struct mt_import_stats st;
+	struct mt_capture_opts co;
+	struct progress pr;
+	struct sigaction sa, old_int, old_term;
+	enum mt_capture_end end = MT_CAPTURE_EOF;
+	int rc = EXIT_ERROR, failed = 0;
+	int64_t start = mt_mono_ns();
+
+	if (o->filter && mt_capture_filter(cap, o->filter, &err)) {
+		mt_error("%s", err.msg);
+		mt_capture_free(cap);
+		return EXIT_ERROR;
+	}
+	if (*mt_capture_warning(cap))
+		mt_warn("%s", mt_capture_warning(cap));
+	im = mt_import_new(&o->io);
+	memset(&pr, 0, sizeof(pr));
+	pr.tty = isatty(2);
+	pr.what = r->what;
+	pr.im = im;
+	memset(&co, 0, sizeof(co));
+	co.stop = &stop_flag;
+	co.max_packets = r->max_packets;
+	co.progress = on_progress;
+	co.progress_ctx = &pr;
+
+	stop_flag = 0;
+	running = cap;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	if (r->live)
+		fprintf(stderr, "mcptap: capturing on %s%s%s%s; SIGINT (Ctrl-C) stops\n", r->what,
+			o->filter ? " (filter '" : "", o->filter ? o->filter : "", o->filter ? "')" : "");
+	for (;;) {
+		/* A live capture runs in slices of 500 ms, to show its counts between them. */
+		int64_t left = 0;
+		if (r->duration_ms) {
+			left = r->duration_ms - (mt_mono_ns() - start) / 1000000;
+			if (left <= 0) {
+				end = MT_CAPTURE_DURATION;
+				break;
+			}
+		}
+		co.duration_ms = r->live ? (left && left < 500 ? left : 500) : 0;
+		end = mt_capture_run(cap, mt_import_tf(im), &co, &err);
+		if (r->live && end == MT_CAPTURE_DURATION && !stop_flag) {
+			live_progress(&pr, cap);
+			continue;
+		}
+		break;
+	}
+	running = NULL;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	progress_clear(&pr);
+	if (end == MT_CAPTURE_ERROR) {
+		/* A file cut short: what came before it is stored all the same. */
+		mt_warn("%s; what was read before is imported", err.msg);
+		failed = r->live;
+	}
+	{
+		struct mt_capture_stats cs;
+		mt_capture_stats(cap, &cs);
+		if (mt_import_finish(im, cs.last_us, &st) == 0 && !failed)
+			rc = EXIT_OK;
+	}
+	summary(o, r, cap, &st);
+	mt_capture_free(cap);
+	return rc;
+}

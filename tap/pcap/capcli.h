@@ -1,0 +1,93 @@
+/*
+ * capcli.h - what `mcptap import` and `mcptap sniff` share at the command
+ * layer: their common options (the capture file, the filter, the
+ * reassembly limits, redaction), running a capture into the importer with
+ * progress on a terminal, and the summary printed at the end.
+ */
+#ifndef MCPTAP_CAPCLI_H
+#define MCPTAP_CAPCLI_H
+
+#include <getopt.h>
+#include <stdint.h>
+
+#include "schema/cli.h"
+#include "tap/pcap/capture.h"
+#include "tap/pcap/pcapimport.h"
+
+/* The options both commands take, with getopt_long values from 0x100 on. */
+#define CAPCLI_LONGOPTS                                                             \
+	{"write", required_argument, NULL, 'w'},                                    \
+	{"filter", required_argument, NULL, 'f'},                                   \
+	{"max-message", required_argument, NULL, 0x100},                            \
+	{"flow-memory", required_argument, NULL, 0x101},                            \
+	{"memory", required_argument, NULL, 0x102},                                 \
+	{"idle", required_argument, NULL, 0x103},                                   \
+	{"max-flows", required_argument, NULL, 0x104},                              \
+	{"redact-key", required_argument, NULL, 'K'},                               \
+	{"redact-path", required_argument, NULL, 'P'},                              \
+	{"redact-value", required_argument, NULL, 'V'},                             \
+	{"keep-secrets", no_argument, NULL, 'k'},                                   \
+	{"help", no_argument, NULL, 'h'}
+
+/* The option list's lines for --help (what CAPCLI_LONGOPTS are). */
+#define CAPCLI_OPTIONS_HELP                                                                  \
+	"  -w, --write FILE      the capture file to store into (created 0600 if\n"          \
+	"                        missing; $MCPTAP_FILE)\n"                                  \
+	"  -f, --filter EXPR     only the packets this BPF expression matches (as\n"       \
+	"                        tcpdump's: 'tcp port 3001')\n"                              \
+	"      --max-message SIZE  a body or SSE event above SIZE is stored as a gap\n"     \
+	"                        (default 16M)\n"                                           \
+	"      --flow-memory SIZE  what one connection holds out of order (default 4M)\n"   \
+	"      --memory SIZE     what all connections hold together (default 256M)\n"      \
+	"      --max-flows N     connections followed at once (default 100000)\n"          \
+	"      --idle SECONDS    a connection silent this long in capture time is\n"        \
+	"                        closed (default 300)\n"                                    \
+	"      --redact-key NAME   also redact JSON values under members named NAME\n"      \
+	"      --redact-path PATH  also redact what is at this JSON path\n"                 \
+	"      --redact-value REGEX  also redact what this extended regex matches\n"        \
+	"      --keep-secrets    store credentials as they are (no redaction)\n"           \
+	"  -h, --help            this text\n"
+
+struct capcli {
+	const struct cmd_entry *e;   /* the command (for its usage errors) */
+	const char *path;            /* -w */
+	const char *filter;          /* -f */
+	struct mt_import_opts io;
+	const char **rules;          /* --redact-* (owned array, borrowed strings) */
+	char *kinds;
+	size_t nrules;
+	int keep;                    /* --keep-secrets */
+	struct mt_redact *red;       /* owned, made by capcli_ready */
+	char label[600];
+};
+
+/* Defaults; argc bounds the redaction rules. */
+void capcli_init(struct capcli *o, const struct cmd_entry *e, int argc);
+void capcli_release(struct capcli *o);
+
+/*
+ * A shared option (getopt_long's c and optarg): 1 when taken, 0 when not
+ * one of them, -1 after a usage error (printed).
+ */
+int capcli_option(struct capcli *o, int c, const char *arg);
+
+/* The options are all in: the file named, the redactor made. 0, or -1 (printed). */
+int capcli_ready(struct capcli *o);
+
+/* What a run is to capture. */
+struct capcli_run {
+	const char *what;            /* "'x.pcap'" or "interface 'lo'", for messages */
+	int live;
+	uint64_t max_packets;        /* sniff -c (0: none) */
+	int64_t duration_ms;         /* sniff --duration (0: none) */
+};
+
+/*
+ * Filter cap (o->filter), import every packet into o->path until the
+ * capture ends (or SIGINT/SIGTERM, -c, --duration), store everything and
+ * print the summary on stderr. Progress is shown on stderr when it is a
+ * terminal. Takes cap (freed). Returns the exit status.
+ */
+int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run *r);
+
+#endif

@@ -1,0 +1,236 @@
+/*
+ * pcapimport.c - captured packets to stored MCP sessions (see pcapimport.h).
+ *
+ * The glue between HTTP reading (tap/http/httpstream.h, a sink of exchanges) and
+ * what the HTTP tap stores (tap/http/httplog.h): each call sets the writer's
+ * clock to the capture time of the data that made it, so every record's
+ * t_ns and wall are the packets'.
+ */
+#include "tap/pcap/pcapimport.h"
+
+#include <arpa/inet.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+struct iconn {
+	int64_t num;          /* hl's connection number */
+	int64_t last_sess;    /* the session of its last exchange (0: none yet) */
+	char addr[64];        /* the client's "ADDR:PORT" */
+	char upstream[80];    /* "http://ADDR:PORT" of the server */
+};
+
+struct mt_import {
+	struct writer *w;
+	struct hl_log *log;
+	struct hx_reader *hx;
+	struct tf *tf;
+};
+
+struct iexch {
+	struct hl_exch *x;
+	struct iconn *conn;
+};
+
+void mt_import_opts_default(struct mt_import_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	writer_opts_default(&o->wopts);
+	/* An import produces as fast as it reads: bigger batches, a deeper queue. */
+	o->wopts.batch_rows = 8192;
+	o->wopts.batch_ms = 100;
+	o->wopts.queue_bytes = 16u << 20;
+	o->wopts.queue_lines = 65536;
+	o->wopts.hold_bytes = 64u << 20;
+	o->wopts.max_message = 16u << 20;
+	tf_limits_default(&o->limits);
+	hx_opts_default(&o->hx);
+}
+
+/* The capture time us is the writer's clock from now on. */
+static void at(struct mt_import *im, int64_t us)
+{
+	/* (A pcapng time may be anything: beyond year 2262 in ns, it saturates.) */
+	if (us < 0)
+		us = 0;
+	writer_set_time(im->w, us > INT64_MAX / 1000 ? INT64_MAX : us * 1000, us);
+}
+
+static void end_str(const struct tf_end *e, char *out, size_t n, int url)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	inet_ntop(e->family == AF_INET6 ? AF_INET6 : AF_INET, e->addr, a, sizeof(a));
+	snprintf(out, n, "%s%s%s%s:%u", url ? "http://" : "", e->family == AF_INET6 ? "[" : "", a,
+		 e->family == AF_INET6 ? "]" : "", e->port);
+}
+
+static void *on_conn_open(void *ctx, const struct tf_conn *c, int64_t us)
+{
+	struct mt_import *im = ctx;
+	struct iconn *k = mt_calloc(1, sizeof(*k));
+
+	at(im, us);
+	k->num = hl_conn_new(im->log);
+	end_str(&c->client, k->addr, sizeof(k->addr), 0);
+	end_str(&c->server, k->upstream, sizeof(k->upstream), 1);
+	return k;
+}
+
+static void on_swap(void *ctx, const struct tf_conn *c)
+{
+	struct mt_import *im = ctx;
+
+	tf_swap(im->tf, c);
+}
+
+static void *on_request(void *ctx, void *conn, const struct hx_request *r, int64_t us)
+{
+	struct mt_import *im = ctx;
+	struct iconn *k = conn;
+	struct iexch *e = mt_calloc(1, sizeof(*e));
+	struct hl_request q;
+
+	at(im, us);
+	memset(&q, 0, sizeof(q));
+	q.conn = k->num;
+	q.client_addr = k->addr;
+	q.upstream = k->upstream;
+	q.method = r->method;
+	q.target = r->target;
+	q.h = r->h;
+	q.nh = r->nh;
+	q.body = r->body;
+	q.body_len = r->body_len;
+	q.body_lost = r->body_lost;
+	q.body_cut = r->body_cut;
+	e->x = hl_request(im->log, &q);
+	e->conn = k;
+	k->last_sess = hl_info(e->x)->sess;
+	return e;
+}
+
+static void on_response_head(void *ctx, void *x, int status, const struct mt_hdr *h, size_t nh,
+			     int64_t us)
+{
+	struct mt_import *im = ctx;
+	struct iexch *e = x;
+
+	at(im, us);
+	hl_response_head(im->log, e->x, status, h, nh);
+}
+
+static void on_response_body(void *ctx, void *x, const char *p, size_t n, int64_t us)
+{
+	struct mt_import *im = ctx;
+	struct iexch *e = x;
+
+	at(im, us);
+	hl_response_body(im->log, e->x, p, n);
+}
+
+static void on_response_gap(void *ctx, void *x, uint64_t n, int64_t us)
+{
+	struct mt_import *im = ctx;
+	struct iexch *e = x;
+
+	at(im, us);
+	hl_response_gap(im->log, e->x, n);
+}
+
+static void on_end(void *ctx, void *x, const char *outcome, const char *error, int64_t us)
+{
+	struct mt_import *im = ctx;
+	struct iexch *e = x;
+
+	at(im, us);
+	hl_end(im->log, e->x, outcome, error);
+	free(e);
+}
+
+static void on_conn_gap(void *ctx, void *conn, enum tf_dir d, uint64_t n, const char *why,
+			int64_t us)
+{
+	struct mt_import *im = ctx;
+	struct iconn *k = conn;
+
+	at(im, us);
+	if (k && k->last_sess)
+		hl_session_gap(im->log, k->last_sess, d == TF_C2S ? WS_C2S : WS_S2C, n, why);
+}
+
+static void on_conn_close(void *ctx, void *conn, int64_t us)
+{
+	struct mt_import *im = ctx;
+	struct iconn *k = conn;
+
+	if (!k)
+		return;
+	at(im, us);
+	hl_conn_closed(im->log, k->num);
+	free(k);
+}
+
+struct mt_import *mt_import_new(const struct mt_import_opts *o)
+{
+	struct mt_import *im = mt_calloc(1, sizeof(*im));
+	struct hl_opts lo;
+	struct hx_sink sink = {
+		.ctx = im,
+		.conn_open = on_conn_open,
+		.swap = on_swap,
+		.request = on_request,
+		.response_head = on_response_head,
+		.response_body = on_response_body,
+		.response_gap = on_response_gap,
+		.end = on_end,
+		.conn_gap = on_conn_gap,
+		.conn_close = on_conn_close,
+	};
+	struct tf_handler th;
+
+	im->w = writer_open_shared(o->db_path, &o->wopts);
+	memset(&lo, 0, sizeof(lo));
+	lo.w = im->w;
+	lo.max_message = o->wopts.max_message;
+	lo.end_at_last = 1;
+	lo.redact = o->wopts.redact; /* (redacted here: the writer's thread does the rest) */
+	im->log = hl_new(&lo);
+	im->hx = hx_new(&o->hx, &sink);
+	hx_handler(im->hx, &th);
+	im->tf = tf_new(&o->limits, &th);
+	return im;
+}
+
+struct tf *mt_import_tf(struct mt_import *im)
+{
+	return im->tf;
+}
+
+void mt_import_stats(struct mt_import *im, struct mt_import_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	tf_stats(im->tf, &out->tf);
+	hx_stats(im->hx, &out->hx);
+	hl_stats(im->log, &out->hl);
+}
+
+int mt_import_finish(struct mt_import *im, int64_t end_us, struct mt_import_stats *out)
+{
+	struct writer_stats ws;
+	int rc;
+
+	tf_finish(im->tf, end_us);
+	if (out)
+		mt_import_stats(im, out);
+	tf_free(im->tf);
+	hx_free(im->hx);
+	hl_free(im->log); /* (the sessions' ends, at their last records) */
+	rc = writer_finish(im->w, NULL, &ws);
+	if (out)
+		out->w = ws;
+	free(im);
+	return rc;
+}
