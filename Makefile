@@ -159,7 +159,7 @@ fuzz-run: $(FUZZ_BIN)
 
 build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(LIB_SRC) build/gen/schema_sql.c build/gen/schema_sql.h
 	@mkdir -p $(dir $@)
-	clang $(BASE_CFLAGS) -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) \
+	clang $(BASE_CFLAGS) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -o $@ $< $(LIB_SRC) \
 	  build/gen/schema_sql.c $(LIBS)
 
 install: mcptap
