@@ -988,8 +988,9 @@ static void *tf_open(void *ctx, const struct tf_conn *tc)
 }
 
 static void tf_data(void *state, const struct tf_conn *tc, enum tf_dir d, const uint8_t *p,
-		    size_t n, int64_t us)
+		    size_t n, int64_t us, uint64_t ack)
 {
+	(void)ack;
 	struct conn *c = state;
 
 	if (!c)

@@ -230,7 +230,7 @@ static enum tf_dir dir_of(const struct conn *c, int i)
 static void emit_data(struct tf *t, struct conn *c, int i, const uint8_t *p, size_t n, int64_t us)
 {
 	if (n && t->h.data)
-		t->h.data(c->state, &c->c, dir_of(c, i), p, n, us);
+		t->h.data(c->state, &c->c, dir_of(c, i), p, n, us, TF_ACK_UNKNOWN);
 }
 
 static void emit_gap(struct tf *t, struct conn *c, int i, uint64_t n, int64_t us)

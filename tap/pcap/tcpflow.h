@@ -63,13 +63,22 @@ enum tf_end_how {
 	TF_EOF,                 /* the capture ended with it open */
 };
 
+#define TF_ACK_UNKNOWN UINT64_MAX
+
 struct tf_handler {
 	void *ctx;
 	/* A new connection: the handler's state for it (may be NULL). */
 	void *(*open)(void *ctx, const struct tf_conn *c);
-	/* n bytes of one direction, in order, captured at us. */
+	/*
+	 * n bytes of one direction, in order, captured at us. ack: how much of
+	 * the other direction its sender had received when it sent these bytes,
+	 * as an offset in that direction's stream (the same count the data and
+	 * gap calls of that direction add up to), from the segment's ACK;
+	 * TF_ACK_UNKNOWN when the segment carried none or the other direction's
+	 * start is not known.
+	 */
 	void (*data)(void *state, const struct tf_conn *c, enum tf_dir d, const uint8_t *p, size_t n,
-		     int64_t us);
+		     int64_t us, uint64_t ack);
 	/* n bytes of one direction are missing here (not captured, or given up on). */
 	void (*gap)(void *state, const struct tf_conn *c, enum tf_dir d, uint64_t n, int64_t us);
 	/* The connection is over: the last call for it. */

@@ -40,8 +40,9 @@ static void *on_open(void *ctx, const struct tf_conn *c)
 }
 
 static void on_data(void *st, const struct tf_conn *c, enum tf_dir d, const uint8_t *p, size_t n,
-		    int64_t us)
+		    int64_t us, uint64_t ack)
 {
+	(void)ack;
 	struct run *r = st;
 	volatile uint8_t sink = 0;
 

@@ -70,8 +70,9 @@ static int sender_is_server(const struct tf_conn *c, enum tf_dir d)
 }
 
 static void on_data(void *st, const struct tf_conn *c, enum tf_dir d, const uint8_t *p, size_t n,
-		    int64_t us)
+		    int64_t us, uint64_t ack)
 {
+	(void)ack;
 	struct run *r = st;
 
 	(void)us;

@@ -48,8 +48,9 @@ static void *on_open(void *ctx, const struct tf_conn *c)
 }
 
 static void on_data(void *st, const struct tf_conn *c, enum tf_dir d, const uint8_t *p, size_t n,
-		    int64_t us)
+		    int64_t us, uint64_t ack)
 {
+	(void)ack;
 	(void)us;
 	mt_buf_append(&((struct rec *)st)->s[SLOT(c->num)][d], p, n);
 }

@@ -186,7 +186,8 @@ static void send_n(struct h *t, int from_client, const char *p, size_t n, size_t
 {
 	while (n) {
 		size_t k = piece && piece < n ? piece : n;
-		t->th.data(t->state, &t->c, dir_of_side(t, from_client), (const uint8_t *)p, k, t->us);
+		t->th.data(t->state, &t->c, dir_of_side(t, from_client), (const uint8_t *)p, k, t->us,
+			   TF_ACK_UNKNOWN);
 		p += k;
 		n -= k;
 	}

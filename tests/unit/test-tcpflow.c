@@ -54,8 +54,9 @@ static void *on_open(void *ctx, const struct tf_conn *c)
 }
 
 static void on_data(void *state, const struct tf_conn *c, enum tf_dir d, const uint8_t *p, size_t n,
-		    int64_t us)
+		    int64_t us, uint64_t ack)
 {
+	(void)ack;
 	struct rec *r = state;
 
 	(void)us;
