@@ -29,7 +29,8 @@ const struct cmd_entry cmd_import = {
 		"truncated packets, link types, the limits reached).\n"
 		"\n"
 		"Exit status: 0 (also when a file cut short was read up to its cut); 2 for a\n"
-		"usage error, a file that is not a capture, a bad filter, or a store failure.\n",
+		"usage error, a file that is not a capture, a bad filter, or a store failure;\n"
+		"130 (143) when SIGINT (SIGTERM) stopped it: what was read is stored.\n",
 	.run = run_import,
 };
 

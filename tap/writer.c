@@ -217,6 +217,7 @@ void writer_opts_default(struct writer_opts *o)
 	o->batch_ms = 5;
 	o->max_message = 256u << 20;
 	o->label = "the capture file";
+	o->goes_on = "the relay goes on without logging";
 }
 
 /* ---- the store side (writer thread) ---- */
@@ -244,7 +245,7 @@ static void store_failed(struct writer *w, const char *why)
 	w->failed = 1;
 	w->fail_reason = mt_strdup(why);
 	if (!w->gave_up && !w->moved_said)
-		mt_warn("cannot log to %s: %s; the relay goes on without logging", w->o.label, why);
+		mt_warn("cannot log to %s: %s; %s", w->o.label, why, w->o.goes_on);
 	/* What the failed transaction held is lost too (its gap rows included). */
 	if (w->in_txn) {
 		store_rollback(w->st);
@@ -1139,8 +1140,8 @@ static void open_store(struct writer *w)
 		}
 		if (!err.busy || !keep_waiting(w)) {
 			if (!w->gave_up)
-				mt_warn("cannot log to %s: %s; relaying without logging", w->o.label,
-					err.msg);
+				mt_warn("cannot log to %s: %s; %s", w->o.label, err.msg,
+					w->o.goes_on);
 			return;
 		}
 		err.busy = 0;
@@ -1157,8 +1158,8 @@ static void open_store(struct writer *w)
 	while (!w->shared && store_session_create(w->st, &w->sn, &w->session, &err)) {
 		if (!err.busy || !keep_waiting(w)) {
 			if (!w->gave_up)
-				mt_warn("cannot log to %s: %s; relaying without logging", w->o.label,
-					err.msg);
+				mt_warn("cannot log to %s: %s; %s", w->o.label, err.msg,
+					w->o.goes_on);
 			store_close(w->st);
 			w->st = NULL;
 			return;

@@ -48,6 +48,7 @@ struct writer_opts {
 	int sync;            /* commit each chunk before writer_put returns */
 	const struct mt_redact *redact; /* what to keep out of the store; NULL: nothing */
 	const char *label;   /* the capture file's name, for messages */
+	const char *goes_on; /* what goes on when it cannot be written, for messages */
 };
 
 /* Defaults: a 1 MiB, 4096-line queue, 16 MiB held, 512 rows or 5 ms per batch,

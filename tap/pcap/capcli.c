@@ -12,6 +12,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "schema/store.h"
+
 void capcli_init(struct capcli *o, const struct cmd_entry *e, int argc)
 {
 	memset(o, 0, sizeof(*o));
@@ -110,19 +112,20 @@ int capcli_ready(struct capcli *o)
 	snprintf(o->label, sizeof(o->label), "'%s'", o->path);
 	o->io.wopts.redact = o->red;
 	o->io.wopts.label = o->label;
+	o->io.wopts.goes_on = "what is read is not stored";
 	o->io.db_path = o->path;
 	return 0;
 }
 
 /* ---- running ---- */
 
-static volatile sig_atomic_t stop_flag;
+static volatile sig_atomic_t stop_flag; /* the signal that stopped the run, or 0 */
 static struct mt_capture *running;
 
 static void on_stop_signal(int sig)
 {
-	(void)sig;
-	stop_flag = 1;
+	if (!stop_flag)
+		stop_flag = sig;
 	if (running)
 		mt_capture_breakloop(running);
 }
@@ -211,7 +214,7 @@ static void end_str(const struct tf_end *e, char *out, size_t n)
 
 /* The summary: what was read, what was stored, what was skipped and why. */
 static void summary(const struct capcli *o, const struct capcli_run *r, struct mt_capture *cap,
-		    const struct mt_import_stats *st)
+		    const struct mt_import_stats *st, int stored)
 {
 	const struct tf_stats *t = &st->tf;
 	const struct hx_stats *h = &st->hx;
@@ -220,8 +223,12 @@ static void summary(const struct capcli *o, const struct capcli_run *r, struct m
 
 	mt_capture_stats(cap, &cs);
 	fmt_bytes(t->bytes, b);
-	fprintf(stderr, "mcptap: %s %s into %s\n", r->live ? "captured" : "imported", r->what,
-		o->label);
+	if (stored)
+		fprintf(stderr, "mcptap: %s %s into %s\n", r->live ? "captured" : "imported", r->what,
+			o->label);
+	else
+		fprintf(stderr, "mcptap: read %s, but storing into %s failed (said above): what "
+				"follows was found, not all of it stored\n", r->what, o->label);
 	fprintf(stderr, "  packets      %llu (%s)\n", (unsigned long long)t->packets, b);
 	fprintf(stderr, "  connections  %llu (%llu HTTP/1.x)\n", (unsigned long long)t->connections,
 		(unsigned long long)h->http);
@@ -329,6 +336,32 @@ static void summary(const struct capcli *o, const struct capcli_run *r, struct m
 			o->filter ? " (the filter may leave them out)" : "");
 }
 
+/* Can the capture file be opened for writing? A lock another tap holds is fine: the writer waits. */
+static int store_ready(const char *path, struct mt_err *err)
+{
+	struct store *st = NULL;
+
+	if (store_open_wait(path, STORE_WRITE, 1000, &st, err) == 0) {
+		store_close(st);
+		return 0;
+	}
+	return err->busy ? 0 : -1;
+}
+
+/* " (X of Y bytes of the file)", or "" for a pipe. */
+static const char *stopped_where(const struct mt_capture_stats *cs)
+{
+	static char buf[96];
+	char a[32], b[32];
+
+	if (!cs->file_size)
+		return "";
+	fmt_bytes(cs->file_bytes, a);
+	fmt_bytes(cs->file_size, b);
+	snprintf(buf, sizeof(buf), " (%s of %s)", a, b);
+	return buf;
+}
+
 int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run *r)
 {
 	struct mt_err err = {"", 0};
@@ -338,7 +371,7 @@ int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run
 	struct progress pr;
 	struct sigaction sa, old_int, old_term;
 	enum mt_capture_end end = MT_CAPTURE_EOF;
-	int rc = EXIT_ERROR, failed = 0;
+	int rc = EXIT_ERROR, failed = 0, stored;
 	int64_t start = mt_mono_ns();
 
 	if (o->filter && mt_capture_filter(cap, o->filter, &err)) {
@@ -348,6 +381,12 @@ int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run
 	}
 	if (*mt_capture_warning(cap))
 		mt_warn("%s", mt_capture_warning(cap));
+	if (store_ready(o->path, &err)) {
+		/* Nothing is read into a file that cannot be written. */
+		mt_error("cannot write to '%s': %s", o->path, err.msg);
+		mt_capture_free(cap);
+		return EXIT_ERROR;
+	}
 	im = mt_import_new(&o->io);
 	memset(&pr, 0, sizeof(pr));
 	pr.tty = isatty(2);
@@ -387,9 +426,11 @@ int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run
 		}
 		break;
 	}
+	/*
+	 * The handler stays until everything is stored: a second Ctrl-C while
+	 * the last rows go in is not the end of them.
+	 */
 	running = NULL;
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
 	progress_clear(&pr);
 	if (end == MT_CAPTURE_ERROR) {
 		/* A file cut short: what came before it is stored all the same. */
@@ -399,10 +440,20 @@ int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run
 	{
 		struct mt_capture_stats cs;
 		mt_capture_stats(cap, &cs);
-		if (mt_import_finish(im, cs.last_us, &st) == 0 && !failed)
+		stored = mt_import_finish(im, cs.last_us, &st) == 0;
+		if (stored && !failed)
 			rc = EXIT_OK;
+		if (!r->live && end == MT_CAPTURE_STOPPED && stop_flag) {
+			/* A file not read to its end is not an import that succeeded. */
+			mt_warn("the import of %s was stopped by %s after %llu packets%s: what was read "
+				"before is stored", r->what, stop_flag == SIGINT ? "SIGINT" : "SIGTERM",
+				(unsigned long long)cs.packets, stopped_where(&cs));
+			rc = 128 + stop_flag;
+		}
 	}
-	summary(o, r, cap, &st);
+	summary(o, r, cap, &st, stored);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
 	mt_capture_free(cap);
 	return rc;
 }

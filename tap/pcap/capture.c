@@ -15,6 +15,7 @@
 #define FILE_BATCH 256                /* packets per pcap_dispatch from a file */
 #define PROGRESS_STEP (256u << 10)    /* bytes read between progress reports */
 #define LIVE_TICK_MS 100              /* a live capture looks at stop and duration this often */
+#define DRAIN_ROUNDS 64               /* buffers read after a live capture is stopped */
 #define MAX_SECONDS (INT64_MAX / 4000000) /* capture times are kept within a quarter of int64 µs */
 
 struct mt_capture {
@@ -52,15 +53,39 @@ static void open_error(const char *name, const char *why, uint64_t size, struct 
 		mt_err_set(err, "cannot read '%s': %s", name, why);
 }
 
-static void after_open(struct mt_capture *c)
+/*
+ * The snapshot length a classic pcap file's header says (bytes 16 to 19, in
+ * the byte order its magic number shows), read from the file itself: libpcap
+ * quietly replaces one it finds absurd (0, or past 2^31) by its own maximum.
+ * 0 when it cannot be read here (a pipe, pcapng: one per interface block).
+ */
+static uint64_t header_snaplen(FILE *f)
+{
+	unsigned char h[20];
+	uint32_t magic;
+
+	if (fileno(f) < 0 || pread(fileno(f), h, sizeof(h), 0) != (ssize_t)sizeof(h))
+		return 0;
+	magic = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
+	if (magic == 0xa1b2c3d4u || magic == 0xa1b23c4du)
+		return (uint32_t)h[16] | (uint32_t)h[17] << 8 | (uint32_t)h[18] << 16 |
+		       (uint32_t)h[19] << 24;
+	if (magic == 0xd4c3b2a1u || magic == 0x4d3cb2a1u)
+		return (uint32_t)h[19] | (uint32_t)h[18] << 8 | (uint32_t)h[17] << 16 |
+		       (uint32_t)h[16] << 24;
+	return 0;
+}
+
+static void after_open(struct mt_capture *c, uint64_t said)
 {
 	int snap = pcap_snapshot(c->p);
 
 	c->linktype = pcap_datalink(c->p);
-	if (snap > MT_CAPTURE_SNAPLEN)
+	if (said > MT_CAPTURE_SNAPLEN || snap > MT_CAPTURE_SNAPLEN)
 		snprintf(c->warning, sizeof(c->warning),
-			 "'%s' says its snapshot length is %d: packets above %d bytes cannot be read",
-			 c->name, snap, MT_CAPTURE_SNAPLEN);
+			 "'%s' says its snapshot length is %llu: packets above %d bytes cannot be "
+			 "read", c->name, (unsigned long long)(said > MT_CAPTURE_SNAPLEN ? said :
+							       (uint64_t)snap), MT_CAPTURE_SNAPLEN);
 }
 
 struct mt_capture *mt_capture_open_stream(FILE *f, const char *name, struct mt_err *err)
@@ -89,7 +114,7 @@ struct mt_capture *mt_capture_open_stream(FILE *f, const char *name, struct mt_e
 	}
 	c->f = f;
 	c->st.file_size = size == UINT64_MAX ? 0 : size;
-	after_open(c);
+	after_open(c, header_snaplen(f));
 	return c;
 fail:
 	fclose(f);
@@ -160,7 +185,7 @@ struct mt_capture *mt_capture_open_live(const char *ifname, struct mt_err *err)
 	c->fd = pcap_get_selectable_fd(c->p);
 	if (c->fd >= 0 && pcap_setnonblock(c->p, 1, ebuf) < 0)
 		c->fd = -1;
-	after_open(c);
+	after_open(c, 0);
 	return c;
 fail:
 	mt_capture_free(c);
@@ -244,6 +269,26 @@ static void progress(struct mt_capture *c, const struct mt_capture_opts *o, int 
 	}
 }
 
+/*
+ * A live capture told to stop: the packets that came before, which libpcap's
+ * buffer or the kernel's still hold, are read too (without waiting: the
+ * descriptor is non-blocking), so that a sniff stopped by SIGINT keeps them.
+ * Bounded, should traffic go on arriving as fast as it is read.
+ */
+static void drain(struct mt_capture *c)
+{
+	int i, r;
+
+	for (i = 0; i < DRAIN_ROUNDS; i++) {
+		c->in_dispatch = 1;
+		r = pcap_dispatch(c->p, -1, on_packet, (u_char *)(void *)c);
+		c->in_dispatch = 0;
+		if (r <= 0)
+			break;
+	}
+	c->broken = 0;
+}
+
 enum mt_capture_end mt_capture_run(struct mt_capture *c, struct tf *t,
 				   const struct mt_capture_opts *o, struct mt_err *err)
 {
@@ -301,6 +346,12 @@ enum mt_capture_end mt_capture_run(struct mt_capture *c, struct tf *t,
 			end = MT_CAPTURE_STOPPED;
 			break;
 		}
+		if (r < 0 && ((o && o->stop && *o->stop) || c->broken)) {
+			/* A read a stopping signal interrupted (a pipe): stopped, not damaged. */
+			c->broken = 0;
+			end = MT_CAPTURE_STOPPED;
+			break;
+		}
 		if (r < 0) {
 			if (c->live)
 				mt_err_set(err, "capture on '%s' failed: %s", c->name, pcap_geterr(c->p));
@@ -316,6 +367,8 @@ enum mt_capture_end mt_capture_run(struct mt_capture *c, struct tf *t,
 		}
 		progress(c, o, 0);
 	}
+	if (end == MT_CAPTURE_STOPPED && c->live && c->fd >= 0)
+		drain(c);
 	progress(c, o, end == MT_CAPTURE_EOF);
 	c->tf = NULL;
 	return end;

@@ -14,7 +14,9 @@
 #      messages; lost segments: the exchange stored, the lost bodies as gaps;
 #   4. credentials redacted as the HTTP tap does (--keep-secrets keeps them);
 #      progress on a terminal only;
-#   5. no crash anywhere (each run exits 0 or 2).
+#   5. no crash anywhere (each run exits 0 or 2);
+#   6. SIGINT in the middle of an import (exit 130, said, what was read stored),
+#      a capture file that cannot be written (said before reading).
 . "$(dirname "$0")/lib.sh"
 
 FIX=$TOP/tests/fixtures/pcap
@@ -144,7 +146,43 @@ if [ -x "$BENCH/pcap-mcp-gen" ] && command -v script > /dev/null; then
 	imp big "$T/big.pcap"
 	check_eq "off a terminal: no progress, the summary only" "" "$(grep reading "$T/big.err")"
 	check_eq "the same sessions either way" "$(sql "$T/big-tty.db" "select count(*) from session")" "$(sql "$T/big.db" "select count(*) from session")"
+
+	# SIGINT in the middle of an import from a pipe: stopped (not a damaged
+	# file), said, exit 130, and what was read is stored.
+	rm -f "$T/fifo" "$T/int.db"*
+	mkfifo "$T/fifo"
+	"$MCPTAP" import -w "$T/int.db" - < "$T/fifo" > /dev/null 2> "$T/int.err" &
+	pid=$!
+	exec 3> "$T/fifo"
+	head -c 2000000 "$T/big.pcap" >&3
+	i=0
+	while [ "$(sql "$T/int.db" "select count(*) from message" 2> /dev/null || echo 0)" -eq 0 ] && [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	kill -INT $pid
+	wait $pid
+	rc=$?
+	exec 3>&-
+	check_eq "an import stopped by SIGINT: exit 130" 130 "$rc"
+	check "it says it was stopped, and that what was read is stored" grep -q "^mcptap: warning: the import of '-' was stopped by SIGINT after [1-9][0-9]* packets: what was read before is stored" "$T/int.err"
+	check_eq "not a damaged file" "" "$(grep -i 'interrupted\|cannot read' "$T/int.err")"
+	check_eq "every message the summary counts is stored" \
+		"$(sed -n 's/^  messages *\([0-9]*\)$/\1/p' "$T/int.err")" "$(sql "$T/int.db" "select count(*) from message")"
+	check "and there are some" test "$(sql "$T/int.db" "select count(*) from message")" -gt 0
 fi
+
+# A capture file that cannot be written: said before anything is read.
+"$MCPTAP" import -w "$T/no/such/dir/x.db" "$FIX/http.pcap" > /dev/null 2> "$T/nowrite.err"
+check_eq "a capture file that cannot be written: exit 2" 2 $?
+check_eq "said, and nothing read" "mcptap: cannot write to '$T/no/such/dir/x.db': No such file or directory" "$(cat "$T/nowrite.err")"
+
+# A snap length libpcap would quietly replace (0xffffffff): said all the same.
+cp "$FIX/http.pcap" "$T/snapmax.pcap"
+printf '\377\377\377\377' | dd of="$T/snapmax.pcap" bs=1 seek=16 conv=notrunc 2> /dev/null
+imp snapmax "$T/snapmax.pcap"
+check_eq "a snap length of 2^32-1: exit 0" 0 "$RC"
+check "it is said" grep -q "snapshot length is 4294967295" "$T/snapmax.err"
 
 # Packets cut by the snap length: counted; what was cut is lost, said, never a crash.
 "$GEN" -s 400 -c "$T/req.http" -S "$T/resp.http" -c "$T/req.http" -S "$T/resp.http" "$T/cut400.pcap"
