@@ -644,11 +644,12 @@ void mt_id_key(const struct mt_class *c, char side, struct mt_buf *out)
 
 int mt_json_member(struct mt_span obj, const char *key, struct mt_span *val)
 {
-	const char *p = obj.p, *end = obj.p + obj.n;
+	const char *p = obj.p, *end;
 	int found = 0;
 
 	if (!p || obj.n == 0 || *p != '{')
 		return -1;
+	end = obj.p + obj.n;
 	p = skip_ws_c(p + 1, end);
 	while (p < end && *p == '"') {
 		const char *k = p;
@@ -680,10 +681,11 @@ int mt_json_member(struct mt_span obj, const char *key, struct mt_span *val)
 
 int mt_json_next_member(struct mt_span obj, size_t *pos, struct mt_span *key, struct mt_span *val)
 {
-	const char *p, *end = obj.p + obj.n;
+	const char *p, *end;
 
 	if (!obj.p || obj.n == 0 || obj.p[0] != '{')
 		return -1;
+	end = obj.p + obj.n;
 	p = obj.p + (*pos ? *pos : 1);
 	p = skip_ws_c(p, end);
 	if (p < end && *p == ',')
@@ -704,10 +706,11 @@ int mt_json_next_member(struct mt_span obj, size_t *pos, struct mt_span *key, st
 
 int mt_json_next_element(struct mt_span arr, size_t *pos, struct mt_span *el)
 {
-	const char *p, *end = arr.p + arr.n;
+	const char *p, *end;
 
 	if (!arr.p || arr.n == 0 || arr.p[0] != '[')
 		return -1;
+	end = arr.p + arr.n;
 	p = arr.p + (*pos ? *pos : 1);
 	p = skip_ws_c(p, end);
 	if (p < end && *p == ',')
