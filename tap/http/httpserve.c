@@ -1118,7 +1118,7 @@ static void on_delete(struct srv *v, struct evhttp_request *req)
 	evhttp_send_reply(req, 200, "OK", NULL);
 }
 
-static const char *method_of(enum evhttp_cmd_type cmd)
+const char *hsv_method_name(enum evhttp_cmd_type cmd)
 {
 	switch (cmd) {
 	case EVHTTP_REQ_GET: return "GET";
@@ -1153,7 +1153,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 		const char *headers, *body;
 		size_t blen;
 		const char *uri = evhttp_request_get_uri(req);
-		if (v->app->other(v->app->ctx, method_of(cmd), uri ? uri : "/", &status, &headers, &body,
+		if (v->app->other(v->app->ctx, hsv_method_name(cmd), uri ? uri : "/", &status, &headers, &body,
 				  &blen)) {
 			struct evbuffer *b = evbuffer_new();
 			recorded_headers(req, headers);

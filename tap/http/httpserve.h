@@ -38,6 +38,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <event2/http.h>
+
 enum hsv_mode {
 	HSV_STREAMABLE, /* Streamable HTTP */
 	HSV_LEGACY,     /* HTTP+SSE (2024-11-05) */
@@ -89,6 +91,9 @@ struct hsv_opts {
 };
 
 void hsv_opts_default(struct hsv_opts *o);
+
+/* A libevent request's method as its name ("GET"); "GET" for what libevent does not know. */
+const char *hsv_method_name(enum evhttp_cmd_type cmd);
 
 /*
  * Serve until SIGINT or SIGTERM: the address is said on stderr ("mcptap:

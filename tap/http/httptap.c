@@ -44,6 +44,7 @@
 #include "schema/redact.h"
 #include "tap/http/httphdr.h"
 #include "tap/http/httplog.h"
+#include "tap/http/httpserve.h"
 #include "tap/http/httpsess.h"
 #include "tap/http/httptap.h"
 
@@ -730,22 +731,6 @@ static struct hconn *conn_of(struct loop *l, struct evhttp_connection *evcon)
 	return c;
 }
 
-static const char *method_name(enum evhttp_cmd_type cmd)
-{
-	switch (cmd) {
-	case EVHTTP_REQ_GET: return "GET";
-	case EVHTTP_REQ_POST: return "POST";
-	case EVHTTP_REQ_HEAD: return "HEAD";
-	case EVHTTP_REQ_PUT: return "PUT";
-	case EVHTTP_REQ_DELETE: return "DELETE";
-	case EVHTTP_REQ_OPTIONS: return "OPTIONS";
-	case EVHTTP_REQ_TRACE: return "TRACE";
-	case EVHTTP_REQ_CONNECT: return "CONNECT";
-	case EVHTTP_REQ_PATCH: return "PATCH";
-	}
-	return "GET";
-}
-
 /* Is name (a Host header's, port and brackets included) a loopback name? */
 static int loopback_name(const char *h, size_t n)
 {
@@ -902,7 +887,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 	x = mt_calloc(1, sizeof(*x));
 	x->loop = l;
 	x->req = req;
-	snprintf(x->method, sizeof(x->method), "%s", method_name(evhttp_request_get_command(req)));
+	snprintf(x->method, sizeof(x->method), "%s", hsv_method_name(evhttp_request_get_command(req)));
 	target = hs_uri_target(uri ? uri : "/");
 	req_headers(req, &in);
 	x->body_len = evbuffer_get_length(ib);
