@@ -36,6 +36,11 @@
  *   - A segment cut by the snap length: if it continues the stream, its
  *     captured part is delivered and the rest is a gap at once; if it comes
  *     early, only its captured part is held (the rest is a hole as any other).
+ *   - A data call's ack is the ACK number of the segment that brought the
+ *     bytes (bytes held keep their segment's), as an offset in the other
+ *     direction: its FIN not counted, 0 for a number before its start;
+ *     TF_ACK_UNKNOWN when the segment has no ACK flag or no byte of the other
+ *     direction (nor its SYN) was seen yet.
  *   - retransmitted counts segments with payload of which at least one byte
  *     was delivered or held before; out_of_order counts segments with payload
  *     that came past a hole (held, or dropped when nothing of them was
@@ -102,6 +107,7 @@ struct seg {
 	int64_t start;  /* stream offset of data[0] */
 	size_t len;
 	int64_t us;     /* when it was captured */
+	uint64_t ack;   /* what its segment acknowledged of the other direction (tf_handler.data) */
 	uint8_t data[];
 };
 
@@ -227,10 +233,11 @@ static enum tf_dir dir_of(const struct conn *c, int i)
 	return i == c->cli ? TF_C2S : TF_S2C;
 }
 
-static void emit_data(struct tf *t, struct conn *c, int i, const uint8_t *p, size_t n, int64_t us)
+static void emit_data(struct tf *t, struct conn *c, int i, const uint8_t *p, size_t n, int64_t us,
+		      uint64_t ack)
 {
 	if (n && t->h.data)
-		t->h.data(c->state, &c->c, dir_of(c, i), p, n, us, TF_ACK_UNKNOWN);
+		t->h.data(c->state, &c->c, dir_of(c, i), p, n, us, ack);
 }
 
 static void emit_gap(struct tf *t, struct conn *c, int i, uint64_t n, int64_t us)
@@ -299,7 +306,7 @@ static void drain(struct tf *t, struct conn *c, int i)
 		if (end > h->next) {
 			size_t skip = (size_t)(h->next - s->start);
 			h->next = end;
-			emit_data(t, c, i, s->data + skip, s->len - skip, s->us);
+			emit_data(t, c, i, s->data + skip, s->len - skip, s->us, s->ack);
 		}
 		free(s);
 	}
@@ -340,7 +347,7 @@ static void flush_half(struct tf *t, struct conn *c, int i, int64_t us)
  * where they fall (the first copy wins). Sets *seen when a byte was had before.
  */
 static void deliver(struct tf *t, struct conn *c, int i, int64_t s, const uint8_t *p, int64_t e,
-		    int64_t us, int *seen)
+		    int64_t us, uint64_t ack, int *seen)
 {
 	struct half *h = &c->h[i];
 
@@ -357,7 +364,7 @@ static void deliver(struct tf *t, struct conn *c, int i, int64_t s, const uint8_
 		}
 		if (stop > s) {
 			h->next = stop;
-			emit_data(t, c, i, p, (size_t)(stop - s), us);
+			emit_data(t, c, i, p, (size_t)(stop - s), us, ack);
 		}
 		if (stop == e)
 			break;
@@ -394,7 +401,7 @@ static size_t hold_cost(const struct half *h, int64_t s, int64_t e, int *seen)
 	return cost;
 }
 
-static struct seg *seg_new(int64_t start, const uint8_t *p, size_t n, int64_t us)
+static struct seg *seg_new(int64_t start, const uint8_t *p, size_t n, int64_t us, uint64_t ack)
 {
 	struct seg *s = mt_malloc(sizeof(*s) + n);
 
@@ -402,12 +409,14 @@ static struct seg *seg_new(int64_t start, const uint8_t *p, size_t n, int64_t us
 	s->start = start;
 	s->len = n;
 	s->us = us;
+	s->ack = ack;
 	memcpy(s->data, p, n);
 	return s;
 }
 
 /* Hold the parts of [s, e) (bytes at p) that no held segment has. */
-static void hold(struct tf *t, struct half *h, int64_t s, const uint8_t *p, int64_t e, int64_t us)
+static void hold(struct tf *t, struct half *h, int64_t s, const uint8_t *p, int64_t e, int64_t us,
+		 uint64_t ack)
 {
 	struct seg **link = &h->head;
 	int64_t cur = s;
@@ -422,7 +431,7 @@ static void hold(struct tf *t, struct half *h, int64_t s, const uint8_t *p, int6
 		}
 		int64_t stop = q && q->start < e ? q->start : e;
 		if (stop > cur) {
-			struct seg *n = seg_new(cur, p + (cur - s), (size_t)(stop - cur), us);
+			struct seg *n = seg_new(cur, p + (cur - s), (size_t)(stop - cur), us, ack);
 			n->next = q;
 			*link = n;
 			link = &n->next;
@@ -439,10 +448,11 @@ static void hold(struct tf *t, struct half *h, int64_t s, const uint8_t *p, int6
 
 /*
  * A segment's payload in direction i: [s, s + len) in stream offsets, of
- * which the first cap bytes (at p) were captured.
+ * which the first cap bytes (at p) were captured; ack: what it acknowledged
+ * of the other direction (tf_handler.data).
  */
 static void segment(struct tf *t, struct conn *c, int i, int64_t s, const uint8_t *p, size_t cap,
-		    size_t len, int64_t us)
+		    size_t len, int64_t us, uint64_t ack)
 {
 	struct half *h = &c->h[i];
 	int64_t e = s + (int64_t)len, ce = s + (int64_t)cap;
@@ -463,7 +473,7 @@ static void segment(struct tf *t, struct conn *c, int i, int64_t s, const uint8_
 	for (;;) {
 		if (s <= h->next) {
 			if (ce > h->next)
-				deliver(t, c, i, s, p, ce, us, &seen);
+				deliver(t, c, i, s, p, ce, us, ack, &seen);
 			else if (s < h->next)
 				seen = 1;
 			/* The part not captured: known missing, a gap where nothing is held. */
@@ -515,7 +525,7 @@ static void segment(struct tf *t, struct conn *c, int i, int64_t s, const uint8_
 			}
 			continue;
 		}
-		hold(t, h, s, p, ce, us);
+		hold(t, h, s, p, ce, us, ack);
 		break;
 	}
 	if (seen)
@@ -678,6 +688,22 @@ static void set_base(struct half *h, uint32_t seq)
 	}
 }
 
+/*
+ * The stream offset of h up to which an ACK number acknowledges it (its FIN
+ * not counted, nothing before its start), or -1 when h's start is not known.
+ */
+static int64_t ack_offset(const struct half *h, uint32_t ack)
+{
+	int64_t a;
+
+	if (!h->based)
+		return -1;
+	a = offset_of(h, ack);
+	if (h->fin && a > h->fin_off)
+		a = h->fin_off;
+	return a < 0 ? 0 : a;
+}
+
 /* A FIN at stream offset f of direction i; bytes held past it are dropped. */
 static void on_fin(struct tf *t, struct half *h, int64_t f)
 {
@@ -715,7 +741,7 @@ static void tcp(struct tf *t, int family, const uint8_t *src, const uint8_t *dst
 	uint32_t seq, ack;
 	uint8_t fl;
 	int swapped, i;
-	uint64_t hash;
+	uint64_t hash, acked = TF_ACK_UNKNOWN;
 
 	if (len < 20) {
 		t->st.malformed++;
@@ -779,9 +805,14 @@ static void tcp(struct tf *t, int family, const uint8_t *src, const uint8_t *dst
 			set_base(&c->h[!i], ack);
 		seq++;
 	}
+	if (fl & TH_ACK) {
+		int64_t off = ack_offset(&c->h[!i], ack);
+		if (off >= 0)
+			acked = (uint64_t)off;
+	}
 	if (plen && !(fl & TH_RST)) { /* a RST's payload is a diagnostic, not the stream */
 		set_base(&c->h[i], seq);
-		segment(t, c, i, offset_of(&c->h[i], seq), p + hl, pcap, plen, us);
+		segment(t, c, i, offset_of(&c->h[i], seq), p + hl, pcap, plen, us, acked);
 	}
 	if (fl & TH_FIN) {
 		set_base(&c->h[i], seq);

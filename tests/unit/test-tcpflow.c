@@ -28,6 +28,7 @@ struct rec {
 	enum tf_end_how how[MAXC];
 	struct tf *t;
 	uint64_t swap_at;               /* tf_swap this connection at its first data */
+	int verbose;                    /* the log says acks and times too */
 	unsigned copies;                /* data not delivered from the packet handed in */
 	unsigned calls;
 };
@@ -53,17 +54,33 @@ static void *on_open(void *ctx, const struct tf_conn *c)
 	return r;
 }
 
+/* " ack=N @US" (ack=- when unknown) when the log is verbose, else "". */
+static const char *extra(const struct rec *r, int with_ack, uint64_t ack, int64_t us)
+{
+	static char b[64];
+
+	b[0] = '\0';
+	if (!r->verbose)
+		return b;
+	if (!with_ack)
+		snprintf(b, sizeof(b), " @%lld", (long long)us);
+	else if (ack == TF_ACK_UNKNOWN)
+		snprintf(b, sizeof(b), " ack=- @%lld", (long long)us);
+	else
+		snprintf(b, sizeof(b), " ack=%llu @%lld", (unsigned long long)ack, (long long)us);
+	return b;
+}
+
 static void on_data(void *state, const struct tf_conn *c, enum tf_dir d, const uint8_t *p, size_t n,
 		    int64_t us, uint64_t ack)
 {
-	(void)ack;
 	struct rec *r = state;
 
-	(void)us;
 	assert_true(n > 0);
 	assert_false(r->closed[SLOT(c->num)]);
 	mt_buf_append(&r->s[SLOT(c->num)][d], p, n);
-	mt_buf_printf(&r->log, "data %llu %s %zu\n", (unsigned long long)c->num, d ? "s2c" : "c2s", n);
+	mt_buf_printf(&r->log, "data %llu %s %zu%s\n", (unsigned long long)c->num, d ? "s2c" : "c2s",
+		      n, extra(r, 1, ack, us));
 	if (!(cur_pkt && p >= cur_pkt && p + n <= cur_pkt + cur_len))
 		r->copies++;
 	r->calls++;
@@ -77,24 +94,23 @@ static void on_gap(void *state, const struct tf_conn *c, enum tf_dir d, uint64_t
 {
 	struct rec *r = state;
 
-	(void)us;
 	assert_true(n > 0);
 	assert_false(r->closed[SLOT(c->num)]);
 	mt_buf_printf(&r->s[SLOT(c->num)][d], "{%llu}", (unsigned long long)n);
-	mt_buf_printf(&r->log, "gap %llu %s %llu\n", (unsigned long long)c->num, d ? "s2c" : "c2s",
-		      (unsigned long long)n);
+	mt_buf_printf(&r->log, "gap %llu %s %llu%s\n", (unsigned long long)c->num, d ? "s2c" : "c2s",
+		      (unsigned long long)n, extra(r, 0, 0, us));
 }
 
 static void on_close(void *state, const struct tf_conn *c, enum tf_end_how how, int64_t us)
 {
 	struct rec *r = state;
 
-	(void)us;
 	assert_false(r->closed[SLOT(c->num)]);
 	if (SLOT(c->num))
 		r->closed[c->num] = 1;
 	r->how[SLOT(c->num)] = how;
-	mt_buf_printf(&r->log, "close %llu %s\n", (unsigned long long)c->num, how_name(how));
+	mt_buf_printf(&r->log, "close %llu %s%s\n", (unsigned long long)c->num, how_name(how),
+		      extra(r, 0, 0, us));
 }
 
 static struct tf_limits L;
@@ -443,6 +459,63 @@ static void test_midstream_and_swap(void **state)
 				   "close 2 eof\n");
 	/* A swap from the closing connection or of one no longer known does nothing. */
 	tf_swap(t, &R->conn[1]);
+	done(t);
+}
+
+/* A segment with payload and an ACK of the other direction's sequence number ack. */
+static void sa(struct tf *t, int c2s, uint32_t seq, uint32_t ack, const char *data, int64_t ms)
+{
+	seg_n(t, c2s, seq, ack, PK_ACK, data, data ? strlen(data) : 0, ms);
+}
+
+static void test_acks(void **state)
+{
+	const uint32_t ci = 0xfffffff8u, si = 0xfffffffau; /* both streams and their ACKs wrap */
+	struct tf *t;
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	t = mk();
+	R->verbose = 1;
+	handshake(t, ci, si);
+	sa(t, 1, ci + 1, si + 1, "GET /a", 1);  /* client [0, 6): the SYN-ACK's ACK is offset 0 */
+	sa(t, 0, si + 1, ci + 7, "OK-a", 2);
+	sa(t, 0, si + 5, ci + 7, "more", 3);    /* server [4, 8) across the wrap */
+	sa(t, 1, ci + 11, si + 9, "HELD", 4);   /* client [10, 14), held with its own ACK (8) */
+	sa(t, 1, ci + 7, si + 5, "abcd", 5);    /* [6, 10), ACK 4: then HELD as it came */
+	seg_n(t, 1, ci + 15, 0, PK_PSH, "x", 1, 6); /* no ACK flag */
+	seg_n(t, 1, ci + 16, si + 9, PK_ACK | PK_FIN, NULL, 0, 7);
+	sa(t, 0, si + 9, ci + 17, "bye", 8);    /* ACKs the FIN: the stream's 15 bytes */
+	/* Seen from the middle, the client guessed wrong and swapped at its first data. */
+	C.cport = 1000;
+	C.sport = 8080;
+	R->swap_at = 2;
+	sa(t, 1, 1, 500, "GET /", 10);          /* the other side's start is not known yet */
+	sa(t, 0, 500, 6, "200", 11);
+	sa(t, 1, 6, 503, " HTTP", 12);
+	sa(t, 0, 505, 11, "ZZ", 13);            /* held after a hole of 2 */
+	sa(t, 0, 503, 8, "YY", 14);
+	tf_finish(t, 20000);
+	assert_string_equal(S(1, TF_C2S), "GET /aabcdHELDx");
+	assert_string_equal(S(1, TF_S2C), "OK-amorebye");
+	assert_string_equal(S(2, TF_C2S), " HTTP");
+	assert_string_equal(S(2, TF_S2C), "GET /200YYZZ");
+	assert_string_equal(LOG(), "open 1 40000>3001\n"
+				   "data 1 c2s 6 ack=0 @1000\n"
+				   "data 1 s2c 4 ack=6 @2000\n"
+				   "data 1 s2c 4 ack=6 @3000\n"
+				   "data 1 c2s 4 ack=4 @5000\n"
+				   "data 1 c2s 4 ack=8 @4000\n"
+				   "data 1 c2s 1 ack=- @6000\n"
+				   "data 1 s2c 3 ack=15 @8000\n"
+				   "open 2 8080>1000 mid\n"
+				   "data 2 s2c 5 ack=- @10000\n"
+				   "data 2 s2c 3 ack=5 @11000\n"
+				   "data 2 c2s 5 ack=3 @12000\n"
+				   "data 2 s2c 2 ack=7 @14000\n"
+				   "data 2 s2c 2 ack=10 @13000\n"
+				   "close 1 eof @20000\n"
+				   "close 2 eof @20000\n");
 	done(t);
 }
 
@@ -1035,6 +1108,7 @@ int main(void)
 		cmocka_unit_test_setup(test_lost, setup),
 		cmocka_unit_test_setup(test_wraparound, setup),
 		cmocka_unit_test_setup(test_midstream_and_swap, setup),
+		cmocka_unit_test_setup(test_acks, setup),
 		cmocka_unit_test_setup(test_fin_rst, setup),
 		cmocka_unit_test_setup(test_idle, setup),
 		cmocka_unit_test_setup(test_flow_bound, setup),
