@@ -36,6 +36,14 @@
  *   - A segment cut by the snap length: if it continues the stream, its
  *     captured part is delivered and the rest is a gap at once; if it comes
  *     early, only its captured part is held (the rest is a hole as any other).
+ *   - A segment whose ACK covers bytes of the other direction not yet
+ *     delivered (they reached that end; the capture missed them) gives them
+ *     up at once, before its own payload: a gap up to the first byte held
+ *     (ack_gaps counts it), the held bytes, again up to what it acknowledged.
+ *     An ACK more than ACK_TAIL_MAX past every byte seen of that direction is
+ *     not believed: nothing is given up and the data call says
+ *     TF_ACK_UNKNOWN. So a data call's ack is never more than the data and
+ *     gap calls of the other direction added up to when it is made.
  *   - A data call's ack is the ACK number of the segment that brought the
  *     bytes (bytes held keep their segment's), as an offset in the other
  *     direction: its FIN not counted, 0 for a number before its start;
@@ -95,6 +103,8 @@
 #define FRAG_BUCKETS 1024
 #define LINKTYPE_RAW 101                 /* raw IP as pcap files say it */
 #define TIME_MAX (INT64_MAX / 4)         /* capture times are clamped to +-this */
+#define ACK_TAIL_MAX (1 << 20)           /* bytes acknowledged past all seen of a direction
+					  * that are taken as lost (more: a wrong number) */
 
 #define TH_FIN 0x01
 #define TH_SYN 0x02
@@ -117,6 +127,7 @@ struct half {
 	uint32_t base;          /* the sequence number of stream offset 0 */
 	int64_t next;           /* the stream offset of the next byte to deliver */
 	int64_t fin_off;        /* the FIN's stream offset, when fin */
+	int64_t hi;             /* the end of the furthest segment seen */
 	unsigned based : 1, fin : 1;
 	struct seg *head, *tail; /* held segments (owned) */
 	size_t held;            /* their payload + SEG_COST each */
@@ -466,6 +477,8 @@ static void segment(struct tf *t, struct conn *c, int i, int64_t s, const uint8_
 		if (ce > e)
 			ce = e;
 	}
+	if (e > h->hi)
+		h->hi = e;
 	if (e <= h->next) {
 		t->st.retransmitted++;
 		return;
@@ -704,6 +717,34 @@ static int64_t ack_offset(const struct half *h, uint32_t ack)
 	return a < 0 ? 0 : a;
 }
 
+/*
+ * The other end acknowledged direction j up to offset a: what it received
+ * and the capture did not have is lost, a gap at once, and the bytes held
+ * after it follow. Returns 0, giving nothing up, when a is more than
+ * ACK_TAIL_MAX past every byte seen of j (a number not to be trusted).
+ */
+static int acked_to(struct tf *t, struct conn *c, int j, int64_t a, int64_t us)
+{
+	struct half *h = &c->h[j];
+	int64_t top = h->hi > h->next ? h->hi : h->next;
+
+	if (a <= h->next)
+		return 1;
+	if (h->fin && h->fin_off > top)
+		top = h->fin_off;
+	if (a - top > ACK_TAIL_MAX)
+		return 0;
+	while (h->next < a) {
+		int64_t stop = h->head && h->head->start < a ? h->head->start : a;
+		uint64_t n = (uint64_t)(stop - h->next);
+		h->next = stop;
+		t->st.ack_gaps++;
+		emit_gap(t, c, j, n, us);
+		drain(t, c, j);
+	}
+	return 1;
+}
+
 /* A FIN at stream offset f of direction i; bytes held past it are dropped. */
 static void on_fin(struct tf *t, struct half *h, int64_t f)
 {
@@ -807,7 +848,7 @@ static void tcp(struct tf *t, int family, const uint8_t *src, const uint8_t *dst
 	}
 	if (fl & TH_ACK) {
 		int64_t off = ack_offset(&c->h[!i], ack);
-		if (off >= 0)
+		if (off >= 0 && acked_to(t, c, !i, off, us))
 			acked = (uint64_t)off;
 	}
 	if (plen && !(fl & TH_RST)) { /* a RST's payload is a diagnostic, not the stream */

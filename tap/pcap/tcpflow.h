@@ -18,10 +18,12 @@
  *     swap them (tf_swap) once it sees which side sends requests.
  *   - Bytes are delivered in sequence order, once: out-of-order segments
  *     wait, retransmissions and overlaps are cut to what is new (the first
- *     copy wins), sequence numbers wrap. A hole that is not filled within the
- *     limits (the data after it would pass the flow's memory bound, the
- *     connection ends, or it is idle) is delivered as a gap of its size, and
- *     the bytes after it follow.
+ *     copy wins), sequence numbers wrap. A hole the other end acknowledged
+ *     (it received those bytes: the capture will never have them) is
+ *     delivered as a gap of its size at once, and the bytes after it follow;
+ *     so is a hole that is not filled within the limits (the data after it
+ *     would pass the flow's memory bound, the connection ends, or it is
+ *     idle).
  *   - Memory is bounded per connection (bytes held out of order) and in all
  *     (every connection's), and so is the number of connections; an idle
  *     connection is closed ("idle") after idle_ms of capture time. Every
@@ -110,6 +112,8 @@ struct tf_stats {
 	uint64_t retransmitted;           /* segments, or parts of them, seen before */
 	uint64_t out_of_order;            /* segments that came before bytes they follow */
 	uint64_t gaps, gap_bytes;         /* holes delivered as gaps */
+	uint64_t ack_gaps;                /* of them, given up because the other end
+					   * acknowledged past them */
 	uint64_t flow_limit_hits;         /* a connection's out-of-order bound was reached */
 	uint64_t total_limit_hits;        /* the bound of all connections was reached */
 	uint64_t evicted_idle, evicted_full; /* connections closed as idle / to make room */

@@ -519,6 +519,70 @@ static void test_acks(void **state)
 	done(t);
 }
 
+static void test_ack_gives_up(void **state)
+{
+	struct tf *t;
+	struct tf_stats s;
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	t = mk();
+	R->verbose = 1;
+	handshake(t, 100, 500);
+	sa(t, 1, 101, 501, "req1;", 1);
+	/* req2; [5, 10) lost */
+	sa(t, 1, 111, 501, "req3;", 3);         /* held */
+	sa(t, 0, 501, 106, "resp1", 4);         /* ACKs up to the hole: nothing given up */
+	sa(t, 0, 506, 116, "resp2", 5);         /* ACKs past it: a gap, req3;, then resp2 */
+	assert_string_equal(S(1, TF_C2S), "req1;{5}req3;");
+	/* An ACK into a hole gives up only what it covers. */
+	sa(t, 1, 121, 511, "req5;", 6);         /* [20, 25) held; [15, 20) missing */
+	seg_n(t, 0, 511, 118, PK_ACK, NULL, 0, 7); /* up to 17 */
+	sa(t, 1, 116, 511, "req4;", 8);         /* [15, 17) given up already: "q4;" is new */
+	/* Nothing held: what was acknowledged and never seen is a gap before the reply. */
+	sa(t, 0, 511, 131, "resp6", 9);         /* req6; [25, 30) was never captured */
+	/* An ACK far past all that was seen is not believed. */
+	sa(t, 0, 516, 131 + (1u << 21), "x", 10);
+	seg_n(t, 1, 131, 517, PK_ACK | PK_FIN, NULL, 0, 11);
+	seg_n(t, 0, 517, 132, PK_ACK | PK_FIN, NULL, 0, 12);
+	assert_string_equal(S(1, TF_C2S), "req1;{5}req3;{2}q4;req5;{5}");
+	assert_string_equal(S(1, TF_S2C), "resp1resp2resp6x");
+	assert_string_equal(LOG(), "open 1 40000>3001\n"
+				   "data 1 c2s 5 ack=0 @1000\n"
+				   "data 1 s2c 5 ack=5 @4000\n"
+				   "gap 1 c2s 5 @5000\n"
+				   "data 1 c2s 5 ack=0 @3000\n"
+				   "data 1 s2c 5 ack=15 @5000\n"
+				   "gap 1 c2s 2 @7000\n"
+				   "data 1 c2s 3 ack=10 @8000\n"
+				   "data 1 c2s 5 ack=10 @6000\n"
+				   "gap 1 c2s 5 @9000\n"
+				   "data 1 s2c 5 ack=30 @9000\n"
+				   "data 1 s2c 1 ack=- @10000\n"
+				   "close 1 fin @12000\n");
+	s = ST(t);
+	assert_int_equal(s.gaps, 3);
+	assert_int_equal(s.gap_bytes, 12);
+	assert_int_equal(s.ack_gaps, 3);
+	assert_int_equal(s.retransmitted, 1);
+	assert_int_equal(s.out_of_order, 2);
+	assert_int_equal(s.connections, 1);
+	/* The server's stream too (an SSE stream goes on after a lost segment), held bytes and all. */
+	C.cport = 40001;
+	handshake(t, 1, 1);
+	sa(t, 0, 2, 1, "data: 1\n\n", 20);
+	/* "data: 2\n\n" lost */
+	sa(t, 0, 20, 1, "data: 3\n\n", 22);
+	sa(t, 0, 29, 1, "data: 4\n\n", 23);
+	assert_string_equal(S(2, TF_S2C), "data: 1\n\n");
+	seg_n(t, 1, 1, 38, PK_ACK, NULL, 0, 24); /* the client's ACK of all of it */
+	assert_string_equal(S(2, TF_S2C), "data: 1\n\n{9}data: 3\n\ndata: 4\n\n");
+	assert_int_equal(R->closed[2], 0);
+	assert_int_equal(ST(t).ack_gaps, 4);
+	tf_finish(t, 30000);
+	done(t);
+}
+
 static void test_fin_rst(void **state)
 {
 	struct tf *t;
@@ -1109,6 +1173,7 @@ int main(void)
 		cmocka_unit_test_setup(test_wraparound, setup),
 		cmocka_unit_test_setup(test_midstream_and_swap, setup),
 		cmocka_unit_test_setup(test_acks, setup),
+		cmocka_unit_test_setup(test_ack_gives_up, setup),
 		cmocka_unit_test_setup(test_fin_rst, setup),
 		cmocka_unit_test_setup(test_idle, setup),
 		cmocka_unit_test_setup(test_flow_bound, setup),
