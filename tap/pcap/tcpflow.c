@@ -14,7 +14,7 @@
  *     unknown connection (an ACK, a FIN, a RST after the connection closed) is
  *     ignored. A SYN (no ACK) on an open connection whose ISN differs from the
  *     one known is a new connection on the same 4-tuple: the old one is
- *     closed first (TF_EVICTED, not counted in evicted_full).
+ *     closed first (TF_REUSED, counted in reused).
  *   - Seen from the middle, the client is the end with the higher port, then
  *     the higher address (bytes compared in network order).
  *   - A connection is closed (TF_FIN) at the packet that brings the second
@@ -822,7 +822,8 @@ static void tcp(struct tf *t, int family, const uint8_t *src, const uint8_t *dst
 
 	if (c && (fl & (TH_SYN | TH_ACK | TH_RST)) == TH_SYN &&
 	    !(c->h[i].based && c->h[i].base == seq + 1)) {
-		conn_close(t, c, TF_EVICTED, us);
+		t->st.reused++;
+		conn_close(t, c, TF_REUSED, us);
 		c = NULL;
 	}
 	if (!c) {

@@ -63,6 +63,8 @@ enum tf_end_how {
 	TF_IDLE,                /* nothing for idle_ms: evicted */
 	TF_EVICTED,             /* the connection limit or the memory bound made room */
 	TF_EOF,                 /* the capture ended with it open */
+	TF_REUSED,              /* a new connection on its 4-tuple (a SYN with another
+				 * initial sequence number) ended it: no limit was hit */
 };
 
 #define TF_ACK_UNKNOWN UINT64_MAX
@@ -117,6 +119,7 @@ struct tf_stats {
 	uint64_t flow_limit_hits;         /* a connection's out-of-order bound was reached */
 	uint64_t total_limit_hits;        /* the bound of all connections was reached */
 	uint64_t evicted_idle, evicted_full; /* connections closed as idle / to make room */
+	uint64_t reused;                  /* connections ended by a new one on their 4-tuple */
 };
 
 struct tf;

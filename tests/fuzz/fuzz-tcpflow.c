@@ -118,7 +118,7 @@ static void on_close(void *st, const struct tf_conn *c, enum tf_end_how how, int
 
 	(void)us;
 	check_open(r, c);
-	if ((unsigned)how > TF_EOF)
+	if ((unsigned)how > TF_REUSED)
 		fail("a close of no kind");
 	if (c->num < MAXN)
 		r->state[c->num] = 2;

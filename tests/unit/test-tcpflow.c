@@ -39,7 +39,7 @@ static size_t cur_len;
 
 static const char *how_name(enum tf_end_how h)
 {
-	static const char *const n[] = {"fin", "rst", "idle", "evicted", "eof"};
+	static const char *const n[] = {"fin", "rst", "idle", "evicted", "eof", "reused"};
 	return n[h];
 }
 
@@ -621,7 +621,7 @@ static void test_fin_rst(void **state)
 	seg_n(t, 0, 300, 7778, PK_SYN | PK_ACK, NULL, 0, 23);
 	seg(t, 1, 7778, PK_ACK, "two", 24);
 	assert_string_equal(S(3, TF_C2S), "one");
-	assert_int_equal(R->how[3], TF_EVICTED);
+	assert_int_equal(R->how[3], TF_REUSED); /* no limit was hit */
 	assert_string_equal(S(4, TF_C2S), "two");
 	/* A capture that starts at the SYN-ACK: its receiver is the client. */
 	C.cport = 40003;
@@ -636,6 +636,7 @@ static void test_fin_rst(void **state)
 	assert_int_equal(s.connections, 5);
 	assert_int_equal(s.midstream, 0);
 	assert_int_equal(s.evicted_full, 0);
+	assert_int_equal(s.reused, 1);
 	assert_int_equal(s.gaps, 1);
 	tf_finish(t, 100000);
 	assert_int_equal(R->how[4], TF_EOF);
