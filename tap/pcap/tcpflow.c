@@ -17,11 +17,25 @@
  *     closed first (TF_REUSED, counted in reused).
  *   - Seen from the middle, the client is the end with the higher port, then
  *     the higher address (bytes compared in network order).
- *   - A connection is closed (TF_FIN) at the packet that brings the second
- *     FIN, or at a RST (TF_RST); what it holds then is delivered, its holes as
- *     gaps, and so is the hole between the last byte seen and a FIN. It then
- *     leaves the table: a later segment with payload on its 4-tuple starts a
- *     new connection seen from the middle.
+ *   - A connection is closed (TF_FIN) when both FINs came and no byte before
+ *     either is missing, or at a RST (TF_RST); what it holds then is
+ *     delivered, its holes as gaps. When bytes before a FIN are missing (a
+ *     FIN captured before the data it follows), it waits for them: a segment
+ *     that fills the hole or an ACK past it (a gap) ends the wait, or at
+ *     most FIN_WAIT_US of capture time, after which the holes, and the one
+ *     between the last byte seen and a FIN, are gaps; whatever ends a
+ *     waiting connection, it ends as TF_FIN (not counted as idle, evicted or
+ *     reused).
+ *   - A connection closed by FIN or RST is remembered (struct gone: its
+ *     4-tuple, initial sequence numbers and the offsets its streams ended
+ *     at) for GONE_KEEP_US of capture time, at most max_flows of them (the
+ *     oldest is forgotten first). A segment on its 4-tuple is its own, and
+ *     dropped: retransmitted when it brings nothing past the ends, late when
+ *     it does (sent after the FIN, or in flight at the RST); an ACK, FIN or
+ *     RST, or its own SYN again, is ignored. A SYN with another ISN, or
+ *     payload more than LATE_WINDOW away from its ranges, starts a new
+ *     connection and the record is forgotten; so does any segment once it
+ *     is.
  *   - Bytes past a FIN are not part of the stream and are dropped; a FIN
  *     before bytes already delivered is ignored (the first FIN stays).
  *   - Held bytes (flow_bytes, total_bytes) count each held segment's payload
@@ -105,6 +119,10 @@
 #define TIME_MAX (INT64_MAX / 4)         /* capture times are clamped to +-this */
 #define ACK_TAIL_MAX (1 << 20)           /* bytes acknowledged past all seen of a direction
 					  * that are taken as lost (more: a wrong number) */
+#define GONE_KEEP_US (60 * 1000000LL)    /* a closed connection is remembered (TIME_WAIT's) */
+#define FIN_WAIT_US 1000000LL            /* both FINs seen, a hole before one: its wait */
+#define LATE_WINDOW (1 << 24)            /* bytes around a closed connection's ranges taken
+					  * as its own */
 
 #define TH_FIN 0x01
 #define TH_SYN 0x02
@@ -144,6 +162,24 @@ struct conn {
 	struct conn *chain;     /* next in the hash bucket */
 	struct conn *lprev, *lnext; /* least recently seen first */
 	int64_t last_us;
+	unsigned waiting : 1;   /* both FINs seen, bytes before one still missing */
+	int64_t wait_until;     /* when waiting: closed at this time, holes as gaps */
+	struct conn *wprev, *wnext; /* when waiting: in the tf's waiting list, oldest first */
+};
+
+/*
+ * A connection closed by FIN or RST, remembered for GONE_KEEP_US: segments
+ * that come late on its 4-tuple are its own, not a new connection.
+ */
+struct gone {
+	struct gone *chain;     /* next in the hash bucket */
+	struct gone *prev, *next; /* oldest first */
+	uint64_t hash;
+	struct tf_end e[2];     /* as the connection's */
+	uint32_t base[2];       /* as the connection's halves' */
+	int64_t end[2];         /* the stream offset each direction ended at */
+	unsigned based[2];
+	int64_t until;          /* forgotten at this capture time */
 };
 
 /* A piece of an IP datagram being put together. */
@@ -185,6 +221,11 @@ struct tf {
 	struct dgram **fbucket;         /* owned, FRAG_BUCKETS entries, made at the first fragment */
 	struct dgram *fhead, *ftail;    /* oldest first */
 	size_t fheld;
+	struct conn *wait_head, *wait_tail; /* waiting connections, oldest first */
+	struct gone **gbucket;          /* owned, ngbucket entries (a power of two), made at the
+					 * first closed connection */
+	size_t ngbucket, ngone;         /* ngone <= max_flows */
+	struct gone *ghead, *gtail;     /* oldest first (owned) */
 };
 
 static uint16_t rd16(const uint8_t *p)
@@ -627,22 +668,187 @@ static void conn_drop_held(struct tf *t, struct conn *c)
 			free(seg_pop(t, &c->h[i]));
 }
 
-/* Deliver what c holds, tell the handler how it ended, and forget it. */
+/* ---- closed connections, remembered ---- */
+
+static struct gone *gone_find(const struct tf *t, const struct tf_end *a, const struct tf_end *b,
+			      uint64_t hash)
+{
+	if (!t->gbucket)
+		return NULL;
+	for (struct gone *g = t->gbucket[hash & (t->ngbucket - 1)]; g; g = g->chain)
+		if (g->hash == hash && g->e[0].family == a->family && !end_cmp(&g->e[0], a) &&
+		    !end_cmp(&g->e[1], b))
+			return g;
+	return NULL;
+}
+
+static void gone_free(struct tf *t, struct gone *g)
+{
+	struct gone **link = &t->gbucket[g->hash & (t->ngbucket - 1)];
+
+	while (*link != g)
+		link = &(*link)->chain;
+	*link = g->chain;
+	if (g->prev)
+		g->prev->next = g->next;
+	else
+		t->ghead = g->next;
+	if (g->next)
+		g->next->prev = g->prev;
+	else
+		t->gtail = g->prev;
+	t->ngone--;
+	free(g);
+}
+
+static void gone_grow(struct tf *t)
+{
+	size_t n = t->ngbucket * 2;
+	struct gone **b = mt_calloc(n, sizeof(*b));
+
+	for (struct gone *g = t->ghead; g; g = g->next) {
+		g->chain = b[g->hash & (n - 1)];
+		b[g->hash & (n - 1)] = g;
+	}
+	free(t->gbucket);
+	t->gbucket = b;
+	t->ngbucket = n;
+}
+
+/* Remember c, closed (its halves flushed): the oldest record makes room past max_flows. */
+static void gone_add(struct tf *t, const struct conn *c)
+{
+	struct gone *g = gone_find(t, &c->e[0], &c->e[1], c->hash);
+
+	if (g)
+		gone_free(t, g);
+	while (t->ngone >= t->lim.max_flows)
+		gone_free(t, t->ghead);
+	if (!t->gbucket) {
+		t->ngbucket = 256;
+		t->gbucket = mt_calloc(t->ngbucket, sizeof(*t->gbucket));
+	} else if (t->ngone >= t->ngbucket) {
+		gone_grow(t);
+	}
+	g = mt_calloc(1, sizeof(*g));
+	g->hash = c->hash;
+	g->e[0] = c->e[0];
+	g->e[1] = c->e[1];
+	for (int k = 0; k < 2; k++) {
+		g->base[k] = c->h[k].base;
+		g->end[k] = c->h[k].next;
+		g->based[k] = c->h[k].based;
+	}
+	g->until = t->now + GONE_KEEP_US;
+	g->chain = t->gbucket[g->hash & (t->ngbucket - 1)];
+	t->gbucket[g->hash & (t->ngbucket - 1)] = g;
+	g->prev = t->gtail;
+	if (t->gtail)
+		t->gtail->next = g;
+	else
+		t->ghead = g;
+	t->gtail = g;
+	t->ngone++;
+}
+
+/*
+ * A segment from e[i] on the 4-tuple of g: 1 when it is g's own, come late
+ * (dropped: counted as retransmitted when g had all of it, else as late), 0
+ * when it starts another connection (g is forgotten): a SYN with another
+ * ISN, or payload far from g's ranges.
+ */
+static int gone_takes(struct tf *t, struct gone *g, int i, uint32_t seq, uint8_t fl, size_t plen)
+{
+	if (fl & TH_SYN) {
+		if (g->based[i] && g->base[i] == seq + 1)
+			return 1; /* its own handshake, again */
+		gone_free(t, g);
+		return 0;
+	}
+	if (!plen || (fl & TH_RST))
+		return 1;
+	if (g->based[i]) {
+		int64_t end = g->end[i];
+		int64_t off = end + (int32_t)(seq - (g->base[i] + (uint32_t)end));
+		if (off < -(int64_t)LATE_WINDOW || off > end + LATE_WINDOW) {
+			gone_free(t, g);
+			return 0;
+		}
+		if (off + (int64_t)plen <= end) {
+			t->st.retransmitted++;
+			return 1;
+		}
+	}
+	t->st.late++;
+	return 1;
+}
+
+/* ---- closing ---- */
+
+static void wait_unlink(struct tf *t, struct conn *c)
+{
+	if (c->wprev)
+		c->wprev->wnext = c->wnext;
+	else
+		t->wait_head = c->wnext;
+	if (c->wnext)
+		c->wnext->wprev = c->wprev;
+	else
+		t->wait_tail = c->wprev;
+	c->wprev = c->wnext = NULL;
+	c->waiting = 0;
+}
+
+/*
+ * Deliver what c holds, tell the handler how it ended, and forget it; one
+ * closed by FIN or RST is remembered (struct gone). One waiting ends as
+ * TF_FIN whatever ended it.
+ */
 static void conn_close(struct tf *t, struct conn *c, enum tf_end_how how, int64_t us)
 {
 	struct conn **link = &t->bucket[c->hash & (t->nbucket - 1)];
 	int first = c->cli; /* (a callback may swap the roles) */
 
+	if (c->waiting) {
+		wait_unlink(t, c);
+		how = TF_FIN;
+	}
 	flush_half(t, c, first, us);
 	flush_half(t, c, !first, us);
 	if (t->h.close)
 		t->h.close(c->state, &c->c, how, us);
+	if (how == TF_FIN || how == TF_RST)
+		gone_add(t, c);
 	while (*link != c)
 		link = &(*link)->chain;
 	*link = c->chain;
 	t->nconn--;
 	lru_unlink(t, c);
 	free(c);
+}
+
+/*
+ * Both ends sent their FIN: c is closed once nothing before them is
+ * missing; until then it waits (FIN_WAIT_US at most) for the holes to be
+ * filled or acknowledged.
+ */
+static void both_fins(struct tf *t, struct conn *c, int64_t us)
+{
+	if (c->h[0].next >= c->h[0].fin_off && c->h[1].next >= c->h[1].fin_off) {
+		conn_close(t, c, TF_FIN, us);
+		return;
+	}
+	if (c->waiting)
+		return;
+	c->waiting = 1;
+	c->wait_until = t->now + FIN_WAIT_US;
+	c->wprev = t->wait_tail;
+	c->wnext = NULL;
+	if (t->wait_tail)
+		t->wait_tail->wnext = c;
+	else
+		t->wait_head = c;
+	t->wait_tail = c;
 }
 
 static void set_roles(struct conn *c, int cli)
@@ -659,7 +865,8 @@ static struct conn *conn_new(struct tf *t, const struct tf_end *a, const struct 
 	struct conn *c;
 
 	while (t->nconn >= t->lim.max_flows && t->lru_head) {
-		t->st.evicted_full++;
+		if (!t->lru_head->waiting)
+			t->st.evicted_full++;
 		conn_close(t, t->lru_head, TF_EVICTED, us);
 	}
 	if (t->nconn >= t->nbucket)
@@ -822,11 +1029,15 @@ static void tcp(struct tf *t, int family, const uint8_t *src, const uint8_t *dst
 
 	if (c && (fl & (TH_SYN | TH_ACK | TH_RST)) == TH_SYN &&
 	    !(c->h[i].based && c->h[i].base == seq + 1)) {
-		t->st.reused++;
+		if (!c->waiting)
+			t->st.reused++;
 		conn_close(t, c, TF_REUSED, us);
 		c = NULL;
 	}
 	if (!c) {
+		struct gone *g = gone_find(t, &a, &b, hash);
+		if (g && gone_takes(t, g, i, seq, fl, plen))
+			return;
 		if ((fl & TH_RST) || (!(fl & TH_SYN) && !plen))
 			return;
 		if (fl & TH_SYN)
@@ -864,7 +1075,7 @@ static void tcp(struct tf *t, int family, const uint8_t *src, const uint8_t *dst
 	if (fl & TH_RST)
 		conn_close(t, c, TF_RST, us);
 	else if (c->h[0].fin && c->h[1].fin)
-		conn_close(t, c, TF_FIN, us);
+		both_fins(t, c, us);
 }
 
 /* ---- IP fragments ---- */
@@ -1307,10 +1518,15 @@ static void expire(struct tf *t)
 				  ? t->lim.idle_ms * 1000
 				  : 0;
 
+	while (t->wait_head && t->now > t->wait_head->wait_until)
+		conn_close(t, t->wait_head, TF_FIN, t->now);
 	while (idle_us && t->lru_head && t->now - t->lru_head->last_us > idle_us) {
-		t->st.evicted_idle++;
+		if (!t->lru_head->waiting)
+			t->st.evicted_idle++;
 		conn_close(t, t->lru_head, TF_IDLE, t->now);
 	}
+	while (t->ghead && t->now > t->ghead->until)
+		gone_free(t, t->ghead);
 	while (t->fhead && t->now - t->fhead->first_us > FRAG_TIMEOUT_US)
 		dgram_drop(t, t->fhead);
 }
@@ -1400,6 +1616,9 @@ void tf_free(struct tf *t)
 	}
 	while (t->fhead)
 		dgram_free(t, t->fhead);
+	while (t->ghead)
+		gone_free(t, t->ghead);
+	free(t->gbucket);
 	free(t->fbucket);
 	free(t->bucket);
 	free(t);

@@ -24,10 +24,16 @@
  *     so is a hole that is not filled within the limits (the data after it
  *     would pass the flow's memory bound, the connection ends, or it is
  *     idle).
+ *   - A connection ends at its FINs (once nothing before them is missing, or
+ *     after a short wait) or a RST; it is then remembered for a while, so
+ *     that its segments captured late (reordered, in flight at a RST,
+ *     retransmitted) are dropped and counted, not taken for a new
+ *     connection. A SYN with a new initial sequence number on its 4-tuple
+ *     starts a new one at once (and ends an open one: TF_REUSED).
  *   - Memory is bounded per connection (bytes held out of order) and in all
- *     (every connection's), and so is the number of connections; an idle
- *     connection is closed ("idle") after idle_ms of capture time. Every
- *     limit hit is counted in tf_stats.
+ *     (every connection's), and so is the number of connections (and of
+ *     closed ones remembered); an idle connection is closed ("idle") after
+ *     idle_ms of capture time. Every limit hit is counted in tf_stats.
  *   - Time is the capture's (each packet's timestamp), in µs since the epoch.
  */
 #ifndef MCPTAP_TCPFLOW_H
@@ -120,6 +126,8 @@ struct tf_stats {
 	uint64_t total_limit_hits;        /* the bound of all connections was reached */
 	uint64_t evicted_idle, evicted_full; /* connections closed as idle / to make room */
 	uint64_t reused;                  /* connections ended by a new one on their 4-tuple */
+	uint64_t late;                    /* segments of a closed connection with bytes it
+					   * did not have (sent after its FIN or RST): dropped */
 };
 
 struct tf;

@@ -357,9 +357,14 @@ static void test_lost(void **state)
 	seg(t, 1, 8 + 1471, PK_ACK, " more", 3);
 	seg(t, 0, 71, PK_ACK, "reply", 4);
 	assert_string_equal(S(1, TF_C2S), "first ");
-	/* The end of the connection gives up on the hole. */
+	/* Both FINs with a hole before one: it may still come, for a second of capture time. */
 	seg(t, 1, 8 + 1476, PK_ACK | PK_FIN, NULL, 5);
 	seg(t, 0, 76, PK_ACK | PK_FIN, NULL, 6);
+	assert_string_equal(S(1, TF_C2S), "first ");
+	assert_int_equal(R->closed[1], 0);
+	seg(t, 1, 8 + 1477, PK_ACK, NULL, 1006); /* (the last ACK, ACKs no data) */
+	assert_int_equal(R->closed[1], 0);
+	seg(t, 1, 8 + 1477, PK_ACK, NULL, 1007); /* then the hole is given up */
 	assert_string_equal(S(1, TF_C2S), "first {1460}after more");
 	assert_string_equal(S(1, TF_S2C), "reply");
 	s = ST(t);
@@ -367,12 +372,12 @@ static void test_lost(void **state)
 	assert_int_equal(s.gap_bytes, 1460);
 	assert_int_equal(s.out_of_order, 2);
 	assert_int_equal(R->how[1], TF_FIN);
-	/* A lost last segment before a FIN: a gap up to the FIN. */
+	/* A lost last segment before a FIN: a gap up to the FIN, at once when the FIN is ACKed. */
 	C.cport = 40001;
 	handshake(t, 1, 1);
 	seg(t, 1, 2, PK_ACK, "abc", 10);
 	seg(t, 1, 2 + 10, PK_ACK | PK_FIN, NULL, 11);
-	seg(t, 0, 2, PK_ACK | PK_FIN, NULL, 12);
+	seg_n(t, 0, 2, 2 + 11, PK_ACK | PK_FIN, NULL, 0, 12);
 	assert_string_equal(S(2, TF_C2S), "abc{7}");
 	assert_int_equal(R->how[2], TF_FIN);
 	/* Found later: nothing is given up while the connection lives. */
@@ -641,6 +646,119 @@ static void test_fin_rst(void **state)
 	tf_finish(t, 100000);
 	assert_int_equal(R->how[4], TF_EOF);
 	assert_int_equal(R->how[5], TF_EOF);
+	done(t);
+}
+
+/* Segments that come after a connection closed are its own, not a new connection's. */
+static void test_closed(void **state)
+{
+	struct tf *t;
+	struct tf_stats s;
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	t = mk();
+	R->verbose = 1;
+	/* The server's FIN captured before its last data: it waits for it, then closes. */
+	handshake(t, 100, 500);
+	sa(t, 1, 101, 501, "req", 1);
+	seg_n(t, 1, 104, 501, PK_ACK | PK_FIN, NULL, 0, 2);
+	seg_n(t, 0, 505, 105, PK_ACK | PK_FIN, NULL, 0, 3);  /* past [0, 4), not captured yet */
+	assert_int_equal(R->closed[1], 0);
+	sa(t, 0, 501, 105, "resp", 4);
+	assert_int_equal(R->how[1], TF_FIN);
+	seg_n(t, 1, 105, 506, PK_ACK, NULL, 0, 5);           /* the last ACK */
+	sa(t, 0, 501, 105, "resp", 200);                     /* sent again after the close */
+	sa(t, 0, 505, 105, "zz", 201);                       /* past its FIN */
+	s = ST(t);
+	assert_int_equal(s.connections, 1);
+	assert_int_equal(s.retransmitted, 1);
+	assert_int_equal(s.late, 1);
+	/* A RST, with the server's segments in flight. */
+	C.cport = 40001;
+	handshake(t, 1000, 2000);
+	sa(t, 1, 1001, 2001, "GET", 300);
+	sa(t, 0, 2001, 1004, "ev1", 301);
+	seg_n(t, 1, 1004, 2004, PK_RST | PK_ACK, NULL, 0, 302);
+	sa(t, 0, 2004, 1004, "ev2", 303);
+	sa(t, 0, 2007, 1004, "ev3", 304);
+	s = ST(t);
+	assert_int_equal(s.connections, 2);
+	assert_int_equal(s.late, 3);
+	/* The first 4-tuple: its SYN again is its own; a SYN with another ISN is a new connection. */
+	C.cport = 40000;
+	seg_n(t, 1, 100, 0, PK_SYN, NULL, 0, 400);
+	assert_int_equal(ST(t).connections, 2);
+	seg_n(t, 1, 7000, 0, PK_SYN, NULL, 0, 401);
+	seg_n(t, 0, 9000, 7001, PK_SYN | PK_ACK, NULL, 0, 402);
+	sa(t, 1, 7001, 9001, "new", 403);
+	seg_n(t, 0, 9001, 7004, PK_RST | PK_ACK, NULL, 0, 404);
+	/* Payload far from the ranges of the one that closed: another connection, seen mid-stream. */
+	sa(t, 1, 7004 + 0x40000000u, 9001, "far", 405);
+	/* The RST's 4-tuple: its own for 60 s of capture time, then forgotten. */
+	C.cport = 40001;
+	sa(t, 0, 2010, 1004, "ev4", 60302);
+	assert_int_equal(ST(t).connections, 4);
+	sa(t, 0, 2010, 1004, "ev4", 60303);
+	assert_int_equal(ST(t).connections, 5);
+	/* A FIN past a hole, then the ACK of that FIN: the hole is a gap and the connection closes. */
+	C.cport = 40002;
+	handshake(t, 1, 1);
+	sa(t, 1, 2, 2, "req", 60400);
+	seg_n(t, 1, 5, 2, PK_ACK | PK_FIN, NULL, 0, 60401);
+	seg_n(t, 0, 6, 6, PK_ACK | PK_FIN, NULL, 0, 60402);
+	seg_n(t, 1, 6, 7, PK_ACK, NULL, 0, 60403);
+	sa(t, 0, 2, 6, "resp", 60404);                       /* too late: given up already */
+	tf_finish(t, 70000000);
+	assert_string_equal(LOG(), "open 1 40000>3001\n"
+				   "data 1 c2s 3 ack=0 @1000\n"
+				   "data 1 s2c 4 ack=3 @4000\n"
+				   "close 1 fin @4000\n"
+				   "open 2 40001>3001\n"
+				   "data 2 c2s 3 ack=0 @300000\n"
+				   "data 2 s2c 3 ack=3 @301000\n"
+				   "close 2 rst @302000\n"
+				   "open 3 40000>3001\n"
+				   "data 3 c2s 3 ack=0 @403000\n"
+				   "close 3 rst @404000\n"
+				   "open 4 40000>3001 mid\n"
+				   "data 4 c2s 3 ack=- @405000\n"
+				   "open 5 40001>3001 mid\n"
+				   "data 5 s2c 3 ack=- @60303000\n"
+				   "open 6 40002>3001\n"
+				   "data 6 c2s 3 ack=0 @60400000\n"
+				   "gap 6 s2c 4 @60403000\n"
+				   "close 6 fin @60403000\n"
+				   "close 4 eof @70000000\n"
+				   "close 5 eof @70000000\n");
+	s = ST(t);
+	assert_int_equal(s.connections, 6);
+	assert_int_equal(s.midstream, 2);
+	assert_int_equal(s.late, 4);
+	assert_int_equal(s.retransmitted, 2);
+	assert_int_equal(s.gaps, 1);
+	assert_int_equal(s.ack_gaps, 1);
+	assert_int_equal(s.reused + s.evicted_full + s.evicted_idle, 0);
+	done(t);
+
+	/* Remembered closed connections are bounded by max_flows: the oldest is forgotten. */
+	L.max_flows = 2;
+	t = mk();
+	for (int k = 0; k < 3; k++) {
+		C.cport = (uint16_t)(40010 + k);
+		handshake(t, 1, 1);
+		sa(t, 1, 2, 2, "x", 1);
+		seg_n(t, 1, 3, 2, PK_RST | PK_ACK, NULL, 0, 2);
+	}
+	sa(t, 0, 2, 3, "y", 3);       /* 40012: its own */
+	C.cport = 40010;
+	sa(t, 0, 2, 3, "y", 3);       /* forgotten: a new connection */
+	s = ST(t);
+	assert_int_equal(s.connections, 4);
+	assert_int_equal(s.late, 1);
+	assert_int_equal(R->conn[4].client.port, 40010);
+	assert_int_equal(R->conn[4].saw_syn, 0);
+	tf_finish(t, 10000);
 	done(t);
 }
 
@@ -1176,6 +1294,7 @@ int main(void)
 		cmocka_unit_test_setup(test_acks, setup),
 		cmocka_unit_test_setup(test_ack_gives_up, setup),
 		cmocka_unit_test_setup(test_fin_rst, setup),
+		cmocka_unit_test_setup(test_closed, setup),
 		cmocka_unit_test_setup(test_idle, setup),
 		cmocka_unit_test_setup(test_flow_bound, setup),
 		cmocka_unit_test_setup(test_total_bound, setup),
