@@ -67,14 +67,24 @@
  *     was delivered or held before; out_of_order counts segments with payload
  *     that came past a hole (held, or dropped when nothing of them was
  *     captured).
- *   - Capture time only moves forward: a packet stamped earlier than one
- *     before it counts as at the latest time seen, for idleness, fragment
- *     timeouts and the times the callbacks are given (bytes that waited
- *     keep the time of the packet that brought them; a gap has the time it
- *     was given up at). Times are clamped to +-INT64_MAX / 4. A connection
- *     is idle when more than idle_ms passed since its last packet; it is
- *     closed when the next packet (of any connection) comes. idle_ms <= 0
- *     turns idle closing off.
+ *   - Times: the callbacks are given each packet's own capture time (bytes
+ *     that waited keep the time of the packet that brought them; a gap has
+ *     the time of the packet it was given up at, or the clock's when a
+ *     timeout or limit gave it up). Times are clamped to +-INT64_MAX / 4.
+ *     Idleness and the timeouts (FIN waits, closed connections remembered,
+ *     fragments) are judged by a clock: the latest time seen, except that a
+ *     packet more than JUMP_US ahead of it or behind it is doubted (one
+ *     wrong timestamp, or an unsorted merge of captures, would close every
+ *     connection as idle): the clock goes there only when JUMP_CONFIRM
+ *     packets in a row are that far on the same side, to the one nearest to
+ *     it; what those packets touched counts as seen at the new time, and
+ *     after a jump back nothing counts as seen later than it. A small step
+ *     back leaves it where it is. A connection is idle when more than
+ *     idle_ms of the clock passed since its last packet; it is closed when
+ *     the next packet (of any connection) comes. idle_ms <= 0 turns idle
+ *     closing off. tf_finish closes at its time, or, when that is more than
+ *     JUMP_US past the clock, at the clock (at a connection's own latest
+ *     time when that is later).
  *   - IP fragments are held at most FRAG_TIMEOUT_US of capture time from the
  *     first one of their datagram; frag_bytes counts the captured bytes held
  *     plus FRAG_COST per piece; room is made by dropping the oldest
@@ -123,6 +133,8 @@
 #define FIN_WAIT_US 1000000LL            /* both FINs seen, a hole before one: its wait */
 #define LATE_WINDOW (1 << 24)            /* bytes around a closed connection's ranges taken
 					  * as its own */
+#define JUMP_US (60 * 1000000LL)         /* a packet this far from the clock is doubted */
+#define JUMP_CONFIRM 3                   /* packets in a row that far move the clock */
 
 #define TH_FIN 0x01
 #define TH_SYN 0x02
@@ -161,7 +173,9 @@ struct conn {
 	uint64_t hash;
 	struct conn *chain;     /* next in the hash bucket */
 	struct conn *lprev, *lnext; /* least recently seen first */
-	int64_t last_us;
+	int64_t last_us;        /* the clock at its last packet */
+	uint64_t last_pkt;      /* the number of that packet (tf_stats.packets) */
+	int64_t seen_us;        /* the latest capture time of its packets */
 	unsigned waiting : 1;   /* both FINs seen, bytes before one still missing */
 	int64_t wait_until;     /* when waiting: closed at this time, holes as gaps */
 	struct conn *wprev, *wnext; /* when waiting: in the tf's waiting list, oldest first */
@@ -179,7 +193,8 @@ struct gone {
 	uint32_t base[2];       /* as the connection's halves' */
 	int64_t end[2];         /* the stream offset each direction ended at */
 	unsigned based[2];
-	int64_t until;          /* forgotten at this capture time */
+	int64_t until;          /* forgotten at this clock time */
+	uint64_t pkt;           /* the number of the packet that closed it */
 };
 
 /* A piece of an IP datagram being put together. */
@@ -198,7 +213,8 @@ struct dgram {
 	uint8_t src[16], dst[16];
 	uint32_t id;
 	uint8_t proto;                  /* IPv4: the protocol; IPv6: the next header */
-	int64_t first_us;
+	int64_t first_us;               /* the clock at its first fragment */
+	uint64_t pkt;                   /* the number of that packet */
 	uint32_t total;                 /* payload size, once the last fragment came */
 	unsigned have_last : 1;
 	struct fpiece *pieces;          /* sorted, not overlapping (owned) */
@@ -210,8 +226,12 @@ struct tf {
 	struct tf_limits lim;
 	struct tf_handler h;
 	struct tf_stats st;
-	int64_t now;                    /* the latest capture time seen */
+	int64_t now;                    /* the clock: idleness and timeouts are judged by it */
 	int has_now;
+	int jumps, jump_dir;            /* packets in a row far from the clock, and on which side
+					 * (1 ahead, -1 behind) */
+	int64_t jump_us;                /* of them, the time nearest to the clock */
+	uint64_t jump_pkt;              /* the number of the first of them */
 	uint64_t seed;
 	struct conn **bucket;           /* owned, nbucket entries (a power of two) */
 	size_t nbucket, nconn;
@@ -740,6 +760,7 @@ static void gone_add(struct tf *t, const struct conn *c)
 		g->based[k] = c->h[k].based;
 	}
 	g->until = t->now + GONE_KEEP_US;
+	g->pkt = t->st.packets;
 	g->chain = t->gbucket[g->hash & (t->ngbucket - 1)];
 	t->gbucket[g->hash & (t->ngbucket - 1)] = g;
 	g->prev = t->gtail;
@@ -877,7 +898,8 @@ static struct conn *conn_new(struct tf *t, const struct tf_end *a, const struct 
 	set_roles(c, cli);
 	c->h[0].conn = c->h[1].conn = c;
 	c->hash = hash;
-	c->last_us = us;
+	c->last_us = t->now;
+	c->seen_us = us;
 	c->c.num = ++t->st.connections;
 	c->c.saw_syn = syn;
 	c->c.first_us = us;
@@ -1045,8 +1067,10 @@ static void tcp(struct tf *t, int family, const uint8_t *src, const uint8_t *dst
 		else
 			c = conn_new(t, &a, &b, hash, end_cmp(&a, &b) ? 1 : 0, 0, us);
 	}
-	if (us > c->last_us)
-		c->last_us = us;
+	c->last_us = t->now;
+	c->last_pkt = t->st.packets;
+	if (us > c->seen_us)
+		c->seen_us = us;
 	if (c != t->lru_tail) {
 		lru_unlink(t, c);
 		lru_append(t, c);
@@ -1231,7 +1255,8 @@ static void fragment(struct tf *t, int family, const uint8_t *src, const uint8_t
 		memcpy(d->dst, dst, alen);
 		d->id = id;
 		d->proto = proto;
-		d->first_us = us;
+		d->first_us = t->now;
+		d->pkt = t->st.packets;
 		d->chain = t->fbucket[hash % FRAG_BUCKETS];
 		t->fbucket[hash % FRAG_BUCKETS] = d;
 		d->prev = t->ftail;
@@ -1531,6 +1556,79 @@ static void expire(struct tf *t)
 		dgram_drop(t, t->fhead);
 }
 
+/*
+ * The clock jumped forward to t->now: what the packets of the jump touched
+ * (stamped at the clock before it) was seen now.
+ */
+static void jumped_ahead(struct tf *t)
+{
+	for (struct conn *c = t->lru_tail; c && c->last_pkt >= t->jump_pkt; c = c->lprev)
+		c->last_us = t->now;
+	for (struct conn *c = t->wait_tail; c && c->last_pkt >= t->jump_pkt; c = c->wprev)
+		c->wait_until = t->now + FIN_WAIT_US;
+	for (struct gone *g = t->gtail; g && g->pkt >= t->jump_pkt; g = g->prev)
+		g->until = t->now + GONE_KEEP_US;
+	for (struct dgram *d = t->ftail; d && d->pkt >= t->jump_pkt; d = d->prev)
+		d->first_us = t->now;
+}
+
+/*
+ * The clock jumped back to t->now: nothing was seen after it (each list is
+ * in the order of its times, so only its end is walked).
+ */
+static void jumped_back(struct tf *t)
+{
+	for (struct conn *c = t->lru_tail; c && c->last_us > t->now; c = c->lprev)
+		c->last_us = t->now;
+	for (struct conn *c = t->wait_tail; c && c->wait_until > t->now + FIN_WAIT_US; c = c->wprev)
+		c->wait_until = t->now + FIN_WAIT_US;
+	for (struct gone *g = t->gtail; g && g->until > t->now + GONE_KEEP_US; g = g->prev)
+		g->until = t->now + GONE_KEEP_US;
+	for (struct dgram *d = t->ftail; d && d->first_us > t->now; d = d->prev)
+		d->first_us = t->now;
+}
+
+/*
+ * The clock at a packet of capture time us: it follows the packets forward
+ * and never goes back by a little. A packet more than JUMP_US from it (a
+ * wrong timestamp, another capture merged in, a pause) moves it only when
+ * JUMP_CONFIRM packets in a row are that far on the same side: to the one
+ * of them nearest to it.
+ */
+static void tick(struct tf *t, int64_t us)
+{
+	int dir;
+
+	if (!t->has_now) {
+		t->now = us;
+		t->has_now = 1;
+		return;
+	}
+	if (us <= t->now + JUMP_US && us >= t->now - JUMP_US) {
+		if (us > t->now)
+			t->now = us;
+		t->jumps = 0;
+		return;
+	}
+	dir = us > t->now ? 1 : -1;
+	if (!t->jumps || dir != t->jump_dir) {
+		t->jumps = 0;
+		t->jump_dir = dir;
+		t->jump_us = us;
+		t->jump_pkt = t->st.packets;
+	} else if (dir > 0 ? us < t->jump_us : us > t->jump_us) {
+		t->jump_us = us;
+	}
+	if (++t->jumps < JUMP_CONFIRM)
+		return;
+	t->jumps = 0;
+	t->now = t->jump_us;
+	if (dir > 0)
+		jumped_ahead(t);
+	else
+		jumped_back(t);
+}
+
 /* A capture time within a quarter of int64's range, so that differences of two never overflow. */
 static int64_t clamp_us(int64_t us)
 {
@@ -1549,12 +1647,9 @@ void tf_packet(struct tf *t, int linktype, int64_t us, size_t wire_len, const ui
 		wire_len = caplen;
 	if (caplen < wire_len)
 		t->st.truncated++;
-	if (!t->has_now || us > t->now) {
-		t->now = us;
-		t->has_now = 1;
-	}
+	tick(t, us);
 	expire(t);
-	link_layer(t, linktype, p, caplen, wire_len, t->now);
+	link_layer(t, linktype, p, caplen, wire_len, us);
 }
 
 void tf_swap(struct tf *t, const struct tf_conn *c)
@@ -1582,20 +1677,29 @@ void tf_finish(struct tf *t, int64_t us)
 {
 	struct conn **all;
 	size_t n = 0;
+	int far;
 
 	us = clamp_us(us);
-	if (!t->has_now || us > t->now) {
+	if (!t->has_now) {
 		t->now = us;
 		t->has_now = 1;
 	}
+	far = us > t->now + JUMP_US;
+	if (us > t->now && !far)
+		t->now = us;
 	while (t->fhead)
 		dgram_drop(t, t->fhead);
 	all = mt_malloc((t->nconn ? t->nconn : 1) * sizeof(*all));
 	for (struct conn *c = t->lru_head; c; c = c->lnext)
 		all[n++] = c;
 	qsort(all, n, sizeof(*all), by_num);
-	for (size_t k = 0; k < n; k++)
-		conn_close(t, all[k], TF_EOF, t->now);
+	for (size_t k = 0; k < n; k++) {
+		/* An end far past the clock (a packet's wrong time) is not believed. */
+		int64_t at = t->now;
+		if (far && all[k]->seen_us > at)
+			at = all[k]->seen_us < us ? all[k]->seen_us : us;
+		conn_close(t, all[k], TF_EOF, at);
+	}
 	free(all);
 }
 

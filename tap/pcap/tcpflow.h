@@ -34,7 +34,11 @@
  *     (every connection's), and so is the number of connections (and of
  *     closed ones remembered); an idle connection is closed ("idle") after
  *     idle_ms of capture time. Every limit hit is counted in tf_stats.
- *   - Time is the capture's (each packet's timestamp), in µs since the epoch.
+ *   - Time is the capture's (each packet's timestamp), in µs since the epoch:
+ *     what is delivered has the time of the packet that brought it. Idleness
+ *     is judged by the capture's clock, which a packet stamped far from its
+ *     neighbours (a wrong timestamp, captures merged out of order) does not
+ *     move on its own.
  */
 #ifndef MCPTAP_TCPFLOW_H
 #define MCPTAP_TCPFLOW_H

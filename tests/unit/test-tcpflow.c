@@ -796,6 +796,77 @@ static void test_idle(void **state)
 	done(t);
 }
 
+/* Times: each packet keeps its own; the clock that judges idleness doubts one far away. */
+static void test_time(void **state)
+{
+	const int64_t b = 10000000;                             /* ms */
+	const int64_t far = b + 100LL * 365 * 86400 * 1000;     /* a century later */
+	const int64_t p = b + 632001, q = b - 7200000;
+	struct tf *t;
+	struct tf_stats s;
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	L.idle_ms = 30000;
+	t = mk();
+	R->verbose = 1;
+	sa(t, 1, 1, 1, "a", b + 1000);
+	sa(t, 0, 1, 2, "b", b + 2000);
+	/* One packet of another connection stamped a century ahead: its own time, nothing idle. */
+	C.cport = 50000;
+	sa(t, 1, 1, 1, "X", far);
+	C.cport = 40000;
+	sa(t, 1, 2, 2, "c", b + 3000);
+	assert_int_equal(R->closed[1], 0);
+	/* The clock went on from b + 2000 for it: idle 30 s later, as 1 is not yet. */
+	sa(t, 0, 2, 3, "d", b + 32001);
+	assert_int_equal(R->how[2], TF_IDLE);
+	assert_int_equal(R->closed[1], 0);
+	/* Three packets in a row 10 min on (a pause): the clock goes there, 1 is idle, not 3. */
+	C.cport = 40002;
+	sa(t, 1, 1, 1, "e", p);
+	sa(t, 1, 2, 1, "f", p + 1);
+	assert_int_equal(R->closed[1], 0);
+	sa(t, 1, 3, 1, "g", p + 2);
+	assert_int_equal(R->how[1], TF_IDLE);
+	/* A capture 2 hours earlier merged after: three in a row bring the clock back. */
+	C.cport = 40003;
+	sa(t, 1, 1, 1, "h", q);
+	sa(t, 1, 2, 1, "i", q + 1);
+	sa(t, 1, 3, 1, "j", q + 2);
+	sa(t, 1, 4, 1, "k", q + 20000);
+	assert_int_equal(R->closed[3], 0);
+	sa(t, 1, 5, 1, "l", q + 32003);  /* 3 idle from q + 2 on */
+	assert_int_equal(R->how[3], TF_IDLE);
+	/* The end the capture says is the century-ahead time: not believed either. */
+	tf_finish(t, far * 1000);
+	assert_string_equal(LOG(), "open 1 40000>3001 mid\n"
+				   "data 1 c2s 1 ack=- @10001000000\n"
+				   "data 1 s2c 1 ack=1 @10002000000\n"
+				   "open 2 50000>3001 mid\n"
+				   "data 2 c2s 1 ack=- @3153610000000000\n"
+				   "data 1 c2s 1 ack=1 @10003000000\n"
+				   "close 2 idle @10032001000\n"
+				   "data 1 s2c 1 ack=2 @10032001000\n"
+				   "open 3 40002>3001 mid\n"
+				   "data 3 c2s 1 ack=- @10632001000\n"
+				   "data 3 c2s 1 ack=- @10632002000\n"
+				   "close 1 idle @10632001000\n"
+				   "data 3 c2s 1 ack=- @10632003000\n"
+				   "open 4 40003>3001 mid\n"
+				   "data 4 c2s 1 ack=- @2800000000\n"
+				   "data 4 c2s 1 ack=- @2800001000\n"
+				   "data 4 c2s 1 ack=- @2800002000\n"
+				   "data 4 c2s 1 ack=- @2820000000\n"
+				   "close 3 idle @2832003000\n"
+				   "data 4 c2s 1 ack=- @2832003000\n"
+				   "close 4 eof @2832003000\n");
+	s = ST(t);
+	assert_int_equal(s.connections, 4);
+	assert_int_equal(s.evicted_idle, 3);
+	done(t);
+}
+
 static void fill(char *b, size_t n, char c)
 {
 	memset(b, c, n);
@@ -1296,6 +1367,7 @@ int main(void)
 		cmocka_unit_test_setup(test_fin_rst, setup),
 		cmocka_unit_test_setup(test_closed, setup),
 		cmocka_unit_test_setup(test_idle, setup),
+		cmocka_unit_test_setup(test_time, setup),
 		cmocka_unit_test_setup(test_flow_bound, setup),
 		cmocka_unit_test_setup(test_total_bound, setup),
 		cmocka_unit_test_setup(test_max_flows, setup),
