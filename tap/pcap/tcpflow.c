@@ -70,7 +70,8 @@
  *   - Times: the callbacks are given each packet's own capture time (bytes
  *     that waited keep the time of the packet that brought them; a gap has
  *     the time of the packet it was given up at, or the clock's when a
- *     timeout or limit gave it up). Times are clamped to +-INT64_MAX / 4.
+ *     timeout gave it up: idle, a FIN's wait). Times are clamped to
+ *     +-INT64_MAX / 4.
  *     Idleness and the timeouts (FIN waits, closed connections remembered,
  *     fragments) are judged by a clock: the latest time seen, except that a
  *     packet more than JUMP_US ahead of it or behind it is doubted (one
