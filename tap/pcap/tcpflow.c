@@ -14,14 +14,28 @@
  *     unknown connection (an ACK, a FIN, a RST after the connection closed) is
  *     ignored. A SYN (no ACK) on an open connection whose ISN differs from the
  *     one known is a new connection on the same 4-tuple: the old one is
- *     closed first (TF_EVICTED, not counted in evicted_full).
+ *     closed first (TF_REUSED, counted in reused).
  *   - Seen from the middle, the client is the end with the higher port, then
  *     the higher address (bytes compared in network order).
- *   - A connection is closed (TF_FIN) at the packet that brings the second
- *     FIN, or at a RST (TF_RST); what it holds then is delivered, its holes as
- *     gaps, and so is the hole between the last byte seen and a FIN. It then
- *     leaves the table: a later segment with payload on its 4-tuple starts a
- *     new connection seen from the middle.
+ *   - A connection is closed (TF_FIN) when both FINs came and no byte before
+ *     either is missing, or at a RST (TF_RST); what it holds then is
+ *     delivered, its holes as gaps. When bytes before a FIN are missing (a
+ *     FIN captured before the data it follows), it waits for them: a segment
+ *     that fills the hole or an ACK past it (a gap) ends the wait, or at
+ *     most FIN_WAIT_US of capture time, after which the holes, and the one
+ *     between the last byte seen and a FIN, are gaps; whatever ends a
+ *     waiting connection, it ends as TF_FIN (not counted as idle, evicted or
+ *     reused).
+ *   - A connection closed by FIN or RST is remembered (struct gone: its
+ *     4-tuple, initial sequence numbers and the offsets its streams ended
+ *     at) for GONE_KEEP_US of capture time, at most max_flows of them (the
+ *     oldest is forgotten first). A segment on its 4-tuple is its own, and
+ *     dropped: retransmitted when it brings nothing past the ends, late when
+ *     it does (sent after the FIN, or in flight at the RST); an ACK, FIN or
+ *     RST, or its own SYN again, is ignored. A SYN with another ISN, or
+ *     payload more than LATE_WINDOW away from its ranges, starts a new
+ *     connection and the record is forgotten; so does any segment once it
+ *     is.
  *   - Bytes past a FIN are not part of the stream and are dropped; a FIN
  *     before bytes already delivered is ignored (the first FIN stays).
  *   - Held bytes (flow_bytes, total_bytes) count each held segment's payload
@@ -36,18 +50,42 @@
  *   - A segment cut by the snap length: if it continues the stream, its
  *     captured part is delivered and the rest is a gap at once; if it comes
  *     early, only its captured part is held (the rest is a hole as any other).
+ *   - A segment whose ACK covers bytes of the other direction not yet
+ *     delivered (they reached that end; the capture missed them) gives them
+ *     up at once, before its own payload: a gap up to the first byte held
+ *     (ack_gaps counts it), the held bytes, again up to what it acknowledged.
+ *     An ACK more than ACK_TAIL_MAX past every byte seen of that direction is
+ *     not believed: nothing is given up and the data call says
+ *     TF_ACK_UNKNOWN. So a data call's ack is never more than the data and
+ *     gap calls of the other direction added up to when it is made.
+ *   - A data call's ack is the ACK number of the segment that brought the
+ *     bytes (bytes held keep their segment's), as an offset in the other
+ *     direction: its FIN not counted, 0 for a number before its start;
+ *     TF_ACK_UNKNOWN when the segment has no ACK flag or no byte of the other
+ *     direction (nor its SYN) was seen yet.
  *   - retransmitted counts segments with payload of which at least one byte
  *     was delivered or held before; out_of_order counts segments with payload
  *     that came past a hole (held, or dropped when nothing of them was
  *     captured).
- *   - Capture time only moves forward: a packet stamped earlier than one
- *     before it counts as at the latest time seen, for idleness, fragment
- *     timeouts and the times the callbacks are given (bytes that waited
- *     keep the time of the packet that brought them; a gap has the time it
- *     was given up at). Times are clamped to +-INT64_MAX / 4. A connection
- *     is idle when more than idle_ms passed since its last packet; it is
- *     closed when the next packet (of any connection) comes. idle_ms <= 0
- *     turns idle closing off.
+ *   - Times: the callbacks are given each packet's own capture time (bytes
+ *     that waited keep the time of the packet that brought them; a gap has
+ *     the time of the packet it was given up at, or the clock's when a
+ *     timeout gave it up: idle, a FIN's wait). Times are clamped to
+ *     +-INT64_MAX / 4.
+ *     Idleness and the timeouts (FIN waits, closed connections remembered,
+ *     fragments) are judged by a clock: the latest time seen, except that a
+ *     packet more than JUMP_US ahead of it or behind it is doubted (one
+ *     wrong timestamp, or an unsorted merge of captures, would close every
+ *     connection as idle): the clock goes there only when JUMP_CONFIRM
+ *     packets in a row are that far on the same side, to the one nearest to
+ *     it; what those packets touched counts as seen at the new time, and
+ *     after a jump back nothing counts as seen later than it. A small step
+ *     back leaves it where it is. A connection is idle when more than
+ *     idle_ms of the clock passed since its last packet; it is closed when
+ *     the next packet (of any connection) comes. idle_ms <= 0 turns idle
+ *     closing off. tf_finish closes at its time, or, when that is more than
+ *     JUMP_US past the clock, at the clock (at a connection's own latest
+ *     time when that is later).
  *   - IP fragments are held at most FRAG_TIMEOUT_US of capture time from the
  *     first one of their datagram; frag_bytes counts the captured bytes held
  *     plus FRAG_COST per piece; room is made by dropping the oldest
@@ -90,6 +128,14 @@
 #define FRAG_BUCKETS 1024
 #define LINKTYPE_RAW 101                 /* raw IP as pcap files say it */
 #define TIME_MAX (INT64_MAX / 4)         /* capture times are clamped to +-this */
+#define ACK_TAIL_MAX (1 << 20)           /* bytes acknowledged past all seen of a direction
+					  * that are taken as lost (more: a wrong number) */
+#define GONE_KEEP_US (60 * 1000000LL)    /* a closed connection is remembered (TIME_WAIT's) */
+#define FIN_WAIT_US 1000000LL            /* both FINs seen, a hole before one: its wait */
+#define LATE_WINDOW (1 << 24)            /* bytes around a closed connection's ranges taken
+					  * as its own */
+#define JUMP_US (60 * 1000000LL)         /* a packet this far from the clock is doubted */
+#define JUMP_CONFIRM 3                   /* packets in a row that far move the clock */
 
 #define TH_FIN 0x01
 #define TH_SYN 0x02
@@ -102,6 +148,7 @@ struct seg {
 	int64_t start;  /* stream offset of data[0] */
 	size_t len;
 	int64_t us;     /* when it was captured */
+	uint64_t ack;   /* what its segment acknowledged of the other direction (tf_handler.data) */
 	uint8_t data[];
 };
 
@@ -111,6 +158,7 @@ struct half {
 	uint32_t base;          /* the sequence number of stream offset 0 */
 	int64_t next;           /* the stream offset of the next byte to deliver */
 	int64_t fin_off;        /* the FIN's stream offset, when fin */
+	int64_t hi;             /* the end of the furthest segment seen */
 	unsigned based : 1, fin : 1;
 	struct seg *head, *tail; /* held segments (owned) */
 	size_t held;            /* their payload + SEG_COST each */
@@ -126,7 +174,28 @@ struct conn {
 	uint64_t hash;
 	struct conn *chain;     /* next in the hash bucket */
 	struct conn *lprev, *lnext; /* least recently seen first */
-	int64_t last_us;
+	int64_t last_us;        /* the clock at its last packet */
+	uint64_t last_pkt;      /* the number of that packet (tf_stats.packets) */
+	int64_t seen_us;        /* the latest capture time of its packets */
+	unsigned waiting : 1;   /* both FINs seen, bytes before one still missing */
+	int64_t wait_until;     /* when waiting: closed at this time, holes as gaps */
+	struct conn *wprev, *wnext; /* when waiting: in the tf's waiting list, oldest first */
+};
+
+/*
+ * A connection closed by FIN or RST, remembered for GONE_KEEP_US: segments
+ * that come late on its 4-tuple are its own, not a new connection.
+ */
+struct gone {
+	struct gone *chain;     /* next in the hash bucket */
+	struct gone *prev, *next; /* oldest first */
+	uint64_t hash;
+	struct tf_end e[2];     /* as the connection's */
+	uint32_t base[2];       /* as the connection's halves' */
+	int64_t end[2];         /* the stream offset each direction ended at */
+	unsigned based[2];
+	int64_t until;          /* forgotten at this clock time */
+	uint64_t pkt;           /* the number of the packet that closed it */
 };
 
 /* A piece of an IP datagram being put together. */
@@ -145,7 +214,8 @@ struct dgram {
 	uint8_t src[16], dst[16];
 	uint32_t id;
 	uint8_t proto;                  /* IPv4: the protocol; IPv6: the next header */
-	int64_t first_us;
+	int64_t first_us;               /* the clock at its first fragment */
+	uint64_t pkt;                   /* the number of that packet */
 	uint32_t total;                 /* payload size, once the last fragment came */
 	unsigned have_last : 1;
 	struct fpiece *pieces;          /* sorted, not overlapping (owned) */
@@ -157,8 +227,12 @@ struct tf {
 	struct tf_limits lim;
 	struct tf_handler h;
 	struct tf_stats st;
-	int64_t now;                    /* the latest capture time seen */
+	int64_t now;                    /* the clock: idleness and timeouts are judged by it */
 	int has_now;
+	int jumps, jump_dir;            /* packets in a row far from the clock, and on which side
+					 * (1 ahead, -1 behind) */
+	int64_t jump_us;                /* of them, the time nearest to the clock */
+	uint64_t jump_pkt;              /* the number of the first of them */
 	uint64_t seed;
 	struct conn **bucket;           /* owned, nbucket entries (a power of two) */
 	size_t nbucket, nconn;
@@ -168,6 +242,11 @@ struct tf {
 	struct dgram **fbucket;         /* owned, FRAG_BUCKETS entries, made at the first fragment */
 	struct dgram *fhead, *ftail;    /* oldest first */
 	size_t fheld;
+	struct conn *wait_head, *wait_tail; /* waiting connections, oldest first */
+	struct gone **gbucket;          /* owned, ngbucket entries (a power of two), made at the
+					 * first closed connection */
+	size_t ngbucket, ngone;         /* ngone <= max_flows */
+	struct gone *ghead, *gtail;     /* oldest first (owned) */
 };
 
 static uint16_t rd16(const uint8_t *p)
@@ -227,10 +306,11 @@ static enum tf_dir dir_of(const struct conn *c, int i)
 	return i == c->cli ? TF_C2S : TF_S2C;
 }
 
-static void emit_data(struct tf *t, struct conn *c, int i, const uint8_t *p, size_t n, int64_t us)
+static void emit_data(struct tf *t, struct conn *c, int i, const uint8_t *p, size_t n, int64_t us,
+		      uint64_t ack)
 {
 	if (n && t->h.data)
-		t->h.data(c->state, &c->c, dir_of(c, i), p, n, us, TF_ACK_UNKNOWN);
+		t->h.data(c->state, &c->c, dir_of(c, i), p, n, us, ack);
 }
 
 static void emit_gap(struct tf *t, struct conn *c, int i, uint64_t n, int64_t us)
@@ -299,7 +379,7 @@ static void drain(struct tf *t, struct conn *c, int i)
 		if (end > h->next) {
 			size_t skip = (size_t)(h->next - s->start);
 			h->next = end;
-			emit_data(t, c, i, s->data + skip, s->len - skip, s->us);
+			emit_data(t, c, i, s->data + skip, s->len - skip, s->us, s->ack);
 		}
 		free(s);
 	}
@@ -340,7 +420,7 @@ static void flush_half(struct tf *t, struct conn *c, int i, int64_t us)
  * where they fall (the first copy wins). Sets *seen when a byte was had before.
  */
 static void deliver(struct tf *t, struct conn *c, int i, int64_t s, const uint8_t *p, int64_t e,
-		    int64_t us, int *seen)
+		    int64_t us, uint64_t ack, int *seen)
 {
 	struct half *h = &c->h[i];
 
@@ -357,7 +437,7 @@ static void deliver(struct tf *t, struct conn *c, int i, int64_t s, const uint8_
 		}
 		if (stop > s) {
 			h->next = stop;
-			emit_data(t, c, i, p, (size_t)(stop - s), us);
+			emit_data(t, c, i, p, (size_t)(stop - s), us, ack);
 		}
 		if (stop == e)
 			break;
@@ -394,7 +474,7 @@ static size_t hold_cost(const struct half *h, int64_t s, int64_t e, int *seen)
 	return cost;
 }
 
-static struct seg *seg_new(int64_t start, const uint8_t *p, size_t n, int64_t us)
+static struct seg *seg_new(int64_t start, const uint8_t *p, size_t n, int64_t us, uint64_t ack)
 {
 	struct seg *s = mt_malloc(sizeof(*s) + n);
 
@@ -402,12 +482,14 @@ static struct seg *seg_new(int64_t start, const uint8_t *p, size_t n, int64_t us
 	s->start = start;
 	s->len = n;
 	s->us = us;
+	s->ack = ack;
 	memcpy(s->data, p, n);
 	return s;
 }
 
 /* Hold the parts of [s, e) (bytes at p) that no held segment has. */
-static void hold(struct tf *t, struct half *h, int64_t s, const uint8_t *p, int64_t e, int64_t us)
+static void hold(struct tf *t, struct half *h, int64_t s, const uint8_t *p, int64_t e, int64_t us,
+		 uint64_t ack)
 {
 	struct seg **link = &h->head;
 	int64_t cur = s;
@@ -422,7 +504,7 @@ static void hold(struct tf *t, struct half *h, int64_t s, const uint8_t *p, int6
 		}
 		int64_t stop = q && q->start < e ? q->start : e;
 		if (stop > cur) {
-			struct seg *n = seg_new(cur, p + (cur - s), (size_t)(stop - cur), us);
+			struct seg *n = seg_new(cur, p + (cur - s), (size_t)(stop - cur), us, ack);
 			n->next = q;
 			*link = n;
 			link = &n->next;
@@ -439,10 +521,11 @@ static void hold(struct tf *t, struct half *h, int64_t s, const uint8_t *p, int6
 
 /*
  * A segment's payload in direction i: [s, s + len) in stream offsets, of
- * which the first cap bytes (at p) were captured.
+ * which the first cap bytes (at p) were captured; ack: what it acknowledged
+ * of the other direction (tf_handler.data).
  */
 static void segment(struct tf *t, struct conn *c, int i, int64_t s, const uint8_t *p, size_t cap,
-		    size_t len, int64_t us)
+		    size_t len, int64_t us, uint64_t ack)
 {
 	struct half *h = &c->h[i];
 	int64_t e = s + (int64_t)len, ce = s + (int64_t)cap;
@@ -456,6 +539,8 @@ static void segment(struct tf *t, struct conn *c, int i, int64_t s, const uint8_
 		if (ce > e)
 			ce = e;
 	}
+	if (e > h->hi)
+		h->hi = e;
 	if (e <= h->next) {
 		t->st.retransmitted++;
 		return;
@@ -463,7 +548,7 @@ static void segment(struct tf *t, struct conn *c, int i, int64_t s, const uint8_
 	for (;;) {
 		if (s <= h->next) {
 			if (ce > h->next)
-				deliver(t, c, i, s, p, ce, us, &seen);
+				deliver(t, c, i, s, p, ce, us, ack, &seen);
 			else if (s < h->next)
 				seen = 1;
 			/* The part not captured: known missing, a gap where nothing is held. */
@@ -515,7 +600,7 @@ static void segment(struct tf *t, struct conn *c, int i, int64_t s, const uint8_
 			}
 			continue;
 		}
-		hold(t, h, s, p, ce, us);
+		hold(t, h, s, p, ce, us, ack);
 		break;
 	}
 	if (seen)
@@ -604,22 +689,188 @@ static void conn_drop_held(struct tf *t, struct conn *c)
 			free(seg_pop(t, &c->h[i]));
 }
 
-/* Deliver what c holds, tell the handler how it ended, and forget it. */
+/* ---- closed connections, remembered ---- */
+
+static struct gone *gone_find(const struct tf *t, const struct tf_end *a, const struct tf_end *b,
+			      uint64_t hash)
+{
+	if (!t->gbucket)
+		return NULL;
+	for (struct gone *g = t->gbucket[hash & (t->ngbucket - 1)]; g; g = g->chain)
+		if (g->hash == hash && g->e[0].family == a->family && !end_cmp(&g->e[0], a) &&
+		    !end_cmp(&g->e[1], b))
+			return g;
+	return NULL;
+}
+
+static void gone_free(struct tf *t, struct gone *g)
+{
+	struct gone **link = &t->gbucket[g->hash & (t->ngbucket - 1)];
+
+	while (*link != g)
+		link = &(*link)->chain;
+	*link = g->chain;
+	if (g->prev)
+		g->prev->next = g->next;
+	else
+		t->ghead = g->next;
+	if (g->next)
+		g->next->prev = g->prev;
+	else
+		t->gtail = g->prev;
+	t->ngone--;
+	free(g);
+}
+
+static void gone_grow(struct tf *t)
+{
+	size_t n = t->ngbucket * 2;
+	struct gone **b = mt_calloc(n, sizeof(*b));
+
+	for (struct gone *g = t->ghead; g; g = g->next) {
+		g->chain = b[g->hash & (n - 1)];
+		b[g->hash & (n - 1)] = g;
+	}
+	free(t->gbucket);
+	t->gbucket = b;
+	t->ngbucket = n;
+}
+
+/* Remember c, closed (its halves flushed): the oldest record makes room past max_flows. */
+static void gone_add(struct tf *t, const struct conn *c)
+{
+	struct gone *g = gone_find(t, &c->e[0], &c->e[1], c->hash);
+
+	if (g)
+		gone_free(t, g);
+	while (t->ngone >= t->lim.max_flows)
+		gone_free(t, t->ghead);
+	if (!t->gbucket) {
+		t->ngbucket = 256;
+		t->gbucket = mt_calloc(t->ngbucket, sizeof(*t->gbucket));
+	} else if (t->ngone >= t->ngbucket) {
+		gone_grow(t);
+	}
+	g = mt_calloc(1, sizeof(*g));
+	g->hash = c->hash;
+	g->e[0] = c->e[0];
+	g->e[1] = c->e[1];
+	for (int k = 0; k < 2; k++) {
+		g->base[k] = c->h[k].base;
+		g->end[k] = c->h[k].next;
+		g->based[k] = c->h[k].based;
+	}
+	g->until = t->now + GONE_KEEP_US;
+	g->pkt = t->st.packets;
+	g->chain = t->gbucket[g->hash & (t->ngbucket - 1)];
+	t->gbucket[g->hash & (t->ngbucket - 1)] = g;
+	g->prev = t->gtail;
+	if (t->gtail)
+		t->gtail->next = g;
+	else
+		t->ghead = g;
+	t->gtail = g;
+	t->ngone++;
+}
+
+/*
+ * A segment from e[i] on the 4-tuple of g: 1 when it is g's own, come late
+ * (dropped: counted as retransmitted when g had all of it, else as late), 0
+ * when it starts another connection (g is forgotten): a SYN with another
+ * ISN, or payload far from g's ranges.
+ */
+static int gone_takes(struct tf *t, struct gone *g, int i, uint32_t seq, uint8_t fl, size_t plen)
+{
+	if (fl & TH_SYN) {
+		if (g->based[i] && g->base[i] == seq + 1)
+			return 1; /* its own handshake, again */
+		gone_free(t, g);
+		return 0;
+	}
+	if (!plen || (fl & TH_RST))
+		return 1;
+	if (g->based[i]) {
+		int64_t end = g->end[i];
+		int64_t off = end + (int32_t)(seq - (g->base[i] + (uint32_t)end));
+		if (off < -(int64_t)LATE_WINDOW || off > end + LATE_WINDOW) {
+			gone_free(t, g);
+			return 0;
+		}
+		if (off + (int64_t)plen <= end) {
+			t->st.retransmitted++;
+			return 1;
+		}
+	}
+	t->st.late++;
+	return 1;
+}
+
+/* ---- closing ---- */
+
+static void wait_unlink(struct tf *t, struct conn *c)
+{
+	if (c->wprev)
+		c->wprev->wnext = c->wnext;
+	else
+		t->wait_head = c->wnext;
+	if (c->wnext)
+		c->wnext->wprev = c->wprev;
+	else
+		t->wait_tail = c->wprev;
+	c->wprev = c->wnext = NULL;
+	c->waiting = 0;
+}
+
+/*
+ * Deliver what c holds, tell the handler how it ended, and forget it; one
+ * closed by FIN or RST is remembered (struct gone). One waiting ends as
+ * TF_FIN whatever ended it.
+ */
 static void conn_close(struct tf *t, struct conn *c, enum tf_end_how how, int64_t us)
 {
 	struct conn **link = &t->bucket[c->hash & (t->nbucket - 1)];
 	int first = c->cli; /* (a callback may swap the roles) */
 
+	if (c->waiting) {
+		wait_unlink(t, c);
+		how = TF_FIN;
+	}
 	flush_half(t, c, first, us);
 	flush_half(t, c, !first, us);
 	if (t->h.close)
 		t->h.close(c->state, &c->c, how, us);
+	if (how == TF_FIN || how == TF_RST)
+		gone_add(t, c);
 	while (*link != c)
 		link = &(*link)->chain;
 	*link = c->chain;
 	t->nconn--;
 	lru_unlink(t, c);
 	free(c);
+}
+
+/*
+ * Both ends sent their FIN: c is closed once nothing before them is
+ * missing; until then it waits (FIN_WAIT_US at most) for the holes to be
+ * filled or acknowledged.
+ */
+static void both_fins(struct tf *t, struct conn *c, int64_t us)
+{
+	if (c->h[0].next >= c->h[0].fin_off && c->h[1].next >= c->h[1].fin_off) {
+		conn_close(t, c, TF_FIN, us);
+		return;
+	}
+	if (c->waiting)
+		return;
+	c->waiting = 1;
+	c->wait_until = t->now + FIN_WAIT_US;
+	c->wprev = t->wait_tail;
+	c->wnext = NULL;
+	if (t->wait_tail)
+		t->wait_tail->wnext = c;
+	else
+		t->wait_head = c;
+	t->wait_tail = c;
 }
 
 static void set_roles(struct conn *c, int cli)
@@ -636,7 +887,8 @@ static struct conn *conn_new(struct tf *t, const struct tf_end *a, const struct 
 	struct conn *c;
 
 	while (t->nconn >= t->lim.max_flows && t->lru_head) {
-		t->st.evicted_full++;
+		if (!t->lru_head->waiting)
+			t->st.evicted_full++;
 		conn_close(t, t->lru_head, TF_EVICTED, us);
 	}
 	if (t->nconn >= t->nbucket)
@@ -647,7 +899,8 @@ static struct conn *conn_new(struct tf *t, const struct tf_end *a, const struct 
 	set_roles(c, cli);
 	c->h[0].conn = c->h[1].conn = c;
 	c->hash = hash;
-	c->last_us = us;
+	c->last_us = t->now;
+	c->seen_us = us;
 	c->c.num = ++t->st.connections;
 	c->c.saw_syn = syn;
 	c->c.first_us = us;
@@ -676,6 +929,50 @@ static void set_base(struct half *h, uint32_t seq)
 		h->base = seq;
 		h->based = 1;
 	}
+}
+
+/*
+ * The stream offset of h up to which an ACK number acknowledges it (its FIN
+ * not counted, nothing before its start), or -1 when h's start is not known.
+ */
+static int64_t ack_offset(const struct half *h, uint32_t ack)
+{
+	int64_t a;
+
+	if (!h->based)
+		return -1;
+	a = offset_of(h, ack);
+	if (h->fin && a > h->fin_off)
+		a = h->fin_off;
+	return a < 0 ? 0 : a;
+}
+
+/*
+ * The other end acknowledged direction j up to offset a: what it received
+ * and the capture did not have is lost, a gap at once, and the bytes held
+ * after it follow. Returns 0, giving nothing up, when a is more than
+ * ACK_TAIL_MAX past every byte seen of j (a number not to be trusted).
+ */
+static int acked_to(struct tf *t, struct conn *c, int j, int64_t a, int64_t us)
+{
+	struct half *h = &c->h[j];
+	int64_t top = h->hi > h->next ? h->hi : h->next;
+
+	if (a <= h->next)
+		return 1;
+	if (h->fin && h->fin_off > top)
+		top = h->fin_off;
+	if (a - top > ACK_TAIL_MAX)
+		return 0;
+	while (h->next < a) {
+		int64_t stop = h->head && h->head->start < a ? h->head->start : a;
+		uint64_t n = (uint64_t)(stop - h->next);
+		h->next = stop;
+		t->st.ack_gaps++;
+		emit_gap(t, c, j, n, us);
+		drain(t, c, j);
+	}
+	return 1;
 }
 
 /* A FIN at stream offset f of direction i; bytes held past it are dropped. */
@@ -715,7 +1012,7 @@ static void tcp(struct tf *t, int family, const uint8_t *src, const uint8_t *dst
 	uint32_t seq, ack;
 	uint8_t fl;
 	int swapped, i;
-	uint64_t hash;
+	uint64_t hash, acked = TF_ACK_UNKNOWN;
 
 	if (len < 20) {
 		t->st.malformed++;
@@ -755,10 +1052,15 @@ static void tcp(struct tf *t, int family, const uint8_t *src, const uint8_t *dst
 
 	if (c && (fl & (TH_SYN | TH_ACK | TH_RST)) == TH_SYN &&
 	    !(c->h[i].based && c->h[i].base == seq + 1)) {
-		conn_close(t, c, TF_EVICTED, us);
+		if (!c->waiting)
+			t->st.reused++;
+		conn_close(t, c, TF_REUSED, us);
 		c = NULL;
 	}
 	if (!c) {
+		struct gone *g = gone_find(t, &a, &b, hash);
+		if (g && gone_takes(t, g, i, seq, fl, plen))
+			return;
 		if ((fl & TH_RST) || (!(fl & TH_SYN) && !plen))
 			return;
 		if (fl & TH_SYN)
@@ -766,8 +1068,10 @@ static void tcp(struct tf *t, int family, const uint8_t *src, const uint8_t *dst
 		else
 			c = conn_new(t, &a, &b, hash, end_cmp(&a, &b) ? 1 : 0, 0, us);
 	}
-	if (us > c->last_us)
-		c->last_us = us;
+	c->last_us = t->now;
+	c->last_pkt = t->st.packets;
+	if (us > c->seen_us)
+		c->seen_us = us;
 	if (c != t->lru_tail) {
 		lru_unlink(t, c);
 		lru_append(t, c);
@@ -779,9 +1083,14 @@ static void tcp(struct tf *t, int family, const uint8_t *src, const uint8_t *dst
 			set_base(&c->h[!i], ack);
 		seq++;
 	}
+	if (fl & TH_ACK) {
+		int64_t off = ack_offset(&c->h[!i], ack);
+		if (off >= 0 && acked_to(t, c, !i, off, us))
+			acked = (uint64_t)off;
+	}
 	if (plen && !(fl & TH_RST)) { /* a RST's payload is a diagnostic, not the stream */
 		set_base(&c->h[i], seq);
-		segment(t, c, i, offset_of(&c->h[i], seq), p + hl, pcap, plen, us);
+		segment(t, c, i, offset_of(&c->h[i], seq), p + hl, pcap, plen, us, acked);
 	}
 	if (fl & TH_FIN) {
 		set_base(&c->h[i], seq);
@@ -791,7 +1100,7 @@ static void tcp(struct tf *t, int family, const uint8_t *src, const uint8_t *dst
 	if (fl & TH_RST)
 		conn_close(t, c, TF_RST, us);
 	else if (c->h[0].fin && c->h[1].fin)
-		conn_close(t, c, TF_FIN, us);
+		both_fins(t, c, us);
 }
 
 /* ---- IP fragments ---- */
@@ -947,7 +1256,8 @@ static void fragment(struct tf *t, int family, const uint8_t *src, const uint8_t
 		memcpy(d->dst, dst, alen);
 		d->id = id;
 		d->proto = proto;
-		d->first_us = us;
+		d->first_us = t->now;
+		d->pkt = t->st.packets;
 		d->chain = t->fbucket[hash % FRAG_BUCKETS];
 		t->fbucket[hash % FRAG_BUCKETS] = d;
 		d->prev = t->ftail;
@@ -1234,12 +1544,90 @@ static void expire(struct tf *t)
 				  ? t->lim.idle_ms * 1000
 				  : 0;
 
+	while (t->wait_head && t->now > t->wait_head->wait_until)
+		conn_close(t, t->wait_head, TF_FIN, t->now);
 	while (idle_us && t->lru_head && t->now - t->lru_head->last_us > idle_us) {
-		t->st.evicted_idle++;
+		if (!t->lru_head->waiting)
+			t->st.evicted_idle++;
 		conn_close(t, t->lru_head, TF_IDLE, t->now);
 	}
+	while (t->ghead && t->now > t->ghead->until)
+		gone_free(t, t->ghead);
 	while (t->fhead && t->now - t->fhead->first_us > FRAG_TIMEOUT_US)
 		dgram_drop(t, t->fhead);
+}
+
+/*
+ * The clock jumped forward to t->now: what the packets of the jump touched
+ * (stamped at the clock before it) was seen now.
+ */
+static void jumped_ahead(struct tf *t)
+{
+	for (struct conn *c = t->lru_tail; c && c->last_pkt >= t->jump_pkt; c = c->lprev)
+		c->last_us = t->now;
+	for (struct conn *c = t->wait_tail; c && c->last_pkt >= t->jump_pkt; c = c->wprev)
+		c->wait_until = t->now + FIN_WAIT_US;
+	for (struct gone *g = t->gtail; g && g->pkt >= t->jump_pkt; g = g->prev)
+		g->until = t->now + GONE_KEEP_US;
+	for (struct dgram *d = t->ftail; d && d->pkt >= t->jump_pkt; d = d->prev)
+		d->first_us = t->now;
+}
+
+/*
+ * The clock jumped back to t->now: nothing was seen after it (each list is
+ * in the order of its times, so only its end is walked).
+ */
+static void jumped_back(struct tf *t)
+{
+	for (struct conn *c = t->lru_tail; c && c->last_us > t->now; c = c->lprev)
+		c->last_us = t->now;
+	for (struct conn *c = t->wait_tail; c && c->wait_until > t->now + FIN_WAIT_US; c = c->wprev)
+		c->wait_until = t->now + FIN_WAIT_US;
+	for (struct gone *g = t->gtail; g && g->until > t->now + GONE_KEEP_US; g = g->prev)
+		g->until = t->now + GONE_KEEP_US;
+	for (struct dgram *d = t->ftail; d && d->first_us > t->now; d = d->prev)
+		d->first_us = t->now;
+}
+
+/*
+ * The clock at a packet of capture time us: it follows the packets forward
+ * and never goes back by a little. A packet more than JUMP_US from it (a
+ * wrong timestamp, another capture merged in, a pause) moves it only when
+ * JUMP_CONFIRM packets in a row are that far on the same side: to the one
+ * of them nearest to it.
+ */
+static void tick(struct tf *t, int64_t us)
+{
+	int dir;
+
+	if (!t->has_now) {
+		t->now = us;
+		t->has_now = 1;
+		return;
+	}
+	if (us <= t->now + JUMP_US && us >= t->now - JUMP_US) {
+		if (us > t->now)
+			t->now = us;
+		t->jumps = 0;
+		return;
+	}
+	dir = us > t->now ? 1 : -1;
+	if (!t->jumps || dir != t->jump_dir) {
+		t->jumps = 0;
+		t->jump_dir = dir;
+		t->jump_us = us;
+		t->jump_pkt = t->st.packets;
+	} else if (dir > 0 ? us < t->jump_us : us > t->jump_us) {
+		t->jump_us = us;
+	}
+	if (++t->jumps < JUMP_CONFIRM)
+		return;
+	t->jumps = 0;
+	t->now = t->jump_us;
+	if (dir > 0)
+		jumped_ahead(t);
+	else
+		jumped_back(t);
 }
 
 /* A capture time within a quarter of int64's range, so that differences of two never overflow. */
@@ -1260,12 +1648,9 @@ void tf_packet(struct tf *t, int linktype, int64_t us, size_t wire_len, const ui
 		wire_len = caplen;
 	if (caplen < wire_len)
 		t->st.truncated++;
-	if (!t->has_now || us > t->now) {
-		t->now = us;
-		t->has_now = 1;
-	}
+	tick(t, us);
 	expire(t);
-	link_layer(t, linktype, p, caplen, wire_len, t->now);
+	link_layer(t, linktype, p, caplen, wire_len, us);
 }
 
 void tf_swap(struct tf *t, const struct tf_conn *c)
@@ -1293,20 +1678,29 @@ void tf_finish(struct tf *t, int64_t us)
 {
 	struct conn **all;
 	size_t n = 0;
+	int far;
 
 	us = clamp_us(us);
-	if (!t->has_now || us > t->now) {
+	if (!t->has_now) {
 		t->now = us;
 		t->has_now = 1;
 	}
+	far = us > t->now + JUMP_US;
+	if (us > t->now && !far)
+		t->now = us;
 	while (t->fhead)
 		dgram_drop(t, t->fhead);
 	all = mt_malloc((t->nconn ? t->nconn : 1) * sizeof(*all));
 	for (struct conn *c = t->lru_head; c; c = c->lnext)
 		all[n++] = c;
 	qsort(all, n, sizeof(*all), by_num);
-	for (size_t k = 0; k < n; k++)
-		conn_close(t, all[k], TF_EOF, t->now);
+	for (size_t k = 0; k < n; k++) {
+		/* An end far past the clock (a packet's wrong time) is not believed. */
+		int64_t at = t->now;
+		if (far && all[k]->seen_us > at)
+			at = all[k]->seen_us < us ? all[k]->seen_us : us;
+		conn_close(t, all[k], TF_EOF, at);
+	}
 	free(all);
 }
 
@@ -1327,6 +1721,9 @@ void tf_free(struct tf *t)
 	}
 	while (t->fhead)
 		dgram_free(t, t->fhead);
+	while (t->ghead)
+		gone_free(t, t->ghead);
+	free(t->gbucket);
 	free(t->fbucket);
 	free(t->bucket);
 	free(t);

@@ -18,15 +18,27 @@
  *     swap them (tf_swap) once it sees which side sends requests.
  *   - Bytes are delivered in sequence order, once: out-of-order segments
  *     wait, retransmissions and overlaps are cut to what is new (the first
- *     copy wins), sequence numbers wrap. A hole that is not filled within the
- *     limits (the data after it would pass the flow's memory bound, the
- *     connection ends, or it is idle) is delivered as a gap of its size, and
- *     the bytes after it follow.
+ *     copy wins), sequence numbers wrap. A hole the other end acknowledged
+ *     (it received those bytes: the capture will never have them) is
+ *     delivered as a gap of its size at once, and the bytes after it follow;
+ *     so is a hole that is not filled within the limits (the data after it
+ *     would pass the flow's memory bound, the connection ends, or it is
+ *     idle).
+ *   - A connection ends at its FINs (once nothing before them is missing, or
+ *     after a short wait) or a RST; it is then remembered for a while, so
+ *     that its segments captured late (reordered, in flight at a RST,
+ *     retransmitted) are dropped and counted, not taken for a new
+ *     connection. A SYN with a new initial sequence number on its 4-tuple
+ *     starts a new one at once (and ends an open one: TF_REUSED).
  *   - Memory is bounded per connection (bytes held out of order) and in all
- *     (every connection's), and so is the number of connections; an idle
- *     connection is closed ("idle") after idle_ms of capture time. Every
- *     limit hit is counted in tf_stats.
- *   - Time is the capture's (each packet's timestamp), in µs since the epoch.
+ *     (every connection's), and so is the number of connections (and of
+ *     closed ones remembered); an idle connection is closed ("idle") after
+ *     idle_ms of capture time. Every limit hit is counted in tf_stats.
+ *   - Time is the capture's (each packet's timestamp), in µs since the epoch:
+ *     what is delivered has the time of the packet that brought it. Idleness
+ *     is judged by the capture's clock, which a packet stamped far from its
+ *     neighbours (a wrong timestamp, captures merged out of order) does not
+ *     move on its own.
  */
 #ifndef MCPTAP_TCPFLOW_H
 #define MCPTAP_TCPFLOW_H
@@ -61,6 +73,8 @@ enum tf_end_how {
 	TF_IDLE,                /* nothing for idle_ms: evicted */
 	TF_EVICTED,             /* the connection limit or the memory bound made room */
 	TF_EOF,                 /* the capture ended with it open */
+	TF_REUSED,              /* a new connection on its 4-tuple (a SYN with another
+				 * initial sequence number) ended it: no limit was hit */
 };
 
 #define TF_ACK_UNKNOWN UINT64_MAX
@@ -110,9 +124,14 @@ struct tf_stats {
 	uint64_t retransmitted;           /* segments, or parts of them, seen before */
 	uint64_t out_of_order;            /* segments that came before bytes they follow */
 	uint64_t gaps, gap_bytes;         /* holes delivered as gaps */
+	uint64_t ack_gaps;                /* of them, given up because the other end
+					   * acknowledged past them */
 	uint64_t flow_limit_hits;         /* a connection's out-of-order bound was reached */
 	uint64_t total_limit_hits;        /* the bound of all connections was reached */
 	uint64_t evicted_idle, evicted_full; /* connections closed as idle / to make room */
+	uint64_t reused;                  /* connections ended by a new one on their 4-tuple */
+	uint64_t late;                    /* segments of a closed connection with bytes it
+					   * did not have (sent after its FIN or RST): dropped */
 };
 
 struct tf;

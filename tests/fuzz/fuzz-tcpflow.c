@@ -7,14 +7,18 @@
  * reassembler. Crafted steps make TCP segments (tests/peers/pktcraft.h) on 4
  * connections, IPv4 or IPv6, any flags, sequence numbers near a base the
  * input picks (the wrap included), payloads cut or not, whole or as IP
- * fragments in any order, and time steps and swaps, for a second one. A
- * crafted payload byte is its sequence number's low byte plus a salt of its
- * direction, so every stream delivered must go up by one a byte, and by n
- * over a gap of n: the bytes come in order, once, the first copy winning.
+ * fragments in any order, and time steps (small ones, jumps of hours, and
+ * one packet now and then stamped years away) and swaps, for a second one.
+ * A crafted payload byte is its sequence number's low byte plus a salt of
+ * its direction, so every stream delivered must go up by one a byte, and by
+ * n over a gap of n: the bytes come in order, once, the first copy winning.
  *
  * Checks, for both: connections open once, numbered 1, 2, ...; nothing is
  * delivered for a closed one and nothing is empty; each is closed once; the
- * counts of gaps and connections agree with what the handler saw.
+ * counts of gaps and connections agree with what the handler saw, and so do
+ * the counts of connections closed as idle, evicted and reused; a data
+ * call's ack is unknown or no more than the other direction's data and gaps
+ * added up to; every time given is one a packet (or tf_finish) had.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +34,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 struct run {
 	int crafted;            /* check the bytes */
 	uint64_t opened, closed, gaps, gap_bytes;
+	uint64_t how[TF_REUSED + 1]; /* closes of each kind */
 	uint8_t state[MAXN];    /* 0 unknown, 1 open, 2 closed */
+	struct tf_end first_client[MAXN]; /* the client as opened (a swap changes c->client) */
+	uint64_t sent[MAXN][2]; /* data and gap bytes of each end: 0 the first client */
+	int64_t tmin, tmax;     /* the times handed in, clamped as tcpflow does */
+	int timed;
 	int known[MAXN][2];     /* expect holds the next byte's value */
 	uint8_t expect[MAXN][2];
 	struct tf *t;
@@ -50,9 +59,26 @@ static void *on_open(void *ctx, const struct tf_conn *c)
 
 	if (c->num != ++r->opened)
 		fail("connections not numbered in order");
-	if (c->num < MAXN)
+	if (c->num < MAXN) {
 		r->state[c->num] = 1;
+		r->first_client[c->num] = c->client;
+	}
 	return r;
+}
+
+/* Which end sends direction d of c: 0 the client as it was opened, 1 the other. */
+static int end_of(const struct run *r, const struct tf_conn *c, enum tf_dir d)
+{
+	const struct tf_end *e = d == TF_C2S ? &c->client : &c->server;
+	const struct tf_end *f = &r->first_client[c->num];
+
+	return !(e->port == f->port && !memcmp(e->addr, f->addr, sizeof(e->addr)));
+}
+
+static void check_time(const struct run *r, int64_t us)
+{
+	if (!r->timed || us < r->tmin || us > r->tmax)
+		fail("a time no packet had");
 }
 
 static void check_open(struct run *r, const struct tf_conn *c)
@@ -72,13 +98,18 @@ static int sender_is_server(const struct tf_conn *c, enum tf_dir d)
 static void on_data(void *st, const struct tf_conn *c, enum tf_dir d, const uint8_t *p, size_t n,
 		    int64_t us, uint64_t ack)
 {
-	(void)ack;
 	struct run *r = st;
 
-	(void)us;
 	check_open(r, c);
+	check_time(r, us);
 	if (!n)
 		fail("empty data");
+	if (c->num < MAXN) {
+		int k = end_of(r, c, d);
+		if (ack != TF_ACK_UNKNOWN && ack > r->sent[c->num][!k])
+			fail("an ack past what the other direction delivered");
+		r->sent[c->num][k] += n;
+	}
 	if (r->crafted && c->num < MAXN) {
 		int side = sender_is_server(c, d);
 		uint8_t *e = &r->expect[c->num][side];
@@ -100,12 +131,14 @@ static void on_gap(void *st, const struct tf_conn *c, enum tf_dir d, uint64_t n,
 {
 	struct run *r = st;
 
-	(void)us;
 	check_open(r, c);
+	check_time(r, us);
 	if (!n)
 		fail("empty gap");
 	r->gaps++;
 	r->gap_bytes += n;
+	if (c->num < MAXN)
+		r->sent[c->num][end_of(r, c, d)] += n;
 	if (r->crafted && c->num < MAXN) {
 		int side = sender_is_server(c, d);
 		r->expect[c->num][side] = (uint8_t)(r->expect[c->num][side] + n);
@@ -116,10 +149,11 @@ static void on_close(void *st, const struct tf_conn *c, enum tf_end_how how, int
 {
 	struct run *r = st;
 
-	(void)us;
 	check_open(r, c);
-	if ((unsigned)how > TF_EOF)
+	check_time(r, us);
+	if ((unsigned)how > TF_REUSED)
 		fail("a close of no kind");
+	r->how[how]++;
 	if (c->num < MAXN)
 		r->state[c->num] = 2;
 	r->closed++;
@@ -129,6 +163,7 @@ static void end_run(struct run *r)
 {
 	struct tf_stats s;
 
+	r->tmax = INT64_MAX / 4;
 	tf_finish(r->t, INT64_MAX / 4);
 	tf_stats(r->t, &s);
 	if (r->closed != r->opened)
@@ -137,6 +172,11 @@ static void end_run(struct run *r)
 		fail("counts that differ from what the handler saw");
 	if (s.midstream > s.connections || s.evicted_full + s.evicted_idle > s.connections)
 		fail("counts that do not add up");
+	if (s.evicted_idle != r->how[TF_IDLE] || s.evicted_full != r->how[TF_EVICTED] ||
+	    s.reused != r->how[TF_REUSED])
+		fail("closes that differ from their counts");
+	if (s.ack_gaps > s.gaps)
+		fail("more gaps for ACKs than gaps");
 	if (s.reassembled > s.fragments)
 		fail("more datagrams than fragments");
 	tf_free(r->t);
@@ -145,6 +185,23 @@ static void end_run(struct run *r)
 static const int links[] = {DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_NULL, DLT_LOOP,
 			    DLT_RAW, 101, DLT_IPV4, DLT_IPV6, 147};
 #define NLINKS (sizeof(links) / sizeof(links[0]))
+
+/* A packet's time: tf_packet's clamping, remembered. */
+static int64_t stamp(struct run *r, int64_t us)
+{
+	if (us > INT64_MAX / 4)
+		us = INT64_MAX / 4;
+	if (us < -(INT64_MAX / 4))
+		us = -(INT64_MAX / 4);
+	if (!r->timed || us < r->tmin)
+		r->tmin = us;
+	if (!r->timed || us > r->tmax)
+		r->tmax = us;
+	r->timed = 1;
+	return us;
+}
+
+static int64_t skew; /* added to the next packet's time only */
 
 /* The input, read from the front; zeros once it runs out. */
 struct in {
@@ -180,7 +237,8 @@ static void put_frame(struct run *r, int lt, int64_t us, const uint8_t *ip, size
 	uint8_t *copy = malloc(cap ? cap : 1);
 
 	memcpy(copy, f, cap);
-	tf_packet(r->t, lt, us, m, copy, cap);
+	tf_packet(r->t, lt, stamp(r, us + skew), m, copy, cap);
+	skew = 0;
 	free(copy);
 }
 
@@ -264,6 +322,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	l.frag_bytes = 100 + (size_t)(b1 >> 3) * 64;
 	memset(&raw, 0, sizeof(raw));
 	memset(&cr, 0, sizeof(cr));
+	skew = 0;
 	cr.crafted = 1;
 	h.ctx = &raw;
 	raw.t = tf_new(&l, &h);
@@ -282,7 +341,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				len = in.n;
 			uint8_t *copy = malloc(len ? len : 1);
 			memcpy(copy, in.p, len);
-			tf_packet(raw.t, links[(op >> 3) % NLINKS], now, len + extra, copy, len);
+			tf_packet(raw.t, links[(op >> 3) % NLINKS], stamp(&raw, now + skew), len + extra,
+				  copy, len);
+			skew = 0;
 			free(copy);
 			in.p += len;
 			in.n -= len;
@@ -292,11 +353,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 2:
 			crafted(&cr, &in, base, &now);
 			break;
-		default: /* time goes on (or back); a swap at the next data */
-			now += (int64_t)(int8_t)u8(&in) * 1000 * (op & 4 ? 100 : 1);
+		default: { /* time goes on (or back), or the next packet is years away; a swap */
+			int64_t step = (int64_t)(int8_t)u8(&in) * 1000 * (op & 4 ? 100 : 1);
+			if (op & 32)
+				skew = step * 1000000 * 365; /* (years: 127 at most) */
+			else
+				now += op & 16 ? step * 1000 : step; /* (hours: 3.5 at most) */
 			if (op & 8)
 				cr.swap_next = raw.swap_next = 1;
 			break;
+		}
 		}
 	}
 	end_run(&raw);

@@ -28,6 +28,7 @@ struct rec {
 	enum tf_end_how how[MAXC];
 	struct tf *t;
 	uint64_t swap_at;               /* tf_swap this connection at its first data */
+	int verbose;                    /* the log says acks and times too */
 	unsigned copies;                /* data not delivered from the packet handed in */
 	unsigned calls;
 };
@@ -38,7 +39,7 @@ static size_t cur_len;
 
 static const char *how_name(enum tf_end_how h)
 {
-	static const char *const n[] = {"fin", "rst", "idle", "evicted", "eof"};
+	static const char *const n[] = {"fin", "rst", "idle", "evicted", "eof", "reused"};
 	return n[h];
 }
 
@@ -53,17 +54,33 @@ static void *on_open(void *ctx, const struct tf_conn *c)
 	return r;
 }
 
+/* " ack=N @US" (ack=- when unknown) when the log is verbose, else "". */
+static const char *extra(const struct rec *r, int with_ack, uint64_t ack, int64_t us)
+{
+	static char b[64];
+
+	b[0] = '\0';
+	if (!r->verbose)
+		return b;
+	if (!with_ack)
+		snprintf(b, sizeof(b), " @%lld", (long long)us);
+	else if (ack == TF_ACK_UNKNOWN)
+		snprintf(b, sizeof(b), " ack=- @%lld", (long long)us);
+	else
+		snprintf(b, sizeof(b), " ack=%llu @%lld", (unsigned long long)ack, (long long)us);
+	return b;
+}
+
 static void on_data(void *state, const struct tf_conn *c, enum tf_dir d, const uint8_t *p, size_t n,
 		    int64_t us, uint64_t ack)
 {
-	(void)ack;
 	struct rec *r = state;
 
-	(void)us;
 	assert_true(n > 0);
 	assert_false(r->closed[SLOT(c->num)]);
 	mt_buf_append(&r->s[SLOT(c->num)][d], p, n);
-	mt_buf_printf(&r->log, "data %llu %s %zu\n", (unsigned long long)c->num, d ? "s2c" : "c2s", n);
+	mt_buf_printf(&r->log, "data %llu %s %zu%s\n", (unsigned long long)c->num, d ? "s2c" : "c2s",
+		      n, extra(r, 1, ack, us));
 	if (!(cur_pkt && p >= cur_pkt && p + n <= cur_pkt + cur_len))
 		r->copies++;
 	r->calls++;
@@ -77,24 +94,23 @@ static void on_gap(void *state, const struct tf_conn *c, enum tf_dir d, uint64_t
 {
 	struct rec *r = state;
 
-	(void)us;
 	assert_true(n > 0);
 	assert_false(r->closed[SLOT(c->num)]);
 	mt_buf_printf(&r->s[SLOT(c->num)][d], "{%llu}", (unsigned long long)n);
-	mt_buf_printf(&r->log, "gap %llu %s %llu\n", (unsigned long long)c->num, d ? "s2c" : "c2s",
-		      (unsigned long long)n);
+	mt_buf_printf(&r->log, "gap %llu %s %llu%s\n", (unsigned long long)c->num, d ? "s2c" : "c2s",
+		      (unsigned long long)n, extra(r, 0, 0, us));
 }
 
 static void on_close(void *state, const struct tf_conn *c, enum tf_end_how how, int64_t us)
 {
 	struct rec *r = state;
 
-	(void)us;
 	assert_false(r->closed[SLOT(c->num)]);
 	if (SLOT(c->num))
 		r->closed[c->num] = 1;
 	r->how[SLOT(c->num)] = how;
-	mt_buf_printf(&r->log, "close %llu %s\n", (unsigned long long)c->num, how_name(how));
+	mt_buf_printf(&r->log, "close %llu %s%s\n", (unsigned long long)c->num, how_name(how),
+		      extra(r, 0, 0, us));
 }
 
 static struct tf_limits L;
@@ -341,9 +357,14 @@ static void test_lost(void **state)
 	seg(t, 1, 8 + 1471, PK_ACK, " more", 3);
 	seg(t, 0, 71, PK_ACK, "reply", 4);
 	assert_string_equal(S(1, TF_C2S), "first ");
-	/* The end of the connection gives up on the hole. */
+	/* Both FINs with a hole before one: it may still come, for a second of capture time. */
 	seg(t, 1, 8 + 1476, PK_ACK | PK_FIN, NULL, 5);
 	seg(t, 0, 76, PK_ACK | PK_FIN, NULL, 6);
+	assert_string_equal(S(1, TF_C2S), "first ");
+	assert_int_equal(R->closed[1], 0);
+	seg(t, 1, 8 + 1477, PK_ACK, NULL, 1006); /* (the last ACK, ACKs no data) */
+	assert_int_equal(R->closed[1], 0);
+	seg(t, 1, 8 + 1477, PK_ACK, NULL, 1007); /* then the hole is given up */
 	assert_string_equal(S(1, TF_C2S), "first {1460}after more");
 	assert_string_equal(S(1, TF_S2C), "reply");
 	s = ST(t);
@@ -351,12 +372,12 @@ static void test_lost(void **state)
 	assert_int_equal(s.gap_bytes, 1460);
 	assert_int_equal(s.out_of_order, 2);
 	assert_int_equal(R->how[1], TF_FIN);
-	/* A lost last segment before a FIN: a gap up to the FIN. */
+	/* A lost last segment before a FIN: a gap up to the FIN, at once when the FIN is ACKed. */
 	C.cport = 40001;
 	handshake(t, 1, 1);
 	seg(t, 1, 2, PK_ACK, "abc", 10);
 	seg(t, 1, 2 + 10, PK_ACK | PK_FIN, NULL, 11);
-	seg(t, 0, 2, PK_ACK | PK_FIN, NULL, 12);
+	seg_n(t, 0, 2, 2 + 11, PK_ACK | PK_FIN, NULL, 0, 12);
 	assert_string_equal(S(2, TF_C2S), "abc{7}");
 	assert_int_equal(R->how[2], TF_FIN);
 	/* Found later: nothing is given up while the connection lives. */
@@ -446,6 +467,127 @@ static void test_midstream_and_swap(void **state)
 	done(t);
 }
 
+/* A segment with payload and an ACK of the other direction's sequence number ack. */
+static void sa(struct tf *t, int c2s, uint32_t seq, uint32_t ack, const char *data, int64_t ms)
+{
+	seg_n(t, c2s, seq, ack, PK_ACK, data, data ? strlen(data) : 0, ms);
+}
+
+static void test_acks(void **state)
+{
+	const uint32_t ci = 0xfffffff8u, si = 0xfffffffau; /* both streams and their ACKs wrap */
+	struct tf *t;
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	t = mk();
+	R->verbose = 1;
+	handshake(t, ci, si);
+	sa(t, 1, ci + 1, si + 1, "GET /a", 1);  /* client [0, 6): the SYN-ACK's ACK is offset 0 */
+	sa(t, 0, si + 1, ci + 7, "OK-a", 2);
+	sa(t, 0, si + 5, ci + 7, "more", 3);    /* server [4, 8) across the wrap */
+	sa(t, 1, ci + 11, si + 9, "HELD", 4);   /* client [10, 14), held with its own ACK (8) */
+	sa(t, 1, ci + 7, si + 5, "abcd", 5);    /* [6, 10), ACK 4: then HELD as it came */
+	seg_n(t, 1, ci + 15, 0, PK_PSH, "x", 1, 6); /* no ACK flag */
+	seg_n(t, 1, ci + 16, si + 9, PK_ACK | PK_FIN, NULL, 0, 7);
+	sa(t, 0, si + 9, ci + 17, "bye", 8);    /* ACKs the FIN: the stream's 15 bytes */
+	/* Seen from the middle, the client guessed wrong and swapped at its first data. */
+	C.cport = 1000;
+	C.sport = 8080;
+	R->swap_at = 2;
+	sa(t, 1, 1, 500, "GET /", 10);          /* the other side's start is not known yet */
+	sa(t, 0, 500, 6, "200", 11);
+	sa(t, 1, 6, 503, " HTTP", 12);
+	sa(t, 0, 505, 11, "ZZ", 13);            /* held after a hole of 2 */
+	sa(t, 0, 503, 8, "YY", 14);
+	tf_finish(t, 20000);
+	assert_string_equal(S(1, TF_C2S), "GET /aabcdHELDx");
+	assert_string_equal(S(1, TF_S2C), "OK-amorebye");
+	assert_string_equal(S(2, TF_C2S), " HTTP");
+	assert_string_equal(S(2, TF_S2C), "GET /200YYZZ");
+	assert_string_equal(LOG(), "open 1 40000>3001\n"
+				   "data 1 c2s 6 ack=0 @1000\n"
+				   "data 1 s2c 4 ack=6 @2000\n"
+				   "data 1 s2c 4 ack=6 @3000\n"
+				   "data 1 c2s 4 ack=4 @5000\n"
+				   "data 1 c2s 4 ack=8 @4000\n"
+				   "data 1 c2s 1 ack=- @6000\n"
+				   "data 1 s2c 3 ack=15 @8000\n"
+				   "open 2 8080>1000 mid\n"
+				   "data 2 s2c 5 ack=- @10000\n"
+				   "data 2 s2c 3 ack=5 @11000\n"
+				   "data 2 c2s 5 ack=3 @12000\n"
+				   "data 2 s2c 2 ack=7 @14000\n"
+				   "data 2 s2c 2 ack=10 @13000\n"
+				   "close 1 eof @20000\n"
+				   "close 2 eof @20000\n");
+	done(t);
+}
+
+static void test_ack_gives_up(void **state)
+{
+	struct tf *t;
+	struct tf_stats s;
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	t = mk();
+	R->verbose = 1;
+	handshake(t, 100, 500);
+	sa(t, 1, 101, 501, "req1;", 1);
+	/* req2; [5, 10) lost */
+	sa(t, 1, 111, 501, "req3;", 3);         /* held */
+	sa(t, 0, 501, 106, "resp1", 4);         /* ACKs up to the hole: nothing given up */
+	sa(t, 0, 506, 116, "resp2", 5);         /* ACKs past it: a gap, req3;, then resp2 */
+	assert_string_equal(S(1, TF_C2S), "req1;{5}req3;");
+	/* An ACK into a hole gives up only what it covers. */
+	sa(t, 1, 121, 511, "req5;", 6);         /* [20, 25) held; [15, 20) missing */
+	seg_n(t, 0, 511, 118, PK_ACK, NULL, 0, 7); /* up to 17 */
+	sa(t, 1, 116, 511, "req4;", 8);         /* [15, 17) given up already: "q4;" is new */
+	/* Nothing held: what was acknowledged and never seen is a gap before the reply. */
+	sa(t, 0, 511, 131, "resp6", 9);         /* req6; [25, 30) was never captured */
+	/* An ACK far past all that was seen is not believed. */
+	sa(t, 0, 516, 131 + (1u << 21), "x", 10);
+	seg_n(t, 1, 131, 517, PK_ACK | PK_FIN, NULL, 0, 11);
+	seg_n(t, 0, 517, 132, PK_ACK | PK_FIN, NULL, 0, 12);
+	assert_string_equal(S(1, TF_C2S), "req1;{5}req3;{2}q4;req5;{5}");
+	assert_string_equal(S(1, TF_S2C), "resp1resp2resp6x");
+	assert_string_equal(LOG(), "open 1 40000>3001\n"
+				   "data 1 c2s 5 ack=0 @1000\n"
+				   "data 1 s2c 5 ack=5 @4000\n"
+				   "gap 1 c2s 5 @5000\n"
+				   "data 1 c2s 5 ack=0 @3000\n"
+				   "data 1 s2c 5 ack=15 @5000\n"
+				   "gap 1 c2s 2 @7000\n"
+				   "data 1 c2s 3 ack=10 @8000\n"
+				   "data 1 c2s 5 ack=10 @6000\n"
+				   "gap 1 c2s 5 @9000\n"
+				   "data 1 s2c 5 ack=30 @9000\n"
+				   "data 1 s2c 1 ack=- @10000\n"
+				   "close 1 fin @12000\n");
+	s = ST(t);
+	assert_int_equal(s.gaps, 3);
+	assert_int_equal(s.gap_bytes, 12);
+	assert_int_equal(s.ack_gaps, 3);
+	assert_int_equal(s.retransmitted, 1);
+	assert_int_equal(s.out_of_order, 2);
+	assert_int_equal(s.connections, 1);
+	/* The server's stream too (an SSE stream goes on after a lost segment), held bytes and all. */
+	C.cport = 40001;
+	handshake(t, 1, 1);
+	sa(t, 0, 2, 1, "data: 1\n\n", 20);
+	/* "data: 2\n\n" lost */
+	sa(t, 0, 20, 1, "data: 3\n\n", 22);
+	sa(t, 0, 29, 1, "data: 4\n\n", 23);
+	assert_string_equal(S(2, TF_S2C), "data: 1\n\n");
+	seg_n(t, 1, 1, 38, PK_ACK, NULL, 0, 24); /* the client's ACK of all of it */
+	assert_string_equal(S(2, TF_S2C), "data: 1\n\n{9}data: 3\n\ndata: 4\n\n");
+	assert_int_equal(R->closed[2], 0);
+	assert_int_equal(ST(t).ack_gaps, 4);
+	tf_finish(t, 30000);
+	done(t);
+}
+
 static void test_fin_rst(void **state)
 {
 	struct tf *t;
@@ -484,7 +626,7 @@ static void test_fin_rst(void **state)
 	seg_n(t, 0, 300, 7778, PK_SYN | PK_ACK, NULL, 0, 23);
 	seg(t, 1, 7778, PK_ACK, "two", 24);
 	assert_string_equal(S(3, TF_C2S), "one");
-	assert_int_equal(R->how[3], TF_EVICTED);
+	assert_int_equal(R->how[3], TF_REUSED); /* no limit was hit */
 	assert_string_equal(S(4, TF_C2S), "two");
 	/* A capture that starts at the SYN-ACK: its receiver is the client. */
 	C.cport = 40003;
@@ -499,10 +641,124 @@ static void test_fin_rst(void **state)
 	assert_int_equal(s.connections, 5);
 	assert_int_equal(s.midstream, 0);
 	assert_int_equal(s.evicted_full, 0);
+	assert_int_equal(s.reused, 1);
 	assert_int_equal(s.gaps, 1);
 	tf_finish(t, 100000);
 	assert_int_equal(R->how[4], TF_EOF);
 	assert_int_equal(R->how[5], TF_EOF);
+	done(t);
+}
+
+/* Segments that come after a connection closed are its own, not a new connection's. */
+static void test_closed(void **state)
+{
+	struct tf *t;
+	struct tf_stats s;
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	t = mk();
+	R->verbose = 1;
+	/* The server's FIN captured before its last data: it waits for it, then closes. */
+	handshake(t, 100, 500);
+	sa(t, 1, 101, 501, "req", 1);
+	seg_n(t, 1, 104, 501, PK_ACK | PK_FIN, NULL, 0, 2);
+	seg_n(t, 0, 505, 105, PK_ACK | PK_FIN, NULL, 0, 3);  /* past [0, 4), not captured yet */
+	assert_int_equal(R->closed[1], 0);
+	sa(t, 0, 501, 105, "resp", 4);
+	assert_int_equal(R->how[1], TF_FIN);
+	seg_n(t, 1, 105, 506, PK_ACK, NULL, 0, 5);           /* the last ACK */
+	sa(t, 0, 501, 105, "resp", 200);                     /* sent again after the close */
+	sa(t, 0, 505, 105, "zz", 201);                       /* past its FIN */
+	s = ST(t);
+	assert_int_equal(s.connections, 1);
+	assert_int_equal(s.retransmitted, 1);
+	assert_int_equal(s.late, 1);
+	/* A RST, with the server's segments in flight. */
+	C.cport = 40001;
+	handshake(t, 1000, 2000);
+	sa(t, 1, 1001, 2001, "GET", 300);
+	sa(t, 0, 2001, 1004, "ev1", 301);
+	seg_n(t, 1, 1004, 2004, PK_RST | PK_ACK, NULL, 0, 302);
+	sa(t, 0, 2004, 1004, "ev2", 303);
+	sa(t, 0, 2007, 1004, "ev3", 304);
+	s = ST(t);
+	assert_int_equal(s.connections, 2);
+	assert_int_equal(s.late, 3);
+	/* The first 4-tuple: its SYN again is its own; a SYN with another ISN is a new connection. */
+	C.cport = 40000;
+	seg_n(t, 1, 100, 0, PK_SYN, NULL, 0, 400);
+	assert_int_equal(ST(t).connections, 2);
+	seg_n(t, 1, 7000, 0, PK_SYN, NULL, 0, 401);
+	seg_n(t, 0, 9000, 7001, PK_SYN | PK_ACK, NULL, 0, 402);
+	sa(t, 1, 7001, 9001, "new", 403);
+	seg_n(t, 0, 9001, 7004, PK_RST | PK_ACK, NULL, 0, 404);
+	/* Payload far from the ranges of the one that closed: another connection, seen mid-stream. */
+	sa(t, 1, 7004 + 0x40000000u, 9001, "far", 405);
+	/* The RST's 4-tuple: its own for 60 s of capture time, then forgotten. */
+	C.cport = 40001;
+	sa(t, 0, 2010, 1004, "ev4", 60302);
+	assert_int_equal(ST(t).connections, 4);
+	sa(t, 0, 2010, 1004, "ev4", 60303);
+	assert_int_equal(ST(t).connections, 5);
+	/* A FIN past a hole, then the ACK of that FIN: the hole is a gap and the connection closes. */
+	C.cport = 40002;
+	handshake(t, 1, 1);
+	sa(t, 1, 2, 2, "req", 60400);
+	seg_n(t, 1, 5, 2, PK_ACK | PK_FIN, NULL, 0, 60401);
+	seg_n(t, 0, 6, 6, PK_ACK | PK_FIN, NULL, 0, 60402);
+	seg_n(t, 1, 6, 7, PK_ACK, NULL, 0, 60403);
+	sa(t, 0, 2, 6, "resp", 60404);                       /* too late: given up already */
+	tf_finish(t, 70000000);
+	assert_string_equal(LOG(), "open 1 40000>3001\n"
+				   "data 1 c2s 3 ack=0 @1000\n"
+				   "data 1 s2c 4 ack=3 @4000\n"
+				   "close 1 fin @4000\n"
+				   "open 2 40001>3001\n"
+				   "data 2 c2s 3 ack=0 @300000\n"
+				   "data 2 s2c 3 ack=3 @301000\n"
+				   "close 2 rst @302000\n"
+				   "open 3 40000>3001\n"
+				   "data 3 c2s 3 ack=0 @403000\n"
+				   "close 3 rst @404000\n"
+				   "open 4 40000>3001 mid\n"
+				   "data 4 c2s 3 ack=- @405000\n"
+				   "open 5 40001>3001 mid\n"
+				   "data 5 s2c 3 ack=- @60303000\n"
+				   "open 6 40002>3001\n"
+				   "data 6 c2s 3 ack=0 @60400000\n"
+				   "gap 6 s2c 4 @60403000\n"
+				   "close 6 fin @60403000\n"
+				   "close 4 eof @70000000\n"
+				   "close 5 eof @70000000\n");
+	s = ST(t);
+	assert_int_equal(s.connections, 6);
+	assert_int_equal(s.midstream, 2);
+	assert_int_equal(s.late, 4);
+	assert_int_equal(s.retransmitted, 2);
+	assert_int_equal(s.gaps, 1);
+	assert_int_equal(s.ack_gaps, 1);
+	assert_int_equal(s.reused + s.evicted_full + s.evicted_idle, 0);
+	done(t);
+
+	/* Remembered closed connections are bounded by max_flows: the oldest is forgotten. */
+	L.max_flows = 2;
+	t = mk();
+	for (int k = 0; k < 3; k++) {
+		C.cport = (uint16_t)(40010 + k);
+		handshake(t, 1, 1);
+		sa(t, 1, 2, 2, "x", 1);
+		seg_n(t, 1, 3, 2, PK_RST | PK_ACK, NULL, 0, 2);
+	}
+	sa(t, 0, 2, 3, "y", 3);       /* 40012: its own */
+	C.cport = 40010;
+	sa(t, 0, 2, 3, "y", 3);       /* forgotten: a new connection */
+	s = ST(t);
+	assert_int_equal(s.connections, 4);
+	assert_int_equal(s.late, 1);
+	assert_int_equal(R->conn[4].client.port, 40010);
+	assert_int_equal(R->conn[4].saw_syn, 0);
+	tf_finish(t, 10000);
 	done(t);
 }
 
@@ -537,6 +793,77 @@ static void test_idle(void **state)
 	assert_int_equal(s.evicted_idle, 3);
 	assert_int_equal(s.connections, 4);
 	tf_finish(t, 3000);
+	done(t);
+}
+
+/* Times: each packet keeps its own; the clock that judges idleness doubts one far away. */
+static void test_time(void **state)
+{
+	const int64_t b = 10000000;                             /* ms */
+	const int64_t far = b + 100LL * 365 * 86400 * 1000;     /* a century later */
+	const int64_t p = b + 632001, q = b - 7200000;
+	struct tf *t;
+	struct tf_stats s;
+
+	(void)state;
+	conv(DLT_EN10MB, 0);
+	L.idle_ms = 30000;
+	t = mk();
+	R->verbose = 1;
+	sa(t, 1, 1, 1, "a", b + 1000);
+	sa(t, 0, 1, 2, "b", b + 2000);
+	/* One packet of another connection stamped a century ahead: its own time, nothing idle. */
+	C.cport = 50000;
+	sa(t, 1, 1, 1, "X", far);
+	C.cport = 40000;
+	sa(t, 1, 2, 2, "c", b + 3000);
+	assert_int_equal(R->closed[1], 0);
+	/* The clock went on from b + 2000 for it: idle 30 s later, as 1 is not yet. */
+	sa(t, 0, 2, 3, "d", b + 32001);
+	assert_int_equal(R->how[2], TF_IDLE);
+	assert_int_equal(R->closed[1], 0);
+	/* Three packets in a row 10 min on (a pause): the clock goes there, 1 is idle, not 3. */
+	C.cport = 40002;
+	sa(t, 1, 1, 1, "e", p);
+	sa(t, 1, 2, 1, "f", p + 1);
+	assert_int_equal(R->closed[1], 0);
+	sa(t, 1, 3, 1, "g", p + 2);
+	assert_int_equal(R->how[1], TF_IDLE);
+	/* A capture 2 hours earlier merged after: three in a row bring the clock back. */
+	C.cport = 40003;
+	sa(t, 1, 1, 1, "h", q);
+	sa(t, 1, 2, 1, "i", q + 1);
+	sa(t, 1, 3, 1, "j", q + 2);
+	sa(t, 1, 4, 1, "k", q + 20000);
+	assert_int_equal(R->closed[3], 0);
+	sa(t, 1, 5, 1, "l", q + 32003);  /* 3 idle from q + 2 on */
+	assert_int_equal(R->how[3], TF_IDLE);
+	/* The end the capture says is the century-ahead time: not believed either. */
+	tf_finish(t, far * 1000);
+	assert_string_equal(LOG(), "open 1 40000>3001 mid\n"
+				   "data 1 c2s 1 ack=- @10001000000\n"
+				   "data 1 s2c 1 ack=1 @10002000000\n"
+				   "open 2 50000>3001 mid\n"
+				   "data 2 c2s 1 ack=- @3153610000000000\n"
+				   "data 1 c2s 1 ack=1 @10003000000\n"
+				   "close 2 idle @10032001000\n"
+				   "data 1 s2c 1 ack=2 @10032001000\n"
+				   "open 3 40002>3001 mid\n"
+				   "data 3 c2s 1 ack=- @10632001000\n"
+				   "data 3 c2s 1 ack=- @10632002000\n"
+				   "close 1 idle @10632001000\n"
+				   "data 3 c2s 1 ack=- @10632003000\n"
+				   "open 4 40003>3001 mid\n"
+				   "data 4 c2s 1 ack=- @2800000000\n"
+				   "data 4 c2s 1 ack=- @2800001000\n"
+				   "data 4 c2s 1 ack=- @2800002000\n"
+				   "data 4 c2s 1 ack=- @2820000000\n"
+				   "close 3 idle @2832003000\n"
+				   "data 4 c2s 1 ack=- @2832003000\n"
+				   "close 4 eof @2832003000\n");
+	s = ST(t);
+	assert_int_equal(s.connections, 4);
+	assert_int_equal(s.evicted_idle, 3);
 	done(t);
 }
 
@@ -1035,8 +1362,12 @@ int main(void)
 		cmocka_unit_test_setup(test_lost, setup),
 		cmocka_unit_test_setup(test_wraparound, setup),
 		cmocka_unit_test_setup(test_midstream_and_swap, setup),
+		cmocka_unit_test_setup(test_acks, setup),
+		cmocka_unit_test_setup(test_ack_gives_up, setup),
 		cmocka_unit_test_setup(test_fin_rst, setup),
+		cmocka_unit_test_setup(test_closed, setup),
 		cmocka_unit_test_setup(test_idle, setup),
+		cmocka_unit_test_setup(test_time, setup),
 		cmocka_unit_test_setup(test_flow_bound, setup),
 		cmocka_unit_test_setup(test_total_bound, setup),
 		cmocka_unit_test_setup(test_max_flows, setup),
