@@ -305,9 +305,18 @@ static void summary(const struct capcli *o, const struct capcli_run *r, struct m
 			(unsigned long long)t->frag_dropped);
 	if (t->gaps) {
 		fmt_bytes(t->gap_bytes, b);
-		fprintf(stderr, "  reassembly: %llu %s in TCP streams (%s not captured)\n",
-			(unsigned long long)t->gaps, plural(t->gaps, "gap", "gaps"), b);
+		fprintf(stderr, "  reassembly: %llu %s in TCP streams (%s not captured; %llu known "
+				"at once from the other side's ACKs)\n",
+			(unsigned long long)t->gaps, plural(t->gaps, "gap", "gaps"), b,
+			(unsigned long long)t->ack_gaps);
 	}
+	if (t->late)
+		fprintf(stderr, "  reassembly: %llu %s of closed connections with bytes past their "
+				"end (sent after a FIN or RST): dropped\n",
+			(unsigned long long)t->late, plural(t->late, "segment", "segments"));
+	if (t->reused)
+		fprintf(stderr, "  reassembly: %llu %s ended by a new one on the same ports\n",
+			(unsigned long long)t->reused, plural(t->reused, "connection", "connections"));
 	if (t->midstream)
 		fprintf(stderr, "  reassembly: %llu %s begun before the capture\n",
 			(unsigned long long)t->midstream, plural(t->midstream, "connection", "connections"));
