@@ -24,7 +24,9 @@ start_mock "$T/v.db" -s all --report "$T/mock.report"
 check "the mock listens on the recorded endpoint" sh -c "echo '$MOCK_URL' | grep -q '/v26$'"
 
 # The recorded tools/call requests of each client, POSTed again (as the recorded
-# client did: no session id), in the order recorded; the answers as recorded.
+# client did: no session id), in the order recorded; the answers as recorded, in
+# the order of their requests (the two calls were recorded at once, on two
+# connections: the server may have answered the second first).
 acc='{"accept":"application/json, text/event-stream"}'
 for who in agent-a agent-b; do
 	sql "$T/v.db" "select cast(raw as text) from message where dir = 'c2s' and method = 'tools/call' and session = (select id from session where client_name = '$who') order by seq" > "$T/$who.sent"
@@ -36,7 +38,7 @@ console.log(JSON.stringify(lines.map((l) => ({ method: "POST", body: l, headers:
 	check_eq "$who: 200 and JSON each, no session id minted" "200 application/json - 200 application/json -" \
 		"$(node -e 'for (const l of require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n")) { const r = JSON.parse(l); process.stdout.write(r.status + " " + r.headers["content-type"] + " " + (r.headers["mcp-session-id"] || "-") + " "); }' "$T/$who.got" | sed 's/ $//')"
 	check_eq "$who: the answers are the recorded ones, under the live ids" \
-		"$(sql "$T/v.db" "select cast(raw as text) from message where dir = 's2c' and kind = 'response' and session = (select id from session where client_name = '$who') order by seq")" \
+		"$(sql "$T/v.db" "select cast(raw as text) from message where dir = 's2c' and kind = 'response' and session = (select id from session where client_name = '$who') order by request_seq")" \
 		"$(node -e 'for (const l of require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n")) console.log(JSON.parse(l).body)' "$T/$who.got")"
 done
 got=$(node "$RAW" "$MOCK_URL" '[{"method":"GET","headers":{"accept":"text/event-stream"}},{"method":"DELETE"}]')
