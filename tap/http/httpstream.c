@@ -1056,18 +1056,30 @@ static void tf_close(void *state, const struct tf_conn *tc, enum tf_end_how how,
 	r = c->r;
 	c->c = tc;
 	c->h[TF_C2S].us = c->h[TF_S2C].us = us;
+	/* "closed": the connection is over on the wire; "stopped": the capture,
+	 * or a limit of the import, left it open. */
 	switch (how) {
 	case TF_FIN: outcome = "closed"; why = "the connection closed"; break;
 	case TF_RST: outcome = "closed"; why = "the connection was reset"; break;
 	case TF_IDLE: outcome = "stopped"; why = "the connection was idle too long (--idle)"; break;
-	case TF_EVICTED: outcome = "stopped"; why = "the connection was given up on (a limit)"; break;
-	case TF_EOF:
-	default: outcome = "stopped"; why = "the capture ended"; break;
+	case TF_EVICTED:
+		outcome = "stopped";
+		why = "the connection was given up on to make room (--max-flows, --memory)";
+		break;
+	case TF_EOF: outcome = "stopped"; why = "the capture ended"; break;
+	default:
+		/* (An end this reader does not know by name: a new connection on the
+		 * same ports replaced it, ...: over, though its close was not seen.) */
+		outcome = "closed";
+		why = "the connection ended without a close captured";
+		break;
 	}
 	if (c->klass == K_HTTP) {
 		struct half *q = &c->h[TF_C2S], *s = &c->h[TF_S2C];
-		/* A body read to the close ends here. */
-		if (s->mode == M_PARSE && s->in_msg)
+		/* A body read to the close ends here, complete, only at a clean close:
+		 * after a reset, at the capture's end or an eviction, more of it may
+		 * have been sent. */
+		if (how == TF_FIN && s->mode == M_PARSE && s->in_msg)
 			http_parser_execute(&s->p, &settings, NULL, 0);
 		if (s->cur) {
 			sink_end(c, s->cur, outcome, why, us);

@@ -307,7 +307,10 @@ static void test_chunked_sse_any_cut(void **state)
 	free(first);
 }
 
-/* A body read to the close (no length, not chunked), and one cut by a reset. */
+/*
+ * A body read to the close (no length, not chunked), and one cut by a reset;
+ * a close-delimited body under each way a connection ends.
+ */
 static void test_close_delimited(void **state)
 {
 	struct h t;
@@ -328,6 +331,33 @@ static void test_close_delimited(void **state)
 	h_close(&t, TF_RST);
 	assert_non_null(strstr(text(&t), "end1 closed: the connection was reset @1020\n"));
 	h_free(&t);
+
+	/* A body read to the close is complete only at a clean close (review finding 5). */
+	{
+		static const struct {
+			enum tf_end_how how;
+			const char *end;
+		} ends[] = {
+			{TF_FIN, "end1 complete @1020\n"},
+			{TF_RST, "end1 closed: the connection was reset @1020\n"},
+			{TF_EOF, "end1 stopped: the capture ended @1020\n"},
+			{TF_IDLE, "end1 stopped: the connection was idle too long (--idle) @1020\n"},
+			{TF_EVICTED, "end1 stopped: the connection was given up on to make room "
+				     "(--max-flows, --memory) @1020\n"},
+			/* (An end not known by name: TF_REUSED, a new connection on the ports.) */
+			{(enum tf_end_how)(TF_EOF + 1),
+			 "end1 closed: the connection ended without a close captured @1020\n"},
+		};
+		for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+			h_init(&t, 1, 0);
+			send_s(&t, 1, REQ_A);
+			send_s(&t, 0, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"a\":");
+			h_close(&t, ends[i].how);
+			assert_string_equal(t.log.body.data, "{\"a\":");
+			assert_non_null(strstr(text(&t), ends[i].end));
+			h_free(&t);
+		}
+	}
 
 	/* A request never answered, at the capture's end. */
 	h_init(&t, 1, 0);
