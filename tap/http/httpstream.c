@@ -10,6 +10,14 @@
  * Requests wait for their responses in a queue (pipelining); an entry is
  * made when a request's head is whole, so that a response that comes early
  * still finds it, and the request is said to the sink when its body is.
+ * Stretches of the client's stream not read (a gap, a head cut) have their
+ * entries among them, in stream order. Each entry knows where it begins and
+ * ends in the client's stream (offsets: the bytes of its data and gap calls
+ * counted), so that a response's ack (how much of that stream the server
+ * had received) says which request it can answer (pair_response).
+ *
+ * http_parser is paused at each message's end (on_message_complete), so
+ * that where a message ends is known to the byte.
  */
 #include "tap/http/httpstream.h"
 
@@ -31,13 +39,24 @@ enum klass { K_NEW, K_HTTP, K_TLS, K_H2, K_OTHER };
 /* What a line opens. */
 enum start { S_NONE, S_REQUEST, S_RESPONSE };
 
-/* A request waiting for its response. */
+/* What an entry of the queue stands for. */
+enum entry {
+	E_REQ,                /* a request (said, or its body still being read) */
+	E_LOST,               /* a stretch of the client's stream not read that holds a
+			       * request's start (a gap between requests, a head cut) */
+	E_REST,               /* one that may hold only the rest of a request (the
+			       * stream's start lost, bytes lost while resynchronising) */
+};
+
+/* A request waiting for its response, or a stretch of the client's stream not read. */
 struct pending {
 	struct pending *next;
+	enum entry kind;
 	void *x;              /* the sink's exchange; NULL until said, or lost */
 	int said;             /* said to the sink */
-	int lost;             /* cut by a gap or an error: its response is skipped */
 	int head, connect;    /* a HEAD, a CONNECT */
+	uint64_t start, end;  /* where it lies in the client's stream; end UINT64_MAX
+			       * until known (a body being read, a stretch not closed) */
 };
 
 struct conn;
@@ -77,6 +96,16 @@ struct half {
 	int64_t us;           /* the time of the data being read */
 	unsigned char first[16]; /* the first bytes, until the connection is classified */
 	size_t nfirst;
+	/* Where things are in this half's stream. */
+	uint64_t fed;         /* bytes of its data and gap calls so far */
+	uint64_t msg_start;   /* where the message being read (or the next) begins */
+	struct pending *done; /* a request whose end the parser just reached */
+	unsigned method;      /* a request's method (http_parser's, kept at its head) */
+	/* A response's pairing. */
+	uint64_t ack;         /* the data call's ack: the client's stream received */
+	uint64_t msg_ack;     /* ... when the response being read began */
+	int gapped;           /* responses may have been lost since the last one */
+	int first_lost;       /* bytes were lost before which side is the client was known */
 };
 
 struct conn {
@@ -89,6 +118,7 @@ struct conn {
 	struct half h[2];
 	struct pending *q, *q_tail;
 	size_t nq;
+	uint64_t c2s_at_gap;  /* the client's stream read when the server's last lost bytes */
 	uint64_t bytes;       /* all its bytes (for the counts of what is not HTTP) */
 	int counted_tls;
 };
@@ -157,6 +187,7 @@ static struct pending *queue_push(struct conn *c)
 {
 	struct pending *e = mt_calloc(1, sizeof(*e));
 
+	e->end = UINT64_MAX;
 	if (c->q_tail)
 		c->q_tail->next = e;
 	else
@@ -194,6 +225,8 @@ static void pending_free(struct conn *c, struct pending *e)
 		q->req = NULL;
 		c->r->st.lost_requests++;
 	}
+	if (q->done == e)
+		q->done = NULL;
 	free(e);
 }
 
@@ -205,6 +238,126 @@ static void sink_end(struct conn *c, struct pending *e, const char *outcome, con
 	if (e->x && c->r->s.end)
 		c->r->s.end(c->r->s.ctx, e->x, outcome, error, us);
 	e->x = NULL;
+}
+
+/* Room for one more entry: a client that never hears back has its oldest given up on. */
+static void queue_room(struct conn *c, int64_t us)
+{
+	while (c->nq >= PENDING_MAX) {
+		struct pending *old = queue_pop(c);
+		if (old->x) {
+			sink_end(c, old, "stopped", "too many requests waiting for their responses", us);
+			c->r->st.unanswered++;
+		}
+		pending_free(c, old);
+	}
+}
+
+/*
+ * The client's stream is not read from start on (a gap, a head cut): a
+ * stretch of kind k, unless the last entry is one still open (it grows).
+ */
+static void stretch_open(struct conn *c, enum entry k, uint64_t start, int64_t us)
+{
+	struct pending *e = c->q_tail;
+
+	if (e && e->kind != E_REQ && e->end == UINT64_MAX) {
+		if (k == E_LOST)
+			e->kind = E_LOST;
+		return;
+	}
+	queue_room(c, us);
+	e = queue_push(c);
+	e->kind = k;
+	e->start = start;
+}
+
+/* Reading the client's stream starts again at end: a stretch open ends there. */
+static void stretch_close(struct conn *c, uint64_t end)
+{
+	struct pending *e = c->q_tail;
+
+	if (e && e->kind != E_REQ && e->end == UINT64_MAX)
+		e->end = end;
+}
+
+/* A request whose response was lost in a gap of the server's stream: it ends so. */
+static void response_lost(struct conn *c, struct pending *e, int64_t us)
+{
+	if (!e->x)
+		return;
+	c->r->st.lost_responses++;
+	sink_end(c, e, "gap", "its response was not captured (a gap in the server's stream)", us);
+}
+
+/*
+ * The entry a final response on half h answers, taken off the queue; NULL
+ * when its request was not captured (the response is then skipped).
+ *
+ * In order when the response's ack is not known, or when no gap is about
+ * (no response lost since the last one, the first entry a request): HTTP/1.1
+ * answers in order, pipelined or not, and an early answer (before the
+ * request's body was whole) is its request's. Otherwise by the ack, the
+ * client's stream the server had received when it began the response: the
+ * request it answers is the first one it had not received whole, if it had
+ * begun to (an early answer, or a stretch not read: a request lost there),
+ * else the last one it had received whole. Requests passed over end as "gap"
+ * (their responses were in the server's lost bytes), unless none was lost:
+ * then the first request waiting answers all the same (pipelining).
+ * Stretches passed over are dropped; one answered stays (it may hold more).
+ */
+static struct pending *pair_response(struct conn *c, struct half *h)
+{
+	struct hx_reader *r = c->r;
+	uint64_t a = h->msg_ack, fed = c->h[TF_C2S].fed;
+	int gapped = h->gapped;
+	struct pending *e, *t, *prev = NULL;
+
+	h->gapped = 0;
+	if (a != TF_ACK_UNKNOWN && a > fed)
+		a = fed; /* (never: tcpflow gives no ack past what it delivered) */
+	if (a == TF_ACK_UNKNOWN || (!gapped && c->q && c->q->kind == E_REQ)) {
+		/* A stretch holding a request's start takes this response with it,
+		 * unless the server's stream lost bytes too (it may have been there). */
+		while ((e = c->q) != NULL) {
+			enum entry k = e->kind;
+			if (k == E_REQ)
+				return queue_pop(c);
+			pending_free(c, queue_pop(c));
+			if (k == E_LOST && !gapped) {
+				r->st.orphans++;
+				r->st.unpaired++;
+				return NULL;
+			}
+		}
+		r->st.orphans++;
+		return NULL;
+	}
+	for (e = c->q; e && e->end != UINT64_MAX && e->end <= a; e = e->next)
+		prev = e;
+	t = e && e->start < a ? e : prev;
+	if (!gapped && t)
+		for (e = c->q; e != t; e = e->next)
+			if (e->kind == E_REQ) {
+				t = e;
+				break;
+			}
+	if (!t) {
+		/* It answers what came before everything waiting: not captured. */
+		r->st.orphans++;
+		return NULL;
+	}
+	while (c->q != t) {
+		e = queue_pop(c);
+		if (e->kind == E_REQ)
+			response_lost(c, e, h->us);
+		pending_free(c, e);
+	}
+	if (t->kind == E_REQ)
+		return queue_pop(c);
+	r->st.orphans++;
+	r->st.unpaired++;
+	return NULL;
 }
 
 /* The head's fields as a list (their pointers made now that text is whole). */
@@ -226,10 +379,10 @@ static void say_request(struct conn *c, struct half *h, struct pending *e)
 {
 	struct hx_request r;
 
-	if (e->said || e->lost)
+	if (e->said || e->kind != E_REQ)
 		return;
 	memset(&r, 0, sizeof(r));
-	r.method = http_method_str((enum http_method)h->p.method);
+	r.method = http_method_str((enum http_method)h->method);
 	r.target = h->url.data ? h->url.data : "/";
 	r.h = head_fields(h);
 	r.nh = h->nf;
@@ -266,6 +419,7 @@ static int on_message_begin(http_parser *p)
 
 	head_reset(h);
 	h->in_msg = 1;
+	h->msg_ack = h->ack;
 	return 0;
 }
 
@@ -327,6 +481,7 @@ static void head_end(struct half *h)
 	mt_buf_putc(&h->url, '\0');
 	h->url.len--;
 	h->head_done = 1;
+	h->method = h->p.method;
 	h->chunked = !!(h->p.flags & F_CHUNKED);
 	h->body_left = (h->p.flags & F_CONTENTLENGTH) && !h->chunked ? h->p.content_length
 								      : UINT64_MAX;
@@ -337,14 +492,10 @@ static int on_request_head(struct half *h)
 	struct conn *c = h->conn;
 	struct pending *e;
 
-	if (c->nq >= PENDING_MAX) {
-		/* A client that never hears back: its oldest request is given up on. */
-		struct pending *old = queue_pop(c);
-		sink_end(c, old, "stopped", "too many requests waiting for their responses", h->us);
-		c->r->st.unanswered++;
-		pending_free(c, old);
-	}
+	queue_room(c, h->us);
 	e = queue_push(c);
+	e->kind = E_REQ;
+	e->start = h->msg_start;
 	e->head = h->p.method == HTTP_HEAD;
 	e->connect = h->p.method == HTTP_CONNECT;
 	h->req = e;
@@ -363,12 +514,9 @@ static int on_response_head(struct half *h)
 		return 1; /* (no body) */
 	}
 	c->r->st.responses++;
-	e = queue_pop(c);
-	if (!e || e->lost) {
+	e = pair_response(c, h);
+	if (!e) {
 		/* Its request was not captured (or was cut): the response is skipped. */
-		if (!e)
-			c->r->st.orphans++;
-		pending_free(c, e);
 		h->orphan = 1;
 		return status == 204 || status == 304 || status == 101 ? 1 : 0;
 	}
@@ -458,6 +606,7 @@ static int on_message_complete(http_parser *p)
 	if (p->type == HTTP_REQUEST) {
 		if (h->req) {
 			say_request(c, h, h->req);
+			h->done = h->req; /* (its end: where parse finds the parser paused) */
 			h->req = NULL;
 		}
 	} else if (!h->interim && h->cur) {
@@ -466,6 +615,7 @@ static int on_message_complete(http_parser *p)
 		h->cur = NULL;
 	}
 	h->head_done = h->in_body = 0;
+	http_parser_pause(p, 1);
 	return 0;
 }
 
@@ -533,6 +683,24 @@ static void conn_swap(struct conn *c)
 }
 
 /*
+ * Which side is the client is known: what was lost before it was (the
+ * stream's start, bytes while looking for a start line) is placed. The
+ * client's lost start holds a request's start; the server's, or a start not
+ * seen (a connection from its middle), may hold responses.
+ */
+static void roles_known(struct conn *c)
+{
+	struct half *q = &c->h[TF_C2S], *s = &c->h[TF_S2C];
+
+	if (q->first_lost)
+		stretch_open(c, E_LOST, 0, q->us);
+	if (s->first_lost || c->midstream) {
+		s->gapped = 1;
+		c->c2s_at_gap = q->fed;
+	}
+}
+
+/*
  * The message in progress on h is lost (a gap of n bytes, or an error): what
  * it was is ended as well as it can be, and h looks for the next start.
  */
@@ -548,27 +716,39 @@ static void lose_thread(struct half *h, const char *why, uint64_t lost)
 				h->body_lost += lost;
 				say_request(c, h, h->req);
 			} else {
-				h->req->lost = 1;
+				h->req->kind = E_LOST;
 				c->r->st.lost_requests++;
 			}
 			h->req = NULL;
+			/* (What is passed over until the next request may hold more.) */
+			if (lost)
+				stretch_open(c, E_REST, h->fed, h->us);
 		} else if (h->in_msg) {
 			/* A head cut before it was whole: its response, if it comes, is
 			 * not paired with the next request. */
-			struct pending *e = queue_push(c);
-			e->lost = 1;
+			stretch_open(c, E_LOST, h->msg_start, h->us);
 			c->r->st.lost_requests++;
+		} else if (lost) {
+			/* Bytes lost between requests: they begin one (or more). */
+			stretch_open(c, E_LOST, h->fed, h->us);
 		}
-	} else if (h->cur) {
-		sink_end(c, h->cur, "gap", why, h->us);
-		pending_free(c, h->cur);
-		h->cur = NULL;
-	} else if (h->in_msg && !h->head_done) {
-		/* A response head cut: the request it answered gets no response. */
-		struct pending *e = queue_pop(c);
-		if (e) {
-			sink_end(c, e, "gap", why, h->us);
-			pending_free(c, e);
+	} else {
+		if (h->cur) {
+			sink_end(c, h->cur, "gap", why, h->us);
+			pending_free(c, h->cur);
+			h->cur = NULL;
+		} else if (h->in_msg && !h->head_done) {
+			/* A response head cut: the request it answered gets no response. */
+			struct pending *e = pair_response(c, h);
+			if (e) {
+				sink_end(c, e, "gap", why, h->us);
+				pending_free(c, e);
+			}
+		}
+		if (lost) {
+			/* Bytes of the server's stream lost: responses may have been. */
+			h->gapped = 1;
+			c->c2s_at_gap = c->h[TF_C2S].fed;
 		}
 	}
 	h->mode = M_SCAN;
@@ -579,14 +759,24 @@ static void lose_thread(struct half *h, const char *why, uint64_t lost)
 }
 
 /*
- * Parse n bytes of h. Returns the bytes consumed; on an error, h is
- * scanning and the rest is the scanner's.
+ * Parse n bytes of h, the first at offset off of its stream. Returns the
+ * bytes consumed: up to a message's end (the caller parses the rest), or
+ * all; on an error, h is scanning and the rest is the scanner's.
  */
-static size_t parse(struct half *h, const char *p, size_t n)
+static size_t parse(struct half *h, const char *p, size_t n, uint64_t off)
 {
 	struct conn *c = h->conn;
 	size_t k = http_parser_execute(&h->p, &settings, p, n);
+	int ended = HTTP_PARSER_ERRNO(&h->p) == HPE_PAUSED;
 
+	if (ended) {
+		/* A message ended at off + k (on_message_complete paused the parser). */
+		http_parser_pause(&h->p, 0);
+		if (h->done)
+			h->done->end = off + k;
+		h->done = NULL;
+		h->msg_start = off + k;
+	}
 	if (h->p.upgrade && h->p.type == HTTP_REQUEST && h->p.method != HTTP_CONNECT) {
 		/* A client asking to switch (Upgrade): HTTP goes on unless a 101 answers. */
 		http_parser_init(&h->p, HTTP_REQUEST);
@@ -606,16 +796,19 @@ static size_t parse(struct half *h, const char *p, size_t n)
 		/* What follows is scanned; at least the byte refused is passed over. */
 		return k ? k : 1;
 	}
-	return n;
+	return ended ? k : n;
 }
 
-/* Reading starts again on h (its direction d) at a start line. */
-static void resume(struct half *h)
+/* Reading starts again on h at a start line, at offset off of its stream. */
+static void resume(struct half *h, uint64_t off)
 {
 	struct conn *c = h->conn;
 
 	parser_start(h);
 	h->mode = M_PARSE;
+	h->msg_start = off;
+	if (dir_of(h) == TF_C2S)
+		stretch_close(c, off);
 	if (h->gap_pending || h->skipped) {
 		c->r->st.resyncs++;
 		c->r->st.skipped_bytes += h->skipped;
@@ -648,6 +841,7 @@ static int start_fits(struct conn *c, enum tf_dir *d, enum start k)
 			conn_swap(c);
 			*d = *d == TF_C2S ? TF_S2C : TF_C2S;
 		}
+		roles_known(c);
 		conn_http(c, c->h[*d].us);
 		/* The other half, when it has read nothing yet, starts at its first byte. */
 		half_begin(c, &c->h[*d == TF_C2S ? TF_S2C : TF_C2S]);
@@ -733,11 +927,11 @@ static void carry_keep(struct half *h, const char *p, size_t n)
 }
 
 /*
- * Look for a message's start in n bytes of half *d (scanning), line by line.
- * Returns the bytes consumed: all of them, or those before a start (the
- * half then parses from it).
+ * Look for a message's start in n bytes of half *d (scanning), the first at
+ * offset off of its stream, line by line. Returns the bytes consumed: all of
+ * them, or those before a start (the half then parses from it).
  */
-static size_t scan(struct conn *c, enum tf_dir *d, const char *p, size_t n)
+static size_t scan(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint64_t off)
 {
 	struct half *h = &c->h[*d];
 	size_t used = 0;
@@ -770,14 +964,18 @@ static size_t scan(struct conn *c, enum tf_dir *d, const char *p, size_t n)
 			h = &c->h[*d];
 			h->skipped += (size_t)at;
 			if (carried) {
+				/* (The line ends with this piece's part of it.) */
 				struct mt_buf line = h->carry;
+				size_t ln2 = line.len - (size_t)at;
+				uint64_t at_off = off + used + take - ln2;
 				h->carry = (struct mt_buf)MT_BUF_INIT;
-				resume(h);
-				parse(h, line.data + at, line.len - (size_t)at);
+				resume(h, at_off);
+				for (size_t k2 = 0; k2 < ln2 && h->mode == M_PARSE;)
+					k2 += parse(h, line.data + at + k2, ln2 - k2, at_off + k2);
 				mt_buf_release(&line);
 				return used + take;
 			}
-			resume(h);
+			resume(h, off + used + (size_t)(L + at - q));
 			return used + (size_t)(L + at - q);
 		}
 		h->skipped += ln;
@@ -846,14 +1044,18 @@ static int classify(struct conn *c, enum tf_dir *d, const char *p, size_t n)
 		conn_swap(c);
 		*d = *d == TF_C2S ? TF_S2C : TF_C2S;
 	}
+	roles_known(c);
 	conn_http(c, c->h[*d].us);
 	half_begin(c, h);
 	half_begin(c, &c->h[*d == TF_C2S ? TF_S2C : TF_C2S]);
 	return 1;
 }
 
-/* Read n bytes of half *d by its mode (the halves may swap: *d follows). */
-static void feed(struct conn *c, enum tf_dir *d, const char *p, size_t n)
+/*
+ * Read n bytes of half *d by its mode, the first at offset off of its
+ * stream (the halves may swap: *d follows).
+ */
+static void feed(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint64_t off)
 {
 	while (n) {
 		struct half *h = &c->h[*d];
@@ -881,14 +1083,14 @@ static void feed(struct conn *c, enum tf_dir *d, const char *p, size_t n)
 			}
 			/* The bytes kept to classify come first. */
 			if (had)
-				feed(c, d, (const char *)kept, had);
+				feed(c, d, (const char *)kept, had, off - had);
 			continue;
 		}
 		case M_PARSE:
-			k = parse(h, p, n);
+			k = parse(h, p, n, off);
 			break;
 		case M_SCAN:
-			k = scan(c, d, p, n);
+			k = scan(c, d, p, n, off);
 			break;
 		case M_DEAD:
 		default:
@@ -896,15 +1098,93 @@ static void feed(struct conn *c, enum tf_dir *d, const char *p, size_t n)
 		}
 		p += k;
 		n -= k;
+		off += k;
 	}
 }
 
-/* n bytes of direction d, in order. */
-static void push(struct conn *c, enum tf_dir d, const char *p, size_t n, int64_t us)
+/* n bytes of direction d, in order; ack: the data call's. */
+static void push(struct conn *c, enum tf_dir d, const char *p, size_t n, int64_t us, uint64_t ack)
 {
 	c->bytes += n;
 	c->h[TF_C2S].us = c->h[TF_S2C].us = us;
-	feed(c, &d, p, n);
+	c->h[d].ack = ack;
+	feed(c, &d, p, n, c->h[d].fed);
+	c->h[d].fed += n;
+}
+
+/*
+ * n bytes of h's stream, from offset h->fed on, were not captured: those of
+ * them it accounts for (all, but for a Content-Length body: up to its end,
+ * the rest following it).
+ */
+static uint64_t gap_at(struct conn *c, struct half *h, uint64_t n, int64_t us)
+{
+	struct hx_reader *r = c->r;
+	int client = dir_of(h) == TF_C2S;
+
+	if (h->mode == M_FIRST) {
+		/* The stream's start is lost: what it is is looked for. */
+		c->midstream = 1;
+		h->nfirst = 0;
+		h->mode = M_SCAN;
+		h->gap_pending += n;
+		h->first_lost = 1;
+		return n;
+	}
+	if (h->mode == M_SCAN) {
+		h->skipped += h->carry.len;
+		mt_buf_reset(&h->carry);
+		h->gap_pending += n;
+		if (!c->decided) {
+			h->first_lost = 1; /* (placed when the roles are known) */
+		} else if (client) {
+			stretch_open(c, E_REST, h->fed, us);
+		} else {
+			h->gapped = 1;
+			c->c2s_at_gap = c->h[TF_C2S].fed;
+		}
+		return n;
+	}
+	/* Parsing: a body whose framing says how long it is skips the gap. */
+	if (h->in_body && !h->filling) {
+		void *x = !client && h->cur ? h->cur->x : NULL;
+		uint64_t k = n;
+		if (h->eof_body) {
+			/* Read to the close: nothing to skip, the bytes are just missing. */
+			if (x && r->s.response_gap)
+				r->s.response_gap(r->s.ctx, x, n, us);
+			return n;
+		}
+		if (h->body_left != UINT64_MAX && h->body_left)
+			k = n < h->body_left ? n : h->body_left; /* (the rest is past its end) */
+		else if (!h->chunked || !h->chunk_left || n > h->chunk_left)
+			k = 0;
+		if (k) {
+			uint64_t off = h->fed;
+			if (x && r->s.response_gap)
+				r->s.response_gap(r->s.ctx, x, k, us);
+			if (client)
+				h->body_lost += k;
+			h->filling = 1;
+			for (uint64_t left = k; left && h->mode == M_PARSE;) {
+				size_t m = left < sizeof(filler) ? (size_t)left : sizeof(filler);
+				size_t used = parse(h, filler, m, off);
+				left -= used;
+				off += used;
+			}
+			h->filling = 0;
+			return k;
+		}
+	}
+	/* Anywhere else the thread is lost. */
+	h->gap_pending += n;
+	{
+		char why[160];
+		snprintf(why, sizeof(why), "%llu bytes not captured: the rest of the %s is lost",
+			 (unsigned long long)n, client ? "request" : "response");
+		lose_thread(h, why, n);
+	}
+	return n;
 }
 
 /* n bytes of direction d were not captured. */
@@ -914,60 +1194,16 @@ static void gap(struct conn *c, enum tf_dir d, uint64_t n, int64_t us)
 	struct hx_reader *r = c->r;
 
 	c->h[TF_C2S].us = c->h[TF_S2C].us = us;
-	if (h->mode == M_DEAD)
-		return;
-	if (c->klass == K_HTTP) {
+	if (h->mode != M_DEAD && c->klass == K_HTTP) {
 		r->st.gaps++;
 		r->st.gap_bytes += n;
 	}
-	if (h->mode == M_FIRST) {
-		/* The stream's start is lost: what it is is looked for. */
-		c->midstream = 1;
-		h->nfirst = 0;
-		h->mode = M_SCAN;
-		h->gap_pending += n;
-		return;
+	while (n && h->mode != M_DEAD) {
+		uint64_t k = gap_at(c, h, n, us);
+		h->fed += k;
+		n -= k;
 	}
-	if (h->mode == M_SCAN) {
-		h->skipped += h->carry.len;
-		mt_buf_reset(&h->carry);
-		h->gap_pending += n;
-		return;
-	}
-	/* Parsing: a body whose framing says how long it is skips the gap. */
-	if (h->in_body && !h->filling) {
-		int resp = h->p.type == HTTP_RESPONSE;
-		void *x = resp && h->cur ? h->cur->x : NULL;
-		if (h->eof_body) {
-			/* Read to the close: nothing to skip, the bytes are just missing. */
-			if (x && r->s.response_gap)
-				r->s.response_gap(r->s.ctx, x, n, us);
-			return;
-		}
-		if ((h->body_left != UINT64_MAX && n <= h->body_left) ||
-		    (h->chunked && n <= h->chunk_left)) {
-			if (x && r->s.response_gap)
-				r->s.response_gap(r->s.ctx, x, n, us);
-			if (!resp)
-				h->body_lost += n;
-			h->filling = 1;
-			for (uint64_t left = n; left && h->mode == M_PARSE;) {
-				size_t k = left < sizeof(filler) ? (size_t)left : sizeof(filler);
-				parse(h, filler, k);
-				left -= k;
-			}
-			h->filling = 0;
-			return;
-		}
-	}
-	/* Anywhere else the thread is lost. */
-	h->gap_pending += n;
-	{
-		char why[160];
-		snprintf(why, sizeof(why), "%llu bytes not captured: the rest of the %s is lost",
-			 (unsigned long long)n, h->p.type == HTTP_REQUEST ? "request" : "response");
-		lose_thread(h, why, n);
-	}
+	h->fed += n;
 }
 
 /* ---- the tf_handler ---- */
@@ -990,13 +1226,12 @@ static void *tf_open(void *ctx, const struct tf_conn *tc)
 static void tf_data(void *state, const struct tf_conn *tc, enum tf_dir d, const uint8_t *p,
 		    size_t n, int64_t us, uint64_t ack)
 {
-	(void)ack;
 	struct conn *c = state;
 
 	if (!c)
 		return;
 	c->c = tc;
-	push(c, d, (const char *)p, n, us);
+	push(c, d, (const char *)p, n, us, ack);
 }
 
 static void tf_gap(void *state, const struct tf_conn *tc, enum tf_dir d, uint64_t n, int64_t us)
@@ -1088,13 +1323,16 @@ static void tf_close(void *state, const struct tf_conn *tc, enum tf_end_how how,
 		}
 		if (q->req) {
 			/* A request not whole when it closed: never said. */
-			q->req->lost = 1;
 			q->req = NULL;
 			r->st.lost_requests++;
 		}
 		while (c->q) {
 			struct pending *e = queue_pop(c);
-			if (e->x) {
+			if (e->x && s->gapped && e->start < c->c2s_at_gap) {
+				/* The server's stream lost bytes after it came: its response
+				 * may have been there. */
+				response_lost(c, e, us);
+			} else if (e->x) {
 				r->st.unanswered++;
 				sink_end(c, e, outcome, "no response", us);
 			}

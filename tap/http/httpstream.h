@@ -20,10 +20,29 @@
  *     are framed by Content-Length, chunked encoding or the connection's
  *     close. A request is said whole (head and body, bounded by max_body);
  *     a response's head, then its body's bytes as they are parsed (chunked
- *     framing taken off), then its end.
+ *     framing taken off), then its end. A body read to the close is
+ *     complete only at a clean close (TF_FIN); a reset, the capture's end,
+ *     an eviction or a new connection on the same ports end it as cut.
+ *   - Pairing across gaps: each request's place in the client's stream is
+ *     kept (where it begins and ends), and so is each stretch of that
+ *     stream not read (a gap, a head cut). A response's first segment says
+ *     how much of the client's stream the server had received (its ack).
+ *     When responses may have been lost (a gap in the server's stream since
+ *     the last one) or a stretch of the client's stream was, the response
+ *     answers the first request the server had not received whole if it had
+ *     begun to (an early answer), or the last one it had received whole;
+ *     when that is a stretch not read, a request lost there: the response
+ *     is then paired with nothing. Requests passed over end as "gap" (their
+ *     response was not captured); so do those waiting at the close when the
+ *     server's stream lost bytes after them. Without an ack
+ *     (TF_ACK_UNKNOWN), or with no gap about, pairing is in order; a request
+ *     lost in a gap then takes the next response with it, unless the
+ *     server's stream lost bytes too.
  *   - A gap (bytes not captured) inside a body whose length is known (a
  *     Content-Length body, a chunk's data) or read to the close is skipped
- *     by its length and said to the exchange; anywhere else the message in
+ *     by its length and said to the exchange (one that runs past a
+ *     Content-Length body's end ends the body there, the rest being a gap
+ *     between messages); anywhere else the message in
  *     progress is lost, the gap is said to the connection, and reading
  *     starts again at the next line that opens a request (client side) or a
  *     response (server side). Responses whose request was not captured are
@@ -32,7 +51,9 @@
  *
  * Memory is bounded per connection: a head by http_parser's limit (80 KiB),
  * a request body by max_body (what is beyond is counted, not kept), the
- * text kept while looking for a place to resynchronise by HX_SCAN_MAX.
+ * text kept while looking for a place to resynchronise by HX_SCAN_MAX, the
+ * requests waiting for their responses (and the stretches not read among
+ * them) by PENDING_MAX.
  */
 #ifndef MCPTAP_HTTPSTREAM_H
 #define MCPTAP_HTTPSTREAM_H
@@ -82,9 +103,11 @@ struct hx_sink {
 	void (*response_gap)(void *ctx, void *x, uint64_t n, int64_t us);
 	/*
 	 * The exchange ended: outcome "complete" (the response read whole),
-	 * "closed" (the connection closed before), "gap" (bytes not captured
-	 * cut it) or "stopped" (the capture ended, or the connection was given
-	 * up on), with error saying more (NULL when complete).
+	 * "closed" (the connection closed before: a FIN, a reset, a new
+	 * connection on the same ports), "gap" (bytes not captured cut it, or
+	 * held its response) or "stopped" (the capture ended, the connection
+	 * was idle too long or given up on for a limit), with error saying
+	 * more (NULL when complete).
 	 */
 	void (*end)(void *ctx, void *x, const char *outcome, const char *error, int64_t us);
 	/* n bytes of direction d were not captured outside any body the framing could skip. */
@@ -107,6 +130,11 @@ struct hx_stats {
 	uint64_t upgraded;        /* HTTP connections that switched protocol (101, CONNECT) */
 	uint64_t requests, responses, interim;
 	uint64_t orphans;         /* responses whose request was not captured: skipped */
+	uint64_t unpaired;        /* of them, responses to a request lost in a gap (the
+				   * server's ack, or a stretch of the client's stream
+				   * lost, says so) */
+	uint64_t lost_responses;  /* requests whose response was lost in a gap (passed
+				   * over by a later response, or at the close): "gap" */
 	uint64_t unanswered;      /* requests without a response when their connection ended */
 	uint64_t parse_errors;    /* messages http_parser refused (reading resynchronised) */
 	uint64_t resyncs;         /* times reading started again after a gap or an error */

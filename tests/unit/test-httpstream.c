@@ -136,6 +136,7 @@ struct h {
 	void *state;
 	int64_t us;
 	struct tf_end a; /* who really is the client (the one that sent the SYN) */
+	uint64_t fed[2]; /* each real side's stream so far ([1]: the client's), gaps included */
 };
 
 static void h_init(struct h *t, int saw_syn, size_t max_body)
@@ -181,17 +182,27 @@ static enum tf_dir dir_of_side(const struct h *t, int from_client)
 	return (from_client == a_is_client) ? TF_C2S : TF_S2C;
 }
 
-/* Bytes from the real client (1) or server (0), in pieces of at most piece bytes. */
-static void send_n(struct h *t, int from_client, const char *p, size_t n, size_t piece)
+/*
+ * Bytes from the real client (1) or server (0), in pieces of at most piece
+ * bytes, each acknowledging ack bytes of the other side's stream.
+ */
+static void send_na(struct h *t, int from_client, const char *p, size_t n, size_t piece,
+		    uint64_t ack)
 {
+	t->fed[from_client] += n;
 	while (n) {
 		size_t k = piece && piece < n ? piece : n;
 		t->th.data(t->state, &t->c, dir_of_side(t, from_client), (const uint8_t *)p, k, t->us,
-			   TF_ACK_UNKNOWN);
+			   ack);
 		p += k;
 		n -= k;
 	}
 	t->us += 10;
+}
+
+static void send_n(struct h *t, int from_client, const char *p, size_t n, size_t piece)
+{
+	send_na(t, from_client, p, n, piece, TF_ACK_UNKNOWN);
 }
 
 static void send_s(struct h *t, int from_client, const char *s)
@@ -199,8 +210,15 @@ static void send_s(struct h *t, int from_client, const char *s)
 	send_n(t, from_client, s, strlen(s), 0);
 }
 
+/* A response (or request) sent having received all the other side sent so far. */
+static void send_acked(struct h *t, int from_client, const char *s)
+{
+	send_na(t, from_client, s, strlen(s), 0, t->fed[!from_client]);
+}
+
 static void gap_of(struct h *t, int from_client, uint64_t n)
 {
+	t->fed[from_client] += n;
 	t->th.gap(t->state, &t->c, dir_of_side(t, from_client), n, t->us);
 	t->us += 10;
 }
@@ -714,6 +732,267 @@ static void test_upgrade(void **state)
 	h_free(&t);
 }
 
+/* Responses told apart by their bodies ("r1", "r2", ...). */
+#define RESP_R(d) "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nr" #d
+
+/*
+ * A response lost (review finding 2): the next one answers the request the
+ * server's ack says it had received whole, the one passed over ends as
+ * "gap". Without acks, pairing stays in order.
+ */
+static void test_pair_lost_response(void **state)
+{
+	struct h t;
+	struct hx_stats st;
+
+	(void)state;
+	h_init(&t, 1, 0);
+	send_s(&t, 1, REQ_A);
+	gap_of(&t, 0, strlen(RESP_R(1)));
+	send_s(&t, 1, REQ_A);
+	send_acked(&t, 0, RESP_R(2));
+	send_s(&t, 1, REQ_A);
+	send_acked(&t, 0, RESP_R(3));
+	h_close(&t, TF_FIN);
+	assert_string_equal(t.log.body.data, "r2r3");
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+			    "req2 GET /a [Host=x] body= lost=0 cut=0 @1020\n"
+			    "cgap s2c 40: 40 bytes not captured; reading resumed at the next response\n"
+			    "end1 gap: its response was not captured (a gap in the server's stream) @1030\n"
+			    "head2 200 fields=1 Content-Length @1030\n"
+			    "end2 complete @1030\n"
+			    "req3 GET /a [Host=x] body= lost=0 cut=0 @1040\n"
+			    "head3 200 fields=1 Content-Length @1050\n"
+			    "end3 complete @1050\n"
+			    "close @1060\n");
+	hx_stats(t.r, &st);
+	assert_int_equal(st.lost_responses, 1);
+	assert_int_equal(st.orphans, 0);
+	h_free(&t);
+
+	/* The same without acks: in order (the second response taken for the first's). */
+	h_init(&t, 1, 0);
+	send_s(&t, 1, REQ_A);
+	gap_of(&t, 0, strlen(RESP_R(1)));
+	send_s(&t, 1, REQ_A);
+	send_s(&t, 0, RESP_R(2));
+	h_close(&t, TF_FIN);
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+			    "req2 GET /a [Host=x] body= lost=0 cut=0 @1020\n"
+			    "cgap s2c 40: 40 bytes not captured; reading resumed at the next response\n"
+			    "head1 200 fields=1 Content-Length @1030\n"
+			    "end1 complete @1030\n"
+			    "end2 closed: no response @1040\n"
+			    "close @1040\n");
+	h_free(&t);
+}
+
+/*
+ * A request lost (review finding 1): the response to it is paired with
+ * nothing, the next ones with their own, whether the next request comes
+ * before that response or after it, with acks or without.
+ */
+static void test_pair_lost_request(void **state)
+{
+	(void)state;
+	for (int acks = 0; acks < 2; acks++) {
+		for (int early = 0; early < 2; early++) {
+			struct h t;
+			struct hx_stats st;
+			void (*srv)(struct h *, int, const char *) = acks ? send_acked : send_s;
+			h_init(&t, 1, 0);
+			send_s(&t, 1, REQ_A);
+			srv(&t, 0, RESP_R(1));
+			gap_of(&t, 1, strlen(REQ_B));
+			if (early)
+				send_s(&t, 1, REQ_B);
+			/* (Its ack: the lost request, and no more.) */
+			send_na(&t, 0, RESP_R(2), strlen(RESP_R(2)), 0,
+				acks ? t.fed[1] - (early ? strlen(REQ_B) : 0) : TF_ACK_UNKNOWN);
+			if (!early)
+				send_s(&t, 1, REQ_B);
+			srv(&t, 0, RESP_R(3));
+			send_s(&t, 1, REQ_A);
+			srv(&t, 0, RESP_R(4));
+			h_close(&t, TF_FIN);
+			assert_string_equal(t.log.body.data, "r1r3r4");
+			assert_string_equal(
+				text(&t),
+				early ? "open 40000>3001 @1000\n"
+					"req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+					"head1 200 fields=1 Content-Length @1010\n"
+					"end1 complete @1010\n"
+					"cgap c2s 57: 57 bytes not captured; reading resumed at the next request\n"
+					"req2 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 cut=0 @1030\n"
+					"head2 200 fields=1 Content-Length @1050\n"
+					"end2 complete @1050\n"
+					"req3 GET /a [Host=x] body= lost=0 cut=0 @1060\n"
+					"head3 200 fields=1 Content-Length @1070\n"
+					"end3 complete @1070\n"
+					"close @1080\n"
+				      : "open 40000>3001 @1000\n"
+					"req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+					"head1 200 fields=1 Content-Length @1010\n"
+					"end1 complete @1010\n"
+					"cgap c2s 57: 57 bytes not captured; reading resumed at the next request\n"
+					"req2 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 cut=0 @1040\n"
+					"head2 200 fields=1 Content-Length @1050\n"
+					"end2 complete @1050\n"
+					"req3 GET /a [Host=x] body= lost=0 cut=0 @1060\n"
+					"head3 200 fields=1 Content-Length @1070\n"
+					"end3 complete @1070\n"
+					"close @1080\n");
+			hx_stats(t.r, &st);
+			assert_int_equal(st.unpaired, 1);
+			assert_int_equal(st.orphans, 1);
+			assert_int_equal(st.lost_responses, 0);
+			h_free(&t);
+		}
+	}
+}
+
+/* Pipelined requests answered with acks that cover them all: in order still. */
+static void test_pair_pipelined_acks(void **state)
+{
+	struct h t;
+
+	(void)state;
+	h_init(&t, 1, 0);
+	send_s(&t, 1, REQ_A REQ_B REQ_A);
+	send_acked(&t, 0, RESP_R(1));
+	send_acked(&t, 0, RESP_R(2) RESP_R(3));
+	h_close(&t, TF_FIN);
+	assert_string_equal(t.log.body.data, "r1r2r3");
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+			    "req2 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 cut=0 @1000\n"
+			    "req3 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+			    "head1 200 fields=1 Content-Length @1010\n"
+			    "end1 complete @1010\n"
+			    "head2 200 fields=1 Content-Length @1020\n"
+			    "end2 complete @1020\n"
+			    "head3 200 fields=1 Content-Length @1020\n"
+			    "end3 complete @1020\n"
+			    "close @1030\n");
+	h_free(&t);
+}
+
+/* An answer before the request's body was whole (its ack inside the request): its own. */
+static void test_pair_early_answer(void **state)
+{
+	struct h t;
+
+	(void)state;
+	h_init(&t, 1, 0);
+	send_s(&t, 1, REQ_A);
+	gap_of(&t, 0, strlen(RESP_R(1)));
+	send_s(&t, 1, "POST /big HTTP/1.1\r\nContent-Length: 100\r\n\r\n0123456789");
+	send_acked(&t, 0, "HTTP/1.1 413 Too Large\r\nContent-Length: 0\r\n\r\n");
+	h_close(&t, TF_FIN);
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+			    "cgap s2c 40: 40 bytes not captured; reading resumed at the next response\n"
+			    "end1 gap: its response was not captured (a gap in the server's stream) @1030\n"
+			    "req2 POST /big [Content-Length=100] body=0123456789 lost=90 cut=0 @1030\n"
+			    "head2 413 fields=1 Content-Length @1030\n"
+			    "end2 complete @1030\n"
+			    "close @1040\n");
+	h_free(&t);
+}
+
+/* The last response lost (a gap, then the close): its request ends as "gap", not unanswered. */
+static void test_pair_lost_last(void **state)
+{
+	struct h t;
+	struct hx_stats st;
+
+	(void)state;
+	h_init(&t, 1, 0);
+	send_s(&t, 1, REQ_A);
+	send_acked(&t, 0, RESP_R(1));
+	send_s(&t, 1, REQ_A);
+	gap_of(&t, 0, strlen(RESP_R(2)));
+	h_close(&t, TF_FIN);
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+			    "head1 200 fields=1 Content-Length @1010\n"
+			    "end1 complete @1010\n"
+			    "req2 GET /a [Host=x] body= lost=0 cut=0 @1020\n"
+			    "end2 gap: its response was not captured (a gap in the server's stream) @1040\n"
+			    "close @1040\n");
+	hx_stats(t.r, &st);
+	assert_int_equal(st.lost_responses, 1);
+	assert_int_equal(st.unanswered, 0);
+	h_free(&t);
+}
+
+/* The first exchange lost both ways: the next response is the next request's. */
+static void test_pair_lost_first(void **state)
+{
+	(void)state;
+	for (int acks = 0; acks < 2; acks++) {
+		struct h t;
+		h_init(&t, 1, 0);
+		gap_of(&t, 1, strlen(REQ_B));
+		gap_of(&t, 0, strlen(RESP_R(1)));
+		send_s(&t, 1, REQ_A);
+		if (acks)
+			send_acked(&t, 0, RESP_R(2));
+		else
+			send_s(&t, 0, RESP_R(2));
+		h_close(&t, TF_FIN);
+		assert_string_equal(t.log.body.data, "r2");
+		assert_string_equal(
+			text(&t),
+			"open 40000>3001 @1020\n"
+			"cgap c2s 57: 57 bytes not captured; reading resumed at the next request\n"
+			"req1 GET /a [Host=x] body= lost=0 cut=0 @1020\n"
+			"cgap s2c 40: 40 bytes not captured; reading resumed at the next response\n"
+			"head1 200 fields=1 Content-Length @1030\n"
+			"end1 complete @1030\n"
+			"close @1040\n");
+		h_free(&t);
+	}
+}
+
+/* A response lost, and the next one's head cut: each request ends as "gap", each its own way. */
+static void test_pair_head_cut(void **state)
+{
+	struct h t;
+
+	(void)state;
+	h_init(&t, 1, 0);
+	send_s(&t, 1, REQ_A);
+	gap_of(&t, 0, strlen(RESP_R(1)));
+	send_s(&t, 1, REQ_B);
+	send_acked(&t, 0, "HTTP/1.1 200 OK\r\nContent-Le");
+	gap_of(&t, 0, 20);
+	send_s(&t, 1, REQ_A);
+	send_acked(&t, 0, RESP_R(3));
+	h_close(&t, TF_FIN);
+	assert_string_equal(t.log.body.data, "r3");
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+			    "req2 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 cut=0 @1020\n"
+			    "cgap s2c 40: 40 bytes not captured; reading resumed at the next response\n"
+			    "end1 gap: its response was not captured (a gap in the server's stream) @1040\n"
+			    "end2 gap: 20 bytes not captured: the rest of the response is lost @1040\n"
+			    "req3 GET /a [Host=x] body= lost=0 cut=0 @1050\n"
+			    "cgap s2c 20: 20 bytes not captured; reading resumed at the next response\n"
+			    "head3 200 fields=1 Content-Length @1060\n"
+			    "end3 complete @1060\n"
+			    "close @1070\n");
+	h_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -732,6 +1011,13 @@ int main(void)
 		cmocka_unit_test(test_parse_error),
 		cmocka_unit_test(test_not_http),
 		cmocka_unit_test(test_upgrade),
+		cmocka_unit_test(test_pair_lost_response),
+		cmocka_unit_test(test_pair_lost_request),
+		cmocka_unit_test(test_pair_pipelined_acks),
+		cmocka_unit_test(test_pair_early_answer),
+		cmocka_unit_test(test_pair_lost_last),
+		cmocka_unit_test(test_pair_lost_first),
+		cmocka_unit_test(test_pair_head_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
