@@ -345,6 +345,9 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 	}
 	x->sess->open++;
 	l->st.exchanges++;
+	/* What its connection lost before it (no session had it then). */
+	for (size_t i = 0; i < r->ngaps; i++)
+		log_gap(l, x->sess, r->gaps[i].s, r->gaps[i].bytes, r->gaps[i].why);
 	{
 		/* The request, in the session's order, with its session's state. */
 		struct writer_exchange we;
@@ -603,7 +606,12 @@ void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char
 			error = "the stream ended inside an event (no blank line after it)";
 	}
 	pthread_mutex_lock(&l->mu);
-	if (x->head_in && !x->info.is_sse && (x->rbody_total || x->body_lost)) {
+	if (!x->head_in && x->body_lost) {
+		snprintf(why, sizeof(why),
+			 "%llu bytes of a response were not captured: its head is lost",
+			 (unsigned long long)x->body_lost);
+		log_gap(l, x->sess, WS_S2C, x->body_lost, why);
+	} else if (x->head_in && !x->info.is_sse && (x->rbody_total || x->body_lost)) {
 		if (x->body_lost) {
 			snprintf(why, sizeof(why),
 				 "%llu bytes of a response body were not captured: it is not stored",
@@ -648,6 +656,33 @@ void hl_session_gap(struct hl_log *l, int64_t sess, enum writer_stream s, uint64
 	pthread_mutex_lock(&l->mu);
 	if (sess > 0 && (size_t)sess < l->nsess && l->sess[sess])
 		log_gap(l, l->sess[sess], s, n, why);
+	pthread_mutex_unlock(&l->mu);
+}
+
+void hl_gap_session(struct hl_log *l, int64_t conn, const char *client_addr,
+		    const char *upstream, const struct hl_gap *gaps, size_t ngaps)
+{
+	struct hs_request hr;
+	struct hsess *s;
+	enum hs_kind kind;
+	int created;
+	int64_t num;
+
+	if (!ngaps)
+		return;
+	memset(&hr, 0, sizeof(hr));
+	hr.conn = conn;
+	hr.method = "POST";
+	hr.initialize = 1; /* (a session of the connection's own, as an initialize starts) */
+	pthread_mutex_lock(&l->mu);
+	num = hs_request(&l->tr, &hr, &created, &kind);
+	s = created || (size_t)num >= l->nsess || !l->sess[num]
+		    ? session_new(l, num, HS_HTTP, client_addr, upstream)
+		    : l->sess[num];
+	if (created)
+		l->st.sessions_gaps++;
+	for (size_t i = 0; i < ngaps; i++)
+		log_gap(l, s, gaps[i].s, gaps[i].bytes, gaps[i].why);
 	pthread_mutex_unlock(&l->mu);
 }
 

@@ -91,8 +91,12 @@ struct half {
 	int orphan;           /* no request for it: skipped */
 	/* Scanning. */
 	struct mt_buf carry;  /* a line that may open a message, until its end */
-	uint64_t gap_pending; /* bytes not captured, said when reading starts again */
+	uint64_t gap_pending; /* bytes not captured since reading stopped (counted at resume) */
 	uint64_t skipped;     /* bytes passed over meanwhile */
+	uint64_t unsaid;      /* bytes not captured before the connection was known to carry
+			       * HTTP: said when it is */
+	uint64_t unsaid_n;    /* ... in so many gaps */
+	uint64_t unsaid_seq;  /* (the first of them, in the connection's order) */
 	int64_t us;           /* the time of the data being read */
 	unsigned char first[16]; /* the first bytes, until the connection is classified */
 	size_t nfirst;
@@ -106,6 +110,7 @@ struct half {
 	uint64_t msg_ack;     /* ... when the response being read began */
 	int gapped;           /* responses may have been lost since the last one */
 	int first_lost;       /* bytes were lost before which side is the client was known */
+	int read_one;         /* a message of it was read (begun) */
 };
 
 struct conn {
@@ -119,6 +124,7 @@ struct conn {
 	struct pending *q, *q_tail;
 	size_t nq;
 	uint64_t c2s_at_gap;  /* the client's stream read when the server's last lost bytes */
+	uint64_t ngaps;       /* gaps so far (the order of those not said yet) */
 	uint64_t bytes;       /* all its bytes (for the counts of what is not HTTP) */
 	int counted_tls;
 };
@@ -179,6 +185,34 @@ static const char h2_preface[] = "PRI * HTTP/2.0\r\n";
 static enum tf_dir dir_of(const struct half *h)
 {
 	return h == &h->conn->h[TF_C2S] ? TF_C2S : TF_S2C;
+}
+
+/*
+ * n bytes of h's stream not captured, outside any exchange's body (what
+ * says more, or NULL): said to the connection now, or when it is known to
+ * carry HTTP.
+ */
+static void say_gap(struct half *h, uint64_t n, const char *what)
+{
+	struct conn *c = h->conn;
+	struct hx_reader *r = c->r;
+	char why[200];
+
+	if (!n)
+		return;
+	if (c->klass != K_HTTP) {
+		if (!h->unsaid)
+			h->unsaid_seq = c->ngaps;
+		c->ngaps++;
+		h->unsaid += n;
+		h->unsaid_n++;
+		return;
+	}
+	snprintf(why, sizeof(why), "%llu bytes of the %s's stream were not captured%s%s",
+		 (unsigned long long)n, dir_of(h) == TF_C2S ? "client" : "server", what ? ": " : "",
+		 what ? what : "");
+	if (r->s.conn_gap)
+		r->s.conn_gap(r->s.ctx, c->sink_conn, dir_of(h), n, why, h->us);
 }
 
 /* ---- the queue ---- */
@@ -419,6 +453,7 @@ static int on_message_begin(http_parser *p)
 
 	head_reset(h);
 	h->in_msg = 1;
+	h->read_one = 1;
 	h->msg_ack = h->ack;
 	return 0;
 }
@@ -667,6 +702,18 @@ static void conn_http(struct conn *c, int64_t us)
 	c->r->st.http++;
 	if (c->r->s.conn_open)
 		c->sink_conn = c->r->s.conn_open(c->r->s.ctx, c->c, us);
+	/* What was lost before is said now, in the order it was. */
+	for (int i = 0; i < 2; i++) {
+		struct half *a = &c->h[TF_C2S], *b = &c->h[TF_S2C];
+		struct half *h = !b->unsaid || (a->unsaid && a->unsaid_seq < b->unsaid_seq) ? a : b;
+		uint64_t n = h->unsaid;
+		if (!n)
+			break;
+		c->r->st.gaps += h->unsaid_n;
+		c->r->st.gap_bytes += n;
+		h->unsaid = h->unsaid_n = 0;
+		say_gap(h, n, "before any message of it was read");
+	}
 }
 
 /* The reassembler's client is the server: the halves change places. */
@@ -702,23 +749,20 @@ static void roles_known(struct conn *c)
 
 /*
  * The message in progress on h is lost (a gap of n bytes, or an error): what
- * it was is ended as well as it can be, and h looks for the next start.
+ * it was is ended as well as it can be, the gap said (to the exchange it
+ * cut, or to the connection), and h looks for the next start.
  */
 static void lose_thread(struct half *h, const char *why, uint64_t lost)
 {
 	struct conn *c = h->conn;
+	struct hx_reader *r = c->r;
 
 	if (dir_of(h) == TF_C2S) {
-		if (h->req) {
-			if (h->head_done) {
-				/* Its head is known: it is said, with what its body had (after
-				 * an error: stored as it is, invalid). */
-				h->body_lost += lost;
-				say_request(c, h, h->req);
-			} else {
-				h->req->kind = E_LOST;
-				c->r->st.lost_requests++;
-			}
+		if (h->req && h->head_done) {
+			/* Its head is known: it is said, with what its body had (after
+			 * an error: stored as it is, invalid; the gap counted in it). */
+			h->body_lost += lost;
+			say_request(c, h, h->req);
 			h->req = NULL;
 			/* (What is passed over until the next request may hold more.) */
 			if (lost)
@@ -726,24 +770,40 @@ static void lose_thread(struct half *h, const char *why, uint64_t lost)
 		} else if (h->in_msg) {
 			/* A head cut before it was whole: its response, if it comes, is
 			 * not paired with the next request. */
-			stretch_open(c, E_LOST, h->msg_start, h->us);
-			c->r->st.lost_requests++;
+			if (h->req)
+				h->req->kind = E_LOST;
+			else
+				stretch_open(c, E_LOST, h->msg_start, h->us);
+			h->req = NULL;
+			r->st.lost_requests++;
+			say_gap(h, lost, "a request cut in its head is lost");
 		} else if (lost) {
 			/* Bytes lost between requests: they begin one (or more). */
 			stretch_open(c, E_LOST, h->fed, h->us);
+			say_gap(h, lost, "a request (or more) is lost");
 		}
 	} else {
 		if (h->cur) {
+			if (lost && h->cur->x && r->s.response_gap)
+				r->s.response_gap(r->s.ctx, h->cur->x, lost, h->us);
 			sink_end(c, h->cur, "gap", why, h->us);
 			pending_free(c, h->cur);
 			h->cur = NULL;
 		} else if (h->in_msg && !h->head_done) {
 			/* A response head cut: the request it answered gets no response. */
 			struct pending *e = pair_response(c, h);
+			if (e && e->x) {
+				if (lost && r->s.response_gap)
+					r->s.response_gap(r->s.ctx, e->x, lost, h->us);
+				lost = 0;
+			}
 			if (e) {
 				sink_end(c, e, "gap", why, h->us);
 				pending_free(c, e);
 			}
+			say_gap(h, lost, "a response cut in its head is lost");
+		} else {
+			say_gap(h, lost, h->in_msg ? "in a response not stored" : "a response (or more) is lost");
 		}
 		if (lost) {
 			/* Bytes of the server's stream lost: responses may have been. */
@@ -810,17 +870,9 @@ static void resume(struct half *h, uint64_t off)
 	if (dir_of(h) == TF_C2S)
 		stretch_close(c, off);
 	if (h->gap_pending || h->skipped) {
+		/* (The gaps were said as they came.) */
 		c->r->st.resyncs++;
 		c->r->st.skipped_bytes += h->skipped;
-		if (h->gap_pending && c->r->s.conn_gap) {
-			char why[200];
-			snprintf(why, sizeof(why),
-				 "%llu bytes not captured%s; reading resumed at the next %s",
-				 (unsigned long long)h->gap_pending, h->skipped ? " (and more passed over)" : "",
-				 dir_of(h) == TF_C2S ? "request" : "response");
-			c->r->s.conn_gap(c->r->s.ctx, c->sink_conn, dir_of(h), h->gap_pending, why,
-					 h->us);
-		}
 	}
 	h->gap_pending = 0;
 	h->skipped = 0;
@@ -1129,12 +1181,15 @@ static uint64_t gap_at(struct conn *c, struct half *h, uint64_t n, int64_t us)
 		h->mode = M_SCAN;
 		h->gap_pending += n;
 		h->first_lost = 1;
+		say_gap(h, n, NULL);
 		return n;
 	}
 	if (h->mode == M_SCAN) {
 		h->skipped += h->carry.len;
 		mt_buf_reset(&h->carry);
 		h->gap_pending += n;
+		say_gap(h, n, h->read_one ? "while reading looked for the next message"
+					  : "before any message of it was read");
 		if (!c->decided) {
 			h->first_lost = 1; /* (placed when the roles are known) */
 		} else if (client) {
@@ -1148,11 +1203,15 @@ static uint64_t gap_at(struct conn *c, struct half *h, uint64_t n, int64_t us)
 	/* Parsing: a body whose framing says how long it is skips the gap. */
 	if (h->in_body && !h->filling) {
 		void *x = !client && h->cur ? h->cur->x : NULL;
+		/* (A body no exchange takes: a response skipped, a request said early.) */
+		int kept = client ? h->req != NULL : x != NULL;
 		uint64_t k = n;
 		if (h->eof_body) {
 			/* Read to the close: nothing to skip, the bytes are just missing. */
 			if (x && r->s.response_gap)
 				r->s.response_gap(r->s.ctx, x, n, us);
+			else
+				say_gap(h, n, "in a body not stored");
 			return n;
 		}
 		if (h->body_left != UINT64_MAX && h->body_left)
@@ -1165,6 +1224,8 @@ static uint64_t gap_at(struct conn *c, struct half *h, uint64_t n, int64_t us)
 				r->s.response_gap(r->s.ctx, x, k, us);
 			if (client)
 				h->body_lost += k;
+			if (!kept)
+				say_gap(h, k, "in a body not stored");
 			h->filling = 1;
 			for (uint64_t left = k; left && h->mode == M_PARSE;) {
 				size_t m = left < sizeof(filler) ? (size_t)left : sizeof(filler);

@@ -7,7 +7,12 @@
  * side is the client (swapped), a gap in a body skipped by its length, a gap
  * in a head and in chunk framing resynchronised at the next message, a
  * capture begun mid-stream, a parse error, and what is not HTTP (TLS,
- * HTTP/2, another protocol).
+ * HTTP/2, another protocol). Pairing across gaps with the server's acks
+ * (review findings 1 and 2): a response lost, a request lost (before or
+ * after the next one came), pipelining, an early answer, the last response
+ * lost, the first exchange lost, a response head cut; a close-delimited
+ * body under each way a connection ends (finding 5); every gap said when it
+ * comes (finding 3).
  */
 #include "tests/unit/unit.h"
 
@@ -563,14 +568,13 @@ static void test_gap_in_chunks(void **state)
 			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
 			    "head1 200 fields=1 Transfer-Encoding @1010\n"
 			    "rgap1 4\n"
+			    "rgap1 5\n"
 			    "end1 gap: 5 bytes not captured: the rest of the response is lost @1040\n"
 			    "req2 GET /a [Host=x] body= lost=0 cut=0 @1060\n"
-			    "cgap s2c 5: 5 bytes not captured (and more passed over); reading resumed at "
-			    "the next response\n"
 			    "head2 200 fields=1 Content-Length @1070\n"
 			    "end2 complete @1070\n"
 			    "close @1080\n");
-	assert_string_equal(t.log.body.data, "0123<gap>89hello");
+	assert_string_equal(t.log.body.data, "0123<gap>89<gap>hello");
 	hx_stats(t.r, &st);
 	assert_int_equal(st.resyncs, 1);
 	assert_int_equal(st.gaps, 2);
@@ -598,8 +602,8 @@ static void test_gap_in_head(void **state)
 			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
 			    "head1 200 fields=1 Content-Length @1010\n"
 			    "end1 complete @1010\n"
-			    "cgap c2s 30: 30 bytes not captured (and more passed over); reading resumed at "
-			    "the next request\n"
+			    "cgap c2s 30: 30 bytes of the client's stream were not captured: a request cut in "
+			    "its head is lost\n"
 			    "req2 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 cut=0 @1040\n"
 			    "head2 200 fields=2 Content-Type @1050\n"
 			    "end2 complete @1050\n"
@@ -758,8 +762,9 @@ static void test_pair_lost_response(void **state)
 	assert_string_equal(text(&t),
 			    "open 40000>3001 @1000\n"
 			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+			    "cgap s2c 40: 40 bytes of the server's stream were not captured: a response (or "
+			    "more) is lost\n"
 			    "req2 GET /a [Host=x] body= lost=0 cut=0 @1020\n"
-			    "cgap s2c 40: 40 bytes not captured; reading resumed at the next response\n"
 			    "end1 gap: its response was not captured (a gap in the server's stream) @1030\n"
 			    "head2 200 fields=1 Content-Length @1030\n"
 			    "end2 complete @1030\n"
@@ -782,8 +787,9 @@ static void test_pair_lost_response(void **state)
 	assert_string_equal(text(&t),
 			    "open 40000>3001 @1000\n"
 			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+			    "cgap s2c 40: 40 bytes of the server's stream were not captured: a response (or "
+			    "more) is lost\n"
 			    "req2 GET /a [Host=x] body= lost=0 cut=0 @1020\n"
-			    "cgap s2c 40: 40 bytes not captured; reading resumed at the next response\n"
 			    "head1 200 fields=1 Content-Length @1030\n"
 			    "end1 complete @1030\n"
 			    "end2 closed: no response @1040\n"
@@ -826,7 +832,8 @@ static void test_pair_lost_request(void **state)
 					"req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
 					"head1 200 fields=1 Content-Length @1010\n"
 					"end1 complete @1010\n"
-					"cgap c2s 57: 57 bytes not captured; reading resumed at the next request\n"
+					"cgap c2s 57: 57 bytes of the client's stream were not captured: a "
+					"request (or more) is lost\n"
 					"req2 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 cut=0 @1030\n"
 					"head2 200 fields=1 Content-Length @1050\n"
 					"end2 complete @1050\n"
@@ -838,7 +845,8 @@ static void test_pair_lost_request(void **state)
 					"req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
 					"head1 200 fields=1 Content-Length @1010\n"
 					"end1 complete @1010\n"
-					"cgap c2s 57: 57 bytes not captured; reading resumed at the next request\n"
+					"cgap c2s 57: 57 bytes of the client's stream were not captured: a "
+					"request (or more) is lost\n"
 					"req2 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 cut=0 @1040\n"
 					"head2 200 fields=1 Content-Length @1050\n"
 					"end2 complete @1050\n"
@@ -897,7 +905,8 @@ static void test_pair_early_answer(void **state)
 	assert_string_equal(text(&t),
 			    "open 40000>3001 @1000\n"
 			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
-			    "cgap s2c 40: 40 bytes not captured; reading resumed at the next response\n"
+			    "cgap s2c 40: 40 bytes of the server's stream were not captured: a response (or "
+			    "more) is lost\n"
 			    "end1 gap: its response was not captured (a gap in the server's stream) @1030\n"
 			    "req2 POST /big [Content-Length=100] body=0123456789 lost=90 cut=0 @1030\n"
 			    "head2 413 fields=1 Content-Length @1030\n"
@@ -925,6 +934,8 @@ static void test_pair_lost_last(void **state)
 			    "head1 200 fields=1 Content-Length @1010\n"
 			    "end1 complete @1010\n"
 			    "req2 GET /a [Host=x] body= lost=0 cut=0 @1020\n"
+			    "cgap s2c 40: 40 bytes of the server's stream were not captured: a response (or "
+			    "more) is lost\n"
 			    "end2 gap: its response was not captured (a gap in the server's stream) @1040\n"
 			    "close @1040\n");
 	hx_stats(t.r, &st);
@@ -952,9 +963,11 @@ static void test_pair_lost_first(void **state)
 		assert_string_equal(
 			text(&t),
 			"open 40000>3001 @1020\n"
-			"cgap c2s 57: 57 bytes not captured; reading resumed at the next request\n"
+			"cgap c2s 57: 57 bytes of the client's stream were not captured: before any "
+			"message of it was read\n"
+			"cgap s2c 40: 40 bytes of the server's stream were not captured: before any "
+			"message of it was read\n"
 			"req1 GET /a [Host=x] body= lost=0 cut=0 @1020\n"
-			"cgap s2c 40: 40 bytes not captured; reading resumed at the next response\n"
 			"head1 200 fields=1 Content-Length @1030\n"
 			"end1 complete @1030\n"
 			"close @1040\n");
@@ -977,16 +990,17 @@ static void test_pair_head_cut(void **state)
 	send_s(&t, 1, REQ_A);
 	send_acked(&t, 0, RESP_R(3));
 	h_close(&t, TF_FIN);
-	assert_string_equal(t.log.body.data, "r3");
+	assert_string_equal(t.log.body.data, "<gap>r3");
 	assert_string_equal(text(&t),
 			    "open 40000>3001 @1000\n"
 			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+			    "cgap s2c 40: 40 bytes of the server's stream were not captured: a response (or "
+			    "more) is lost\n"
 			    "req2 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 cut=0 @1020\n"
-			    "cgap s2c 40: 40 bytes not captured; reading resumed at the next response\n"
 			    "end1 gap: its response was not captured (a gap in the server's stream) @1040\n"
+			    "rgap2 20\n"
 			    "end2 gap: 20 bytes not captured: the rest of the response is lost @1040\n"
 			    "req3 GET /a [Host=x] body= lost=0 cut=0 @1050\n"
-			    "cgap s2c 20: 20 bytes not captured; reading resumed at the next response\n"
 			    "head3 200 fields=1 Content-Length @1060\n"
 			    "end3 complete @1060\n"
 			    "close @1070\n");
