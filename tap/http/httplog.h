@@ -118,11 +118,21 @@ void hl_response_body(struct hl_log *l, struct hl_exch *x, const char *p, size_t
 
 /*
  * n bytes of the response were not captured (of its body; or its head and
- * what followed, when no head came): a JSON body is then not a message; an
- * SSE stream's event in progress is lost and parsing goes on at the next
- * blank line. The gap is stored (an SSE stream's now, another's at hl_end).
+ * what followed, when no head came): a JSON body is then not a message; in
+ * an SSE stream the event in progress is lost, and what follows the gap is
+ * dropped up to the next blank line (where the gap ended is not known: the
+ * rest of an event is not read as one). The gap is stored (an SSE stream's
+ * now, another's at hl_end).
  */
 void hl_response_gap(struct hl_log *l, struct hl_exch *x, uint64_t n);
+
+/*
+ * After a gap, the body goes on at a chunk's start (a server's write: an
+ * SSE event's start, most often): when its first bytes begin a line an
+ * event begins with (a field, a comment, a blank line), nothing more is
+ * dropped for the gap.
+ */
+void hl_response_resync(struct hl_log *l, struct hl_exch *x);
 
 /*
  * The exchange ended: outcome is complete | client-gone | upstream-gone |

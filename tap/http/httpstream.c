@@ -2,10 +2,13 @@
  * httpstream.c - HTTP/1.1 on captured TCP streams (see httpstream.h).
  *
  * Each connection has two halves, one per direction (indexed as the
- * reassembler names them: TF_C2S, TF_S2C). A half is in one of four modes:
+ * reassembler names them: TF_C2S, TF_S2C). A half is in one of five modes:
  * FIRST (nothing read yet), PARSE (http_parser reads it), SCAN (looking for
  * the line that opens a message: after a gap, an error, or from the middle
- * of a connection), DEAD (not HTTP: its bytes are only counted).
+ * of a connection), CHUNK (after a gap in a chunked body: looking for the
+ * next chunk's size line, the bytes before it the cut chunk's data), DEAD
+ * (not HTTP: its bytes are only counted). A chunked body found again is
+ * parsed on by a parser put in its state by a made-up head (chunk_restart).
  *
  * Requests wait for their responses in a queue (pipelining); an entry is
  * made when a request's head is whole, so that a response that comes early
@@ -30,8 +33,10 @@
 
 /* Requests waiting for their responses on one connection, at most. */
 #define PENDING_MAX 4096
+/* The largest chunk whose size line, first after a gap, waits for its data to bear it out. */
+#define CHUNK_PEEK_MAX (64 * 1024)
 
-enum mode { M_FIRST, M_PARSE, M_SCAN, M_DEAD };
+enum mode { M_FIRST, M_PARSE, M_SCAN, M_CHUNK, M_DEAD };
 
 /* What a connection carries. */
 enum klass { K_NEW, K_HTTP, K_TLS, K_H2, K_OTHER };
@@ -111,6 +116,17 @@ struct half {
 	int gapped;           /* responses may have been lost since the last one */
 	int first_lost;       /* bytes were lost before which side is the client was known */
 	int read_one;         /* a message of it was read (begun) */
+	int synth;            /* the parser reads a made-up head (chunk_restart): said to no one */
+	/* Looking for a chunk's size line (M_CHUNK); the line so far is in carry. */
+	int cs_first;         /* the line is the first after the gap (where it began is not known) */
+	int cs_crlf;          /* the last line's CRLF is held back (framing, if a size line follows) */
+	int cs_long;          /* the line is too long to be a size line: data to its end */
+	int cs_peek;          /* the first line is a size line if what follows bears it
+			       * out: it and what follows wait in carry */
+	size_t cs_line;       /* ... the line's length */
+	size_t cs_need;       /* ... the bytes carry must hold to tell */
+	size_t cs_ls;         /* ... where the last line begun after it begins in carry */
+	uint64_t cs_size;     /* ... its size */
 };
 
 struct conn {
@@ -451,6 +467,8 @@ static int on_message_begin(http_parser *p)
 {
 	struct half *h = p->data;
 
+	if (h->synth)
+		return 0;
 	head_reset(h);
 	h->in_msg = 1;
 	h->read_one = 1;
@@ -462,6 +480,8 @@ static int on_url(http_parser *p, const char *at, size_t n)
 {
 	struct half *h = p->data;
 
+	if (h->synth)
+		return 0;
 	mt_buf_append(&h->url, at, n);
 	return 0;
 }
@@ -470,6 +490,8 @@ static int on_header_field(http_parser *p, const char *at, size_t n)
 {
 	struct half *h = p->data;
 
+	if (h->synth)
+		return 0;
 	if (h->in_value || !h->nf) {
 		/* A new field: the last one's value ends. */
 		if (h->nf)
@@ -491,7 +513,7 @@ static int on_header_value(http_parser *p, const char *at, size_t n)
 {
 	struct half *h = p->data;
 
-	if (!h->nf)
+	if (h->synth || !h->nf)
 		return 0;
 	if (!h->in_value) {
 		mt_buf_putc(&h->text, '\0');
@@ -581,6 +603,8 @@ static int on_headers_complete(http_parser *p)
 	struct half *h = p->data;
 	int rc;
 
+	if (h->synth)
+		return 0; /* (a chunked body follows) */
 	head_end(h);
 	rc = p->type == HTTP_REQUEST ? on_request_head(h) : on_response_head(h);
 	/* Where a gap may be skipped: a body of known length, or one read to the close. */
@@ -1037,6 +1061,286 @@ static size_t scan(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint
 	return used;
 }
 
+/* ---- a chunked body found again after a gap ---- */
+
+/*
+ * A gap of n bytes in a chunked body that does not end inside the chunk's
+ * data: said to the exchange (or counted in the request's body), and the
+ * next chunk's size line looked for.
+ */
+static void chunk_data(struct half *h, const char *p, size_t n, int line_end);
+
+static void chunk_lost(struct conn *c, struct half *h, uint64_t n, int64_t us)
+{
+	struct hx_reader *r = c->r;
+
+	if (h->cs_peek) {
+		/* (A line waiting to be borne out is not: its bytes are data.) */
+		h->cs_peek = 0;
+		chunk_data(h, h->carry.data, h->carry.len, 0);
+		mt_buf_reset(&h->carry);
+	}
+	if (dir_of(h) == TF_S2C && h->cur && h->cur->x) {
+		if (r->s.response_gap)
+			r->s.response_gap(r->s.ctx, h->cur->x, n, us);
+	} else if (dir_of(h) == TF_C2S && h->req) {
+		h->body_lost += n;
+	} else {
+		say_gap(h, n, "in a body not stored");
+	}
+	h->gap_pending += n;
+	h->skipped += h->carry.len; /* (a line cut by the gap) */
+	mt_buf_reset(&h->carry);
+	h->mode = M_CHUNK;
+	h->cs_first = 1;
+	h->cs_crlf = 0;
+	h->cs_long = 0;
+}
+
+/* "hex [; ext]" CRLF: a chunk's size line (n bytes, its LF included), its size in *size. */
+static int chunk_size_line(const char *L, size_t n, uint64_t *size)
+{
+	size_t i = 0;
+
+	if (n < 3 || L[n - 1] != '\n' || L[n - 2] != '\r')
+		return 0;
+	n -= 2;
+	*size = 0;
+	for (; i < n && i < 16; i++) {
+		int v = L[i] >= '0' && L[i] <= '9'   ? L[i] - '0'
+			: L[i] >= 'a' && L[i] <= 'f' ? L[i] - 'a' + 10
+			: L[i] >= 'A' && L[i] <= 'F' ? L[i] - 'A' + 10
+						     : -1;
+		if (v < 0)
+			break;
+		*size = *size << 4 | (uint64_t)v;
+	}
+	if (!i || (i < n && L[i] != ';'))
+		return 0;
+	for (; i < n; i++)
+		if (L[i] == '\r' || L[i] == '\n')
+			return 0;
+	return 1;
+}
+
+/*
+ * What the m bytes after a size line of size say of it: 1 they bear it out
+ * (its data, then CRLF; for the last chunk, a CRLF or a trailer field), 0
+ * they do not, -1 there are too few to tell.
+ */
+static int chunk_borne_out(uint64_t size, const char *a, size_t m)
+{
+	if (!size) {
+		if (m < 2)
+			return -1;
+		return (a[0] == '\r' && a[1] == '\n') || is_tchar_upper((char)(a[0] & ~0x20)) ? 1 : 0;
+	}
+	if (m < 2 || size > m - 2)
+		return -1;
+	return a[size] == '\r' && a[size + 1] == '\n';
+}
+
+/*
+ * Bytes of the cut chunk's data (up to the size line found next), said as
+ * the body's; a line's CRLF (line_end) is held back: before a size line it
+ * is framing.
+ */
+static void chunk_data(struct half *h, const char *p, size_t n, int line_end)
+{
+	if (h->cs_crlf) {
+		h->cs_crlf = 0;
+		on_body(&h->p, "\r\n", 2);
+	}
+	if (line_end && n >= 2 && p[n - 2] == '\r' && p[n - 1] == '\n') {
+		n -= 2;
+		h->cs_crlf = 1;
+	}
+	if (n)
+		on_body(&h->p, p, n);
+}
+
+/* The parser put where a chunk's size line is read, in the same message. */
+static void chunk_restart(struct half *h)
+{
+	static const char req[] = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+	static const char resp[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+	int is_req = dir_of(h) == TF_C2S;
+
+	http_parser_init(&h->p, is_req ? HTTP_REQUEST : HTTP_RESPONSE);
+	h->p.data = h;
+	h->synth = 1;
+	http_parser_execute(&h->p, &settings, is_req ? req : resp,
+			    (is_req ? sizeof(req) : sizeof(resp)) - 1);
+	h->synth = 0;
+	h->chunk_left = 0;
+}
+
+static void feed(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint64_t off);
+
+/* A chunk's size line found in the cut body: it is read on from there. */
+static void chunk_found(struct conn *c, struct half *h)
+{
+	struct hx_reader *r = c->r;
+
+	h->cs_crlf = h->cs_first = 0;
+	chunk_restart(h);
+	h->mode = M_PARSE;
+	r->st.resyncs++;
+	r->st.chunk_resyncs++;
+	r->st.skipped_bytes += h->skipped;
+	h->skipped = h->gap_pending = 0;
+	if (dir_of(h) == TF_S2C && h->cur && h->cur->x && r->s.response_resync)
+		r->s.response_resync(r->s.ctx, h->cur->x, h->us);
+}
+
+/*
+ * Bytes for a line waiting to be borne out (cs_peek), from n at p whose end
+ * is at offset end of the stream. Returns those taken: up to what tells,
+ * then the line and what followed it are read as they turned out to be.
+ */
+static size_t chunk_peek(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint64_t end)
+{
+	struct half *h = &c->h[*d];
+	size_t take = h->cs_need - h->carry.len < n ? h->cs_need - h->carry.len : n;
+	enum start want = *d == TF_C2S ? S_REQUEST : S_RESPONSE;
+	int refuted = 0;
+	struct mt_buf held;
+	const char *nl;
+	uint64_t at;
+
+	mt_buf_append(&h->carry, p, take);
+	/* A start line after it: it was no size line (the body's end was lost). */
+	while (!refuted &&
+	       (nl = memchr(h->carry.data + h->cs_ls, '\n', h->carry.len - h->cs_ls)) != NULL) {
+		size_t e = (size_t)(nl - h->carry.data) + 1;
+		refuted = start_line(h->carry.data + h->cs_ls, e - h->cs_ls) == want;
+		h->cs_ls = e;
+	}
+	if (!refuted && h->carry.len < h->cs_need)
+		return take;
+	held = h->carry;
+	h->carry = (struct mt_buf)MT_BUF_INIT;
+	h->cs_peek = 0;
+	at = end - (n - take) - held.len; /* (where the line began) */
+	if (!refuted &&
+	    chunk_borne_out(h->cs_size, held.data + h->cs_line, held.len - h->cs_line) == 1) {
+		chunk_found(c, h);
+		feed(c, d, held.data, held.len, at);
+	} else {
+		/* Not a size line: data; what followed it is looked at again. */
+		chunk_data(h, held.data, h->cs_line, 1);
+		h->cs_first = 0;
+		feed(c, d, held.data + h->cs_line, held.len - h->cs_line, at + h->cs_line);
+	}
+	mt_buf_release(&held);
+	return take;
+}
+
+/*
+ * Look for the next chunk's size line in n bytes of half *d (M_CHUNK), the
+ * first at offset off of its stream, line by line. Returns the bytes
+ * consumed: all of them, or those before where the half reads on (parsing
+ * the chunk, or scanning from a start line: the body's end was lost).
+ */
+static size_t chunk_scan(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint64_t off)
+{
+	struct half *h = &c->h[*d];
+	enum start want = *d == TF_C2S ? S_REQUEST : S_RESPONSE;
+	size_t used = 0;
+
+	while (used < n) {
+		const char *q = p + used, *L;
+		size_t left = n - used, ln, had = h->carry.len;
+		const char *nl = memchr(q, '\n', left);
+		size_t take = nl ? (size_t)(nl - q) + 1 : left;
+
+		if (h->cs_peek) {
+			used += chunk_peek(c, d, q, left, off + n);
+			return used; /* (the half may read on in another mode) */
+		}
+		if (h->cs_long) {
+			/* A line too long to be a size line: data to its end. */
+			chunk_data(h, q, take, nl != NULL);
+			if (nl)
+				h->cs_long = h->cs_first = 0;
+			used += take;
+			continue;
+		}
+		if (!nl) {
+			if (had + take <= HX_CHUNK_LINE_MAX) {
+				mt_buf_append(&h->carry, q, take); /* (the line goes on) */
+				return n;
+			}
+			chunk_data(h, h->carry.data, had, 0);
+			mt_buf_reset(&h->carry);
+			chunk_data(h, q, take, 0);
+			h->cs_long = 1;
+			return n;
+		}
+		if (had) {
+			mt_buf_append(&h->carry, q, take);
+			L = h->carry.data;
+			ln = h->carry.len;
+		} else {
+			L = q;
+			ln = take;
+		}
+		if (start_line(L, ln) == want) {
+			/* A message begins: this one's end was lost. It ends as cut, and
+			 * the line is scanned again (its start kept in carry). */
+			struct mt_buf keep = h->carry;
+			h->carry = (struct mt_buf)MT_BUF_INIT;
+			lose_thread(h, "bytes not captured cut the chunked body: its end was not found", 0);
+			if (*d == TF_S2C) {
+				h->gapped = 1;
+				c->c2s_at_gap = c->h[TF_C2S].fed;
+			}
+			h->cs_crlf = 0;
+			keep.len = had;
+			h->carry = keep;
+			return used;
+		}
+		uint64_t size;
+		int borne = chunk_size_line(L, ln, &size)
+				    ? chunk_borne_out(size, q + take, left - take)
+				    : 0;
+		/* A size line after a CRLF, unless what follows says otherwise; the
+		 * first line after the gap (what came before it is not known) only
+		 * when what follows bears it out: it waits for that (a chunk of at
+		 * most CHUNK_PEEK_MAX), whatever the segments. */
+		if (!h->cs_crlf && h->cs_first && borne < 0 && size <= CHUNK_PEEK_MAX) {
+			if (!had)
+				mt_buf_append(&h->carry, q, take);
+			h->cs_peek = 1;
+			h->cs_line = h->cs_ls = h->carry.len;
+			h->cs_size = size;
+			h->cs_need = h->cs_line + size + 2;
+			used += take;
+			continue;
+		}
+		if (h->cs_crlf ? borne != 0 : h->cs_first && borne == 1) {
+			/* The next chunk: the body goes on there (the CRLF before it was
+			 * the cut chunk's end). */
+			chunk_found(c, h);
+			if (had) {
+				struct mt_buf line = h->carry;
+				uint64_t at = off + used + take - line.len;
+				h->carry = (struct mt_buf)MT_BUF_INIT;
+				for (size_t k = 0; k < line.len && h->mode == M_PARSE;)
+					k += parse(h, line.data + k, line.len - k, at + k);
+				mt_buf_release(&line);
+				return used + take;
+			}
+			return used;
+		}
+		chunk_data(h, L, ln, 1);
+		mt_buf_reset(&h->carry);
+		h->cs_first = 0;
+		used += take;
+	}
+	return used;
+}
+
 /* Not HTTP: the connection's halves only count what they carry from now on. */
 static void conn_not_http(struct conn *c, enum klass k)
 {
@@ -1144,6 +1448,9 @@ static void feed(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint64
 		case M_SCAN:
 			k = scan(c, d, p, n, off);
 			break;
+		case M_CHUNK:
+			k = chunk_scan(c, d, p, n, off);
+			break;
 		case M_DEAD:
 		default:
 			return;
@@ -1200,6 +1507,10 @@ static uint64_t gap_at(struct conn *c, struct half *h, uint64_t n, int64_t us)
 		}
 		return n;
 	}
+	if (h->mode == M_CHUNK) {
+		chunk_lost(c, h, n, us);
+		return n;
+	}
 	/* Parsing: a body whose framing says how long it is skips the gap. */
 	if (h->in_body && !h->filling) {
 		void *x = !client && h->cur ? h->cur->x : NULL;
@@ -1234,7 +1545,16 @@ static uint64_t gap_at(struct conn *c, struct half *h, uint64_t n, int64_t us)
 				off += used;
 			}
 			h->filling = 0;
+			/* The gap ended where a chunk's data does: the next one begins
+			 * the body's bytes that follow. */
+			if (h->chunked && !h->chunk_left && x && r->s.response_resync)
+				r->s.response_resync(r->s.ctx, x, us);
 			return k;
+		}
+		if (h->chunked) {
+			/* Past the chunk's data, or in its framing: the next chunk is looked for. */
+			chunk_lost(c, h, n, us);
+			return n;
 		}
 	}
 	/* Anywhere else the thread is lost. */

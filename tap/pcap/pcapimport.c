@@ -160,6 +160,15 @@ static void on_response_gap(void *ctx, void *x, uint64_t n, int64_t us)
 	hl_response_gap(im->log, e->x, n);
 }
 
+static void on_response_resync(void *ctx, void *x, int64_t us)
+{
+	struct mt_import *im = ctx;
+	struct iexch *e = x;
+
+	at(im, us);
+	hl_response_resync(im->log, e->x);
+}
+
 static void on_end(void *ctx, void *x, const char *outcome, const char *error, int64_t us)
 {
 	struct mt_import *im = ctx;
@@ -219,6 +228,7 @@ struct mt_import *mt_import_new(const struct mt_import_opts *o)
 		.response_head = on_response_head,
 		.response_body = on_response_body,
 		.response_gap = on_response_gap,
+		.response_resync = on_response_resync,
 		.end = on_end,
 		.conn_gap = on_conn_gap,
 		.conn_close = on_conn_close,

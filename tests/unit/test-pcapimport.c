@@ -18,7 +18,10 @@
  *     row after its request, the exchange "gap"), the first exchange lost
  *     (the gaps stored before the next one, in its session), a connection
  *     whose only request was lost (its gap in a session of its own), a
- *     response's head cut (the exchange's gap row).
+ *     response's head cut (the exchange's gap row);
+ *   - segments lost across chunks of an SSE stream (review finding 4): read
+ *     on at the next chunk, the events after the gap stored, the rest of a
+ *     cut event not taken for one.
  */
 #include "tests/unit/unit.h"
 
@@ -608,6 +611,93 @@ static void test_gap_response_head(void **state)
 	free(r1);
 }
 
+/* An SSE event of notifications/message n, as a chunk of its own (one write of the server's). */
+static char *sse_event_chunk(int n)
+{
+	char ev[200], *out = NULL;
+
+	snprintf(ev, sizeof(ev),
+		 "event: message\nid: %d\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
+		 "\"params\":{\"level\":\"info\",\"data\":%d}}\n\n",
+		 n, n);
+	if (asprintf(&out, "%zx\r\n%s\r\n", strlen(ev), ev) < 0)
+		abort();
+	return out;
+}
+
+/*
+ * Segments lost in a chunked SSE stream, across chunks (review finding 4):
+ * the stream is read on at the next chunk's size line, in the same
+ * exchange; the events after the gap are stored, the gap between them.
+ * lost_extra: bytes of the next chunk lost too (its event, cut, is not
+ * stored).
+ */
+static char *sse_chunks_lost(size_t lost_extra, struct mt_import_stats *st)
+{
+	struct fx f;
+	struct tcp k;
+	char *c = post("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}", NULL);
+	char *ch[6], *got;
+
+	for (int i = 1; i <= 5; i++)
+		ch[i] = sse_event_chunk(i);
+	fx_open(&f);
+	tcp_open(&k, mt_import_tf(f.im), 40000, 1700000000000000, 1);
+	says(&k, 1, c);
+	says(&k, 0, sse_head);
+	says(&k, 0, ch[1]);
+	lose(&k, 0, strlen(ch[2]) + lost_extra);
+	say(&k, 0, ch[3] + lost_extra, strlen(ch[3]) - lost_extra, 0);
+	says(&k, 0, ch[4]);
+	says(&k, 0, ch[5]);
+	says(&k, 0, "0\r\n\r\n");
+	tcp_close(&k);
+	fx_finish(&f, k.us, st);
+	got = q(&f, "select seq, 'event', sse_id, json_extract(raw, '$.params.data') from message "
+		    "where channel = 'sse' union all select seq, 'gap', bytes, reason from gap union all "
+		    "select seq, 'exchange', status, outcome from http_exchange order by 1");
+	fx_free(&f);
+	free(c);
+	for (int i = 1; i <= 5; i++)
+		free(ch[i]);
+	return got;
+}
+
+static void test_sse_chunks_lost(void **state)
+{
+	struct mt_import_stats st;
+	char *one = sse_event_chunk(2), *got, want[600];
+	size_t n = strlen(one);
+
+	(void)state;
+	/* The whole chunk 2 lost: events 1, 3, 4 and 5. */
+	got = sse_chunks_lost(0, &st);
+	snprintf(want, sizeof(want),
+		 "1|exchange|200|complete\n"
+		 "3|event|1|1\n"
+		 "4|gap|%zu|%zu bytes of an SSE stream were not captured\n"
+		 "5|event|3|3\n"
+		 "6|event|4|4\n"
+		 "7|event|5|5\n",
+		 n, n);
+	assert_string_equal(got, want);
+	free(got);
+	assert_int_equal(st.hx.chunk_resyncs, 1);
+	assert_int_equal(st.hl.gaps, 1);
+	/* Chunk 2 and the start of 3 lost (up to its "id"): its rest is no event. */
+	got = sse_chunks_lost(22, &st);
+	snprintf(want, sizeof(want),
+		 "1|exchange|200|complete\n"
+		 "3|event|1|1\n"
+		 "4|gap|%zu|%zu bytes of an SSE stream were not captured\n"
+		 "5|event|4|4\n"
+		 "6|event|5|5\n",
+		 n + 22, n + 22);
+	assert_string_equal(got, want);
+	free(got);
+	free(one);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -620,6 +710,7 @@ int main(void)
 		cmocka_unit_test(test_gap_before_first),
 		cmocka_unit_test(test_gap_session_alone),
 		cmocka_unit_test(test_gap_response_head),
+		cmocka_unit_test(test_sse_chunks_lost),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
