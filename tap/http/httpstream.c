@@ -1253,6 +1253,8 @@ static size_t chunk_scan(struct conn *c, enum tf_dir *d, const char *p, size_t n
 		size_t left = n - used, ln, had = h->carry.len;
 		const char *nl = memchr(q, '\n', left);
 		size_t take = nl ? (size_t)(nl - q) + 1 : left;
+		uint64_t size = 0;
+		int borne;
 
 		if (h->cs_peek) {
 			used += chunk_peek(c, d, q, left, off + n);
@@ -1300,10 +1302,7 @@ static size_t chunk_scan(struct conn *c, enum tf_dir *d, const char *p, size_t n
 			h->carry = keep;
 			return used;
 		}
-		uint64_t size;
-		int borne = chunk_size_line(L, ln, &size)
-				    ? chunk_borne_out(size, q + take, left - take)
-				    : 0;
+		borne = chunk_size_line(L, ln, &size) ? chunk_borne_out(size, q + take, left - take) : 0;
 		/* A size line after a CRLF, unless what follows says otherwise; the
 		 * first line after the gap (what came before it is not known) only
 		 * when what follows bears it out: it waits for that (a chunk of at
