@@ -12,7 +12,9 @@
  * after the next one came), pipelining, an early answer, the last response
  * lost, the first exchange lost, a response head cut; a close-delimited
  * body under each way a connection ends (finding 5); every gap said when it
- * comes (finding 3).
+ * comes (finding 3); a gap across chunks of a chunked body, found again at
+ * the next chunk's size line whatever the segments, or ended by the next
+ * status line (finding 4).
  */
 #include "tests/unit/unit.h"
 
