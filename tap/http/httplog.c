@@ -57,6 +57,10 @@ struct hl_exch {
 	int skip_block;       /* after a gap: SSE bytes dropped up to a blank line */
 	int skip_nl;          /* ... the last byte dropped ended a line (LF, or a CR) */
 	int skip_cr;          /* ... and it was a CR */
+	int resync;           /* ... and the body goes on at a chunk's start: a line an event
+			       * begins with there ends the skipping (hl_response_resync) */
+	char rs[8];           /* ... its first bytes, until they tell */
+	size_t nrs;
 	struct mt_sse sse;
 	int sse_init;
 	struct mt_buf rbody;  /* a JSON body, or the start of another kept on the exchange */
@@ -345,6 +349,9 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 	}
 	x->sess->open++;
 	l->st.exchanges++;
+	/* What its connection lost before it (no session had it then). */
+	for (size_t i = 0; i < r->ngaps; i++)
+		log_gap(l, x->sess, r->gaps[i].s, r->gaps[i].bytes, r->gaps[i].why);
 	{
 		/* The request, in the session's order, with its session's state. */
 		struct writer_exchange we;
@@ -541,10 +548,59 @@ static size_t skip_cut_block(struct hl_exch *x, const char *p, size_t n)
 	return n;
 }
 
+/*
+ * Do the n bytes at b begin a line an SSE event may begin with (a field of
+ * the spec's, a comment, a blank line)? 1 yes, 0 no, -1 too few to tell.
+ */
+static int sse_line_start(const char *b, size_t n)
+{
+	static const char *const fields[] = {"data:", "event:", "id:", "retry:"};
+	int more = 0;
+
+	if (!n)
+		return -1;
+	if (b[0] == ':' || b[0] == '\r' || b[0] == '\n')
+		return 1;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		size_t fl = strlen(fields[i]);
+		if (!memcmp(b, fields[i], n < fl ? n : fl)) {
+			if (n >= fl)
+				return 1;
+			more = 1;
+		}
+	}
+	return more ? -1 : 0;
+}
+
 void hl_response_body(struct hl_log *l, struct hl_exch *x, const char *p, size_t n)
 {
 	if (!n)
 		return;
+	if (x->info.is_sse && x->resync) {
+		/* At a chunk's start after a gap: does an event begin here? */
+		size_t take = sizeof(x->rs) - x->nrs < n ? sizeof(x->rs) - x->nrs : n;
+		char held[sizeof(x->rs)];
+		size_t nh;
+		int v;
+		memcpy(x->rs + x->nrs, p, take);
+		x->nrs += take;
+		p += take;
+		n -= take;
+		v = sse_line_start(x->rs, x->nrs);
+		if (v < 0 && x->nrs < sizeof(x->rs))
+			return; /* (all taken: more is needed) */
+		x->resync = 0;
+		if (v > 0) {
+			x->skip_block = 0;
+			x->skip_nl = x->skip_cr = 0;
+		}
+		nh = x->nrs;
+		memcpy(held, x->rs, nh);
+		x->nrs = 0;
+		hl_response_body(l, x, held, nh);
+		if (!n)
+			return;
+	}
 	if (x->info.is_sse) {
 		struct sse_ctx c = {l, x};
 		if (x->skip_block) {
@@ -573,13 +629,16 @@ void hl_response_gap(struct hl_log *l, struct hl_exch *x, uint64_t n)
 	x->body_lost += n;
 	if (x->info.is_sse) {
 		/* The event in progress is cut: dropped, and what follows up to the
-		 * next blank line with it. */
+		 * next blank line with it. Even between events: where the gap ends
+		 * is not known, and the rest of an event is no event (unless the body
+		 * goes on at a chunk's start that begins one: hl_response_resync). */
 		struct sse_ctx c = {l, x};
 		size_t left = x->skip_block ? 0 : mt_sse_close(&x->sse, on_sse_event, &c);
-		/* (A gap between events cuts none: what follows is read as it comes.) */
-		x->skip_block = x->skip_block || left > 0;
+		x->skip_block = 1;
 		x->skip_nl = 0;
 		x->skip_cr = 0;
+		x->resync = 0;
+		x->nrs = 0;
 		snprintf(why, sizeof(why), "%llu bytes of an SSE stream were not captured%s",
 			 (unsigned long long)n, left ? " (the event they cut is lost)" : "");
 		pthread_mutex_lock(&l->mu);
@@ -588,6 +647,15 @@ void hl_response_gap(struct hl_log *l, struct hl_exch *x, uint64_t n)
 		return;
 	}
 	/* Another body: it is cut (stored as a gap at its end). */
+}
+
+void hl_response_resync(struct hl_log *l, struct hl_exch *x)
+{
+	(void)l;
+	if (x->info.is_sse && x->skip_block) {
+		x->resync = 1;
+		x->nrs = 0;
+	}
 }
 
 void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char *error)
@@ -603,7 +671,12 @@ void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char
 			error = "the stream ended inside an event (no blank line after it)";
 	}
 	pthread_mutex_lock(&l->mu);
-	if (x->head_in && !x->info.is_sse && (x->rbody_total || x->body_lost)) {
+	if (!x->head_in && x->body_lost) {
+		snprintf(why, sizeof(why),
+			 "%llu bytes of a response were not captured: its head is lost",
+			 (unsigned long long)x->body_lost);
+		log_gap(l, x->sess, WS_S2C, x->body_lost, why);
+	} else if (x->head_in && !x->info.is_sse && (x->rbody_total || x->body_lost)) {
 		if (x->body_lost) {
 			snprintf(why, sizeof(why),
 				 "%llu bytes of a response body were not captured: it is not stored",
@@ -648,6 +721,33 @@ void hl_session_gap(struct hl_log *l, int64_t sess, enum writer_stream s, uint64
 	pthread_mutex_lock(&l->mu);
 	if (sess > 0 && (size_t)sess < l->nsess && l->sess[sess])
 		log_gap(l, l->sess[sess], s, n, why);
+	pthread_mutex_unlock(&l->mu);
+}
+
+void hl_gap_session(struct hl_log *l, int64_t conn, const char *client_addr,
+		    const char *upstream, const struct hl_gap *gaps, size_t ngaps)
+{
+	struct hs_request hr;
+	struct hsess *s;
+	enum hs_kind kind;
+	int created;
+	int64_t num;
+
+	if (!ngaps)
+		return;
+	memset(&hr, 0, sizeof(hr));
+	hr.conn = conn;
+	hr.method = "POST";
+	hr.initialize = 1; /* (a session of the connection's own, as an initialize starts) */
+	pthread_mutex_lock(&l->mu);
+	num = hs_request(&l->tr, &hr, &created, &kind);
+	s = created || (size_t)num >= l->nsess || !l->sess[num]
+		    ? session_new(l, num, HS_HTTP, client_addr, upstream)
+		    : l->sess[num];
+	if (created)
+		l->st.sessions_gaps++;
+	for (size_t i = 0; i < ngaps; i++)
+		log_gap(l, s, gaps[i].s, gaps[i].bytes, gaps[i].why);
 	pthread_mutex_unlock(&l->mu);
 }
 

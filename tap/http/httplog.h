@@ -70,6 +70,13 @@ int64_t hl_conn_new(struct hl_log *l);
 /* The connection closed: a session known by it alone is not joined by it again. */
 void hl_conn_closed(struct hl_log *l, int64_t conn);
 
+/* Bytes of one direction not captured: a gap row. */
+struct hl_gap {
+	enum writer_stream s;      /* WS_C2S or WS_S2C */
+	uint64_t bytes;
+	const char *why;           /* borrowed for the call */
+};
+
 /* What was read of a request. Everything is borrowed for the call. */
 struct hl_request {
 	int64_t conn;              /* hl_conn_new's */
@@ -83,12 +90,15 @@ struct hl_request {
 	size_t body_len;
 	uint64_t body_lost;        /* bytes of the body that were not captured (a gap) */
 	uint64_t body_cut;         /* bytes of the body beyond a reader's limit, not given */
+	const struct hl_gap *gaps; /* gaps of its connection no session held yet (an import:
+				    * before its first request), stored before it */
+	size_t ngaps;
 };
 
 /*
- * A request: its session found (or made), its exchange row begun and its
- * body stored as a message when it is JSON-RPC. Returns the exchange
- * (owned by the log until hl_end); never NULL.
+ * A request: its session found (or made), the gaps it brings stored, its
+ * exchange row begun and its body stored as a message when it is JSON-RPC.
+ * Returns the exchange (owned by the log until hl_end); never NULL.
  */
 struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r);
 
@@ -107,11 +117,22 @@ void hl_response_head(struct hl_log *l, struct hl_exch *x, int status, const str
 void hl_response_body(struct hl_log *l, struct hl_exch *x, const char *p, size_t n);
 
 /*
- * n bytes of the response body were not captured: a JSON body is then not
- * a message; an SSE stream's event in progress is lost and parsing goes on
- * at the next blank line. The gap is stored.
+ * n bytes of the response were not captured (of its body; or its head and
+ * what followed, when no head came): a JSON body is then not a message; in
+ * an SSE stream the event in progress is lost, and what follows the gap is
+ * dropped up to the next blank line (where the gap ended is not known: the
+ * rest of an event is not read as one). The gap is stored (an SSE stream's
+ * now, another's at hl_end).
  */
 void hl_response_gap(struct hl_log *l, struct hl_exch *x, uint64_t n);
+
+/*
+ * After a gap, the body goes on at a chunk's start (a server's write: an
+ * SSE event's start, most often): when its first bytes begin a line an
+ * event begins with (a field, a comment, a blank line), nothing more is
+ * dropped for the gap.
+ */
+void hl_response_resync(struct hl_log *l, struct hl_exch *x);
 
 /*
  * The exchange ended: outcome is complete | client-gone | upstream-gone |
@@ -124,6 +145,15 @@ void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char
 /* n bytes of direction s not captured between exchanges of session sess: a gap row. */
 void hl_session_gap(struct hl_log *l, int64_t sess, enum writer_stream s, uint64_t n,
 		    const char *why);
+
+/*
+ * Gaps of connection conn (hl_conn_new's), on which no request was read:
+ * stored in a session of their own (by connection, as plain JSON-RPC's), so
+ * that what the capture missed is said. client_addr and upstream as in
+ * struct hl_request.
+ */
+void hl_gap_session(struct hl_log *l, int64_t conn, const char *client_addr,
+		    const char *upstream, const struct hl_gap *gaps, size_t ngaps);
 
 /* What an exchange's caller may want to know; valid until hl_end. */
 struct hl_info {
@@ -139,6 +169,7 @@ const struct hl_info *hl_info(const struct hl_exch *x);
 struct hl_stats {
 	uint64_t sessions;         /* made */
 	uint64_t sessions_sse;     /* of them, legacy HTTP+SSE ones */
+	uint64_t sessions_gaps;    /* of them, sessions of a connection's gaps alone */
 	uint64_t exchanges;
 	uint64_t messages;         /* handed to the writer */
 	uint64_t gaps;             /* gap rows handed to it */

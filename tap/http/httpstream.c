@@ -2,14 +2,25 @@
  * httpstream.c - HTTP/1.1 on captured TCP streams (see httpstream.h).
  *
  * Each connection has two halves, one per direction (indexed as the
- * reassembler names them: TF_C2S, TF_S2C). A half is in one of four modes:
+ * reassembler names them: TF_C2S, TF_S2C). A half is in one of five modes:
  * FIRST (nothing read yet), PARSE (http_parser reads it), SCAN (looking for
  * the line that opens a message: after a gap, an error, or from the middle
- * of a connection), DEAD (not HTTP: its bytes are only counted).
+ * of a connection), CHUNK (after a gap in a chunked body: looking for the
+ * next chunk's size line, the bytes before it the cut chunk's data), DEAD
+ * (not HTTP: its bytes are only counted). A chunked body found again is
+ * parsed on by a parser put in its state by a made-up head (chunk_restart).
  *
  * Requests wait for their responses in a queue (pipelining); an entry is
  * made when a request's head is whole, so that a response that comes early
  * still finds it, and the request is said to the sink when its body is.
+ * Stretches of the client's stream not read (a gap, a head cut) have their
+ * entries among them, in stream order. Each entry knows where it begins and
+ * ends in the client's stream (offsets: the bytes of its data and gap calls
+ * counted), so that a response's ack (how much of that stream the server
+ * had received) says which request it can answer (pair_response).
+ *
+ * http_parser is paused at each message's end (on_message_complete), so
+ * that where a message ends is known to the byte.
  */
 #include "tap/http/httpstream.h"
 
@@ -22,8 +33,10 @@
 
 /* Requests waiting for their responses on one connection, at most. */
 #define PENDING_MAX 4096
+/* The largest chunk whose size line, first after a gap, waits for its data to bear it out. */
+#define CHUNK_PEEK_MAX (64 * 1024)
 
-enum mode { M_FIRST, M_PARSE, M_SCAN, M_DEAD };
+enum mode { M_FIRST, M_PARSE, M_SCAN, M_CHUNK, M_DEAD };
 
 /* What a connection carries. */
 enum klass { K_NEW, K_HTTP, K_TLS, K_H2, K_OTHER };
@@ -31,13 +44,24 @@ enum klass { K_NEW, K_HTTP, K_TLS, K_H2, K_OTHER };
 /* What a line opens. */
 enum start { S_NONE, S_REQUEST, S_RESPONSE };
 
-/* A request waiting for its response. */
+/* What an entry of the queue stands for. */
+enum entry {
+	E_REQ,                /* a request (said, or its body still being read) */
+	E_LOST,               /* a stretch of the client's stream not read that holds a
+			       * request's start (a gap between requests, a head cut) */
+	E_REST,               /* one that may hold only the rest of a request (the
+			       * stream's start lost, bytes lost while resynchronising) */
+};
+
+/* A request waiting for its response, or a stretch of the client's stream not read. */
 struct pending {
 	struct pending *next;
+	enum entry kind;
 	void *x;              /* the sink's exchange; NULL until said, or lost */
 	int said;             /* said to the sink */
-	int lost;             /* cut by a gap or an error: its response is skipped */
 	int head, connect;    /* a HEAD, a CONNECT */
+	uint64_t start, end;  /* where it lies in the client's stream; end UINT64_MAX
+			       * until known (a body being read, a stretch not closed) */
 };
 
 struct conn;
@@ -72,11 +96,37 @@ struct half {
 	int orphan;           /* no request for it: skipped */
 	/* Scanning. */
 	struct mt_buf carry;  /* a line that may open a message, until its end */
-	uint64_t gap_pending; /* bytes not captured, said when reading starts again */
+	uint64_t gap_pending; /* bytes not captured since reading stopped (counted at resume) */
 	uint64_t skipped;     /* bytes passed over meanwhile */
+	uint64_t unsaid;      /* bytes not captured before the connection was known to carry
+			       * HTTP: said when it is */
+	uint64_t unsaid_n;    /* ... in so many gaps */
+	uint64_t unsaid_seq;  /* (the first of them, in the connection's order) */
 	int64_t us;           /* the time of the data being read */
 	unsigned char first[16]; /* the first bytes, until the connection is classified */
 	size_t nfirst;
+	/* Where things are in this half's stream. */
+	uint64_t fed;         /* bytes of its data and gap calls so far */
+	uint64_t msg_start;   /* where the message being read (or the next) begins */
+	struct pending *done; /* a request whose end the parser just reached */
+	unsigned method;      /* a request's method (http_parser's, kept at its head) */
+	/* A response's pairing. */
+	uint64_t ack;         /* the data call's ack: the client's stream received */
+	uint64_t msg_ack;     /* ... when the response being read began */
+	int gapped;           /* responses may have been lost since the last one */
+	int first_lost;       /* bytes were lost before which side is the client was known */
+	int read_one;         /* a message of it was read (begun) */
+	int synth;            /* the parser reads a made-up head (chunk_restart): said to no one */
+	/* Looking for a chunk's size line (M_CHUNK); the line so far is in carry. */
+	int cs_first;         /* the line is the first after the gap (where it began is not known) */
+	int cs_crlf;          /* the last line's CRLF is held back (framing, if a size line follows) */
+	int cs_long;          /* the line is too long to be a size line: data to its end */
+	int cs_peek;          /* the first line is a size line if what follows bears it
+			       * out: it and what follows wait in carry */
+	size_t cs_line;       /* ... the line's length */
+	size_t cs_need;       /* ... the bytes carry must hold to tell */
+	size_t cs_ls;         /* ... where the last line begun after it begins in carry */
+	uint64_t cs_size;     /* ... its size */
 };
 
 struct conn {
@@ -89,6 +139,8 @@ struct conn {
 	struct half h[2];
 	struct pending *q, *q_tail;
 	size_t nq;
+	uint64_t c2s_at_gap;  /* the client's stream read when the server's last lost bytes */
+	uint64_t ngaps;       /* gaps so far (the order of those not said yet) */
 	uint64_t bytes;       /* all its bytes (for the counts of what is not HTTP) */
 	int counted_tls;
 };
@@ -151,12 +203,41 @@ static enum tf_dir dir_of(const struct half *h)
 	return h == &h->conn->h[TF_C2S] ? TF_C2S : TF_S2C;
 }
 
+/*
+ * n bytes of h's stream not captured, outside any exchange's body (what
+ * says more, or NULL): said to the connection now, or when it is known to
+ * carry HTTP.
+ */
+static void say_gap(struct half *h, uint64_t n, const char *what)
+{
+	struct conn *c = h->conn;
+	struct hx_reader *r = c->r;
+	char why[200];
+
+	if (!n)
+		return;
+	if (c->klass != K_HTTP) {
+		if (!h->unsaid)
+			h->unsaid_seq = c->ngaps;
+		c->ngaps++;
+		h->unsaid += n;
+		h->unsaid_n++;
+		return;
+	}
+	snprintf(why, sizeof(why), "%llu bytes of the %s's stream were not captured%s%s",
+		 (unsigned long long)n, dir_of(h) == TF_C2S ? "client" : "server", what ? ": " : "",
+		 what ? what : "");
+	if (r->s.conn_gap)
+		r->s.conn_gap(r->s.ctx, c->sink_conn, dir_of(h), n, why, h->us);
+}
+
 /* ---- the queue ---- */
 
 static struct pending *queue_push(struct conn *c)
 {
 	struct pending *e = mt_calloc(1, sizeof(*e));
 
+	e->end = UINT64_MAX;
 	if (c->q_tail)
 		c->q_tail->next = e;
 	else
@@ -194,6 +275,8 @@ static void pending_free(struct conn *c, struct pending *e)
 		q->req = NULL;
 		c->r->st.lost_requests++;
 	}
+	if (q->done == e)
+		q->done = NULL;
 	free(e);
 }
 
@@ -205,6 +288,126 @@ static void sink_end(struct conn *c, struct pending *e, const char *outcome, con
 	if (e->x && c->r->s.end)
 		c->r->s.end(c->r->s.ctx, e->x, outcome, error, us);
 	e->x = NULL;
+}
+
+/* Room for one more entry: a client that never hears back has its oldest given up on. */
+static void queue_room(struct conn *c, int64_t us)
+{
+	while (c->nq >= PENDING_MAX) {
+		struct pending *old = queue_pop(c);
+		if (old->x) {
+			sink_end(c, old, "stopped", "too many requests waiting for their responses", us);
+			c->r->st.unanswered++;
+		}
+		pending_free(c, old);
+	}
+}
+
+/*
+ * The client's stream is not read from start on (a gap, a head cut): a
+ * stretch of kind k, unless the last entry is one still open (it grows).
+ */
+static void stretch_open(struct conn *c, enum entry k, uint64_t start, int64_t us)
+{
+	struct pending *e = c->q_tail;
+
+	if (e && e->kind != E_REQ && e->end == UINT64_MAX) {
+		if (k == E_LOST)
+			e->kind = E_LOST;
+		return;
+	}
+	queue_room(c, us);
+	e = queue_push(c);
+	e->kind = k;
+	e->start = start;
+}
+
+/* Reading the client's stream starts again at end: a stretch open ends there. */
+static void stretch_close(struct conn *c, uint64_t end)
+{
+	struct pending *e = c->q_tail;
+
+	if (e && e->kind != E_REQ && e->end == UINT64_MAX)
+		e->end = end;
+}
+
+/* A request whose response was lost in a gap of the server's stream: it ends so. */
+static void response_lost(struct conn *c, struct pending *e, int64_t us)
+{
+	if (!e->x)
+		return;
+	c->r->st.lost_responses++;
+	sink_end(c, e, "gap", "its response was not captured (a gap in the server's stream)", us);
+}
+
+/*
+ * The entry a final response on half h answers, taken off the queue; NULL
+ * when its request was not captured (the response is then skipped).
+ *
+ * In order when the response's ack is not known, or when no gap is about
+ * (no response lost since the last one, the first entry a request): HTTP/1.1
+ * answers in order, pipelined or not, and an early answer (before the
+ * request's body was whole) is its request's. Otherwise by the ack, the
+ * client's stream the server had received when it began the response: the
+ * request it answers is the first one it had not received whole, if it had
+ * begun to (an early answer, or a stretch not read: a request lost there),
+ * else the last one it had received whole. Requests passed over end as "gap"
+ * (their responses were in the server's lost bytes), unless none was lost:
+ * then the first request waiting answers all the same (pipelining).
+ * Stretches passed over are dropped; one answered stays (it may hold more).
+ */
+static struct pending *pair_response(struct conn *c, struct half *h)
+{
+	struct hx_reader *r = c->r;
+	uint64_t a = h->msg_ack, fed = c->h[TF_C2S].fed;
+	int gapped = h->gapped;
+	struct pending *e, *t, *prev = NULL;
+
+	h->gapped = 0;
+	if (a != TF_ACK_UNKNOWN && a > fed)
+		a = fed; /* (never: tcpflow gives no ack past what it delivered) */
+	if (a == TF_ACK_UNKNOWN || (!gapped && c->q && c->q->kind == E_REQ)) {
+		/* A stretch holding a request's start takes this response with it,
+		 * unless the server's stream lost bytes too (it may have been there). */
+		while ((e = c->q) != NULL) {
+			enum entry k = e->kind;
+			if (k == E_REQ)
+				return queue_pop(c);
+			pending_free(c, queue_pop(c));
+			if (k == E_LOST && !gapped) {
+				r->st.orphans++;
+				r->st.unpaired++;
+				return NULL;
+			}
+		}
+		r->st.orphans++;
+		return NULL;
+	}
+	for (e = c->q; e && e->end != UINT64_MAX && e->end <= a; e = e->next)
+		prev = e;
+	t = e && e->start < a ? e : prev;
+	if (!gapped && t)
+		for (e = c->q; e != t; e = e->next)
+			if (e->kind == E_REQ) {
+				t = e;
+				break;
+			}
+	if (!t) {
+		/* It answers what came before everything waiting: not captured. */
+		r->st.orphans++;
+		return NULL;
+	}
+	while (c->q != t) {
+		e = queue_pop(c);
+		if (e->kind == E_REQ)
+			response_lost(c, e, h->us);
+		pending_free(c, e);
+	}
+	if (t->kind == E_REQ)
+		return queue_pop(c);
+	r->st.orphans++;
+	r->st.unpaired++;
+	return NULL;
 }
 
 /* The head's fields as a list (their pointers made now that text is whole). */
@@ -226,10 +429,10 @@ static void say_request(struct conn *c, struct half *h, struct pending *e)
 {
 	struct hx_request r;
 
-	if (e->said || e->lost)
+	if (e->said || e->kind != E_REQ)
 		return;
 	memset(&r, 0, sizeof(r));
-	r.method = http_method_str((enum http_method)h->p.method);
+	r.method = http_method_str((enum http_method)h->method);
 	r.target = h->url.data ? h->url.data : "/";
 	r.h = head_fields(h);
 	r.nh = h->nf;
@@ -264,8 +467,12 @@ static int on_message_begin(http_parser *p)
 {
 	struct half *h = p->data;
 
+	if (h->synth)
+		return 0;
 	head_reset(h);
 	h->in_msg = 1;
+	h->read_one = 1;
+	h->msg_ack = h->ack;
 	return 0;
 }
 
@@ -273,6 +480,8 @@ static int on_url(http_parser *p, const char *at, size_t n)
 {
 	struct half *h = p->data;
 
+	if (h->synth)
+		return 0;
 	mt_buf_append(&h->url, at, n);
 	return 0;
 }
@@ -281,6 +490,8 @@ static int on_header_field(http_parser *p, const char *at, size_t n)
 {
 	struct half *h = p->data;
 
+	if (h->synth)
+		return 0;
 	if (h->in_value || !h->nf) {
 		/* A new field: the last one's value ends. */
 		if (h->nf)
@@ -302,7 +513,7 @@ static int on_header_value(http_parser *p, const char *at, size_t n)
 {
 	struct half *h = p->data;
 
-	if (!h->nf)
+	if (h->synth || !h->nf)
 		return 0;
 	if (!h->in_value) {
 		mt_buf_putc(&h->text, '\0');
@@ -327,6 +538,7 @@ static void head_end(struct half *h)
 	mt_buf_putc(&h->url, '\0');
 	h->url.len--;
 	h->head_done = 1;
+	h->method = h->p.method;
 	h->chunked = !!(h->p.flags & F_CHUNKED);
 	h->body_left = (h->p.flags & F_CONTENTLENGTH) && !h->chunked ? h->p.content_length
 								      : UINT64_MAX;
@@ -337,14 +549,10 @@ static int on_request_head(struct half *h)
 	struct conn *c = h->conn;
 	struct pending *e;
 
-	if (c->nq >= PENDING_MAX) {
-		/* A client that never hears back: its oldest request is given up on. */
-		struct pending *old = queue_pop(c);
-		sink_end(c, old, "stopped", "too many requests waiting for their responses", h->us);
-		c->r->st.unanswered++;
-		pending_free(c, old);
-	}
+	queue_room(c, h->us);
 	e = queue_push(c);
+	e->kind = E_REQ;
+	e->start = h->msg_start;
 	e->head = h->p.method == HTTP_HEAD;
 	e->connect = h->p.method == HTTP_CONNECT;
 	h->req = e;
@@ -363,12 +571,9 @@ static int on_response_head(struct half *h)
 		return 1; /* (no body) */
 	}
 	c->r->st.responses++;
-	e = queue_pop(c);
-	if (!e || e->lost) {
+	e = pair_response(c, h);
+	if (!e) {
 		/* Its request was not captured (or was cut): the response is skipped. */
-		if (!e)
-			c->r->st.orphans++;
-		pending_free(c, e);
 		h->orphan = 1;
 		return status == 204 || status == 304 || status == 101 ? 1 : 0;
 	}
@@ -398,6 +603,8 @@ static int on_headers_complete(http_parser *p)
 	struct half *h = p->data;
 	int rc;
 
+	if (h->synth)
+		return 0; /* (a chunked body follows) */
 	head_end(h);
 	rc = p->type == HTTP_REQUEST ? on_request_head(h) : on_response_head(h);
 	/* Where a gap may be skipped: a body of known length, or one read to the close. */
@@ -458,6 +665,7 @@ static int on_message_complete(http_parser *p)
 	if (p->type == HTTP_REQUEST) {
 		if (h->req) {
 			say_request(c, h, h->req);
+			h->done = h->req; /* (its end: where parse finds the parser paused) */
 			h->req = NULL;
 		}
 	} else if (!h->interim && h->cur) {
@@ -466,6 +674,7 @@ static int on_message_complete(http_parser *p)
 		h->cur = NULL;
 	}
 	h->head_done = h->in_body = 0;
+	http_parser_pause(p, 1);
 	return 0;
 }
 
@@ -517,6 +726,18 @@ static void conn_http(struct conn *c, int64_t us)
 	c->r->st.http++;
 	if (c->r->s.conn_open)
 		c->sink_conn = c->r->s.conn_open(c->r->s.ctx, c->c, us);
+	/* What was lost before is said now, in the order it was. */
+	for (int i = 0; i < 2; i++) {
+		struct half *a = &c->h[TF_C2S], *b = &c->h[TF_S2C];
+		struct half *h = !b->unsaid || (a->unsaid && a->unsaid_seq < b->unsaid_seq) ? a : b;
+		uint64_t n = h->unsaid;
+		if (!n)
+			break;
+		c->r->st.gaps += h->unsaid_n;
+		c->r->st.gap_bytes += n;
+		h->unsaid = h->unsaid_n = 0;
+		say_gap(h, n, "before any message of it was read");
+	}
 }
 
 /* The reassembler's client is the server: the halves change places. */
@@ -533,42 +754,85 @@ static void conn_swap(struct conn *c)
 }
 
 /*
+ * Which side is the client is known: what was lost before it was (the
+ * stream's start, bytes while looking for a start line) is placed. The
+ * client's lost start holds a request's start; the server's, or a start not
+ * seen (a connection from its middle), may hold responses.
+ */
+static void roles_known(struct conn *c)
+{
+	struct half *q = &c->h[TF_C2S], *s = &c->h[TF_S2C];
+
+	if (q->first_lost)
+		stretch_open(c, E_LOST, 0, q->us);
+	if (s->first_lost || c->midstream) {
+		s->gapped = 1;
+		c->c2s_at_gap = q->fed;
+	}
+}
+
+/*
  * The message in progress on h is lost (a gap of n bytes, or an error): what
- * it was is ended as well as it can be, and h looks for the next start.
+ * it was is ended as well as it can be, the gap said (to the exchange it
+ * cut, or to the connection), and h looks for the next start.
  */
 static void lose_thread(struct half *h, const char *why, uint64_t lost)
 {
 	struct conn *c = h->conn;
+	struct hx_reader *r = c->r;
 
 	if (dir_of(h) == TF_C2S) {
-		if (h->req) {
-			if (h->head_done) {
-				/* Its head is known: it is said, with what its body had (after
-				 * an error: stored as it is, invalid). */
-				h->body_lost += lost;
-				say_request(c, h, h->req);
-			} else {
-				h->req->lost = 1;
-				c->r->st.lost_requests++;
-			}
+		if (h->req && h->head_done) {
+			/* Its head is known: it is said, with what its body had (after
+			 * an error: stored as it is, invalid; the gap counted in it). */
+			h->body_lost += lost;
+			say_request(c, h, h->req);
 			h->req = NULL;
+			/* (What is passed over until the next request may hold more.) */
+			if (lost)
+				stretch_open(c, E_REST, h->fed, h->us);
 		} else if (h->in_msg) {
 			/* A head cut before it was whole: its response, if it comes, is
 			 * not paired with the next request. */
-			struct pending *e = queue_push(c);
-			e->lost = 1;
-			c->r->st.lost_requests++;
+			if (h->req)
+				h->req->kind = E_LOST;
+			else
+				stretch_open(c, E_LOST, h->msg_start, h->us);
+			h->req = NULL;
+			r->st.lost_requests++;
+			say_gap(h, lost, "a request cut in its head is lost");
+		} else if (lost) {
+			/* Bytes lost between requests: they begin one (or more). */
+			stretch_open(c, E_LOST, h->fed, h->us);
+			say_gap(h, lost, "a request (or more) is lost");
 		}
-	} else if (h->cur) {
-		sink_end(c, h->cur, "gap", why, h->us);
-		pending_free(c, h->cur);
-		h->cur = NULL;
-	} else if (h->in_msg && !h->head_done) {
-		/* A response head cut: the request it answered gets no response. */
-		struct pending *e = queue_pop(c);
-		if (e) {
-			sink_end(c, e, "gap", why, h->us);
-			pending_free(c, e);
+	} else {
+		if (h->cur) {
+			if (lost && h->cur->x && r->s.response_gap)
+				r->s.response_gap(r->s.ctx, h->cur->x, lost, h->us);
+			sink_end(c, h->cur, "gap", why, h->us);
+			pending_free(c, h->cur);
+			h->cur = NULL;
+		} else if (h->in_msg && !h->head_done) {
+			/* A response head cut: the request it answered gets no response. */
+			struct pending *e = pair_response(c, h);
+			if (e && e->x) {
+				if (lost && r->s.response_gap)
+					r->s.response_gap(r->s.ctx, e->x, lost, h->us);
+				lost = 0;
+			}
+			if (e) {
+				sink_end(c, e, "gap", why, h->us);
+				pending_free(c, e);
+			}
+			say_gap(h, lost, "a response cut in its head is lost");
+		} else {
+			say_gap(h, lost, h->in_msg ? "in a response not stored" : "a response (or more) is lost");
+		}
+		if (lost) {
+			/* Bytes of the server's stream lost: responses may have been. */
+			h->gapped = 1;
+			c->c2s_at_gap = c->h[TF_C2S].fed;
 		}
 	}
 	h->mode = M_SCAN;
@@ -579,14 +843,24 @@ static void lose_thread(struct half *h, const char *why, uint64_t lost)
 }
 
 /*
- * Parse n bytes of h. Returns the bytes consumed; on an error, h is
- * scanning and the rest is the scanner's.
+ * Parse n bytes of h, the first at offset off of its stream. Returns the
+ * bytes consumed: up to a message's end (the caller parses the rest), or
+ * all; on an error, h is scanning and the rest is the scanner's.
  */
-static size_t parse(struct half *h, const char *p, size_t n)
+static size_t parse(struct half *h, const char *p, size_t n, uint64_t off)
 {
 	struct conn *c = h->conn;
 	size_t k = http_parser_execute(&h->p, &settings, p, n);
+	int ended = HTTP_PARSER_ERRNO(&h->p) == HPE_PAUSED;
 
+	if (ended) {
+		/* A message ended at off + k (on_message_complete paused the parser). */
+		http_parser_pause(&h->p, 0);
+		if (h->done)
+			h->done->end = off + k;
+		h->done = NULL;
+		h->msg_start = off + k;
+	}
 	if (h->p.upgrade && h->p.type == HTTP_REQUEST && h->p.method != HTTP_CONNECT) {
 		/* A client asking to switch (Upgrade): HTTP goes on unless a 101 answers. */
 		http_parser_init(&h->p, HTTP_REQUEST);
@@ -606,28 +880,23 @@ static size_t parse(struct half *h, const char *p, size_t n)
 		/* What follows is scanned; at least the byte refused is passed over. */
 		return k ? k : 1;
 	}
-	return n;
+	return ended ? k : n;
 }
 
-/* Reading starts again on h (its direction d) at a start line. */
-static void resume(struct half *h)
+/* Reading starts again on h at a start line, at offset off of its stream. */
+static void resume(struct half *h, uint64_t off)
 {
 	struct conn *c = h->conn;
 
 	parser_start(h);
 	h->mode = M_PARSE;
+	h->msg_start = off;
+	if (dir_of(h) == TF_C2S)
+		stretch_close(c, off);
 	if (h->gap_pending || h->skipped) {
+		/* (The gaps were said as they came.) */
 		c->r->st.resyncs++;
 		c->r->st.skipped_bytes += h->skipped;
-		if (h->gap_pending && c->r->s.conn_gap) {
-			char why[200];
-			snprintf(why, sizeof(why),
-				 "%llu bytes not captured%s; reading resumed at the next %s",
-				 (unsigned long long)h->gap_pending, h->skipped ? " (and more passed over)" : "",
-				 dir_of(h) == TF_C2S ? "request" : "response");
-			c->r->s.conn_gap(c->r->s.ctx, c->sink_conn, dir_of(h), h->gap_pending, why,
-					 h->us);
-		}
 	}
 	h->gap_pending = 0;
 	h->skipped = 0;
@@ -648,6 +917,7 @@ static int start_fits(struct conn *c, enum tf_dir *d, enum start k)
 			conn_swap(c);
 			*d = *d == TF_C2S ? TF_S2C : TF_C2S;
 		}
+		roles_known(c);
 		conn_http(c, c->h[*d].us);
 		/* The other half, when it has read nothing yet, starts at its first byte. */
 		half_begin(c, &c->h[*d == TF_C2S ? TF_S2C : TF_C2S]);
@@ -733,11 +1003,11 @@ static void carry_keep(struct half *h, const char *p, size_t n)
 }
 
 /*
- * Look for a message's start in n bytes of half *d (scanning), line by line.
- * Returns the bytes consumed: all of them, or those before a start (the
- * half then parses from it).
+ * Look for a message's start in n bytes of half *d (scanning), the first at
+ * offset off of its stream, line by line. Returns the bytes consumed: all of
+ * them, or those before a start (the half then parses from it).
  */
-static size_t scan(struct conn *c, enum tf_dir *d, const char *p, size_t n)
+static size_t scan(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint64_t off)
 {
 	struct half *h = &c->h[*d];
 	size_t used = 0;
@@ -770,18 +1040,301 @@ static size_t scan(struct conn *c, enum tf_dir *d, const char *p, size_t n)
 			h = &c->h[*d];
 			h->skipped += (size_t)at;
 			if (carried) {
+				/* (The line ends with this piece's part of it.) */
 				struct mt_buf line = h->carry;
+				size_t ln2 = line.len - (size_t)at;
+				uint64_t at_off = off + used + take - ln2;
 				h->carry = (struct mt_buf)MT_BUF_INIT;
-				resume(h);
-				parse(h, line.data + at, line.len - (size_t)at);
+				resume(h, at_off);
+				for (size_t k2 = 0; k2 < ln2 && h->mode == M_PARSE;)
+					k2 += parse(h, line.data + at + k2, ln2 - k2, at_off + k2);
 				mt_buf_release(&line);
 				return used + take;
 			}
-			resume(h);
+			resume(h, off + used + (size_t)(L + at - q));
 			return used + (size_t)(L + at - q);
 		}
 		h->skipped += ln;
 		mt_buf_reset(&h->carry);
+		used += take;
+	}
+	return used;
+}
+
+/* ---- a chunked body found again after a gap ---- */
+
+/*
+ * A gap of n bytes in a chunked body that does not end inside the chunk's
+ * data: said to the exchange (or counted in the request's body), and the
+ * next chunk's size line looked for.
+ */
+static void chunk_data(struct half *h, const char *p, size_t n, int line_end);
+
+static void chunk_lost(struct conn *c, struct half *h, uint64_t n, int64_t us)
+{
+	struct hx_reader *r = c->r;
+
+	if (h->cs_peek) {
+		/* (A line waiting to be borne out is not: its bytes are data.) */
+		h->cs_peek = 0;
+		chunk_data(h, h->carry.data, h->carry.len, 0);
+		mt_buf_reset(&h->carry);
+	}
+	if (dir_of(h) == TF_S2C && h->cur && h->cur->x) {
+		if (r->s.response_gap)
+			r->s.response_gap(r->s.ctx, h->cur->x, n, us);
+	} else if (dir_of(h) == TF_C2S && h->req) {
+		h->body_lost += n;
+	} else {
+		say_gap(h, n, "in a body not stored");
+	}
+	h->gap_pending += n;
+	h->skipped += h->carry.len; /* (a line cut by the gap) */
+	mt_buf_reset(&h->carry);
+	h->mode = M_CHUNK;
+	h->cs_first = 1;
+	h->cs_crlf = 0;
+	h->cs_long = 0;
+}
+
+/* "hex [; ext]" CRLF: a chunk's size line (n bytes, its LF included), its size in *size. */
+static int chunk_size_line(const char *L, size_t n, uint64_t *size)
+{
+	size_t i = 0;
+
+	if (n < 3 || L[n - 1] != '\n' || L[n - 2] != '\r')
+		return 0;
+	n -= 2;
+	*size = 0;
+	for (; i < n && i < 16; i++) {
+		int v = L[i] >= '0' && L[i] <= '9'   ? L[i] - '0'
+			: L[i] >= 'a' && L[i] <= 'f' ? L[i] - 'a' + 10
+			: L[i] >= 'A' && L[i] <= 'F' ? L[i] - 'A' + 10
+						     : -1;
+		if (v < 0)
+			break;
+		*size = *size << 4 | (uint64_t)v;
+	}
+	if (!i || (i < n && L[i] != ';'))
+		return 0;
+	for (; i < n; i++)
+		if (L[i] == '\r' || L[i] == '\n')
+			return 0;
+	return 1;
+}
+
+/*
+ * What the m bytes after a size line of size say of it: 1 they bear it out
+ * (its data, then CRLF; for the last chunk, a CRLF or a trailer field), 0
+ * they do not, -1 there are too few to tell.
+ */
+static int chunk_borne_out(uint64_t size, const char *a, size_t m)
+{
+	if (!size) {
+		if (m < 2)
+			return -1;
+		return (a[0] == '\r' && a[1] == '\n') || is_tchar_upper((char)(a[0] & ~0x20)) ? 1 : 0;
+	}
+	if (m < 2 || size > m - 2)
+		return -1;
+	return a[size] == '\r' && a[size + 1] == '\n';
+}
+
+/*
+ * Bytes of the cut chunk's data (up to the size line found next), said as
+ * the body's; a line's CRLF (line_end) is held back: before a size line it
+ * is framing.
+ */
+static void chunk_data(struct half *h, const char *p, size_t n, int line_end)
+{
+	if (h->cs_crlf) {
+		h->cs_crlf = 0;
+		on_body(&h->p, "\r\n", 2);
+	}
+	if (line_end && n >= 2 && p[n - 2] == '\r' && p[n - 1] == '\n') {
+		n -= 2;
+		h->cs_crlf = 1;
+	}
+	if (n)
+		on_body(&h->p, p, n);
+}
+
+/* The parser put where a chunk's size line is read, in the same message. */
+static void chunk_restart(struct half *h)
+{
+	static const char req[] = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+	static const char resp[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+	int is_req = dir_of(h) == TF_C2S;
+
+	http_parser_init(&h->p, is_req ? HTTP_REQUEST : HTTP_RESPONSE);
+	h->p.data = h;
+	h->synth = 1;
+	http_parser_execute(&h->p, &settings, is_req ? req : resp,
+			    (is_req ? sizeof(req) : sizeof(resp)) - 1);
+	h->synth = 0;
+	h->chunk_left = 0;
+}
+
+static void feed(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint64_t off);
+
+/* A chunk's size line found in the cut body: it is read on from there. */
+static void chunk_found(struct conn *c, struct half *h)
+{
+	struct hx_reader *r = c->r;
+
+	h->cs_crlf = h->cs_first = 0;
+	chunk_restart(h);
+	h->mode = M_PARSE;
+	r->st.resyncs++;
+	r->st.chunk_resyncs++;
+	r->st.skipped_bytes += h->skipped;
+	h->skipped = h->gap_pending = 0;
+	if (dir_of(h) == TF_S2C && h->cur && h->cur->x && r->s.response_resync)
+		r->s.response_resync(r->s.ctx, h->cur->x, h->us);
+}
+
+/*
+ * Bytes for a line waiting to be borne out (cs_peek), from n at p whose end
+ * is at offset end of the stream. Returns those taken: up to what tells,
+ * then the line and what followed it are read as they turned out to be.
+ */
+static size_t chunk_peek(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint64_t end)
+{
+	struct half *h = &c->h[*d];
+	size_t take = h->cs_need - h->carry.len < n ? h->cs_need - h->carry.len : n;
+	enum start want = *d == TF_C2S ? S_REQUEST : S_RESPONSE;
+	int refuted = 0;
+	struct mt_buf held;
+	const char *nl;
+	uint64_t at;
+
+	mt_buf_append(&h->carry, p, take);
+	/* A start line after it: it was no size line (the body's end was lost). */
+	while (!refuted &&
+	       (nl = memchr(h->carry.data + h->cs_ls, '\n', h->carry.len - h->cs_ls)) != NULL) {
+		size_t e = (size_t)(nl - h->carry.data) + 1;
+		refuted = start_line(h->carry.data + h->cs_ls, e - h->cs_ls) == want;
+		h->cs_ls = e;
+	}
+	if (!refuted && h->carry.len < h->cs_need)
+		return take;
+	held = h->carry;
+	h->carry = (struct mt_buf)MT_BUF_INIT;
+	h->cs_peek = 0;
+	at = end - (n - take) - held.len; /* (where the line began) */
+	if (!refuted &&
+	    chunk_borne_out(h->cs_size, held.data + h->cs_line, held.len - h->cs_line) == 1) {
+		chunk_found(c, h);
+		feed(c, d, held.data, held.len, at);
+	} else {
+		/* Not a size line: data; what followed it is looked at again. */
+		chunk_data(h, held.data, h->cs_line, 1);
+		h->cs_first = 0;
+		feed(c, d, held.data + h->cs_line, held.len - h->cs_line, at + h->cs_line);
+	}
+	mt_buf_release(&held);
+	return take;
+}
+
+/*
+ * Look for the next chunk's size line in n bytes of half *d (M_CHUNK), the
+ * first at offset off of its stream, line by line. Returns the bytes
+ * consumed: all of them, or those before where the half reads on (parsing
+ * the chunk, or scanning from a start line: the body's end was lost).
+ */
+static size_t chunk_scan(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint64_t off)
+{
+	struct half *h = &c->h[*d];
+	enum start want = *d == TF_C2S ? S_REQUEST : S_RESPONSE;
+	size_t used = 0;
+
+	while (used < n) {
+		const char *q = p + used, *L;
+		size_t left = n - used, ln, had = h->carry.len;
+		const char *nl = memchr(q, '\n', left);
+		size_t take = nl ? (size_t)(nl - q) + 1 : left;
+		uint64_t size = 0;
+		int borne;
+
+		if (h->cs_peek) {
+			used += chunk_peek(c, d, q, left, off + n);
+			return used; /* (the half may read on in another mode) */
+		}
+		if (h->cs_long) {
+			/* A line too long to be a size line: data to its end. */
+			chunk_data(h, q, take, nl != NULL);
+			if (nl)
+				h->cs_long = h->cs_first = 0;
+			used += take;
+			continue;
+		}
+		if (!nl) {
+			if (had + take <= HX_CHUNK_LINE_MAX) {
+				mt_buf_append(&h->carry, q, take); /* (the line goes on) */
+				return n;
+			}
+			chunk_data(h, h->carry.data, had, 0);
+			mt_buf_reset(&h->carry);
+			chunk_data(h, q, take, 0);
+			h->cs_long = 1;
+			return n;
+		}
+		if (had) {
+			mt_buf_append(&h->carry, q, take);
+			L = h->carry.data;
+			ln = h->carry.len;
+		} else {
+			L = q;
+			ln = take;
+		}
+		if (start_line(L, ln) == want) {
+			/* A message begins: this one's end was lost. It ends as cut, and
+			 * the line is scanned again (its start kept in carry). */
+			struct mt_buf keep = h->carry;
+			h->carry = (struct mt_buf)MT_BUF_INIT;
+			lose_thread(h, "bytes not captured cut the chunked body: its end was not found", 0);
+			if (*d == TF_S2C) {
+				h->gapped = 1;
+				c->c2s_at_gap = c->h[TF_C2S].fed;
+			}
+			h->cs_crlf = 0;
+			keep.len = had;
+			h->carry = keep;
+			return used;
+		}
+		borne = chunk_size_line(L, ln, &size) ? chunk_borne_out(size, q + take, left - take) : 0;
+		/* A size line after a CRLF, unless what follows says otherwise; the
+		 * first line after the gap (what came before it is not known) only
+		 * when what follows bears it out: it waits for that (a chunk of at
+		 * most CHUNK_PEEK_MAX), whatever the segments. */
+		if (!h->cs_crlf && h->cs_first && borne < 0 && size <= CHUNK_PEEK_MAX) {
+			if (!had)
+				mt_buf_append(&h->carry, q, take);
+			h->cs_peek = 1;
+			h->cs_line = h->cs_ls = h->carry.len;
+			h->cs_size = size;
+			h->cs_need = h->cs_line + size + 2;
+			used += take;
+			continue;
+		}
+		if (h->cs_crlf ? borne != 0 : h->cs_first && borne == 1) {
+			/* The next chunk: the body goes on there (the CRLF before it was
+			 * the cut chunk's end). */
+			chunk_found(c, h);
+			if (had) {
+				struct mt_buf line = h->carry;
+				uint64_t at = off + used + take - line.len;
+				h->carry = (struct mt_buf)MT_BUF_INIT;
+				for (size_t k = 0; k < line.len && h->mode == M_PARSE;)
+					k += parse(h, line.data + k, line.len - k, at + k);
+				mt_buf_release(&line);
+				return used + take;
+			}
+			return used;
+		}
+		chunk_data(h, L, ln, 1);
+		mt_buf_reset(&h->carry);
+		h->cs_first = 0;
 		used += take;
 	}
 	return used;
@@ -846,14 +1399,18 @@ static int classify(struct conn *c, enum tf_dir *d, const char *p, size_t n)
 		conn_swap(c);
 		*d = *d == TF_C2S ? TF_S2C : TF_C2S;
 	}
+	roles_known(c);
 	conn_http(c, c->h[*d].us);
 	half_begin(c, h);
 	half_begin(c, &c->h[*d == TF_C2S ? TF_S2C : TF_C2S]);
 	return 1;
 }
 
-/* Read n bytes of half *d by its mode (the halves may swap: *d follows). */
-static void feed(struct conn *c, enum tf_dir *d, const char *p, size_t n)
+/*
+ * Read n bytes of half *d by its mode, the first at offset off of its
+ * stream (the halves may swap: *d follows).
+ */
+static void feed(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint64_t off)
 {
 	while (n) {
 		struct half *h = &c->h[*d];
@@ -881,14 +1438,17 @@ static void feed(struct conn *c, enum tf_dir *d, const char *p, size_t n)
 			}
 			/* The bytes kept to classify come first. */
 			if (had)
-				feed(c, d, (const char *)kept, had);
+				feed(c, d, (const char *)kept, had, off - had);
 			continue;
 		}
 		case M_PARSE:
-			k = parse(h, p, n);
+			k = parse(h, p, n, off);
 			break;
 		case M_SCAN:
-			k = scan(c, d, p, n);
+			k = scan(c, d, p, n, off);
+			break;
+		case M_CHUNK:
+			k = chunk_scan(c, d, p, n, off);
 			break;
 		case M_DEAD:
 		default:
@@ -896,15 +1456,115 @@ static void feed(struct conn *c, enum tf_dir *d, const char *p, size_t n)
 		}
 		p += k;
 		n -= k;
+		off += k;
 	}
 }
 
-/* n bytes of direction d, in order. */
-static void push(struct conn *c, enum tf_dir d, const char *p, size_t n, int64_t us)
+/* n bytes of direction d, in order; ack: the data call's. */
+static void push(struct conn *c, enum tf_dir d, const char *p, size_t n, int64_t us, uint64_t ack)
 {
 	c->bytes += n;
 	c->h[TF_C2S].us = c->h[TF_S2C].us = us;
-	feed(c, &d, p, n);
+	c->h[d].ack = ack;
+	feed(c, &d, p, n, c->h[d].fed);
+	c->h[d].fed += n;
+}
+
+/*
+ * n bytes of h's stream, from offset h->fed on, were not captured: those of
+ * them it accounts for (all, but for a Content-Length body: up to its end,
+ * the rest following it).
+ */
+static uint64_t gap_at(struct conn *c, struct half *h, uint64_t n, int64_t us)
+{
+	struct hx_reader *r = c->r;
+	int client = dir_of(h) == TF_C2S;
+
+	if (h->mode == M_FIRST) {
+		/* The stream's start is lost: what it is is looked for. */
+		c->midstream = 1;
+		h->nfirst = 0;
+		h->mode = M_SCAN;
+		h->gap_pending += n;
+		h->first_lost = 1;
+		say_gap(h, n, NULL);
+		return n;
+	}
+	if (h->mode == M_SCAN) {
+		h->skipped += h->carry.len;
+		mt_buf_reset(&h->carry);
+		h->gap_pending += n;
+		say_gap(h, n, h->read_one ? "while reading looked for the next message"
+					  : "before any message of it was read");
+		if (!c->decided) {
+			h->first_lost = 1; /* (placed when the roles are known) */
+		} else if (client) {
+			stretch_open(c, E_REST, h->fed, us);
+		} else {
+			h->gapped = 1;
+			c->c2s_at_gap = c->h[TF_C2S].fed;
+		}
+		return n;
+	}
+	if (h->mode == M_CHUNK) {
+		chunk_lost(c, h, n, us);
+		return n;
+	}
+	/* Parsing: a body whose framing says how long it is skips the gap. */
+	if (h->in_body && !h->filling) {
+		void *x = !client && h->cur ? h->cur->x : NULL;
+		/* (A body no exchange takes: a response skipped, a request said early.) */
+		int kept = client ? h->req != NULL : x != NULL;
+		uint64_t k = n;
+		if (h->eof_body) {
+			/* Read to the close: nothing to skip, the bytes are just missing. */
+			if (x && r->s.response_gap)
+				r->s.response_gap(r->s.ctx, x, n, us);
+			else
+				say_gap(h, n, "in a body not stored");
+			return n;
+		}
+		if (h->body_left != UINT64_MAX && h->body_left)
+			k = n < h->body_left ? n : h->body_left; /* (the rest is past its end) */
+		else if (!h->chunked || !h->chunk_left || n > h->chunk_left)
+			k = 0;
+		if (k) {
+			uint64_t off = h->fed;
+			if (x && r->s.response_gap)
+				r->s.response_gap(r->s.ctx, x, k, us);
+			if (client)
+				h->body_lost += k;
+			if (!kept)
+				say_gap(h, k, "in a body not stored");
+			h->filling = 1;
+			for (uint64_t left = k; left && h->mode == M_PARSE;) {
+				size_t m = left < sizeof(filler) ? (size_t)left : sizeof(filler);
+				size_t used = parse(h, filler, m, off);
+				left -= used;
+				off += used;
+			}
+			h->filling = 0;
+			/* The gap ended where a chunk's data does: the next one begins
+			 * the body's bytes that follow. */
+			if (h->chunked && !h->chunk_left && x && r->s.response_resync)
+				r->s.response_resync(r->s.ctx, x, us);
+			return k;
+		}
+		if (h->chunked) {
+			/* Past the chunk's data, or in its framing: the next chunk is looked for. */
+			chunk_lost(c, h, n, us);
+			return n;
+		}
+	}
+	/* Anywhere else the thread is lost. */
+	h->gap_pending += n;
+	{
+		char why[160];
+		snprintf(why, sizeof(why), "%llu bytes not captured: the rest of the %s is lost",
+			 (unsigned long long)n, client ? "request" : "response");
+		lose_thread(h, why, n);
+	}
+	return n;
 }
 
 /* n bytes of direction d were not captured. */
@@ -914,60 +1574,16 @@ static void gap(struct conn *c, enum tf_dir d, uint64_t n, int64_t us)
 	struct hx_reader *r = c->r;
 
 	c->h[TF_C2S].us = c->h[TF_S2C].us = us;
-	if (h->mode == M_DEAD)
-		return;
-	if (c->klass == K_HTTP) {
+	if (h->mode != M_DEAD && c->klass == K_HTTP) {
 		r->st.gaps++;
 		r->st.gap_bytes += n;
 	}
-	if (h->mode == M_FIRST) {
-		/* The stream's start is lost: what it is is looked for. */
-		c->midstream = 1;
-		h->nfirst = 0;
-		h->mode = M_SCAN;
-		h->gap_pending += n;
-		return;
+	while (n && h->mode != M_DEAD) {
+		uint64_t k = gap_at(c, h, n, us);
+		h->fed += k;
+		n -= k;
 	}
-	if (h->mode == M_SCAN) {
-		h->skipped += h->carry.len;
-		mt_buf_reset(&h->carry);
-		h->gap_pending += n;
-		return;
-	}
-	/* Parsing: a body whose framing says how long it is skips the gap. */
-	if (h->in_body && !h->filling) {
-		int resp = h->p.type == HTTP_RESPONSE;
-		void *x = resp && h->cur ? h->cur->x : NULL;
-		if (h->eof_body) {
-			/* Read to the close: nothing to skip, the bytes are just missing. */
-			if (x && r->s.response_gap)
-				r->s.response_gap(r->s.ctx, x, n, us);
-			return;
-		}
-		if ((h->body_left != UINT64_MAX && n <= h->body_left) ||
-		    (h->chunked && n <= h->chunk_left)) {
-			if (x && r->s.response_gap)
-				r->s.response_gap(r->s.ctx, x, n, us);
-			if (!resp)
-				h->body_lost += n;
-			h->filling = 1;
-			for (uint64_t left = n; left && h->mode == M_PARSE;) {
-				size_t k = left < sizeof(filler) ? (size_t)left : sizeof(filler);
-				parse(h, filler, k);
-				left -= k;
-			}
-			h->filling = 0;
-			return;
-		}
-	}
-	/* Anywhere else the thread is lost. */
-	h->gap_pending += n;
-	{
-		char why[160];
-		snprintf(why, sizeof(why), "%llu bytes not captured: the rest of the %s is lost",
-			 (unsigned long long)n, h->p.type == HTTP_REQUEST ? "request" : "response");
-		lose_thread(h, why, n);
-	}
+	h->fed += n;
 }
 
 /* ---- the tf_handler ---- */
@@ -990,13 +1606,12 @@ static void *tf_open(void *ctx, const struct tf_conn *tc)
 static void tf_data(void *state, const struct tf_conn *tc, enum tf_dir d, const uint8_t *p,
 		    size_t n, int64_t us, uint64_t ack)
 {
-	(void)ack;
 	struct conn *c = state;
 
 	if (!c)
 		return;
 	c->c = tc;
-	push(c, d, (const char *)p, n, us);
+	push(c, d, (const char *)p, n, us, ack);
 }
 
 static void tf_gap(void *state, const struct tf_conn *tc, enum tf_dir d, uint64_t n, int64_t us)
@@ -1056,18 +1671,30 @@ static void tf_close(void *state, const struct tf_conn *tc, enum tf_end_how how,
 	r = c->r;
 	c->c = tc;
 	c->h[TF_C2S].us = c->h[TF_S2C].us = us;
+	/* "closed": the connection is over on the wire; "stopped": the capture,
+	 * or a limit of the import, left it open. */
 	switch (how) {
 	case TF_FIN: outcome = "closed"; why = "the connection closed"; break;
 	case TF_RST: outcome = "closed"; why = "the connection was reset"; break;
 	case TF_IDLE: outcome = "stopped"; why = "the connection was idle too long (--idle)"; break;
-	case TF_EVICTED: outcome = "stopped"; why = "the connection was given up on (a limit)"; break;
-	case TF_EOF:
-	default: outcome = "stopped"; why = "the capture ended"; break;
+	case TF_EVICTED:
+		outcome = "stopped";
+		why = "the connection was given up on to make room (--max-flows, --memory)";
+		break;
+	case TF_EOF: outcome = "stopped"; why = "the capture ended"; break;
+	default:
+		/* (An end this reader does not know by name: a new connection on the
+		 * same ports replaced it, ...: over, though its close was not seen.) */
+		outcome = "closed";
+		why = "the connection ended without a close captured";
+		break;
 	}
 	if (c->klass == K_HTTP) {
 		struct half *q = &c->h[TF_C2S], *s = &c->h[TF_S2C];
-		/* A body read to the close ends here. */
-		if (s->mode == M_PARSE && s->in_msg)
+		/* A body read to the close ends here, complete, only at a clean close:
+		 * after a reset, at the capture's end or an eviction, more of it may
+		 * have been sent. */
+		if (how == TF_FIN && s->mode == M_PARSE && s->in_msg)
 			http_parser_execute(&s->p, &settings, NULL, 0);
 		if (s->cur) {
 			sink_end(c, s->cur, outcome, why, us);
@@ -1076,13 +1703,16 @@ static void tf_close(void *state, const struct tf_conn *tc, enum tf_end_how how,
 		}
 		if (q->req) {
 			/* A request not whole when it closed: never said. */
-			q->req->lost = 1;
 			q->req = NULL;
 			r->st.lost_requests++;
 		}
 		while (c->q) {
 			struct pending *e = queue_pop(c);
-			if (e->x) {
+			if (e->x && s->gapped && e->start < c->c2s_at_gap) {
+				/* The server's stream lost bytes after it came: its response
+				 * may have been there. */
+				response_lost(c, e, us);
+			} else if (e->x) {
 				r->st.unanswered++;
 				sink_end(c, e, outcome, "no response", us);
 			}

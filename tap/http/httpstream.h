@@ -20,19 +20,48 @@
  *     are framed by Content-Length, chunked encoding or the connection's
  *     close. A request is said whole (head and body, bounded by max_body);
  *     a response's head, then its body's bytes as they are parsed (chunked
- *     framing taken off), then its end.
+ *     framing taken off), then its end. A body read to the close is
+ *     complete only at a clean close (TF_FIN); a reset, the capture's end,
+ *     an eviction or a new connection on the same ports end it as cut.
+ *   - Pairing across gaps: each request's place in the client's stream is
+ *     kept (where it begins and ends), and so is each stretch of that
+ *     stream not read (a gap, a head cut). A response's first segment says
+ *     how much of the client's stream the server had received (its ack).
+ *     When responses may have been lost (a gap in the server's stream since
+ *     the last one) or a stretch of the client's stream was, the response
+ *     answers the first request the server had not received whole if it had
+ *     begun to (an early answer), or the last one it had received whole;
+ *     when that is a stretch not read, a request lost there: the response
+ *     is then paired with nothing. Requests passed over end as "gap" (their
+ *     response was not captured); so do those waiting at the close when the
+ *     server's stream lost bytes after them. Without an ack
+ *     (TF_ACK_UNKNOWN), or with no gap about, pairing is in order; a request
+ *     lost in a gap then takes the next response with it, unless the
+ *     server's stream lost bytes too.
  *   - A gap (bytes not captured) inside a body whose length is known (a
  *     Content-Length body, a chunk's data) or read to the close is skipped
- *     by its length and said to the exchange; anywhere else the message in
- *     progress is lost, the gap is said to the connection, and reading
- *     starts again at the next line that opens a request (client side) or a
- *     response (server side). Responses whose request was not captured are
- *     counted and skipped; so are parse errors, which resynchronise the same
- *     way.
+ *     by its length and said to the exchange; one that runs past a
+ *     Content-Length body's end ends the body there, the rest being a gap
+ *     between messages. One in a chunked body that does not end in the
+ *     chunk's data is said to the exchange, and reading goes on at the next
+ *     line that looks like a chunk's size (CRLF, hex digits, maybe ";"
+ *     extensions, CRLF), in the same exchange: the bytes before it are the
+ *     cut chunk's data, said as body; a start line found first ends the
+ *     exchange as "gap". Anywhere else the message in progress is lost (an
+ *     exchange it cut ends as "gap"), and reading starts again at the next
+ *     line that opens a request (client side) or a response (server side).
+ *   - Every gap is said when it comes: to the exchange whose body it is in
+ *     or which it cut (response_gap), else to the connection (conn_gap);
+ *     gaps of a connection not yet known to carry HTTP are said when it is.
+ *   - Responses whose request was not captured are counted and skipped; so
+ *     are parse errors, which resynchronise as after a gap.
  *
  * Memory is bounded per connection: a head by http_parser's limit (80 KiB),
  * a request body by max_body (what is beyond is counted, not kept), the
- * text kept while looking for a place to resynchronise by HX_SCAN_MAX.
+ * text kept while looking for a place to resynchronise by HX_SCAN_MAX (a
+ * chunk's size line by HX_CHUNK_LINE_MAX, with the chunk that bears it out
+ * by 64 KiB), the requests waiting for their responses (and the stretches
+ * not read among them) by PENDING_MAX.
  */
 #ifndef MCPTAP_HTTPSTREAM_H
 #define MCPTAP_HTTPSTREAM_H
@@ -45,6 +74,8 @@
 
 /* The longest line looked at when resynchronising (a request or status line). */
 #define HX_SCAN_MAX 8192
+/* The longest chunk-size line (extensions included) looked for after a gap in a chunked body. */
+#define HX_CHUNK_LINE_MAX 256
 /* TLS servers listed by address in the counts. */
 #define HX_TLS_SERVERS 16
 
@@ -78,16 +109,28 @@ struct hx_sink {
 			      int64_t us);
 	/* Bytes of its body, in order. */
 	void (*response_body)(void *ctx, void *x, const char *p, size_t n, int64_t us);
-	/* n bytes of its body were not captured (skipped by the framing). */
+	/* n bytes of it were not captured (skipped by the framing, or it was cut). */
 	void (*response_gap)(void *ctx, void *x, uint64_t n, int64_t us);
 	/*
+	 * After a gap in a chunked body, the body's next bytes begin a chunk
+	 * (where a write of the server's began: often an SSE event).
+	 */
+	void (*response_resync)(void *ctx, void *x, int64_t us);
+	/*
 	 * The exchange ended: outcome "complete" (the response read whole),
-	 * "closed" (the connection closed before), "gap" (bytes not captured
-	 * cut it) or "stopped" (the capture ended, or the connection was given
-	 * up on), with error saying more (NULL when complete).
+	 * "closed" (the connection closed before: a FIN, a reset, a new
+	 * connection on the same ports), "gap" (bytes not captured cut it, or
+	 * held its response) or "stopped" (the capture ended, the connection
+	 * was idle too long or given up on for a limit), with error saying
+	 * more (NULL when complete).
 	 */
 	void (*end)(void *ctx, void *x, const char *outcome, const char *error, int64_t us);
-	/* n bytes of direction d were not captured outside any body the framing could skip. */
+	/*
+	 * n bytes of direction d were not captured outside any exchange's body
+	 * (between messages, in a head, while resynchronising), with why: said
+	 * as they come (those before the connection was known to carry HTTP,
+	 * after conn_open).
+	 */
 	void (*conn_gap)(void *ctx, void *conn, enum tf_dir d, uint64_t n, const char *why,
 			 int64_t us);
 	/* The connection is over (only for those conn_open was called for). */
@@ -107,9 +150,15 @@ struct hx_stats {
 	uint64_t upgraded;        /* HTTP connections that switched protocol (101, CONNECT) */
 	uint64_t requests, responses, interim;
 	uint64_t orphans;         /* responses whose request was not captured: skipped */
+	uint64_t unpaired;        /* of them, responses to a request lost in a gap (the
+				   * server's ack, or a stretch of the client's stream
+				   * lost, says so) */
+	uint64_t lost_responses;  /* requests whose response was lost in a gap (passed
+				   * over by a later response, or at the close): "gap" */
 	uint64_t unanswered;      /* requests without a response when their connection ended */
 	uint64_t parse_errors;    /* messages http_parser refused (reading resynchronised) */
 	uint64_t resyncs;         /* times reading started again after a gap or an error */
+	uint64_t chunk_resyncs;   /* of them, at a chunk's size line in the same body */
 	uint64_t lost_requests;   /* requests cut by a gap or an error: not said */
 	uint64_t skipped_bytes;   /* bytes passed over looking for a message's start */
 	uint64_t gaps, gap_bytes; /* gaps the reassembler delivered on HTTP connections */

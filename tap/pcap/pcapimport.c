@@ -5,6 +5,11 @@
  * what the HTTP tap stores (tap/http/httplog.h): each call sets the writer's
  * clock to the capture time of the data that made it, so every record's
  * t_ns and wall are the packets'.
+ *
+ * Every gap HTTP reading says is stored as a gap row: in the session of the
+ * connection's last exchange; before its first exchange is read, held and
+ * stored in that exchange's session before it; in a session of its own
+ * when the connection closes without one.
  */
 #include "tap/pcap/pcapimport.h"
 
@@ -15,11 +20,16 @@
 #include <string.h>
 #include <sys/socket.h>
 
+/* Gaps held for a connection before it has a session, at most (more are merged into the last). */
+#define HELD_GAPS_MAX 16
+
 struct iconn {
 	int64_t num;          /* hl's connection number */
 	int64_t last_sess;    /* the session of its last exchange (0: none yet) */
 	char addr[64];        /* the client's "ADDR:PORT" */
 	char upstream[80];    /* "http://ADDR:PORT" of the server */
+	struct hl_gap held[HELD_GAPS_MAX]; /* gaps before its first exchange (why: owned) */
+	size_t nheld;
 };
 
 struct mt_import {
@@ -86,6 +96,13 @@ static void on_swap(void *ctx, const struct tf_conn *c)
 	tf_swap(im->tf, c);
 }
 
+static void held_release(struct iconn *k)
+{
+	for (size_t i = 0; i < k->nheld; i++)
+		free((char *)k->held[i].why);
+	k->nheld = 0;
+}
+
 static void *on_request(void *ctx, void *conn, const struct hx_request *r, int64_t us)
 {
 	struct mt_import *im = ctx;
@@ -106,9 +123,12 @@ static void *on_request(void *ctx, void *conn, const struct hx_request *r, int64
 	q.body_len = r->body_len;
 	q.body_lost = r->body_lost;
 	q.body_cut = r->body_cut;
+	q.gaps = k->held;
+	q.ngaps = k->nheld;
 	e->x = hl_request(im->log, &q);
 	e->conn = k;
 	k->last_sess = hl_info(e->x)->sess;
+	held_release(k);
 	return e;
 }
 
@@ -140,6 +160,15 @@ static void on_response_gap(void *ctx, void *x, uint64_t n, int64_t us)
 	hl_response_gap(im->log, e->x, n);
 }
 
+static void on_response_resync(void *ctx, void *x, int64_t us)
+{
+	struct mt_import *im = ctx;
+	struct iexch *e = x;
+
+	at(im, us);
+	hl_response_resync(im->log, e->x);
+}
+
 static void on_end(void *ctx, void *x, const char *outcome, const char *error, int64_t us)
 {
 	struct mt_import *im = ctx;
@@ -156,9 +185,20 @@ static void on_conn_gap(void *ctx, void *conn, enum tf_dir d, uint64_t n, const 
 	struct mt_import *im = ctx;
 	struct iconn *k = conn;
 
+	if (!k)
+		return;
 	at(im, us);
-	if (k && k->last_sess)
+	if (k->last_sess) {
 		hl_session_gap(im->log, k->last_sess, d == TF_C2S ? WS_C2S : WS_S2C, n, why);
+	} else if (k->nheld < HELD_GAPS_MAX) {
+		/* No session has the connection yet: its first exchange's will. */
+		struct hl_gap *g = &k->held[k->nheld++];
+		g->s = d == TF_C2S ? WS_C2S : WS_S2C;
+		g->bytes = n;
+		g->why = mt_strdup(why);
+	} else {
+		k->held[HELD_GAPS_MAX - 1].bytes += n;
+	}
 }
 
 static void on_conn_close(void *ctx, void *conn, int64_t us)
@@ -169,6 +209,9 @@ static void on_conn_close(void *ctx, void *conn, int64_t us)
 	if (!k)
 		return;
 	at(im, us);
+	/* Gaps of a connection that never had an exchange: a session of their own. */
+	hl_gap_session(im->log, k->num, k->addr, k->upstream, k->held, k->nheld);
+	held_release(k);
 	hl_conn_closed(im->log, k->num);
 	free(k);
 }
@@ -185,6 +228,7 @@ struct mt_import *mt_import_new(const struct mt_import_opts *o)
 		.response_head = on_response_head,
 		.response_body = on_response_body,
 		.response_gap = on_response_gap,
+		.response_resync = on_response_resync,
 		.end = on_end,
 		.conn_gap = on_conn_gap,
 		.conn_close = on_conn_close,

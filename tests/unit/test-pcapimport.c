@@ -13,7 +13,15 @@
  *     by the POSTs to its endpoint, plain JSON-RPC by connection, a DELETE
  *     ending one;
  *   - the client found from the first request when the capture began mid-way
- *     and the reassembler guessed the other side.
+ *     and the reassembler guessed the other side;
+ *   - every gap stored (review finding 3): the last response lost (its gap
+ *     row after its request, the exchange "gap"), the first exchange lost
+ *     (the gaps stored before the next one, in its session), a connection
+ *     whose only request was lost (its gap in a session of its own), a
+ *     response's head cut (the exchange's gap row);
+ *   - segments lost across chunks of an SSE stream (review finding 4): read
+ *     on at the next chunk, the events after the gap stored, the rest of a
+ *     cut event not taken for one.
  */
 #include "tests/unit/unit.h"
 
@@ -85,6 +93,12 @@ static void say(struct tcp *k, int from_client, const char *p, size_t n, size_t 
 static void says(struct tcp *k, int from_client, const char *s)
 {
 	say(k, from_client, s, strlen(s), 0);
+}
+
+/* n bytes of one side sent but not captured. */
+static void lose(struct tcp *k, int from_client, size_t n)
+{
+	*(from_client ? &k->cseq : &k->sseq) += (uint32_t)n;
 }
 
 static void tcp_close(struct tcp *k)
@@ -438,6 +452,262 @@ static void test_midstream_swap(void **state)
 	free(r1);
 }
 
+/* Each session's gap rows and exchanges, in seq order. */
+static char *gaps_and_exchanges(struct fx *f)
+{
+	return q(f, "select session, seq, 'gap', dir, bytes, reason from gap union all "
+		    "select session, seq, 'exchange', method, coalesce(status, '-'), "
+		    "outcome || coalesce(': ' || error, '') from http_exchange order by 1, 2");
+}
+
+#define PING(i) "{\"jsonrpc\":\"2.0\",\"id\":" #i ",\"method\":\"ping\"}"
+#define PONG(i) "{\"jsonrpc\":\"2.0\",\"id\":" #i ",\"result\":{}}"
+
+/*
+ * The last response not captured, then the close (review finding 3): a gap
+ * row after its request (so that analyze says TAP-001, not that the server
+ * never answered), and the exchange ends as "gap".
+ */
+static void test_gap_last_response(void **state)
+{
+	struct fx f;
+	struct tcp k;
+	struct mt_import_stats st;
+	char *p1 = post(PING(1), NULL), *r1 = json_resp(PONG(1), NULL);
+	char *p2 = post(PING(2), NULL), *r2 = json_resp(PONG(2), NULL);
+	char *got, want[600];
+
+	(void)state;
+	fx_open(&f);
+	tcp_open(&k, mt_import_tf(f.im), 40000, 1700000000000000, 1);
+	says(&k, 1, p1);
+	says(&k, 0, r1);
+	says(&k, 1, p2);
+	lose(&k, 0, strlen(r2));
+	tcp_close(&k);
+	fx_finish(&f, k.us, &st);
+	got = gaps_and_exchanges(&f);
+	snprintf(want, sizeof(want),
+		 "1|1|exchange|POST|200|complete\n"
+		 "1|4|exchange|POST|-|gap: its response was not captured (a gap in the server's "
+		 "stream)\n"
+		 "1|6|gap|s2c|%zu|%zu bytes of the server's stream were not captured: a response (or "
+		 "more) is lost\n",
+		 strlen(r2), strlen(r2));
+	assert_string_equal(got, want);
+	free(got);
+	got = q(&f, "select seq, dir, kind from message order by seq");
+	assert_string_equal(got, "2|c2s|request\n3|s2c|response\n5|c2s|request\n");
+	free(got);
+	assert_int_equal(st.hl.gaps, 1);
+	assert_int_equal(st.hx.lost_responses, 1);
+	fx_free(&f);
+	free(p1);
+	free(r1);
+	free(p2);
+	free(r2);
+}
+
+/*
+ * The first exchange not captured (an initialize and its answer): the gaps
+ * are stored in the session of the connection's first exchange read, the
+ * client's before it (the server's too when the reassembler gives its hole
+ * up before that exchange, at the ACK that covers it; after, at the close).
+ */
+static void test_gap_before_first(void **state)
+{
+	struct fx f;
+	struct tcp k;
+	char *a = post(INIT_REQ, NULL), *b = json_resp(INIT_RESP, "s-1");
+	char *p1 = post(PING(2), "s-1"), *r1 = json_resp(PONG(2), NULL);
+	char *got, want[800];
+
+	(void)state;
+	fx_open(&f);
+	tcp_open(&k, mt_import_tf(f.im), 40000, 1700000000000000, 1);
+	lose(&k, 1, strlen(a));
+	lose(&k, 0, strlen(b));
+	says(&k, 1, p1);
+	says(&k, 0, r1);
+	tcp_close(&k);
+	fx_finish(&f, k.us, NULL);
+	got = q(&f, "select session, dir, bytes, reason from gap order by dir");
+	snprintf(want, sizeof(want),
+		 "1|c2s|%zu|%zu bytes of the client's stream were not captured: before any message "
+		 "of it was read\n"
+		 "1|s2c|%zu|%zu bytes of the server's stream were not captured: before any message "
+		 "of it was read\n",
+		 strlen(a), strlen(a), strlen(b), strlen(b));
+	assert_string_equal(got, want);
+	free(got);
+	got = q(&f, "select x.session, x.method, x.status, x.outcome, g.seq < x.seq from http_exchange x "
+		    "join gap g on g.dir = 'c2s'");
+	assert_string_equal(got, "1|POST|200|complete|1\n");
+	free(got);
+	fx_free(&f);
+	free(a);
+	free(b);
+	free(p1);
+	free(r1);
+}
+
+/* A connection whose only request was not captured: its gap in a session of its own. */
+static void test_gap_session_alone(void **state)
+{
+	struct fx f;
+	struct tcp k;
+	struct mt_import_stats st;
+	char *p1 = post(PING(1), NULL), *r1 = json_resp(PONG(1), NULL);
+	char *got, sql[600], want[100];
+
+	(void)state;
+	fx_open(&f);
+	tcp_open(&k, mt_import_tf(f.im), 40000, 1700000000000000, 1);
+	lose(&k, 1, strlen(p1));
+	says(&k, 0, r1);
+	tcp_close(&k);
+	fx_finish(&f, k.us, &st);
+	/* (Why, as the hole was given up: before the response was read, or after it.) */
+	snprintf(sql, sizeof(sql),
+		 "select session, seq, dir, bytes, reason in ('%zu bytes of the client''s stream were "
+		 "not captured: a request (or more) is lost', '%zu bytes of the client''s stream were "
+		 "not captured: before any message of it was read') from gap",
+		 strlen(p1), strlen(p1));
+	got = q(&f, sql);
+	snprintf(want, sizeof(want), "1|1|c2s|%zu|1\n", strlen(p1));
+	assert_string_equal(got, want);
+	free(got);
+	got = q(&f, "select count(*) from http_exchange");
+	assert_string_equal(got, "0\n");
+	free(got);
+	got = q(&f, "select transport, client_addr, upstream, msgs_c2s, msgs_s2c from session");
+	assert_string_equal(got, "http|127.0.0.1:40000|http://127.0.0.2:3001|0|0\n");
+	free(got);
+	assert_int_equal(st.hl.sessions, 1);
+	assert_int_equal(st.hl.sessions_gaps, 1);
+	assert_int_equal(st.hx.orphans, 1);
+	fx_free(&f);
+	free(p1);
+	free(r1);
+}
+
+/* A response's head cut by a gap: the exchange ends as "gap", with its gap row. */
+static void test_gap_response_head(void **state)
+{
+	struct fx f;
+	struct tcp k;
+	char *p1 = post(PING(1), NULL), *r1 = json_resp(PONG(1), NULL);
+	char *got;
+
+	(void)state;
+	fx_open(&f);
+	tcp_open(&k, mt_import_tf(f.im), 40000, 1700000000000000, 1);
+	says(&k, 1, p1);
+	say(&k, 0, r1, 20, 0);
+	lose(&k, 0, 30);
+	say(&k, 0, r1 + 50, strlen(r1) - 50, 0);
+	tcp_close(&k);
+	fx_finish(&f, k.us, NULL);
+	got = gaps_and_exchanges(&f);
+	assert_string_equal(got,
+			    "1|1|exchange|POST|-|gap: 30 bytes not captured: the rest of the response is lost\n"
+			    "1|3|gap|s2c|30|30 bytes of a response were not captured: its head is lost\n");
+	free(got);
+	got = q(&f, "select seq, dir, kind from message order by seq");
+	assert_string_equal(got, "2|c2s|request\n");
+	free(got);
+	fx_free(&f);
+	free(p1);
+	free(r1);
+}
+
+/* An SSE event of notifications/message n, as a chunk of its own (one write of the server's). */
+static char *sse_event_chunk(int n)
+{
+	char ev[200], *out = NULL;
+
+	snprintf(ev, sizeof(ev),
+		 "event: message\nid: %d\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
+		 "\"params\":{\"level\":\"info\",\"data\":%d}}\n\n",
+		 n, n);
+	if (asprintf(&out, "%zx\r\n%s\r\n", strlen(ev), ev) < 0)
+		abort();
+	return out;
+}
+
+/*
+ * Segments lost in a chunked SSE stream, across chunks (review finding 4):
+ * the stream is read on at the next chunk's size line, in the same
+ * exchange; the events after the gap are stored, the gap between them.
+ * lost_extra: bytes of the next chunk lost too (its event, cut, is not
+ * stored).
+ */
+static char *sse_chunks_lost(size_t lost_extra, struct mt_import_stats *st)
+{
+	struct fx f;
+	struct tcp k;
+	char *c = post("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}", NULL);
+	char *ch[6], *got;
+
+	for (int i = 1; i <= 5; i++)
+		ch[i] = sse_event_chunk(i);
+	fx_open(&f);
+	tcp_open(&k, mt_import_tf(f.im), 40000, 1700000000000000, 1);
+	says(&k, 1, c);
+	says(&k, 0, sse_head);
+	says(&k, 0, ch[1]);
+	lose(&k, 0, strlen(ch[2]) + lost_extra);
+	say(&k, 0, ch[3] + lost_extra, strlen(ch[3]) - lost_extra, 0);
+	says(&k, 0, ch[4]);
+	says(&k, 0, ch[5]);
+	says(&k, 0, "0\r\n\r\n");
+	tcp_close(&k);
+	fx_finish(&f, k.us, st);
+	got = q(&f, "select seq, 'event', sse_id, json_extract(raw, '$.params.data') from message "
+		    "where channel = 'sse' union all select seq, 'gap', bytes, reason from gap union all "
+		    "select seq, 'exchange', status, outcome from http_exchange order by 1");
+	fx_free(&f);
+	free(c);
+	for (int i = 1; i <= 5; i++)
+		free(ch[i]);
+	return got;
+}
+
+static void test_sse_chunks_lost(void **state)
+{
+	struct mt_import_stats st;
+	char *one = sse_event_chunk(2), *got, want[600];
+	size_t n = strlen(one);
+
+	(void)state;
+	/* The whole chunk 2 lost: events 1, 3, 4 and 5. */
+	got = sse_chunks_lost(0, &st);
+	snprintf(want, sizeof(want),
+		 "1|exchange|200|complete\n"
+		 "3|event|1|1\n"
+		 "4|gap|%zu|%zu bytes of an SSE stream were not captured\n"
+		 "5|event|3|3\n"
+		 "6|event|4|4\n"
+		 "7|event|5|5\n",
+		 n, n);
+	assert_string_equal(got, want);
+	free(got);
+	assert_int_equal(st.hx.chunk_resyncs, 1);
+	assert_int_equal(st.hl.gaps, 1);
+	/* Chunk 2 and the start of 3 lost (up to its "id"): its rest is no event. */
+	got = sse_chunks_lost(22, &st);
+	snprintf(want, sizeof(want),
+		 "1|exchange|200|complete\n"
+		 "3|event|1|1\n"
+		 "4|gap|%zu|%zu bytes of an SSE stream were not captured\n"
+		 "5|event|4|4\n"
+		 "6|event|5|5\n",
+		 n + 22, n + 22);
+	assert_string_equal(got, want);
+	free(got);
+	free(one);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +716,11 @@ int main(void)
 		cmocka_unit_test(test_sse_gap),
 		cmocka_unit_test(test_sessions),
 		cmocka_unit_test(test_midstream_swap),
+		cmocka_unit_test(test_gap_last_response),
+		cmocka_unit_test(test_gap_before_first),
+		cmocka_unit_test(test_gap_session_alone),
+		cmocka_unit_test(test_gap_response_head),
+		cmocka_unit_test(test_sse_chunks_lost),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
