@@ -1682,9 +1682,12 @@ static void tf_close(void *state, const struct tf_conn *tc, enum tf_end_how how,
 		why = "the connection was given up on to make room (--max-flows, --memory)";
 		break;
 	case TF_EOF: outcome = "stopped"; why = "the capture ended"; break;
+	case TF_REUSED:
+		outcome = "closed";
+		why = "the connection was replaced by a new one on the same ports";
+		break;
 	default:
-		/* (An end this reader does not know by name: a new connection on the
-		 * same ports replaced it, ...: over, though its close was not seen.) */
+		/* (An end this reader does not know by name: over, though its close was not seen.) */
 		outcome = "closed";
 		why = "the connection ended without a close captured";
 		break;

@@ -379,9 +379,8 @@ static void test_close_delimited(void **state)
 			{TF_IDLE, "end1 stopped: the connection was idle too long (--idle) @1020\n"},
 			{TF_EVICTED, "end1 stopped: the connection was given up on to make room "
 				     "(--max-flows, --memory) @1020\n"},
-			/* (An end not known by name: TF_REUSED, a new connection on the ports.) */
-			{(enum tf_end_how)(TF_EOF + 1),
-			 "end1 closed: the connection ended without a close captured @1020\n"},
+			{TF_REUSED, "end1 closed: the connection was replaced by a new one on the same "
+				    "ports @1020\n"},
 		};
 		for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
 			h_init(&t, 1, 0);

@@ -19,6 +19,9 @@
  *     (the gaps stored before the next one, in its session), a connection
  *     whose only request was lost (its gap in a session of its own), a
  *     response's head cut (the exchange's gap row);
+ *   - pairing by the server's ACKs after a gap (review findings 1 and 2): a
+ *     lost answer leaves its request without one and the next answers go to
+ *     their own requests; a lost request's answer is paired with nothing;
  *   - segments lost across chunks of an SSE stream (review finding 4): read
  *     on at the next chunk, the events after the gap stored, the rest of a
  *     cut event not taken for one.
@@ -508,6 +511,118 @@ static void test_gap_last_response(void **state)
 	free(r2);
 }
 
+/* Each exchange: its outcome and the JSON-RPC ids of its request and response, "-" for none. */
+static char *pairs(struct fx *f)
+{
+	return q(f, "select x.seq, coalesce((select m.id from message m where m.session = x.session "
+		    "and m.exchange = x.seq and m.dir = 'c2s'), '-'), coalesce((select m.id from "
+		    "message m where m.session = x.session and m.exchange = x.seq and m.dir = 's2c'), "
+		    "'-'), x.outcome from http_exchange x order by x.seq");
+}
+
+/*
+ * Three pings on one keep-alive connection, the first answer not captured
+ * (review finding 2): the client's next segment acknowledges it, so the
+ * reassembler gives the hole up at once and the HTTP side pairs by the
+ * server's ACKs: the first ping ends without its answer, the second and
+ * third are paired with their own (in order, each answer went to the ping
+ * before it).
+ */
+static void test_pair_lost_response(void **state)
+{
+	struct fx f;
+	struct tcp k;
+	struct mt_import_stats st;
+	char *p[3], *r[3], *got;
+
+	(void)state;
+	p[0] = post(PING(1), NULL), r[0] = json_resp(PONG(1), NULL);
+	p[1] = post(PING(2), NULL), r[1] = json_resp(PONG(2), NULL);
+	p[2] = post(PING(3), NULL), r[2] = json_resp(PONG(3), NULL);
+	fx_open(&f);
+	tcp_open(&k, mt_import_tf(f.im), 40000, 1700000000000000, 1);
+	says(&k, 1, p[0]);
+	lose(&k, 0, strlen(r[0]));
+	says(&k, 1, p[1]);
+	says(&k, 0, r[1]);
+	says(&k, 1, p[2]);
+	says(&k, 0, r[2]);
+	tcp_close(&k);
+	fx_finish(&f, k.us, &st);
+	got = pairs(&f);
+	assert_string_equal(got, "1|1|-|gap\n"
+				 "4|2|2|complete\n"
+				 "7|3|3|complete\n");
+	free(got);
+	got = q(&f, "select count(*) || ' ' || sum(bytes) from gap where dir = 's2c'");
+	{
+		char want[64];
+		snprintf(want, sizeof(want), "1 %zu\n", strlen(r[0]));
+		assert_string_equal(got, want);
+	}
+	free(got);
+	assert_int_equal(st.hx.orphans, 0);
+	assert_int_equal(st.hx.lost_responses, 1);
+	assert_int_equal(st.tf.ack_gaps, 1);
+	fx_free(&f);
+	for (int i = 0; i < 3; i++) {
+		free(p[i]);
+		free(r[i]);
+	}
+}
+
+/*
+ * Four pings on one keep-alive connection, the second ping not captured
+ * (review finding 1): the server's answer to it acknowledges it, so the
+ * client's hole is given up at once (not held to the close), that answer
+ * is paired with nothing (its request is lost), and the third and fourth
+ * pings get their own answers.
+ */
+static void test_pair_lost_request(void **state)
+{
+	struct fx f;
+	struct tcp k;
+	struct mt_import_stats st;
+	char *p[4], *r[4], *got, want[64];
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		char a[64], b[64];
+		snprintf(a, sizeof(a), "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\"}", i + 1);
+		snprintf(b, sizeof(b), "{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{}}", i + 1);
+		p[i] = post(a, NULL);
+		r[i] = json_resp(b, NULL);
+	}
+	fx_open(&f);
+	tcp_open(&k, mt_import_tf(f.im), 40000, 1700000000000000, 1);
+	says(&k, 1, p[0]);
+	says(&k, 0, r[0]);
+	lose(&k, 1, strlen(p[1]));
+	says(&k, 0, r[1]);
+	says(&k, 1, p[2]);
+	says(&k, 0, r[2]);
+	says(&k, 1, p[3]);
+	says(&k, 0, r[3]);
+	tcp_close(&k);
+	fx_finish(&f, k.us, &st);
+	got = pairs(&f);
+	assert_string_equal(got, "1|1|1|complete\n"
+				 "5|3|3|complete\n"
+				 "8|4|4|complete\n");
+	free(got);
+	got = q(&f, "select count(*) || ' ' || sum(bytes) from gap where dir = 'c2s'");
+	snprintf(want, sizeof(want), "1 %zu\n", strlen(p[1]));
+	assert_string_equal(got, want);
+	free(got);
+	assert_int_equal(st.hx.unanswered, 0);
+	assert_int_equal(st.tf.ack_gaps, 1);
+	fx_free(&f);
+	for (int i = 0; i < 4; i++) {
+		free(p[i]);
+		free(r[i]);
+	}
+}
+
 /*
  * The first exchange not captured (an initialize and its answer): the gaps
  * are stored in the session of the connection's first exchange read, the
@@ -717,6 +832,8 @@ int main(void)
 		cmocka_unit_test(test_sessions),
 		cmocka_unit_test(test_midstream_swap),
 		cmocka_unit_test(test_gap_last_response),
+		cmocka_unit_test(test_pair_lost_response),
+		cmocka_unit_test(test_pair_lost_request),
 		cmocka_unit_test(test_gap_before_first),
 		cmocka_unit_test(test_gap_session_alone),
 		cmocka_unit_test(test_gap_response_head),
