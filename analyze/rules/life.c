@@ -117,6 +117,10 @@ static void life_001(const struct an_ctx *c)
 		return;
 	if (m->dir == AN_C2S && m->cls->kind == MT_REQUEST && !strcmp(m->method, "initialize"))
 		return;
+	/* The client's stream lost bytes before it: the initialize may be what the gap holds
+	 * (TAP-001 says so). */
+	if (c->st->gap_seq[AN_C2S])
+		return;
 	an_report(c, -1, "the first message is %s %s, not the client's initialize request",
 		  an_dir_arrow(m->dir), m->method ? m->method : mt_kind_name(m->cls->kind));
 }

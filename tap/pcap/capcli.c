@@ -328,15 +328,24 @@ static void summary(const struct capcli *o, const struct capcli_run *r, struct m
 	if (t->evicted_idle)
 		fprintf(stderr, "  limits: %llu %s closed after --idle\n",
 			(unsigned long long)t->evicted_idle, plural(t->evicted_idle, "connection", "connections"));
-	if (h->orphans || h->unanswered || h->lost_requests || h->parse_errors || h->resyncs) {
+	if (h->orphans || h->unanswered || h->lost_requests || h->lost_responses ||
+	    h->parse_errors || h->resyncs) {
 		fmt_bytes(h->skipped_bytes, b2);
-		fprintf(stderr, "  HTTP: %llu responses without their request, %llu requests without "
-				"a response, %llu requests lost, %llu parse errors, %llu resynchronised "
-				"(%s passed over)\n",
-			(unsigned long long)h->orphans, (unsigned long long)h->unanswered,
-			(unsigned long long)h->lost_requests, (unsigned long long)h->parse_errors,
-			(unsigned long long)h->resyncs, b2);
+		fprintf(stderr, "  HTTP: %llu responses without their request (%llu of them to a "
+				"request lost in a gap), %llu requests whose response was lost in a "
+				"gap, %llu without a response at the close, %llu requests lost\n",
+			(unsigned long long)h->orphans, (unsigned long long)h->unpaired,
+			(unsigned long long)h->lost_responses, (unsigned long long)h->unanswered,
+			(unsigned long long)h->lost_requests);
+		fprintf(stderr, "  HTTP: %llu parse errors; reading resumed %llu %s (%llu at the "
+				"next chunk of the same body; %s passed over)\n",
+			(unsigned long long)h->parse_errors, (unsigned long long)h->resyncs,
+			plural(h->resyncs, "time", "times"), (unsigned long long)h->chunk_resyncs, b2);
 	}
+	if (st->hl.sessions_gaps)
+		fprintf(stderr, "  %llu %s of gaps alone (connections whose every exchange was lost)\n",
+			(unsigned long long)st->hl.sessions_gaps,
+			plural(st->hl.sessions_gaps, "session", "sessions"));
 	if (h->body_cut)
 		fprintf(stderr, "  limits: %llu request %s above --max-message (stored as gaps)\n",
 			(unsigned long long)h->body_cut, plural(h->body_cut, "body", "bodies"));
