@@ -286,20 +286,6 @@ static int holds_initialize(const char *p, size_t n, const struct mt_class *c)
 	return found;
 }
 
-/* A 2026-07-28 request's _meta["io.modelcontextprotocol/clientInfo"] as "name version". */
-static char *meta_client(const char *p, size_t n)
-{
-	json_t *m = json_loadb(p, n, 0, NULL);
-	json_t *ci = json_object_get(json_object_get(json_object_get(m, "params"), "_meta"),
-				     "io.modelcontextprotocol/clientInfo");
-	const char *name = json_string_value(json_object_get(ci, "name"));
-	const char *version = json_string_value(json_object_get(ci, "version"));
-	char *out = name ? mt_asprintf("%s %s", name, version ? version : "") : NULL;
-
-	json_decref(m);
-	return out;
-}
-
 /* ---- the request ---- */
 
 struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
@@ -333,7 +319,7 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 	hr.initialize = x->initialize;
 	/* 2026-07-28: no session; the request names its client in _meta. */
 	if (!sid && rpc && !x->initialize && cls.kind == MT_REQUEST && cls.has_meta)
-		client = meta_client(body, r->body_len);
+		client = hs_meta_client(body, r->body_len);
 	hr.client = client;
 
 	pthread_mutex_lock(&l->mu);

@@ -32,6 +32,7 @@
 #include "schema/message.h"
 #include "schema/util.h"
 #include "tap/http/httphdr.h"
+#include "tap/http/httpsess.h"
 
 /* Events kept per session for Last-Event-ID, at most (bytes). */
 #define KEPT_MAX (1u << 20)
@@ -854,20 +855,6 @@ static void query_param(struct evhttp_request *req, const char *name, char *out,
 	}
 }
 
-/* 2026-07-28: the client a request names in _meta, as "name version"; "" when none. */
-static char *meta_client(const char *p, size_t n)
-{
-	json_t *m = json_loadb(p, n, 0, NULL);
-	json_t *ci = json_object_get(json_object_get(json_object_get(m, "params"), "_meta"),
-				     "io.modelcontextprotocol/clientInfo");
-	const char *name = json_string_value(json_object_get(ci, "name"));
-	const char *version = json_string_value(json_object_get(ci, "version"));
-	char *out = mt_asprintf("%s %s", name ? name : "", version ? version : "");
-
-	json_decref(m);
-	return out;
-}
-
 static struct hsv_sess *open_session(struct srv *v, struct evhttp_request *req)
 {
 	struct hsv_sess *s = sess_new(v);
@@ -973,7 +960,9 @@ static void on_post(struct srv *v, struct evhttp_request *req, const char *path)
 			goto out;
 		}
 	} else if (v->o->mode == HSV_STATELESS) {
-		char *who = meta_client(body, n);
+		char *who = hs_meta_client(body, n);
+		if (!who)
+			who = mt_strdup("");
 		for (s = v->sessions; s; s = s->next)
 			if (s->client && !strcmp(s->client, who))
 				break;

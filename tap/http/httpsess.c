@@ -3,6 +3,8 @@
  */
 #include <string.h>
 
+#include <jansson.h>
+
 #include "tap/http/httpsess.h"
 
 void hs_init(struct hs_tracker *t)
@@ -178,4 +180,17 @@ void hs_end(struct hs_tracker *t, int64_t sess)
 	 * a new session anyway. */
 	if (t->idless == sess)
 		t->idless = 0;
+}
+
+char *hs_meta_client(const char *p, size_t n)
+{
+	json_t *m = json_loadb(p, n, 0, NULL);
+	json_t *ci = json_object_get(json_object_get(json_object_get(m, "params"), "_meta"),
+				     "io.modelcontextprotocol/clientInfo");
+	const char *name = json_string_value(json_object_get(ci, "name"));
+	const char *version = json_string_value(json_object_get(ci, "version"));
+	char *out = name ? mt_asprintf("%s %s", name, version ? version : "") : NULL;
+
+	json_decref(m);
+	return out;
 }

@@ -91,4 +91,11 @@ void hs_end(struct hs_tracker *t, int64_t sess);
 /* Path and query of a URI: itself when relative, its part after the authority when absolute. */
 const char *hs_uri_target(const char *uri);
 
+/*
+ * 2026-07-28: the client a request (p: n bytes of JSON) names in
+ * params._meta["io.modelcontextprotocol/clientInfo"], as "name version"
+ * (owned); NULL when it names none.
+ */
+char *hs_meta_client(const char *p, size_t n);
+
 #endif

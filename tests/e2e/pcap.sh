@@ -14,6 +14,18 @@
 #                          the same text whatever order concurrent streams were read in
 #   dump_findings DB       analyze --all's findings, one per line, keyed the same way,
 #                          message numbers (#N) left out, sorted
+#   imp NAME FILE          mcptap import FILE into $T/NAME.db (made anew): its exit
+#                          status in RC, its stdout and stderr in $T/NAME.out, .err
+#   GEN                    tests/peers/pcap-gen (crafted captures), checked built
+
+GEN=$PEERS/pcap-gen
+[ -x "$GEN" ] || die "tests/peers/pcap-gen is not built: run make"
+
+imp() {
+	rm -f "$T/$1.db" "$T/$1.db-wal" "$T/$1.db-shm"
+	"$MCPTAP" import -w "$T/$1.db" "$2" > "$T/$1.out" 2> "$T/$1.err"
+	RC=$?
+}
 
 can_capture() {
 	command -v tcpdump > /dev/null 2>&1 || return 1

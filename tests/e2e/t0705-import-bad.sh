@@ -18,17 +18,9 @@
 #   6. SIGINT in the middle of an import (exit 130, said, what was read stored),
 #      a capture file that cannot be written (said before reading).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pcap.sh"
 
 FIX=$TOP/tests/fixtures/pcap
-GEN=$PEERS/pcap-gen
-[ -x "$GEN" ] || die "tests/peers/pcap-gen is not built: run make"
-
-# imp NAME FILE: import FILE into $T/NAME.db; its status in RC, its stderr $T/NAME.err.
-imp() {
-	rm -f "$T/$1.db" "$T/$1.db-wal" "$T/$1.db-shm"
-	"$MCPTAP" import -w "$T/$1.db" "$2" > "$T/$1.out" 2> "$T/$1.err"
-	RC=$?
-}
 
 # 1. Bad files.
 size=$(wc -c < "$FIX/http.pcap")

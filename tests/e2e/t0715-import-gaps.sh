@@ -11,16 +11,8 @@
 #      stored all the same when what came parses whole (as the HTTP tap does
 #      when its upstream goes away).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pcap.sh"
 
-GEN=$PEERS/pcap-gen
-[ -x "$GEN" ] || die "tests/peers/pcap-gen is not built: run make"
-
-# imp NAME FILE: import FILE into $T/NAME.db; its status in RC, its stderr $T/NAME.err.
-imp() {
-	rm -f "$T/$1.db" "$T/$1.db-wal" "$T/$1.db-shm"
-	"$MCPTAP" import -w "$T/$1.db" "$2" > "$T/$1.out" 2> "$T/$1.err"
-	RC=$?
-}
 
 # chunk FILE: FILE's bytes as one chunk of chunked encoding.
 chunk() {
