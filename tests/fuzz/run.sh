@@ -149,6 +149,10 @@ seed_import() {
 		printf 'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n1c\r\ndata: {"jsonrpc":"2.0","id":1\r\n10\r\n,"result":{}}\n\n\r\n0\r\n\r\n' > "$d/resp.tmp"
 		"$top/tests/peers/pcap-gen" -M 40 -m reorder,retransmit,loss -c "$d/req.tmp" -S "$d/resp.tmp" "$d/seed-gen.pcap"
 		"$top/tests/peers/pcap-gen" -6 -l sll2 -f pcapng -m frag,midstream -c "$d/req.tmp" -S "$d/resp.tmp" "$d/seed-gen6.pcapng"
+		# Three exchanges on one keep-alive connection, segments lost in both ways
+		# (pairing by ACK after a gap, a chunked SSE body read on at the next chunk).
+		"$top/tests/peers/pcap-gen" -M 24 -m loss -c "$d/req.tmp" -S "$d/resp.tmp" -c "$d/req.tmp" \
+			-S "$d/resp.tmp" -c "$d/req.tmp" -S "$d/resp.tmp" "$d/seed-keepalive-loss.pcap"
 		rm -f "$d/req.tmp" "$d/resp.tmp"
 	fi
 }
