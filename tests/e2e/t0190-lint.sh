@@ -1,7 +1,7 @@
 #!/bin/sh
 # No warnings from cppcheck, and valgrind finds no errors or definite leaks in
 # the commands on a real session (a record with the C peers, show, sessions,
-# a command that cannot run, a file that is refused).
+# a command that cannot run, a file that is refused), and on pcap imports.
 . "$(dirname "$0")/lib.sh"
 
 check "cppcheck finds nothing" cppcheck --enable=warning,performance,portability --error-exitcode=1 \
@@ -39,5 +39,17 @@ check_eq "sessions as text under valgrind" 0 $?
 check_eq "replay --as server under valgrind: clean, and the flow succeeds" 0 $?
 vg "$BIN" replay -r "$T/v.db" -s 1 --as client -- "$PEERS/mcp-server" > /dev/null 2>&1
 check_eq "replay --as client under valgrind" 0 $?
+
+# pcap import: a real capture, one cut in a packet, one that is not a capture.
+PCAP=$TOP/tests/fixtures/pcap/http.pcap
+vg "$BIN" import -w "$T/i.db" "$PCAP" 2> /dev/null
+check_eq "import under valgrind" 0 $?
+head -c $(($(wc -c < "$PCAP") - 100)) "$PCAP" > "$T/cut.pcap"
+vg "$BIN" import -w "$T/cut.db" "$T/cut.pcap" 2> /dev/null
+check_eq "import of a cut capture under valgrind" 0 $?
+vg "$BIN" import -w "$T/bad.db" "$T/text" 2> /dev/null
+check_eq "import of what is not a capture under valgrind: 2" 2 $?
+vg "$BIN" analyze -r "$T/i.db" --all > /dev/null
+check_eq "analyze of an import under valgrind: its findings (1)" 1 $?
 
 finish
