@@ -566,22 +566,6 @@ struct msg_meta {
 	int replayed;          /* a server's replay after Last-Event-ID: not paired again */
 };
 
-static int store_message_pre(struct writer *w, enum writer_stream s, const char *p, size_t n,
-			     int incomplete, int64_t seq, int64_t t_ns, int64_t wall,
-			     const struct msg_meta *mm, int pre, const char *red, size_t red_n,
-			     const struct mt_class *cls, struct mt_err *err);
-
-/*
- * Store one message (in the open transaction): classified, paired with its
- * request, redacted. 0, or -1 with err set.
- */
-static int store_message(struct writer *w, enum writer_stream s, const char *p, size_t n,
-			 int incomplete, int64_t seq, int64_t t_ns, int64_t wall,
-			 const struct msg_meta *mm, struct mt_err *err)
-{
-	return store_message_pre(w, s, p, n, incomplete, seq, t_ns, wall, mm, 0, NULL, 0, NULL, err);
-}
-
 /* A span moved from base to data: its offset + 1 (0: none) made a pointer again. */
 static void span_at(struct mt_span *sp, const char *data)
 {
@@ -606,7 +590,11 @@ static void class_move(struct mt_class *c, const char *base, int to_offsets)
 			span_at(v[i], base);
 }
 
-/* The same, pre: the producer redacted it already (into red, red_n; NULL: nothing to). */
+/*
+ * Store one message (in the open transaction): classified, paired with its
+ * request, redacted. 0, or -1 with err set. pre: the producer redacted it
+ * already (into red, red_n; NULL: nothing to); cls: it classified it too.
+ */
 static int store_message_pre(struct writer *w, enum writer_stream s, const char *p, size_t n,
 			     int incomplete, int64_t seq, int64_t t_ns, int64_t wall,
 			     const struct msg_meta *mm, int pre, const char *red, size_t red_n,
@@ -655,6 +643,14 @@ static int store_message_pre(struct writer *w, enum writer_stream s, const char 
 		note_initialize(w, s, m.cls, m.raw, m.raw_len ? m.raw_len : n, seq,
 				m.request_seq); /* (the stored bytes: redacted) */
 	return 0;
+}
+
+/* store_message_pre for what the writer classifies and redacts itself. */
+static int store_message(struct writer *w, enum writer_stream s, const char *p, size_t n,
+			 int incomplete, int64_t seq, int64_t t_ns, int64_t wall,
+			 const struct msg_meta *mm, struct mt_err *err)
+{
+	return store_message_pre(w, s, p, n, incomplete, seq, t_ns, wall, mm, 0, NULL, 0, NULL, err);
 }
 
 /* A message of n bytes from stream s, relayed and not stored: a gap row says why. */
@@ -1427,29 +1423,16 @@ static void put(struct writer *w, enum writer_stream s, const char *p, size_t n,
 	enqueue(w, ch, timed, t_ns, wall);
 }
 
-static struct chunk *make_record(enum chunk_type type, int h, enum writer_stream s, int64_t seq,
-				 const void *body, size_t len, const void *extra, size_t rlen,
-				 const struct mt_hdr *hv, size_t nh, const char *const strs[CHUNK_STRS],
-				 int64_t num0, int64_t num1);
-
-/* A record of the HTTP tap (make_record), queued. */
-static void put_record_h(struct writer *w, int h, enum chunk_type type, enum writer_stream s,
-			 int64_t seq, const void *body, size_t len, const struct mt_hdr *hv,
-			 size_t nh, const char *const strs[CHUNK_STRS], int64_t num0, int64_t num1)
-{
-	enqueue(w, make_record(type, h, s, seq, body, len, NULL, 0, hv, nh, strs, num0, num1), 0, 0,
-		0);
-}
-
 /*
- * A record of the HTTP tap: len bytes of body, rlen of extra (a message's
- * redacted form), the headers, then the strings (NULL ones stay NULL), and
- * two numbers. It counts as one line and its bytes.
+ * A record of the HTTP tap: len bytes of body, rlen bytes left for the caller
+ * to fill (after a message: its classification and redacted form), the
+ * headers, then the strings (NULL ones stay NULL), and two numbers. It counts
+ * as one line and its bytes.
  */
 static struct chunk *make_record(enum chunk_type type, int h, enum writer_stream s, int64_t seq,
-				 const void *body, size_t len, const void *extra, size_t rlen,
-				 const struct mt_hdr *hv, size_t nh, const char *const strs[CHUNK_STRS],
-				 int64_t num0, int64_t num1)
+				 const void *body, size_t len, size_t rlen, const struct mt_hdr *hv,
+				 size_t nh, const char *const strs[CHUNK_STRS], int64_t num0,
+				 int64_t num1)
 {
 	size_t n = len + rlen, sl[CHUNK_STRS], hlen = 0;
 	struct chunk *ch;
@@ -1475,8 +1458,6 @@ static struct chunk *make_record(enum chunk_type type, int h, enum writer_stream
 	ch->lines = 1;
 	if (len)
 		memcpy(ch->data, body, len);
-	if (rlen)
-		memcpy(ch->data + len, extra, rlen);
 	n = len + rlen;
 	ch->hlen = hlen;
 	ch->nh = nh;
@@ -1496,6 +1477,14 @@ static struct chunk *make_record(enum chunk_type type, int h, enum writer_stream
 	return ch;
 }
 
+/* A record of the HTTP tap (make_record), queued. */
+static void put_record_h(struct writer *w, int h, enum chunk_type type, enum writer_stream s,
+			 int64_t seq, const void *body, size_t len, const struct mt_hdr *hv,
+			 size_t nh, const char *const strs[CHUNK_STRS], int64_t num0, int64_t num1)
+{
+	enqueue(w, make_record(type, h, s, seq, body, len, 0, hv, nh, strs, num0, num1), 0, 0, 0);
+}
+
 static void put_record(struct writer *w, int h, enum chunk_type type, enum writer_stream s,
 		       int64_t seq, const void *body, size_t len, const char *const strs[CHUNK_STRS],
 		       int64_t num0, int64_t num1)
@@ -1507,23 +1496,19 @@ void writer_put_msg(struct writer *w, const struct writer_http_msg *m)
 {
 	const char *strs[CHUNK_STRS] = {m->channel, m->sse_id, m->sse_event, NULL};
 	size_t sn = m->redacted && m->stored ? m->stored_n : 0, cn = m->cls ? sizeof(*m->cls) : 0;
-	char small[512], *extra = cn + sn <= sizeof(small) ? small : mt_malloc(cn + sn);
-	struct chunk *ch;
+	struct chunk *ch = make_record(CH_MSG, m->sess, m->s, m->seq, m->p, m->n, cn + sn, NULL, 0,
+				       strs, m->exchange, m->replayed);
 
 	/* After the message: its classification (spans as offsets), its redaction. */
 	if (m->cls) {
 		struct mt_class c = *m->cls;
 		class_move(&c, m->p, 1);
-		memcpy(extra, &c, sizeof(c));
+		memcpy(ch->data + m->n, &c, sizeof(c));
 	}
 	if (sn)
-		memcpy(extra + cn, m->stored, sn);
-	ch = make_record(CH_MSG, m->sess, m->s, m->seq, m->p, m->n, extra, cn + sn, NULL, 0, strs,
-			 m->exchange, m->replayed);
+		memcpy(ch->data + m->n + cn, m->stored, sn);
 	ch->pre = !!m->redacted;
 	ch->has_cls = !!m->cls;
-	if (extra != small)
-		free(extra);
 	enqueue(w, ch, 0, 0, 0);
 }
 
