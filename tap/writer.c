@@ -483,8 +483,13 @@ static void note_initialize(struct writer *w, enum writer_stream s, const struct
 			mt_buf_release(&m);
 		}
 		if (!is_init) {
-			/* 2026-07-28: no initialize; a request names its client in _meta. */
-			if (!w->client_known && c->has_meta)
+			/* 2026-07-28: no initialize; a request names its client in _meta
+			 * (looked for in the spans first: any _meta, a progressToken's
+			 * say, would not be worth decoding the message for). */
+			struct mt_span meta, ci;
+			if (!w->client_known && c->has_meta &&
+			    mt_json_member(c->params, "_meta", &meta) == 1 &&
+			    mt_json_member(meta, "io.modelcontextprotocol/clientInfo", &ci) == 1)
 				note_meta_client(w, p, n);
 			return;
 		}

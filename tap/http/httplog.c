@@ -144,8 +144,7 @@ static void session_end(struct hl_log *l, struct hsess *s)
 	writer_session_end(l->o.w, s->h, &e);
 	/* Nothing of it is open: the event ids it saw need not be kept (memory
 	 * stays flat over a capture of many sessions). */
-	mt_map_release(&s->seen);
-	mt_map_init(&s->seen, 100000);
+	mt_map_release(&s->seen); /* (empty again, with its limit) */
 }
 
 static void session_free(struct hsess *s)
@@ -214,10 +213,10 @@ static int64_t clock_of(struct hl_log *l, const struct hsess *s)
 	return ns - s->t0;
 }
 
-/* A message read in an exchange (under mu). */
+/* A message read in an exchange (under mu); cls: p classified already, or NULL. */
 static void log_message(struct hl_log *l, struct hl_exch *x, enum writer_stream s,
 			const char *channel, const char *p, size_t n, const char *sse_id,
-			const char *sse_event, int replayed)
+			const char *sse_event, int replayed, const struct mt_class *cls)
 {
 	struct writer_http_msg m;
 
@@ -235,9 +234,13 @@ static void log_message(struct hl_log *l, struct hl_exch *x, enum writer_stream 
 	struct mt_class c;
 	if (l->o.redact) {
 		/* (Classified and redacted here: the writer's thread does neither again.) */
+		if (cls)
+			c = *cls;
+		else
+			mt_classify(p, n, &c);
 		m.redacted = 1;
 		m.cls = &c;
-		if (mt_redact_message(l->o.redact, p, n, mt_classify(p, n, &c), &x->red)) {
+		if (mt_redact_message(l->o.redact, p, n, c.kind, &x->red)) {
 			m.stored = x->red.data;
 			m.stored_n = x->red.len;
 		}
@@ -255,14 +258,6 @@ static void log_gap(struct hl_log *l, struct hsess *s, enum writer_stream d, uin
 	l->st.gaps++;
 	l->st.gap_bytes += bytes;
 	touch(l, s);
-}
-
-static int is_jsonrpc(const char *p, size_t n)
-{
-	struct mt_class c;
-	enum mt_kind k = mt_classify(p, n, &c);
-
-	return k != MT_INVALID && k != MT_NOTJSONRPC;
 }
 
 /* Does the body hold an initialize request (alone or in a batch)? */
@@ -362,7 +357,7 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 		writer_put_exchange_begin(l->o.w, x->sess->h, &we);
 		touch(l, x->sess);
 		if (rpc)
-			log_message(l, x, WS_C2S, "body", body, r->body_len, NULL, NULL, 0);
+			log_message(l, x, WS_C2S, "body", body, r->body_len, NULL, NULL, 0, &cls);
 		if (r->body_lost || r->body_cut) {
 			char why[160];
 			if (r->body_lost)
@@ -485,7 +480,7 @@ static void sse_event(struct hl_log *l, struct hl_exch *x, const struct mt_sse_e
 			(void)mt_map_put(&s->seen, ev->id, ev->id_len, 1);
 	}
 	log_message(l, x, WS_S2C, "sse", ev->data, ev->data_len, ev->has_id ? ev->id : NULL, type,
-		    replayed);
+		    replayed, NULL);
 }
 
 struct sse_ctx {
@@ -649,6 +644,8 @@ void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char
 	const char *kept = NULL;
 	size_t kept_len = 0;
 	char why[200];
+	struct mt_class rc;
+	enum mt_kind rk;
 
 	if (x->info.is_sse && x->sse_init) {
 		struct sse_ctx c = {l, x};
@@ -669,8 +666,9 @@ void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char
 				 (unsigned long long)x->body_lost);
 			log_gap(l, x->sess, WS_S2C, x->rbody_total + x->body_lost, why);
 		} else if (x->rbody_total <= l->o.max_message && x->rbody.len == x->rbody_total &&
-			   is_jsonrpc(x->rbody.data, x->rbody.len)) {
-			log_message(l, x, WS_S2C, "body", x->rbody.data, x->rbody.len, NULL, NULL, 0);
+			   (rk = mt_classify(x->rbody.data, x->rbody.len, &rc)) != MT_INVALID &&
+			   rk != MT_NOTJSONRPC) {
+			log_message(l, x, WS_S2C, "body", x->rbody.data, x->rbody.len, NULL, NULL, 0, &rc);
 		} else if (x->info.is_json && x->rbody_total > l->o.max_message) {
 			snprintf(why, sizeof(why),
 				 "a response body of %zu bytes is larger than --max-message (%zu)",

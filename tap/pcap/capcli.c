@@ -3,13 +3,11 @@
  */
 #include "tap/pcap/capcli.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "schema/store.h"
@@ -204,14 +202,6 @@ static const char *plural(uint64_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
-static void end_str(const struct tf_end *e, char *out, size_t n)
-{
-	char a[INET6_ADDRSTRLEN] = "?";
-
-	inet_ntop(e->family == AF_INET6 ? AF_INET6 : AF_INET, e->addr, a, sizeof(a));
-	snprintf(out, n, e->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, e->port);
-}
-
 /* The summary: what was read, what was stored, what was skipped and why. */
 static void summary(const struct capcli *o, const struct capcli_run *r, struct mt_capture *cap,
 		    const struct mt_import_stats *st, int stored)
@@ -254,7 +244,7 @@ static void summary(const struct capcli *o, const struct capcli_run *r, struct m
 			(unsigned long long)h->tls, plural(h->tls, "connection", "connections"), b);
 		for (size_t i = 0; i < h->n_tls_servers; i++) {
 			char s[80];
-			end_str(&h->tls_servers[i].server, s, sizeof(s));
+			tf_end_str(&h->tls_servers[i].server, s, sizeof(s), 0);
 			fmt_bytes(h->tls_servers[i].bytes, b);
 			fprintf(stderr, "    to %s: %llu %s, %s\n", s,
 				(unsigned long long)h->tls_servers[i].connections,

@@ -13,12 +13,10 @@
  */
 #include "tap/pcap/pcapimport.h"
 
-#include <arpa/inet.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 /* Gaps held for a connection before it has a session, at most (more are merged into the last). */
 #define HELD_GAPS_MAX 16
@@ -68,15 +66,6 @@ static void at(struct mt_import *im, int64_t us)
 	writer_set_time(im->w, us > INT64_MAX / 1000 ? INT64_MAX : us * 1000, us);
 }
 
-static void end_str(const struct tf_end *e, char *out, size_t n, int url)
-{
-	char a[INET6_ADDRSTRLEN] = "?";
-
-	inet_ntop(e->family == AF_INET6 ? AF_INET6 : AF_INET, e->addr, a, sizeof(a));
-	snprintf(out, n, "%s%s%s%s:%u", url ? "http://" : "", e->family == AF_INET6 ? "[" : "", a,
-		 e->family == AF_INET6 ? "]" : "", e->port);
-}
-
 static void *on_conn_open(void *ctx, const struct tf_conn *c, int64_t us)
 {
 	struct mt_import *im = ctx;
@@ -84,8 +73,8 @@ static void *on_conn_open(void *ctx, const struct tf_conn *c, int64_t us)
 
 	at(im, us);
 	k->num = hl_conn_new(im->log);
-	end_str(&c->client, k->addr, sizeof(k->addr), 0);
-	end_str(&c->server, k->upstream, sizeof(k->upstream), 1);
+	tf_end_str(&c->client, k->addr, sizeof(k->addr), 0);
+	tf_end_str(&c->server, k->upstream, sizeof(k->upstream), 1);
 	return k;
 }
 

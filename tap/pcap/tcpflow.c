@@ -112,8 +112,10 @@
  */
 #include "tap/pcap/tcpflow.h"
 
+#include <arpa/inet.h>
 #include <pcap/dlt.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -1727,4 +1729,14 @@ void tf_free(struct tf *t)
 	free(t->fbucket);
 	free(t->bucket);
 	free(t);
+}
+
+void tf_end_str(const struct tf_end *e, char *out, size_t n, int url)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+	int v6 = e->family == AF_INET6;
+
+	inet_ntop(v6 ? AF_INET6 : AF_INET, e->addr, a, sizeof(a));
+	snprintf(out, n, "%s%s%s%s:%u", url ? "http://" : "", v6 ? "[" : "", a, v6 ? "]" : "",
+		 e->port);
 }

@@ -53,6 +53,9 @@ struct tf_end {
 	uint16_t port;          /* host order */
 };
 
+/* An end as text: "ADDR:PORT", "[V6]:PORT"; url: "http://" before it. */
+void tf_end_str(const struct tf_end *e, char *out, size_t n, int url);
+
 /* A connection: its two ends, as the reassembler sees them. */
 struct tf_conn {
 	uint64_t num;           /* 1, 2, ... in the order they were first seen */
