@@ -287,31 +287,13 @@ static int run_replay(int argc, char **argv)
 			cacert = optarg;
 			break;
 		case 'I': insecure = 1; break;
-		case 'E': {
-			/* As record's --upstream-header: the value never on the command line. */
-			const char *eq = strchr(optarg, '=');
-			const char *val;
-			if (!eq || eq == optarg || strncmp(eq + 1, "env:", 4) || !eq[5] ||
-			    strcspn(optarg, ": \t\r\n") < (size_t)(eq - optarg)) {
-				rc = cli_usage_error(&cmd_replay,
-						     "bad --header '%s' (NAME=env:VAR: the value is taken "
-						     "from $VAR, never from the command line)",
-						     optarg);
+		case 'E':
+			if (!(headers[nheaders] = cli_env_header(&cmd_replay, "--header", optarg))) {
+				rc = EXIT_ERROR;
 				goto out;
 			}
-			if (!(val = getenv(eq + 5))) {
-				rc = cli_usage_error(&cmd_replay, "--header %.*s: $%s is not set",
-						     (int)(eq - optarg), optarg, eq + 5);
-				goto out;
-			}
-			if (strpbrk(val, "\r\n")) {
-				rc = cli_usage_error(&cmd_replay, "--header %.*s: $%s holds a line break",
-						     (int)(eq - optarg), optarg, eq + 5);
-				goto out;
-			}
-			headers[nheaders++] = mt_asprintf("%.*s: %s", (int)(eq - optarg), optarg, val);
+			nheaders++;
 			break;
-		}
 		case 'h': cli_help(&cmd_replay, stdout); rc = EXIT_OK; goto out;
 		default:
 			rc = cli_bad_option(&cmd_replay, c, argv);

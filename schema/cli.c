@@ -145,3 +145,27 @@ void cli_format_duration(int64_t ns, char out[32])
 		snprintf(out, 32, "%lldm%02llds", (long long)(ns / 60000000000LL),
 			 (long long)(ns / 1000000000 % 60));
 }
+
+char *cli_env_header(const struct cmd_entry *e, const char *opt, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	const char *val;
+	int nl;
+
+	if (!eq || eq == arg || strncmp(eq + 1, "env:", 4) || !eq[5] ||
+	    strcspn(arg, ": \t\r\n") < (size_t)(eq - arg)) {
+		cli_usage_error(e, "bad %s '%s' (NAME=env:VAR: the value is taken from $VAR, never "
+				   "from the command line)", opt, arg);
+		return NULL;
+	}
+	nl = (int)(eq - arg);
+	if (!(val = getenv(eq + 5))) {
+		cli_usage_error(e, "%s %.*s: $%s is not set", opt, nl, arg, eq + 5);
+		return NULL;
+	}
+	if (strpbrk(val, "\r\n")) {
+		cli_usage_error(e, "%s %.*s: $%s holds a line break", opt, nl, arg, eq + 5);
+		return NULL;
+	}
+	return mt_asprintf("%.*s: %s", nl, arg, val);
+}

@@ -46,6 +46,14 @@ int cli_bad_option(const struct cmd_entry *e, int c, char **argv);
 const char *cli_capture_path(const char *arg);
 
 /*
+ * An HTTP header option's NAME=env:VAR (opt: "--header", for messages): the
+ * value is taken from $VAR, never from the command line. Returns "NAME: value"
+ * (caller frees), or NULL after a usage error (a bad NAME, VAR not set, a line
+ * break in the value).
+ */
+char *cli_env_header(const struct cmd_entry *e, const char *opt, const char *arg);
+
+/*
  * Open a capture file for reading; on failure print
  * "mcptap: cannot open 'PATH': REASON" and return -1.
  */

@@ -110,23 +110,31 @@ char *mt_strdup(const char *s)
 	return mt_strndup(s, strlen(s));
 }
 
-char *mt_asprintf(const char *fmt, ...)
+char *mt_vasprintf(const char *fmt, va_list ap)
 {
-	struct mt_buf b = MT_BUF_INIT;
-	va_list ap;
+	va_list again;
 	int n;
+	char *s;
 
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, again);
+	va_end(again);
 	if (n < 0)
 		return mt_strdup("");
-	b.cap = (size_t)n + 1;
-	b.data = mt_malloc(b.cap);
+	s = mt_malloc((size_t)n + 1);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	return s;
+}
+
+char *mt_asprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
 	va_start(ap, fmt);
-	vsnprintf(b.data, b.cap, fmt, ap);
+	s = mt_vasprintf(fmt, ap);
 	va_end(ap);
-	return b.data;
+	return s;
 }
 
 static void buf_grow(struct mt_buf *b, size_t extra)

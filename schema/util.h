@@ -34,6 +34,7 @@ void *mt_realloc(void *p, size_t n);
 char *mt_strdup(const char *s);
 char *mt_strndup(const char *s, size_t n);
 /* A formatted, newly allocated string (caller frees). */
+char *mt_vasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 char *mt_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A growable byte buffer; data is NUL-terminated for convenience (not counted). */

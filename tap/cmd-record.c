@@ -240,27 +240,13 @@ static int run_record(int argc, char **argv)
 		case 'A':
 			ah[ho.n_allow_hosts++] = optarg;
 			break;
-		case 'E': {
-			const char *eq = strchr(optarg, '=');
-			const char *val;
-			if (!eq || eq == optarg || strncmp(eq + 1, "env:", 4) || !eq[5]) {
-				cli_usage_error(&cmd_record,
-						"bad --upstream-header '%s' (NAME=env:VAR: the value is "
-						"taken from $VAR, never from the command line)",
-						optarg);
+		case 'E':
+			if (!(uh_owned[ho.n_upstream_headers] =
+				      cli_env_header(&cmd_record, "--upstream-header", optarg)))
 				goto out;
-			}
-			if (!(val = getenv(eq + 5))) {
-				cli_usage_error(&cmd_record, "--upstream-header %.*s: $%s is not set",
-						(int)(eq - optarg), optarg, eq + 5);
-				goto out;
-			}
-			uh_owned[ho.n_upstream_headers] =
-				mt_asprintf("%.*s: %s", (int)(eq - optarg), optarg, val);
 			uh[ho.n_upstream_headers] = uh_owned[ho.n_upstream_headers];
 			ho.n_upstream_headers++;
 			break;
-		}
 		case 'X':
 		case 'Y':
 			if (mt_parse_size(optarg, &size) || size < 1024 || size > (1ULL << 31)) {

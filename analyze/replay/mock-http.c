@@ -22,6 +22,7 @@
 #include "schema/cli.h"
 #include "schema/map.h"
 #include "tap/http/httpserve.h"
+#include "tap/http/httpsess.h"
 
 /* A recorded session a live one may be a run of (-s all). */
 struct pick {
@@ -149,15 +150,7 @@ static int run_start(struct mrun *r, int64_t session)
  */
 static int64_t pick_session(struct mhttp *m, const char *p, size_t n)
 {
-	json_t *msg = json_loadb(p, n, 0, NULL);
-	json_t *params = json_object_get(msg, "params");
-	json_t *ci = json_object_get(params, "clientInfo");
-	/* (2026-07-28: no initialize; every request names its client in _meta) */
-	if (!ci)
-		ci = json_object_get(json_object_get(params, "_meta"), "io.modelcontextprotocol/clientInfo");
-	const char *name = json_string_value(json_object_get(ci, "name"));
-	const char *version = json_string_value(json_object_get(ci, "version"));
-	char *who = name ? mt_asprintf("%s %s", name, version ? version : "") : NULL;
+	char *who = hs_client(p, n);
 	struct pick *best = NULL, *any = NULL;
 
 	for (size_t i = 0; i < m->npicks; i++) {
@@ -170,7 +163,6 @@ static int64_t pick_session(struct mhttp *m, const char *p, size_t n)
 	if (!best)
 		best = any;
 	free(who);
-	json_decref(msg);
 	if (!best)
 		return m->session; /* (no picks: mock_http_serve refuses that before) */
 	best->used++;

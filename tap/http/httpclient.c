@@ -178,23 +178,6 @@ static void push(struct hc *c, struct ev *e)
 	memset(e, 0, sizeof(*e));
 }
 
-static char *vformat(const char *fmt, va_list ap)
-{
-	va_list again;
-	int n;
-	char *s;
-
-	va_copy(again, ap);
-	n = vsnprintf(NULL, 0, fmt, again);
-	va_end(again);
-	s = mt_malloc(n > 0 ? (size_t)n + 1 : 1);
-	if (n > 0)
-		vsnprintf(s, (size_t)n + 1, fmt, ap);
-	else
-		s[0] = '\0';
-	return s;
-}
-
 /* Queue an event of type for x (may be NULL) with a text (printf-style). */
 static void say(struct hc *c, int type, const struct xfer *x, enum hc_why why, int status,
 		const char *fmt, ...) __attribute__((format(printf, 6, 7)));
@@ -211,7 +194,7 @@ static void say(struct hc *c, int type, const struct xfer *x, enum hc_why why, i
 	e.why = why;
 	e.expired = type == HC_FAILED && status == 404 && x && x->sid_sent;
 	va_start(ap, fmt);
-	e.text = vformat(fmt, ap);
+	e.text = mt_vasprintf(fmt, ap);
 	va_end(ap);
 	push(c, &e);
 }
@@ -251,7 +234,7 @@ static void go_gone(struct hc *c, int cert, const char *fmt, ...)
 	e.type = HC_GONE;
 	e.cert = cert;
 	va_start(ap, fmt);
-	e.text = vformat(fmt, ap);
+	e.text = mt_vasprintf(fmt, ap);
 	va_end(ap);
 	free(c->gone_text);
 	c->gone_text = mt_strdup(e.text);

@@ -182,14 +182,32 @@ void hs_end(struct hs_tracker *t, int64_t sess)
 		t->idless = 0;
 }
 
+/* "name version" of a clientInfo object; NULL without a name. */
+static char *client_text(const json_t *ci)
+{
+	const char *name = json_string_value(json_object_get(ci, "name"));
+	const char *version = json_string_value(json_object_get(ci, "version"));
+
+	return name ? mt_asprintf("%s %s", name, version ? version : "") : NULL;
+}
+
 char *hs_meta_client(const char *p, size_t n)
 {
 	json_t *m = json_loadb(p, n, 0, NULL);
-	json_t *ci = json_object_get(json_object_get(json_object_get(m, "params"), "_meta"),
-				     "io.modelcontextprotocol/clientInfo");
-	const char *name = json_string_value(json_object_get(ci, "name"));
-	const char *version = json_string_value(json_object_get(ci, "version"));
-	char *out = name ? mt_asprintf("%s %s", name, version ? version : "") : NULL;
+	char *out = client_text(json_object_get(
+		json_object_get(json_object_get(m, "params"), "_meta"), "io.modelcontextprotocol/clientInfo"));
+
+	json_decref(m);
+	return out;
+}
+
+char *hs_client(const char *p, size_t n)
+{
+	json_t *m = json_loadb(p, n, 0, NULL);
+	json_t *params = json_object_get(m, "params");
+	json_t *ci = json_object_get(params, "clientInfo");
+	char *out = client_text(ci ? ci : json_object_get(json_object_get(params, "_meta"),
+							"io.modelcontextprotocol/clientInfo"));
 
 	json_decref(m);
 	return out;

@@ -98,4 +98,7 @@ const char *hs_uri_target(const char *uri);
  */
 char *hs_meta_client(const char *p, size_t n);
 
+/* The same, or first an initialize's params.clientInfo. */
+char *hs_client(const char *p, size_t n);
+
 #endif

@@ -245,6 +245,17 @@ check_eq "an unset variable: a usage error" 2 $?
 check "that names it" grep -q 'MCPTAP_NO_SUCH_VAR is not set' "$T/hbad2.err"
 "$MCPTAP" replay -r "$T/qh.db" --as client --header X-Verify-Token=env:VERIFY_TOKEN -- true > /dev/null 2> "$T/hbad3.err"
 check_eq "--header without --url: a usage error" 2 $?
+NL_TOKEN="a
+b" "$MCPTAP" replay -r "$T/qh.db" --as client --url "http://127.0.0.1:$VP_PORT/mcp" --header X-Verify-Token=env:NL_TOKEN > /dev/null 2> "$T/hbad4.err"
+check_eq "a value with a line break: a usage error" 2 $?
+check "that says so" grep -q 'NL_TOKEN holds a line break' "$T/hbad4.err"
+# record's --upstream-header goes through the same parser.
+NL_TOKEN="a
+b" "$MCPTAP" record -w "$T/rh.db" --listen 127.0.0.1:0 --upstream "http://127.0.0.1:$VP_PORT" --upstream-header X-Verify-Token=env:NL_TOKEN > /dev/null 2> "$T/rhbad.err"
+check_eq "record: a value with a line break: a usage error" "2 mcptap: --upstream-header X-Verify-Token: \$NL_TOKEN holds a line break" "$? $(head -1 "$T/rhbad.err")"
+VERIFY_TOKEN=x "$MCPTAP" record -w "$T/rh.db" --listen 127.0.0.1:0 --upstream "http://127.0.0.1:$VP_PORT" --upstream-header "X-Bad:Name=env:VERIFY_TOKEN" > /dev/null 2> "$T/rhbad2.err"
+check_eq "record: a header name with a colon: a usage error" 2 $?
+check "that says NAME=env:VAR" grep -q "bad --upstream-header 'X-Bad:Name=env:VERIFY_TOKEN'" "$T/rhbad2.err"
 _stop_pid "$VP_PID"
 
 # ---- 7. A server that dies in the middle of a run ----
