@@ -72,10 +72,7 @@ static int run_import(int argc, char **argv)
 	}
 	if (capcli_ready(&o))
 		goto out;
-	if (!strcmp(argv[optind], "-"))
-		cap = mt_capture_open_stream(stdin, "-", &err);
-	else
-		cap = mt_capture_open_file(argv[optind], &err);
+	cap = mt_capture_open_file(argv[optind], &err); /* ("-": stdin) */
 	if (!cap) {
 		mt_error("%s", err.msg);
 		goto out;

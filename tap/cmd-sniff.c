@@ -30,7 +30,8 @@ const struct cmd_entry cmd_sniff = {
 		"read, stored and skipped, and what the kernel dropped.\n"
 		"\n"
 		"Exit status: 0; 2 for a usage error, an interface that cannot be captured on\n"
-		"(no such interface, no permission), a bad filter, or a store failure.\n",
+		"(no such interface, no permission), a bad filter, a store failure, or an\n"
+		"interface that fails during the capture (what was read is stored).\n",
 	.run = run_sniff,
 };
 

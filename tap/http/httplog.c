@@ -447,6 +447,7 @@ static void sse_event(struct hl_log *l, struct hl_exch *x, const struct mt_sse_e
 	x->first_event = 0;
 	x->info.events++;
 	if (ev->oversized) {
+		l->st.over_max++;
 		char why[160];
 		snprintf(why, sizeof(why), "an SSE event of %zu bytes is larger than the limit",
 			 ev->raw_len);
@@ -670,6 +671,7 @@ void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char
 			   rk != MT_NOTJSONRPC) {
 			log_message(l, x, WS_S2C, "body", x->rbody.data, x->rbody.len, NULL, NULL, 0, &rc);
 		} else if (x->info.is_json && x->rbody_total > l->o.max_message) {
+			l->st.over_max++;
 			snprintf(why, sizeof(why),
 				 "a response body of %zu bytes is larger than --max-message (%zu)",
 				 x->rbody_total, l->o.max_message);

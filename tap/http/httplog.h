@@ -174,6 +174,8 @@ struct hl_stats {
 	uint64_t messages;         /* handed to the writer */
 	uint64_t gaps;             /* gap rows handed to it */
 	uint64_t gap_bytes;
+	uint64_t over_max;         /* of the gaps, response bodies and SSE events above
+				    * max_message */
 };
 void hl_stats(struct hl_log *l, struct hl_stats *out);
 

@@ -57,6 +57,7 @@ int capcli_option(struct capcli *o, int c, const char *arg)
 			return -1;
 		}
 		*(c == 0x101 ? &o->io.limits.flow_bytes : &o->io.limits.total_bytes) = size;
+		o->flow_set |= c == 0x101;
 		return 1;
 	case 0x103:
 		if (mt_parse_int64(arg, &n) || n < 1 || n > 86400 * 365) {
@@ -99,8 +100,12 @@ int capcli_ready(struct capcli *o)
 		return -1;
 	}
 	if (o->io.limits.flow_bytes > o->io.limits.total_bytes) {
-		cli_usage_error(o->e, "--flow-memory is larger than --memory");
-		return -1;
+		if (o->flow_set) {
+			cli_usage_error(o->e, "--flow-memory is larger than --memory");
+			return -1;
+		}
+		/* (--memory alone, below the default --flow-memory: one connection may take it all) */
+		o->io.limits.flow_bytes = o->io.limits.total_bytes;
 	}
 	if (!o->keep) {
 		o->red = cli_redactor(o->e, o->kinds, o->rules, o->nrules, &bad);
@@ -336,9 +341,12 @@ static void summary(const struct capcli *o, const struct capcli_run *r, struct m
 		fprintf(stderr, "  %llu %s of gaps alone (connections whose every exchange was lost)\n",
 			(unsigned long long)st->hl.sessions_gaps,
 			plural(st->hl.sessions_gaps, "session", "sessions"));
-	if (h->body_cut)
-		fprintf(stderr, "  limits: %llu request %s above --max-message (stored as gaps)\n",
-			(unsigned long long)h->body_cut, plural(h->body_cut, "body", "bodies"));
+	if (h->body_cut || st->hl.over_max)
+		fprintf(stderr, "  limits: %llu request %s and %llu response %s or SSE events above "
+				"--max-message (stored as gaps)\n",
+			(unsigned long long)h->body_cut, plural(h->body_cut, "body", "bodies"),
+			(unsigned long long)st->hl.over_max,
+			plural(st->hl.over_max, "body", "bodies"));
 	if (!st->hl.sessions)
 		fprintf(stderr, "  no MCP session found%s\n",
 			o->filter ? " (the filter may leave them out)" : "");
@@ -442,7 +450,7 @@ int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run
 	progress_clear(&pr);
 	if (end == MT_CAPTURE_ERROR) {
 		/* A file cut short: what came before it is stored all the same. */
-		mt_warn("%s; what was read before is imported", err.msg);
+		mt_warn("%s; what was read before is %s", err.msg, r->live ? "stored" : "imported");
 		failed = r->live;
 	}
 	{

@@ -37,7 +37,8 @@
 	"                        tcpdump's: 'tcp port 3001')\n"                              \
 	"      --max-message SIZE  a body or SSE event above SIZE is stored as a gap\n"     \
 	"                        (default 16M)\n"                                           \
-	"      --flow-memory SIZE  what one connection holds out of order (default 4M)\n"   \
+	"      --flow-memory SIZE  what one connection holds out of order (default 4M,\n"   \
+	"                        or --memory when that is less)\n"                       \
 	"      --memory SIZE     what all connections hold together (default 256M)\n"      \
 	"      --max-flows N     connections followed at once (default 100000)\n"          \
 	"      --idle SECONDS    a connection silent this long in capture time is\n"        \
@@ -57,6 +58,7 @@ struct capcli {
 	char *kinds;
 	size_t nrules;
 	int keep;                    /* --keep-secrets */
+	int flow_set;                /* --flow-memory was given */
 	struct mt_redact *red;       /* owned, made by capcli_ready */
 	char label[600];
 };
