@@ -14,6 +14,7 @@ NODEDIR=$TOP/tests/node
 NAME=$(basename "$0" .sh)
 T=$(mktemp -d "${TMPDIR:-/tmp}/mcptap-$NAME.XXXXXX")
 _fails=0
+_U_OWN=
 _checks=0
 # record's redaction key goes beside the scratch directory (some tests list what
 # is in it), not in the user's home; finish removes it.
@@ -61,7 +62,7 @@ finish() {
 		echo "# $NAME: $_fails of $_checks checks failed; scratch kept in $T"
 		exit 1
 	fi
-	rm -rf "$T" "$T.key"
+	rm -rf "$T" "$T.key" ${_U_OWN:+"$_U_OWN"}
 	exit 0
 }
 
@@ -82,4 +83,57 @@ npm_entry() {
 	_pkg=$NODEDIR/node_modules/$1
 	node -e 'const d=process.argv[1],p=require(d+"/package.json");const b=typeof p.bin==="string"?p.bin:Object.values(p.bin)[0];console.log(require("path").resolve(d,b))' "$_pkg" ||
 		die "cannot find $1's entry point"
+}
+
+# shq WORD: WORD as mcptap prints it in a command line or a path it names
+# (mt_shell_quote): as it is when every character is safe, else in single
+# quotes (a quote inside as '\''). A test comparing such output builds the
+# expected text with it, so that it passes from a checkout whose path has a
+# space in it.
+shq() {
+	case $1 in
+	'' | *[!A-Za-z0-9@%_+=:,./-]*)
+		printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")" ;;
+	*) printf '%s' "$1" ;;
+	esac
+}
+
+# other_user PEER...: get ready to run commands as another user (uid and gid
+# 65534) without depending on the folders above the checkout, which that user
+# may not be allowed to enter (a clone in /root, or in a `mktemp -d` folder,
+# is mode 0700). Sets AS, the command prefix that runs as that user; U, an
+# empty scratch folder that user can enter and read (mode 0755: inside $T
+# when every folder above $T lets it in, else a folder of its own under /tmp
+# that finish removes); U_MCPTAP, a copy of the mcptap under test in U/bin;
+# and copies of the C peers named (tests/peers/PEER) beside it, in U_PEERS.
+# Returns 1, having said why on a "# skipped" line, when this user cannot be
+# another (not root, or no setpriv), or no folder that user can enter exists.
+other_user() {
+	if [ "$(id -u)" -ne 0 ] || ! command -v setpriv > /dev/null; then
+		echo "# skipped: being another user needs root and setpriv"
+		return 1
+	fi
+	AS="setpriv --reuid=65534 --regid=65534 --clear-groups"
+	chmod 0755 "$T"
+	if $AS sh -c 'cd "$1"' sh "$T" 2> /dev/null; then
+		U=$T/u
+		mkdir "$U"
+	elif _U_OWN=$(mktemp -d "/tmp/mcptap-$NAME-u.XXXXXX") &&
+		$AS sh -c 'cd "$1"' sh "$(dirname "$_U_OWN")" 2> /dev/null; then
+		U=$_U_OWN
+		echo "# (user 65534 cannot enter $T: its files are in $U)"
+	else
+		echo "# skipped: no folder that user 65534 can enter ($T and /tmp are closed to it)"
+		return 1
+	fi
+	chmod 0755 "$U"
+	mkdir "$U/bin"
+	cp "$MCPTAP" "$U/bin/mcptap"
+	for _p in "$@"; do
+		cp "$PEERS/$_p" "$U/bin/$_p"
+	done
+	chmod 0755 "$U/bin" "$U/bin"/*
+	U_MCPTAP=$U/bin/mcptap
+	U_PEERS=$U/bin
+	return 0
 }

@@ -57,20 +57,25 @@ cp "$T/s.db" "$T/ro/s.db"
 "$MCPTAP" analyze -r "$T/ro/s.db" --no-store > "$T/want.txt"
 "$MCPTAP" analyze -r "$T/ro/s.db" --no-store -T sarif > "$T/want.sarif"
 if [ "$(id -u)" = 0 ]; then
-	chmod 0755 "$T" "$T/ro"
-	chmod 0644 "$T/ro/s.db"
+	if other_user; then
+		mkdir "$U/ro"
+		cp "$T/ro/s.db" "$U/ro/s.db"
+		chmod 0755 "$U/ro"
+		chmod 0644 "$U/ro/s.db"
+		"$MCPTAP" analyze -r "$U/ro/s.db" --no-store -T sarif > "$T/want-u.sarif"
+		before=$(sql "$U/ro/s.db" "select count(*) from analysis")
+		$AS "$U_MCPTAP" analyze -r "$U/ro/s.db" > "$T/u.txt" 2> "$T/u.err"
+		check_eq "another user's file: exit 1 as usual" 1 $?
+		check_eq "another user's file: the full report" "$(cat "$T/want.txt")" "$(cat "$T/u.txt")"
+		check_eq "another user's file: one warning, with the reason" \
+			"mcptap: warning: cannot store the findings in '$U/ro/s.db': the file belongs to another user" \
+			"$(cat "$T/u.err")"
+		$AS "$U_MCPTAP" analyze -r "$U/ro/s.db" -T sarif > "$T/u.sarif" 2> /dev/null
+		check "another user's file: the full SARIF report" cmp -s "$T/want-u.sarif" "$T/u.sarif"
+		check_eq "another user's file: nothing stored" "$before" "$(sql "$U/ro/s.db" "select count(*) from analysis")"
+		check_eq "another user's file: nothing beside it" "s.db" "$(ls "$U/ro")"
+	fi
 	before=$(sql "$T/ro/s.db" "select count(*) from analysis")
-	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-	nobody "$MCPTAP" analyze -r "$T/ro/s.db" > "$T/u.txt" 2> "$T/u.err"
-	check_eq "another user's file: exit 1 as usual" 1 $?
-	check_eq "another user's file: the full report" "$(cat "$T/want.txt")" "$(cat "$T/u.txt")"
-	check_eq "another user's file: one warning, with the reason" \
-		"mcptap: warning: cannot store the findings in '$T/ro/s.db': the file belongs to another user" \
-		"$(cat "$T/u.err")"
-	nobody "$MCPTAP" analyze -r "$T/ro/s.db" -T sarif > "$T/u.sarif" 2> /dev/null
-	check "another user's file: the full SARIF report" cmp -s "$T/want.sarif" "$T/u.sarif"
-	check_eq "another user's file: nothing stored" "$before" "$(sql "$T/ro/s.db" "select count(*) from analysis")"
-	check_eq "another user's file: nothing beside it" "s.db" "$(ls "$T/ro")"
 
 	unshare -m sh -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" &&
 		"$2" analyze -r "$1/s.db" > "$1/../m.txt" 2> "$1/../m.err"; echo $? > "$1/../m.rc"' sh "$T/ro" "$MCPTAP"

@@ -13,19 +13,16 @@ printf '%s\n' "$init" '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
 check_eq "a capture: 1 session, 5 messages" "1|5" "$(sql "$T/s.db" "select count(*), (select count(*) from message) from session")"
 "$MCPTAP" show -r "$T/s.db" -T json > "$T/want.show"
 
-# readers AS DB: every reader on DB, run by AS ("" for this user); prints
-# "name:status" for each, then whether anything new appeared beside DB.
+# readers AS BIN DB: every reader on DB, run by AS ("" for this user) with
+# the mcptap BIN; prints "name:status" for each, then whether anything new
+# appeared beside DB.
 readers() {
-	as=$1 db=$2 dir=$(dirname "$2")
+	as=$1 bin=$2 db=$3 dir=$(dirname "$3")
 	before=$(ls -a "$dir" | sort | tr '\n' ' ')
 	for c in sessions show stats analyze replay; do
-		case $c in
-		analyze) args="analyze -r $db" ;;
-		replay) args="replay -r $db --as server" ;;
-		*) args="$c -r $db" ;;
-		esac
+		if [ $c = replay ]; then set -- --as server; else set --; fi
 		# shellcheck disable=SC2086
-		printf '%s\n' "$init" | $as "$MCPTAP" $args > "$T/out.$c" 2> "$T/err.$c"
+		printf '%s\n' "$init" | $as "$bin" $c -r "$db" "$@" > "$T/out.$c" 2> "$T/err.$c"
 		printf '%s:%s ' "$c" "$?"
 	done
 	after=$(ls -a "$dir" | sort | tr '\n' ' ')
@@ -36,27 +33,29 @@ want="sessions:0 show:0 stats:0 analyze:1 replay:0 nothing new"
 
 # This user, a file it may read but not write, in a folder it may not write:
 # as root, permissions do not stop writes, so the folder is a read-only mount.
-if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null && command -v unshare > /dev/null; then
-	nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+if [ "$(id -u)" -eq 0 ] && command -v unshare > /dev/null; then
+	if other_user; then
+		# Another user's file (0644) in a folder anyone may write (/tmp's rules).
+		mkdir "$U/shared"
+		chmod 1777 "$U/shared"
+		cp "$T/s.db" "$U/shared/s.db"
+		chmod 644 "$U/shared/s.db"
+		check_eq "another user's file in a folder they may write: every reader, nothing left beside it" \
+			"$want" "$(readers "$AS" "$U_MCPTAP" "$U/shared/s.db")"
+		check_eq "show gives the same items" "$(cat "$T/want.show")" \
+			"$($AS "$U_MCPTAP" show -r "$U/shared/s.db" -T json)"
+		check "analyze says it could not store its findings" grep -q "findings" "$T/err.analyze"
+		check_eq "and the file is unchanged: no analysis in it" 0 \
+			"$(sql "$U/shared/s.db" "select count(*) from analysis")"
 
-	# Another user's file (0644) in a folder anyone may write (/tmp's rules).
-	mkdir "$T/shared"
-	chmod 1777 "$T/shared"
-	cp "$T/s.db" "$T/shared/s.db"
-	chmod 644 "$T/shared/s.db"
-	chmod 755 "$T"
-	check_eq "another user's file in a folder they may write: every reader, nothing left beside it" \
-		"$want" "$(readers "$nobody" "$T/shared/s.db")"
-	check_eq "show gives the same items" "$(cat "$T/want.show")" "$($nobody "$MCPTAP" show -r "$T/shared/s.db" -T json)"
-	check "analyze says it could not store its findings" grep -q "findings" "$T/err.analyze"
-	check_eq "and the file is unchanged: no analysis in it" 0 "$(sql "$T/shared/s.db" "select count(*) from analysis")"
-
-	# A folder the user may not write.
-	mkdir "$T/ro"
-	cp "$T/s.db" "$T/ro/s.db"
-	chmod 644 "$T/ro/s.db"
-	chmod 555 "$T/ro"
-	check_eq "a folder they may not write: every reader" "$want" "$(readers "$nobody" "$T/ro/s.db")"
+		# A folder the user may not write.
+		mkdir "$U/ro"
+		cp "$T/s.db" "$U/ro/s.db"
+		chmod 644 "$U/ro/s.db"
+		chmod 555 "$U/ro"
+		check_eq "a folder they may not write: every reader" "$want" \
+			"$(readers "$AS" "$U_MCPTAP" "$U/ro/s.db")"
+	fi
 
 	# A read-only mount, the file the user's own.
 	mkdir "$T/mnt"
@@ -74,7 +73,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null && command -v unshare 
 	check_eq "nothing was made beside the file" "s.db" "$(ls -A "$T/mnt")"
 	check "analyze said it could not store its findings" grep -q "findings" "$T/mnt.err"
 else
-	echo "# skipped: another user and a read-only mount need root, setpriv and unshare"
+	echo "# skipped: another user and a read-only mount need root and unshare"
 fi
 
 # The owner's own file, read-only (0400), in a folder it may write: read as
@@ -82,6 +81,6 @@ fi
 cp "$T/s.db" "$T/own.db"
 chmod 400 "$T/own.db"
 check_eq "the owner's read-only file: every reader" "sessions:0 show:0 stats:0 analyze:1 replay:0" \
-	"$(readers "" "$T/own.db" | sed 's/ nothing new$//; s/ new files:.*$//')"
+	"$(readers "" "$MCPTAP" "$T/own.db" | sed 's/ nothing new$//; s/ new files:.*$//')"
 
 finish

@@ -24,7 +24,7 @@ check "the echoed task id too" grep -qx 'PASS #20 tools/call echo' "$T/v.out"
 check "the recorded cursor followed the live one: page 2 passes" grep -qx 'PASS #14 resources/list' "$T/v.out"
 check "the cancelled call is CANCELLED, named" grep -qx 'CANCELLED #16 tools/call slow: cancelled as recorded' "$T/v.out"
 check_eq "nothing MISSING or DIFF" 0 "$(grep -c '^\(MISSING\|DIFF\)' "$T/v.out")"
-check "the summary" grep -qx "replay: 11 requests: 10 passed, 0 differed, 0 missing, 1 cancelled, 0 unanswered; 2 paths set aside as noise over 2 runs (session 1 against node $SRV)" "$T/v.out"
+check "the summary" grep -qx "replay: 11 requests: 10 passed, 0 differed, 0 missing, 1 cancelled, 0 unanswered; 2 paths set aside as noise over 2 runs (session 1 against node $(shq "$SRV"))" "$T/v.out"
 check "the time stamps are the noise, shown with -v" sh -c '
 	grep -A1 "^PASS #6 tools/call start (1 noisy path set aside)$" "$1" | grep -q "^    noise result.task.createdAt: recorded \"2026-01-01T00:00:00.000Z\" run 1 \"20" &&
 	grep -A1 "^PASS #18 tools/call clock (1 noisy path set aside)$" "$1" | grep -q "^    noise result.content\[0\].text: recorded "' sh "$T/v.out"

@@ -16,9 +16,8 @@ CLIENT=$NODEDIR/http-client.mjs
 	die "the pinned MCP peers are not installed: run tests/setup.sh node (npm ci)"
 
 # 1. Without the capability.
-if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null; then
-	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		"$MCPTAP" sniff -w "$T/np.db" -i lo > /dev/null 2> "$T/np.err"
+if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null && other_user; then
+	$AS --inh-caps=-all "$U_MCPTAP" sniff -w "$T/np.db" -i lo > /dev/null 2> "$T/np.err"
 	rc=$?
 else
 	"$MCPTAP" sniff -w "$T/np.db" -i lo > /dev/null 2> "$T/np.err"
