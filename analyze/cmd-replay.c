@@ -315,6 +315,8 @@ static int run_replay(int argc, char **argv)
 		rc = cli_usage_error(&cmd_replay, "--path and --legacy-sse serve over HTTP: they need --listen");
 		goto out;
 	}
+	if (listen && (rc = cli_check_listen(&cmd_replay, listen)))
+		goto out;
 	if (!strcmp(as, "server") && optind < argc) {
 		rc = cli_usage_error(&cmd_replay, "--as server takes no command");
 		goto out;

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -43,6 +44,45 @@ int cli_bad_option(const struct cmd_entry *e, int c, char **argv)
 	if (c == ':')
 		return cli_usage_error(e, "option '%s' needs a value", argv[optind - 1]);
 	return cli_usage_error(e, "unknown option '%s'", argv[optind - 1]);
+}
+
+int cli_check_listen(const struct cmd_entry *e, const char *arg)
+{
+	char host[256];
+	const char *at = strrchr(arg, '@');
+	int port;
+
+	if (at)
+		return cli_usage_error(e, "bad --listen '[redacted]@%s': an address to listen on "
+					  "holds no user name or password", at + 1);
+	if (mt_split_listen(arg, host, sizeof(host), &port))
+		return cli_usage_error(e, "bad --listen '%s': HOST:PORT, [V6]:PORT or PORT", arg);
+	return 0;
+}
+
+int cli_check_upstream(const struct cmd_entry *e, const char *arg, const struct mt_redact *r,
+		       struct mt_buf *shown)
+{
+	const char *auth, *end;
+
+	mt_buf_reset(shown);
+	if (!r || !mt_redact_url(r, arg, strlen(arg), shown))
+		mt_buf_puts(shown, arg);
+	if (!strncasecmp(arg, "http://", 7))
+		auth = arg + 7;
+	else if (!strncasecmp(arg, "https://", 8))
+		auth = arg + 8;
+	else
+		return cli_usage_error(e, "bad --upstream '%s': an http:// or https:// URL",
+				       shown->data);
+	end = auth + strcspn(auth, "/?#");
+	if (memchr(auth, '@', (size_t)(end - auth)))
+		return cli_usage_error(e, "--upstream URL: a user name or password in it "
+					  "(user:password@) is neither sent nor stored; send the "
+					  "credential with --upstream-header Authorization=env:VAR");
+	if (end == auth)
+		return cli_usage_error(e, "bad --upstream '%s': no host", shown->data);
+	return 0;
 }
 
 struct mt_redact *cli_redactor(const struct cmd_entry *e, const char *kinds, const char **rules,

@@ -54,6 +54,22 @@ const char *cli_capture_path(const char *arg);
 char *cli_env_header(const struct cmd_entry *e, const char *opt, const char *arg);
 
 /*
+ * A --listen ADDR: 0 when mt_split_listen takes it, else a usage error
+ * (EXIT_ERROR) that prints no user name or password the value holds.
+ */
+int cli_check_listen(const struct cmd_entry *e, const char *arg);
+
+/*
+ * An --upstream URL (http:// or https://): 0 with shown set to the URL as it
+ * may be printed and stored (the values of credential-named query parameters
+ * redacted by r); else a usage error (EXIT_ERROR) for a URL of another scheme,
+ * without a host, or with a user name or password (which it does not print:
+ * the message names --upstream-header).
+ */
+int cli_check_upstream(const struct cmd_entry *e, const char *arg, const struct mt_redact *r,
+		       struct mt_buf *shown);
+
+/*
  * Open a capture file for reading; on failure print
  * "mcptap: cannot open 'PATH': REASON" and return -1.
  */

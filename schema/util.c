@@ -267,6 +267,9 @@ int mt_split_listen(const char *s, char *host, size_t hn, int *port)
 		hostlen = (size_t)(colon - s);
 		digits = colon + 1;
 	}
+	/* (A user name or password has no place in an address to listen on.) */
+	if (memchr(s, '@', hostlen + (s[0] == '[' ? 2 : 0)))
+		return -1;
 	if (!hostlen)
 		snprintf(host, hn, "127.0.0.1");
 	else if (hostlen >= hn)

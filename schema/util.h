@@ -68,7 +68,7 @@ int mt_parse_int64(const char *s, int64_t *out);
 /*
  * Split a listening address, "HOST:PORT", "[V6]:PORT" or a bare "PORT" (which
  * listens on loopback, as does an empty HOST), into host and port (0 to 65535).
- * Returns 0, or -1 when it is none of these.
+ * Returns 0, or -1 when it is none of these (a HOST with an '@' is none).
  */
 int mt_split_listen(const char *s, char *host, size_t hn, int *port);
 

@@ -55,7 +55,8 @@ const struct cmd_entry cmd_record = {
 		"\n"
 		"The HTTP tap (a reverse proxy for Streamable HTTP and legacy HTTP+SSE):\n"
 		"      --upstream URL    the server (http:// or https://); every path is\n"
-		"                        forwarded to its origin\n"
+		"                        forwarded to its origin, with URL's query added\n"
+		"                        (no user:password@: use --upstream-header)\n"
 		"      --listen ADDR     where clients connect: HOST:PORT, [V6]:PORT or PORT\n"
 		"                        (default 127.0.0.1:8808; PORT 0: any free port)\n"
 		"      --cacert FILE     trust this CA for the upstream, besides the system's\n"
@@ -148,6 +149,7 @@ static int run_record(int argc, char **argv)
 	const char **ah = mt_calloc((size_t)argc + 1, sizeof(*ah));
 	char **uh_owned = mt_calloc((size_t)argc + 1, sizeof(*uh_owned));
 	struct mt_redact *red = NULL;
+	struct mt_buf upstream_shown = MT_BUF_INIT;
 	const char *path = NULL;
 	const char **rules = mt_calloc((size_t)argc + 1, sizeof(*rules));
 	char *kinds = mt_calloc((size_t)argc + 1, 1);
@@ -330,6 +332,19 @@ static int run_record(int argc, char **argv)
 	o.wopts.redact = red;
 	if (http) {
 		static char label[600];
+		/* --upstream as said and stored: the credentials of its query
+		 * redacted, with --keep-secrets too (they come from the command
+		 * line, not from the traffic). */
+		struct mt_redact *ur = red;
+		int bad = 0;
+		if (!ur)
+			ur = cli_redactor(&cmd_record, kinds, NULL, 0, &bad);
+		rc = cli_check_upstream(&cmd_record, ho.upstream, ur, &upstream_shown);
+		if (ur != red)
+			mt_redact_free(ur);
+		if (rc || (rc = cli_check_listen(&cmd_record, ho.listen)))
+			goto out;
+		ho.upstream_shown = upstream_shown.data;
 		snprintf(label, sizeof(label), "'%s'", path);
 		ho.wopts = o.wopts;
 		ho.wopts.label = label;
@@ -367,6 +382,7 @@ static int run_record(int argc, char **argv)
 	return exit_like_child(&res);
 out:
 	mt_redact_free(red);
+	mt_buf_release(&upstream_shown);
 	free(rules);
 	free(kinds);
 	for (size_t i = 0; uh_owned[i]; i++)

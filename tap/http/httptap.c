@@ -140,6 +140,8 @@ struct loop {
 struct tap {
 	const struct httptap_opts *o;
 	char origin[512];     /* the upstream's scheme://authority */
+	const char *query;    /* the upstream URL's query (after '?'), or NULL */
+	char shown[512];      /* origin as said: its credentials redacted */
 	char capath[512];
 	int loopback;         /* listening on loopback: only loopback Host names come in */
 	struct writer *w;     /* stores every session, on one connection */
@@ -922,6 +924,11 @@ static void on_request(struct evhttp_request *req, void *arg)
 	mt_buf_reset(&l->scratch2);
 	mt_buf_puts(&l->scratch2, t->origin);
 	mt_buf_puts(&l->scratch2, target);
+	if (t->query) {
+		/* --upstream's query goes with every request, after the client's. */
+		mt_buf_putc(&l->scratch2, strchr(target, '?') ? '&' : '?');
+		mt_buf_puts(&l->scratch2, t->query);
+	}
 	x->easy = l->npool ? l->pool[--l->npool] : curl_easy_init();
 	CURL *e = x->easy;
 	curl_easy_setopt(e, CURLOPT_URL, l->scratch2.data); /* (curl keeps a copy) */
@@ -1293,7 +1300,7 @@ static evutil_socket_t listen_on(const char *host, int port, int *bound_port)
 int httptap_run(const struct httptap_opts *o)
 {
 	struct tap t;
-	char host[256];
+	char host[256], *query_owned = NULL;
 	int port, bound_port = 0, rc = EXIT_ERROR, started = 0;
 	sigset_t set;
 
@@ -1301,9 +1308,20 @@ int httptap_run(const struct httptap_opts *o)
 	t.o = o;
 	t.done_fd = -1;
 	pthread_mutex_init(&t.mu, NULL);
-	if (url_origin(o->upstream, t.origin, sizeof(t.origin))) {
-		mt_error("bad --upstream '%s': an http:// or https:// URL", o->upstream);
-		goto early;
+	{
+		const char *shown = o->upstream_shown ? o->upstream_shown : o->upstream;
+		const char *q = strchr(o->upstream, '?');
+		if (url_origin(o->upstream, t.origin, sizeof(t.origin)) ||
+		    url_origin(shown, t.shown, sizeof(t.shown))) {
+			mt_error("bad --upstream '%s': an http:// or https:// URL", shown);
+			goto early;
+		}
+		if (q && q[1] && q[1] != '#') {
+			size_t qn = strcspn(q + 1, "#");
+			t.query = query_owned = mt_malloc(qn + 1);
+			memcpy(query_owned, q + 1, qn);
+			query_owned[qn] = '\0';
+		}
 	}
 	if (mt_split_listen(o->listen, host, sizeof(host), &port)) {
 		mt_error("bad --listen '%s': HOST:PORT", o->listen);
@@ -1352,7 +1370,7 @@ int httptap_run(const struct httptap_opts *o)
 	{
 		char name[300];
 		snprintf(name, sizeof(name), strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, bound_port);
-		fprintf(stderr, "mcptap: listening on http://%s, forwarding to %s\n", name, t.origin);
+		fprintf(stderr, "mcptap: listening on http://%s, forwarding to %s\n", name, t.shown);
 	}
 	if (o->insecure)
 		mt_warn("--insecure: the upstream's certificate and host name are not checked");
@@ -1361,7 +1379,7 @@ int httptap_run(const struct httptap_opts *o)
 		struct hl_opts lo;
 		memset(&lo, 0, sizeof(lo));
 		lo.w = t.w;
-		lo.upstream = o->upstream;
+		lo.upstream = o->upstream_shown ? o->upstream_shown : o->upstream;
 		lo.max_message = o->wopts.max_message;
 		t.log = hl_new(&lo);
 	}
@@ -1406,6 +1424,7 @@ out:
 		event_base_free(t.ctl);
 	curl_global_cleanup();
 early:
+	free(query_owned);
 	pthread_mutex_destroy(&t.mu);
 	return rc;
 }

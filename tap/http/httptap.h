@@ -20,7 +20,9 @@
 
 struct httptap_opts {
 	const char *listen;        /* HOST:PORT ([V6]:PORT); PORT 0: any free one */
-	const char *upstream;      /* http:// or https:// URL */
+	const char *upstream;      /* http:// or https:// URL, without user:password@ */
+	const char *upstream_shown; /* the same as said and stored: its credentials
+				     * redacted (NULL: upstream) */
 	const char *cacert;        /* a CA file trusted besides the system's, or NULL */
 	int insecure;              /* no certificate or host name verification */
 	const char *const *upstream_headers; /* "Name: value" lines sent upstream */
