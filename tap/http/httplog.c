@@ -685,6 +685,12 @@ void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char
 				kept, kept_len);
 	touch(l, x->sess);
 	x->sess->open--;
+	/* A legacy HTTP+SSE session lives as long as the GET stream that named its
+	 * endpoint: it ends with it, whoever closed it. */
+	if (x->info.endpoint_stream && !x->sess->ended) {
+		x->sess->ended = 1;
+		hs_end(&l->tr, x->sess->num);
+	}
 	/* A session the server ended (DELETE, 404) ends in the store when nothing
 	 * of it is open (what still names it is stored with it all the same). */
 	if (x->sess->ended && !x->sess->open)
