@@ -1,7 +1,8 @@
 /*
  * rules/tap.c - what the capture itself says about the session, not the
- * peers: a gap (traffic relayed but not stored) and a message beyond what the
- * analyzer's JSON parser reads. Neither is a protocol rule (MCP-RULES has
+ * peers: a gap (traffic relayed but not stored), a message beyond what the
+ * analyzer's JSON parser reads, and requests the HTTP tap answered itself
+ * because the upstream failed. Neither is a protocol rule (MCP-RULES has
  * none); each is a fact about the capture, said once, so that no other rule
  * reports what it only seems to show.
  *
@@ -48,6 +49,42 @@ static void tap_002(const struct an_ctx *c)
 			  m->unreadable, m->cls->kind == MT_REQUEST ? " or its answer" : "");
 }
 
+/*
+ * A POST the tap answered itself (502, 504) because the upstream could not be
+ * reached, closed the connection without an answer, or was silent: the
+ * requests it carried never got the server's answer. (The engine owes them
+ * none, as for any refused POST, so LIFE-015 says nothing of them.)
+ */
+static void tap_003(const struct an_ctx *c)
+{
+	const struct an_msg *m = c->m;
+	const struct an_exchange *x = m && m->http == AN_HTTP_DONE ? m->x : NULL;
+	const char *why;
+
+	if (!x || !x->c2s_requests || !x->outcome || (x->status != 502 && x->status != 504))
+		return;
+	if (!strcmp(x->outcome, "unreachable"))
+		why = "could not be reached";
+	else if (!strcmp(x->outcome, "upstream-gone"))
+		why = "closed the connection without an answer";
+	else if (!strcmp(x->outcome, "timeout"))
+		why = "sent nothing in time";
+	else
+		return;
+	/* (An id key is "n:17" for an integer id, "s:abc" for a string one.) */
+	if (x->req_key && x->req_key_len > 2)
+		an_report(c, -1, "the tap answered the %s (exchange %lld) with %d itself: the upstream "
+				 "%s (%s); request id %s%.*s%s never got the server's answer",
+			  x->method, (long long)x->seq, x->status, why, x->error ? x->error : "no reason",
+			  x->req_key[0] == 's' ? "\"" : "", (int)x->req_key_len - 2, x->req_key + 2,
+			  x->req_key[0] == 's' ? "\"" : "");
+	else
+		an_report(c, -1, "the tap answered the %s (exchange %lld) with %d itself: the upstream "
+				 "%s (%s); its %lld request%s never got the server's answer",
+			  x->method, (long long)x->seq, x->status, why, x->error ? x->error : "no reason",
+			  (long long)x->c2s_requests, x->c2s_requests == 1 ? "" : "s");
+}
+
 const struct an_rule an_rules_tap[] = {
 	{"TAP-001", AN_WARNING, AN_SEV_FIXED, AN_EVERY, AN_ON_GAP, NULL, tap_001,
 	 "the capture is complete: a gap (lines over --max-message, a store that failed) is said "
@@ -58,6 +95,11 @@ const struct an_rule an_rules_tap[] = {
 	 "every message is within what the analyzer reads (Jansson: nesting up to 2048 levels, "
 	 "integers within 64 bits, numbers within a double, no \\u0000 in a member name); one "
 	 "beyond is said once and judged by no rule",
+	 "mcptap; a capture fact, not an MCP rule"},
+	{"TAP-003", AN_WARNING, AN_SEV_FIXED, AN_EVERY, AN_ON_HTTP, NULL, tap_003,
+	 "every request reached the server: one the HTTP tap answered itself (502, 504) because "
+	 "the upstream could not be reached, closed without an answer or was silent is said, "
+	 "once per POST",
 	 "mcptap; a capture fact, not an MCP rule"},
 	{NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
 };

@@ -158,6 +158,8 @@ struct tap {
 	pthread_mutex_t mu;
 	int stopping;         /* 1: stop accepting and end; 2: end now */
 	int host_said;        /* a refused Host was said */
+	int upstream_down;    /* the upstream's failure was said: said again when it answers
+			       * (read without mu on the hot path: __atomic) */
 };
 
 /* ---- headers ---- */
@@ -249,6 +251,43 @@ static void send_held(struct exch *x);
 static void on_upstream_silent(evutil_socket_t fd, short what, void *arg);
 
 /* Record how the exchange ended and free it (the client side is dealt with). */
+/*
+ * The upstream failed an exchange (outcome unreachable, upstream-gone or
+ * timeout, why the error): said once on stderr, until it answers again
+ * (upstream_back). Whatever the clients do, one line per outage.
+ */
+static void upstream_failed(struct tap *t, const char *outcome, const char *why)
+{
+	int said;
+
+	pthread_mutex_lock(&t->mu);
+	said = t->upstream_down;
+	__atomic_store_n(&t->upstream_down, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&t->mu);
+	if (!said)
+		mt_warn("the upstream %s (%s): clients get the tap's 502 or 504, or a cut "
+			"response, until it answers again",
+			!strcmp(outcome, "unreachable")	  ? "cannot be reached"
+			: !strcmp(outcome, "timeout") ? "is silent"
+						      : "closed a connection without a whole answer",
+			why ? why : "no reason given");
+}
+
+/* A response head came from the upstream: after a failure said, that it is back. */
+static void upstream_back(struct tap *t)
+{
+	int said;
+
+	if (!__atomic_load_n(&t->upstream_down, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&t->mu);
+	said = t->upstream_down;
+	__atomic_store_n(&t->upstream_down, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&t->mu);
+	if (said)
+		fprintf(stderr, "mcptap: the upstream answers again\n");
+}
+
 static void exch_end(struct exch *x, const char *outcome, const char *error)
 {
 	struct loop *l = x->loop;
@@ -257,6 +296,9 @@ static void exch_end(struct exch *x, const char *outcome, const char *error)
 	if (x->done)
 		return;
 	x->done = 1;
+	if (!strcmp(outcome, "unreachable") || !strcmp(outcome, "upstream-gone") ||
+	    !strcmp(outcome, "timeout"))
+		upstream_failed(t, outcome, error);
 	if (x->easy) {
 		curl_multi_remove_handle(l->multi, x->easy);
 		/* A handle is costly to make; its connection stays in the multi's cache. */
@@ -373,6 +415,7 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
 		/* The head's end. Interim (1xx) heads are the hop's business. */
 		if (x->status >= 200 && !x->head_sent) {
 			hdr_fix(&x->rh);
+			upstream_back(x->loop->tap);
 			send_head(x);
 		}
 		return n;
