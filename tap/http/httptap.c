@@ -831,6 +831,14 @@ static struct curl_slist *upstream_list(const struct tap *t, const struct hdr_li
 	char *p;
 
 	mt_hdr_filter(in->h, in->n, MT_HDR_REQUEST, keep, NULL);
+	/* An --upstream-header replaces the client's field of its name: sent once. */
+	for (size_t i = 0; i < in->n; i++)
+		for (size_t k = 0; keep[i] && k < t->o->n_upstream_headers; k++) {
+			const char *u = t->o->upstream_headers[k], *colon = strchr(u, ':');
+			size_t un = colon ? (size_t)(colon - u) : strlen(u);
+			if (strlen(in->h[i].name) == un && !strncasecmp(in->h[i].name, u, un))
+				keep[i] = 0;
+		}
 	/* (An empty value is sent as "Name;": "Name:" alone tells curl to drop it.) */
 	for (size_t i = 0; i < in->n; i++)
 		if (keep[i]) {

@@ -2,7 +2,8 @@
 # No credential given on record's command line reaches the store, stdout or
 # stderr: a credential-named query parameter of --upstream is forwarded with
 # every request (after the client's own query) and stored and said redacted;
-# an --upstream-header value (from the environment) goes upstream only; a user
+# an --upstream-header value (from the environment) goes upstream only, in
+# place of the client's field of that name (not beside it); a user
 # name or password in --upstream or --listen is refused, naming
 # --upstream-header, without being printed. The file, its -wal and -shm are
 # grepped while the tap runs and after it stopped.
@@ -14,7 +15,8 @@ H=HSECRET-p9x2h
 P=PSECRET-w4m8u
 
 # The upstream: says each request it gets as "METHOD URL AUTHORIZATION" in
-# up.log, and answers a JSON-RPC request with a result.
+# up.log (with how many Authorization fields it had), and answers a JSON-RPC
+# request with a result.
 cat > "$T/up.mjs" <<'JS'
 import http from "node:http";
 import fs from "node:fs";
@@ -23,7 +25,8 @@ const srv = http.createServer((req, res) => {
 	let body = "";
 	req.on("data", (d) => (body += d));
 	req.on("end", () => {
-		fs.appendFileSync(log, `${req.method} ${req.url} ${req.headers.authorization || "-"}\n`);
+		const auth = req.rawHeaders.filter((h, i) => i % 2 === 0 && h.toLowerCase() === "authorization");
+		fs.appendFileSync(log, `${req.method} ${req.url} ${req.headers.authorization || "-"} (${auth.length})\n`);
 		const id = body ? JSON.parse(body).id : null;
 		res.writeHead(200, { "content-type": "application/json" });
 		res.end(JSON.stringify({ jsonrpc: "2.0", id, result: {} }));
@@ -40,11 +43,11 @@ ping='{"jsonrpc":"2.0","id":1,"method":"ping"}'
 curl -s -o "$T/r1" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
 	--data "$ping" "$TAP_URL/mcp"
 curl -s -o "$T/r2" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-	--data "$ping" "$TAP_URL/message?sessionId=s-1"
+	-H 'Authorization: Bearer the-clients-own' --data "$ping" "$TAP_URL/message?sessionId=s-1"
 check_eq "the client gets the upstream's answer" '{"jsonrpc":"2.0","id":1,"result":{}}' "$(cat "$T/r1")"
-check_eq "--upstream's query goes upstream after the client's, --upstream-header's value too" \
-	"POST /mcp?api_key=$Q&region=eu Bearer $H
-POST /message?sessionId=s-1&api_key=$Q&region=eu Bearer $H" "$(cat "$T/up.log")"
+check_eq "--upstream's query goes upstream after the client's; --upstream-header's value too, replacing the client's own" \
+	"POST /mcp?api_key=$Q&region=eu Bearer $H (1)
+POST /message?sessionId=s-1&api_key=$Q&region=eu Bearer $H (1)" "$(cat "$T/up.log")"
 sleep 0.3 # (the tap commits every 20 ms)
 cat "$T/c.db" "$T/c.db-wal" "$T/c.db-shm" > "$T/live.bytes" 2> /dev/null
 stop_tap
