@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "schema/facts.h"
 #include "schema/map.h"
 #include "schema/message.h"
 #include "tap/http/httphdr.h"
@@ -117,19 +118,16 @@ struct writer {
 	char *fail_reason;
 	uint64_t lost_msgs, lost_bytes; /* relayed but not stored (not yet in a gap row) */
 	int64_t lost_seq;        /* where the loss began */
-	int64_t init_seq;        /* the initialize request's seq, until it is answered */
-	int client_known;        /* the session's client was noted (initialize, or _meta) */
-	struct mt_map open;      /* requests awaiting an answer: key -> seq */
-	/* A shared writer (writer_open_shared) stores many sessions: session,
-	 * init_seq and open above are the current one's, the others wait in
-	 * slots (by handle; 0 is the writer's own). */
+	struct mt_facts facts;   /* the session's pairing and handshake */
+	/* A shared writer (writer_open_shared) stores many sessions: session and
+	 * facts above are the current one's, the others wait in slots (by
+	 * handle; 0 is the writer's own). */
 	int shared;
 	struct wslot *slots;
 	size_t nslots;
 	int cur_sess;            /* the handle whose state is above */
 	int next_handle;         /* producers' side, under mu */
 	int lost_sess;           /* where the loss began */
-	struct mt_buf key;       /* scratch for the map's keys */
 	struct mt_buf red;       /* scratch for a redacted frame */
 	struct mt_buf hjson, hjson2; /* scratch: an exchange's headers as stored JSON */
 	struct mt_buf tgt;       /* scratch: its target, redacted */
@@ -163,9 +161,7 @@ struct xwait {
 struct wslot {
 	int64_t session;   /* the store's id; 0: not created (yet, or it could not be) */
 	int64_t t0;        /* its clock's start, monotonic ns */
-	int64_t init_seq;
-	int client_known;
-	struct mt_map open;
+	struct mt_facts facts;
 	int used;
 };
 
@@ -425,141 +421,20 @@ static void commit(struct writer *w)
 }
 
 /* A JSON string member of obj (borrowed), or NULL. */
-static const char *jstr(json_t *obj, const char *key)
+/* What the handshake message stored says of a side, into the session's row. */
+static void note_handshake(struct writer *w, enum writer_stream s, const struct mt_class *c,
+			   const char *p, size_t n, int64_t seq, int64_t request_seq)
 {
-	return json_string_value(json_object_get(obj, key));
-}
-
-/*
- * A session without initialize (the 2026-07-28 revision): its client as the
- * first request whose _meta names it says (clientInfo, clientCapabilities,
- * protocolVersion under io.modelcontextprotocol/).
- */
-static void note_meta_client(struct writer *w, const char *p, size_t n)
-{
-	struct store_session_init in = {NULL, NULL, NULL, NULL};
+	struct mt_handshake h;
 	struct mt_err err = {"", 0};
-	json_t *msg = json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
-	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
-	json_t *info = json_object_get(meta, "io.modelcontextprotocol/clientInfo");
-	json_t *caps = json_object_get(meta, "io.modelcontextprotocol/clientCapabilities");
-	char *caps_text = NULL;
 
-	if (json_is_object(info)) {
-		w->client_known = 1;
-		in.name = jstr(info, "name");
-		in.version = jstr(info, "version");
-		in.protocol_version = jstr(meta, "io.modelcontextprotocol/protocolVersion");
-		if (json_is_object(caps))
-			caps_text = json_dumps(caps, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-		in.caps_json = caps_text;
-		if (store_session_set_client(w->st, w->session, &in, &err))
-			store_failed(w, err.msg);
-	}
-	free(caps_text);
-	json_decref(msg);
-}
-
-/*
- * Note what an initialize request (c2s) or its answer (s2c, paired by the tap:
- * request_seq) says about the session.
- */
-static void note_initialize(struct writer *w, enum writer_stream s, const struct mt_class *c,
-			    const char *p, size_t n, int64_t seq, int64_t request_seq)
-{
-	struct store_session_init in = {NULL, NULL, NULL, NULL};
-	struct mt_err err = {"", 0};
-	json_t *msg, *body, *info;
-	char *caps = NULL;
-	int is_request = s == WS_C2S && c->kind == MT_REQUEST;
-
-	if (is_request) {
-		/* Every request passes here: decode the name only when it has escapes. */
-		int is_init = c->method.n == 12 && !memcmp(c->method.p, "\"initialize\"", 12);
-		if (!is_init && memchr(c->method.p, '\\', c->method.n)) {
-			struct mt_buf m = MT_BUF_INIT;
-			is_init = mt_json_string(c->method, &m) == 0 && m.len == 10 &&
-				  memcmp(m.data, "initialize", 10) == 0;
-			mt_buf_release(&m);
-		}
-		if (!is_init) {
-			/* 2026-07-28: no initialize; a request names its client in _meta
-			 * (looked for in the spans first: any _meta, a progressToken's
-			 * say, would not be worth decoding the message for). */
-			struct mt_span meta, ci;
-			if (!w->client_known && c->has_meta &&
-			    mt_json_member(c->params, "_meta", &meta) == 1 &&
-			    mt_json_member(meta, "io.modelcontextprotocol/clientInfo", &ci) == 1)
-				note_meta_client(w, p, n);
-			return;
-		}
-		w->init_seq = seq;
-		w->client_known = 1;
-	} else if (!(s == WS_S2C && c->kind == MT_RESPONSE && w->init_seq &&
-		     request_seq == w->init_seq)) {
-		return;
-	}
-	msg = json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
-	body = json_object_get(msg, is_request ? "params" : "result");
-	if (json_is_object(body)) {
-		info = json_object_get(body, is_request ? "clientInfo" : "serverInfo");
-		in.protocol_version = jstr(body, "protocolVersion");
-		in.name = jstr(info, "name");
-		in.version = jstr(info, "version");
-		if (json_is_object(json_object_get(body, "capabilities")))
-			caps = json_dumps(json_object_get(body, "capabilities"),
-					  JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-		in.caps_json = caps;
-		if ((is_request ? store_session_set_client : store_session_set_server)(
+	if (mt_facts_handshake(&w->facts, s == WS_C2S, c, p, n, seq, request_seq, &h)) {
+		struct store_session_init in = {h.protocol_version, h.name, h.version, h.caps_json};
+		if ((h.side == MT_SIDE_CLIENT ? store_session_set_client : store_session_set_server)(
 			    w->st, w->session, &in, &err))
 			store_failed(w, err.msg);
+		mt_handshake_release(&h);
 	}
-	if (!is_request)
-		w->init_seq = 0;
-	free(caps);
-	json_decref(msg);
-}
-
-/* The most requests remembered while they await an answer. */
-#define OPEN_REQUESTS_MAX 100000
-
-/*
- * Pair answers with requests as they are read: a request is remembered by its
- * direction and id (with its type); an answer in the other direction with the
- * same id takes it. Returns the request's seq for an answer or for a
- * notifications/cancelled (the request it names), else 0.
- */
-static int64_t pair(struct writer *w, enum writer_stream s, const struct mt_class *c, int64_t seq)
-{
-	int is_request = c->kind == MT_REQUEST;
-	int64_t req = 0;
-
-	if (c->kind == MT_NOTIFICATION && c->method.n == 25 &&
-	    !memcmp(c->method.p, "\"notifications/cancelled\"", 25)) {
-		/* A cancel names the request it cancels, while that is open (it stays open:
-		 * an answer may still come). */
-		struct mt_class id = *c;
-		struct mt_span v;
-		if (mt_json_member(c->params, "requestId", &v) != 1 || !v.n)
-			return 0;
-		id.id = v;
-		id.idtype = v.p[0] == '"' ? MT_ID_STRING
-			    : v.p[0] == '-' || (v.p[0] >= '0' && v.p[0] <= '9') ? MT_ID_NUMBER
-										   : MT_ID_NONE;
-		if (id.idtype == MT_ID_NONE)
-			return 0;
-		mt_id_key(&id, s == WS_C2S ? 'c' : 's', &w->key);
-		return mt_map_get(&w->open, w->key.data, w->key.len, &req) ? req : 0;
-	}
-	if (c->idtype == MT_ID_NONE || c->idtype == MT_ID_NULL ||
-	    !(is_request || c->kind == MT_RESPONSE || c->kind == MT_ERROR))
-		return 0;
-	mt_id_key(c, (s == WS_C2S) == is_request ? 'c' : 's', &w->key);
-	if (is_request)
-		(void)mt_map_put(&w->open, w->key.data, w->key.len, seq);
-	else if (!mt_map_take(&w->open, w->key.data, w->key.len, &req))
-		req = 0;
-	return req;
 }
 
 /* Where a message travelled: stdio, or an HTTP exchange's body or SSE event. */
@@ -625,7 +500,7 @@ static int store_message_pre(struct writer *w, enum writer_stream s, const char 
 	m.raw = p;
 	m.size = n;
 	m.incomplete = incomplete;
-	m.request_seq = mm->replayed ? 0 : pair(w, s, &c, seq);
+	m.request_seq = mm->replayed ? 0 : mt_facts_pair(&w->facts, s == WS_C2S, &c, seq);
 	m.raw_len = 0;
 	m.exchange = mm->exchange;
 	m.sse_id = mm->sse_id;
@@ -645,8 +520,8 @@ static int store_message_pre(struct writer *w, enum writer_stream s, const char 
 	w->stats.stored_messages++;
 	w->txn_msgs++;
 	if (!mm->replayed && (c.kind == MT_REQUEST || c.kind == MT_RESPONSE))
-		note_initialize(w, s, m.cls, m.raw, m.raw_len ? m.raw_len : n, seq,
-				m.request_seq); /* (the stored bytes: redacted) */
+		note_handshake(w, s, m.cls, m.raw, m.raw_len ? m.raw_len : n, seq,
+			       m.request_seq); /* (the stored bytes: redacted) */
 	return 0;
 }
 
@@ -733,13 +608,9 @@ static void switch_session(struct writer *w, int h)
 		return;
 	c = &w->slots[w->cur_sess];
 	c->session = w->session;
-	c->init_seq = w->init_seq;
-	c->client_known = w->client_known;
-	c->open = w->open;
+	c->facts = w->facts;
 	w->session = w->slots[h].session;
-	w->init_seq = w->slots[h].init_seq;
-	w->client_known = w->slots[h].client_known;
-	w->open = w->slots[h].open;
+	w->facts = w->slots[h].facts;
 	w->cur_sess = h;
 }
 
@@ -937,7 +808,7 @@ static int process_record(struct writer *w, const struct chunk *ch)
 		}
 		w->slots[h].used = 1;
 		w->slots[h].t0 = ch->seq;
-		mt_map_init(&w->slots[h].open, OPEN_REQUESTS_MAX);
+		mt_facts_init(&w->slots[h].facts);
 	}
 	if (w->shared) {
 		switch_session(w, ch->sess);
@@ -1341,7 +1212,7 @@ static struct writer *start(struct store *st, int64_t session, int64_t t0_ns,
 		store_set_lock_wait(st, LOCK_SLICE_MS, on_lock_wait, w);
 	}
 	w->last_commit = mt_mono_ns();
-	mt_map_init(&w->open, OPEN_REQUESTS_MAX);
+	mt_facts_init(&w->facts);
 	mt_map_init(&w->xw_at, 0);
 	for (int i = 0; i < WS_COUNT; i++)
 		mt_framer_init(&w->fr[i], o->max_message);
@@ -1725,7 +1596,6 @@ int writer_finish(struct writer *w, const struct store_session_end *e,
 	}
 	for (int i = 0; i < WS_COUNT; i++)
 		mt_framer_release(&w->fr[i]);
-	mt_buf_release(&w->key);
 	mt_buf_release(&w->red);
 	mt_buf_release(&w->hjson);
 	mt_buf_release(&w->hjson2);
@@ -1733,10 +1603,10 @@ int writer_finish(struct writer *w, const struct store_session_end *e,
 	free(w->hv);
 	free(w->xw);
 	mt_map_release(&w->xw_at);
-	mt_map_release(&w->open);
+	mt_facts_release(&w->facts);
 	for (size_t i = 0; i < w->nslots; i++)
 		if (w->slots[i].used && (int)i != w->cur_sess)
-			mt_map_release(&w->slots[i].open);
+			mt_facts_release(&w->slots[i].facts);
 	free(w->slots);
 	free(w->fail_reason);
 	free(w->end_error);
