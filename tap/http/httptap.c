@@ -43,6 +43,7 @@
 #include "schema/message.h"
 #include "schema/redact.h"
 #include "tap/http/httphdr.h"
+#include "tap/http/httplisten.h"
 #include "tap/http/httplog.h"
 #include "tap/http/httpserve.h"
 #include "tap/http/httpsess.h"
@@ -120,6 +121,7 @@ struct loop {
 	struct event_base *base;
 	struct evhttp *http;
 	struct evhttp_bound_socket *bound;
+	struct hln_watch *watch;  /* pauses accepting at the descriptor limit */
 	CURLM *multi;
 	struct event *curl_timer;
 	struct event *stop_timer;
@@ -142,6 +144,7 @@ struct tap {
 	char origin[512];     /* the upstream's scheme://authority */
 	char capath[512];
 	int loopback;         /* listening on loopback: only loopback Host names come in */
+	struct hln_pace *pace; /* refused accepts, said at most once a second for all loops */
 	struct writer *w;     /* stores every session, on one connection */
 	struct hl_log *log;   /* the sessions, and what is stored of each exchange */
 	struct loop *loops;
@@ -1044,6 +1047,8 @@ static void on_stop(evutil_socket_t fd, short what, void *arg)
 	if (l->stopping)
 		return;
 	l->stopping = 1;
+	hln_watch_free(l->watch);
+	l->watch = NULL;
 	if (l->bound) {
 		evhttp_del_accept_socket(l->http, l->bound);
 		l->bound = NULL;
@@ -1107,6 +1112,13 @@ static void on_loop_done(evutil_socket_t fd, short what, void *arg)
 		t->loops_done += (int)v;
 	if (t->loops_done >= t->nloops)
 		event_base_loopbreak(t->ctl);
+}
+
+/* Accepts refused at the descriptor limit (a loop's thread): said as the tap's own. */
+static void say_refused(void *arg, const char *text)
+{
+	(void)arg;
+	mt_warn("%s", text);
 }
 
 /* The scheme and authority of an http(s) URL. */
@@ -1193,6 +1205,7 @@ static int loop_init(struct tap *t, struct loop *l, int idx, evutil_socket_t fd)
 	if (!l->bound)
 		goto fail;
 	fd = -1; /* (evhttp's now) */
+	l->watch = hln_watch_evhttp(l->http, l->bound, t->pace);
 	l->curl_timer = evtimer_new(l->base, on_curl_timeout, l);
 	l->unpause = event_new(l->base, -1, 0, on_unpause, l);
 	l->stop_ev = event_new(l->base, l->stop_fd, EV_READ | EV_PERSIST, on_stop, l);
@@ -1215,6 +1228,7 @@ fail:
 /* Free what loop_init made (its thread has ended; NULL parts are let be). */
 static void loop_release(struct loop *l)
 {
+	hln_watch_free(l->watch); /* (before its listener) */
 	if (l->http)
 		evhttp_free(l->http); /* (closes the connections: on_conn_close) */
 	while (l->all)
@@ -1278,15 +1292,9 @@ static evutil_socket_t listen_on(const char *host, int port, int *bound_port)
 		return -1;
 	}
 	evutil_freeaddrinfo(ai);
-	{
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof(ss);
+	*bound_port = hln_fd_port(fd);
+	if (*bound_port < 0)
 		*bound_port = port;
-		if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-			*bound_port = ss.ss_family == AF_INET6
-					      ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
-					      : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-	}
 	return fd;
 }
 
@@ -1331,6 +1339,7 @@ int httptap_run(const struct httptap_opts *o)
 	}
 	t.nloops = o->threads > 0 ? o->threads : 1;
 	t.loops = mt_calloc((size_t)t.nloops, sizeof(*t.loops));
+	t.pace = hln_pace_new(say_refused, NULL);
 	for (int i = 0; i < t.nloops; i++) {
 		evutil_socket_t fd = listen_on(host, i ? bound_port : port, &bound_port);
 		if (fd < 0) {
@@ -1391,6 +1400,7 @@ out:
 	for (int i = 0; i < t.nloops; i++)
 		loop_release(&t.loops[i]);
 	free(t.loops);
+	hln_pace_free(t.pace);
 	hl_free(t.log); /* (the sessions' ends) */
 	if (t.w)
 		writer_finish(t.w, NULL, NULL);
