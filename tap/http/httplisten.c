@@ -16,11 +16,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include <event2/buffer.h>
 #include <event2/event.h>
+#include <event2/keyvalq_struct.h>
 #include <event2/util.h>
+#include <jansson.h>
 
 #include "schema/util.h"
 
@@ -219,6 +223,22 @@ void hln_watch_free(struct hln_watch *w)
 
 /* ---- the listening address ---- */
 
+int hln_fd_loopback(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl))
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss.ss_family == AF_INET6) {
+		const struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return 0;
+}
+
 int hln_fd_port(int fd)
 {
 	struct sockaddr_storage ss;
@@ -231,4 +251,182 @@ int hln_fd_port(int fd)
 	if (ss.ss_family == AF_INET)
 		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
 	return -1;
+}
+
+/* ---- Host and Origin ---- */
+
+/*
+ * The length of h's host (n bytes: "name", "[v6]", either with ":PORT"), or
+ * -1 when what follows the host is not ":" and digits (an empty port is
+ * RFC 3986's).
+ */
+static long host_len(const char *h, size_t n)
+{
+	size_t hn;
+
+	if (n && h[0] == '[') {
+		const char *close = memchr(h, ']', n);
+		if (!close)
+			return -1;
+		hn = (size_t)(close - h) + 1;
+	} else {
+		const char *colon = memchr(h, ':', n);
+		hn = colon ? (size_t)(colon - h) : n;
+	}
+	if (hn < n) {
+		if (h[hn] != ':')
+			return -1;
+		for (size_t i = hn + 1; i < n; i++)
+			if (h[i] < '0' || h[i] > '9')
+				return -1;
+	}
+	return (long)hn;
+}
+
+int hln_loopback_name(const char *h, size_t n)
+{
+	long hn = host_len(h, n);
+
+	if (hn < 0)
+		return 0;
+	if (hn == 5 && !memcmp(h, "[::1]", 5))
+		return 1;
+	if (hn == 9 && !strncasecmp(h, "localhost", 9))
+		return 1;
+	if (hn > 4 && !memcmp(h, "127.", 4)) {
+		for (long i = 4; i < hn; i++)
+			if (!((h[i] >= '0' && h[i] <= '9') || h[i] == '.'))
+				return 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* Does h (n bytes, host and optional port) name this server: loopback, or allowed? */
+static int host_ok(const struct hln_guard *g, const char *h, size_t n)
+{
+	long hn = host_len(h, n);
+
+	if (hn <= 0)
+		return 0;
+	if (hln_loopback_name(h, n))
+		return 1;
+	for (size_t i = 0; i < g->n_allow; i++) {
+		size_t an = strlen(g->allow[i]);
+		/* (an allowed "name" lets in any port of it; "name:port" that port) */
+		if ((an == (size_t)hn || an == n) && !strncasecmp(h, g->allow[i], an))
+			return 1;
+	}
+	return 0;
+}
+
+/* Is origin ("scheme://host[:port]") one of a host that names this server? "null" is not. */
+static int origin_ok(const struct hln_guard *g, const char *origin)
+{
+	const char *sep = strstr(origin, "://"), *a;
+	size_t an;
+
+	if (!sep || sep == origin)
+		return 0;
+	for (const char *p = origin; p < sep; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '+' || *p == '-' || *p == '.'))
+			return 0;
+	a = sep + 3;
+	an = strcspn(a, "/?#");
+	if (!an || memchr(a, '@', an))
+		return 0;
+	return host_ok(g, a, an);
+}
+
+enum hln_verdict hln_guard_check(const struct hln_guard *g, const char *host, const char *origin)
+{
+	if (!g->loopback)
+		return HLN_PASS;
+	if (host && !host_ok(g, host, strlen(host)))
+		return HLN_FOREIGN_HOST;
+	if (origin && !origin_ok(g, origin))
+		return HLN_FOREIGN_ORIGIN;
+	return HLN_PASS;
+}
+
+enum hln_verdict hln_guard_request(const struct hln_guard *g, struct evhttp_request *req,
+				   const char **value)
+{
+	struct evkeyvalq *q = evhttp_request_get_input_headers(req);
+	enum hln_verdict v = HLN_PASS;
+
+	*value = NULL;
+	if (!g->loopback)
+		return HLN_PASS;
+	/* Every Host first (a Host refusal says more), then every Origin. */
+	for (int pass = 0; pass < 2 && v == HLN_PASS; pass++)
+		for (struct evkeyval *kv = q->tqh_first; kv && v == HLN_PASS; kv = kv->next.tqe_next) {
+			if (!pass && !strcasecmp(kv->key, "Host"))
+				v = hln_guard_check(g, kv->value, NULL);
+			else if (pass && !strcasecmp(kv->key, "Origin"))
+				v = hln_guard_check(g, NULL, kv->value);
+			if (v != HLN_PASS)
+				*value = kv->value;
+		}
+	return v;
+}
+
+void hln_refuse(struct evhttp_request *req, enum hln_verdict v)
+{
+	const char *why = v == HLN_FOREIGN_ORIGIN
+				  ? "mcptap: Origin is not of a loopback host nor of one given with "
+				    "--allow-host (a web page elsewhere?)"
+				  : "mcptap: Host is not a loopback name nor one given with --allow-host "
+				    "(a DNS rebinding?)";
+	json_t *e = json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", "error", "code",
+			      -32000, "message", why);
+	char *text = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	struct evbuffer *b = evbuffer_new();
+
+	if (!e || !text || !b)
+		out_of_memory();
+	evbuffer_add(b, text, strlen(text));
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
+	evhttp_send_reply(req, HLN_REFUSED_STATUS, "Forbidden", b);
+	evbuffer_free(b);
+	free(text);
+	json_decref(e);
+}
+
+int hln_guard_reply(struct hln_guard *g, struct evhttp_request *req, const char *who, char *line,
+		    size_t n)
+{
+	const char *value;
+	enum hln_verdict v = hln_guard_request(g, req, &value);
+
+	line[0] = '\0';
+	if (v == HLN_PASS)
+		return 0;
+	if (!__atomic_exchange_n(&g->said[v], 1, __ATOMIC_RELAXED))
+		hln_refusal_line(v, value, who, line, n);
+	hln_refuse(req, v);
+	return 1;
+}
+
+void hln_refusal_line(enum hln_verdict v, const char *value, const char *who, char *out, size_t n)
+{
+	char shown[101];
+	size_t i;
+
+	for (i = 0; value && value[i] && i < sizeof(shown) - 1; i++) {
+		unsigned char c = (unsigned char)value[i];
+		shown[i] = c < 0x20 || c >= 0x7f || c == '\'' ? '?' : (char)c;
+	}
+	shown[i] = '\0';
+	if (v == HLN_FOREIGN_ORIGIN)
+		snprintf(out, n,
+			 "refused a request from Origin '%s' (the %s listens on loopback: a web page "
+			 "elsewhere?); --allow-host NAME lets its host in",
+			 shown, who);
+	else
+		snprintf(out, n,
+			 "refused a request for Host '%s' (the %s listens on loopback: a DNS "
+			 "rebinding?); --allow-host NAME lets a name in",
+			 shown, who);
 }

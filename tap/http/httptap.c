@@ -143,8 +143,8 @@ struct tap {
 	const struct httptap_opts *o;
 	char origin[512];     /* the upstream's scheme://authority */
 	char capath[512];
-	int loopback;         /* listening on loopback: only loopback Host names come in */
-	struct hln_pace *pace; /* refused accepts, said at most once a second for all loops */
+	struct hln_guard guard; /* on loopback: the Host and Origin let in */
+	struct hln_pace *pace;  /* refused accepts, said at most once a second for all loops */
 	struct writer *w;     /* stores every session, on one connection */
 	struct hl_log *log;   /* the sessions, and what is stored of each exchange */
 	struct loop *loops;
@@ -158,7 +158,6 @@ struct tap {
 	/* Under mu: */
 	pthread_mutex_t mu;
 	int stopping;         /* 1: stop accepting and end; 2: end now */
-	int host_said;        /* a refused Host was said */
 };
 
 /* ---- headers ---- */
@@ -734,46 +733,6 @@ static struct hconn *conn_of(struct loop *l, struct evhttp_connection *evcon)
 	return c;
 }
 
-/* Is name (a Host header's, port and brackets included) a loopback name? */
-static int loopback_name(const char *h, size_t n)
-{
-	if (n && h[0] == '[') {
-		const char *close = memchr(h, ']', n);
-		return close && (size_t)(close - h) == 4 && !memcmp(h, "[::1]", 5);
-	}
-	const char *colon = memchr(h, ':', n);
-	if (colon)
-		n = (size_t)(colon - h);
-	if (n == 9 && !strncasecmp(h, "localhost", 9))
-		return 1;
-	if (n >= 4 && !memcmp(h, "127.", 4)) {
-		for (size_t i = 4; i < n; i++)
-			if (!((h[i] >= '0' && h[i] <= '9') || h[i] == '.'))
-				return 0;
-		return 1;
-	}
-	return 0;
-}
-
-/* A request to a loopback tap names it by a loopback name, or one allowed. */
-static int host_allowed(const struct tap *t, struct evhttp_request *req)
-{
-	const char *h = evhttp_find_header(evhttp_request_get_input_headers(req), "Host");
-	size_t n;
-
-	if (!h)
-		return 1; /* (HTTP/1.0) */
-	n = strlen(h);
-	if (loopback_name(h, n))
-		return 1;
-	for (size_t i = 0; i < t->o->n_allow_hosts; i++) {
-		size_t an = strlen(t->o->allow_hosts[i]);
-		if (!strncasecmp(h, t->o->allow_hosts[i], an) && (h[an] == '\0' || h[an] == ':'))
-			return 1;
-	}
-	return 0;
-}
-
 /*
  * The headers curl sends upstream: the request's end-to-end fields as they
  * came, the --upstream-header ones, and identity encoding asked for; none
@@ -858,20 +817,18 @@ static void on_request(struct evhttp_request *req, void *arg)
 		evhttp_send_error(req, 503, "mcptap is stopping");
 		return;
 	}
-	if (t->loopback && !host_allowed(t, req)) {
+	{
 		/* A page elsewhere whose name now resolves to 127.0.0.1 (DNS rebinding)
-		 * would reach the upstream through the tap under the upstream's own Host:
-		 * its protection would never see the forged one. */
-		const char *h = evhttp_find_header(evhttp_request_get_input_headers(req), "Host");
-		pthread_mutex_lock(&t->mu);
-		int said = t->host_said++;
-		pthread_mutex_unlock(&t->mu);
-		if (!said)
-			mt_warn("refused a request for Host '%s' (the tap listens on loopback: a DNS "
-				"rebinding?); --allow-host NAME lets a name in",
-				h ? h : "");
-		evhttp_send_error(req, 403, "Forbidden: Host is not this tap's");
-		return;
+		 * would reach the upstream through the tap under the upstream's own Host,
+		 * with the tap's --upstream-header credential: the upstream's protection
+		 * would never see the forged one. Refused before anything goes upstream,
+		 * and not stored (nothing was relayed); said once for each kind. */
+		char line[400];
+		if (hln_guard_reply(&t->guard, req, "tap", line, sizeof(line))) {
+			if (line[0])
+				mt_warn("%s", line);
+			return;
+		}
 	}
 	/* evhttp refuses a head above its own (higher) limit with a 400; up to
 	 * it, the tap answers one above --max-headers as RFC 6585 says. */
@@ -1317,7 +1274,6 @@ int httptap_run(const struct httptap_opts *o)
 		mt_error("bad --listen '%s': HOST:PORT", o->listen);
 		goto early;
 	}
-	t.loopback = loopback_name(host, strlen(host)) || !strcmp(host, "::1");
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		mt_error("cannot initialise libcurl");
 		goto early;
@@ -1340,6 +1296,8 @@ int httptap_run(const struct httptap_opts *o)
 	t.nloops = o->threads > 0 ? o->threads : 1;
 	t.loops = mt_calloc((size_t)t.nloops, sizeof(*t.loops));
 	t.pace = hln_pace_new(say_refused, NULL);
+	t.guard.allow = o->allow_hosts;
+	t.guard.n_allow = o->n_allow_hosts;
 	for (int i = 0; i < t.nloops; i++) {
 		evutil_socket_t fd = listen_on(host, i ? bound_port : port, &bound_port);
 		if (fd < 0) {
@@ -1347,6 +1305,8 @@ int httptap_run(const struct httptap_opts *o)
 			t.nloops = i;
 			goto out;
 		}
+		if (!i)
+			t.guard.loopback = hln_fd_loopback(fd);
 		if (loop_init(&t, &t.loops[i], i, fd)) {
 			t.nloops = i + 1;
 			goto out;

@@ -4,6 +4,9 @@
  * pauses doubling from 50 ms, its refusals said at most once a second with
  * their count; it takes a waiting connection once a descriptor is free, and
  * after a connection taken, or a quiet while, a pause starts at 50 ms again.
+ * Loopback
+ * names, Host and Origin verdicts (--allow-host names, "null", userinfo,
+ * ports), and the line that says a refusal.
  */
 #include "tests/unit/unit.h"
 
@@ -115,6 +118,7 @@ static void test_descriptor_limit(void **state)
 	assert_non_null(lev);
 	port = hln_fd_port(evconnlistener_get_fd(lev));
 	assert_true(port > 0);
+	assert_int_equal(hln_fd_loopback(evconnlistener_get_fd(lev)), 1);
 	pace = hln_pace_new(say, &said);
 	acc.w = hln_watch_new(lev, pace);
 	/* (the clients' sockets made now: a socket needs a descriptor, a connect none) */
@@ -187,10 +191,124 @@ static void test_descriptor_limit(void **state)
 	event_base_free(base);
 }
 
+/* ---- Host and Origin ---- */
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static void test_loopback_names(void **state)
+{
+	static const char *const yes[] = {
+		"localhost", "LocalHost", "localhost:8808", "localhost:", "127.0.0.1",
+		"127.0.0.1:80", "127.1", "127.255.255.254:65535", "[::1]", "[::1]:8808",
+	};
+	static const char *const no[] = {
+		"", "localhost.", "localhost.evil.com", "evil.localhost", "localhostx",
+		"127.", "127.0.0.1.evil.com", "127.0.0.1x", "128.0.0.1", "10.0.0.1",
+		"0.0.0.0", "[::1", "[::2]", "[::1]x", "[0:0:0:0:0:0:0:1]", "localhost:80x",
+		"localhost:-1", "localhost:80:80", "::1", "user@localhost",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < N(yes); i++)
+		if (!hln_loopback_name(yes[i], strlen(yes[i])))
+			fail_msg("'%s' is a loopback name", yes[i]);
+	for (size_t i = 0; i < N(no); i++)
+		if (hln_loopback_name(no[i], strlen(no[i])))
+			fail_msg("'%s' is not a loopback name", no[i]);
+	/* (n bytes only: what follows is not looked at) */
+	assert_int_equal(hln_loopback_name("localhost.evil.com", 9), 1);
+}
+
+static void test_guard(void **state)
+{
+	static const char *const allow[] = {"mcp.local", "tap.example:9000"};
+	static const struct hln_guard g = {.loopback = 1, .allow = allow, .n_allow = 2};
+	static const struct {
+		const char *host, *origin;
+		enum hln_verdict want;
+	} cases[] = {
+		/* Host */
+		{NULL, NULL, HLN_PASS}, /* (HTTP/1.0) */
+		{"localhost:8808", NULL, HLN_PASS},
+		{"127.0.0.1", NULL, HLN_PASS},
+		{"[::1]:8808", NULL, HLN_PASS},
+		{"mcp.local", NULL, HLN_PASS},
+		{"MCP.Local:8808", NULL, HLN_PASS},
+		{"tap.example:9000", NULL, HLN_PASS},
+		{"tap.example:9001", NULL, HLN_FOREIGN_HOST},
+		{"tap.example", NULL, HLN_FOREIGN_HOST},
+		{"mcp.local.evil.com", NULL, HLN_FOREIGN_HOST},
+		{"mcp.localx", NULL, HLN_FOREIGN_HOST},
+		{"evil.example.com", NULL, HLN_FOREIGN_HOST},
+		{"evil.example.com:8808", NULL, HLN_FOREIGN_HOST},
+		{"", NULL, HLN_FOREIGN_HOST},
+		{":8808", NULL, HLN_FOREIGN_HOST},
+		/* Origin */
+		{"localhost", "http://localhost:3000", HLN_PASS},
+		{"localhost", "https://127.0.0.1", HLN_PASS},
+		{"localhost", "http://[::1]:6274", HLN_PASS},
+		{"localhost", "http://mcp.local", HLN_PASS},
+		{"localhost", "https://tap.example:9000", HLN_PASS},
+		{"localhost", "http://localhost:3000/", HLN_PASS},
+		{"localhost", "null", HLN_FOREIGN_ORIGIN},
+		{"localhost", "NULL", HLN_FOREIGN_ORIGIN},
+		{"localhost", "", HLN_FOREIGN_ORIGIN},
+		{"localhost", "http://evil.example.com", HLN_FOREIGN_ORIGIN},
+		{"localhost", "http://localhost.evil.com", HLN_FOREIGN_ORIGIN},
+		{"localhost", "http://evil.com@localhost", HLN_FOREIGN_ORIGIN},
+		{"localhost", "http://localhost@evil.com", HLN_FOREIGN_ORIGIN},
+		{"localhost", "localhost", HLN_FOREIGN_ORIGIN},
+		{"localhost", "://localhost", HLN_FOREIGN_ORIGIN},
+		{"localhost", "http://", HLN_FOREIGN_ORIGIN},
+		{"localhost", "ht tp://localhost", HLN_FOREIGN_ORIGIN},
+		{"localhost", "https://tap.example:9001", HLN_FOREIGN_ORIGIN},
+		{NULL, "http://evil.example.com", HLN_FOREIGN_ORIGIN},
+		/* both foreign: the Host says more */
+		{"evil.example.com", "http://evil.example.com", HLN_FOREIGN_HOST},
+	};
+	static const struct hln_guard off = {.loopback = 0};
+
+	(void)state;
+	for (size_t i = 0; i < N(cases); i++) {
+		enum hln_verdict v = hln_guard_check(&g, cases[i].host, cases[i].origin);
+		if (v != cases[i].want)
+			fail_msg("Host '%s', Origin '%s': %d, not %d", cases[i].host ? cases[i].host : "-",
+				 cases[i].origin ? cases[i].origin : "-", (int)v, (int)cases[i].want);
+		/* Not on loopback: everything passes. */
+		assert_int_equal(hln_guard_check(&off, cases[i].host, cases[i].origin), HLN_PASS);
+	}
+}
+
+static void test_refusal_line(void **state)
+{
+	char line[400], longv[300];
+
+	(void)state;
+	hln_refusal_line(HLN_FOREIGN_HOST, "evil.example.com:8808", "tap", line, sizeof(line));
+	assert_string_equal(line, "refused a request for Host 'evil.example.com:8808' (the tap "
+				  "listens on loopback: a DNS rebinding?); --allow-host NAME lets a "
+				  "name in");
+	hln_refusal_line(HLN_FOREIGN_ORIGIN, "null", "mock", line, sizeof(line));
+	assert_string_equal(line, "refused a request from Origin 'null' (the mock listens on "
+				  "loopback: a web page elsewhere?); --allow-host NAME lets its host in");
+	/* Control bytes, quotes and bytes above ASCII are not put on a terminal. */
+	hln_refusal_line(HLN_FOREIGN_HOST, "a\033[2J'b\xc3\xa9\x7f", "tap", line, sizeof(line));
+	assert_string_equal(line, "refused a request for Host 'a?[2J?b?" "?" "?' (the tap listens on "
+				  "loopback: a DNS rebinding?); --allow-host NAME lets a name in");
+	/* At most 100 bytes of it. */
+	memset(longv, 'x', sizeof(longv) - 1);
+	longv[sizeof(longv) - 1] = '\0';
+	hln_refusal_line(HLN_FOREIGN_HOST, longv, "tap", line, sizeof(line));
+	assert_int_equal(strspn(line + strlen("refused a request for Host '"), "x"), 100);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_descriptor_limit),
+		cmocka_unit_test(test_loopback_names),
+		cmocka_unit_test(test_guard),
+		cmocka_unit_test(test_refusal_line),
 	};
 
 	return cmocka_run_group_tests_name("httplisten", tests, NULL, NULL);
