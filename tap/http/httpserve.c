@@ -124,6 +124,7 @@ struct srv {
 	struct evhttp_bound_socket *bound;
 	struct hln_watch *watch;     /* pauses accepting at the descriptor limit */
 	struct hln_pace *pace;       /* refused accepts, said at most once a second */
+	struct hln_guard guard;      /* on loopback: the Host and Origin let in */
 	struct hsv_sess *sessions;
 	struct hsv_sess *newest;     /* without session ids: the one that takes the requests */
 	struct conn *conns;
@@ -1137,6 +1138,16 @@ static void on_request(struct evhttp_request *req, void *arg)
 		reply_error(req, 503, "Service Unavailable", "the mock is stopping");
 		return;
 	}
+	{
+		/* A page elsewhere whose name now resolves to 127.0.0.1 (DNS rebinding)
+		 * would read the recorded results; said once for each kind. */
+		char line[400];
+		if (hln_guard_reply(&v->guard, req, "mock", line, sizeof(line))) {
+			if (line[0])
+				mt_warn("%s", line);
+			return;
+		}
+	}
 	target_path(req, path, sizeof(path));
 	sse_path = !strcmp(path, v->o->path);
 	if (!sse_path && (v->o->mode != HSV_LEGACY || strcmp(path, v->post_path)) && v->app->other) {
@@ -1298,6 +1309,9 @@ int hsv_run(const struct hsv_opts *o, const struct hsv_app *app)
 	}
 	v.pace = hln_pace_new(say_refused, NULL);
 	v.watch = hln_watch_evhttp(v.http, v.bound, v.pace);
+	v.guard.loopback = hln_fd_loopback(evhttp_bound_socket_get_fd(v.bound));
+	v.guard.allow = o->allow_hosts;
+	v.guard.n_allow = o->n_allow_hosts;
 	{
 		int p = hln_fd_port(evhttp_bound_socket_get_fd(v.bound));
 		if (p < 0)
