@@ -33,7 +33,8 @@ static int run_replay(int argc, char **argv);
 const struct cmd_entry cmd_replay = {
 	.name = "replay",
 	.summary = "play a recorded session back: a mock server, or the recorded client",
-	.usage = "mcptap replay -r FILE [-s ID] --as server [--listen ADDR [--path PATH] [--legacy-sse]] "
+	.usage = "mcptap replay -r FILE [-s ID] --as server [--listen ADDR [--path PATH] [--legacy-sse] "
+		 "[--allow-host NAME]...] "
 		 "[--strict] [--timing ordered|none|recorded|scale=X] [--report FILE] [--ignore PATH]... "
 		 "[--no-store]\n"
 		 "mcptap replay -r FILE [-s ID] --as client [--ignore PATH]... [--timeout-ms N] "
@@ -62,6 +63,9 @@ const struct cmd_entry cmd_replay = {
 		"      --path PATH       the endpoint (default: the recording's; /mcp, or /sse\n"
 		"                        with --legacy-sse, for a stdio recording)\n"
 		"      --legacy-sse      serve HTTP+SSE (2024-11-05): GET PATH, POST /message\n"
+		"      --allow-host NAME  on loopback, requests must name the mock by a loopback\n"
+		"                        name and come from no foreign Origin (DNS rebinding:\n"
+		"                        403); let NAME in too (repeatable)\n"
 		"      --strict          exit 1 when a request had no recording, or a recorded\n"
 		"                        request was never asked for\n"
 		"      --timing T        ordered (default: no waiting, but each answer goes out\n"
@@ -128,7 +132,7 @@ static const struct {
 	int server; /* 1: --as server only; 0: --as client only */
 } mode_only[] = {
 	{'S', "--strict", 1}, {'t', "--timing", 1}, {'R', "--report", 1},
-	{'W', "--listen", 1}, {'P', "--path", 1},
+	{'W', "--listen", 1}, {'P', "--path", 1}, {'A', "--allow-host", 1},
 	{'O', "--timeout-ms", 0}, {'n', "--runs", 0}, {'F', "--fast", 0}, {'v', "--verbose", 0},
 	{'U', "--url", 0}, {'M', "--streamable-http", 0},
 	{'C', "--cacert", 0}, {'I', "--insecure", 0}, {'E', "--header", 0},
@@ -188,6 +192,7 @@ static int run_replay(int argc, char **argv)
 		{"no-store", no_argument, NULL, 'N'},
 		{"listen", required_argument, NULL, 'W'},
 		{"path", required_argument, NULL, 'P'},
+		{"allow-host", required_argument, NULL, 'A'},
 		{"legacy-sse", no_argument, NULL, 'Y'},
 		{"url", required_argument, NULL, 'U'},
 		{"streamable-http", no_argument, NULL, 'M'},
@@ -222,6 +227,8 @@ static int run_replay(int argc, char **argv)
 	enum verify_transport transport = VERIFY_AUTO;
 	char **headers = mt_calloc((size_t)argc + 1, sizeof(*headers)); /* owned, each owned */
 	size_t nheaders = 0;
+	const char **allow = mt_calloc((size_t)argc + 1, sizeof(*allow)); /* owned (argv's strings) */
+	size_t nallow = 0;
 	char *resolved = NULL;
 
 	optind = 1;
@@ -260,6 +267,7 @@ static int run_replay(int argc, char **argv)
 			break;
 		case 'N': no_store = 1; break;
 		case 'W': listen = optarg; break;
+		case 'A': allow[nallow++] = optarg; break;
 		case 'P':
 			if (optarg[0] != '/') {
 				rc = cli_usage_error(&cmd_replay, "bad --path '%s' (it starts with /)", optarg);
@@ -311,8 +319,9 @@ static int run_replay(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (!strcmp(as, "server") && (http_path || legacy) && !listen) {
-		rc = cli_usage_error(&cmd_replay, "--path and --legacy-sse serve over HTTP: they need --listen");
+	if (!strcmp(as, "server") && (http_path || legacy || nallow) && !listen) {
+		rc = cli_usage_error(&cmd_replay, "--path, --legacy-sse and --allow-host serve over HTTP: "
+						  "they need --listen");
 		goto out;
 	}
 	if (listen && (rc = cli_check_listen(&cmd_replay, listen)))
@@ -400,6 +409,8 @@ static int run_replay(int argc, char **argv)
 			struct mock_http_opts ho;
 			http_setup(st, &s, listen, http_path, legacy, &ho);
 			ho.all = all;
+			ho.allow_hosts = allow;
+			ho.n_allow_hosts = nallow;
 			rc = mock_http_serve(st, &s, &ig, &mo, &ho);
 			free((char *)ho.post_path);
 		} else {
@@ -436,6 +447,7 @@ out:
 	for (size_t k = 0; k < nheaders; k++)
 		free(headers[k]);
 	free(headers);
+	free(allow);
 	free(resolved);
 	return rc;
 }

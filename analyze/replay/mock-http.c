@@ -271,6 +271,8 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 
 	hsv_opts_default(&hv);
 	hv.listen = ho->listen;
+	hv.allow_hosts = ho->allow_hosts;
+	hv.n_allow_hosts = ho->n_allow_hosts;
 	hv.mode = ho->legacy ? HSV_LEGACY : ho->stateless ? HSV_STATELESS : HSV_STREAMABLE;
 	hv.session_ids = ho->session_ids;
 	hv.path = ho->path;

@@ -103,6 +103,9 @@ void mock_free(struct mock *k);
 /* Where and how the mock serves over HTTP (mock_http_serve). */
 struct mock_http_opts {
 	const char *listen;      /* HOST:PORT */
+	const char *const *allow_hosts; /* on loopback, names let in besides loopback ones
+					 * (--allow-host); borrowed */
+	size_t n_allow_hosts;
 	const char *path;        /* the MCP endpoint (legacy: the SSE stream's path) */
 	const char *post_path;   /* legacy: where POSTs go; NULL: "/message" */
 	int legacy;              /* HTTP+SSE (2024-11-05) */

@@ -32,6 +32,7 @@
 #include "schema/message.h"
 #include "schema/util.h"
 #include "tap/http/httphdr.h"
+#include "tap/http/httplisten.h"
 #include "tap/http/httpsess.h"
 
 /* Events kept per session for Last-Event-ID, at most (bytes). */
@@ -121,6 +122,9 @@ struct srv {
 	struct event_base *base;
 	struct evhttp *http;
 	struct evhttp_bound_socket *bound;
+	struct hln_watch *watch;     /* pauses accepting at the descriptor limit */
+	struct hln_pace *pace;       /* refused accepts, said at most once a second */
+	struct hln_guard guard;      /* on loopback: the Host and Origin let in */
 	struct hsv_sess *sessions;
 	struct hsv_sess *newest;     /* without session ids: the one that takes the requests */
 	struct conn *conns;
@@ -1134,6 +1138,16 @@ static void on_request(struct evhttp_request *req, void *arg)
 		reply_error(req, 503, "Service Unavailable", "the mock is stopping");
 		return;
 	}
+	{
+		/* A page elsewhere whose name now resolves to 127.0.0.1 (DNS rebinding)
+		 * would read the recorded results; said once for each kind. */
+		char line[400];
+		if (hln_guard_reply(&v->guard, req, "mock", line, sizeof(line))) {
+			if (line[0])
+				mt_warn("%s", line);
+			return;
+		}
+	}
 	target_path(req, path, sizeof(path));
 	sse_path = !strcmp(path, v->o->path);
 	if (!sse_path && (v->o->mode != HSV_LEGACY || strcmp(path, v->post_path)) && v->app->other) {
@@ -1219,6 +1233,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	v->stopping = 1;
+	hln_watch_free(v->watch);
+	v->watch = NULL;
 	if (v->bound) {
 		evhttp_del_accept_socket(v->http, v->bound);
 		v->bound = NULL;
@@ -1230,6 +1246,13 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	tv.tv_usec = 0;
 	v->stop_timer = evtimer_new(v->base, on_stop_timer, v);
 	evtimer_add(v->stop_timer, &tv);
+}
+
+/* Accepts refused at the descriptor limit: said as the mock's own. */
+static void say_refused(void *arg, const char *text)
+{
+	(void)arg;
+	mt_warn("%s", text);
 }
 
 void hsv_opts_default(struct hsv_opts *o)
@@ -1284,14 +1307,15 @@ int hsv_run(const struct hsv_opts *o, const struct hsv_app *app)
 		mt_error("cannot listen on %s: %s", o->listen, strerror(errno));
 		goto out;
 	}
+	v.pace = hln_pace_new(say_refused, NULL);
+	v.watch = hln_watch_evhttp(v.http, v.bound, v.pace);
+	v.guard.loopback = hln_fd_loopback(evhttp_bound_socket_get_fd(v.bound));
+	v.guard.allow = o->allow_hosts;
+	v.guard.n_allow = o->n_allow_hosts;
 	{
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof(ss);
-		evutil_socket_t fd = evhttp_bound_socket_get_fd(v.bound);
-		int p = port;
-		if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-			p = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
-						     : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		int p = hln_fd_port(evhttp_bound_socket_get_fd(v.bound));
+		if (p < 0)
+			p = port;
 		fprintf(stderr, strchr(host, ':') ? "mcptap: %s on http://[%s]:%d%s\n"
 						  : "mcptap: %s on http://%s:%d%s\n",
 			o->name, host, p, o->path);
@@ -1305,6 +1329,7 @@ int hsv_run(const struct hsv_opts *o, const struct hsv_app *app)
 out:
 	while (v.sessions)
 		sess_close(v.sessions, "stopped");
+	hln_watch_free(v.watch); /* (before its listener) */
 	if (v.http)
 		evhttp_free(v.http); /* (closes the connections: on_conn_close) */
 	while (v.conns) {
@@ -1320,5 +1345,6 @@ out:
 		event_free(v.stop_timer);
 	if (v.base)
 		event_base_free(v.base);
+	hln_pace_free(v.pace);
 	return rc;
 }

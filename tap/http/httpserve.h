@@ -24,7 +24,10 @@
  * Bad requests are answered here: 404 for another path, 405 for another
  * method (with Allow), 406 for an Accept without the media types, 415 for a
  * body that is not application/json, 413 above max_body, 400 for malformed
- * HTTP or a body that is not JSON.
+ * HTTP or a body that is not JSON. On a loopback address, a request for a
+ * foreign Host or from a foreign Origin gets 403 before anything else
+ * (tap/http/httplisten.h, shared with the HTTP tap, which also pauses
+ * accepting at the descriptor limit).
  *
  * What the application sends goes through a queue per session, in order:
  * messages, answers, barriers (what follows waits until what went before has
@@ -79,6 +82,9 @@ struct hsv_app {
 
 struct hsv_opts {
 	const char *listen;   /* HOST:PORT, [V6]:PORT or PORT (loopback); PORT 0: any free one */
+	const char *const *allow_hosts; /* on loopback, Host names let in besides loopback ones
+					 * (--allow-host; and Origin hosts); borrowed */
+	size_t n_allow_hosts;
 	const char *path;     /* the MCP endpoint (legacy: the SSE stream's path) */
 	const char *post_path; /* legacy: where POSTs go (default "/message") */
 	enum hsv_mode mode;

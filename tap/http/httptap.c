@@ -43,6 +43,7 @@
 #include "schema/message.h"
 #include "schema/redact.h"
 #include "tap/http/httphdr.h"
+#include "tap/http/httplisten.h"
 #include "tap/http/httplog.h"
 #include "tap/http/httpserve.h"
 #include "tap/http/httpsess.h"
@@ -120,6 +121,7 @@ struct loop {
 	struct event_base *base;
 	struct evhttp *http;
 	struct evhttp_bound_socket *bound;
+	struct hln_watch *watch;  /* pauses accepting at the descriptor limit */
 	CURLM *multi;
 	struct event *curl_timer;
 	struct event *stop_timer;
@@ -143,7 +145,8 @@ struct tap {
 	const char *query;    /* the upstream URL's query (after '?'), or NULL */
 	char shown[512];      /* origin as said: its credentials redacted */
 	char capath[512];
-	int loopback;         /* listening on loopback: only loopback Host names come in */
+	struct hln_guard guard; /* on loopback: the Host and Origin let in */
+	struct hln_pace *pace;  /* refused accepts, said at most once a second for all loops */
 	struct writer *w;     /* stores every session, on one connection */
 	struct hl_log *log;   /* the sessions, and what is stored of each exchange */
 	struct loop *loops;
@@ -157,7 +160,6 @@ struct tap {
 	/* Under mu: */
 	pthread_mutex_t mu;
 	int stopping;         /* 1: stop accepting and end; 2: end now */
-	int host_said;        /* a refused Host was said */
 	int upstream_down;    /* the upstream's failure was said: said again when it answers
 			       * (read without mu on the hot path: __atomic) */
 };
@@ -776,46 +778,6 @@ static struct hconn *conn_of(struct loop *l, struct evhttp_connection *evcon)
 	return c;
 }
 
-/* Is name (a Host header's, port and brackets included) a loopback name? */
-static int loopback_name(const char *h, size_t n)
-{
-	if (n && h[0] == '[') {
-		const char *close = memchr(h, ']', n);
-		return close && (size_t)(close - h) == 4 && !memcmp(h, "[::1]", 5);
-	}
-	const char *colon = memchr(h, ':', n);
-	if (colon)
-		n = (size_t)(colon - h);
-	if (n == 9 && !strncasecmp(h, "localhost", 9))
-		return 1;
-	if (n >= 4 && !memcmp(h, "127.", 4)) {
-		for (size_t i = 4; i < n; i++)
-			if (!((h[i] >= '0' && h[i] <= '9') || h[i] == '.'))
-				return 0;
-		return 1;
-	}
-	return 0;
-}
-
-/* A request to a loopback tap names it by a loopback name, or one allowed. */
-static int host_allowed(const struct tap *t, struct evhttp_request *req)
-{
-	const char *h = evhttp_find_header(evhttp_request_get_input_headers(req), "Host");
-	size_t n;
-
-	if (!h)
-		return 1; /* (HTTP/1.0) */
-	n = strlen(h);
-	if (loopback_name(h, n))
-		return 1;
-	for (size_t i = 0; i < t->o->n_allow_hosts; i++) {
-		size_t an = strlen(t->o->allow_hosts[i]);
-		if (!strncasecmp(h, t->o->allow_hosts[i], an) && (h[an] == '\0' || h[an] == ':'))
-			return 1;
-	}
-	return 0;
-}
-
 /*
  * The headers curl sends upstream: the request's end-to-end fields as they
  * came, the --upstream-header ones, and identity encoding asked for; none
@@ -908,20 +870,18 @@ static void on_request(struct evhttp_request *req, void *arg)
 		evhttp_send_error(req, 503, "mcptap is stopping");
 		return;
 	}
-	if (t->loopback && !host_allowed(t, req)) {
+	{
 		/* A page elsewhere whose name now resolves to 127.0.0.1 (DNS rebinding)
-		 * would reach the upstream through the tap under the upstream's own Host:
-		 * its protection would never see the forged one. */
-		const char *h = evhttp_find_header(evhttp_request_get_input_headers(req), "Host");
-		pthread_mutex_lock(&t->mu);
-		int said = t->host_said++;
-		pthread_mutex_unlock(&t->mu);
-		if (!said)
-			mt_warn("refused a request for Host '%s' (the tap listens on loopback: a DNS "
-				"rebinding?); --allow-host NAME lets a name in",
-				h ? h : "");
-		evhttp_send_error(req, 403, "Forbidden: Host is not this tap's");
-		return;
+		 * would reach the upstream through the tap under the upstream's own Host,
+		 * with the tap's --upstream-header credential: the upstream's protection
+		 * would never see the forged one. Refused before anything goes upstream,
+		 * and not stored (nothing was relayed); said once for each kind. */
+		char line[400];
+		if (hln_guard_reply(&t->guard, req, "tap", line, sizeof(line))) {
+			if (line[0])
+				mt_warn("%s", line);
+			return;
+		}
 	}
 	/* evhttp refuses a head above its own (higher) limit with a 400; up to
 	 * it, the tap answers one above --max-headers as RFC 6585 says. */
@@ -1102,6 +1062,8 @@ static void on_stop(evutil_socket_t fd, short what, void *arg)
 	if (l->stopping)
 		return;
 	l->stopping = 1;
+	hln_watch_free(l->watch);
+	l->watch = NULL;
 	if (l->bound) {
 		evhttp_del_accept_socket(l->http, l->bound);
 		l->bound = NULL;
@@ -1165,6 +1127,13 @@ static void on_loop_done(evutil_socket_t fd, short what, void *arg)
 		t->loops_done += (int)v;
 	if (t->loops_done >= t->nloops)
 		event_base_loopbreak(t->ctl);
+}
+
+/* Accepts refused at the descriptor limit (a loop's thread): said as the tap's own. */
+static void say_refused(void *arg, const char *text)
+{
+	(void)arg;
+	mt_warn("%s", text);
 }
 
 /* The scheme and authority of an http(s) URL. */
@@ -1251,6 +1220,7 @@ static int loop_init(struct tap *t, struct loop *l, int idx, evutil_socket_t fd)
 	if (!l->bound)
 		goto fail;
 	fd = -1; /* (evhttp's now) */
+	l->watch = hln_watch_evhttp(l->http, l->bound, t->pace);
 	l->curl_timer = evtimer_new(l->base, on_curl_timeout, l);
 	l->unpause = event_new(l->base, -1, 0, on_unpause, l);
 	l->stop_ev = event_new(l->base, l->stop_fd, EV_READ | EV_PERSIST, on_stop, l);
@@ -1273,6 +1243,7 @@ fail:
 /* Free what loop_init made (its thread has ended; NULL parts are let be). */
 static void loop_release(struct loop *l)
 {
+	hln_watch_free(l->watch); /* (before its listener) */
 	if (l->http)
 		evhttp_free(l->http); /* (closes the connections: on_conn_close) */
 	while (l->all)
@@ -1336,15 +1307,9 @@ static evutil_socket_t listen_on(const char *host, int port, int *bound_port)
 		return -1;
 	}
 	evutil_freeaddrinfo(ai);
-	{
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof(ss);
+	*bound_port = hln_fd_port(fd);
+	if (*bound_port < 0)
 		*bound_port = port;
-		if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-			*bound_port = ss.ss_family == AF_INET6
-					      ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
-					      : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-	}
 	return fd;
 }
 
@@ -1378,7 +1343,6 @@ int httptap_run(const struct httptap_opts *o)
 		mt_error("bad --listen '%s': HOST:PORT", o->listen);
 		goto early;
 	}
-	t.loopback = loopback_name(host, strlen(host)) || !strcmp(host, "::1");
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		mt_error("cannot initialise libcurl");
 		goto early;
@@ -1400,6 +1364,9 @@ int httptap_run(const struct httptap_opts *o)
 	}
 	t.nloops = o->threads > 0 ? o->threads : 1;
 	t.loops = mt_calloc((size_t)t.nloops, sizeof(*t.loops));
+	t.pace = hln_pace_new(say_refused, NULL);
+	t.guard.allow = o->allow_hosts;
+	t.guard.n_allow = o->n_allow_hosts;
 	for (int i = 0; i < t.nloops; i++) {
 		evutil_socket_t fd = listen_on(host, i ? bound_port : port, &bound_port);
 		if (fd < 0) {
@@ -1407,6 +1374,8 @@ int httptap_run(const struct httptap_opts *o)
 			t.nloops = i;
 			goto out;
 		}
+		if (!i)
+			t.guard.loopback = hln_fd_loopback(fd);
 		if (loop_init(&t, &t.loops[i], i, fd)) {
 			t.nloops = i + 1;
 			goto out;
@@ -1460,6 +1429,7 @@ out:
 	for (int i = 0; i < t.nloops; i++)
 		loop_release(&t.loops[i]);
 	free(t.loops);
+	hln_pace_free(t.pace);
 	hl_free(t.log); /* (the sessions' ends) */
 	if (t.w)
 		writer_finish(t.w, NULL, NULL);

@@ -1,0 +1,432 @@
+/*
+ * httplisten.c - the listening side of the HTTP tap and the HTTP mock (see
+ * httplisten.h).
+ *
+ * libevent calls a listener's error callback with the argument of its accept
+ * callback, which is evhttp's own: a watch is found again by its listener in
+ * a small registry (a list under a mutex; it is looked at only when accept
+ * fails).
+ */
+#include "tap/http/httplisten.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/util.h>
+#include <jansson.h>
+
+#include "schema/util.h"
+
+/* ---- the descriptor limit ---- */
+
+struct hln_pace {
+	pthread_mutex_t mu;
+	hln_say_fn say;
+	void *arg;
+	/* Under mu: */
+	int64_t said_ns;              /* when a line was said last (monotonic); 0: never */
+	unsigned long long refused;   /* accepts refused since */
+};
+
+struct hln_watch {
+	struct hln_watch *next;       /* in the registry */
+	struct evconnlistener *lev;   /* borrowed */
+	struct evhttp *http;          /* borrowed: its accept hook is ours; NULL when none */
+	struct hln_pace *pace;        /* borrowed */
+	struct event *timer;          /* ends a pause */
+	int pause_ms;                 /* the last pause's length; 0: none yet */
+	int64_t resumed_ns;           /* when lev was enabled again last */
+	int accepted;                 /* a connection was taken since the last pause */
+};
+
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct hln_watch *reg;
+
+/* (as mt_malloc does) */
+static void out_of_memory(void)
+{
+	mt_error("out of memory");
+	abort();
+}
+
+struct hln_pace *hln_pace_new(hln_say_fn say, void *arg)
+{
+	struct hln_pace *p = mt_calloc(1, sizeof(*p));
+
+	pthread_mutex_init(&p->mu, NULL);
+	p->say = say;
+	p->arg = arg;
+	return p;
+}
+
+void hln_pace_free(struct hln_pace *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+/* One more accept refused (err), the listener paused pause_ms: said when the pace allows. */
+static void pace_refused(struct hln_pace *p, int err, int pause_ms)
+{
+	int64_t now = mt_mono_ns();
+	char limit[48] = "";
+	char text[256];
+
+	pthread_mutex_lock(&p->mu);
+	p->refused++;
+	if (!p->said_ns || now - p->said_ns >= (int64_t)HLN_SAY_MS * 1000000) {
+		struct rlimit rl;
+		if (err == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+			snprintf(limit, sizeof(limit), " (ulimit -n %llu)", (unsigned long long)rl.rlim_cur);
+		snprintf(text, sizeof(text),
+			 "cannot accept connections: %s%s; %llu accept%s refused%s, trying again in %d ms",
+			 strerror(err), limit, p->refused, p->refused == 1 ? "" : "s",
+			 p->said_ns ? " since the last line" : "", pause_ms);
+		p->say(p->arg, text);
+		p->refused = 0;
+		p->said_ns = now;
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+/*
+ * Errors of accept that are the pending connection's own (Linux passes a
+ * network error already pending on it): that connection is gone, the next
+ * one may be taken at once.
+ */
+static int connection_error(int err)
+{
+	switch (err) {
+	case ECONNABORTED: case EPERM: case EPROTO: case ENOPROTOOPT: case ENETDOWN:
+	case ENETUNREACH: case EHOSTDOWN: case EHOSTUNREACH: case ENONET: case EOPNOTSUPP:
+		return 1;
+	}
+	return 0;
+}
+
+/* The pause is over: accept again (the pending connections first). */
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+	struct hln_watch *w = arg;
+
+	(void)fd;
+	(void)what;
+	w->resumed_ns = mt_mono_ns();
+	evconnlistener_enable(w->lev);
+}
+
+/*
+ * accept failed (libevent has left out EAGAIN and EINTR). Out of descriptors
+ * or memory (or anything else but a connection's own error): pause, longer
+ * each time it fails again at once, so that the loop does not spin.
+ */
+static void on_accept_error(struct evconnlistener *lev, void *arg)
+{
+	int err = EVUTIL_SOCKET_ERROR();
+	struct hln_watch *w;
+	int64_t now;
+
+	(void)arg; /* (evhttp's: the watch is found by its listener) */
+	if (connection_error(err))
+		return;
+	pthread_mutex_lock(&reg_mu);
+	for (w = reg; w && w->lev != lev; w = w->next)
+		;
+	pthread_mutex_unlock(&reg_mu);
+	if (!w)
+		return; /* (never: a watch is freed in the listener's thread) */
+	now = mt_mono_ns();
+	/* Taken a connection since, or had nothing to take for a while: a new shortage. */
+	if (!w->pause_ms || w->accepted || now - w->resumed_ns > (int64_t)HLN_PAUSE_MAX_MS * 1000000)
+		w->pause_ms = HLN_PAUSE_MIN_MS;
+	else
+		w->pause_ms = w->pause_ms * 2 > HLN_PAUSE_MAX_MS ? HLN_PAUSE_MAX_MS : w->pause_ms * 2;
+	w->accepted = 0;
+	evconnlistener_disable(lev);
+	{
+		struct timeval tv = {w->pause_ms / 1000, (w->pause_ms % 1000) * 1000};
+		evtimer_add(w->timer, &tv);
+	}
+	pace_refused(w->pace, err, w->pause_ms);
+}
+
+struct hln_watch *hln_watch_new(struct evconnlistener *lev, struct hln_pace *pace)
+{
+	struct hln_watch *w = mt_calloc(1, sizeof(*w));
+
+	w->lev = lev;
+	w->pace = pace;
+	w->timer = evtimer_new(evconnlistener_get_base(lev), on_resume, w);
+	if (!w->timer)
+		out_of_memory();
+	pthread_mutex_lock(&reg_mu);
+	w->next = reg;
+	reg = w;
+	pthread_mutex_unlock(&reg_mu);
+	evconnlistener_set_error_cb(lev, on_accept_error);
+	return w;
+}
+
+void hln_watch_accepted(struct hln_watch *w)
+{
+	w->accepted = 1;
+}
+
+/* evhttp took a connection: NULL lets it make its bufferevent as it does without the hook. */
+static struct bufferevent *on_evhttp_accept(struct event_base *base, void *arg)
+{
+	(void)base;
+	hln_watch_accepted(arg);
+	return NULL;
+}
+
+struct hln_watch *hln_watch_evhttp(struct evhttp *http, struct evhttp_bound_socket *bound,
+				   struct hln_pace *pace)
+{
+	struct hln_watch *w = hln_watch_new(evhttp_bound_socket_get_listener(bound), pace);
+
+	w->http = http;
+	evhttp_set_bevcb(http, on_evhttp_accept, w);
+	return w;
+}
+
+void hln_watch_free(struct hln_watch *w)
+{
+	if (!w)
+		return;
+	evconnlistener_set_error_cb(w->lev, NULL);
+	if (w->http)
+		evhttp_set_bevcb(w->http, NULL, NULL);
+	pthread_mutex_lock(&reg_mu);
+	for (struct hln_watch **pp = &reg; *pp; pp = &(*pp)->next)
+		if (*pp == w) {
+			*pp = w->next;
+			break;
+		}
+	pthread_mutex_unlock(&reg_mu);
+	event_free(w->timer);
+	free(w);
+}
+
+/* ---- the listening address ---- */
+
+int hln_fd_loopback(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl))
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss.ss_family == AF_INET6) {
+		const struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return 0;
+}
+
+int hln_fd_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl))
+		return -1;
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	if (ss.ss_family == AF_INET)
+		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	return -1;
+}
+
+/* ---- Host and Origin ---- */
+
+/*
+ * The length of h's host (n bytes: "name", "[v6]", either with ":PORT"), or
+ * -1 when what follows the host is not ":" and digits (an empty port is
+ * RFC 3986's).
+ */
+static long host_len(const char *h, size_t n)
+{
+	size_t hn;
+
+	if (n && h[0] == '[') {
+		const char *close = memchr(h, ']', n);
+		if (!close)
+			return -1;
+		hn = (size_t)(close - h) + 1;
+	} else {
+		const char *colon = memchr(h, ':', n);
+		hn = colon ? (size_t)(colon - h) : n;
+	}
+	if (hn < n) {
+		if (h[hn] != ':')
+			return -1;
+		for (size_t i = hn + 1; i < n; i++)
+			if (h[i] < '0' || h[i] > '9')
+				return -1;
+	}
+	return (long)hn;
+}
+
+int hln_loopback_name(const char *h, size_t n)
+{
+	long hn = host_len(h, n);
+
+	if (hn < 0)
+		return 0;
+	if (hn == 5 && !memcmp(h, "[::1]", 5))
+		return 1;
+	if (hn == 9 && !strncasecmp(h, "localhost", 9))
+		return 1;
+	if (hn > 4 && !memcmp(h, "127.", 4)) {
+		for (long i = 4; i < hn; i++)
+			if (!((h[i] >= '0' && h[i] <= '9') || h[i] == '.'))
+				return 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* Does h (n bytes, host and optional port) name this server: loopback, or allowed? */
+static int host_ok(const struct hln_guard *g, const char *h, size_t n)
+{
+	long hn = host_len(h, n);
+
+	if (hn <= 0)
+		return 0;
+	if (hln_loopback_name(h, n))
+		return 1;
+	for (size_t i = 0; i < g->n_allow; i++) {
+		size_t an = strlen(g->allow[i]);
+		/* (an allowed "name" lets in any port of it; "name:port" that port) */
+		if ((an == (size_t)hn || an == n) && !strncasecmp(h, g->allow[i], an))
+			return 1;
+	}
+	return 0;
+}
+
+/* Is origin ("scheme://host[:port]") one of a host that names this server? "null" is not. */
+static int origin_ok(const struct hln_guard *g, const char *origin)
+{
+	const char *sep = strstr(origin, "://"), *a;
+	size_t an;
+
+	if (!sep || sep == origin)
+		return 0;
+	for (const char *p = origin; p < sep; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '+' || *p == '-' || *p == '.'))
+			return 0;
+	a = sep + 3;
+	an = strcspn(a, "/?#");
+	if (!an || memchr(a, '@', an))
+		return 0;
+	return host_ok(g, a, an);
+}
+
+enum hln_verdict hln_guard_check(const struct hln_guard *g, const char *host, const char *origin)
+{
+	if (!g->loopback)
+		return HLN_PASS;
+	if (host && !host_ok(g, host, strlen(host)))
+		return HLN_FOREIGN_HOST;
+	if (origin && !origin_ok(g, origin))
+		return HLN_FOREIGN_ORIGIN;
+	return HLN_PASS;
+}
+
+enum hln_verdict hln_guard_request(const struct hln_guard *g, struct evhttp_request *req,
+				   const char **value)
+{
+	struct evkeyvalq *q = evhttp_request_get_input_headers(req);
+	enum hln_verdict v = HLN_PASS;
+
+	*value = NULL;
+	if (!g->loopback)
+		return HLN_PASS;
+	/* Every Host first (a Host refusal says more), then every Origin. */
+	for (int pass = 0; pass < 2 && v == HLN_PASS; pass++)
+		for (struct evkeyval *kv = q->tqh_first; kv && v == HLN_PASS; kv = kv->next.tqe_next) {
+			if (!pass && !strcasecmp(kv->key, "Host"))
+				v = hln_guard_check(g, kv->value, NULL);
+			else if (pass && !strcasecmp(kv->key, "Origin"))
+				v = hln_guard_check(g, NULL, kv->value);
+			if (v != HLN_PASS)
+				*value = kv->value;
+		}
+	return v;
+}
+
+void hln_refuse(struct evhttp_request *req, enum hln_verdict v)
+{
+	const char *why = v == HLN_FOREIGN_ORIGIN
+				  ? "mcptap: Origin is not of a loopback host nor of one given with "
+				    "--allow-host (a web page elsewhere?)"
+				  : "mcptap: Host is not a loopback name nor one given with --allow-host "
+				    "(a DNS rebinding?)";
+	json_t *e = json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", "error", "code",
+			      -32000, "message", why);
+	char *text = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	struct evbuffer *b = evbuffer_new();
+
+	if (!e || !text || !b)
+		out_of_memory();
+	evbuffer_add(b, text, strlen(text));
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
+	evhttp_send_reply(req, HLN_REFUSED_STATUS, "Forbidden", b);
+	evbuffer_free(b);
+	free(text);
+	json_decref(e);
+}
+
+int hln_guard_reply(struct hln_guard *g, struct evhttp_request *req, const char *who, char *line,
+		    size_t n)
+{
+	const char *value;
+	enum hln_verdict v = hln_guard_request(g, req, &value);
+
+	line[0] = '\0';
+	if (v == HLN_PASS)
+		return 0;
+	if (!__atomic_exchange_n(&g->said[v], 1, __ATOMIC_RELAXED))
+		hln_refusal_line(v, value, who, line, n);
+	hln_refuse(req, v);
+	return 1;
+}
+
+void hln_refusal_line(enum hln_verdict v, const char *value, const char *who, char *out, size_t n)
+{
+	char shown[101];
+	size_t i;
+
+	for (i = 0; value && value[i] && i < sizeof(shown) - 1; i++) {
+		unsigned char c = (unsigned char)value[i];
+		shown[i] = c < 0x20 || c >= 0x7f || c == '\'' ? '?' : (char)c;
+	}
+	shown[i] = '\0';
+	if (v == HLN_FOREIGN_ORIGIN)
+		snprintf(out, n,
+			 "refused a request from Origin '%s' (the %s listens on loopback: a web page "
+			 "elsewhere?); --allow-host NAME lets its host in",
+			 shown, who);
+	else
+		snprintf(out, n,
+			 "refused a request for Host '%s' (the %s listens on loopback: a DNS "
+			 "rebinding?); --allow-host NAME lets a name in",
+			 shown, who);
+}
