@@ -300,3 +300,67 @@ int mt_target_redact(const char *target, const struct mt_redact *r, struct mt_bu
 	mt_buf_release(&url);
 	return rc;
 }
+
+/* RFC 9110 5.6.2's tchar. */
+static int is_tchar(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+/* The last coding of a Transfer-Encoding list is chunked (case-insensitive, OWS about it). */
+static int last_coding_chunked(const char *v)
+{
+	const char *comma = strrchr(v, ',');
+	const char *p = comma ? comma + 1 : v;
+	size_t n;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	n = strlen(p);
+	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+		n--;
+	return n == 7 && !strncasecmp(p, "chunked", 7);
+}
+
+const char *mt_hdr_framing_problem(const struct mt_hdr *h, size_t n, int http11)
+{
+	size_t hosts = 0, lengths = 0, te = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const unsigned char *p = (const unsigned char *)h[i].name;
+		if (!*p)
+			return "a header field with an empty name";
+		for (; *p; p++)
+			if (!is_tchar(*p))
+				return *p == ' ' || *p == '\t'
+					       ? "whitespace in a header field's name (before its colon)"
+					       : "a header field name that is not a token";
+		for (p = (const unsigned char *)h[i].value; *p; p++)
+			if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+				return "a control byte in a header field's value";
+		if (!strcasecmp(h[i].name, "Host")) {
+			hosts++;
+		} else if (!strcasecmp(h[i].name, "Content-Length")) {
+			const char *v = h[i].value;
+			lengths++;
+			if (!*v || strspn(v, "0123456789") != strlen(v))
+				return "a Content-Length that is not one number";
+		} else if (!strcasecmp(h[i].name, "Transfer-Encoding")) {
+			te = i + 1; /* (fields of a name make one list: the last's last coding counts) */
+		}
+	}
+	if (te && !last_coding_chunked(h[te - 1].value))
+		return "a Transfer-Encoding whose last coding is not chunked";
+	if (lengths > 1)
+		return "more than one Content-Length field";
+	if (te && lengths)
+		return "both Transfer-Encoding and Content-Length";
+	if (te && !http11)
+		return "Transfer-Encoding in an HTTP/1.0 request";
+	if (hosts > 1)
+		return "more than one Host field";
+	if (!hosts && http11)
+		return "no Host field in an HTTP/1.1 request";
+	return NULL;
+}

@@ -60,6 +60,18 @@ size_t mt_hdr_filter(const struct mt_hdr *h, size_t n, enum mt_hdr_dir dir, unsi
 const char *mt_hdr_get(const struct mt_hdr *h, size_t n, const char *name);
 
 /*
+ * What RFC 9112 says a request's fields must not be, for a proxy that would
+ * otherwise frame it differently from the server behind it (request
+ * smuggling): a field name that is not a token (a space before the colon, a
+ * control byte), a value with a control byte other than HTAB, more than one
+ * Content-Length field or one that is not digits, Transfer-Encoding with
+ * Content-Length, a Transfer-Encoding whose last coding is not chunked (or
+ * in HTTP/1.0), no Host in HTTP/1.1, more than one Host. NULL when none, else
+ * why (a constant). http11: the request's version is 1.1.
+ */
+const char *mt_hdr_framing_problem(const struct mt_hdr *h, size_t n, int http11);
+
+/*
  * Does the comma list value (Accept, Connection, ...) hold token? Each
  * element is compared in any case up to its first ';' (a media type without
  * its parameters), blanks around left out; commas inside quoted parameter

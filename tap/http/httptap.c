@@ -35,6 +35,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/http_struct.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/util.h>
 #include <jansson.h>
@@ -910,6 +911,11 @@ static void on_request(struct evhttp_request *req, void *arg)
 	}
 	const char *host = mt_hdr_get(in.h, in.n, "Host");
 	x->host = host ? mt_strdup(host) : NULL;
+	/* Fields the upstream could frame otherwise than evhttp did (request
+	 * smuggling): the request is refused with 400, its connection closed
+	 * (what follows on it is never read), nothing forwarded; its row says why,
+	 * and a body read by a framing in doubt is not stored as a message. */
+	const char *bad = mt_hdr_framing_problem(in.h, in.n, req->major == 1 && req->minor >= 1);
 
 	/* Its session, and the request stored (in the session's order). */
 	memset(&hr, 0, sizeof(hr));
@@ -919,8 +925,8 @@ static void on_request(struct evhttp_request *req, void *arg)
 	hr.target = target;
 	hr.h = in.h;
 	hr.nh = in.n;
-	hr.body = x->body;
-	hr.body_len = x->body_len;
+	hr.body = bad ? NULL : x->body;
+	hr.body_len = bad ? 0 : x->body_len;
 	x->hx = hl_request(t->log, &hr);
 	l->exchanges++;
 	x->conn = c;
@@ -930,6 +936,15 @@ static void on_request(struct evhttp_request *req, void *arg)
 	if (l->all)
 		l->all->prev_all = x;
 	l->all = x;
+	if (bad) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "mcptap: refused: %s", bad);
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+		send_error_body(x, 400, "Bad Request", msg);
+		hdr_free(&in);
+		exch_end(x, "refused", bad);
+		return;
+	}
 
 	/* Forward it. */
 	mt_buf_reset(&l->scratch2);

@@ -387,10 +387,57 @@ static void test_target(void **state)
 	mt_buf_release(&out);
 }
 
+/* Framing RFC 9112 says a proxy must refuse: each shape, and what passes. */
+static void test_framing_problem(void **state)
+{
+	static const struct mt_hdr ok[] = {{"Host", "a"}, {"Content-Length", "12"}, {"X-Y", "a\tb"}};
+	static const struct mt_hdr te[] = {{"Host", "a"}, {"Transfer-Encoding", "gzip"},
+					   {"transfer-encoding", " Chunked "}};
+	static const struct mt_hdr two_cl[] = {{"Host", "a"}, {"Content-Length", "5"},
+					       {"Content-Length", "5"}};
+	static const struct mt_hdr list_cl[] = {{"Host", "a"}, {"Content-Length", "5, 5"}};
+	static const struct mt_hdr xchunked[] = {{"Host", "a"}, {"Transfer-Encoding", "xchunked"}};
+	static const struct mt_hdr te_last[] = {{"Host", "a"}, {"Transfer-Encoding", "chunked"},
+						{"Transfer-Encoding", "gzip"}};
+	static const struct mt_hdr both[] = {{"Host", "a"}, {"Transfer-Encoding", "chunked"},
+					     {"Content-Length", "0"}};
+	static const struct mt_hdr space[] = {{"Host", "a"}, {"Transfer-Encoding ", "chunked"}};
+	static const struct mt_hdr ctl_name[] = {{"Host", "a"}, {"X\001Y", "b"}};
+	static const struct mt_hdr ctl_value[] = {{"Host", "a"}, {"X-Y", "b\rc"}};
+	static const struct mt_hdr empty[] = {{"Host", "a"}, {"", "b"}};
+	static const struct mt_hdr hosts[] = {{"Host", "a"}, {"host", "b"}};
+	static const struct mt_hdr nohost[] = {{"Content-Length", "0"}};
+
+	(void)state;
+	assert_null(mt_hdr_framing_problem(ok, 3, 1));
+	assert_null(mt_hdr_framing_problem(te, 3, 1));
+	assert_null(mt_hdr_framing_problem(nohost, 1, 0)); /* (HTTP/1.0 needs no Host) */
+	assert_string_equal(mt_hdr_framing_problem(two_cl, 3, 1), "more than one Content-Length field");
+	assert_string_equal(mt_hdr_framing_problem(list_cl, 2, 1),
+			    "a Content-Length that is not one number");
+	assert_string_equal(mt_hdr_framing_problem(xchunked, 2, 1),
+			    "a Transfer-Encoding whose last coding is not chunked");
+	assert_string_equal(mt_hdr_framing_problem(te_last, 3, 1),
+			    "a Transfer-Encoding whose last coding is not chunked");
+	assert_string_equal(mt_hdr_framing_problem(both, 3, 1),
+			    "both Transfer-Encoding and Content-Length");
+	assert_string_equal(mt_hdr_framing_problem(te, 3, 0), "Transfer-Encoding in an HTTP/1.0 request");
+	assert_string_equal(mt_hdr_framing_problem(space, 2, 1),
+			    "whitespace in a header field's name (before its colon)");
+	assert_string_equal(mt_hdr_framing_problem(ctl_name, 2, 1),
+			    "a header field name that is not a token");
+	assert_string_equal(mt_hdr_framing_problem(ctl_value, 2, 1),
+			    "a control byte in a header field's value");
+	assert_string_equal(mt_hdr_framing_problem(empty, 2, 1), "a header field with an empty name");
+	assert_string_equal(mt_hdr_framing_problem(hosts, 2, 1), "more than one Host field");
+	assert_string_equal(mt_hdr_framing_problem(nohost, 1, 1), "no Host field in an HTTP/1.1 request");
+}
+
 int main(void)
 {
 	const struct CMUnitTest httphdr[] = {
 		cmocka_unit_test(test_hop_by_hop),
+		cmocka_unit_test(test_framing_problem),
 		cmocka_unit_test(test_filter_request),
 		cmocka_unit_test(test_filter_response),
 		cmocka_unit_test(test_connection_tokens),
