@@ -535,6 +535,179 @@ static void test_header_url(void **state)
 	mt_buf_release(&out);
 }
 
+/*
+ * mt_redact_header(name, value) gives want, each %s in want the marker of the
+ * matching secret (up to three); want NULL: the value is left as it is.
+ */
+static void hdr(const char *name, const char *value, const char *want_fmt, const char *s1,
+		const char *s2, const char *s3)
+{
+	struct mt_buf out = MT_BUF_INIT;
+	int rc = mt_redact_header(R, name, value, strlen(value), &out);
+
+	if (!want_fmt) {
+		if (rc)
+			fail_msg("%s: '%s' became '%.*s'", name, value, (int)out.len, out.data);
+		mt_buf_release(&out);
+		return;
+	}
+	char *m1 = mk(s1), *m2 = s2 ? mk(s2) : NULL, *m3 = s3 ? mk(s3) : NULL;
+	char *want = mt_asprintf(want_fmt, m1, m2 ? m2 : "", m3 ? m3 : "");
+	if (!rc)
+		fail_msg("%s: '%s' was left as it is; want '%s'", name, value, want);
+	mt_buf_putc(&out, '\0');
+	assert_string_equal(out.data, want);
+	free(want);
+	free(m1);
+	free(m2);
+	free(m3);
+	mt_buf_release(&out);
+}
+
+/* The same for mt_redact_url. */
+static void url(const char *in, const char *want_fmt, const char *s1, const char *s2, const char *s3)
+{
+	struct mt_buf out = MT_BUF_INIT;
+	int rc = mt_redact_url(R, in, strlen(in), &out);
+
+	if (!want_fmt) {
+		if (rc)
+			fail_msg("'%s' became '%.*s'", in, (int)out.len, out.data);
+		mt_buf_release(&out);
+		return;
+	}
+	char *m1 = mk(s1), *m2 = s2 ? mk(s2) : NULL, *m3 = s3 ? mk(s3) : NULL;
+	char *want = mt_asprintf(want_fmt, m1, m2 ? m2 : "", m3 ? m3 : "");
+	if (!rc)
+		fail_msg("'%s' was left as it is; want '%s'", in, want);
+	mt_buf_putc(&out, '\0');
+	assert_string_equal(out.data, want);
+	free(want);
+	free(m1);
+	free(m2);
+	free(m3);
+	mt_buf_release(&out);
+}
+
+/* Headers that carry credentials, each with its exact stored form. */
+static void test_header_carriers(void **state)
+{
+	(void)state;
+	/* The scheme word stays; a value of one word is all credential. */
+	hdr("Authentication", "Bearer authn-s3cret", "Bearer %s", "authn-s3cret", NULL, NULL);
+	hdr("authentication", "authn-opaque-1", "%s", "authn-opaque-1", NULL, NULL);
+	hdr("Proxy-Authorization", "Basic cHJveHk6cHc=", "Basic %s", "cHJveHk6cHc=", NULL, NULL);
+	hdr("PROXY-AUTHORIZATION", "opaque-proxy-cred", "%s", "opaque-proxy-cred", NULL, NULL);
+	hdr("Authorization",
+	    "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20240101/us-east-1/s3/aws4_request, "
+	    "SignedHeaders=host;x-amz-date, Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
+	    "AWS4-HMAC-SHA256 %s",
+	    "Credential=AKIDEXAMPLE/20240101/us-east-1/s3/aws4_request, "
+	    "SignedHeaders=host;x-amz-date, Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
+	    NULL, NULL);
+	hdr("X-Forwarded-Authorization", "Bearer fwd-tok", "Bearer %s", "fwd-tok", NULL, NULL);
+	hdr("X-Authorization", "xauth-1", "%s", "xauth-1", NULL, NULL);
+	/* Cookies: each value, the names and Set-Cookie's attributes kept. */
+	hdr("COOKIE", "sid=c1; csrftoken=c2", "sid=%s; csrftoken=%s", "c1", "c2", NULL);
+	hdr("set-cookie", "__Host-sid=c3; Secure; Path=/", "__Host-sid=%s; Secure; Path=/", "c3", NULL, NULL);
+	/* Credential-named headers: the whole value, whatever the case. */
+	hdr("x-api-key", "ak-1", "%s", "ak-1", NULL, NULL);
+	hdr("Api-Key", "ak-2", "%s", "ak-2", NULL, NULL);
+	hdr("X-Goog-Api-Key", "ak-3", "%s", "ak-3", NULL, NULL);
+	hdr("X-Auth-Token", "at-1", "%s", "at-1", NULL, NULL);
+	hdr("X-Access-Token", "at-2", "%s", "at-2", NULL, NULL);
+	hdr("Private-Token", "at-3", "%s", "at-3", NULL, NULL);
+	hdr("X-Amz-Security-Token", "FwoGZXIvYXdzE-st", "%s", "FwoGZXIvYXdzE-st", NULL, NULL);
+	hdr("X-Session-Token", "st-2", "%s", "st-2", NULL, NULL);
+	hdr("X-Client-Secret", "cs-1", "%s", "cs-1", NULL, NULL);
+	hdr("X-Password", "pw-1", "%s", "pw-1", NULL, NULL);
+	hdr("X-Amz-Signature", "sig-1", "%s", "sig-1", NULL, NULL);
+	hdr("X-Hub-Signature-256", "sha256=abc", "%s", "sha256=abc", NULL, NULL);
+	hdr("Signature", "sig1=:dGVzdA==:", "%s", "sig1=:dGVzdA==:", NULL, NULL);
+	hdr("X-Goog-Credential", "cred-1", "%s", "cred-1", NULL, NULL);
+	hdr("X-Auth-Key", "cf-1", "%s", "cf-1", NULL, NULL);
+	hdr("Ocp-Apim-Subscription-Key", "az-1", "%s", "az-1", NULL, NULL);
+	hdr("x-functions-key", "az-2", "%s", "az-2", NULL, NULL);
+	hdr("DD-Application-Key", "dd-1", "%s", "dd-1", NULL, NULL);
+	/* A URL in a header: its credential-named query parameters. */
+	hdr("Location",
+	    "https://b.s3.amazonaws.com/f.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKID%2F20240101"
+	    "&X-Amz-Date=20240101T000000Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host&X-Amz-Signature=abc123",
+	    "https://b.s3.amazonaws.com/f.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=%s"
+	    "&X-Amz-Date=20240101T000000Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host&X-Amz-Signature=%s",
+	    "AKID%2F20240101", "abc123", NULL);
+	hdr("Location", "https://app.example/cb?code=ac-1&state=xyz", "https://app.example/cb?code=%s&state=xyz",
+	    "ac-1", NULL, NULL);
+	/* Ordinary headers, and those the analyzer and replay read, stay. */
+	hdr("Accept", "application/json, text/event-stream", NULL, NULL, NULL, NULL);
+	hdr("Content-Type", "application/json", NULL, NULL, NULL, NULL);
+	hdr("Mcp-Session-Id", "1868a90c-session", NULL, NULL, NULL, NULL);
+	hdr("MCP-Protocol-Version", "2025-06-18", NULL, NULL, NULL, NULL);
+	hdr("Last-Event-ID", "stream-1:42", NULL, NULL, NULL, NULL);
+	hdr("Idempotency-Key", "ik-1", NULL, NULL, NULL, NULL);
+	hdr("X-Amz-Date", "20240101T000000Z", NULL, NULL, NULL, NULL);
+	hdr("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD", NULL, NULL, NULL, NULL);
+	hdr("Signature-Input", "sig1=(\"@method\");keyid=\"k\"", NULL, NULL, NULL, NULL);
+	hdr("Location", "/mcp?sessionId=abc&cursor=c2", NULL, NULL, NULL, NULL);
+}
+
+/* Query parameters that carry credentials, each with its exact stored form. */
+static void test_query_carriers(void **state)
+{
+	(void)state;
+	/* AWS SigV4 presigned: the signature, the credential and the session token;
+	 * the algorithm, date, expiry and signed header names stay. */
+	url("/mcp?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKID%2F20240101%2Fus-east-1%2Fs3%2Faws4_request"
+	    "&X-Amz-Date=20240101T000000Z&X-Amz-Expires=900&X-Amz-Security-Token=FwoG-st&X-Amz-SignedHeaders=host"
+	    "&X-Amz-Signature=fe5f80f7",
+	    "/mcp?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=%s"
+	    "&X-Amz-Date=20240101T000000Z&X-Amz-Expires=900&X-Amz-Security-Token=%s&X-Amz-SignedHeaders=host"
+	    "&X-Amz-Signature=%s",
+	    "AKID%2F20240101%2Fus-east-1%2Fs3%2Faws4_request", "FwoG-st", "fe5f80f7");
+	url("/o?x-amz-signature=lower1", "/o?x-amz-signature=%s", "lower1", NULL, NULL);
+	/* Google Cloud Storage V4. */
+	url("/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Credential=svc%40p.iam&X-Goog-Date=20240101T000000Z"
+	    "&X-Goog-Signature=9a8b7c",
+	    "/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Credential=%s&X-Goog-Date=20240101T000000Z"
+	    "&X-Goog-Signature=%s",
+	    "svc%40p.iam", "9a8b7c", NULL);
+	/* Azure SAS: sig only. */
+	url("/c/b?sv=2022-11-02&ss=b&srt=o&sp=r&se=2030-01-01&sig=AbC%2Bd%3D",
+	    "/c/b?sv=2022-11-02&ss=b&srt=o&sp=r&se=2030-01-01&sig=%s", "AbC%2Bd%3D", NULL, NULL);
+	/* CloudFront and the older S3 and GCS signed URLs. */
+	url("/f?Expires=1700000000&Signature=cf~sig&Key-Pair-Id=K2JCJMDEHXQW5F",
+	    "/f?Expires=1700000000&Signature=%s&Key-Pair-Id=K2JCJMDEHXQW5F", "cf~sig", NULL, NULL);
+	url("/f?GoogleAccessId=svc&Expires=1&SIGNATURE=v2sig", "/f?GoogleAccessId=svc&Expires=1&SIGNATURE=%s",
+	    "v2sig", NULL, NULL);
+	/* The credential names, in any spelling. */
+	url("/mcp?access_token=q1&API_KEY=q2&apikey=q3", "/mcp?access_token=%s&API_KEY=%s&apikey=%s", "q1", "q2",
+	    "q3");
+	url("/mcp?key=q4&Token=q5&client-secret=q6", "/mcp?key=%s&Token=%s&client-secret=%s", "q4", "q5", "q6");
+	url("/mcp?password=q7&secret=q8&session_token=q9", "/mcp?password=%s&secret=%s&session_token=%s", "q7",
+	    "q8", "q9");
+	url("/mcp?authorization=q10&credential=q11&auth=q12", "/mcp?authorization=%s&credential=%s&auth=%s", "q10",
+	    "q11", "q12");
+	url("/cb?code=q13&state=s&pass=q14", "/cb?code=%s&state=s&pass=%s", "q13", "q14", NULL);
+	/* MCP's own and ordinary parameters stay. */
+	url("/message?sessionId=1868a90c", NULL, NULL, NULL, NULL);
+	url("/mcp?cursor=c2&page=3&q=cats&keyword=k&signed=1&nextPageToken=p", NULL, NULL, NULL, NULL);
+}
+
+/* The same carriers in text: a presigned URL on stderr or in a message. */
+static void test_text_query_carriers(void **state)
+{
+	(void)state;
+	expect(1, "GET https://b.s3.amazonaws.com/f?X-Amz-Date=1&X-Amz-Signature=abc123 200\n",
+	       "GET https://b.s3.amazonaws.com/f?X-Amz-Date=1&X-Amz-Signature=%s 200\n", "abc123", NULL);
+	expect(1, "redirect to /cb?code=ac-9&state=xyz", "redirect to /cb?code=%s&state=xyz", "ac-9", NULL);
+	expect(0, "{\"result\":{\"url\":\"https://x.blob.core.windows.net/c/b?sv=2022-11-02&sig=AbC%2B\"}}",
+	       "{\"result\":{\"url\":\"https://x.blob.core.windows.net/c/b?sv=2022-11-02&sig=%s\"}}", "AbC%2B",
+	       NULL);
+	/* Outside a query, such names are words. */
+	untouched(1, "the signature was checked: code=200 sig ok\n");
+	untouched(1, "/message?sessionId=1868a90c\n");
+}
+
 /* ---- the key file ---- */
 
 static void test_key_file(void **state)
@@ -630,6 +803,9 @@ int main(void)
 		cmocka_unit_test(test_user_numbers),
 		cmocka_unit_test(test_command_script),
 		cmocka_unit_test(test_header_url),
+		cmocka_unit_test(test_header_carriers),
+		cmocka_unit_test(test_query_carriers),
+		cmocka_unit_test(test_text_query_carriers),
 		cmocka_unit_test(test_key_file),
 		cmocka_unit_test(test_hostile),
 	};
