@@ -262,7 +262,7 @@ int mt_redact_load_key(unsigned char key[16], struct mt_err *err)
 		char *tmp = mt_asprintf("%s.%ld", path, (long)getpid());
 		int fd = -1;
 		if (make_dirs(path) == 0 &&
-		    (fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) >= 0 &&
+		    (fd = mt_open_private(tmp, O_EXCL)) >= 0 &&
 		    write(fd, key, 16) == 16 && fsync(fd) == 0 && close(fd) == 0) {
 			fd = -1;
 			if (link(tmp, path) == 0 || errno == EEXIST)
