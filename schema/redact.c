@@ -895,8 +895,12 @@ static void spans(const struct mt_redact *r, const char *p, size_t n, int challe
 			size_t v = j + 1;
 			while (v < n && (p[v] == ' ' || p[v] == '\t' || p[v] == '"' || p[v] == '\''))
 				v++;
-			if (n - v >= MT_REDACT_MARKER_LEN && mt_redact_is_marker(p + v, MT_REDACT_MARKER_LEN)) {
-				i = v + MT_REDACT_MARKER_LEN - 1; /* redacted already */
+			/* Redacted already: a marker, or "Bearer" or "Basic" and a marker. */
+			size_t m = v + (prefix_ci(p, n, v, "bearer") ? 6 : prefix_ci(p, n, v, "basic") ? 5 : 0);
+			while (m > v && m < n && (p[m] == ' ' || p[m] == '\t'))
+				m++;
+			if (n - m >= MT_REDACT_MARKER_LEN && mt_redact_is_marker(p + m, MT_REDACT_MARKER_LEN)) {
+				i = m + MT_REDACT_MARKER_LEN - 1;
 				continue;
 			}
 			if (!auth_scheme(p, n, v, &s, &t) && !value_after(p, n, j + 1, to_eol, &s, &t)) {
