@@ -413,17 +413,19 @@ enum http_cred {
  *     (Authorization, Proxy-Authorization, Authentication,
  *     X-Forwarded-Authorization);
  *   HTTP_WHOLE: the credential names (cred_name, the user's included), sig,
- *     key, code, pass, and names ending in signature, credential(s), auth_key,
- *     app_key, application_key, subscription_key, functions_key or master_key
- *     (X-Amz-Signature, X-Amz-Credential, X-Goog-Signature, Azure's sig,
- *     Ocp-Apim-Subscription-Key);
+ *     key, code, pass, code_verifier, and names ending in signature,
+ *     credential(s), auth_key, app_key, application_key, subscription_key,
+ *     functions_key or master_key (X-Amz-Signature, X-Amz-Credential,
+ *     X-Goog-Signature, Azure's sig, Ocp-Apim-Subscription-Key);
  *   HTTP_PLAIN: the rest (Accept, Mcp-Session-Id, Last-Event-ID, cursor, the
  *     legacy endpoint's sessionId, X-Amz-Date, X-Amz-SignedHeaders).
  * A query parameter takes any but HTTP_PLAIN for HTTP_WHOLE.
  */
 static enum http_cred http_name(const struct mt_redact *r, const char *name, size_t n)
 {
-	static const struct word exact[] = {WORD("sig"), WORD("key"), WORD("code"), WORD("pass")};
+	static const struct word exact[] = {
+		WORD("sig"), WORD("key"), WORD("code"), WORD("pass"), WORD("codeverifier"),
+	};
 	static const struct word schemes[] = {WORD("authorization"), WORD("authentication")};
 	static const struct word suffixes[] = {
 		WORD("signature"), WORD("credential"), WORD("credentials"),
@@ -691,7 +693,7 @@ static int auth_scheme(const char *p, size_t n, size_t i, size_t *s, size_t *e)
 	return 1;
 }
 
-/* Does a query parameter's NAME= start at i (a name of 1 to 64 bytes, then "=")? */
+/* Does a query parameter's NAME= start at i (a plain name of 1 to 65 bytes, then "=")? */
 static int query_name(const char *p, size_t n, size_t i)
 {
 	size_t k = i;
@@ -1346,6 +1348,29 @@ int mt_redact_header(const struct mt_redact *r, const char *name, const char *va
 	return rc;
 }
 
+/*
+ * The values of the credential-named parameters of a URL's query (url: up to
+ * a "#") or of a body's URL-encoded form fields (a "#" is data; a field counts
+ * only when its name is a plain one, [A-Za-z0-9_.-]: text is no form), from
+ * i in p: NAME=VALUE pairs separated by "&".
+ */
+static void query_spans(const struct mt_redact *r, const char *p, size_t i, size_t n, int url,
+			struct edits *e)
+{
+	while (i < n) {
+		size_t amp = i;
+		while (amp < n && p[amp] != '&' && !(url && p[amp] == '#'))
+			amp++;
+		const char *eq = memchr(p + i, '=', amp - i);
+		if (eq && (url || query_name(p, n, i)) &&
+		    http_name(r, p + i, (size_t)(eq - p) - i) != HTTP_PLAIN)
+			redact_span(r, p, (size_t)(eq - p) + 1, amp, e);
+		if (amp < n && p[amp] == '#')
+			break;
+		i = amp + 1;
+	}
+}
+
 int mt_redact_url(const struct mt_redact *r, const char *url, size_t n, struct mt_buf *out)
 {
 	struct edits e = {NULL, 0, 0};
@@ -1364,21 +1389,33 @@ int mt_redact_url(const struct mt_redact *r, const char *url, size_t n, struct m
 				redact_span(r, url, (size_t)(colon - url) + 1, b, &e);
 		}
 	}
-	for (size_t i = end + 1; q && i < n;) {
-		size_t amp = i;
-		while (amp < n && url[amp] != '&' && url[amp] != '#')
-			amp++;
-		const char *eq = memchr(url + i, '=', amp - i);
-		if (eq) {
-			if (http_name(r, url + i, (size_t)(eq - url) - i) != HTTP_PLAIN)
-				redact_span(r, url, (size_t)(eq - url) + 1, amp, &e);
-		}
-		if (amp < n && url[amp] == '#')
-			break;
-		i = amp + 1;
-	}
+	if (q)
+		query_spans(r, url, end + 1, n, 1, &e);
 	if (e.n) {
 		apply(url, n, &e, out);
+		rc = 1;
+	}
+	edits_release(&e);
+	return rc;
+}
+
+int mt_redact_body(const struct mt_redact *r, const char *p, size_t n, struct mt_buf *out)
+{
+	struct mt_class c;
+	struct edits e = {NULL, 0, 0};
+	int rc = 0;
+
+	if (!r)
+		return 0;
+	mt_classify(p, n, &c);
+	if (c.kind != MT_INVALID)
+		return mt_redact_message(r, p, n, c.kind, out);
+	query_spans(r, p, 0, n, 0, &e);
+	spans(r, p, n, 0, &e);
+	if (e.n) /* (the form's and the text rules' spans as one) */
+		merge_spans(r, p, n, &e);
+	if (e.n) {
+		apply(p, n, &e, out);
 		rc = 1;
 	}
 	edits_release(&e);

@@ -120,6 +120,16 @@ int mt_redact_header(const struct mt_redact *r, const char *name, const char *va
  */
 int mt_redact_url(const struct mt_redact *r, const char *url, size_t n, struct mt_buf *out);
 
+/*
+ * An HTTP body that no message holds, as it is stored beside its exchange (an
+ * OAuth form, a token response, an error page): JSON (any JSON, JSON-RPC or
+ * not) as mt_redact_message walks it ({"access_token": X}); else its
+ * URL-encoded form fields with a plain name ([A-Za-z0-9_.-], up to "&"), each
+ * named as a URL's query parameter is (code=X&client_secret=X), and the text
+ * rules. Returns 1 with out set, or 0.
+ */
+int mt_redact_body(const struct mt_redact *r, const char *p, size_t n, struct mt_buf *out);
+
 /* SipHash-2-4 of n bytes under a 16-byte key (exposed for its test vectors). */
 uint64_t mt_siphash24(const unsigned char key[16], const void *p, size_t n);
 

@@ -11,7 +11,9 @@
 # X-Goog-Credential, Azure's sig, CloudFront's Signature) and the credential
 # names (access_token, api_key, apikey, key, token, client_secret, password,
 # code); the upstream answers with a Set-Cookie and a Location holding a
-# presigned URL. Each secret is found 0 times in the file, while each request's
+# presigned URL. An OAuth token request's form (code, client_secret,
+# code_verifier) and its JSON answer (access_token, refresh_token), bodies no
+# message holds, too. Each secret is found 0 times in the file, while each request's
 # control value (a header and a query parameter that are no secret) is found,
 # and the upstream got every secret as it was sent. The same carriers in a
 # packet capture, through import; and replay --url's stored URL.
@@ -23,10 +25,11 @@ export MCPTAP_REDACT_KEY_FILE="$T/key"
 
 # The upstream: logs what it got (method, target, raw headers) to $T/up.log,
 # answers a JSON-RPC request with an empty result and anything else with 202,
-# every answer with a Set-Cookie; GET /presign: 302 to a presigned URL.
+# every answer with a Set-Cookie; GET /presign: 302 to a presigned URL; POST
+# /token: a token response.
 cat > "$T/up.js" <<'JS'
 const http = require("http"), fs = require("fs");
-const [log, cookie, locsig] = process.argv.slice(2);
+const [log, cookie, locsig, tokresp, tokrefresh] = process.argv.slice(2);
 const srv = http.createServer((req, res) => {
 	const chunks = [];
 	req.on("data", (c) => chunks.push(c));
@@ -34,6 +37,12 @@ const srv = http.createServer((req, res) => {
 		const body = Buffer.concat(chunks).toString();
 		fs.appendFileSync(log, req.method + " " + req.url + "\n" + req.rawHeaders.join("\n") + "\n");
 		const h = {"Set-Cookie": "sid=" + cookie + "; Path=/; HttpOnly", "X-Note": "ctl-resp-note"};
+		if (req.url === "/token") {
+			res.writeHead(200, {"Content-Type": "application/json", "Cache-Control": "no-store"});
+			res.end(JSON.stringify({access_token: tokresp, token_type: "Bearer", expires_in: 3600,
+				refresh_token: tokrefresh, scope: "ctl-scope"}));
+			return;
+		}
 		if (req.url === "/presign") {
 			h.Location = "https://b.s3.amazonaws.com/f.txt?X-Amz-Date=20240101T000000Z&X-Amz-Signature=" + locsig;
 			res.writeHead(302, h);
@@ -54,7 +63,7 @@ const srv = http.createServer((req, res) => {
 srv.listen(0, "127.0.0.1", () => console.log(srv.address().port));
 JS
 P=zKq7 # every secret starts with it
-node "$T/up.js" "$T/up.log" "$P-setcookie" "$P-locsig" > "$T/up.port" 2> "$T/up.err" &
+node "$T/up.js" "$T/up.log" "$P-setcookie" "$P-locsig" "$P-tokresp" "$P-tokrefresh" > "$T/up.port" 2> "$T/up.err" &
 up_pid=$!
 trap 'kill "$up_pid" ${TAP_PID:-} 2> /dev/null' EXIT
 n=0
@@ -110,7 +119,9 @@ curl -s -o /dev/null -H "X-Api-Key: $P-same" -H 'Content-Type: application/json'
 	--data '{"jsonrpc":"2.0","id":"same","method":"ping"}' "$TAP_URL/mcp?access_token=$P-same"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$TAP_URL/presign")
 check_eq "the upstream's redirect passes" 302 "$code"
-total=$((ncar + 2))
+tok=$(curl -s --data "code=$P-fcode&grant_type=authorization_code&client_id=ctl-client&client_secret=$P-fsecret&code_verifier=$P-fverifier" "$TAP_URL/token")
+check "the token response passes as it was" test "$tok" = "{\"access_token\":\"$P-tokresp\",\"token_type\":\"Bearer\",\"expires_in\":3600,\"refresh_token\":\"$P-tokrefresh\",\"scope\":\"ctl-scope\"}"
+total=$((ncar + 3))
 
 n=0
 while [ "$(sql "$db" "select count(*) from http_exchange where outcome is not null" 2> /dev/null)" != "$total" ] && [ $n -lt 100 ]; do
@@ -140,7 +151,7 @@ while IFS='|' read -r tag hdr q; do
 		test "$(in_bytes "ctl-h-$tag" $live)" -gt 0 -a "$(in_bytes "ctl-q-$tag" $live)" -gt 0
 	check_eq "the upstream got '$P-$tag' as it was sent" 1 "$(grep -c -F -- "$P-$tag" "$T/up.log")"
 done < "$T/carriers"
-for s in same setcookie locsig; do
+for s in same setcookie locsig fcode fsecret fverifier tokresp tokrefresh; do
 	# shellcheck disable=SC2086
 	check_eq "while running: '$P-$s' is in none of the files" 0 "$(in_bytes "$P-$s" $live)"
 done
@@ -178,6 +189,12 @@ check_eq "Set-Cookie: its value a marker, its attributes kept" \
 	"$(stored "select distinct json_extract(j.value, '\$[1]') from http_exchange x, json_each(x.resp_headers) j where json_extract(j.value, '\$[0]') = 'Set-Cookie'")"
 check_eq "equal secrets, equal markers: the header's and the query parameter's" 1 \
 	"$(sql "$db" "select substr(target, instr(target, '=') + 1) = (select json_extract(j.value, '\$[1]') from json_each(req_headers) j where json_extract(j.value, '\$[0]') = 'X-Api-Key') and target glob '*=[[]redacted:????????]' from http_exchange where target glob '/mcp[?]access_token=[[]redacted:????????]'")"
+check_eq "the token request's form: code, client_secret and code_verifier markers, the rest kept" \
+	"code=[redacted:X]&grant_type=authorization_code&client_id=ctl-client&client_secret=[redacted:X]&code_verifier=[redacted:X]" \
+	"$(stored "select cast(req_body as text) from http_exchange where target = '/token'")"
+check_eq "its JSON answer: the tokens markers, the rest kept" \
+	'{"access_token":"[redacted:X]","token_type":"Bearer","expires_in":3600,"refresh_token":"[redacted:X]","scope":"ctl-scope"}' \
+	"$(stored "select cast(resp_body as text) from http_exchange where target = '/token'")"
 check_eq "the headers the analyzer and replay read are kept" "ctl-h-authz|application/json" \
 	"$(sql "$db" "select json_extract(j.value, '\$[1]') from http_exchange x, json_each(x.req_headers) j where json_extract(j.value, '\$[0]') in ('X-Trace-Note', 'Content-Type') and x.target like '%ctl-q-authz' order by j.key" | paste -sd '|')"
 
@@ -187,15 +204,19 @@ printf 'POST /mcp?X-Amz-Signature=%s-pamzsig&X-Goog-Credential=%s-pgoogcred&sig=
 	"$P" "$P" "$P" "$P" "$P" "$P" ${#body} "$body" > "$T/req.http"
 rb='{"jsonrpc":"2.0","id":1,"result":{}}'
 printf 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nSet-Cookie: sid=%s-pcookie; Path=/\r\nContent-Length: %d\r\n\r\n%s' "$P" ${#rb} "$rb" > "$T/resp.http"
-"$GEN" -c "$T/req.http" -S "$T/resp.http" "$T/c.pcap" || die "pcap-gen failed"
+form="grant_type=authorization_code&code=$P-pfcode&client_secret=$P-pfsecret&client_id=ctl-pc"
+printf 'POST /token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\n%s' ${#form} "$form" > "$T/treq.http"
+tb="{\"access_token\":\"$P-ptokresp\",\"token_type\":\"Bearer\"}"
+printf 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s' ${#tb} "$tb" > "$T/tresp.http"
+"$GEN" -c "$T/req.http" -S "$T/resp.http" -c "$T/treq.http" -S "$T/tresp.http" "$T/c.pcap" || die "pcap-gen failed"
 imp c "$T/c.pcap"
 check_eq "import exits 0" 0 "$RC"
-check_eq "import: the exchange stored" 1 "$(sql "$T/c.db" "select count(*) from http_exchange")"
-for s in pamzsig pgoogcred pazsig pauthn pproxy papim pcookie; do
+check_eq "import: both exchanges stored" 2 "$(sql "$T/c.db" "select count(*) from http_exchange")"
+for s in pamzsig pgoogcred pazsig pauthn pproxy papim pcookie pfcode pfsecret ptokresp; do
 	check_eq "import: '$P-$s' is in none of the files" 0 "$(in_bytes "$P-$s" "$T/c.db" "$T/c.db-wal" "$T/c.db-shm")"
 done
-check_eq "import: the controls are stored" 2 \
-	"$(sql "$T/c.db" "select (instr(target, 'q=ctl-pq') > 0) + (instr(req_headers, 'ctl-ph') > 0) from http_exchange")"
+check_eq "import: the controls are stored" "2|1" \
+	"$(sql "$T/c.db" "select sum(instr(target, 'q=ctl-pq') > 0) + sum(instr(req_headers, 'ctl-ph') > 0), sum(instr(cast(req_body as text), 'client_id=ctl-pc') > 0) from http_exchange")"
 
 # replay --as client --url: the URL it stores (and says) has its signature redacted.
 "$MCPTAP" replay -r "$db" -s 1 --as client --url "$UP/mcp?X-Amz-Signature=$P-replayurl&q=ctl-rq" > "$T/replay.out" 2> "$T/replay.err"

@@ -713,6 +713,76 @@ static void test_text_query_carriers(void **state)
 	untouched(1, "/message?sessionId=1868a90c\n");
 }
 
+/* mt_redact_body(in) gives want (each %s the marker of the matching secret); NULL: untouched. */
+static void body(const char *in, const char *want_fmt, const char *s1, const char *s2, const char *s3)
+{
+	struct mt_buf out = MT_BUF_INIT;
+	int rc = mt_redact_body(R, in, strlen(in), &out);
+
+	if (!want_fmt) {
+		if (rc)
+			fail_msg("'%s' became '%.*s'", in, (int)out.len, out.data);
+		mt_buf_release(&out);
+		return;
+	}
+	char *m1 = mk(s1), *m2 = s2 ? mk(s2) : NULL, *m3 = s3 ? mk(s3) : NULL;
+	char *want = mt_asprintf(want_fmt, m1, m2 ? m2 : "", m3 ? m3 : "");
+	if (!rc)
+		fail_msg("'%s' was left as it is; want '%s'", in, want);
+	assert_memory_equal(out.data, want, strlen(want));
+	assert_int_equal(out.len, strlen(want));
+	/* Redacting it again changes nothing. */
+	struct mt_buf again = MT_BUF_INIT;
+	assert_int_equal(mt_redact_body(R, out.data, out.len, &again), 0);
+	free(want);
+	free(m1);
+	free(m2);
+	free(m3);
+	mt_buf_release(&out);
+}
+
+/* Bodies no message holds: an OAuth token request's form, its JSON answer, text. */
+static void test_body_carriers(void **state)
+{
+	(void)state;
+	/* A form: its first field too, named as a query parameter is. */
+	body("code=ac-1&grant_type=authorization_code&client_id=c1&client_secret=cs-1&code_verifier=v-1",
+	     "code=%s&grant_type=authorization_code&client_id=c1&client_secret=%s&code_verifier=%s", "ac-1",
+	     "cs-1", "v-1");
+	body("grant_type=refresh_token&refresh_token=rt-1&scope=mcp\r\n",
+	     "grant_type=refresh_token&refresh_token=%s&scope=mcp\r\n", "rt-1", NULL, NULL);
+	body("grant_type=password&username=bob&password=p%20w", "grant_type=password&username=bob&password=%s",
+	     "p%20w", NULL, NULL);
+	/* Whatever the values hold (a '#' is data in a body, not a fragment). */
+	body("code=ac-2&note=caf\xc3\xa9 au lait&state=a#b&client_secret=cs-3",
+	     "code=%s&note=caf\xc3\xa9 au lait&state=a#b&client_secret=%s", "ac-2", "cs-3", NULL);
+	/* (Found by fuzz-redact: a byte that made the body no form hid its first field.) */
+	body("code=ac-3&client_secret=c\377s&?x=v", "code=%s&client_secret=%s&?x=v", "ac-3", "c\377s", NULL);
+	/* JSON, not JSON-RPC: the values under credential names. */
+	body("{\"access_token\":\"at-1\",\"token_type\":\"Bearer\",\"expires_in\":3600,\"refresh_token\":\"rt-2\","
+	     "\"scope\":\"mcp\"}",
+	     "{\"access_token\":\"%s\",\"token_type\":\"Bearer\",\"expires_in\":3600,\"refresh_token\":\"%s\","
+	     "\"scope\":\"mcp\"}",
+	     "at-1", "rt-2", NULL);
+	body("{\"client_id\":\"c1\",\"client_secret\":\"cs-2\",\"registration_access_token\":\"rat-1\"}",
+	     "{\"client_id\":\"c1\",\"client_secret\":\"%s\",\"registration_access_token\":\"%s\"}", "cs-2",
+	     "rat-1", NULL);
+	/* Text: the text rules (a field's name is a plain one: "error: code" is none). */
+	body("<p>bad request: token=tk-1 expired</p>", "<p>bad request: token=%s expired</p>", "tk-1", NULL, NULL);
+	body("error: code=400 and more", NULL, NULL, NULL, NULL);
+	/* Nothing to redact. */
+	body("short and stout", NULL, NULL, NULL, NULL);
+	body("grant_type=client_credentials&scope=mcp&resource=https%3A%2F%2Fmcp.example", NULL, NULL, NULL, NULL);
+	body("{\"resource\":\"https://mcp.example/mcp\",\"authorization_servers\":[\"https://as.example\"],"
+	     "\"token_endpoint\":\"https://as.example/token\"}",
+	     NULL, NULL, NULL, NULL);
+	body("", NULL, NULL, NULL, NULL);
+	body("/x?a=1&sig=q;b=1&sig=q#f", "/x?a=1&sig=%s&sig=%s", "q;b=1", "q#f", NULL);
+	/* (Found by fuzz-redact: the second pass found a field's value holding a marker
+	 * and more, dropped it, and still said it had redacted something.) */
+	body("token=\"a&b\"&code=c", "token=%s\"&code=%s", "\"a&b", "c", NULL);
+}
+
 /* ---- the key file ---- */
 
 static void test_key_file(void **state)
@@ -811,6 +881,7 @@ int main(void)
 		cmocka_unit_test(test_header_carriers),
 		cmocka_unit_test(test_query_carriers),
 		cmocka_unit_test(test_text_query_carriers),
+		cmocka_unit_test(test_body_carriers),
 		cmocka_unit_test(test_key_file),
 		cmocka_unit_test(test_hostile),
 	};
