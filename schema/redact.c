@@ -262,7 +262,7 @@ int mt_redact_load_key(unsigned char key[16], struct mt_err *err)
 		char *tmp = mt_asprintf("%s.%ld", path, (long)getpid());
 		int fd = -1;
 		if (make_dirs(path) == 0 &&
-		    (fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) >= 0 &&
+		    (fd = mt_open_private(tmp, O_EXCL)) >= 0 &&
 		    write(fd, key, 16) == 16 && fsync(fd) == 0 && close(fd) == 0) {
 			fd = -1;
 			if (link(tmp, path) == 0 || errno == EEXIST)
@@ -393,6 +393,63 @@ static int env_style(const char *s, size_t n)
 		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
 			return 0;
 	return 1;
+}
+
+/* What an HTTP header or URL query parameter carries, by its name (http_name). */
+enum http_cred {
+	HTTP_PLAIN,      /* nothing by its name: the text rules only */
+	HTTP_WHOLE,      /* a credential, the whole value */
+	HTTP_SCHEME,     /* a credential after a scheme word (Bearer, Basic, AWS4-HMAC-SHA256) */
+	HTTP_COOKIES,    /* cookies: each cookie's value */
+	HTTP_SET_COOKIE, /* a cookie set: its value (its attributes stay) */
+};
+
+/*
+ * What a header or query parameter named name (n bytes, raw) carries. The name
+ * is compared as cred_name compares it, a version number at its end left out
+ * (X-Hub-Signature-256):
+ *   HTTP_COOKIES, HTTP_SET_COOKIE: Cookie, Set-Cookie;
+ *   HTTP_SCHEME: names ending in authorization or authentication
+ *     (Authorization, Proxy-Authorization, Authentication,
+ *     X-Forwarded-Authorization);
+ *   HTTP_WHOLE: the credential names (cred_name, the user's included), sig,
+ *     key, code, pass, code_verifier, and names ending in signature,
+ *     credential(s), auth_key, app_key, application_key, subscription_key,
+ *     functions_key or master_key (X-Amz-Signature, X-Amz-Credential,
+ *     X-Goog-Signature, Azure's sig, Ocp-Apim-Subscription-Key);
+ *   HTTP_PLAIN: the rest (Accept, Mcp-Session-Id, Last-Event-ID, cursor, the
+ *     legacy endpoint's sessionId, X-Amz-Date, X-Amz-SignedHeaders).
+ * A query parameter takes any but HTTP_PLAIN for HTTP_WHOLE.
+ */
+static enum http_cred http_name(const struct mt_redact *r, const char *name, size_t n)
+{
+	static const struct word exact[] = {
+		WORD("sig"), WORD("key"), WORD("code"), WORD("pass"), WORD("codeverifier"),
+	};
+	static const struct word schemes[] = {WORD("authorization"), WORD("authentication")};
+	static const struct word suffixes[] = {
+		WORD("signature"), WORD("credential"), WORD("credentials"),
+		WORD("authkey"), WORD("appkey"), WORD("applicationkey"),
+		WORD("subscriptionkey"), WORD("functionskey"), WORD("masterkey"),
+	};
+	char s[128];
+	size_t k;
+
+	/* (A version number after the name: X-Hub-Signature-256, key2.) */
+	while (n && ((name[n - 1] >= '0' && name[n - 1] <= '9') || name[n - 1] == '-' ||
+		     name[n - 1] == '_' || name[n - 1] == '.'))
+		n--;
+	if (!n || n >= sizeof(s))
+		return HTTP_PLAIN;
+	k = normalize(name, n, s, sizeof(s));
+	if (!strcmp(s, "cookie") || !strcmp(s, "setcookie"))
+		return s[0] == 's' ? HTTP_SET_COOKIE : HTTP_COOKIES;
+	if (ends_with_word(schemes, NWORDS(schemes), s, k))
+		return HTTP_SCHEME;
+	if (cred_name(r, name, n, USE_MEMBER) || is_word(exact, NWORDS(exact), s, k) ||
+	    ends_with_word(suffixes, NWORDS(suffixes), s, k))
+		return HTTP_WHOLE;
+	return HTTP_PLAIN;
 }
 
 /* ---- edits ---- */
@@ -636,6 +693,17 @@ static int auth_scheme(const char *p, size_t n, size_t i, size_t *s, size_t *e)
 	return 1;
 }
 
+/* Does a query parameter's NAME= start at i (a plain name of 1 to 65 bytes, then "=")? */
+static int query_name(const char *p, size_t n, size_t i)
+{
+	size_t k = i;
+
+	while (k < n && k - i <= 64 &&
+	       (alnum((unsigned char)p[k]) || p[k] == '_' || p[k] == '-' || p[k] == '.'))
+		k++;
+	return k > i && k < n && p[k] == '=';
+}
+
 /*
  * A quick look: can the text hold anything the built-in text rules find?
  * (Each case tries only the prefixes that start with its letter: this runs
@@ -662,6 +730,8 @@ static int text_candidate(const char *p, size_t n)
 		case 'n': hit = prefix_ci(p, n, i, "npm_"); break;
 		case '-': hit = prefix_ci(p, n, i, "-----"); break;
 		case ':': hit = prefix_ci(p, n, i, "://"); break;
+		case '?':
+		case '&': hit = query_name(p, n, i + 1); break;
 		default: break;
 		}
 		if (hit)
@@ -779,18 +849,25 @@ static void spans(const struct mt_redact *r, const char *p, size_t n, int challe
 			}
 			const char *name = p + i;
 			size_t nlen = name_end - i;
+			/* A URL's query parameter (?NAME=VALUE, &NAME=VALUE): its
+			 * name taken as mt_redact_url takes it. */
+			int query = i && (p[i - 1] == '?' || p[i - 1] == '&') && j == name_end &&
+				    p[j] == '=';
 			while (nlen && *name == '-') {
 				name++;
 				nlen--;
 			}
-			if (!cred_name(r, name, nlen, env_style(name, nlen) ? USE_ENV : USE_MEMBER)) {
+			if (query ? http_name(r, name, nlen) == HTTP_PLAIN
+				  : !cred_name(r, name, nlen,
+					       env_style(name, nlen) ? USE_ENV : USE_MEMBER)) {
 				i = name_end - 1;
 				continue;
 			}
 			char norm[32];
 			normalize(name, nlen < 31 ? nlen : 31, norm, sizeof(norm));
 			int to_eol = !strcmp(norm, "cookie") || !strcmp(norm, "setcookie");
-			if (!strcmp(norm, "authorization") || !strcmp(norm, "proxyauthorization")) {
+			if (!query &&
+			    (!strcmp(norm, "authorization") || !strcmp(norm, "proxyauthorization"))) {
 				/* Its value to the end of the line (or of its quotes), the
 				 * scheme kept: "Bearer X", "token X", "Basic X", a bare X. */
 				if (!value_after(p, n, j + 1, 1, &s, &t)) {
@@ -820,8 +897,12 @@ static void spans(const struct mt_redact *r, const char *p, size_t n, int challe
 			size_t v = j + 1;
 			while (v < n && (p[v] == ' ' || p[v] == '\t' || p[v] == '"' || p[v] == '\''))
 				v++;
-			if (n - v >= MT_REDACT_MARKER_LEN && mt_redact_is_marker(p + v, MT_REDACT_MARKER_LEN)) {
-				i = v + MT_REDACT_MARKER_LEN - 1; /* redacted already */
+			/* Redacted already: a marker, or "Bearer" or "Basic" and a marker. */
+			size_t m = v + (prefix_ci(p, n, v, "bearer") ? 6 : prefix_ci(p, n, v, "basic") ? 5 : 0);
+			while (m > v && m < n && (p[m] == ' ' || p[m] == '\t'))
+				m++;
+			if (n - m >= MT_REDACT_MARKER_LEN && mt_redact_is_marker(p + m, MT_REDACT_MARKER_LEN)) {
+				i = m + MT_REDACT_MARKER_LEN - 1;
 				continue;
 			}
 			if (!auth_scheme(p, n, v, &s, &t) && !value_after(p, n, j + 1, to_eol, &s, &t)) {
@@ -1221,20 +1302,20 @@ char *mt_redact_command(const struct mt_redact *r, char *const *argv)
 int mt_redact_header(const struct mt_redact *r, const char *name, const char *value, size_t n,
 		     struct mt_buf *out)
 {
-	char norm[64];
+	enum http_cred what = http_name(r, name, strlen(name));
 	struct edits e = {NULL, 0, 0};
 	int rc = 0;
 
-	normalize(name, strnlen(name, 63), norm, sizeof(norm));
-	if (!strcmp(norm, "authorization") || !strcmp(norm, "proxyauthorization")) {
-		/* The scheme stays: "Bearer [redacted:...]". */
+	if (what == HTTP_SCHEME) {
+		/* The scheme stays: "Bearer [redacted:...]"; a value of one word is
+		 * all credential. */
 		size_t s = 0;
 		while (s < n && value[s] != ' ')
 			s++;
 		while (s < n && value[s] == ' ')
 			s++;
 		redact_span(r, value, s < n ? s : 0, n, &e);
-	} else if (!strcmp(norm, "cookie") || !strcmp(norm, "setcookie")) {
+	} else if (what == HTTP_COOKIES || what == HTTP_SET_COOKIE) {
 		/* name=value; name2=value2 (Set-Cookie: only the first pair is the cookie). */
 		size_t i = 0;
 		while (i < n) {
@@ -1245,15 +1326,17 @@ int mt_redact_header(const struct mt_redact *r, const char *name, const char *va
 				redact_span(r, value, (size_t)(eq - value) + 1, end, &e);
 			else /* a cookie without a name is all value (RFC 6265bis) */
 				redact_span(r, value, i, end, &e);
-			if (!strcmp(norm, "setcookie"))
+			if (what == HTTP_SET_COOKIE)
 				break;
 			i = end + 1;
 			while (i < n && value[i] == ' ')
 				i++;
 		}
-	} else if (cred_name(r, name, strlen(name), USE_MEMBER) || !strcmp(norm, "xapikey")) {
+	} else if (what == HTTP_WHOLE) {
 		redact_span(r, value, 0, n, &e);
 	} else {
+		char norm[32];
+		normalize(name, strnlen(name, 31), norm, sizeof(norm));
 		spans(r, value, n,
 		      !strcmp(norm, "wwwauthenticate") || !strcmp(norm, "proxyauthenticate"), &e);
 	}
@@ -1265,9 +1348,31 @@ int mt_redact_header(const struct mt_redact *r, const char *name, const char *va
 	return rc;
 }
 
+/*
+ * The values of the credential-named parameters of a URL's query (url: up to
+ * a "#") or of a body's URL-encoded form fields (a "#" is data; a field counts
+ * only when its name is a plain one, [A-Za-z0-9_.-]: text is no form), from
+ * i in p: NAME=VALUE pairs separated by "&".
+ */
+static void query_spans(const struct mt_redact *r, const char *p, size_t i, size_t n, int url,
+			struct edits *e)
+{
+	while (i < n) {
+		size_t amp = i;
+		while (amp < n && p[amp] != '&' && !(url && p[amp] == '#'))
+			amp++;
+		const char *eq = memchr(p + i, '=', amp - i);
+		if (eq && (url || query_name(p, n, i)) &&
+		    http_name(r, p + i, (size_t)(eq - p) - i) != HTTP_PLAIN)
+			redact_span(r, p, (size_t)(eq - p) + 1, amp, e);
+		if (amp < n && p[amp] == '#')
+			break;
+		i = amp + 1;
+	}
+}
+
 int mt_redact_url(const struct mt_redact *r, const char *url, size_t n, struct mt_buf *out)
 {
-	static const char *const extra[] = {"key", "code", "sig", "signature", "clientsecret", "pass"};
 	struct edits e = {NULL, 0, 0};
 	const char *q = memchr(url, '?', n), *scheme = memmem(url, n, "://", 3);
 	size_t end = q ? (size_t)(q - url) : n;
@@ -1284,27 +1389,33 @@ int mt_redact_url(const struct mt_redact *r, const char *url, size_t n, struct m
 				redact_span(r, url, (size_t)(colon - url) + 1, b, &e);
 		}
 	}
-	for (size_t i = end + 1; q && i < n;) {
-		size_t amp = i;
-		while (amp < n && url[amp] != '&' && url[amp] != '#')
-			amp++;
-		const char *eq = memchr(url + i, '=', amp - i);
-		if (eq) {
-			size_t nlen = (size_t)(eq - url) - i;
-			char norm[64];
-			int cred = cred_name(r, url + i, nlen, USE_MEMBER);
-			normalize(url + i, nlen < 63 ? nlen : 63, norm, sizeof(norm));
-			for (size_t k = 0; !cred && k < sizeof(extra) / sizeof(extra[0]); k++)
-				cred = !strcmp(norm, extra[k]);
-			if (cred)
-				redact_span(r, url, (size_t)(eq - url) + 1, amp, &e);
-		}
-		if (amp < n && url[amp] == '#')
-			break;
-		i = amp + 1;
-	}
+	if (q)
+		query_spans(r, url, end + 1, n, 1, &e);
 	if (e.n) {
 		apply(url, n, &e, out);
+		rc = 1;
+	}
+	edits_release(&e);
+	return rc;
+}
+
+int mt_redact_body(const struct mt_redact *r, const char *p, size_t n, struct mt_buf *out)
+{
+	struct mt_class c;
+	struct edits e = {NULL, 0, 0};
+	int rc = 0;
+
+	if (!r)
+		return 0;
+	mt_classify(p, n, &c);
+	if (c.kind != MT_INVALID)
+		return mt_redact_message(r, p, n, c.kind, out);
+	query_spans(r, p, 0, n, 0, &e);
+	spans(r, p, n, 0, &e);
+	if (e.n) /* (the form's and the text rules' spans as one) */
+		merge_spans(r, p, n, &e);
+	if (e.n) {
+		apply(p, n, &e, out);
 		rc = 1;
 	}
 	edits_release(&e);

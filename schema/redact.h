@@ -1,7 +1,7 @@
 /*
  * redact.h - keeping credentials out of capture files: one module for the
- * stdio tap (command lines, stderr lines, messages) and, later, the HTTP tap,
- * pcap import and every export (headers, URLs).
+ * stdio tap (command lines, stderr lines, messages), the HTTP tap and pcap
+ * import (headers, request targets) and every export.
  *
  * A redacted value becomes a marker, "[redacted:1a2b3c4d]": eight hex digits
  * of a keyed hash (SipHash-2-4) of the secret, so equal secrets give equal
@@ -19,6 +19,8 @@
  *   - in text, "Bearer X" and "Basic X", NAME=VALUE and NAME: VALUE for such
  *     names, and well-known key formats anywhere (sk-..., ghp_..., xoxb-...,
  *     AKIA..., AIza..., glpat-..., JWTs, PEM private keys);
+ *   - in text, also a URL's query parameters named as mt_redact_url says
+ *     (?X-Amz-Signature=X, &code=X);
  *   - in JSON messages, string values under such members, and the text rules
  *     inside every other string value.
  * Rules added by the user: member names (mt_redact_add_key), JSON paths
@@ -95,20 +97,38 @@ int mt_redact_line(const struct mt_redact *r, int *state, const char *p, size_t 
 char *mt_redact_command(const struct mt_redact *r, char *const *argv);
 
 /*
- * An HTTP header's value (name: its name): the credential of Authorization
- * and Proxy-Authorization (the scheme kept), each cookie's value of Cookie and
- * Set-Cookie, the whole of credential-named headers (X-Api-Key, ...), and the
- * text rules elsewhere. Returns 1 with out set, or 0 (nothing to redact).
+ * An HTTP header's value (name: its name, any case): the credential after the
+ * scheme word of Authorization, Proxy-Authorization, Authentication and other
+ * names ending in authorization or authentication (a value of one word: all
+ * of it); each cookie's value of Cookie and Set-Cookie; the whole value of
+ * headers named like a credential (X-Api-Key, X-Auth-Token, X-Amz-Signature,
+ * X-Goog-Credential, Ocp-Apim-Subscription-Key, ...: see http_name in
+ * redact.c); and the text rules elsewhere (a URL's credential-named query
+ * parameters in Location, ...). Returns 1 with out set, or 0 (nothing to
+ * redact).
  */
 int mt_redact_header(const struct mt_redact *r, const char *name, const char *value, size_t n,
 		     struct mt_buf *out);
 
 /*
  * A URL or request target: the password in user:password@, and the values of
- * query parameters named like credentials (also key, code, sig, signature,
- * client_secret, ...). Returns 1 with out set, or 0.
+ * query parameters with a credential's name, as a header's is taken (sig,
+ * key, code and pass too): the signed URLs' X-Amz-Signature,
+ * X-Amz-Credential, X-Amz-Security-Token, X-Goog-Signature,
+ * X-Goog-Credential, Signature, Azure's sig, access_token, api_key, ...; any
+ * case. Returns 1 with out set, or 0.
  */
 int mt_redact_url(const struct mt_redact *r, const char *url, size_t n, struct mt_buf *out);
+
+/*
+ * An HTTP body that no message holds, as it is stored beside its exchange (an
+ * OAuth form, a token response, an error page): JSON (any JSON, JSON-RPC or
+ * not) as mt_redact_message walks it ({"access_token": X}); else its
+ * URL-encoded form fields with a plain name ([A-Za-z0-9_.-], up to "&"), each
+ * named as a URL's query parameter is (code=X&client_secret=X), and the text
+ * rules. Returns 1 with out set, or 0.
+ */
+int mt_redact_body(const struct mt_redact *r, const char *p, size_t n, struct mt_buf *out);
 
 /* SipHash-2-4 of n bytes under a 16-byte key (exposed for its test vectors). */
 uint64_t mt_siphash24(const unsigned char key[16], const void *p, size_t n);

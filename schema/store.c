@@ -869,7 +869,7 @@ int store_open_wait(const char *path, enum store_mode mode, int lock_ms, struct 
 	} else if (mode == STORE_WRITE) {
 		/* Create it ourselves so that it is 0600 whatever the umask (SQLite gives the
 		 * -wal and -shm files the same mode). An existing file is left as it is. */
-		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		int fd = mt_open_private(path, O_EXCL);
 		if (fd >= 0)
 			close(fd);
 		else if (errno != EEXIST) {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -341,6 +342,20 @@ int mt_write_all(int fd, const void *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+int mt_open_private(const char *path, int flags)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | flags, 0600);
+
+	/* (The umask may only have taken bits away; a file left there may have any mode.) */
+	if (fd >= 0 && fchmod(fd, 0600) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
 }
 
 void mt_shell_quote(struct mt_buf *b, const char *s)

@@ -88,6 +88,15 @@ int mt_wait_fd(int fd, short events);
  */
 int mt_write_all(int fd, const void *p, size_t n);
 
+/*
+ * Open path for writing as every file mcptap makes is opened (capture files,
+ * reports, the redaction key): created with mode 0600 whatever the umask, and
+ * an existing file opened (with O_TRUNC, say) made 0600 too; never through a
+ * symbolic link. flags: more open(2) flags (O_EXCL, O_TRUNC). Returns the
+ * descriptor (close-on-exec), or -1 with errno set.
+ */
+int mt_open_private(const char *path, int flags);
+
 /* Append s to b quoted for a POSIX shell when it needs quoting. */
 void mt_shell_quote(struct mt_buf *b, const char *s);
 

@@ -131,6 +131,7 @@ struct writer {
 	struct mt_buf red;       /* scratch for a redacted frame */
 	struct mt_buf hjson, hjson2; /* scratch: an exchange's headers as stored JSON */
 	struct mt_buf tgt;       /* scratch: its target, redacted */
+	struct mt_buf body, body2; /* scratch: its bodies, redacted */
 	struct mt_hdr *hv;       /* scratch: its headers, unpacked */
 	size_t hv_cap;
 	/* Exchanges begun in the open transaction whose row is not made yet: made
@@ -646,6 +647,21 @@ static const char *headers_json(struct writer *w, const struct mt_hdr *h, size_t
 	return out->data;
 }
 
+/*
+ * A body no message holds, as it is stored (*n: its length): redacted into
+ * out, until out is used again. NULL for none (n 0).
+ */
+static const void *body_stored(struct writer *w, const char *p, size_t *n, struct mt_buf *out)
+{
+	if (!*n)
+		return NULL;
+	if (w->o.redact && mt_redact_body(w->o.redact, p, *n, out)) {
+		*n = out->len;
+		return out->data ? out->data : "";
+	}
+	return p;
+}
+
 /* Give a chunk back to the producers (with the rest, at the end of the drain). */
 static void give_back(struct writer *w, struct chunk *ch)
 {
@@ -743,8 +759,8 @@ static int xwait_row(struct writer *w, size_t i, const struct chunk *end, struct
 		x.req_headers_json = headers_json(w, hv, b->nh, &w->hjson);
 		x.last_event_id = mt_hdr_get(hv, b->nh, "Last-Event-ID");
 	}
-	x.req_body = b->len ? b->data : NULL;
 	x.req_body_len = b->len;
+	x.req_body = body_stored(w, b->data, &x.req_body_len, &w->body);
 	if (h) {
 		x.status = (int)h->num[0];
 		x.resp_headers_json = chunk_str(h, 1) ? chunk_str(h, 1)
@@ -756,8 +772,8 @@ static int xwait_row(struct writer *w, size_t i, const struct chunk *end, struct
 		x.end_ns = end->num[0];
 		x.outcome = chunk_str(end, 0);
 		x.error = chunk_str(end, 1);
-		x.resp_body = end->len ? end->data : NULL;
 		x.resp_body_len = end->len;
+		x.resp_body = body_stored(w, end->data, &x.resp_body_len, &w->body2);
 	}
 	rc = store_exchange_begin(w->st, &x, err);
 	xwait_remove(w, i);
@@ -905,12 +921,14 @@ static int process_record(struct writer *w, const struct chunk *ch)
 	}
 	case CH_XEND: {
 		ssize_t i = xwait_find(w, seq);
-		if (i >= 0)
+		if (i >= 0) {
 			rc = xwait_row(w, (size_t)i, ch, &err);
-		else
+		} else {
+			size_t n = ch->len;
+			const void *body = body_stored(w, ch->data, &n, &w->body2);
 			rc = store_exchange_end(w->st, w->session, seq, ch->num[0], chunk_str(ch, 0),
-						chunk_str(ch, 1), ch->len ? ch->data : NULL, ch->len,
-						&err);
+						chunk_str(ch, 1), body, n, &err);
+		}
 		break;
 	}
 	case CH_HTTP_ID:
@@ -1600,6 +1618,8 @@ int writer_finish(struct writer *w, const struct store_session_end *e,
 	mt_buf_release(&w->hjson);
 	mt_buf_release(&w->hjson2);
 	mt_buf_release(&w->tgt);
+	mt_buf_release(&w->body);
+	mt_buf_release(&w->body2);
 	free(w->hv);
 	free(w->xw);
 	mt_map_release(&w->xw_at);

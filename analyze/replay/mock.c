@@ -670,9 +670,12 @@ void mock_write_report(const char *path, json_t *sum)
 {
 	char *tmp = mt_asprintf("%s.tmp", path);
 	char *text = json_dumps(sum, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	FILE *f = fopen(tmp, "we");
+	int fd = mt_open_private(tmp, O_TRUNC); /* (0600, as every file mcptap makes) */
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	int bad = !f || !text || fputs(text, f) == EOF || fputc('\n', f) == EOF;
 
+	if (fd >= 0 && !f)
+		close(fd);
 	if (f && fclose(f) == EOF)
 		bad = 1;
 	if (bad || rename(tmp, path) < 0) {

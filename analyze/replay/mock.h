@@ -129,7 +129,10 @@ struct mock_http_opts {
 int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ignore *ig,
 		    const struct mock_opts *o, const struct mock_http_opts *ho);
 
-/* Write a summary to path through path.tmp (a reader never sees half of it); warns on failure. */
+/*
+ * Write a summary to path through path.tmp (a reader never sees half of it),
+ * mode 0600 whatever the umask (mt_open_private); warns on failure.
+ */
 void mock_write_report(const char *path, json_t *sum);
 
 #endif

@@ -1,9 +1,11 @@
 /*
  * fuzz-redact.c - the redaction module (schema/redact.h) on arbitrary bytes:
  * as a message (classified first, so JSON is walked as JSON), as text, as a
- * header value and as a URL, with a user path and regex rule. Whatever it is
- * given, redacting never crashes, a JSON message stays JSON of the same kind,
- * and redacting the output again changes nothing (markers are left alone).
+ * header value (under a fixed name, and under a name of its own), as a URL and
+ * as an HTTP body, with a user path and regex rule. Whatever it is given,
+ * redacting never crashes, a JSON message stays JSON of the same kind, and
+ * redacting a JSON message or a body again changes nothing (markers are left
+ * alone).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -52,7 +54,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)mt_redact_header(r, "Authorization", s, strlen(s), &out);
 		(void)mt_redact_header(r, "Cookie", s, strlen(s), &out);
 		(void)mt_redact_url(r, s, strlen(s), &out);
+		/* A header of any name: the bytes before the first ':', the rest its value. */
+		const char *colon = strchr(s, ':');
+		if (colon) {
+			char *name = mt_strndup(s, (size_t)(colon - s));
+			(void)mt_redact_header(r, name, colon + 1, strlen(colon + 1), &out);
+			free(name);
+		}
 		free(s);
+	}
+	/* A body: once is enough too, but where the markers made text into JSON
+	 * (it is then walked as JSON, as a message would be). */
+	if (mt_redact_body(r, p, size, &out)) {
+		mt_classify(out.data ? out.data : "", out.len, &c2);
+		if ((c.kind == MT_INVALID) == (c2.kind == MT_INVALID) &&
+		    mt_redact_body(r, out.data ? out.data : "", out.len, &again))
+			abort();
 	}
 	mt_buf_release(&out);
 	mt_buf_release(&again);

@@ -535,6 +535,254 @@ static void test_header_url(void **state)
 	mt_buf_release(&out);
 }
 
+/*
+ * mt_redact_header(name, value) gives want, each %s in want the marker of the
+ * matching secret (up to three); want NULL: the value is left as it is.
+ */
+static void hdr(const char *name, const char *value, const char *want_fmt, const char *s1,
+		const char *s2, const char *s3)
+{
+	struct mt_buf out = MT_BUF_INIT;
+	int rc = mt_redact_header(R, name, value, strlen(value), &out);
+
+	if (!want_fmt) {
+		if (rc)
+			fail_msg("%s: '%s' became '%.*s'", name, value, (int)out.len, out.data);
+		mt_buf_release(&out);
+		return;
+	}
+	char *m1 = mk(s1), *m2 = s2 ? mk(s2) : NULL, *m3 = s3 ? mk(s3) : NULL;
+	char *want = mt_asprintf(want_fmt, m1, m2 ? m2 : "", m3 ? m3 : "");
+	if (!rc)
+		fail_msg("%s: '%s' was left as it is; want '%s'", name, value, want);
+	mt_buf_putc(&out, '\0');
+	assert_string_equal(out.data, want);
+	free(want);
+	free(m1);
+	free(m2);
+	free(m3);
+	mt_buf_release(&out);
+}
+
+/* The same for mt_redact_url. */
+static void url(const char *in, const char *want_fmt, const char *s1, const char *s2, const char *s3)
+{
+	struct mt_buf out = MT_BUF_INIT;
+	int rc = mt_redact_url(R, in, strlen(in), &out);
+
+	if (!want_fmt) {
+		if (rc)
+			fail_msg("'%s' became '%.*s'", in, (int)out.len, out.data);
+		mt_buf_release(&out);
+		return;
+	}
+	char *m1 = mk(s1), *m2 = s2 ? mk(s2) : NULL, *m3 = s3 ? mk(s3) : NULL;
+	char *want = mt_asprintf(want_fmt, m1, m2 ? m2 : "", m3 ? m3 : "");
+	if (!rc)
+		fail_msg("'%s' was left as it is; want '%s'", in, want);
+	mt_buf_putc(&out, '\0');
+	assert_string_equal(out.data, want);
+	free(want);
+	free(m1);
+	free(m2);
+	free(m3);
+	mt_buf_release(&out);
+}
+
+/* Headers that carry credentials, each with its exact stored form. */
+static void test_header_carriers(void **state)
+{
+	(void)state;
+	/* The scheme word stays; a value of one word is all credential. */
+	hdr("Authentication", "Bearer authn-s3cret", "Bearer %s", "authn-s3cret", NULL, NULL);
+	hdr("authentication", "authn-opaque-1", "%s", "authn-opaque-1", NULL, NULL);
+	hdr("Proxy-Authorization", "Basic cHJveHk6cHc=", "Basic %s", "cHJveHk6cHc=", NULL, NULL);
+	hdr("PROXY-AUTHORIZATION", "opaque-proxy-cred", "%s", "opaque-proxy-cred", NULL, NULL);
+	hdr("Authorization",
+	    "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20240101/us-east-1/s3/aws4_request, "
+	    "SignedHeaders=host;x-amz-date, Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
+	    "AWS4-HMAC-SHA256 %s",
+	    "Credential=AKIDEXAMPLE/20240101/us-east-1/s3/aws4_request, "
+	    "SignedHeaders=host;x-amz-date, Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
+	    NULL, NULL);
+	hdr("X-Forwarded-Authorization", "Bearer fwd-tok", "Bearer %s", "fwd-tok", NULL, NULL);
+	hdr("X-Authorization", "xauth-1", "%s", "xauth-1", NULL, NULL);
+	/* Cookies: each value, the names and Set-Cookie's attributes kept. */
+	hdr("COOKIE", "sid=c1; csrftoken=c2", "sid=%s; csrftoken=%s", "c1", "c2", NULL);
+	hdr("set-cookie", "__Host-sid=c3; Secure; Path=/", "__Host-sid=%s; Secure; Path=/", "c3", NULL, NULL);
+	/* Credential-named headers: the whole value, whatever the case. */
+	hdr("x-api-key", "ak-1", "%s", "ak-1", NULL, NULL);
+	hdr("Api-Key", "ak-2", "%s", "ak-2", NULL, NULL);
+	hdr("X-Goog-Api-Key", "ak-3", "%s", "ak-3", NULL, NULL);
+	hdr("X-Auth-Token", "at-1", "%s", "at-1", NULL, NULL);
+	hdr("X-Access-Token", "at-2", "%s", "at-2", NULL, NULL);
+	hdr("Private-Token", "at-3", "%s", "at-3", NULL, NULL);
+	hdr("X-Amz-Security-Token", "FwoGZXIvYXdzE-st", "%s", "FwoGZXIvYXdzE-st", NULL, NULL);
+	hdr("X-Session-Token", "st-2", "%s", "st-2", NULL, NULL);
+	hdr("X-Client-Secret", "cs-1", "%s", "cs-1", NULL, NULL);
+	hdr("X-Password", "pw-1", "%s", "pw-1", NULL, NULL);
+	hdr("X-Amz-Signature", "sig-1", "%s", "sig-1", NULL, NULL);
+	hdr("X-Hub-Signature-256", "sha256=abc", "%s", "sha256=abc", NULL, NULL);
+	hdr("Signature", "sig1=:dGVzdA==:", "%s", "sig1=:dGVzdA==:", NULL, NULL);
+	hdr("X-Goog-Credential", "cred-1", "%s", "cred-1", NULL, NULL);
+	hdr("X-Auth-Key", "cf-1", "%s", "cf-1", NULL, NULL);
+	hdr("Ocp-Apim-Subscription-Key", "az-1", "%s", "az-1", NULL, NULL);
+	hdr("x-functions-key", "az-2", "%s", "az-2", NULL, NULL);
+	hdr("DD-Application-Key", "dd-1", "%s", "dd-1", NULL, NULL);
+	/* A URL in a header: its credential-named query parameters. */
+	hdr("Location",
+	    "https://b.s3.amazonaws.com/f.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKID%2F20240101"
+	    "&X-Amz-Date=20240101T000000Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host&X-Amz-Signature=abc123",
+	    "https://b.s3.amazonaws.com/f.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=%s"
+	    "&X-Amz-Date=20240101T000000Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host&X-Amz-Signature=%s",
+	    "AKID%2F20240101", "abc123", NULL);
+	hdr("Location", "https://app.example/cb?code=ac-1&state=xyz", "https://app.example/cb?code=%s&state=xyz",
+	    "ac-1", NULL, NULL);
+	/* Ordinary headers, and those the analyzer and replay read, stay. */
+	hdr("Accept", "application/json, text/event-stream", NULL, NULL, NULL, NULL);
+	hdr("Content-Type", "application/json", NULL, NULL, NULL, NULL);
+	hdr("Mcp-Session-Id", "1868a90c-session", NULL, NULL, NULL, NULL);
+	hdr("MCP-Protocol-Version", "2025-06-18", NULL, NULL, NULL, NULL);
+	hdr("Last-Event-ID", "stream-1:42", NULL, NULL, NULL, NULL);
+	hdr("Idempotency-Key", "ik-1", NULL, NULL, NULL, NULL);
+	hdr("X-Amz-Date", "20240101T000000Z", NULL, NULL, NULL, NULL);
+	hdr("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD", NULL, NULL, NULL, NULL);
+	hdr("Signature-Input", "sig1=(\"@method\");keyid=\"k\"", NULL, NULL, NULL, NULL);
+	hdr("Location", "/mcp?sessionId=abc&cursor=c2", NULL, NULL, NULL, NULL);
+}
+
+/* Query parameters that carry credentials, each with its exact stored form. */
+static void test_query_carriers(void **state)
+{
+	(void)state;
+	/* AWS SigV4 presigned: the signature, the credential and the session token;
+	 * the algorithm, date, expiry and signed header names stay. */
+	url("/mcp?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKID%2F20240101%2Fus-east-1%2Fs3%2Faws4_request"
+	    "&X-Amz-Date=20240101T000000Z&X-Amz-Expires=900&X-Amz-Security-Token=FwoG-st&X-Amz-SignedHeaders=host"
+	    "&X-Amz-Signature=fe5f80f7",
+	    "/mcp?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=%s"
+	    "&X-Amz-Date=20240101T000000Z&X-Amz-Expires=900&X-Amz-Security-Token=%s&X-Amz-SignedHeaders=host"
+	    "&X-Amz-Signature=%s",
+	    "AKID%2F20240101%2Fus-east-1%2Fs3%2Faws4_request", "FwoG-st", "fe5f80f7");
+	url("/o?x-amz-signature=lower1", "/o?x-amz-signature=%s", "lower1", NULL, NULL);
+	/* Google Cloud Storage V4. */
+	url("/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Credential=svc%40p.iam&X-Goog-Date=20240101T000000Z"
+	    "&X-Goog-Signature=9a8b7c",
+	    "/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Credential=%s&X-Goog-Date=20240101T000000Z"
+	    "&X-Goog-Signature=%s",
+	    "svc%40p.iam", "9a8b7c", NULL);
+	/* Azure SAS: sig only. */
+	url("/c/b?sv=2022-11-02&ss=b&srt=o&sp=r&se=2030-01-01&sig=AbC%2Bd%3D",
+	    "/c/b?sv=2022-11-02&ss=b&srt=o&sp=r&se=2030-01-01&sig=%s", "AbC%2Bd%3D", NULL, NULL);
+	/* CloudFront and the older S3 and GCS signed URLs. */
+	url("/f?Expires=1700000000&Signature=cf~sig&Key-Pair-Id=K2JCJMDEHXQW5F",
+	    "/f?Expires=1700000000&Signature=%s&Key-Pair-Id=K2JCJMDEHXQW5F", "cf~sig", NULL, NULL);
+	url("/f?GoogleAccessId=svc&Expires=1&SIGNATURE=v2sig", "/f?GoogleAccessId=svc&Expires=1&SIGNATURE=%s",
+	    "v2sig", NULL, NULL);
+	/* The credential names, in any spelling. */
+	url("/mcp?access_token=q1&API_KEY=q2&apikey=q3", "/mcp?access_token=%s&API_KEY=%s&apikey=%s", "q1", "q2",
+	    "q3");
+	url("/mcp?key=q4&Token=q5&client-secret=q6", "/mcp?key=%s&Token=%s&client-secret=%s", "q4", "q5", "q6");
+	url("/mcp?password=q7&secret=q8&session_token=q9", "/mcp?password=%s&secret=%s&session_token=%s", "q7",
+	    "q8", "q9");
+	url("/mcp?authorization=q10&credential=q11&auth=q12", "/mcp?authorization=%s&credential=%s&auth=%s", "q10",
+	    "q11", "q12");
+	url("/cb?code=q13&state=s&pass=q14", "/cb?code=%s&state=s&pass=%s", "q13", "q14", NULL);
+	/* MCP's own and ordinary parameters stay. */
+	url("/message?sessionId=1868a90c", NULL, NULL, NULL, NULL);
+	url("/mcp?cursor=c2&page=3&q=cats&keyword=k&signed=1&nextPageToken=p", NULL, NULL, NULL, NULL);
+}
+
+/* The same carriers in text: a presigned URL on stderr or in a message. */
+static void test_text_query_carriers(void **state)
+{
+	(void)state;
+	expect(1, "GET https://b.s3.amazonaws.com/f?X-Amz-Date=1&X-Amz-Signature=abc123 200\n",
+	       "GET https://b.s3.amazonaws.com/f?X-Amz-Date=1&X-Amz-Signature=%s 200\n", "abc123", NULL);
+	expect(1, "redirect to /cb?code=ac-9&state=xyz", "redirect to /cb?code=%s&state=xyz", "ac-9", NULL);
+	expect(0, "{\"result\":{\"url\":\"https://x.blob.core.windows.net/c/b?sv=2022-11-02&sig=AbC%2B\"}}",
+	       "{\"result\":{\"url\":\"https://x.blob.core.windows.net/c/b?sv=2022-11-02&sig=%s\"}}", "AbC%2B",
+	       NULL);
+	/* Redacting again changes nothing: a scheme word before a marker is no
+	 * credential (found by fuzz-redact; "token: Bearer [redacted:...]" lost its
+	 * Bearer to a second marker before). */
+	untouched(1, "token: Bearer [redacted:0123abcd]\n");
+	untouched(1, "/cb?code= Basic [redacted:0123abcd]&state=x");
+	/* Outside a query, such names are words. */
+	untouched(1, "the signature was checked: code=200 sig ok\n");
+	untouched(1, "/message?sessionId=1868a90c\n");
+}
+
+/* mt_redact_body(in) gives want (each %s the marker of the matching secret); NULL: untouched. */
+static void body(const char *in, const char *want_fmt, const char *s1, const char *s2, const char *s3)
+{
+	struct mt_buf out = MT_BUF_INIT;
+	int rc = mt_redact_body(R, in, strlen(in), &out);
+
+	if (!want_fmt) {
+		if (rc)
+			fail_msg("'%s' became '%.*s'", in, (int)out.len, out.data);
+		mt_buf_release(&out);
+		return;
+	}
+	char *m1 = mk(s1), *m2 = s2 ? mk(s2) : NULL, *m3 = s3 ? mk(s3) : NULL;
+	char *want = mt_asprintf(want_fmt, m1, m2 ? m2 : "", m3 ? m3 : "");
+	if (!rc)
+		fail_msg("'%s' was left as it is; want '%s'", in, want);
+	assert_memory_equal(out.data, want, strlen(want));
+	assert_int_equal(out.len, strlen(want));
+	/* Redacting it again changes nothing. */
+	struct mt_buf again = MT_BUF_INIT;
+	assert_int_equal(mt_redact_body(R, out.data, out.len, &again), 0);
+	free(want);
+	free(m1);
+	free(m2);
+	free(m3);
+	mt_buf_release(&out);
+}
+
+/* Bodies no message holds: an OAuth token request's form, its JSON answer, text. */
+static void test_body_carriers(void **state)
+{
+	(void)state;
+	/* A form: its first field too, named as a query parameter is. */
+	body("code=ac-1&grant_type=authorization_code&client_id=c1&client_secret=cs-1&code_verifier=v-1",
+	     "code=%s&grant_type=authorization_code&client_id=c1&client_secret=%s&code_verifier=%s", "ac-1",
+	     "cs-1", "v-1");
+	body("grant_type=refresh_token&refresh_token=rt-1&scope=mcp\r\n",
+	     "grant_type=refresh_token&refresh_token=%s&scope=mcp\r\n", "rt-1", NULL, NULL);
+	body("grant_type=password&username=bob&password=p%20w", "grant_type=password&username=bob&password=%s",
+	     "p%20w", NULL, NULL);
+	/* Whatever the values hold (a '#' is data in a body, not a fragment). */
+	body("code=ac-2&note=caf\xc3\xa9 au lait&state=a#b&client_secret=cs-3",
+	     "code=%s&note=caf\xc3\xa9 au lait&state=a#b&client_secret=%s", "ac-2", "cs-3", NULL);
+	/* (Found by fuzz-redact: a byte that made the body no form hid its first field.) */
+	body("code=ac-3&client_secret=c\377s&?x=v", "code=%s&client_secret=%s&?x=v", "ac-3", "c\377s", NULL);
+	/* JSON, not JSON-RPC: the values under credential names. */
+	body("{\"access_token\":\"at-1\",\"token_type\":\"Bearer\",\"expires_in\":3600,\"refresh_token\":\"rt-2\","
+	     "\"scope\":\"mcp\"}",
+	     "{\"access_token\":\"%s\",\"token_type\":\"Bearer\",\"expires_in\":3600,\"refresh_token\":\"%s\","
+	     "\"scope\":\"mcp\"}",
+	     "at-1", "rt-2", NULL);
+	body("{\"client_id\":\"c1\",\"client_secret\":\"cs-2\",\"registration_access_token\":\"rat-1\"}",
+	     "{\"client_id\":\"c1\",\"client_secret\":\"%s\",\"registration_access_token\":\"%s\"}", "cs-2",
+	     "rat-1", NULL);
+	/* Text: the text rules (a field's name is a plain one: "error: code" is none). */
+	body("<p>bad request: token=tk-1 expired</p>", "<p>bad request: token=%s expired</p>", "tk-1", NULL, NULL);
+	body("error: code=400 and more", NULL, NULL, NULL, NULL);
+	/* Nothing to redact. */
+	body("short and stout", NULL, NULL, NULL, NULL);
+	body("grant_type=client_credentials&scope=mcp&resource=https%3A%2F%2Fmcp.example", NULL, NULL, NULL, NULL);
+	body("{\"resource\":\"https://mcp.example/mcp\",\"authorization_servers\":[\"https://as.example\"],"
+	     "\"token_endpoint\":\"https://as.example/token\"}",
+	     NULL, NULL, NULL, NULL);
+	body("", NULL, NULL, NULL, NULL);
+	body("/x?a=1&sig=q;b=1&sig=q#f", "/x?a=1&sig=%s&sig=%s", "q;b=1", "q#f", NULL);
+	/* (Found by fuzz-redact: the second pass found a field's value holding a marker
+	 * and more, dropped it, and still said it had redacted something.) */
+	body("token=\"a&b\"&code=c", "token=%s\"&code=%s", "\"a&b", "c", NULL);
+}
+
 /* ---- the key file ---- */
 
 static void test_key_file(void **state)
@@ -630,6 +878,10 @@ int main(void)
 		cmocka_unit_test(test_user_numbers),
 		cmocka_unit_test(test_command_script),
 		cmocka_unit_test(test_header_url),
+		cmocka_unit_test(test_header_carriers),
+		cmocka_unit_test(test_query_carriers),
+		cmocka_unit_test(test_text_query_carriers),
+		cmocka_unit_test(test_body_carriers),
 		cmocka_unit_test(test_key_file),
 		cmocka_unit_test(test_hostile),
 	};

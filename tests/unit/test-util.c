@@ -1,8 +1,15 @@
 /*
  * test-util.c - the small parsers of schema/util.h that the commands' options
- * go through: listening addresses, sizes and integers.
+ * go through: listening addresses, sizes and integers; and mt_open_private,
+ * which every file mcptap makes is opened with.
  */
 #include "tests/unit/unit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "schema/util.h"
 
@@ -101,6 +108,62 @@ static void test_parse_int64(void **state)
 	assert_int_equal(mt_parse_int64("", &v), -1);
 }
 
+static mode_t mode_of(const char *path)
+{
+	struct stat sb;
+
+	assert_int_equal(lstat(path, &sb), 0);
+	return sb.st_mode & 07777;
+}
+
+/* 0600 whatever the umask, and whatever mode a file left there had; no symlink followed. */
+static void test_open_private(void **state)
+{
+	char *dir = unit_tmpdir();
+	char *a = mt_asprintf("%s/a", dir), *b = mt_asprintf("%s/b", dir), *l = mt_asprintf("%s/l", dir);
+	mode_t old = umask(0);
+	int fd;
+
+	(void)state;
+	fd = mt_open_private(a, O_EXCL);
+	assert_true(fd >= 0);
+	assert_int_equal(mode_of(a), 0600);
+	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	assert_int_equal(write(fd, "x", 1), 1);
+	close(fd);
+	/* O_EXCL: an existing file is refused, and left as it is. */
+	assert_int_equal(chmod(a, 0644), 0);
+	assert_int_equal(mt_open_private(a, O_EXCL), -1);
+	assert_int_equal(errno, EEXIST);
+	assert_int_equal(mode_of(a), 0644);
+	/* O_TRUNC over a file of mode 0666: emptied, and 0600. */
+	fd = open(b, O_WRONLY | O_CREAT, 0666);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "old", 3), 3);
+	close(fd);
+	assert_int_equal(mode_of(b), 0666);
+	fd = mt_open_private(b, O_TRUNC);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(mode_of(b), 0600);
+	struct stat sb;
+	assert_int_equal(stat(b, &sb), 0);
+	assert_int_equal(sb.st_size, 0);
+	/* A symbolic link is not followed: its target keeps its mode and bytes. */
+	assert_int_equal(chmod(a, 0644), 0);
+	assert_int_equal(symlink(a, l), 0);
+	assert_int_equal(mt_open_private(l, O_TRUNC), -1);
+	assert_int_equal(errno, ELOOP);
+	assert_int_equal(mode_of(a), 0644);
+	assert_int_equal(stat(a, &sb), 0);
+	assert_int_equal(sb.st_size, 1);
+	umask(old);
+	free(a);
+	free(b);
+	free(l);
+	unit_rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest util[] = {
@@ -108,6 +171,7 @@ int main(void)
 		cmocka_unit_test(test_split_listen_long_host),
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_parse_int64),
+		cmocka_unit_test(test_open_private),
 	};
 
 	return cmocka_run_group_tests(util, NULL, NULL);
