@@ -364,3 +364,13 @@ const char *mt_hdr_framing_problem(const struct mt_hdr *h, size_t n, int http11)
 		return "no Host field in an HTTP/1.1 request";
 	return NULL;
 }
+
+const char *mt_target_problem(const char *target)
+{
+	if (!*target)
+		return "an empty request target";
+	for (const unsigned char *p = (const unsigned char *)target; *p; p++)
+		if (*p <= 0x20 || *p == 0x7f)
+			return "a space or a control byte in the request target";
+	return NULL;
+}

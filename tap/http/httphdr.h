@@ -72,6 +72,12 @@ const char *mt_hdr_get(const struct mt_hdr *h, size_t n, const char *name);
 const char *mt_hdr_framing_problem(const struct mt_hdr *h, size_t n, int http11);
 
 /*
+ * A request target a proxy must not pass on: empty, or with a space, a
+ * control byte or DEL in it (RFC 9112 3.2). NULL when it is sound.
+ */
+const char *mt_target_problem(const char *target);
+
+/*
  * Does the comma list value (Accept, Connection, ...) hold token? Each
  * element is compared in any case up to its first ';' (a media type without
  * its parameters), blanks around left out; commas inside quoted parameter

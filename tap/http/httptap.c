@@ -915,7 +915,9 @@ static void on_request(struct evhttp_request *req, void *arg)
 	 * smuggling): the request is refused with 400, its connection closed
 	 * (what follows on it is never read), nothing forwarded; its row says why,
 	 * and a body read by a framing in doubt is not stored as a message. */
-	const char *bad = mt_hdr_framing_problem(in.h, in.n, req->major == 1 && req->minor >= 1);
+	const char *bad = mt_target_problem(uri ? uri : "");
+	if (!bad)
+		bad = mt_hdr_framing_problem(in.h, in.n, req->major == 1 && req->minor >= 1);
 
 	/* Its session, and the request stored (in the session's order). */
 	memset(&hr, 0, sizeof(hr));
@@ -949,8 +951,10 @@ static void on_request(struct evhttp_request *req, void *arg)
 	/* Forward it. */
 	mt_buf_reset(&l->scratch2);
 	mt_buf_puts(&l->scratch2, t->origin);
-	mt_buf_puts(&l->scratch2, target);
-	if (t->query) {
+	/* (OPTIONS * asks about the server, not a resource: its target is "*".) */
+	int asterisk = !strcmp(target, "*");
+	mt_buf_puts(&l->scratch2, asterisk ? "/" : target);
+	if (t->query && !asterisk) {
 		/* --upstream's query goes with every request, after the client's. */
 		mt_buf_putc(&l->scratch2, strchr(target, '?') ? '&' : '?');
 		mt_buf_puts(&l->scratch2, t->query);
@@ -961,6 +965,8 @@ static void on_request(struct evhttp_request *req, void *arg)
 	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
+	if (asterisk)
+		curl_easy_setopt(e, CURLOPT_REQUEST_TARGET, "*");
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);

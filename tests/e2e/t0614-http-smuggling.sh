@@ -5,7 +5,8 @@
 # Transfer-Encoding in HTTP/1.0, no Host or two) are refused with 400, the
 # connection closed (the bytes after them, a second request, are never read),
 # nothing sent upstream; each is stored as an exchange with outcome
-# "refused" and the reason. A sound request on a new connection still passes.
+# "refused" and the reason; so is a target with a space. A sound request on
+# a new connection still passes, and OPTIONS * is forwarded as it is.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/http-tap.sh"
 
@@ -73,12 +74,18 @@ try "no Host" "no Host field in an HTTP/1.1 request" \
 try "two Hosts" "more than one Host field" \
 	"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n$body"
 
+try "a space in the target" "a space or a control byte in the request target" \
+	"GET /a b HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+printf "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" | node "$T/raw.mjs" "$tport" > "$T/options"
+check_eq "OPTIONS * is forwarded as it is, and answered" "HTTP/1.1 200 OK|open" "$(cat "$T/options")"
 printf "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n$body" |
 	node "$T/raw.mjs" "$tport" > "$T/ok"
 check_eq "a sound request still passes (and the connection stays open)" "HTTP/1.1 200 OK|open" "$(cat "$T/ok")"
 stop_tap
 bg_stop UP TERM
-check_eq "the upstream got the sound request only" "POST /mcp" "$(cat "$T/up.log")"
+check_eq "the upstream got the sound requests only" "OPTIONS *
+POST /mcp" "$(cat "$T/up.log")"
 check_eq "each refusal stored: its exchange, 400, outcome refused and why" \
 	"$(cut -d'|' -f2 "$T/want" | sed 's/^/400|refused|/')" \
 	"$(sql "$T/s.db" "select status || '|' || outcome || '|' || error from http_exchange where outcome = 'refused' order by session, seq")"

@@ -431,6 +431,11 @@ static void test_framing_problem(void **state)
 	assert_string_equal(mt_hdr_framing_problem(empty, 2, 1), "a header field with an empty name");
 	assert_string_equal(mt_hdr_framing_problem(hosts, 2, 1), "more than one Host field");
 	assert_string_equal(mt_hdr_framing_problem(nohost, 1, 1), "no Host field in an HTTP/1.1 request");
+	assert_null(mt_target_problem("/mcp?a=b%20c"));
+	assert_null(mt_target_problem("*"));
+	assert_string_equal(mt_target_problem("/a b"), "a space or a control byte in the request target");
+	assert_string_equal(mt_target_problem("/a\x7f"), "a space or a control byte in the request target");
+	assert_string_equal(mt_target_problem(""), "an empty request target");
 }
 
 int main(void)
