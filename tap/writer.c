@@ -1567,6 +1567,19 @@ static void enqueue(struct writer *w, struct chunk *ch, int timed, int64_t t_ns,
 	free_chunks(spent);
 }
 
+size_t writer_reclaim(struct writer *w)
+{
+	struct chunk *l;
+	size_t held;
+
+	pthread_mutex_lock(&w->mu);
+	l = take_spent(w);
+	held = w->held_bytes;
+	pthread_mutex_unlock(&w->mu);
+	free_chunks(l);
+	return held;
+}
+
 void writer_stop(struct writer *w)
 {
 	pthread_mutex_lock(&w->mu);

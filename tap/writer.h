@@ -184,6 +184,14 @@ void writer_now(struct writer *w, int64_t *ns, int64_t *wall);
 void writer_set_time(struct writer *w, int64_t ns, int64_t wall);
 
 /*
+ * Free what the writer has stored and given back that no producer has freed
+ * yet (producers free it at their next put: after a burst, nobody may put
+ * for a while). Any thread. Returns the bytes still held: queued, or stored
+ * and not committed.
+ */
+size_t writer_reclaim(struct writer *w);
+
+/*
  * Stop waiting: producers blocked in writer_put() return, and later puts queue
  * without waiting for room. Call it before making sure no thread is inside
  * writer_put(), then call writer_finish().

@@ -18,6 +18,7 @@
  * is bounded by that, by the SSE parser's event limit and by --max-message.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -52,6 +53,11 @@
 
 /* A client's output buffer above this pauses the upstream transfer. */
 #define OUT_HIGH (256 * 1024)
+/* An exchange with a body this big makes the tap give freed memory back once idle. */
+#define TRIM_AFTER (1u << 20)
+/* How often the control loop looks (ms). */
+#define TRIM_EVERY_MS 1000
+
 /* A legacy SSE stream's first event is held up to this, waiting to be whole. */
 #define HOLD_MAX (64 * 1024)
 
@@ -82,6 +88,7 @@ struct exch {
 	char method[16];
 	char *body;           /* the request body (curl reads it) */
 	size_t body_len;
+	size_t resp_bytes;    /* of the response body, so far */
 	/* The response. */
 	int status;
 	char reason[64];
@@ -163,6 +170,8 @@ struct tap {
 	int stopping;         /* 1: stop accepting and end; 2: end now */
 	int upstream_down;    /* the upstream's failure was said: said again when it answers
 			       * (read without mu on the hot path: __atomic) */
+	int big_since_trim;   /* a body of TRIM_AFTER or more ended since the last trim (__atomic) */
+	struct event *trim_ev; /* the control loop's look at whether to give memory back */
 };
 
 /* ---- headers ---- */
@@ -302,6 +311,8 @@ static void exch_end(struct exch *x, const char *outcome, const char *error)
 	if (!strcmp(outcome, "unreachable") || !strcmp(outcome, "upstream-gone") ||
 	    !strcmp(outcome, "timeout"))
 		upstream_failed(t, outcome, error);
+	if (x->body_len >= TRIM_AFTER || x->resp_bytes >= TRIM_AFTER)
+		__atomic_store_n(&t->big_since_trim, 1, __ATOMIC_RELAXED);
 	if (x->easy) {
 		curl_multi_remove_handle(l->multi, x->easy);
 		/* A handle is costly to make; its connection stays in the multi's cache. */
@@ -481,6 +492,7 @@ static size_t on_body(char *buf, size_t size, size_t nitems, void *ud)
 	if (x->done)
 		return 0;
 	upstream_alive(x);
+	x->resp_bytes += n;
 	if (!x->head_sent) {
 		hdr_fix(&x->rh);
 		send_head(x); /* (a head without its blank line: HTTP/0.9) */
@@ -1138,6 +1150,28 @@ static void *loop_main(void *arg)
 }
 
 /* A loop has ended (in the control thread): when all have, so does the tap. */
+/*
+ * After big bodies, once no exchange is open and the writer holds nothing,
+ * what was freed goes back to the system: glibc keeps freed memory in its
+ * arenas (30 bodies of 15 MB left 890 MB resident; 17 MB after a trim).
+ */
+static void on_trim_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct tap *t = arg;
+
+	(void)fd;
+	(void)what;
+	if (!__atomic_load_n(&t->big_since_trim, __ATOMIC_RELAXED))
+		return;
+	for (int i = 0; i < t->nloops; i++)
+		if (__atomic_load_n(&t->loops[i].exchanges, __ATOMIC_RELAXED))
+			return;
+	if (writer_reclaim(t->w))
+		return; /* (not all stored yet: at the next tick) */
+	__atomic_store_n(&t->big_since_trim, 0, __ATOMIC_RELAXED);
+	malloc_trim(0);
+}
+
 static void on_loop_done(evutil_socket_t fd, short what, void *arg)
 {
 	struct tap *t = arg;
@@ -1430,6 +1464,11 @@ int httptap_run(const struct httptap_opts *o)
 	evsignal_add(t.sig_int, NULL);
 	evsignal_add(t.sig_term, NULL);
 	event_add(t.done_ev, NULL);
+	t.trim_ev = event_new(t.ctl, -1, EV_PERSIST, on_trim_tick, &t);
+	if (t.trim_ev) {
+		struct timeval tv = {TRIM_EVERY_MS / 1000, (TRIM_EVERY_MS % 1000) * 1000};
+		event_add(t.trim_ev, &tv);
+	}
 	for (started = 0; started < t.nloops; started++) {
 		int e = pthread_create(&t.loops[started].thread, NULL, loop_main, &t.loops[started]);
 		if (e) {
@@ -1460,6 +1499,8 @@ out:
 		event_free(t.sig_term);
 	if (t.done_ev)
 		event_free(t.done_ev);
+	if (t.trim_ev)
+		event_free(t.trim_ev);
 	if (t.done_fd >= 0)
 		close(t.done_fd);
 	if (t.ctl)
