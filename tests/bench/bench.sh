@@ -388,6 +388,29 @@ section_k() {
 		kill "$MP_PID"
 		wait "$MP_PID" || :
 	fi
+	# A burst: 30 bodies of 15 MiB at once (tests/bench/burst.mjs), every one
+	# stored (the default limits), to an upstream that answers 202: the tap's
+	# peak resident memory, and what it holds 3 s after the last answer.
+	burst_why=""
+	if command -v node > /dev/null 2>&1; then
+		node tests/bench/burst.mjs upstream 2> "$TMP/burst.err" &
+		BURST_PID=$!
+		BG_PIDS="$BG_PIDS $BURST_PID"
+		_n=0
+		while ! grep -q '^burst upstream' "$TMP/burst.err" && [ $_n -lt 100 ]; do sleep 0.05; _n=$((_n + 1)); done
+		ECHO_ORIGIN=http://127.0.0.1:$(sed -n 's/^burst upstream //p' "$TMP/burst.err")
+		start_tap 0,1 "$TMP/kb.db"
+		burst_sent=$(node tests/bench/burst.mjs send "$(echo "$TAP_URL" | sed 's|^http://[^:]*:\([0-9]*\)/mcp$|\1|')" 30 15)
+		burst_peak=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$TAP_PID/status")
+		sleep 3
+		burst_after=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$TAP_PID/status")
+		stop_tap "$TMP/kb.db" 30
+		rm -f "$TMP"/kb.db*
+		kill "$BURST_PID"
+		wait "$BURST_PID" || :
+	else
+		burst_why="node is not installed"
+	fi
 
 	echo "(k) the HTTP tap in front of a Streamable HTTP echo server (tests/bench/http-echo, evhttp)"
 	echo "    ping round trip, $HPINGS sequential requests on one keep-alive connection, CPU $CPU"
@@ -433,6 +456,13 @@ section_k() {
 		awk -v d50="$(median < "$TMP/k50.dj")" -v n50="$(median < "$TMP/k50.nj")" -v t50="$(median < "$TMP/k50.tj")" 'BEGIN {
 			printf "    the p50 target (1.2x direct) against the plain relay: nginx/direct = %.2fx, so no relay meets it on this machine;\n", n50 / d50
 			printf "          mcptap adds %.1f µs where nginx adds %.1f µs (%.1fx)\n", t50 - d50, n50 - d50, (t50 - d50) / (n50 - d50) }'
+	fi
+	if [ -n "$burst_why" ]; then
+		echo "    a burst of 30 bodies of 15 MiB: not measured: $burst_why"
+	else
+		awk -v sent="$burst_sent" -v p="$burst_peak" -v a="$burst_after" 'BEGIN {
+			printf "    a burst of 30 bodies of 15 MiB at once, every one stored (%s):\n", sent
+			printf "          peak RSS %.0f MiB (target <= 128), %.1f MiB 3 s after (target <= 32)\n", p / 1024, a / 1024 }'
 	fi
 	tmpfs=$(stat -f -c %T "$TMP")
 	echo "    the tap not storing: -w /dev/null (no capture: it relays without logging; its writer thread still takes every copy)"
