@@ -65,22 +65,31 @@ int cli_check_upstream(const struct cmd_entry *e, const char *arg, const struct 
 {
 	const char *auth, *end;
 
+	const char *colon = strchr(arg, ':'), *host_end;
+
 	mt_buf_reset(shown);
 	if (!r || !mt_redact_url(r, arg, strlen(arg), shown))
 		mt_buf_puts(shown, arg);
-	if (!strncasecmp(arg, "http://", 7))
-		auth = arg + 7;
-	else if (!strncasecmp(arg, "https://", 8))
-		auth = arg + 8;
-	else
-		return cli_usage_error(e, "bad --upstream '%s': an http:// or https:// URL",
-				       shown->data);
+	/* A user name or password is looked for first, whatever the scheme: it
+	 * is not printed, even in the message saying the scheme is wrong. */
+	auth = colon ? colon + 1 : arg;
+	while (*auth == '/')
+		auth++;
 	end = auth + strcspn(auth, "/?#");
 	if (memchr(auth, '@', (size_t)(end - auth)))
 		return cli_usage_error(e, "--upstream URL: a user name or password in it "
 					  "(user:password@) is neither sent nor stored; send the "
 					  "credential with --upstream-header Authorization=env:VAR");
-	if (end == auth)
+	if (strncasecmp(arg, "http://", 7) && strncasecmp(arg, "https://", 8))
+		return cli_usage_error(e, "bad --upstream '%s': an http:// or https:// URL",
+				       shown->data);
+	/* The host: up to a port's colon (a [V6] literal's own colons aside). */
+	host_end = *auth == '[' ? memchr(auth, ']', (size_t)(end - auth)) : NULL;
+	if (!host_end)
+		host_end = memchr(auth, ':', (size_t)(end - auth));
+	if (!host_end)
+		host_end = end;
+	if (host_end == auth)
 		return cli_usage_error(e, "bad --upstream '%s': no host", shown->data);
 	return 0;
 }

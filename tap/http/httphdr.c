@@ -308,19 +308,17 @@ static int is_tchar(unsigned char c)
 	       (c && strchr("!#$%&'*+-.^_`|~", c));
 }
 
-/* The last coding of a Transfer-Encoding list is chunked (case-insensitive, OWS about it). */
-static int last_coding_chunked(const char *v)
+/* A Transfer-Encoding list that is chunked alone (case-insensitive, OWS about it). */
+static int chunked_alone(const char *v)
 {
-	const char *comma = strrchr(v, ',');
-	const char *p = comma ? comma + 1 : v;
 	size_t n;
 
-	while (*p == ' ' || *p == '\t')
-		p++;
-	n = strlen(p);
-	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+	while (*v == ' ' || *v == '\t')
+		v++;
+	n = strlen(v);
+	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
 		n--;
-	return n == 7 && !strncasecmp(p, "chunked", 7);
+	return n == 7 && !strncasecmp(v, "chunked", 7);
 }
 
 const char *mt_hdr_framing_problem(const struct mt_hdr *h, size_t n, int http11)
@@ -341,17 +339,21 @@ const char *mt_hdr_framing_problem(const struct mt_hdr *h, size_t n, int http11)
 				return "a control byte in a header field's value";
 		if (!strcasecmp(h[i].name, "Host")) {
 			hosts++;
+			if (!*h[i].value || strchr(h[i].value, '@'))
+				return "a Host that is empty or names a user";
 		} else if (!strcasecmp(h[i].name, "Content-Length")) {
 			const char *v = h[i].value;
 			lengths++;
 			if (!*v || strspn(v, "0123456789") != strlen(v))
 				return "a Content-Length that is not one number";
 		} else if (!strcasecmp(h[i].name, "Transfer-Encoding")) {
-			te = i + 1; /* (fields of a name make one list: the last's last coding counts) */
+			/* The tap decodes chunked alone: a body coded otherwise (gzip,
+			 * chunked) would go upstream decoded of its chunks only, its
+			 * Transfer-Encoding dropped. */
+			if (te++ || !chunked_alone(h[i].value))
+				return "a Transfer-Encoding other than chunked alone";
 		}
 	}
-	if (te && !last_coding_chunked(h[te - 1].value))
-		return "a Transfer-Encoding whose last coding is not chunked";
 	if (lengths > 1)
 		return "more than one Content-Length field";
 	if (te && lengths)
@@ -365,12 +367,19 @@ const char *mt_hdr_framing_problem(const struct mt_hdr *h, size_t n, int http11)
 	return NULL;
 }
 
-const char *mt_target_problem(const char *target)
+const char *mt_target_problem(const char *target, const char *method)
 {
 	if (!*target)
 		return "an empty request target";
 	for (const unsigned char *p = (const unsigned char *)target; *p; p++)
 		if (*p <= 0x20 || *p == 0x7f)
 			return "a space or a control byte in the request target";
+	if (!strcmp(target, "*"))
+		return strcmp(method, "OPTIONS") ? "an asterisk target for another method than OPTIONS"
+						 : NULL;
+	if (target[0] != '/')
+		return "a request target that is not a path (origin form)";
+	if (strchr(target, '#'))
+		return "a fragment ('#') in the request target";
 	return NULL;
 }

@@ -72,10 +72,13 @@ const char *mt_hdr_get(const struct mt_hdr *h, size_t n, const char *name);
 const char *mt_hdr_framing_problem(const struct mt_hdr *h, size_t n, int http11);
 
 /*
- * A request target a proxy must not pass on: empty, or with a space, a
- * control byte or DEL in it (RFC 9112 3.2). NULL when it is sound.
+ * A request target (after an absolute form's scheme and authority are taken
+ * off) that a reverse proxy must not pass on: empty; with a space, a control
+ * byte or DEL (RFC 9112 3.2); not a path ("@host/x" would make another URL of
+ * the upstream's origin); with a fragment; "*" for another method than
+ * OPTIONS. NULL when it is sound.
  */
-const char *mt_target_problem(const char *target);
+const char *mt_target_problem(const char *target, const char *method);
 
 /*
  * Does the comma list value (Accept, Connection, ...) hold token? Each

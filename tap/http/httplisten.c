@@ -413,12 +413,19 @@ void hln_refusal_line(enum hln_verdict v, const char *value, const char *who, ch
 {
 	char shown[101];
 	size_t i;
+	const char *at = value ? strrchr(value, '@') : NULL;
 
-	for (i = 0; value && value[i] && i < sizeof(shown) - 1; i++) {
-		unsigned char c = (unsigned char)value[i];
-		shown[i] = c < 0x20 || c >= 0x7f || c == '\'' ? '?' : (char)c;
+	/* (A user name or password before an '@' is not said: "[redacted]@" is.) */
+	if (at) {
+		snprintf(shown, sizeof(shown), "[redacted]@");
+		value = at + 1;
 	}
-	shown[i] = '\0';
+	size_t o = at ? strlen(shown) : 0;
+	for (i = 0; value && value[i] && o < sizeof(shown) - 1; i++, o++) {
+		unsigned char c = (unsigned char)value[i];
+		shown[o] = c < 0x20 || c >= 0x7f || c == '\'' ? '?' : (char)c;
+	}
+	shown[o] = '\0';
 	if (v == HLN_FOREIGN_ORIGIN)
 		snprintf(out, n,
 			 "refused a request from Origin '%s' (the %s listens on loopback: a web page "

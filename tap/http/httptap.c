@@ -89,6 +89,7 @@ struct exch {
 	char *body;           /* the request body (curl reads it) */
 	size_t body_len;
 	size_t resp_bytes;    /* of the response body, so far */
+	int big;              /* counted in big_open */
 	/* The response. */
 	int status;
 	char reason[64];
@@ -171,6 +172,8 @@ struct tap {
 	int upstream_down;    /* the upstream's failure was said: said again when it answers
 			       * (read without mu on the hot path: __atomic) */
 	int big_since_trim;   /* a body of TRIM_AFTER or more ended since the last trim (__atomic) */
+	int big_open;         /* exchanges open with such a body (__atomic): streams that stay
+			       * open all session do not keep the memory of others */
 	struct event *trim_ev; /* the control loop's look at whether to give memory back */
 };
 
@@ -311,8 +314,10 @@ static void exch_end(struct exch *x, const char *outcome, const char *error)
 	if (!strcmp(outcome, "unreachable") || !strcmp(outcome, "upstream-gone") ||
 	    !strcmp(outcome, "timeout"))
 		upstream_failed(t, outcome, error);
-	if (x->body_len >= TRIM_AFTER || x->resp_bytes >= TRIM_AFTER)
+	if (x->big) {
 		__atomic_store_n(&t->big_since_trim, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&t->big_open, 1, __ATOMIC_RELAXED);
+	}
 	if (x->easy) {
 		curl_multi_remove_handle(l->multi, x->easy);
 		/* A handle is costly to make; its connection stays in the multi's cache. */
@@ -493,6 +498,10 @@ static size_t on_body(char *buf, size_t size, size_t nitems, void *ud)
 		return 0;
 	upstream_alive(x);
 	x->resp_bytes += n;
+	if (!x->big && x->resp_bytes >= TRIM_AFTER) {
+		x->big = 1;
+		__atomic_add_fetch(&x->loop->tap->big_open, 1, __ATOMIC_RELAXED);
+	}
 	if (!x->head_sent) {
 		hdr_fix(&x->rh);
 		send_head(x); /* (a head without its blank line: HTTP/0.9) */
@@ -600,6 +609,14 @@ static void transfer_done(struct exch *x, CURLcode res)
 	char why[CURL_ERROR_SIZE + 64];
 	const char *outcome = "complete";
 
+	if (res == CURLE_URL_MALFORMAT && !x->head_sent) {
+		/* The client's target makes no URL: its fault, not the upstream's. */
+		if (x->req)
+			send_error_body(x, 400, "Bad Request",
+					"mcptap: refused: a request target that makes no URL");
+		exch_end(x, "refused", "a request target that makes no URL");
+		return;
+	}
 	if (res != CURLE_OK) {
 		outcome = res == CURLE_OPERATION_TIMEDOUT ? "timeout"
 			  : !x->head_sent && (res == CURLE_COULDNT_CONNECT ||
@@ -921,13 +938,20 @@ static void on_request(struct evhttp_request *req, void *arg)
 		x->body = mt_malloc(x->body_len);
 		evbuffer_copyout(ib, x->body, x->body_len);
 	}
+	if (x->body_len >= TRIM_AFTER) {
+		x->big = 1;
+		__atomic_add_fetch(&t->big_open, 1, __ATOMIC_RELAXED);
+	}
 	const char *host = mt_hdr_get(in.h, in.n, "Host");
 	x->host = host ? mt_strdup(host) : NULL;
 	/* Fields the upstream could frame otherwise than evhttp did (request
 	 * smuggling): the request is refused with 400, its connection closed
 	 * (what follows on it is never read), nothing forwarded; its row says why,
 	 * and a body read by a framing in doubt is not stored as a message. */
-	const char *bad = mt_target_problem(uri ? uri : "");
+	/* (The target as sent, or an absolute form's path: what goes upstream.) */
+	const char *bad = target != uri && uri && strpbrk(uri, " \t\r\n")
+				  ? "a space or a control byte in the request target"
+				  : mt_target_problem(target, x->method);
 	if (!bad)
 		bad = mt_hdr_framing_problem(in.h, in.n, req->major == 1 && req->minor >= 1);
 
@@ -1151,8 +1175,8 @@ static void *loop_main(void *arg)
 
 /* A loop has ended (in the control thread): when all have, so does the tap. */
 /*
- * After big bodies, once no exchange is open and the writer holds nothing,
- * what was freed goes back to the system: glibc keeps freed memory in its
+ * After big bodies, once none is open and the writer holds nothing, what
+ * was freed goes back to the system: glibc keeps freed memory in its
  * arenas (30 bodies of 15 MB left 890 MB resident; 17 MB after a trim).
  */
 static void on_trim_tick(evutil_socket_t fd, short what, void *arg)
@@ -1161,11 +1185,9 @@ static void on_trim_tick(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (!__atomic_load_n(&t->big_since_trim, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&t->big_since_trim, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&t->big_open, __ATOMIC_RELAXED))
 		return;
-	for (int i = 0; i < t->nloops; i++)
-		if (__atomic_load_n(&t->loops[i].exchanges, __ATOMIC_RELAXED))
-			return;
 	if (writer_reclaim(t->w))
 		return; /* (not all stored yet: at the next tick) */
 	__atomic_store_n(&t->big_since_trim, 0, __ATOMIC_RELAXED);

@@ -3,8 +3,9 @@
 // holds and gives back (bench (k), t0617).
 //
 //   node burst.mjs upstream            an HTTP server on a free loopback port that
-//                                      reads each body whole and answers 202; says
-//                                      "burst upstream PORT" on stderr
+//                                      reads each body whole and answers 202 (a GET:
+//                                      an SSE stream left open); says "burst
+//                                      upstream PORT" on stderr
 //   node burst.mjs send PORT N MB      N POSTs at once to 127.0.0.1:PORT/mcp, each a
 //                                      JSON-RPC notification of MB MiB, one
 //                                      connection each; prints "sent N: S" (S: the
@@ -15,7 +16,19 @@ const [mode, ...args] = process.argv.slice(2);
 if (mode === "upstream") {
 	const srv = http.createServer((req, res) => {
 		req.on("data", () => {});
-		req.on("end", () => { res.writeHead(202); res.end(); });
+		req.on("end", () => {
+			if (req.method !== "GET") {
+				res.writeHead(202);
+				res.end();
+				return;
+			}
+			// A GET is a stream that stays open (a comment now and then), as a
+			// Streamable HTTP client's standalone stream does all session.
+			res.writeHead(200, { "content-type": "text/event-stream" });
+			res.write(": open\n\n");
+			const t = setInterval(() => res.write(": still\n\n"), 1000);
+			res.on("close", () => clearInterval(t));
+		});
 	});
 	srv.listen(0, "127.0.0.1", () => console.error(`burst upstream ${srv.address().port}`));
 } else if (mode === "send") {

@@ -87,6 +87,9 @@ check "which says so without it" grep -qx \
 	"mcptap: bad --listen '\[redacted\]@127.0.0.1:0': an address to listen on holds no user name or password" "$T/u.err"
 timeout 10 "$MCPTAP" replay -r "$T/c.db" --as server --listen "admin:$P@127.0.0.1:0" >> "$T/u.out" 2>> "$T/u.err"
 check_eq "the mock's --listen too" 2 $?
+timeout 10 "$MCPTAP" record -w "$T/u.db" --listen 127.0.0.1:0 --upstream "ftp://$P@127.0.0.1/x" \
+	>> "$T/u.out" 2>> "$T/u.err"
+check_eq "userinfo in a URL of another scheme: a usage error" 2 $?
 check_eq "the password is nowhere in what was printed" 0 "$(cat "$T/u.out" "$T/u.err" | grep -c -- "$P")"
 check "and no capture file was made" test ! -e "$T/u.db"
 timeout 10 "$MCPTAP" record -w "$T/u.db" --upstream "ftp://127.0.0.1/x?token=$Q" > /dev/null 2> "$T/s.err"

@@ -3,12 +3,17 @@
 # through it (each body held by evhttp, copied for curl and for the store),
 # then, once they are done and stored, its resident memory falls back under
 # 48 MiB (glibc kept over 300 MiB of freed arenas before: nothing gave them
-# back). Every request was answered and stored as a gap (over --max-message).
+# back), while an SSE stream stays open through it all. Every request was
+# answered and stored as a gap (over --max-message).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/http-tap.sh"
 
 bg_start UP 's/^burst upstream \([0-9]*\)$/\1/p' "the upstream" node "$BENCH/burst.mjs" upstream
 start_tap "$T/m.db" "http://127.0.0.1:$UP_URL" --max-message 1M
+# A stream open all along, as a Streamable HTTP client keeps one: it must not
+# keep the memory of the others.
+curl -s -N "$TAP_URL/mcp" > "$T/stream" &
+curlpid=$!
 check_eq "20 bodies of 8 MiB at once: every one answered" "sent 20: 20 x 202" \
 	"$(node "$BENCH/burst.mjs" send "${TAP_URL##*:}" 20 8)"
 peak=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$TAP_PID/status")
@@ -22,7 +27,11 @@ done
 echo "# peak $peak kB, then $rss kB after $n tenths of a second"
 check "the burst made the tap big (over 128 MiB at its peak: $peak kB)" test "$peak" -gt 131072
 check "and its memory went back: under 48 MiB within 5 s ($rss kB)" test "$rss" -lt 49152
+check_eq "the stream was open all along" ": open" "$(head -n 1 "$T/stream")"
+kill -0 $curlpid 2> /dev/null
+check_eq "(and still is)" 0 $?
 stop_tap
+wait $curlpid
 bg_stop UP TERM
 check_eq "the tap exits 0" 0 "$TAP_STATUS"
 check_eq "each body stored as a gap over --max-message" 20 \

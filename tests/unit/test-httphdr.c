@@ -391,8 +391,12 @@ static void test_target(void **state)
 static void test_framing_problem(void **state)
 {
 	static const struct mt_hdr ok[] = {{"Host", "a"}, {"Content-Length", "12"}, {"X-Y", "a\tb"}};
-	static const struct mt_hdr te[] = {{"Host", "a"}, {"Transfer-Encoding", "gzip"},
-					   {"transfer-encoding", " Chunked "}};
+	static const struct mt_hdr te[] = {{"Host", "a"}, {"transfer-encoding", " Chunked "}};
+	static const struct mt_hdr te_two[] = {{"Host", "a"}, {"Transfer-Encoding", "gzip"},
+					       {"Transfer-Encoding", "chunked"}};
+	static const struct mt_hdr te_gzip[] = {{"Host", "a"}, {"Transfer-Encoding", "gzip, chunked"}};
+	static const struct mt_hdr user_host[] = {{"Host", "u:p@a"}};
+	static const struct mt_hdr empty_host[] = {{"Host", ""}};
 	static const struct mt_hdr two_cl[] = {{"Host", "a"}, {"Content-Length", "5"},
 					       {"Content-Length", "5"}};
 	static const struct mt_hdr list_cl[] = {{"Host", "a"}, {"Content-Length", "5, 5"}};
@@ -410,18 +414,24 @@ static void test_framing_problem(void **state)
 
 	(void)state;
 	assert_null(mt_hdr_framing_problem(ok, 3, 1));
-	assert_null(mt_hdr_framing_problem(te, 3, 1));
+	assert_null(mt_hdr_framing_problem(te, 2, 1));
 	assert_null(mt_hdr_framing_problem(nohost, 1, 0)); /* (HTTP/1.0 needs no Host) */
 	assert_string_equal(mt_hdr_framing_problem(two_cl, 3, 1), "more than one Content-Length field");
 	assert_string_equal(mt_hdr_framing_problem(list_cl, 2, 1),
 			    "a Content-Length that is not one number");
 	assert_string_equal(mt_hdr_framing_problem(xchunked, 2, 1),
-			    "a Transfer-Encoding whose last coding is not chunked");
+			    "a Transfer-Encoding other than chunked alone");
 	assert_string_equal(mt_hdr_framing_problem(te_last, 3, 1),
-			    "a Transfer-Encoding whose last coding is not chunked");
+			    "a Transfer-Encoding other than chunked alone");
+	assert_string_equal(mt_hdr_framing_problem(te_two, 3, 1),
+			    "a Transfer-Encoding other than chunked alone");
+	assert_string_equal(mt_hdr_framing_problem(te_gzip, 2, 1),
+			    "a Transfer-Encoding other than chunked alone");
+	assert_string_equal(mt_hdr_framing_problem(user_host, 1, 1), "a Host that is empty or names a user");
+	assert_string_equal(mt_hdr_framing_problem(empty_host, 1, 1), "a Host that is empty or names a user");
 	assert_string_equal(mt_hdr_framing_problem(both, 3, 1),
 			    "both Transfer-Encoding and Content-Length");
-	assert_string_equal(mt_hdr_framing_problem(te, 3, 0), "Transfer-Encoding in an HTTP/1.0 request");
+	assert_string_equal(mt_hdr_framing_problem(te, 2, 0), "Transfer-Encoding in an HTTP/1.0 request");
 	assert_string_equal(mt_hdr_framing_problem(space, 2, 1),
 			    "whitespace in a header field's name (before its colon)");
 	assert_string_equal(mt_hdr_framing_problem(ctl_name, 2, 1),
@@ -431,11 +441,22 @@ static void test_framing_problem(void **state)
 	assert_string_equal(mt_hdr_framing_problem(empty, 2, 1), "a header field with an empty name");
 	assert_string_equal(mt_hdr_framing_problem(hosts, 2, 1), "more than one Host field");
 	assert_string_equal(mt_hdr_framing_problem(nohost, 1, 1), "no Host field in an HTTP/1.1 request");
-	assert_null(mt_target_problem("/mcp?a=b%20c"));
-	assert_null(mt_target_problem("*"));
-	assert_string_equal(mt_target_problem("/a b"), "a space or a control byte in the request target");
-	assert_string_equal(mt_target_problem("/a\x7f"), "a space or a control byte in the request target");
-	assert_string_equal(mt_target_problem(""), "an empty request target");
+	assert_null(mt_target_problem("/mcp?a=b%20c", "POST"));
+	assert_null(mt_target_problem("*", "OPTIONS"));
+	assert_string_equal(mt_target_problem("*", "GET"),
+			    "an asterisk target for another method than OPTIONS");
+	assert_string_equal(mt_target_problem("/a b", "GET"),
+			    "a space or a control byte in the request target");
+	assert_string_equal(mt_target_problem("/a\x7f", "GET"),
+			    "a space or a control byte in the request target");
+	assert_string_equal(mt_target_problem("", "GET"), "an empty request target");
+	/* Appended to the upstream's origin, these would make another URL. */
+	assert_string_equal(mt_target_problem("@evil.example/x", "GET"),
+			    "a request target that is not a path (origin form)");
+	assert_string_equal(mt_target_problem(".evil.example/", "GET"),
+			    "a request target that is not a path (origin form)");
+	assert_string_equal(mt_target_problem("/mcp#frag", "POST"),
+			    "a fragment ('#') in the request target");
 }
 
 int main(void)
