@@ -35,10 +35,12 @@ static uint64_t hash_bytes(const void *key, size_t n)
 	return h;
 }
 
-static void free_key(struct mt_map_slot *s)
+static void free_key(struct mt_map *m, struct mt_map_slot *s)
 {
-	if (s->key && s->key != TOMBSTONE && s->key != s->inl)
+	if (s->key && s->key != TOMBSTONE && s->key != s->inl) {
+		m->key_bytes -= s->n + MT_MEM_CHUNK;
 		free(s->key);
+	}
 }
 
 void mt_map_init(struct mt_map *m, size_t limit)
@@ -50,7 +52,7 @@ void mt_map_init(struct mt_map *m, size_t limit)
 void mt_map_release(struct mt_map *m)
 {
 	for (size_t i = 0; i < m->cap; i++)
-		free_key(&m->slots[i]);
+		free_key(m, &m->slots[i]);
 	free(m->slots);
 	mt_map_init(m, m->limit);
 }
@@ -114,6 +116,8 @@ int mt_map_put(struct mt_map *m, const void *key, size_t n, int64_t value)
 		m->used++;
 	s = &m->slots[i];
 	s->key = n <= INLINE_KEY ? s->inl : mt_malloc(n);
+	if (n > INLINE_KEY)
+		m->key_bytes += n + MT_MEM_CHUNK;
 	if (n)
 		memcpy(s->key, key, n);
 	s->n = n;
@@ -140,8 +144,13 @@ int mt_map_take(struct mt_map *m, const void *key, size_t n, int64_t *value)
 	if (!s)
 		return 0;
 	*value = s->value;
-	free_key(s);
+	free_key(m, s);
 	s->key = TOMBSTONE;
 	m->len--;
 	return 1;
+}
+
+size_t mt_map_bytes(const struct mt_map *m)
+{
+	return (m->cap ? m->cap * sizeof(struct mt_map_slot) + MT_MEM_CHUNK : 0) + m->key_bytes;
 }

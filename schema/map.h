@@ -18,6 +18,7 @@ struct mt_map {
 	size_t len;                /* live entries */
 	size_t used;               /* live entries and tombstones */
 	size_t limit;              /* the most live entries (0: no limit) */
+	size_t key_bytes;          /* bytes of the keys kept outside the slots */
 };
 
 /* An empty map holding at most limit entries (0: no limit). */
@@ -34,5 +35,10 @@ int mt_map_put(struct mt_map *m, const void *key, size_t n, int64_t value);
 int mt_map_get(const struct mt_map *m, const void *key, size_t n, int64_t *value);
 /* Look key up and remove it: 1 and *value when found, else 0. */
 int mt_map_take(struct mt_map *m, const void *key, size_t n, int64_t *value);
+/*
+ * The bytes the map holds now (its slots and the keys kept apart from
+ * them), as allocated: what an owner counts against a budget.
+ */
+size_t mt_map_bytes(const struct mt_map *m);
 
 #endif

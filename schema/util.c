@@ -205,6 +205,39 @@ void mt_buf_release(struct mt_buf *b)
 	b->len = b->cap = 0;
 }
 
+void mt_mem_add(struct mt_mem *m, size_t n)
+{
+	if (!m)
+		return;
+	m->used += n;
+	if (m->used > m->peak)
+		m->peak = m->used;
+}
+
+void mt_mem_sub(struct mt_mem *m, size_t n)
+{
+	if (!m)
+		return;
+	if (n > m->used)
+		abort(); /* (more freed than was counted: a module's bookkeeping is wrong) */
+	m->used -= n;
+}
+
+void mt_mem_size(struct mt_mem *m, size_t was, size_t now)
+{
+	size_t a = was ? was + MT_MEM_CHUNK : 0, b = now ? now + MT_MEM_CHUNK : 0;
+
+	if (b > a)
+		mt_mem_add(m, b - a);
+	else
+		mt_mem_sub(m, a - b);
+}
+
+size_t mt_buf_bytes(const struct mt_buf *b)
+{
+	return b->cap ? b->cap + MT_MEM_CHUNK : 0;
+}
+
 int64_t mt_mono_ns(void)
 {
 	struct timespec ts;

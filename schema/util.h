@@ -51,6 +51,34 @@ void mt_buf_printf(struct mt_buf *b, const char *fmt, ...) __attribute__((format
 void mt_buf_reset(struct mt_buf *b);   /* len = 0, keeps the memory */
 void mt_buf_release(struct mt_buf *b); /* frees the memory */
 
+/*
+ * Bytes held against a budget (pcap import's --memory). Each module that
+ * holds some counts them as it allocates, grows or frees them, so that the
+ * sum is known at once, never found by walking what is held; whoever holds
+ * the budget decides what to give up when it is passed. An allocation is
+ * counted with MT_MEM_CHUNK bytes more, the allocator's own. One thread; a
+ * NULL counter counts nothing.
+ */
+#define MT_MEM_CHUNK 16
+struct mt_mem {
+	size_t used;            /* bytes counted now */
+	size_t peak;            /* the most counted at once */
+	/*
+	 * Asked, before connections are given up, to free what is held apart
+	 * from any of them (may be NULL): need is what is wanted; returns the
+	 * bytes freed, 0 when nothing more can be.
+	 */
+	size_t (*reclaim)(void *ctx, size_t need);
+	void *reclaim_ctx;
+};
+/* n bytes more, or fewer, counted as they are (bookkeeping that says its own cost). */
+void mt_mem_add(struct mt_mem *m, size_t n);
+void mt_mem_sub(struct mt_mem *m, size_t n);
+/* An allocation went from was bytes to now (0: none), a buffer's capacity say. */
+void mt_mem_size(struct mt_mem *m, size_t was, size_t now);
+/* What a buffer holds as a counter counts it: its capacity, and MT_MEM_CHUNK (0: none). */
+size_t mt_buf_bytes(const struct mt_buf *b);
+
 /* Monotonic nanoseconds (CLOCK_MONOTONIC) and wall-clock microseconds. */
 int64_t mt_mono_ns(void);
 int64_t mt_wall_us(void);

@@ -682,7 +682,7 @@ int64_t rp_block_next(const struct rp_script *s, int64_t j)
  */
 static int load_routes(struct rp_script *s, struct mt_err *err)
 {
-	struct router rt = {s, 0, {NULL, 0, 0, 0, 0}};
+	struct router rt = {s, 0, {NULL, 0, 0, 0, 0, 0}};
 	int r;
 
 	s->via = mt_calloc(s->n ? s->n : 1, 1);
@@ -705,7 +705,7 @@ static int load_routes(struct rp_script *s, struct mt_err *err)
 int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 	    struct rp_script *s, struct mt_err *err)
 {
-	struct loader l = {s, 0, {NULL, 0, 0, 0, 0}, MT_BUF_INIT, err};
+	struct loader l = {s, 0, {NULL, 0, 0, 0, 0, 0}, MT_BUF_INIT, err};
 	struct store_session_row row;
 	int rc = -1, r;
 

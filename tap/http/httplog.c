@@ -25,6 +25,9 @@ struct hsess {
 	char *http_id;        /* Mcp-Session-Id, once known */
 	char *endpoint;       /* legacy SSE: the endpoint's URI */
 	struct mt_map seen;   /* SSE event ids seen: a second one is a replay */
+	size_t seen_counted;  /* its bytes, as counted in opts.mem */
+	struct hsess *iprev, *inext; /* in the log's idle list: ids seen, nothing open */
+	int idle;             /* ... it is in that list */
 	int open;             /* exchanges in flight */
 	int ended;            /* DELETE answered, or 404 for its id */
 	int end_stored;       /* ... and its end stored, once nothing of it was open */
@@ -39,6 +42,8 @@ struct hl_log {
 	size_t nsess, capsess;
 	int64_t next_conn;
 	struct hl_stats st;
+	struct hsess *idle_head, *idle_tail; /* sessions holding event ids with nothing open,
+					      * the one idle longest first */
 };
 
 struct hl_exch {
@@ -68,7 +73,89 @@ struct hl_exch {
 	struct mt_buf hjson;  /* headers as stored (opts.redact) */
 	size_t rbody_total;
 	uint64_t body_lost;   /* response bytes not captured */
+	size_t str_bytes;     /* its strings' bytes, as allocated */
+	size_t counted;       /* what it holds, as last counted in opts.mem (exch_bytes) */
 };
+
+/* A message as stored (redacted) is made in a buffer kept for the next up to this capacity. */
+#define KEEP_BUF (64 * 1024)
+
+/* ---- memory ---- */
+
+static size_t str_bytes(const char *s)
+{
+	return s ? strlen(s) + 1 + MT_MEM_CHUNK : 0;
+}
+
+/* What x holds now, as allocated (a few fields read, nothing walked). */
+static size_t exch_bytes(const struct hl_exch *x)
+{
+	return sizeof(*x) + MT_MEM_CHUNK + x->str_bytes + mt_buf_bytes(&x->rbody) +
+	       mt_buf_bytes(&x->red) + mt_buf_bytes(&x->hjson) +
+	       (x->sse_init ? mt_sse_bytes(&x->sse) : 0);
+}
+
+/* What x holds is counted again: the difference goes to opts.mem. */
+static void exch_recount(struct hl_log *l, struct hl_exch *x)
+{
+	size_t now = exch_bytes(x);
+
+	if (now > x->counted)
+		mt_mem_add(l->o.mem, now - x->counted);
+	else
+		mt_mem_sub(l->o.mem, x->counted - now);
+	x->counted = now;
+}
+
+/* A buffer used for one record at a time: kept for the next unless it grew big. */
+static void buf_done(struct mt_buf *b)
+{
+	if (b->cap > KEEP_BUF)
+		mt_buf_release(b);
+}
+
+static void idle_unlink(struct hl_log *l, struct hsess *s)
+{
+	if (!s->idle)
+		return;
+	if (s->iprev)
+		s->iprev->inext = s->inext;
+	else
+		l->idle_head = s->inext;
+	if (s->inext)
+		s->inext->iprev = s->iprev;
+	else
+		l->idle_tail = s->iprev;
+	s->iprev = s->inext = NULL;
+	s->idle = 0;
+}
+
+/* s has no exchange open now (under mu): its event ids, if any, may be given back. */
+static void idle_append(struct hl_log *l, struct hsess *s)
+{
+	if (s->idle || !s->seen.len)
+		return;
+	s->iprev = l->idle_tail;
+	s->inext = NULL;
+	if (l->idle_tail)
+		l->idle_tail->inext = s;
+	else
+		l->idle_head = s;
+	l->idle_tail = s;
+	s->idle = 1;
+}
+
+/* The session's event ids are counted again (under mu). */
+static void seen_recount(struct hl_log *l, struct hsess *s)
+{
+	size_t now = mt_map_bytes(&s->seen);
+
+	if (now > s->seen_counted)
+		mt_mem_add(l->o.mem, now - s->seen_counted);
+	else
+		mt_mem_sub(l->o.mem, s->seen_counted - now);
+	s->seen_counted = now;
+}
 
 /* ---- sessions ---- */
 
@@ -145,11 +232,15 @@ static void session_end(struct hl_log *l, struct hsess *s)
 	/* Nothing of it is open: the event ids it saw need not be kept (memory
 	 * stays flat over a capture of many sessions). */
 	mt_map_release(&s->seen); /* (empty again, with its limit) */
+	seen_recount(l, s);
+	idle_unlink(l, s);
 }
 
-static void session_free(struct hsess *s)
+static void session_free(struct hl_log *l, struct hsess *s)
 {
 	mt_map_release(&s->seen);
+	seen_recount(l, s);
+	idle_unlink(l, s);
 	free(s->http_id);
 	free(s->endpoint);
 	free(s);
@@ -172,7 +263,7 @@ void hl_free(struct hl_log *l)
 	for (size_t i = 1; i < l->nsess; i++)
 		if (l->sess[i]) {
 			session_end(l, l->sess[i]);
-			session_free(l->sess[i]);
+			session_free(l, l->sess[i]);
 		}
 	free(l->sess);
 	hs_release(&l->tr);
@@ -246,6 +337,7 @@ static void log_message(struct hl_log *l, struct hl_exch *x, enum writer_stream 
 		}
 	}
 	writer_put_msg(l->o.w, &m);
+	buf_done(&x->red);
 	l->st.messages++;
 	touch(l, x->sess);
 }
@@ -329,6 +421,7 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 		writer_put_http_id(l->o.w, x->sess->h, sid);
 	}
 	x->sess->open++;
+	idle_unlink(l, x->sess);
 	l->st.exchanges++;
 	/* What its connection lost before it (no session had it then). */
 	for (size_t i = 0; i < r->ngaps; i++)
@@ -355,6 +448,7 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 			we.body_len = r->body_len;
 		}
 		writer_put_exchange_begin(l->o.w, x->sess->h, &we);
+		mt_buf_release(&x->hjson); /* (copied: the response's head has its own) */
 		touch(l, x->sess);
 		if (rpc)
 			log_message(l, x, WS_C2S, "body", body, r->body_len, NULL, NULL, 0, &cls);
@@ -373,6 +467,8 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 	}
 	pthread_mutex_unlock(&l->mu);
 	free(client);
+	x->str_bytes = str_bytes(x->rpc_id) + str_bytes(x->req_session_id);
+	exch_recount(l, x);
 	return x;
 }
 
@@ -429,12 +525,14 @@ void hl_response_head(struct hl_log *l, struct hl_exch *x, int status, const str
 		mt_buf_putc(&x->hjson, '\0');
 		writer_put_exchange_head_json(l->o.w, s->h, x->seq, status, x->hjson.data, resp_type(x),
 					      clock_of(l, s));
+		mt_buf_release(&x->hjson);
 	} else {
 		writer_put_exchange_head(l->o.w, s->h, x->seq, status, h, nh, resp_type(x),
 					 clock_of(l, s));
 	}
 	touch(l, s);
 	pthread_mutex_unlock(&l->mu);
+	exch_recount(l, x);
 }
 
 /* An SSE event read on the stream (under mu). */
@@ -466,6 +564,7 @@ static void sse_event(struct hl_log *l, struct hl_exch *x, const struct mt_sse_e
 			if (x->info.endpoint_stream) {
 				x->endpoint = mt_strdup(s->endpoint);
 				x->info.endpoint = x->endpoint;
+				x->str_bytes += str_bytes(x->endpoint);
 			}
 		}
 		return;
@@ -475,10 +574,12 @@ static void sse_event(struct hl_log *l, struct hl_exch *x, const struct mt_sse_e
 	int replayed = 0;
 	if (ev->has_id && ev->id_len) {
 		int64_t v;
-		if (mt_map_get(&s->seen, ev->id, ev->id_len, &v))
+		if (mt_map_get(&s->seen, ev->id, ev->id_len, &v)) {
 			replayed = 1;
-		else
+		} else {
 			(void)mt_map_put(&s->seen, ev->id, ev->id_len, 1);
+			seen_recount(l, s);
+		}
 	}
 	log_message(l, x, WS_S2C, "sse", ev->data, ev->data_len, ev->has_id ? ev->id : NULL, type,
 		    replayed, NULL);
@@ -554,7 +655,7 @@ static int sse_line_start(const char *b, size_t n)
 	return more ? -1 : 0;
 }
 
-void hl_response_body(struct hl_log *l, struct hl_exch *x, const char *p, size_t n)
+static void response_body(struct hl_log *l, struct hl_exch *x, const char *p, size_t n)
 {
 	if (!n)
 		return;
@@ -579,7 +680,7 @@ void hl_response_body(struct hl_log *l, struct hl_exch *x, const char *p, size_t
 		nh = x->nrs;
 		memcpy(held, x->rs, nh);
 		x->nrs = 0;
-		hl_response_body(l, x, held, nh);
+		response_body(l, x, held, nh);
 		if (!n)
 			return;
 	}
@@ -600,6 +701,12 @@ void hl_response_body(struct hl_log *l, struct hl_exch *x, const char *p, size_t
 	if (x->rbody.len < keep)
 		mt_buf_append(&x->rbody, p, n < keep - x->rbody.len ? n : keep - x->rbody.len);
 	x->rbody_total += n;
+}
+
+void hl_response_body(struct hl_log *l, struct hl_exch *x, const char *p, size_t n)
+{
+	response_body(l, x, p, n);
+	exch_recount(l, x);
 }
 
 void hl_response_gap(struct hl_log *l, struct hl_exch *x, uint64_t n)
@@ -626,6 +733,7 @@ void hl_response_gap(struct hl_log *l, struct hl_exch *x, uint64_t n)
 		pthread_mutex_lock(&l->mu);
 		log_gap(l, x->sess, WS_S2C, n + left, why);
 		pthread_mutex_unlock(&l->mu);
+		exch_recount(l, x);
 		return;
 	}
 	/* Another body: it is cut (stored as a gap at its end). */
@@ -685,6 +793,8 @@ void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char
 				kept, kept_len);
 	touch(l, x->sess);
 	x->sess->open--;
+	if (!x->sess->open)
+		idle_append(l, x->sess);
 	/* A legacy HTTP+SSE session lives as long as the GET stream that named its
 	 * endpoint: it ends with it, whoever closed it. */
 	if (x->info.endpoint_stream && !x->sess->ended) {
@@ -704,6 +814,7 @@ void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char
 	free(x->req_session_id);
 	free(x->rpc_id);
 	free(x->endpoint);
+	mt_mem_sub(l->o.mem, x->counted);
 	free(x);
 }
 
@@ -746,6 +857,23 @@ void hl_gap_session(struct hl_log *l, int64_t conn, const char *client_addr,
 const struct hl_info *hl_info(const struct hl_exch *x)
 {
 	return &x->info;
+}
+
+size_t hl_reclaim(struct hl_log *l, size_t need)
+{
+	size_t freed = 0;
+
+	pthread_mutex_lock(&l->mu);
+	while (freed < need && l->idle_head) {
+		struct hsess *s = l->idle_head;
+		freed += s->seen_counted;
+		idle_unlink(l, s);
+		mt_map_release(&s->seen);
+		seen_recount(l, s);
+		l->st.ids_forgotten++;
+	}
+	pthread_mutex_unlock(&l->mu);
+	return freed;
 }
 
 void hl_stats(struct hl_log *l, struct hl_stats *out)

@@ -23,6 +23,15 @@
  * Times are the writer's (writer_now): now for the tap, the packets' times
  * for an importer that sets them (writer_set_time).
  *
+ * Memory: what an exchange holds until its end (its state, a response body
+ * kept, the SSE event being assembled, headers and messages as stored) and
+ * each session's SSE event ids seen are counted in hl_opts.mem as they grow
+ * and shrink (an import bounds them with --memory). The ids of a session
+ * with nothing open are the only memory apart from connections that can be
+ * given back: hl_reclaim forgets them, those idle longest first (a replay of
+ * them is then not flagged). The sessions' own bookkeeping (which session a
+ * request joins) is not counted.
+ *
  * Threads: the sessions are shared under the log's own lock; an exchange is
  * used by one thread at a time (its SSE events are parsed outside the lock).
  */
@@ -50,6 +59,8 @@ struct hl_opts {
 				* in the caller's thread (an import, which has a CPU to
 				* spare), not in the writer's; NULL: the writer does
 				* (the tap: its relay has none to spare) */
+	struct mt_mem *mem;    /* where exchanges' and sessions' memory is counted (borrowed;
+				* NULL: nowhere). Only with one thread (an import). */
 };
 
 struct hl_log;
@@ -176,7 +187,16 @@ struct hl_stats {
 	uint64_t gap_bytes;
 	uint64_t over_max;         /* of the gaps, response bodies and SSE events above
 				    * max_message */
+	uint64_t ids_forgotten;    /* times hl_reclaim forgot a session's SSE event ids */
 };
 void hl_stats(struct hl_log *l, struct hl_stats *out);
+
+/*
+ * Give memory back to a budget (mt_mem.reclaim): the SSE event ids of the
+ * sessions with no exchange open are forgotten, those whose last exchange
+ * ended first, until need bytes are freed or none is left. Returns the
+ * bytes freed (as counted in hl_opts.mem).
+ */
+size_t hl_reclaim(struct hl_log *l, size_t need);
 
 #endif

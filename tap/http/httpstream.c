@@ -35,6 +35,8 @@
 #define PENDING_MAX 4096
 /* The largest chunk whose size line, first after a gap, waits for its data to bear it out. */
 #define CHUNK_PEEK_MAX (64 * 1024)
+/* A request body's buffer kept for the next request (a bigger one is freed when it is said). */
+#define BODY_KEEP (64 * 1024)
 
 enum mode { M_FIRST, M_PARSE, M_SCAN, M_CHUNK, M_DEAD };
 
@@ -143,6 +145,7 @@ struct conn {
 	uint64_t ngaps;       /* gaps so far (the order of those not said yet) */
 	uint64_t bytes;       /* all its bytes (for the counts of what is not HTTP) */
 	int counted_tls;
+	size_t counted;       /* what it holds, as last counted in hx_opts.mem (conn_bytes) */
 };
 
 struct hx_reader {
@@ -152,6 +155,44 @@ struct hx_reader {
 };
 
 static const char filler[4096];
+
+/* ---- what a connection holds ---- */
+
+/*
+ * What c holds now, as allocated: itself, the requests waiting (and the
+ * entries a response or a request being read took off the queue), each
+ * half's head buffers, body and scanning text. A few fields are read,
+ * nothing is walked: it is recounted after each call of the reassembler.
+ */
+static size_t conn_bytes(const struct conn *c)
+{
+	size_t n = sizeof(*c) + MT_MEM_CHUNK;
+	size_t np = c->nq + (c->h[0].cur != NULL) + (c->h[1].cur != NULL);
+
+	n += np * (sizeof(struct pending) + MT_MEM_CHUNK);
+	for (int i = 0; i < 2; i++) {
+		const struct half *h = &c->h[i];
+		n += mt_buf_bytes(&h->url) + mt_buf_bytes(&h->text) + mt_buf_bytes(&h->body) +
+		     mt_buf_bytes(&h->carry);
+		if (h->capf)
+			n += 2 * h->capf * sizeof(*h->off) + MT_MEM_CHUNK;
+		if (h->caphv)
+			n += h->caphv * sizeof(*h->hv) + MT_MEM_CHUNK;
+	}
+	return n;
+}
+
+/* What c holds is counted again: the difference goes to the budget's counter. */
+static void recount(struct conn *c)
+{
+	size_t now = conn_bytes(c);
+
+	if (now > c->counted)
+		mt_mem_add(c->r->o.mem, now - c->counted);
+	else
+		mt_mem_sub(c->r->o.mem, c->counted - now);
+	c->counted = now;
+}
 
 /* ---- small things ---- */
 
@@ -455,7 +496,10 @@ static void head_reset(struct half *h)
 	mt_buf_reset(&h->text);
 	h->nf = 0;
 	h->in_value = 0;
-	mt_buf_reset(&h->body);
+	if (h->body.cap > BODY_KEEP)
+		mt_buf_release(&h->body);
+	else
+		mt_buf_reset(&h->body);
 	h->body_lost = h->body_cut = 0;
 	h->head_done = h->in_body = h->chunked = h->eof_body = 0;
 	h->body_left = UINT64_MAX;
@@ -1600,6 +1644,7 @@ static void *tf_open(void *ctx, const struct tf_conn *tc)
 		c->h[k].mode = M_FIRST;
 		c->h[k].body_left = UINT64_MAX;
 	}
+	recount(c);
 	return c;
 }
 
@@ -1612,6 +1657,7 @@ static void tf_data(void *state, const struct tf_conn *tc, enum tf_dir d, const 
 		return;
 	c->c = tc;
 	push(c, d, (const char *)p, n, us, ack);
+	recount(c);
 }
 
 static void tf_gap(void *state, const struct tf_conn *tc, enum tf_dir d, uint64_t n, int64_t us)
@@ -1622,6 +1668,7 @@ static void tf_gap(void *state, const struct tf_conn *tc, enum tf_dir d, uint64_
 		return;
 	c->c = tc;
 	gap(c, d, n, us);
+	recount(c);
 }
 
 /* What a TLS connection's server was: counted in the list of TLS servers. */
@@ -1664,7 +1711,8 @@ static void tf_close(void *state, const struct tf_conn *tc, enum tf_end_how how,
 {
 	struct conn *c = state;
 	struct hx_reader *r;
-	const char *outcome, *why;
+	const char *outcome, *why, *unanswered = "no response";
+	char why_none[200];
 
 	if (!c)
 		return;
@@ -1679,7 +1727,12 @@ static void tf_close(void *state, const struct tf_conn *tc, enum tf_end_how how,
 	case TF_IDLE: outcome = "stopped"; why = "the connection was idle too long (--idle)"; break;
 	case TF_EVICTED:
 		outcome = "stopped";
-		why = "the connection was given up on to make room (--max-flows, --memory)";
+		why = "the connection was given up on to make room (--max-flows)";
+		break;
+	case TF_MEMORY:
+		outcome = "stopped";
+		why = "the connection was given up on to make room: the memory budget was reached "
+		      "(--memory)";
 		break;
 	case TF_EOF: outcome = "stopped"; why = "the capture ended"; break;
 	case TF_REUSED:
@@ -1691,6 +1744,11 @@ static void tf_close(void *state, const struct tf_conn *tc, enum tf_end_how how,
 		outcome = "closed";
 		why = "the connection ended without a close captured";
 		break;
+	}
+	if (how == TF_IDLE || how == TF_EVICTED || how == TF_MEMORY) {
+		/* A limit of the import: a request waiting for its answer says which. */
+		snprintf(why_none, sizeof(why_none), "no response: %s", why);
+		unanswered = why_none;
 	}
 	if (c->klass == K_HTTP) {
 		struct half *q = &c->h[TF_C2S], *s = &c->h[TF_S2C];
@@ -1717,7 +1775,7 @@ static void tf_close(void *state, const struct tf_conn *tc, enum tf_end_how how,
 				response_lost(c, e, us);
 			} else if (e->x) {
 				r->st.unanswered++;
-				sink_end(c, e, outcome, "no response", us);
+				sink_end(c, e, outcome, unanswered, us);
 			}
 			free(e);
 		}
@@ -1739,6 +1797,7 @@ static void tf_close(void *state, const struct tf_conn *tc, enum tf_end_how how,
 	}
 	half_release(&c->h[TF_C2S]);
 	half_release(&c->h[TF_S2C]);
+	mt_mem_sub(r->o.mem, c->counted);
 	free(c);
 }
 
@@ -1765,6 +1824,7 @@ void hx_handler(struct hx_reader *r, struct tf_handler *h)
 	h->data = tf_data;
 	h->gap = tf_gap;
 	h->close = tf_close;
+	h->mem = r->o.mem;
 }
 
 void hx_stats(const struct hx_reader *r, struct hx_stats *out)

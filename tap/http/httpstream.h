@@ -61,7 +61,10 @@
  * text kept while looking for a place to resynchronise by HX_SCAN_MAX (a
  * chunk's size line by HX_CHUNK_LINE_MAX, with the chunk that bears it out
  * by 64 KiB), the requests waiting for their responses (and the stretches
- * not read among them) by PENDING_MAX.
+ * not read among them) by PENDING_MAX. What each connection holds (its
+ * state, head buffers, request body, the text kept while resynchronising,
+ * the requests waiting) is counted in hx_opts.mem as it changes, so that the
+ * reassembler bounds it with its own (tcpflow.h: total_bytes).
  */
 #ifndef MCPTAP_HTTPSTREAM_H
 #define MCPTAP_HTTPSTREAM_H
@@ -139,6 +142,8 @@ struct hx_sink {
 
 struct hx_opts {
 	size_t max_body;           /* a request body kept up to this (default 16 MiB) */
+	struct mt_mem *mem;        /* where what connections hold is counted (borrowed; NULL:
+				    * nowhere); handed to the reassembler by hx_handler */
 };
 void hx_opts_default(struct hx_opts *o);
 
@@ -177,7 +182,7 @@ struct hx_reader;
 /* A reader saying what it reads to sink (copied). Never NULL. */
 struct hx_reader *hx_new(const struct hx_opts *o, const struct hx_sink *sink);
 
-/* The tf_handler that feeds it (its ctx is r). */
+/* The tf_handler that feeds it (its ctx is r, its mem the reader's). */
 void hx_handler(struct hx_reader *r, struct tf_handler *h);
 
 void hx_stats(const struct hx_reader *r, struct hx_stats *out);

@@ -262,3 +262,9 @@ void mt_sse_release(struct mt_sse *p)
 	mt_buf_release(&p->last_id);
 	mt_sse_init(p, p->max);
 }
+
+size_t mt_sse_bytes(const struct mt_sse *p)
+{
+	return mt_buf_bytes(&p->line) + mt_buf_bytes(&p->data) + mt_buf_bytes(&p->event) +
+	       mt_buf_bytes(&p->id) + mt_buf_bytes(&p->last_id);
+}

@@ -93,4 +93,7 @@ size_t mt_sse_close(struct mt_sse *p, mt_sse_fn fn, void *ctx);
 /* Free the memory; the parser may be initialized again. */
 void mt_sse_release(struct mt_sse *p);
 
+/* The bytes its buffers hold now, as allocated (what an owner counts against a budget). */
+size_t mt_sse_bytes(const struct mt_sse *p);
+
 #endif

@@ -315,11 +315,26 @@ static void summary(const struct capcli *o, const struct capcli_run *r, struct m
 	if (t->midstream)
 		fprintf(stderr, "  reassembly: %llu %s begun before the capture\n",
 			(unsigned long long)t->midstream, plural(t->midstream, "connection", "connections"));
-	if (t->flow_limit_hits || t->total_limit_hits || t->evicted_full)
-		fprintf(stderr, "  limits: --flow-memory reached %llu times, --memory %llu times, "
-				"%llu connections given up on to make room (--max-flows, --memory)\n",
-			(unsigned long long)t->flow_limit_hits, (unsigned long long)t->total_limit_hits,
-			(unsigned long long)t->evicted_full);
+	if (t->flow_limit_hits)
+		fprintf(stderr, "  limits: --flow-memory reached %llu %s (a connection's first "
+				"hole given up on: a gap)\n",
+			(unsigned long long)t->flow_limit_hits, plural(t->flow_limit_hits, "time", "times"));
+	if (t->total_limit_hits) {
+		fprintf(stderr, "  limits: --memory reached %llu %s: %llu %s given up on to make room "
+				"(their exchanges stopped)",
+			(unsigned long long)t->total_limit_hits,
+			plural(t->total_limit_hits, "time", "times"), (unsigned long long)t->evicted_memory,
+			plural(t->evicted_memory, "connection", "connections"));
+		if (st->hl.ids_forgotten)
+			fprintf(stderr, ", the SSE event ids of idle sessions forgotten %llu %s",
+				(unsigned long long)st->hl.ids_forgotten,
+				plural(st->hl.ids_forgotten, "time", "times"));
+		fprintf(stderr, "\n");
+	}
+	if (t->evicted_full)
+		fprintf(stderr, "  limits: --max-flows reached: %llu %s given up on to make room\n",
+			(unsigned long long)t->evicted_full,
+			plural(t->evicted_full, "connection", "connections"));
 	if (t->evicted_idle)
 		fprintf(stderr, "  limits: %llu %s closed after --idle\n",
 			(unsigned long long)t->evicted_idle, plural(t->evicted_idle, "connection", "connections"));

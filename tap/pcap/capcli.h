@@ -39,7 +39,10 @@
 	"                        (default 16M)\n"                                           \
 	"      --flow-memory SIZE  what one connection holds out of order (default 4M,\n"   \
 	"                        or --memory when that is less)\n"                       \
-	"      --memory SIZE     what all connections hold together (default 256M)\n"      \
+	"      --memory SIZE     every byte held across connections: their state,\n"     \
+	"                        bytes out of order, bodies and events being read\n"     \
+	"                        (default 256M); past it, those idle longest are\n"      \
+	"                        given up on\n"                                             \
 	"      --max-flows N     connections followed at once (default 100000)\n"          \
 	"      --idle SECONDS    a connection silent this long in capture time is\n"        \
 	"                        closed (default 300)\n"                                    \

@@ -35,6 +35,7 @@ struct mt_import {
 	struct hl_log *log;
 	struct hx_reader *hx;
 	struct tf *tf;
+	struct mt_mem mem;    /* every stage's memory, against limits.total_bytes */
 };
 
 struct iexch {
@@ -71,6 +72,7 @@ static void *on_conn_open(void *ctx, const struct tf_conn *c, int64_t us)
 	struct mt_import *im = ctx;
 	struct iconn *k = mt_calloc(1, sizeof(*k));
 
+	mt_mem_size(&im->mem, 0, sizeof(*k));
 	at(im, us);
 	k->num = hl_conn_new(im->log);
 	tf_end_str(&c->client, k->addr, sizeof(k->addr), 0);
@@ -85,10 +87,12 @@ static void on_swap(void *ctx, const struct tf_conn *c)
 	tf_swap(im->tf, c);
 }
 
-static void held_release(struct iconn *k)
+static void held_release(struct mt_import *im, struct iconn *k)
 {
-	for (size_t i = 0; i < k->nheld; i++)
+	for (size_t i = 0; i < k->nheld; i++) {
+		mt_mem_size(&im->mem, strlen(k->held[i].why) + 1, 0);
 		free((char *)k->held[i].why);
+	}
 	k->nheld = 0;
 }
 
@@ -99,6 +103,7 @@ static void *on_request(void *ctx, void *conn, const struct hx_request *r, int64
 	struct iexch *e = mt_calloc(1, sizeof(*e));
 	struct hl_request q;
 
+	mt_mem_size(&im->mem, 0, sizeof(*e));
 	at(im, us);
 	memset(&q, 0, sizeof(q));
 	q.conn = k->num;
@@ -117,7 +122,7 @@ static void *on_request(void *ctx, void *conn, const struct hx_request *r, int64
 	e->x = hl_request(im->log, &q);
 	e->conn = k;
 	k->last_sess = hl_info(e->x)->sess;
-	held_release(k);
+	held_release(im, k);
 	return e;
 }
 
@@ -166,6 +171,7 @@ static void on_end(void *ctx, void *x, const char *outcome, const char *error, i
 	at(im, us);
 	hl_end(im->log, e->x, outcome, error);
 	free(e);
+	mt_mem_size(&im->mem, sizeof(*e), 0);
 }
 
 static void on_conn_gap(void *ctx, void *conn, enum tf_dir d, uint64_t n, const char *why,
@@ -185,6 +191,7 @@ static void on_conn_gap(void *ctx, void *conn, enum tf_dir d, uint64_t n, const 
 		g->s = d == TF_C2S ? WS_C2S : WS_S2C;
 		g->bytes = n;
 		g->why = mt_strdup(why);
+		mt_mem_size(&im->mem, 0, strlen(why) + 1);
 	} else {
 		k->held[HELD_GAPS_MAX - 1].bytes += n;
 	}
@@ -200,9 +207,18 @@ static void on_conn_close(void *ctx, void *conn, int64_t us)
 	at(im, us);
 	/* Gaps of a connection that never had an exchange: a session of their own. */
 	hl_gap_session(im->log, k->num, k->addr, k->upstream, k->held, k->nheld);
-	held_release(k);
+	held_release(im, k);
 	hl_conn_closed(im->log, k->num);
 	free(k);
+	mt_mem_size(&im->mem, sizeof(*k), 0);
+}
+
+/* The budget asks for memory kept apart from connections: sessions' SSE event ids. */
+static size_t on_reclaim(void *ctx, size_t need)
+{
+	struct mt_import *im = ctx;
+
+	return hl_reclaim(im->log, need);
 }
 
 struct mt_import *mt_import_new(const struct mt_import_opts *o)
@@ -223,16 +239,21 @@ struct mt_import *mt_import_new(const struct mt_import_opts *o)
 		.conn_close = on_conn_close,
 	};
 	struct tf_handler th;
+	struct hx_opts ho = o->hx;
 
 	im->w = writer_open_shared(o->db_path, &o->wopts);
+	im->mem.reclaim = on_reclaim;
+	im->mem.reclaim_ctx = im;
 	memset(&lo, 0, sizeof(lo));
 	lo.w = im->w;
 	lo.max_message = o->wopts.max_message;
 	lo.end_at_last = 1;
 	lo.redact = o->wopts.redact; /* (redacted here: the writer's thread does the rest) */
+	lo.mem = &im->mem;
 	im->log = hl_new(&lo);
-	im->hx = hx_new(&o->hx, &sink);
-	hx_handler(im->hx, &th);
+	ho.mem = &im->mem;
+	im->hx = hx_new(&ho, &sink);
+	hx_handler(im->hx, &th); /* (th.mem: the reassembler counts there too) */
 	im->tf = tf_new(&o->limits, &th);
 	return im;
 }
@@ -248,6 +269,8 @@ void mt_import_stats(struct mt_import *im, struct mt_import_stats *out)
 	tf_stats(im->tf, &out->tf);
 	hx_stats(im->hx, &out->hx);
 	hl_stats(im->log, &out->hl);
+	out->mem_used = im->mem.used;
+	out->mem_peak = im->mem.peak;
 }
 
 int mt_import_finish(struct mt_import *im, int64_t end_us, struct mt_import_stats *out)
@@ -262,8 +285,10 @@ int mt_import_finish(struct mt_import *im, int64_t end_us, struct mt_import_stat
 	hx_free(im->hx);
 	hl_free(im->log); /* (the sessions' ends, at their last records) */
 	rc = writer_finish(im->w, NULL, &ws);
-	if (out)
+	if (out) {
 		out->w = ws;
+		out->mem_left = im->mem.used;
+	}
 	free(im);
 	return rc;
 }

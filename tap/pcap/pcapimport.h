@@ -11,6 +11,12 @@
  *
  * It reports and never prints: the counts of every stage come back in
  * struct mt_import_stats for the command to say.
+ *
+ * One memory budget (limits.total_bytes, --memory) bounds what every stage
+ * holds across connections: each counts its own in one counter (struct
+ * mt_mem) as it allocates and frees, and the reassembler makes room when it
+ * is passed (tcpflow.h). The writer's queue has bounds of its own
+ * (wopts.queue_bytes, hold_bytes).
  */
 #ifndef MCPTAP_PCAPIMPORT_H
 #define MCPTAP_PCAPIMPORT_H
@@ -26,7 +32,8 @@ struct mt_import_opts {
 	const char *db_path;        /* the capture file written (as record's -w); NULL: a
 				     * writer that stores nothing (the fuzz target) */
 	struct writer_opts wopts;   /* its writer's (redaction, --max-message, batches) */
-	struct tf_limits limits;    /* the reassembler's bounds */
+	struct tf_limits limits;    /* the reassembler's bounds; total_bytes: the budget of
+				     * every stage */
 	struct hx_opts hx;          /* HTTP reading's */
 };
 
@@ -47,6 +54,9 @@ struct mt_import_stats {
 	struct hx_stats hx;
 	struct hl_stats hl;
 	struct writer_stats w;      /* filled by mt_import_finish */
+	size_t mem_used, mem_peak;  /* bytes counted against the budget now, and at most */
+	size_t mem_left;            /* by mt_import_finish: still counted once everything
+				     * was freed (0 unless a stage's count is wrong) */
 };
 void mt_import_stats(struct mt_import *im, struct mt_import_stats *out);
 

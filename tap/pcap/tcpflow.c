@@ -38,15 +38,30 @@
  *     is.
  *   - Bytes past a FIN are not part of the stream and are dropped; a FIN
  *     before bytes already delivered is ignored (the first FIN stays).
- *   - Held bytes (flow_bytes, total_bytes) count each held segment's payload
- *     plus SEG_COST for its bookkeeping. A segment that would take a flow
- *     past flow_bytes makes the flow give up its first hole (a gap, then the
+ *   - Held bytes (flow_bytes) count each held segment's payload plus
+ *     SEG_COST for its bookkeeping. A segment that would take a flow past
+ *     flow_bytes makes the flow give up its first hole (a gap, then the
  *     bytes that follow it), again until it fits, or until the segment itself
- *     is next; flow_limit_hits counts the segments that did this. One that
- *     would take all flows past total_bytes does the same to the flows that
- *     began holding first (the oldest holes), total_limit_hits counting the
- *     segments. Connections are closed to make room only by max_flows (a
- *     limit of 0 is taken as 1).
+ *     is next; flow_limit_hits counts the segments that did this.
+ *   - The budget (total_bytes) counts held bytes so, and every connection,
+ *     closed connection remembered, fragment (FRAG_COST each, as frag_bytes
+ *     does), datagram and hash table as allocated (MT_MEM_CHUNK more each),
+ *     with what the handler counts in tf_handler.mem. It is checked when a
+ *     connection is made, when a segment would be held, and after each
+ *     packet (for what the handler's state grew by). When it is passed
+ *     (total_limit_hits counts the times), room is made down to
+ *     TF_ROOM_SLACK below it (room for what comes next too): closed
+ *     connections remembered are forgotten (oldest first), mem->reclaim is
+ *     asked for the handler's memory kept apart from any connection,
+ *     fragments are dropped (oldest first), then the connections seen
+ *     longest ago are closed (TF_MEMORY, evicted_memory), never the one
+ *     whose segment is being read. A segment that still does not fit makes
+ *     the flows holding bytes give up their oldest holes (by then, its own
+ *     connection's), and is not held when none is left (its hole a gap at
+ *     once). What one packet adds between two checks (its payload, the bytes
+ *     held before it that it releases, what the handler keeps of them) may
+ *     pass the budget until the packet's end. Connections are also closed to
+ *     make room for max_flows (TF_EVICTED; a limit of 0 is taken as 1).
  *   - A segment cut by the snap length: if it continues the stream, its
  *     captured part is delivered and the rest is a gap at once; if it comes
  *     early, only its captured part is held (the rest is a hole as any other).
@@ -229,6 +244,8 @@ struct tf {
 	struct tf_limits lim;
 	struct tf_handler h;
 	struct tf_stats st;
+	struct mt_mem own;              /* what is counted when the handler has no counter */
+	struct mt_mem *mem;             /* the handler's counter, or own: the budget's */
 	int64_t now;                    /* the clock: idleness and timeouts are judged by it */
 	int has_now;
 	int jumps, jump_dir;            /* packets in a row far from the clock, and on which side
@@ -295,9 +312,11 @@ struct tf *tf_new(const struct tf_limits *l, const struct tf_handler *h)
 	if (!t->lim.max_flows)
 		t->lim.max_flows = 1;
 	t->h = *h;
+	t->mem = h->mem ? h->mem : &t->own;
 	t->seed = mix((uint64_t)(uintptr_t)t, (uint64_t)mt_mono_ns());
 	t->nbucket = 256;
 	t->bucket = mt_calloc(t->nbucket, sizeof(*t->bucket));
+	mt_mem_size(t->mem, 0, t->nbucket * sizeof(*t->bucket));
 	return t;
 }
 
@@ -338,12 +357,14 @@ static void hold_add(struct tf *t, struct half *h, size_t cost)
 	}
 	h->held += cost;
 	t->held += cost;
+	mt_mem_add(t->mem, cost);
 }
 
 static void hold_sub(struct tf *t, struct half *h, size_t cost)
 {
 	h->held -= cost;
 	t->held -= cost;
+	mt_mem_sub(t->mem, cost);
 	if (h->held)
 		return;
 	if (h->hprev)
@@ -521,6 +542,8 @@ static void hold(struct tf *t, struct half *h, int64_t s, const uint8_t *p, int6
 	}
 }
 
+static int room(struct tf *t, const struct conn *keep, size_t need, int64_t us);
+
 /*
  * A segment's payload in direction i: [s, s + len) in stream offsets, of
  * which the first cap bytes (at p) were captured; ack: what it acknowledged
@@ -587,10 +610,12 @@ static void segment(struct tf *t, struct conn *c, int i, int64_t s, const uint8_
 			}
 			continue;
 		}
-		if (t->held + cost > t->lim.total_bytes) {
+		if (t->mem->used + cost > t->lim.total_bytes) {
 			if (!total_hit) {
 				total_hit = 1;
 				t->st.total_limit_hits++;
+				if (room(t, c, cost, us))
+					continue;
 			}
 			if (t->hold_head) {
 				struct half *o = t->hold_head;
@@ -679,6 +704,7 @@ static void grow(struct tf *t)
 		}
 	}
 	free(t->bucket);
+	mt_mem_size(t->mem, t->nbucket * sizeof(*b), n * sizeof(*b));
 	t->bucket = b;
 	t->nbucket = n;
 }
@@ -722,6 +748,7 @@ static void gone_free(struct tf *t, struct gone *g)
 		t->gtail = g->prev;
 	t->ngone--;
 	free(g);
+	mt_mem_size(t->mem, sizeof(*g), 0);
 }
 
 static void gone_grow(struct tf *t)
@@ -734,6 +761,7 @@ static void gone_grow(struct tf *t)
 		b[g->hash & (n - 1)] = g;
 	}
 	free(t->gbucket);
+	mt_mem_size(t->mem, t->ngbucket * sizeof(*b), n * sizeof(*b));
 	t->gbucket = b;
 	t->ngbucket = n;
 }
@@ -750,10 +778,12 @@ static void gone_add(struct tf *t, const struct conn *c)
 	if (!t->gbucket) {
 		t->ngbucket = 256;
 		t->gbucket = mt_calloc(t->ngbucket, sizeof(*t->gbucket));
+		mt_mem_size(t->mem, 0, t->ngbucket * sizeof(*t->gbucket));
 	} else if (t->ngone >= t->ngbucket) {
 		gone_grow(t);
 	}
 	g = mt_calloc(1, sizeof(*g));
+	mt_mem_size(t->mem, 0, sizeof(*g));
 	g->hash = c->hash;
 	g->e[0] = c->e[0];
 	g->e[1] = c->e[1];
@@ -849,6 +879,7 @@ static void conn_close(struct tf *t, struct conn *c, enum tf_end_how how, int64_
 	t->nconn--;
 	lru_unlink(t, c);
 	free(c);
+	mt_mem_size(t->mem, sizeof(*c), 0);
 }
 
 /*
@@ -893,9 +924,14 @@ static struct conn *conn_new(struct tf *t, const struct tf_end *a, const struct 
 			t->st.evicted_full++;
 		conn_close(t, t->lru_head, TF_EVICTED, us);
 	}
+	if (t->mem->used + sizeof(*c) + MT_MEM_CHUNK > t->lim.total_bytes) {
+		t->st.total_limit_hits++;
+		room(t, NULL, sizeof(*c) + MT_MEM_CHUNK, us);
+	}
 	if (t->nconn >= t->nbucket)
 		grow(t);
 	c = mt_calloc(1, sizeof(*c));
+	mt_mem_size(t->mem, 0, sizeof(*c));
 	c->e[0] = *a;
 	c->e[1] = *b;
 	set_roles(c, cli);
@@ -1126,12 +1162,14 @@ static void dgram_free(struct tf *t, struct dgram *d)
 	else
 		t->ftail = d->prev;
 	t->fheld -= d->cost;
+	mt_mem_sub(t->mem, d->cost);
 	while (d->pieces) {
 		struct fpiece *f = d->pieces;
 		d->pieces = f->next;
 		free(f);
 	}
 	free(d);
+	mt_mem_size(t->mem, sizeof(*d), 0);
 }
 
 static void dgram_drop(struct tf *t, struct dgram *d)
@@ -1185,6 +1223,7 @@ static void frag_hold(struct tf *t, struct dgram *d, uint32_t off, uint32_t len,
 			link = &n->next;
 			d->cost += FRAG_COST + c;
 			t->fheld += FRAG_COST + c;
+			mt_mem_add(t->mem, FRAG_COST + c);
 		}
 		if (!q || q->off >= end)
 			break;
@@ -1241,8 +1280,10 @@ static void fragment(struct tf *t, int family, const uint8_t *src, const uint8_t
 		return;
 	}
 	t->st.fragments++;
-	if (!t->fbucket)
+	if (!t->fbucket) {
 		t->fbucket = mt_calloc(FRAG_BUCKETS, sizeof(*t->fbucket));
+		mt_mem_size(t->mem, 0, FRAG_BUCKETS * sizeof(*t->fbucket));
+	}
 	hash = mix(mix_bytes(mix_bytes(mix(t->seed, (uint64_t)family), src, alen), dst, alen),
 		   (uint64_t)id << 8 | (family == AF_INET ? proto : 0));
 	for (d = t->fbucket[hash % FRAG_BUCKETS]; d; d = d->chain)
@@ -1252,6 +1293,7 @@ static void fragment(struct tf *t, int family, const uint8_t *src, const uint8_t
 			break;
 	if (!d) {
 		d = mt_calloc(1, sizeof(*d));
+		mt_mem_size(t->mem, 0, sizeof(*d));
 		d->hash = hash;
 		d->family = family;
 		memcpy(d->src, src, alen);
@@ -1537,6 +1579,41 @@ bad_link:
 	t->st.bad_link++;
 }
 
+/* ---- the budget ---- */
+
+/*
+ * The budget is passed, or need bytes more would pass it: room is made down
+ * to TF_ROOM_SLACK below it, need included (see the header for what goes
+ * first); keep (may be NULL) is not closed. Returns 1 when anything was
+ * freed.
+ */
+static int room(struct tf *t, const struct conn *keep, size_t need, int64_t us)
+{
+	size_t target = t->lim.total_bytes - TF_ROOM_SLACK(t->lim.total_bytes);
+	int freed = 0, reclaim = t->mem->reclaim != NULL;
+
+	target = need < target ? target - need : 0;
+	while (t->mem->used > target) {
+		if (t->ghead) {
+			gone_free(t, t->ghead);
+		} else if (reclaim && t->mem->reclaim(t->mem->reclaim_ctx, t->mem->used - target)) {
+			/* (the handler's memory apart from connections: asked again while it frees) */
+		} else if (t->fhead) {
+			reclaim = 0;
+			dgram_drop(t, t->fhead);
+		} else if (t->lru_head && t->lru_head != keep) {
+			reclaim = 0;
+			if (!t->lru_head->waiting)
+				t->st.evicted_memory++;
+			conn_close(t, t->lru_head, TF_MEMORY, us);
+		} else {
+			break;
+		}
+		freed = 1;
+	}
+	return freed;
+}
+
 /* ---- the interface ---- */
 
 /* Close what has been idle, drop fragments held too long: at capture time now. */
@@ -1653,6 +1730,11 @@ void tf_packet(struct tf *t, int linktype, int64_t us, size_t wire_len, const ui
 	tick(t, us);
 	expire(t);
 	link_layer(t, linktype, p, caplen, wire_len, us);
+	/* What the packet made the handler hold (its state grew) is counted now. */
+	if (t->mem->used > t->lim.total_bytes) {
+		t->st.total_limit_hits++;
+		room(t, NULL, 0, us);
+	}
 }
 
 void tf_swap(struct tf *t, const struct tf_conn *c)
@@ -1720,11 +1802,15 @@ void tf_free(struct tf *t)
 		conn_drop_held(t, c);
 		lru_unlink(t, c);
 		free(c);
+		mt_mem_size(t->mem, sizeof(*c), 0);
 	}
 	while (t->fhead)
 		dgram_free(t, t->fhead);
 	while (t->ghead)
 		gone_free(t, t->ghead);
+	mt_mem_size(t->mem, t->ngbucket * sizeof(*t->gbucket), 0);
+	mt_mem_size(t->mem, t->fbucket ? FRAG_BUCKETS * sizeof(*t->fbucket) : 0, 0);
+	mt_mem_size(t->mem, t->nbucket * sizeof(*t->bucket), 0);
 	free(t->gbucket);
 	free(t->fbucket);
 	free(t->bucket);

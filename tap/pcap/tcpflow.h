@@ -30,10 +30,17 @@
  *     retransmitted) are dropped and counted, not taken for a new
  *     connection. A SYN with a new initial sequence number on its 4-tuple
  *     starts a new one at once (and ends an open one: TF_REUSED).
- *   - Memory is bounded per connection (bytes held out of order) and in all
- *     (every connection's), and so is the number of connections (and of
- *     closed ones remembered); an idle connection is closed ("idle") after
- *     idle_ms of capture time. Every limit hit is counted in tf_stats.
+ *   - Memory is bounded per connection (bytes held out of order), and in all
+ *     by one budget (total_bytes) that counts every byte held across
+ *     connections: this module's (connections, bytes out of order, closed
+ *     connections remembered, fragments) and what the handler counts in the
+ *     same counter (tf_handler.mem: its per-connection state). When it would
+ *     be passed, room is made: the handler's memory kept apart from any
+ *     connection and what this module remembers are given up first, then the
+ *     connections idle longest (TF_MEMORY). So is the number of connections
+ *     bounded (and of closed ones remembered); an idle connection is closed
+ *     ("idle") after idle_ms of capture time. Every limit hit is counted in
+ *     tf_stats.
  *   - Time is the capture's (each packet's timestamp), in µs since the epoch:
  *     what is delivered has the time of the packet that brought it. Idleness
  *     is judged by the capture's clock, which a packet stamped far from its
@@ -45,6 +52,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+struct mt_mem;
 
 /* One side of a connection. */
 struct tf_end {
@@ -74,13 +83,17 @@ enum tf_end_how {
 	TF_FIN,                 /* both sides closed (FIN) */
 	TF_RST,                 /* reset */
 	TF_IDLE,                /* nothing for idle_ms: evicted */
-	TF_EVICTED,             /* the connection limit or the memory bound made room */
+	TF_EVICTED,             /* the connection limit (max_flows) made room */
 	TF_EOF,                 /* the capture ended with it open */
 	TF_REUSED,              /* a new connection on its 4-tuple (a SYN with another
 				 * initial sequence number) ended it: no limit was hit */
+	TF_MEMORY,              /* the memory budget (total_bytes) made room */
 };
 
 #define TF_ACK_UNKNOWN UINT64_MAX
+
+/* When the budget (tf_limits.total_bytes b) is passed, room is made down to this below it. */
+#define TF_ROOM_SLACK(b) ((b) / 16)
 
 struct tf_handler {
 	void *ctx;
@@ -100,11 +113,19 @@ struct tf_handler {
 	void (*gap)(void *state, const struct tf_conn *c, enum tf_dir d, uint64_t n, int64_t us);
 	/* The connection is over: the last call for it. */
 	void (*close)(void *state, const struct tf_conn *c, enum tf_end_how how, int64_t us);
+	/*
+	 * Where the handler counts what it holds (borrowed; NULL: it counts
+	 * nothing). The reassembler counts its own there too, and bounds the
+	 * sum by total_bytes; it calls mem->reclaim at a safe point only (never
+	 * from inside a callback), as it closes connections to make room.
+	 */
+	struct mt_mem *mem;
 };
 
 struct tf_limits {
 	size_t flow_bytes;      /* bytes one connection holds out of order (default 4 MiB) */
-	size_t total_bytes;     /* all connections together (default 256 MiB) */
+	size_t total_bytes;     /* every byte held, all connections together: the budget
+				 * (default 256 MiB) */
 	size_t max_flows;       /* connections tracked at once (default 100000) */
 	int64_t idle_ms;        /* capture time after which an idle connection is closed
 				 * (default 300000) */
@@ -130,8 +151,9 @@ struct tf_stats {
 	uint64_t ack_gaps;                /* of them, given up because the other end
 					   * acknowledged past them */
 	uint64_t flow_limit_hits;         /* a connection's out-of-order bound was reached */
-	uint64_t total_limit_hits;        /* the bound of all connections was reached */
-	uint64_t evicted_idle, evicted_full; /* connections closed as idle / to make room */
+	uint64_t total_limit_hits;        /* the budget (total_bytes) was reached: room made */
+	uint64_t evicted_idle, evicted_full; /* connections closed as idle / for max_flows */
+	uint64_t evicted_memory;          /* connections closed for the budget (TF_MEMORY) */
 	uint64_t reused;                  /* connections ended by a new one on their 4-tuple */
 	uint64_t late;                    /* segments of a closed connection with bytes it
 					   * did not have (sent after its FIN or RST): dropped */
@@ -139,7 +161,7 @@ struct tf_stats {
 
 struct tf;
 
-/* A reassembler calling h (copied); never NULL. */
+/* A reassembler calling h (copied; its mem borrowed, it must outlive the reassembler); never NULL. */
 struct tf *tf_new(const struct tf_limits *l, const struct tf_handler *h);
 
 /*

@@ -4,6 +4,7 @@
  * libpcap's dump API (pcap_open_dead, pcap_dump_open, pcap_dump).
  *
  * usage: pcap-mcp-gen [-m MB] [-c CALLS] [-k CONCURRENT] OUT
+ *        pcap-mcp-gen -o CONNS OUT
  *
  * Sessions follow one another until the file holds MB megabytes (default
  * 200): each is its own TCP connection (handshake, FINs), with an initialize
@@ -15,6 +16,17 @@
  * Texts are English words. Segments are at most 1448 bytes, Ethernet frames,
  * IPv4; timestamps start at
  * 1700000000 s and go 20 µs a packet. Prints "sessions=N messages=M bytes=B".
+ *
+ * With -o, CONNS connections follow one another instead, none of them closed
+ * (for pcap import's --memory): each (numbered from 1) a handshake, then a
+ * tools/call (Mcp-Session-Id "open-1": one session for all)
+ * whose answer never ends: odd connections an SSE stream (one whole event,
+ * without an id, then half of the next), even ones a JSON body of which half
+ * is sent, followed by a second request whose body stops half-way. Requests
+ * carry the connection's number as their progressToken, and that number
+ * modulo 64 as their id (so that the requests left unanswered are not too
+ * many for the writer's pairing). Prints "connections=N messages=M bytes=B"
+ * (M: the requests and whole events).
  */
 #include <pcap/pcap.h>
 #include <stdio.h>
@@ -182,23 +194,71 @@ static int step(struct sess *s)
 	return 1;
 }
 
+/* Connection n (from 1) of -o, left open. */
+static void open_conn(uint32_t n)
+{
+	struct sess s;
+	int k;
+
+	memset(&s, 0, sizeof(s));
+	s.caddr = 0x0a010000 + (n >> 14);
+	s.cport = (uint16_t)(1024 + (n & 16383));
+	s.cseq = 1000 + n;
+	s.sseq = 7000000 + n;
+	snprintf(s.sid, sizeof(s.sid), "open-1");
+	frame(&s, 1, PK_SYN, NULL, 0);
+	frame(&s, 0, PK_SYN | PK_ACK, NULL, 0);
+	frame(&s, 1, PK_ACK, NULL, 0);
+	snprintf(body, sizeof(body),
+		 "{\"jsonrpc\":\"2.0\",\"id\":%u,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+		 "\"arguments\":{\"message\":\"%.*s\"},\"_meta\":{\"progressToken\":%u}}}",
+		 n % 64, 100, pad, n);
+	post(&s, body);
+	if (n % 2) {
+		k = snprintf(ev, sizeof(ev),
+			     "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+			     "\"params\":{\"progressToken\":%u,\"progress\":1,\"message\":\"%.*s\"}}\n\n"
+			     "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",",
+			     n, 100, pad);
+		k = snprintf(resp, sizeof(resp),
+			     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+			     "Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n", k, ev);
+		send_all(&s, 0, resp, (size_t)k);
+		messages++;
+		return;
+	}
+	k = snprintf(resp, sizeof(resp),
+		     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 600\r\n\r\n"
+		     "{\"jsonrpc\":\"2.0\",\"id\":%u,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"%.*s",
+		     n % 64, 250, pad);
+	send_all(&s, 0, resp, (size_t)k);
+	k = snprintf(req, sizeof(req),
+		     "POST /mcp HTTP/1.1\r\nHost: 10.0.0.1:3001\r\nContent-Type: application/json\r\n"
+		     "Mcp-Session-Id: %s\r\nContent-Length: 500\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":\"x\",%.*s",
+		     s.sid, 200, pad);
+	send_all(&s, 1, req, (size_t)k);
+}
+
 int main(int argc, char **argv)
 {
 	int c, calls = 40, conc = 16;
+	unsigned long open_n = 0;
 	double mb = 200;
 	pcap_t *dead;
 	struct sess *ss;
 	uint32_t next = 0;
 
-	while ((c = getopt(argc, argv, "m:c:k:")) != -1) {
+	while ((c = getopt(argc, argv, "m:c:k:o:")) != -1) {
 		switch (c) {
+		case 'o': open_n = strtoul(optarg, NULL, 10); break;
 		case 'm': mb = strtod(optarg, NULL); break;
 		case 'c': calls = (int)strtol(optarg, NULL, 10); break;
 		case 'k': conc = (int)strtol(optarg, NULL, 10); break;
 		default: goto usage;
 		}
 	}
-	if (optind + 1 != argc || mb <= 0 || calls < 1 || calls > 100000 || conc < 1 || conc > 4096)
+	if (optind + 1 != argc || mb <= 0 || calls < 1 || calls > 100000 || conc < 1 || conc > 4096 ||
+	    open_n > 1000000)
 		goto usage;
 	{
 		/* Text as a tool's answers have it: words. */
@@ -213,6 +273,15 @@ int main(int argc, char **argv)
 	if (!dumper) {
 		fprintf(stderr, "pcap-mcp-gen: %s\n", pcap_geterr(dead));
 		return 1;
+	}
+	if (open_n) {
+		for (uint32_t n = 1; n <= open_n; n++)
+			open_conn(n);
+		pcap_dump_close(dumper);
+		pcap_close(dead);
+		printf("connections=%lu messages=%llu bytes=%llu\n", open_n,
+		       (unsigned long long)messages, (unsigned long long)bytes_out);
+		return 0;
 	}
 	ss = calloc((size_t)conc, sizeof(*ss));
 	for (;;) {
@@ -246,6 +315,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)messages, (unsigned long long)bytes_out);
 	return 0;
 usage:
-	fprintf(stderr, "usage: pcap-mcp-gen [-m MB] [-c CALLS] [-k CONCURRENT] OUT\n");
+	fprintf(stderr, "usage: pcap-mcp-gen [-m MB] [-c CALLS] [-k CONCURRENT] OUT\n"
+			"       pcap-mcp-gen -o CONNS OUT\n");
 	return 2;
 }

@@ -80,7 +80,7 @@ static void on_close(void *st, const struct tf_conn *c, enum tf_end_how how, int
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct run r;
-	struct tf_handler h = {&r, on_open, on_data, on_gap, on_close};
+	struct tf_handler h = {&r, on_open, on_data, on_gap, on_close, NULL};
 	struct mt_err err = {{0}, 0};
 	struct mt_capture_stats cs;
 	struct tf_stats ts;

@@ -10,7 +10,8 @@
  * refuses is an error with a message, never a crash), and the counts add up:
  * no more HTTP connections than connections, no more sessions than exchanges
  * (each session begins with one, but for those holding a connection's gaps
- * alone), no more responses paired than requests.
+ * alone), no more responses paired than requests; once all is freed, no
+ * stage's memory is still counted against the budget.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,5 +74,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fail("exchanges stored and requests read differ");
 	if (st.hx.tls + st.hx.h2 + st.hx.other + st.hx.http > st.tf.connections)
 		fail("connections counted twice");
+	if (st.mem_left)
+		fail("memory still counted once all was freed");
+	if (st.tf.evicted_memory + st.tf.evicted_full + st.tf.evicted_idle > st.tf.connections)
+		fail("more connections given up on than there were");
 	return 0;
 }

@@ -16,14 +16,18 @@
  * Checks, for both: connections open once, numbered 1, 2, ...; nothing is
  * delivered for a closed one and nothing is empty; each is closed once; the
  * counts of gaps and connections agree with what the handler saw, and so do
- * the counts of connections closed as idle, evicted and reused; a data
- * call's ack is unknown or no more than the other direction's data and gaps
- * added up to; every time given is one a packet (or tf_finish) had.
+ * the counts of connections closed as idle, evicted (for max_flows or the
+ * memory budget) and reused; a data call's ack is unknown or no more than
+ * the other direction's data and gaps added up to; every time given is one
+ * a packet (or tf_finish) had; after each packet, what is counted against
+ * the budget is within it unless no connection is left open; once freed,
+ * nothing is counted.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "schema/util.h"
 #include "tap/pcap/tcpflow.h"
 #include "tests/peers/pktcraft.h"
 
@@ -34,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 struct run {
 	int crafted;            /* check the bytes */
 	uint64_t opened, closed, gaps, gap_bytes;
-	uint64_t how[TF_REUSED + 1]; /* closes of each kind */
+	uint64_t how[TF_MEMORY + 1]; /* closes of each kind */
 	uint8_t state[MAXN];    /* 0 unknown, 1 open, 2 closed */
 	struct tf_end first_client[MAXN]; /* the client as opened (a swap changes c->client) */
 	uint64_t sent[MAXN][2]; /* data and gap bytes of each end: 0 the first client */
@@ -45,6 +49,8 @@ struct run {
 	struct tf *t;
 	int swap_next;
 	uint16_t ip_id;
+	struct mt_mem mem;      /* the budget's counter (tf_handler.mem) */
+	size_t budget;          /* tf_limits.total_bytes */
 };
 
 static void fail(const char *what)
@@ -151,7 +157,7 @@ static void on_close(void *st, const struct tf_conn *c, enum tf_end_how how, int
 
 	check_open(r, c);
 	check_time(r, us);
-	if ((unsigned)how > TF_REUSED)
+	if ((unsigned)how > TF_MEMORY)
 		fail("a close of no kind");
 	r->how[how]++;
 	if (c->num < MAXN)
@@ -173,13 +179,22 @@ static void end_run(struct run *r)
 	if (s.midstream > s.connections || s.evicted_full + s.evicted_idle > s.connections)
 		fail("counts that do not add up");
 	if (s.evicted_idle != r->how[TF_IDLE] || s.evicted_full != r->how[TF_EVICTED] ||
-	    s.reused != r->how[TF_REUSED])
+	    s.reused != r->how[TF_REUSED] || s.evicted_memory != r->how[TF_MEMORY])
 		fail("closes that differ from their counts");
 	if (s.ack_gaps > s.gaps)
 		fail("more gaps for ACKs than gaps");
 	if (s.reassembled > s.fragments)
 		fail("more datagrams than fragments");
 	tf_free(r->t);
+	if (r->mem.used)
+		fail("bytes still counted once all is freed");
+}
+
+/* After a packet: within the budget, or nothing left to give up. */
+static void after_packet(struct run *r)
+{
+	if (r->mem.used > r->budget && r->opened != r->closed)
+		fail("over the memory budget with connections open");
 }
 
 static const int links[] = {DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_NULL, DLT_LOOP,
@@ -238,6 +253,7 @@ static void put_frame(struct run *r, int lt, int64_t us, const uint8_t *ip, size
 
 	memcpy(copy, f, cap);
 	tf_packet(r->t, lt, stamp(r, us + skew), m, copy, cap);
+	after_packet(r);
 	skew = 0;
 	free(copy);
 }
@@ -307,7 +323,7 @@ static void crafted(struct run *r, struct in *in, uint32_t base[4][2], int64_t *
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct run raw, cr;
-	struct tf_handler h = {NULL, on_open, on_data, on_gap, on_close};
+	struct tf_handler h = {NULL, on_open, on_data, on_gap, on_close, NULL};
 	struct tf_limits l;
 	struct in in = {data, size};
 	uint32_t base[4][2];
@@ -316,7 +332,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	tf_limits_default(&l);
 	l.flow_bytes = 64 + (size_t)(b0 & 15) * 96;
-	l.total_bytes = 128 + (size_t)(b0 >> 4) * 200;
+	/* (The hash tables take 2 kB, and 8 kB more at the first fragment.) */
+	l.total_bytes = 11264 + (size_t)(b0 >> 4) * 400;
 	l.max_flows = 1 + (b1 & 3);
 	l.idle_ms = b1 & 4 ? 0 : 1 + (b1 >> 3);
 	l.frag_bytes = 100 + (size_t)(b1 >> 3) * 64;
@@ -324,9 +341,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&cr, 0, sizeof(cr));
 	skew = 0;
 	cr.crafted = 1;
+	raw.budget = cr.budget = l.total_bytes;
 	h.ctx = &raw;
+	h.mem = &raw.mem;
 	raw.t = tf_new(&l, &h);
 	h.ctx = &cr;
+	h.mem = &cr.mem;
 	cr.t = tf_new(&l, &h);
 	for (int k = 0; k < 4; k++) {
 		base[k][0] = (uint32_t)u16(&in) << 16 | 0xff00;
@@ -343,6 +363,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			memcpy(copy, in.p, len);
 			tf_packet(raw.t, links[(op >> 3) % NLINKS], stamp(&raw, now + skew), len + extra,
 				  copy, len);
+			after_packet(&raw);
 			skew = 0;
 			free(copy);
 			in.p += len;

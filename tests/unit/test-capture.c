@@ -89,7 +89,7 @@ static void rec_free(struct rec *r)
 
 static struct tf *tf_for(struct rec *r)
 {
-	struct tf_handler h = {r, on_open, on_data, on_gap, on_close};
+	struct tf_handler h = {r, on_open, on_data, on_gap, on_close, NULL};
 	struct tf_limits l;
 
 	tf_limits_default(&l);

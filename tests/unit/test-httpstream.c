@@ -378,7 +378,9 @@ static void test_close_delimited(void **state)
 			{TF_EOF, "end1 stopped: the capture ended @1020\n"},
 			{TF_IDLE, "end1 stopped: the connection was idle too long (--idle) @1020\n"},
 			{TF_EVICTED, "end1 stopped: the connection was given up on to make room "
-				     "(--max-flows, --memory) @1020\n"},
+				     "(--max-flows) @1020\n"},
+			{TF_MEMORY, "end1 stopped: the connection was given up on to make room: the "
+				    "memory budget was reached (--memory) @1020\n"},
 			{TF_REUSED, "end1 closed: the connection was replaced by a new one on the same "
 				    "ports @1020\n"},
 		};
@@ -398,6 +400,13 @@ static void test_close_delimited(void **state)
 	send_s(&t, 1, REQ_A);
 	h_close(&t, TF_EOF);
 	assert_non_null(strstr(text(&t), "end1 stopped: no response @1010\n"));
+	h_free(&t);
+	/* ... and when a limit gave the connection up: which. */
+	h_init(&t, 1, 0);
+	send_s(&t, 1, REQ_A);
+	h_close(&t, TF_MEMORY);
+	assert_non_null(strstr(text(&t), "end1 stopped: no response: the connection was given up on "
+					 "to make room: the memory budget was reached (--memory) @1010\n"));
 	{
 		struct hx_stats st;
 		hx_stats(t.r, &st);

@@ -1,11 +1,12 @@
 /*
  * test-map.c - the byte-string to int64 hash map (schema/map.h): put, get,
  * take, replace, growth across rehashes with tombstones, long and short keys,
- * keys with NULs, and the entry limit.
+ * keys with NULs, the entry limit, and the bytes it says it holds.
  */
 #include "tests/unit/unit.h"
 
 #include "schema/map.h"
+#include "schema/util.h"
 
 static void test_basic(void **state)
 {
@@ -87,12 +88,43 @@ static void test_limit(void **state)
 	mt_map_release(&m);
 }
 
+/* What the map holds, as a budget counts it: its slots, and long keys apart. */
+static void test_bytes(void **state)
+{
+	struct mt_map m;
+	size_t slots;
+	int64_t v;
+	char k[16];
+
+	(void)state;
+	mt_map_init(&m, 0);
+	assert_int_equal(mt_map_bytes(&m), 0);
+	assert_int_equal(mt_map_put(&m, "short", 5, 1), 0);
+	slots = mt_map_bytes(&m); /* (16 slots at first) */
+	assert_int_equal((slots - MT_MEM_CHUNK) % 16, 0);
+	assert_int_equal(mt_map_put(&m, "a key that is longer than twenty", 32, 2), 0);
+	assert_int_equal(mt_map_bytes(&m), slots + 32 + MT_MEM_CHUNK);
+	assert_int_equal(mt_map_put(&m, "a key that is longer than twenty", 32, 3), 0);
+	assert_int_equal(mt_map_bytes(&m), slots + 32 + MT_MEM_CHUNK); /* (replaced) */
+	assert_int_equal(mt_map_take(&m, "a key that is longer than twenty", 32, &v), 1);
+	assert_int_equal(mt_map_bytes(&m), slots);
+	for (int i = 0; i < 100; i++) {
+		snprintf(k, sizeof(k), "k%d", i);
+		assert_int_equal(mt_map_put(&m, k, strlen(k), i), 0);
+	}
+	/* (grown four times for 101 keys: 256 slots) */
+	assert_int_equal(mt_map_bytes(&m), (slots - MT_MEM_CHUNK) * 16 + MT_MEM_CHUNK);
+	mt_map_release(&m);
+	assert_int_equal(mt_map_bytes(&m), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic),
 		cmocka_unit_test(test_many),
 		cmocka_unit_test(test_limit),
+		cmocka_unit_test(test_bytes),
 	};
 
 	return cmocka_run_group_tests_name("map", tests, NULL, NULL);

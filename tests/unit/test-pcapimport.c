@@ -24,7 +24,13 @@
  *     their own requests; a lost request's answer is paired with nothing;
  *   - segments lost across chunks of an SSE stream (review finding 4): read
  *     on at the next chunk, the events after the gap stored, the rest of a
- *     cut event not taken for one.
+ *     cut event not taken for one;
+ *   - one memory budget over every stage (issue 20): connections left open
+ *     with their exchanges given up, those seen longest ago first, at the
+ *     count the budget allows, their exchanges ended with why; the count
+ *     back where it began once every connection closed, and at 0 once all
+ *     is freed; a session's SSE event ids, with nothing of it open, given
+ *     back before any connection (a replay of them then not flagged).
  */
 #include "tests/unit/unit.h"
 
@@ -142,7 +148,8 @@ struct fx {
 	struct mt_import *im;
 };
 
-static void fx_open(struct fx *f)
+/* An import with a memory budget (--memory; 0: the default). */
+static void fx_open_mem(struct fx *f, size_t memory)
 {
 	struct mt_import_opts o;
 
@@ -152,7 +159,22 @@ static void fx_open(struct fx *f)
 	mt_import_opts_default(&o);
 	o.db_path = f->path;
 	o.wopts.label = "'test'";
+	if (memory)
+		o.limits.total_bytes = memory;
 	f->im = mt_import_new(&o);
+}
+
+static void fx_open(struct fx *f)
+{
+	fx_open_mem(f, 0);
+}
+
+static size_t mem_used(struct fx *f)
+{
+	struct mt_import_stats st;
+
+	mt_import_stats(f->im, &st);
+	return st.mem_used;
 }
 
 static void fx_finish(struct fx *f, int64_t end_us, struct mt_import_stats *st)
@@ -823,6 +845,164 @@ static void test_sse_chunks_lost(void **state)
 	free(one);
 }
 
+/* Connection i (port 41000 + i, i < 10), left open: a tools/call answered by an SSE stream, an event and a half. */
+static void open_sse(struct tcp *k, struct tf *tf, int i, int64_t us)
+{
+	char body[160], chunk[200], *p;
+	static const char ev[] = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n"
+				 "data: {\"jsonrpc\":\"2.0\",";
+
+	snprintf(body, sizeof(body),
+		 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}", i);
+	p = post(body, "s-1");
+	snprintf(chunk, sizeof(chunk), "%zx\r\n%s\r\n", strlen(ev), ev);
+	tcp_open(k, tf, (uint16_t)(41000 + i), us, 1);
+	says(k, 1, p);
+	says(k, 0, sse_head);
+	says(k, 0, chunk);
+	free(p);
+}
+
+/*
+ * Eight connections left open, one after another, under a budget of three
+ * and a half of them (what one holds measured on an import without limit):
+ * from the fourth on, each passes it once, and the connection seen longest
+ * ago is given up (the slack below the budget is less than half of one):
+ * conns 1 to 5, their exchanges ended as stopped with why; 6 to 8 end with
+ * the capture. Every stage's count comes back: to what the import held
+ * before any packet once every connection closed, to 0 once all is freed.
+ */
+static void test_memory_budget(void **state)
+{
+	struct fx f;
+	struct tcp k;
+	struct mt_import_stats st;
+	size_t base, u = 0, used[9], budget;
+	char *got;
+
+	(void)state;
+	/* What one connection holds, on an import without limit. */
+	fx_open(&f);
+	base = used[0] = mem_used(&f);
+	for (int i = 1; i <= 8; i++) {
+		open_sse(&k, mt_import_tf(f.im), i, 1700000000000000 + i * 1000);
+		used[i] = mem_used(&f);
+		if (i == 2)
+			u = used[2] - used[1];
+		if (i >= 2)
+			assert_int_equal(used[i] - used[i - 1], u);
+	}
+	fx_finish(&f, k.us, &st);
+	assert_int_equal(st.tf.total_limit_hits, 0);
+	assert_int_equal(st.mem_used, base);
+	assert_int_equal(st.mem_left, 0);
+	fx_free(&f);
+	assert_true(used[1] - base >= u && u > 1000);
+
+	budget = used[1] + 2 * u + u / 2;
+	assert_true(TF_ROOM_SLACK(budget) < u / 2);
+	fx_open_mem(&f, budget);
+	for (int i = 1; i <= 8; i++)
+		open_sse(&k, mt_import_tf(f.im), i, 1700000000000000 + i * 1000);
+	mt_import_stats(f.im, &st);
+	assert_int_equal(st.tf.total_limit_hits, 5);
+	assert_int_equal(st.tf.evicted_memory, 5);
+	assert_int_equal(st.tf.evicted_full + st.tf.evicted_idle, 0);
+	assert_int_equal(st.mem_used, used[3] - used[0] + base);
+	assert_true(st.mem_peak > budget && st.mem_peak < budget + u / 2);
+	fx_finish(&f, k.us, &st);
+	assert_int_equal(st.mem_used, base);
+	assert_int_equal(st.mem_left, 0);
+	got = q(&f, "select group_concat(conn, ' '), outcome, error from http_exchange group by 2, 3 "
+		    "order by min(conn)");
+	assert_string_equal(got, "1 2 3 4 5|stopped|the connection was given up on to make room: the "
+				 "memory budget was reached (--memory)\n"
+				 "6 7 8|stopped|the capture ended\n");
+	free(got);
+	got = q(&f, "select dir, kind, count(*) from message group by 1, 2 order by 1");
+	assert_string_equal(got, "c2s|request|8\ns2c|notification|8\n");
+	free(got);
+	fx_free(&f);
+}
+
+/*
+ * Session a's SSE events carried ids (40, long ones); its one connection
+ * closed. A connection that then passes the budget: the closed one's record
+ * and a's ids are given back first, and it stays open. A GET on a that
+ * resumes the stream and sends the events again: flagged as replayed on an
+ * import without limit, not on this one (a's ids were forgotten).
+ */
+static char *ids_run(int limited, struct mt_import_stats *st)
+{
+	struct fx f;
+	struct tcp k1, k2, k3;
+	struct mt_buf evs = MT_BUF_INIT, big = MT_BUF_INIT;
+	char *p = post("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}",
+		       "a");
+	char *got;
+	static size_t budget;
+
+	for (int i = 0; i < 40; i++)
+		mt_buf_printf(&evs, "id: event-of-session-a-number-%04d\ndata: {\"jsonrpc\":\"2.0\","
+				    "\"method\":\"notifications/progress\"}\n\n", i);
+	mt_buf_puts(&big, "data: ");
+	for (int i = 0; i < 200; i++)
+		mt_buf_puts(&big, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"} ");
+	fx_open_mem(&f, limited ? budget : 0);
+	tcp_open(&k1, mt_import_tf(f.im), 42001, 1700000000000000, 1);
+	says(&k1, 1, p);
+	says(&k1, 0, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: ");
+	{
+		char n[32];
+		snprintf(n, sizeof(n), "%zu\r\n\r\n", evs.len);
+		says(&k1, 0, n);
+	}
+	say(&k1, 0, evs.data, evs.len, 1000);
+	tcp_close(&k1);
+	/* Another session's connection, an SSE event being assembled that grows. */
+	tcp_open(&k2, mt_import_tf(f.im), 42002, k1.us, 1);
+	free(p);
+	p = post("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}", "b");
+	says(&k2, 1, p);
+	says(&k2, 0, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n");
+	say(&k2, 0, big.data, big.len, 1000);
+	mt_import_stats(f.im, st);
+	if (!limited)
+		budget = st->mem_peak - 1; /* (the most counted, then: the next run passes it there) */
+	/* Session a resumed: its events sent again. */
+	tcp_open(&k3, mt_import_tf(f.im), 42003, k2.us, 1);
+	says(&k3, 1, "GET /mcp HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nMcp-Session-Id: a\r\n"
+		     "Last-Event-ID: event-of-session-a-number-0000\r\n\r\n");
+	says(&k3, 0, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n");
+	say(&k3, 0, evs.data + evs.len / 40, evs.len - evs.len / 40, 1000);
+	fx_finish(&f, k3.us, NULL);
+	got = q(&f, "select replayed, count(*) from message where sse_id like 'event-of-session-a%' "
+		    "group by 1 order by 1");
+	fx_free(&f);
+	free(p);
+	mt_buf_release(&evs);
+	mt_buf_release(&big);
+	return got;
+}
+
+static void test_memory_ids(void **state)
+{
+	struct mt_import_stats st;
+	char *got;
+
+	(void)state;
+	got = ids_run(0, &st);
+	assert_string_equal(got, "0|40\n1|39\n");
+	free(got);
+	got = ids_run(1, &st);
+	/* (st: when conn 2 had sent it all, before the GET) */
+	assert_int_equal(st.tf.total_limit_hits, 1);
+	assert_int_equal(st.hl.ids_forgotten, 1);
+	assert_int_equal(st.tf.evicted_memory, 0);
+	assert_string_equal(got, "0|79\n");
+	free(got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -838,6 +1018,8 @@ int main(void)
 		cmocka_unit_test(test_gap_session_alone),
 		cmocka_unit_test(test_gap_response_head),
 		cmocka_unit_test(test_sse_chunks_lost),
+		cmocka_unit_test(test_memory_budget),
+		cmocka_unit_test(test_memory_ids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

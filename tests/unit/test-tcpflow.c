@@ -4,7 +4,9 @@
  * delivered in place), reordered, retransmitted and overlapping (the first
  * copy wins), lost (a gap of its exact size), across the sequence number
  * wrap, seen from the middle and swapped, FIN, RST, idle in capture time, the
- * per-flow and total bounds and max_flows with their exact counts, IPv4 and
+ * per-flow bound, the memory budget (connections, held bytes and the
+ * handler's state counted in one counter, room made in its order, the count
+ * back to 0 when all is freed) and max_flows with their exact counts, IPv4 and
  * IPv6 fragments (in order, out of order, overlapping, one missing, bounded),
  * truncated packets, every link type, and garbage of every length.
  */
@@ -31,6 +33,10 @@ struct rec {
 	int verbose;                    /* the log says acks and times too */
 	unsigned copies;                /* data not delivered from the packet handed in */
 	unsigned calls;
+	struct mt_mem mem;              /* the budget's counter (tf_handler.mem) */
+	size_t per_conn, per_byte;      /* what the handler holds per connection and per byte
+					 * delivered (counted in mem until the close) */
+	size_t charged[MAXC];           /* ... by connection */
 };
 
 static struct rec *R;
@@ -39,7 +45,7 @@ static size_t cur_len;
 
 static const char *how_name(enum tf_end_how h)
 {
-	static const char *const n[] = {"fin", "rst", "idle", "evicted", "eof", "reused"};
+	static const char *const n[] = {"fin", "rst", "idle", "evicted", "eof", "reused", "memory"};
 	return n[h];
 }
 
@@ -49,6 +55,8 @@ static void *on_open(void *ctx, const struct tf_conn *c)
 
 	assert_true(c->num > 0);
 	r->conn[SLOT(c->num)] = *c;
+	r->charged[SLOT(c->num)] += r->per_conn;
+	mt_mem_add(&r->mem, r->per_conn);
 	mt_buf_printf(&r->log, "open %llu %u>%u%s\n", (unsigned long long)c->num, c->client.port,
 		      c->server.port, c->saw_syn ? "" : " mid");
 	return r;
@@ -78,6 +86,8 @@ static void on_data(void *state, const struct tf_conn *c, enum tf_dir d, const u
 
 	assert_true(n > 0);
 	assert_false(r->closed[SLOT(c->num)]);
+	r->charged[SLOT(c->num)] += r->per_byte * n;
+	mt_mem_add(&r->mem, r->per_byte * n);
 	mt_buf_append(&r->s[SLOT(c->num)][d], p, n);
 	mt_buf_printf(&r->log, "data %llu %s %zu%s\n", (unsigned long long)c->num, d ? "s2c" : "c2s",
 		      n, extra(r, 1, ack, us));
@@ -106,6 +116,8 @@ static void on_close(void *state, const struct tf_conn *c, enum tf_end_how how, 
 	struct rec *r = state;
 
 	assert_false(r->closed[SLOT(c->num)]);
+	mt_mem_sub(&r->mem, r->charged[SLOT(c->num)]);
+	r->charged[SLOT(c->num)] = 0;
 	if (SLOT(c->num))
 		r->closed[c->num] = 1;
 	r->how[SLOT(c->num)] = how;
@@ -117,18 +129,26 @@ static struct tf_limits L;
 
 static struct tf *mk(void)
 {
-	struct tf_handler h = {NULL, on_open, on_data, on_gap, on_close};
+	struct tf_handler h = {NULL, on_open, on_data, on_gap, on_close, NULL};
 
 	R = calloc(1, sizeof(*R));
 	assert_non_null(R);
 	h.ctx = R;
+	h.mem = &R->mem;
 	R->t = tf_new(&L, &h);
 	return R->t;
 }
 
 static void done(struct tf *t)
 {
+	size_t open = 0;
+
+	for (int i = 0; i < MAXC; i++)
+		open += R->charged[i];
 	tf_free(t);
+	/* Whatever a test did, what the reassembler counted it took off again
+	 * (the handler's charges of connections never closed stay). */
+	assert_int_equal(R->mem.used, open);
 	mt_buf_release(&R->log);
 	for (int i = 0; i < MAXC; i++) {
 		mt_buf_release(&R->s[i][0]);
@@ -926,16 +946,57 @@ static void test_flow_bound(void **state)
 	done(t);
 }
 
+/* What the reassembler counts of its own against the budget. */
+struct costs {
+	size_t start;   /* once made (its hash table) */
+	size_t conn;    /* a connection */
+	size_t gone;    /* a closed connection remembered */
+	size_t gtable;  /* the table of those, made at the first */
+};
+
+/* Measured on a reassembler of its own (R is made anew after). */
+static struct costs measure(void)
+{
+	struct costs k;
+	struct tf *t;
+	size_t one;
+
+	conv(DLT_EN10MB, 0);
+	t = mk();
+	k.start = R->mem.used;
+	seg(t, 1, 1, PK_ACK, "x", 1);
+	k.conn = R->mem.used - k.start;
+	seg(t, 1, 2, PK_ACK | PK_FIN, NULL, 2);
+	seg(t, 0, 1, PK_ACK | PK_FIN, NULL, 3);
+	assert_int_equal(R->how[1], TF_FIN);
+	one = R->mem.used;
+	C.cport = 40001;
+	seg(t, 1, 1, PK_ACK, "x", 4);
+	seg(t, 1, 2, PK_ACK | PK_FIN, NULL, 5);
+	seg(t, 0, 1, PK_ACK | PK_FIN, NULL, 6);
+	k.gone = R->mem.used - one;
+	k.gtable = one - k.start - k.gone;
+	done(t);
+	/* (What the tests below take for granted of these sizes.) */
+	assert_true(k.conn > 164 && k.conn < 1500 && k.gone > 0 && k.gone < 1000);
+	assert_int_equal(k.gtable, 256 * sizeof(void *) + MT_MEM_CHUNK);
+	conv(DLT_EN10MB, 0);
+	return k;
+}
+
 static void test_total_bound(void **state)
 {
 	struct tf *t;
 	struct tf_stats s;
-	char a[101];
+	struct costs k;
+	char a[101], big[2001], want[700];
 
 	(void)state;
-	conv(DLT_EN10MB, 0);
+	k = measure();
 	fill(a, 100, 'a');
-	L.total_bytes = 3 * (100 + 64);
+	fill(big, 2000, 'B');
+	/* Room for two connections and three held segments of 100 bytes, exactly. */
+	L.total_bytes = k.start + 2 * k.conn + 3 * (100 + 64);
 	t = mk();
 	seg(t, 1, 1, PK_ACK, "x", 1);       /* conn 1 */
 	seg(t, 1, 11, PK_ACK, a, 2);        /* holds 164 */
@@ -943,25 +1004,191 @@ static void test_total_bound(void **state)
 	C.cport = 40001;
 	seg(t, 1, 1, PK_ACK, "y", 4);       /* conn 2 */
 	seg(t, 1, 11, PK_ACK, a, 5);        /* 492: all that fits */
+	assert_int_equal(R->mem.used, L.total_bytes);
 	assert_int_equal(ST(t).total_limit_hits, 0);
-	seg(t, 1, 111, PK_ACK, a, 6);       /* conn 1, which began holding first, gives up its hole */
+	/* One more to hold: the connection seen longest ago is given up (its
+	 * hole a gap, what it held delivered), not conn 2's hole. */
+	seg(t, 1, 111, PK_ACK, a, 6);
 	s = ST(t);
 	assert_int_equal(s.total_limit_hits, 1);
-	assert_int_equal(s.flow_limit_hits, 0);
+	assert_int_equal(s.evicted_memory, 1);
+	assert_int_equal(s.flow_limit_hits + s.evicted_full + s.evicted_idle, 0);
+	assert_int_equal(R->how[1], TF_MEMORY);
+	snprintf(want, sizeof(want), "x{9}%s%s", a, a);
+	assert_string_equal(S(1, TF_C2S), want);
 	assert_int_equal(s.gaps, 1);
-	assert_int_equal(s.gap_bytes, 9);
-	assert_int_equal(R->s[1][TF_C2S].len, 1 + 3 + 200);
-	assert_int_equal(R->s[2][TF_C2S].len, 1);
-	assert_int_equal(R->closed[1], 0);
-	/* Its own hole when it is the only one holding. */
-	seg(t, 1, 211, PK_ACK, a, 7);
+	assert_int_equal(R->closed[2], 0);
+	assert_string_equal(S(2, TF_C2S), "y");
+	assert_int_equal(R->mem.used, k.start + k.conn + 2 * 164);
+	seg(t, 1, 211, PK_ACK, a, 7);       /* fits: a connection costs more */
 	seg(t, 1, 311, PK_ACK, a, 8);
+	assert_int_equal(R->mem.used, k.start + k.conn + 4 * 164);
+	assert_int_equal(ST(t).total_limit_hits, 1);
+	/* A new connection that would pass it: conn 2, the only other, goes. */
+	C.cport = 40002;
+	seg(t, 1, 1, PK_ACK, "z", 9);       /* conn 3 */
 	s = ST(t);
 	assert_int_equal(s.total_limit_hits, 2);
-	assert_int_equal(s.gaps, 2);
-	assert_int_equal(R->s[2][TF_C2S].len, 1 + 3 + 400); /* the last one too, now in order */
+	assert_int_equal(s.evicted_memory, 2);
+	assert_int_equal(R->how[2], TF_MEMORY);
+	snprintf(want, sizeof(want), "y{9}%s%s%s%s", a, a, a, a);
+	assert_string_equal(S(2, TF_C2S), want);
+	assert_int_equal(R->mem.used, k.start + k.conn);
+	/* Alone, a segment bigger than all the room there is: not held, its
+	 * hole a gap at once, the segment delivered. */
+	seg(t, 1, 11, PK_ACK, big, 10);
+	s = ST(t);
+	assert_int_equal(s.total_limit_hits, 3);
+	assert_int_equal(s.evicted_memory, 2);
+	assert_int_equal(s.gaps, 3);
+	assert_int_equal(R->closed[3], 0);
+	assert_int_equal(R->s[3][TF_C2S].len, 1 + 3 + 2000);
+	assert_memory_equal(S(3, TF_C2S), "z{9}BBB", 7);
+	assert_int_equal(R->mem.used, k.start + k.conn);
 	tf_finish(t, 1000);
-	assert_int_equal(ST(t).gaps, 2);
+	assert_int_equal(R->how[3], TF_EOF);
+	assert_int_equal(R->mem.used, k.start); /* (its hash table only) */
+	assert_int_equal(R->mem.peak, L.total_bytes);
+	done(t);
+}
+
+/* The test's stand-in for memory kept apart from connections (mt_mem.reclaim). */
+static size_t spare;
+static unsigned reclaims;
+
+static size_t give_back(void *ctx, size_t need)
+{
+	struct mt_mem *m = ctx;
+	size_t n = spare;
+
+	(void)need;
+	reclaims++;
+	spare = 0;
+	mt_mem_sub(m, n);
+	return n;
+}
+
+/* The handler's memory in the same budget: what it frees apart from connections first. */
+static void test_memory_budget(void **state)
+{
+	struct tf *t;
+	struct tf_stats s;
+	struct costs k;
+	size_t unit, b, d;
+	static char data[8192];
+
+	(void)state;
+	k = measure();
+	unit = k.conn + 1000; /* a connection and what the handler holds for it */
+	/* The handler's 300 bytes apart from connections, four connections, and 100 to spare. */
+	b = L.total_bytes = k.start + 300 + 4 * unit + 100;
+	t = mk();
+	R->mem.reclaim = give_back;
+	R->mem.reclaim_ctx = &R->mem;
+	R->per_conn = 1000;
+	spare = 300;
+	reclaims = 0;
+	mt_mem_add(&R->mem, 300);
+	for (int i = 0; i < 4; i++) {
+		C.cport = (uint16_t)(40000 + i);
+		seg(t, 1, 1, PK_ACK, "c", 1 + i);
+	}
+	assert_int_equal(R->mem.used, b - 100);
+	assert_int_equal(ST(t).total_limit_hits, 0);
+	/*
+	 * A fifth: the handler gives back its 300 first (asked again, it has
+	 * nothing more), then conn 1, seen longest ago, goes; that is room
+	 * enough (TF_ROOM_SLACK below the budget, the new connection counted).
+	 */
+	C.cport = 40004;
+	seg(t, 1, 1, PK_ACK, "c", 5);
+	s = ST(t);
+	assert_int_equal(s.total_limit_hits, 1);
+	assert_int_equal(s.evicted_memory, 1);
+	assert_int_equal(reclaims, 2);
+	assert_int_equal(spare, 0);
+	assert_int_equal(R->how[1], TF_MEMORY);
+	assert_int_equal(R->closed[2] + R->closed[3] + R->closed[4] + R->closed[5], 0);
+	assert_int_equal(R->mem.used, k.start + 4 * unit);
+	assert_true(R->mem.used <= b);
+	/*
+	 * The handler keeps what conn 5 sends: d bytes in one packet pass the
+	 * budget, counted at the packet's end: conns 2, 3 and 4 go (d is
+	 * halfway between what two and three of them free).
+	 */
+	R->per_byte = 1;
+	d = 5 * unit / 2 + TF_ROOM_SLACK(b) - 400;
+	assert_true(d <= sizeof(data));
+	memset(data, 'd', d);
+	seg_n(t, 1, 2, 0, PK_ACK, data, d, 6);
+	s = ST(t);
+	assert_int_equal(s.total_limit_hits, 2);
+	assert_int_equal(s.evicted_memory, 4);
+	assert_int_equal(reclaims, 3);
+	for (int i = 2; i <= 4; i++)
+		assert_int_equal(R->how[i], TF_MEMORY);
+	assert_int_equal(R->closed[5], 0);
+	assert_int_equal(R->s[5][TF_C2S].len, 1 + d);
+	assert_int_equal(R->mem.used, k.start + unit + d);
+	/* The most it counted: that packet's end, before room was made. */
+	assert_int_equal(R->mem.peak, k.start + 4 * unit + d);
+	s = ST(t);
+	assert_int_equal(s.evicted_full + s.evicted_idle + s.flow_limit_hits, 0);
+	tf_finish(t, 1000);
+	assert_int_equal(R->how[5], TF_EOF);
+	/* Every connection closed: nothing counted but the hash table. */
+	assert_int_equal(R->mem.used, k.start);
+	done(t); /* (and 0 once freed) */
+}
+
+/* Closed connections remembered are forgotten before any open one is given up. */
+static void test_memory_gone_first(void **state)
+{
+	struct tf *t;
+	struct tf_stats s;
+	struct costs k;
+	size_t b, d;
+	static char data[8192];
+
+	(void)state;
+	k = measure();
+	/* Ten closed connections remembered, one open, 100 bytes to spare. */
+	b = L.total_bytes = k.start + k.gtable + 10 * k.gone + k.conn + 100;
+	t = mk();
+	for (int i = 0; i < 10; i++) {
+		C.cport = (uint16_t)(40000 + i);
+		seg(t, 1, 1, PK_ACK, "c", 1 + i);
+		seg(t, 1, 2, PK_ACK | PK_FIN, NULL, 1 + i);
+		seg(t, 0, 1, PK_ACK | PK_FIN, NULL, 1 + i);
+	}
+	C.cport = 40010;
+	seg(t, 1, 1, PK_ACK, "c", 11); /* conn 11 */
+	assert_int_equal(R->mem.used, b - 100);
+	/* What it is then sent passes the budget by 5.5 records less the slack: six go. */
+	R->per_byte = 1;
+	d = 11 * k.gone / 2 + 100 - TF_ROOM_SLACK(b);
+	assert_true(d > 100 && d <= sizeof(data));
+	memset(data, 'd', d);
+	seg_n(t, 1, 2, 0, PK_ACK, data, d, 12);
+	s = ST(t);
+	assert_int_equal(s.total_limit_hits, 1);
+	assert_int_equal(s.evicted_memory, 0);
+	assert_int_equal(R->closed[11], 0);
+	assert_int_equal(R->mem.used, k.start + k.gtable + 4 * k.gone + k.conn + d);
+	/* The oldest six are forgotten: a late segment of the first is a new
+	 * connection; one of the seventh is still its own, late. */
+	R->per_byte = 0;
+	C.cport = 40006;
+	seg(t, 1, 2, PK_ACK, "late", 13);
+	s = ST(t);
+	assert_int_equal(s.late, 1);
+	assert_int_equal(s.connections, 11);
+	C.cport = 40000;
+	seg(t, 1, 2, PK_ACK, "late", 14);
+	s = ST(t);
+	assert_int_equal(s.late, 1);
+	assert_int_equal(s.connections, 12);
+	tf_finish(t, 1000);
 	done(t);
 }
 
@@ -1370,6 +1597,8 @@ int main(void)
 		cmocka_unit_test_setup(test_time, setup),
 		cmocka_unit_test_setup(test_flow_bound, setup),
 		cmocka_unit_test_setup(test_total_bound, setup),
+		cmocka_unit_test_setup(test_memory_budget, setup),
+		cmocka_unit_test_setup(test_memory_gone_first, setup),
 		cmocka_unit_test_setup(test_max_flows, setup),
 		cmocka_unit_test_setup(test_fragments_v4, setup),
 		cmocka_unit_test_setup(test_fragments_v6, setup),

@@ -1,7 +1,7 @@
 /*
  * test-util.c - the small parsers of schema/util.h that the commands' options
- * go through: listening addresses, sizes and integers; and mt_open_private,
- * which every file mcptap makes is opened with.
+ * go through: listening addresses, sizes and integers; mt_open_private,
+ * which every file mcptap makes is opened with; the memory budget's counter.
  */
 #include "tests/unit/unit.h"
 
@@ -164,6 +164,33 @@ static void test_open_private(void **state)
 	unit_rmdir(dir);
 }
 
+/* The budget's counter: sizes as allocated, the peak, NULL counting nothing. */
+static void test_mem(void **state)
+{
+	struct mt_mem m;
+	struct mt_buf b = MT_BUF_INIT;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	mt_mem_size(&m, 0, 100);
+	assert_int_equal(m.used, 100 + MT_MEM_CHUNK);
+	mt_mem_size(&m, 100, 300);
+	assert_int_equal(m.used, 300 + MT_MEM_CHUNK);
+	mt_mem_add(&m, 64);
+	assert_int_equal(m.used, 364 + MT_MEM_CHUNK);
+	mt_mem_sub(&m, 64);
+	mt_mem_size(&m, 300, 0);
+	assert_int_equal(m.used, 0);
+	assert_int_equal(m.peak, 364 + MT_MEM_CHUNK);
+	mt_mem_add(NULL, 5);
+	mt_mem_size(NULL, 0, 5);
+	assert_int_equal(mt_buf_bytes(&b), 0);
+	mt_buf_append(&b, "x", 1);
+	assert_int_equal(mt_buf_bytes(&b), b.cap + MT_MEM_CHUNK);
+	mt_buf_release(&b);
+	assert_int_equal(mt_buf_bytes(&b), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest util[] = {
@@ -172,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_parse_int64),
 		cmocka_unit_test(test_open_private),
+		cmocka_unit_test(test_mem),
 	};
 
 	return cmocka_run_group_tests(util, NULL, NULL);
