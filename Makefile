@@ -19,7 +19,7 @@ DESTDIR ?=
 CC ?= cc
 FUZZ_SECONDS ?= 20
 
-PKGS = jansson sqlite3 libevent libcurl libpcap
+PKGS = jansson sqlite3 libevent libevent_openssl openssl zlib libcurl libpcap
 # Deferred (=) so that `make test` can install pkg-config and the -dev packages first.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS = $(shell pkg-config --libs $(PKGS))

@@ -23,9 +23,9 @@ need_pkg() {
 for what in "$@"; do
 	case $what in
 	build)
-		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libevent-dev libcurl4-openssl-dev libpcap-dev libhttp-parser-dev sqlite3; do need_pkg "$p"; done ;;
+		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libevent-dev libssl-dev zlib1g-dev libcurl4-openssl-dev libpcap-dev libhttp-parser-dev sqlite3; do need_pkg "$p"; done ;;
 	test)
-		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libevent-dev libcurl4-openssl-dev libpcap-dev libhttp-parser-dev libcmocka-dev sqlite3 tcpdump stunnel4 openssl util-linux cppcheck valgrind perl libxml2-utils time; do
+		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libevent-dev libssl-dev zlib1g-dev libcurl4-openssl-dev libpcap-dev libhttp-parser-dev libcmocka-dev sqlite3 tcpdump stunnel4 openssl util-linux cppcheck valgrind perl libxml2-utils time; do
 			need_pkg "$p"
 		done
 		command -v node >/dev/null 2>&1 || want="$want nodejs"
