@@ -4,6 +4,7 @@
  */
 #include "tap/http/httphdr.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -382,4 +383,130 @@ const char *mt_target_problem(const char *target, const char *method)
 	if (strchr(target, '#'))
 		return "a fragment ('#') in the request target";
 	return NULL;
+}
+
+const char *mt_head_problem(const char *p, size_t n, size_t *len)
+{
+	size_t i = 0;
+	int first = 1;
+
+	*len = 0;
+	while (i < n) {
+		const char *line = p + i;
+		const char *lf = memchr(line, '\n', n - i);
+		size_t ln;
+		if (!lf) {
+			/* (a line not ended yet: its bytes so far are looked at) */
+			ln = n - i;
+		} else {
+			if (lf == line || lf[-1] != '\r')
+				return "a line not ended by CRLF";
+			ln = (size_t)(lf - line) - 1;
+		}
+		if (lf && ln == 0) {
+			if (first)
+				return "an empty line before the request line";
+			*len = (size_t)(lf + 1 - p);
+			return NULL;
+		}
+		if (!first && (line[0] == ' ' || line[0] == '\t'))
+			return "an obsolete line folding (a field line that begins with a blank)";
+		for (size_t k = 0; k < ln; k++) {
+			unsigned char ch = (unsigned char)line[k];
+			if (ch == '\r')
+				return "a CR not followed by LF";
+			if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
+				return "a control byte in the head";
+		}
+		if (!first && lf) {
+			const char *colon = memchr(line, ':', ln);
+			if (!colon)
+				return "a field line without a colon";
+			if (colon == line)
+				return "an empty field name";
+			for (const char *q = line; q < colon; q++)
+				if (!is_tchar((unsigned char)*q))
+					return "a field name that is not a token (a space before the colon?)";
+		}
+		if (!lf)
+			return NULL;
+		first = 0;
+		i = (size_t)(lf + 1 - p);
+	}
+	return NULL;
+}
+
+void mt_head_split(const char *p, size_t n, struct mt_head_split *out)
+{
+	const char *end = memmem(p, n, "\r\n\r\n", 4);
+	const char *q, *eol;
+	char *t;
+	size_t cap = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (end)
+		n = (size_t)(end - p) + 2;
+	/* Room for every string, NUL-ended: never more than the bytes and a NUL each. */
+	t = out->text = mt_malloc(2 * n + 4);
+	eol = memchr(p, '\n', n);
+	eol = eol ? eol : p + n;
+	{
+		size_t ll = (size_t)(eol - p);
+		const char *le, *sp, *last;
+		if (ll && p[ll - 1] == '\r')
+			ll--;
+		le = p + ll;
+		sp = memchr(p, ' ', ll);
+		last = le;
+		while (last > p && last[-1] != ' ')
+			last--;
+		out->method = t;
+		if (sp) {
+			memcpy(t, p, (size_t)(sp - p));
+			t += sp - p;
+		}
+		*t++ = '\0';
+		out->target = t;
+		if (sp && last - 1 > sp) {
+			memcpy(t, sp + 1, (size_t)(last - 1 - sp - 1));
+			t += last - 1 - sp - 1;
+		}
+		*t++ = '\0';
+	}
+	for (q = eol < p + n ? eol + 1 : p + n; q < p + n;) {
+		const char *le = memchr(q, '\n', (size_t)(p + n - q)), *colon;
+		const char *ve;
+		if (!le)
+			le = p + n;
+		ve = le > q && le[-1] == '\r' ? le - 1 : le;
+		colon = memchr(q, ':', (size_t)(ve - q));
+		if (ve > q && colon) {
+			const char *v = colon + 1;
+			if (out->nh == cap) {
+				cap = cap ? 2 * cap : 16;
+				out->h = mt_realloc(out->h, cap * sizeof(*out->h));
+			}
+			out->h[out->nh].name = t;
+			memcpy(t, q, (size_t)(colon - q));
+			t += colon - q;
+			*t++ = '\0';
+			while (v < ve && (*v == ' ' || *v == '\t'))
+				v++;
+			while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+				ve--;
+			out->h[out->nh].value = t;
+			memcpy(t, v, (size_t)(ve - v));
+			t += ve - v;
+			*t++ = '\0';
+			out->nh++;
+		}
+		q = le + 1;
+	}
+}
+
+void mt_head_split_free(struct mt_head_split *s)
+{
+	free(s->text);
+	free(s->h);
+	memset(s, 0, sizeof(*s));
 }

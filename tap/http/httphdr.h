@@ -72,6 +72,36 @@ const char *mt_hdr_get(const struct mt_hdr *h, size_t n, const char *name);
 const char *mt_hdr_framing_problem(const struct mt_hdr *h, size_t n, int http11);
 
 /*
+ * A request's head as it came on the wire, from its first byte: where it
+ * ends (*len, the blank line's CRLF included) and what is wrong with its
+ * bytes that a parser may let pass but a server behind a proxy could read
+ * otherwise: a line not ended by CRLF (a bare LF or CR), an obsolete line
+ * folding (a field line that begins with a space or HTAB), a field line
+ * without a colon, a field name that is not a token (a space before the
+ * colon), a control byte (NUL, ...) or DEL in a field line. NULL when the
+ * head is sound, else why (a constant). Returns NULL with *len 0 when the
+ * n bytes hold no whole head yet (no problem found so far).
+ */
+const char *mt_head_problem(const char *p, size_t n, size_t *len);
+
+/*
+ * A request head a parser refused, split leniently so that its refusal can
+ * be recorded and said: the request line's method (its first word) and
+ * target (what lies between it and the last word), and the field lines
+ * split at their first colon, names and values as they are (blanks around a
+ * value taken off). p holds n bytes from the head's first byte (to its
+ * blank line, or as much as came). Free with mt_head_split_free.
+ */
+struct mt_head_split {
+	char *method, *target;
+	struct mt_hdr *h;
+	size_t nh;
+	char *text;                /* (what they point into) */
+};
+void mt_head_split(const char *p, size_t n, struct mt_head_split *out);
+void mt_head_split_free(struct mt_head_split *s);
+
+/*
  * A request target (after an absolute form's scheme and authority are taken
  * off) that a reverse proxy must not pass on: empty; with a space, a control
  * byte or DEL (RFC 9112 3.2); not a path ("@host/x" would make another URL of

@@ -112,6 +112,8 @@ struct half {
 	uint64_t msg_start;   /* where the message being read (or the next) begins */
 	struct pending *done; /* a request whose end the parser just reached */
 	unsigned method;      /* a request's method (http_parser's, kept at its head) */
+	int major, minor;     /* its HTTP version */
+	int refused;          /* the sink refused the request's head (request_head) */
 	/* A response's pairing. */
 	uint64_t ack;         /* the data call's ack: the client's stream received */
 	uint64_t msg_ack;     /* ... when the response being read began */
@@ -145,6 +147,7 @@ struct conn {
 	uint64_t ngaps;       /* gaps so far (the order of those not said yet) */
 	uint64_t bytes;       /* all its bytes (for the counts of what is not HTTP) */
 	int counted_tls;
+	int switched;         /* the protocol was switched (101, CONNECT) */
 	size_t counted;       /* what it holds, as last counted in hx_opts.mem (conn_bytes) */
 };
 
@@ -481,11 +484,17 @@ static void say_request(struct conn *c, struct half *h, struct pending *e)
 	r.body_len = h->body.len;
 	r.body_lost = h->body_lost;
 	r.body_cut = h->body_cut;
+	r.major = h->major;
+	r.minor = h->minor;
+	r.start = e->start;
+	r.end = e->end;
 	if (h->body_cut)
 		c->r->st.body_cut++;
 	e->said = 1;
 	e->x = c->r->s.request(c->r->s.ctx, c->sink_conn, &r, h->us);
 	c->r->st.requests++;
+	if (h->body.cap > BODY_KEEP)
+		mt_buf_release(&h->body); /* (said: not kept for a connection gone idle) */
 }
 
 /* ---- http_parser's callbacks ---- */
@@ -583,16 +592,42 @@ static void head_end(struct half *h)
 	h->url.len--;
 	h->head_done = 1;
 	h->method = h->p.method;
+	h->major = h->p.http_major;
+	h->minor = h->p.http_minor;
 	h->chunked = !!(h->p.flags & F_CHUNKED);
 	h->body_left = (h->p.flags & F_CONTENTLENGTH) && !h->chunked ? h->p.content_length
 								      : UINT64_MAX;
 }
 
+/* A request's head, whole, as the sink is told it. */
+static void fill_head(struct half *h, struct hx_head *hd)
+{
+	memset(hd, 0, sizeof(*hd));
+	hd->method = http_method_str((enum http_method)h->method);
+	hd->target = h->url.data ? h->url.data : "/";
+	hd->h = head_fields(h);
+	hd->nh = h->nf;
+	hd->major = h->major;
+	hd->minor = h->minor;
+	hd->start = h->msg_start;
+	hd->chunked = h->chunked;
+	hd->content_length = h->body_left;
+}
+
 static int on_request_head(struct half *h)
 {
 	struct conn *c = h->conn;
+	struct hx_reader *r = c->r;
 	struct pending *e;
 
+	if (r->s.request_head) {
+		struct hx_head hd;
+		fill_head(h, &hd);
+		if (r->s.request_head(r->s.ctx, c->sink_conn, &hd, h->us)) {
+			h->refused = 1;
+			return -1; /* (parse stops: the half is dead) */
+		}
+	}
 	queue_room(c, h->us);
 	e = queue_push(c);
 	e->kind = E_REQ;
@@ -708,8 +743,8 @@ static int on_message_complete(http_parser *p)
 	h->in_msg = 0;
 	if (p->type == HTTP_REQUEST) {
 		if (h->req) {
-			say_request(c, h, h->req);
-			h->done = h->req; /* (its end: where parse finds the parser paused) */
+			/* (said by parse, which finds the parser paused where it ends) */
+			h->done = h->req;
 			h->req = NULL;
 		}
 	} else if (!h->interim && h->cur) {
@@ -900,9 +935,12 @@ static size_t parse(struct half *h, const char *p, size_t n, uint64_t off)
 	if (ended) {
 		/* A message ended at off + k (on_message_complete paused the parser). */
 		http_parser_pause(&h->p, 0);
-		if (h->done)
-			h->done->end = off + k;
-		h->done = NULL;
+		if (h->done) {
+			struct pending *e = h->done;
+			h->done = NULL;
+			e->end = off + k;
+			say_request(c, h, e);
+		}
 		h->msg_start = off + k;
 	}
 	if (h->p.upgrade && h->p.type == HTTP_REQUEST && h->p.method != HTTP_CONNECT) {
@@ -913,8 +951,24 @@ static size_t parse(struct half *h, const char *p, size_t n, uint64_t off)
 	if (h->p.upgrade) {
 		/* A protocol switch (101, a CONNECT tunnel): what follows is not HTTP. */
 		c->r->st.upgraded++;
+		c->switched = 1;
 		c->h[TF_C2S].mode = M_DEAD;
 		c->h[TF_S2C].mode = M_DEAD;
+		return n;
+	}
+	if (h->refused || (HTTP_PARSER_ERRNO(&h->p) != HPE_OK && dir_of(h) == TF_C2S &&
+			   c->r->s.request_error)) {
+		/* Refused by the sink, or not HTTP where a live relay reads: no more. */
+		if (!h->refused) {
+			struct hx_head hd;
+			if (h->head_done)
+				fill_head(h, &hd);
+			c->r->st.parse_errors++;
+			c->r->s.request_error(c->r->s.ctx, c->sink_conn, h->head_done ? &hd : NULL,
+					      http_errno_description(HTTP_PARSER_ERRNO(&h->p)), h->us);
+		}
+		h->mode = M_DEAD;
+		h->in_msg = 0;
 		return n;
 	}
 	if (HTTP_PARSER_ERRNO(&h->p) != HPE_OK) {
@@ -1628,6 +1682,22 @@ static void gap(struct conn *c, enum tf_dir d, uint64_t n, int64_t us)
 		n -= k;
 	}
 	h->fed += n;
+}
+
+int hx_in_message(const void *state, enum tf_dir d)
+{
+	const struct conn *c = state;
+
+	return c && c->h[d].in_msg;
+}
+
+enum hx_reading hx_reading(const void *state, enum tf_dir d)
+{
+	const struct conn *c = state;
+
+	if (!c || c->h[d].mode != M_DEAD)
+		return HX_READING;
+	return c->switched ? HX_SWITCHED : HX_NOT_HTTP;
 }
 
 /* ---- the tf_handler ---- */

@@ -92,6 +92,21 @@ struct hx_request {
 	size_t body_len;
 	uint64_t body_lost;        /* bytes of it not captured (a gap) */
 	uint64_t body_cut;         /* bytes of it beyond max_body, not kept */
+	int major, minor;          /* its HTTP version */
+	uint64_t start, end;       /* where it lies in the client's stream (offsets: the
+				    * bytes of data and gap calls counted), head and body */
+};
+
+/* A request's head, as soon as it is whole (its body not read yet). Borrowed for the call. */
+struct hx_head {
+	const char *method;
+	const char *target;
+	const struct mt_hdr *h;
+	size_t nh;
+	int major, minor;
+	uint64_t start;            /* where it begins in the client's stream */
+	int chunked;               /* its body is chunked */
+	uint64_t content_length;   /* its Content-Length; UINT64_MAX when none */
 };
 
 /*
@@ -105,8 +120,23 @@ struct hx_sink {
 	void *(*conn_open)(void *ctx, const struct tf_conn *c, int64_t us);
 	/* The reassembler's client is the server: directions change (tf_swap). */
 	void (*swap)(void *ctx, const struct tf_conn *c);
-	/* A request: the sink's handle of its exchange. */
+	/*
+	 * A request's head is whole (a live relay checks it before its body
+	 * comes): nonzero refuses it, and the client's stream is read no more
+	 * (neither this request nor anything after it is said).
+	 */
+	int (*request_head)(void *ctx, void *conn, const struct hx_head *hd, int64_t us);
+	/* A request: the sink's handle of its exchange (said once its end is known). */
 	void *(*request)(void *ctx, void *conn, const struct hx_request *r, int64_t us);
+	/*
+	 * The client's stream is not HTTP where it is read (why: http_parser's
+	 * words); hd is the head of the request it is in when that head was
+	 * whole (an error in its body), else NULL. With this callback, the
+	 * client's stream is read no more (a live relay refuses it); without it,
+	 * reading looks for the next request.
+	 */
+	void (*request_error)(void *ctx, void *conn, const struct hx_head *hd, const char *why,
+			      int64_t us);
 	/* The final response's head. */
 	void (*response_head)(void *ctx, void *x, int status, const struct mt_hdr *h, size_t nh,
 			      int64_t us);
@@ -186,6 +216,20 @@ struct hx_reader *hx_new(const struct hx_opts *o, const struct hx_sink *sink);
 void hx_handler(struct hx_reader *r, struct tf_handler *h);
 
 void hx_stats(const struct hx_reader *r, struct hx_stats *out);
+
+/*
+ * A message has begun on direction d of a connection (its state, as the
+ * handler's open returned) and not ended.
+ */
+int hx_in_message(const void *state, enum tf_dir d);
+
+/*
+ * Whether direction d of a connection is read: HX_READING; HX_NOT_HTTP (its
+ * bytes are not HTTP/1.x, or it was refused: they are only counted);
+ * HX_SWITCHED (the protocol was switched, by a 101 or a CONNECT tunnel).
+ */
+enum hx_reading { HX_READING, HX_NOT_HTTP, HX_SWITCHED };
+enum hx_reading hx_reading(const void *state, enum tf_dir d);
 
 /* Free the reader (the reassembler must have closed every connection). NULL is let be. */
 void hx_free(struct hx_reader *r);

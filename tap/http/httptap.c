@@ -1,21 +1,41 @@
 /*
- * httptap.c - the HTTP tap (see httptap.h).
+ * httptap.c - the HTTP tap (see httptap.h): a byte relay.
  *
- * Each request from a client is one exchange: a curl transfer to the same
- * path on the upstream, its response streamed back through evhttp. The tap
- * reads what it forwards: the request body (one JSON-RPC message or batch),
- * a JSON response body, each SSE event. Headers pass unchanged but those
- * that are hop-by-hop (RFC 9110 7.6.1); the upstream is asked for identity
- * encoding; Host names the upstream.
+ * Each client connection gets one connection to the upstream, its own (no
+ * pooling across clients: no desynchronisation can cross them). The tap
+ * writes upstream the client's bytes and to the client the upstream's, and
+ * reads a copy of each direction with the one strict HTTP/1.1 reader
+ * (tap/http/httpstream.h, the same that reads pcap imports), which says what
+ * it read to tap/http/httplog.c. It never re-serialises a message. The only
+ * edits, each a reverse proxy's own:
  *
- * What is stored of each exchange (its session, its messages, its row) is
- * tap/http/httplog.c's business, shared with pcap import: this file says what it
- * reads as it forwards it.
+ *   - the Host field's value names the upstream (its authority in --upstream);
+ *   - --upstream's query is added to each request target ('?' or '&');
+ *   - a field given with --upstream-header replaces the client's fields of
+ *     its name, as the head's last field;
+ *   - a legacy HTTP+SSE stream's endpoint event with an absolute URI names
+ *     the tap instead of the upstream (its chunk's size, or Content-Length,
+ *     made to fit).
  *
- * Flow control: a response chunk goes to the client's output buffer at once;
- * while that buffer holds more than OUT_HIGH bytes the curl transfer is
- * paused, and it resumes when the buffer has drained. Memory per exchange
- * is bounded by that, by the SSE parser's event limit and by --max-message.
+ * A request is held until it is whole (head and body: the reader says it
+ * then), checked, stored, and forwarded; a response goes to the client as
+ * its bytes come, after the reader has read them (an SSE event is stored
+ * before the client can answer it on another connection). What is wrong
+ * with a request (its framing, its target, its head's bytes, a foreign Host
+ * or Origin, its size) is refused with the tap's own answer (400, 403, 413,
+ * 431) after the answers the client is owed, and the connection closed:
+ * nothing of it goes upstream, and it is stored with outcome "refused" and
+ * why. The tap's other own answers are a 502 (the upstream could not be
+ * reached, or closed without answering) and a 504 (it was silent for
+ * --upstream-timeout), with "Connection: close".
+ *
+ * Flow control: bufferevent watermarks both ways. While the upstream's
+ * output holds more than OUT_HIGH bytes the client is not read; while the
+ * client's does, the upstream is not read.
+ *
+ * Event loops in threads of their own, each with its own listening socket on
+ * the same port (SO_REUSEPORT) and its own reader; they share the sessions
+ * (httplog, under its lock) and one writer.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -24,253 +44,170 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
-#include <curl/curl.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
-#include <event2/http.h>
-#include <event2/http_struct.h>
-#include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 #include <event2/util.h>
 #include <jansson.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 
 #include "schema/cli.h"
-#include "schema/message.h"
-#include "schema/redact.h"
+#include "schema/util.h"
 #include "tap/http/httphdr.h"
 #include "tap/http/httplisten.h"
 #include "tap/http/httplog.h"
-#include "tap/http/httpserve.h"
 #include "tap/http/httpsess.h"
+#include "tap/http/httpstream.h"
 #include "tap/http/httptap.h"
+#include "tap/pcap/tcpflow.h"
 
-/* A client's output buffer above this pauses the upstream transfer. */
+/* An output above this stops the reading of the other side; below OUT_LOW it goes on. */
 #define OUT_HIGH (256 * 1024)
+#define OUT_LOW (64 * 1024)
 /* An exchange with a body this big makes the tap give freed memory back once idle. */
 #define TRIM_AFTER (1u << 20)
 /* How often the control loop looks (ms). */
 #define TRIM_EVERY_MS 1000
-
 /* A legacy SSE stream's first event is held up to this, waiting to be whole. */
 #define HOLD_MAX (64 * 1024)
+/* Chunked framing allowed besides a body's bytes (size lines, extensions, trailers). */
+#define CHUNK_SLACK(n) ((n) / 8 + 64 * 1024)
 
 struct tap;
 struct loop;
-struct hconn;
+struct rconn;
 
-/*
- * A list of header fields. The response's are copied into one buffer as they
- * come (hdr_add), their pointers made when the head is whole (hdr_fix); the
- * request's are borrowed from evhttp for the handler's duration.
- */
-struct hdr_list {
-	struct mt_hdr *h;
-	size_t *off;          /* copied fields: name and value offsets in text */
-	size_t n, cap;
-	struct mt_buf text;   /* "name\0value\0"... */
-};
-/* One request and its response; it lives on its connection's loop. */
-struct exch {
-	struct loop *loop;
-	struct hconn *conn;
-	struct exch *next_in_conn, *prev_all, *next_all;
-	struct evhttp_request *req; /* NULL once the client is gone */
-	CURL *easy;
-	struct curl_slist *hdrs; /* one block (upstream_list) */
-	struct hl_exch *hx;   /* what is stored of it (httplog) */
-	char method[16];
-	char *body;           /* the request body (curl reads it) */
-	size_t body_len;
-	size_t resp_bytes;    /* of the response body, so far */
+/* One request forwarded (or being refused), until its response has ended. */
+struct rx {
+	struct rconn *c;
+	struct rx *next;
+	struct hl_exch *hx;   /* what is stored of it */
+	int answered;         /* its response's head came */
+	int ended;            /* hl_end was called */
 	int big;              /* counted in big_open */
-	/* The response. */
-	int status;
-	char reason[64];
-	struct hdr_list rh;
-	int head_sent;
-	int is_sse, is_json;
-	int paused;
-	int resume;           /* the client's buffer drained: unpause (from l->unpause) */
-	int done;
-	/* A legacy SSE stream's start is held until its first event is whole: an
-	 * endpoint event with an absolute URI is rewritten to name the tap. */
-	int hold;
-	struct mt_buf held;
-	struct event *idle;   /* the upstream's silence (not on SSE streams) */
-	char *host;           /* the request's Host: the tap as the client names it */
-	char *rewrite_from;   /* the endpoint's scheme://authority, and the tap's */
-	char *rewrite_to;
+	uint64_t resp_bytes;
 };
 
-struct hconn {
+/* A request the reader said whole, to forward once it has returned. */
+struct fwd {
+	struct rx *x;
+	uint64_t start, end;
+	size_t head_len;
+	char *head;           /* the head as edited (owned) */
+	size_t head_n;
+};
+
+/* A client connection and its upstream connection. */
+struct rconn {
 	struct loop *loop;
-	struct evhttp_connection *evcon;
-	int64_t num;
+	struct rconn *next, *prev;
+	struct tf_conn tc;    /* for the reader: its number and ends */
+	void *hs;             /* the reader's state (NULL once closed) */
+	int64_t num;          /* httplog's connection number */
 	char addr[80];
-	struct exch *xs;
-	struct hconn *next, *prev;
+	struct bufferevent *cli, *up;
+	int up_connected;
+	uint64_t c2s_base;    /* the client's stream offset of its input's first byte */
+	uint64_t c2s_fed;     /* bytes of it given to the reader */
+	uint64_t s2c_fed;
+	/* The request being read: its head whole (its length, its edited form). */
+	int head_seen;
+	size_t head_len;
+	struct mt_buf edited;
+	char host[256];       /* its Host, as the client named the tap */
+	int major, minor;     /* the last request's version: the tap's own answers' */
+	/* Said by the reader while it reads, done once it returns. */
+	struct fwd *fw;
+	size_t nfw, capfw;
+	struct rx *q, *q_tail; /* requests forwarded, awaiting their responses' ends */
+	int open;             /* of them, not ended */
+	/* The tap's own answer owed once the answers before it are sent, then the close. */
+	int refuse_status;
+	char refuse_why[200];
+	int refusing;         /* the client's stream is read no more */
+	/* The legacy SSE stream being held for its endpoint event. */
+	struct rx *hold;
+	struct evbuffer *held;
+	int hold_chunked, hold_cl;
+	/* Ending. */
+	int closing;          /* the client's output drains, then all is freed */
+	const char *end_outcome; /* how exchanges the reader ends (not complete) end */
+	char end_why[300];
+	struct event *head_timer;  /* a whole request head within --client-timeout */
+	struct event *up_timer;    /* the upstream's silence, or its connect */
+	struct event *free_ev;     /* frees it (close_after_output) */
+	int connect_pending;
+	int big;
 };
 
-/*
- * One event loop, in a thread of its own: its evhttp accepts from the shared
- * listening socket, its curl multi talks to the upstream. A connection and
- * its exchanges stay on the loop that accepted it.
- */
 struct loop {
 	struct tap *tap;
 	int idx;
 	pthread_t thread;
 	struct event_base *base;
-	struct evhttp *http;
-	struct evhttp_bound_socket *bound;
-	struct hln_watch *watch;  /* pauses accepting at the descriptor limit */
-	CURLM *multi;
-	struct event *curl_timer;
+	struct evconnlistener *lev;
+	struct hln_watch *watch;
+	struct hx_reader *hx;
+	struct tf_handler th;
 	struct event *stop_timer;
-	struct event *unpause;  /* resumes paused transfers, outside libevent's write callback */
-	struct event *stop_ev;  /* the stop is said through stop_fd (an eventfd) */
+	struct event *stop_ev;
 	int stop_fd;
-	struct hconn *conns;
-	struct exch *all;
-	int stopping;         /* this loop's copy of the tap's */
-	int exchanges;        /* in flight on this loop */
-	struct mt_buf scratch2;
-	struct evbuffer *chunk;  /* a response chunk on its way to evhttp */
-	CURL *pool[64];       /* easy handles of ended transfers, reset, for the next ones */
-	int npool;
+	struct rconn *conns;
+	int stopping;
+	int exchanges;        /* open on this loop */
+	uint64_t next_num;
 };
 
-/* What the loops share: the sessions and the store. */
 struct tap {
 	const struct httptap_opts *o;
 	char origin[512];     /* the upstream's scheme://authority */
-	const char *query;    /* the upstream URL's query (after '?'), or NULL */
-	char shown[512];      /* origin as said: its credentials redacted */
-	char capath[512];
-	struct hln_guard guard; /* on loopback: the Host and Origin let in */
-	struct hln_pace *pace;  /* refused accepts, said at most once a second for all loops */
-	struct writer *w;     /* stores every session, on one connection */
-	struct hl_log *log;   /* the sessions, and what is stored of each exchange */
+	char authority[300];  /* what Host says upstream */
+	char hostname[256];   /* for SNI and the certificate's check */
+	const char *query;
+	char shown[512];
+	int https;
+	struct sockaddr_storage up_addr;
+	socklen_t up_len;
+	SSL_CTX *ssl;
+	struct hln_guard guard;
+	struct hln_pace *pace;
+	struct writer *w;
+	struct hl_log *log;
 	struct loop *loops;
 	int nloops;
-	/* The control loop, in the thread that called httptap_run: the signals,
-	 * and the loops' ends (through done_fd, an eventfd). */
 	struct event_base *ctl;
-	struct event *sig_int, *sig_term, *done_ev;
+	struct event *sig_int, *sig_term, *done_ev, *trim_ev;
 	int done_fd;
 	int loops_done;
-	/* Under mu: */
 	pthread_mutex_t mu;
-	int stopping;         /* 1: stop accepting and end; 2: end now */
-	int upstream_down;    /* the upstream's failure was said: said again when it answers
-			       * (read without mu on the hot path: __atomic) */
-	int big_since_trim;   /* a body of TRIM_AFTER or more ended since the last trim (__atomic) */
-	int big_open;         /* exchanges open with such a body (__atomic): streams that stay
-			       * open all session do not keep the memory of others */
-	struct event *trim_ev; /* the control loop's look at whether to give memory back */
+	int stopping;
+	int upstream_down;
+	int big_since_trim;
+	int big_open;
 };
 
-/* ---- headers ---- */
-
-static void hdr_grow(struct hdr_list *l)
+static int64_t now_us(void)
 {
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 16;
-		l->h = mt_realloc(l->h, l->cap * sizeof(*l->h));
-		l->off = mt_realloc(l->off, 2 * l->cap * sizeof(*l->off));
-	}
+	return mt_mono_ns() / 1000;
 }
 
-/* Copy a field in (its pointers are made by hdr_fix). */
-static void hdr_add(struct hdr_list *l, const char *name, size_t nn, const char *value, size_t vn)
-{
-	hdr_grow(l);
-	l->off[2 * l->n] = l->text.len;
-	mt_buf_append(&l->text, name, nn);
-	mt_buf_putc(&l->text, '\0');
-	l->off[2 * l->n + 1] = l->text.len;
-	mt_buf_append(&l->text, value, vn);
-	mt_buf_putc(&l->text, '\0');
-	l->n++;
-}
+/* ---- the upstream's health, said once ---- */
 
-/* The copied fields' pointers, once they are all in. */
-static void hdr_fix(struct hdr_list *l)
-{
-	for (size_t i = 0; i < l->n; i++) {
-		l->h[i].name = l->text.data + l->off[2 * i];
-		l->h[i].value = l->text.data + l->off[2 * i + 1];
-	}
-}
-
-static void hdr_clear(struct hdr_list *l)
-{
-	l->n = 0;
-	mt_buf_reset(&l->text);
-}
-
-static void hdr_free(struct hdr_list *l)
-{
-	free(l->h);
-	free(l->off);
-	mt_buf_release(&l->text);
-	memset(l, 0, sizeof(*l));
-}
-
-/* The request's headers as a list (borrowed from evhttp). */
-static void req_headers(struct evhttp_request *req, struct hdr_list *l)
-{
-	struct evkeyvalq *q = evhttp_request_get_input_headers(req);
-
-	for (struct evkeyval *kv = q->tqh_first; kv; kv = kv->next.tqe_next) {
-		hdr_grow(l);
-		l->h[l->n].name = kv->key;
-		l->h[l->n].value = kv->value;
-		l->n++;
-	}
-}
-
-/* ---- the exchange's end ---- */
-
-static void exch_unlink(struct exch *x)
-{
-	struct loop *l = x->loop;
-
-	if (x->conn) {
-		for (struct exch **pp = &x->conn->xs; *pp; pp = &(*pp)->next_in_conn)
-			if (*pp == x) {
-				*pp = x->next_in_conn;
-				break;
-			}
-		x->conn = NULL;
-	}
-	if (x->prev_all)
-		x->prev_all->next_all = x->next_all;
-	else if (l->all == x)
-		l->all = x->next_all;
-	if (x->next_all)
-		x->next_all->prev_all = x->prev_all;
-	x->prev_all = x->next_all = NULL;
-}
-
-static void maybe_stop(struct loop *l);
-static void check_done(struct loop *l);
-static void send_held(struct exch *x);
-static void on_upstream_silent(evutil_socket_t fd, short what, void *arg);
-
-/* Record how the exchange ended and free it (the client side is dealt with). */
-/*
- * The upstream failed an exchange (outcome unreachable, upstream-gone or
- * timeout, why the error): said once on stderr, until it answers again
- * (upstream_back). Whatever the clients do, one line per outage.
- */
 static void upstream_failed(struct tap *t, const char *outcome, const char *why)
 {
 	int said;
@@ -288,7 +225,6 @@ static void upstream_failed(struct tap *t, const char *outcome, const char *why)
 			why ? why : "no reason given");
 }
 
-/* A response head came from the upstream: after a failure said, that it is back. */
 static void upstream_back(struct tap *t)
 {
 	int said;
@@ -303,460 +239,1075 @@ static void upstream_back(struct tap *t)
 		fprintf(stderr, "mcptap: the upstream answers again\n");
 }
 
-static void exch_end(struct exch *x, const char *outcome, const char *error)
-{
-	struct loop *l = x->loop;
-	struct tap *t = l->tap;
+/* ---- exchanges ---- */
 
-	if (x->done)
+static void maybe_stop(struct loop *l)
+{
+	if (l->stopping && !l->exchanges)
+		event_base_loopbreak(l->base);
+}
+
+/* x's exchange ends (stored); it stays on its connection's queue until the reader lets go. */
+static void rx_end(struct rx *x, const char *outcome, const char *why)
+{
+	struct rconn *c = x->c;
+	struct tap *t = c->loop->tap;
+
+	if (x->ended)
 		return;
-	x->done = 1;
+	x->ended = 1;
 	if (!strcmp(outcome, "unreachable") || !strcmp(outcome, "upstream-gone") ||
 	    !strcmp(outcome, "timeout"))
-		upstream_failed(t, outcome, error);
+		upstream_failed(t, outcome, why);
 	if (x->big) {
 		__atomic_store_n(&t->big_since_trim, 1, __ATOMIC_RELAXED);
 		__atomic_sub_fetch(&t->big_open, 1, __ATOMIC_RELAXED);
+		x->big = 0;
 	}
-	if (x->easy) {
-		curl_multi_remove_handle(l->multi, x->easy);
-		/* A handle is costly to make; its connection stays in the multi's cache. */
-		if (l->npool < (int)(sizeof(l->pool) / sizeof(l->pool[0]))) {
-			curl_easy_reset(x->easy);
-			l->pool[l->npool++] = x->easy;
-		} else {
-			curl_easy_cleanup(x->easy);
-		}
-		x->easy = NULL;
-	}
-	if (x->idle) {
-		event_free(x->idle);
-		x->idle = NULL;
-	}
-	hl_end(t->log, x->hx, outcome, error);
+	hl_end(t->log, x->hx, outcome, why);
 	x->hx = NULL;
-	l->exchanges--;
-	exch_unlink(x);
-	free(x->hdrs); /* (one block: upstream_list) */
-	hdr_free(&x->rh);
-	mt_buf_release(&x->held);
-	free(x->host);
-	free(x->rewrite_from);
-	free(x->rewrite_to);
-	free(x->body);
+	c->open--;
+	c->loop->exchanges--;
+	if (!c->open && c->cli && !c->closing) {
+		/* An idle connection's time starts now, not at the client's last byte. */
+		struct timeval tv = {t->o->client_timeout_ms / 1000,
+				     (t->o->client_timeout_ms % 1000) * 1000};
+		bufferevent_set_timeouts(c->cli, &tv, &tv);
+	}
+	maybe_stop(c->loop);
+}
+
+/* x leaves its connection's queue and is freed (ended first if it was not). */
+static void rx_free(struct rx *x)
+{
+	struct rconn *c = x->c;
+
+	rx_end(x, c->end_outcome ? c->end_outcome : "closed",
+	       c->end_outcome ? c->end_why : "the connection closed");
+	for (struct rx **pp = &c->q, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next)
+		if (*pp == x) {
+			*pp = x->next;
+			if (c->q_tail == x)
+				c->q_tail = prev;
+			break;
+		}
+	if (c->hold == x)
+		c->hold = NULL;
 	free(x);
-	maybe_stop(l);
 }
 
-/* ---- the response, from curl ---- */
-
-static void send_head(struct exch *x)
+static struct rx *rx_new(struct rconn *c)
 {
-	struct tap *t = x->loop->tap;
-	const struct hl_info *info = hl_info(x->hx);
+	struct rx *x = mt_calloc(1, sizeof(*x));
 
-	x->head_sent = 1;
-	/* What the session is, as the response says, and the head stored. */
-	hl_response_head(t->log, x->hx, x->status, x->rh.h, x->rh.n);
-	x->is_sse = info->is_sse;
-	x->is_json = info->is_json;
-	if (x->is_sse && x->idle)
-		evtimer_del(x->idle);
-	x->hold = info->endpoint_stream;
-	if (!x->req)
-		return;
-	struct evkeyvalq *out = evhttp_request_get_output_headers(x->req);
-	struct mt_hdr_dropped dropped;
-	unsigned char keep_small[64], *keep = x->rh.n < 64 ? keep_small : mt_malloc(x->rh.n);
-	mt_hdr_filter(x->rh.h, x->rh.n, MT_HDR_RESPONSE, keep, &dropped);
-	for (size_t i = 0; i < x->rh.n; i++)
-		if (keep[i])
-			evhttp_add_header(out, x->rh.h[i].name, x->rh.h[i].value);
-	if (keep != keep_small)
-		free(keep);
-	/* A length the upstream gave is kept (the bytes are the same): the reply is
-	 * not re-chunked then. (curl has taken a chunked body apart already.) */
-	if (dropped.content_length && !dropped.content_length_differs &&
-	    !mt_hdr_get(x->rh.h, x->rh.n, "Transfer-Encoding"))
-		evhttp_add_header(out, "Content-Length", dropped.content_length);
-	evhttp_send_reply_start(x->req, x->status, x->reason[0] ? x->reason : NULL);
-	if (x->is_sse) {
-		/* An SSE stream may be idle for as long as it likes, both ways; a
-		 * client that does not take what is sent to it is still timed out. */
-		struct evhttp_connection *evcon = evhttp_request_get_connection(x->req);
-		struct timeval wtv = {t->o->client_timeout_ms / 1000,
-				      (t->o->client_timeout_ms % 1000) * 1000};
-		if (evcon)
-			bufferevent_set_timeouts(evhttp_connection_get_bufferevent(evcon), NULL, &wtv);
-	}
+	x->c = c;
+	if (c->q_tail)
+		c->q_tail->next = x;
+	else
+		c->q = x;
+	c->q_tail = x;
+	c->open++;
+	c->loop->exchanges++;
+	return x;
 }
 
-/* The upstream said something: its silence starts again (not on SSE streams). */
-static void upstream_alive(struct exch *x)
+/* The first exchange not ended, or NULL. */
+static struct rx *rx_first_open(struct rconn *c)
 {
-	struct timeval tv = {x->loop->tap->o->upstream_timeout_ms / 1000,
-			     (x->loop->tap->o->upstream_timeout_ms % 1000) * 1000};
-
-	if (x->idle && !x->is_sse)
-		evtimer_add(x->idle, &tv);
+	for (struct rx *x = c->q; x; x = x->next)
+		if (!x->ended)
+			return x;
+	return NULL;
 }
 
-static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
+/* ---- the tap's own answers ---- */
+
+/* A JSON-RPC error answer (naming id when known), with Connection: close, to c's client. */
+static void own_answer(struct rconn *c, int status, const char *reason, const char *rpc_id,
+		       const char *why)
 {
-	struct exch *x = ud;
-	size_t n = size * nitems, m = n;
-
-	if (x->done)
-		return 0;
-	upstream_alive(x);
-	while (m && (buf[m - 1] == '\n' || buf[m - 1] == '\r'))
-		m--;
-	if (n >= 5 && !memcmp(buf, "HTTP/", 5)) {
-		/* A status line: "HTTP/1.1 200 OK", "HTTP/2 200". */
-		const char *p = memchr(buf, ' ', m);
-		hdr_clear(&x->rh);
-		x->status = 0;
-		x->reason[0] = '\0';
-		if (p) {
-			x->status = atoi(p + 1);
-			const char *r = memchr(p + 1, ' ', m - (size_t)(p + 1 - buf));
-			if (r) {
-				size_t rn = m - (size_t)(r + 1 - buf);
-				if (rn >= sizeof(x->reason))
-					rn = sizeof(x->reason) - 1;
-				memcpy(x->reason, r + 1, rn);
-				x->reason[rn] = '\0';
-			}
-		}
-		return n;
-	}
-	if (m == 0) {
-		/* The head's end. Interim (1xx) heads are the hop's business. */
-		if (x->status >= 200 && !x->head_sent) {
-			hdr_fix(&x->rh);
-			upstream_back(x->loop->tap);
-			send_head(x);
-		}
-		return n;
-	}
-	if (x->head_sent)
-		return n; /* trailers */
-	const char *colon = memchr(buf, ':', m);
-	if (!colon)
-		return n;
-	const char *v = colon + 1, *e = buf + m;
-	while (v < e && (*v == ' ' || *v == '\t'))
-		v++;
-	hdr_add(&x->rh, buf, (size_t)(colon - buf), v, (size_t)(e - v));
-	return n;
-}
-
-/* The client's output buffer drained: its paused transfers may go on. */
-static void on_drained(struct evhttp_connection *evcon, void *arg)
-{
-	struct hconn *c = arg;
-	int any = 0;
-
-	(void)evcon;
-	for (struct exch *x = c->xs; x; x = x->next_in_conn)
-		if (x->paused) {
-			x->resume = 1;
-			any = 1;
-		}
-	if (any)
-		event_active(c->loop->unpause, EV_TIMEOUT, 0);
-}
-
-/* (curl_easy_pause may deliver data, end the transfer and free the exchange.) */
-static void on_unpause(evutil_socket_t fd, short what, void *arg)
-{
-	struct loop *l = arg;
-	int again = 1;
-
-	(void)fd;
-	(void)what;
-	while (again) {
-		again = 0;
-		for (struct exch *x = l->all; x; x = x->next_all)
-			if (x->resume && x->easy) {
-				x->resume = 0;
-				x->paused = 0;
-				curl_easy_pause(x->easy, CURLPAUSE_CONT);
-				again = 1; /* the list may have changed: walk it again */
-				break;
-			}
-	}
-	check_done(l);
-}
-
-static size_t on_body(char *buf, size_t size, size_t nitems, void *ud)
-{
-	struct exch *x = ud;
-	size_t n = size * nitems;
-
-	if (x->done)
-		return 0;
-	upstream_alive(x);
-	x->resp_bytes += n;
-	if (!x->big && x->resp_bytes >= TRIM_AFTER) {
-		x->big = 1;
-		__atomic_add_fetch(&x->loop->tap->big_open, 1, __ATOMIC_RELAXED);
-	}
-	if (!x->head_sent) {
-		hdr_fix(&x->rh);
-		send_head(x); /* (a head without its blank line: HTTP/0.9) */
-	}
-	if (x->hold) {
-		const struct hl_info *info = hl_info(x->hx);
-		mt_buf_append(&x->held, buf, n);
-		hl_response_body(x->loop->tap->log, x->hx, buf, n);
-		if (info->endpoint && !x->rewrite_from && x->host) {
-			/* An absolute URI names the upstream: the client would go round
-			 * the tap. It is given the tap's origin instead (what is stored is
-			 * what the server said). */
-			const char *target = hs_uri_target(info->endpoint);
-			if (target != info->endpoint) {
-				x->rewrite_from = mt_strndup(info->endpoint,
-							     (size_t)(target - info->endpoint));
-				x->rewrite_to = mt_asprintf("http://%s", x->host);
-			}
-		}
-		if (!info->events && x->held.len < HOLD_MAX)
-			return n;
-		x->hold = 0;
-		send_held(x);
-		return n;
-	}
-	if (x->req) {
-		struct evhttp_connection *evcon = evhttp_request_get_connection(x->req);
-		struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
-		if (bev && evbuffer_get_length(bufferevent_get_output(bev)) > OUT_HIGH) {
-			x->paused = 1;
-			return CURL_WRITEFUNC_PAUSE; /* (curl gives the same bytes again) */
-		}
-	}
-	/* Read what is forwarded. An SSE event is logged before its bytes go to
-	 * the client (who may answer it on a connection of another loop: the
-	 * answer must come after it in the session's order). */
-	if (x->is_sse)
-		hl_response_body(x->loop->tap->log, x->hx, buf, n);
-	if (x->req) {
-		/* (evhttp moves what the buffer holds: it is empty again after.) */
-		evbuffer_add(x->loop->chunk, buf, n);
-		evhttp_send_reply_chunk_with_cb(x->req, x->loop->chunk, on_drained, x->conn);
-	}
-	if (!x->is_sse)
-		hl_response_body(x->loop->tap->log, x->hx, buf, n); /* (kept, bounded) */
-	return n;
-}
-
-/* The start of a legacy SSE stream, its endpoint rewritten when it must be. */
-static void send_held(struct exch *x)
-{
-	struct evbuffer *eb;
-	const char *p = x->held.data, *at = NULL;
-	size_t n = x->held.len;
-
-	if (!x->req || !n)
-		return;
-	eb = evbuffer_new();
-	if (x->rewrite_from)
-		at = memmem(p, n, x->rewrite_from, strlen(x->rewrite_from));
-	if (at) {
-		evbuffer_add(eb, p, (size_t)(at - p));
-		evbuffer_add(eb, x->rewrite_to, strlen(x->rewrite_to));
-		at += strlen(x->rewrite_from);
-		evbuffer_add(eb, at, n - (size_t)(at - p));
-	} else {
-		evbuffer_add(eb, p, n);
-	}
-	evhttp_send_reply_chunk_with_cb(x->req, eb, on_drained, x->conn);
-	evbuffer_free(eb);
-	mt_buf_release(&x->held);
-}
-
-/* The tap's own answer (502, 504): a JSON-RPC error naming the request's id when it had one. */
-static void send_error_body(struct exch *x, int status, const char *reason, const char *why)
-{
-	struct evbuffer *eb = evbuffer_new();
 	json_t *msg = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", "error", "code",
 				-32000, "message", why);
 	char *text;
 
-	if (hl_info(x->hx)->rpc_id) {
-		json_t *id = json_loads(hl_info(x->hx)->rpc_id, JSON_DECODE_ANY, NULL);
+	if (rpc_id) {
+		json_t *id = json_loads(rpc_id, JSON_DECODE_ANY, NULL);
 		if (id)
 			json_object_set_new(msg, "id", id);
 	}
 	text = json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	evbuffer_add(eb, text, strlen(text));
-	evhttp_add_header(evhttp_request_get_output_headers(x->req), "Content-Type",
-			  "application/json");
-	evhttp_send_reply(x->req, status, reason, eb);
-	x->req = NULL; /* evhttp frees it once sent */
-	{
-		static const struct mt_hdr ct = {"Content-Type", "application/json"};
-		hl_response_head(x->loop->tap->log, x->hx, status, &ct, 1);
-	}
+	if (text && c->cli)
+		evbuffer_add_printf(bufferevent_get_output(c->cli),
+				    "HTTP/1.%d %d %s\r\nContent-Type: application/json\r\n"
+				    "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+				    c->major == 1 && c->minor == 0 ? 0 : 1, status, reason,
+				    strlen(text), text);
 	free(text);
 	json_decref(msg);
-	evbuffer_free(eb);
 }
 
-/* curl finished a transfer. */
-static void transfer_done(struct exch *x, CURLcode res)
+/* The tap answered x itself: stored as its response. */
+static void own_stored(struct rconn *c, struct rx *x, int status)
 {
-	char why[CURL_ERROR_SIZE + 64];
-	const char *outcome = "complete";
+	static const struct mt_hdr ct = {"Content-Type", "application/json"};
 
-	if (res == CURLE_URL_MALFORMAT && !x->head_sent) {
-		/* The client's target makes no URL: its fault, not the upstream's. */
-		if (x->req)
-			send_error_body(x, 400, "Bad Request",
-					"mcptap: refused: a request target that makes no URL");
-		exch_end(x, "refused", "a request target that makes no URL");
+	x->answered = 1;
+	hl_response_head(c->loop->tap->log, x->hx, status, &ct, 1);
+}
+
+static void conn_free(struct rconn *c);
+static void conn_close(struct rconn *c, const char *outcome, const char *why);
+
+/*
+ * c's client is sent what it is owed, then closed. (c is freed by its
+ * free_ev, never inside a callback that may still use it.)
+ */
+static void close_after_output(struct rconn *c)
+{
+	c->closing = 1;
+	if (!c->cli || !evbuffer_get_length(bufferevent_get_output(c->cli))) {
+		event_active(c->free_ev, EV_TIMEOUT, 0);
 		return;
 	}
-	if (res != CURLE_OK) {
-		outcome = res == CURLE_OPERATION_TIMEDOUT ? "timeout"
-			  : !x->head_sent && (res == CURLE_COULDNT_CONNECT ||
-					      res == CURLE_COULDNT_RESOLVE_HOST ||
-					      res == CURLE_PEER_FAILED_VERIFICATION ||
-					      res == CURLE_SSL_CONNECT_ERROR ||
-					      res == CURLE_SSL_CACERT_BADFILE)
-			  ? "unreachable"
-			  : "upstream-gone";
-		snprintf(why, sizeof(why), "%s", curl_easy_strerror(res));
+	bufferevent_disable(c->cli, EV_READ);
+	bufferevent_setwatermark(c->cli, EV_WRITE, 0, 0);
+}
+
+/* The refusal owed, once every answer before it has ended. */
+static void maybe_refuse(struct rconn *c)
+{
+	if (!c->refuse_status || c->open || c->closing)
+		return;
+	{
+		const char *reason = c->refuse_status == 400   ? "Bad Request"
+				     : c->refuse_status == 403 ? "Forbidden"
+				     : c->refuse_status == 408 ? "Request Timeout"
+				     : c->refuse_status == 413 ? "Payload Too Large"
+								: "Request Header Fields Too Large";
+		char msg[260];
+		snprintf(msg, sizeof(msg), "mcptap: %s%s", c->refuse_status == 403 ? "" : "refused: ",
+			 c->refuse_why);
+		own_answer(c, c->refuse_status, reason, NULL, msg);
 	}
-	if (!x->head_sent) {
-		if (x->req) {
-			char msg[CURL_ERROR_SIZE + 128];
-			snprintf(msg, sizeof(msg), "mcptap: the upstream %s: %s",
-				 res == CURLE_OK ? "sent no response" : "could not be reached",
-				 res == CURLE_OK ? "empty reply" : why);
-			send_error_body(x, 502, "Bad Gateway", msg);
+	conn_close(c, "refused", c->refuse_why);
+}
+
+/*
+ * The client's request is refused (status, why), stored as an exchange when
+ * its head is known (hd): the client is read no more.
+ */
+static void refuse(struct rconn *c, int status, const char *why, const struct hx_head *hd)
+{
+	struct tap *t = c->loop->tap;
+
+	if (c->refusing)
+		return;
+	c->refusing = 1;
+	c->refuse_status = status;
+	snprintf(c->refuse_why, sizeof(c->refuse_why), "%s", why);
+	if (hd) {
+		struct hl_request hr;
+		struct rx *x = rx_new(c);
+		memset(&hr, 0, sizeof(hr));
+		hr.conn = c->num;
+		hr.client_addr = c->addr;
+		hr.method = hd->method;
+		hr.target = hd->target;
+		hr.h = hd->h;
+		hr.nh = hd->nh;
+		x->hx = hl_request(t->log, &hr);
+		own_stored(c, x, status);
+		rx_end(x, "refused", why);
+	}
+	if (c->cli)
+		bufferevent_disable(c->cli, EV_READ);
+	if (c->head_timer)
+		evtimer_del(c->head_timer);
+}
+
+/* ---- the reader's sink (ctx: the loop) ---- */
+
+static struct rconn *conn_of_tc(const struct tf_conn *tc)
+{
+	return (struct rconn *)((char *)tc - offsetof(struct rconn, tc));
+}
+
+static void *sk_conn_open(void *ctx, const struct tf_conn *tc, int64_t us)
+{
+	(void)ctx;
+	(void)us;
+	return conn_of_tc(tc);
+}
+
+/* The reader took the client for a server (it sent a response): not HTTP requests. */
+static void sk_swap(void *ctx, const struct tf_conn *tc)
+{
+	(void)ctx;
+	refuse(conn_of_tc(tc), 400, "a response where a request was awaited", NULL);
+}
+
+/* The edited head of the request at hd (its raw bytes p, n) into c->edited. */
+static void edit_head(struct rconn *c, const char *p, size_t n)
+{
+	struct tap *t = c->loop->tap;
+	const struct httptap_opts *o = t->o;
+	struct mt_buf *b = &c->edited;
+	const char *sp1 = memchr(p, ' ', n), *eol = memchr(p, '\r', n), *sp2;
+	const char *line;
+
+	mt_buf_reset(b);
+	/* The request line: the query added to its target. */
+	sp2 = eol ? eol : p + n;
+	while (sp2 > sp1 && sp2[-1] != ' ')
+		sp2--;
+	sp2--;
+	if (sp1 && sp2 > sp1 + 1 && sp1[1] != '/' && sp1[1] != '*') {
+		/* An absolute form names the tap: its path goes (origin form). */
+		const char *tg = sp1 + 1, *path;
+		char *tmp = mt_strndup(tg, (size_t)(sp2 - tg));
+		path = hs_uri_target(tmp);
+		mt_buf_append(b, p, (size_t)(tg - p));
+		mt_buf_puts(b, path);
+		if (t->query) {
+			mt_buf_putc(b, strchr(path, '?') ? '&' : '?');
+			mt_buf_puts(b, t->query);
 		}
-		exch_end(x, res == CURLE_OK ? "upstream-gone" : outcome,
-			 res == CURLE_OK ? "no response" : why);
+		mt_buf_append(b, sp2, (size_t)(eol + 2 - sp2));
+		free(tmp);
+	} else if (t->query && sp1 && sp2 > sp1 + 1 && !(sp2 - sp1 == 2 && sp1[1] == '*')) {
+		mt_buf_append(b, p, (size_t)(sp2 - p));
+		mt_buf_putc(b, memchr(sp1 + 1, '?', (size_t)(sp2 - sp1 - 1)) ? '&' : '?');
+		mt_buf_puts(b, t->query);
+		mt_buf_append(b, sp2, (size_t)(eol + 2 - sp2));
+	} else {
+		mt_buf_append(b, p, (size_t)(eol + 2 - p));
+	}
+	/* The fields: Host's value replaced, --upstream-header names dropped. */
+	for (line = eol + 2; line < p + n;) {
+		const char *end = memchr(line, '\n', (size_t)(p + n - line));
+		size_t ln = (size_t)(end + 1 - line);
+		const char *colon = memchr(line, ':', ln);
+		if (ln == 2) {
+			/* The blank line: --upstream-header's fields before it. */
+			for (size_t i = 0; i < o->n_upstream_headers; i++) {
+				mt_buf_puts(b, o->upstream_headers[i]);
+				mt_buf_puts(b, "\r\n");
+			}
+			mt_buf_append(b, line, ln);
+			break;
+		}
+		size_t nn = colon ? (size_t)(colon - line) : 0;
+		int drop = 0;
+		for (size_t i = 0; colon && i < o->n_upstream_headers; i++) {
+			const char *u = o->upstream_headers[i], *uc = strchr(u, ':');
+			size_t un = uc ? (size_t)(uc - u) : strlen(u);
+			if (un == nn && !strncasecmp(u, line, nn))
+				drop = 1;
+		}
+		if (drop) {
+			/* (dropped) */
+		} else if (colon && nn == 4 && !strncasecmp(line, "Host", 4)) {
+			const char *v = colon + 1;
+			while (v < end && (*v == ' ' || *v == '\t'))
+				v++;
+			mt_buf_append(b, line, (size_t)(v - line));
+			mt_buf_puts(b, t->authority);
+			mt_buf_puts(b, "\r\n");
+		} else {
+			mt_buf_append(b, line, ln);
+		}
+		line = end + 1;
+	}
+}
+
+/* The bytes of c's client stream from offset at (up to n) copied into out; what was copied. */
+static size_t client_bytes(struct rconn *c, uint64_t at, char *out, size_t n)
+{
+	struct evbuffer *in = bufferevent_get_input(c->cli);
+	struct evbuffer_ptr ptr;
+	ev_ssize_t k;
+
+	if (evbuffer_ptr_set(in, &ptr, (size_t)(at - c->c2s_base), EVBUFFER_PTR_SET))
+		return 0;
+	k = evbuffer_copyout_from(in, &ptr, out, n);
+	return k < 0 ? 0 : (size_t)k;
+}
+
+static int sk_request_head(void *ctx, void *conn, const struct hx_head *hd, int64_t us)
+{
+	struct loop *l = ctx;
+	struct tap *t = l->tap;
+	const struct httptap_opts *o = t->o;
+	struct rconn *c = conn;
+	const char *bad;
+	size_t want = o->max_headers + 4, got, len = 0;
+	char small[8192], *raw;
+
+	(void)us;
+	c->major = hd->major;
+	c->minor = hd->minor;
+	if (l->stopping) {
+		refuse(c, 400, "the tap is stopping", NULL);
+		c->refuse_status = 0; /* (closed without an answer: as a server going away) */
+		return 1;
+	}
+	/* The head's bytes as they came: its end, and what a parser let pass. */
+	raw = want <= sizeof(small) ? small : mt_malloc(want);
+	got = client_bytes(c, hd->start, raw, want);
+	bad = mt_head_problem(raw, got, &len);
+	if (!bad && !len) {
+		free(raw != small ? raw : NULL);
+		refuse(c, 431, "a request head above --max-headers", hd);
+		return 1;
+	}
+	if (!bad)
+		bad = mt_target_problem(hs_uri_target(hd->target), hd->method);
+	if (!bad && hs_uri_target(hd->target) != hd->target)
+		bad = mt_target_problem(hd->target + strcspn(hd->target, "/"), hd->method);
+	if (!bad)
+		bad = mt_hdr_framing_problem(hd->h, hd->nh, hd->major == 1 && hd->minor >= 1);
+	if (bad) {
+		free(raw != small ? raw : NULL);
+		refuse(c, 400, bad, hd);
+		return 1;
+	}
+	{
+		/* A page elsewhere whose name resolves to 127.0.0.1 (DNS rebinding) would
+		 * reach the upstream with the tap's --upstream-header credential. */
+		const char *host = mt_hdr_get(hd->h, hd->nh, "Host");
+		const char *origin = mt_hdr_get(hd->h, hd->nh, "Origin");
+		enum hln_verdict v = hln_guard_check(&t->guard, host, origin);
+		if (v != HLN_PASS) {
+			char line[400];
+			pthread_mutex_lock(&t->mu);
+			int said = t->guard.said[v];
+			t->guard.said[v] = 1;
+			pthread_mutex_unlock(&t->mu);
+			hln_refusal_line(v, v == HLN_FOREIGN_ORIGIN ? origin : host, "tap", line,
+					 sizeof(line));
+			if (!said)
+				mt_warn("%s", line);
+			free(raw != small ? raw : NULL);
+			refuse(c, HLN_REFUSED_STATUS,
+			       v == HLN_FOREIGN_ORIGIN
+				       ? "Origin is not of a loopback host nor of one given with "
+					 "--allow-host (a web page elsewhere?)"
+				       : "Host is not a loopback name nor one given with --allow-host "
+					 "(a DNS rebinding?)",
+			       hd);
+			return 1;
+		}
+		snprintf(c->host, sizeof(c->host), "%s", host ? host : "");
+	}
+	if (hd->content_length != UINT64_MAX && hd->content_length > o->max_body) {
+		free(raw != small ? raw : NULL);
+		refuse(c, 413, "a request body above --max-body", hd);
+		return 1;
+	}
+	c->head_seen = 1;
+	c->head_len = len;
+	edit_head(c, raw, len);
+	free(raw != small ? raw : NULL);
+	if (c->head_timer)
+		evtimer_del(c->head_timer);
+	return 0;
+}
+
+static void *sk_request(void *ctx, void *conn, const struct hx_request *r, int64_t us)
+{
+	struct loop *l = ctx;
+	struct tap *t = l->tap;
+	struct rconn *c = conn;
+	struct hl_request hr;
+	struct rx *x;
+	struct fwd *f;
+
+	(void)us;
+	memset(&hr, 0, sizeof(hr));
+	hr.conn = c->num;
+	hr.client_addr = c->addr;
+	hr.method = r->method;
+	hr.target = hs_uri_target(r->target);
+	hr.h = r->h;
+	hr.nh = r->nh;
+	hr.body = r->body;
+	hr.body_len = r->body_len;
+	x = rx_new(c);
+	x->hx = hl_request(t->log, &hr);
+	if (r->body_len >= TRIM_AFTER) {
+		x->big = 1;
+		__atomic_add_fetch(&t->big_open, 1, __ATOMIC_RELAXED);
+	}
+	if (c->nfw == c->capfw) {
+		c->capfw = c->capfw ? 2 * c->capfw : 4;
+		c->fw = mt_realloc(c->fw, c->capfw * sizeof(*c->fw));
+	}
+	f = &c->fw[c->nfw++];
+	f->x = x;
+	f->start = r->start;
+	f->end = r->end;
+	f->head_len = c->head_len;
+	f->head = c->edited.data;
+	f->head_n = c->edited.len;
+	memset(&c->edited, 0, sizeof(c->edited)); /* (the fwd owns it) */
+	c->head_seen = 0;
+	c->head_len = 0;
+	return x;
+}
+
+/*
+ * The reader refused the client's bytes. A head it could not parse is split
+ * leniently for the refusal's record, and the reason said is the tap's own
+ * check's when one finds it (the same words as for a head parsed whole).
+ */
+static void sk_request_error(void *ctx, void *conn, const struct hx_head *hd, const char *why,
+			     int64_t us)
+{
+	struct loop *l = ctx;
+	struct rconn *c = conn;
+	char msg[200];
+
+	(void)us;
+	snprintf(msg, sizeof(msg), "not a valid HTTP/1.1 request: %s", why);
+	if (!hd) {
+		uint64_t start = c->nfw ? c->fw[c->nfw - 1].end : c->c2s_base;
+		size_t want = l->tap->o->max_headers + 4, got, len;
+		char *raw = mt_malloc(want);
+		struct mt_head_split sp;
+		struct hx_head h2;
+		const char *bad;
+		got = client_bytes(c, start, raw, want);
+		mt_head_split(raw, got, &sp);
+		bad = sp.method[0] ? mt_target_problem(hs_uri_target(sp.target), sp.method) : NULL;
+		if (!bad && sp.method[0])
+			bad = mt_hdr_framing_problem(sp.h, sp.nh, 1);
+		if (!bad)
+			bad = mt_head_problem(raw, got, &len);
+		memset(&h2, 0, sizeof(h2));
+		h2.method = sp.method;
+		h2.target = sp.target;
+		h2.h = sp.h;
+		h2.nh = sp.nh;
+		refuse(c, 400, bad ? bad : msg, sp.method[0] ? &h2 : NULL);
+		mt_head_split_free(&sp);
+		free(raw);
 		return;
 	}
-	if (x->hold) {
-		x->hold = 0;
-		send_held(x); /* (the stream ended before its first event did) */
-	}
-	if (res == CURLE_OK) {
-		if (x->req)
-			evhttp_send_reply_end(x->req);
-		x->req = NULL;
-		exch_end(x, outcome, NULL);
+	refuse(c, 400, msg, hd);
+}
+
+static void sk_response_head(void *ctx, void *xp, int status, const struct mt_hdr *h, size_t nh,
+			     int64_t us)
+{
+	struct loop *l = ctx;
+	struct rx *x = xp;
+	struct rconn *c = x->c;
+	const struct hl_info *info;
+
+	(void)us;
+	if (x->ended)
 		return;
-	}
-	/* The upstream went away mid-response: so does the client's connection, so
-	 * that the client sees a cut response, as it would without the tap. */
-	struct hconn *c = x->conn;
-	exch_end(x, outcome, why);
-	if (c && c->evcon)
-		evhttp_connection_free(c->evcon); /* (on_conn_close frees c) */
-}
-
-static void check_done(struct loop *l)
-{
-	CURLMsg *msg;
-	int left;
-
-	while ((msg = curl_multi_info_read(l->multi, &left))) {
-		if (msg->msg != CURLMSG_DONE)
-			continue;
-		struct exch *x = NULL;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-		if (x)
-			transfer_done(x, msg->data.result);
+	x->answered = 1;
+	upstream_back(l->tap);
+	hl_response_head(l->tap->log, x->hx, status, h, nh);
+	info = hl_info(x->hx);
+	if (info->endpoint_stream && c->host[0] && !c->hold) {
+		c->hold = x;
+		const char *te = mt_hdr_get(h, nh, "Transfer-Encoding");
+		c->hold_chunked = te && mt_hdr_has_token(te, "chunked");
+		c->hold_cl = mt_hdr_get(h, nh, "Content-Length") != NULL;
 	}
 }
 
-/* ---- curl on libevent ---- */
-
-static void on_curl_event(evutil_socket_t fd, short what, void *arg)
+static void sk_response_body(void *ctx, void *xp, const char *p, size_t n, int64_t us)
 {
-	struct loop *l = arg;
-	int running;
-	int action = (what & EV_READ ? CURL_CSELECT_IN : 0) | (what & EV_WRITE ? CURL_CSELECT_OUT : 0);
+	struct loop *l = ctx;
+	struct rx *x = xp;
 
-	curl_multi_socket_action(l->multi, fd, action, &running);
-	check_done(l);
+	(void)us;
+	if (x->ended)
+		return;
+	x->resp_bytes += n;
+	if (!x->big && x->resp_bytes >= TRIM_AFTER) {
+		x->big = 1;
+		__atomic_add_fetch(&l->tap->big_open, 1, __ATOMIC_RELAXED);
+	}
+	hl_response_body(l->tap->log, x->hx, p, n);
 }
 
-static void on_curl_timeout(evutil_socket_t fd, short what, void *arg)
+static void sk_response_gap(void *ctx, void *xp, uint64_t n, int64_t us)
 {
-	struct loop *l = arg;
-	int running;
+	struct loop *l = ctx;
+	struct rx *x = xp;
+
+	(void)us;
+	if (!x->ended)
+		hl_response_gap(l->tap->log, x->hx, n);
+}
+
+static void sk_end(void *ctx, void *xp, const char *outcome, const char *error, int64_t us)
+{
+	struct rx *x = xp;
+	struct rconn *c = x->c;
+
+	(void)ctx;
+	(void)us;
+	if (!strcmp(outcome, "complete"))
+		rx_end(x, "complete", NULL);
+	else if (c->end_outcome)
+		rx_end(x, c->end_outcome, c->end_why);
+	else
+		rx_end(x, outcome, error);
+	rx_free(x);
+}
+
+static void sk_conn_close(void *ctx, void *conn, int64_t us)
+{
+	struct loop *l = ctx;
+	struct rconn *c = conn;
+
+	(void)us;
+	hl_conn_closed(l->tap->log, c->num);
+}
+
+/* ---- the upstream connection ---- */
+
+static void up_read(struct bufferevent *bev, void *arg);
+static void up_write(struct bufferevent *bev, void *arg);
+static void up_event(struct bufferevent *bev, short what, void *arg);
+static void on_up_timer(evutil_socket_t fd, short what, void *arg);
+
+static void up_timer_arm(struct rconn *c, int ms)
+{
+	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+
+	evtimer_add(c->up_timer, &tv);
+}
+
+/* The upstream's silence is watched while an answer is owed and no SSE stream is its answer. */
+static void up_watch(struct rconn *c)
+{
+	struct rx *x = rx_first_open(c);
+
+	if (c->connect_pending)
+		return;
+	if (x && !(x->answered && x->hx && hl_info(x->hx)->is_sse))
+		up_timer_arm(c, c->loop->tap->o->upstream_timeout_ms);
+	else
+		evtimer_del(c->up_timer);
+}
+
+static int up_open(struct rconn *c)
+{
+	struct tap *t = c->loop->tap;
+	struct event_base *base = c->loop->base;
+	if (t->https) {
+		SSL *ssl = SSL_new(t->ssl);
+		if (!ssl) {
+			errno = ENOMEM;
+			return -1;
+		}
+		SSL_set_tlsext_host_name(ssl, t->hostname);
+		if (!t->o->insecure) {
+			unsigned char ipbuf[16];
+			if (inet_pton(AF_INET, t->hostname, ipbuf) == 1 ||
+			    inet_pton(AF_INET6, t->hostname, ipbuf) == 1)
+				X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), t->hostname);
+			else
+				SSL_set1_host(ssl, t->hostname);
+		}
+		c->up = bufferevent_openssl_socket_new(base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
+						       BEV_OPT_CLOSE_ON_FREE);
+	} else {
+		c->up = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	}
+	if (!c->up) {
+		errno = ENOMEM;
+		return -1;
+	}
+	bufferevent_setcb(c->up, up_read, up_write, up_event, c);
+	bufferevent_setwatermark(c->up, EV_WRITE, OUT_LOW, 0);
+	c->connect_pending = 1;
+	up_timer_arm(c, t->o->connect_timeout_ms);
+	bufferevent_enable(c->up, EV_READ | EV_WRITE);
+	if (bufferevent_socket_connect(c->up, (struct sockaddr *)&t->up_addr, (int)t->up_len)) {
+		/* (a failure now: no socket; one later comes as an event) */
+		int e = errno;
+		bufferevent_free(c->up);
+		c->up = NULL;
+		c->connect_pending = 0;
+		evtimer_del(c->up_timer);
+		errno = e ? e : ECONNREFUSED;
+		return -1;
+	}
+	return 0;
+}
+
+/* What an upstream connection's failure was, in words. */
+static void up_error_text(struct rconn *c, char *out, size_t n)
+{
+	unsigned long e = c->up ? bufferevent_get_openssl_error(c->up) : 0;
+	int se = EVUTIL_SOCKET_ERROR();
+
+	if (e) {
+		char buf[256];
+		ERR_error_string_n(e, buf, sizeof(buf));
+		SSL *ssl = c->up ? bufferevent_openssl_get_ssl(c->up) : NULL;
+		long vr = ssl ? SSL_get_verify_result(ssl) : X509_V_OK;
+		if (vr != X509_V_OK)
+			snprintf(out, n, "TLS: %s", X509_verify_cert_error_string(vr));
+		else
+			snprintf(out, n, "TLS: %s", buf);
+		while (ERR_get_error())
+			;
+	} else if (se) {
+		snprintf(out, n, "%s", evutil_socket_error_to_string(se));
+	} else {
+		snprintf(out, n, "the connection closed");
+	}
+}
+
+/*
+ * The upstream connection is over (outcome and why for what it leaves
+ * unanswered): the first answer owed, when nothing of it came, is the tap's
+ * own (status); the rest of the client's connection goes too, once what it
+ * was sent has drained.
+ */
+static void up_over(struct rconn *c, int status, const char *outcome, const char *why)
+{
+	struct rx *x = rx_first_open(c);
+
+	if (x && !x->answered && !(c->hs && hx_in_message(c->hs, TF_S2C)) && c->cli &&
+	    !c->closing) {
+		char msg[400];
+		snprintf(msg, sizeof(msg),
+			 status == 504 ? "mcptap: %s"
+			 : !strcmp(outcome, "unreachable") ? "mcptap: the upstream could not be reached: %s"
+							   : "mcptap: the upstream sent no response: %s",
+			 why);
+		own_answer(c, status, status == 504 ? "Gateway Timeout" : "Bad Gateway",
+			   hl_info(x->hx)->rpc_id, msg);
+		own_stored(c, x, status);
+		rx_end(x, outcome, why);
+	}
+	conn_close(c, outcome, why);
+}
+
+static void on_up_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct rconn *c = arg;
+	const struct httptap_opts *o = c->loop->tap->o;
+	char why[160];
 
 	(void)fd;
 	(void)what;
-	curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	check_done(l);
+	if (c->connect_pending) {
+		snprintf(why, sizeof(why), "no connection within %d ms (--connect-timeout)",
+			 o->connect_timeout_ms);
+		up_over(c, 502, "unreachable", why);
+		return;
+	}
+	snprintf(why, sizeof(why), "the upstream sent nothing for %d ms (--upstream-timeout)",
+		 o->upstream_timeout_ms);
+	up_over(c, 504, "timeout", why);
 }
 
-static int curl_socket_cb(CURL *e, curl_socket_t s, int what, void *userp, void *socketp)
-{
-	struct loop *l = userp;
-	struct event *ev = socketp;
+static void relay_hold(struct rconn *c, struct evbuffer *from);
 
-	(void)e;
-	if (what == CURL_POLL_REMOVE) {
-		if (ev) {
-			event_free(ev);
-			curl_multi_assign(l->multi, s, NULL);
+/* What the upstream sent: read by the reader (stored), then relayed to the client. */
+static void up_read(struct bufferevent *bev, void *arg)
+{
+	struct rconn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	struct evbuffer_iovec v[16];
+	int nv;
+
+	while (evbuffer_get_length(in)) {
+		size_t taken = 0;
+		nv = evbuffer_peek(in, -1, NULL, v, 16);
+		if (nv > 16)
+			nv = 16;
+		for (int i = 0; i < nv && c->hs; i++) {
+			c->loop->th.data(c->hs, &c->tc, TF_S2C, v[i].iov_base, v[i].iov_len, now_us(),
+					 TF_ACK_UNKNOWN);
+			c->s2c_fed += v[i].iov_len;
+			taken += v[i].iov_len;
 		}
-		return 0;
+		if (!c->cli || c->closing) {
+			evbuffer_drain(in, taken ? taken : evbuffer_get_length(in));
+		} else if (c->hold || c->held) {
+			relay_hold(c, in);
+		} else {
+			evbuffer_remove_buffer(in, bufferevent_get_output(c->cli), taken);
+		}
+		if (!taken)
+			break;
 	}
-	short kind = (short)((what & CURL_POLL_IN ? EV_READ : 0) |
-			     (what & CURL_POLL_OUT ? EV_WRITE : 0) | EV_PERSIST);
-	if (ev) {
-		event_del(ev);
-		event_assign(ev, l->base, s, kind, on_curl_event, l);
-	} else {
-		ev = event_new(l->base, s, kind, on_curl_event, l);
-		curl_multi_assign(l->multi, s, ev);
-	}
-	event_add(ev, NULL);
-	return 0;
+	if (c->cli && evbuffer_get_length(bufferevent_get_output(c->cli)) > OUT_HIGH)
+		bufferevent_disable(bev, EV_READ);
+	up_watch(c);
+	maybe_refuse(c);
 }
 
-static int curl_timer_cb(CURLM *m, long ms, void *userp)
+/* Its output drained: the client is read again. */
+static void up_write(struct bufferevent *bev, void *arg)
 {
-	struct loop *l = userp;
-	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+	struct rconn *c = arg;
 
-	(void)m;
-	if (ms < 0)
-		evtimer_del(l->curl_timer);
-	else
-		evtimer_add(l->curl_timer, &tv);
-	return 0;
+	(void)bev;
+	if (c->cli && !c->refusing && !c->closing)
+		bufferevent_enable(c->cli, EV_READ);
 }
 
-/* ---- the client side ---- */
-
-static void on_conn_close(struct evhttp_connection *evcon, void *arg)
+static void up_event(struct bufferevent *bev, short what, void *arg)
 {
-	struct hconn *c = arg;
+	struct rconn *c = arg;
+	char why[300];
+
+	if (what & BEV_EVENT_CONNECTED) {
+		int one = 1;
+		(void)setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		c->connect_pending = 0;
+		c->up_connected = 1;
+		evtimer_del(c->up_timer);
+		up_watch(c);
+		return;
+	}
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
+		if (evbuffer_get_length(bufferevent_get_input(bev)))
+			up_read(bev, c);
+		up_error_text(c, why, sizeof(why));
+		if (!c->up_connected) {
+			up_over(c, 502, "unreachable", why);
+			return;
+		}
+		if (what & BEV_EVENT_EOF)
+			snprintf(why, sizeof(why), "the upstream closed the connection");
+		up_over(c, 502, "upstream-gone", why);
+	}
+}
+
+/* ---- the legacy endpoint event ---- */
+
+/*
+ * The bytes held (from the start of a legacy SSE stream's response) once
+ * its first event is whole: an endpoint with an absolute URI (the upstream's
+ * origin) names the tap instead, its framing made to fit.
+ */
+static void release_hold(struct rconn *c)
+{
+	struct evbuffer *out = bufferevent_get_output(c->cli);
+	size_t n = evbuffer_get_length(c->held);
+	char *p = (char *)evbuffer_pullup(c->held, -1);
+	const struct hl_info *info = c->hold && c->hold->hx ? hl_info(c->hold->hx) : NULL;
+	const char *target = info && info->endpoint ? hs_uri_target(info->endpoint) : NULL;
+	char *from = NULL, *to = NULL;
+	const char *at = NULL, *body = NULL;
+
+	if (target && target != info->endpoint) {
+		from = mt_strndup(info->endpoint, (size_t)(target - info->endpoint));
+		to = mt_asprintf("http://%s", c->host);
+		at = memmem(p, n, from, strlen(from));
+		body = n > 7 && !memcmp(p, "HTTP/1.", 7) ? memmem(p, n, "\r\n\r\n", 4) : NULL;
+	}
+	if (at && body && at > body) {
+		long d = (long)strlen(to) - (long)strlen(from);
+		const char *ck = body + 4, *end = p + n;
+		body += 4;
+		if (c->hold_chunked) {
+			/* The chunk that holds it: its size line says the new size. */
+			const char *data = NULL;
+			unsigned long size = 0;
+			while (ck < end) {
+				const char *eol = memmem(ck, (size_t)(end - ck), "\r\n", 2);
+				if (!eol)
+					break;
+				size = strtoul(ck, NULL, 16);
+				data = eol + 2;
+				if (at >= data && at < data + size)
+					break;
+				ck = data + size + 2;
+				data = NULL;
+			}
+			if (data) {
+				char line[32];
+				const char *eol = data - 2, *ext = ck;
+				while (ext < eol && *ext != ';')
+					ext++;
+				evbuffer_add(out, p, (size_t)(ck - p));
+				snprintf(line, sizeof(line), "%lx", (unsigned long)((long)size + d));
+				evbuffer_add(out, line, strlen(line));
+				evbuffer_add(out, ext, (size_t)(at - ext));
+				evbuffer_add(out, to, strlen(to));
+				at += strlen(from);
+				evbuffer_add(out, at, (size_t)(end - at));
+				goto done;
+			}
+		} else if (c->hold_cl) {
+			/* Content-Length says the new length. */
+			const char *cl = strcasestr(p, "\r\nContent-Length:");
+			if (cl && cl < body) {
+				const char *v = cl + 17, *ve;
+				while (*v == ' ' || *v == '\t')
+					v++;
+				ve = v;
+				while (*ve >= '0' && *ve <= '9')
+					ve++;
+				evbuffer_add(out, p, (size_t)(v - p));
+				evbuffer_add_printf(out, "%ld", strtol(v, NULL, 10) + d);
+				evbuffer_add(out, ve, (size_t)(at - ve));
+				evbuffer_add(out, to, strlen(to));
+				at += strlen(from);
+				evbuffer_add(out, at, (size_t)(end - at));
+				goto done;
+			}
+		} else {
+			evbuffer_add(out, p, (size_t)(at - p));
+			evbuffer_add(out, to, strlen(to));
+			at += strlen(from);
+			evbuffer_add(out, at, (size_t)(end - at));
+			goto done;
+		}
+	}
+	evbuffer_add_buffer(out, c->held);
+done:
+	evbuffer_free(c->held);
+	c->held = NULL;
+	c->hold = NULL;
+	free(from);
+	free(to);
+}
+
+/* What came while holding goes to the held bytes; they go once the first event is whole. */
+static void relay_hold(struct rconn *c, struct evbuffer *from)
+{
+	const struct hl_info *info = c->hold && !c->hold->ended ? hl_info(c->hold->hx) : NULL;
+
+	if (!c->held)
+		c->held = evbuffer_new();
+	evbuffer_add_buffer(c->held, from);
+	if (!info || info->events || evbuffer_get_length(c->held) >= HOLD_MAX)
+		release_hold(c);
+}
+
+/* ---- the client connection ---- */
+
+static void cli_read(struct bufferevent *bev, void *arg);
+static void cli_write(struct bufferevent *bev, void *arg);
+static void cli_event(struct bufferevent *bev, short what, void *arg);
+
+/* Forward what the reader said whole: head edited, body as it came. */
+static void forward(struct rconn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->cli);
+
+	for (size_t i = 0; i < c->nfw; i++) {
+		struct fwd *f = &c->fw[i];
+		if (!c->up && !c->closing && up_open(c)) {
+			char why[200];
+			snprintf(why, sizeof(why), "cannot open a socket: %s", strerror(errno));
+			free(f->head);
+			for (size_t k = i + 1; k < c->nfw; k++)
+				free(c->fw[k].head);
+			c->nfw = 0;
+			up_over(c, 502, "unreachable", why);
+			return;
+		}
+		evbuffer_drain(in, f->head_len);
+		if (c->up) {
+			struct evbuffer *out = bufferevent_get_output(c->up);
+			evbuffer_add(out, f->head, f->head_n);
+			evbuffer_remove_buffer(in, out, (size_t)(f->end - f->start - f->head_len));
+		} else {
+			evbuffer_drain(in, (size_t)(f->end - f->start - f->head_len));
+		}
+		c->c2s_base = f->end;
+		free(f->head);
+	}
+	c->nfw = 0;
+	if (c->up) {
+		up_watch(c);
+		if (evbuffer_get_length(bufferevent_get_output(c->up)) > OUT_HIGH)
+			bufferevent_disable(c->cli, EV_READ);
+	}
+}
+
+static void on_head_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct rconn *c = arg;
+	char why[160];
+
+	(void)fd;
+	(void)what;
+	snprintf(why, sizeof(why), "a request head not whole within %d ms (--client-timeout)",
+		 c->loop->tap->o->client_timeout_ms);
+	refuse(c, 408, why, NULL);
+	maybe_refuse(c);
+}
+
+static void cli_read(struct bufferevent *bev, void *arg)
+{
+	struct rconn *c = arg;
+	struct tap *t = c->loop->tap;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	uint64_t have = c->c2s_base + evbuffer_get_length(in);
+
+	if (c->hs && c->up && !c->nfw && hx_reading(c->hs, TF_C2S) == HX_SWITCHED) {
+		/* Another protocol now (a 101, a CONNECT tunnel): its bytes pass, not read. */
+		c->c2s_base = c->c2s_fed = have;
+		evbuffer_add_buffer(bufferevent_get_output(c->up), in);
+		if (evbuffer_get_length(bufferevent_get_output(c->up)) > OUT_HIGH)
+			bufferevent_disable(c->cli, EV_READ);
+		return;
+	}
+	while (c->hs && !c->refusing && c->c2s_fed < have) {
+		struct evbuffer_ptr ptr;
+		struct evbuffer_iovec v[16];
+		int nv;
+		if (evbuffer_ptr_set(in, &ptr, (size_t)(c->c2s_fed - c->c2s_base), EVBUFFER_PTR_SET))
+			break;
+		nv = evbuffer_peek(in, -1, &ptr, v, 16);
+		if (nv > 16)
+			nv = 16;
+		if (nv <= 0)
+			break;
+		for (int i = 0; i < nv && c->hs && !c->refusing; i++) {
+			c->c2s_fed += v[i].iov_len;
+			c->loop->th.data(c->hs, &c->tc, TF_C2S, v[i].iov_base, v[i].iov_len, now_us(),
+					 TF_ACK_UNKNOWN);
+		}
+	}
+	c->c2s_fed = have;
+	if (c->nfw)
+		forward(c);
+	if (!c->refusing && c->hs && hx_reading(c->hs, TF_C2S) == HX_NOT_HTTP)
+		refuse(c, 400, "bytes that are not an HTTP/1.x request (TLS? HTTP/2?)", NULL);
+	if (c->refusing) {
+		maybe_refuse(c);
+		return;
+	}
+	{
+		/* What is held of a request not whole yet: bounded. */
+		uint64_t held = c->c2s_fed - c->c2s_base;
+		if (!c->head_seen && held > t->o->max_headers) {
+			refuse(c, 431, "a request head above --max-headers", NULL);
+			maybe_refuse(c);
+			return;
+		}
+		if (c->head_seen && held > c->head_len + t->o->max_body + CHUNK_SLACK(t->o->max_body)) {
+			refuse(c, 413, "a request body above --max-body", NULL);
+			maybe_refuse(c);
+			return;
+		}
+		if (held && !c->head_seen && !evtimer_pending(c->head_timer, NULL)) {
+			struct timeval tv = {t->o->client_timeout_ms / 1000,
+					     (t->o->client_timeout_ms % 1000) * 1000};
+			evtimer_add(c->head_timer, &tv);
+		}
+	}
+}
+
+static void cli_write(struct bufferevent *bev, void *arg)
+{
+	struct rconn *c = arg;
+
+	if (c->closing) {
+		if (!evbuffer_get_length(bufferevent_get_output(bev)))
+			event_active(c->free_ev, EV_TIMEOUT, 0);
+		return;
+	}
+	if (c->up)
+		bufferevent_enable(c->up, EV_READ);
+}
+
+static void cli_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct rconn *c = arg;
+	const struct httptap_opts *o = c->loop->tap->o;
+	char why[160];
+
+	if (c->closing) {
+		/* (what it was owed is lost: the client is gone or does not read) */
+		event_active(c->free_ev, EV_TIMEOUT, 0);
+		return;
+	}
+	if (what & BEV_EVENT_TIMEOUT) {
+		if (what & BEV_EVENT_READING) {
+			/* Silent: closed when it owes a request's bytes, or nothing is open. */
+			if (c->open && c->c2s_fed == c->c2s_base) {
+				bufferevent_enable(bev, EV_READ);
+				return;
+			}
+			snprintf(why, sizeof(why), "the client sent nothing for %d ms (--client-timeout)",
+				 o->client_timeout_ms);
+		} else {
+			snprintf(why, sizeof(why),
+				 "the client read nothing for %d ms (--client-timeout)",
+				 o->client_timeout_ms);
+		}
+		conn_close(c, "client-gone", why);
+		return;
+	}
+	if (what & BEV_EVENT_EOF) {
+		/* The client closed: what it sent before is read, then it is taken
+		 * for gone (an HTTP client does not half-close awaiting an answer). */
+		if (evbuffer_get_length(bufferevent_get_input(bev)))
+			cli_read(bev, c);
+		if (c->closing)
+			return;
+	}
+	conn_close(c, "client-gone", NULL);
+}
+
+/*
+ * c ends: the reader closes its connection (what is open ends with outcome
+ * and why, unless complete), the upstream goes, and the client once what it
+ * is owed has drained.
+ */
+static void conn_close(struct rconn *c, const char *outcome, const char *why)
+{
+	if (c->hs) {
+		c->end_outcome = outcome;
+		snprintf(c->end_why, sizeof(c->end_why), "%s", why ? why : "");
+		if (c->held && c->cli)
+			release_hold(c);
+		void *hs = c->hs;
+		c->hs = NULL;
+		c->loop->th.close(hs, &c->tc, TF_FIN, now_us());
+	}
+	while (c->q)
+		rx_free(c->q);
+	if (c->up) {
+		bufferevent_free(c->up);
+		c->up = NULL;
+	}
+	evtimer_del(c->up_timer);
+	evtimer_del(c->head_timer);
+	close_after_output(c);
+}
+
+/* Free c (its reader's connection closed first). */
+static void conn_free(struct rconn *c)
+{
 	struct loop *l = c->loop;
-	struct tap *t = l->tap;
 
-	(void)evcon;
-	c->evcon = NULL;
-	while (c->xs) {
-		struct exch *x = c->xs;
-		struct evhttp_request *req = x->req;
-		x->req = NULL;
-		/* A request libevent let go of is ours to free; one still on the
-		 * connection is freed with it. */
-		if (req && !evhttp_request_get_connection(req))
-			evhttp_send_reply_end(req);
-		exch_end(x, "client-gone", NULL); /* (closes the upstream transfer) */
+	if (c->hs)
+		conn_close(c, "client-gone", NULL);
+	if (c->cli) {
+		bufferevent_free(c->cli);
+		c->cli = NULL;
 	}
-	hl_conn_closed(t->log, c->num);
+	if (c->up)
+		bufferevent_free(c->up);
+	if (c->held)
+		evbuffer_free(c->held);
+	for (size_t i = 0; i < c->nfw; i++)
+		free(c->fw[i].head);
+	free(c->fw);
+	mt_buf_release(&c->edited);
+	event_free(c->head_timer);
+	event_free(c->up_timer);
+	event_free(c->free_ev);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -764,326 +1315,103 @@ static void on_conn_close(struct evhttp_connection *evcon, void *arg)
 	if (c->next)
 		c->next->prev = c->prev;
 	free(c);
+	maybe_stop(l);
 }
 
-/* The loop's record of a client connection (made on its first request). */
-static struct hconn *conn_of(struct loop *l, struct evhttp_connection *evcon)
+static void on_free(evutil_socket_t fd, short what, void *arg)
 {
-	struct tap *t = l->tap;
+	(void)fd;
+	(void)what;
+	conn_free(arg);
+}
 
-	for (struct hconn *c = l->conns; c; c = c->next)
-		if (c->evcon == evcon) {
-			if (c != l->conns) { /* (to the front: a busy connection is found at once) */
-				c->prev->next = c->next;
-				if (c->next)
-					c->next->prev = c->prev;
-				c->prev = NULL;
-				c->next = l->conns;
-				l->conns->prev = c;
-				l->conns = c;
-			}
-			return c;
-		}
-	struct hconn *c = mt_calloc(1, sizeof(*c));
-	char *host = NULL;
-	ev_uint16_t port = 0;
+static void end_of_sockaddr(const struct sockaddr *sa, struct tf_end *e)
+{
+	memset(e, 0, sizeof(*e));
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s = (const struct sockaddr_in *)sa;
+		e->family = AF_INET;
+		memcpy(e->addr, &s->sin_addr, 4);
+		e->port = ntohs(s->sin_port);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)sa;
+		e->family = AF_INET6;
+		memcpy(e->addr, &s->sin6_addr, 16);
+		e->port = ntohs(s->sin6_port);
+	}
+}
+
+static void on_free(evutil_socket_t fd, short what, void *arg);
+
+static void on_accept(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa,
+		      int salen, void *arg)
+{
+	struct loop *l = arg;
+	struct tap *t = l->tap;
+	struct rconn *c;
+	struct timeval rtv = {t->o->client_timeout_ms / 1000, (t->o->client_timeout_ms % 1000) * 1000};
+
+	(void)lev;
+	(void)salen;
+	hln_watch_accepted(l->watch);
+	if (l->stopping) {
+		evutil_closesocket(fd);
+		return;
+	}
+	c = mt_calloc(1, sizeof(*c));
 	c->loop = l;
-	c->evcon = evcon;
-	c->num = hl_conn_new(t->log);
-	evhttp_connection_get_peer(evcon, &host, &port);
-	snprintf(c->addr, sizeof(c->addr), strchr(host ? host : "", ':') ? "[%s]:%u" : "%s:%u",
-		 host ? host : "?", (unsigned)port);
+	c->cli = bufferevent_socket_new(l->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->head_timer = evtimer_new(l->base, on_head_timer, c);
+	c->up_timer = evtimer_new(l->base, on_up_timer, c);
+	c->free_ev = event_new(l->base, -1, 0, on_free, c);
+	if (!c->cli || !c->head_timer || !c->up_timer || !c->free_ev) {
+		if (c->cli)
+			bufferevent_free(c->cli);
+		else
+			evutil_closesocket(fd);
+		if (c->head_timer)
+			event_free(c->head_timer);
+		if (c->up_timer)
+			event_free(c->up_timer);
+		if (c->free_ev)
+			event_free(c->free_ev);
+		free(c);
+		return;
+	}
+	{
+		int one = 1;
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
 	c->next = l->conns;
 	if (l->conns)
 		l->conns->prev = c;
 	l->conns = c;
-	evhttp_connection_set_closecb(evcon, on_conn_close, c);
-	/* Small writes (a head, an SSE event) go at once, as the upstream's do. */
-	{
-		int one = 1;
-		evutil_socket_t fd = bufferevent_getfd(evhttp_connection_get_bufferevent(evcon));
-		if (fd >= 0)
-			(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	}
-	return c;
-}
-
-/*
- * The headers curl sends upstream: the request's end-to-end fields as they
- * came, the --upstream-header ones, and identity encoding asked for; none
- * of curl's own defaults (Accept, Expect, a form's Content-Type). One block
- * holds the list and its strings (curl only reads it): free it whole.
- */
-static struct curl_slist *upstream_list(const struct tap *t, const struct hdr_list *in)
-{
-	unsigned char keep_small[64], *keep = in->n < 64 ? keep_small : mt_malloc(in->n);
-	const char *fixed[4];
-	size_t nfixed = 0, count = 0, bytes = 0;
-	struct curl_slist *list;
-	char *p;
-
-	mt_hdr_filter(in->h, in->n, MT_HDR_REQUEST, keep, NULL);
-	/* An --upstream-header replaces the client's field of its name: sent once. */
-	for (size_t i = 0; i < in->n; i++)
-		for (size_t k = 0; keep[i] && k < t->o->n_upstream_headers; k++) {
-			const char *u = t->o->upstream_headers[k], *colon = strchr(u, ':');
-			size_t un = colon ? (size_t)(colon - u) : strlen(u);
-			if (strlen(in->h[i].name) == un && !strncasecmp(in->h[i].name, u, un))
-				keep[i] = 0;
-		}
-	/* (An empty value is sent as "Name;": "Name:" alone tells curl to drop it.) */
-	for (size_t i = 0; i < in->n; i++)
-		if (keep[i]) {
-			count++;
-			bytes += strlen(in->h[i].name) + strlen(in->h[i].value) + 3;
-		}
-	fixed[nfixed++] = "Accept-Encoding: identity";
-	fixed[nfixed++] = "Expect:";
-	if (!mt_hdr_get(in->h, in->n, "Accept"))
-		fixed[nfixed++] = "Accept:";
-	if (!mt_hdr_get(in->h, in->n, "Content-Type"))
-		fixed[nfixed++] = "Content-Type:";
-	for (size_t i = 0; i < t->o->n_upstream_headers; i++)
-		bytes += strlen(t->o->upstream_headers[i]) + 1;
-	for (size_t i = 0; i < nfixed; i++)
-		bytes += strlen(fixed[i]) + 1;
-	count += t->o->n_upstream_headers + nfixed;
-	list = mt_malloc(count * sizeof(*list) + bytes);
-	p = (char *)(list + count);
-	count = 0;
-	for (size_t i = 0; i < in->n; i++) {
-		if (!keep[i])
-			continue;
-		size_t nn = strlen(in->h[i].name), vn = strlen(in->h[i].value);
-		list[count].data = p;
-		memcpy(p, in->h[i].name, nn);
-		p += nn;
-		if (vn) {
-			memcpy(p, ": ", 2);
-			memcpy(p + 2, in->h[i].value, vn);
-			p += 2 + vn;
-		} else {
-			*p++ = ';';
-		}
-		*p++ = '\0';
-		count++;
-	}
-	for (size_t i = 0; i < t->o->n_upstream_headers + nfixed; i++) {
-		const char *f = i < t->o->n_upstream_headers ? t->o->upstream_headers[i]
-							     : fixed[i - t->o->n_upstream_headers];
-		size_t fn = strlen(f) + 1;
-		list[count].data = memcpy(p, f, fn);
-		p += fn;
-		count++;
-	}
-	for (size_t i = 0; i < count; i++)
-		list[i].next = i + 1 < count ? &list[i + 1] : NULL;
-	if (keep != keep_small)
-		free(keep);
-	return list;
-}
-
-static void on_request(struct evhttp_request *req, void *arg)
-{
-	struct loop *l = arg;
-	struct tap *t = l->tap;
-	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
-	struct hconn *c;
-	struct exch *x;
-	struct hdr_list in;
-	struct hl_request hr;
-	struct evbuffer *ib = evhttp_request_get_input_buffer(req);
-	const char *uri = evhttp_request_get_uri(req);
-	const char *target;
-
-	if (l->stopping || !evcon) {
-		evhttp_send_error(req, 503, "mcptap is stopping");
-		return;
-	}
-	{
-		/* A page elsewhere whose name now resolves to 127.0.0.1 (DNS rebinding)
-		 * would reach the upstream through the tap under the upstream's own Host,
-		 * with the tap's --upstream-header credential: the upstream's protection
-		 * would never see the forged one. Refused before anything goes upstream,
-		 * and not stored (nothing was relayed); said once for each kind. */
-		char line[400];
-		if (hln_guard_reply(&t->guard, req, "tap", line, sizeof(line))) {
-			if (line[0])
-				mt_warn("%s", line);
-			return;
-		}
-	}
-	/* evhttp refuses a head above its own (higher) limit with a 400; up to
-	 * it, the tap answers one above --max-headers as RFC 6585 says. */
-	{
-		size_t head = strlen(uri ? uri : "") + 16;
-		struct evkeyvalq *q = evhttp_request_get_input_headers(req);
-		for (struct evkeyval *kv = q->tqh_first; kv; kv = kv->next.tqe_next)
-			head += strlen(kv->key) + strlen(kv->value) + 4;
-		if (head > t->o->max_headers) {
-			evhttp_send_error(req, 431, "Request Header Fields Too Large");
-			return;
-		}
-	}
-	c = conn_of(l, evcon);
-	memset(&in, 0, sizeof(in));
-	x = mt_calloc(1, sizeof(*x));
-	x->loop = l;
-	x->req = req;
-	snprintf(x->method, sizeof(x->method), "%s", hsv_method_name(evhttp_request_get_command(req)));
-	target = hs_uri_target(uri ? uri : "/");
-	req_headers(req, &in);
-	x->body_len = evbuffer_get_length(ib);
-	if (x->body_len) {
-		x->body = mt_malloc(x->body_len);
-		evbuffer_copyout(ib, x->body, x->body_len);
-	}
-	if (x->body_len >= TRIM_AFTER) {
-		x->big = 1;
-		__atomic_add_fetch(&t->big_open, 1, __ATOMIC_RELAXED);
-	}
-	const char *host = mt_hdr_get(in.h, in.n, "Host");
-	x->host = host ? mt_strdup(host) : NULL;
-	/* Fields the upstream could frame otherwise than evhttp did (request
-	 * smuggling): the request is refused with 400, its connection closed
-	 * (what follows on it is never read), nothing forwarded; its row says why,
-	 * and a body read by a framing in doubt is not stored as a message. */
-	/* (The target as sent, or an absolute form's path: what goes upstream.) */
-	const char *bad = target != uri && uri && strpbrk(uri, " \t\r\n")
-				  ? "a space or a control byte in the request target"
-				  : mt_target_problem(target, x->method);
-	if (!bad)
-		bad = mt_hdr_framing_problem(in.h, in.n, req->major == 1 && req->minor >= 1);
-
-	/* Its session, and the request stored (in the session's order). */
-	memset(&hr, 0, sizeof(hr));
-	hr.conn = c->num;
-	hr.client_addr = c->addr;
-	hr.method = x->method;
-	hr.target = target;
-	hr.h = in.h;
-	hr.nh = in.n;
-	hr.body = bad ? NULL : x->body;
-	hr.body_len = bad ? 0 : x->body_len;
-	x->hx = hl_request(t->log, &hr);
-	l->exchanges++;
-	x->conn = c;
-	x->next_in_conn = c->xs;
-	c->xs = x;
-	x->next_all = l->all;
-	if (l->all)
-		l->all->prev_all = x;
-	l->all = x;
-	if (bad) {
-		char msg[160];
-		snprintf(msg, sizeof(msg), "mcptap: refused: %s", bad);
-		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
-		send_error_body(x, 400, "Bad Request", msg);
-		hdr_free(&in);
-		exch_end(x, "refused", bad);
-		return;
-	}
-
-	/* Forward it. */
-	mt_buf_reset(&l->scratch2);
-	mt_buf_puts(&l->scratch2, t->origin);
-	/* (OPTIONS * asks about the server, not a resource: its target is "*".) */
-	int asterisk = !strcmp(target, "*");
-	mt_buf_puts(&l->scratch2, asterisk ? "/" : target);
-	if (t->query && !asterisk) {
-		/* --upstream's query goes with every request, after the client's. */
-		mt_buf_putc(&l->scratch2, strchr(target, '?') ? '&' : '?');
-		mt_buf_puts(&l->scratch2, t->query);
-	}
-	x->easy = l->npool ? l->pool[--l->npool] : curl_easy_init();
-	CURL *e = x->easy;
-	curl_easy_setopt(e, CURLOPT_URL, l->scratch2.data); /* (curl keeps a copy) */
-	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
-	if (asterisk)
-		curl_easy_setopt(e, CURLOPT_REQUEST_TARGET, "*");
-	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)t->o->connect_timeout_ms);
-	if (t->o->cacert) {
-		curl_easy_setopt(e, CURLOPT_CAINFO, t->o->cacert);
-		if (t->capath[0])
-			curl_easy_setopt(e, CURLOPT_CAPATH, t->capath);
-	}
-	if (t->o->insecure) {
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-	}
-	if (!strcmp(x->method, "HEAD"))
-		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-	else if (strcmp(x->method, "GET") || x->body_len)
-		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, x->method);
-	if (x->body_len || !strcmp(x->method, "POST") || !strcmp(x->method, "PUT") ||
-	    !strcmp(x->method, "PATCH")) {
-		curl_easy_setopt(e, CURLOPT_POSTFIELDS, x->body ? x->body : "");
-		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)x->body_len);
-	}
-	x->hdrs = upstream_list(t, &in);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
-	hdr_free(&in);
-	x->idle = evtimer_new(l->base, on_upstream_silent, x);
-	upstream_alive(x);
-	curl_multi_add_handle(l->multi, e);
-	/* Start it now rather than at the next turn of the loop (curl's 0 ms timer). */
-	{
-		int running;
-		curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-		check_done(l);
-	}
-}
-
-/* The upstream said nothing for --upstream-timeout. */
-static void on_upstream_silent(evutil_socket_t fd, short what, void *arg)
-{
-	struct exch *x = arg;
-	char why[128];
-
-	(void)fd;
-	(void)what;
-	snprintf(why, sizeof(why), "the upstream sent nothing for %d ms (--upstream-timeout)",
-		 x->loop->tap->o->upstream_timeout_ms);
-	if (!x->head_sent) {
-		if (x->req) {
-			char msg[200];
-			snprintf(msg, sizeof(msg), "mcptap: %s", why);
-			send_error_body(x, 504, "Gateway Timeout", msg);
-		}
-		exch_end(x, "timeout", why);
-		return;
-	}
-	struct hconn *c = x->conn;
-	exch_end(x, "timeout", why);
-	if (c && c->evcon)
-		evhttp_connection_free(c->evcon); /* (a cut response, as upstream-gone) */
+	c->num = hl_conn_new(t->log);
+	c->tc.num = ++l->next_num;
+	c->tc.saw_syn = 1;
+	c->tc.first_us = now_us();
+	end_of_sockaddr(sa, &c->tc.client);
+	end_of_sockaddr((struct sockaddr *)&t->up_addr, &c->tc.server);
+	tf_end_str(&c->tc.client, c->addr, sizeof(c->addr), 0);
+	c->major = c->minor = 1;
+	c->hs = l->th.open(l->th.ctx, &c->tc);
+	bufferevent_setcb(c->cli, cli_read, cli_write, cli_event, c);
+	bufferevent_setwatermark(c->cli, EV_WRITE, OUT_LOW, 0);
+	bufferevent_set_timeouts(c->cli, &rtv, &rtv);
+	bufferevent_enable(c->cli, EV_READ | EV_WRITE);
 }
 
 /* ---- starting and stopping ---- */
 
-/* End every exchange of the loop now, and the loop. */
 static void stop_now(struct loop *l)
 {
-	while (l->all) {
-		struct exch *x = l->all;
-		struct hconn *c = x->conn;
-		exch_end(x, "stopped", "the tap was stopped");
-		if (c && c->evcon)
-			evhttp_connection_free(c->evcon);
+	while (l->conns) {
+		struct rconn *c = l->conns;
+		if (c->hs)
+			conn_close(c, "stopped", "the tap was stopped");
+		conn_free(c);
 	}
 	event_base_loopbreak(l->base);
-}
-
-static void maybe_stop(struct loop *l)
-{
-	if (l->stopping && !l->exchanges)
-		event_base_loopbreak(l->base);
 }
 
 static void on_stop_timer(evutil_socket_t fd, short what, void *arg)
@@ -1093,11 +1421,6 @@ static void on_stop_timer(evutil_socket_t fd, short what, void *arg)
 	stop_now(arg);
 }
 
-/*
- * The tap stops (in the loop's own thread, told through its stop_fd): it
- * accepts no more, and ends when its open exchanges have, or when stop_ms
- * has passed; at once when told a second time.
- */
 static void on_stop(evutil_socket_t fd, short what, void *arg)
 {
 	struct loop *l = arg;
@@ -1121,9 +1444,15 @@ static void on_stop(evutil_socket_t fd, short what, void *arg)
 	l->stopping = 1;
 	hln_watch_free(l->watch);
 	l->watch = NULL;
-	if (l->bound) {
-		evhttp_del_accept_socket(l->http, l->bound);
-		l->bound = NULL;
+	if (l->lev) {
+		evconnlistener_free(l->lev);
+		l->lev = NULL;
+	}
+	/* Idle connections go now; those with exchanges open get stop_ms. */
+	for (struct rconn *c = l->conns, *next; c; c = next) {
+		next = c->next;
+		if (!c->open && !c->closing && c->c2s_fed == c->c2s_base)
+			conn_close(c, "stopped", "the tap was stopped");
 	}
 	if (!l->exchanges) {
 		event_base_loopbreak(l->base);
@@ -1133,7 +1462,6 @@ static void on_stop(evutil_socket_t fd, short what, void *arg)
 	evtimer_add(l->stop_timer, &tv);
 }
 
-/* SIGINT or SIGTERM (in the control thread): every loop is told. */
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
 	struct tap *t = arg;
@@ -1152,7 +1480,6 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 			mt_warn("cannot tell a loop to stop: %s", strerror(errno));
 }
 
-/* A loop's thread: relay until stopped, then end what is still open. */
 static void *loop_main(void *arg)
 {
 	struct loop *l = arg;
@@ -1160,20 +1487,22 @@ static void *loop_main(void *arg)
 	uint64_t one = 1;
 	sigset_t set;
 
-	/* The control thread takes the signals. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	event_base_dispatch(l->base);
-	while (l->all)
-		exch_end(l->all, "stopped", "the tap was stopped");
+	while (l->conns) {
+		struct rconn *c = l->conns;
+		if (c->hs)
+			conn_close(c, "stopped", "the tap was stopped");
+		conn_free(c);
+	}
 	if (write(t->done_fd, &one, sizeof(one)) < 0)
 		mt_warn("cannot say a loop has ended: %s", strerror(errno));
 	return NULL;
 }
 
-/* A loop has ended (in the control thread): when all have, so does the tap. */
 /*
  * After big bodies, once none is open and the writer holds nothing, what
  * was freed goes back to the system: glibc keeps freed memory in its
@@ -1189,7 +1518,7 @@ static void on_trim_tick(evutil_socket_t fd, short what, void *arg)
 	    __atomic_load_n(&t->big_open, __ATOMIC_RELAXED))
 		return;
 	if (writer_reclaim(t->w))
-		return; /* (not all stored yet: at the next tick) */
+		return;
 	__atomic_store_n(&t->big_since_trim, 0, __ATOMIC_RELAXED);
 	malloc_trim(0);
 }
@@ -1206,28 +1535,10 @@ static void on_loop_done(evutil_socket_t fd, short what, void *arg)
 		event_base_loopbreak(t->ctl);
 }
 
-/* Accepts refused at the descriptor limit (a loop's thread): said as the tap's own. */
 static void say_refused(void *arg, const char *text)
 {
 	(void)arg;
 	mt_warn("%s", text);
-}
-
-/* The scheme and authority of an http(s) URL. */
-static int url_origin(const char *url, char *out, size_t n)
-{
-	const char *p;
-	size_t len;
-
-	if (strncasecmp(url, "http://", 7) && strncasecmp(url, "https://", 8))
-		return -1;
-	p = strchr(url, ':') + 3;
-	len = strcspn(p, "/?#");
-	if (!len)
-		return -1;
-	if ((size_t)snprintf(out, n, "%.*s", (int)(p - url + (long)len), url) >= n)
-		return -1;
-	return 0;
 }
 
 void httptap_opts_default(struct httptap_opts *o)
@@ -1241,7 +1552,6 @@ void httptap_opts_default(struct httptap_opts *o)
 	o->client_timeout_ms = 60000;
 	o->stop_ms = 2000;
 	{
-		/* One loop per CPU the tap may run on, up to 8. */
 		cpu_set_t cpus;
 		int n = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
 		o->threads = n < 1 ? 1 : n > 8 ? 8 : n;
@@ -1249,66 +1559,49 @@ void httptap_opts_default(struct httptap_opts *o)
 	writer_opts_default(&o->wopts);
 }
 
-/*
- * Make loop l: its event base, evhttp accepting from the listening socket fd
- * (taken, closed on failure), its curl multi. 0, or -1 (said).
- */
 static int loop_init(struct tap *t, struct loop *l, int idx, evutil_socket_t fd)
 {
-	const struct httptap_opts *o = t->o;
 	struct event_config *cfg = event_config_new();
+	struct hx_opts ho;
+	struct hx_sink sink = {
+		.ctx = l,
+		.conn_open = sk_conn_open,
+		.swap = sk_swap,
+		.request_head = sk_request_head,
+		.request = sk_request,
+		.request_error = sk_request_error,
+		.response_head = sk_response_head,
+		.response_body = sk_response_body,
+		.response_gap = sk_response_gap,
+		.end = sk_end,
+		.conn_close = sk_conn_close,
+	};
 
 	l->tap = t;
 	l->idx = idx;
 	l->stop_fd = -1;
-	if (!cfg)
-		goto fail;
 	if (cfg) {
-		/* Interest changes within one turn of the loop (curl's and evhttp's
-		 * many enable/disable calls per exchange) reach epoll as one call. */
 		event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
 		l->base = event_base_new_with_config(cfg);
 		event_config_free(cfg);
 	}
 	if (!l->base)
 		goto fail;
-	l->http = evhttp_new(l->base);
-	l->chunk = evbuffer_new();
-	l->multi = curl_multi_init();
+	hx_opts_default(&ho);
+	ho.max_body = t->o->max_body;
+	l->hx = hx_new(&ho, &sink);
+	hx_handler(l->hx, &l->th);
 	l->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (!l->http || !l->chunk || !l->multi || l->stop_fd < 0)
+	if (l->stop_fd < 0)
 		goto fail;
-	evhttp_set_max_headers_size(l->http, (ev_ssize_t)(o->max_headers < (1u << 20) / 16
-								? 1u << 20
-								: o->max_headers * 16));
-	evhttp_set_max_body_size(l->http, (ev_ssize_t)o->max_body);
-	evhttp_set_default_content_type(l->http, NULL);
-	evhttp_set_allowed_methods(l->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
-						    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-						    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
-	/* A client's connection times out reading a request or writing an answer;
-	 * an SSE stream's reading is let be (send_head). */
-	{
-		struct timeval tv = {o->client_timeout_ms / 1000, (o->client_timeout_ms % 1000) * 1000};
-		evhttp_set_timeout_tv(l->http, &tv);
-	}
-	evhttp_set_gencb(l->http, on_request, l);
-	l->bound = evhttp_accept_socket_with_handle(l->http, fd);
-	if (!l->bound)
+	l->lev = evconnlistener_new(l->base, on_accept, l, LEV_OPT_CLOSE_ON_FREE, -1, fd);
+	if (!l->lev)
 		goto fail;
-	fd = -1; /* (evhttp's now) */
-	l->watch = hln_watch_evhttp(l->http, l->bound, t->pace);
-	l->curl_timer = evtimer_new(l->base, on_curl_timeout, l);
-	l->unpause = event_new(l->base, -1, 0, on_unpause, l);
+	fd = -1;
+	l->watch = hln_watch_new(l->lev, t->pace);
 	l->stop_ev = event_new(l->base, l->stop_fd, EV_READ | EV_PERSIST, on_stop, l);
-	if (!l->curl_timer || !l->unpause || !l->stop_ev || event_add(l->stop_ev, NULL))
+	if (!l->stop_ev || event_add(l->stop_ev, NULL))
 		goto fail;
-	curl_multi_setopt(l->multi, CURLMOPT_SOCKETFUNCTION, curl_socket_cb);
-	curl_multi_setopt(l->multi, CURLMOPT_SOCKETDATA, l);
-	curl_multi_setopt(l->multi, CURLMOPT_TIMERFUNCTION, curl_timer_cb);
-	curl_multi_setopt(l->multi, CURLMOPT_TIMERDATA, l);
-	/* Keep the upstream connections of every client (curl's default keeps a few). */
-	curl_multi_setopt(l->multi, CURLMOPT_MAXCONNECTS, 1024L);
 	return 0;
 fail:
 	mt_error("cannot set up event loop %d: %s", idx, strerror(errno));
@@ -1317,27 +1610,19 @@ fail:
 	return -1;
 }
 
-/* Free what loop_init made (its thread has ended; NULL parts are let be). */
 static void loop_release(struct loop *l)
 {
-	hln_watch_free(l->watch); /* (before its listener) */
-	if (l->http)
-		evhttp_free(l->http); /* (closes the connections: on_conn_close) */
-	while (l->all)
-		exch_end(l->all, "stopped", "the tap was stopped");
+	hln_watch_free(l->watch);
+	if (l->lev)
+		evconnlistener_free(l->lev);
 	while (l->conns) {
-		struct hconn *c = l->conns;
-		l->conns = c->next;
-		free(c);
+		struct rconn *c = l->conns;
+		if (c->hs)
+			conn_close(c, "stopped", "the tap was stopped");
+		conn_free(c);
 	}
-	while (l->npool)
-		curl_easy_cleanup(l->pool[--l->npool]);
-	if (l->multi)
-		curl_multi_cleanup(l->multi);
-	if (l->curl_timer)
-		event_free(l->curl_timer);
-	if (l->unpause)
-		event_free(l->unpause);
+	if (l->hx)
+		hx_free(l->hx);
 	if (l->stop_timer)
 		event_free(l->stop_timer);
 	if (l->stop_ev)
@@ -1346,16 +1631,8 @@ static void loop_release(struct loop *l)
 		close(l->stop_fd);
 	if (l->base)
 		event_base_free(l->base);
-	if (l->chunk)
-		evbuffer_free(l->chunk);
-	mt_buf_release(&l->scratch2);
 }
 
-/*
- * A listening socket on host:port (port 0: any free one), and the port it
- * has. Each loop has one on the same port (SO_REUSEPORT): the kernel spreads
- * the connections among them.
- */
 static evutil_socket_t listen_on(const char *host, int port, int *bound_port)
 {
 	struct evutil_addrinfo hints, *ai = NULL;
@@ -1390,6 +1667,94 @@ static evutil_socket_t listen_on(const char *host, int port, int *bound_port)
 	return fd;
 }
 
+/*
+ * The upstream URL's parts: origin (scheme://authority), authority (what
+ * Host says), host name, address (resolved once, now), query. 0, or -1 (said).
+ */
+static int upstream_parse(struct tap *t, const char *shown, char **query_owned)
+{
+	const char *url = t->o->upstream, *p, *q;
+	size_t alen;
+	char port[16];
+	struct addrinfo hints, *ai = NULL;
+	int rc;
+
+	t->https = !strncasecmp(url, "https://", 8);
+	if (!t->https && strncasecmp(url, "http://", 7))
+		goto bad;
+	p = url + (t->https ? 8 : 7);
+	alen = strcspn(p, "/?#");
+	if (!alen || alen >= sizeof(t->authority) || memchr(p, '@', alen))
+		goto bad;
+	snprintf(t->authority, sizeof(t->authority), "%.*s", (int)alen, p);
+	snprintf(t->origin, sizeof(t->origin), "%.*s", (int)(p - url + (long)alen), url);
+	{
+		const char *sp = strchr(shown, ':');
+		size_t sl = sp ? strcspn(sp + 3, "/?#") : 0;
+		snprintf(t->shown, sizeof(t->shown), "%.*s", sp ? (int)(sp + 3 - shown + (long)sl) : 0,
+			 shown);
+	}
+	if (p[0] == '[') {
+		const char *rb = memchr(p, ']', alen);
+		if (!rb)
+			goto bad;
+		snprintf(t->hostname, sizeof(t->hostname), "%.*s", (int)(rb - p - 1), p + 1);
+		q = rb + 1;
+	} else {
+		const char *colon = memchr(p, ':', alen);
+		q = colon ? colon : p + alen;
+		snprintf(t->hostname, sizeof(t->hostname), "%.*s", (int)(q - p), p);
+	}
+	if (q < p + alen && *q == ':')
+		snprintf(port, sizeof(port), "%.*s", (int)(p + alen - q - 1), q + 1);
+	else
+		snprintf(port, sizeof(port), "%s", t->https ? "443" : "80");
+	q = strchr(url, '?');
+	if (q && q[1] && q[1] != '#') {
+		size_t qn = strcspn(q + 1, "#");
+		t->query = *query_owned = mt_strndup(q + 1, qn);
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	rc = getaddrinfo(t->hostname, port, &hints, &ai);
+	if (rc || !ai) {
+		mt_error("cannot resolve the upstream's host '%s': %s", t->hostname,
+			 rc ? gai_strerror(rc) : "no address");
+		return -1;
+	}
+	memcpy(&t->up_addr, ai->ai_addr, ai->ai_addrlen);
+	t->up_len = (socklen_t)ai->ai_addrlen;
+	freeaddrinfo(ai);
+	return 0;
+bad:
+	mt_error("bad --upstream '%s': an http:// or https:// URL", shown);
+	return -1;
+}
+
+/* The TLS context for an https upstream: the system's CAs and --cacert, verification on. */
+static int tls_init(struct tap *t)
+{
+	static const unsigned char alpn[] = "\x08http/1.1";
+
+	t->ssl = SSL_CTX_new(TLS_client_method());
+	if (!t->ssl) {
+		mt_error("cannot set up TLS");
+		return -1;
+	}
+	SSL_CTX_set_min_proto_version(t->ssl, TLS1_2_VERSION);
+	SSL_CTX_set_alpn_protos(t->ssl, alpn, sizeof(alpn) - 1);
+	if (!t->o->insecure) {
+		SSL_CTX_set_verify(t->ssl, SSL_VERIFY_PEER, NULL);
+		if (SSL_CTX_set_default_verify_paths(t->ssl) != 1)
+			mt_warn("cannot load the system's CA certificates");
+		if (t->o->cacert && SSL_CTX_load_verify_locations(t->ssl, t->o->cacert, NULL) != 1) {
+			mt_error("cannot read --cacert '%s'", t->o->cacert);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int httptap_run(const struct httptap_opts *o)
 {
 	struct tap t;
@@ -1401,49 +1766,33 @@ int httptap_run(const struct httptap_opts *o)
 	t.o = o;
 	t.done_fd = -1;
 	pthread_mutex_init(&t.mu, NULL);
-	{
-		const char *shown = o->upstream_shown ? o->upstream_shown : o->upstream;
-		const char *q = strchr(o->upstream, '?');
-		if (url_origin(o->upstream, t.origin, sizeof(t.origin)) ||
-		    url_origin(shown, t.shown, sizeof(t.shown))) {
-			mt_error("bad --upstream '%s': an http:// or https:// URL", shown);
-			goto early;
-		}
-		if (q && q[1] && q[1] != '#') {
-			size_t qn = strcspn(q + 1, "#");
-			t.query = query_owned = mt_malloc(qn + 1);
-			memcpy(query_owned, q + 1, qn);
-			query_owned[qn] = '\0';
-		}
-	}
+	if (upstream_parse(&t, o->upstream_shown ? o->upstream_shown : o->upstream, &query_owned))
+		goto early;
 	if (mt_split_listen(o->listen, host, sizeof(host), &port)) {
 		mt_error("bad --listen '%s': HOST:PORT", o->listen);
 		goto early;
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
-		mt_error("cannot initialise libcurl");
+	if (t.https && tls_init(&t))
 		goto early;
-	}
-	/* The signals come through the control loop; SIGPIPE is a write's error. */
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-	{
-		/* --cacert adds to the system's CAs: curl's default directory stays. */
-		CURL *e = curl_easy_init();
-		char *capath = NULL;
-		if (e && curl_easy_getinfo(e, CURLINFO_CAPATH, &capath) == CURLE_OK && capath)
-			snprintf(t.capath, sizeof(t.capath), "%s", capath);
-		if (e)
-			curl_easy_cleanup(e);
-	}
 	t.nloops = o->threads > 0 ? o->threads : 1;
 	t.loops = mt_calloc((size_t)t.nloops, sizeof(*t.loops));
 	t.pace = hln_pace_new(say_refused, NULL);
 	t.guard.allow = o->allow_hosts;
 	t.guard.n_allow = o->n_allow_hosts;
+	t.w = writer_open_shared(o->db_path, &o->wopts);
+	{
+		struct hl_opts lo;
+		memset(&lo, 0, sizeof(lo));
+		lo.w = t.w;
+		lo.upstream = o->upstream_shown ? o->upstream_shown : o->upstream;
+		lo.max_message = o->wopts.max_message;
+		t.log = hl_new(&lo);
+	}
 	for (int i = 0; i < t.nloops; i++) {
 		evutil_socket_t fd = listen_on(host, i ? bound_port : port, &bound_port);
 		if (fd < 0) {
@@ -1471,15 +1820,6 @@ int httptap_run(const struct httptap_opts *o)
 	}
 	if (o->insecure)
 		mt_warn("--insecure: the upstream's certificate and host name are not checked");
-	t.w = writer_open_shared(o->db_path, &o->wopts);
-	{
-		struct hl_opts lo;
-		memset(&lo, 0, sizeof(lo));
-		lo.w = t.w;
-		lo.upstream = o->upstream_shown ? o->upstream_shown : o->upstream;
-		lo.max_message = o->wopts.max_message;
-		t.log = hl_new(&lo);
-	}
 	t.sig_int = evsignal_new(t.ctl, SIGINT, on_signal, &t);
 	t.sig_term = evsignal_new(t.ctl, SIGTERM, on_signal, &t);
 	t.done_ev = event_new(t.ctl, t.done_fd, EV_READ | EV_PERSIST, on_loop_done, &t);
@@ -1495,7 +1835,6 @@ int httptap_run(const struct httptap_opts *o)
 		int e = pthread_create(&t.loops[started].thread, NULL, loop_main, &t.loops[started]);
 		if (e) {
 			mt_error("cannot start a loop's thread: %s", strerror(e));
-			/* Those started stop as after a signal. */
 			on_signal(SIGTERM, 0, &t);
 			on_signal(SIGTERM, 0, &t);
 			break;
@@ -1507,12 +1846,11 @@ int httptap_run(const struct httptap_opts *o)
 		pthread_join(t.loops[i].thread, NULL);
 	rc = started == t.nloops ? EXIT_OK : EXIT_ERROR;
 out:
-	/* Every loop has ended: what is still open ends here, then the sessions. */
 	for (int i = 0; i < t.nloops; i++)
 		loop_release(&t.loops[i]);
 	free(t.loops);
 	hln_pace_free(t.pace);
-	hl_free(t.log); /* (the sessions' ends) */
+	hl_free(t.log);
 	if (t.w)
 		writer_finish(t.w, NULL, NULL);
 	if (t.sig_int)
@@ -1527,8 +1865,9 @@ out:
 		close(t.done_fd);
 	if (t.ctl)
 		event_base_free(t.ctl);
-	curl_global_cleanup();
 early:
+	if (t.ssl)
+		SSL_CTX_free(t.ssl);
 	free(query_owned);
 	pthread_mutex_destroy(&t.mu);
 	return rc;

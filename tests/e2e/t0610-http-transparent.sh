@@ -51,7 +51,7 @@ check_eq "stderr: where it listened, and the upstream's death (it died mid-strea
 # What the store says.
 # (Plain HTTP without MCP sessions: a GET on a fresh connection is taken for a
 # legacy SSE stream, requests without one for a session without ids.)
-check_eq "sessions, each ended" "1|sse|1 2|sse|1 3|http|1" \
+check_eq "sessions, each ended" "1|sse|1 2|http|1 3|sse|1 4|sse|1" \
 	"$(sql "$db" "select id || '|' || transport || '|' || (ended_wall is not null) from session" | tr '\n' ' ' | sed 's/ $//')"
 check_eq "each exchange as it ended" \
 	"GET /stream 200 sse complete
@@ -59,6 +59,8 @@ POST /echo-headers?api_key=[redacted]&x=1 200 json complete
 GET /teapot 418 other complete
 POST /accepted 202 empty complete
 GET /die 200 sse upstream-gone
+POST /echo-headers 413 json refused
+GET /teapot 431 json refused
 GET /teapot 502 json unreachable
 POST /never - - stopped" \
 	"$(sql "$db" "select method || ' ' || (case when instr(target, '[redacted:') then replace(target, substr(target, instr(target, '[redacted:'), 19), '[redacted]') else target end) || ' ' || coalesce(status, '-') || ' ' || coalesce(resp_type, '-') || ' ' || outcome from http_exchange order by wall")"
@@ -72,7 +74,7 @@ check_eq "the JSON-RPC request body and its JSON answer, paired" "request|respon
 	"$(sql "$db" "select q.kind, r.kind, r.request_seq = q.seq from message q join message r on r.exchange = q.exchange and r.dir = 's2c' where q.channel = 'body' and q.kind = 'request' and q.method = 'tools/call'")"
 check_eq "a non-JSON-RPC body kept on its exchange" "short and stout" \
 	"$(sql "$db" "select cast(resp_body as text) from http_exchange where target = '/teapot' limit 1")"
-check_eq "the upstream's death said" "Transferred a partial file" \
+check_eq "the upstream's death said" "the upstream closed the connection" \
 	"$(sql "$db" "select error from http_exchange where target = '/die'")"
 check_eq "no credential in the file (Authorization, Cookie, Set-Cookie, api_key, a password argument)" 0 \
 	"$(cat "$db" "$db-wal" 2> /dev/null | grep -ac 'secret-[12]')"

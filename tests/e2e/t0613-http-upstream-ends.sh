@@ -77,7 +77,7 @@ check_eq "the upstream answers through the tap" '{"jsonrpc":"2.0","id":2,"result
 bg_stop UP KILL
 for i in 3 4 5; do post $i ping > "$T/r$i"; done
 check_eq "with the upstream dead, the tap answers 502 with a JSON-RPC error" \
-	'{"jsonrpc":"2.0","id":5,"error":{"code":-32000,"message":"mcptap: the upstream could not be reached: Couldn'"'"'t connect to server"}}' \
+	'{"jsonrpc":"2.0","id":5,"error":{"code":-32000,"message":"mcptap: the upstream could not be reached: Connection refused"}}' \
 	"$(cat "$T/r5")"
 up
 check_eq "the upstream back: answered again" '{"jsonrpc":"2.0","id":6,"result":{}}' "$(post 6 ping)"
@@ -86,9 +86,9 @@ post 7 ping > /dev/null
 stop_tap
 check_eq "stderr: each outage once, and the return" \
 	"mcptap: listening on $TAP_URL, forwarding to http://127.0.0.1:$port
-mcptap: warning: the upstream cannot be reached (Couldn't connect to server): clients get the tap's 502 or 504, or a cut response, until it answers again
+mcptap: warning: the upstream cannot be reached (Connection refused): clients get the tap's 502 or 504, or a cut response, until it answers again
 mcptap: the upstream answers again
-mcptap: warning: the upstream cannot be reached (Couldn't connect to server): clients get the tap's 502 or 504, or a cut response, until it answers again" \
+mcptap: warning: the upstream cannot be reached (Connection refused): clients get the tap's 502 or 504, or a cut response, until it answers again" \
 	"$(cat "$TAP_ERR")"
 "$MCPTAP" analyze -r "$T/u.db" > "$T/a.txt"
 check_eq "analyze: exit 0 (warnings)" 0 $?
@@ -98,7 +98,7 @@ check_eq "TAP-003 names each request the server never answered, and nothing else
 5
 7
 session 1: 0 errors, 4 warnings, 0 info (checked against 2025-06-18, negotiated)" \
-	"$(sed -n 's/^session 1 #[0-9]* c→s: TAP-003 warning: the tap answered the POST (exchange [0-9]*) with 502 itself: the upstream could not be reached (Couldn.t connect to server); request id \([0-9]*\) never got the server.s answer (mcptap, 2025-06-18)$/\1/p; /^session 1:/p' "$T/a.txt")"
+	"$(sed -n 's/^session 1 #[0-9]* c→s: TAP-003 warning: the tap answered the POST (exchange [0-9]*) with 502 itself: the upstream could not be reached (Connection refused); request id \([0-9]*\) never got the server.s answer (mcptap, 2025-06-18)$/\1/p; /^session 1:/p' "$T/a.txt")"
 check_eq "every line of the report is one of those" 5 "$(wc -l < "$T/a.txt" | tr -d ' ')"
 
 # 2. A legacy session ends with its stream.

@@ -63,8 +63,7 @@ try "Transfer-Encoding: xchunked" "a Transfer-Encoding other than chunked alone"
 	"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: xchunked\r\n\r\n$smuggled"
 try "Transfer-Encoding : chunked (space before the colon)" "whitespace in a header field's name (before its colon)" \
 	"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding : chunked\r\nContent-Length: 0\r\n\r\n$smuggled"
-# (evhttp refuses this one itself, before the tap sees it: no row.)
-try "Transfer-Encoding and Content-Length" "" \
+try "Transfer-Encoding and Content-Length" "both Transfer-Encoding and Content-Length" \
 	"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n$smuggled"
 v=0 # (answered in the request's version)
 try "Transfer-Encoding in HTTP/1.0" "Transfer-Encoding in an HTTP/1.0 request" \
