@@ -5,14 +5,20 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <zlib.h>
 
 #include "schema/map.h"
 #include "schema/message.h"
 #include "tap/http/httpsess.h"
 #include "tap/http/sse.h"
+
+struct hdec;
 
 /* A capture session: one MCP session (under the log's mu). */
 struct hsess {
@@ -75,10 +81,343 @@ struct hl_exch {
 	uint64_t body_lost;   /* response bytes not captured */
 	size_t str_bytes;     /* its strings' bytes, as allocated */
 	size_t counted;       /* what it holds, as last counted in opts.mem (exch_bytes) */
+	int sse_on, json_on;  /* its body read as SSE, as JSON (info.is_sse, is_json, unless
+			       * its coding is not decoded) */
+	struct hdec *dec;     /* a gzip or deflate response body's decoder (owned), or NULL */
+	int opaque;           /* a response body in a coding not decoded: kept as sent */
+	char coding[48];      /* ... that coding, as its head named it */
+	char note[320];       /* what the exchange's error says of its bodies' codings, or "" */
 };
 
 /* A message as stored (redacted) is made in a buffer kept for the next up to this capacity. */
 #define KEEP_BUF (64 * 1024)
+
+/* ---- decoding (Content-Encoding) ---- */
+
+/* A body's coding, as its head says (coding_of). */
+enum hl_coding {
+	HC_NONE,    /* none, or identity */
+	HC_GZIP,    /* gzip or x-gzip */
+	HC_DEFLATE, /* deflate: zlib's format, or raw deflate as some servers send */
+	HC_OTHER,   /* anything else (br, zstd, ...), or more than one coding: not decoded */
+};
+
+/* Where a decoder is. */
+enum dec_state {
+	DEC_ON,     /* decoding (or nothing given yet) */
+	DEC_END,    /* its compressed data ended (a gzip member may follow) */
+	DEC_FAILED, /* the data cannot be decoded (why): the rest is not */
+	DEC_CUT,    /* bytes were not captured: the rest cannot be decoded */
+	DEC_ENOUGH, /* its reader wants no more (a body past what is kept of it) */
+};
+
+/*
+ * A streaming inflater for one body. Its output goes to a sink in pieces of
+ * at most HL_DECODE_BUF bytes, as it comes: it holds zlib's state (about 7 KiB)
+ * and window (32 KiB) only, counted in mem as zlib allocates them, and lets
+ * them go when the data ends, fails or is cut.
+ */
+struct hdec {
+	z_stream z;
+	int zinit;              /* z is initialized */
+	enum hl_coding coding;  /* HC_GZIP or HC_DEFLATE */
+	enum dec_state st;
+	unsigned char head[2];  /* deflate: its first bytes, until they tell zlib's header */
+	size_t nhead;           /* ... from raw deflate */
+	struct mt_mem *mem;     /* where zlib's memory is counted (borrowed; NULL: nowhere) */
+	size_t zmem;            /* ... what it holds now */
+	uint64_t in;            /* compressed bytes given */
+	uint64_t out;           /* bytes decoded */
+	uint64_t undecoded;     /* of in, not decoded (a failure, a gap, or enough) */
+	uint64_t undecoded_said; /* ... of them, said in a gap row already */
+	char why[128];          /* DEC_FAILED: zlib's reason */
+};
+
+/* What a decoder's output goes to. Returns 1 when it wants no more, else 0. */
+typedef int (*dec_sink)(void *ctx, const char *p, size_t n);
+
+/* zlib's allocations, with their size before them so that a free can count it. */
+union zblock {
+	size_t n;
+	max_align_t align;
+};
+
+static voidpf dec_alloc(voidpf opaque, uInt items, uInt size)
+{
+	struct hdec *d = opaque;
+	union zblock *b;
+	size_t n;
+
+	if (size && items > (SIZE_MAX - sizeof(*b)) / size)
+		return Z_NULL;
+	n = (size_t)items * size;
+	b = mt_malloc(sizeof(*b) + n);
+	b->n = n;
+	d->zmem += sizeof(*b) + n + MT_MEM_CHUNK;
+	mt_mem_add(d->mem, sizeof(*b) + n + MT_MEM_CHUNK);
+	return b + 1;
+}
+
+static void dec_zfree(voidpf opaque, voidpf p)
+{
+	struct hdec *d = opaque;
+	union zblock *b;
+
+	if (!p)
+		return;
+	b = (union zblock *)p - 1;
+	d->zmem -= sizeof(*b) + b->n + MT_MEM_CHUNK;
+	mt_mem_sub(d->mem, sizeof(*b) + b->n + MT_MEM_CHUNK);
+	free(b);
+}
+
+static int coding_is(const char *p, size_t n, const char *name)
+{
+	return n == strlen(name) && !strncasecmp(p, name, n);
+}
+
+/* One content coding's name (not identity), n bytes at p. */
+static enum hl_coding coding_one(const char *p, size_t n)
+{
+	if (coding_is(p, n, "gzip") || coding_is(p, n, "x-gzip"))
+		return HC_GZIP;
+	if (coding_is(p, n, "deflate"))
+		return HC_DEFLATE;
+	return HC_OTHER;
+}
+
+/*
+ * The coding of a body whose head is h: every Content-Encoding field read as
+ * one list, identity elements left out. gzip (or x-gzip) or deflate alone is
+ * decoded; anything else, or more than one coding, is HC_OTHER. name gets the
+ * codings as sent, ", " between them (cut to nn).
+ */
+static enum hl_coding coding_of(const struct mt_hdr *h, size_t nh, char *name, size_t nn)
+{
+	enum hl_coding c = HC_NONE;
+	unsigned codings = 0;
+	size_t len = 0;
+
+	name[0] = '\0';
+	for (size_t i = 0; i < nh; i++) {
+		const char *v = h[i].value;
+		if (!h[i].name || !v || strcasecmp(h[i].name, "Content-Encoding"))
+			continue;
+		while (*v) {
+			const char *e;
+			size_t n;
+			while (*v == ' ' || *v == '\t' || *v == ',')
+				v++;
+			e = v;
+			while (*e && *e != ',')
+				e++;
+			n = (size_t)(e - v);
+			while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+				n--;
+			if (n) {
+				int w = snprintf(name + len, nn - len, "%s%.*s", len ? ", " : "",
+						 (int)(n < 64 ? n : 64), v);
+				if (w > 0)
+					len = (size_t)w < nn - len ? len + (size_t)w : nn - 1;
+				if (!coding_is(v, n, "identity")) {
+					codings++;
+					c = coding_one(v, n);
+				}
+			}
+			v = e;
+		}
+	}
+	return codings > 1 ? HC_OTHER : c;
+}
+
+static const char *coding_str(enum hl_coding c)
+{
+	return c == HC_GZIP ? "gzip" : "deflate";
+}
+
+/* A decoder for coding (HC_GZIP or HC_DEFLATE); zlib's memory counted in mem. */
+static struct hdec *dec_new(enum hl_coding coding, struct mt_mem *mem)
+{
+	struct hdec *d = mt_calloc(1, sizeof(*d));
+
+	d->coding = coding;
+	d->mem = mem;
+	return d;
+}
+
+/* zlib's state let go (the data ended, failed or was cut). */
+static void dec_zend(struct hdec *d)
+{
+	if (d->zinit)
+		inflateEnd(&d->z);
+	d->zinit = 0;
+}
+
+static void dec_free(struct hdec *d)
+{
+	if (!d)
+		return;
+	dec_zend(d);
+	free(d);
+}
+
+static void dec_fail(struct hdec *d, const char *why)
+{
+	snprintf(d->why, sizeof(d->why), "%s", why);
+	d->st = DEC_FAILED;
+	dec_zend(d);
+}
+
+/*
+ * Does a deflate body begin with zlib's header (RFC 1950: method 8, a window
+ * of at most 32 KiB, the check bits)? Else it is read as raw deflate.
+ */
+static int zlib_header(const unsigned char *b)
+{
+	return (b[0] & 0x0f) == 8 && (b[0] >> 4) <= 7 && ((b[0] << 8) | b[1]) % 31 == 0;
+}
+
+/* Inflate n bytes at p (n <= UINT_MAX), the output to fn in pieces; see dec_push. */
+static void dec_run(struct hdec *d, const unsigned char *p, size_t n, dec_sink fn, void *ctx)
+{
+	unsigned char out[HL_DECODE_BUF];
+
+	while (n) {
+		if (d->st == DEC_END) {
+			/* More after the end: a gzip member that follows (RFC 1952 2.2), or
+			 * bytes a deflate body cannot have. */
+			if (d->coding != HC_GZIP) {
+				dec_fail(d, "bytes after the end of the compressed data");
+				break;
+			}
+			d->st = DEC_ON;
+		}
+		if (d->st != DEC_ON)
+			break;
+		if (!d->zinit) {
+			int bits = d->coding == HC_GZIP ? 15 + 32 /* gzip, or zlib's */
+				   : zlib_header(d->head) ? 15 : -15;
+			memset(&d->z, 0, sizeof(d->z));
+			d->z.zalloc = dec_alloc;
+			d->z.zfree = dec_zfree;
+			d->z.opaque = d;
+			if (inflateInit2(&d->z, bits) != Z_OK) {
+				dec_fail(d, d->z.msg ? d->z.msg : "zlib cannot start");
+				break;
+			}
+			d->zinit = 1;
+		}
+		d->z.next_in = (Bytef *)p;
+		d->z.avail_in = (uInt)n;
+		for (;;) {
+			int rc;
+			size_t got;
+			d->z.next_out = out;
+			d->z.avail_out = sizeof(out);
+			rc = inflate(&d->z, Z_SYNC_FLUSH);
+			got = sizeof(out) - d->z.avail_out;
+			d->out += got;
+			if (got && fn(ctx, (const char *)out, got)) {
+				d->st = DEC_ENOUGH;
+				dec_zend(d);
+				break;
+			}
+			if (rc == Z_STREAM_END) {
+				d->st = DEC_END;
+				break;
+			}
+			if (rc == Z_NEED_DICT) {
+				dec_fail(d, "a preset dictionary is needed");
+				break;
+			}
+			if (rc != Z_OK && rc != Z_BUF_ERROR) {
+				dec_fail(d, d->z.msg ? d->z.msg : zError(rc));
+				break;
+			}
+			/* (Z_BUF_ERROR: no progress was possible, it needs more input.) */
+			if (rc == Z_BUF_ERROR || (!d->z.avail_in && d->z.avail_out))
+				break;
+		}
+		/* What it did not take: after its end, a gzip member may follow. */
+		p = d->z.next_in;
+		n = d->z.avail_in;
+		if (d->st == DEC_END)
+			dec_zend(d);
+		else if (d->st == DEC_ON && n)
+			dec_fail(d, "zlib took no more input"); /* (not seen: said, not lost) */
+		else
+			break;
+	}
+	if (d->st != DEC_ON && d->st != DEC_END)
+		d->undecoded += n;
+}
+
+/*
+ * n more compressed bytes of the body: what they decode to goes to fn at once,
+ * in pieces of at most HL_DECODE_BUF bytes. Once the data failed, was cut or
+ * fn wanted no more, bytes are only counted (undecoded).
+ */
+static void dec_push(struct hdec *d, const char *p, size_t n, dec_sink fn, void *ctx)
+{
+	const unsigned char *u = (const unsigned char *)p;
+
+	d->in += n;
+	if (d->st == DEC_FAILED || d->st == DEC_CUT || d->st == DEC_ENOUGH) {
+		d->undecoded += n;
+		return;
+	}
+	if (d->coding == HC_DEFLATE && !d->zinit && d->st == DEC_ON && d->nhead < 2) {
+		/* Its first two bytes tell zlib's format from raw deflate. */
+		while (n && d->nhead < 2) {
+			d->head[d->nhead++] = *u++;
+			n--;
+		}
+		if (d->nhead < 2)
+			return;
+		dec_run(d, d->head, 2, fn, ctx);
+	}
+	while (n) {
+		size_t k = n < (1u << 30) ? n : (1u << 30);
+		if (d->st != DEC_ON && d->st != DEC_END) {
+			d->undecoded += n;
+			break;
+		}
+		dec_run(d, u, k, fn, ctx);
+		u += k;
+		n -= k;
+	}
+}
+
+/* The body ended while its compressed data had not (given bytes, none failed)? */
+static int dec_short(const struct hdec *d)
+{
+	return d->in && d->st == DEC_ON;
+}
+
+/* bytes were not captured: the rest cannot be decoded. */
+static void dec_cut(struct hdec *d)
+{
+	if (d->st == DEC_ON || d->st == DEC_END) {
+		d->st = DEC_CUT;
+		dec_zend(d);
+	}
+}
+
+/* Add to what the exchange's error says of its bodies' codings. */
+static void note_add(struct hl_exch *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note_add(struct hl_exch *x, const char *fmt, ...)
+{
+	size_t len = strlen(x->note);
+	va_list ap;
+
+	if (len && len + 2 < sizeof(x->note)) {
+		memcpy(x->note + len, "; ", 3);
+		len += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(x->note + len, sizeof(x->note) - len, fmt, ap);
+	va_end(ap);
+}
 
 /* ---- memory ---- */
 
@@ -92,7 +431,9 @@ static size_t exch_bytes(const struct hl_exch *x)
 {
 	return sizeof(*x) + MT_MEM_CHUNK + x->str_bytes + mt_buf_bytes(&x->rbody) +
 	       mt_buf_bytes(&x->red) + mt_buf_bytes(&x->hjson) +
-	       (x->sse_init ? mt_sse_bytes(&x->sse) : 0);
+	       (x->sse_init ? mt_sse_bytes(&x->sse) : 0) +
+	       (x->dec ? sizeof(*x->dec) + MT_MEM_CHUNK : 0); /* (zlib's own: counted as it
+								* allocates, dec_alloc) */
 }
 
 /* What x holds is counted again: the difference goes to opts.mem. */
@@ -375,6 +716,57 @@ static int holds_initialize(const char *p, size_t n, const struct mt_class *c)
 
 /* ---- the request ---- */
 
+/* A request body decoded into a buffer, up to max bytes. */
+struct req_sink {
+	struct mt_buf *b;
+	size_t max;
+	int over;          /* it decodes to more than max */
+};
+
+static int req_put(void *ctx, const char *p, size_t n)
+{
+	struct req_sink *k = ctx;
+
+	if (n > k->max - k->b->len) {
+		k->over = 1;
+		return 1;
+	}
+	mt_buf_append(k->b, p, n);
+	return 0;
+}
+
+/*
+ * A request body in coding (gzip, deflate) decoded into out, up to max
+ * bytes (counted in mem while the caller holds it). Returns 0; 1 when it
+ * decodes to more than max (out is then released); -1 when it cannot be
+ * decoded, why said.
+ */
+static int req_decode(enum hl_coding coding, const char *p, size_t n, size_t max,
+		      struct mt_mem *mem, struct mt_buf *out, char *why, size_t whyn)
+{
+	struct hdec *d = dec_new(coding, mem);
+	struct req_sink k = {out, max, 0};
+	int rc = -1;
+
+	mt_mem_size(mem, 0, sizeof(*d));
+	dec_push(d, p, n, req_put, &k);
+	if (k.over) {
+		rc = 1;
+	} else if (d->st == DEC_FAILED) {
+		snprintf(why, whyn, "%s", d->why);
+	} else if (d->st != DEC_END) {
+		snprintf(why, whyn, "the body ended before its compressed data did");
+	} else {
+		rc = 0;
+	}
+	mt_mem_size(mem, sizeof(*d), 0);
+	dec_free(d);
+	if (rc)
+		mt_buf_release(out);
+	mt_mem_add(mem, mt_buf_bytes(out));
+	return rc;
+}
+
 struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 {
 	struct hl_exch *x = mt_calloc(1, sizeof(*x));
@@ -383,16 +775,43 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 	const char *target = hs_uri_target(r->target ? r->target : "/");
 	const char *sid = mt_hdr_get(r->h, r->nh, "Mcp-Session-Id");
 	const char *body = r->body ? r->body : "";
+	size_t body_len = r->body_len;
 	char *client = NULL;
 	int created, rpc;
 	enum hs_kind kind;
+	/* A body in a coding: decoded for storing (the bytes sent are not altered). */
+	struct mt_buf decoded = MT_BUF_INIT;
+	char coding[48], zwhy[128];
+	enum hl_coding cd = coding_of(r->h, r->nh, coding, sizeof(coding));
+	int whole = r->body_len && !r->body_lost && !r->body_cut;
+	int opaque = 0;        /* a body in a coding not decoded: stored as sent */
+	int too_big = 0;       /* ... decoded, larger than max_message */
 
 	snprintf(x->method, sizeof(x->method), "%s", r->method ? r->method : "GET");
 	x->is_delete = !strcmp(x->method, "DELETE");
 	x->is_head = !strcmp(x->method, "HEAD");
-	mt_classify(body, r->body_len, &cls);
-	rpc = r->body_len && !r->body_lost && !r->body_cut && cls.kind != MT_INVALID && cls.kind != MT_NOTJSONRPC;
-	x->initialize = rpc && holds_initialize(body, r->body_len, &cls);
+	if (whole && (cd == HC_GZIP || cd == HC_DEFLATE)) {
+		int d = req_decode(cd, body, body_len, l->o.max_message, l->o.mem, &decoded, zwhy,
+				   sizeof(zwhy));
+		if (!d) {
+			body = decoded.data ? decoded.data : "";
+			body_len = decoded.len;
+		} else if (d > 0) {
+			too_big = 1;
+		} else {
+			opaque = 1;
+			note_add(x, "cannot decode the %s request body: %s (stored as sent)",
+				 coding_str(cd), zwhy);
+		}
+	} else if (whole && cd == HC_OTHER) {
+		opaque = 1;
+		note_add(x, "the request body's Content-Encoding (%s) is not decoded: stored as sent",
+			 coding);
+	}
+	mt_classify(body, body_len, &cls);
+	rpc = whole && !opaque && !too_big && body_len && cls.kind != MT_INVALID &&
+	      cls.kind != MT_NOTJSONRPC;
+	x->initialize = rpc && holds_initialize(body, body_len, &cls);
 	if (rpc && cls.kind == MT_REQUEST && cls.id.n)
 		x->rpc_id = mt_strndup(cls.id.p, cls.id.n);
 	x->info.rpc_id = x->rpc_id;
@@ -406,7 +825,7 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 	hr.initialize = x->initialize;
 	/* 2026-07-28: no session; the request names its client in _meta. */
 	if (!sid && rpc && !x->initialize && cls.kind == MT_REQUEST && cls.has_meta)
-		client = hs_meta_client(body, r->body_len);
+		client = hs_meta_client(body, body_len);
 	hr.client = client;
 
 	pthread_mutex_lock(&l->mu);
@@ -443,15 +862,24 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 			we.headers_json = x->hjson.data;
 			we.last_event_id = mt_hdr_get(r->h, r->nh, "Last-Event-ID");
 		}
-		if (r->body_len && !rpc && !r->body_lost && !r->body_cut) {
+		if (whole && !rpc && !too_big && body_len) {
 			we.body = body;
-			we.body_len = r->body_len;
+			we.body_len = body_len;
 		}
 		writer_put_exchange_begin(l->o.w, x->sess->h, &we);
 		mt_buf_release(&x->hjson); /* (copied: the response's head has its own) */
 		touch(l, x->sess);
 		if (rpc)
-			log_message(l, x, WS_C2S, "body", body, r->body_len, NULL, NULL, 0, &cls);
+			log_message(l, x, WS_C2S, "body", body, body_len, NULL, NULL, 0, &cls);
+		if (too_big) {
+			char why[160];
+			l->st.over_max++;
+			snprintf(why, sizeof(why),
+				 "a %s request body (%zu bytes as sent) is larger than --max-message "
+				 "(%zu) once decoded",
+				 coding_str(cd), r->body_len, l->o.max_message);
+			log_gap(l, x->sess, WS_C2S, r->body_len, why);
+		}
 		if (r->body_lost || r->body_cut) {
 			char why[160];
 			if (r->body_lost)
@@ -467,6 +895,8 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 	}
 	pthread_mutex_unlock(&l->mu);
 	free(client);
+	mt_mem_sub(l->o.mem, mt_buf_bytes(&decoded));
+	mt_buf_release(&decoded);
 	x->str_bytes = str_bytes(x->rpc_id) + str_bytes(x->req_session_id);
 	exch_recount(l, x);
 	return x;
@@ -497,7 +927,17 @@ void hl_response_head(struct hl_log *l, struct hl_exch *x, int status, const str
 	x->status = status;
 	x->info.is_sse = mt_hdr_has_token(ctype, "text/event-stream");
 	x->info.is_json = mt_hdr_has_token(ctype, "application/json");
-	if (x->info.is_sse) {
+	if (status != 204 && status != 304 && !x->is_head) {
+		/* A body in a coding is decoded for storing; one in a coding that is
+		 * not decoded is kept as sent, never read as JSON or SSE. */
+		enum hl_coding cd = coding_of(h, nh, x->coding, sizeof(x->coding));
+		if (cd == HC_GZIP || cd == HC_DEFLATE)
+			x->dec = dec_new(cd, l->o.mem);
+		x->opaque = cd == HC_OTHER;
+	}
+	x->sse_on = x->info.is_sse && !x->opaque;
+	x->json_on = x->info.is_json && !x->opaque;
+	if (x->sse_on) {
 		mt_sse_init(&x->sse, l->o.max_message < HL_SSE_EVENT_MAX ? l->o.max_message
 									  : HL_SSE_EVENT_MAX);
 		x->sse_init = 1;
@@ -659,7 +1099,7 @@ static void response_body(struct hl_log *l, struct hl_exch *x, const char *p, si
 {
 	if (!n)
 		return;
-	if (x->info.is_sse && x->resync) {
+	if (x->sse_on && x->resync) {
 		/* At a chunk's start after a gap: does an event begin here? */
 		size_t take = sizeof(x->rs) - x->nrs < n ? sizeof(x->rs) - x->nrs : n;
 		char held[sizeof(x->rs)];
@@ -684,7 +1124,7 @@ static void response_body(struct hl_log *l, struct hl_exch *x, const char *p, si
 		if (!n)
 			return;
 	}
-	if (x->info.is_sse) {
+	if (x->sse_on) {
 		struct sse_ctx c = {l, x};
 		if (x->skip_block) {
 			size_t k = skip_cut_block(x, p, n);
@@ -697,15 +1137,78 @@ static void response_body(struct hl_log *l, struct hl_exch *x, const char *p, si
 		mt_sse_push(&x->sse, p, n, on_sse_event, &c);
 		return;
 	}
-	size_t keep = x->info.is_json ? l->o.max_message : HL_KEEP_BODY_MAX;
+	size_t keep = x->json_on ? l->o.max_message : HL_KEEP_BODY_MAX;
 	if (x->rbody.len < keep)
 		mt_buf_append(&x->rbody, p, n < keep - x->rbody.len ? n : keep - x->rbody.len);
 	x->rbody_total += n;
 }
 
+/* Decoded bytes of the body, as plain ones; 1 when a body kept whole has had enough. */
+static int decoded_body(void *ctx, const char *p, size_t n)
+{
+	struct sse_ctx *c = ctx;
+	struct hl_exch *x = c->x;
+
+	response_body(c->l, x, p, n);
+	/* (Past what is kept of it, a body is a gap or cut all the same: no more work.) */
+	return !x->sse_on && x->rbody_total > (x->json_on ? c->l->o.max_message : HL_KEEP_BODY_MAX);
+}
+
+/*
+ * Bytes a gzip or deflate body's decoder cannot decode (after a failure, or a
+ * gap in an SSE stream) and no gap row said yet: one now (under mu).
+ */
+static void undecoded_gap(struct hl_log *l, struct hl_exch *x, size_t cut_event)
+{
+	struct hdec *d = x->dec;
+	uint64_t n = d->undecoded - d->undecoded_said;
+	char why[240];
+
+	if (!n && !cut_event)
+		return;
+	if (d->st == DEC_FAILED && !d->undecoded_said)
+		snprintf(why, sizeof(why),
+			 "cannot decode the %s body: %s: %llu bytes of it (as sent) are not "
+			 "stored%s",
+			 coding_str(d->coding), d->why, (unsigned long long)n,
+			 cut_event ? ", nor the event they cut" : "");
+	else if (d->st == DEC_FAILED)
+		snprintf(why, sizeof(why),
+			 "%llu more bytes of the %s body (as sent) that cannot be decoded are not "
+			 "stored",
+			 (unsigned long long)n, coding_str(d->coding));
+	else
+		snprintf(why, sizeof(why),
+			 "%llu bytes of the %s body (as sent) after bytes not captured cannot be "
+			 "decoded: they are not stored",
+			 (unsigned long long)n, coding_str(d->coding));
+	d->undecoded_said = d->undecoded;
+	log_gap(l, x->sess, WS_S2C, n + cut_event, why);
+}
+
 void hl_response_body(struct hl_log *l, struct hl_exch *x, const char *p, size_t n)
 {
-	response_body(l, x, p, n);
+	struct hdec *d = x->dec;
+
+	if (!d) {
+		response_body(l, x, p, n);
+	} else {
+		struct sse_ctx c = {l, x};
+		enum dec_state was = d->st;
+		dec_push(d, p, n, decoded_body, &c);
+		if (d->st == DEC_FAILED && was != DEC_FAILED) {
+			note_add(x, "cannot decode the %s body: %s", coding_str(d->coding), d->why);
+			if (x->sse_on) {
+				/* The event in progress is lost with the rest: said now, as a
+				 * gap in a stream is (what follows, at hl_end). */
+				size_t left = x->skip_block ? 0 : mt_sse_close(&x->sse, on_sse_event, &c);
+				x->skip_block = 1;
+				pthread_mutex_lock(&l->mu);
+				undecoded_gap(l, x, left);
+				pthread_mutex_unlock(&l->mu);
+			}
+		}
+	}
 	exch_recount(l, x);
 }
 
@@ -716,7 +1219,9 @@ void hl_response_gap(struct hl_log *l, struct hl_exch *x, uint64_t n)
 	if (!n)
 		return;
 	x->body_lost += n;
-	if (x->info.is_sse) {
+	if (x->dec)
+		dec_cut(x->dec); /* (compressed data cannot be read on after a gap) */
+	if (x->sse_on) {
 		/* The event in progress is cut: dropped, and what follows up to the
 		 * next blank line with it. Even between events: where the gap ends
 		 * is not known, and the rest of an event is no event (unless the body
@@ -742,7 +1247,7 @@ void hl_response_gap(struct hl_log *l, struct hl_exch *x, uint64_t n)
 void hl_response_resync(struct hl_log *l, struct hl_exch *x)
 {
 	(void)l;
-	if (x->info.is_sse && x->skip_block) {
+	if (x->sse_on && x->skip_block && !x->dec) {
 		x->resync = 1;
 		x->nrs = 0;
 	}
@@ -752,33 +1257,56 @@ void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char
 {
 	const char *kept = NULL;
 	size_t kept_len = 0;
-	char why[200];
+	char why[240], err[600];
 	struct mt_class rc;
 	enum mt_kind rk;
+	struct hdec *d = x->dec;
+	/* The body's bytes as sent (a coded one's, compressed). */
+	uint64_t sent = d ? d->in : x->rbody_total;
 
-	if (x->info.is_sse && x->sse_init) {
+	if (x->sse_init) {
 		struct sse_ctx c = {l, x};
 		size_t left = x->skip_block ? 0 : mt_sse_close(&x->sse, on_sse_event, &c);
 		if (left && !error)
 			error = "the stream ended inside an event (no blank line after it)";
 	}
+	if (d && dec_short(d) && !x->body_lost && outcome && !strcmp(outcome, "complete"))
+		note_add(x, "the %s body ended before its compressed data did", coding_str(d->coding));
+	if (x->opaque && (x->rbody_total || x->body_lost))
+		note_add(x, "the response body's Content-Encoding (%s) is not decoded: kept as sent",
+			 x->coding);
 	pthread_mutex_lock(&l->mu);
 	if (!x->head_in && x->body_lost) {
 		snprintf(why, sizeof(why),
 			 "%llu bytes of a response were not captured: its head is lost",
 			 (unsigned long long)x->body_lost);
 		log_gap(l, x->sess, WS_S2C, x->body_lost, why);
-	} else if (x->head_in && !x->info.is_sse && (x->rbody_total || x->body_lost)) {
+	} else if (x->head_in && x->sse_on && d) {
+		undecoded_gap(l, x, 0); /* (after a failure or a gap, what came since) */
+	} else if (x->head_in && !x->sse_on && (sent || x->body_lost)) {
 		if (x->body_lost) {
 			snprintf(why, sizeof(why),
 				 "%llu bytes of a response body were not captured: it is not stored",
 				 (unsigned long long)x->body_lost);
-			log_gap(l, x->sess, WS_S2C, x->rbody_total + x->body_lost, why);
-		} else if (x->rbody_total <= l->o.max_message && x->rbody.len == x->rbody_total &&
+			log_gap(l, x->sess, WS_S2C, sent + x->body_lost, why);
+		} else if (d && d->st == DEC_FAILED) {
+			/* What was decoded is kept, the rest is a gap. */
+			kept = x->rbody.data;
+			kept_len = x->rbody.len < HL_KEEP_BODY_MAX ? x->rbody.len : HL_KEEP_BODY_MAX;
+			undecoded_gap(l, x, 0);
+		} else if (d && d->st == DEC_ENOUGH && x->json_on) {
+			l->st.over_max++;
+			snprintf(why, sizeof(why),
+				 "a %s response body (%llu bytes as sent) is larger than --max-message "
+				 "(%zu) once decoded",
+				 coding_str(d->coding), (unsigned long long)sent, l->o.max_message);
+			log_gap(l, x->sess, WS_S2C, sent, why);
+		} else if (!x->opaque && x->rbody_total <= l->o.max_message &&
+			   x->rbody.len == x->rbody_total &&
 			   (rk = mt_classify(x->rbody.data, x->rbody.len, &rc)) != MT_INVALID &&
 			   rk != MT_NOTJSONRPC) {
 			log_message(l, x, WS_S2C, "body", x->rbody.data, x->rbody.len, NULL, NULL, 0, &rc);
-		} else if (x->info.is_json && x->rbody_total > l->o.max_message) {
+		} else if (x->json_on && x->rbody_total > l->o.max_message) {
 			l->st.over_max++;
 			snprintf(why, sizeof(why),
 				 "a response body of %zu bytes is larger than --max-message (%zu)",
@@ -788,6 +1316,12 @@ void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char
 			kept = x->rbody.data;
 			kept_len = x->rbody.len < HL_KEEP_BODY_MAX ? x->rbody.len : HL_KEEP_BODY_MAX;
 		}
+	}
+	if (x->note[0]) {
+		/* What its bodies' codings did, after what the caller says. */
+		if (error)
+			snprintf(err, sizeof(err), "%s; %s", error, x->note);
+		error = error ? err : x->note;
 	}
 	writer_put_exchange_end(l->o.w, x->sess->h, x->seq, clock_of(l, x->sess), outcome, error,
 				kept, kept_len);
@@ -808,6 +1342,7 @@ void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char
 	pthread_mutex_unlock(&l->mu);
 	if (x->sse_init)
 		mt_sse_release(&x->sse);
+	dec_free(x->dec); /* (zlib's memory uncounted as it goes) */
 	mt_buf_release(&x->rbody);
 	mt_buf_release(&x->red);
 	mt_buf_release(&x->hjson);

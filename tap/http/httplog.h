@@ -18,13 +18,31 @@
  *   - what cannot be stored as a message: a body or event above
  *     max_message, bytes not captured (a gap);
  *   - the exchange's row: method, target and headers (the writer redacts
- *     them), status, response type, a body no message holds, its outcome.
+ *     them), status, response type, a body no message holds, its outcome;
+ *   - bodies in a Content-Encoding: gzip (x-gzip) and deflate (zlib's format,
+ *     or raw deflate as some servers send), alone, are decoded with zlib for
+ *     storing (the bytes relayed are never altered; the headers are stored as
+ *     sent, Content-Encoding included). A response body is inflated as it
+ *     comes, HL_DECODE_BUF bytes at a time, and what it decodes to is read as
+ *     a plain body is (each SSE event stored as soon as its bytes are in; a
+ *     JSON body, kept, bounded by max_message and HL_KEEP_BODY_MAX in decoded
+ *     bytes: a decompression bomb is a gap, as a big plain body is, and is
+ *     not decoded past that). Data that cannot be decoded keeps what it
+ *     decoded to before; the rest is a gap row and the exchange's error says
+ *     why ("cannot decode the gzip body: ZLIB'S REASON"). Another coding
+ *     (br, zstd, a list of two) is not decoded: the body is kept as sent
+ *     (bounded), never read as JSON-RPC, and the error says so. A request
+ *     body is decoded whole, up to max_message. So a body the exchange's
+ *     row keeps (req_body, resp_body) is decoded when its coding is gzip,
+ *     x-gzip or deflate (what was decoded, when the data failed), as sent
+ *     otherwise (a request body that cannot be decoded, too).
  *
  * Times are the writer's (writer_now): now for the tap, the packets' times
  * for an importer that sets them (writer_set_time).
  *
  * Memory: what an exchange holds until its end (its state, a response body
- * kept, the SSE event being assembled, headers and messages as stored) and
+ * kept, the SSE event being assembled, headers and messages as stored, a
+ * coded body's zlib state and window, about 40 KiB, as zlib allocates them) and
  * each session's SSE event ids seen are counted in hl_opts.mem as they grow
  * and shrink (an import bounds them with --memory). The ids of a session
  * with nothing open are the only memory apart from connections that can be
@@ -48,6 +66,8 @@
 #define HL_KEEP_BODY_MAX (64 * 1024)
 /* An SSE event larger than this is recorded as a gap (less when max_message is). */
 #define HL_SSE_EVENT_MAX (16u << 20)
+/* A coded body is decoded this many bytes at a time (on the stack, then read on). */
+#define HL_DECODE_BUF (16 * 1024)
 
 struct hl_opts {
 	struct writer *w;      /* borrowed: the shared writer storing every session */
@@ -108,22 +128,26 @@ struct hl_request {
 
 /*
  * A request: its session found (or made), the gaps it brings stored, its
- * exchange row begun and its body stored as a message when it is JSON-RPC.
- * Returns the exchange (owned by the log until hl_end); never NULL.
+ * exchange row begun and its body stored as a message when it is JSON-RPC
+ * (a gzip or deflate body decoded first: one larger than max_message then is
+ * a gap; one that cannot be decoded, or in another coding, is stored as sent
+ * and said at hl_end). Returns the exchange (owned by the log until hl_end);
+ * never NULL.
  */
 struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r);
 
 /*
  * The response's head (a final one: interim 1xx heads are the hop's). A
- * HEAD request's response, a 204 and a 304 are empty whatever it says.
+ * HEAD request's response, a 204 and a 304 are empty whatever it says. Its
+ * Content-Encoding says how the body is read (see the top of this file).
  */
 void hl_response_head(struct hl_log *l, struct hl_exch *x, int status, const struct mt_hdr *h,
 		      size_t nh);
 
 /*
  * n bytes of the response body, in order (a chunked body's framing taken
- * off). SSE events are stored as they are parsed; any other body is kept
- * (bounded) until hl_end.
+ * off; a content coding not: it is decoded here). SSE events are stored as
+ * they are parsed; any other body is kept (bounded) until hl_end.
  */
 void hl_response_body(struct hl_log *l, struct hl_exch *x, const char *p, size_t n);
 
@@ -141,15 +165,17 @@ void hl_response_gap(struct hl_log *l, struct hl_exch *x, uint64_t n);
  * After a gap, the body goes on at a chunk's start (a server's write: an
  * SSE event's start, most often): when its first bytes begin a line an
  * event begins with (a field, a comment, a blank line), nothing more is
- * dropped for the gap.
+ * dropped for the gap. (Not in a coded body: compressed data cannot be
+ * read on after a gap; what follows is a gap row at hl_end.)
  */
 void hl_response_resync(struct hl_log *l, struct hl_exch *x);
 
 /*
  * The exchange ended: outcome is complete | client-gone | upstream-gone |
  * timeout | unreachable | stopped | cut ..., error what went wrong or NULL
- * (an SSE stream that ended inside an event says so when error is NULL).
- * A JSON response body is stored now. Frees x.
+ * (an SSE stream that ended inside an event says so when error is NULL;
+ * what its bodies' codings did is said after it, "; " between). A JSON
+ * response body is stored now. Frees x.
  */
 void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char *error);
 

@@ -1,0 +1,800 @@
+/*
+ * test-httplog.c - what httplog stores of HTTP exchanges whose bodies come in
+ * a Content-Encoding (tap/http/httplog.h), driven as the tap and pcap import
+ * drive it, into a real capture file written synchronously (each record
+ * committed before its call returns) and read back with SQL:
+ *   - a gzip JSON response in one piece and in 1-byte pieces: the same one
+ *     JSON-RPC message, its headers stored as sent (Content-Encoding kept);
+ *   - a gzip SSE stream of three events, flushed after each, fed whole, in
+ *     1-byte pieces and cut at awkward places: each event stored as soon as
+ *     its bytes were fed (counted after every feed, before hl_end), in order;
+ *     zlib's memory counted while the stream is open, given back at its end;
+ *   - deflate as zlib's format and as raw deflate, x-gzip, a gzip body of two
+ *     members, identity alone, a gzip body without its trailer;
+ *   - corrupt data: what was decoded before kept (a JSON body's start as the
+ *     exchange's body, an SSE stream's first events as messages), the rest a
+ *     gap row, the error "cannot decode the gzip body: <zlib's reason>"; an
+ *     SSE event cut by the failure said;
+ *   - bytes not captured in a gzip SSE stream: the gap as in a plain stream,
+ *     what follows (which cannot be decoded) a gap row at the end;
+ *   - a decompression bomb (10 MB of zeros, gzip): a JSON body is a gap as a
+ *     big plain body is, not decoded past --max-message, the memory counted
+ *     staying under 256 KiB; an SSE event of it an oversized event's gap;
+ *   - a coding that is not decoded (br, zstd, a list of two): kept as sent,
+ *     never a message even when it reads as JSON-RPC, the error says so;
+ *   - a gzip request body: its message decoded; one that cannot be decoded
+ *     stored as sent and said; one too big once decoded a gap.
+ */
+#include "tests/unit/unit.h"
+
+#include <sqlite3.h>
+#include <zlib.h>
+
+#include "tap/http/httplog.h"
+
+#define GZIP 31 /* deflateInit2's windowBits: gzip */
+#define ZLIB 15 /* zlib's format */
+#define RAW -15 /* raw deflate */
+
+struct fx {
+	char *dir;
+	char *db;
+	struct writer *w;
+	struct hl_log *l;
+	struct mt_mem mem;
+	int64_t conn;
+};
+
+static void fx_open_max(struct fx *f, size_t max_message)
+{
+	struct writer_opts o;
+	struct hl_opts lo;
+
+	memset(f, 0, sizeof(*f));
+	f->dir = unit_tmpdir();
+	assert_non_null(f->dir);
+	f->db = mt_asprintf("%s/h.db", f->dir);
+	writer_opts_default(&o);
+	o.sync = 1; /* (every record committed when its put returns: read at once) */
+	o.label = "'test'";
+	f->w = writer_open_shared(f->db, &o);
+	memset(&lo, 0, sizeof(lo));
+	lo.w = f->w;
+	lo.upstream = "http://127.0.0.1:3001/mcp";
+	lo.max_message = max_message;
+	lo.mem = &f->mem;
+	f->l = hl_new(&lo);
+	f->conn = hl_conn_new(f->l);
+}
+
+static void fx_open(struct fx *f)
+{
+	fx_open_max(f, 1u << 20);
+}
+
+/* The log and the writer finished: what was counted is all given back. */
+static void fx_finish(struct fx *f)
+{
+	hl_free(f->l);
+	f->l = NULL;
+	assert_int_equal(writer_finish(f->w, NULL, NULL), 0);
+	assert_int_equal(f->mem.used, 0);
+}
+
+static void fx_free(struct fx *f)
+{
+	free(f->db);
+	unit_rmdir(f->dir);
+}
+
+/* The rows a query gives, "|" between columns, "\n" after each row. */
+static char *q(struct fx *f, const char *sql)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	struct mt_buf out = MT_BUF_INIT;
+
+	assert_int_equal(sqlite3_open_v2(f->db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	sqlite3_busy_timeout(db, 5000);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		for (int i = 0; i < sqlite3_column_count(st); i++) {
+			const unsigned char *t = sqlite3_column_text(st, i);
+			if (i)
+				mt_buf_putc(&out, '|');
+			mt_buf_puts(&out, t ? (const char *)t : "NULL");
+		}
+		mt_buf_putc(&out, '\n');
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	mt_buf_putc(&out, '\0');
+	return out.data;
+}
+
+/* The query's rows are want. */
+static void q_is(struct fx *f, const char *sql, const char *want)
+{
+	char *got = q(f, sql);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static int count_messages(struct fx *f)
+{
+	char *got = q(f, "select count(*) from message");
+	int n = (int)strtol(got, NULL, 10);
+
+	free(got);
+	return n;
+}
+
+#define MSGS "select seq, dir, channel, kind, coalesce(sse_id, '~'), exchange, cast(raw as text) " \
+	     "from message order by seq"
+#define GAPS "select seq, dir, bytes, reason from gap order by seq"
+#define XCHG "select seq, status, resp_type, resp_headers, coalesce(cast(resp_body as text), '~'), " \
+	     "outcome, coalesce(error, '~') from http_exchange order by seq"
+
+/* A compressed buffer: data[len]; ends[i] where piece i's flushed bytes end. */
+struct zout {
+	unsigned char *data;
+	size_t len;
+	size_t ends[8];
+};
+
+/*
+ * The n pieces compressed in one stream (bits: GZIP, ZLIB or RAW), each flushed
+ * (Z_SYNC_FLUSH: a server writing each event at once), the last finishing it.
+ */
+static void squeeze(int bits, const char *const *pieces, size_t n, struct zout *z)
+{
+	z_stream s;
+	size_t cap = 1024;
+
+	assert_true(n <= 8);
+	for (size_t i = 0; i < n; i++)
+		cap += compressBound(strlen(pieces[i])) + 64;
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(deflateInit2(&s, 6, Z_DEFLATED, bits, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	z->data = malloc(cap);
+	assert_non_null(z->data);
+	s.next_out = z->data;
+	s.avail_out = (uInt)cap;
+	for (size_t i = 0; i < n; i++) {
+		s.next_in = (Bytef *)pieces[i];
+		s.avail_in = (uInt)strlen(pieces[i]);
+		int rc = deflate(&s, i + 1 == n ? Z_FINISH : Z_SYNC_FLUSH);
+		assert_int_equal(rc, i + 1 == n ? Z_STREAM_END : Z_OK);
+		assert_int_equal(s.avail_in, 0);
+		z->ends[i] = s.total_out;
+	}
+	z->len = s.total_out;
+	deflateEnd(&s);
+}
+
+static void squeeze1(int bits, const char *text, struct zout *z)
+{
+	squeeze(bits, &text, 1, z);
+}
+
+/* The buffer in hex (a static buffer, for SQL). */
+static const char *hex(const struct zout *z)
+{
+	static char out[8192];
+
+	assert_true(z->len * 2 < sizeof(out));
+	for (size_t i = 0; i < z->len; i++)
+		snprintf(out + 2 * i, 3, "%02x", z->data[i]);
+	return out;
+}
+
+/* A POST of body (len bytes) with its headers, and its exchange. */
+static struct hl_exch *post_h(struct fx *f, const char *body, size_t len, const struct mt_hdr *h,
+			      size_t nh)
+{
+	struct hl_request r;
+
+	memset(&r, 0, sizeof(r));
+	r.conn = f->conn;
+	r.client_addr = "127.0.0.1:40000";
+	r.method = "POST";
+	r.target = "/mcp";
+	r.h = h;
+	r.nh = nh;
+	r.body = body;
+	r.body_len = len;
+	return hl_request(f->l, &r);
+}
+
+static const struct mt_hdr req_h[] = {
+	{"Host", "127.0.0.1:3001"},
+	{"Content-Type", "application/json"},
+	{"Accept", "application/json, text/event-stream"},
+};
+
+#define CALL "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}"
+#define ANSWER                                                                               \
+	"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[{\"type\":\"text\",\"text\":" \
+	"\"hello hello hello hello hello\"}]}}"
+
+static struct hl_exch *post(struct fx *f)
+{
+	return post_h(f, CALL, strlen(CALL), req_h, 3);
+}
+
+/* A response head: Content-Type ctype, Content-Encoding coding (NULL: none). */
+static void head(struct fx *f, struct hl_exch *x, const char *ctype, const char *coding)
+{
+	struct mt_hdr h[3] = {{"Content-Type", ctype}, {"Content-Encoding", coding}, {"Vary", "Accept-Encoding"}};
+
+	if (coding)
+		hl_response_head(f->l, x, 200, h, 3);
+	else
+		hl_response_head(f->l, x, 200, h, 1);
+}
+
+/* p's n bytes as the body, in pieces of piece bytes (0: one). */
+static void feed(struct fx *f, struct hl_exch *x, const void *p, size_t n, size_t piece)
+{
+	const char *c = p;
+
+	while (n) {
+		size_t k = piece && piece < n ? piece : n;
+		hl_response_body(f->l, x, c, k);
+		c += k;
+		n -= k;
+	}
+}
+
+/* One JSON response, its body compressed as bits and labelled coding, fed in pieces. */
+static void json_run(int bits, const char *coding, size_t piece)
+{
+	struct fx f;
+	struct zout z;
+	struct hl_exch *x;
+	char want[1024];
+
+	fx_open(&f);
+	squeeze1(bits, ANSWER, &z);
+	x = post(&f);
+	head(&f, x, "application/json", coding);
+	feed(&f, x, z.data, z.len, piece);
+	/* (A JSON body is a message at its end.) */
+	assert_int_equal(count_messages(&f), 1);
+	hl_end(f.l, x, "complete", NULL);
+	q_is(&f, MSGS,
+	     "2|c2s|body|request|~|1|" CALL "\n"
+	     "3|s2c|body|response|~|1|" ANSWER "\n");
+	snprintf(want, sizeof(want),
+		 "1|200|json|[[\"Content-Type\",\"application/json\"],[\"Content-Encoding\",\"%s\"],"
+		 "[\"Vary\",\"Accept-Encoding\"]]|~|complete|~\n",
+		 coding);
+	q_is(&f, XCHG, want);
+	q_is(&f, GAPS, "");
+	fx_finish(&f);
+	fx_free(&f);
+	free(z.data);
+}
+
+/* A gzip JSON body: one message, whole or in 1-byte pieces; headers stored as sent. */
+static void test_gzip_json(void **state)
+{
+	(void)state;
+	json_run(GZIP, "gzip", 0);
+	json_run(GZIP, "gzip", 1);
+	json_run(GZIP, "gzip", 7);
+	json_run(GZIP, "x-gzip", 0);
+	json_run(GZIP, "GZIP", 3);
+}
+
+/* deflate: zlib's format, and raw deflate as some servers send it. */
+static void test_deflate_json(void **state)
+{
+	(void)state;
+	json_run(ZLIB, "deflate", 0);
+	json_run(ZLIB, "deflate", 1);
+	json_run(RAW, "deflate", 0);
+	json_run(RAW, "deflate", 1);
+	json_run(RAW, "deflate", 2);
+	/* (gzip's auto-detection reads zlib's format too.) */
+	json_run(ZLIB, "gzip", 1);
+}
+
+#define EV1 "id: e1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"," \
+	    "\"params\":{\"progressToken\":1,\"progress\":1}}\n\n"
+#define EV2 "id: e2\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata: \"method\":\"notifications/message\"," \
+	    "\"params\":{\"level\":\"info\",\"data\":\"x\"}}\r\n\r\n"
+#define EV3 "id: e3\ndata: " ANSWER "\n\n"
+
+#define SSE_MSGS                                                                               \
+	"2|c2s|body|request|~|1|" CALL "\n"                                                    \
+	"3|s2c|sse|notification|e1|1|{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"," \
+	"\"params\":{\"progressToken\":1,\"progress\":1}}\n"                                   \
+	"4|s2c|sse|notification|e2|1|{\"jsonrpc\":\"2.0\",\n\"method\":\"notifications/message\"," \
+	"\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n"                                    \
+	"5|s2c|sse|response|e3|1|" ANSWER "\n"
+
+/*
+ * The three events compressed, each flushed, fed cut at the offsets cuts
+ * (ascending, 0-terminated; none: in 1-byte pieces when bytewise). After
+ * every feed, each event whose bytes were all fed is stored, and none whose
+ * bytes had not begun.
+ */
+static void sse_run(const size_t *cuts, int bytewise)
+{
+	static const char *const ev[] = {EV1, EV2, EV3};
+	struct fx f;
+	struct zout z;
+	struct hl_exch *x;
+	size_t at = 0, ci = 0, open_mem = 0;
+
+	fx_open(&f);
+	squeeze(GZIP, ev, 3, &z);
+	x = post(&f);
+	head(&f, x, "text/event-stream", "gzip");
+	while (at < z.len) {
+		size_t to = bytewise ? at + 1 : cuts[ci] && cuts[ci] < z.len ? cuts[ci++] : z.len;
+		int done = 0, begun = 0, n;
+		hl_response_body(f.l, x, (const char *)z.data + at, to - at);
+		at = to;
+		for (int i = 0; i < 3; i++) {
+			done += z.ends[i] <= at;
+			begun += (i ? z.ends[i - 1] : 0) < at;
+		}
+		n = count_messages(&f) - 1; /* (the request's) */
+		if (n < done || n > begun)
+			fail_msg("after %zu of %zu bytes: %d events stored, %d to %d expected", at,
+				 z.len, n, done, begun);
+		if (at < z.len && f.mem.used > open_mem)
+			open_mem = f.mem.used;
+	}
+	/* zlib's state and window were counted while the stream was open (fed in
+	 * more than one piece); its end gave them back. */
+	if (bytewise || cuts[0])
+		assert_true(open_mem > f.mem.used + 32 * 1024);
+	hl_end(f.l, x, "complete", NULL);
+	q_is(&f, MSGS, SSE_MSGS);
+	q_is(&f, "select resp_type, outcome, coalesce(error, '~') from http_exchange", "sse|complete|~\n");
+	q_is(&f, GAPS, "");
+	fx_finish(&f);
+	fx_free(&f);
+	free(z.data);
+}
+
+static void test_gzip_sse(void **state)
+{
+	static const size_t none[] = {0};
+	static const size_t awkward[] = {1, 9, 10, 11, 40, 41, 97, 130, 131, 170, 171, 0};
+	struct zout z;
+	static const char *const ev[] = {EV1, EV2, EV3};
+	size_t around[16], n = 0;
+
+	(void)state;
+	sse_run(none, 0);
+	sse_run(none, 1);
+	sse_run(awkward, 0);
+	/* Cut just before, at and after each event's flushed end. */
+	squeeze(GZIP, ev, 3, &z);
+	for (int i = 0; i < 2; i++) {
+		around[n++] = z.ends[i] - 2;
+		around[n++] = z.ends[i] - 1;
+		around[n++] = z.ends[i];
+		around[n++] = z.ends[i] + 1;
+	}
+	around[n] = 0;
+	free(z.data);
+	sse_run(around, 0);
+}
+
+/* Two gzip members one after the other (RFC 1952 2.2): one body. */
+static void test_gzip_members(void **state)
+{
+	struct fx f;
+	struct zout a, b;
+	struct hl_exch *x;
+	size_t half = strlen(ANSWER) / 2;
+	char first[512];
+
+	(void)state;
+	snprintf(first, sizeof(first), "%.*s", (int)half, ANSWER);
+	squeeze1(GZIP, first, &a);
+	squeeze1(GZIP, ANSWER + half, &b);
+	for (size_t piece = 0; piece < 3; piece++) {
+		fx_open(&f);
+		x = post(&f);
+		head(&f, x, "application/json", "gzip");
+		feed(&f, x, a.data, a.len, piece);
+		feed(&f, x, b.data, b.len, piece);
+		hl_end(f.l, x, "complete", NULL);
+		q_is(&f, "select kind, cast(raw as text) from message where dir = 's2c'",
+		     "response|" ANSWER "\n");
+		q_is(&f, "select coalesce(error, '~') from http_exchange", "~\n");
+		fx_finish(&f);
+		fx_free(&f);
+	}
+	free(a.data);
+	free(b.data);
+}
+
+/* identity alone is no coding; a gzip body without its trailer is decoded and said short. */
+static void test_identity_and_short(void **state)
+{
+	struct fx f;
+	struct zout z;
+	struct hl_exch *x;
+
+	(void)state;
+	fx_open(&f);
+	x = post(&f);
+	head(&f, x, "application/json", "identity");
+	feed(&f, x, ANSWER, strlen(ANSWER), 0);
+	hl_end(f.l, x, "complete", NULL);
+	q_is(&f, "select kind from message where dir = 's2c'", "response\n");
+	q_is(&f, "select coalesce(error, '~') from http_exchange", "~\n");
+	fx_finish(&f);
+	fx_free(&f);
+
+	fx_open(&f);
+	squeeze1(GZIP, ANSWER, &z);
+	x = post(&f);
+	head(&f, x, "application/json", "gzip");
+	feed(&f, x, z.data, z.len - 8, 0); /* (no CRC and length) */
+	hl_end(f.l, x, "complete", NULL);
+	q_is(&f, "select kind, cast(raw as text) from message where dir = 's2c'",
+	     "response|" ANSWER "\n");
+	q_is(&f, "select coalesce(error, '~') from http_exchange",
+	     "the gzip body ended before its compressed data did\n");
+	fx_finish(&f);
+	fx_free(&f);
+	free(z.data);
+}
+
+/* The block that begins at off made invalid (BTYPE 11: "invalid block type"). */
+static void corrupt(struct zout *z, size_t off)
+{
+	assert_true(off < z->len);
+	z->data[off] |= 0x06;
+}
+
+/* A JSON body corrupt half way: its first half kept, the rest a gap, the error says why. */
+static void test_corrupt_json(void **state)
+{
+	static const char *const parts[] = {"{\"jsonrpc\":\"2.0\",\"id\":2,", "\"result\":{}}"};
+	struct fx f;
+	struct zout z;
+	struct hl_exch *x;
+	char want[512];
+
+	(void)state;
+	squeeze(GZIP, parts, 2, &z);
+	corrupt(&z, z.ends[0]);
+	for (size_t piece = 0; piece < 2; piece++) {
+		fx_open(&f);
+		x = post(&f);
+		head(&f, x, "application/json", "gzip");
+		feed(&f, x, z.data, z.len, piece);
+		hl_end(f.l, x, "complete", NULL);
+		q_is(&f, "select count(*) from message where dir = 's2c'", "0\n");
+		q_is(&f, "select cast(resp_body as text), outcome, error from http_exchange",
+		     "{\"jsonrpc\":\"2.0\",\"id\":2,|complete|cannot decode the gzip body: invalid "
+		     "block type\n");
+		/* (The byte of the bad block's header was read: what follows it is not.) */
+		snprintf(want, sizeof(want),
+			 "3|s2c|%zu|cannot decode the gzip body: invalid block type: %zu bytes of "
+			 "it (as sent) are not stored\n",
+			 z.len - z.ends[0] - 1, z.len - z.ends[0] - 1);
+		q_is(&f, GAPS, want);
+		fx_finish(&f);
+		fx_free(&f);
+	}
+	free(z.data);
+}
+
+/*
+ * A gzip SSE stream corrupt inside its third event: the first two stored, the
+ * third lost with the rest, said at once (a gap row, before hl_end) and at the
+ * end for what came after; the caller's error and the decoder's both said.
+ */
+static void test_corrupt_sse(void **state)
+{
+	static const char ev3a[] = "id: e3\ndata: {\"jsonrpc\":";
+	static const char *const ev[] = {EV1, EV2, ev3a, "\"2.0\",\"id\":2,\"result\":{}}\n\n"};
+	struct fx f;
+	struct zout z;
+	struct hl_exch *x;
+	size_t bad;
+	char want[1024];
+
+	(void)state;
+	squeeze(GZIP, ev, 4, &z);
+	bad = z.ends[2];
+	corrupt(&z, bad);
+	fx_open(&f);
+	x = post(&f);
+	head(&f, x, "text/event-stream", "gzip");
+	feed(&f, x, z.data, bad + 3, 0); /* (the bad byte and 2 after it) */
+	q_is(&f, "select seq, coalesce(sse_id, '~') from message where dir = 's2c'", "3|e1\n4|e2\n");
+	snprintf(want, sizeof(want),
+		 "5|s2c|%zu|cannot decode the gzip body: invalid block type: 2 bytes of it (as "
+		 "sent) are not stored, nor the event they cut\n",
+		 2 + strlen(ev3a));
+	q_is(&f, GAPS, want);
+	feed(&f, x, z.data + bad + 3, z.len - bad - 3, 1);
+	hl_end(f.l, x, "upstream-gone", "the upstream closed the connection");
+	snprintf(want + strlen(want), sizeof(want) - strlen(want),
+		 "6|s2c|%zu|%zu more bytes of the gzip body (as sent) that cannot be decoded are "
+		 "not stored\n",
+		 z.len - bad - 3, z.len - bad - 3);
+	q_is(&f, GAPS, want);
+	q_is(&f, "select outcome, error from http_exchange",
+	     "upstream-gone|the upstream closed the connection; cannot decode the gzip body: invalid "
+	     "block type\n");
+	q_is(&f, "select count(*) from message", "3\n");
+	fx_finish(&f);
+	fx_free(&f);
+	free(z.data);
+}
+
+/* Bytes not captured in a gzip SSE stream: the event before stored, what follows cannot be read. */
+static void test_gap_sse(void **state)
+{
+	static const char *const ev[] = {EV1, EV2, EV3};
+	struct fx f;
+	struct zout z;
+	struct hl_exch *x;
+	char want[512];
+	size_t rest;
+
+	(void)state;
+	squeeze(GZIP, ev, 3, &z);
+	fx_open(&f);
+	x = post(&f);
+	head(&f, x, "text/event-stream", "gzip");
+	feed(&f, x, z.data, z.ends[0], 0);
+	hl_response_gap(f.l, x, 10);
+	hl_response_resync(f.l, x); /* (no resynchronising compressed data) */
+	rest = z.len - z.ends[0] - 10;
+	feed(&f, x, z.data + z.ends[0] + 10, rest, 0);
+	hl_end(f.l, x, "complete", NULL);
+	q_is(&f, "select seq, coalesce(sse_id, '~') from message where dir = 's2c'", "3|e1\n");
+	snprintf(want, sizeof(want),
+		 "4|s2c|10|10 bytes of an SSE stream were not captured\n"
+		 "5|s2c|%zu|%zu bytes of the gzip body (as sent) after bytes not captured cannot be "
+		 "decoded: they are not stored\n",
+		 rest, rest);
+	q_is(&f, GAPS, want);
+	q_is(&f, "select coalesce(error, '~') from http_exchange", "~\n");
+	fx_finish(&f);
+	fx_free(&f);
+	free(z.data);
+}
+
+/* 10 MB of zeros, gzip-compressed (about 10 KB). */
+static void bomb(const char *prefix, const char *suffix, struct zout *z)
+{
+	static char zeros[64 * 1024];
+	z_stream s;
+	size_t cap = 64 * 1024;
+
+	memset(zeros, '0', sizeof(zeros));
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(deflateInit2(&s, 9, Z_DEFLATED, GZIP, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	z->data = malloc(cap);
+	assert_non_null(z->data);
+	s.next_out = z->data;
+	s.avail_out = (uInt)cap;
+	s.next_in = (Bytef *)prefix;
+	s.avail_in = (uInt)strlen(prefix);
+	assert_int_equal(deflate(&s, Z_NO_FLUSH), Z_OK);
+	for (int i = 0; i < 160; i++) { /* 160 x 64 KiB: 10 MiB */
+		s.next_in = (Bytef *)zeros;
+		s.avail_in = sizeof(zeros);
+		assert_int_equal(deflate(&s, Z_NO_FLUSH), Z_OK);
+	}
+	s.next_in = (Bytef *)suffix;
+	s.avail_in = (uInt)strlen(suffix);
+	assert_int_equal(deflate(&s, Z_FINISH), Z_STREAM_END);
+	z->len = s.total_out;
+	deflateEnd(&s);
+	assert_true(z->len < 20 * 1024);
+}
+
+/*
+ * A decompression bomb: a JSON body of 10 MiB once decoded is a gap, as a plain
+ * body above --max-message is; the memory counted stays far below it.
+ */
+static void test_bomb_json(void **state)
+{
+	struct fx f;
+	struct zout z;
+	struct hl_exch *x;
+	char want[512];
+
+	(void)state;
+	bomb("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"text\":\"", "\"}}", &z);
+	for (size_t piece = 0; piece <= 1000; piece += 1000) {
+		fx_open_max(&f, 64 * 1024);
+		x = post(&f);
+		head(&f, x, "application/json", "gzip");
+		feed(&f, x, z.data, z.len, piece);
+		hl_end(f.l, x, "complete", NULL);
+		assert_true(f.mem.peak < 256 * 1024);
+		q_is(&f, "select count(*) from message where dir = 's2c'", "0\n");
+		snprintf(want, sizeof(want),
+			 "3|s2c|%zu|a gzip response body (%zu bytes as sent) is larger than "
+			 "--max-message (65536) once decoded\n",
+			 z.len, z.len);
+		q_is(&f, GAPS, want);
+		q_is(&f, "select coalesce(cast(resp_body as text), '~'), outcome, coalesce(error, '~') "
+			 "from http_exchange",
+		     "~|complete|~\n");
+		fx_finish(&f);
+		fx_free(&f);
+	}
+	free(z.data);
+}
+
+/* The same bomb as one SSE event: an oversized event's gap, the next event stored. */
+static void test_bomb_sse(void **state)
+{
+	struct fx f;
+	struct zout z;
+	struct hl_exch *x;
+	char want[512];
+	size_t ev = strlen("data: ") + 160 * 64 * 1024 + 2;
+
+	(void)state;
+	bomb("data: ", "\n\nid: e9\ndata: " ANSWER "\n\n", &z);
+	fx_open_max(&f, 64 * 1024);
+	x = post(&f);
+	head(&f, x, "text/event-stream", "gzip");
+	feed(&f, x, z.data, z.len, 512);
+	assert_true(f.mem.peak < 256 * 1024);
+	snprintf(want, sizeof(want),
+		 "3|s2c|%zu|an SSE event of %zu bytes is larger than the limit\n", ev, ev);
+	q_is(&f, GAPS, want);
+	q_is(&f, "select seq, coalesce(sse_id, '~'), kind from message where dir = 's2c'",
+	     "4|e9|response\n");
+	hl_end(f.l, x, "complete", NULL);
+	fx_finish(&f);
+	fx_free(&f);
+	free(z.data);
+}
+
+/* A body in a coding not decoded: kept as sent, never a message, said. */
+static void opaque_run(const char *ctype, const char *coding, const char *body, const char *error)
+{
+	struct fx f;
+	struct hl_exch *x;
+	char want[1024];
+
+	fx_open(&f);
+	x = post(&f);
+	head(&f, x, ctype, coding);
+	feed(&f, x, body, strlen(body), 5);
+	hl_end(f.l, x, "complete", NULL);
+	q_is(&f, "select count(*) from message where dir = 's2c'", "0\n");
+	snprintf(want, sizeof(want), "%s|%s|complete|%s\n", ctype, body, error);
+	q_is(&f, "select json_extract(resp_headers, '$[0][1]'), cast(resp_body as text), outcome, error "
+		 "from http_exchange",
+	     want);
+	q_is(&f, GAPS, "");
+	fx_finish(&f);
+	fx_free(&f);
+}
+
+static void test_unknown_coding(void **state)
+{
+	(void)state;
+	/* (Bytes that read as JSON-RPC are not taken for it: the coding says they are not.) */
+	opaque_run("application/json", "br", ANSWER,
+		   "the response body's Content-Encoding (br) is not decoded: kept as sent");
+	opaque_run("application/json", "gzip, br", ANSWER,
+		   "the response body's Content-Encoding (gzip, br) is not decoded: kept as sent");
+	opaque_run("application/json", "gzip,gzip", ANSWER,
+		   "the response body's Content-Encoding (gzip, gzip) is not decoded: kept as sent");
+	opaque_run("text/event-stream", "zstd", EV3,
+		   "the response body's Content-Encoding (zstd) is not decoded: kept as sent");
+}
+
+/* A gzip request body: decoded for its message; one that cannot be, stored as sent; a bomb, a gap. */
+static void test_gzip_request(void **state)
+{
+	static const struct mt_hdr h[] = {
+		{"Host", "127.0.0.1:3001"},
+		{"Content-Type", "application/json"},
+		{"Content-Encoding", "gzip"},
+	};
+	struct fx f;
+	struct zout z;
+	struct hl_exch *x;
+	char want[512];
+
+	(void)state;
+	squeeze1(GZIP, CALL, &z);
+	fx_open(&f);
+	x = post_h(&f, (const char *)z.data, z.len, h, 3);
+	assert_string_equal(hl_info(x)->rpc_id, "2");
+	hl_end(f.l, x, "complete", NULL);
+	q_is(&f, MSGS, "2|c2s|body|request|~|1|" CALL "\n");
+	q_is(&f, "select req_headers, coalesce(req_body, '~'), coalesce(error, '~') from http_exchange",
+	     "[[\"Host\",\"127.0.0.1:3001\"],[\"Content-Type\",\"application/json\"],"
+	     "[\"Content-Encoding\",\"gzip\"]]|~|~\n");
+	fx_finish(&f);
+	fx_free(&f);
+
+	/* Corrupt: stored as sent (nothing is lost), not a message, said. */
+	corrupt(&z, 10);
+	fx_open(&f);
+	x = post_h(&f, (const char *)z.data, z.len, h, 3);
+	assert_null(hl_info(x)->rpc_id);
+	hl_end(f.l, x, "complete", NULL);
+	q_is(&f, "select count(*) from message", "0\n");
+	snprintf(want, sizeof(want),
+		 "%zu|cannot decode the gzip request body: invalid block type (stored as sent)\n",
+		 z.len);
+	q_is(&f, "select length(req_body), error from http_exchange", want);
+	{
+		char *sql = mt_asprintf("select count(*) from http_exchange where req_body = x'%s'",
+					hex(&z));
+		q_is(&f, sql, "1\n");
+		free(sql);
+	}
+	fx_finish(&f);
+	fx_free(&f);
+	free(z.data);
+
+	/* Larger than --max-message once decoded: a gap. */
+	bomb("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"x\",\"params\":{\"a\":\"", "\"}}", &z);
+	fx_open_max(&f, 64 * 1024);
+	x = post_h(&f, (const char *)z.data, z.len, h, 3);
+	hl_end(f.l, x, "complete", NULL);
+	assert_true(f.mem.peak < 256 * 1024);
+	q_is(&f, "select count(*) from message", "0\n");
+	snprintf(want, sizeof(want),
+		 "2|c2s|%zu|a gzip request body (%zu bytes as sent) is larger than --max-message "
+		 "(65536) once decoded\n",
+		 z.len, z.len);
+	q_is(&f, GAPS, want);
+	q_is(&f, "select coalesce(req_body, '~') from http_exchange", "~\n");
+	fx_finish(&f);
+	fx_free(&f);
+	free(z.data);
+
+	/* Another coding: stored as sent, said. */
+	{
+		static const struct mt_hdr hb[] = {
+			{"Content-Type", "application/json"},
+			{"Content-Encoding", "br"},
+		};
+		fx_open(&f);
+		x = post_h(&f, CALL, strlen(CALL), hb, 2);
+		hl_end(f.l, x, "complete", NULL);
+		q_is(&f, "select count(*) from message", "0\n");
+		q_is(&f, "select cast(req_body as text), error from http_exchange",
+		     CALL "|the request body's Content-Encoding (br) is not decoded: stored as sent\n");
+		fx_finish(&f);
+		fx_free(&f);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gzip_json),
+		cmocka_unit_test(test_deflate_json),
+		cmocka_unit_test(test_gzip_sse),
+		cmocka_unit_test(test_gzip_members),
+		cmocka_unit_test(test_identity_and_short),
+		cmocka_unit_test(test_corrupt_json),
+		cmocka_unit_test(test_corrupt_sse),
+		cmocka_unit_test(test_gap_sse),
+		cmocka_unit_test(test_bomb_json),
+		cmocka_unit_test(test_bomb_sse),
+		cmocka_unit_test(test_unknown_coding),
+		cmocka_unit_test(test_gzip_request),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
