@@ -129,9 +129,9 @@ check_eq "every session names the suite's client and the server" "$m" \
 	"$(sql "$T/c.db" "select count(*) from session where client_name like 'conformance-%' and server_name = 'mcp-servers/everything' and transport = 'http'")"
 check_eq "no exchange without an outcome" 0 \
 	"$(sql "$T/c.db" "select count(*) from http_exchange where outcome is null")"
-check_eq "every exchange complete but the GET streams, which the clients closed" \
-	"complete" \
-	"$(sql "$T/c.db" "select group_concat(distinct outcome) from http_exchange where method != 'GET'")"
+check_eq "every exchange complete but the GET streams, which the clients closed, and the rebinding refused" \
+	"complete|403 refused 1" \
+	"$(sql "$T/c.db" "select group_concat(distinct outcome) from http_exchange where method != 'GET' and outcome != 'refused'")|$(sql "$T/c.db" "select status || ' ' || outcome || ' ' || count(*) from http_exchange where outcome = 'refused'")"
 check_eq "no message stored as invalid" 0 \
 	"$(sql "$T/c.db" "select count(*) from message where kind in ('invalid', 'notjsonrpc')")"
 stop_everything
