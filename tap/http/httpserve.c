@@ -560,8 +560,10 @@ static void recorded_headers(struct evhttp_request *http, const char *json)
 		}
 	}
 	mt_hdr_filter(h, n, MT_HDR_RESPONSE, keep, NULL);
+	/* (A compressed body is stored decoded: it is sent so, without its coding.) */
 	for (i = 0; i < n; i++)
-		if (keep[i] && strcasecmp(h[i].name, "Date") && strcasecmp(h[i].name, "Mcp-Session-Id"))
+		if (keep[i] && strcasecmp(h[i].name, "Date") && strcasecmp(h[i].name, "Mcp-Session-Id") &&
+		    strcasecmp(h[i].name, "Content-Encoding"))
 			evhttp_add_header(evhttp_request_get_output_headers(http), h[i].name, h[i].value);
 	json_decref(a);
 }
