@@ -27,7 +27,7 @@ const struct cmd_entry cmd_record = {
 		 "mcptap record -w FILE --upstream URL [--listen ADDR] [--allow-host NAME] [--cacert FILE] [--insecure] "
 		 "[--upstream-header NAME=env:VAR] [--max-headers SIZE] [--max-body SIZE] "
 		 "[--connect-timeout MS] [--upstream-timeout MS] [--client-timeout MS] [--stop-ms N] "
-		 "[--threads N] "
+		 "[--threads N] [--memory SIZE] "
 		 "[--max-message SIZE] [--queue SIZE] "
 		 "[--hold SIZE] [--batch-ms N] [--redact-key NAME] [--redact-path PATH] "
 		 "[--redact-value REGEX] [--keep-secrets]",
@@ -71,13 +71,17 @@ const struct cmd_entry cmd_record = {
 		"      --connect-timeout MS  to reach the upstream (default 10000; then 502)\n"
 		"      --upstream-timeout MS  an upstream silent this long (but on an SSE\n"
 		"                        stream) is given up: 504, or a cut response (300000)\n"
-		"      --client-timeout MS  a client slow this long sending its request, or not\n"
-		"                        reading its answer, is closed (default 60000); an\n"
-		"                        idle SSE stream never times out\n"
+		"      --client-timeout MS  a request head not whole this long after its first\n"
+		"                        byte (408), a client silent this long in a request,\n"
+		"                        not reading its answer, or idle, is closed (default\n"
+		"                        60000); a connection awaiting its answer never times out\n"
 		"      --stop-ms N       after SIGINT or SIGTERM, how long open exchanges and\n"
 		"                        streams get to end (default 2000)\n"
 		"      --threads N       relay on N event loops, each in a thread of its own\n"
 		"                        (default: one per CPU the tap may use, at most 8)\n"
+		"      --memory SIZE     what the relay holds across connections (requests\n"
+		"                        being read, answers not yet taken; default 64M);\n"
+		"                        past it the tap stops reading until it has room\n"
 		"  -h, --help            this text\n"
 		"\n"
 		"Credentials are kept out of the capture file: in the command line, stderr and\n"
@@ -139,6 +143,7 @@ static int run_record(int argc, char **argv)
 		{"client-timeout", required_argument, NULL, 'c'},
 		{"allow-host", required_argument, NULL, 'A'},
 		{"threads", required_argument, NULL, 'N'},
+		{"memory", required_argument, NULL, 0x100},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -286,6 +291,14 @@ static int run_record(int argc, char **argv)
 			ho.threads = (int)n;
 			threads = 1;
 			break;
+		case 0x100:
+			if (mt_parse_size(optarg, &size) || size < (1u << 20) || size > (1ULL << 40)) {
+				cli_usage_error(&cmd_record, "bad --memory '%s' (1M to 1T)", optarg);
+				goto out;
+			}
+			ho.memory = size;
+			threads = 1; /* (an HTTP tap's option) */
+			break;
 		case 'h':
 			cli_help(&cmd_record, stdout);
 			rc = EXIT_OK;
@@ -305,8 +318,8 @@ static int run_record(int argc, char **argv)
 	}
 	if (!http && (ho.cacert || ho.insecure || ho.n_upstream_headers || ho.n_allow_hosts ||
 		      threads)) {
-		cli_usage_error(&cmd_record, "--cacert, --insecure, --upstream-header, --allow-host "
-					     "and --threads need --upstream");
+		cli_usage_error(&cmd_record, "--cacert, --insecure, --upstream-header, --allow-host, "
+					     "--threads and --memory need --upstream");
 		goto out;
 	}
 	if (!http && optind >= argc) {

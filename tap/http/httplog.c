@@ -886,6 +886,11 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 				snprintf(why, sizeof(why),
 					 "%llu bytes of a request body were not captured: it is not stored",
 					 (unsigned long long)r->body_lost);
+			else if (r->body_len + r->body_cut > l->o.max_message)
+				snprintf(why, sizeof(why),
+					 "a request body of %llu bytes is larger than --max-message (%zu)",
+					 (unsigned long long)(r->body_len + r->body_cut),
+					 l->o.max_message);
 			else
 				snprintf(why, sizeof(why),
 					 "a request body of %llu bytes is larger than the limit (%zu kept)",

@@ -153,6 +153,8 @@ struct rconn {
 	struct event *free_ev;     /* frees it (close_after_output) */
 	int connect_pending;
 	int big;
+	size_t counted;       /* what it holds, as last added to the tap's held */
+	int mem_paused;       /* not read: the tap's --memory is reached */
 };
 
 struct loop {
@@ -171,6 +173,8 @@ struct loop {
 	int stopping;
 	int exchanges;        /* open on this loop */
 	uint64_t next_num;
+	struct rconn *runner; /* the one connection read on past --memory (progress) */
+	struct event *mem_timer; /* resumes those paused once there is room */
 };
 
 struct tap {
@@ -199,6 +203,8 @@ struct tap {
 	int upstream_down;
 	int big_since_trim;
 	int big_open;
+	size_t held;          /* bytes the relay holds, all loops (__atomic) */
+	int mem_said;         /* --memory reached was said (__atomic) */
 };
 
 static int64_t now_us(void)
@@ -357,6 +363,8 @@ static void own_stored(struct rconn *c, struct rx *x, int status)
 
 static void conn_free(struct rconn *c);
 static void conn_close(struct rconn *c, const char *outcome, const char *why);
+static void mem_count(struct rconn *c);
+static void mem_check(struct rconn *c);
 
 /*
  * c's client is sent what it is owed, then closed. (c is freed by its
@@ -632,6 +640,7 @@ static void *sk_request(void *ctx, void *conn, const struct hx_request *r, int64
 	hr.nh = r->nh;
 	hr.body = r->body;
 	hr.body_len = r->body_len;
+	hr.body_cut = r->body_cut; /* (beyond --max-message: not kept) */
 	x = rx_new(c);
 	x->hx = hl_request(t->log, &hr);
 	if (r->body_len >= TRIM_AFTER) {
@@ -946,6 +955,7 @@ static void up_read(struct bufferevent *bev, void *arg)
 	if (c->cli && evbuffer_get_length(bufferevent_get_output(c->cli)) > OUT_HIGH)
 		bufferevent_disable(bev, EV_READ);
 	up_watch(c);
+	mem_check(c);
 	maybe_refuse(c);
 }
 
@@ -955,7 +965,8 @@ static void up_write(struct bufferevent *bev, void *arg)
 	struct rconn *c = arg;
 
 	(void)bev;
-	if (c->cli && !c->refusing && !c->closing)
+	mem_count(c);
+	if (c->cli && !c->refusing && !c->closing && !c->mem_paused)
 		bufferevent_enable(c->cli, EV_READ);
 }
 
@@ -985,6 +996,110 @@ static void up_event(struct bufferevent *bev, short what, void *arg)
 			snprintf(why, sizeof(why), "the upstream closed the connection");
 		up_over(c, 502, "upstream-gone", why);
 	}
+}
+
+/* ---- the memory budget ---- */
+
+/*
+ * What c holds now, added to the tap's count: its client's input twice (a
+ * request being read is copied by the reader), what waits for either side,
+ * and the legacy stream's start held.
+ */
+static void mem_count(struct rconn *c)
+{
+	struct tap *t = c->loop->tap;
+	size_t now = 0;
+
+	if (c->cli)
+		now += 2 * evbuffer_get_length(bufferevent_get_input(c->cli)) +
+		       evbuffer_get_length(bufferevent_get_output(c->cli));
+	if (c->up)
+		now += evbuffer_get_length(bufferevent_get_output(c->up)) +
+		       evbuffer_get_length(bufferevent_get_input(c->up));
+	if (c->held)
+		now += evbuffer_get_length(c->held);
+	if (now > c->counted)
+		__atomic_add_fetch(&t->held, now - c->counted, __ATOMIC_RELAXED);
+	else if (now < c->counted)
+		__atomic_sub_fetch(&t->held, c->counted - now, __ATOMIC_RELAXED);
+	c->counted = now;
+}
+
+/*
+ * Past --memory, c is read no more until there is room, but for one
+ * connection per loop (the first to pass it: its request can be whole, so
+ * the tap goes on).
+ */
+static void mem_check(struct rconn *c)
+{
+	struct loop *l = c->loop;
+	struct tap *t = l->tap;
+	struct timeval tv = {0, 50 * 1000};
+
+	mem_count(c);
+	if (c->closing || c->mem_paused ||
+	    __atomic_load_n(&t->held, __ATOMIC_RELAXED) <= t->o->memory)
+		return;
+	/* (The runner is one whose request is being read: it frees its room
+	 * once whole. Reading an answer makes none.) */
+	if (!l->runner && c->c2s_fed > c->c2s_base)
+		l->runner = c;
+	if (l->runner == c)
+		return;
+	c->mem_paused = 1;
+	if (c->cli)
+		bufferevent_disable(c->cli, EV_READ);
+	if (c->up)
+		bufferevent_disable(c->up, EV_READ);
+	if (!evtimer_pending(l->mem_timer, NULL))
+		evtimer_add(l->mem_timer, &tv);
+	if (!__atomic_exchange_n(&t->mem_said, 1, __ATOMIC_RELAXED))
+		mt_warn("--memory (%zu MiB) reached: the tap reads its clients and the upstream "
+			"more slowly until it has room",
+			t->o->memory >> 20);
+}
+
+static int out_full(struct bufferevent *b)
+{
+	return b && evbuffer_get_length(bufferevent_get_output(b)) > OUT_HIGH;
+}
+
+static void mem_resume(struct rconn *c)
+{
+	c->mem_paused = 0;
+	if (c->cli && !c->refusing && !c->closing && !out_full(c->up))
+		bufferevent_enable(c->cli, EV_READ);
+	if (c->up && !out_full(c->cli))
+		bufferevent_enable(c->up, EV_READ);
+}
+
+/* Room again (1/16 of --memory below it): the connections paused read on. */
+static void on_mem_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct loop *l = arg;
+	struct tap *t = l->tap;
+	struct timeval tv = {0, 50 * 1000};
+
+	(void)fd;
+	(void)what;
+	if (__atomic_load_n(&t->held, __ATOMIC_RELAXED) > t->o->memory - t->o->memory / 16) {
+		/* Still no room: the one that holds most reads on (its request is
+		 * the nearest to whole), when none does. */
+		struct rconn *best = NULL;
+		for (struct rconn *c = l->conns; c && !l->runner; c = c->next)
+			if (c->mem_paused && c->c2s_fed > c->c2s_base &&
+			    (!best || c->counted > best->counted))
+				best = c;
+		if (best) {
+			l->runner = best;
+			mem_resume(best);
+		}
+		evtimer_add(l->mem_timer, &tv);
+		return;
+	}
+	for (struct rconn *c = l->conns; c; c = c->next)
+		if (c->mem_paused)
+			mem_resume(c);
 }
 
 /* ---- the legacy endpoint event ---- */
@@ -1125,6 +1240,8 @@ static void forward(struct rconn *c)
 		free(f->head);
 	}
 	c->nfw = 0;
+	if (c->loop->runner == c)
+		c->loop->runner = NULL; /* (its request is whole) */
 	if (c->up) {
 		up_watch(c);
 		if (evbuffer_get_length(bufferevent_get_output(c->up)) > OUT_HIGH)
@@ -1205,18 +1322,20 @@ static void cli_read(struct bufferevent *bev, void *arg)
 			evtimer_add(c->head_timer, &tv);
 		}
 	}
+	mem_check(c);
 }
 
 static void cli_write(struct bufferevent *bev, void *arg)
 {
 	struct rconn *c = arg;
 
+	mem_count(c);
 	if (c->closing) {
 		if (!evbuffer_get_length(bufferevent_get_output(bev)))
 			event_active(c->free_ev, EV_TIMEOUT, 0);
 		return;
 	}
-	if (c->up)
+	if (c->up && !c->mem_paused)
 		bufferevent_enable(c->up, EV_READ);
 }
 
@@ -1235,7 +1354,8 @@ static void cli_event(struct bufferevent *bev, short what, void *arg)
 		if (what & BEV_EVENT_READING) {
 			/* Silent: closed when it owes a request's bytes, or nothing is open. */
 			if (c->open && c->c2s_fed == c->c2s_base) {
-				bufferevent_enable(bev, EV_READ);
+				if (!c->mem_paused && !out_full(c->up))
+					bufferevent_enable(bev, EV_READ);
 				return;
 			}
 			snprintf(why, sizeof(why), "the client sent nothing for %d ms (--client-timeout)",
@@ -1299,8 +1419,13 @@ static void conn_free(struct rconn *c)
 	}
 	if (c->up)
 		bufferevent_free(c->up);
+	c->up = NULL;
 	if (c->held)
 		evbuffer_free(c->held);
+	c->held = NULL;
+	mem_count(c); /* (to 0) */
+	if (l->runner == c)
+		l->runner = NULL;
 	for (size_t i = 0; i < c->nfw; i++)
 		free(c->fw[i].head);
 	free(c->fw);
@@ -1551,6 +1676,7 @@ void httptap_opts_default(struct httptap_opts *o)
 	o->upstream_timeout_ms = 300000;
 	o->client_timeout_ms = 60000;
 	o->stop_ms = 2000;
+	o->memory = 64u << 20;
 	{
 		cpu_set_t cpus;
 		int n = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
@@ -1588,7 +1714,9 @@ static int loop_init(struct tap *t, struct loop *l, int idx, evutil_socket_t fd)
 	if (!l->base)
 		goto fail;
 	hx_opts_default(&ho);
-	ho.max_body = t->o->max_body;
+	/* (A body above --max-message is not stored: the reader keeps no more of it.) */
+	ho.max_body = t->o->max_body < t->o->wopts.max_message ? t->o->max_body
+								: t->o->wopts.max_message;
 	l->hx = hx_new(&ho, &sink);
 	hx_handler(l->hx, &l->th);
 	l->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -1600,7 +1728,8 @@ static int loop_init(struct tap *t, struct loop *l, int idx, evutil_socket_t fd)
 	fd = -1;
 	l->watch = hln_watch_new(l->lev, t->pace);
 	l->stop_ev = event_new(l->base, l->stop_fd, EV_READ | EV_PERSIST, on_stop, l);
-	if (!l->stop_ev || event_add(l->stop_ev, NULL))
+	l->mem_timer = evtimer_new(l->base, on_mem_timer, l);
+	if (!l->stop_ev || !l->mem_timer || event_add(l->stop_ev, NULL))
 		goto fail;
 	return 0;
 fail:
@@ -1627,6 +1756,8 @@ static void loop_release(struct loop *l)
 		event_free(l->stop_timer);
 	if (l->stop_ev)
 		event_free(l->stop_ev);
+	if (l->mem_timer)
+		event_free(l->mem_timer);
 	if (l->stop_fd >= 0)
 		close(l->stop_fd);
 	if (l->base)

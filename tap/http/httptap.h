@@ -37,6 +37,9 @@ struct httptap_opts {
 				    * reading what is sent to it (but an idle SSE stream) */
 	int stop_ms;               /* after SIGINT or SIGTERM: how long open exchanges get */
 	int threads;               /* event loops relaying, each in a thread of its own */
+	size_t memory;             /* the bytes the relay holds, all connections together
+				    * (requests being read, twice: the reader's copy;
+				    * answers not yet taken); past it, reading waits */
 	const char *db_path;
 	struct writer_opts wopts;  /* per session */
 };

@@ -1,10 +1,12 @@
 #!/bin/sh
 # The HTTP tap gives memory back after a burst: 20 requests of 8 MiB at once
-# through it (each body held by evhttp, copied for curl and for the store),
-# then, once they are done and stored, its resident memory falls back under
-# 48 MiB (glibc kept over 300 MiB of freed arenas before: nothing gave them
-# back), while an SSE stream stays open through it all. Every request was
-# answered and stored as a gap (over --max-message).
+# through it (each body held until whole, copied by the reader), then, once
+# they are done and stored, its resident memory falls back under 48 MiB
+# (glibc kept over 300 MiB of freed arenas before: nothing gave them back),
+# while an SSE stream stays open through it all. Every request was answered
+# and stored as a gap (over --max-message). Then --memory bounds it: 30
+# bodies of 15 MiB at once under --memory 16M all pass, the tap's peak stays
+# under 128 MiB (it was 939 MB before any budget), and the budget is said once.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/http-tap.sh"
 
@@ -25,7 +27,7 @@ while [ "$rss" -ge 49152 ] && [ $n -lt 50 ]; do
 	rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$TAP_PID/status")
 done
 echo "# peak $peak kB, then $rss kB after $n tenths of a second"
-check "the burst made the tap big (over 128 MiB at its peak: $peak kB)" test "$peak" -gt 131072
+check "the burst made the tap big (over 64 MiB at its peak: $peak kB)" test "$peak" -gt 65536
 if [ -n "${ASAN_OPTIONS:-}" ]; then
 	echo "# resident memory not compared under AddressSanitizer (its quarantine keeps freed memory)"
 else
@@ -40,4 +42,23 @@ bg_stop UP TERM
 check_eq "the tap exits 0" 0 "$TAP_STATUS"
 check_eq "each body stored as a gap over --max-message" 20 \
 	"$(sql "$T/m.db" "select count(*) from gap where reason like '%larger than --max-message%'")"
+
+bg_start UP 's/^burst upstream \([0-9]*\)$/\1/p' "the upstream" node "$BENCH/burst.mjs" upstream
+start_tap "$T/b.db" "http://127.0.0.1:$UP_URL" --max-message 1M --memory 16M --threads 2
+check_eq "--memory 16M: 30 bodies of 15 MiB at once, every one answered" "sent 30: 30 x 202" \
+	"$(node "$BENCH/burst.mjs" send "${TAP_URL##*:}" 30 15)"
+peak=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$TAP_PID/status")
+echo "# peak $peak kB under --memory 16M"
+if [ -n "${ASAN_OPTIONS:-}" ]; then
+	echo "# resident memory not compared under AddressSanitizer (its quarantine keeps freed memory)"
+else
+	check "the tap's peak under 128 MiB ($peak kB)" test "$peak" -lt 131072
+fi
+stop_tap
+bg_stop UP TERM
+check_eq "the tap exits 0" 0 "$TAP_STATUS"
+check_eq "the budget said once" 1 \
+	"$(grep -c '^mcptap: warning: --memory (16 MiB) reached: the tap reads its clients and the upstream more slowly until it has room$' "$TAP_ERR")"
+check_eq "each body stored as a gap over --max-message" 30 \
+	"$(sql "$T/b.db" "select count(*) from gap where reason like '%larger than --max-message%'")"
 finish
