@@ -665,6 +665,40 @@ static void *sk_request(void *ctx, void *conn, const struct hx_request *r, int64
 }
 
 /*
+ * Refuse the request being read, its head not parsed (status, why): what
+ * came of it is split leniently for its record (when it has a request line).
+ * check: the reason said is the tap's own check's when one finds it (the same
+ * words as for a head parsed whole).
+ */
+static void refuse_raw(struct rconn *c, int status, const char *why, int check)
+{
+	uint64_t start = c->nfw ? c->fw[c->nfw - 1].end : c->c2s_base;
+	size_t want = c->loop->tap->o->max_headers + 4, got, len;
+	char *raw = mt_malloc(want);
+	struct mt_head_split sp;
+	struct hx_head h2;
+	const char *bad = NULL;
+
+	got = c->cli ? client_bytes(c, start, raw, want) : 0;
+	mt_head_split(raw, got, &sp);
+	if (check) {
+		bad = sp.method[0] ? mt_target_problem(hs_uri_target(sp.target), sp.method) : NULL;
+		if (!bad && sp.method[0])
+			bad = mt_hdr_framing_problem(sp.h, sp.nh, 1);
+		if (!bad)
+			bad = mt_head_problem(raw, got, &len);
+	}
+	memset(&h2, 0, sizeof(h2));
+	h2.method = sp.method;
+	h2.target = sp.target;
+	h2.h = sp.h;
+	h2.nh = sp.nh;
+	refuse(c, status, bad ? bad : why, sp.method[0] && sp.target[0] ? &h2 : NULL);
+	mt_head_split_free(&sp);
+	free(raw);
+}
+
+/*
  * The reader refused the client's bytes. A head it could not parse is split
  * leniently for the refusal's record, and the reason said is the tap's own
  * check's when one finds it (the same words as for a head parsed whole).
@@ -672,34 +706,14 @@ static void *sk_request(void *ctx, void *conn, const struct hx_request *r, int64
 static void sk_request_error(void *ctx, void *conn, const struct hx_head *hd, const char *why,
 			     int64_t us)
 {
-	struct loop *l = ctx;
 	struct rconn *c = conn;
 	char msg[200];
 
+	(void)ctx;
 	(void)us;
 	snprintf(msg, sizeof(msg), "not a valid HTTP/1.1 request: %s", why);
 	if (!hd) {
-		uint64_t start = c->nfw ? c->fw[c->nfw - 1].end : c->c2s_base;
-		size_t want = l->tap->o->max_headers + 4, got, len;
-		char *raw = mt_malloc(want);
-		struct mt_head_split sp;
-		struct hx_head h2;
-		const char *bad;
-		got = client_bytes(c, start, raw, want);
-		mt_head_split(raw, got, &sp);
-		bad = sp.method[0] ? mt_target_problem(hs_uri_target(sp.target), sp.method) : NULL;
-		if (!bad && sp.method[0])
-			bad = mt_hdr_framing_problem(sp.h, sp.nh, 1);
-		if (!bad)
-			bad = mt_head_problem(raw, got, &len);
-		memset(&h2, 0, sizeof(h2));
-		h2.method = sp.method;
-		h2.target = sp.target;
-		h2.h = sp.h;
-		h2.nh = sp.nh;
-		refuse(c, 400, bad ? bad : msg, sp.method[0] ? &h2 : NULL);
-		mt_head_split_free(&sp);
-		free(raw);
+		refuse_raw(c, 400, msg, 1);
 		return;
 	}
 	refuse(c, 400, msg, hd);
@@ -1258,7 +1272,7 @@ static void on_head_timer(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	snprintf(why, sizeof(why), "a request head not whole within %d ms (--client-timeout)",
 		 c->loop->tap->o->client_timeout_ms);
-	refuse(c, 408, why, NULL);
+	refuse_raw(c, 408, why, 0);
 	maybe_refuse(c);
 }
 
