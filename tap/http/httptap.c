@@ -615,6 +615,20 @@ static int sk_request_head(void *ctx, void *conn, const struct hx_head *hd, int6
 	c->head_seen = 1;
 	c->head_len = len;
 	edit_head(c, raw, len);
+	{
+		/* A client that waits for 100 Continue before its body would wait in
+		 * vain (the request goes upstream whole): the tap says it, when no
+		 * answer is owed before it (the upstream's own 100 may follow: a
+		 * client takes any number of 1xx). */
+		const char *ex = mt_hdr_get(hd->h, hd->nh, "Expect");
+		uint64_t have = c->c2s_fed - hd->start;
+		if (ex && !strcasecmp(ex, "100-continue") && hd->major == 1 && hd->minor >= 1 &&
+		    (hd->chunked || (hd->content_length != UINT64_MAX &&
+				     have < len + hd->content_length)) &&
+		    !c->open && !c->nfw)
+			evbuffer_add(bufferevent_get_output(c->cli), "HTTP/1.1 100 Continue\r\n\r\n",
+				     25);
+	}
 	free(raw != small ? raw : NULL);
 	if (c->head_timer)
 		evtimer_del(c->head_timer);

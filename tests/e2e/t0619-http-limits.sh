@@ -6,6 +6,8 @@
 #     --client-timeout of silence;
 #   - bytes that are not HTTP/1.x (a TLS ClientHello) get 400 and a close;
 #   - nothing of those three reaches the upstream;
+#   - a client waiting for 100 Continue gets it from the tap (the request
+#     goes upstream whole, so the upstream's would never come first);
 #   - a 101 Switching Protocols answer makes the connection a byte tunnel:
 #     what the client sends after it comes back from the upstream's echo.
 . "$(dirname "$0")/lib.sh"
@@ -57,6 +59,14 @@ s.on("data", (d) => {
 		s.sent = true;
 		s.write("ping through the tunnel");
 	}
+	if (mode === "expect" && got.startsWith("HTTP/1.1 100 Continue\r\n\r\n") && !s.sent) {
+		s.sent = true;
+		s.write("{}"); // the body, only once the 100 came
+	}
+	if (mode === "expect" && got.endsWith("{}")) {
+		console.log(got.split("\r\n").filter((l) => l.startsWith("HTTP/")).join(","));
+		process.exit(0);
+	}
 	if (mode === "upgrade" && got.endsWith("ping through the tunnel")) {
 		console.log(`${got.split("\r\n")[0]}|echo:${got.slice(got.indexOf("\r\n\r\n") + 4)}`);
 		process.exit(0);
@@ -72,6 +82,8 @@ s.on("connect", () => {
 		s.write(Buffer.from("16030100a5010000a10303" + "00".repeat(40), "hex"));
 	} else if (mode === "upgrade") {
 		s.write("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n");
+	} else if (mode === "expect") {
+		s.write("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n");
 	}
 });
 JS
@@ -90,14 +102,18 @@ r=$(node "$T/client.mjs" "$tport" tls)
 check_eq "a TLS ClientHello: 400 and closed" "HTTP/1.1 400 Bad Request|closed" "${r%|*}"
 check_eq "none of them reached the upstream" "" "$(cat "$T/up.log")"
 
+check_eq "Expect: 100-continue: the tap's 100 before the body, the upstream's answer after it" \
+	"HTTP/1.1 100 Continue,HTTP/1.1 200 OK" "$(node "$T/client.mjs" "$tport" expect)"
 check_eq "a 101 answer: the connection is a tunnel both ways" \
 	"HTTP/1.1 101 Switching Protocols|echo:ping through the tunnel" "$(node "$T/client.mjs" "$tport" upgrade)"
-check_eq "the upstream got the upgrade request only" "GET /ws HTTP/1.1" "$(cat "$T/up.log")"
+check_eq "the upstream got the POST once its body came, and the upgrade request" \
+	"POST /mcp HTTP/1.1|GET /ws HTTP/1.1" "$(paste -sd '|' "$T/up.log")"
 stop_tap
 bg_stop UP TERM
 check_eq "the tap exits 0" 0 "$TAP_STATUS"
 check_eq "stored: the trickled request (its line) refused with why; the upgrade, 101; nothing else" \
 	"POST /mcp 408 refused a request head not whole within 1500 ms (--client-timeout)
+POST /mcp 200 complete 
 GET /ws 101 complete " \
-	"$(sql "$T/l.db" "select method || ' ' || target || ' ' || status || ' ' || outcome || ' ' || coalesce(error, '') from http_exchange order by seq")"
+	"$(sql "$T/l.db" "select method || ' ' || target || ' ' || status || ' ' || outcome || ' ' || coalesce(error, '') from http_exchange order by wall")"
 finish
