@@ -126,6 +126,18 @@ static void print_text(const struct store_session_row *rows, size_t n)
 			put_text(&b, r->http_session_id);
 			mt_buf_puts(&b, ", client ");
 			put_text(&b, r->client_addr);
+			if (!r->ended_wall && r->last_wall) {
+				/* No end yet (a Streamable HTTP client may never say DELETE):
+				 * when it last did something, and how long ago. */
+				char last[32], idle[32];
+				int64_t now = mt_wall_us();
+				local_time(r->last_wall, last);
+				cli_format_duration(now > r->last_wall ? (now - r->last_wall) * 1000 : 0,
+						    idle);
+				mt_buf_printf(&b, ", last activity %s", last);
+				if (!strcmp(store_session_state(r), "running"))
+					mt_buf_printf(&b, " (idle %s)", idle);
+			}
 			mt_buf_putc(&b, '\n');
 		}
 		if (r->gap_messages || r->gap_bytes)
@@ -170,6 +182,10 @@ static void print_json(const struct store_session_row *rows, size_t n)
 		set_str(o, "upstream", r->upstream);
 		set_str(o, "client_addr", r->client_addr);
 		set_str(o, "http_session_id", r->http_session_id);
+		if (r->last_wall) {
+			mt_format_wall(r->last_wall, t);
+			json_object_set_new(o, "last_activity", json_string(t));
+		}
 		json_object_set_new(o, "state", json_string(store_session_state(r)));
 		if (r->pid)
 			json_object_set_new(o, "pid", json_integer(r->pid));

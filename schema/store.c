@@ -1787,8 +1787,21 @@ static int64_t col_int(sqlite3_stmt *s, int i, int64_t null_value)
 #define SESSION_COLUMNS_V2 " s.tap_pid, s.tap_id,"
 #define SESSION_COLUMNS_V1 " NULL, NULL,"
 /* And those of version 4. */
-#define SESSION_COLUMNS_V4 " s.http_session_id, s.upstream, s.client_addr FROM session s"
-#define SESSION_COLUMNS_V3 " s.http_session_id, NULL, NULL FROM session s"
+#define SESSION_COLUMNS_V4 " s.http_session_id, s.upstream, s.client_addr,"                 \
+	SESSION_LAST " FROM session s"
+#define SESSION_COLUMNS_V3 " s.http_session_id, NULL, NULL, NULL FROM session s"
+/*
+ * An HTTP session's last activity (version 4): its last message, or its last
+ * exchange's start or end, whichever is later; each found by the primary
+ * key's end, so a session of any size answers at once.
+ */
+#define SESSION_LAST                                                                       \
+	" CASE WHEN s.transport IN ('http', 'sse') THEN (SELECT max(w) FROM ("               \
+	"SELECT * FROM (SELECT m.wall AS w FROM message m WHERE m.session = s.id"             \
+	" ORDER BY m.seq DESC LIMIT 1) UNION ALL SELECT * FROM (SELECT x.wall +"              \
+	" (max(coalesce(x.end_ns, 0), coalesce(x.first_byte_ns, 0), x.t_ns) - x.t_ns) / 1000" \
+	" AS w FROM http_exchange x WHERE x.session = s.id ORDER BY x.seq DESC LIMIT 1)))"    \
+	" END"
 
 static const char *session_sql(const struct store *st, const char *tail, struct mt_buf *b)
 {
@@ -1834,6 +1847,7 @@ static void read_session(sqlite3_stmt *s, struct store_session_row *r)
 	r->http_session_id = col_text(s, 26);
 	r->upstream = col_text(s, 27);
 	r->client_addr = col_text(s, 28);
+	r->last_wall = col_int(s, 29, 0);
 }
 
 const char *store_session_state(const struct store_session_row *r)

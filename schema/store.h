@@ -300,6 +300,8 @@ struct store_session_row {
 	char *tap_id;        /* its identity (mt_process_identity), or NULL */
 	char *http_session_id; /* HTTP: the Mcp-Session-Id, or NULL */
 	char *upstream;      /* HTTP: the URL forwarded to, or NULL (version 4) */
+	int64_t last_wall;   /* HTTP: its last activity (a message, an exchange's start
+			      * or end), µs since the epoch; 0 when none or not HTTP */
 	char *client_addr;   /* HTTP: the first client's address, or NULL (version 4) */
 };
 /*

@@ -5,7 +5,10 @@
 #      second outage is said again; analyze reports (TAP-003) each request
 #      the tap answered itself because the upstream was gone, naming its id;
 #   2. a legacy HTTP+SSE session ends in the store when its GET stream closes,
-#      while the tap runs on (not when the tap stops).
+#      while the tap runs on (not when the tap stops);
+#   3. a Streamable HTTP session its client leaves without a DELETE is shown,
+#      while the tap runs, with its last activity (its last exchange) and how
+#      long it has been idle.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/http-tap.sh"
 
@@ -128,5 +131,26 @@ sleep 1
 stop_tap
 check_eq "the tap stopped a second later: the duration did not grow" 1 \
 	"$(sql "$T/l.db" "select duration_ns < 2000000000 from session where id = 1")"
+
+# 3. A Streamable session left without a DELETE: its last activity.
+start_tap "$T/s.db" "http://127.0.0.1:$port"
+curl -s -o /dev/null -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+	--data '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}' "$TAP_URL/mcp"
+check_eq "a call in it" '{"jsonrpc":"2.0","id":2,"result":{}}' "$(post 2 ping)"
+n=0
+while [ "$(sql "$T/s.db" "select count(*) from http_exchange where outcome = 'complete'" 2> /dev/null)" != 2 ] && [ $n -lt 50 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
+sleep 2
+"$MCPTAP" sessions -r "$T/s.db" -T json > "$T/s.json"
+"$MCPTAP" sessions -r "$T/s.db" > "$T/s.txt"
+check_eq "running, its last activity the end of its last exchange" \
+	"running|$(sql "$T/s.db" "select wall + (end_ns - t_ns) / 1000 from http_exchange order by seq desc limit 1")" \
+	"$(node -e 'const o = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+const d = new Date(o.last_activity); console.log(`${o.state}|${d.getTime() * 1000 + Number(o.last_activity.match(/\.\d{3}(\d{3})/)[1])}`)' "$T/s.json")"
+check "the text says it, idle 2 s or more" grep -q ', last activity [0-9-]* [0-9:]* (idle [2-9][.0-9]*s)$' "$T/s.txt"
+stop_tap
+check_eq "once the tap stopped, no idle time is said" 0 "$("$MCPTAP" sessions -r "$T/s.db" | grep -c 'idle')"
 bg_stop UP TERM
 finish
