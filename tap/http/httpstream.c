@@ -2,7 +2,7 @@
  * httpstream.c - HTTP/1.1 on captured TCP streams (see httpstream.h).
  *
  * Each connection has two halves, one per direction (indexed as the
- * reassembler names them: TF_C2S, TF_S2C). A half is in one of five modes:
+ * reassembler names them: HX_C2S, HX_S2C). A half is in one of five modes:
  * FIRST (nothing read yet), PARSE (http_parser reads it), SCAN (looking for
  * the line that opens a message: after a gap, an error, or from the middle
  * of a connection), CHUNK (after a gap in a chunked body: looking for the
@@ -66,10 +66,10 @@ struct pending {
 			       * until known (a body being read, a stretch not closed) */
 };
 
-struct conn;
+struct hx_stream;
 
 struct half {
-	struct conn *conn;
+	struct hx_stream *conn;
 	http_parser p;
 	enum mode mode;
 	int in_msg;           /* a message has begun and not ended */
@@ -133,9 +133,9 @@ struct half {
 	uint64_t cs_size;     /* ... its size */
 };
 
-struct conn {
+struct hx_stream {
 	struct hx_reader *r;
-	const struct tf_conn *c; /* the reassembler's, for this call */
+	const struct hx_conn_id *c; /* the reassembler's, for this call */
 	enum klass klass;
 	int decided;          /* which side is the client is known */
 	int midstream;        /* the start of its streams was not captured */
@@ -167,7 +167,7 @@ static const char filler[4096];
  * half's head buffers, body and scanning text. A few fields are read,
  * nothing is walked: it is recounted after each call of the reassembler.
  */
-static size_t conn_bytes(const struct conn *c)
+static size_t conn_bytes(const struct hx_stream *c)
 {
 	size_t n = sizeof(*c) + MT_MEM_CHUNK;
 	size_t np = c->nq + (c->h[0].cur != NULL) + (c->h[1].cur != NULL);
@@ -186,7 +186,7 @@ static size_t conn_bytes(const struct conn *c)
 }
 
 /* What c holds is counted again: the difference goes to the budget's counter. */
-static void recount(struct conn *c)
+static void recount(struct hx_stream *c)
 {
 	size_t now = conn_bytes(c);
 
@@ -242,9 +242,9 @@ static int tls_record(const unsigned char *p, size_t n)
 
 static const char h2_preface[] = "PRI * HTTP/2.0\r\n";
 
-static enum tf_dir dir_of(const struct half *h)
+static enum hx_dir dir_of(const struct half *h)
 {
-	return h == &h->conn->h[TF_C2S] ? TF_C2S : TF_S2C;
+	return h == &h->conn->h[HX_C2S] ? HX_C2S : HX_S2C;
 }
 
 /*
@@ -254,7 +254,7 @@ static enum tf_dir dir_of(const struct half *h)
  */
 static void say_gap(struct half *h, uint64_t n, const char *what)
 {
-	struct conn *c = h->conn;
+	struct hx_stream *c = h->conn;
 	struct hx_reader *r = c->r;
 	char why[200];
 
@@ -269,7 +269,7 @@ static void say_gap(struct half *h, uint64_t n, const char *what)
 		return;
 	}
 	snprintf(why, sizeof(why), "%llu bytes of the %s's stream were not captured%s%s",
-		 (unsigned long long)n, dir_of(h) == TF_C2S ? "client" : "server", what ? ": " : "",
+		 (unsigned long long)n, dir_of(h) == HX_C2S ? "client" : "server", what ? ": " : "",
 		 what ? what : "");
 	if (r->s.conn_gap)
 		r->s.conn_gap(r->s.ctx, c->sink_conn, dir_of(h), n, why, h->us);
@@ -277,7 +277,7 @@ static void say_gap(struct half *h, uint64_t n, const char *what)
 
 /* ---- the queue ---- */
 
-static struct pending *queue_push(struct conn *c)
+static struct pending *queue_push(struct hx_stream *c)
 {
 	struct pending *e = mt_calloc(1, sizeof(*e));
 
@@ -291,7 +291,7 @@ static struct pending *queue_push(struct conn *c)
 	return e;
 }
 
-static struct pending *queue_pop(struct conn *c)
+static struct pending *queue_pop(struct hx_stream *c)
 {
 	struct pending *e = c->q;
 
@@ -309,9 +309,9 @@ static struct pending *queue_pop(struct conn *c)
  * Free entry e, taken off the queue: a request still being read for it (its
  * body not whole) is read no more as its, and counted as lost.
  */
-static void pending_free(struct conn *c, struct pending *e)
+static void pending_free(struct hx_stream *c, struct pending *e)
 {
-	struct half *q = &c->h[TF_C2S];
+	struct half *q = &c->h[HX_C2S];
 
 	if (!e)
 		return;
@@ -326,7 +326,7 @@ static void pending_free(struct conn *c, struct pending *e)
 
 /* ---- saying things to the sink ---- */
 
-static void sink_end(struct conn *c, struct pending *e, const char *outcome, const char *error,
+static void sink_end(struct hx_stream *c, struct pending *e, const char *outcome, const char *error,
 		     int64_t us)
 {
 	if (e->x && c->r->s.end)
@@ -335,7 +335,7 @@ static void sink_end(struct conn *c, struct pending *e, const char *outcome, con
 }
 
 /* Room for one more entry: a client that never hears back has its oldest given up on. */
-static void queue_room(struct conn *c, int64_t us)
+static void queue_room(struct hx_stream *c, int64_t us)
 {
 	while (c->nq >= PENDING_MAX) {
 		struct pending *old = queue_pop(c);
@@ -351,7 +351,7 @@ static void queue_room(struct conn *c, int64_t us)
  * The client's stream is not read from start on (a gap, a head cut): a
  * stretch of kind k, unless the last entry is one still open (it grows).
  */
-static void stretch_open(struct conn *c, enum entry k, uint64_t start, int64_t us)
+static void stretch_open(struct hx_stream *c, enum entry k, uint64_t start, int64_t us)
 {
 	struct pending *e = c->q_tail;
 
@@ -367,7 +367,7 @@ static void stretch_open(struct conn *c, enum entry k, uint64_t start, int64_t u
 }
 
 /* Reading the client's stream starts again at end: a stretch open ends there. */
-static void stretch_close(struct conn *c, uint64_t end)
+static void stretch_close(struct hx_stream *c, uint64_t end)
 {
 	struct pending *e = c->q_tail;
 
@@ -376,7 +376,7 @@ static void stretch_close(struct conn *c, uint64_t end)
 }
 
 /* A request whose response was lost in a gap of the server's stream: it ends so. */
-static void response_lost(struct conn *c, struct pending *e, int64_t us)
+static void response_lost(struct hx_stream *c, struct pending *e, int64_t us)
 {
 	if (!e->x)
 		return;
@@ -400,17 +400,17 @@ static void response_lost(struct conn *c, struct pending *e, int64_t us)
  * then the first request waiting answers all the same (pipelining).
  * Stretches passed over are dropped; one answered stays (it may hold more).
  */
-static struct pending *pair_response(struct conn *c, struct half *h)
+static struct pending *pair_response(struct hx_stream *c, struct half *h)
 {
 	struct hx_reader *r = c->r;
-	uint64_t a = h->msg_ack, fed = c->h[TF_C2S].fed;
+	uint64_t a = h->msg_ack, fed = c->h[HX_C2S].fed;
 	int gapped = h->gapped;
 	struct pending *e, *t, *prev = NULL;
 
 	h->gapped = 0;
-	if (a != TF_ACK_UNKNOWN && a > fed)
-		a = fed; /* (never: tcpflow gives no ack past what it delivered) */
-	if (a == TF_ACK_UNKNOWN || (!gapped && c->q && c->q->kind == E_REQ)) {
+	if (a != HX_ACK_UNKNOWN && a > fed)
+		a = fed; /* (never: a caller gives no ack past what it delivered) */
+	if (a == HX_ACK_UNKNOWN || (!gapped && c->q && c->q->kind == E_REQ)) {
 		/* A stretch holding a request's start takes this response with it,
 		 * unless the server's stream lost bytes too (it may have been there). */
 		while ((e = c->q) != NULL) {
@@ -469,7 +469,7 @@ static const struct mt_hdr *head_fields(struct half *h)
 }
 
 /* Say the request of h (its entry e), with what its body has. */
-static void say_request(struct conn *c, struct half *h, struct pending *e)
+static void say_request(struct hx_stream *c, struct half *h, struct pending *e)
 {
 	struct hx_request r;
 
@@ -616,7 +616,7 @@ static void fill_head(struct half *h, struct hx_head *hd)
 
 static int on_request_head(struct half *h)
 {
-	struct conn *c = h->conn;
+	struct hx_stream *c = h->conn;
 	struct hx_reader *r = c->r;
 	struct pending *e;
 
@@ -640,7 +640,7 @@ static int on_request_head(struct half *h)
 
 static int on_response_head(struct half *h)
 {
-	struct conn *c = h->conn;
+	struct hx_stream *c = h->conn;
 	int status = (int)h->p.status_code;
 	struct pending *e;
 
@@ -661,7 +661,7 @@ static int on_response_head(struct half *h)
 		/* An answer before the request's body was whole (an early answer, or the
 		 * rest of the body waits behind a hole in the capture): the request is
 		 * said as it is, what its body lacks counted as not captured. */
-		struct half *q = &c->h[TF_C2S];
+		struct half *q = &c->h[HX_C2S];
 		if (q->req == e) {
 			q->body_lost += q->body_left != UINT64_MAX && q->body_left ? q->body_left
 				       : q->chunked && q->chunk_left			? q->chunk_left
@@ -697,7 +697,7 @@ static int on_headers_complete(http_parser *p)
 static int on_body(http_parser *p, const char *at, size_t n)
 {
 	struct half *h = p->data;
-	struct conn *c = h->conn;
+	struct hx_stream *c = h->conn;
 
 	h->in_body = 1;
 	if (h->body_left != UINT64_MAX)
@@ -738,7 +738,7 @@ static int on_chunk_complete(http_parser *p)
 static int on_message_complete(http_parser *p)
 {
 	struct half *h = p->data;
-	struct conn *c = h->conn;
+	struct hx_stream *c = h->conn;
 
 	h->in_msg = 0;
 	if (p->type == HTTP_REQUEST) {
@@ -773,7 +773,7 @@ static const http_parser_settings settings = {
 
 static void parser_start(struct half *h)
 {
-	http_parser_init(&h->p, dir_of(h) == TF_C2S ? HTTP_REQUEST : HTTP_RESPONSE);
+	http_parser_init(&h->p, dir_of(h) == HX_C2S ? HTTP_REQUEST : HTTP_RESPONSE);
 	h->p.data = h;
 	h->in_msg = 0;
 	head_reset(h);
@@ -784,7 +784,7 @@ static void parser_start(struct half *h)
  * HTTP: parsed from its first byte, or, from the middle of a stream, read
  * from the first line that opens a message.
  */
-static void half_begin(struct conn *c, struct half *h)
+static void half_begin(struct hx_stream *c, struct half *h)
 {
 	if (h->mode != M_FIRST)
 		return;
@@ -797,7 +797,7 @@ static void half_begin(struct conn *c, struct half *h)
 }
 
 /* The connection carries HTTP: the sink knows it from now on. */
-static void conn_http(struct conn *c, int64_t us)
+static void conn_http(struct hx_stream *c, int64_t us)
 {
 	if (c->klass == K_HTTP)
 		return;
@@ -807,7 +807,7 @@ static void conn_http(struct conn *c, int64_t us)
 		c->sink_conn = c->r->s.conn_open(c->r->s.ctx, c->c, us);
 	/* What was lost before is said now, in the order it was. */
 	for (int i = 0; i < 2; i++) {
-		struct half *a = &c->h[TF_C2S], *b = &c->h[TF_S2C];
+		struct half *a = &c->h[HX_C2S], *b = &c->h[HX_S2C];
 		struct half *h = !b->unsaid || (a->unsaid && a->unsaid_seq < b->unsaid_seq) ? a : b;
 		uint64_t n = h->unsaid;
 		if (!n)
@@ -820,14 +820,14 @@ static void conn_http(struct conn *c, int64_t us)
 }
 
 /* The reassembler's client is the server: the halves change places. */
-static void conn_swap(struct conn *c)
+static void conn_swap(struct hx_stream *c)
 {
-	struct half t = c->h[TF_C2S];
+	struct half t = c->h[HX_C2S];
 
-	c->h[TF_C2S] = c->h[TF_S2C];
-	c->h[TF_S2C] = t;
-	c->h[TF_C2S].p.data = &c->h[TF_C2S];
-	c->h[TF_S2C].p.data = &c->h[TF_S2C];
+	c->h[HX_C2S] = c->h[HX_S2C];
+	c->h[HX_S2C] = t;
+	c->h[HX_C2S].p.data = &c->h[HX_C2S];
+	c->h[HX_S2C].p.data = &c->h[HX_S2C];
 	if (c->r->s.swap)
 		c->r->s.swap(c->r->s.ctx, c->c);
 }
@@ -838,9 +838,9 @@ static void conn_swap(struct conn *c)
  * client's lost start holds a request's start; the server's, or a start not
  * seen (a connection from its middle), may hold responses.
  */
-static void roles_known(struct conn *c)
+static void roles_known(struct hx_stream *c)
 {
-	struct half *q = &c->h[TF_C2S], *s = &c->h[TF_S2C];
+	struct half *q = &c->h[HX_C2S], *s = &c->h[HX_S2C];
 
 	if (q->first_lost)
 		stretch_open(c, E_LOST, 0, q->us);
@@ -857,10 +857,10 @@ static void roles_known(struct conn *c)
  */
 static void lose_thread(struct half *h, const char *why, uint64_t lost)
 {
-	struct conn *c = h->conn;
+	struct hx_stream *c = h->conn;
 	struct hx_reader *r = c->r;
 
-	if (dir_of(h) == TF_C2S) {
+	if (dir_of(h) == HX_C2S) {
 		if (h->req && h->head_done) {
 			/* Its head is known: it is said, with what its body had (after
 			 * an error: stored as it is, invalid; the gap counted in it). */
@@ -911,7 +911,7 @@ static void lose_thread(struct half *h, const char *why, uint64_t lost)
 		if (lost) {
 			/* Bytes of the server's stream lost: responses may have been. */
 			h->gapped = 1;
-			c->c2s_at_gap = c->h[TF_C2S].fed;
+			c->c2s_at_gap = c->h[HX_C2S].fed;
 		}
 	}
 	h->mode = M_SCAN;
@@ -928,7 +928,7 @@ static void lose_thread(struct half *h, const char *why, uint64_t lost)
  */
 static size_t parse(struct half *h, const char *p, size_t n, uint64_t off)
 {
-	struct conn *c = h->conn;
+	struct hx_stream *c = h->conn;
 	size_t k = http_parser_execute(&h->p, &settings, p, n);
 	int ended = HTTP_PARSER_ERRNO(&h->p) == HPE_PAUSED;
 
@@ -952,11 +952,11 @@ static size_t parse(struct half *h, const char *p, size_t n, uint64_t off)
 		/* A protocol switch (101, a CONNECT tunnel): what follows is not HTTP. */
 		c->r->st.upgraded++;
 		c->switched = 1;
-		c->h[TF_C2S].mode = M_DEAD;
-		c->h[TF_S2C].mode = M_DEAD;
+		c->h[HX_C2S].mode = M_DEAD;
+		c->h[HX_S2C].mode = M_DEAD;
 		return n;
 	}
-	if (h->refused || (HTTP_PARSER_ERRNO(&h->p) != HPE_OK && dir_of(h) == TF_C2S &&
+	if (h->refused || (HTTP_PARSER_ERRNO(&h->p) != HPE_OK && dir_of(h) == HX_C2S &&
 			   c->r->s.request_error)) {
 		/* Refused by the sink, or not HTTP where a live relay reads: no more. */
 		if (!h->refused) {
@@ -984,12 +984,12 @@ static size_t parse(struct half *h, const char *p, size_t n, uint64_t off)
 /* Reading starts again on h at a start line, at offset off of its stream. */
 static void resume(struct half *h, uint64_t off)
 {
-	struct conn *c = h->conn;
+	struct hx_stream *c = h->conn;
 
 	parser_start(h);
 	h->mode = M_PARSE;
 	h->msg_start = off;
-	if (dir_of(h) == TF_C2S)
+	if (dir_of(h) == HX_C2S)
 		stretch_close(c, off);
 	if (h->gap_pending || h->skipped) {
 		/* (The gaps were said as they came.) */
@@ -1005,23 +1005,23 @@ static void resume(struct half *h, uint64_t off)
  * the client? The roles are decided by the first one (the halves swapped
  * when the reassembler guessed wrong: *d is then the other index).
  */
-static int start_fits(struct conn *c, enum tf_dir *d, enum start k)
+static int start_fits(struct hx_stream *c, enum hx_dir *d, enum start k)
 {
 	if (k == S_NONE)
 		return 0;
 	if (!c->decided) {
 		c->decided = 1;
-		if ((k == S_REQUEST) != (*d == TF_C2S)) {
+		if ((k == S_REQUEST) != (*d == HX_C2S)) {
 			conn_swap(c);
-			*d = *d == TF_C2S ? TF_S2C : TF_C2S;
+			*d = *d == HX_C2S ? HX_S2C : HX_C2S;
 		}
 		roles_known(c);
 		conn_http(c, c->h[*d].us);
 		/* The other half, when it has read nothing yet, starts at its first byte. */
-		half_begin(c, &c->h[*d == TF_C2S ? TF_S2C : TF_C2S]);
+		half_begin(c, &c->h[*d == HX_C2S ? HX_S2C : HX_C2S]);
 		return 1;
 	}
-	return (k == S_REQUEST) == (*d == TF_C2S);
+	return (k == S_REQUEST) == (*d == HX_C2S);
 }
 
 /* The methods a request line found while resynchronising may have. */
@@ -1105,7 +1105,7 @@ static void carry_keep(struct half *h, const char *p, size_t n)
  * offset off of its stream, line by line. Returns the bytes consumed: all of
  * them, or those before a start (the half then parses from it).
  */
-static size_t scan(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint64_t off)
+static size_t scan(struct hx_stream *c, enum hx_dir *d, const char *p, size_t n, uint64_t off)
 {
 	struct half *h = &c->h[*d];
 	size_t used = 0;
@@ -1116,7 +1116,7 @@ static size_t scan(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint
 		const char *nl = memchr(q, '\n', left);
 		size_t take = nl ? (size_t)(nl - q) + 1 : left;
 		int carried = h->carry.len > 0;
-		enum start want = !c->decided ? S_NONE : *d == TF_C2S ? S_REQUEST : S_RESPONSE;
+		enum start want = !c->decided ? S_NONE : *d == HX_C2S ? S_REQUEST : S_RESPONSE;
 		enum start k = S_NONE;
 		ssize_t at;
 
@@ -1168,7 +1168,7 @@ static size_t scan(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint
  */
 static void chunk_data(struct half *h, const char *p, size_t n, int line_end);
 
-static void chunk_lost(struct conn *c, struct half *h, uint64_t n, int64_t us)
+static void chunk_lost(struct hx_stream *c, struct half *h, uint64_t n, int64_t us)
 {
 	struct hx_reader *r = c->r;
 
@@ -1178,10 +1178,10 @@ static void chunk_lost(struct conn *c, struct half *h, uint64_t n, int64_t us)
 		chunk_data(h, h->carry.data, h->carry.len, 0);
 		mt_buf_reset(&h->carry);
 	}
-	if (dir_of(h) == TF_S2C && h->cur && h->cur->x) {
+	if (dir_of(h) == HX_S2C && h->cur && h->cur->x) {
 		if (r->s.response_gap)
 			r->s.response_gap(r->s.ctx, h->cur->x, n, us);
-	} else if (dir_of(h) == TF_C2S && h->req) {
+	} else if (dir_of(h) == HX_C2S && h->req) {
 		h->body_lost += n;
 	} else {
 		say_gap(h, n, "in a body not stored");
@@ -1262,7 +1262,7 @@ static void chunk_restart(struct half *h)
 {
 	static const char req[] = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
 	static const char resp[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
-	int is_req = dir_of(h) == TF_C2S;
+	int is_req = dir_of(h) == HX_C2S;
 
 	http_parser_init(&h->p, is_req ? HTTP_REQUEST : HTTP_RESPONSE);
 	h->p.data = h;
@@ -1273,10 +1273,10 @@ static void chunk_restart(struct half *h)
 	h->chunk_left = 0;
 }
 
-static void feed(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint64_t off);
+static void feed(struct hx_stream *c, enum hx_dir *d, const char *p, size_t n, uint64_t off);
 
 /* A chunk's size line found in the cut body: it is read on from there. */
-static void chunk_found(struct conn *c, struct half *h)
+static void chunk_found(struct hx_stream *c, struct half *h)
 {
 	struct hx_reader *r = c->r;
 
@@ -1287,7 +1287,7 @@ static void chunk_found(struct conn *c, struct half *h)
 	r->st.chunk_resyncs++;
 	r->st.skipped_bytes += h->skipped;
 	h->skipped = h->gap_pending = 0;
-	if (dir_of(h) == TF_S2C && h->cur && h->cur->x && r->s.response_resync)
+	if (dir_of(h) == HX_S2C && h->cur && h->cur->x && r->s.response_resync)
 		r->s.response_resync(r->s.ctx, h->cur->x, h->us);
 }
 
@@ -1296,11 +1296,11 @@ static void chunk_found(struct conn *c, struct half *h)
  * is at offset end of the stream. Returns those taken: up to what tells,
  * then the line and what followed it are read as they turned out to be.
  */
-static size_t chunk_peek(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint64_t end)
+static size_t chunk_peek(struct hx_stream *c, enum hx_dir *d, const char *p, size_t n, uint64_t end)
 {
 	struct half *h = &c->h[*d];
 	size_t take = h->cs_need - h->carry.len < n ? h->cs_need - h->carry.len : n;
-	enum start want = *d == TF_C2S ? S_REQUEST : S_RESPONSE;
+	enum start want = *d == HX_C2S ? S_REQUEST : S_RESPONSE;
 	int refuted = 0;
 	struct mt_buf held;
 	const char *nl;
@@ -1340,10 +1340,10 @@ static size_t chunk_peek(struct conn *c, enum tf_dir *d, const char *p, size_t n
  * consumed: all of them, or those before where the half reads on (parsing
  * the chunk, or scanning from a start line: the body's end was lost).
  */
-static size_t chunk_scan(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint64_t off)
+static size_t chunk_scan(struct hx_stream *c, enum hx_dir *d, const char *p, size_t n, uint64_t off)
 {
 	struct half *h = &c->h[*d];
-	enum start want = *d == TF_C2S ? S_REQUEST : S_RESPONSE;
+	enum start want = *d == HX_C2S ? S_REQUEST : S_RESPONSE;
 	size_t used = 0;
 
 	while (used < n) {
@@ -1391,9 +1391,9 @@ static size_t chunk_scan(struct conn *c, enum tf_dir *d, const char *p, size_t n
 			struct mt_buf keep = h->carry;
 			h->carry = (struct mt_buf)MT_BUF_INIT;
 			lose_thread(h, "bytes not captured cut the chunked body: its end was not found", 0);
-			if (*d == TF_S2C) {
+			if (*d == HX_S2C) {
 				h->gapped = 1;
-				c->c2s_at_gap = c->h[TF_C2S].fed;
+				c->c2s_at_gap = c->h[HX_C2S].fed;
 			}
 			h->cs_crlf = 0;
 			keep.len = had;
@@ -1439,11 +1439,11 @@ static size_t chunk_scan(struct conn *c, enum tf_dir *d, const char *p, size_t n
 }
 
 /* Not HTTP: the connection's halves only count what they carry from now on. */
-static void conn_not_http(struct conn *c, enum klass k)
+static void conn_not_http(struct hx_stream *c, enum klass k)
 {
 	c->klass = k;
-	c->h[TF_C2S].mode = M_DEAD;
-	c->h[TF_S2C].mode = M_DEAD;
+	c->h[HX_C2S].mode = M_DEAD;
+	c->h[HX_S2C].mode = M_DEAD;
 	if (k == K_TLS)
 		c->r->st.tls++;
 	else if (k == K_H2)
@@ -1456,7 +1456,7 @@ static void conn_not_http(struct conn *c, enum klass k)
  * The first bytes of a half (its stream's start): what the connection
  * carries. Returns 1 when they tell, 0 when more are needed (kept in first).
  */
-static int classify(struct conn *c, enum tf_dir *d, const char *p, size_t n)
+static int classify(struct hx_stream *c, enum hx_dir *d, const char *p, size_t n)
 {
 	struct half *h = &c->h[*d];
 	size_t take = sizeof(h->first) - h->nfirst < n ? sizeof(h->first) - h->nfirst : n;
@@ -1493,14 +1493,14 @@ static int classify(struct conn *c, enum tf_dir *d, const char *p, size_t n)
 		return 1;
 	}
 	c->decided = 1;
-	if (req != (*d == TF_C2S)) {
+	if (req != (*d == HX_C2S)) {
 		conn_swap(c);
-		*d = *d == TF_C2S ? TF_S2C : TF_C2S;
+		*d = *d == HX_C2S ? HX_S2C : HX_C2S;
 	}
 	roles_known(c);
 	conn_http(c, c->h[*d].us);
 	half_begin(c, h);
-	half_begin(c, &c->h[*d == TF_C2S ? TF_S2C : TF_C2S]);
+	half_begin(c, &c->h[*d == HX_C2S ? HX_S2C : HX_C2S]);
 	return 1;
 }
 
@@ -1508,7 +1508,7 @@ static int classify(struct conn *c, enum tf_dir *d, const char *p, size_t n)
  * Read n bytes of half *d by its mode, the first at offset off of its
  * stream (the halves may swap: *d follows).
  */
-static void feed(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint64_t off)
+static void feed(struct hx_stream *c, enum hx_dir *d, const char *p, size_t n, uint64_t off)
 {
 	while (n) {
 		struct half *h = &c->h[*d];
@@ -1559,10 +1559,10 @@ static void feed(struct conn *c, enum tf_dir *d, const char *p, size_t n, uint64
 }
 
 /* n bytes of direction d, in order; ack: the data call's. */
-static void push(struct conn *c, enum tf_dir d, const char *p, size_t n, int64_t us, uint64_t ack)
+static void push(struct hx_stream *c, enum hx_dir d, const char *p, size_t n, int64_t us, uint64_t ack)
 {
 	c->bytes += n;
-	c->h[TF_C2S].us = c->h[TF_S2C].us = us;
+	c->h[HX_C2S].us = c->h[HX_S2C].us = us;
 	c->h[d].ack = ack;
 	feed(c, &d, p, n, c->h[d].fed);
 	c->h[d].fed += n;
@@ -1573,10 +1573,10 @@ static void push(struct conn *c, enum tf_dir d, const char *p, size_t n, int64_t
  * them it accounts for (all, but for a Content-Length body: up to its end,
  * the rest following it).
  */
-static uint64_t gap_at(struct conn *c, struct half *h, uint64_t n, int64_t us)
+static uint64_t gap_at(struct hx_stream *c, struct half *h, uint64_t n, int64_t us)
 {
 	struct hx_reader *r = c->r;
-	int client = dir_of(h) == TF_C2S;
+	int client = dir_of(h) == HX_C2S;
 
 	if (h->mode == M_FIRST) {
 		/* The stream's start is lost: what it is is looked for. */
@@ -1600,7 +1600,7 @@ static uint64_t gap_at(struct conn *c, struct half *h, uint64_t n, int64_t us)
 			stretch_open(c, E_REST, h->fed, us);
 		} else {
 			h->gapped = 1;
-			c->c2s_at_gap = c->h[TF_C2S].fed;
+			c->c2s_at_gap = c->h[HX_C2S].fed;
 		}
 		return n;
 	}
@@ -1666,12 +1666,12 @@ static uint64_t gap_at(struct conn *c, struct half *h, uint64_t n, int64_t us)
 }
 
 /* n bytes of direction d were not captured. */
-static void gap(struct conn *c, enum tf_dir d, uint64_t n, int64_t us)
+static void gap(struct hx_stream *c, enum hx_dir d, uint64_t n, int64_t us)
 {
 	struct half *h = &c->h[d];
 	struct hx_reader *r = c->r;
 
-	c->h[TF_C2S].us = c->h[TF_S2C].us = us;
+	c->h[HX_C2S].us = c->h[HX_S2C].us = us;
 	if (h->mode != M_DEAD && c->klass == K_HTTP) {
 		r->st.gaps++;
 		r->st.gap_bytes += n;
@@ -1684,31 +1684,27 @@ static void gap(struct conn *c, enum tf_dir d, uint64_t n, int64_t us)
 	h->fed += n;
 }
 
-int hx_in_message(const void *state, enum tf_dir d)
+int hx_in_message(const struct hx_stream *c, enum hx_dir d)
 {
-	const struct conn *c = state;
-
 	return c && c->h[d].in_msg;
 }
 
-enum hx_reading hx_reading(const void *state, enum tf_dir d)
+enum hx_reading hx_reading(const struct hx_stream *c, enum hx_dir d)
 {
-	const struct conn *c = state;
-
 	if (!c || c->h[d].mode != M_DEAD)
 		return HX_READING;
 	return c->switched ? HX_SWITCHED : HX_NOT_HTTP;
 }
 
-/* ---- the tf_handler ---- */
+/* ---- what the caller says ---- */
 
-static void *tf_open(void *ctx, const struct tf_conn *tc)
+struct hx_stream *hx_open(struct hx_reader *r, const struct hx_conn_id *tc)
 {
-	struct conn *c = mt_calloc(1, sizeof(*c));
+	struct hx_stream *c = mt_calloc(1, sizeof(*c));
 
-	c->r = ctx;
+	c->r = r;
 	c->c = tc;
-	c->midstream = !tc->saw_syn;
+	c->midstream = !tc->saw_start;
 	for (int k = 0; k < 2; k++) {
 		c->h[k].conn = c;
 		c->h[k].mode = M_FIRST;
@@ -1718,11 +1714,9 @@ static void *tf_open(void *ctx, const struct tf_conn *tc)
 	return c;
 }
 
-static void tf_data(void *state, const struct tf_conn *tc, enum tf_dir d, const uint8_t *p,
-		    size_t n, int64_t us, uint64_t ack)
+void hx_data(struct hx_stream *c, const struct hx_conn_id *tc, enum hx_dir d, const uint8_t *p,
+	     size_t n, int64_t us, uint64_t ack)
 {
-	struct conn *c = state;
-
 	if (!c)
 		return;
 	c->c = tc;
@@ -1730,10 +1724,9 @@ static void tf_data(void *state, const struct tf_conn *tc, enum tf_dir d, const 
 	recount(c);
 }
 
-static void tf_gap(void *state, const struct tf_conn *tc, enum tf_dir d, uint64_t n, int64_t us)
+void hx_gap(struct hx_stream *c, const struct hx_conn_id *tc, enum hx_dir d, uint64_t n,
+	    int64_t us)
 {
-	struct conn *c = state;
-
 	if (!c)
 		return;
 	c->c = tc;
@@ -1742,7 +1735,7 @@ static void tf_gap(void *state, const struct tf_conn *tc, enum tf_dir d, uint64_
 }
 
 /* What a TLS connection's server was: counted in the list of TLS servers. */
-static void count_tls(struct hx_reader *r, const struct tf_conn *tc, uint64_t bytes)
+static void count_tls(struct hx_reader *r, const struct hx_conn_id *tc, uint64_t bytes)
 {
 	struct hx_stats *st = &r->st;
 
@@ -1777,9 +1770,8 @@ static void half_release(struct half *h)
 	free(h->cur);
 }
 
-static void tf_close(void *state, const struct tf_conn *tc, enum tf_end_how how, int64_t us)
+void hx_close(struct hx_stream *c, const struct hx_conn_id *tc, enum hx_end_how how, int64_t us)
 {
-	struct conn *c = state;
 	struct hx_reader *r;
 	const char *outcome, *why, *unanswered = "no response";
 	char why_none[200];
@@ -1788,24 +1780,24 @@ static void tf_close(void *state, const struct tf_conn *tc, enum tf_end_how how,
 		return;
 	r = c->r;
 	c->c = tc;
-	c->h[TF_C2S].us = c->h[TF_S2C].us = us;
+	c->h[HX_C2S].us = c->h[HX_S2C].us = us;
 	/* "closed": the connection is over on the wire; "stopped": the capture,
 	 * or a limit of the import, left it open. */
 	switch (how) {
-	case TF_FIN: outcome = "closed"; why = "the connection closed"; break;
-	case TF_RST: outcome = "closed"; why = "the connection was reset"; break;
-	case TF_IDLE: outcome = "stopped"; why = "the connection was idle too long (--idle)"; break;
-	case TF_EVICTED:
+	case HX_FIN: outcome = "closed"; why = "the connection closed"; break;
+	case HX_RST: outcome = "closed"; why = "the connection was reset"; break;
+	case HX_IDLE: outcome = "stopped"; why = "the connection was idle too long (--idle)"; break;
+	case HX_EVICTED:
 		outcome = "stopped";
 		why = "the connection was given up on to make room (--max-flows)";
 		break;
-	case TF_MEMORY:
+	case HX_MEMORY:
 		outcome = "stopped";
 		why = "the connection was given up on to make room: the memory budget was reached "
 		      "(--memory)";
 		break;
-	case TF_EOF: outcome = "stopped"; why = "the capture ended"; break;
-	case TF_REUSED:
+	case HX_EOF: outcome = "stopped"; why = "the capture ended"; break;
+	case HX_REUSED:
 		outcome = "closed";
 		why = "the connection was replaced by a new one on the same ports";
 		break;
@@ -1815,17 +1807,17 @@ static void tf_close(void *state, const struct tf_conn *tc, enum tf_end_how how,
 		why = "the connection ended without a close captured";
 		break;
 	}
-	if (how == TF_IDLE || how == TF_EVICTED || how == TF_MEMORY) {
+	if (how == HX_IDLE || how == HX_EVICTED || how == HX_MEMORY) {
 		/* A limit of the import: a request waiting for its answer says which. */
 		snprintf(why_none, sizeof(why_none), "no response: %s", why);
 		unanswered = why_none;
 	}
 	if (c->klass == K_HTTP) {
-		struct half *q = &c->h[TF_C2S], *s = &c->h[TF_S2C];
+		struct half *q = &c->h[HX_C2S], *s = &c->h[HX_S2C];
 		/* A body read to the close ends here, complete, only at a clean close:
 		 * after a reset, at the capture's end or an eviction, more of it may
 		 * have been sent. */
-		if (how == TF_FIN && s->mode == M_PARSE && s->in_msg)
+		if (how == HX_FIN && s->mode == M_PARSE && s->in_msg)
 			http_parser_execute(&s->p, &settings, NULL, 0);
 		if (s->cur) {
 			sink_end(c, s->cur, outcome, why, us);
@@ -1865,8 +1857,8 @@ static void tf_close(void *state, const struct tf_conn *tc, enum tf_end_how how,
 		struct pending *e = queue_pop(c);
 		free(e);
 	}
-	half_release(&c->h[TF_C2S]);
-	half_release(&c->h[TF_S2C]);
+	half_release(&c->h[HX_C2S]);
+	half_release(&c->h[HX_S2C]);
 	mt_mem_sub(r->o.mem, c->counted);
 	free(c);
 }
@@ -1884,17 +1876,6 @@ struct hx_reader *hx_new(const struct hx_opts *o, const struct hx_sink *sink)
 	r->o = *o;
 	r->s = *sink;
 	return r;
-}
-
-void hx_handler(struct hx_reader *r, struct tf_handler *h)
-{
-	memset(h, 0, sizeof(*h));
-	h->ctx = r;
-	h->open = tf_open;
-	h->data = tf_data;
-	h->gap = tf_gap;
-	h->close = tf_close;
-	h->mem = r->o.mem;
 }
 
 void hx_stats(const struct hx_reader *r, struct hx_stats *out)

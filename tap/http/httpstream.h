@@ -1,15 +1,19 @@
 /*
- * httpstream.h - HTTP/1.1 read from the two byte streams of captured TCP
- * connections (pcap import), with the nodejs http_parser (Debian's
- * libhttp-parser). Pure: it is a tf_handler (tap/pcap/tcpflow.h) fed by the TCP
- * reassembler, and says what it read to a sink; no I/O.
+ * httpstream.h - the one strict HTTP/1.1 reader, on the nodejs http_parser
+ * (Debian's libhttp-parser): it reads the two byte streams of connections
+ * and says what it read to a sink. Pure: it knows neither sockets nor TCP
+ * reassembly, and does no I/O. Its callers feed it each direction's bytes in
+ * order (hx_data), the bytes they lack (hx_gap) and the connection's end
+ * (hx_close): pcap import from the TCP reassembler (tap/pcap/pcapimport.c
+ * adapts its streams), the HTTP tap from its sockets (tap/http/httptap.c, a
+ * byte relay reading a copy of what it forwards).
  *
  * Per connection:
  *
  *   - Which side is the client: the one that sends a request. When the
- *     reassembler guessed the other (a connection seen from its middle, or
+ *     caller guessed the other (a connection seen from its middle, or
  *     a server that speaks first), the sink's swap is called (the caller
- *     calls tf_swap: later data comes with the directions changed).
+ *     swaps them in its own reading: later data comes with the directions changed).
  *   - What it carries, from its first bytes: HTTP/1.x; TLS (a handshake or
  *     record header: not decodable); HTTP/2 (the "PRI * HTTP/2.0"
  *     preface); anything else. Only HTTP/1.x is read on; the others are
@@ -21,7 +25,7 @@
  *     close. A request is said whole (head and body, bounded by max_body);
  *     a response's head, then its body's bytes as they are parsed (chunked
  *     framing taken off), then its end. A body read to the close is
- *     complete only at a clean close (TF_FIN); a reset, the capture's end,
+ *     complete only at a clean close (HX_FIN); a reset, the capture's end,
  *     an eviction or a new connection on the same ports end it as cut.
  *   - Pairing across gaps: each request's place in the client's stream is
  *     kept (where it begins and ends), and so is each stretch of that
@@ -35,7 +39,7 @@
  *     is then paired with nothing. Requests passed over end as "gap" (their
  *     response was not captured); so do those waiting at the close when the
  *     server's stream lost bytes after them. Without an ack
- *     (TF_ACK_UNKNOWN), or with no gap about, pairing is in order; a request
+ *     (HX_ACK_UNKNOWN), or with no gap about, pairing is in order; a request
  *     lost in a gap then takes the next response with it, unless the
  *     server's stream lost bytes too.
  *   - A gap (bytes not captured) inside a body whose length is known (a
@@ -63,8 +67,8 @@
  * by 64 KiB), the requests waiting for their responses (and the stretches
  * not read among them) by PENDING_MAX. What each connection holds (its
  * state, head buffers, request body, the text kept while resynchronising,
- * the requests waiting) is counted in hx_opts.mem as it changes, so that the
- * reassembler bounds it with its own (tcpflow.h: total_bytes).
+ * the requests waiting) is counted in hx_opts.mem as it changes, so that its
+ * caller bounds it with its own (an import: its --memory).
  */
 #ifndef MCPTAP_HTTPSTREAM_H
 #define MCPTAP_HTTPSTREAM_H
@@ -73,7 +77,49 @@
 #include <stdint.h>
 
 #include "tap/http/httphdr.h"
-#include "tap/pcap/tcpflow.h"
+
+struct mt_mem;
+
+/* Which way bytes go. */
+enum hx_dir {
+	HX_C2S,                 /* client to server */
+	HX_S2C,                 /* server to client */
+};
+
+/* One end of a connection. */
+struct hx_end {
+	int family;             /* AF_INET or AF_INET6 (0: not known) */
+	uint8_t addr[16];       /* network order; the first 4 bytes for IPv4 */
+	uint16_t port;          /* host order */
+};
+
+/*
+ * A connection as its caller names it, given with each call (the reader
+ * keeps the pointer for the call only).
+ */
+struct hx_conn_id {
+	uint64_t num;           /* the caller's number for it */
+	struct hx_end client, server;
+	int saw_start;          /* its start was seen: its streams are read from their
+				 * first byte (else from the first line that opens a
+				 * message) */
+	int64_t first_us;
+	void *owner;            /* the caller's own (the sink's swap gives it back) */
+};
+
+/* How a connection ended. */
+enum hx_end_how {
+	HX_FIN,                 /* both sides closed */
+	HX_RST,                 /* reset */
+	HX_IDLE,                /* idle too long: given up on */
+	HX_EVICTED,             /* a limit on connections made room */
+	HX_EOF,                 /* the capture ended with it open */
+	HX_REUSED,              /* a new connection on its ports ended it */
+	HX_MEMORY,              /* the memory budget made room */
+};
+
+/* A data call's ack when it is not known. */
+#define HX_ACK_UNKNOWN UINT64_MAX
 
 /* The longest line looked at when resynchronising (a request or status line). */
 #define HX_SCAN_MAX 8192
@@ -117,9 +163,12 @@ struct hx_head {
 struct hx_sink {
 	void *ctx;
 	/* A connection is known to carry HTTP/1.x (at its first request or response). */
-	void *(*conn_open)(void *ctx, const struct tf_conn *c, int64_t us);
-	/* The reassembler's client is the server: directions change (tf_swap). */
-	void (*swap)(void *ctx, const struct tf_conn *c);
+	void *(*conn_open)(void *ctx, const struct hx_conn_id *c, int64_t us);
+	/*
+	 * The caller's client is the server: directions change, and the caller
+	 * swaps them too (later data comes with HX_C2S for the new client).
+	 */
+	void (*swap)(void *ctx, const struct hx_conn_id *c);
 	/*
 	 * A request's head is whole (a live relay checks it before its body
 	 * comes): nonzero refuses it, and the client's stream is read no more
@@ -164,7 +213,7 @@ struct hx_sink {
 	 * as they come (those before the connection was known to carry HTTP,
 	 * after conn_open).
 	 */
-	void (*conn_gap)(void *ctx, void *conn, enum tf_dir d, uint64_t n, const char *why,
+	void (*conn_gap)(void *ctx, void *conn, enum hx_dir d, uint64_t n, const char *why,
 			 int64_t us);
 	/* The connection is over (only for those conn_open was called for). */
 	void (*conn_close)(void *ctx, void *conn, int64_t us);
@@ -173,7 +222,7 @@ struct hx_sink {
 struct hx_opts {
 	size_t max_body;           /* a request body kept up to this (default 16 MiB) */
 	struct mt_mem *mem;        /* where what connections hold is counted (borrowed; NULL:
-				    * nowhere); handed to the reassembler by hx_handler */
+				    * nowhere) */
 };
 void hx_opts_default(struct hx_opts *o);
 
@@ -196,11 +245,11 @@ struct hx_stats {
 	uint64_t chunk_resyncs;   /* of them, at a chunk's size line in the same body */
 	uint64_t lost_requests;   /* requests cut by a gap or an error: not said */
 	uint64_t skipped_bytes;   /* bytes passed over looking for a message's start */
-	uint64_t gaps, gap_bytes; /* gaps the reassembler delivered on HTTP connections */
+	uint64_t gaps, gap_bytes; /* gaps said (hx_gap) on HTTP connections */
 	uint64_t body_cut;        /* request bodies above max_body */
 	/* The TLS servers seen (the first HX_TLS_SERVERS), with their counts. */
 	struct hx_tls_server {
-		struct tf_end server;
+		struct hx_end server;
 		uint64_t connections, bytes;
 	} tls_servers[HX_TLS_SERVERS];
 	size_t n_tls_servers;
@@ -212,16 +261,32 @@ struct hx_reader;
 /* A reader saying what it reads to sink (copied). Never NULL. */
 struct hx_reader *hx_new(const struct hx_opts *o, const struct hx_sink *sink);
 
-/* The tf_handler that feeds it (its ctx is r, its mem the reader's). */
-void hx_handler(struct hx_reader *r, struct tf_handler *h);
+/* The reader's state of one connection. */
+struct hx_stream;
+
+/* A new connection (id: borrowed for the call). Never NULL. */
+struct hx_stream *hx_open(struct hx_reader *r, const struct hx_conn_id *id);
+
+/*
+ * n bytes of direction d, in order, seen at us. ack: how much of the other
+ * direction its sender had received when it sent these bytes, as an offset
+ * in that direction's stream (what its data and gap calls add up to);
+ * HX_ACK_UNKNOWN when not known.
+ */
+void hx_data(struct hx_stream *s, const struct hx_conn_id *id, enum hx_dir d, const uint8_t *p,
+	     size_t n, int64_t us, uint64_t ack);
+
+/* n bytes of direction d are missing here (not captured, or given up on). */
+void hx_gap(struct hx_stream *s, const struct hx_conn_id *id, enum hx_dir d, uint64_t n,
+	    int64_t us);
+
+/* The connection is over: what is open ends as how says; s is freed. */
+void hx_close(struct hx_stream *s, const struct hx_conn_id *id, enum hx_end_how how, int64_t us);
 
 void hx_stats(const struct hx_reader *r, struct hx_stats *out);
 
-/*
- * A message has begun on direction d of a connection (its state, as the
- * handler's open returned) and not ended.
- */
-int hx_in_message(const void *state, enum tf_dir d);
+/* A message has begun on direction d of a connection and not ended. */
+int hx_in_message(const struct hx_stream *s, enum hx_dir d);
 
 /*
  * Whether direction d of a connection is read: HX_READING; HX_NOT_HTTP (its
@@ -229,9 +294,9 @@ int hx_in_message(const void *state, enum tf_dir d);
  * HX_SWITCHED (the protocol was switched, by a 101 or a CONNECT tunnel).
  */
 enum hx_reading { HX_READING, HX_NOT_HTTP, HX_SWITCHED };
-enum hx_reading hx_reading(const void *state, enum tf_dir d);
+enum hx_reading hx_reading(const struct hx_stream *s, enum hx_dir d);
 
-/* Free the reader (the reassembler must have closed every connection). NULL is let be. */
+/* Free the reader (every connection must have been closed). NULL is let be. */
 void hx_free(struct hx_reader *r);
 
 #endif

@@ -74,7 +74,6 @@
 #include "tap/http/httpsess.h"
 #include "tap/http/httpstream.h"
 #include "tap/http/httptap.h"
-#include "tap/pcap/tcpflow.h"
 
 /* An output above this stops the reading of the other side; below OUT_LOW it goes on. */
 #define OUT_HIGH (256 * 1024)
@@ -116,8 +115,8 @@ struct fwd {
 struct rconn {
 	struct loop *loop;
 	struct rconn *next, *prev;
-	struct tf_conn tc;    /* for the reader: its number and ends */
-	void *hs;             /* the reader's state (NULL once closed) */
+	struct hx_conn_id tc; /* for the reader: its number and ends */
+	struct hx_stream *hs; /* the reader's state (NULL once closed) */
 	int64_t num;          /* httplog's connection number */
 	char addr[80];
 	struct bufferevent *cli, *up;
@@ -165,7 +164,6 @@ struct loop {
 	struct evconnlistener *lev;
 	struct hln_watch *watch;
 	struct hx_reader *hx;
-	struct tf_handler th;
 	struct event *stop_timer;
 	struct event *stop_ev;
 	int stop_fd;
@@ -435,12 +433,12 @@ static void refuse(struct rconn *c, int status, const char *why, const struct hx
 
 /* ---- the reader's sink (ctx: the loop) ---- */
 
-static struct rconn *conn_of_tc(const struct tf_conn *tc)
+static struct rconn *conn_of_tc(const struct hx_conn_id *tc)
 {
 	return (struct rconn *)((char *)tc - offsetof(struct rconn, tc));
 }
 
-static void *sk_conn_open(void *ctx, const struct tf_conn *tc, int64_t us)
+static void *sk_conn_open(void *ctx, const struct hx_conn_id *tc, int64_t us)
 {
 	(void)ctx;
 	(void)us;
@@ -448,7 +446,7 @@ static void *sk_conn_open(void *ctx, const struct tf_conn *tc, int64_t us)
 }
 
 /* The reader took the client for a server (it sent a response): not HTTP requests. */
-static void sk_swap(void *ctx, const struct tf_conn *tc)
+static void sk_swap(void *ctx, const struct hx_conn_id *tc)
 {
 	(void)ctx;
 	refuse(conn_of_tc(tc), 400, "a response where a request was awaited", NULL);
@@ -914,7 +912,7 @@ static void up_over(struct rconn *c, int status, const char *outcome, const char
 {
 	struct rx *x = rx_first_open(c);
 
-	if (x && !x->answered && !(c->hs && hx_in_message(c->hs, TF_S2C)) && c->cli &&
+	if (x && !x->answered && !(c->hs && hx_in_message(c->hs, HX_S2C)) && c->cli &&
 	    !c->closing) {
 		char msg[400];
 		snprintf(msg, sizeof(msg),
@@ -965,8 +963,8 @@ static void up_read(struct bufferevent *bev, void *arg)
 		if (nv > 16)
 			nv = 16;
 		for (int i = 0; i < nv && c->hs; i++) {
-			c->loop->th.data(c->hs, &c->tc, TF_S2C, v[i].iov_base, v[i].iov_len, now_us(),
-					 TF_ACK_UNKNOWN);
+			hx_data(c->hs, &c->tc, HX_S2C, v[i].iov_base, v[i].iov_len, now_us(),
+					 HX_ACK_UNKNOWN);
 			c->s2c_fed += v[i].iov_len;
 			taken += v[i].iov_len;
 		}
@@ -1297,7 +1295,7 @@ static void cli_read(struct bufferevent *bev, void *arg)
 	struct evbuffer *in = bufferevent_get_input(bev);
 	uint64_t have = c->c2s_base + evbuffer_get_length(in);
 
-	if (c->hs && c->up && !c->nfw && hx_reading(c->hs, TF_C2S) == HX_SWITCHED) {
+	if (c->hs && c->up && !c->nfw && hx_reading(c->hs, HX_C2S) == HX_SWITCHED) {
 		/* Another protocol now (a 101, a CONNECT tunnel): its bytes pass, not read. */
 		c->c2s_base = c->c2s_fed = have;
 		evbuffer_add_buffer(bufferevent_get_output(c->up), in);
@@ -1318,14 +1316,14 @@ static void cli_read(struct bufferevent *bev, void *arg)
 			break;
 		for (int i = 0; i < nv && c->hs && !c->refusing; i++) {
 			c->c2s_fed += v[i].iov_len;
-			c->loop->th.data(c->hs, &c->tc, TF_C2S, v[i].iov_base, v[i].iov_len, now_us(),
-					 TF_ACK_UNKNOWN);
+			hx_data(c->hs, &c->tc, HX_C2S, v[i].iov_base, v[i].iov_len, now_us(),
+					 HX_ACK_UNKNOWN);
 		}
 	}
 	c->c2s_fed = have;
 	if (c->nfw)
 		forward(c);
-	if (!c->refusing && c->hs && hx_reading(c->hs, TF_C2S) == HX_NOT_HTTP)
+	if (!c->refusing && c->hs && hx_reading(c->hs, HX_C2S) == HX_NOT_HTTP)
 		refuse(c, 400, "bytes that are not an HTTP/1.x request (TLS? HTTP/2?)", NULL);
 	if (c->refusing) {
 		maybe_refuse(c);
@@ -1419,9 +1417,9 @@ static void conn_close(struct rconn *c, const char *outcome, const char *why)
 		snprintf(c->end_why, sizeof(c->end_why), "%s", why ? why : "");
 		if (c->held && c->cli)
 			release_hold(c);
-		void *hs = c->hs;
+		struct hx_stream *hs = c->hs;
 		c->hs = NULL;
-		c->loop->th.close(hs, &c->tc, TF_FIN, now_us());
+		hx_close(hs, &c->tc, HX_FIN, now_us());
 	}
 	while (c->q)
 		rx_free(c->q);
@@ -1478,7 +1476,7 @@ static void on_free(evutil_socket_t fd, short what, void *arg)
 	conn_free(arg);
 }
 
-static void end_of_sockaddr(const struct sockaddr *sa, struct tf_end *e)
+static void end_of_sockaddr(const struct sockaddr *sa, struct hx_end *e)
 {
 	memset(e, 0, sizeof(*e));
 	if (sa->sa_family == AF_INET) {
@@ -1495,6 +1493,24 @@ static void end_of_sockaddr(const struct sockaddr *sa, struct tf_end *e)
 }
 
 static void on_free(evutil_socket_t fd, short what, void *arg);
+
+/* A client's address as text: "ADDR:PORT", "[V6]:PORT". */
+static void addr_str(const struct sockaddr *sa, char *out, size_t n)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
+		inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
+		snprintf(out, n, "%s:%u", a, (unsigned)ntohs(s4->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+		inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
+		snprintf(out, n, "[%s]:%u", a, (unsigned)ntohs(s6->sin6_port));
+	} else {
+		snprintf(out, n, "?");
+	}
+}
 
 static void on_accept(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa,
 		      int salen, void *arg)
@@ -1541,13 +1557,13 @@ static void on_accept(struct evconnlistener *lev, evutil_socket_t fd, struct soc
 	l->conns = c;
 	c->num = hl_conn_new(t->log);
 	c->tc.num = ++l->next_num;
-	c->tc.saw_syn = 1;
+	c->tc.saw_start = 1;
 	c->tc.first_us = now_us();
 	end_of_sockaddr(sa, &c->tc.client);
 	end_of_sockaddr((struct sockaddr *)&t->up_addr, &c->tc.server);
-	tf_end_str(&c->tc.client, c->addr, sizeof(c->addr), 0);
+	addr_str(sa, c->addr, sizeof(c->addr));
 	c->major = c->minor = 1;
-	c->hs = l->th.open(l->th.ctx, &c->tc);
+	c->hs = hx_open(l->hx, &c->tc);
 	bufferevent_setcb(c->cli, cli_read, cli_write, cli_event, c);
 	bufferevent_setwatermark(c->cli, EV_WRITE, OUT_LOW, 0);
 	bufferevent_set_timeouts(c->cli, &rtv, &rtv);
@@ -1746,7 +1762,6 @@ static int loop_init(struct tap *t, struct loop *l, int idx, evutil_socket_t fd)
 	ho.max_body = t->o->max_body < t->o->wopts.max_message ? t->o->max_body
 								: t->o->wopts.max_message;
 	l->hx = hx_new(&ho, &sink);
-	hx_handler(l->hx, &l->th);
 	l->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (l->stop_fd < 0)
 		goto fail;

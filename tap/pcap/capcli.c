@@ -249,7 +249,13 @@ static void summary(const struct capcli *o, const struct capcli_run *r, struct m
 			(unsigned long long)h->tls, plural(h->tls, "connection", "connections"), b);
 		for (size_t i = 0; i < h->n_tls_servers; i++) {
 			char s[80];
-			tf_end_str(&h->tls_servers[i].server, s, sizeof(s), 0);
+			const struct hx_end *he = &h->tls_servers[i].server;
+			struct tf_end e;
+			memset(&e, 0, sizeof(e));
+			e.family = he->family;
+			memcpy(e.addr, he->addr, sizeof(e.addr));
+			e.port = he->port;
+			tf_end_str(&e, s, sizeof(s), 0);
 			fmt_bytes(h->tls_servers[i].bytes, b);
 			fprintf(stderr, "    to %s: %llu %s, %s\n", s,
 				(unsigned long long)h->tls_servers[i].connections,

@@ -67,24 +67,90 @@ static void at(struct mt_import *im, int64_t us)
 	writer_set_time(im->w, us > INT64_MAX / 1000 ? INT64_MAX : us * 1000, us);
 }
 
-static void *on_conn_open(void *ctx, const struct tf_conn *c, int64_t us)
+/* ---- the reassembler's streams, read by the HTTP reader ---- */
+
+static void id_of(const struct tf_conn *tc, struct hx_conn_id *id)
+{
+	memset(id, 0, sizeof(*id));
+	id->num = tc->num;
+	id->client.family = tc->client.family;
+	memcpy(id->client.addr, tc->client.addr, sizeof(id->client.addr));
+	id->client.port = tc->client.port;
+	id->server.family = tc->server.family;
+	memcpy(id->server.addr, tc->server.addr, sizeof(id->server.addr));
+	id->server.port = tc->server.port;
+	id->saw_start = tc->saw_syn;
+	id->first_us = tc->first_us;
+	id->owner = (void *)tc;
+}
+
+static enum hx_dir hx_dir_of(enum tf_dir d)
+{
+	return d == TF_C2S ? HX_C2S : HX_S2C;
+}
+
+static void *gl_open(void *ctx, const struct tf_conn *tc)
 {
 	struct mt_import *im = ctx;
+	struct hx_conn_id id;
+
+	id_of(tc, &id);
+	return hx_open(im->hx, &id);
+}
+
+static void gl_data(void *state, const struct tf_conn *tc, enum tf_dir d, const uint8_t *p,
+		    size_t n, int64_t us, uint64_t ack)
+{
+	struct hx_conn_id id;
+
+	id_of(tc, &id);
+	hx_data(state, &id, hx_dir_of(d), p, n, us, ack == TF_ACK_UNKNOWN ? HX_ACK_UNKNOWN : ack);
+}
+
+static void gl_gap(void *state, const struct tf_conn *tc, enum tf_dir d, uint64_t n, int64_t us)
+{
+	struct hx_conn_id id;
+
+	id_of(tc, &id);
+	hx_gap(state, &id, hx_dir_of(d), n, us);
+}
+
+static void gl_close(void *state, const struct tf_conn *tc, enum tf_end_how how, int64_t us)
+{
+	struct hx_conn_id id;
+	enum hx_end_how h = how == TF_FIN	 ? HX_FIN
+			    : how == TF_RST	 ? HX_RST
+			    : how == TF_IDLE	 ? HX_IDLE
+			    : how == TF_EVICTED ? HX_EVICTED
+			    : how == TF_REUSED	 ? HX_REUSED
+			    : how == TF_MEMORY	 ? HX_MEMORY
+						 : HX_EOF;
+
+	id_of(tc, &id);
+	hx_close(state, &id, h, us);
+}
+
+/* ---- what the reader says, stored ---- */
+
+static void *on_conn_open(void *ctx, const struct hx_conn_id *c, int64_t us)
+{
+	struct mt_import *im = ctx;
+	const struct tf_conn *tc = c->owner;
 	struct iconn *k = mt_calloc(1, sizeof(*k));
 
 	mt_mem_size(&im->mem, 0, sizeof(*k));
 	at(im, us);
 	k->num = hl_conn_new(im->log);
-	tf_end_str(&c->client, k->addr, sizeof(k->addr), 0);
-	tf_end_str(&c->server, k->upstream, sizeof(k->upstream), 1);
+	tf_end_str(&tc->client, k->addr, sizeof(k->addr), 0);
+	tf_end_str(&tc->server, k->upstream, sizeof(k->upstream), 1);
 	return k;
 }
 
-static void on_swap(void *ctx, const struct tf_conn *c)
+static void on_swap(void *ctx, const struct hx_conn_id *c)
 {
 	struct mt_import *im = ctx;
 
-	tf_swap(im->tf, c);
+	tf_swap(im->tf, c->owner);
 }
 
 static void held_release(struct mt_import *im, struct iconn *k)
@@ -174,7 +240,7 @@ static void on_end(void *ctx, void *x, const char *outcome, const char *error, i
 	mt_mem_size(&im->mem, sizeof(*e), 0);
 }
 
-static void on_conn_gap(void *ctx, void *conn, enum tf_dir d, uint64_t n, const char *why,
+static void on_conn_gap(void *ctx, void *conn, enum hx_dir d, uint64_t n, const char *why,
 			int64_t us)
 {
 	struct mt_import *im = ctx;
@@ -184,11 +250,11 @@ static void on_conn_gap(void *ctx, void *conn, enum tf_dir d, uint64_t n, const 
 		return;
 	at(im, us);
 	if (k->last_sess) {
-		hl_session_gap(im->log, k->last_sess, d == TF_C2S ? WS_C2S : WS_S2C, n, why);
+		hl_session_gap(im->log, k->last_sess, d == HX_C2S ? WS_C2S : WS_S2C, n, why);
 	} else if (k->nheld < HELD_GAPS_MAX) {
 		/* No session has the connection yet: its first exchange's will. */
 		struct hl_gap *g = &k->held[k->nheld++];
-		g->s = d == TF_C2S ? WS_C2S : WS_S2C;
+		g->s = d == HX_C2S ? WS_C2S : WS_S2C;
 		g->bytes = n;
 		g->why = mt_strdup(why);
 		mt_mem_size(&im->mem, 0, strlen(why) + 1);
@@ -253,7 +319,13 @@ struct mt_import *mt_import_new(const struct mt_import_opts *o)
 	im->log = hl_new(&lo);
 	ho.mem = &im->mem;
 	im->hx = hx_new(&ho, &sink);
-	hx_handler(im->hx, &th); /* (th.mem: the reassembler counts there too) */
+	memset(&th, 0, sizeof(th));
+	th.ctx = im;
+	th.open = gl_open;
+	th.data = gl_data;
+	th.gap = gl_gap;
+	th.close = gl_close;
+	th.mem = &im->mem; /* (the reassembler counts there too) */
 	im->tf = tf_new(&o->limits, &th);
 	return im;
 }

@@ -10,7 +10,7 @@
 #      target (after '?', or '&' when it has one). No Date; Connection,
 #      Keep-Alive, TE, Trailer and Upgrade pass; HTTP/1.0 stays 1.0; a chunked
 #      body passes with its chunk extension and trailer; Accept-Encoding
-#      passes; Expect: 100-continue passes.
+#      passes; Expect: 100-continue passes (the client gets the tap's 100 first).
 #   2. The client gets what the upstream sent: its status line and reason,
 #      its fields in their order and case, chunked framing with extensions
 #      and trailers, a 100 or 103 before the final answer, a gzip body still
@@ -198,14 +198,18 @@ cat "$T/c/pl1" "$T/c/pl2" > "$T/c/pipelined"
 client pipelined -b $(($(wc -c < "$T/want/pl1") + $(wc -c < "$T/want/pl2"))) "w:$T/c/pipelined" > /dev/null
 bytes pipelined $conn pl1 pl2
 
-# Expect: 100-continue: the upstream's 100 Continue, sent once it has the
-# head, reaches the client, which sends the body only then; then the 200.
+# Expect: 100-continue: the tap's own 100 Continue (the one documented edit
+# toward the client: the request goes upstream whole, so the upstream's 100
+# could not come first) lets the client send its body; then the upstream's
+# 100 and its 200, as sent.
 b=$(json 9)
 req continue 'POST /mcp HTTP/1.1\r\nHost: %s\r\nX-Case: continue\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n%s' ${#b} "$b"
 head -c $(($(wc -c < "$T/c/continue") - ${#b})) "$T/c/continue" > "$T/c/continue-head"
 printf '%s' "$b" > "$T/c/continue-body"
 resp continue 0 'HTTP/1.1 100 Continue\r\n\r\n'
 ok200 continue 9
+{ printf 'HTTP/1.1 100 Continue\r\n\r\n'; cat "$T/want/continue"; } > "$T/want/continue.tap"
+mv "$T/want/continue.tap" "$T/want/continue"
 client continue -b "$(wc -c < "$T/want/continue")" \
 	"w:$T/c/continue-head" "n:$(wc -c < "$D/continue.0")" "w:$T/c/continue-body" > /dev/null
 bytes continue $conn

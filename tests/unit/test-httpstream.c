@@ -1,6 +1,6 @@
 /*
  * test-httpstream.c - HTTP/1.1 on captured TCP streams (tap/http/httpstream.h),
- * fed through its tf_handler as the reassembler would: keep-alive,
+ * fed through hx_data, hx_gap and hx_close as the reassembler's glue would: keep-alive,
  * pipelining (a HEAD's response among them), Content-Length and chunked
  * bodies, an SSE stream cut at every byte, a close-delimited body, interim
  * 1xx responses, 204 and 304 with a length, an empty header value, which
@@ -30,7 +30,7 @@ struct log {
 	struct mt_buf body; /* the response bodies' bytes, all together */
 	int swaps;
 	int next_x;
-	struct tf_conn *conn; /* the harness's: swapped when told */
+	struct hx_conn_id *conn; /* the harness's: swapped when told */
 };
 
 static void say(struct log *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -46,7 +46,7 @@ static void say(struct log *l, const char *fmt, ...)
 	mt_buf_putc(&l->text, '\n');
 }
 
-static void *s_open(void *ctx, const struct tf_conn *c, int64_t us)
+static void *s_open(void *ctx, const struct hx_conn_id *c, int64_t us)
 {
 	struct log *l = ctx;
 
@@ -54,10 +54,10 @@ static void *s_open(void *ctx, const struct tf_conn *c, int64_t us)
 	return l;
 }
 
-static void s_swap(void *ctx, const struct tf_conn *c)
+static void s_swap(void *ctx, const struct hx_conn_id *c)
 {
 	struct log *l = ctx;
-	struct tf_end t = l->conn->client;
+	struct hx_end t = l->conn->client;
 
 	(void)c;
 	l->conn->client = l->conn->server;
@@ -126,13 +126,13 @@ static void s_end(void *ctx, void *x, const char *outcome, const char *error, in
 	    (long long)us);
 }
 
-static void s_cgap(void *ctx, void *conn, enum tf_dir d, uint64_t n, const char *why, int64_t us)
+static void s_cgap(void *ctx, void *conn, enum hx_dir d, uint64_t n, const char *why, int64_t us)
 {
 	struct log *l = ctx;
 
 	(void)conn;
 	(void)us;
-	say(l, "cgap %s %llu: %s", d == TF_C2S ? "c2s" : "s2c", (unsigned long long)n, why);
+	say(l, "cgap %s %llu: %s", d == HX_C2S ? "c2s" : "s2c", (unsigned long long)n, why);
 }
 
 static void s_close(void *ctx, void *conn, int64_t us)
@@ -147,15 +147,14 @@ static void s_close(void *ctx, void *conn, int64_t us)
 struct h {
 	struct log log;
 	struct hx_reader *r;
-	struct tf_handler th;
-	struct tf_conn c;
+	struct hx_conn_id c;
 	void *state;
 	int64_t us;
-	struct tf_end a; /* who really is the client (the one that sent the SYN) */
+	struct hx_end a; /* who really is the client (the one that sent the SYN) */
 	uint64_t fed[2]; /* each real side's stream so far ([1]: the client's), gaps included */
 };
 
-static void h_init(struct h *t, int saw_syn, size_t max_body)
+static void h_init(struct h *t, int saw_start, size_t max_body)
 {
 	struct hx_sink s = {
 		.ctx = &t->log,
@@ -177,26 +176,25 @@ static void h_init(struct h *t, int saw_syn, size_t max_body)
 	if (max_body)
 		o.max_body = max_body;
 	t->r = hx_new(&o, &s);
-	hx_handler(t->r, &t->th);
 	t->c.num = 1;
 	t->c.client.family = t->c.server.family = AF_INET;
 	inet_pton(AF_INET, "127.0.0.1", t->c.client.addr);
 	inet_pton(AF_INET, "127.0.0.1", t->c.server.addr);
 	t->c.client.port = 40000;
 	t->c.server.port = 3001;
-	t->c.saw_syn = saw_syn;
+	t->c.saw_start = saw_start;
 	t->a = t->c.client;
 	t->log.conn = &t->c;
 	t->us = 1000;
-	t->state = t->th.open(t->th.ctx, &t->c);
+	t->state = hx_open(t->r, &t->c);
 }
 
 /* The direction the reassembler gives bytes of the real client (1) or server (0). */
-static enum tf_dir dir_of_side(const struct h *t, int from_client)
+static enum hx_dir dir_of_side(const struct h *t, int from_client)
 {
 	int a_is_client = t->c.client.port == t->a.port;
 
-	return (from_client == a_is_client) ? TF_C2S : TF_S2C;
+	return (from_client == a_is_client) ? HX_C2S : HX_S2C;
 }
 
 /*
@@ -209,7 +207,7 @@ static void send_na(struct h *t, int from_client, const char *p, size_t n, size_
 	t->fed[from_client] += n;
 	while (n) {
 		size_t k = piece && piece < n ? piece : n;
-		t->th.data(t->state, &t->c, dir_of_side(t, from_client), (const uint8_t *)p, k, t->us,
+		hx_data(t->state, &t->c, dir_of_side(t, from_client), (const uint8_t *)p, k, t->us,
 			   ack);
 		p += k;
 		n -= k;
@@ -219,7 +217,7 @@ static void send_na(struct h *t, int from_client, const char *p, size_t n, size_
 
 static void send_n(struct h *t, int from_client, const char *p, size_t n, size_t piece)
 {
-	send_na(t, from_client, p, n, piece, TF_ACK_UNKNOWN);
+	send_na(t, from_client, p, n, piece, HX_ACK_UNKNOWN);
 }
 
 static void send_s(struct h *t, int from_client, const char *s)
@@ -236,13 +234,13 @@ static void send_acked(struct h *t, int from_client, const char *s)
 static void gap_of(struct h *t, int from_client, uint64_t n)
 {
 	t->fed[from_client] += n;
-	t->th.gap(t->state, &t->c, dir_of_side(t, from_client), n, t->us);
+	hx_gap(t->state, &t->c, dir_of_side(t, from_client), n, t->us);
 	t->us += 10;
 }
 
-static void h_close(struct h *t, enum tf_end_how how)
+static void h_close(struct h *t, enum hx_end_how how)
 {
-	t->th.close(t->state, &t->c, how, t->us);
+	hx_close(t->state, &t->c, how, t->us);
 }
 
 static void h_free(struct h *t)
@@ -272,7 +270,7 @@ static void test_keep_alive(void **state)
 	send_s(&t, 0, RESP_A);
 	send_s(&t, 1, REQ_B);
 	send_s(&t, 0, RESP_B);
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	assert_string_equal(text(&t),
 			    "open 40000>3001 @1000\n"
 			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
@@ -295,7 +293,7 @@ static void test_pipelining(void **state)
 	h_init(&t, 1, 0);
 	send_s(&t, 1, REQ_A "HEAD /h HTTP/1.1\r\nHost: x\r\n\r\n" REQ_B);
 	send_s(&t, 0, RESP_A "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" RESP_B);
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	assert_string_equal(text(&t),
 			    "open 40000>3001 @1000\n"
 			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
@@ -330,7 +328,7 @@ static void test_chunked_sse_any_cut(void **state)
 		h_init(&t, 1, 0);
 		send_s(&t, 1, "GET /sse HTTP/1.1\r\nAccept: text/event-stream\r\n\r\n");
 		send_n(&t, 0, resp, sizeof(resp) - 1, piece);
-		h_close(&t, TF_FIN);
+		h_close(&t, HX_FIN);
 		assert_string_equal(t.log.body.data, want_body);
 		if (!first)
 			first = strdup(text(&t));
@@ -355,7 +353,7 @@ static void test_close_delimited(void **state)
 	send_s(&t, 1, REQ_A);
 	send_s(&t, 0, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: 1\n\n");
 	send_s(&t, 0, "data: 2\n\n");
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	assert_string_equal(t.log.body.data, "data: 1\n\ndata: 2\n\n");
 	assert_non_null(strstr(text(&t), "end1 complete @1030\nclose @1030\n"));
 	h_free(&t);
@@ -363,25 +361,25 @@ static void test_close_delimited(void **state)
 	h_init(&t, 1, 0);
 	send_s(&t, 1, REQ_A);
 	send_s(&t, 0, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc");
-	h_close(&t, TF_RST);
+	h_close(&t, HX_RST);
 	assert_non_null(strstr(text(&t), "end1 closed: the connection was reset @1020\n"));
 	h_free(&t);
 
 	/* A body read to the close is complete only at a clean close (review finding 5). */
 	{
 		static const struct {
-			enum tf_end_how how;
+			enum hx_end_how how;
 			const char *end;
 		} ends[] = {
-			{TF_FIN, "end1 complete @1020\n"},
-			{TF_RST, "end1 closed: the connection was reset @1020\n"},
-			{TF_EOF, "end1 stopped: the capture ended @1020\n"},
-			{TF_IDLE, "end1 stopped: the connection was idle too long (--idle) @1020\n"},
-			{TF_EVICTED, "end1 stopped: the connection was given up on to make room "
+			{HX_FIN, "end1 complete @1020\n"},
+			{HX_RST, "end1 closed: the connection was reset @1020\n"},
+			{HX_EOF, "end1 stopped: the capture ended @1020\n"},
+			{HX_IDLE, "end1 stopped: the connection was idle too long (--idle) @1020\n"},
+			{HX_EVICTED, "end1 stopped: the connection was given up on to make room "
 				     "(--max-flows) @1020\n"},
-			{TF_MEMORY, "end1 stopped: the connection was given up on to make room: the "
+			{HX_MEMORY, "end1 stopped: the connection was given up on to make room: the "
 				    "memory budget was reached (--memory) @1020\n"},
-			{TF_REUSED, "end1 closed: the connection was replaced by a new one on the same "
+			{HX_REUSED, "end1 closed: the connection was replaced by a new one on the same "
 				    "ports @1020\n"},
 		};
 		for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
@@ -398,13 +396,13 @@ static void test_close_delimited(void **state)
 	/* A request never answered, at the capture's end. */
 	h_init(&t, 1, 0);
 	send_s(&t, 1, REQ_A);
-	h_close(&t, TF_EOF);
+	h_close(&t, HX_EOF);
 	assert_non_null(strstr(text(&t), "end1 stopped: no response @1010\n"));
 	h_free(&t);
 	/* ... and when a limit gave the connection up: which. */
 	h_init(&t, 1, 0);
 	send_s(&t, 1, REQ_A);
-	h_close(&t, TF_MEMORY);
+	h_close(&t, HX_MEMORY);
 	assert_non_null(strstr(text(&t), "end1 stopped: no response: the connection was given up on "
 					 "to make room: the memory budget was reached (--memory) @1010\n"));
 	{
@@ -432,7 +430,7 @@ static void test_interim_and_empty(void **state)
 		      "HTTP/1.1 304 Not Modified\r\nContent-Length: 9\r\n\r\n");
 	send_s(&t, 1, REQ_A);
 	send_s(&t, 0, RESP_A);
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	assert_string_equal(text(&t),
 			    "open 40000>3001 @1000\n"
 			    "req1 POST /p [Expect=100-continue,Content-Length=2] body={} lost=0 cut=0 @1020\n"
@@ -468,7 +466,7 @@ static void test_headers(void **state)
 		send_n(&t, 1, req, sizeof(req) - 1, piece);
 		assert_non_null(strstr(text(&t),
 				       "req1 POST /m?x=1 [X-Empty=,Mcp-Session-Id=abc,Content-Length=0]"));
-		h_close(&t, TF_FIN);
+		h_close(&t, HX_FIN);
 		h_free(&t);
 	}
 }
@@ -482,7 +480,7 @@ static void test_body_cut(void **state)
 	h_init(&t, 1, 4);
 	send_s(&t, 1, REQ_B);
 	assert_non_null(strstr(text(&t), "body={\"a\" lost=0 cut=3"));
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	h_free(&t);
 }
 
@@ -498,7 +496,7 @@ static void test_swap(void **state)
 	send_s(&t, 0, RESP_A);
 	send_s(&t, 1, REQ_A);
 	send_s(&t, 0, RESP_A);
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	assert_int_equal(t.log.swaps, 1);
 	assert_string_equal(text(&t),
 			    "swap\n"
@@ -518,7 +516,7 @@ static void test_swap(void **state)
 	send_s(&t, 0, RESP_A);
 	send_s(&t, 1, REQ_B);
 	send_s(&t, 0, RESP_B);
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	assert_int_equal(t.log.swaps, 1);
 	assert_non_null(strstr(text(&t), "req1 POST /mcp"));
 	assert_non_null(strstr(text(&t), "head1 200 fields=2 Content-Type"));
@@ -548,7 +546,7 @@ static void test_gap_in_body(void **state)
 	gap_of(&t, 1, 3);
 	send_s(&t, 1, "1}\n");
 	send_s(&t, 0, RESP_A);
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	assert_string_equal(t.log.body.data, "ab<gap>xyz{}hello");
 	assert_string_equal(text(&t),
 			    "open 40000>3001 @1000\n"
@@ -588,7 +586,7 @@ static void test_gap_in_chunks(void **state)
 	send_s(&t, 0, "ab\r\n0\r\n\r\n");
 	send_s(&t, 1, REQ_A);
 	send_s(&t, 0, RESP_A);
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	assert_string_equal(text(&t),
 			    "open 40000>3001 @1000\n"
 			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
@@ -624,7 +622,7 @@ static void test_gap_in_head(void **state)
 	gap_of(&t, 1, 30);
 	send_s(&t, 1, "\r\nContent-Length: 2\r\n\r\n{}" REQ_B);
 	send_s(&t, 0, RESP_A RESP_B);
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	assert_string_equal(text(&t),
 			    "open 40000>3001 @1000\n"
 			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
@@ -653,7 +651,7 @@ static void test_midstream(void **state)
 	send_s(&t, 0, "lo world\"}\n\n");
 	send_s(&t, 1, "nt-Length: 3\r\n\r\nabc" REQ_A);
 	send_s(&t, 0, "garbage\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nab" RESP_A);
-	h_close(&t, TF_EOF);
+	h_close(&t, HX_EOF);
 	assert_int_equal(t.log.swaps, 0);
 	assert_string_equal(text(&t),
 			    "open 40000>3001 @1010\n"
@@ -678,7 +676,7 @@ static void test_parse_error(void **state)
 	send_s(&t, 1, "GET /a HTTP/1.1\r\nBad Header\r\n\r\n" REQ_B);
 	/* (The server answers the bad request too: that answer is skipped.) */
 	send_s(&t, 0, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n" RESP_B);
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	assert_string_equal(text(&t),
 			    "open 40000>3001 @1000\n"
 			    "req1 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 cut=0 @1000\n"
@@ -702,7 +700,7 @@ static void test_not_http(void **state)
 	h_init(&t, 1, 0);
 	send_n(&t, 1, (const char *)hello, sizeof(hello), 0);
 	send_s(&t, 0, "\x16\x03\x03 whatever");
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	hx_stats(t.r, &st);
 	assert_int_equal(st.tls, 1);
 	assert_int_equal(st.tls_bytes, sizeof(hello) + 12);
@@ -716,7 +714,7 @@ static void test_not_http(void **state)
 	h_init(&t, 1, 0);
 	send_s(&t, 1, "PRI * HTTP/2");
 	send_s(&t, 1, ".0\r\n\r\nSM\r\n\r\n");
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	hx_stats(t.r, &st);
 	assert_int_equal(st.h2, 1);
 	assert_int_equal(st.h2_bytes, 24);
@@ -727,7 +725,7 @@ static void test_not_http(void **state)
 	h_init(&t, 1, 0);
 	send_s(&t, 0, "SSH-2.0-OpenSSH_9.2\r\n");
 	send_s(&t, 1, "SSH-2.0-OpenSSH_9.2\r\n");
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	hx_stats(t.r, &st);
 	assert_int_equal(st.other, 1);
 	assert_int_equal(st.other_bytes, 42);
@@ -737,7 +735,7 @@ static void test_not_http(void **state)
 	/* From the middle of something that never looks like HTTP. */
 	h_init(&t, 0, 0);
 	send_s(&t, 1, "\x01\x02\x03 binary\nmore\n");
-	h_close(&t, TF_EOF);
+	h_close(&t, HX_EOF);
 	hx_stats(t.r, &st);
 	assert_int_equal(st.unsynced, 1);
 	assert_string_equal(text(&t), "");
@@ -756,7 +754,7 @@ static void test_upgrade(void **state)
 	send_s(&t, 0, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
 		      "Upgrade: websocket\r\n\r\n\x81\x05hello");
 	send_s(&t, 1, "\x81\x85 masked");
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	hx_stats(t.r, &st);
 	assert_int_equal(st.upgraded, 1);
 	assert_int_equal(st.parse_errors, 0);
@@ -785,7 +783,7 @@ static void test_pair_lost_response(void **state)
 	send_acked(&t, 0, RESP_R(2));
 	send_s(&t, 1, REQ_A);
 	send_acked(&t, 0, RESP_R(3));
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	assert_string_equal(t.log.body.data, "r2r3");
 	assert_string_equal(text(&t),
 			    "open 40000>3001 @1000\n"
@@ -811,7 +809,7 @@ static void test_pair_lost_response(void **state)
 	gap_of(&t, 0, strlen(RESP_R(1)));
 	send_s(&t, 1, REQ_A);
 	send_s(&t, 0, RESP_R(2));
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	assert_string_equal(text(&t),
 			    "open 40000>3001 @1000\n"
 			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
@@ -846,13 +844,13 @@ static void test_pair_lost_request(void **state)
 				send_s(&t, 1, REQ_B);
 			/* (Its ack: the lost request, and no more.) */
 			send_na(&t, 0, RESP_R(2), strlen(RESP_R(2)), 0,
-				acks ? t.fed[1] - (early ? strlen(REQ_B) : 0) : TF_ACK_UNKNOWN);
+				acks ? t.fed[1] - (early ? strlen(REQ_B) : 0) : HX_ACK_UNKNOWN);
 			if (!early)
 				send_s(&t, 1, REQ_B);
 			srv(&t, 0, RESP_R(3));
 			send_s(&t, 1, REQ_A);
 			srv(&t, 0, RESP_R(4));
-			h_close(&t, TF_FIN);
+			h_close(&t, HX_FIN);
 			assert_string_equal(t.log.body.data, "r1r3r4");
 			assert_string_equal(
 				text(&t),
@@ -901,7 +899,7 @@ static void test_pair_pipelined_acks(void **state)
 	send_s(&t, 1, REQ_A REQ_B REQ_A);
 	send_acked(&t, 0, RESP_R(1));
 	send_acked(&t, 0, RESP_R(2) RESP_R(3));
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	assert_string_equal(t.log.body.data, "r1r2r3");
 	assert_string_equal(text(&t),
 			    "open 40000>3001 @1000\n"
@@ -929,7 +927,7 @@ static void test_pair_early_answer(void **state)
 	gap_of(&t, 0, strlen(RESP_R(1)));
 	send_s(&t, 1, "POST /big HTTP/1.1\r\nContent-Length: 100\r\n\r\n0123456789");
 	send_acked(&t, 0, "HTTP/1.1 413 Too Large\r\nContent-Length: 0\r\n\r\n");
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	assert_string_equal(text(&t),
 			    "open 40000>3001 @1000\n"
 			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
@@ -955,7 +953,7 @@ static void test_pair_lost_last(void **state)
 	send_acked(&t, 0, RESP_R(1));
 	send_s(&t, 1, REQ_A);
 	gap_of(&t, 0, strlen(RESP_R(2)));
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	assert_string_equal(text(&t),
 			    "open 40000>3001 @1000\n"
 			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
@@ -986,7 +984,7 @@ static void test_pair_lost_first(void **state)
 			send_acked(&t, 0, RESP_R(2));
 		else
 			send_s(&t, 0, RESP_R(2));
-		h_close(&t, TF_FIN);
+		h_close(&t, HX_FIN);
 		assert_string_equal(t.log.body.data, "r2");
 		assert_string_equal(
 			text(&t),
@@ -1017,7 +1015,7 @@ static void test_pair_head_cut(void **state)
 	gap_of(&t, 0, 20);
 	send_s(&t, 1, REQ_A);
 	send_acked(&t, 0, RESP_R(3));
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	assert_string_equal(t.log.body.data, "<gap>r3");
 	assert_string_equal(text(&t),
 			    "open 40000>3001 @1000\n"
@@ -1061,7 +1059,7 @@ static void test_chunk_resync(void **state)
 		send_s(&t, 0, SSE_HEAD CHUNK(1));
 		gap_of(&t, 0, strlen(CHUNK(2)));
 		send_n(&t, 0, after_2, sizeof(after_2) - 1, piece);
-		h_close(&t, TF_FIN);
+		h_close(&t, HX_FIN);
 		assert_string_equal(t.log.body.data, EV(1) "<gap><chunk>" EV(3) EV(4));
 		if (!first)
 			first = strdup(text(&t));
@@ -1086,7 +1084,7 @@ static void test_chunk_resync(void **state)
 		send_s(&t, 0, SSE_HEAD CHUNK(1));
 		gap_of(&t, 0, strlen(CHUNK(2)) + 13);
 		send_n(&t, 0, after_3, sizeof(after_3) - 1, piece);
-		h_close(&t, TF_FIN);
+		h_close(&t, HX_FIN);
 		assert_string_equal(t.log.body.data, EV(1) "<gap>n\":3}\n\n<chunk>" EV(4));
 		if (!first)
 			first = strdup(text(&t));
@@ -1114,7 +1112,7 @@ static void test_chunk_end_lost(void **state)
 	send_s(&t, 0, SSE_HEAD CHUNK(1));
 	gap_of(&t, 0, strlen(CHUNK(2) "0\r\n\r\n") + 4);
 	send_s(&t, 0, "ata: 9\n\n\r\n" RESP_A);
-	h_close(&t, TF_FIN);
+	h_close(&t, HX_FIN);
 	assert_string_equal(text(&t),
 			    "open 40000>3001 @1000\n"
 			    "req1 GET /sse [] body= lost=0 cut=0 @1000\n"
