@@ -34,7 +34,7 @@ const struct cmd_entry cmd_replay = {
 	.name = "replay",
 	.summary = "play a recorded session back: a mock server, or the recorded client",
 	.usage = "mcptap replay -r FILE [-s ID] --as server [--listen ADDR [--path PATH] [--legacy-sse] "
-		 "[--allow-host NAME]...] "
+		 "[--allow-host NAME]... [--client-timeout MS]] "
 		 "[--strict] [--timing ordered|none|recorded|scale=X] [--report FILE] [--ignore PATH]... "
 		 "[--no-store]\n"
 		 "mcptap replay -r FILE [-s ID] --as client [--ignore PATH]... [--timeout-ms N] "
@@ -66,6 +66,10 @@ const struct cmd_entry cmd_replay = {
 		"      --allow-host NAME  on loopback, requests must name the mock by a loopback\n"
 		"                        name and come from no foreign Origin (DNS rebinding:\n"
 		"                        403); let NAME in too (repeatable)\n"
+		"      --client-timeout MS  a request head not whole this long after its first\n"
+		"                        byte gets 408; a client silent this long in a request,\n"
+		"                        not reading its answer, or idle, is closed (default\n"
+		"                        60000)\n"
 		"      --strict          exit 1 when a request had no recording, or a recorded\n"
 		"                        request was never asked for\n"
 		"      --timing T        ordered (default: no waiting, but each answer goes out\n"
@@ -133,6 +137,7 @@ static const struct {
 } mode_only[] = {
 	{'S', "--strict", 1}, {'t', "--timing", 1}, {'R', "--report", 1},
 	{'W', "--listen", 1}, {'P', "--path", 1}, {'A', "--allow-host", 1},
+	{'K', "--client-timeout", 1},
 	{'O', "--timeout-ms", 0}, {'n', "--runs", 0}, {'F', "--fast", 0}, {'v', "--verbose", 0},
 	{'U', "--url", 0}, {'M', "--streamable-http", 0},
 	{'C', "--cacert", 0}, {'I', "--insecure", 0}, {'E', "--header", 0},
@@ -193,6 +198,7 @@ static int run_replay(int argc, char **argv)
 		{"listen", required_argument, NULL, 'W'},
 		{"path", required_argument, NULL, 'P'},
 		{"allow-host", required_argument, NULL, 'A'},
+		{"client-timeout", required_argument, NULL, 'K'},
 		{"legacy-sse", no_argument, NULL, 'Y'},
 		{"url", required_argument, NULL, 'U'},
 		{"streamable-http", no_argument, NULL, 'M'},
@@ -229,6 +235,7 @@ static int run_replay(int argc, char **argv)
 	size_t nheaders = 0;
 	const char **allow = mt_calloc((size_t)argc + 1, sizeof(*allow)); /* owned (argv's strings) */
 	size_t nallow = 0;
+	int client_timeout_ms = 0;
 	char *resolved = NULL;
 
 	optind = 1;
@@ -268,6 +275,16 @@ static int run_replay(int argc, char **argv)
 		case 'N': no_store = 1; break;
 		case 'W': listen = optarg; break;
 		case 'A': allow[nallow++] = optarg; break;
+		case 'K': {
+			int64_t ms;
+			if (mt_parse_int64(optarg, &ms) || ms < 1 || ms > 86400000) {
+				rc = cli_usage_error(&cmd_replay,
+						     "bad --client-timeout '%s' (1 to 86400000 ms)", optarg);
+				goto out;
+			}
+			client_timeout_ms = (int)ms;
+			break;
+		}
 		case 'P':
 			if (optarg[0] != '/') {
 				rc = cli_usage_error(&cmd_replay, "bad --path '%s' (it starts with /)", optarg);
@@ -411,6 +428,7 @@ static int run_replay(int argc, char **argv)
 			ho.all = all;
 			ho.allow_hosts = allow;
 			ho.n_allow_hosts = nallow;
+			ho.client_timeout_ms = client_timeout_ms;
 			rc = mock_http_serve(st, &s, &ig, &mo, &ho);
 			free((char *)ho.post_path);
 		} else {

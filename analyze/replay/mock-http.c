@@ -273,6 +273,8 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 	hv.listen = ho->listen;
 	hv.allow_hosts = ho->allow_hosts;
 	hv.n_allow_hosts = ho->n_allow_hosts;
+	if (ho->client_timeout_ms > 0)
+		hv.client_timeout_ms = ho->client_timeout_ms;
 	hv.mode = ho->legacy ? HSV_LEGACY : ho->stateless ? HSV_STATELESS : HSV_STREAMABLE;
 	hv.session_ids = ho->session_ids;
 	hv.path = ho->path;

@@ -106,6 +106,7 @@ struct mock_http_opts {
 	const char *const *allow_hosts; /* on loopback, names let in besides loopback ones
 					 * (--allow-host); borrowed */
 	size_t n_allow_hosts;
+	int client_timeout_ms;   /* --client-timeout; 0: the default */
 	const char *path;        /* the MCP endpoint (legacy: the SSE stream's path) */
 	const char *post_path;   /* legacy: where POSTs go; NULL: "/message" */
 	int legacy;              /* HTTP+SSE (2024-11-05) */

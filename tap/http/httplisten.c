@@ -3,7 +3,7 @@
  * httplisten.h).
  *
  * libevent calls a listener's error callback with the argument of its accept
- * callback, which is evhttp's own: a watch is found again by its listener in
+ * callback, which is its owner's: a watch is found again by its listener in
  * a small registry (a list under a mutex; it is looked at only when accept
  * fails).
  */
@@ -20,11 +20,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
-#include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/keyvalq_struct.h>
 #include <event2/util.h>
-#include <jansson.h>
 
 #include "schema/util.h"
 
@@ -42,7 +39,6 @@ struct hln_pace {
 struct hln_watch {
 	struct hln_watch *next;       /* in the registry */
 	struct evconnlistener *lev;   /* borrowed */
-	struct evhttp *http;          /* borrowed: its accept hook is ours; NULL when none */
 	struct hln_pace *pace;        /* borrowed */
 	struct event *timer;          /* ends a pause */
 	int pause_ms;                 /* the last pause's length; 0: none yet */
@@ -139,7 +135,7 @@ static void on_accept_error(struct evconnlistener *lev, void *arg)
 	struct hln_watch *w;
 	int64_t now;
 
-	(void)arg; /* (evhttp's: the watch is found by its listener) */
+	(void)arg; /* (the listener's owner's: the watch is found by its listener) */
 	if (connection_error(err))
 		return;
 	pthread_mutex_lock(&reg_mu);
@@ -185,31 +181,11 @@ void hln_watch_accepted(struct hln_watch *w)
 	w->accepted = 1;
 }
 
-/* evhttp took a connection: NULL lets it make its bufferevent as it does without the hook. */
-static struct bufferevent *on_evhttp_accept(struct event_base *base, void *arg)
-{
-	(void)base;
-	hln_watch_accepted(arg);
-	return NULL;
-}
-
-struct hln_watch *hln_watch_evhttp(struct evhttp *http, struct evhttp_bound_socket *bound,
-				   struct hln_pace *pace)
-{
-	struct hln_watch *w = hln_watch_new(evhttp_bound_socket_get_listener(bound), pace);
-
-	w->http = http;
-	evhttp_set_bevcb(http, on_evhttp_accept, w);
-	return w;
-}
-
 void hln_watch_free(struct hln_watch *w)
 {
 	if (!w)
 		return;
 	evconnlistener_set_error_cb(w->lev, NULL);
-	if (w->http)
-		evhttp_set_bevcb(w->http, NULL, NULL);
 	pthread_mutex_lock(&reg_mu);
 	for (struct hln_watch **pp = &reg; *pp; pp = &(*pp)->next)
 		if (*pp == w) {
@@ -348,65 +324,6 @@ enum hln_verdict hln_guard_check(const struct hln_guard *g, const char *host, co
 	if (origin && !origin_ok(g, origin))
 		return HLN_FOREIGN_ORIGIN;
 	return HLN_PASS;
-}
-
-enum hln_verdict hln_guard_request(const struct hln_guard *g, struct evhttp_request *req,
-				   const char **value)
-{
-	struct evkeyvalq *q = evhttp_request_get_input_headers(req);
-	enum hln_verdict v = HLN_PASS;
-
-	*value = NULL;
-	if (!g->loopback)
-		return HLN_PASS;
-	/* Every Host first (a Host refusal says more), then every Origin. */
-	for (int pass = 0; pass < 2 && v == HLN_PASS; pass++)
-		for (struct evkeyval *kv = q->tqh_first; kv && v == HLN_PASS; kv = kv->next.tqe_next) {
-			if (!pass && !strcasecmp(kv->key, "Host"))
-				v = hln_guard_check(g, kv->value, NULL);
-			else if (pass && !strcasecmp(kv->key, "Origin"))
-				v = hln_guard_check(g, NULL, kv->value);
-			if (v != HLN_PASS)
-				*value = kv->value;
-		}
-	return v;
-}
-
-void hln_refuse(struct evhttp_request *req, enum hln_verdict v)
-{
-	const char *why = v == HLN_FOREIGN_ORIGIN
-				  ? "mcptap: Origin is not of a loopback host nor of one given with "
-				    "--allow-host (a web page elsewhere?)"
-				  : "mcptap: Host is not a loopback name nor one given with --allow-host "
-				    "(a DNS rebinding?)";
-	json_t *e = json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", "error", "code",
-			      -32000, "message", why);
-	char *text = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	struct evbuffer *b = evbuffer_new();
-
-	if (!e || !text || !b)
-		out_of_memory();
-	evbuffer_add(b, text, strlen(text));
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
-	evhttp_send_reply(req, HLN_REFUSED_STATUS, "Forbidden", b);
-	evbuffer_free(b);
-	free(text);
-	json_decref(e);
-}
-
-int hln_guard_reply(struct hln_guard *g, struct evhttp_request *req, const char *who, char *line,
-		    size_t n)
-{
-	const char *value;
-	enum hln_verdict v = hln_guard_request(g, req, &value);
-
-	line[0] = '\0';
-	if (v == HLN_PASS)
-		return 0;
-	if (!__atomic_exchange_n(&g->said[v], 1, __ATOMIC_RELAXED))
-		hln_refusal_line(v, value, who, line, n);
-	hln_refuse(req, v);
-	return 1;
 }
 
 void hln_refusal_line(enum hln_verdict v, const char *value, const char *who, char *out, size_t n)

@@ -27,7 +27,6 @@
 
 #include <stddef.h>
 
-#include <event2/http.h>
 #include <event2/listener.h>
 
 /* The first pause of a listener at the descriptor limit, and the longest (ms). */
@@ -71,19 +70,10 @@ struct hln_watch *hln_watch_new(struct evconnlistener *lev, struct hln_pace *pac
 void hln_watch_accepted(struct hln_watch *w);
 
 /*
- * The watch of http's one listening socket, bound (its evconnlistener), as
- * hln_watch_new; the accepts are known through evhttp_set_bevcb (a hook that
- * lets evhttp make its own bufferevent), which http must not use otherwise.
- */
-struct hln_watch *hln_watch_evhttp(struct evhttp *http, struct evhttp_bound_socket *bound,
-				   struct hln_pace *pace);
-
-/*
- * Stop watching: lev's error callback (and http's hook) is cleared, lev
- * left as it is (paused, if the watch had paused it: the caller is about to
- * free it). Free the watch before lev (evhttp_del_accept_socket,
- * evhttp_free), in the base's thread or once that thread has ended. NULL is
- * let be.
+ * Stop watching: lev's error callback is cleared, lev left as it is
+ * (paused, if the watch had paused it: the caller is about to free it).
+ * Free the watch before lev, in the base's thread or once that thread has
+ * ended. NULL is let be.
  */
 void hln_watch_free(struct hln_watch *w);
 
@@ -109,7 +99,7 @@ struct hln_guard {
 	const char *const *allow;      /* host names let in besides loopback ones (--allow-host);
 					* borrowed */
 	size_t n_allow;
-	int said[3];                   /* (hln_guard_reply: a refusal of each verdict said) */
+	int said[3];                   /* a refusal of each verdict was said (set by the caller) */
 };
 
 /* The status a refused request gets (both verdicts). */
@@ -129,31 +119,6 @@ int hln_loopback_name(const char *h, size_t n);
  * optional :PORT; an Origin ("scheme://host[:port]") when its host does.
  */
 enum hln_verdict hln_guard_check(const struct hln_guard *g, const char *host, const char *origin);
-
-/*
- * hln_guard_check over every Host and Origin field of an evhttp request;
- * *value is the refused field's value (borrowed from req) when the verdict
- * is not HLN_PASS.
- */
-enum hln_verdict hln_guard_request(const struct hln_guard *g, struct evhttp_request *req,
-				   const char **value);
-
-/*
- * Answer req as refused for verdict v: HLN_REFUSED_STATUS, and a JSON-RPC
- * error (id null, code -32000) whose message says why, as an MCP server
- * refuses a DNS rebinding.
- */
-void hln_refuse(struct evhttp_request *req, enum hln_verdict v);
-
-/*
- * The guard of an evhttp request: hln_guard_request, and when it refuses,
- * hln_refuse. Returns 1 when req was refused (and answered), else 0. The
- * first refusal of each kind for g puts its line (hln_refusal_line, with
- * who) in line (n bytes), for the caller to say; line is "" otherwise. The
- * tap's loops, in threads of their own, may share g.
- */
-int hln_guard_reply(struct hln_guard *g, struct evhttp_request *req, const char *who, char *line,
-		    size_t n);
 
 /*
  * The line that says a refusal once (into out, n bytes): "refused a request

@@ -1,7 +1,8 @@
 /*
  * httpserve.c - an MCP server endpoint over HTTP (see httpserve.h).
  *
- * libevent's evhttp reads the requests and streams the replies. A session
+ * The endpoint (tap/http/httpendpoint.h: the HTTP tap's listening side and
+ * strict reader) reads the requests and writes the replies. A session
  * holds its output channels: one per POST whose request waits for its answer
  * (JSON, or an SSE stream once something went out on it before the answer),
  * and its GET stream. What the application sends goes through the session's
@@ -18,19 +19,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
+#include <strings.h>
+#include <unistd.h>
 #include <sys/random.h>
-#include <linux/sockios.h>
+#include <sys/socket.h>
 
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
+#include <event2/util.h>
 #include <jansson.h>
 
 #include "schema/message.h"
 #include "schema/util.h"
+#include "tap/http/httpendpoint.h"
 #include "tap/http/httphdr.h"
 #include "tap/http/httplisten.h"
 #include "tap/http/httpsess.h"
@@ -42,10 +42,25 @@
 #define HELD_BYTES_MAX (4u << 20)
 /* How often a barrier looks whether the bytes before it have left. */
 #define BARRIER_POLL_MS 1
+/* The fields of one reply, at most. */
+#define FIELDS_MAX 72
 
 struct srv;
 
-struct conn;
+/* A reply's fields (borrowed strings). */
+struct fields {
+	struct mt_hdr h[FIELDS_MAX];
+	size_t n;
+};
+
+static void fields_add(struct fields *f, const char *name, const char *value)
+{
+	if (f->n < FIELDS_MAX) {
+		f->h[f->n].name = name;
+		f->h[f->n].value = value;
+		f->n++;
+	}
+}
 
 /* An event kept for a resumption. */
 struct kept {
@@ -61,8 +76,8 @@ struct chan {
 	struct hsv_sess *sess;
 	int64_t req;                 /* the request's handle; 0: a GET stream */
 	int num;                     /* the stream's number in event ids */
-	struct evhttp_request *http; /* the client's request while it is there; NULL: gone */
-	struct conn *conn;
+	struct hep_req *http;        /* the client's request while its reply is under way (its
+				      * arg is this channel); NULL: answered, or gone */
 	int sse;                     /* the SSE stream's head went out */
 	int done;                    /* answered (a POST) or ended */
 	uint64_t nev;                /* events sent on it */
@@ -109,25 +124,15 @@ struct hsv_sess {
 	int closed;
 };
 
-struct conn {
-	struct srv *srv;
-	struct evhttp_connection *evcon;
-	struct chan *cur;            /* the channel its open reply is, or NULL */
-	struct conn *next, *prev;
-};
-
 struct srv {
 	const struct hsv_opts *o;
 	const struct hsv_app *app;
 	struct event_base *base;
-	struct evhttp *http;
-	struct evhttp_bound_socket *bound;
-	struct hln_watch *watch;     /* pauses accepting at the descriptor limit */
+	struct hep *ep;              /* the endpoint: accepts, reads, writes */
 	struct hln_pace *pace;       /* refused accepts, said at most once a second */
 	struct hln_guard guard;      /* on loopback: the Host and Origin let in */
 	struct hsv_sess *sessions;
 	struct hsv_sess *newest;     /* without session ids: the one that takes the requests */
-	struct conn *conns;
 	struct event *sig_int, *sig_term, *stop_timer;
 	int stopping;
 	int64_t stop_deadline;       /* monotonic ns */
@@ -184,7 +189,6 @@ static void deliver_send(struct hsv_sess *s, int64_t req, const char *p, size_t 
 static void deliver_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse);
 static void deliver_refusal(struct hsv_sess *s, const struct act *a);
 static void chan_free(struct chan *c);
-static void chan_detach(struct chan *c);
 
 /* Unlink a session and free it (told, or never told, already). */
 static void sess_free(struct hsv_sess *s)
@@ -254,8 +258,7 @@ const char *hsv_session_id(const struct hsv_sess *s)
 
 /* ---- channels ---- */
 
-static struct chan *chan_new(struct hsv_sess *s, int64_t req, struct evhttp_request *http,
-			     struct conn *cn)
+static struct chan *chan_new(struct hsv_sess *s, int64_t req, struct hep_req *http)
 {
 	struct chan *c = mt_calloc(1, sizeof(*c));
 
@@ -263,9 +266,8 @@ static struct chan *chan_new(struct hsv_sess *s, int64_t req, struct evhttp_requ
 	c->req = req;
 	c->num = s->next_num++;
 	c->http = http;
-	c->conn = cn;
-	if (cn)
-		cn->cur = c;
+	if (http)
+		hep_set_arg(http, c);
 	c->next = s->chans;
 	s->chans = c;
 	return c;
@@ -280,7 +282,6 @@ static void chan_free(struct chan *c)
 		c->sess->kept_bytes -= k->len;
 		free(k);
 	}
-	chan_detach(c);
 	free(c);
 }
 
@@ -325,36 +326,28 @@ static struct chan *chan_of(struct hsv_sess *s, int64_t req)
 	return NULL;
 }
 
-/* The headers every reply of a session carries. */
-static void session_headers(struct hsv_sess *s, struct evhttp_request *http)
+/* The fields every reply of a session carries. */
+static void session_headers(struct hsv_sess *s, struct fields *f)
 {
-	struct evkeyvalq *h = evhttp_request_get_output_headers(http);
-
 	if (s->id[0] && s->srv->o->mode == HSV_STREAMABLE)
-		evhttp_add_header(h, "Mcp-Session-Id", s->id);
+		fields_add(f, "Mcp-Session-Id", s->id);
 }
 
-/* Start the SSE stream of c. */
+/*
+ * Start the SSE stream of c. (A stream may be idle as long as it likes; a
+ * client that does not take what is sent to it is closed by the endpoint.)
+ */
 static void sse_start(struct chan *c)
 {
-	struct evkeyvalq *h;
+	struct fields f = {.n = 0};
 
 	if (c->sse || !c->http)
 		return;
 	c->sse = 1;
-	h = evhttp_request_get_output_headers(c->http);
-	evhttp_add_header(h, "Content-Type", "text/event-stream");
-	evhttp_add_header(h, "Cache-Control", "no-cache");
-	session_headers(c->sess, c->http);
-	evhttp_send_reply_start(c->http, 200, "OK");
-	{
-		/* A stream may be idle as long as it likes; a client that does not
-		 * take what is sent to it is still closed. */
-		struct evhttp_connection *evcon = evhttp_request_get_connection(c->http);
-		struct timeval wtv = {60, 0};
-		if (evcon)
-			bufferevent_set_timeouts(evhttp_connection_get_bufferevent(evcon), NULL, &wtv);
-	}
+	fields_add(&f, "Content-Type", "text/event-stream");
+	fields_add(&f, "Cache-Control", "no-cache");
+	session_headers(c->sess, &f);
+	hep_stream_start(c->http, 200, "OK", f.h, f.n);
 }
 
 /* Forget what c kept beyond the session's bound (the oldest first, any stream). */
@@ -419,39 +412,23 @@ static void sse_event(struct chan *c, const char *p, size_t n)
 		kept_trim(c->sess);
 	}
 	if (c->http) {
-		struct evbuffer *b = evbuffer_new();
 		sse_start(c);
-		evbuffer_add(b, ev.data, ev.len);
-		evhttp_send_reply_chunk(c->http, b);
-		evbuffer_free(b);
+		hep_stream_chunk(c->http, ev.data, ev.len);
 	}
 	mt_buf_release(&ev);
 }
 
 /* c's reply is over: its stream ends (a JSON answer was sent whole). */
-/*
- * A channel holds its connection only while its reply is under way: one kept
- * for a resumption, or a GET whose stream moved to another, must not point at
- * a connection that may close before it goes.
- */
-static void chan_detach(struct chan *c)
-{
-	if (c->conn && c->conn->cur == c)
-		c->conn->cur = NULL;
-	c->conn = NULL;
-}
-
 static void chan_end(struct chan *c)
 {
 	c->done = 1;
 	if (c->http) {
 		if (c->sse)
-			evhttp_send_reply_end(c->http);
+			hep_stream_end(c->http);
 		else
-			evhttp_send_reply(c->http, 202, "Accepted", NULL);
+			hep_reply(c->http, 202, "Accepted", NULL, 0, NULL, 0);
 		c->http = NULL;
 	}
-	chan_detach(c);
 }
 
 /* A message for the GET stream: on it, or held until one opens. */
@@ -501,19 +478,19 @@ static void hold_for(struct hsv_sess *s, int64_t ns)
 /* Have the bytes of the session's open replies left the endpoint (and been taken by the peer's TCP)? */
 static int drained(struct hsv_sess *s)
 {
-	for (struct chan *c = s->chans; c; c = c->next) {
-		struct evhttp_connection *evcon;
-		struct bufferevent *bev;
-		int unsent = 0;
-		if (!c->http || !(evcon = evhttp_request_get_connection(c->http)))
-			continue;
-		bev = evhttp_connection_get_bufferevent(evcon);
-		if (evbuffer_get_length(bufferevent_get_output(bev)))
+	for (struct chan *c = s->chans; c; c = c->next)
+		if (c->http && !hep_flushed(c->http))
 			return 0;
-		if (ioctl(bufferevent_getfd(bev), SIOCOUTQ, &unsent) == 0 && unsent > 0)
-			return 0;
-	}
 	return 1;
+}
+
+/* Is the output of one of the session's open replies full (flow control: the queue waits)? */
+static int sess_full(struct hsv_sess *s)
+{
+	for (struct chan *c = s->chans; c; c = c->next)
+		if (c->http && hep_full(c->http))
+			return 1;
+	return 0;
 }
 
 static void deliver_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse)
@@ -529,21 +506,22 @@ static void deliver_answer(struct hsv_sess *s, int64_t req, const char *p, size_
 	} else if (c->sse || sse) {
 		sse_event(c, p, n);
 	} else {
-		struct evbuffer *b = evbuffer_new();
-		evbuffer_add(b, p, n);
-		evhttp_add_header(evhttp_request_get_output_headers(c->http), "Content-Type",
-				  "application/json");
-		session_headers(s, c->http);
-		evhttp_send_reply(c->http, 200, "OK", b);
-		evbuffer_free(b);
+		struct fields f = {.n = 0};
+		fields_add(&f, "Content-Type", "application/json");
+		session_headers(s, &f);
+		hep_reply(c->http, 200, "OK", f.h, f.n, p, n);
 		c->http = NULL;
 	}
 	chan_end(c);
 	chan_retire(c);
 }
 
-/* A recorded reply's headers (JSON [[name, value]]) on a reply: those a client reads. */
-static void recorded_headers(struct evhttp_request *http, const char *json)
+/*
+ * A recorded reply's headers (JSON [[name, value]]) into f: those a client
+ * reads. Returns what their strings are borrowed from (json_decref it once the
+ * reply is sent).
+ */
+static json_t *recorded_headers(struct fields *f, const char *json)
 {
 	json_t *a = json_loads(json ? json : "[]", 0, NULL), *e;
 	struct mt_hdr h[64];
@@ -564,8 +542,8 @@ static void recorded_headers(struct evhttp_request *http, const char *json)
 	for (i = 0; i < n; i++)
 		if (keep[i] && strcasecmp(h[i].name, "Date") && strcasecmp(h[i].name, "Mcp-Session-Id") &&
 		    strcasecmp(h[i].name, "Content-Encoding"))
-			evhttp_add_header(evhttp_request_get_output_headers(http), h[i].name, h[i].value);
-	json_decref(a);
+			fields_add(f, h[i].name, h[i].value);
+	return a;
 }
 
 static void deliver_refusal(struct hsv_sess *s, const struct act *a)
@@ -573,7 +551,8 @@ static void deliver_refusal(struct hsv_sess *s, const struct act *a)
 	struct chan *c = chan_of(s, a->req);
 	const char *headers = a->p + a->n + 1, *body = headers + a->hlen + 1;
 	char reason[32];
-	struct evbuffer *b;
+	struct fields f = {.n = 0};
+	json_t *held;
 
 	if (!c || c->done)
 		return;
@@ -584,13 +563,11 @@ static void deliver_refusal(struct hsv_sess *s, const struct act *a)
 	}
 	if (a->req == 1 && s->srv->o->mode == HSV_STREAMABLE)
 		s->refused_first = 1;
-	recorded_headers(c->http, headers);
-	b = evbuffer_new();
-	evbuffer_add(b, body, a->blen);
+	held = recorded_headers(&f, headers);
 	snprintf(reason, sizeof(reason), "%s",
 		 a->sse == 401 ? "Unauthorized" : a->sse == 403 ? "Forbidden" : "Refused");
-	evhttp_send_reply(c->http, a->sse, reason, b);
-	evbuffer_free(b);
+	hep_reply(c->http, a->sse, reason, f.h, f.n, body, a->blen);
+	json_decref(held);
 	c->http = NULL;
 	chan_end(c);
 	chan_retire(c);
@@ -610,7 +587,7 @@ static void deliver_send(struct hsv_sess *s, int64_t req, const char *p, size_t 
 /* Send what the queue holds, up to a barrier or a delay that must wait. */
 static void pump(struct hsv_sess *s)
 {
-	while (s->q && !s->holding) {
+	while (s->q && !s->holding && !sess_full(s)) {
 		struct act *a = s->q;
 		if (a->kind == A_BARRIER) {
 			if (!s->barrier_gap) {
@@ -674,7 +651,7 @@ static void enqueue(struct hsv_sess *s, enum act_kind kind, int64_t req, const c
 	if (s->closed)
 		return;
 	/* Nothing waits before it: out at once (the common case needs no copy). */
-	if (!s->q && !s->holding && (kind == A_SEND || kind == A_ANSWER)) {
+	if (!s->q && !s->holding && (kind == A_SEND || kind == A_ANSWER) && !sess_full(s)) {
 		if (kind == A_SEND)
 			deliver_send(s, req, p, n);
 		else
@@ -750,84 +727,81 @@ void hsv_delay(struct hsv_sess *s, int64_t ns)
 		enqueue(s, A_DELAY, 0, NULL, 0, 0, ns);
 }
 
-/* ---- connections ---- */
+/* ---- the endpoint's calls ---- */
 
-static void on_conn_close(struct evhttp_connection *evcon, void *arg)
+/* A request's client went away before its reply ended: its channel has no client now. */
+static void on_gone(void *ctx, struct hep_req *r, void *arg)
 {
-	struct conn *cn = arg;
-	struct srv *v = cn->srv;
-	struct chan *c = cn->cur;
+	struct srv *v = ctx;
+	struct chan *c = arg;
+	struct hsv_sess *s;
 
-	(void)evcon;
-	if (c) {
-		struct hsv_sess *s = c->sess;
-		/* A request libevent let go of (its reply under way) is ours to
-		 * free; one still on the connection is freed with it. */
-		if (c->http && !evhttp_request_get_connection(c->http))
-			evhttp_send_reply_end(c->http);
-		c->http = NULL;
-		c->conn = NULL;
-		if (s->get == c) {
-			s->get = NULL;
-			/* A legacy session is its stream. */
-			if (v->o->mode == HSV_LEGACY && !s->closed)
-				sess_close(s, "the client closed its stream");
+	(void)r;
+	if (!c || c->http != r)
+		return;
+	s = c->sess;
+	c->http = NULL;
+	if (s->get == c) {
+		s->get = NULL;
+		/* A legacy session is its stream. */
+		if (v->o->mode == HSV_LEGACY && !s->closed) {
+			sess_close(s, "the client closed its stream");
+			return;
 		}
 	}
-	if (cn->prev)
-		cn->prev->next = cn->next;
-	else
-		v->conns = cn->next;
-	if (cn->next)
-		cn->next->prev = cn->prev;
-	free(cn);
+	pump(s); /* (it may have waited for that client's output to drain) */
 }
 
-static struct conn *conn_of(struct srv *v, struct evhttp_request *req)
+/* A full output drained: the session's queue goes on. */
+static void on_writable(void *ctx, struct hep_req *r, void *arg)
 {
-	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
-	struct conn *cn;
+	struct chan *c = arg;
 
-	if (!evcon)
-		return NULL;
-	for (cn = v->conns; cn; cn = cn->next)
-		if (cn->evcon == evcon)
-			return cn;
-	cn = mt_calloc(1, sizeof(*cn));
-	cn->srv = v;
-	cn->evcon = evcon;
-	cn->next = v->conns;
-	if (v->conns)
-		v->conns->prev = cn;
-	v->conns = cn;
-	evhttp_connection_set_closecb(evcon, on_conn_close, cn);
-	return cn;
+	(void)ctx;
+	if (!c || c->http != r || c->sess->closed)
+		return;
+	pump(c->sess);
+	after_refusal(c->sess);
+}
+
+/* What the endpoint says (a refused Host or Origin, refused accepts): the mock's own warning. */
+static void on_say(void *ctx, const char *line)
+{
+	(void)ctx;
+	mt_warn("%s", line);
 }
 
 /* ---- requests ---- */
 
-static void reply_error(struct evhttp_request *req, int code, const char *reason, const char *text)
+/* A JSON-RPC error (id null) as the reply, with Allow when allow is not NULL. */
+static void reply_error_allow(struct hep_req *req, int code, const char *reason, const char *text,
+			      const char *allow)
 {
-	struct evbuffer *b = evbuffer_new();
 	json_t *e = json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", "error", "code",
 			      -32000, "message", text);
 	char *s = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	struct fields f = {.n = 0};
 
-	evbuffer_add(b, s, strlen(s));
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
-	evhttp_send_reply(req, code, reason, b);
-	evbuffer_free(b);
+	if (allow)
+		fields_add(&f, "Allow", allow);
+	fields_add(&f, "Content-Type", "application/json");
+	hep_reply(req, code, reason, f.h, f.n, s, strlen(s));
 	free(s);
 	json_decref(e);
 }
 
-static const char *header(struct evhttp_request *req, const char *name)
+static void reply_error(struct hep_req *req, int code, const char *reason, const char *text)
 {
-	return evhttp_find_header(evhttp_request_get_input_headers(req), name);
+	reply_error_allow(req, code, reason, text, NULL);
+}
+
+static const char *header(struct hep_req *req, const char *name)
+{
+	return hep_field(req, name);
 }
 
 /* Does Accept list type (or its wildcards)? */
-static int accepts(struct evhttp_request *req, const char *type)
+static int accepts(struct hep_req *req, const char *type)
 {
 	const char *a = header(req, "Accept");
 
@@ -835,18 +809,18 @@ static int accepts(struct evhttp_request *req, const char *type)
 }
 
 /* The path of the request's target (without its query), into out. */
-static void target_path(struct evhttp_request *req, char *out, size_t n)
+static void target_path(struct hep_req *req, char *out, size_t n)
 {
-	const char *uri = evhttp_request_get_uri(req);
+	const char *uri = hs_uri_target(hep_target(req));
 	size_t len = strcspn(uri ? uri : "/", "?#");
 
 	snprintf(out, n, "%.*s", (int)len, uri ? uri : "/");
 }
 
 /* The query parameter name of the request's target, into out ("" when none). */
-static void query_param(struct evhttp_request *req, const char *name, char *out, size_t n)
+static void query_param(struct hep_req *req, const char *name, char *out, size_t n)
 {
-	const char *uri = evhttp_request_get_uri(req), *q = uri ? strchr(uri, '?') : NULL;
+	const char *uri = hep_target(req), *q = uri ? strchr(uri, '?') : NULL;
 	size_t nl = strlen(name);
 
 	out[0] = '\0';
@@ -861,7 +835,7 @@ static void query_param(struct evhttp_request *req, const char *name, char *out,
 	}
 }
 
-static struct hsv_sess *open_session(struct srv *v, struct evhttp_request *req)
+static struct hsv_sess *open_session(struct srv *v, struct hep_req *req)
 {
 	struct hsv_sess *s = sess_new(v);
 
@@ -877,7 +851,7 @@ static struct hsv_sess *open_session(struct srv *v, struct evhttp_request *req)
 }
 
 /* A client message: classified; a request waits for its answer, anything else gets 202. */
-static void take_message(struct srv *v, struct hsv_sess *s, struct evhttp_request *req,
+static void take_message(struct srv *v, struct hsv_sess *s, struct hep_req *req,
 			 const char *p, size_t n)
 {
 	struct mt_class c;
@@ -885,26 +859,26 @@ static void take_message(struct srv *v, struct hsv_sess *s, struct evhttp_reques
 	void *state = s->state;
 
 	if (k == MT_REQUEST && v->o->mode != HSV_LEGACY) {
-		struct chan *ch = chan_new(s, ++s->next_req, req, conn_of(v, req));
+		struct chan *ch = chan_new(s, ++s->next_req, req);
 		v->app->message(state, s, ch->req, p, n);
 		after_refusal(s);
 		return;
 	}
 	if (v->o->mode == HSV_LEGACY && k == MT_REQUEST) {
 		/* The answer goes on the stream; the POST itself is accepted. */
-		struct chan *ch = chan_new(s, ++s->next_req, NULL, NULL);
-		evhttp_send_reply(req, 202, "Accepted", NULL);
+		struct chan *ch = chan_new(s, ++s->next_req, NULL);
+		hep_reply(req, 202, "Accepted", NULL, 0, NULL, 0);
 		v->app->message(state, s, ch->req, p, n);
 		return;
 	}
-	evhttp_send_reply(req, 202, "Accepted", NULL);
+	hep_reply(req, 202, "Accepted", NULL, 0, NULL, 0);
 	v->app->message(state, s, 0, p, n);
 }
 
-static void on_post(struct srv *v, struct evhttp_request *req, const char *path)
+static void on_post(struct srv *v, struct hep_req *req, const char *path)
 {
-	struct evbuffer *ib = evhttp_request_get_input_buffer(req);
-	size_t n = evbuffer_get_length(ib);
+	size_t n;
+	const char *in = hep_body(req, &n);
 	const char *ct = header(req, "Content-Type");
 	char *body;
 	struct hsv_sess *s = NULL;
@@ -934,8 +908,9 @@ static void on_post(struct srv *v, struct evhttp_request *req, const char *path)
 		reply_error(req, 415, "Unsupported Media Type", "Content-Type must be application/json");
 		return;
 	}
+	/* (a copy: the request is gone once answered, and a 202 goes before the message) */
 	body = mt_malloc(n + 1);
-	evbuffer_copyout(ib, body, n);
+	memcpy(body, in, n);
 	body[n] = '\0';
 	mt_classify(body, n, &c);
 	if (c.kind == MT_INVALID || c.kind == MT_NOTJSONRPC || c.kind == MT_BATCH) {
@@ -987,14 +962,14 @@ out:
 	free(body);
 }
 
-static void on_get(struct srv *v, struct evhttp_request *req)
+static void on_get(struct srv *v, struct hep_req *req)
 {
 	struct hsv_sess *s;
 	const char *lei;
 
 	if (v->o->mode == HSV_STATELESS) {
-		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "POST");
-		reply_error(req, 405, "Method Not Allowed", "no GET stream on a stateless server");
+		reply_error_allow(req, 405, "Method Not Allowed", "no GET stream on a stateless server",
+				  "POST");
 		return;
 	}
 	if (!accepts(req, "text/event-stream")) {
@@ -1004,17 +979,13 @@ static void on_get(struct srv *v, struct evhttp_request *req)
 	if (v->o->mode == HSV_LEGACY) {
 		struct chan *c;
 		struct mt_buf ep = MT_BUF_INIT;
-		struct evbuffer *b;
 		if (!(s = open_session(v, req)))
 			return;
-		c = chan_new(s, 0, req, conn_of(v, req));
+		c = chan_new(s, 0, req);
 		s->get = c;
 		sse_start(c);
 		mt_buf_printf(&ep, "event: endpoint\ndata: %s?sessionId=%s\n\n", v->post_path, s->id);
-		b = evbuffer_new();
-		evbuffer_add(b, ep.data, ep.len);
-		evhttp_send_reply_chunk(req, b);
-		evbuffer_free(b);
+		hep_stream_chunk(req, ep.data, ep.len);
 		mt_buf_release(&ep);
 		/* (what the recorded server said before any client message) */
 		while (s->held) {
@@ -1046,7 +1017,7 @@ static void on_get(struct srv *v, struct evhttp_request *req)
 		return;
 	}
 	lei = header(req, "Last-Event-ID");
-	struct chan *g = chan_new(s, 0, req, conn_of(v, req));
+	struct chan *g = chan_new(s, 0, req);
 	s->get = g;
 	sse_start(g);
 	if (lei) {
@@ -1057,21 +1028,14 @@ static void on_get(struct srv *v, struct evhttp_request *req)
 			for (struct chan *c = s->chans; c; c = c->next) {
 				if (c->num != num)
 					continue;
-				struct evbuffer *b = evbuffer_new();
 				for (struct kept *k = c->kept; k; k = k->next)
 					if (k->n > after)
-						evbuffer_add(b, k->text, k->len);
-				if (evbuffer_get_length(b))
-					evhttp_send_reply_chunk(req, b);
-				evbuffer_free(b);
+						hep_stream_chunk(req, k->text, k->len);
 				/* A POST's stream not answered yet goes on here. */
 				if (c->req && !c->done && !c->http) {
 					c->http = req;
 					c->sse = 1;
-					c->conn = g->conn;
-					g->conn = NULL;
-					if (c->conn)
-						c->conn->cur = c;
+					hep_set_arg(req, c);
 					s->get = NULL;
 					g->http = NULL;
 					g->done = 1;
@@ -1090,15 +1054,14 @@ static void on_get(struct srv *v, struct evhttp_request *req)
 	s->nheld = s->held_bytes = 0;
 }
 
-static void on_delete(struct srv *v, struct evhttp_request *req)
+static void on_delete(struct srv *v, struct hep_req *req)
 {
 	const char *sid = header(req, "Mcp-Session-Id");
 	struct hsv_sess *s;
 
 	if (v->o->mode != HSV_STREAMABLE || !v->o->session_ids) {
-		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+		reply_error_allow(req, 405, "Method Not Allowed", "no sessions to delete",
 				  v->o->mode == HSV_LEGACY ? "GET" : "POST");
-		reply_error(req, 405, "Method Not Allowed", "no sessions to delete");
 		return;
 	}
 	if (!sid) {
@@ -1110,45 +1073,20 @@ static void on_delete(struct srv *v, struct evhttp_request *req)
 		return;
 	}
 	sess_close(s, "deleted");
-	evhttp_send_reply(req, 200, "OK", NULL);
+	hep_reply(req, 200, "OK", NULL, 0, NULL, 0);
 }
 
-const char *hsv_method_name(enum evhttp_cmd_type cmd)
-{
-	switch (cmd) {
-	case EVHTTP_REQ_GET: return "GET";
-	case EVHTTP_REQ_POST: return "POST";
-	case EVHTTP_REQ_HEAD: return "HEAD";
-	case EVHTTP_REQ_PUT: return "PUT";
-	case EVHTTP_REQ_DELETE: return "DELETE";
-	case EVHTTP_REQ_OPTIONS: return "OPTIONS";
-	case EVHTTP_REQ_TRACE: return "TRACE";
-	case EVHTTP_REQ_CONNECT: return "CONNECT";
-	case EVHTTP_REQ_PATCH: return "PATCH";
-	}
-	return "GET";
-}
-
-static void on_request(struct evhttp_request *req, void *arg)
+/* A request, whole and past the endpoint's checks (framing, size, Host and Origin). */
+static void on_request(void *arg, struct hep_req *req)
 {
 	struct srv *v = arg;
 	char path[1024];
-	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	const char *method = hep_method(req);
 	int sse_path;
 
 	if (v->stopping) {
 		reply_error(req, 503, "Service Unavailable", "the mock is stopping");
 		return;
-	}
-	{
-		/* A page elsewhere whose name now resolves to 127.0.0.1 (DNS rebinding)
-		 * would read the recorded results; said once for each kind. */
-		char line[400];
-		if (hln_guard_reply(&v->guard, req, "mock", line, sizeof(line))) {
-			if (line[0])
-				mt_warn("%s", line);
-			return;
-		}
 	}
 	target_path(req, path, sizeof(path));
 	sse_path = !strcmp(path, v->o->path);
@@ -1157,27 +1095,24 @@ static void on_request(struct evhttp_request *req, void *arg)
 		int status;
 		const char *headers, *body;
 		size_t blen;
-		const char *uri = evhttp_request_get_uri(req);
-		if (v->app->other(v->app->ctx, hsv_method_name(cmd), uri ? uri : "/", &status, &headers, &body,
-				  &blen)) {
-			struct evbuffer *b = evbuffer_new();
-			recorded_headers(req, headers);
-			evbuffer_add(b, body, blen);
-			evhttp_send_reply(req, status, status < 300 ? "OK" : "Recorded", b);
-			evbuffer_free(b);
+		if (v->app->other(v->app->ctx, method, hs_uri_target(hep_target(req)), &status, &headers,
+				  &body, &blen)) {
+			struct fields f = {.n = 0};
+			json_t *held = recorded_headers(&f, headers);
+			hep_reply(req, status, status < 300 ? "OK" : "Recorded", f.h, f.n, body, blen);
+			json_decref(held);
 			return;
 		}
 	}
 	if (v->o->mode == HSV_LEGACY) {
-		if (cmd == EVHTTP_REQ_GET && sse_path)
+		if (!strcmp(method, "GET") && sse_path)
 			on_get(v, req);
-		else if (cmd == EVHTTP_REQ_POST && !strcmp(path, v->post_path))
+		else if (!strcmp(method, "POST") && !strcmp(path, v->post_path))
 			on_post(v, req, path);
-		else if (sse_path || !strcmp(path, v->post_path)) {
-			evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+		else if (sse_path || !strcmp(path, v->post_path))
+			reply_error_allow(req, 405, "Method Not Allowed", "not this method here",
 					  sse_path ? "GET" : "POST");
-			reply_error(req, 405, "Method Not Allowed", "not this method here");
-		} else
+		else
 			reply_error(req, 404, "Not Found", "no such endpoint");
 		return;
 	}
@@ -1185,22 +1120,15 @@ static void on_request(struct evhttp_request *req, void *arg)
 		reply_error(req, 404, "Not Found", "no such endpoint");
 		return;
 	}
-	switch (cmd) {
-	case EVHTTP_REQ_POST:
+	if (!strcmp(method, "POST"))
 		on_post(v, req, path);
-		break;
-	case EVHTTP_REQ_GET:
+	else if (!strcmp(method, "GET"))
 		on_get(v, req);
-		break;
-	case EVHTTP_REQ_DELETE:
+	else if (!strcmp(method, "DELETE"))
 		on_delete(v, req);
-		break;
-	default:
-		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+	else
+		reply_error_allow(req, 405, "Method Not Allowed", "not this method here",
 				  v->o->mode == HSV_STATELESS ? "POST" : "GET, POST, DELETE");
-		reply_error(req, 405, "Method Not Allowed", "not this method here");
-		break;
-	}
 }
 
 /* ---- starting and stopping ---- */
@@ -1214,9 +1142,7 @@ static void on_stop_timer(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	for (struct conn *cn = v->conns; cn && !busy; cn = cn->next)
-		busy = evbuffer_get_length(bufferevent_get_output(
-			       evhttp_connection_get_bufferevent(cn->evcon))) != 0;
+	busy = hep_busy(v->ep);
 	if (!busy || mt_mono_ns() >= v->stop_deadline)
 		event_base_loopbreak(v->base);
 	else
@@ -1235,12 +1161,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	v->stopping = 1;
-	hln_watch_free(v->watch);
-	v->watch = NULL;
-	if (v->bound) {
-		evhttp_del_accept_socket(v->http, v->bound);
-		v->bound = NULL;
-	}
+	hep_stop_accepting(v->ep);
 	while (v->sessions)
 		sess_close(v->sessions, "stopped");
 	/* What was sent gets up to stop_ms to leave. */
@@ -1257,6 +1178,37 @@ static void say_refused(void *arg, const char *text)
 	mt_warn("%s", text);
 }
 
+/* A listening socket on host and port (0: any free one), or -1 with errno set. */
+static evutil_socket_t listen_on(const char *host, int port)
+{
+	struct evutil_addrinfo hints, *ai = NULL;
+	char ps[16];
+	evutil_socket_t fd;
+	int one = 1;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = EVUTIL_AI_PASSIVE;
+	snprintf(ps, sizeof(ps), "%d", port);
+	if (evutil_getaddrinfo(host, ps, &hints, &ai) || !ai) {
+		errno = EADDRNOTAVAIL;
+		return -1;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, ai->ai_addr, (socklen_t)ai->ai_addrlen) || listen(fd, 128)) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		evutil_freeaddrinfo(ai);
+		errno = e;
+		return -1;
+	}
+	evutil_freeaddrinfo(ai);
+	return fd;
+}
+
 void hsv_opts_default(struct hsv_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -1268,6 +1220,7 @@ void hsv_opts_default(struct hsv_opts *o)
 	o->max_body = 16u << 20;
 	o->barrier_ms = 2;
 	o->stop_ms = 1000;
+	o->client_timeout_ms = 60000;
 	o->name = "replay";
 }
 
@@ -1277,10 +1230,15 @@ int hsv_run(const struct hsv_opts *o, const struct hsv_app *app)
 	char host[256];
 	int port, rc = -1;
 	sigset_t set;
+	evutil_socket_t fd;
+	struct hep_opts eo;
+	struct hep_handler eh = {.request = on_request, .gone = on_gone, .writable = on_writable,
+				 .say = on_say};
 
 	memset(&v, 0, sizeof(v));
 	v.o = o;
 	v.app = app;
+	eh.ctx = &v;
 	snprintf(v.post_path, sizeof(v.post_path), "%s", o->post_path ? o->post_path : "/message");
 	if (mt_split_listen(o->listen, host, sizeof(host), &port)) {
 		mt_error("bad --listen '%s': HOST:PORT", o->listen);
@@ -1292,32 +1250,34 @@ int hsv_run(const struct hsv_opts *o, const struct hsv_app *app)
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	v.base = event_base_new();
-	v.http = v.base ? evhttp_new(v.base) : NULL;
-	if (!v.http) {
+	if (!v.base) {
 		mt_error("cannot set up the event loop");
 		goto out;
 	}
-	evhttp_set_max_body_size(v.http, (ev_ssize_t)o->max_body);
-	evhttp_set_max_headers_size(v.http, 1 << 20);
-	evhttp_set_default_content_type(v.http, NULL);
-	evhttp_set_allowed_methods(v.http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
-						   EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-						   EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
-	evhttp_set_gencb(v.http, on_request, &v);
-	v.bound = evhttp_bind_socket_with_handle(v.http, host, (ev_uint16_t)port);
-	if (!v.bound) {
+	fd = listen_on(host, port);
+	if (fd < 0) {
 		mt_error("cannot listen on %s: %s", o->listen, strerror(errno));
 		goto out;
 	}
 	v.pace = hln_pace_new(say_refused, NULL);
-	v.watch = hln_watch_evhttp(v.http, v.bound, v.pace);
-	v.guard.loopback = hln_fd_loopback(evhttp_bound_socket_get_fd(v.bound));
+	v.guard.loopback = hln_fd_loopback(fd);
 	v.guard.allow = o->allow_hosts;
 	v.guard.n_allow = o->n_allow_hosts;
 	{
-		int p = hln_fd_port(evhttp_bound_socket_get_fd(v.bound));
+		int p = hln_fd_port(fd);
 		if (p < 0)
 			p = port;
+		hep_opts_default(&eo);
+		eo.max_body = o->max_body;
+		eo.client_timeout_ms = o->client_timeout_ms;
+		eo.guard = &v.guard;
+		eo.who = "mock";
+		eo.pace = v.pace;
+		v.ep = hep_new(v.base, fd, &eo, &eh); /* (fd taken) */
+		if (!v.ep) {
+			mt_error("cannot listen on %s: %s", o->listen, strerror(errno));
+			goto out;
+		}
 		fprintf(stderr, strchr(host, ':') ? "mcptap: %s on http://[%s]:%d%s\n"
 						  : "mcptap: %s on http://%s:%d%s\n",
 			o->name, host, p, o->path);
@@ -1331,14 +1291,7 @@ int hsv_run(const struct hsv_opts *o, const struct hsv_app *app)
 out:
 	while (v.sessions)
 		sess_close(v.sessions, "stopped");
-	hln_watch_free(v.watch); /* (before its listener) */
-	if (v.http)
-		evhttp_free(v.http); /* (closes the connections: on_conn_close) */
-	while (v.conns) {
-		struct conn *cn = v.conns;
-		v.conns = cn->next;
-		free(cn);
-	}
+	hep_free(v.ep); /* (closes the connections: on_gone for replies under way) */
 	if (v.sig_int)
 		event_free(v.sig_int);
 	if (v.sig_term)

@@ -23,11 +23,12 @@
  *
  * Bad requests are answered here: 404 for another path, 405 for another
  * method (with Allow), 406 for an Accept without the media types, 415 for a
- * body that is not application/json, 413 above max_body, 400 for malformed
- * HTTP or a body that is not JSON. On a loopback address, a request for a
- * foreign Host or from a foreign Origin gets 403 before anything else
- * (tap/http/httplisten.h, shared with the HTTP tap, which also pauses
- * accepting at the descriptor limit).
+ * body that is not application/json, 400 for a body that is not JSON. The
+ * requests are read by tap/http/httpendpoint.h, with the HTTP tap's strict
+ * reader and listening side: what the tap refuses (unsound framing, a
+ * request smuggling shape, bytes that are not HTTP: 400; a foreign Host or
+ * Origin on loopback: 403; 413 above max_body; 431; a head not whole within
+ * client_timeout_ms: 408) is refused the same way, the connection closed.
  *
  * What the application sends goes through a queue per session, in order:
  * messages, answers, barriers (what follows waits until what went before has
@@ -40,8 +41,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include <event2/http.h>
 
 enum hsv_mode {
 	HSV_STREAMABLE, /* Streamable HTTP */
@@ -93,13 +92,12 @@ struct hsv_opts {
 	size_t max_body;      /* a request body's limit (413 beyond it) */
 	int barrier_ms;       /* the moment a barrier waits once the bytes have left */
 	int stop_ms;          /* after SIGINT or SIGTERM: how long open streams get */
+	int client_timeout_ms; /* a request head must be whole within it (408); a client
+				* silent or not reading that long is closed */
 	const char *name;     /* for messages: "replay" */
 };
 
 void hsv_opts_default(struct hsv_opts *o);
-
-/* A libevent request's method as its name ("GET"); "GET" for what libevent does not know. */
-const char *hsv_method_name(enum evhttp_cmd_type cmd);
 
 /*
  * Serve until SIGINT or SIGTERM: the address is said on stderr ("mcptap:
