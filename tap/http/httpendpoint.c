@@ -36,7 +36,6 @@
 #include "schema/util.h"
 #include "tap/http/httpsess.h"
 #include "tap/http/httpstream.h"
-#include "tap/pcap/tcpflow.h"
 
 /* Chunked framing allowed besides a body's bytes (size lines, extensions, trailers). */
 #define CHUNK_SLACK(n) ((n) / 8 + 64 * 1024)
@@ -65,8 +64,8 @@ struct hep_req {
 struct hconn {
 	struct hep *e;
 	struct hconn *next, *prev;
-	struct tf_conn tc;       /* the reader's view of it */
-	void *hs;                /* the reader's state; NULL once closed */
+	struct hx_conn_id tc;       /* the reader's view of it */
+	struct hx_stream *hs;    /* the reader's state; NULL once closed */
 	struct bufferevent *bev;
 	char addr[80];
 	uint64_t c2s_base;       /* stream offset of the input's first byte */
@@ -93,7 +92,6 @@ struct hep {
 	struct hconn *conns;
 	uint64_t next_num;
 	struct hx_reader *hx;
-	struct tf_handler th;
 };
 
 void hep_opts_default(struct hep_opts *o)
@@ -122,12 +120,12 @@ static void not_http(struct hconn *c, int head_whole, const char *why);
 
 /* ---- the reader (tap/http/httpstream.h): every call into it is here ---- */
 
-static struct hconn *conn_of_tc(const struct tf_conn *tc)
+static struct hconn *conn_of_tc(const struct hx_conn_id *tc)
 {
 	return (struct hconn *)((char *)tc - offsetof(struct hconn, tc));
 }
 
-static void *sk_conn_open(void *ctx, const struct tf_conn *tc, int64_t us)
+static void *sk_conn_open(void *ctx, const struct hx_conn_id *tc, int64_t us)
 {
 	(void)ctx;
 	(void)us;
@@ -135,7 +133,7 @@ static void *sk_conn_open(void *ctx, const struct tf_conn *tc, int64_t us)
 }
 
 /* The reader took the client for a server (it sent a response first). */
-static void sk_swap(void *ctx, const struct tf_conn *tc)
+static void sk_swap(void *ctx, const struct hx_conn_id *tc)
 {
 	(void)ctx;
 	refuse(conn_of_tc(tc), 400, "a response where a request was awaited");
@@ -181,14 +179,13 @@ static struct hx_reader *rd_new(struct hep *e)
 	hx_opts_default(&ho);
 	ho.max_body = e->o.max_body;
 	e->hx = hx_new(&ho, &sink);
-	hx_handler(e->hx, &e->th);
 	return e->hx;
 }
 
 /* A connection begins: its ends as the reader sees them (sa: the client's). */
 static void rd_open(struct hconn *c, const struct sockaddr *sa)
 {
-	struct tf_end *end = &c->tc.client;
+	struct hx_end *end = &c->tc.client;
 
 	memset(end, 0, sizeof(*end));
 	if (sa->sa_family == AF_INET) {
@@ -203,37 +200,37 @@ static void rd_open(struct hconn *c, const struct sockaddr *sa)
 		end->port = ntohs(s->sin6_port);
 	}
 	c->tc.num = ++c->e->next_num;
-	c->tc.saw_syn = 1;
+	c->tc.saw_start = 1;
 	c->tc.first_us = now_us();
-	tf_end_str(&c->tc.client, c->addr, sizeof(c->addr), 0);
-	c->hs = c->e->th.open(c->e->th.ctx, &c->tc);
+	hln_addr_str(sa, c->addr, sizeof(c->addr));
+	c->hs = hx_open(c->e->hx, &c->tc);
 }
 
 /* n bytes more of the client's stream. */
 static void rd_feed(struct hconn *c, const void *p, size_t n)
 {
-	c->e->th.data(c->hs, &c->tc, TF_C2S, p, n, now_us(), TF_ACK_UNKNOWN);
+	hx_data(c->hs, &c->tc, HX_C2S, p, n, now_us(), HX_ACK_UNKNOWN);
 }
 
 /* Is the client's stream still read as HTTP requests? 1 or 0 (not HTTP, or switched). */
 static int rd_reading(const struct hconn *c)
 {
-	return c->hs && hx_reading(c->hs, TF_C2S) == HX_READING;
+	return c->hs && hx_reading(c->hs, HX_C2S) == HX_READING;
 }
 
 /* Is it not HTTP at all (as opposed to switched by a CONNECT or an Upgrade)? */
 static int rd_not_http(const struct hconn *c)
 {
-	return c->hs && hx_reading(c->hs, TF_C2S) == HX_NOT_HTTP;
+	return c->hs && hx_reading(c->hs, HX_C2S) == HX_NOT_HTTP;
 }
 
 static void rd_close(struct hconn *c)
 {
-	void *hs = c->hs;
+	struct hx_stream *hs = c->hs;
 
 	c->hs = NULL;
 	if (hs)
-		c->e->th.close(hs, &c->tc, TF_FIN, now_us());
+		hx_close(hs, &c->tc, HX_FIN, now_us());
 }
 
 static void rd_free(struct hep *e)

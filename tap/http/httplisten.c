@@ -9,6 +9,7 @@
  */
 #include "tap/http/httplisten.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -19,6 +20,7 @@
 #include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 #include <event2/util.h>
@@ -353,4 +355,56 @@ void hln_refusal_line(enum hln_verdict v, const char *value, const char *who, ch
 			 "refused a request for Host '%s' (the %s listens on loopback: a DNS "
 			 "rebinding?); --allow-host NAME lets a name in",
 			 shown, who);
+}
+
+void hln_addr_str(const struct sockaddr *sa, char *out, size_t n)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
+		inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
+		snprintf(out, n, "%s:%u", a, (unsigned)ntohs(s4->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+		inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
+		snprintf(out, n, "[%s]:%u", a, (unsigned)ntohs(s6->sin6_port));
+	} else {
+		snprintf(out, n, "?");
+	}
+}
+
+int hln_listen(const char *host, int port, int reuseport, int *bound_port)
+{
+	struct evutil_addrinfo hints, *ai = NULL;
+	char ps[16];
+	int fd, one = 1;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = EVUTIL_AI_PASSIVE | EVUTIL_AI_ADDRCONFIG;
+	snprintf(ps, sizeof(ps), "%d", port);
+	if (evutil_getaddrinfo(host, ps, &hints, &ai) || !ai) {
+		errno = EADDRNOTAVAIL;
+		return -1;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one))) ||
+	    bind(fd, ai->ai_addr, (socklen_t)ai->ai_addrlen) || listen(fd, 128)) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		evutil_freeaddrinfo(ai);
+		errno = e;
+		return -1;
+	}
+	evutil_freeaddrinfo(ai);
+	if (bound_port) {
+		*bound_port = hln_fd_port(fd);
+		if (*bound_port < 0)
+			*bound_port = port;
+	}
+	return fd;
 }

@@ -85,6 +85,19 @@ int hln_fd_loopback(int fd);
 /* The local port of socket fd, or -1. */
 int hln_fd_port(int fd);
 
+/*
+ * A listening socket on host:port (port 0: any free one), non-blocking,
+ * close-on-exec, with SO_REUSEADDR (and SO_REUSEPORT when reuseport: event
+ * loops each with a socket on the same port, the kernel spreading the
+ * connections among them); *bound_port (when not NULL) its port. The socket,
+ * or -1 with errno set.
+ */
+int hln_listen(const char *host, int port, int reuseport, int *bound_port);
+
+/* A peer's address as text: "ADDR:PORT", "[V6]:PORT" ("?" for another family). */
+struct sockaddr;
+void hln_addr_str(const struct sockaddr *sa, char *out, size_t n);
+
 /* ---- Host and Origin ---- */
 
 enum hln_verdict {

@@ -1178,37 +1178,6 @@ static void say_refused(void *arg, const char *text)
 	mt_warn("%s", text);
 }
 
-/* A listening socket on host and port (0: any free one), or -1 with errno set. */
-static evutil_socket_t listen_on(const char *host, int port)
-{
-	struct evutil_addrinfo hints, *ai = NULL;
-	char ps[16];
-	evutil_socket_t fd;
-	int one = 1;
-
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = EVUTIL_AI_PASSIVE;
-	snprintf(ps, sizeof(ps), "%d", port);
-	if (evutil_getaddrinfo(host, ps, &hints, &ai) || !ai) {
-		errno = EADDRNOTAVAIL;
-		return -1;
-	}
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(fd, ai->ai_addr, (socklen_t)ai->ai_addrlen) || listen(fd, 128)) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		evutil_freeaddrinfo(ai);
-		errno = e;
-		return -1;
-	}
-	evutil_freeaddrinfo(ai);
-	return fd;
-}
-
 void hsv_opts_default(struct hsv_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -1254,7 +1223,7 @@ int hsv_run(const struct hsv_opts *o, const struct hsv_app *app)
 		mt_error("cannot set up the event loop");
 		goto out;
 	}
-	fd = listen_on(host, port);
+	fd = hln_listen(host, port, 0, NULL);
 	if (fd < 0) {
 		mt_error("cannot listen on %s: %s", o->listen, strerror(errno));
 		goto out;

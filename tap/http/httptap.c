@@ -1494,24 +1494,6 @@ static void end_of_sockaddr(const struct sockaddr *sa, struct hx_end *e)
 
 static void on_free(evutil_socket_t fd, short what, void *arg);
 
-/* A client's address as text: "ADDR:PORT", "[V6]:PORT". */
-static void addr_str(const struct sockaddr *sa, char *out, size_t n)
-{
-	char a[INET6_ADDRSTRLEN] = "?";
-
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
-		inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
-		snprintf(out, n, "%s:%u", a, (unsigned)ntohs(s4->sin_port));
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
-		inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
-		snprintf(out, n, "[%s]:%u", a, (unsigned)ntohs(s6->sin6_port));
-	} else {
-		snprintf(out, n, "?");
-	}
-}
-
 static void on_accept(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa,
 		      int salen, void *arg)
 {
@@ -1561,7 +1543,7 @@ static void on_accept(struct evconnlistener *lev, evutil_socket_t fd, struct soc
 	c->tc.first_us = now_us();
 	end_of_sockaddr(sa, &c->tc.client);
 	end_of_sockaddr((struct sockaddr *)&t->up_addr, &c->tc.server);
-	addr_str(sa, c->addr, sizeof(c->addr));
+	hln_addr_str(sa, c->addr, sizeof(c->addr));
 	c->major = c->minor = 1;
 	c->hs = hx_open(l->hx, &c->tc);
 	bufferevent_setcb(c->cli, cli_read, cli_write, cli_event, c);
@@ -1807,40 +1789,6 @@ static void loop_release(struct loop *l)
 		event_base_free(l->base);
 }
 
-static evutil_socket_t listen_on(const char *host, int port, int *bound_port)
-{
-	struct evutil_addrinfo hints, *ai = NULL;
-	char ps[16];
-	evutil_socket_t fd = -1;
-	int one = 1;
-
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = EVUTIL_AI_PASSIVE | EVUTIL_AI_ADDRCONFIG;
-	snprintf(ps, sizeof(ps), "%d", port);
-	if (evutil_getaddrinfo(host, ps, &hints, &ai) || !ai) {
-		errno = EADDRNOTAVAIL;
-		return -1;
-	}
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
-	    bind(fd, ai->ai_addr, (socklen_t)ai->ai_addrlen) || listen(fd, 128)) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		evutil_freeaddrinfo(ai);
-		errno = e;
-		return -1;
-	}
-	evutil_freeaddrinfo(ai);
-	*bound_port = hln_fd_port(fd);
-	if (*bound_port < 0)
-		*bound_port = port;
-	return fd;
-}
-
 /*
  * The upstream URL's parts: origin (scheme://authority), authority (what
  * Host says), host name, address (resolved once, now), query. 0, or -1 (said).
@@ -1968,7 +1916,7 @@ int httptap_run(const struct httptap_opts *o)
 		t.log = hl_new(&lo);
 	}
 	for (int i = 0; i < t.nloops; i++) {
-		evutil_socket_t fd = listen_on(host, i ? bound_port : port, &bound_port);
+		evutil_socket_t fd = hln_listen(host, i ? bound_port : port, 1, &bound_port);
 		if (fd < 0) {
 			mt_error("cannot listen on %s: %s", o->listen, strerror(errno));
 			t.nloops = i;
