@@ -3,13 +3,15 @@
  * server on Streamable HTTP or legacy HTTP+SSE, logging every exchange and
  * every JSON-RPC message it relays.
  *
- * Event loops in threads of their own (one per CPU by default), each taking
- * connections from the one listening socket: libevent's evhttp reads the
- * requests, libcurl's multi interface on the same loop talks to the
- * upstream. Every path is forwarded; responses stream to the client as their
- * bytes arrive (an SSE stream is never held to its end); a slow client pauses
- * its upstream transfer. The loops share the session tracker and one writer
- * (tap/writer.h) that stores every session off the relay's path.
+ * A byte relay: each client connection gets its own upstream connection
+ * (bufferevents; OpenSSL through bufferevent_openssl for https), the bytes
+ * of each side go to the other as they came but for the edits a reverse
+ * proxy cannot avoid (httptap.c says which), and a copy of each direction is
+ * read by the one strict HTTP/1.1 reader (httpstream.h), which says what it
+ * read to httplog.c. Event loops in threads of their own (one per CPU by
+ * default), each with its own listening socket on the same port; they share
+ * the session tracker and one writer (tap/writer.h) that stores every session
+ * off the relay's path.
  */
 #ifndef MCPTAP_HTTPTAP_H
 #define MCPTAP_HTTPTAP_H
