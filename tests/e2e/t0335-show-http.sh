@@ -75,9 +75,11 @@ check_eq "show of a stdio session: no exchange" 0 "$(grep -c 'http' "$T/stdio.tx
 
 "$MCPTAP" sessions -r "$T/c.db" > "$T/sessions.txt"
 check_eq "sessions: exit 0" 0 $?
-check_eq "sessions: the HTTP session's upstream, Mcp-Session-Id and client" \
-	"      http: upstream http://127.0.0.1:8080/mcp, Mcp-Session-Id sess-1, client 127.0.0.1:51000" \
-	"$(grep '^      http: ' "$T/sessions.txt")"
+# (The session has no end: its last activity is said, its last exchange's end
+# at 1700000000.7 s, and how long ago, which changes from run to run.)
+check_eq "sessions: the HTTP session's upstream, Mcp-Session-Id, client and last activity" \
+	"      http: upstream http://127.0.0.1:8080/mcp, Mcp-Session-Id sess-1, client 127.0.0.1:51000, last activity $(date -d @1700000000 '+%Y-%m-%d %H:%M:%S') (idle" \
+	"$(grep '^      http: ' "$T/sessions.txt" | sed 's/ [0-9m.]*s)$//')"
 check_eq "sessions: one such line (none for stdio)" 1 "$(grep -c '^      http: ' "$T/sessions.txt")"
 check_eq "sessions -T json: transport, upstream, client and Mcp-Session-Id" \
 	'"transport":"http" "upstream":"http://127.0.0.1:8080/mcp" "client_addr":"127.0.0.1:51000" "http_session_id":"sess-1"' \
