@@ -145,8 +145,8 @@ done
 sleep 2
 "$MCPTAP" sessions -r "$T/s.db" -T json > "$T/s.json"
 "$MCPTAP" sessions -r "$T/s.db" > "$T/s.txt"
-check_eq "running, its last activity the end of its last exchange" \
-	"running|$(sql "$T/s.db" "select wall + (end_ns - t_ns) / 1000 from http_exchange order by seq desc limit 1")" \
+check_eq "running, its last activity the end of its last exchange or its last message" \
+	"running|$(sql "$T/s.db" "select max((select wall + (end_ns - t_ns) / 1000 from http_exchange order by seq desc limit 1), (select wall from message order by seq desc limit 1))")" \
 	"$(node -e 'const o = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
 const d = new Date(o.last_activity); console.log(`${o.state}|${d.getTime() * 1000 + Number(o.last_activity.match(/\.\d{3}(\d{3})/)[1])}`)' "$T/s.json")"
 check "the text says it, idle 2 s or more" grep -q ', last activity [0-9-]* [0-9:]* (idle [2-9][.0-9]*s)$' "$T/s.txt"
