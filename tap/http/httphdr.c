@@ -4,6 +4,8 @@
  */
 #include "tap/http/httphdr.h"
 
+#include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -385,6 +387,24 @@ const char *mt_target_problem(const char *target, const char *method)
 	return NULL;
 }
 
+/* "METHOD SP target SP HTTP/1.d" (n bytes, its CRLF not counted), exactly. */
+static int request_line_sound(const char *p, size_t n)
+{
+	size_t i = 0, t;
+
+	while (i < n && is_tchar((unsigned char)p[i]))
+		i++;
+	if (!i || i >= n || p[i] != ' ')
+		return 0;
+	t = ++i;
+	while (i < n && p[i] != ' ' && (unsigned char)p[i] > 0x20 && p[i] != 0x7f)
+		i++;
+	if (i == t || i >= n || p[i] != ' ')
+		return 0;
+	i++;
+	return n - i == 8 && !memcmp(p + i, "HTTP/1.", 7) && p[i + 7] >= '0' && p[i + 7] <= '9';
+}
+
 const char *mt_head_problem(const char *p, size_t n, size_t *len)
 {
 	size_t i = 0;
@@ -409,6 +429,8 @@ const char *mt_head_problem(const char *p, size_t n, size_t *len)
 			*len = (size_t)(lf + 1 - p);
 			return NULL;
 		}
+		if (first && lf && !request_line_sound(line, ln))
+			return "a request line that is not METHOD SP target SP HTTP/1.x";
 		if (!first && (line[0] == ' ' || line[0] == '\t'))
 			return "an obsolete line folding (a field line that begins with a blank)";
 		for (size_t k = 0; k < ln; k++) {
@@ -509,4 +531,57 @@ void mt_head_split_free(struct mt_head_split *s)
 	free(s->text);
 	free(s->h);
 	memset(s, 0, sizeof(*s));
+}
+
+const char *mt_chunked_problem(const unsigned char *p, size_t n)
+{
+	size_t i = 0;
+
+	for (;;) {
+		uint64_t size = 0;
+		size_t digits = 0;
+		while (i < n && isxdigit(p[i])) {
+			if (++digits > 16)
+				return "a chunk size of more than 16 hex digits";
+			size = size * 16 + (uint64_t)(isdigit(p[i]) ? p[i] - '0' : (p[i] | 0x20) - 'a' + 10);
+			i++;
+		}
+		if (!digits)
+			return "a chunk size line that does not begin with hex digits";
+		if (i < n && p[i] == ';')
+			while (i < n && p[i] != '\r' && (p[i] >= 0x20 || p[i] == '\t') && p[i] != 0x7f)
+				i++;
+		if (i + 2 > n || p[i] != '\r' || p[i + 1] != '\n')
+			return "a chunk size line not ended by CRLF";
+		i += 2;
+		if (!size)
+			break;
+		if (size > n - i || n - i - size < 2)
+			return "a chunk shorter than its size";
+		i += size;
+		if (p[i] != '\r' || p[i + 1] != '\n')
+			return "a chunk's data not followed by CRLF";
+		i += 2;
+	}
+	/* The trailers, then the blank line that ends the body. */
+	for (;;) {
+		size_t s0 = i;
+		while (i < n && p[i] != '\r' && p[i] != '\n' && (p[i] >= 0x20 || p[i] == '\t') &&
+		       p[i] != 0x7f)
+			i++;
+		if (i + 2 > n || p[i] != '\r' || p[i + 1] != '\n')
+			return "a trailer line not ended by CRLF";
+		if (i > s0) {
+			/* A trailer field: a token, a colon, its value. */
+			size_t k = s0;
+			while (k < i && is_tchar(p[k]))
+				k++;
+			if (k == s0 || k == i || p[k] != ':')
+				return "a trailer field whose name is not a token";
+		}
+		i += 2;
+		if (i - s0 == 2)
+			break;
+	}
+	return i == n ? NULL : "bytes after the chunked body's end";
 }

@@ -85,6 +85,17 @@ const char *mt_hdr_framing_problem(const struct mt_hdr *h, size_t n, int http11)
 const char *mt_head_problem(const char *p, size_t n, size_t *len);
 
 /*
+ * A chunked body as it came (n bytes, from its first chunk's size line to
+ * the blank line after its last chunk and trailers), read strictly: each
+ * size line hex digits (at most 16), maybe ";" extensions without control
+ * bytes, then CRLF; each chunk's data followed by CRLF exactly; trailer
+ * lines ended by CRLF; nothing after the blank line. A parser may let other
+ * bytes pass where these belong (any two bytes for a chunk's CRLF), and a
+ * server behind a proxy read them otherwise. NULL when sound, else why.
+ */
+const char *mt_chunked_problem(const unsigned char *p, size_t n);
+
+/*
  * A request head a parser refused, split leniently so that its refusal can
  * be recorded and said: the request line's method (its first word) and
  * target (what lies between it and the last word), and the field lines

@@ -148,6 +148,8 @@ struct hx_stream {
 	uint64_t bytes;       /* all its bytes (for the counts of what is not HTTP) */
 	int counted_tls;
 	int switched;         /* the protocol was switched (101, CONNECT) */
+	int connect_wait;     /* the client asked for a tunnel (CONNECT): its stream waits
+			       * for the answer */
 	size_t counted;       /* what it holds, as last counted in hx_opts.mem (conn_bytes) */
 };
 
@@ -305,6 +307,29 @@ static struct pending *queue_pop(struct hx_stream *c)
 	return e;
 }
 
+static void pending_free(struct hx_stream *c, struct pending *e);
+static void parser_start(struct half *h);
+
+/* Entry e taken off the queue, wherever it is, and freed. */
+static void queue_drop(struct hx_stream *c, struct pending *e)
+{
+	struct pending *prev = NULL;
+
+	for (struct pending *p = c->q; p; prev = p, p = p->next)
+		if (p == e) {
+			if (prev)
+				prev->next = e->next;
+			else
+				c->q = e->next;
+			if (c->q_tail == e)
+				c->q_tail = prev;
+			c->nq--;
+			e->next = NULL;
+			break;
+		}
+	pending_free(c, e);
+}
+
 /*
  * Free entry e, taken off the queue: a request still being read for it (its
  * body not whole) is read no more as its, and counted as lost.
@@ -408,6 +433,17 @@ static struct pending *pair_response(struct hx_stream *c, struct half *h)
 	struct pending *e, *t, *prev = NULL;
 
 	h->gapped = 0;
+	if (r->s.request_head) {
+		/* A live relay forwards a request once it is whole, and has no gaps:
+		 * a response answers the first request said, in order; one that
+		 * comes before any (an upstream answering what it was not asked)
+		 * answers nothing. */
+		e = c->q;
+		if (e && e->kind == E_REQ && e->said)
+			return queue_pop(c);
+		r->st.orphans++;
+		return NULL;
+	}
 	if (a != HX_ACK_UNKNOWN && a > fed)
 		a = fed; /* (never: a caller gives no ack past what it delivered) */
 	if (a == HX_ACK_UNKNOWN || (!gapped && c->q && c->q->kind == E_REQ)) {
@@ -674,6 +710,12 @@ static int on_response_head(struct half *h)
 		c->r->s.response_head(c->r->s.ctx, e->x, status, head_fields(h), h->nf, h->us);
 	if (e->connect && status >= 200 && status < 300)
 		return 2; /* a tunnel: the rest is not HTTP */
+	if (e->connect && c->connect_wait) {
+		/* Refused: the client's stream is HTTP again, from its next request line. */
+		c->connect_wait = 0;
+		parser_start(&c->h[HX_C2S]);
+		c->h[HX_C2S].mode = M_SCAN;
+	}
 	return e->head || status == 204 || status == 304 ? 1 : 0;
 }
 
@@ -943,6 +985,13 @@ static size_t parse(struct half *h, const char *p, size_t n, uint64_t off)
 		}
 		h->msg_start = off + k;
 	}
+	if (h->p.upgrade && h->p.type == HTTP_REQUEST && h->p.method == HTTP_CONNECT) {
+		/* A tunnel asked for: the client's next bytes are the tunnel's if the
+		 * server agrees (2xx), else it goes on with HTTP. Its answer is read. */
+		h->mode = M_DEAD;
+		c->connect_wait = 1;
+		return n;
+	}
 	if (h->p.upgrade && h->p.type == HTTP_REQUEST && h->p.method != HTTP_CONNECT) {
 		/* A client asking to switch (Upgrade): HTTP goes on unless a 101 answers. */
 		http_parser_init(&h->p, HTTP_REQUEST);
@@ -959,6 +1008,12 @@ static size_t parse(struct half *h, const char *p, size_t n, uint64_t off)
 	if (h->refused || (HTTP_PARSER_ERRNO(&h->p) != HPE_OK && dir_of(h) == HX_C2S &&
 			   c->r->s.request_error)) {
 		/* Refused by the sink, or not HTTP where a live relay reads: no more. */
+		if (h->req) {
+			/* (no response is paired with a request refused) */
+			struct pending *e = h->req;
+			h->req = NULL;
+			queue_drop(c, e);
+		}
 		if (!h->refused) {
 			struct hx_head hd;
 			if (h->head_done)

@@ -127,6 +127,7 @@ struct rconn {
 	/* The request being read: its head whole (its length, its edited form). */
 	int head_seen;
 	size_t head_len;
+	int head_chunked;
 	struct mt_buf edited;
 	char host[256];       /* its Host, as the client named the tap */
 	int major, minor;     /* the last request's version: the tap's own answers' */
@@ -387,6 +388,7 @@ static void maybe_refuse(struct rconn *c)
 	{
 		const char *reason = c->refuse_status == 400   ? "Bad Request"
 				     : c->refuse_status == 403 ? "Forbidden"
+				     : c->refuse_status == 405 ? "Method Not Allowed"
 				     : c->refuse_status == 408 ? "Request Timeout"
 				     : c->refuse_status == 413 ? "Payload Too Large"
 								: "Request Header Fields Too Large";
@@ -550,6 +552,8 @@ static int sk_request_head(void *ctx, void *conn, const struct hx_head *hd, int6
 	char small[8192], *raw;
 
 	(void)us;
+	if (c->refusing)
+		return 1; /* (what follows a refused request is never read) */
 	c->major = hd->major;
 	c->minor = hd->minor;
 	if (l->stopping) {
@@ -566,6 +570,12 @@ static int sk_request_head(void *ctx, void *conn, const struct hx_head *hd, int6
 		refuse(c, 431, "a request head above --max-headers", hd);
 		return 1;
 	}
+	if (!bad && !strcmp(hd->method, "CONNECT")) {
+		/* A tunnel to elsewhere is a forward proxy's business, not a reverse proxy's. */
+		free(raw != small ? raw : NULL);
+		refuse(c, 405, "CONNECT (a tunnel) through a reverse proxy", hd);
+		return 1;
+	}
 	if (!bad)
 		bad = mt_target_problem(hs_uri_target(hd->target), hd->method);
 	if (!bad && hs_uri_target(hd->target) != hd->target)
@@ -577,6 +587,7 @@ static int sk_request_head(void *ctx, void *conn, const struct hx_head *hd, int6
 		refuse(c, 400, bad, hd);
 		return 1;
 	}
+
 	{
 		/* A page elsewhere whose name resolves to 127.0.0.1 (DNS rebinding) would
 		 * reach the upstream with the tap's --upstream-header credential. */
@@ -612,6 +623,7 @@ static int sk_request_head(void *ctx, void *conn, const struct hx_head *hd, int6
 	}
 	c->head_seen = 1;
 	c->head_len = len;
+	c->head_chunked = hd->chunked;
 	edit_head(c, raw, len);
 	{
 		/* A client that waits for 100 Continue before its body would wait in
@@ -643,6 +655,33 @@ static void *sk_request(void *ctx, void *conn, const struct hx_request *r, int64
 	struct fwd *f;
 
 	(void)us;
+	if (c->refusing)
+		return NULL;
+	if (c->head_chunked) {
+		/* http_parser lets other bytes pass where chunked framing belongs
+		 * (any two bytes for a chunk's CRLF): the bytes to be forwarded as
+		 * they came are read strictly first, as the upstream may read them. */
+		size_t blen = (size_t)(r->end - r->start - c->head_len);
+		unsigned char *b = mt_malloc(blen ? blen : 1);
+		const char *bad = NULL;
+		if (client_bytes(c, r->start + c->head_len, (char *)b, blen) != blen)
+			bad = "a chunked body not all held";
+		else
+			bad = mt_chunked_problem(b, blen);
+		free(b);
+		if (bad) {
+			struct hx_head hd;
+			memset(&hd, 0, sizeof(hd));
+			hd.method = r->method;
+			hd.target = r->target;
+			hd.h = r->h;
+			hd.nh = r->nh;
+			hd.major = r->major;
+			hd.minor = r->minor;
+			refuse(c, 400, bad, &hd);
+			return NULL;
+		}
+	}
 	memset(&hr, 0, sizeof(hr));
 	hr.conn = c->num;
 	hr.client_addr = c->addr;

@@ -86,6 +86,18 @@ try "a fragment in the target" "a fragment ('#') in the request target" \
 	"GET /mcp#x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 try "GET *" "an asterisk target for another method than OPTIONS" \
 	"GET * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+# What http_parser lets pass but a strict server may read otherwise (found by
+# fuzz-httpstream): any two bytes after a chunk's data, a CR and any byte
+# ending a chunk size line, "H" and any four bytes for "HTTP/".
+try "two bytes that are not CRLF after a chunk's data" "a chunk's data not followed by CRLF" \
+	"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcXY0\r\n\r\n$smuggled"
+try "a chunk size line ended by CR and another byte" "a chunk size line not ended by CRLF" \
+	"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n3\rXabc\r\n0\r\n\r\n$smuggled"
+try "a request line whose version is not HTTP/1.x" "a request line that is not METHOD SP target SP HTTP/1.x" \
+	"GET /a H\r\n\r\n1.1\r\nHost: x\r\n\r\n"
+printf "CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n" | node "$T/raw.mjs" "$tport" > "$T/connect"
+check_eq "CONNECT: 405, the connection closed (a tunnel is no reverse proxy's business)" \
+	"HTTP/1.1 405 Method Not Allowed|closed" "$(cat "$T/connect")"
 
 printf "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" | node "$T/raw.mjs" "$tport" > "$T/options"
 check_eq "OPTIONS * is forwarded as it is, and answered" "HTTP/1.1 200 OK|open" "$(cat "$T/options")"
@@ -99,7 +111,9 @@ POST /mcp" "$(cat "$T/up.log")"
 # (Sorted: a connection's session is the order its first request was stored in.)
 check_eq "each refusal stored: its exchange, 400, outcome refused and why" \
 	"$(cut -d'|' -f2 "$T/want" | sed 's/^/400|refused|/' | sort)" \
-	"$(sql "$T/s.db" "select status || '|' || outcome || '|' || error from http_exchange where outcome = 'refused'" | sort)"
+	"$(sql "$T/s.db" "select status || '|' || outcome || '|' || error from http_exchange where outcome = 'refused' and status = 400" | sort)"
+check_eq "and the CONNECT: 405, refused, why" "CONNECT|405|refused|CONNECT (a tunnel) through a reverse proxy" \
+	"$(sql "$T/s.db" "select method || '|' || status || '|' || outcome || '|' || error from http_exchange where status = 405")"
 check_eq "no message stored from a refused request's body: the sound one's only" 1 \
 	"$(sql "$T/s.db" "select count(*) from message where dir = 'c2s'")"
 finish

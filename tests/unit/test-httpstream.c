@@ -14,7 +14,12 @@
  * body under each way a connection ends (finding 5); every gap said when it
  * comes (finding 3); a gap across chunks of a chunked body, found again at
  * the next chunk's size line whatever the segments, or ended by the next
- * status line (finding 4).
+ * status line (finding 4). As the live HTTP tap reads (request_head and
+ * request_error, bytes in order): pipelined requests said end to end with
+ * their offsets and versions, byte by byte the same; a chunked body with an
+ * extension and a trailer; a head refused; a parse error in a head and in a
+ * chunked body (and the same bytes read on by pcap import); a 101 switch;
+ * a message in progress (hx_in_message); a HEAD's answer.
  */
 #include "tests/unit/unit.h"
 
@@ -31,6 +36,8 @@ struct log {
 	int swaps;
 	int next_x;
 	struct hx_conn_id *conn; /* the harness's: swapped when told */
+	int heads;            /* request_head calls so far (live mode) */
+	int refuse_head;      /* request_head refuses the head of this number (0: none) */
 };
 
 static void say(struct log *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -81,6 +88,69 @@ static void *s_request(void *ctx, void *conn, const struct hx_request *r, int64_
 	    r->target, hs, (int)r->body_len, r->body ? r->body : "", (unsigned long long)r->body_lost,
 	    (unsigned long long)r->body_cut, (long long)us);
 	return (void *)(intptr_t)l->next_x;
+}
+
+/* Fields as "name=value,..." into hs (n bytes). */
+static void fields_str(char *hs, size_t n, const struct mt_hdr *h, size_t nh)
+{
+	size_t off = 0;
+
+	hs[0] = '\0';
+	for (size_t i = 0; i < nh && off < n; i++)
+		off += (size_t)snprintf(hs + off, n - off, "%s%s=%s", i ? "," : "", h[i].name,
+					h[i].value);
+}
+
+/* A live relay's request: with its version and where it lies in the client's stream. */
+static void *s_request_live(void *ctx, void *conn, const struct hx_request *r, int64_t us)
+{
+	struct log *l = ctx;
+	char hs[512];
+
+	assert_ptr_equal(conn, l);
+	fields_str(hs, sizeof(hs), r->h, r->nh);
+	l->next_x++;
+	say(l, "req%d %s %s HTTP/%d.%d %llu..%llu [%s] body=%.*s lost=%llu cut=%llu @%lld",
+	    l->next_x, r->method, r->target, r->major, r->minor, (unsigned long long)r->start,
+	    (unsigned long long)r->end, hs, (int)r->body_len, r->body ? r->body : "",
+	    (unsigned long long)r->body_lost, (unsigned long long)r->body_cut, (long long)us);
+	return (void *)(intptr_t)l->next_x;
+}
+
+static void head_str(char *out, size_t n, const struct hx_head *hd)
+{
+	char hs[512], cl[32] = "none";
+
+	fields_str(hs, sizeof(hs), hd->h, hd->nh);
+	if (hd->content_length != UINT64_MAX)
+		snprintf(cl, sizeof(cl), "%llu", (unsigned long long)hd->content_length);
+	snprintf(out, n, "%s %s HTTP/%d.%d at=%llu [%s] chunked=%d cl=%s", hd->method, hd->target,
+		 hd->major, hd->minor, (unsigned long long)hd->start, hs, hd->chunked, cl);
+}
+
+static int s_request_head(void *ctx, void *conn, const struct hx_head *hd, int64_t us)
+{
+	struct log *l = ctx;
+	char line[700];
+
+	assert_ptr_equal(conn, l);
+	l->heads++;
+	head_str(line, sizeof(line), hd);
+	say(l, "rhead%d %s%s @%lld", l->heads, line, l->heads == l->refuse_head ? " refused" : "",
+	    (long long)us);
+	return l->heads == l->refuse_head;
+}
+
+static void s_request_error(void *ctx, void *conn, const struct hx_head *hd, const char *why,
+			    int64_t us)
+{
+	struct log *l = ctx;
+	char line[700] = "-";
+
+	assert_ptr_equal(conn, l);
+	if (hd)
+		head_str(line, sizeof(line), hd);
+	say(l, "rerror %s: %s @%lld", line, why, (long long)us);
 }
 
 static void s_head(void *ctx, void *x, int status, const struct mt_hdr *h, size_t nh, int64_t us)
@@ -154,7 +224,8 @@ struct h {
 	uint64_t fed[2]; /* each real side's stream so far ([1]: the client's), gaps included */
 };
 
-static void h_init(struct h *t, int saw_start, size_t max_body)
+/* live: the sink a live relay has (request_head, request_error); refusing that head. */
+static void h_setup(struct h *t, int saw_start, size_t max_body, int live, int refuse_head)
 {
 	struct hx_sink s = {
 		.ctx = &t->log,
@@ -172,6 +243,12 @@ static void h_init(struct h *t, int saw_start, size_t max_body)
 	struct hx_opts o;
 
 	memset(t, 0, sizeof(*t));
+	if (live) {
+		s.request_head = s_request_head;
+		s.request = s_request_live;
+		s.request_error = s_request_error;
+		t->log.refuse_head = refuse_head;
+	}
 	hx_opts_default(&o);
 	if (max_body)
 		o.max_body = max_body;
@@ -187,6 +264,17 @@ static void h_init(struct h *t, int saw_start, size_t max_body)
 	t->log.conn = &t->c;
 	t->us = 1000;
 	t->state = hx_open(t->r, &t->c);
+}
+
+static void h_init(struct h *t, int saw_start, size_t max_body)
+{
+	h_setup(t, saw_start, max_body, 0, 0);
+}
+
+/* As the live HTTP tap feeds it: the start seen, bytes in order, no acks, no gaps. */
+static void h_init_live(struct h *t, int refuse_head)
+{
+	h_setup(t, 1, 0, 1, refuse_head);
 }
 
 /* The direction the reassembler gives bytes of the real client (1) or server (0). */
@@ -1127,6 +1215,338 @@ static void test_chunk_end_lost(void **state)
 	h_free(&t);
 }
 
+/* ---- as the live HTTP tap reads: request_head and request_error, no gaps, no acks ---- */
+
+#define LREQ1 "GET /a?x=1 HTTP/1.1\r\nHost: x\r\n\r\n"                    /* 32 bytes */
+#define LREQ2 "POST /mcp HTTP/1.0\r\nContent-Length: 7\r\n\r\n{\"a\":1}" /* 48 bytes */
+
+static const char live_two[] =
+	"open 40000>3001 @1000\n"
+	"rhead1 GET /a?x=1 HTTP/1.1 at=0 [Host=x] chunked=0 cl=none @1000\n"
+	"req1 GET /a?x=1 HTTP/1.1 0..32 [Host=x] body= lost=0 cut=0 @1000\n"
+	"rhead2 POST /mcp HTTP/1.0 at=32 [Content-Length=7] chunked=0 cl=7 @1000\n"
+	"req2 POST /mcp HTTP/1.0 32..80 [Content-Length=7] body={\"a\":1} lost=0 cut=0 @1000\n";
+
+/*
+ * Two pipelined requests in one data call: each head checked as it is whole,
+ * each request said once its end is known (so head, request, head, request),
+ * with its version and its bytes' place in the client's stream, end to end.
+ */
+static void test_live_pipelined(void **state)
+{
+	struct h t;
+
+	(void)state;
+	assert_int_equal(strlen(LREQ1), 32);
+	assert_int_equal(strlen(LREQ2), 48);
+	h_init_live(&t, 0);
+	send_s(&t, 1, LREQ1 LREQ2);
+	assert_string_equal(text(&t), live_two);
+	assert_int_equal(hx_reading(t.state, HX_C2S), HX_READING);
+	assert_int_equal(hx_in_message(t.state, HX_C2S), 0);
+	send_s(&t, 0, RESP_A RESP_B);
+	h_close(&t, HX_FIN);
+	assert_string_equal(text(&t) + strlen(live_two),
+			    "head1 200 fields=1 Content-Length @1010\n"
+			    "end1 complete @1010\n"
+			    "head2 200 fields=2 Content-Type @1010\n"
+			    "end2 complete @1010\n"
+			    "close @1020\n");
+	assert_string_equal(t.log.body.data, "hello{}");
+	h_free(&t);
+}
+
+/* The same bytes one at a time: the same calls, the same offsets. */
+static void test_live_bytewise(void **state)
+{
+	static const char req[] = LREQ1 LREQ2;
+	struct h t;
+
+	(void)state;
+	h_init_live(&t, 0);
+	send_n(&t, 1, req, sizeof(req) - 1, 1);
+	assert_string_equal(text(&t), live_two);
+	h_close(&t, HX_FIN);
+	h_free(&t);
+
+	/* Two bytes short of the second request's end: begun, not said. */
+	h_init_live(&t, 0);
+	send_n(&t, 1, req, sizeof(req) - 3, 1);
+	assert_int_equal(hx_in_message(t.state, HX_C2S), 1);
+	assert_null(strstr(text(&t), "req2"));
+	send_n(&t, 1, req + sizeof(req) - 3, 2, 1);
+	assert_int_equal(hx_in_message(t.state, HX_C2S), 0);
+	assert_non_null(strstr(text(&t), "req2 POST /mcp HTTP/1.0 32..80 "));
+	h_close(&t, HX_FIN);
+	h_free(&t);
+}
+
+/*
+ * A chunked body with a chunk extension and a trailer: said de-chunked once
+ * the final CRLF is read, its end right after it, whatever the pieces; the
+ * next request begins there. (The trailer's field follows the head's in the
+ * request's list; the head checked had only its own.)
+ */
+static void test_live_chunked(void **state)
+{
+	static const char req[] = "POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" /* 48 */
+				  "5;ext=\"a b\"\r\nhello\r\n"                               /* 20 */
+				  "6\r\n world\r\n"                                          /* 11 */
+				  "0\r\nX-Trailer: t\r\n\r\n";                                /* 19 */
+	char *first = NULL;
+
+	(void)state;
+	assert_int_equal(sizeof(req) - 1, 98);
+	for (size_t piece = 1; piece <= sizeof(req); piece++) {
+		struct h t;
+		h_init_live(&t, 0);
+		send_n(&t, 1, req, sizeof(req) - 1, piece);
+		assert_int_equal(hx_in_message(t.state, HX_C2S), 0);
+		send_s(&t, 1, LREQ1);
+		if (!first)
+			first = strdup(text(&t));
+		else
+			assert_string_equal(text(&t), first);
+		h_close(&t, HX_FIN);
+		h_free(&t);
+	}
+	assert_string_equal(first,
+			    "open 40000>3001 @1000\n"
+			    "rhead1 POST /c HTTP/1.1 at=0 [Transfer-Encoding=chunked] chunked=1 cl=none @1000\n"
+			    "req1 POST /c HTTP/1.1 0..98 [Transfer-Encoding=chunked,X-Trailer=t] "
+			    "body=hello world lost=0 cut=0 @1000\n"
+			    "rhead2 GET /a?x=1 HTTP/1.1 at=98 [Host=x] chunked=0 cl=none @1010\n"
+			    "req2 GET /a?x=1 HTTP/1.1 98..130 [Host=x] body= lost=0 cut=0 @1010\n");
+	free(first);
+}
+
+/*
+ * request_head refuses the second of two pipelined requests: only the first
+ * is said, and the client's stream is read no more (its answer still is).
+ */
+static void test_live_refused(void **state)
+{
+	struct h t;
+
+	(void)state;
+	h_init_live(&t, 2);
+	send_s(&t, 1, LREQ1 LREQ2);
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "rhead1 GET /a?x=1 HTTP/1.1 at=0 [Host=x] chunked=0 cl=none @1000\n"
+			    "req1 GET /a?x=1 HTTP/1.1 0..32 [Host=x] body= lost=0 cut=0 @1000\n"
+			    "rhead2 POST /mcp HTTP/1.0 at=32 [Content-Length=7] chunked=0 cl=7 "
+			    "refused @1000\n");
+	assert_int_equal(hx_reading(t.state, HX_C2S), HX_NOT_HTTP);
+	assert_int_equal(hx_in_message(t.state, HX_C2S), 0);
+	assert_int_equal(hx_reading(t.state, HX_S2C), HX_READING);
+	mt_buf_reset(&t.log.text);
+	send_s(&t, 1, LREQ1 "GARBAGE\r\n\r\n" LREQ2);
+	assert_string_equal(text(&t), "");
+	send_s(&t, 0, RESP_A);
+	h_close(&t, HX_FIN);
+	assert_string_equal(text(&t), "head1 200 fields=1 Content-Length @1020\n"
+				      "end1 complete @1020\n"
+				      "close @1030\n");
+	h_free(&t);
+
+	/* The first refused: nothing said but the connection. */
+	h_init_live(&t, 1);
+	send_s(&t, 1, LREQ1);
+	send_s(&t, 1, LREQ2);
+	h_close(&t, HX_FIN);
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "rhead1 GET /a?x=1 HTTP/1.1 at=0 [Host=x] chunked=0 cl=none refused @1000\n"
+			    "close @1020\n");
+	h_free(&t);
+}
+
+/*
+ * Not HTTP where a live relay reads: request_error once, with no head for an
+ * error in the head, with the head for one in the body; no request said,
+ * nothing more read of the client. Without request_error (pcap import) the
+ * same bytes are passed over to the next request.
+ */
+static void test_live_error(void **state)
+{
+	static const char bad_head[] = "GET / HTTP/1.1\r\nBad/Name: x\r\n\r\n";
+	static const char bad_chunk[] = "POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+					"5\r\nhello\r\nzz\r\n";
+	struct h t;
+	struct hx_stats st;
+
+	(void)state;
+	h_init_live(&t, 0);
+	send_s(&t, 1, bad_head);
+	send_s(&t, 1, LREQ1);
+	h_close(&t, HX_FIN);
+	assert_string_equal(text(&t), "open 40000>3001 @1000\n"
+				      "rerror -: invalid character in header @1000\n"
+				      "close @1020\n");
+	hx_stats(t.r, &st);
+	assert_int_equal(st.parse_errors, 1);
+	assert_int_equal(st.requests, 0);
+	h_free(&t);
+
+	/* After a request said: the error is the second one's. */
+	h_init_live(&t, 0);
+	send_s(&t, 1, LREQ1 "GET /b HTTP/1.1\r\nHost: x\r\nBad/Name: x\r\n\r\n" LREQ2);
+	assert_int_equal(hx_reading(t.state, HX_C2S), HX_NOT_HTTP);
+	h_close(&t, HX_FIN);
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "rhead1 GET /a?x=1 HTTP/1.1 at=0 [Host=x] chunked=0 cl=none @1000\n"
+			    "req1 GET /a?x=1 HTTP/1.1 0..32 [Host=x] body= lost=0 cut=0 @1000\n"
+			    "rerror -: invalid character in header @1000\n"
+			    "end1 closed: no response @1010\n"
+			    "close @1010\n");
+	h_free(&t);
+
+	/* A bad chunk size line, byte by byte: the head is said with the error. */
+	h_init_live(&t, 0);
+	send_n(&t, 1, bad_chunk, sizeof(bad_chunk) - 1, 1);
+	assert_int_equal(hx_reading(t.state, HX_C2S), HX_NOT_HTTP);
+	send_s(&t, 1, LREQ1);
+	h_close(&t, HX_FIN);
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "rhead1 POST /c HTTP/1.1 at=0 [Transfer-Encoding=chunked] chunked=1 cl=none @1000\n"
+			    "rerror POST /c HTTP/1.1 at=0 [Transfer-Encoding=chunked] chunked=1 cl=none: "
+			    "invalid character in chunk size header @1000\n"
+			    "close @1020\n");
+	hx_stats(t.r, &st);
+	assert_int_equal(st.parse_errors, 1);
+	assert_int_equal(st.requests, 0);
+	h_free(&t);
+
+	/* What http_parser lets pass: a space in a field name (the tap's check of the
+	 * head's bytes, mt_head_problem, is what refuses it). */
+	h_init_live(&t, 0);
+	send_s(&t, 1, "GET / HTTP/1.1\r\nBad Name: x\r\n\r\n");
+	h_close(&t, HX_FIN);
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "rhead1 GET / HTTP/1.1 at=0 [Bad Name=x] chunked=0 cl=none @1000\n"
+			    "req1 GET / HTTP/1.1 0..31 [Bad Name=x] body= lost=0 cut=0 @1000\n"
+			    "end1 closed: no response @1010\n"
+			    "close @1010\n");
+	h_free(&t);
+
+	/* pcap import: no request_error, so the reader finds the next request. */
+	h_init(&t, 1, 0);
+	send_s(&t, 1, bad_head);
+	send_s(&t, 1, LREQ1);
+	assert_int_equal(hx_reading(t.state, HX_C2S), HX_READING);
+	h_close(&t, HX_FIN);
+	assert_string_equal(text(&t), "open 40000>3001 @1000\n"
+				      "req1 GET /a?x=1 [Host=x] body= lost=0 cut=0 @1010\n"
+				      "end1 closed: no response @1020\n"
+				      "close @1020\n");
+	hx_stats(t.r, &st);
+	assert_int_equal(st.parse_errors, 1);
+	assert_int_equal(st.resyncs, 1);
+	h_free(&t);
+}
+
+/* A 101 answering an Upgrade: both directions are another protocol from then on. */
+static void test_live_switched(void **state)
+{
+	struct h t;
+
+	(void)state;
+	h_init_live(&t, 0);
+	send_s(&t, 1, "GET /ws HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n");
+	assert_int_equal(hx_reading(t.state, HX_C2S), HX_READING);
+	assert_int_equal(hx_reading(t.state, HX_S2C), HX_READING);
+	send_s(&t, 0, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
+		      "Upgrade: websocket\r\n\r\n\x81\x05hello");
+	assert_int_equal(hx_reading(t.state, HX_C2S), HX_SWITCHED);
+	assert_int_equal(hx_reading(t.state, HX_S2C), HX_SWITCHED);
+	send_s(&t, 1, "\x81\x85 masked " LREQ1);
+	send_s(&t, 0, RESP_A);
+	h_close(&t, HX_FIN);
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "rhead1 GET /ws HTTP/1.1 at=0 [Connection=Upgrade,Upgrade=websocket] chunked=0 "
+			    "cl=none @1000\n"
+			    "req1 GET /ws HTTP/1.1 0..61 [Connection=Upgrade,Upgrade=websocket] body= "
+			    "lost=0 cut=0 @1000\n"
+			    "head1 101 fields=2 Connection @1010\n"
+			    "end1 complete @1010\n"
+			    "close @1040\n");
+	assert_string_equal(t.log.body.data ? t.log.body.data : "", "");
+	h_free(&t);
+
+	/* An Upgrade the server declines: HTTP goes on. */
+	h_init_live(&t, 0);
+	send_s(&t, 1, "GET /ws HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n");
+	send_s(&t, 0, RESP_A);
+	send_s(&t, 1, LREQ1);
+	assert_int_equal(hx_reading(t.state, HX_C2S), HX_READING);
+	assert_int_equal(hx_reading(t.state, HX_S2C), HX_READING);
+	assert_non_null(strstr(text(&t), "req2 GET /a?x=1 HTTP/1.1 61..93 "));
+	h_close(&t, HX_FIN);
+	h_free(&t);
+}
+
+/* A response's body: a message is in progress on its direction until its last byte. */
+static void test_live_in_message(void **state)
+{
+	static const char resp[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+				   "3\r\nabc\r\n0\r\n\r\n";
+	struct h t;
+
+	(void)state;
+	h_init_live(&t, 0);
+	assert_int_equal(hx_in_message(t.state, HX_S2C), 0);
+	send_s(&t, 1, LREQ1 LREQ1);
+	send_s(&t, 0, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhel");
+	assert_int_equal(hx_in_message(t.state, HX_S2C), 1);
+	assert_int_equal(hx_in_message(t.state, HX_C2S), 0);
+	send_s(&t, 0, "lo");
+	assert_int_equal(hx_in_message(t.state, HX_S2C), 0);
+	for (size_t i = 0; i < sizeof(resp) - 1; i++) {
+		send_n(&t, 0, resp + i, 1, 0);
+		assert_int_equal(hx_in_message(t.state, HX_S2C), i < sizeof(resp) - 2);
+	}
+	h_close(&t, HX_FIN);
+	assert_non_null(strstr(text(&t), "end1 complete @1020\n"));
+	assert_non_null(strstr(text(&t), "head2 200 fields=1 Transfer-Encoding"));
+	assert_non_null(strstr(text(&t), "end2 complete"));
+	assert_string_equal(t.log.body.data, "helloabc");
+	h_free(&t);
+}
+
+/* The answer to a HEAD has no body whatever its Content-Length: it ends with its head. */
+static void test_live_head_response(void **state)
+{
+	struct h t;
+
+	(void)state;
+	h_init_live(&t, 0);
+	send_s(&t, 1, "HEAD /h HTTP/1.1\r\nHost: x\r\n\r\n" LREQ1);
+	send_s(&t, 0, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n");
+	assert_int_equal(hx_in_message(t.state, HX_S2C), 0);
+	assert_non_null(strstr(text(&t), "head1 200 fields=1 Content-Length @1010\n"
+					 "end1 complete @1010\n"));
+	send_s(&t, 0, RESP_A);
+	h_close(&t, HX_FIN);
+	assert_string_equal(text(&t),
+			    "open 40000>3001 @1000\n"
+			    "rhead1 HEAD /h HTTP/1.1 at=0 [Host=x] chunked=0 cl=none @1000\n"
+			    "req1 HEAD /h HTTP/1.1 0..29 [Host=x] body= lost=0 cut=0 @1000\n"
+			    "rhead2 GET /a?x=1 HTTP/1.1 at=29 [Host=x] chunked=0 cl=none @1000\n"
+			    "req2 GET /a?x=1 HTTP/1.1 29..61 [Host=x] body= lost=0 cut=0 @1000\n"
+			    "head1 200 fields=1 Content-Length @1010\n"
+			    "end1 complete @1010\n"
+			    "head2 200 fields=1 Content-Length @1020\n"
+			    "end2 complete @1020\n"
+			    "close @1030\n");
+	assert_string_equal(t.log.body.data, "hello");
+	h_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1154,6 +1574,14 @@ int main(void)
 		cmocka_unit_test(test_pair_head_cut),
 		cmocka_unit_test(test_chunk_resync),
 		cmocka_unit_test(test_chunk_end_lost),
+		cmocka_unit_test(test_live_pipelined),
+		cmocka_unit_test(test_live_bytewise),
+		cmocka_unit_test(test_live_chunked),
+		cmocka_unit_test(test_live_refused),
+		cmocka_unit_test(test_live_error),
+		cmocka_unit_test(test_live_switched),
+		cmocka_unit_test(test_live_in_message),
+		cmocka_unit_test(test_live_head_response),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
