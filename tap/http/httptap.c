@@ -173,6 +173,7 @@ struct loop {
 	int exchanges;        /* open on this loop */
 	uint64_t next_num;
 	struct rconn *runner; /* the one connection read on past --memory (progress) */
+	struct evbuffer *scratch; /* a request on its way upstream (write_through) */
 	struct event *mem_timer; /* resumes those paused once there is room */
 };
 
@@ -988,6 +989,26 @@ static void on_up_timer(evutil_socket_t fd, short what, void *arg)
 
 static void relay_hold(struct rconn *c, struct evbuffer *from);
 
+/*
+ * n bytes of from (drained) to bev's peer. When nothing waits in bev's output
+ * they are written at once, straight from from: a write event added for
+ * them and taken off after (two epoll_ctl calls an exchange each way) only
+ * when the socket takes less. via_output: through the output always (TLS,
+ * a connection not made yet).
+ */
+static void write_through(struct bufferevent *bev, struct evbuffer *from, size_t n, int via_output)
+{
+	struct evbuffer *out = bufferevent_get_output(bev);
+
+	if (!via_output && n && !evbuffer_get_length(out)) {
+		int w = evbuffer_write_atmost(from, bufferevent_getfd(bev), (ev_ssize_t)n);
+		if (w > 0)
+			n -= (size_t)w; /* (drained from from) */
+	}
+	if (n)
+		evbuffer_remove_buffer(from, out, n);
+}
+
 /* What the upstream sent: read by the reader (stored), then relayed to the client. */
 static void up_read(struct bufferevent *bev, void *arg)
 {
@@ -1012,7 +1033,7 @@ static void up_read(struct bufferevent *bev, void *arg)
 		} else if (c->hold || c->held) {
 			relay_hold(c, in);
 		} else {
-			evbuffer_remove_buffer(in, bufferevent_get_output(c->cli), taken);
+			write_through(c->cli, in, taken, 0);
 		}
 		if (!taken)
 			break;
@@ -1295,9 +1316,11 @@ static void forward(struct rconn *c)
 		}
 		evbuffer_drain(in, f->head_len);
 		if (c->up) {
-			struct evbuffer *out = bufferevent_get_output(c->up);
-			evbuffer_add(out, f->head, f->head_n);
-			evbuffer_remove_buffer(in, out, (size_t)(f->end - f->start - f->head_len));
+			struct evbuffer *tmp = c->loop->scratch;
+			evbuffer_add(tmp, f->head, f->head_n);
+			evbuffer_remove_buffer(in, tmp, (size_t)(f->end - f->start - f->head_len));
+			write_through(c->up, tmp, evbuffer_get_length(tmp),
+				      c->loop->tap->https || !c->up_connected);
 		} else {
 			evbuffer_drain(in, (size_t)(f->end - f->start - f->head_len));
 		}
@@ -1793,7 +1816,8 @@ static int loop_init(struct tap *t, struct loop *l, int idx, evutil_socket_t fd)
 	l->watch = hln_watch_new(l->lev, t->pace);
 	l->stop_ev = event_new(l->base, l->stop_fd, EV_READ | EV_PERSIST, on_stop, l);
 	l->mem_timer = evtimer_new(l->base, on_mem_timer, l);
-	if (!l->stop_ev || !l->mem_timer || event_add(l->stop_ev, NULL))
+	l->scratch = evbuffer_new();
+	if (!l->stop_ev || !l->mem_timer || !l->scratch || event_add(l->stop_ev, NULL))
 		goto fail;
 	return 0;
 fail:
@@ -1822,6 +1846,8 @@ static void loop_release(struct loop *l)
 		event_free(l->stop_ev);
 	if (l->mem_timer)
 		event_free(l->mem_timer);
+	if (l->scratch)
+		evbuffer_free(l->scratch);
 	if (l->stop_fd >= 0)
 		close(l->stop_fd);
 	if (l->base)
