@@ -2,7 +2,8 @@
 # tests/setup.sh - install what building and testing mcptap needs, when it is missing.
 #
 # Usage: tests/setup.sh [build|test|bench|fuzz|node]...
-#   build  the compiler, make, pkg-config, the -dev packages of the libraries, sqlite3
+#   build  the compiler, make, pkg-config, the -dev packages of the libraries, sqlite3;
+#          then checks that pkg-config finds every library the Makefile's PKGS names
 #   test   build, plus cmocka, sqlite3, tcpdump (captures of real sessions), GNU time
 #          (an import's peak RSS), and node/npm for the end-to-end tests
 #   node   npm ci in tests/node (the pinned MCP peers from the npm registry)
@@ -48,6 +49,21 @@ if [ -n "$want" ]; then
 	# shellcheck disable=SC2086
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $want >&2
 fi
+
+# Every library the Makefile asks pkg-config for (PKGS) must be found now, or
+# the build fails later with a less clear error. (libevent_openssl.pc comes
+# with libevent-dev, openssl.pc with libssl-dev, zlib.pc with zlib1g-dev.)
+for what in "$@"; do
+	case $what in
+	build | test)
+		for p in $(sed -n 's/^PKGS = //p' "$here/../Makefile"); do
+			pkg-config --exists "$p" || {
+				echo "setup.sh: pkg-config finds no '$p' (the Makefile's PKGS): its -dev package is missing from the list above" >&2
+				exit 1
+			}
+		done ;;
+	esac
+done
 
 for what in "$@"; do
 	if [ "$what" = node ] || [ "$what" = test ]; then
