@@ -265,38 +265,29 @@ static int head_check(struct hconn *c, const char *method, const char *target,
 	size_t want = e->o.max_headers + 4, got, len = 0;
 	char small[8192], *raw;
 	const char *bad;
-	int rc = 1;
+	int rc = 1, status;
 
 	c->minor = major == 1 ? minor : 0;
 	if (c->refusing)
 		return 1;
+	if (c->c2s_fed - start < want)
+		want = (size_t)(c->c2s_fed - start); /* (those held, up to the limit) */
 	raw = want <= sizeof(small) ? small : mt_malloc(want);
 	got = client_bytes(c, start, raw, want);
-	bad = mt_head_problem(raw, got, &len);
+	bad = mt_request_refusal(raw, got, &len, method, target, h, nh, major == 1 && minor >= 1,
+				 &status);
 	if (!bad && !len) {
 		refuse(c, 431, "a request head above --max-headers");
 		goto out;
 	}
-	if (!bad)
-		bad = mt_target_problem(hs_uri_target(target), method);
-	if (!bad && hs_uri_target(target) != target)
-		bad = mt_target_problem(target + strcspn(target, "/"), method);
-	if (!bad)
-		bad = mt_hdr_framing_problem(h, nh, major == 1 && minor >= 1);
 	if (bad) {
-		refuse(c, 400, bad);
+		refuse(c, status, bad);
 		goto out;
 	}
 	if (e->o.guard) {
-		/* A page elsewhere whose name resolves to 127.0.0.1 (DNS rebinding).
-		 * (One Host at most: framing saw to it; every Origin.) */
-		const char *host = mt_hdr_get(h, nh, "Host"), *value = host;
-		enum hln_verdict v = hln_guard_check(e->o.guard, host, NULL);
-		for (size_t i = 0; i < nh && v == HLN_PASS; i++)
-			if (!strcasecmp(h[i].name, "Origin")) {
-				v = hln_guard_check(e->o.guard, NULL, h[i].value);
-				value = h[i].value;
-			}
+		/* A page elsewhere whose name resolves to 127.0.0.1 (DNS rebinding). */
+		const char *value;
+		enum hln_verdict v = hln_guard_fields(e->o.guard, h, nh, &value);
 		if (v != HLN_PASS) {
 			struct hln_guard *g = e->o.guard;
 			if (!g->said[v] && e->h.say) {
@@ -305,12 +296,7 @@ static int head_check(struct hconn *c, const char *method, const char *target,
 				e->h.say(e->h.ctx, line);
 			}
 			g->said[v] = 1;
-			refuse(c, HLN_REFUSED_STATUS,
-			       v == HLN_FOREIGN_ORIGIN
-				       ? "Origin is not of a loopback host nor of one given with "
-					 "--allow-host (a web page elsewhere?)"
-				       : "Host is not a loopback name nor one given with --allow-host "
-					 "(a DNS rebinding?)");
+			refuse(c, HLN_REFUSED_STATUS, hln_refusal_reason(v));
 			goto out;
 		}
 	}
@@ -324,9 +310,8 @@ static int head_check(struct hconn *c, const char *method, const char *target,
 		evtimer_del(c->head_timer);
 	{
 		/* A client that waits for 100 Continue before sending its body. */
-		const char *ex = mt_hdr_get(h, nh, "Expect");
 		uint64_t have = c->c2s_fed - start;
-		if (ex && !strcasecmp(ex, "100-continue") && major == 1 && minor >= 1 && !c->q &&
+		if (mt_hdr_expects_continue(h, nh, major, minor) && !c->q &&
 		    (chunked || (content_length != UINT64_MAX && have < len + content_length)))
 			evbuffer_add(bufferevent_get_output(c->bev), "HTTP/1.1 100 Continue\r\n\r\n",
 				     25);
@@ -349,16 +334,11 @@ static void not_http(struct hconn *c, int head_whole, const char *why)
 	const char *bad = NULL;
 
 	if (!head_whole) {
-		size_t want = c->e->o.max_headers + 4, got, len;
+		size_t want = c->e->o.max_headers + 4, got;
 		char *raw = mt_malloc(want);
 		struct mt_head_split sp;
 		got = client_bytes(c, c->drain_to, raw, want);
-		mt_head_split(raw, got, &sp);
-		bad = sp.method[0] ? mt_target_problem(hs_uri_target(sp.target), sp.method) : NULL;
-		if (!bad && sp.method[0])
-			bad = mt_hdr_framing_problem(sp.h, sp.nh, 1);
-		if (!bad)
-			bad = mt_head_problem(raw, got, &len);
+		bad = mt_head_split_refusal(raw, got, &sp);
 		mt_head_split_free(&sp);
 		free(raw);
 	}
@@ -513,11 +493,7 @@ static void maybe_refuse(struct hconn *c)
 		return;
 	if (c->refuse_status) {
 		int st = c->refuse_status;
-		const char *reason = st == 400   ? "Bad Request"
-				     : st == 403 ? "Forbidden"
-				     : st == 408 ? "Request Timeout"
-				     : st == 413 ? "Payload Too Large"
-						 : "Request Header Fields Too Large";
+		const char *reason = mt_http_reason(st);
 		char msg[300];
 		json_t *m;
 		char *text;

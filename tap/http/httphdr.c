@@ -3,6 +3,7 @@
  * (the HTTP library bounds their size), so lookups are plain scans.
  */
 #include "tap/http/httphdr.h"
+#include "tap/http/httpsess.h"
 
 #include <ctype.h>
 #include <stdint.h>
@@ -584,4 +585,59 @@ const char *mt_chunked_problem(const unsigned char *p, size_t n)
 			break;
 	}
 	return i == n ? NULL : "bytes after the chunked body's end";
+}
+
+const char *mt_request_refusal(const char *raw, size_t n, size_t *len, const char *method,
+			       const char *target, const struct mt_hdr *h, size_t nh, int http11,
+			       int *status)
+{
+	const char *bad = mt_head_problem(raw, n, len), *path = hs_uri_target(target);
+
+	*status = 400;
+	if (bad)
+		return bad;
+	if (!strcmp(method, "CONNECT")) {
+		*status = 405;
+		return "CONNECT (a tunnel) through a reverse proxy";
+	}
+	bad = mt_target_problem(path, method);
+	if (!bad && path != target)
+		bad = mt_target_problem(target + strcspn(target, "/"), method);
+	return bad ? bad : mt_hdr_framing_problem(h, nh, http11);
+}
+
+const char *mt_head_split_refusal(const char *raw, size_t n, struct mt_head_split *sp)
+{
+	const char *bad = NULL;
+	size_t len;
+
+	mt_head_split(raw, n, sp);
+	if (sp->method[0])
+		bad = mt_target_problem(hs_uri_target(sp->target), sp->method);
+	if (!bad && sp->method[0])
+		bad = mt_hdr_framing_problem(sp->h, sp->nh, 1);
+	return bad ? bad : mt_head_problem(raw, n, &len);
+}
+
+int mt_hdr_expects_continue(const struct mt_hdr *h, size_t nh, int major, int minor)
+{
+	const char *ex = mt_hdr_get(h, nh, "Expect");
+
+	return ex && !strcasecmp(ex, "100-continue") && major == 1 && minor >= 1;
+}
+
+const char *mt_http_reason(int status)
+{
+	switch (status) {
+	case 400: return "Bad Request";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 413: return "Payload Too Large";
+	case 431: return "Request Header Fields Too Large";
+	case 502: return "Bad Gateway";
+	case 504: return "Gateway Timeout";
+	default: return "Error";
+	}
 }

@@ -113,6 +113,34 @@ void mt_head_split(const char *p, size_t n, struct mt_head_split *out);
 void mt_head_split_free(struct mt_head_split *s);
 
 /*
+ * What the tap and the mock refuse in a request head a parser read whole
+ * (method, target, fields h, http11 its version is 1.1), whose bytes as
+ * they came are raw (n of them, from its first byte): a problem with those
+ * bytes (mt_head_problem; *len: the head's length, 0 when not whole in n),
+ * CONNECT (a tunnel is a forward proxy's business), the target
+ * (mt_target_problem, an absolute form's path too), the framing
+ * (mt_hdr_framing_problem), in that order. NULL when sound, else why, with
+ * the status to answer in *status (400; 405 for CONNECT).
+ */
+const char *mt_request_refusal(const char *raw, size_t n, size_t *len, const char *method,
+			       const char *target, const struct mt_hdr *h, size_t nh, int http11,
+			       int *status);
+
+/*
+ * A head a parser refused (raw, n bytes from its first): split leniently
+ * into sp (free it with mt_head_split_free), and why as the checks of a
+ * parsed head say it (target, framing, then the bytes), or NULL when none
+ * of them finds it (the parser's words are then the reason).
+ */
+const char *mt_head_split_refusal(const char *raw, size_t n, struct mt_head_split *sp);
+
+/* The reason phrase of a status the tap or the mock answers itself (RFC 9110). */
+const char *mt_http_reason(int status);
+
+/* The client waits for 100 Continue before its body (Expect: 100-continue, HTTP/1.1). */
+int mt_hdr_expects_continue(const struct mt_hdr *h, size_t nh, int major, int minor);
+
+/*
  * A request target (after an absolute form's scheme and authority are taken
  * off) that a reverse proxy must not pass on: empty; with a space, a control
  * byte or DEL (RFC 9112 3.2); not a path ("@host/x" would make another URL of

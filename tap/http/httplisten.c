@@ -408,3 +408,27 @@ int hln_listen(const char *host, int port, int reuseport, int *bound_port)
 	}
 	return fd;
 }
+
+enum hln_verdict hln_guard_fields(const struct hln_guard *g, const struct mt_hdr *h, size_t nh,
+				  const char **value)
+{
+	const char *host = mt_hdr_get(h, nh, "Host");
+	enum hln_verdict v = hln_guard_check(g, host, NULL);
+
+	*value = host;
+	for (size_t i = 0; i < nh && v == HLN_PASS; i++)
+		if (!strcasecmp(h[i].name, "Origin")) {
+			v = hln_guard_check(g, NULL, h[i].value);
+			*value = h[i].value;
+		}
+	return v;
+}
+
+const char *hln_refusal_reason(enum hln_verdict v)
+{
+	return v == HLN_FOREIGN_ORIGIN
+		       ? "Origin is not of a loopback host nor of one given with --allow-host (a "
+			 "web page elsewhere?)"
+		       : "Host is not a loopback name nor one given with --allow-host (a DNS "
+			 "rebinding?)";
+}

@@ -29,6 +29,8 @@
 
 #include <event2/listener.h>
 
+#include "tap/http/httphdr.h"
+
 /* The first pause of a listener at the descriptor limit, and the longest (ms). */
 #define HLN_PAUSE_MIN_MS 50
 #define HLN_PAUSE_MAX_MS 1000
@@ -139,6 +141,16 @@ enum hln_verdict hln_guard_check(const struct hln_guard *g, const char *host, co
  * --allow-host NAME lets a name in", or its Origin form. VALUE is cut at 100
  * bytes, its control bytes and quotes shown as '?'.
  */
+/*
+ * The guard's verdict on a request's fields: its Host, and every Origin
+ * (two Origins, the second foreign, are refused); *value: the one refused.
+ */
+enum hln_verdict hln_guard_fields(const struct hln_guard *g, const struct mt_hdr *h, size_t nh,
+				  const char **value);
+
+/* Why a verdict refuses, as the tap and the mock answer it (a constant). */
+const char *hln_refusal_reason(enum hln_verdict v);
+
 void hln_refusal_line(enum hln_verdict v, const char *value, const char *who, char *out, size_t n);
 
 #endif

@@ -387,12 +387,7 @@ static void maybe_refuse(struct rconn *c)
 	if (!c->refuse_status || c->open || c->closing)
 		return;
 	{
-		const char *reason = c->refuse_status == 400   ? "Bad Request"
-				     : c->refuse_status == 403 ? "Forbidden"
-				     : c->refuse_status == 405 ? "Method Not Allowed"
-				     : c->refuse_status == 408 ? "Request Timeout"
-				     : c->refuse_status == 413 ? "Payload Too Large"
-								: "Request Header Fields Too Large";
+		const char *reason = mt_http_reason(c->refuse_status);
 		char msg[260];
 		snprintf(msg, sizeof(msg), "mcptap: %s%s", c->refuse_status == 403 ? "" : "refused: ",
 			 c->refuse_why);
@@ -551,6 +546,7 @@ static int sk_request_head(void *ctx, void *conn, const struct hx_head *hd, int6
 	const char *bad;
 	size_t want = o->max_headers + 4, got, len = 0;
 	char small[8192], *raw;
+	int status;
 
 	(void)us;
 	if (c->refusing)
@@ -562,57 +558,40 @@ static int sk_request_head(void *ctx, void *conn, const struct hx_head *hd, int6
 		c->refuse_status = 0; /* (closed without an answer: as a server going away) */
 		return 1;
 	}
-	/* The head's bytes as they came: its end, and what a parser let pass. */
+	/* The head's bytes as they came (those held, up to the limit): its end,
+	 * and what a parser let pass. */
+	if (c->c2s_fed - hd->start < want)
+		want = (size_t)(c->c2s_fed - hd->start);
 	raw = want <= sizeof(small) ? small : mt_malloc(want);
 	got = client_bytes(c, hd->start, raw, want);
-	bad = mt_head_problem(raw, got, &len);
+	bad = mt_request_refusal(raw, got, &len, hd->method, hd->target, hd->h, hd->nh,
+				 hd->major == 1 && hd->minor >= 1, &status);
 	if (!bad && !len) {
 		free(raw != small ? raw : NULL);
 		refuse(c, 431, "a request head above --max-headers", hd);
 		return 1;
 	}
-	if (!bad && !strcmp(hd->method, "CONNECT")) {
-		/* A tunnel to elsewhere is a forward proxy's business, not a reverse proxy's. */
-		free(raw != small ? raw : NULL);
-		refuse(c, 405, "CONNECT (a tunnel) through a reverse proxy", hd);
-		return 1;
-	}
-	if (!bad)
-		bad = mt_target_problem(hs_uri_target(hd->target), hd->method);
-	if (!bad && hs_uri_target(hd->target) != hd->target)
-		bad = mt_target_problem(hd->target + strcspn(hd->target, "/"), hd->method);
-	if (!bad)
-		bad = mt_hdr_framing_problem(hd->h, hd->nh, hd->major == 1 && hd->minor >= 1);
 	if (bad) {
 		free(raw != small ? raw : NULL);
-		refuse(c, 400, bad, hd);
+		refuse(c, status, bad, hd);
 		return 1;
 	}
-
 	{
 		/* A page elsewhere whose name resolves to 127.0.0.1 (DNS rebinding) would
 		 * reach the upstream with the tap's --upstream-header credential. */
-		const char *host = mt_hdr_get(hd->h, hd->nh, "Host");
-		const char *origin = mt_hdr_get(hd->h, hd->nh, "Origin");
-		enum hln_verdict v = hln_guard_check(&t->guard, host, origin);
+		const char *value, *host = mt_hdr_get(hd->h, hd->nh, "Host");
+		enum hln_verdict v = hln_guard_fields(&t->guard, hd->h, hd->nh, &value);
 		if (v != HLN_PASS) {
 			char line[400];
 			pthread_mutex_lock(&t->mu);
 			int said = t->guard.said[v];
 			t->guard.said[v] = 1;
 			pthread_mutex_unlock(&t->mu);
-			hln_refusal_line(v, v == HLN_FOREIGN_ORIGIN ? origin : host, "tap", line,
-					 sizeof(line));
+			hln_refusal_line(v, value, "tap", line, sizeof(line));
 			if (!said)
 				mt_warn("%s", line);
 			free(raw != small ? raw : NULL);
-			refuse(c, HLN_REFUSED_STATUS,
-			       v == HLN_FOREIGN_ORIGIN
-				       ? "Origin is not of a loopback host nor of one given with "
-					 "--allow-host (a web page elsewhere?)"
-				       : "Host is not a loopback name nor one given with --allow-host "
-					 "(a DNS rebinding?)",
-			       hd);
+			refuse(c, HLN_REFUSED_STATUS, hln_refusal_reason(v), hd);
 			return 1;
 		}
 		snprintf(c->host, sizeof(c->host), "%s", host ? host : "");
@@ -631,9 +610,8 @@ static int sk_request_head(void *ctx, void *conn, const struct hx_head *hd, int6
 		 * vain (the request goes upstream whole): the tap says it, when no
 		 * answer is owed before it (the upstream's own 100 may follow: a
 		 * client takes any number of 1xx). */
-		const char *ex = mt_hdr_get(hd->h, hd->nh, "Expect");
 		uint64_t have = c->c2s_fed - hd->start;
-		if (ex && !strcasecmp(ex, "100-continue") && hd->major == 1 && hd->minor >= 1 &&
+		if (mt_hdr_expects_continue(hd->h, hd->nh, hd->major, hd->minor) &&
 		    (hd->chunked || (hd->content_length != UINT64_MAX &&
 				     have < len + hd->content_length)) &&
 		    !c->open && !c->nfw)
@@ -725,21 +703,16 @@ static void *sk_request(void *ctx, void *conn, const struct hx_request *r, int64
 static void refuse_raw(struct rconn *c, int status, const char *why, int check)
 {
 	uint64_t start = c->nfw ? c->fw[c->nfw - 1].end : c->c2s_base;
-	size_t want = c->loop->tap->o->max_headers + 4, got, len;
+	size_t want = c->loop->tap->o->max_headers + 4, got;
 	char *raw = mt_malloc(want);
 	struct mt_head_split sp;
 	struct hx_head h2;
-	const char *bad = NULL;
+	const char *bad;
 
 	got = c->cli ? client_bytes(c, start, raw, want) : 0;
-	mt_head_split(raw, got, &sp);
-	if (check) {
-		bad = sp.method[0] ? mt_target_problem(hs_uri_target(sp.target), sp.method) : NULL;
-		if (!bad && sp.method[0])
-			bad = mt_hdr_framing_problem(sp.h, sp.nh, 1);
-		if (!bad)
-			bad = mt_head_problem(raw, got, &len);
-	}
+	bad = mt_head_split_refusal(raw, got, &sp);
+	if (!check)
+		bad = NULL;
 	memset(&h2, 0, sizeof(h2));
 	h2.method = sp.method;
 	h2.target = sp.target;
@@ -960,7 +933,7 @@ static void up_over(struct rconn *c, int status, const char *outcome, const char
 			 : !strcmp(outcome, "unreachable") ? "mcptap: the upstream could not be reached: %s"
 							   : "mcptap: the upstream sent no response: %s",
 			 why);
-		own_answer(c, status, status == 504 ? "Gateway Timeout" : "Bad Gateway",
+		own_answer(c, status, mt_http_reason(status),
 			   hl_info(x->hx)->rpc_id, msg);
 		own_stored(c, x, status);
 		rx_end(x, outcome, why);

@@ -83,6 +83,7 @@ try "no Host" "HTTP/1.1 400 Bad Request" \
 	"no Host field in an HTTP/1.1 request"
 try "a target that is no path" "HTTP/1.1 400 Bad Request" "GET @127.0.0.1/x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 try "bytes that are not HTTP (a TLS hello)" "HTTP/1.1 400 Bad Request" '\026\003\001\000\245\001\000\000\241\003\003'
+try "CONNECT (a tunnel)" "HTTP/1.1 405 Method Not Allowed" "CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n$smuggled"
 try "a foreign Host" "HTTP/1.1 403 Forbidden" "POST /mcp HTTP/1.1\r\nHost: evil.example.com\r\n$acc\r\nContent-Length: 40\r\n\r\n$body$smuggled"
 head -c 70000 /dev/zero | tr '\0' a > "$T/long"
 try "a head above 64 KiB" "HTTP/1.1 431 Request Header Fields Too Large" \

@@ -75,6 +75,9 @@ check_eq "tap: and Origin https://mcp.local" "$(ok t9)" \
 	"$(ask "$TAP_URL/mcp" "$(ping t9)" -H "Host: mcp.local" -H 'Origin: https://mcp.local')"
 check_eq "tap: but not Host mcp.local.evil.example.com" "403 application/json $HOST_BODY" \
 	"$(ask "$TAP_URL/mcp" "$(ping t10)" -H 'Host: mcp.local.evil.example.com')"
+check_eq "tap: two Origins, the second foreign: 403 (every Origin is looked at)" \
+	"403 application/json $ORIGIN_BODY" \
+	"$(ask "$TAP_URL/mcp" "$(ping t11)" -H 'Origin: http://localhost:3000' -H 'Origin: http://evil.example.com')"
 stop_tap INT
 check_eq "SIGINT: the tap exits 0" 0 "$TAP_STATUS"
 check_eq "the upstream got the requests let in, and only those, with their Origin" \
@@ -83,7 +86,7 @@ check_eq "the upstream got the requests let in, and only those, with their Origi
 check_eq "the tap stored the messages of those requests only (a refusal's body is not stored)" "t1,t2,t3,t8,t9" \
 	"$(sql "$T/t.db" "select group_concat(json_extract(cast(raw as text), '$.id'), ',') from (select raw from message where dir = 'c2s' order by session, seq)")"
 check_eq "those complete, each refusal an exchange of its own: 403, refused, and why" \
-	"5|200|complete 2|403|refused|Host is not a loopback name nor one given with --allow-host (a DNS rebinding?) 3|403|refused|Origin is not of a loopback host nor of one given with --allow-host (a web page elsewhere?)" \
+	"5|200|complete 2|403|refused|Host is not a loopback name nor one given with --allow-host (a DNS rebinding?) 4|403|refused|Origin is not of a loopback host nor of one given with --allow-host (a web page elsewhere?)" \
 	"$(sql "$T/t.db" "select count(*) || '|' || group_concat(distinct status) || '|' || group_concat(distinct outcome) from http_exchange where outcome = 'complete'") $(sql "$T/t.db" "select count(*) || '|' || status || '|' || outcome || '|' || error from http_exchange where outcome = 'refused' group by error order by error" | tr '\n' ' ' | sed 's/ $//')"
 check_eq "the tap said the first refusal of each kind, once" \
 	"mcptap: warning: refused a request for Host 'evil.example.com' (the tap listens on loopback: a DNS rebinding?); --allow-host NAME lets a name in

@@ -459,6 +459,114 @@ static void test_framing_problem(void **state)
 			    "a fragment ('#') in the request target");
 }
 
+/* A raw head's bytes: where it ends, and what is wrong with them. */
+static void test_head_problem(void **state)
+{
+	static const struct {
+		const char *raw;
+		size_t len;       /* its length when sound and whole */
+		const char *why;  /* the start of the reason, or NULL */
+	} cases[] = {
+		{"GET /mcp HTTP/1.1\r\nHost: a\r\n\r\nBODY", 30, NULL},
+		{"GET /mcp HTTP/1.1\r\nHost: a\r\n", 0, NULL},        /* (not whole yet) */
+		{"GET /mcp HTTP/1.1\nHost: a\r\n\r\n", 0, "a line not ended by CRLF"},
+		{"GET /mcp HTTP/1.1\r\nHost: a\r\n folded\r\n\r\n", 0, "an obsolete line folding"},
+		{"GET /mcp HTTP/1.1\r\nHost : a\r\n\r\n", 0, "a field name that is not a token"},
+		{"GET /mcp HTTP/1.1\r\nHost\r\n\r\n", 0, "a field line without a colon"},
+		{"GET /mcp HTTP/1.1\r\nX: a\001b\r\n\r\n", 0, "a control byte in the head"},
+		{"GET /a H\r\n\r\n1.1\r\nHost: x\r\n\r\n", 0, "a request line that is not"},
+		{"GET /a HTTP/2.0\r\nHost: x\r\n\r\n", 0, "a request line that is not"},
+		{"GET  /a HTTP/1.1\r\nHost: x\r\n\r\n", 0, "a request line that is not"},
+		{"\r\nGET /a HTTP/1.1\r\n\r\n", 0, "an empty line before the request line"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len = 99;
+		const char *why = mt_head_problem(cases[i].raw, strlen(cases[i].raw), &len);
+		if (cases[i].why) {
+			assert_non_null(why);
+			assert_memory_equal(why, cases[i].why, strlen(cases[i].why));
+		} else {
+			assert_null(why);
+			assert_int_equal(len, cases[i].len);
+		}
+	}
+}
+
+/* Chunked framing read strictly. */
+static void test_chunked_problem(void **state)
+{
+	static const struct {
+		const char *body;
+		const char *why;
+	} cases[] = {
+		{"3\r\nabc\r\n0\r\n\r\n", NULL},
+		{"3;ext=1\r\nabc\r\nA\r\n0123456789\r\n0\r\nX-T: v\r\n\r\n", NULL},
+		{"3\r\nabcXY0\r\n\r\n", "a chunk's data not followed by CRLF"},
+		{"3\rXabc\r\n0\r\n\r\n", "a chunk size line not ended by CRLF"},
+		{"zz\r\n", "a chunk size line that does not begin with hex digits"},
+		{"10000000000000000\r\n", "a chunk size of more than 16 hex digits"},
+		{"5\r\nabc\r\n", "a chunk shorter than its size"},
+		{"0\r\nX T: v\r\n\r\n", "a trailer field whose name is not a token"},
+		{"0\r\nX-T: v\n\r\n", "a trailer line not ended by CRLF"},
+		{"0\r\n\r\nGET", "bytes after the chunked body's end"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *why = mt_chunked_problem((const unsigned char *)cases[i].body,
+						     strlen(cases[i].body));
+		if (cases[i].why)
+			assert_string_equal(why, cases[i].why);
+		else
+			assert_null(why);
+	}
+}
+
+/* What the tap and the mock refuse in a parsed head, in order, with its status. */
+static void test_request_refusal(void **state)
+{
+	static const char ok[] = "GET /mcp HTTP/1.1\r\nHost: a\r\n\r\n";
+	static const char conn[] = "CONNECT a:22 HTTP/1.1\r\nHost: a:22\r\n\r\n";
+	struct mt_hdr host = {"Host", "a"}, two_cl[] = {{"Host", "a"}, {"Content-Length", "1"},
+							  {"Content-Length", "2"}};
+	struct mt_head_split sp;
+	size_t len = 0;
+	int status = 0;
+
+	(void)state;
+	assert_null(mt_request_refusal(ok, strlen(ok), &len, "GET", "/mcp", &host, 1, 1, &status));
+	assert_int_equal(len, strlen(ok));
+	assert_string_equal(mt_request_refusal(conn, strlen(conn), &len, "CONNECT", "a:22", &host, 1,
+					       1, &status),
+			    "CONNECT (a tunnel) through a reverse proxy");
+	assert_int_equal(status, 405);
+	assert_string_equal(mt_request_refusal(ok, strlen(ok), &len, "GET", "@evil/x", &host, 1, 1,
+					       &status),
+			    "a request target that is not a path (origin form)");
+	assert_int_equal(status, 400);
+	assert_string_equal(mt_request_refusal(ok, strlen(ok), &len, "GET", "http://a/x#f", &host, 1,
+					       1, &status),
+			    "a fragment ('#') in the request target");
+	assert_string_equal(mt_request_refusal(ok, strlen(ok), &len, "POST", "/mcp", two_cl, 3, 1,
+					       &status),
+			    "more than one Content-Length field");
+	/* A head the parser refused: split, and said in the same words. */
+	{
+		static const char bad[] = "POST /mcp HTTP/1.1\r\nHost: a\r\nTransfer-Encoding : "
+					  "chunked\r\nContent-Length: 0\r\n\r\n";
+		assert_string_equal(mt_head_split_refusal(bad, strlen(bad), &sp),
+				    "whitespace in a header field's name (before its colon)");
+		assert_string_equal(sp.method, "POST");
+		assert_string_equal(sp.target, "/mcp");
+		assert_int_equal(sp.nh, 3);
+		mt_head_split_free(&sp);
+	}
+	assert_string_equal(mt_http_reason(405), "Method Not Allowed");
+	assert_string_equal(mt_http_reason(431), "Request Header Fields Too Large");
+}
+
 int main(void)
 {
 	const struct CMUnitTest httphdr[] = {
@@ -473,6 +581,9 @@ int main(void)
 		cmocka_unit_test(test_json_redacted),
 		cmocka_unit_test(test_json_not_utf8),
 		cmocka_unit_test(test_target),
+		cmocka_unit_test(test_head_problem),
+		cmocka_unit_test(test_chunked_problem),
+		cmocka_unit_test(test_request_refusal),
 	};
 
 	return cmocka_run_group_tests(httphdr, setup, teardown);
