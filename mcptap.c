@@ -4,6 +4,9 @@
  */
 #include <stdio.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "schema/cli.h"
 
@@ -41,6 +44,16 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+#ifdef __GLIBC__
+	/*
+	 * Big buffers (a body of megabytes, SQLite's record of it) from their own
+	 * mappings, given back when freed. By default glibc raises this threshold
+	 * each time such a buffer is freed, so after a burst of big bodies they
+	 * come from the arenas of the relay's and the writer's threads and stay
+	 * resident: 90 MB after 30 bodies of 15 MiB, 14 MB with the threshold fixed.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#endif
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_ERROR;
