@@ -74,7 +74,8 @@ struct writer {
 	struct chunk *spent;    /* stored, given back: the producers free them (a free in
 				 * the thread that allocated is cheap; across threads both
 				 * fight for malloc's arena lock) */
-	size_t held_bytes;      /* relayed and not committed: queued, taken, in the open transaction */
+	size_t held_bytes;      /* relayed and not committed: queued, taken, in the open transaction
+				 * (changed under mu, atomically: writer_held reads it without) */
 	size_t held_lines;
 	int stalled;            /* the store takes nothing now: 2 locked elsewhere, 1 slow or not open
 				 * yet; 3 it takes again and stores what it held meanwhile */
@@ -279,7 +280,7 @@ static void end_stall(struct writer *w)
 static void release_txn(struct writer *w, int committed)
 {
 	pthread_mutex_lock(&w->mu);
-	w->held_bytes -= w->txn_held_bytes;
+	__atomic_sub_fetch(&w->held_bytes, w->txn_held_bytes, __ATOMIC_RELAXED);
 	w->held_lines -= w->txn_held_lines;
 	if (committed) {
 		end_stall(w);
@@ -990,7 +991,7 @@ static void store_pending(struct writer *w)
 		} else {
 			/* Not stored (no store, or it failed): nothing to wait for. */
 			pthread_mutex_lock(&w->mu);
-			w->held_bytes -= ch->n;
+			__atomic_sub_fetch(&w->held_bytes, ch->n, __ATOMIC_RELAXED);
 			w->held_lines -= ch->lines;
 			if (w->waiting)
 				pthread_cond_broadcast(&w->room);
@@ -1548,7 +1549,7 @@ static void enqueue(struct writer *w, struct chunk *ch, int timed, int64_t t_ns,
 	else
 		w->head = ch;
 	w->tail = ch;
-	w->held_bytes += n;
+	__atomic_add_fetch(&w->held_bytes, n, __ATOMIC_RELAXED);
 	w->held_lines += ch->lines;
 	ticket = ++w->put;
 	if (w->o.sync || w->held_bytes >= w->o.queue_bytes / 2 ||
@@ -1565,6 +1566,11 @@ static void enqueue(struct writer *w, struct chunk *ch, int timed, int64_t t_ns,
 	spent = take_spent(w);
 	pthread_mutex_unlock(&w->mu);
 	free_chunks(spent);
+}
+
+size_t writer_held(struct writer *w)
+{
+	return __atomic_load_n(&w->held_bytes, __ATOMIC_RELAXED);
 }
 
 size_t writer_reclaim(struct writer *w)

@@ -190,6 +190,8 @@ void writer_set_time(struct writer *w, int64_t ns, int64_t wall);
  * and not committed.
  */
 size_t writer_reclaim(struct writer *w);
+/* What it holds: relayed and not yet committed, in bytes. */
+size_t writer_held(struct writer *w);
 
 /*
  * Stop waiting: producers blocked in writer_put() return, and later puts queue

@@ -1739,6 +1739,11 @@ static void gap(struct hx_stream *c, enum hx_dir d, uint64_t n, int64_t us)
 	h->fed += n;
 }
 
+size_t hx_held(const struct hx_stream *c)
+{
+	return c ? conn_bytes(c) : 0;
+}
+
 int hx_in_message(const struct hx_stream *c, enum hx_dir d)
 {
 	return c && c->h[d].in_msg;

@@ -285,6 +285,9 @@ void hx_close(struct hx_stream *s, const struct hx_conn_id *id, enum hx_end_how 
 
 void hx_stats(const struct hx_reader *r, struct hx_stats *out);
 
+/* What the reader holds for a connection, in bytes (a body being read, heads, its state). */
+size_t hx_held(const struct hx_stream *s);
+
 /* A message has begun on direction d of a connection and not ended. */
 int hx_in_message(const struct hx_stream *s, enum hx_dir d);
 

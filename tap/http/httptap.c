@@ -80,6 +80,8 @@
 #define OUT_LOW (64 * 1024)
 /* An exchange with a body this big makes the tap give freed memory back once idle. */
 #define TRIM_AFTER (1u << 20)
+/* A request body from this size on takes its room (mem_count) once its head is read. */
+#define RESERVE_FROM (64u << 10)
 /* How often the control loop looks (ms). */
 #define TRIM_EVERY_MS 1000
 /* A legacy SSE stream's first event is held up to this, waiting to be whole. */
@@ -154,6 +156,8 @@ struct rconn {
 	int connect_pending;
 	int big;
 	size_t counted;       /* what it holds, as last added to the tap's held */
+	size_t reserve;       /* what the request being read will hold once whole (its
+			       * Content-Length says it): counted while it is read */
 	int mem_paused;       /* not read: the tap's --memory is reached */
 };
 
@@ -172,7 +176,6 @@ struct loop {
 	int stopping;
 	int exchanges;        /* open on this loop */
 	uint64_t next_num;
-	struct rconn *runner; /* the one connection read on past --memory (progress) */
 	struct evbuffer *scratch; /* a request on its way upstream (write_through) */
 	struct event *mem_timer; /* resumes those paused once there is room */
 };
@@ -204,6 +207,8 @@ struct tap {
 	int big_since_trim;
 	int big_open;
 	size_t held;          /* bytes the relay holds, all loops (__atomic) */
+	size_t reader_max;    /* the most of a request body the reader keeps */
+	struct rconn *runner; /* the one connection read on past --memory, all loops (__atomic) */
 	int mem_said;         /* --memory reached was said (__atomic) */
 };
 
@@ -407,6 +412,7 @@ static void refuse(struct rconn *c, int status, const char *why, const struct hx
 	if (c->refusing)
 		return;
 	c->refusing = 1;
+	c->reserve = 0; /* (the request is read no more) */
 	c->refuse_status = status;
 	snprintf(c->refuse_why, sizeof(c->refuse_why), "%s", why);
 	if (hd) {
@@ -603,6 +609,13 @@ static int sk_request_head(void *ctx, void *conn, const struct hx_head *hd, int6
 	}
 	c->head_seen = 1;
 	c->head_len = len;
+	/* Its body, held in the input and copied by the reader (in a buffer that
+	 * grows by doubling): room for that is taken now, so that requests that
+	 * cannot all be whole together are not all read halfway (mem_check). */
+	if (hd->content_length != UINT64_MAX && hd->content_length >= RESERVE_FROM) {
+		size_t n = (size_t)hd->content_length;
+		c->reserve = len + n + 2 * (n < t->reader_max ? n : t->reader_max);
+	}
 	c->head_chunked = hd->chunked;
 	edit_head(c, raw, len);
 	{
@@ -1060,23 +1073,26 @@ static void up_event(struct bufferevent *bev, short what, void *arg)
 /* ---- the memory budget ---- */
 
 /*
- * What c holds now, added to the tap's count: its client's input twice (a
- * request being read is copied by the reader), what waits for either side,
- * and the legacy stream's start held.
+ * What c holds now, added to the tap's count: its client's input, what waits
+ * for either side, the legacy stream's start held, and what the reader holds
+ * for it (its copy of a request body being read, as allocated); while it is
+ * read, at least the room its request takes once whole.
  */
 static void mem_count(struct rconn *c)
 {
 	struct tap *t = c->loop->tap;
-	size_t now = 0;
+	size_t now = hx_held(c->hs);
 
 	if (c->cli)
-		now += 2 * evbuffer_get_length(bufferevent_get_input(c->cli)) +
+		now += evbuffer_get_length(bufferevent_get_input(c->cli)) +
 		       evbuffer_get_length(bufferevent_get_output(c->cli));
 	if (c->up)
 		now += evbuffer_get_length(bufferevent_get_output(c->up)) +
 		       evbuffer_get_length(bufferevent_get_input(c->up));
 	if (c->held)
 		now += evbuffer_get_length(c->held);
+	if (!c->mem_paused && now < c->reserve)
+		now = c->reserve;
 	if (now > c->counted)
 		__atomic_add_fetch(&t->held, now - c->counted, __ATOMIC_RELAXED);
 	else if (now < c->counted)
@@ -1085,9 +1101,39 @@ static void mem_count(struct rconn *c)
 }
 
 /*
+ * What the tap holds: the relay's bytes, and the writer's thrice (a message
+ * waiting to be stored, and SQLite's two copies of it while it inserts it:
+ * the record it builds, and the neighbour it reads whole to compare keys).
+ */
+static size_t mem_held(struct tap *t)
+{
+	return __atomic_load_n(&t->held, __ATOMIC_RELAXED) + 3 * writer_held(t->w);
+}
+
+/* c the runner, when there is none (1), or already it. */
+static int mem_run(struct rconn *c)
+{
+	struct rconn *none = NULL;
+	struct tap *t = c->loop->tap;
+
+	return __atomic_compare_exchange_n(&t->runner, &none, c, 0, __ATOMIC_ACQ_REL,
+					   __ATOMIC_ACQUIRE) ||
+	       none == c;
+}
+
+static void mem_run_done(struct rconn *c)
+{
+	struct rconn *me = c;
+
+	__atomic_compare_exchange_n(&c->loop->tap->runner, &me, NULL, 0, __ATOMIC_ACQ_REL,
+				    __ATOMIC_ACQUIRE);
+}
+
+/*
  * Past --memory, c is read no more until there is room, but for one
- * connection per loop (the first to pass it: its request can be whole, so
- * the tap goes on).
+ * connection of all (the first to pass it: its request can be whole, so the
+ * tap goes on; one only, so what the tap holds past --memory is at most one
+ * request).
  */
 static void mem_check(struct rconn *c)
 {
@@ -1096,16 +1142,14 @@ static void mem_check(struct rconn *c)
 	struct timeval tv = {0, 50 * 1000};
 
 	mem_count(c);
-	if (c->closing || c->mem_paused ||
-	    __atomic_load_n(&t->held, __ATOMIC_RELAXED) <= t->o->memory)
+	if (c->closing || c->mem_paused || mem_held(t) <= t->o->memory)
 		return;
 	/* (The runner is one whose request is being read: it frees its room
 	 * once whole. Reading an answer makes none.) */
-	if (!l->runner && c->c2s_fed > c->c2s_base)
-		l->runner = c;
-	if (l->runner == c)
+	if (c->c2s_fed > c->c2s_base && mem_run(c))
 		return;
 	c->mem_paused = 1;
+	mem_count(c); /* (its room is not taken while it waits) */
 	if (c->cli)
 		bufferevent_disable(c->cli, EV_READ);
 	if (c->up)
@@ -1126,6 +1170,7 @@ static int out_full(struct bufferevent *b)
 static void mem_resume(struct rconn *c)
 {
 	c->mem_paused = 0;
+	mem_count(c);
 	if (c->cli && !c->refusing && !c->closing && !out_full(c->up))
 		bufferevent_enable(c->cli, EV_READ);
 	if (c->up && !out_full(c->cli))
@@ -1141,24 +1186,31 @@ static void on_mem_timer(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (__atomic_load_n(&t->held, __ATOMIC_RELAXED) > t->o->memory - t->o->memory / 16) {
+	if (mem_held(t) > t->o->memory - t->o->memory / 16) {
 		/* Still no room: the one that holds most reads on (its request is
 		 * the nearest to whole), when none does. */
 		struct rconn *best = NULL;
-		for (struct rconn *c = l->conns; c && !l->runner; c = c->next)
+		for (struct rconn *c = l->conns; c; c = c->next)
 			if (c->mem_paused && c->c2s_fed > c->c2s_base &&
 			    (!best || c->counted > best->counted))
 				best = c;
-		if (best) {
-			l->runner = best;
+		if (best && mem_run(best))
 			mem_resume(best);
-		}
 		evtimer_add(l->mem_timer, &tv);
 		return;
 	}
-	for (struct rconn *c = l->conns; c; c = c->next)
-		if (c->mem_paused)
-			mem_resume(c);
+	/* Those that fit, in turn: one whose request needs more room than is
+	 * left waits on, but for the runner when there is none (a request that
+	 * never fits goes alone). */
+	for (struct rconn *c = l->conns; c; c = c->next) {
+		if (!c->mem_paused)
+			continue;
+		if (mem_held(t) + c->reserve > t->o->memory && !mem_run(c)) {
+			evtimer_add(l->mem_timer, &tv);
+			break;
+		}
+		mem_resume(c);
+	}
 }
 
 /* ---- the legacy endpoint event ---- */
@@ -1301,8 +1353,8 @@ static void forward(struct rconn *c)
 		free(f->head);
 	}
 	c->nfw = 0;
-	if (c->loop->runner == c)
-		c->loop->runner = NULL; /* (its request is whole) */
+	c->reserve = 0;
+	mem_run_done(c); /* (its request is whole) */
 	if (c->up) {
 		up_watch(c);
 		if (evbuffer_get_length(bufferevent_get_output(c->up)) > OUT_HIGH)
@@ -1484,9 +1536,9 @@ static void conn_free(struct rconn *c)
 	if (c->held)
 		evbuffer_free(c->held);
 	c->held = NULL;
+	c->reserve = 0;
 	mem_count(c); /* (to 0) */
-	if (l->runner == c)
-		l->runner = NULL;
+	mem_run_done(c);
 	for (size_t i = 0; i < c->nfw; i++)
 		free(c->fw[i].head);
 	free(c->fw);
@@ -1778,6 +1830,7 @@ static int loop_init(struct tap *t, struct loop *l, int idx, evutil_socket_t fd)
 	/* (A body above --max-message is not stored: the reader keeps no more of it.) */
 	ho.max_body = t->o->max_body < t->o->wopts.max_message ? t->o->max_body
 								: t->o->wopts.max_message;
+	t->reader_max = ho.max_body;
 	l->hx = hx_new(&ho, &sink);
 	l->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (l->stop_fd < 0)
