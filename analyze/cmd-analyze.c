@@ -26,14 +26,15 @@ static int run_analyze(int argc, char **argv);
 const struct cmd_entry cmd_analyze = {
 	.name = "analyze",
 	.summary = "check captured sessions against the MCP rules of their protocol revision",
-	.usage = "mcptap analyze -r FILE [-s ID | --all] [-T text|json|sarif|junit] "
+	.usage = "mcptap analyze -r FILE [-s LIST | --all] [-T text|json|sarif|junit] "
 		 "[--fail-on error|warning|info|never] [--spec REVISION] [--rules LIST | "
-		 "--skip-rules LIST] [--timeout-ms N] [--no-store]\n"
+		 "--skip-rules LIST] [--max-per-rule N] [--timeout-ms N] [--no-store]\n"
 		 "mcptap analyze --list-rules [-T text|json]",
 	.options =
 		"  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
-		"  -s, --session ID      the session (default: the newest)\n"
-		"      --all             every session in the file\n"
+		"  -s, --session LIST    the sessions: ids, ranges A-B, all, comma-separated\n"
+		"                        (default: every session in the file)\n"
+		"      --all             the same as -s all\n"
 		"  -T, --format FORMAT   text (default), json, sarif (2.1.0) or junit (XML);\n"
 		"                        --list-rules: text or json (an object per line)\n"
 		"      --fail-on LEVEL   exit 1 when a finding at or above LEVEL exists:\n"
@@ -42,6 +43,8 @@ const struct cmd_entry cmd_analyze = {
 		"                        2025-06-18, 2025-11-25, 2026-07-28), not the negotiated one\n"
 		"      --rules LIST      run only these rules (ids or prefixes: CAP,LIFE-001)\n"
 		"      --skip-rules LIST run all rules but these\n"
+		"      --max-per-rule N  report at most N findings of each rule (all are\n"
+		"                        counted, and stored in the file)\n"
 		"      --timeout-ms N    a request unanswered for N ms is late (LIFE-015)\n"
 		"      --no-store        do not store the findings in the capture file (a file\n"
 		"                        that cannot be written is analyzed without storing)\n"
@@ -360,6 +363,7 @@ static int run_analyze(int argc, char **argv)
 		{"rules", required_argument, NULL, 'R'},
 		{"skip-rules", required_argument, NULL, 'K'},
 		{"timeout-ms", required_argument, NULL, 'O'},
+		{"max-per-rule", required_argument, NULL, 'M'},
 		{"no-store", no_argument, NULL, 'N'},
 		{"list-rules", no_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},
@@ -403,6 +407,11 @@ static int run_analyze(int argc, char **argv)
 			if (mt_parse_int64(optarg, &n) || n <= 0)
 				return cli_usage_error(&cmd_analyze, "bad --timeout-ms '%s'", optarg);
 			ao.timeout_ns = n * 1000000;
+			break;
+		case 'M':
+			if (mt_parse_int64(optarg, &n) || n <= 0)
+				return cli_usage_error(&cmd_analyze, "bad --max-per-rule '%s'", optarg);
+			ro.max_per_rule = (size_t)n;
 			break;
 		case 'N': no_store = 1; break;
 		case 'L': list = 1; break;
@@ -450,6 +459,9 @@ static int run_analyze(int argc, char **argv)
 	}
 	if (all && sid)
 		return cli_usage_error(&cmd_analyze, "-s and --all exclude each other");
+	if (sid && cli_session_list_problem(sid))
+		return cli_usage_error(&cmd_analyze, "bad session list '%s': %s", sid,
+				       cli_session_list_problem(sid));
 	if (!(path = cli_capture_path(path)))
 		return cli_usage_error(&cmd_analyze, "no capture file: give -r FILE or set MCPTAP_FILE");
 
@@ -467,21 +479,20 @@ static int run_analyze(int argc, char **argv)
 		goto out;
 	if (!no_store && !wst)
 		mt_warn("cannot store the findings in '%s': %s", path, why);
-	if (all) {
-		if (store_sessions(st, &rows, &nrows, &err)) {
-			mt_error("cannot read '%s': %s", path, err.msg);
+	{
+		int64_t *ids;
+		size_t nids;
+		if (cli_pick_sessions(st, path, all ? "all" : sid, CLI_ALL, &ids, &nids))
 			goto out;
+		rows = mt_calloc(nids, sizeof(*rows));
+		for (; nrows < nids; nrows++) {
+			if (store_session_get(st, ids[nrows], &rows[nrows], &err)) {
+				mt_error("cannot read '%s': %s", path, err.msg);
+				free(ids);
+				goto out;
+			}
 		}
-	} else {
-		int64_t id;
-		if (cli_pick_session(st, path, sid, &id))
-			goto out;
-		rows = mt_calloc(1, sizeof(*rows));
-		nrows = 1;
-		if (store_session_get(st, id, &rows[0], &err)) {
-			mt_error("cannot read '%s': %s", path, err.msg);
-			goto out;
-		}
+		free(ids);
 	}
 	ro.path = path;
 	ro.an = &ao;

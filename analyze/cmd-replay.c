@@ -44,9 +44,10 @@ const struct cmd_entry cmd_replay = {
 		 "[--timeout-ms N] [--runs N] [--fast] [-v] [--no-store]",
 	.options =
 		"  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
-		"  -s, --session ID      the session (default: the newest); with --listen, all:\n"
-		"                        every session, each client's a run of the one its\n"
-		"                        initialize's clientInfo picks\n"
+		"  -s, --session ID      the session (default: the newest); with --listen, a LIST\n"
+		"                        (ids, ranges A-B, all, comma-separated): each client's\n"
+		"                        session a run of the one its initialize's clientInfo\n"
+		"                        picks among them\n"
 		"      --as server       be the recorded server on stdin/stdout, or over HTTP\n"
 		"                        with --listen\n"
 		"      --as client       be the recorded client against COMMAND, or the server\n"
@@ -215,6 +216,8 @@ static int run_replay(int argc, char **argv)
 	const char *path = NULL, *sid = NULL, *as = NULL, *timing = "ordered", *report = NULL;
 	const char *listen = NULL, *http_path = NULL;
 	int legacy = 0, all = 0;
+	int64_t *sessions = NULL;
+	size_t nsessions = 0;
 	struct store *st = NULL;
 	struct rp_script s;
 	struct mt_err err = {"", 0};
@@ -386,15 +389,26 @@ static int run_replay(int argc, char **argv)
 		if (!strcmp(as, "client") && !no_store)
 			mt_warn("replay: the run is not stored in '%s': %s", path, err.msg);
 	}
-	all = sid && !strcmp(sid, "all");
+	/* More than one session (a list, a range, all) is for the HTTP mock. */
+	all = sid && strspn(sid, "0123456789") != strlen(sid);
 	if (all && (strcmp(as, "server") || !listen)) {
-		rc = cli_usage_error(&cmd_replay, "-s all is for --as server --listen (each client's "
-						  "session a run of one recorded session)");
+		rc = cli_usage_error(&cmd_replay, "-s with more than one session is for --as server "
+						  "--listen (each client's session a run of one of them)");
 		goto out;
 	}
-	/* (-s all: the newest session says how to serve) */
-	if (cli_pick_session(st, path, all ? NULL : sid, &id))
+	if (all && cli_session_list_problem(sid)) {
+		rc = cli_usage_error(&cmd_replay, "bad session list '%s': %s", sid,
+				     cli_session_list_problem(sid));
 		goto out;
+	}
+	/* (more than one: the newest of them says how to serve) */
+	if (all) {
+		if (cli_pick_sessions(st, path, sid, CLI_NEWEST, &sessions, &nsessions))
+			goto out;
+		id = sessions[nsessions - 1];
+	} else if (cli_pick_session(st, path, sid, &id)) {
+		goto out;
+	}
 	ig.paths = ignore;
 	ig.n = nignore;
 	if (rp_load(st, id, &ig, &s, &err)) {
@@ -425,7 +439,8 @@ static int run_replay(int argc, char **argv)
 		if (listen) {
 			struct mock_http_opts ho;
 			http_setup(st, &s, listen, http_path, legacy, &ho);
-			ho.all = all;
+			ho.sessions = sessions;
+			ho.nsessions = nsessions;
 			ho.allow_hosts = allow;
 			ho.n_allow_hosts = nallow;
 			ho.client_timeout_ms = client_timeout_ms;
@@ -450,6 +465,7 @@ static int run_replay(int argc, char **argv)
 		rc = verify_run(&s, &vo);
 	}
 out:
+	free(sessions);
 	if (loaded)
 		rp_release(&s);
 	/* The capture stayed open for the run: if it was deleted or replaced

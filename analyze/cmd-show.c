@@ -17,9 +17,10 @@ static int run_show(int argc, char **argv);
 const struct cmd_entry cmd_show = {
 	.name = "show",
 	.summary = "print the messages of a session in order",
-	.usage = "mcptap show -r FILE [-s ID] [-T text|json] [--full]",
+	.usage = "mcptap show -r FILE [-s LIST] [-T text|json] [--full]",
 	.options = "  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
-		   "  -s, --session ID      the session (default: the newest)\n"
+		   "  -s, --session LIST    the sessions: ids, ranges A-B, all, comma-separated\n"
+		   "                        (default: the newest); one after the other\n"
 		   "  -T, --format FORMAT   text (default) or json (one object per line)\n"
 		   "      --full            text: do not cut lines to the terminal's width\n"
 		   "  -h, --help            this text\n",
@@ -632,6 +633,42 @@ static int each(const struct store_item *it, void *ctx)
 	return it->type == STORE_ITEM_EXCHANGE ? show_exchange_text(sh, it->x) : show_text(sh, it);
 }
 
+/* One session's items, printed; what sh kept for it released. 0, or -1 (said). */
+static int show_session(struct show *sh, struct store *st, const char *path, int64_t id, int more)
+{
+	struct mt_err err = {"", 0};
+	int rc = 0;
+
+	sh->session = id;
+	mt_map_init(&sh->by_seq, 0);
+	if (more > 0 && !sh->json)
+		printf("\n");
+	if (!sh->json && more >= 0)
+		printf("session %lld\n", (long long)id);
+	if (store_each_item_ex(st, id, STORE_ITEMS_PAIRED | STORE_ITEMS_EXCHANGES, each, sh, &err) <
+	    0) {
+		mt_error("cannot read '%s': %s", path, err.msg);
+		rc = -1;
+	} else {
+		flush_ends(sh, INT64_MAX);
+	}
+	for (size_t i = 0; i < sh->nsubj; i++)
+		free(sh->subj[i].p);
+	free(sh->subj);
+	sh->subj = NULL;
+	sh->nsubj = sh->capsubj = 0;
+	free(sh->freed);
+	sh->freed = NULL;
+	sh->nfreed = sh->capfreed = 0;
+	for (size_t i = 0; i < sh->nends; i++)
+		free(sh->ends[i].line);
+	free(sh->ends);
+	sh->ends = NULL;
+	sh->nends = 0;
+	mt_map_release(&sh->by_seq);
+	return rc;
+}
+
 static int run_show(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -644,12 +681,12 @@ static int run_show(int argc, char **argv)
 	};
 	struct show sh;
 	struct store *st = NULL;
-	struct mt_err err = {"", 0};
 	const char *path = NULL, *format = "text", *sid = NULL;
+	int64_t *ids = NULL;
+	size_t nids = 0;
 	int c, full = 0, rc = EXIT_ERROR;
 
 	memset(&sh, 0, sizeof(sh));
-	mt_map_init(&sh.by_seq, 0);
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":r:s:T:h", longopts, NULL)) != -1) {
@@ -666,29 +703,23 @@ static int run_show(int argc, char **argv)
 		return cli_usage_error(&cmd_show, "unexpected argument '%s'", argv[optind]);
 	if (strcmp(format, "text") && strcmp(format, "json"))
 		return cli_usage_error(&cmd_show, "unknown format '%s' (text or json)", format);
+	if (sid && cli_session_list_problem(sid))
+		return cli_usage_error(&cmd_show, "bad session list '%s': %s", sid,
+				       cli_session_list_problem(sid));
 	if (!(path = cli_capture_path(path)))
 		return cli_usage_error(&cmd_show, "no capture file: give -r FILE or set MCPTAP_FILE");
 	sh.json = !strcmp(format, "json");
 	sh.color = !sh.json && cli_use_color(stdout);
 	sh.width = sh.json || full ? 0 : cli_term_width(stdout);
-	if (cli_open_capture(path, &st) || cli_pick_session(st, path, sid, &sh.session))
+	if (cli_open_capture(path, &st) || cli_pick_sessions(st, path, sid, CLI_NEWEST, &ids, &nids))
 		goto out;
-	if (store_each_item_ex(st, sh.session, STORE_ITEMS_PAIRED | STORE_ITEMS_EXCHANGES, each, &sh,
-			       &err) < 0) {
-		mt_error("cannot read '%s': %s", path, err.msg);
-		goto out;
-	}
-	flush_ends(&sh, INT64_MAX);
+	/* (A heading per session when more than one is shown: JSON lines say theirs.) */
+	for (size_t k = 0; k < nids; k++)
+		if (show_session(&sh, st, path, ids[k], nids > 1 ? (int)(k > 0) : -1))
+			goto out;
 	rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
 out:
-	for (size_t i = 0; i < sh.nsubj; i++)
-		free(sh.subj[i].p);
-	free(sh.subj);
-	free(sh.freed);
-	for (size_t i = 0; i < sh.nends; i++)
-		free(sh.ends[i].line);
-	free(sh.ends);
-	mt_map_release(&sh.by_seq);
+	free(ids);
 	mt_buf_release(&sh.text);
 	mt_buf_release(&sh.line);
 	store_close(st);

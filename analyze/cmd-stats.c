@@ -33,9 +33,10 @@ static int run_stats(int argc, char **argv);
 const struct cmd_entry cmd_stats = {
 	.name = "stats",
 	.summary = "per-method counts, errors and latency percentiles of a session",
-	.usage = "mcptap stats -r FILE [-s ID] [-T text|json]",
+	.usage = "mcptap stats -r FILE [-s LIST] [-T text|json]",
 	.options = "  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
-		   "  -s, --session ID      the session (default: the newest)\n"
+		   "  -s, --session LIST    the sessions: ids, ranges A-B, all, comma-separated\n"
+		   "                        (default: the newest); each is counted on its own\n"
 		   "  -T, --format FORMAT   text (default) or json (one object on one line)\n"
 		   "  -h, --help            this text\n"
 		   "\n"
@@ -634,6 +635,48 @@ static void print_json(struct stats *s, const struct store_session_row *row)
 	free(order);
 }
 
+/* One session's figures, printed. 0, or -1 (said). */
+static int stats_session(struct store *st, const char *path, int64_t id, int json, int more)
+{
+	struct stats s;
+	struct store_session_row row;
+	struct mt_err err = {"", 0};
+	int rc = -1;
+
+	memset(&s, 0, sizeof(s));
+	memset(&row, 0, sizeof(row));
+	mt_map_init(&s.by_key, 0);
+	mt_map_init(&s.by_seq, 0);
+	/* Unpaired: the latencies come from the open requests' clocks, with no join. */
+	if (store_session_get(st, id, &row, &err) || store_each_item_ex(st, id, 0, each, &s, &err) < 0) {
+		mt_error("cannot read '%s': %s", path, err.msg);
+		goto out;
+	}
+	if (json) {
+		print_json(&s, &row);
+	} else {
+		if (more)
+			putchar('\n');
+		print_text(&s, &row);
+	}
+	rc = 0;
+out:
+	for (size_t i = 0; i < s.nrows; i++) {
+		free(s.rows[i].method);
+		free(s.rows[i].name);
+		free(s.rows[i].lat.b);
+	}
+	free(s.rows);
+	free(s.open);
+	free(s.freed);
+	mt_map_release(&s.by_key);
+	mt_map_release(&s.by_seq);
+	mt_buf_release(&s.key);
+	mt_buf_release(&s.text);
+	store_session_row_release(&row);
+	return rc;
+}
+
 static int run_stats(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -643,18 +686,12 @@ static int run_stats(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct stats s;
 	struct store *st = NULL;
-	struct store_session_row row;
-	struct mt_err err = {"", 0};
 	const char *path = NULL, *format = "text", *sid = NULL;
-	int64_t id;
+	int64_t *ids = NULL;
+	size_t nids = 0;
 	int c, rc = EXIT_ERROR;
 
-	memset(&s, 0, sizeof(s));
-	memset(&row, 0, sizeof(row));
-	mt_map_init(&s.by_key, 0);
-	mt_map_init(&s.by_seq, 0);
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":r:s:T:h", longopts, NULL)) != -1) {
@@ -670,34 +707,19 @@ static int run_stats(int argc, char **argv)
 		return cli_usage_error(&cmd_stats, "unexpected argument '%s'", argv[optind]);
 	if (strcmp(format, "text") && strcmp(format, "json"))
 		return cli_usage_error(&cmd_stats, "unknown format '%s' (text or json)", format);
+	if (sid && cli_session_list_problem(sid))
+		return cli_usage_error(&cmd_stats, "bad session list '%s': %s", sid,
+				       cli_session_list_problem(sid));
 	if (!(path = cli_capture_path(path)))
 		return cli_usage_error(&cmd_stats, "no capture file: give -r FILE or set MCPTAP_FILE");
-	if (cli_open_capture(path, &st) || cli_pick_session(st, path, sid, &id))
+	if (cli_open_capture(path, &st) || cli_pick_sessions(st, path, sid, CLI_NEWEST, &ids, &nids))
 		goto out;
-	/* Unpaired: the latencies come from the open requests' clocks, with no join. */
-	if (store_session_get(st, id, &row, &err) || store_each_item_ex(st, id, 0, each, &s, &err) < 0) {
-		mt_error("cannot read '%s': %s", path, err.msg);
-		goto out;
-	}
-	if (!strcmp(format, "json"))
-		print_json(&s, &row);
-	else
-		print_text(&s, &row);
+	for (size_t k = 0; k < nids; k++)
+		if (stats_session(st, path, ids[k], !strcmp(format, "json"), k > 0))
+			goto out;
 	rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
 out:
-	for (size_t i = 0; i < s.nrows; i++) {
-		free(s.rows[i].method);
-		free(s.rows[i].name);
-		free(s.rows[i].lat.b);
-	}
-	free(s.rows);
-	free(s.open);
-	free(s.freed);
-	mt_map_release(&s.by_key);
-	mt_map_release(&s.by_seq);
-	mt_buf_release(&s.key);
-	mt_buf_release(&s.text);
-	store_session_row_release(&row);
+	free(ids);
 	store_close(st);
 	return rc;
 }

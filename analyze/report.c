@@ -19,13 +19,20 @@
 
 #include "schema/redact.h"
 
+/* A rule's findings over the run. */
+struct rtally {
+	size_t n, shown;
+	int64_t session, seq; /* its first finding's */
+};
+
 /* One session of the report. */
 struct rsess {
 	int64_t session;
 	enum an_version version;
 	char *source;                  /* owned: how the revision was chosen */
 	char *negotiated;              /* owned: the server's protocolVersion, or NULL */
-	size_t c[AN_SEVERITY_COUNT];   /* its findings by severity */
+	size_t c[AN_SEVERITY_COUNT];   /* its findings by severity (every one) */
+	size_t hidden;                 /* of them, not reported (--max-per-rule) */
 	int64_t first, last;           /* its spool rows (none when last < first) */
 };
 
@@ -35,6 +42,7 @@ struct report {
 	const struct an_rule *const *rules; /* the rule table (borrowed) */
 	size_t nrules;
 	struct mt_map rule_index;        /* rule id -> its index in rules */
+	struct rtally *tally;            /* owned: by the rule's index */
 	sqlite3 *db;                     /* the spool; NULL for text */
 	sqlite3_stmt *ins;               /* a finding into the spool */
 	sqlite3_stmt *run;               /* a run of seqs into the spool (SARIF) */
@@ -118,6 +126,7 @@ int report_new(FILE *f, const struct report_opts *o, struct report **out, struct
 	mt_map_init(&r->rule_index, 0);
 	for (size_t i = 0; i < r->nrules; i++)
 		mt_map_put(&r->rule_index, r->rules[i]->id, strlen(r->rules[i]->id), (int64_t)i);
+	r->tally = mt_calloc(r->nrules ? r->nrules : 1, sizeof(*r->tally));
 	if (o->format != REPORT_TEXT) {
 		if (sqlite3_open_v2("", &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
 			    SQLITE_OK ||
@@ -148,6 +157,7 @@ void report_free(struct report *r)
 {
 	if (!r)
 		return;
+	free(r->tally);
 	sqlite3_finalize(r->ins);
 	sqlite3_finalize(r->run);
 	sqlite3_close(r->db);
@@ -283,10 +293,69 @@ static void text_summary(struct report *r)
 {
 	const struct rsess *s = cur(r);
 
-	fprintf(r->f, "session %lld: %zu %s, %zu %s, %zu info (checked against %s, %s)\n",
-		(long long)s->session, s->c[AN_ERROR], plural(s->c[AN_ERROR], "error", "errors"),
-		s->c[AN_WARNING], plural(s->c[AN_WARNING], "warning", "warnings"), s->c[AN_INFO],
-		an_version_name(s->version), s->source);
+	fprintf(r->f, "session %lld: %zu %s, %zu %s, %zu info", (long long)s->session,
+		s->c[AN_ERROR], plural(s->c[AN_ERROR], "error", "errors"), s->c[AN_WARNING],
+		plural(s->c[AN_WARNING], "warning", "warnings"), s->c[AN_INFO]);
+	if (s->hidden)
+		fprintf(r->f, " (%zu not shown: --max-per-rule %zu)", s->hidden, r->o.max_per_rule);
+	fprintf(r->f, " (checked against %s, %s)\n", an_version_name(s->version), s->source);
+}
+
+/* The rules that found something, most findings first (then by id): their indexes. */
+static size_t rules_found(const struct report *r, size_t *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nrules; i++) {
+		size_t j = n++;
+		if (!r->tally[i].n) {
+			n--;
+			continue;
+		}
+		/* (insertion: a run finds few rules) */
+		while (j > 0 && (r->tally[out[j - 1]].n < r->tally[i].n ||
+				 (r->tally[out[j - 1]].n == r->tally[i].n &&
+				  strcmp(r->rules[out[j - 1]]->id, r->rules[i]->id) > 0))) {
+			out[j] = out[j - 1];
+			j--;
+		}
+		out[j] = i;
+	}
+	return n;
+}
+
+/*
+ * After every session: the run's totals when it checked more than one, and
+ * each rule that found something, with how many times and where first.
+ */
+static void text_run_summary(struct report *r)
+{
+	size_t c[AN_SEVERITY_COUNT] = {0}, hidden = 0;
+	size_t *idx = mt_calloc(r->nrules ? r->nrules : 1, sizeof(*idx));
+	size_t n = rules_found(r, idx);
+
+	for (size_t k = 0; k < r->ns; k++) {
+		for (int v = 0; v < AN_SEVERITY_COUNT; v++)
+			c[v] += r->s[k].c[v];
+		hidden += r->s[k].hidden;
+	}
+	if (r->ns > 1)
+		fprintf(r->f, "%zu sessions: %zu %s, %zu %s, %zu info\n", r->ns, c[AN_ERROR],
+			plural(c[AN_ERROR], "error", "errors"), c[AN_WARNING],
+			plural(c[AN_WARNING], "warning", "warnings"), c[AN_INFO]);
+	if (n)
+		fprintf(r->f, "by rule:\n");
+	for (size_t k = 0; k < n; k++) {
+		const struct rtally *t = &r->tally[idx[k]];
+		fprintf(r->f, "  %s \u00d7%zu, first at session %lld", r->rules[idx[k]]->id, t->n,
+			(long long)t->session);
+		if (t->seq > 0)
+			fprintf(r->f, " #%lld", (long long)t->seq);
+		if (t->shown < t->n)
+			fprintf(r->f, " (%zu not shown)", t->n - t->shown);
+		fputc('\n', r->f);
+	}
+	free(idx);
 }
 
 /* ---- the spool ---- */
@@ -336,7 +405,21 @@ static void spool_finding(struct report *r, const struct an_finding *fd)
 
 void report_finding(struct report *r, const struct an_finding *f)
 {
+	int64_t idx = -1;
+
 	cur(r)->c[f->sev]++;
+	if (mt_map_get(&r->rule_index, f->rule->id, strlen(f->rule->id), &idx) && idx >= 0) {
+		struct rtally *t = &r->tally[idx];
+		if (!t->n++) {
+			t->session = cur(r)->session;
+			t->seq = f->seq;
+		}
+		if (r->o.max_per_rule && t->n > r->o.max_per_rule) {
+			cur(r)->hidden++;
+			return;
+		}
+		t->shown++;
+	}
 	if (r->o.format == REPORT_TEXT)
 		text_finding(r, f);
 	else
@@ -458,15 +541,30 @@ static void write_json(struct report *r)
 			put_json(f, jstr(s->negotiated));
 		}
 		fprintf(f, ",\n      \"counts\": {\"error\": %zu, \"warning\": %zu, \"info\": %zu},\n"
-			   "      \"findings\": [",
-			s->c[AN_ERROR], s->c[AN_WARNING], s->c[AN_INFO]);
+			   "      \"not_shown\": %zu,\n      \"findings\": [",
+			s->c[AN_ERROR], s->c[AN_WARNING], s->c[AN_INFO], s->hidden);
 		for (; have && sqlite3_column_int64(q, 0) == s->session; have = next_row(r, q)) {
 			fputs(n++ ? ",\n        " : "\n        ", f);
 			put_json(f, json_finding(r, q));
 		}
 		fputs(n ? "\n      ]\n    }" : "]\n    }", f);
 	}
-	fputs(r->ns ? "\n  ]\n}\n" : "]\n}\n", f);
+	fputs(r->ns ? "\n  ],\n  \"by_rule\": [" : "],\n  \"by_rule\": [", f);
+	{
+		size_t *idx = mt_calloc(r->nrules ? r->nrules : 1, sizeof(*idx));
+		size_t n = rules_found(r, idx);
+		for (size_t k = 0; k < n; k++) {
+			const struct rtally *t = &r->tally[idx[k]];
+			json_t *o = json_pack("{s:s, s:I, s:I, s:{s:I, s:I}}", "rule",
+					      r->rules[idx[k]]->id, "count", (json_int_t)t->n, "shown",
+					      (json_int_t)t->shown, "first", "session",
+					      (json_int_t)t->session, "seq", (json_int_t)(t->seq > 0 ? t->seq : 0));
+			fputs(k ? ",\n    " : "\n    ", f);
+			put_json(f, o);
+		}
+		fputs(n ? "\n  ]\n}\n" : "]\n}\n", f);
+		free(idx);
+	}
 	sqlite3_finalize(q);
 }
 
@@ -797,7 +895,7 @@ int report_finish(struct report *r, struct mt_err *err)
 		case REPORT_JSON: write_json(r); break;
 		case REPORT_SARIF: write_sarif(r); break;
 		case REPORT_JUNIT: write_junit(r); break;
-		case REPORT_TEXT: break;
+		case REPORT_TEXT: text_run_summary(r); break;
 		}
 	}
 	if (fflush(r->f) != 0 || ferror(r->f))

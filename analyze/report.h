@@ -31,6 +31,8 @@ struct report_opts {
 	int fail_never;              /* --fail-on never */
 	int color;                   /* text: ANSI colours */
 	const struct an_options *an; /* which rules ran (borrowed) */
+	size_t max_per_rule;         /* at most this many findings of a rule reported (0: all);
+				      * every one is counted */
 };
 
 struct report;

@@ -156,6 +156,131 @@ int cli_pick_session(struct store *st, const char *path, const char *arg, int64_
 	return 0;
 }
 
+/* One item of an -s list, from p to end: [lo, hi] (all: 1, INT64_MAX). -1 when malformed. */
+static int session_item(const char *p, const char *end, int64_t *lo, int64_t *hi, int *range)
+{
+	char buf[48];
+	const char *dash;
+	size_t n = (size_t)(end - p);
+
+	*range = 0;
+	if (!n || n >= sizeof(buf))
+		return -1;
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	if (!strcmp(buf, "all")) {
+		*lo = 1;
+		*hi = INT64_MAX;
+		*range = 1;
+		return 0;
+	}
+	dash = strchr(buf, '-');
+	if (!dash)
+		return mt_parse_int64(buf, lo) || *lo <= 0 ? -1 : (*hi = *lo, 0);
+	buf[dash - buf] = '\0';
+	*range = 1;
+	if (mt_parse_int64(buf, lo) || *lo <= 0 || mt_parse_int64(dash + 1, hi) || *hi < *lo)
+		return -1;
+	return 0;
+}
+
+const char *cli_session_list_problem(const char *arg)
+{
+	const char *p = arg;
+
+	if (!*p)
+		return "an empty session list";
+	for (;;) {
+		const char *e = strchr(p, ',');
+		int64_t lo, hi;
+		int range;
+		if (!e)
+			e = p + strlen(p);
+		if (session_item(p, e, &lo, &hi, &range))
+			return "not an id, a range A-B, all, or a comma-separated list of them";
+		if (!*e)
+			return NULL;
+		p = e + 1;
+	}
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int cli_pick_sessions(struct store *st, const char *path, const char *arg, enum cli_default dflt,
+		      int64_t **ids, size_t *n)
+{
+	struct mt_err err = {"", 0};
+	struct store_session_row *rows = NULL;
+	size_t nrows = 0, k = 0;
+	const char *p, *bad;
+	int64_t *out;
+	int rc = -1;
+
+	*ids = NULL;
+	*n = 0;
+	if (!arg && dflt == CLI_NEWEST) {
+		*ids = mt_malloc(sizeof(**ids));
+		if (cli_pick_session(st, path, NULL, *ids)) {
+			free(*ids);
+			*ids = NULL;
+			return -1;
+		}
+		*n = 1;
+		return 0;
+	}
+	if (arg && (bad = cli_session_list_problem(arg)))
+		return mt_error("bad session list '%s': %s", arg, bad);
+	if (store_sessions(st, &rows, &nrows, &err))
+		return mt_error("cannot read '%s': %s", path, err.msg);
+	if (!nrows) {
+		mt_error("'%s' holds no session", path);
+		goto out;
+	}
+	/* (The file's sessions come in id order: a mark per row, then the marked ones.) */
+	out = mt_calloc(nrows, sizeof(*out));
+	p = arg ? arg : "all";
+	for (;;) {
+		const char *e = strchr(p, ',');
+		int64_t lo, hi;
+		int range, found = 0;
+		if (!e)
+			e = p + strlen(p);
+		session_item(p, e, &lo, &hi, &range);
+		for (size_t i = 0; i < nrows; i++) {
+			if (rows[i].id < lo || rows[i].id > hi)
+				continue;
+			found = 1;
+			out[i] = 1;
+		}
+		if (!found) {
+			if (range)
+				mt_error("'%s': no session in %.*s", path, (int)(e - p), p);
+			else
+				mt_error("'%s': no session %lld", path, (long long)lo);
+			free(out);
+			goto out;
+		}
+		if (!*e)
+			break;
+		p = e + 1;
+	}
+	for (size_t i = 0; i < nrows; i++)
+		if (out[i])
+			out[k++] = rows[i].id;
+	qsort(out, k, sizeof(*out), cmp_id);
+	*ids = out;
+	*n = k;
+	rc = 0;
+out:
+	store_sessions_free(rows, nrows);
+	return rc;
+}
+
 int cli_use_color(FILE *f)
 {
 	const char *nc = getenv("NO_COLOR");

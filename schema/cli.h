@@ -82,6 +82,19 @@ int cli_open_capture(const char *path, struct store **st);
 int cli_pick_session(struct store *st, const char *path, const char *arg, int64_t *id);
 
 /*
+ * The sessions an -s argument names, in the file's order, each once: a
+ * comma-separated list of ids (each must exist), ranges A-B (the sessions
+ * of the file in it; at least one), and "all". NULL arg: dflt, one of
+ * CLI_NEWEST or CLI_ALL. *ids is owned by the caller (free). Prints the
+ * error and returns -1 on failure (a file with no session is one).
+ */
+enum cli_default { CLI_NEWEST, CLI_ALL };
+int cli_pick_sessions(struct store *st, const char *path, const char *arg, enum cli_default dflt,
+		      int64_t **ids, size_t *n);
+/* The same syntax, checked before any file is opened: NULL when fine, else why. */
+const char *cli_session_list_problem(const char *arg);
+
+/*
  * The redactor of a command's --redact-key, --redact-path and --redact-value
  * options (kinds[i] 'K', 'P' or 'V' for rules[i]), keyed by the user's
  * redaction key (a warning when there is none). NULL with *bad set, and a

@@ -24,7 +24,7 @@
 #include "tap/http/httpserve.h"
 #include "tap/http/httpsess.h"
 
-/* A recorded session a live one may be a run of (-s all). */
+/* A recorded session a live one may be a run of (-s with more than one session). */
 struct pick {
 	int64_t id;
 	char *client;                /* its client's "name version", or NULL */
@@ -34,7 +34,7 @@ struct pick {
 struct mhttp {
 	struct store *st;            /* borrowed: the capture */
 	int64_t session;             /* the recording's session (with picks: the first's) */
-	struct pick *picks;          /* owned: -s all: the sessions to choose from, or NULL */
+	struct pick *picks;          /* owned: -s with more than one session: those to choose from, or NULL */
 	size_t npicks;
 	const struct canon_ignore *ig;
 	const struct mock_opts *o;
@@ -141,7 +141,7 @@ static int run_start(struct mrun *r, int64_t session)
 }
 
 /*
- * -s all: the recorded session a live one is a run of, once its first message
+ * -s with more than one session: the recorded session a live one is a run of, once its first message
  * (p, n bytes) came: the first recorded session of the same client (its
  * initialize's clientInfo name and version, or a 2026-07-28 request's _meta
  * clientInfo) that no live session has been a
@@ -178,7 +178,7 @@ static void *on_open(void *ctx, struct hsv_sess *s)
 	r->s = s;
 	mt_map_init(&r->live, 0);
 	mt_map_init(&r->fresh, 0);
-	/* With -s all, the recording is chosen by the session's first message. */
+	/* With more than one session, the recording is chosen by the session's first message. */
 	if (!m->picks && run_start(r, m->session)) {
 		mt_map_release(&r->live);
 		mt_map_release(&r->fresh);
@@ -282,7 +282,7 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 		snprintf(legacy_post, sizeof(legacy_post), "%s", ho->post_path);
 	hv.post_path = legacy_post;
 	hv.name = "replay: the mock server listens";
-	if (ho->all) {
+	if (ho->sessions) {
 		struct store_session_row *rows = NULL;
 		size_t nrows = 0;
 		if (store_sessions(st, &rows, &nrows, &err)) {
@@ -292,6 +292,11 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 		}
 		m.picks = mt_calloc(nrows ? nrows : 1, sizeof(*m.picks));
 		for (size_t i = 0; i < nrows; i++) {
+			size_t k = 0;
+			while (k < ho->nsessions && ho->sessions[k] != rows[i].id)
+				k++;
+			if (k == ho->nsessions)
+				continue; /* (not asked for) */
 			if (rp_add_other_replies(st, rows[i].id, &m.others, &err))
 				mt_warn("replay: cannot read session %lld's exchanges without JSON-RPC: %s",
 					(long long)rows[i].id, err.msg);
@@ -311,7 +316,7 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 			return EXIT_ERROR;
 		}
 	}
-	if (!ho->all && rp_add_other_replies(st, s->session, &m.others, &err))
+	if (!ho->sessions && rp_add_other_replies(st, s->session, &m.others, &err))
 		mt_warn("replay: cannot read the recorded exchanges without JSON-RPC: %s", err.msg);
 	rc = hsv_run(&hv, &app) ? EXIT_ERROR : EXIT_OK;
 	rp_release(&m.others);

@@ -112,15 +112,17 @@ struct mock_http_opts {
 	int legacy;              /* HTTP+SSE (2024-11-05) */
 	int stateless;           /* 2026-07-28: no sessions on the wire */
 	int session_ids;         /* Streamable HTTP: mint Mcp-Session-Id */
-	int all;                 /* serve every session of the capture: a live session is a run
-				  * of the one its first message picks (see mock_http_serve) */
+	const int64_t *sessions; /* serve these sessions of the capture (borrowed; NULL: s
+				  * alone): a live session is a run of the one its first message
+				  * picks (see mock_http_serve) */
+	size_t nsessions;
 };
 
 /*
  * Serve the recording s (loaded from st, which stays open) over HTTP until
  * SIGINT or SIGTERM: each MCP session a client opens is a run of its own
  * (its own script, loaded from st again, with ig), stored when it ends as
- * mock_serve stores its one. With ho->all, a live session is a run of the
+ * mock_serve stores its one. With ho->sessions, a live session is a run of the
  * recorded session its first message picks: the first not run yet of the
  * same client (its initialize's clientInfo name and version), else the one of
  * them run least, else (a client never recorded) the session run least. o->report gets {session, transport, runs,

@@ -30,7 +30,7 @@ check "cut off: the JSON report parses" node -e 'JSON.parse(require("fs").readFi
 # Thousands of messages with no initialize.
 awk 'BEGIN { for (i = 1; i <= 5000; i++) printf "> {\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/list\"}\n< {\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{\"tools\":[]}}\n", i, i }' > "$T/noinit.fx"
 check_eq "no initialize: findings, exit 1" 1 "$(analyze noinit)"
-check "no initialize: LIFE-001 once" test "$(grep -c '"rule": "LIFE-001"' "$T/noinit.json")" -eq 1
+check "no initialize: LIFE-001 once" test "$(grep -c '"rule": "LIFE-001", "severity"' "$T/noinit.json")" -eq 1
 check "no initialize: SPEC-001 says which revision" has noinit SPEC-001
 
 # Duplicated ids.
