@@ -311,6 +311,8 @@ struct an_state {
 		int64_t get_streams; /* GET exchanges seen */
 		struct mt_map events; /* SSE event id -> the exchange it came in (bounded) */
 		struct mt_map sent;  /* hash of a server message with an id -> its exchange (bounded) */
+		struct mt_map resent; /* id key of a server request sent again -> the answers
+				       * that may come again for it (bounded) */
 		uint64_t untracked_events; /* event ids and messages past those bounds */
 		uint64_t untracked_exchanges; /* exchanges let go before their messages came */
 		size_t kept;         /* exchanges kept now */
@@ -365,6 +367,9 @@ struct an_msg {
 	int64_t copy_of;             /* replayed, or AN_HTTP_COPY: the exchange the first came
 				      * in, or 0 when unknown */
 	enum an_http_event http;     /* AN_ON_HTTP: what it is about */
+	int resent_answer;           /* a client's answer, again, to a request the server sent
+				      * again (a replay on a resumed stream): not a second
+				      * answer (RPC-004), the replay is the one cause */
 };
 
 /* What a rule function gets. */

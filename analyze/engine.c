@@ -608,6 +608,7 @@ struct an_engine *an_engine_new(int64_t session, const struct an_options *o)
 	mt_map_init(&e->xs, 0);
 	mt_map_init(&e->st.http.events, AN_HTTP_EVENT_IDS);
 	mt_map_init(&e->st.http.sent, AN_HTTP_EVENT_IDS);
+	mt_map_init(&e->st.http.resent, AN_HTTP_EVENT_IDS);
 	e->last_rec = -1;
 	e->st.ext = json_object();
 	for (size_t t = 0; an_tracker_tables[t]; t++) {
@@ -1031,6 +1032,7 @@ void an_engine_free(struct an_engine *e)
 	mt_map_release(&e->xs);
 	mt_map_release(&st->http.events);
 	mt_map_release(&st->http.sent);
+	mt_map_release(&st->http.resent);
 	free(st->http.stored_id);
 	free(st->http.endpoint);
 	free(st->http.session_id);
@@ -2086,6 +2088,15 @@ static void feed_rpc(struct an_engine *e, struct an_msg *m, int rules)
 		track(e, hook, m);
 	} else if (c->kind == MT_RESPONSE || c->kind == MT_ERROR) {
 		struct an_request *r = pair_answer(e, m);
+		int64_t again = 0;
+		/* An answer again to a request the server sent again. */
+		if (m->dir == AN_C2S && c->idtype != MT_ID_NONE &&
+		    (r ? r->answer_seq != 0
+		       : an_id_fate(st, AN_S2C, m->id_key, m->id_key_len) == AN_ID_ANSWERED) &&
+		    mt_map_get(&st->http.resent, m->id_key, m->id_key_len, &again) && again > 0) {
+			m->resent_answer = 1;
+			mt_map_put(&st->http.resent, m->id_key, m->id_key_len, again - 1);
+		}
 		if (c->kind == MT_RESPONSE && c->result.n && c->result.p[0] != '{')
 			m->unjudged = "a result that is not an object"; /* RPC-011's */
 		else
@@ -2617,6 +2628,13 @@ void an_engine_feed(struct an_engine *e, const struct store_item *it)
 			cm.serial = next_serial();
 			cm.http = AN_HTTP_COPY;
 			read_names(e, &cm);
+			if (c.kind == MT_REQUEST && c.idtype != MT_ID_NONE) {
+				/* The client may answer it again: that answer is the replay's. */
+				int64_t v = 0;
+				mt_map_get(&e->st.http.resent, cm.id_key, cm.id_key_len, &v);
+				if (mt_map_put(&e->st.http.resent, cm.id_key, cm.id_key_len, v + 1) < 0)
+					e->st.http.untracked_events++;
+			}
 			dispatch(e, AN_ON_HTTP, &cm);
 			track(e, AN_ON_HTTP, &cm);
 			finish_message(e);

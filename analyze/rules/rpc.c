@@ -267,6 +267,8 @@ static void rpc_004(const struct an_ctx *c)
 
 	if (m->cls->idtype == MT_ID_NULL || m->cls->idtype == MT_ID_NONE)
 		return; /* an error without an id: RPC-012 */
+	if (m->resent_answer)
+		return; /* the server sent its request again (HTTP-020 says so) */
 	if (!m->req) {
 		enum an_dir sender = m->dir == AN_C2S ? AN_S2C : AN_C2S;
 		switch (an_id_fate(c->st, sender, m->id_key, m->id_key_len)) {
