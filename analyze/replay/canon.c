@@ -132,16 +132,26 @@ void canon_key(const char *method, json_t *params, const struct canon_ignore *ig
 	json_decref(p);
 }
 
-static void add(json_t *out, size_t *n, size_t max, const char *path)
+struct diffs {
+	const struct canon_ignore *ig;
+	size_t max, n;
+	json_t *out, *was;
+};
+
+/* A difference at path, where a's value is v (NULL: a has none there). */
+static void add(struct diffs *d, const char *path, json_t *v)
 {
-	if (*n < max)
-		json_array_append_new(out, json_string(*path ? path : "(the whole value)"));
-	(*n)++;
+	if (d->n < d->max) {
+		json_array_append_new(d->out, json_string(*path ? path : "(the whole value)"));
+		if (d->was) /* (absent: [], else [v]) */
+			json_array_append_new(d->was, v ? json_pack("[O]", v) : json_array());
+	}
+	d->n++;
 }
 
-static void diff(json_t *a, json_t *b, const char *base, const struct canon_ignore *ig,
-		 size_t max, json_t *out, size_t *n, int depth)
+static void diff(json_t *a, json_t *b, const char *base, struct diffs *d, int depth)
 {
+	const struct canon_ignore *ig = d->ig;
 	struct mt_buf p = MT_BUF_INIT;
 
 	if (canon_ignored(ig, base))
@@ -151,21 +161,21 @@ static void diff(json_t *a, json_t *b, const char *base, const struct canon_igno
 	/* By value, 1 and 1.0 alike; two integers exactly (a double holds 53 bits). */
 	if (json_is_integer(a) && json_is_integer(b)) {
 		if (json_integer_value(a) != json_integer_value(b))
-			add(out, n, max, base);
+			add(d, base, a);
 		return;
 	}
 	if (json_is_number(a) && json_is_number(b)) {
 		if (json_number_value(a) != json_number_value(b))
-			add(out, n, max, base);
+			add(d, base, a);
 		return;
 	}
 	if (!a || !b || json_typeof(a) != json_typeof(b)) {
-		add(out, n, max, base);
+		add(d, base, a);
 		return;
 	}
 	if (depth > MAX_DEPTH) {
 		if (!json_equal(a, b))
-			add(out, n, max, base);
+			add(d, base, a);
 		return;
 	}
 	if (json_is_object(a)) {
@@ -175,27 +185,26 @@ static void diff(json_t *a, json_t *b, const char *base, const struct canon_igno
 			if (!strcmp(k, "_meta"))
 				continue;
 			child_path(&p, base, k, 0, 0);
-			diff(x, json_object_get(b, k), p.data, ig, max, out, n, depth + 1);
+			diff(x, json_object_get(b, k), p.data, d, depth + 1);
 		}
 		json_object_foreach(b, k, x) {
 			if (!strcmp(k, "_meta") || json_object_get(a, k))
 				continue;
 			child_path(&p, base, k, 0, 0);
 			if (!canon_ignored(ig, p.data))
-				add(out, n, max, p.data);
+				add(d, p.data, NULL);
 		}
 	} else if (json_is_array(a)) {
 		size_t na = json_array_size(a), nb = json_array_size(b);
 		for (size_t i = 0; i < na || i < nb; i++) {
 			child_path(&p, base, NULL, i, 1);
 			if (i < na && i < nb)
-				diff(json_array_get(a, i), json_array_get(b, i), p.data, ig, max, out, n,
-				     depth + 1);
+				diff(json_array_get(a, i), json_array_get(b, i), p.data, d, depth + 1);
 			else if (!canon_ignored(ig, p.data))
-				add(out, n, max, p.data);
+				add(d, p.data, json_array_get(a, i));
 		}
 	} else if (!json_equal(a, b)) {
-		add(out, n, max, base);
+		add(d, base, a);
 	}
 	mt_buf_release(&p);
 }
@@ -203,8 +212,14 @@ static void diff(json_t *a, json_t *b, const char *base, const struct canon_igno
 size_t canon_diff(json_t *a, json_t *b, const char *base, const struct canon_ignore *ig,
 		  size_t max, json_t *out)
 {
-	size_t n = 0;
+	return canon_diff_was(a, b, base, ig, max, out, NULL);
+}
 
-	diff(a, b, base ? base : "", ig, max, out, &n, 0);
-	return n;
+size_t canon_diff_was(json_t *a, json_t *b, const char *base, const struct canon_ignore *ig,
+		      size_t max, json_t *out, json_t *was)
+{
+	struct diffs d = {ig, max, 0, out, was};
+
+	diff(a, b, base ? base : "", &d, 0);
+	return d.n;
 }

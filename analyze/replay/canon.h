@@ -49,5 +49,8 @@ void canon_key(const char *method, json_t *params, const struct canon_ignore *ig
  */
 size_t canon_diff(json_t *a, json_t *b, const char *base, const struct canon_ignore *ig,
 		  size_t max, json_t *out);
+/* The same, and for each path a's value there into was: [value], or [] where a has none. */
+size_t canon_diff_was(json_t *a, json_t *b, const char *base, const struct canon_ignore *ig,
+		      size_t max, json_t *out, json_t *was);
 
 #endif

@@ -423,13 +423,68 @@ static json_t *closest_of(struct rp_script *s, int64_t i)
 	return c;
 }
 
+/* v as compact JSON, cut to about max bytes (on a UTF-8 boundary, "..." after), into b. */
+static void short_value(struct mt_buf *b, json_t *v, size_t max)
+{
+	char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_SORT_KEYS);
+	size_t n = t ? strlen(t) : 0;
+
+	if (n > max) {
+		n = max;
+		while (n > 0 && ((unsigned char)t[n] & 0xC0) == 0x80)
+			n--;
+		mt_buf_append(b, t, n);
+		mt_buf_puts(b, "...");
+	} else if (t) {
+		mt_buf_puts(b, t);
+	}
+	free(t);
+}
+
+/*
+ * What a miss says in the error's message (clients and inspectors print that
+ * and seldom error.data): the closest recorded request, and where this one
+ * differs from it with the recorded values (the first MISS_SAID paths).
+ */
+#define MISS_SAID 3
+static void miss_message(struct mt_buf *b, const char *method, int64_t seq, json_t *diffs,
+			 json_t *was)
+{
+	size_t n = json_array_size(diffs);
+
+	mt_buf_reset(b);
+	if (seq < 0) {
+		mt_buf_printf(b, "mcptap replay: %s was never recorded", method);
+		return;
+	}
+	mt_buf_printf(b, "mcptap replay: no recorded answer for these params; the closest "
+			 "recorded %s (#%lld) differs ",
+		      method, (long long)seq);
+	if (!n)
+		mt_buf_puts(b, "nowhere: its answers are all used up");
+	for (size_t i = 0; i < n && i < MISS_SAID; i++) {
+		json_t *v = json_array_get(json_array_get(was, i), 0);
+		mt_buf_printf(b, "%s%s ", i ? ", " : "at ", json_string_value(json_array_get(diffs, i)));
+		if (!v) {
+			mt_buf_puts(b, "(not in the recording)");
+		} else {
+			mt_buf_puts(b, "(recorded ");
+			short_value(b, v, 40);
+			mt_buf_putc(b, ')');
+		}
+	}
+	if (n > MISS_SAID)
+		mt_buf_printf(b, " and %zu more", n - MISS_SAID);
+}
+
 /* A request with no recording: an error naming the closest one, and a line in the summary. */
 static void mock_miss(struct mock *k, const struct mt_class *c, const char *method, json_t *params,
 		      const char *line, size_t n)
 {
 	struct rp_script *s = k->s;
-	json_t *diffs = json_array(), *data, *closest = json_null();
-	int64_t close = rp_closest(s, method, params, diffs);
+	json_t *diffs = json_array(), *was = json_array(), *data, *closest = json_null();
+	int64_t close = rp_closest(s, method, params, diffs, was);
+	struct mt_buf msg = MT_BUF_INIT;
 
 	data = json_pack("{s:s,s:s}", "mcptap", "replay: no recorded request matches", "method", method);
 	if (close >= 0) {
@@ -437,14 +492,15 @@ static void mock_miss(struct mock *k, const struct mt_class *c, const char *meth
 		json_object_set(data, "closest", closest);
 		json_object_set(data, "differs", diffs);
 	}
-	mock_error(k, c->id, close >= 0 ? MOCK_MISS_CODE : -32601,
-		   close >= 0 ? "mcptap replay: no recorded answer for these params"
-			      : "mcptap replay: this method was never recorded",
-		   data);
+	miss_message(&msg, method, close >= 0 ? s->m[close].seq : -1, diffs, was);
+	mt_buf_putc(&msg, '\0');
+	mock_error(k, c->id, close >= 0 ? MOCK_MISS_CODE : -32601, msg.data, data);
 	note_miss(k, c, method, params, line, n, closest, diffs);
+	mt_buf_release(&msg);
 	json_decref(closest);
 	json_decref(data);
 	json_decref(diffs);
+	json_decref(was);
 }
 
 static void mock_request(struct mock *k, const struct mt_class *c, const char *line, size_t n)

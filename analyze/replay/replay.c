@@ -1175,12 +1175,13 @@ int64_t rp_match_notification(struct rp_script *s, const char *method, json_t *p
 	return match(s, MT_NOTIFICATION, method, params, 0, &reused);
 }
 
-int64_t rp_closest(struct rp_script *s, const char *method, json_t *params, json_t *diffs)
+int64_t rp_closest(struct rp_script *s, const char *method, json_t *params, json_t *diffs,
+		   json_t *was)
 {
 	const char *name = rp_name(s, method);
 	int64_t best = -1;
 	size_t best_n = 0;
-	json_t *best_paths = NULL;
+	json_t *best_paths = NULL, *best_was = NULL;
 	struct canon_ignore ig;
 
 	if (!name)
@@ -1191,22 +1192,29 @@ int64_t rp_closest(struct rp_script *s, const char *method, json_t *params, json
 		json_t *j;
 		if (!m->c2s || m->kind != MT_REQUEST || m->method != name || rp_json(s, i, &j, NULL))
 			continue;
-		json_t *paths = json_array();
-		size_t n = canon_diff(json_object_get(j, "params"), params, "params", &ig, 16, paths);
+		json_t *paths = json_array(), *vals = json_array();
+		size_t n = canon_diff_was(json_object_get(j, "params"), params, "params", &ig, 16, paths,
+					  vals);
 		json_decref(j);
 		if (best < 0 || n < best_n) {
 			json_decref(best_paths);
+			json_decref(best_was);
 			best = (int64_t)i;
 			best_n = n;
 			best_paths = paths;
+			best_was = vals;
 		} else {
 			json_decref(paths);
+			json_decref(vals);
 		}
 	}
 	free((void *)ig.paths);
 	if (best_paths) {
 		json_array_extend(diffs, best_paths);
+		if (was)
+			json_array_extend(was, best_was);
 		json_decref(best_paths);
+		json_decref(best_was);
 	}
 	return best;
 }

@@ -308,10 +308,12 @@ int64_t rp_match_notification(struct rp_script *s, const char *method, json_t *p
 /*
  * For a miss: the recorded client request with the same method whose params
  * differ least (or -1 when the method was never recorded), and the paths
- * that differ into the JSON array diffs. Each candidate is read from the
- * store.
+ * that differ into the JSON array diffs, and the recorded value at each into
+ * was ([value], or [] where it has none; was may be NULL). Each candidate is read from
+ * the store.
  */
-int64_t rp_closest(struct rp_script *s, const char *method, json_t *params, json_t *diffs);
+int64_t rp_closest(struct rp_script *s, const char *method, json_t *params, json_t *diffs,
+		   json_t *was);
 
 /*
  * A recorded message (p, n bytes, classified as c) rewritten for sending: its

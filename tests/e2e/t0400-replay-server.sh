@@ -32,6 +32,7 @@ printf '%s\n' "$init" '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
 	'{"jsonrpc":"2.0","id":78,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}' \
 	'{"jsonrpc":"2.0","id":79,"method":"tools/call","params":{"name":"echo","arguments":{"text":"bye"}}}' \
 	'{"jsonrpc":"2.0","id":80,"method":"no/such"}' \
+	'{"jsonrpc":"2.0","id":83,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello","x":1,"y":"a long value, longer than forty bytes: it is cut","z":3,"w":4}}}' \
 	'{"jsonrpc":"2.0","id":81,"method":"ping"}' '{"jsonrpc":"2.0","id":82,"method":"ping"}' \
 	'not json at all' |
 	"$MCPTAP" replay -r "$T/c.db" --as server > "$T/m.out" 2> "$T/m.err"
@@ -43,11 +44,21 @@ check "that miss differs nowhere: the recording is used up" grep -q '"id":78,.*"
 check "a miss is an error with code -30900" grep -q '"id":79,"error":{"code":-30900' "$T/m.out"
 check "the miss names the closest recording and the differing path" grep -q '"differs":\["params.arguments.text"\]' "$T/m.out"
 check "a method never recorded: -32601" grep -q '"id":80,"error":{"code":-32601' "$T/m.out"
+# What a miss says in its message (clients and inspectors print that, not data).
+msg() { node -e 'for (const l of require("fs").readFileSync(process.argv[1], "utf8").split("\n")) {
+	try { const m = JSON.parse(l); if (m.id === Number(process.argv[2])) console.log(m.error.message) } catch (e) {} }' "$T/m.out" "$1"; }
+check_eq "a miss's message: the closest recording, where it differs, the recorded value" \
+	"mcptap replay: no recorded answer for these params; the closest recorded tools/call (#8) differs at params.arguments.text (recorded \"hello\")" "$(msg 79)"
+check_eq "a used-up recording's message says so" \
+	"mcptap replay: no recorded answer for these params; the closest recorded tools/call (#8) differs nowhere: its answers are all used up" "$(msg 78)"
+check_eq "a miss on four paths: three said, values cut, the rest counted" \
+	"mcptap replay: no recorded answer for these params; the closest recorded tools/call (#8) differs at params.arguments.x (not in the recording), params.arguments.y (not in the recording), params.arguments.z (not in the recording) and 1 more" "$(msg 83)"
+check_eq "a method never recorded says which" "mcptap replay: no/such was never recorded" "$(msg 80)"
 check "ping is answered again once its recordings run out" grep -q '"id":82,"result":{}' "$T/m.out"
 check "garbage gets a parse error" grep -q '"id":null,"error":{"code":-32700' "$T/m.out"
 check "garbage is reported on stderr" grep -q "replay: the client sent a line that is not JSON" "$T/m.err"
 check "notifications are never answered" sh -c "! grep -q 'notifications/initialized' '$T/m.out'"
-check "the misses are summed up on stderr" grep -q "3 without a recording" "$T/m.err"
+check "the misses are summed up on stderr" grep -q "4 without a recording" "$T/m.err"
 check "the garbage line is quoted whole" grep -q "is not JSON: 'not json at all'$" "$T/m.err"
 
 # --strict: misses and unused recordings fail.

@@ -88,6 +88,9 @@ inspector miss --method tools/call --tool-name echo --tool-arg "message=never re
 rc=$?
 check "an unrecorded call fails the inspector" test "$rc" -ne 0
 check "its error is -30900" grep -q -- '-30900' "$T/miss.err"
+# (The inspector prints the error's message, not its data: what differs must be there.)
+check "the inspector shows where the call differs from the recording" \
+	grep -q 'the closest recorded tools/call (#[0-9]*) differs at params.arguments.message (recorded ' "$T/miss.err"
 
 # What the mock sent the inspector, session by session (one per call).
 S=$(sql "$T/ins.db" 'SELECT count(*) FROM session')
