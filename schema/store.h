@@ -426,7 +426,8 @@ int store_each_item(struct store *st, int64_t session,
 /* Flags of store_each_item_ex(). */
 enum {
 	STORE_ITEMS_PAIRED = 1, /* fill answers' method and latency_ns from their request */
-	STORE_ITEMS_LEAN = 2,   /* messages: only seq, t_ns, dir, kind, incomplete, raw */
+	STORE_ITEMS_LEAN = 2,   /* messages: only seq, t_ns, dir, kind, incomplete, raw,
+				 * replayed */
 	STORE_ITEMS_EXCHANGES = 4, /* HTTP exchanges too, as STORE_ITEM_EXCHANGE items */
 };
 /*

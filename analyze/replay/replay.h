@@ -118,6 +118,8 @@ struct rp_script {
 	size_t n;
 	size_t requests;       /* recorded client requests */
 	size_t server_msgs;    /* recorded server messages */
+	size_t replayed;       /* messages left out: events a server sent again on a resumed
+				* stream, and the client's answers to requests among them */
 	struct canon_ignore ig;
 	char *ig_named;        /* owned: per ignore path NAME=PATH: 1 when NAME is the method or
 				* params.name of a recorded client request */

@@ -131,6 +131,7 @@ struct verify {
 	struct vrun *run;        /* o->runs of them */
 	int nrun;
 	size_t passed, differed, missing, cancelled, unanswered, noise, redacted;
+	size_t srv_missing;   /* MISSING server request lines printed (every run's) */
 	struct mt_buf cmd;
 	struct mt_buf sent;      /* scratch: a recorded request's bytes, for storing */
 	struct store *st;        /* where the run is stored (borrowed), or NULL */
@@ -858,6 +859,7 @@ static int run_once(struct verify *v, struct vrun *r)
 		    wait_for(r, server_request_waiting, (size_t)m->request, 0)) {
 			if (r->gone)
 				break;
+			v->srv_missing++;
 			printf("MISSING server request %s (recorded #%lld): the client's answer #%lld "
 			       "was not sent\n",
 			       s->m[m->request].method ? s->m[m->request].method : "?",
@@ -1386,13 +1388,16 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 	if (v.redacted)
 		printf("; %zu not sent: %s values the tap redacted", v.redacted,
 		       v.redacted == 1 ? "it carries" : "they carry");
+	if (v.srv_missing)
+		printf("; %zu server request%s missing (the client's answer not sent)", v.srv_missing,
+		       v.srv_missing == 1 ? "" : "s");
 	putchar('\n');
 	fflush(stdout);
 	struct store_replay_totals tot = {mt_mono_ns() - t0, (int64_t)v.passed, (int64_t)v.differed,
 					  (int64_t)v.missing, (int64_t)v.noise, NULL};
 	if (v.st && store_finish_replay_run(v.st, v.id, &tot, &err))
 		mt_warn("replay: the run is not stored in full: %s", err.msg);
-	rc = v.differed || v.missing ? EXIT_FINDINGS : EXIT_OK;
+	rc = v.differed || v.missing || v.srv_missing ? EXIT_FINDINGS : EXIT_OK;
 	if (s->read_errors) {
 		mt_error("replay: cannot read the recording: %s", s->read_err.msg);
 		rc = EXIT_ERROR;
