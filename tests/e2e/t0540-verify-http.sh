@@ -175,10 +175,14 @@ check_eq "a stdio recording verified over HTTP: exit 0, with only the environmen
 check_eq "every request passes but the cancelled one" "$(summary "$NO" $((NO - CO)) 0 0 "$CO" 0)" "$(closing "$T/o.out")"
 
 # Without the GET stream (a front answering 405): server-everything's
-# roots/list, sent on it, is lost; the rest passes.
+# roots/list, sent on it, is lost (said, counted in the summary, and a finding:
+# exit 1); the rest passes.
 start_vp front --upstream "http://127.0.0.1:$p6" --no-get
 verify og "$T/o.db" "http://127.0.0.1:$VP_PORT/mcp" --ignore 'get-env=result.content[0].text' --timeout-ms 3000
-check_eq "a stdio recording against a server without GET stream: exit 0" 0 "$RC"
+check_eq "a stdio recording against a server without GET stream: exit 1 (roots/list never came)" 1 "$RC"
+check_eq "the summary counts the MISSING server request lines, one per run" \
+	"$(grep -c '^MISSING server request roots/list ' "$T/og.out") 2" \
+	"$(sed -n 's/.*; \([0-9]*\) server requests missing (the client.s answer not sent)$/\1/p' "$T/og.out") $(grep -c '^MISSING server request roots/list ' "$T/og.out")"
 check_eq "the 405 is not worth a NOTE" 0 "$(grep -c '^NOTE' "$T/og.out")"
 check_eq "every request passes but the cancelled one" "$(summary "$NO" $((NO - CO)) 0 0 "$CO" 0)" "$(closing "$T/og.out")"
 verify hg "$T/h.db" "http://127.0.0.1:$VP_PORT/mcp" --timeout-ms 3000
