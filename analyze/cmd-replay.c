@@ -38,10 +38,10 @@ const struct cmd_entry cmd_replay = {
 		 "[--strict] [--timing ordered|none|recorded|scale=X] [--report FILE] [--ignore PATH]... "
 		 "[--no-store]\n"
 		 "mcptap replay -r FILE [-s ID] --as client [--ignore PATH]... [--timeout-ms N] "
-		 "[--runs N] [--fast] [-v] [--no-store] -- COMMAND [ARG...]\n"
+		 "[--runs N] [--reset CMD] [--fast] [-v] [--no-store] -- COMMAND [ARG...]\n"
 		 "mcptap replay -r FILE [-s ID] --as client --url URL [--legacy-sse | --streamable-http] "
 		 "[--cacert FILE] [--insecure] [--header NAME=env:VAR]... [--ignore PATH]... "
-		 "[--timeout-ms N] [--runs N] [--fast] [-v] [--no-store]",
+		 "[--timeout-ms N] [--runs N] [--reset CMD] [--fast] [-v] [--no-store]",
 	.options =
 		"  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
 		"  -s, --session ID      the session (default: the newest); with --listen, a LIST\n"
@@ -84,6 +84,8 @@ const struct cmd_entry cmd_replay = {
 		"      --runs N          run the recorded client N times, a fresh server each\n"
 		"                        time (default 2): what differs between live runs is\n"
 		"                        noise, not a difference\n"
+		"      --reset CMD       run CMD with /bin/sh before each run, to put a stateful\n"
+		"                        server's data back (a failure stops the replay)\n"
 		"      --fast            send as soon as the answers allow, not at the recorded\n"
 		"                        pace\n"
 		"      --url URL         the server over HTTP (http:// or https://), each run a\n"
@@ -142,6 +144,7 @@ static const struct {
 	{'O', "--timeout-ms", 0}, {'n', "--runs", 0}, {'F', "--fast", 0}, {'v', "--verbose", 0},
 	{'U', "--url", 0}, {'M', "--streamable-http", 0},
 	{'C', "--cacert", 0}, {'I', "--insecure", 0}, {'E', "--header", 0},
+	{'X', "--reset", 0},
 };
 
 /*
@@ -193,6 +196,7 @@ static int run_replay(int argc, char **argv)
 		{"ignore", required_argument, NULL, 'i'},
 		{"timeout-ms", required_argument, NULL, 'O'},
 		{"runs", required_argument, NULL, 'n'},
+		{"reset", required_argument, NULL, 'X'},
 		{"fast", no_argument, NULL, 'F'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"no-store", no_argument, NULL, 'N'},
@@ -231,7 +235,7 @@ static int run_replay(int argc, char **argv)
 	json_t *ignore_json = json_array();
 	char *ignore_text = NULL;
 	struct mt_buf self = MT_BUF_INIT;
-	const char *url = NULL, *cacert = NULL;
+	const char *url = NULL, *cacert = NULL, *reset = NULL;
 	int insecure = 0;
 	enum verify_transport transport = VERIFY_AUTO;
 	char **headers = mt_calloc((size_t)argc + 1, sizeof(*headers)); /* owned, each owned */
@@ -315,6 +319,13 @@ static int run_replay(int argc, char **argv)
 			cacert = optarg;
 			break;
 		case 'I': insecure = 1; break;
+		case 'X':
+			if (!*optarg) {
+				rc = cli_usage_error(&cmd_replay, "--reset needs a command");
+				goto out;
+			}
+			reset = optarg;
+			break;
 		case 'E':
 			if (!(headers[nheaders] = cli_env_header(&cmd_replay, "--header", optarg))) {
 				rc = EXIT_ERROR;
@@ -459,6 +470,7 @@ static int run_replay(int argc, char **argv)
 			.runs = (int)runs, .fast = fast, .verbose = verbose, .url = url,
 			.transport = transport, .cacert = cacert, .insecure = insecure,
 			.headers = (const char *const *)headers, .nheaders = nheaders,
+			.reset = reset,
 		};
 		if (insecure)
 			mt_warn("--insecure: the server's certificate and host name are not checked");

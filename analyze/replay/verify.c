@@ -1254,6 +1254,41 @@ out:
 	return rc;
 }
 
+/*
+ * --reset: cmd with /bin/sh before run k of n, its output on stderr (stdout
+ * is the report's), its input /dev/null. 0 when it exited 0, else -1 (said).
+ */
+static int run_reset(const char *cmd, int k, int n)
+{
+	pid_t pid;
+	int st = 0;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return mt_error("replay: cannot run --reset: %s", strerror(errno));
+	if (pid == 0) {
+		int fd = open("/dev/null", O_RDONLY);
+		if (fd >= 0 && fd != 0) {
+			dup2(fd, 0);
+			close(fd);
+		}
+		dup2(2, 1);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return mt_error("replay: --reset: %s", strerror(errno));
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	if (WIFSIGNALED(st))
+		return mt_error("replay: --reset '%s' was killed by signal %d before run %d of %d",
+				cmd, WTERMSIG(st), k, n);
+	return mt_error("replay: --reset '%s' exited with status %d before run %d of %d", cmd,
+			WEXITSTATUS(st), k, n);
+}
+
 int verify_run(struct rp_script *s, const struct verify_opts *o)
 {
 	struct verify v;
@@ -1313,6 +1348,10 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 		run_init(&v.run[k], &v);
 	for (int k = 0; k < v.nrun; k++) {
 		struct vrun *r = &v.run[k];
+		if (o->reset && run_reset(o->reset, k + 1, v.nrun)) {
+			rc = EXIT_ERROR;
+			goto out;
+		}
 		int e = run_once(&v, r);
 		if (e) {
 			rc = e;
@@ -1379,6 +1418,10 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 	for (size_t q = 0; q < s->n; q++)
 		if (is_request(&s->m[q]))
 			judge(&v, q, &what);
+	if (v.nrun == 1 && v.differed)
+		printf("NOTE one run cannot tell noise from a change: values that differ on every "
+		       "run (times, random ids) count as differences; --runs 2 or more sets them "
+		       "aside, and --reset CMD puts a stateful server's data back before each run\n");
 	size_t total = v.passed + v.differed + v.missing + v.cancelled + v.unanswered + v.redacted;
 	printf("replay: %zu request%s: %zu passed, %zu differed, %zu missing, %zu cancelled, "
 	       "%zu unanswered; %zu path%s set aside as noise over %d run%s (session %lld against %s)",

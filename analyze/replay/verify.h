@@ -38,6 +38,7 @@ struct verify_opts {
 	int insecure;            /* no certificate or host name verification */
 	const char *const *headers; /* "Name: value" lines sent on every request (borrowed) */
 	size_t nheaders;
+	const char *reset;       /* a shell command run before each run (--reset), or NULL */
 };
 
 /*

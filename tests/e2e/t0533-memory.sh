@@ -55,4 +55,32 @@ check_eq "the stored run: two live runs, all passed" "client|2|$N|0|0" \
 	"$(sql "$T/m.db" "SELECT mode, runs, passed, differed, missing FROM replay_run WHERE mode = 'client' ORDER BY id DESC LIMIT 1")"
 check_eq "the store file is empty again after the runs" "" "$(tr -d '\n' <"$T/verify-store.jsonl" 2>/dev/null)"
 
+# A stateful server whose data is not as the recording found it: an entity
+# left from elsewhere shows in every read. One run cannot tell that from noise,
+# and says so; --reset puts the data back before each run (and runs each time).
+stale='{"type":"entity","name":"stale","entityType":"leftover","observations":[]}'
+echo "$stale" > "$T/dirty.jsonl"
+MEMORY_FILE_PATH=$T/dirty.jsonl timeout 120 "$MCPTAP" replay -r "$T/m.db" --as client --runs 1 --no-store -- \
+	node "$ENTRY" >"$T/d1.out" 2>"$T/d1.err"
+check_eq "a dirty store, one run: exit 1" 1 $?
+check "and some DIFF" grep -q '^DIFF ' "$T/d1.out"
+check_eq "one run: the hint, once, before the summary" \
+	"NOTE one run cannot tell noise from a change: values that differ on every run (times, random ids) count as differences; --runs 2 or more sets them aside, and --reset CMD puts a stateful server's data back before each run" \
+	"$(grep '^NOTE' "$T/d1.out")"
+check_eq "(the hint comes right before the summary)" "NOTE|replay" "$(tail -n 2 "$T/d1.out" | cut -c1-6 | sed 's/ .*//' | paste -sd '|')"
+echo "$stale" > "$T/dirty.jsonl"
+MEMORY_FILE_PATH=$T/dirty.jsonl timeout 120 "$MCPTAP" replay -r "$T/m.db" --as client --no-store \
+	--reset "echo reset >> '$T/resets'; : > '$T/dirty.jsonl'" -- node "$ENTRY" >"$T/d2.out" 2>"$T/d2.err"
+check_eq "the same store with --reset: exit 0" 0 $?
+check_eq "PASS: every request" "$N" "$(grep -c '^PASS' "$T/d2.out")"
+check_eq "--reset ran before each of the two runs" "reset
+reset" "$(cat "$T/resets")"
+"$MCPTAP" replay -r "$T/m.db" --as client --no-store --reset 'echo failing >&2; exit 3' -- \
+	node "$ENTRY" >"$T/d3.out" 2>"$T/d3.err"
+check_eq "a --reset that fails: exit 2, said, no run" \
+	"2|failing|mcptap: replay: --reset 'echo failing >&2; exit 3' exited with status 3 before run 1 of 2|" \
+	"$?|$(cat "$T/d3.err" | paste -sd '|')|$(cat "$T/d3.out")"
+"$MCPTAP" replay -r "$T/m.db" --as server --reset true < /dev/null > /dev/null 2> "$T/d4.err"
+check_eq "--reset is for --as client" 2 $?
+
 finish

@@ -102,7 +102,8 @@ check_eq "TAP-003 names each request the server never answered, and nothing else
 7
 session 1: 0 errors, 4 warnings, 0 info (checked against 2025-06-18, negotiated)" \
 	"$(sed -n 's/^session 1 #[0-9]* c→s: TAP-003 warning: the tap answered the POST (exchange [0-9]*) with 502 itself: the upstream could not be reached (Connection refused); request id \([0-9]*\) never got the server.s answer (mcptap, 2025-06-18)$/\1/p; /^session 1:/p' "$T/a.txt")"
-check_eq "every line of the report is one of those" 5 "$(wc -l < "$T/a.txt" | tr -d ' ')"
+check_eq "every line of the report is one of those, then the count by rule" "7|by rule:|  TAP-003 ×4, first at session 1 #$(sed -n 's/^session 1 #\([0-9]*\) .*/\1/p' "$T/a.txt" | head -n 1)" \
+	"$(wc -l < "$T/a.txt" | tr -d ' ')|$(tail -n 2 "$T/a.txt" | paste -sd '|')"
 
 # 2. A legacy session ends with its stream.
 up
