@@ -205,15 +205,26 @@ static void test_match(void **state)
 static void test_closest(void **state)
 {
 	struct fix *f = *state;
-	json_t *p = J("{\"name\":\"echo\",\"arguments\":{\"text\":\"zzz\"}}"), *diffs = json_array();
+	json_t *p = J("{\"name\":\"echo\",\"arguments\":{\"text\":\"zzz\",\"more\":1}}"),
+	       *diffs = json_array(), *was = json_array();
+	char *w;
 
-	assert_int_equal(rp_closest(&f->s, "tools/call", p, diffs), 3);
-	assert_int_equal(json_array_size(diffs), 1);
+	assert_int_equal(rp_closest(&f->s, "tools/call", p, diffs, was), 3);
+	assert_int_equal(json_array_size(diffs), 2);
 	assert_string_equal(json_string_value(json_array_get(diffs, 0)), "params.arguments.text");
+	assert_string_equal(json_string_value(json_array_get(diffs, 1)), "params.arguments.more");
+	/* The recorded value at each path: [value], or [] where the recording has none. */
+	w = json_dumps(was, JSON_COMPACT);
+	assert_string_equal(w, "[[\"a\"],[]]");
+	free(w);
 	json_array_clear(diffs);
-	assert_int_equal(rp_closest(&f->s, "prompts/get", p, diffs), -1);
+	assert_int_equal(rp_closest(&f->s, "tools/call", p, diffs, NULL), 3);
+	assert_int_equal(json_array_size(diffs), 2);
+	json_array_clear(diffs);
+	assert_int_equal(rp_closest(&f->s, "prompts/get", p, diffs, was), -1);
 	json_decref(p);
 	json_decref(diffs);
+	json_decref(was);
 }
 
 static void test_render(void **state)
