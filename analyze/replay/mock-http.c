@@ -45,12 +45,32 @@ struct mhttp {
 	size_t runs;
 };
 
+/*
+ * Where a run's mock sends: to the run's client, or (muted) nowhere, while a
+ * recorded session is tried on what the client has sent so far.
+ */
+struct rsink {
+	struct mrun *r;
+	int muted;
+	size_t made;                 /* while muted: answers the mock made itself (a miss) */
+};
+
+/*
+ * Past this many messages from a client, the recorded session its run follows
+ * stays the one it is (a switch replays them all to the other recording).
+ */
+#define SWITCH_LINES 256
+
 /* One MCP session: a run of its own through the recording. */
 struct mrun {
 	struct mhttp *m;
 	struct hsv_sess *s;
-	struct rp_script script;
+	struct rp_script *script;    /* owned */
 	struct mock *k;
+	struct rsink *sink;          /* owned: k's */
+	struct pick *pick;           /* with picks: the recorded session it follows */
+	struct mt_buf said;          /* what the client sent so far, each as its length and bytes */
+	size_t nsaid;
 	int64_t cur;                 /* the POST whose message is being fed, while it waits */
 	int64_t ctx;                 /* where a stdio recording's server messages go now */
 	struct mt_map live;          /* a live request's id (JSON text) -> its POST */
@@ -73,7 +93,7 @@ static void run_send(void *ctx, const char *p, size_t n, const struct mock_out *
 		if (!(o->answers && mt_map_take(&r->live, o->answers, o->answers_n, &h)))
 			h = r->cur;
 		if (h) {
-			const struct rp_http_reply *x = rp_refusal(&r->script, o->refused);
+			const struct rp_http_reply *x = rp_refusal(r->script, o->refused);
 			if (h == r->cur)
 				r->cur = 0;
 			if (h == r->ctx)
@@ -123,21 +143,128 @@ static void run_delay(void *ctx, int64_t ns)
 	hsv_delay(r->s, ns);
 }
 
-/* The run's recording is loaded and its engine started: 0, or -1 (said). */
-static int run_start(struct mrun *r, int64_t session)
+static void rs_send(void *ctx, const char *p, size_t n, const struct mock_out *o)
+{
+	struct rsink *rs = ctx;
+
+	if (!rs->muted)
+		run_send(rs->r, p, n, o);
+	else if (is_answer(o->kind) && o->rec < 0)
+		rs->made++;
+}
+
+static int rs_barrier(void *ctx)
+{
+	struct rsink *rs = ctx;
+
+	return rs->muted ? 0 : run_barrier(rs->r);
+}
+
+static void rs_delay(void *ctx, int64_t ns)
+{
+	struct rsink *rs = ctx;
+
+	if (!rs->muted)
+		run_delay(rs->r, ns);
+}
+
+/* Session loaded into a new script and a mock on it, sending through a new sink. */
+static int load_run(struct mrun *r, int64_t session, int muted, struct rp_script **script,
+		    struct mock **k, struct rsink **rs)
 {
 	struct mhttp *m = r->m;
 	struct mt_err err = {"", 0};
-	struct mock_sink sink = {r, run_send, run_barrier, run_delay};
+	struct mock_sink sink;
 
-	if (rp_load(m->st, session, m->ig, &r->script, &err)) {
+	*script = mt_calloc(1, sizeof(**script));
+	if (rp_load(m->st, session, m->ig, *script, &err)) {
 		mt_error("replay: cannot read session %lld for a new client: %s", (long long)session,
 			 err.msg);
+		free(*script);
+		*script = NULL;
 		return -1;
 	}
-	r->k = mock_new(&r->script, m->o, &sink, NULL);
-	mock_begin(r->k);
+	*rs = mt_calloc(1, sizeof(**rs));
+	(*rs)->r = r;
+	(*rs)->muted = muted;
+	sink = (struct mock_sink){*rs, rs_send, rs_barrier, rs_delay};
+	*k = mock_new(*script, m->o, &sink, NULL);
+	mock_begin(*k);
 	return 0;
+}
+
+static void drop_run(struct rp_script *script, struct mock *k, struct rsink *rs)
+{
+	mock_free(k);
+	rp_release(script);
+	free(script);
+	free(rs);
+}
+
+/* The run's recording is loaded and its engine started: 0, or -1 (said). */
+static int run_start(struct mrun *r, int64_t session)
+{
+	return load_run(r, session, 0, &r->script, &r->k, &r->sink);
+}
+
+/*
+ * A request the recording the run follows has no answer for: another of the
+ * same client's recorded sessions whose conversation so far is the live one's
+ * (each message the client sent, fed to it, got a recorded answer) and that
+ * has an answer for it takes over the run, the first in the capture's order.
+ */
+static void maybe_switch(struct mrun *r, const char *p, size_t n)
+{
+	struct mhttp *m = r->m;
+	json_t *j, *params;
+	const char *method;
+
+	if (!r->pick || m->npicks < 2 || r->nsaid > SWITCH_LINES)
+		return;
+	j = json_loadb(p, n, JSON_DECODE_ANY, NULL);
+	method = json_string_value(json_object_get(j, "method"));
+	params = json_object_get(j, "params");
+	if (!method || !json_object_get(j, "id") || rp_has_request(r->script, method, params)) {
+		json_decref(j);
+		return;
+	}
+	for (size_t i = 0; i < m->npicks; i++) {
+		struct pick *k = &m->picks[i];
+		struct rp_script *sc;
+		struct mock *nk;
+		struct rsink *rs;
+		size_t at = 0;
+		if (k == r->pick || (k->client == NULL) != (r->pick->client == NULL) ||
+		    (k->client && strcmp(k->client, r->pick->client)))
+			continue;
+		if (load_run(r, k->id, 1, &sc, &nk, &rs))
+			continue;
+		if (!rp_has_request(sc, method, params)) {
+			drop_run(sc, nk, rs);
+			continue;
+		}
+		for (size_t l = 0; l < r->nsaid && !rs->made; l++) {
+			size_t len;
+			memcpy(&len, r->said.data + at, sizeof(len));
+			mock_feed(nk, r->said.data + at + sizeof(len), len);
+			at += sizeof(len) + len;
+		}
+		if (rs->made) {
+			drop_run(sc, nk, rs);
+			continue;
+		}
+		/* (The run so far was the other recording's: it is not stored.) */
+		drop_run(r->script, r->k, r->sink);
+		r->script = sc;
+		r->k = nk;
+		r->sink = rs;
+		rs->muted = 0;
+		r->pick->used--;
+		k->used++;
+		r->pick = k;
+		break;
+	}
+	json_decref(j);
 }
 
 /*
@@ -148,7 +275,7 @@ static int run_start(struct mrun *r, int64_t session)
  * run of yet, else the one of them used least, else, for a client never
  * recorded, the first recorded session used least.
  */
-static int64_t pick_session(struct mhttp *m, const char *p, size_t n)
+static struct pick *pick_session(struct mhttp *m, const char *p, size_t n)
 {
 	char *who = hs_client(p, n);
 	struct pick *best = NULL, *any = NULL;
@@ -163,10 +290,9 @@ static int64_t pick_session(struct mhttp *m, const char *p, size_t n)
 	if (!best)
 		best = any;
 	free(who);
-	if (!best)
-		return m->session; /* (no picks: mock_http_serve refuses that before) */
-	best->used++;
-	return best->id;
+	if (best)
+		best->used++;
+	return best; /* (no picks: mock_http_serve refuses that before) */
 }
 
 static void *on_open(void *ctx, struct hsv_sess *s)
@@ -195,9 +321,10 @@ static void on_message(void *state, struct hsv_sess *s, int64_t req, const char 
 	int64_t h;
 
 	(void)s;
-	if (!r->k && run_start(r, pick_session(r->m, p, n))) {
-		/* (the capture changed under the mock: said; the client gets no answer) */
-		return;
+	if (!r->k) {
+		r->pick = pick_session(r->m, p, n);
+		if (run_start(r, r->pick ? r->pick->id : r->m->session))
+			return; /* (the capture changed under the mock: said; no answer) */
 	}
 	mt_classify(p, n, &c);
 	r->cur = req;
@@ -207,6 +334,13 @@ static void on_message(void *state, struct hsv_sess *s, int64_t req, const char 
 	if ((c.kind == MT_RESPONSE || c.kind == MT_ERROR) && c.id.n &&
 	    mt_map_take(&r->fresh, c.id.p, c.id.n, &h))
 		r->ctx = h; /* what the answer sets off goes where the request went */
+	if (c.kind == MT_REQUEST)
+		maybe_switch(r, p, n);
+	if (r->nsaid <= SWITCH_LINES) {
+		mt_buf_append(&r->said, (const char *)&n, sizeof(n));
+		mt_buf_append(&r->said, p, n);
+		r->nsaid++;
+	}
 	mock_feed(r->k, p, n);
 	r->cur = 0;
 	r->ctx = 0;
@@ -235,8 +369,8 @@ static void on_close(void *state, struct hsv_sess *s, const char *why)
 	if (rc > m->rc)
 		m->rc = rc;
 	m->runs++;
-	mock_free(r->k);
-	rp_release(&r->script);
+	drop_run(r->script, r->k, r->sink);
+	mt_buf_release(&r->said);
 	mt_map_release(&r->live);
 	mt_map_release(&r->fresh);
 	free(r);

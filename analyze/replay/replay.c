@@ -1168,7 +1168,7 @@ static int64_t match_pattern(struct rp_script *s, enum mt_kind kind, const char 
  * A recorded message that holds redacted values matches as a pattern.
  */
 static int64_t match(struct rp_script *s, enum mt_kind kind, const char *method, json_t *params,
-		     int reuse, int *reused)
+		     int reuse, int *reused, int probe)
 {
 	struct mt_buf key = s->keybuf; /* reused: no allocation per request */
 	struct canon_ignore ig;
@@ -1183,7 +1183,8 @@ static int64_t match(struct rp_script *s, enum mt_kind kind, const char *method,
 	k = key_find(s, h);
 	if (k && k->first >= 0 && s->m[k->first].kind == kind) {
 		found = k->first;
-		k->first = s->m[found].next_same;
+		if (!probe)
+			k->first = s->m[found].next_same;
 	} else if (s->npatterns &&
 		   (found = match_pattern(s, kind, method, params, &ig, reuse, reused)) >= 0) {
 		/* (found) */
@@ -1192,7 +1193,7 @@ static int64_t match(struct rp_script *s, enum mt_kind kind, const char *method,
 		*reused = 1;
 	}
 	free((void *)ig.paths);
-	if (found >= 0)
+	if (found >= 0 && !probe)
 		s->m[found].used = 1;
 	s->keybuf = key;
 	return found;
@@ -1201,14 +1202,21 @@ static int64_t match(struct rp_script *s, enum mt_kind kind, const char *method,
 int64_t rp_match_request(struct rp_script *s, const char *method, json_t *params, int *reused)
 {
 	*reused = 0;
-	return match(s, MT_REQUEST, method, params, rp_idempotent(method), reused);
+	return match(s, MT_REQUEST, method, params, rp_idempotent(method), reused, 0);
+}
+
+int rp_has_request(struct rp_script *s, const char *method, json_t *params)
+{
+	int reused = 0;
+
+	return match(s, MT_REQUEST, method, params, rp_idempotent(method), &reused, 1) >= 0;
 }
 
 int64_t rp_match_notification(struct rp_script *s, const char *method, json_t *params)
 {
 	int reused = 0;
 
-	return match(s, MT_NOTIFICATION, method, params, 0, &reused);
+	return match(s, MT_NOTIFICATION, method, params, 0, &reused, 0);
 }
 
 int64_t rp_closest(struct rp_script *s, const char *method, json_t *params, json_t *diffs,

@@ -304,6 +304,9 @@ int rp_idempotent(const char *method);
  */
 int64_t rp_match_request(struct rp_script *s, const char *method, json_t *params, int *reused);
 
+/* Would rp_match_request find a recording for it? (Nothing is used up.) */
+int rp_has_request(struct rp_script *s, const char *method, json_t *params);
+
 /* The same for a live client notification (no reuse). */
 int64_t rp_match_notification(struct rp_script *s, const char *method, json_t *params);
 
