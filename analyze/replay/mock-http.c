@@ -415,6 +415,12 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 	if (ho->post_path)
 		snprintf(legacy_post, sizeof(legacy_post), "%s", ho->post_path);
 	hv.post_path = legacy_post;
+	/* Whatever the recording's transport, a client may try either: both, at the
+	 * recorded path and the usual ones (a 2026-07-28 recording has no sessions). */
+	if (hv.mode != HSV_STATELESS) {
+		hv.also_streamable = strcmp(hv.path, "/mcp") ? "/mcp" : NULL;
+		hv.also_legacy = strcmp(hv.path, "/sse") && strcmp(legacy_post, "/sse") ? "/sse" : NULL;
+	}
 	hv.name = "replay: the mock server listens";
 	if (ho->sessions) {
 		struct store_session_row *rows = NULL;

@@ -108,6 +108,7 @@ struct hsv_sess {
 	struct hsv_sess *next, *prev;
 	void *state;                 /* the application's */
 	char id[40];                 /* Mcp-Session-Id or sessionId; "" when none */
+	enum hsv_mode mode;          /* its transport (a mock may serve both stateful ones) */
 	char *client;                /* stateless: the client it is for (its _meta clientInfo) */
 	struct chan *chans;
 	struct chan *get;            /* the GET stream, while one is open */
@@ -117,6 +118,7 @@ struct hsv_sess {
 	struct act *q, *q_tail;      /* what the application sent, not yet out */
 	int holding;                 /* the queue waits for a timer */
 	int barrier_gap;             /* a barrier saw the bytes leave: now its gap */
+	int sent_since_answer;       /* legacy: messages queued since the last answer */
 	struct event *timer;
 	struct held *held, *held_tail; /* messages for a GET stream not open */
 	size_t nheld, held_bytes;
@@ -160,26 +162,35 @@ static void mint(char *out, size_t n)
 	out[2 * i] = '\0';
 }
 
-static struct hsv_sess *sess_new(struct srv *v)
+static struct hsv_sess *sess_new(struct srv *v, enum hsv_mode mode)
 {
 	struct hsv_sess *s = mt_calloc(1, sizeof(*s));
 
 	s->srv = v;
+	s->mode = mode;
 	s->next_num = 1;
 	s->next = v->sessions;
 	if (v->sessions)
 		v->sessions->prev = s;
 	v->sessions = s;
-	v->newest = s;
+	if (mode != HSV_LEGACY)
+		v->newest = s; /* (a legacy session is named by its sessionId) */
 	return s;
 }
 
-static struct hsv_sess *sess_by_id(struct srv *v, const char *id)
+/* The session id names, of that transport (a legacy id is no Mcp-Session-Id). */
+static struct hsv_sess *sess_by_id(struct srv *v, const char *id, enum hsv_mode mode)
 {
 	for (struct hsv_sess *s = v->sessions; s; s = s->next)
-		if (id && s->id[0] && !strcmp(s->id, id))
+		if (id && s->id[0] && s->mode == mode && !strcmp(s->id, id))
 			return s;
 	return NULL;
+}
+
+/* Streamable HTTP sessions mint Mcp-Session-Id (always beside a legacy recording). */
+static int mints_ids(const struct srv *v)
+{
+	return v->o->mode != HSV_STREAMABLE || v->o->session_ids;
 }
 
 static void chan_end(struct chan *c);
@@ -219,8 +230,11 @@ static void sess_free(struct hsv_sess *s)
 		v->sessions = s->next;
 	if (s->next)
 		s->next->prev = s->prev;
-	if (v->newest == s)
+	if (v->newest == s) {
 		v->newest = v->sessions;
+		while (v->newest && v->newest->mode == HSV_LEGACY)
+			v->newest = v->newest->next;
+	}
 	free(s->client);
 	free(s);
 }
@@ -329,7 +343,7 @@ static struct chan *chan_of(struct hsv_sess *s, int64_t req)
 /* The fields every reply of a session carries. */
 static void session_headers(struct hsv_sess *s, struct fields *f)
 {
-	if (s->id[0] && s->srv->o->mode == HSV_STREAMABLE)
+	if (s->id[0] && s->mode == HSV_STREAMABLE)
 		fields_add(f, "Mcp-Session-Id", s->id);
 }
 
@@ -372,12 +386,11 @@ static void kept_trim(struct hsv_sess *s)
 /* One message as an event on c's stream (started if need be), kept for a resumption. */
 static void sse_event(struct chan *c, const char *p, size_t n)
 {
-	struct srv *v = c->sess->srv;
 	struct mt_buf ev = MT_BUF_INIT;
 	size_t i = 0;
 
 	c->nev++;
-	if (v->o->mode == HSV_LEGACY) {
+	if (c->sess->mode == HSV_LEGACY) {
 		mt_buf_puts(&ev, "event: message\n");
 	} else {
 		mt_buf_printf(&ev, "event: message\nid: %d-%llu\n", c->num, (unsigned long long)c->nev);
@@ -397,7 +410,7 @@ static void sse_event(struct chan *c, const char *p, size_t n)
 		i = j + 1;
 	}
 	mt_buf_putc(&ev, '\n');
-	if (v->o->mode != HSV_LEGACY) {
+	if (c->sess->mode != HSV_LEGACY) {
 		struct kept *k = mt_malloc(sizeof(*k) + ev.len);
 		k->next = NULL;
 		k->n = c->nev;
@@ -499,7 +512,7 @@ static void deliver_answer(struct hsv_sess *s, int64_t req, const char *p, size_
 
 	if (!c || c->done)
 		return; /* its POST is gone (or never was: what came got 202) */
-	if (s->srv->o->mode == HSV_LEGACY) {
+	if (s->mode == HSV_LEGACY) {
 		to_get(s, p, n);
 	} else if (!c->http) {
 		/* its client went away */
@@ -556,12 +569,12 @@ static void deliver_refusal(struct hsv_sess *s, const struct act *a)
 
 	if (!c || c->done)
 		return;
-	if (s->srv->o->mode == HSV_LEGACY || !c->http || c->sse) {
+	if (s->mode == HSV_LEGACY || !c->http || c->sse) {
 		/* Too late for a status: the message says it. */
 		deliver_answer(s, a->req, a->p, a->n, 0);
 		return;
 	}
-	if (a->req == 1 && s->srv->o->mode == HSV_STREAMABLE)
+	if (a->req == 1 && s->mode == HSV_STREAMABLE)
 		s->refused_first = 1;
 	held = recorded_headers(&f, headers);
 	snprintf(reason, sizeof(reason), "%s",
@@ -577,11 +590,25 @@ static void deliver_send(struct hsv_sess *s, int64_t req, const char *p, size_t 
 {
 	struct chan *c = req ? chan_of(s, req) : NULL;
 
-	if (s->srv->o->mode != HSV_LEGACY && c && !c->done && c->http) {
+	if (s->mode != HSV_LEGACY && c && !c->done && c->http) {
 		sse_event(c, p, n);
 		return;
 	}
 	to_get(s, p, n);
+}
+
+/*
+ * A barrier's gap once the bytes have left. A legacy client reads its one
+ * stream in big gulps and the SDK's parser hands all the events of a read over
+ * at once, its notifications then run after the answer that came in the same
+ * read (their progress callbacks are lost): its gap is longer.
+ */
+#define LEGACY_BARRIER_MS 100
+static int barrier_gap_ms(const struct hsv_sess *s)
+{
+	int ms = s->srv->o->barrier_ms;
+
+	return s->mode == HSV_LEGACY && ms < LEGACY_BARRIER_MS ? LEGACY_BARRIER_MS : ms;
 }
 
 /* Send what the queue holds, up to a barrier or a delay that must wait. */
@@ -597,7 +624,7 @@ static void pump(struct hsv_sess *s)
 				}
 				s->barrier_gap = 1;
 				if (s->srv->o->barrier_ms > 0) {
-					hold_for(s, s->srv->o->barrier_ms * 1000000LL);
+					hold_for(s, barrier_gap_ms(s) * 1000000LL);
 					return;
 				}
 			}
@@ -650,6 +677,24 @@ static void enqueue(struct hsv_sess *s, enum act_kind kind, int64_t req, const c
 
 	if (s->closed)
 		return;
+	/*
+	 * Legacy: its one stream carries the notifications and the answer after
+	 * them. Written together, the client reads them together, and the SDK then
+	 * runs the notifications after the answer (a progress callback is lost):
+	 * the answer waits for a barrier, whatever the application asked.
+	 */
+	if (s->mode == HSV_LEGACY) {
+		if (kind == A_SEND) {
+			s->sent_since_answer++;
+		} else if (kind == A_ANSWER || kind == A_REFUSE) {
+			if (s->sent_since_answer) {
+				s->sent_since_answer = 0;
+				enqueue(s, A_BARRIER, 0, NULL, 0, 0, 0);
+			}
+		} else if (kind == A_BARRIER) {
+			s->sent_since_answer = 0;
+		}
+	}
 	/* Nothing waits before it: out at once (the common case needs no copy). */
 	if (!s->q && !s->holding && (kind == A_SEND || kind == A_ANSWER) && !sess_full(s)) {
 		if (kind == A_SEND)
@@ -732,10 +777,10 @@ void hsv_delay(struct hsv_sess *s, int64_t ns)
 /* A request's client went away before its reply ended: its channel has no client now. */
 static void on_gone(void *ctx, struct hep_req *r, void *arg)
 {
-	struct srv *v = ctx;
 	struct chan *c = arg;
 	struct hsv_sess *s;
 
+	(void)ctx;
 	(void)r;
 	if (!c || c->http != r)
 		return;
@@ -744,7 +789,7 @@ static void on_gone(void *ctx, struct hep_req *r, void *arg)
 	if (s->get == c) {
 		s->get = NULL;
 		/* A legacy session is its stream. */
-		if (v->o->mode == HSV_LEGACY && !s->closed) {
+		if (s->mode == HSV_LEGACY && !s->closed) {
 			sess_close(s, "the client closed its stream");
 			return;
 		}
@@ -835,11 +880,11 @@ static void query_param(struct hep_req *req, const char *name, char *out, size_t
 	}
 }
 
-static struct hsv_sess *open_session(struct srv *v, struct hep_req *req)
+static struct hsv_sess *open_session(struct srv *v, struct hep_req *req, enum hsv_mode mode)
 {
-	struct hsv_sess *s = sess_new(v);
+	struct hsv_sess *s = sess_new(v, mode);
 
-	if (v->o->mode == HSV_LEGACY || (v->o->mode == HSV_STREAMABLE && v->o->session_ids))
+	if (mode == HSV_LEGACY || (mode == HSV_STREAMABLE && mints_ids(v)))
 		mint(s->id, sizeof(s->id));
 	s->state = v->app->open(v->app->ctx, s);
 	if (!s->state) {
@@ -858,13 +903,13 @@ static void take_message(struct srv *v, struct hsv_sess *s, struct hep_req *req,
 	enum mt_kind k = mt_classify(p, n, &c);
 	void *state = s->state;
 
-	if (k == MT_REQUEST && v->o->mode != HSV_LEGACY) {
+	if (k == MT_REQUEST && s->mode != HSV_LEGACY) {
 		struct chan *ch = chan_new(s, ++s->next_req, req);
 		v->app->message(state, s, ch->req, p, n);
 		after_refusal(s);
 		return;
 	}
-	if (v->o->mode == HSV_LEGACY && k == MT_REQUEST) {
+	if (s->mode == HSV_LEGACY && k == MT_REQUEST) {
 		/* The answer goes on the stream; the POST itself is accepted. */
 		struct chan *ch = chan_new(s, ++s->next_req, NULL);
 		hep_reply(req, 202, "Accepted", NULL, 0, NULL, 0);
@@ -875,7 +920,7 @@ static void take_message(struct srv *v, struct hsv_sess *s, struct hep_req *req,
 	v->app->message(state, s, 0, p, n);
 }
 
-static void on_post(struct srv *v, struct hep_req *req, const char *path)
+static void on_post(struct srv *v, struct hep_req *req, const char *path, enum hsv_mode mode)
 {
 	size_t n;
 	const char *in = hep_body(req, &n);
@@ -884,7 +929,7 @@ static void on_post(struct srv *v, struct hep_req *req, const char *path)
 	struct hsv_sess *s = NULL;
 	struct mt_class c;
 
-	if (v->o->mode == HSV_LEGACY) {
+	if (mode == HSV_LEGACY) {
 		char sid[64];
 		if (strcmp(path, v->post_path)) {
 			reply_error(req, 404, "Not Found", "no such endpoint");
@@ -895,7 +940,7 @@ static void on_post(struct srv *v, struct hep_req *req, const char *path)
 			reply_error(req, 400, "Bad Request", "sessionId is missing");
 			return;
 		}
-		if (!(s = sess_by_id(v, sid))) {
+		if (!(s = sess_by_id(v, sid, HSV_LEGACY))) {
 			reply_error(req, 404, "Not Found", "no such session");
 			return;
 		}
@@ -920,14 +965,14 @@ static void on_post(struct srv *v, struct hep_req *req, const char *path)
 						 : "the body is not a JSON-RPC message");
 		goto out;
 	}
-	if (v->o->mode == HSV_STREAMABLE) {
+	if (mode == HSV_STREAMABLE) {
 		const char *sid = header(req, "Mcp-Session-Id");
 		int init = c.kind == MT_REQUEST && c.method.n == 12 &&
 			   !memcmp(c.method.p, "\"initialize\"", 12);
 		if (init && !sid) {
-			if (!(s = open_session(v, req)))
+			if (!(s = open_session(v, req, HSV_STREAMABLE)))
 				goto out;
-		} else if (!v->o->session_ids) {
+		} else if (!mints_ids(v)) {
 			s = v->newest;
 			if (!s) {
 				reply_error(req, 400, "Bad Request", "no session: initialize first");
@@ -936,11 +981,11 @@ static void on_post(struct srv *v, struct hep_req *req, const char *path)
 		} else if (!sid) {
 			reply_error(req, 400, "Bad Request", "Mcp-Session-Id is missing");
 			goto out;
-		} else if (!(s = sess_by_id(v, sid))) {
+		} else if (!(s = sess_by_id(v, sid, HSV_STREAMABLE))) {
 			reply_error(req, 404, "Not Found", "no such session (ended, or never was)");
 			goto out;
 		}
-	} else if (v->o->mode == HSV_STATELESS) {
+	} else if (mode == HSV_STATELESS) {
 		char *who = hs_meta_client(body, n);
 		if (!who)
 			who = mt_strdup("");
@@ -948,7 +993,7 @@ static void on_post(struct srv *v, struct hep_req *req, const char *path)
 			if (s->client && !strcmp(s->client, who))
 				break;
 		if (!s) {
-			if (!(s = open_session(v, req))) {
+			if (!(s = open_session(v, req, HSV_STATELESS))) {
 				free(who);
 				goto out;
 			}
@@ -962,12 +1007,12 @@ out:
 	free(body);
 }
 
-static void on_get(struct srv *v, struct hep_req *req)
+static void on_get(struct srv *v, struct hep_req *req, enum hsv_mode mode)
 {
 	struct hsv_sess *s;
 	const char *lei;
 
-	if (v->o->mode == HSV_STATELESS) {
+	if (mode == HSV_STATELESS) {
 		reply_error_allow(req, 405, "Method Not Allowed", "no GET stream on a stateless server",
 				  "POST");
 		return;
@@ -976,10 +1021,10 @@ static void on_get(struct srv *v, struct hep_req *req)
 		reply_error(req, 406, "Not Acceptable", "Accept must list text/event-stream");
 		return;
 	}
-	if (v->o->mode == HSV_LEGACY) {
+	if (mode == HSV_LEGACY) {
 		struct chan *c;
 		struct mt_buf ep = MT_BUF_INIT;
-		if (!(s = open_session(v, req)))
+		if (!(s = open_session(v, req, HSV_LEGACY)))
 			return;
 		c = chan_new(s, 0, req);
 		s->get = c;
@@ -998,13 +1043,13 @@ static void on_get(struct srv *v, struct hep_req *req)
 		s->nheld = s->held_bytes = 0;
 		return;
 	}
-	if (v->o->session_ids) {
+	if (mints_ids(v)) {
 		const char *sid = header(req, "Mcp-Session-Id");
 		if (!sid) {
 			reply_error(req, 400, "Bad Request", "Mcp-Session-Id is missing");
 			return;
 		}
-		if (!(s = sess_by_id(v, sid))) {
+		if (!(s = sess_by_id(v, sid, HSV_STREAMABLE))) {
 			reply_error(req, 404, "Not Found", "no such session (ended, or never was)");
 			return;
 		}
@@ -1054,26 +1099,57 @@ static void on_get(struct srv *v, struct hep_req *req)
 	s->nheld = s->held_bytes = 0;
 }
 
-static void on_delete(struct srv *v, struct hep_req *req)
+static void on_delete(struct srv *v, struct hep_req *req, enum hsv_mode mode)
 {
 	const char *sid = header(req, "Mcp-Session-Id");
 	struct hsv_sess *s;
 
-	if (v->o->mode != HSV_STREAMABLE || !v->o->session_ids) {
+	if (mode != HSV_STREAMABLE || !mints_ids(v)) {
 		reply_error_allow(req, 405, "Method Not Allowed", "no sessions to delete",
-				  v->o->mode == HSV_LEGACY ? "GET" : "POST");
+				  mode == HSV_LEGACY ? "GET" : "POST");
 		return;
 	}
 	if (!sid) {
 		reply_error(req, 400, "Bad Request", "Mcp-Session-Id is missing");
 		return;
 	}
-	if (!(s = sess_by_id(v, sid))) {
+	if (!(s = sess_by_id(v, sid, HSV_STREAMABLE))) {
 		reply_error(req, 404, "Not Found", "no such session (ended, or never was)");
 		return;
 	}
 	sess_close(s, "deleted");
 	hep_reply(req, 200, "OK", NULL, 0, NULL, 0);
+}
+
+/*
+ * The transport a path serves: the main endpoint's, the other endpoints'
+ * (hsv_opts.also_*), the legacy POST path. 0 when none.
+ */
+static int path_mode(const struct srv *v, const char *path, enum hsv_mode *mode, int *post)
+{
+	const struct hsv_opts *o = v->o;
+
+	*post = 0;
+	if (!strcmp(path, o->path)) {
+		*mode = o->mode;
+		return 1;
+	}
+	if (o->mode == HSV_STATELESS)
+		return 0;
+	if (o->also_streamable && !strcmp(path, o->also_streamable)) {
+		*mode = HSV_STREAMABLE;
+		return 1;
+	}
+	if (o->also_legacy && !strcmp(path, o->also_legacy)) {
+		*mode = HSV_LEGACY;
+		return 1;
+	}
+	if ((o->mode == HSV_LEGACY || o->also_legacy) && !strcmp(path, v->post_path)) {
+		*mode = HSV_LEGACY;
+		*post = 1;
+		return 1;
+	}
+	return 0;
 }
 
 /* A request, whole and past the endpoint's checks (framing, size, Host and Origin). */
@@ -1082,15 +1158,16 @@ static void on_request(void *arg, struct hep_req *req)
 	struct srv *v = arg;
 	char path[1024];
 	const char *method = hep_method(req);
-	int sse_path;
+	enum hsv_mode mode = v->o->mode;
+	int ours, post;
 
 	if (v->stopping) {
 		reply_error(req, 503, "Service Unavailable", "the mock is stopping");
 		return;
 	}
 	target_path(req, path, sizeof(path));
-	sse_path = !strcmp(path, v->o->path);
-	if (!sse_path && (v->o->mode != HSV_LEGACY || strcmp(path, v->post_path)) && v->app->other) {
+	ours = path_mode(v, path, &mode, &post);
+	if (!ours && v->app->other) {
 		/* Another path: what the recording answered there, if it did. */
 		int status;
 		const char *headers, *body;
@@ -1104,31 +1181,29 @@ static void on_request(void *arg, struct hep_req *req)
 			return;
 		}
 	}
-	if (v->o->mode == HSV_LEGACY) {
-		if (!strcmp(method, "GET") && sse_path)
-			on_get(v, req);
-		else if (!strcmp(method, "POST") && !strcmp(path, v->post_path))
-			on_post(v, req, path);
-		else if (sse_path || !strcmp(path, v->post_path))
-			reply_error_allow(req, 405, "Method Not Allowed", "not this method here",
-					  sse_path ? "GET" : "POST");
-		else
-			reply_error(req, 404, "Not Found", "no such endpoint");
-		return;
-	}
-	if (!sse_path) {
+	if (!ours) {
 		reply_error(req, 404, "Not Found", "no such endpoint");
 		return;
 	}
+	if (mode == HSV_LEGACY) {
+		if (!strcmp(method, "GET") && !post)
+			on_get(v, req, HSV_LEGACY);
+		else if (!strcmp(method, "POST") && post)
+			on_post(v, req, path, HSV_LEGACY);
+		else
+			reply_error_allow(req, 405, "Method Not Allowed", "not this method here",
+					  post ? "POST" : "GET");
+		return;
+	}
 	if (!strcmp(method, "POST"))
-		on_post(v, req, path);
+		on_post(v, req, path, mode);
 	else if (!strcmp(method, "GET"))
-		on_get(v, req);
+		on_get(v, req, mode);
 	else if (!strcmp(method, "DELETE"))
-		on_delete(v, req);
+		on_delete(v, req, mode);
 	else
 		reply_error_allow(req, 405, "Method Not Allowed", "not this method here",
-				  v->o->mode == HSV_STATELESS ? "POST" : "GET, POST, DELETE");
+				  mode == HSV_STATELESS ? "POST" : "GET, POST, DELETE");
 }
 
 /* ---- starting and stopping ---- */
@@ -1250,6 +1325,15 @@ int hsv_run(const struct hsv_opts *o, const struct hsv_app *app)
 		fprintf(stderr, strchr(host, ':') ? "mcptap: %s on http://[%s]:%d%s\n"
 						  : "mcptap: %s on http://%s:%d%s\n",
 			o->name, host, p, o->path);
+		/* (The other transport too, and the usual paths.) */
+		for (int k = 0; k < 2 && o->mode != HSV_STATELESS; k++) {
+			const char *x = k ? o->also_legacy : o->also_streamable;
+			if (x)
+				fprintf(stderr, strchr(host, ':') ? "mcptap: %s also on http://[%s]:%d%s (%s)\n"
+								  : "mcptap: %s also on http://%s:%d%s (%s)\n",
+					o->name, host, p, x,
+					k ? "the legacy HTTP+SSE transport" : "Streamable HTTP");
+		}
 	}
 	v.sig_int = evsignal_new(v.base, SIGINT, on_signal, &v);
 	v.sig_term = evsignal_new(v.base, SIGTERM, on_signal, &v);

@@ -86,7 +86,10 @@ struct hsv_opts {
 	size_t n_allow_hosts;
 	const char *path;     /* the MCP endpoint (legacy: the SSE stream's path) */
 	const char *post_path; /* legacy: where POSTs go (default "/message") */
-	enum hsv_mode mode;
+	enum hsv_mode mode;   /* path's transport */
+	/* Besides (not stateless): Streamable HTTP, and the legacy HTTP+SSE stream
+	 * (its POSTs at post_path), on these paths too; NULL: not there. */
+	const char *also_streamable, *also_legacy;
 	int session_ids;      /* Streamable HTTP: mint Mcp-Session-Id (else the newest session
 			       * takes the requests that name none) */
 	size_t max_body;      /* a request body's limit (413 beyond it) */

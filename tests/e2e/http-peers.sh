@@ -153,3 +153,35 @@ stop_http_peers() {
 trap stop_http_peers EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# ---- the HTTP mock against the SDK client (tests/node/http-client.mjs) ----
+
+# same_results REC REP: the answer to each request (by its id) the client got from
+# the mock is the one it got when it was recorded; the requests are the same.
+same_results() {
+	node -e '
+const fs = require("fs");
+const load = (f) => fs.readFileSync(f, "utf8").trim().split("\n").map(JSON.parse);
+const answers = (l) => {
+	const sent = l.filter((r) => r.dir === "c2s" && r.message.method && r.message.id !== undefined && r.message.id !== "after-delete");
+	const got = new Map(l.filter((r) => r.dir === "s2c" && !r.message.method).map((r) => [JSON.stringify(r.message.id), r.message]));
+	return sent.map((r) => [r.message.method, JSON.stringify((got.get(JSON.stringify(r.message.id)) || {}).result ?? (got.get(JSON.stringify(r.message.id)) || {}).error ?? null)]);
+};
+const a = answers(load(process.argv[1])), b = answers(load(process.argv[2]));
+if (a.length !== b.length) { console.error("# requests:", a.length, "recorded,", b.length, "replayed"); process.exit(1); }
+for (let i = 0; i < a.length; i++)
+	if (a[i][0] !== b[i][0] || a[i][1] !== b[i][1]) { console.error("# " + a[i].join(" ").slice(0, 300) + "\n# " + b[i].join(" ").slice(0, 300)); process.exit(2); }' "$1" "$2"
+}
+
+# report_is FILE RUNS REQUESTS UNUSED: the mock's report: RUNS runs, each with
+# REQUESTS requests all answered, no miss, UNUSED recorded requests never asked
+# for, no garbage, ok.
+report_is() {
+	node -e '
+const fs = require("fs");
+const [file, runs, n, unused] = process.argv.slice(1);
+const r = JSON.parse(fs.readFileSync(file, "utf8"));
+const got = JSON.stringify([r.runs, r.ok, r.sessions.map((s) => [s.requests, s.answered, s.missed, s.unused_count, s.garbage, s.ok])]);
+const want = JSON.stringify([Number(runs), true, Array.from({ length: Number(runs) }, () => [Number(n), Number(n), 0, Number(unused), 0, true])]);
+if (got !== want) { console.error("# report " + got + "\n# wanted " + want); process.exit(1); }' "$@"
+}

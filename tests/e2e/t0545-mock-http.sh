@@ -19,36 +19,6 @@ need_npm @modelcontextprotocol/sdk
 CLIENT=$NODEDIR/http-client.mjs
 EVERYTHING=$NODEDIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 
-# same_results REC REP: the answer to each request (by its id) the client got from
-# the mock is the one it got when it was recorded; the requests are the same.
-same_results() {
-	node -e '
-const fs = require("fs");
-const load = (f) => fs.readFileSync(f, "utf8").trim().split("\n").map(JSON.parse);
-const answers = (l) => {
-	const sent = l.filter((r) => r.dir === "c2s" && r.message.method && r.message.id !== undefined && r.message.id !== "after-delete");
-	const got = new Map(l.filter((r) => r.dir === "s2c" && !r.message.method).map((r) => [JSON.stringify(r.message.id), r.message]));
-	return sent.map((r) => [r.message.method, JSON.stringify((got.get(JSON.stringify(r.message.id)) || {}).result ?? (got.get(JSON.stringify(r.message.id)) || {}).error ?? null)]);
-};
-const a = answers(load(process.argv[1])), b = answers(load(process.argv[2]));
-if (a.length !== b.length) { console.error("# requests:", a.length, "recorded,", b.length, "replayed"); process.exit(1); }
-for (let i = 0; i < a.length; i++)
-	if (a[i][0] !== b[i][0] || a[i][1] !== b[i][1]) { console.error("# " + a[i].join(" ").slice(0, 300) + "\n# " + b[i].join(" ").slice(0, 300)); process.exit(2); }' "$1" "$2"
-}
-
-# report_is FILE RUNS REQUESTS UNUSED: the mock's report: RUNS runs, each with
-# REQUESTS requests all answered, no miss, UNUSED recorded requests never asked
-# for, no garbage, ok.
-report_is() {
-	node -e '
-const fs = require("fs");
-const [file, runs, n, unused] = process.argv.slice(1);
-const r = JSON.parse(fs.readFileSync(file, "utf8"));
-const got = JSON.stringify([r.runs, r.ok, r.sessions.map((s) => [s.requests, s.answered, s.missed, s.unused_count, s.garbage, s.ok])]);
-const want = JSON.stringify([Number(runs), true, Array.from({ length: Number(runs) }, () => [Number(n), Number(n), 0, Number(unused), 0, true])]);
-if (got !== want) { console.error("# report " + got + "\n# wanted " + want); process.exit(1); }' "$@"
-}
-
 # The number of requests a client log holds (the after-delete ping aside: the mock
 # refuses it before the recording is asked).
 nreq() {
@@ -83,8 +53,9 @@ check "its report: one run, 20 requests answered, no miss, the after-delete ping
 check_eq "the run stored as a server run, ended by the DELETE: 20 answered, no miss, 1 unused" \
 	"server|deleted|20|0|1" \
 	"$(sql "$T/h.db" "select mode, json_extract(summary, '\$.ended'), passed, differed, missing from replay_run order by id desc limit 1")"
-check_eq "the mock said where it listened, and nothing else (no miss, no --strict)" \
-	"mcptap: replay: the mock server listens on $MOCK_URL" "$(cat "$MOCK_ERR")"
+check_eq "the mock said where it listened (the other transport too), and nothing else (no miss, no --strict)" \
+	"mcptap: replay: the mock server listens on $MOCK_URL
+mcptap: replay: the mock server listens also on ${MOCK_URL%/mcp}/sse (the legacy HTTP+SSE transport)" "$(cat "$MOCK_ERR")"
 
 # 1b. The same HTTP recording served on stdio, to the same flow over stdio.
 timeout 100 node "$CLIENT" --transport stdio --log "$T/hstdio.jsonl" -- \
