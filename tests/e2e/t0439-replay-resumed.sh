@@ -24,7 +24,7 @@ check_eq "verify against the same server, live: exit 0" 0 $?
 check_eq "every request passes, nothing missing, the summary says what was printed" \
 "PASS #2 initialize
 PASS #15 tools/list
-replay: 2 requests: 2 passed, 0 differed, 0 missing, 0 cancelled, 0 unanswered; 0 paths set aside as noise over 2 runs (session 1 against $MCPTAP replay -r $T/live.db --as server --no-store)" \
+replay: 2 requests: 2 passed, 0 differed, 0 missing, 0 cancelled, 0 unanswered; 0 paths set aside as noise over 2 runs (session 1 against $(shq "$MCPTAP") replay -r $(shq "$T/live.db") --as server --no-store)" \
 	"$(cat "$T/v.out")"
 
 # The stdio mock of the recording: the request once, as the server sent it once.
@@ -48,6 +48,6 @@ check_eq "one MISSING line per run, and the summary counts them" \
 MISSING server request elicitation/create (recorded #7): the client's answer #9 was not sent
 PASS #2 initialize
 PASS #15 tools/list
-replay: 2 requests: 2 passed, 0 differed, 0 missing, 0 cancelled, 0 unanswered; 0 paths set aside as noise over 2 runs (session 1 against $MCPTAP replay -r $T/none.db --as server --no-store); 2 server requests missing (the client's answer not sent)" \
+replay: 2 requests: 2 passed, 0 differed, 0 missing, 0 cancelled, 0 unanswered; 0 paths set aside as noise over 2 runs (session 1 against $(shq "$MCPTAP") replay -r $(shq "$T/none.db") --as server --no-store); 2 server requests missing (the client's answer not sent)" \
 	"$(cat "$T/n.out")"
 finish
