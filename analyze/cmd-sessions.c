@@ -14,8 +14,10 @@ static int run_sessions(int argc, char **argv);
 const struct cmd_entry cmd_sessions = {
 	.name = "sessions",
 	.summary = "list the sessions in a capture file",
-	.usage = "mcptap sessions -r FILE [-T text|json]",
+	.usage = "mcptap sessions -r FILE [-s LIST] [-T text|json]",
 	.options = "  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
+		   "  -s, --session LIST    the sessions: ids, ranges A-B, all, comma-separated\n"
+		   "                        (default: every session)\n"
 		   "  -T, --format FORMAT   text (default) or json (one object per line)\n"
 		   "  -h, --help            this text\n",
 	.run = run_sessions,
@@ -220,6 +222,7 @@ static int run_sessions(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"read", required_argument, NULL, 'r'},
+		{"session", required_argument, NULL, 's'},
 		{"format", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -227,15 +230,17 @@ static int run_sessions(int argc, char **argv)
 	struct store *st = NULL;
 	struct store_session_row *rows = NULL;
 	struct mt_err err = {"", 0};
-	const char *path = NULL, *format = "text";
-	size_t n = 0;
+	const char *path = NULL, *format = "text", *sid = NULL;
+	int64_t *ids = NULL;
+	size_t n = 0, nids = 0;
 	int c, rc = EXIT_ERROR;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":r:T:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":r:s:T:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': path = optarg; break;
+		case 's': sid = optarg; break;
 		case 'T': format = optarg; break;
 		case 'h': cli_help(&cmd_sessions, stdout); return EXIT_OK;
 		default: return cli_bad_option(&cmd_sessions, c, argv);
@@ -245,13 +250,33 @@ static int run_sessions(int argc, char **argv)
 		return cli_usage_error(&cmd_sessions, "unexpected argument '%s'", argv[optind]);
 	if (strcmp(format, "text") && strcmp(format, "json"))
 		return cli_usage_error(&cmd_sessions, "unknown format '%s' (text or json)", format);
+	if (sid && cli_session_list_problem(sid))
+		return cli_usage_error(&cmd_sessions, "bad session list '%s': %s", sid,
+				       cli_session_list_problem(sid));
 	if (!(path = cli_capture_path(path)))
 		return cli_usage_error(&cmd_sessions, "no capture file: give -r FILE or set MCPTAP_FILE");
 	if (cli_open_capture(path, &st))
 		goto out;
+	if (sid && cli_pick_sessions(st, path, sid, CLI_ALL, &ids, &nids))
+		goto out;
 	if (store_sessions(st, &rows, &n, &err)) {
 		mt_error("cannot read '%s': %s", path, err.msg);
 		goto out;
+	}
+	if (sid) {
+		/* Those named, in the file's order (both lists are in id order). */
+		size_t k = 0, j = 0;
+		for (size_t i = 0; i < n; i++) {
+			while (j < nids && ids[j] < rows[i].id)
+				j++;
+			if (j < nids && ids[j] == rows[i].id) {
+				struct store_session_row keep = rows[i];
+				rows[k++] = keep;
+			} else {
+				store_session_row_release(&rows[i]);
+			}
+		}
+		n = k;
 	}
 	if (!strcmp(format, "json"))
 		print_json(rows, n);
@@ -259,6 +284,7 @@ static int run_sessions(int argc, char **argv)
 		print_text(rows, n);
 	rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
 out:
+	free(ids);
 	store_sessions_free(rows, n);
 	store_close(st);
 	return rc;

@@ -104,6 +104,16 @@ check_eq "stats -s all -T json: a line per session" "1 6 1
 check_eq "stats -s 2,3: two reports, a blank line between" 2 \
 	"$("$MCPTAP" stats -r "$DB" -s 2,3 | grep -c '^session [23]: ')"
 
+# sessions: every one by default, or those -s names.
+check_eq "sessions: every session by default" "1 2 3" \
+	"$("$MCPTAP" sessions -r "$DB" -T json | node -e 'console.log(require("fs").readFileSync(0, "utf8").trim().split("\n").map((l) => JSON.parse(l).id).join(" "))')"
+check_eq "sessions -s 3,1-1: those named, in the file's order" "1 3" \
+	"$("$MCPTAP" sessions -r "$DB" -s 3,1-1 -T json | node -e 'console.log(require("fs").readFileSync(0, "utf8").trim().split("\n").map((l) => JSON.parse(l).id).join(" "))')"
+check_eq "sessions -s 2, as text: the heading and one row" "2|   2" \
+	"$("$MCPTAP" sessions -r "$DB" -s 2 | wc -l | tr -d ' ')|$("$MCPTAP" sessions -r "$DB" -s 2 | sed -n 2p | cut -c1-4)"
+"$MCPTAP" sessions -r "$DB" -s 4 > /dev/null 2> "$T/bad.err"
+check_eq "sessions -s 4: no such session" "2|mcptap: '$DB': no session 4" "$?|$(cat "$T/bad.err")"
+
 # replay: one session, but for the HTTP mock.
 "$MCPTAP" replay -r "$DB" -s 1-2 --as server < /dev/null > /dev/null 2> "$T/bad.err"
 check_eq "replay --as server -s 1-2 on stdio: a usage error" "2|mcptap: -s with more than one session is for --as server --listen (each client's session a run of one of them)" \
