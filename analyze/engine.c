@@ -2090,7 +2090,7 @@ static void feed_rpc(struct an_engine *e, struct an_msg *m, int rules)
 		struct an_request *r = pair_answer(e, m);
 		int64_t again = 0;
 		/* An answer again to a request the server sent again. */
-		if (m->dir == AN_C2S && c->idtype != MT_ID_NONE &&
+		if (st->http.resent.len && m->dir == AN_C2S && c->idtype != MT_ID_NONE &&
 		    (r ? r->answer_seq != 0
 		       : an_id_fate(st, AN_S2C, m->id_key, m->id_key_len) == AN_ID_ANSWERED) &&
 		    mt_map_get(&st->http.resent, m->id_key, m->id_key_len, &again) && again > 0) {

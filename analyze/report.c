@@ -307,11 +307,9 @@ static size_t rules_found(const struct report *r, size_t *out)
 	size_t n = 0;
 
 	for (size_t i = 0; i < r->nrules; i++) {
-		size_t j = n++;
-		if (!r->tally[i].n) {
-			n--;
+		if (!r->tally[i].n)
 			continue;
-		}
+		size_t j = n++;
 		/* (insertion: a run finds few rules) */
 		while (j > 0 && (r->tally[out[j - 1]].n < r->tally[i].n ||
 				 (r->tally[out[j - 1]].n == r->tally[i].n &&

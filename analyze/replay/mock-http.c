@@ -336,7 +336,7 @@ static void on_message(void *state, struct hsv_sess *s, int64_t req, const char 
 		r->ctx = h; /* what the answer sets off goes where the request went */
 	if (c.kind == MT_REQUEST)
 		maybe_switch(r, p, n);
-	if (r->nsaid <= SWITCH_LINES) {
+	if (r->pick && r->m->npicks > 1 && r->nsaid <= SWITCH_LINES) {
 		mt_buf_append(&r->said, (const char *)&n, sizeof(n));
 		mt_buf_append(&r->said, p, n);
 		r->nsaid++;

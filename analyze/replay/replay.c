@@ -403,12 +403,14 @@ static int load_item(const struct store_item *it, void *ctx)
 	const char *raw = it->raw;
 	size_t len = unframed(it->raw, it->raw_len), i = s->n;
 	struct mt_class c;
+	enum mt_kind kind;
 	struct rp_msg *m;
 	json_t *j = NULL, *params;
 	int64_t req;
 
 	if (it->type != STORE_ITEM_MESSAGE)
 		return 0;
+	kind = mt_classify(raw, len, &c);
 	if (it->replayed && it->dir && strcmp(it->dir, "c2s")) {
 		/*
 		 * An event a server sent again on a stream resumed with Last-Event-ID:
@@ -417,7 +419,6 @@ static int load_item(const struct store_item *it, void *ctx)
 		 * resumes streams from its own events). The client's answer to a
 		 * request sent again is the replay's too.
 		 */
-		mt_classify(raw, len, &c);
 		if (c.kind == MT_REQUEST && c.idtype != MT_ID_NULL && c.idtype != MT_ID_NONE) {
 			int64_t v = 0;
 			mt_id_key(&c, 's', &l->key);
@@ -429,7 +430,6 @@ static int load_item(const struct store_item *it, void *ctx)
 	}
 	if (it->dir && !strcmp(it->dir, "c2s") && l->resent.len) {
 		int64_t v = 0, open;
-		mt_classify(raw, len, &c);
 		if ((c.kind == MT_RESPONSE || c.kind == MT_ERROR) && c.idtype != MT_ID_NONE &&
 		    c.idtype != MT_ID_NULL) {
 			mt_id_key(&c, 's', &l->key);
@@ -455,7 +455,7 @@ static int load_item(const struct store_item *it, void *ctx)
 	m->t_ns = it->t_ns;
 	m->c2s = it->dir && !strcmp(it->dir, "c2s");
 	m->answer = m->request = m->next_same = m->cancelled_by = -1;
-	m->kind = mt_classify(raw, len, &c);
+	m->kind = kind;
 	if (m->c2s)
 		m->redacted = mt_redact_find_marker(raw, len) != NULL;
 	/* Parsed: requests and client notifications (their method, key, id, subject),
