@@ -494,6 +494,13 @@ void an_key_of(json_t *v, struct mt_buf *out);
 const char *an_dir_arrow(enum an_dir d);
 
 /*
+ * Shared by the rule families (rules/rpc.c defines it): 1 when method is not
+ * part of the session's revision and no extension or experimental capability
+ * declared may bring it.
+ */
+int an_method_outside(const struct an_state *st, const char *method);
+
+/*
  * Shared by the rule families (rules/rpc.c defines it): why a message of this
  * kind and method may not be sent in this direction in revision v (the
  * schema's role unions), or NULL when it may.

@@ -1735,15 +1735,34 @@ static void after_notification(struct an_engine *e, struct an_msg *m)
 static void detect_stateless(struct an_engine *e, struct an_msg *m)
 {
 	struct an_state *st = &e->st;
-	json_t *v;
+	json_t *v, *meta;
 
 	if (st->phase != AN_PH_START || m->cls->kind != MT_REQUEST || m->dir != AN_C2S ||
 	    m->unreadable || !strcmp(m->method, "initialize"))
 		return;
-	v = an_path(json_object_get(an_json(&(struct an_ctx){st, m, NULL, e}), "params"), "_meta");
-	v = json_object_get(v, "io.modelcontextprotocol/protocolVersion");
-	if (!json_is_string(v))
+	meta = an_path(json_object_get(an_json(&(struct an_ctx){st, m, NULL, e}), "params"), "_meta");
+	v = json_object_get(meta, "io.modelcontextprotocol/protocolVersion");
+	if (!json_is_string(v)) {
+		/*
+		 * No revision, but what only a 2026-07-28 client sends first (its
+		 * server/discover, or the other _meta keys every request of it
+		 * carries): a stateless session whose request lacks its version
+		 * (V26-001 says so), not an older one missing its initialize.
+		 */
+		if (strcmp(m->method, "server/discover") &&
+		    !json_object_get(meta, "io.modelcontextprotocol/clientCapabilities") &&
+		    !json_object_get(meta, "io.modelcontextprotocol/clientInfo"))
+			return;
+		st->phase = AN_PH_STATELESS;
+		if (!e->o.force_version) {
+			st->version = AN_V2026_07_28;
+			st->version_source = "implied";
+		}
+		json_decref(st->client_caps);
+		st->client_caps = json_incref(json_object_get(meta,
+					"io.modelcontextprotocol/clientCapabilities"));
 		return;
+	}
 	st->phase = AN_PH_STATELESS;
 	free(st->requested);
 	st->requested = mt_strdup(json_string_value(v));
@@ -1756,9 +1775,8 @@ static void detect_stateless(struct an_engine *e, struct an_msg *m)
 			set_version(e, st->requested, "requested");
 		}
 	}
-	v = an_path(json_object_get(an_json(&(struct an_ctx){st, m, NULL, e}), "params"), "_meta");
 	json_decref(st->client_caps);
-	st->client_caps = json_incref(json_object_get(v, "io.modelcontextprotocol/clientCapabilities"));
+	st->client_caps = json_incref(json_object_get(meta, "io.modelcontextprotocol/clientCapabilities"));
 }
 
 /* Forget what was parsed of the current message (its bytes change). */
@@ -2529,10 +2547,18 @@ static int http_copy(struct an_engine *e, struct an_msg *m, const struct mt_clas
 		return m->x && !strcmp(m->x->method, "GET") && m->x->last_event_id;
 	}
 	if ((c->kind != MT_REQUEST && c->kind != MT_RESPONSE && c->kind != MT_ERROR) ||
-	    c->idtype == MT_ID_NONE || !m->exchange)
-		return 0;
+	    c->idtype == MT_ID_NONE || c->idtype == MT_ID_NULL || !m->exchange)
+		return 0; /* (an answer without an id says nothing of which it is) */
 	key = (int64_t)hash64(m->raw, m->raw_len);
 	if (mt_map_get(&h->sent, &key, sizeof(key), &v) && v != m->exchange) {
+		/* The same bytes answering a request still open are its answer: a
+		 * revision that lets ids be reused once answered (2026-07-28) gets
+		 * the same answer twice for the same question. */
+		if (c->kind != MT_REQUEST) {
+			read_names(e, m);
+			if (an_open_request(&e->st, AN_C2S, m->id_key, m->id_key_len))
+				return 0;
+		}
 		m->copy_of = v;
 		return 1;
 	}

@@ -34,12 +34,17 @@ static int ok_status(int s)
 	return s >= 200 && s < 300;
 }
 
-/* An MCP request: POST, GET or DELETE, not an OAuth discovery probe. */
+/*
+ * An MCP request: POST, GET or DELETE, not an OAuth discovery probe, and one
+ * the tap relayed (one it refused itself, a foreign Host say, had its body
+ * left unread and reached no server: its outcome says why).
+ */
 static int mcp_request(const struct an_exchange *x)
 {
 	return (!strcmp(x->method, "POST") || !strcmp(x->method, "GET") ||
 		!strcmp(x->method, "DELETE")) &&
-	       strncmp(x->target, "/.well-known/", 13);
+	       strncmp(x->target, "/.well-known/", 13) &&
+	       !(x->outcome && !strcmp(x->outcome, "refused"));
 }
 
 /* A GET that resumes a stream (with Last-Event-ID). */
@@ -550,6 +555,35 @@ void an_v26_007(const struct an_ctx *c)
 			  x->method, x->last_event_id);
 }
 
+/*
+ * The answer to a request for a method the revision does not have (and no
+ * extension brings): "method not found", -32601 with HTTP 404.
+ */
+static void v26_008_answer(const struct an_ctx *c)
+{
+	const struct an_msg *m = c->m;
+	const struct an_request *r = m->req;
+	int64_t rel;
+
+	if (m->dir != AN_S2C || !r || r->dir != AN_C2S || r->answer_seq || r->unreadable || !m->x ||
+	    !r->method || !an_method_outside(c->st, r->method))
+		return;
+	if (m->cls->kind == MT_ERROR && m->cls->has_error_code && m->cls->error_code == -32601 &&
+	    m->x->status == 404)
+		return;
+	rel = r->seq;
+	if (m->cls->kind == MT_RESPONSE)
+		an_report_at(c, -1, m->seq, &rel, 1, "#%lld asks for %s, which 2026-07-28 does not "
+						"have, and got a result: an unimplemented method gets "
+						"HTTP 404 and -32601", (long long)r->seq, r->method);
+	else
+		an_report_at(c, -1, m->seq, &rel, 1, "#%lld asks for %s, which 2026-07-28 does not "
+						"have, and got HTTP %d with error %lld: an unimplemented "
+						"method gets HTTP 404 and -32601",
+			     (long long)r->seq, r->method, m->x->status,
+			     (long long)(m->cls->has_error_code ? m->cls->error_code : 0));
+}
+
 void an_v26_008(const struct an_ctx *c)
 {
 	const struct an_msg *m = c->m;
@@ -558,6 +592,10 @@ void an_v26_008(const struct an_ctx *c)
 	json_t *pv;
 	struct mt_buf why = MT_BUF_INIT;
 
+	if (m->cls->kind == MT_RESPONSE || m->cls->kind == MT_ERROR) {
+		v26_008_answer(c);
+		return;
+	}
 	if (m->dir != AN_C2S || m->in_batch || !x || strcmp(x->method, "POST") || !m->method)
 		return;
 	hv = req_hdr(x, "MCP-Protocol-Version");

@@ -432,9 +432,22 @@ static void rpc_012(const struct an_ctx *c)
 	if (m->cls->idtype != MT_ID_NULL && m->cls->idtype != MT_ID_NONE)
 		return;
 	/* Over HTTP, an id-less error in a response body is the HTTP layer's refusal of
-	 * the POST (HTTP-006 judges its status). */
-	if (m->x && m->dir == AN_S2C && m->channel && !strcmp(m->channel, "body"))
+	 * the POST (HTTP-006 judges its status). Not in 2026-07-28, where a POST holds
+	 * one request: an error to one whose id was read carries that id. */
+	if (m->x && m->dir == AN_S2C && m->channel && !strcmp(m->channel, "body")) {
+		const struct an_request *r = m->req;
+		if (st->version == AN_V2026_07_28 && r && r->dir == AN_C2S && !r->unreadable &&
+		    r->key && r->key_len > 2) {
+			int64_t rel = r->seq;
+			int str = r->key[0] == 's';
+			an_report_at(c, -1, m->seq, &rel, 1, "error with %s answering #%lld %s, whose "
+							"id %s%.*s%s was read: in 2026-07-28 an error "
+							"carries the id of the request it answers",
+				     what, (long long)r->seq, r->method, str ? "\"" : "",
+				     (int)r->key_len - 2, r->key + 2, str ? "\"" : "");
+		}
 		return;
+	}
 	/* (The unreadable message may be in a capture gap: TAP-001 says it.) */
 	if (pending > 0 || an_open_request(st, peer, "null", 4) || gap_left(st, peer) > 0) {
 		/* A reply to something the receiver could not read. */
@@ -748,6 +761,13 @@ static int experimental_declared(const struct an_state *st)
 	return 0;
 }
 
+int an_method_outside(const struct an_state *st, const char *method)
+{
+	/* (2026-07-28's initialize is the dual-era fallback to legacy: V26-014.) */
+	return !method_in(method, st->version) && !experimental_declared(st) &&
+	       !(st->version == AN_V2026_07_28 && !strcmp(method, "initialize"));
+}
+
 static void rpc_017(const struct an_ctx *c)
 {
 	const struct an_msg *m = c->m;
@@ -845,8 +865,10 @@ const struct an_rule an_rules_rpc[] = {
 	 "MCP-RULES §4; schema/<v>/schema.ts"},
 	{"RPC-012", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_ERROR | AN_FRAMING, NULL, rpc_012,
 	 "an error response has the id of its request, except in reply to a message whose id "
-	 "could not be read (info before 2025-11-25, whose schemas require an id)",
-	 "MCP-RULES §4; 2025-11-25/basic/index.mdx"},
+	 "could not be read (info before 2025-11-25, whose schemas require an id); an HTTP "
+	 "error body without one refuses its POST, but in 2026-07-28 it answers the POST's "
+	 "request and carries its id",
+	 "MCP-RULES §4; 2025-11-25/basic/index.mdx; 2026-07-28 schema JSONRPCErrorResponse, SEP-2575"},
 	{"RPC-013", AN_WARNING, AN_SEV_FIXED, AN_EVERY, AN_ON_ERROR | AN_FRAMING, NULL, rpc_013,
 	 "an error message is a concise single sentence (heuristic: one line, at most 200 bytes)",
 	 "MCP-RULES §4; schema/<v>/schema.ts"},

@@ -166,14 +166,44 @@ static int string_in(json_t *array, const char *s)
 	return 0;
 }
 
+/*
+ * At the end: a server that answered every request of the session with the
+ * same error, over several methods and never with a result, refuses the
+ * revision itself (a 2025-11-25 server asking for its initialize) without
+ * saying so as -32022 says it.
+ */
+static void silent_refusal(const struct an_ctx *c)
+{
+	json_t *a = json_object_get(v26_ext(c->st), "answers");
+	json_int_t errors = json_integer_value(json_object_get(a, "errors"));
+	int64_t rel = json_integer_value(json_object_get(a, "rseq"));
+
+	if (!a || json_integer_value(json_object_get(a, "results")) || json_object_get(a, "mixed") ||
+	    errors < 2 || json_object_size(json_object_get(a, "methods")) < 2 ||
+	    json_integer_value(json_object_get(a, "code")) == -32022)
+		return;
+	an_report_at(c, -1, json_integer_value(json_object_get(a, "seq")), &rel, 1,
+		     "the server answered none of %lld requests (%zu methods) with a result, each with "
+		     "error %lld '%.80s': a server without this revision answers -32022 "
+		     "UnsupportedProtocolVersionError, naming the ones it has",
+		     (long long)errors, json_object_size(json_object_get(a, "methods")),
+		     (long long)json_integer_value(json_object_get(a, "code")),
+		     json_string_value(json_object_get(a, "message")) ?
+			     json_string_value(json_object_get(a, "message")) : "");
+}
+
 static void v26_002(const struct an_ctx *c)
 {
 	const struct an_msg *m = c->m;
-	const struct an_request *r = client_request(m);
+	const struct an_request *r = m ? client_request(m) : NULL;
 	const char *asked = json_string_value(json_object_get(request_meta(r), META_VERSION));
 	json_t *known = an_path(v26_ext(c->st), "discover.versions");
 	int64_t rel = r ? r->seq : 0;
 
+	if (!m) {
+		silent_refusal(c);
+		return;
+	}
 	if (!r)
 		return;
 	if (m->cls->kind == MT_ERROR && m->cls->has_error_code && m->cls->error_code == -32022) {
@@ -615,6 +645,23 @@ static void v26_011(const struct an_ctx *c)
 
 /* ---- V26-012: error codes ---- */
 
+/* 1 the first time `what` is said of `code` in the session, 0 after. */
+static int once(const struct an_ctx *c, const char *what, int64_t code)
+{
+	json_t *ext = v26_ext(c->st), *seen = json_object_get(ext, what);
+	char key[24];
+
+	if (!seen) {
+		seen = json_object();
+		json_object_set_new(ext, what, seen);
+	}
+	snprintf(key, sizeof(key), "%lld", (long long)code);
+	if (json_object_get(seen, key))
+		return 0;
+	json_object_set_new(seen, key, json_true());
+	return 1;
+}
+
 static void v26_012(const struct an_ctx *c)
 {
 	int64_t code = c->m->cls->error_code;
@@ -627,9 +674,10 @@ static void v26_012(const struct an_ctx *c)
 	else if (code <= -32023 && code >= -32099)
 		an_report(c, -1, "error code %lld is in -32020..-32099, reserved for codes the "
 				 "specification defines (-32020, -32021, -32022)", (long long)code);
-	else if (code <= -32000 && code >= -32019)
+	else if (code <= -32000 && code >= -32019 && once(c, "legacy", code))
 		an_report(c, AN_WARNING, "error code %lld is in the legacy range -32000..-32019, which "
-					 "new implementations should not use", (long long)code);
+					 "new implementations should not use (not reported again for "
+					 "this code)", (long long)code);
 }
 
 /* ---- V26-013: cacheable results ---- */
@@ -767,6 +815,40 @@ static void track_request(const struct an_ctx *c, json_t *ext)
 	}
 }
 
+/* What the server answered, for V26-002 at the end (silent_refusal). */
+static void count_answer(const struct an_ctx *c, json_t *ext, const struct an_request *r)
+{
+	const struct an_msg *m = c->m;
+	json_t *a = json_object_get(ext, "answers"), *methods;
+	json_int_t errors;
+
+	if (!a) {
+		a = json_pack("{s:i,s:i,s:{}}", "results", 0, "errors", 0, "methods");
+		json_object_set_new(ext, "answers", a);
+	}
+	if (m->cls->kind == MT_RESPONSE) {
+		json_object_set_new(a, "results",
+				    json_integer(json_integer_value(json_object_get(a, "results")) + 1));
+		return;
+	}
+	if (!m->cls->has_error_code)
+		return;
+	errors = json_integer_value(json_object_get(a, "errors")) + 1;
+	json_object_set_new(a, "errors", json_integer(errors));
+	methods = json_object_get(a, "methods");
+	if (json_object_size(methods) < 64)
+		json_object_set_new(methods, r->method, json_true());
+	if (errors == 1) {
+		json_t *msg = json_object_get(an_error(c), "message");
+		json_object_set_new(a, "code", json_integer(m->cls->error_code));
+		json_object_set_new(a, "seq", json_integer(m->seq));
+		json_object_set_new(a, "rseq", json_integer(r->seq));
+		json_object_set_new(a, "message", json_is_string(msg) ? json_incref(msg) : json_string(""));
+	} else if (json_integer_value(json_object_get(a, "code")) != m->cls->error_code) {
+		json_object_set_new(a, "mixed", json_true());
+	}
+}
+
 static void track_answer(const struct an_ctx *c, json_t *ext)
 {
 	const struct an_msg *m = c->m;
@@ -779,6 +861,7 @@ static void track_answer(const struct an_ctx *c, json_t *ext)
 		json_object_deln(json_object_get(ext, "log"), m->id_key, m->id_key_len);
 	if (json_object_get(ext, "subs"))
 		json_object_deln(json_object_get(ext, "subs"), m->id_key, m->id_key_len);
+	count_answer(c, ext, r);
 	if (m->cls->kind != MT_RESPONSE)
 		return;
 	result = an_result(c);
@@ -842,9 +925,10 @@ const struct an_rule an_rules_v26[] = {
 	 "every request carries _meta protocolVersion and clientCapabilities, and one without "
 	 "them gets -32602; clientInfo and the result's serverInfo are warnings (once)",
 	 "MCP-RULES App. A; 2026-07-28/basic/index.mdx"},
-	{"V26-002", AN_ERROR, AN_SEV_FIXED, AN_V26, AN_ON_ANSWER, NULL, v26_002,
+	{"V26-002", AN_ERROR, AN_SEV_FIXED, AN_V26, AN_ON_ANSWER | AN_ON_END, NULL, v26_002,
 	 "an unsupported revision gets -32022 with data.supported and data.requested "
-	 "(supported = what server/discover listed)",
+	 "(supported = what server/discover listed); a server that answers every request of "
+	 "several methods with one other error and never a result refuses the revision silently",
 	 "MCP-RULES App. A; 2026-07-28/basic/versioning.mdx"},
 	{"V26-003", AN_ERROR, AN_SEV_FIXED, AN_V26, AN_ON_REQUEST, NULL, v26_003,
 	 "a request id differs from every request of the sender still unanswered, and an MRTR "
@@ -865,11 +949,11 @@ const struct an_rule an_rules_v26[] = {
 	 "Streamable HTTP is POST only (a GET or DELETE answered 2xx), with no session id from "
 	 "the server and no Last-Event-ID (HTTP sessions only; rules/http.c)",
 	 "MCP-RULES App. A; 2026-07-28/basic/transports/streamable-http.mdx"},
-	{"V26-008", AN_ERROR, AN_SEV_FIXED, AN_V26, AN_ON_REQUEST | AN_ON_NOTIFICATION, NULL,
-	 an_v26_008,
+	{"V26-008", AN_ERROR, AN_SEV_FIXED, AN_V26,
+	 AN_ON_REQUEST | AN_ON_NOTIFICATION | AN_ON_ANSWER | AN_FRAMING, NULL, an_v26_008,
 	 "a POST's MCP-Protocol-Version matches _meta, Mcp-Method the body's method (required on "
-	 "requests), Mcp-Name the name or uri of tools/call, prompts/get and resources/read "
-	 "(HTTP sessions only; rules/http.c)",
+	 "requests), Mcp-Name the name or uri of tools/call, prompts/get and resources/read; a "
+	 "method the revision lacks gets HTTP 404 and -32601 (HTTP sessions only; rules/http.c)",
 	 "MCP-RULES App. A; 2026-07-28/basic/transports/streamable-http.mdx"},
 	{"V26-009", AN_ERROR, AN_SEV_FIXED, AN_V26, AN_ON_ANSWER | AN_ON_NOTIFICATION, NULL, v26_009,
 	 "after the client cancels a request the server sends nothing more for it (a result, "
