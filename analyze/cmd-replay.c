@@ -151,11 +151,13 @@ static const struct {
  * How the mock serves over HTTP: the recording's transport (legacy HTTP+SSE
  * when it was, or when --legacy-sse says so; the 2026-07-28 revision, or an
  * HTTP recording with no initialize, statelessly), its endpoint (its path, unless --path), and Mcp-Session-Id
- * minted when the recorded server named one (a stdio recording: always).
+ * minted when the recorded server named one (a stdio recording: always); with
+ * sessions (-s), over all of them.
  * ho->post_path is owned (or NULL).
  */
-static void http_setup(struct store *st, const struct rp_script *s, const char *listen,
-		       const char *path, int legacy, struct mock_http_opts *ho)
+static void http_setup(struct store *st, const struct rp_script *s, const int64_t *sessions,
+		       size_t nsessions, const char *listen, const char *path, int legacy,
+		       struct mock_http_opts *ho)
 {
 	struct store_session_row row;
 	struct mt_err err = {"", 0};
@@ -170,6 +172,23 @@ static void http_setup(struct store *st, const struct rp_script *s, const char *
 					(s->transport == RP_HTTP && !rp_name(s, "initialize")));
 	ho->session_ids = s->transport != RP_HTTP || (have_row && row.http_session_id &&
 						      row.http_session_id[0]);
+	/* Several sessions (-s): ids are minted when any of them had one, and a
+	 * 2026-07-28 request (no initialize, no session id) is served statelessly
+	 * beside them when they mix. */
+	for (size_t i = 0; i < nsessions && s->transport == RP_HTTP && !ho->legacy; i++) {
+		struct store_session_row r;
+		if (store_session_get(st, sessions[i], &r, &err) != 0)
+			continue;
+		if (r.http_session_id && r.http_session_id[0])
+			ho->session_ids = 1;
+		else /* (one without: perhaps 2026-07-28, which has none) */
+			ho->also_stateless = 1;
+		store_session_row_release(&r);
+	}
+	if (ho->stateless && ho->session_ids) {
+		ho->stateless = 0; /* (the stateful ones need their ids) */
+		ho->also_stateless = 1;
+	}
 	if (ho->legacy && s->transport == RP_SSE && have_row && row.http_session_id) {
 		/* The recorded endpoint ("/message?sessionId=..."): its path. */
 		size_t n = strcspn(row.http_session_id, "?#");
@@ -449,7 +468,7 @@ static int run_replay(int argc, char **argv)
 				       self.data, ignore_text};
 		if (listen) {
 			struct mock_http_opts ho;
-			http_setup(st, &s, listen, http_path, legacy, &ho);
+			http_setup(st, &s, sessions, nsessions, listen, http_path, legacy, &ho);
 			ho.sessions = sessions;
 			ho.nsessions = nsessions;
 			ho.allow_hosts = allow;

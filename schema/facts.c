@@ -56,6 +56,46 @@ int64_t mt_facts_pair(struct mt_facts *f, int c2s, const struct mt_class *c, int
 	return req;
 }
 
+int64_t mt_facts_pair_post(struct mt_facts *f, int c2s, const struct mt_class *c, int64_t seq,
+			   int64_t exchange)
+{
+	struct mt_facts_post *p;
+	int64_t open;
+
+	if (exchange <= 0)
+		return 0;
+	if (c2s && c->kind == MT_REQUEST && c->idtype != MT_ID_NONE && c->idtype != MT_ID_NULL) {
+		for (size_t i = 0; i < MT_FACTS_POSTS; i++)
+			if (f->posts[i].exchange == exchange) {
+				f->posts[i].seq = -1; /* a second one: which is answered is not known */
+				return 0;
+			}
+		mt_id_key(c, 'c', &f->key);
+		if (f->key.len > sizeof(f->posts[0].key))
+			return 0;
+		p = &f->posts[f->next_post++ % MT_FACTS_POSTS];
+		p->exchange = exchange;
+		p->seq = seq;
+		p->n = f->key.len;
+		memcpy(p->key, f->key.data, f->key.len);
+		return 0;
+	}
+	if (c2s || c->kind != MT_ERROR || (c->idtype != MT_ID_NONE && c->idtype != MT_ID_NULL))
+		return 0;
+	for (size_t i = 0; i < MT_FACTS_POSTS; i++) {
+		p = &f->posts[i];
+		if (p->exchange != exchange)
+			continue;
+		p->exchange = 0;
+		if (p->seq > 0 && mt_map_get(&f->open, p->key, p->n, &open) && open == p->seq) {
+			(void)mt_map_take(&f->open, p->key, p->n, &open);
+			return p->seq;
+		}
+		return 0;
+	}
+	return 0;
+}
+
 void mt_handshake_release(struct mt_handshake *h)
 {
 	free(h->protocol_version);

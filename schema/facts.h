@@ -22,8 +22,19 @@
 /* The most requests remembered while they await an answer. */
 #define MT_FACTS_OPEN_MAX 100000
 
+/* A POST's request, for the answer without an id its response body may hold. */
+#define MT_FACTS_POSTS 64
+struct mt_facts_post {
+	int64_t exchange;       /* 0: a free slot */
+	int64_t seq;            /* -1: the POST held more than one request */
+	size_t n;
+	char key[48];           /* its id key in open (a longer one is not kept) */
+};
+
 struct mt_facts {
 	struct mt_map open;     /* requests awaiting an answer: id key -> seq */
+	struct mt_facts_post posts[MT_FACTS_POSTS]; /* the latest POSTs' requests */
+	unsigned next_post;
 	int64_t init_seq;       /* the initialize request's seq, until it is answered */
 	int client_known;       /* the client was named (initialize, or _meta) */
 	struct mt_buf key;      /* scratch for the map's keys */
@@ -42,6 +53,15 @@ void mt_facts_release(struct mt_facts *f);
  * given here: it would answer a request twice.
  */
 int64_t mt_facts_pair(struct mt_facts *f, int c2s, const struct mt_class *c, int64_t seq);
+
+/*
+ * Over HTTP, a message in a body of exchange (a POST's request, or its JSON
+ * response) that mt_facts_pair did not pair: a request is remembered as the
+ * POST's; an error without an id, or with a null one, answers it (the POST
+ * carried one request, still open). Returns that request's seq, else 0.
+ */
+int64_t mt_facts_pair_post(struct mt_facts *f, int c2s, const struct mt_class *c, int64_t seq,
+			   int64_t exchange);
 
 /* What a handshake message says of one side. */
 enum mt_side { MT_SIDE_CLIENT = 1, MT_SIDE_SERVER };

@@ -1972,11 +1972,11 @@ int store_last_session(struct store *st, int64_t *id, struct mt_err *err)
  * every row through a merge. A message's columns: those of every version,
  * then (15) those of version 4, and its FROM clause. */
 static const char lean_sql[] =
-	"SELECT seq, t_ns, NULL, dir, NULL, kind, NULL, NULL, NULL, NULL, NULL, incomplete, raw, 0"
-	" FROM message WHERE session = ?1 ORDER BY seq";
+	"SELECT seq, t_ns, NULL, dir, NULL, kind, NULL, NULL, NULL, NULL, request_seq, incomplete,"
+	" raw, 0 FROM message WHERE session = ?1 ORDER BY seq";
 static const char lean_v4_sql[] =
-	"SELECT seq, t_ns, NULL, dir, NULL, kind, NULL, NULL, NULL, NULL, NULL, incomplete, raw,"
-	" replayed FROM message WHERE session = ?1 ORDER BY seq";
+	"SELECT seq, t_ns, NULL, dir, NULL, kind, NULL, NULL, NULL, NULL, request_seq, incomplete,"
+	" raw, replayed FROM message WHERE session = ?1 ORDER BY seq";
 static const char msg_sql[] =
 	"SELECT seq, t_ns, wall, dir, channel, kind, id, idtype, method, error_code, size,"
 	" incomplete, raw, request_seq, NULL";
@@ -2122,6 +2122,7 @@ static int read_item(sqlite3_stmt *s, enum store_item_type type, unsigned flags,
 			/* What a reader that classifies the bytes itself needs. */
 			it->size = (int64_t)it->raw_len;
 			it->replayed = sqlite3_column_int64(s, 13) != 0;
+			it->request_seq = sqlite3_column_int64(s, 10);
 			break;
 		}
 		it->wall = sqlite3_column_int64(s, 2);

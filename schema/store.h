@@ -427,7 +427,7 @@ int store_each_item(struct store *st, int64_t session,
 enum {
 	STORE_ITEMS_PAIRED = 1, /* fill answers' method and latency_ns from their request */
 	STORE_ITEMS_LEAN = 2,   /* messages: only seq, t_ns, dir, kind, incomplete, raw,
-				 * replayed */
+				 * replayed, request_seq */
 	STORE_ITEMS_EXCHANGES = 4, /* HTTP exchanges too, as STORE_ITEM_EXCHANGE items */
 };
 /*

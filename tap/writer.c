@@ -503,6 +503,8 @@ static int store_message_pre(struct writer *w, enum writer_stream s, const char 
 	m.size = n;
 	m.incomplete = incomplete;
 	m.request_seq = mm->replayed ? 0 : mt_facts_pair(&w->facts, s == WS_C2S, &c, seq);
+	if (!m.request_seq && !mm->replayed && mm->channel && !strcmp(mm->channel, "body"))
+		m.request_seq = mt_facts_pair_post(&w->facts, s == WS_C2S, &c, seq, mm->exchange);
 	m.raw_len = 0;
 	m.exchange = mm->exchange;
 	m.sse_id = mm->sse_id;

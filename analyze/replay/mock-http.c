@@ -411,6 +411,7 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 		hv.client_timeout_ms = ho->client_timeout_ms;
 	hv.mode = ho->legacy ? HSV_LEGACY : ho->stateless ? HSV_STATELESS : HSV_STREAMABLE;
 	hv.session_ids = ho->session_ids;
+	hv.also_stateless = ho->also_stateless;
 	hv.path = ho->path;
 	if (ho->post_path)
 		snprintf(legacy_post, sizeof(legacy_post), "%s", ho->post_path);

@@ -112,6 +112,8 @@ struct mock_http_opts {
 	int legacy;              /* HTTP+SSE (2024-11-05) */
 	int stateless;           /* 2026-07-28: no sessions on the wire */
 	int session_ids;         /* Streamable HTTP: mint Mcp-Session-Id */
+	int also_stateless;      /* Streamable HTTP: a 2026-07-28 request outside any session
+				  * is served statelessly beside the sessions */
 	const int64_t *sessions; /* serve these sessions of the capture (borrowed; NULL: s
 				  * alone): a live session is a run of the one its first message
 				  * picks (see mock_http_serve) */

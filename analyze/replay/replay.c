@@ -475,6 +475,22 @@ static int load_item(const struct store_item *it, void *ctx)
 			m->request = (int32_t)req;
 			s->m[req].answer = (int32_t)i;
 		}
+	} else if ((c.kind == MT_RESPONSE || c.kind == MT_ERROR) && it->request_seq > 0) {
+		/* An answer without an id that the store paired (an HTTP error body
+		 * answering its POST's request): the messages are in seq order. */
+		size_t lo = 0, hi = i;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (s->m[mid].seq < it->request_seq)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < i && s->m[lo].seq == it->request_seq && s->m[lo].answer < 0 &&
+		    s->m[lo].c2s != m->c2s) {
+			m->request = (int32_t)lo;
+			s->m[lo].answer = (int32_t)i;
+		}
 	}
 	if (c.kind == MT_REQUEST)
 		m->id_hash = id_hash(json_object_get(j, "id"));

@@ -965,6 +965,10 @@ static void on_post(struct srv *v, struct hep_req *req, const char *path, enum h
 						 : "the body is not a JSON-RPC message");
 		goto out;
 	}
+	if (mode == HSV_STREAMABLE && v->o->also_stateless && !header(req, "Mcp-Session-Id") &&
+	    !(c.kind == MT_REQUEST && c.method.n == 12 && !memcmp(c.method.p, "\"initialize\"", 12)) &&
+	    hs_meta_version(body, n))
+		mode = HSV_STATELESS; /* (a 2026-07-28 request beside the sessions) */
 	if (mode == HSV_STREAMABLE) {
 		const char *sid = header(req, "Mcp-Session-Id");
 		int init = c.kind == MT_REQUEST && c.method.n == 12 &&

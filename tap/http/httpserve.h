@@ -92,6 +92,9 @@ struct hsv_opts {
 	const char *also_streamable, *also_legacy;
 	int session_ids;      /* Streamable HTTP: mint Mcp-Session-Id (else the newest session
 			       * takes the requests that name none) */
+	int also_stateless;   /* Streamable HTTP: a request without Mcp-Session-Id, no
+			       * initialize, whose _meta names its revision (2026-07-28), is
+			       * served as HSV_STATELESS serves it */
 	size_t max_body;      /* a request body's limit (413 beyond it) */
 	int barrier_ms;       /* the moment a barrier waits once the bytes have left */
 	int stop_ms;          /* after SIGINT or SIGTERM: how long open streams get */
