@@ -51,6 +51,7 @@ struct show {
 	int color;
 	int64_t session;
 	struct mt_buf text, line; /* scratch */
+	struct mt_span id_tok;    /* -T json: the current message's id token */
 	struct subject *subj;     /* owned: a pool; by_seq points into it */
 	size_t nsubj, capsubj;
 	size_t *freed;            /* owned: free slots of subj */
@@ -139,6 +140,55 @@ static int show_exchange_json(struct show *sh, const struct store_exchange_row *
 	return 0;
 }
 
+/*
+ * 1 when the bytes are one JSON value in UTF-8 (as JSON text must be),
+ * classified into c: its numbers may be beyond what a JSON library reads
+ * (an integer over 64 bits, 1e400), since they are copied, not read.
+ */
+static int exact_json(const char *p, size_t n, struct mt_class *c)
+{
+	return mt_classify(p, n, c) != MT_INVALID && mt_utf8_invalid(p, n) < 0;
+}
+
+/*
+ * o on one line, its members in order; a member whose value is the
+ * placeholder raw: the message's bytes (key "message") or its id's token
+ * (key "id"), copied, never written again by a JSON library.
+ */
+static void print_object(struct show *sh, json_t *o, const json_t *raw, const struct store_item *it)
+{
+	const char *key;
+	json_t *v;
+	int first = 1;
+
+	mt_buf_reset(&sh->line);
+	mt_buf_putc(&sh->line, '{');
+	json_object_foreach(o, key, v) {
+		json_t *k;
+		char *s;
+		if (!first)
+			mt_buf_putc(&sh->line, ',');
+		first = 0;
+		k = json_string(key);
+		s = json_dumps(k, JSON_ENCODE_ANY);
+		mt_buf_puts(&sh->line, s ? s : "\"\"");
+		free(s);
+		json_decref(k);
+		mt_buf_putc(&sh->line, ':');
+		if (raw && v == raw && !strcmp(key, "message")) {
+			mt_json_compact(it->raw, it->raw_len, MT_WS_LINES, &sh->line);
+		} else if (raw && v == raw && !strcmp(key, "id")) {
+			mt_buf_append(&sh->line, sh->id_tok.p, sh->id_tok.n);
+		} else {
+			char *vs = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+			mt_buf_puts(&sh->line, vs ? vs : "null");
+			free(vs);
+		}
+	}
+	mt_buf_puts(&sh->line, "}\n");
+	fwrite(sh->line.data, 1, sh->line.len, stdout);
+}
+
 static int show_json(struct show *sh, const struct store_item *it)
 {
 	json_t *o = json_object(), *msg = NULL;
@@ -189,17 +239,21 @@ static int show_json(struct show *sh, const struct store_item *it)
 		json_object_set_new(o, "text", json_stringn(sh->text.data ? sh->text.data : "", sh->text.len));
 		goto print;
 	}
-	if (strcmp(it->kind, "invalid"))
-		msg = json_loadb(it->raw, it->raw_len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
-	if (msg) {
+	/* JSON: its bytes as they were sent, on one line (the id's token too);
+	 * a placeholder now, spliced in when printed. */
+	struct mt_class c;
+	if (strcmp(it->kind, "invalid") && exact_json(it->raw, it->raw_len, &c)) {
+		msg = json_true();
 		json_object_set_new(o, "message", msg);
+		if (id && c.id.n)
+			json_object_set(o, "id", msg);
+		sh->id_tok = c.id;
 	} else {
 		mt_utf8_lossy(it->raw, it->raw_len, &sh->text);
 		json_object_set_new(o, "raw", json_stringn(sh->text.data ? sh->text.data : "", sh->text.len));
 	}
 print:
-	json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
-	putchar('\n');
+	print_object(sh, o, msg, it);
 	json_decref(o);
 	return 0;
 }
@@ -217,18 +271,20 @@ static void put_printable(struct mt_buf *out, const char *s, size_t n, size_t ma
 }
 
 /*
- * The body, on one line and escaped for a terminal: the message re-encoded as
- * compact JSON, or the bytes. max: the bytes of it that can be shown (0: all).
+ * The body, on one line and escaped for a terminal: the message's bytes with
+ * the whitespace between its tokens left out (mt_json_compact: numbers and
+ * escapes as sent), or the bytes. max: the bytes of it that can be shown (0: all).
  */
 static void body_text(struct show *sh, const struct store_item *it, size_t max)
 {
-	json_t *msg = NULL;
-	char *s = NULL;
+	struct mt_class c;
 
-	if (it->type == STORE_ITEM_MESSAGE && strcmp(it->kind, "invalid"))
-		msg = json_loadb(it->raw, it->raw_len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
-	if (msg && (s = json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY))) {
-		put_printable(&sh->line, s, strlen(s), max);
+	if (it->type == STORE_ITEM_MESSAGE && strcmp(it->kind, "invalid") &&
+	    exact_json(it->raw, it->raw_len, &c)) {
+		/* The bytes as sent, the whitespace between tokens left out. */
+		mt_buf_reset(&sh->text);
+		mt_json_compact(it->raw, it->raw_len, MT_WS_ALL, &sh->text);
+		put_printable(&sh->line, sh->text.data ? sh->text.data : "", sh->text.len, max);
 	} else {
 		const unsigned char *p = it->raw;
 		size_t n = it->raw_len;
@@ -236,8 +292,6 @@ static void body_text(struct show *sh, const struct store_item *it, size_t max)
 			n--;
 		put_printable(&sh->line, it->raw, n, max);
 	}
-	free(s);
-	json_decref(msg);
 }
 
 /* The columns a code point takes on a terminal: 0 (combining), 1 or 2 (wide). */
@@ -593,9 +647,13 @@ static int show_text(struct show *sh, const struct store_item *it)
 		      (double)it->t_ns / 1e9, on, arrow(it), it->kind, off);
 	col = sh->line.len;
 	if (it->type == STORE_ITEM_MESSAGE) {
-		json_t *id = id_json(it);
-		char *s = id ? json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-		if (s)
+		/* The id's token as sent; else what the store says of it. */
+		struct mt_class c;
+		json_t *id = NULL;
+		char *s = NULL;
+		if (it->idtype && mt_classify(it->raw, it->raw_len, &c) != MT_INVALID && c.id.n)
+			mt_printable_append(&sh->line, c.id.p, c.id.n);
+		else if ((id = id_json(it)) && (s = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT)))
 			mt_printable_append(&sh->line, s, strlen(s));
 		else if (it->id_text)
 			mt_printable_append(&sh->line, it->id_text, strlen(it->id_text));

@@ -782,6 +782,33 @@ static void put_utf8(struct mt_buf *out, unsigned long u)
 	mt_buf_append(out, b, n);
 }
 
+void mt_json_compact(const char *p, size_t n, enum mt_ws ws, struct mt_buf *out)
+{
+	size_t run = 0; /* the start of the bytes not appended yet */
+	int in_string = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char ch = p[i];
+		if (in_string) {
+			if (ch == '\\')
+				i++; /* (the escaped byte: a quote does not end the string) */
+			else if (ch == '"')
+				in_string = 0;
+			continue;
+		}
+		if (ch == '"') {
+			in_string = 1;
+			continue;
+		}
+		if (ch == '\n' || ch == '\r' || (ws == MT_WS_ALL && (ch == ' ' || ch == '\t'))) {
+			mt_buf_append(out, p + run, i - run);
+			run = i + 1;
+		}
+	}
+	if (run < n)
+		mt_buf_append(out, p + run, n - run);
+}
+
 int mt_json_string(struct mt_span tok, struct mt_buf *out)
 {
 	const char *p, *end;

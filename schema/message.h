@@ -91,6 +91,15 @@ const char *mt_idtype_name(enum mt_idtype t);
  */
 int mt_json_string(struct mt_span tok, struct mt_buf *out);
 /*
+ * Append JSON text (p, n bytes; valid JSON) to out with the whitespace
+ * between its tokens left out: every token is copied as it is (numbers,
+ * string escapes, key order), never parsed and written again. MT_WS_LINES
+ * leaves out only line breaks (the text fits on one line, its spaces kept);
+ * MT_WS_ALL every space, tab and line break outside strings.
+ */
+enum mt_ws { MT_WS_LINES, MT_WS_ALL };
+void mt_json_compact(const char *p, size_t n, enum mt_ws ws, struct mt_buf *out);
+/*
  * The key that pairs an answer with its request: side (the requester's:
  * 'c' or 's'), the id's type, then its value (a string's decoded bytes, a
  * number's token). Into out, reset first; c has an id that is not null.

@@ -53,7 +53,7 @@ check "show: the method, escaped" grep -qF 'x\x1B[2Jy' "$T/show.txt"
 check "show: the tool's name, escaped, on the call and its answer" \
 	test "$(grep -cF 'tools/call tool\x1B]0;t\x07\u009B' "$T/show.txt")" = 2
 check "show: a line that is not JSON, escaped" grep -qF '\x1B[2Jnot json \u009B \xFF' "$T/show.txt"
-check "show: the server's name in the answer's body, escaped" grep -qF '"name":"evil\u001B]0;title\u0007\u001B[2J\u009B31m"' "$T/show.txt"
+check "show: the server's name in the answer's body, as sent (its escapes are text)" grep -qF '"name":"evil\u001b]0;title\u0007\u001b[2J\u009b31m"' "$T/show.txt"
 "$MCPTAP" show -r "$T/e.db" -T json > "$T/show.json"
 check "show -T json: the exact values, one line per item" node -e '
 const l = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse);

@@ -854,6 +854,32 @@ static void test_names(void **state)
 	assert_null(mt_idtype_name(MT_ID_NONE));
 }
 
+/* ---- mt_json_compact ---- */
+
+static void check_compact(const char *in, enum mt_ws ws, const char *want)
+{
+	struct mt_buf b = MT_BUF_INIT;
+
+	mt_json_compact(in, strlen(in), ws, &b);
+	if (b.len != strlen(want) || memcmp(b.data, want, b.len) != 0)
+		fail_msg("compacting %s: got %.*s", in, (int)b.len, b.data ? b.data : "");
+	mt_buf_release(&b);
+}
+
+static void test_json_compact(void **state)
+{
+	(void)state;
+	/* Tokens copied: numbers, escapes, key order. */
+	check_compact("{\"b\": 0.7, \"a\":\t1e400,\r\n \"s\": \"\\u00e9 \\\" x\"}\n", MT_WS_ALL,
+		      "{\"b\":0.7,\"a\":1e400,\"s\":\"\\u00e9 \\\" x\"}");
+	/* Lines: only the line breaks between tokens go. */
+	check_compact("{\"b\": 0.7,\n \"a\": [1, 2]}\n", MT_WS_LINES, "{\"b\": 0.7, \"a\": [1, 2]}");
+	/* Inside strings nothing changes, an escaped backslash before a quote included. */
+	check_compact("[\"a \\\\\", \" b \"]", MT_WS_ALL, "[\"a \\\\\",\" b \"]");
+	check_compact("18446744073709551616", MT_WS_ALL, "18446744073709551616");
+	check_compact("", MT_WS_ALL, "");
+}
+
 /* ---- mt_json_string ---- */
 
 static void check_decode(const char *tok, const char *want, size_t want_len)
@@ -1177,6 +1203,7 @@ int main(void)
 		cmocka_unit_test(test_deep_params),
 		cmocka_unit_test(test_huge_string),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_json_compact),
 		cmocka_unit_test(test_json_string),
 		cmocka_unit_test(test_json_member),
 		cmocka_unit_test(test_json_int64),
