@@ -53,6 +53,43 @@ static void test_pairing(void **state)
 	mt_facts_release(&f);
 }
 
+static int64_t pair_post(struct mt_facts *f, int c2s, const char *json, int64_t seq, int64_t x)
+{
+	struct mt_class c;
+	int64_t req;
+
+	mt_classify(json, strlen(json), &c);
+	req = mt_facts_pair(f, c2s, &c, seq);
+	return req ? req : mt_facts_pair_post(f, c2s, &c, seq, x);
+}
+
+/* An error without an id in a POST's response body answers that POST's request. */
+static void test_post_pairing(void **state)
+{
+	struct mt_facts f;
+	const char *nul = "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":\"x\"},\"id\":null}";
+	const char *none = "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":\"x\"}}";
+
+	(void)state;
+	mt_facts_init(&f);
+	assert_int_equal(pair_post(&f, 1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", 2, 1), 0);
+	assert_int_equal(pair_post(&f, 1, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}", 5, 4), 0);
+	/* Each by its own exchange, in any order. */
+	assert_int_equal(pair_post(&f, 0, nul, 6, 4), 5);
+	assert_int_equal(pair_post(&f, 0, none, 3, 1), 2);
+	/* Taken: the id is free again, and a second id-less error answers nothing. */
+	assert_int_equal(pair_post(&f, 0, nul, 7, 4), 0);
+	assert_int_equal(pair_post(&f, 1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", 9, 8), 0);
+	assert_int_equal(pair_post(&f, 0, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", 10, 8), 9);
+	/* A POST with two requests: which one an id-less error answers is not known. */
+	assert_int_equal(pair_post(&f, 1, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}", 12, 11), 0);
+	assert_int_equal(pair_post(&f, 1, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}", 13, 11), 0);
+	assert_int_equal(pair_post(&f, 0, nul, 14, 11), 0);
+	/* Not a body (exchange 0), or a request answered by its id already. */
+	assert_int_equal(pair_post(&f, 0, nul, 15, 0), 0);
+	mt_facts_release(&f);
+}
+
 static void test_cancel(void **state)
 {
 	struct mt_facts f;
@@ -163,6 +200,7 @@ int main(void)
 		cmocka_unit_test(test_initialize),
 		cmocka_unit_test(test_initialize_without_params),
 		cmocka_unit_test(test_meta_client),
+		cmocka_unit_test(test_post_pairing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
