@@ -35,7 +35,8 @@ int cli_usage_error(const struct cmd_entry *e, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	mt_error("%s", msg);
-	cli_help(e, stderr);
+	/* One line on where the help is: the error stays readable above the prompt. */
+	fprintf(stderr, "mcptap: see 'mcptap %s --help', or man mcptap\n", e->name);
 	return EXIT_ERROR;
 }
 

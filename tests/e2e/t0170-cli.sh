@@ -22,7 +22,9 @@ for c in $cmds; do
 	check "$c: the README mentions it" grep -q "mcptap $c" "$TOP/README.md"
 	"$MCPTAP" "$c" --no-such-option < /dev/null > "$T/out" 2> "$T/err"
 	check_eq "$c: an unknown option is a usage error" 2 $?
-	check "$c: it says which" grep -q "^mcptap: unknown option '--no-such-option'" "$T/err"
+	check_eq "$c: it says which, and where the help is, in two lines" \
+		"mcptap: unknown option '--no-such-option'|mcptap: see 'mcptap $c --help', or man mcptap" \
+		"$(tr '\n' '|' < "$T/err" | sed 's/|$//')"
 	check_eq "$c: and prints nothing on stdout" "" "$(cat "$T/out")"
 done
 check_eq "--version" "mcptap $(sed -n 's/^VERSION = //p' "$TOP/Makefile")" "$("$MCPTAP" --version)"
