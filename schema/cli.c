@@ -4,6 +4,8 @@
 #include "schema/cli.h"
 
 #include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -130,12 +132,45 @@ const char *cli_capture_path(const char *arg)
 	return env && *env ? env : NULL;
 }
 
+/* What a file is when it is a packet capture (by its first bytes), else NULL. */
+static const char *packet_capture(const char *path)
+{
+	unsigned char b[4];
+	FILE *f = fopen(path, "rb");
+	size_t n = f ? fread(b, 1, sizeof(b), f) : 0;
+	uint32_t le;
+
+	if (f)
+		fclose(f);
+	if (n < sizeof(b))
+		return NULL;
+	le = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+	if (le == 0xa1b2c3d4 || le == 0xd4c3b2a1 || le == 0xa1b23c4d || le == 0x4d3cb2a1)
+		return "a pcap packet capture";
+	if (le == 0x0a0d0d0a)
+		return "a pcapng packet capture";
+	if (b[0] == 0x1f && b[1] == 0x8b)
+		return "gzip-compressed (a packet capture?)";
+	return NULL;
+}
+
 int cli_open_capture(const char *path, struct store **st)
 {
 	struct mt_err err = {"", 0};
+	const char *what;
 
-	if (store_open(path, STORE_READ, st, &err))
+	if (store_open(path, STORE_READ, st, &err)) {
+		if ((what = packet_capture(path))) {
+			struct mt_buf q = MT_BUF_INIT;
+			mt_shell_quote(&q, path);
+			mt_error("cannot open '%s': it is %s, not an mcptap capture file; "
+				 "store its MCP sessions first: mcptap import -w FILE %s",
+				 path, what, q.data);
+			mt_buf_release(&q);
+			return -1;
+		}
 		return mt_error("cannot open '%s': %s", path, err.msg);
+	}
 	return 0;
 }
 

@@ -35,6 +35,21 @@ check "an unknown command: says so" grep -q "^mcptap: 'frobnicate' is not a comm
 "$MCPTAP" > /dev/null 2>&1
 check_eq "no command: 2" 2 $?
 
+# A packet capture given to a reader: it says so, and how to import it.
+printf '\324\303\262\241\002\000\004\000\000\000\000\000\000\000\000\000\377\377\000\000\001\000\000\000' > "$T/p.pcap"
+printf '\012\015\015\012\034\000\000\000\115\074\053\032\001\000\000\000\377\377\377\377\377\377\377\377\034\000\000\000' > "$T/p it.pcapng"
+for c in show sessions stats analyze "replay --as server"; do
+	# shellcheck disable=SC2086
+	"$MCPTAP" $c -r "$T/p.pcap" > /dev/null 2> "$T/err"
+	check_eq "$c of a pcap: 2, and how to import it" \
+		"2|mcptap: cannot open '$T/p.pcap': it is a pcap packet capture, not an mcptap capture file; store its MCP sessions first: mcptap import -w FILE $(shq "$T/p.pcap")" \
+		"$?|$(cat "$T/err")"
+done
+"$MCPTAP" show -r "$T/p it.pcapng" 2> "$T/err"
+check_eq "show of a pcapng (a space in its name): 2, and how" \
+	"2|mcptap: cannot open '$T/p it.pcapng': it is a pcapng packet capture, not an mcptap capture file; store its MCP sessions first: mcptap import -w FILE $(shq "$T/p it.pcapng")" \
+	"$?|$(cat "$T/err")"
+
 # MCPTAP_FILE stands in for -w and -r.
 echo '{"jsonrpc":"2.0","id":7,"method":"ping"}' | MCPTAP_FILE="$T/env.db" "$MCPTAP" record -- cat > /dev/null
 check_eq "MCPTAP_FILE for record" 1 "$(sql "$T/env.db" "select count(*) from session")"
