@@ -163,18 +163,10 @@ static void print_object(struct show *sh, json_t *o, const json_t *raw, const st
 
 	mt_buf_reset(&sh->line);
 	mt_buf_putc(&sh->line, '{');
+	/* (The keys are show's own names: plain ASCII, nothing to escape.) */
 	json_object_foreach(o, key, v) {
-		json_t *k;
-		char *s;
-		if (!first)
-			mt_buf_putc(&sh->line, ',');
+		mt_buf_printf(&sh->line, "%s\"%s\":", first ? "" : ",", key);
 		first = 0;
-		k = json_string(key);
-		s = json_dumps(k, JSON_ENCODE_ANY);
-		mt_buf_puts(&sh->line, s ? s : "\"\"");
-		free(s);
-		json_decref(k);
-		mt_buf_putc(&sh->line, ':');
 		if (raw && v == raw && !strcmp(key, "message")) {
 			mt_json_compact(it->raw, it->raw_len, MT_WS_LINES, &sh->line);
 		} else if (raw && v == raw && !strcmp(key, "id")) {
@@ -271,16 +263,14 @@ static void put_printable(struct mt_buf *out, const char *s, size_t n, size_t ma
 }
 
 /*
- * The body, on one line and escaped for a terminal: the message's bytes with
- * the whitespace between its tokens left out (mt_json_compact: numbers and
- * escapes as sent), or the bytes. max: the bytes of it that can be shown (0: all).
+ * The body, on one line and escaped for a terminal: a JSON message's bytes
+ * with the whitespace between its tokens left out (mt_json_compact: numbers
+ * and escapes as sent), or the bytes. max: the bytes of it that can be shown
+ * (0: all).
  */
-static void body_text(struct show *sh, const struct store_item *it, size_t max)
+static void body_text(struct show *sh, const struct store_item *it, int json, size_t max)
 {
-	struct mt_class c;
-
-	if (it->type == STORE_ITEM_MESSAGE && strcmp(it->kind, "invalid") &&
-	    exact_json(it->raw, it->raw_len, &c)) {
+	if (json) {
 		/* The bytes as sent, the whitespace between tokens left out. */
 		mt_buf_reset(&sh->text);
 		mt_json_compact(it->raw, it->raw_len, MT_WS_ALL, &sh->text);
@@ -622,6 +612,8 @@ static int show_text(struct show *sh, const struct store_item *it)
 	const char *on = "", *off = "";
 	char lat[32] = "";
 	size_t col, max;
+	struct mt_class c;
+	int json;
 
 	if (it->request_seq > 0)
 		cli_format_duration(it->latency_ns, lat);
@@ -646,12 +638,14 @@ static int show_text(struct show *sh, const struct store_item *it)
 	mt_buf_printf(&sh->line, "%6lld %11.6f %s%s %-12s%s ", (long long)it->seq,
 		      (double)it->t_ns / 1e9, on, arrow(it), it->kind, off);
 	col = sh->line.len;
+	/* A message stored as JSON, read once for its id's token and its body. */
+	json = it->type == STORE_ITEM_MESSAGE && strcmp(it->kind, "invalid") &&
+	       mt_classify_trusted(it->raw, it->raw_len, &c) != MT_INVALID;
 	if (it->type == STORE_ITEM_MESSAGE) {
 		/* The id's token as sent; else what the store says of it. */
-		struct mt_class c;
 		json_t *id = NULL;
 		char *s = NULL;
-		if (it->idtype && mt_classify(it->raw, it->raw_len, &c) != MT_INVALID && c.id.n)
+		if (json && it->idtype && c.id.n)
 			mt_printable_append(&sh->line, c.id.p, c.id.n);
 		else if ((id = id_json(it)) && (s = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT)))
 			mt_printable_append(&sh->line, s, strlen(s));
@@ -672,7 +666,7 @@ static int show_text(struct show *sh, const struct store_item *it)
 		sse_text(sh, it);
 	/* A cut line needs no more of the body than its width could show. */
 	max = sh->width > 0 ? (size_t)sh->width * 4 + 16 : 0;
-	body_text(sh, it, max);
+	body_text(sh, it, json, max);
 	if (it->incomplete)
 		mt_buf_puts(&sh->line, " [no newline]");
 	put_line(sh);
