@@ -490,6 +490,8 @@ const char *an_req_task_status(const struct an_state *st, const struct an_reques
 			       const char **task_id);
 /* A JSON value (an id or a token) as a map key, into out (reset first). */
 void an_key_of(json_t *v, struct mt_buf *out);
+/* An id's key (an_key_of's shape) as a person reads the id: 17, or "abc". */
+void an_key_text(const char *key, size_t n, struct mt_buf *out);
 /* "c→s" / "s→c" */
 const char *an_dir_arrow(enum an_dir d);
 

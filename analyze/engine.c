@@ -1169,6 +1169,22 @@ void an_key_of(json_t *v, struct mt_buf *out)
 	}
 }
 
+void an_key_text(const char *key, size_t n, struct mt_buf *out)
+{
+	int str = n > 2 && key[0] == 's';
+
+	mt_buf_reset(out);
+	if (n <= 2) {
+		mt_buf_append(out, key, n);
+		return;
+	}
+	if (str)
+		mt_buf_putc(out, '"');
+	mt_buf_append(out, key + 2, n - 2);
+	if (str)
+		mt_buf_putc(out, '"');
+}
+
 /* The key of an id token as the classifier found it (same shape as an_key_of). */
 static void key_of_token(enum mt_idtype t, struct mt_span tok, struct mt_buf *out)
 {

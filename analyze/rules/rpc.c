@@ -439,12 +439,13 @@ static void rpc_012(const struct an_ctx *c)
 		if (st->version == AN_V2026_07_28 && r && r->dir == AN_C2S && !r->unreadable &&
 		    r->key && r->key_len > 2) {
 			int64_t rel = r->seq;
-			int str = r->key[0] == 's';
+			struct mt_buf id = MT_BUF_INIT;
+			an_key_text(r->key, r->key_len, &id);
 			an_report_at(c, -1, m->seq, &rel, 1, "error with %s answering #%lld %s, whose "
-							"id %s%.*s%s was read: in 2026-07-28 an error "
+							"id %.*s was read: in 2026-07-28 an error "
 							"carries the id of the request it answers",
-				     what, (long long)r->seq, r->method, str ? "\"" : "",
-				     (int)r->key_len - 2, r->key + 2, str ? "\"" : "");
+				     what, (long long)r->seq, r->method, (int)id.len, id.data);
+			mt_buf_release(&id);
 		}
 		return;
 	}

@@ -71,14 +71,15 @@ static void tap_003(const struct an_ctx *c)
 		why = "sent nothing in time";
 	else
 		return;
-	/* (An id key is "n:17" for an integer id, "s:abc" for a string one.) */
-	if (x->req_key && x->req_key_len > 2)
+	if (x->req_key && x->req_key_len > 2) {
+		struct mt_buf id = MT_BUF_INIT;
+		an_key_text(x->req_key, x->req_key_len, &id);
 		an_report(c, -1, "the tap answered the %s (exchange %lld) with %d itself: the upstream "
-				 "%s (%s); request id %s%.*s%s never got the server's answer",
+				 "%s (%s); request id %.*s never got the server's answer",
 			  x->method, (long long)x->seq, x->status, why, x->error ? x->error : "no reason",
-			  x->req_key[0] == 's' ? "\"" : "", (int)x->req_key_len - 2, x->req_key + 2,
-			  x->req_key[0] == 's' ? "\"" : "");
-	else
+			  (int)id.len, id.data);
+		mt_buf_release(&id);
+	} else
 		an_report(c, -1, "the tap answered the %s (exchange %lld) with %d itself: the upstream "
 				 "%s (%s); its %lld request%s never got the server's answer",
 			  x->method, (long long)x->seq, x->status, why, x->error ? x->error : "no reason",
