@@ -291,13 +291,7 @@ static int play_one(struct mock *k, size_t j)
 		/* An answer goes out under the live id of the request it answers (one
 		 * the server sent without an id, or with a null one, as it was). */
 		if ((lv = live_get(k, m->request)) && lv->id.len) {
-			struct mt_class c;
-			const char *p;
-			size_t n;
-			struct mt_err err = {"", 0};
-			int idless = !rp_read(k->s, j, &p, &n, &c, &err) &&
-				     (c.idtype == MT_ID_NULL || c.idtype == MT_ID_NONE);
-			mock_send(k, j, idless ? NULL : &lv->id);
+			mock_send(k, j, m->idless ? NULL : &lv->id);
 			live_done(k, (size_t)m->request);
 		}
 		break;

@@ -489,6 +489,7 @@ static int load_item(const struct store_item *it, void *ctx)
 		if (lo < i && s->m[lo].seq == it->request_seq && s->m[lo].answer < 0 &&
 		    s->m[lo].c2s != m->c2s) {
 			m->request = (int32_t)lo;
+			m->idless = 1;
 			s->m[lo].answer = (int32_t)i;
 		}
 	}

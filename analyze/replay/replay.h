@@ -60,6 +60,8 @@ struct rp_msg {
 				* pattern: a redacted value matches any live value at its place
 				* (see rp_load) */
 	unsigned token : 1;    /* client requests: carry a progress token (see tokens) */
+	unsigned idless : 1;   /* answers: sent without an id, or with a null one (the store
+				* paired them with their POST's request): the mock sends them so */
 	unsigned refused : 1;  /* client requests of an HTTP recording: the server answered
 				* their POST with an HTTP error and no JSON-RPC answer (a 401, say;
 				* see rp_http_reply) */

@@ -920,6 +920,16 @@ static void take_message(struct srv *v, struct hsv_sess *s, struct hep_req *req,
 	v->app->message(state, s, 0, p, n);
 }
 
+/* A message whose params._meta names its protocol revision (2026-07-28 on). */
+static int names_revision(const struct mt_class *c)
+{
+	struct mt_span meta, v;
+
+	return mt_json_member(c->params, "_meta", &meta) == 1 && meta.n && meta.p[0] == '{' &&
+	       mt_json_member(meta, "io.modelcontextprotocol/protocolVersion", &v) == 1 && v.n &&
+	       v.p[0] == '"';
+}
+
 static void on_post(struct srv *v, struct hep_req *req, const char *path, enum hsv_mode mode)
 {
 	size_t n;
@@ -967,7 +977,7 @@ static void on_post(struct srv *v, struct hep_req *req, const char *path, enum h
 	}
 	if (mode == HSV_STREAMABLE && v->o->also_stateless && !header(req, "Mcp-Session-Id") &&
 	    !(c.kind == MT_REQUEST && c.method.n == 12 && !memcmp(c.method.p, "\"initialize\"", 12)) &&
-	    hs_meta_version(body, n))
+	    names_revision(&c))
 		mode = HSV_STATELESS; /* (a 2026-07-28 request beside the sessions) */
 	if (mode == HSV_STREAMABLE) {
 		const char *sid = header(req, "Mcp-Session-Id");

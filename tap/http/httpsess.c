@@ -201,16 +201,6 @@ char *hs_meta_client(const char *p, size_t n)
 	return out;
 }
 
-int hs_meta_version(const char *p, size_t n)
-{
-	json_t *m = json_loadb(p, n, 0, NULL);
-	int yes = json_is_string(json_object_get(json_object_get(json_object_get(m, "params"), "_meta"),
-						 "io.modelcontextprotocol/protocolVersion"));
-
-	json_decref(m);
-	return yes;
-}
-
 char *hs_client(const char *p, size_t n)
 {
 	json_t *m = json_loadb(p, n, 0, NULL);

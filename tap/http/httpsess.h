@@ -97,8 +97,6 @@ const char *hs_uri_target(const char *uri);
  * (owned); NULL when it names none.
  */
 char *hs_meta_client(const char *p, size_t n);
-/* 1 when a message's params._meta names its protocol revision (2026-07-28 on). */
-int hs_meta_version(const char *p, size_t n);
 
 /* The same, or first an initialize's params.clientInfo. */
 char *hs_client(const char *p, size_t n);
