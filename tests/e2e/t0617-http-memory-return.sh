@@ -16,6 +16,20 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/http-tap.sh"
 
+# vm NAME: the tap's VmHWM (its peak) or VmRSS, in kB.
+vm() { sed -n "s/^$1:[[:space:]]*\([0-9]*\) kB\$/\1/p" "/proc/$TAP_PID/status"; }
+
+# burst DB LABEL TAP-OPTION...: a tap with those options into DB in front of an
+# upstream that takes anything, and 30 bodies of 15 MiB sent through it at once.
+burst() {
+	_db=$1 _label=$2
+	shift 2
+	bg_start UP 's/^burst upstream \([0-9]*\)$/\1/p' "the upstream" node "$BENCH/burst.mjs" upstream
+	start_tap "$_db" "http://127.0.0.1:$UP_URL" "$@"
+	check_eq "$_label: 30 bodies of 15 MiB at once, every one answered" "sent 30: 30 x 202" \
+		"$(node "$BENCH/burst.mjs" send "${TAP_URL##*:}" 30 15)"
+}
+
 bg_start UP 's/^burst upstream \([0-9]*\)$/\1/p' "the upstream" node "$BENCH/burst.mjs" upstream
 start_tap "$T/m.db" "http://127.0.0.1:$UP_URL" --max-message 1M --memory 512M
 # A stream open all along, as a Streamable HTTP client keeps one: it must not
@@ -24,13 +38,13 @@ curl -s -N "$TAP_URL/mcp" > "$T/stream" &
 curlpid=$!
 check_eq "20 bodies of 8 MiB at once: every one answered" "sent 20: 20 x 202" \
 	"$(node "$BENCH/burst.mjs" send "${TAP_URL##*:}" 20 8)"
-peak=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$TAP_PID/status")
+peak=$(vm VmHWM)
 n=0 # (the tap looks every second)
-rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$TAP_PID/status")
+rss=$(vm VmRSS)
 while [ "$rss" -ge 32768 ] && [ $n -lt 50 ]; do
 	sleep 0.1
 	n=$((n + 1))
-	rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$TAP_PID/status")
+	rss=$(vm VmRSS)
 done
 echo "# peak $peak kB, then $rss kB after $n tenths of a second"
 check "the burst made the tap big (over 128 MiB at its peak: $peak kB)" test "$peak" -gt 131072
@@ -49,11 +63,8 @@ check_eq "the tap exits 0" 0 "$TAP_STATUS"
 check_eq "each body stored as a gap over --max-message" 20 \
 	"$(sql "$T/m.db" "select count(*) from gap where reason like '%larger than --max-message%'")"
 
-bg_start UP 's/^burst upstream \([0-9]*\)$/\1/p' "the upstream" node "$BENCH/burst.mjs" upstream
-start_tap "$T/b.db" "http://127.0.0.1:$UP_URL" --max-message 1M --memory 16M --threads 2
-check_eq "--memory 16M: 30 bodies of 15 MiB at once, every one answered" "sent 30: 30 x 202" \
-	"$(node "$BENCH/burst.mjs" send "${TAP_URL##*:}" 30 15)"
-peak=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$TAP_PID/status")
+burst "$T/b.db" "--memory 16M" --max-message 1M --memory 16M --threads 2
+peak=$(vm VmHWM)
 echo "# peak $peak kB under --memory 16M"
 if [ -n "${ASAN_OPTIONS:-}" ]; then
 	echo "# resident memory not compared under AddressSanitizer (its quarantine keeps freed memory)"
@@ -68,10 +79,7 @@ check_eq "the budget said once" 1 \
 check_eq "each body stored as a gap over --max-message" 30 \
 	"$(sql "$T/b.db" "select count(*) from gap where reason like '%larger than --max-message%'")"
 
-bg_start UP 's/^burst upstream \([0-9]*\)$/\1/p' "the upstream" node "$BENCH/burst.mjs" upstream
-start_tap "$T/s.db" "http://127.0.0.1:$UP_URL" --threads 2
-check_eq "the default limits: 30 bodies of 15 MiB at once, every one answered" "sent 30: 30 x 202" \
-	"$(node "$BENCH/burst.mjs" send "${TAP_URL##*:}" 30 15)"
+burst "$T/s.db" "the default limits" --threads 2
 n=0
 while [ "$(sql "$T/s.db" "select count(*) from message")" != 30 ] && [ $n -lt 300 ]; do
 	sleep 0.1
@@ -80,8 +88,8 @@ done
 check_eq "every body stored whole" "30|30|0" \
 	"$(sql "$T/s.db" "select count(*), sum(size = 15728640), (select count(*) from gap) from message")"
 sleep 1.5 # (the tap looks every second whether to give memory back)
-peak=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$TAP_PID/status")
-rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB$/\1/p' "/proc/$TAP_PID/status")
+peak=$(vm VmHWM)
+rss=$(vm VmRSS)
 echo "# peak $peak kB storing every body, $rss kB once all was stored"
 if [ -n "${ASAN_OPTIONS:-}" ]; then
 	echo "# resident memory not compared under AddressSanitizer (its quarantine keeps freed memory)"
