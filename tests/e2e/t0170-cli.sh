@@ -49,6 +49,15 @@ done
 check_eq "show of a pcapng (a space in its name): 2, and how" \
 	"2|mcptap: cannot open '$T/p it.pcapng': it is a pcapng packet capture, not an mcptap capture file; store its MCP sessions first: mcptap import -w FILE $(shq "$T/p it.pcapng")" \
 	"$?|$(cat "$T/err")"
+printf '\037\213\010\000\000\000\000\000\000\003' > "$T/p.pcap.gz"
+"$MCPTAP" stats -r "$T/p.pcap.gz" 2> "$T/err"
+check_eq "stats of a gzip file: 2, and how" \
+	"2|mcptap: cannot open '$T/p.pcap.gz': it is gzip-compressed (a packet capture?), not an mcptap capture file; store its MCP sessions first: mcptap import -w FILE $(shq "$T/p.pcap.gz")" \
+	"$?|$(cat "$T/err")"
+printf 'not a database, not a capture' > "$T/text"
+"$MCPTAP" show -r "$T/text" 2> "$T/err"
+check_eq "show of another file: 2, and SQLite's reason" "2|mcptap: cannot open '$T/text': file is not a database" \
+	"$?|$(cat "$T/err")"
 
 # MCPTAP_FILE stands in for -w and -r.
 echo '{"jsonrpc":"2.0","id":7,"method":"ping"}' | MCPTAP_FILE="$T/env.db" "$MCPTAP" record -- cat > /dev/null
