@@ -138,6 +138,7 @@ struct rconn {
 	size_t nfw, capfw;
 	struct rx *q, *q_tail; /* requests forwarded, awaiting their responses' ends */
 	int open;             /* of them, not ended */
+	int64_t idle_since;   /* when open last fell to 0 (µs, now_us) */
 	/* The tap's own answer owed once the answers before it are sent, then the close. */
 	int refuse_status;
 	char refuse_why[200];
@@ -281,6 +282,7 @@ static void rx_end(struct rx *x, const char *outcome, const char *why)
 	c->loop->exchanges--;
 	if (!c->open && c->cli && !c->closing) {
 		/* An idle connection's time starts now, not at the client's last byte. */
+		c->idle_since = now_us();
 		struct timeval tv = {t->o->client_timeout_ms / 1000,
 				     (t->o->client_timeout_ms % 1000) * 1000};
 		bufferevent_set_timeouts(c->cli, &tv, &tv);
@@ -1465,8 +1467,17 @@ static void cli_event(struct bufferevent *bev, short what, void *arg)
 	}
 	if (what & BEV_EVENT_TIMEOUT) {
 		if (what & BEV_EVENT_READING) {
-			/* Silent: closed when it owes a request's bytes, or nothing is open. */
-			if (c->open && c->c2s_fed == c->c2s_base) {
+			/*
+			 * Silent: closed when it owes a request's bytes, or nothing is
+			 * open. Not when its last exchange ended less than the timeout
+			 * ago: the timeout was due in the same turn of the loop as that
+			 * end, and the client may be sending its next request on the
+			 * connection kept alive right now.
+			 */
+			int64_t idle_us = now_us() - c->idle_since;
+			if ((c->open && c->c2s_fed == c->c2s_base) ||
+			    (!c->open && c->c2s_fed == c->c2s_base &&
+			     idle_us < (int64_t)o->client_timeout_ms * 1000)) {
 				if (!c->mem_paused && !out_full(c->up))
 					bufferevent_enable(bev, EV_READ);
 				return;
