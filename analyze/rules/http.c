@@ -280,7 +280,10 @@ static void http_016(const struct an_ctx *c)
 {
 	const struct an_msg *m = c->m;
 
-	if (m->dir != AN_S2C || m->in_batch || !m->x || strcmp(m->x->method, "GET") || resumed(m->x))
+	/* (An error in the JSON body of a GET the server refused is no message on a
+	 * stream: the HTTP layer's refusal, which HTTP-006 and HTTP-026 judge.) */
+	if (m->dir != AN_S2C || m->in_batch || !m->x || strcmp(m->x->method, "GET") || resumed(m->x) ||
+	    !m->channel || strcmp(m->channel, "sse"))
 		return;
 	an_report(c, -1, "a JSON-RPC %s on the GET stream (#%lld), which resumes no earlier "
 			 "stream: answers go on the stream of their request",
