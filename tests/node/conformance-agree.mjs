@@ -10,7 +10,8 @@
 //
 // Each scenario of a run is a window of time: from its results folder's
 // timestamp (when the suite began it) to the next one's (the suite runs them
-// one after the other). A finding belongs to the scenario whose window holds
+// one after the other; two begun in the same millisecond go in the order of
+// "=== Running scenario" in DIR.out, the suite's output, when it is there). A finding belongs to the scenario whose window holds
 // its message's time; a finding on a whole session (no seq) to the window of
 // the session's first message.
 //
@@ -78,6 +79,12 @@ fs.readFileSync(tablePath, "utf8").split("\n").forEach((line, i) => {
 const windows = [];
 for (const run of runs) {
 	const [rev, dir] = run.split("=");
+	// Scenarios begun in the same millisecond go by the order the suite ran
+	// them, as its output (DIR.out) says.
+	const order = new Map();
+	if (fs.existsSync(dir + ".out"))
+		for (const m of fs.readFileSync(dir + ".out", "utf8").matchAll(/^=== Running scenario: (\S+) ===$/gm))
+			if (!order.has(m[1])) order.set(m[1], order.size);
 	for (const d of fs.readdirSync(dir)) {
 		const m = /^server-(.+)-(\d{4}-\d\d-\d\d)T(\d\d)-(\d\d)-(\d\d)-(\d{3})Z$/.exec(d);
 		if (!m) throw new Error(`unexpected results folder ${d}`);
@@ -86,10 +93,10 @@ for (const run of runs) {
 		// (A scenario that threw wrote none: it failed, as its summary line says.)
 		const checks = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8"))
 			: [{ id: "scenario-run", status: "FAILURE", errorMessage: "the scenario stopped before its checks (no checks.json)" }];
-		windows.push({ rev, scenario: m[1], start, checks, errors: [] });
+		windows.push({ rev, scenario: m[1], start, rank: order.get(m[1]) ?? order.size, checks, errors: [] });
 	}
 }
-windows.sort((a, b) => a.start - b.start);
+windows.sort((a, b) => a.start - b.start || a.rank - b.rank);
 const windowAt = (us) => {
 	let w = null;
 	for (const x of windows) if (x.start <= us) w = x;
