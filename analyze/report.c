@@ -328,15 +328,13 @@ static size_t rules_found(const struct report *r, size_t *out)
  */
 static void text_run_summary(struct report *r)
 {
-	size_t c[AN_SEVERITY_COUNT] = {0}, hidden = 0;
+	size_t c[AN_SEVERITY_COUNT] = {0};
 	size_t *idx = mt_calloc(r->nrules ? r->nrules : 1, sizeof(*idx));
 	size_t n = rules_found(r, idx);
 
-	for (size_t k = 0; k < r->ns; k++) {
+	for (size_t k = 0; k < r->ns; k++)
 		for (int v = 0; v < AN_SEVERITY_COUNT; v++)
 			c[v] += r->s[k].c[v];
-		hidden += r->s[k].hidden;
-	}
 	if (r->ns > 1)
 		fprintf(r->f, "%zu sessions: %zu %s, %zu %s, %zu info\n", r->ns, c[AN_ERROR],
 			plural(c[AN_ERROR], "error", "errors"), c[AN_WARNING],
