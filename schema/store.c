@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "schema/filter.h"
 #include "schema_sql.h"
 
 enum stmt_id {
@@ -73,6 +74,8 @@ struct store {
 	struct counts *counts;            /* the open transaction's, per session */
 	size_t ncounts, capcounts;
 	ino_t wal_ino, shm_ino;           /* this connection's -wal and -shm, once seen (0: not yet) */
+	const struct mt_filter *filter;   /* store_set_filter's (not owned) */
+	unsigned filter_how;
 };
 
 /*
@@ -824,6 +827,7 @@ static int open_db(struct store *st, const char *path, int flags, enum store_mod
 	}
 	sqlite3_extended_result_codes(st->db, 0);
 	defend(st->db, mode != STORE_READ);
+	mt_filter_register(st->db);
 	store_set_lock_wait(st, lock_ms, NULL, NULL);
 	return 0;
 }
@@ -1973,21 +1977,21 @@ int store_last_session(struct store *st, int64_t *id, struct mt_err *err)
  * then (15) those of version 4, and its FROM clause. */
 static const char lean_sql[] =
 	"SELECT seq, t_ns, NULL, dir, NULL, kind, NULL, NULL, NULL, NULL, request_seq, incomplete,"
-	" raw, 0 FROM message WHERE session = ?1 ORDER BY seq";
+	" raw, 0";
 static const char lean_v4_sql[] =
 	"SELECT seq, t_ns, NULL, dir, NULL, kind, NULL, NULL, NULL, NULL, request_seq, incomplete,"
-	" raw, replayed FROM message WHERE session = ?1 ORDER BY seq";
+	" raw, replayed";
 static const char msg_sql[] =
 	"SELECT seq, t_ns, wall, dir, channel, kind, id, idtype, method, error_code, size,"
 	" incomplete, raw, request_seq, NULL";
-static const char msg_tail_sql[] = " FROM message WHERE session = ?1 ORDER BY seq";
+static const char msg_tail_sql[] = " FROM message m WHERE m.session = ?1";
 static const char paired_sql[] =
 	"SELECT m.seq, m.t_ns, m.wall, m.dir, m.channel, m.kind, m.id, m.idtype,"
 	" coalesce(m.method, q.method), m.error_code, m.size, m.incomplete, m.raw, m.request_seq,"
 	" m.t_ns - q.t_ns";
 static const char paired_tail_sql[] =
 	" FROM message m LEFT JOIN message q ON q.session = m.session"
-	" AND q.seq = m.request_seq WHERE m.session = ?1 ORDER BY m.seq";
+	" AND q.seq = m.request_seq WHERE m.session = ?1";
 static const char msg_v4_sql[] = ", exchange, sse_id, sse_event, replayed";
 static const char paired_v4_sql[] = ", m.exchange, m.sse_id, m.sse_event, m.replayed";
 static const char msg_v3_sql[] = ", NULL, NULL, NULL, 0";
@@ -2004,6 +2008,90 @@ static const char exchange_sql[] =
 	" (SELECT count(*) FROM message m WHERE m.session = x.session AND m.exchange = x.seq)"
 	" FROM http_exchange x WHERE x.session = ?1 ORDER BY x.seq";
 
+/*
+ * The filter's condition on the message row named alias. With
+ * STORE_FILTER_PAIRS a request also passes when its answer does, and an
+ * answer when its request does.
+ */
+static void filter_sql(const struct store *st, const char *alias, struct mt_buf *b)
+{
+	int http = st->version >= 4;
+
+	mt_buf_putc(b, '(');
+	mt_filter_sql(st->filter, alias, 1, http, b);
+	if (st->filter_how & STORE_FILTER_PAIRS) {
+		mt_buf_printf(b, " OR (%s.kind = 'request' AND EXISTS (SELECT 1 FROM message fp"
+			      " WHERE fp.session = %s.session AND fp.request_seq = %s.seq"
+			      " AND fp.kind IN ('response', 'error') AND ",
+			      alias, alias, alias);
+		mt_filter_sql(st->filter, "fp", 1, http, b);
+		/* (Answers, and the notifications/cancelled of a request.) */
+		mt_buf_printf(b, ")) OR (%s.kind IN ('response', 'error', 'notification')"
+			      " AND %s.request_seq IS NOT NULL AND EXISTS (SELECT 1 FROM message fp"
+			      " WHERE fp.session = %s.session AND fp.seq = %s.request_seq"
+			      " AND fp.kind = 'request' AND ",
+			      alias, alias, alias, alias);
+		mt_filter_sql(st->filter, "fp", 1, http, b);
+		mt_buf_puts(b, "))");
+	}
+	mt_buf_putc(b, ')');
+}
+
+/* The filter's literals, as ?2 and on (?1 is the session). */
+static void filter_bind(const struct store *st, sqlite3_stmt *s)
+{
+	if (!st->filter)
+		return;
+	for (size_t i = 0; i < mt_filter_nparams(st->filter); i++) {
+		const struct mt_filter_value *v = mt_filter_param(st->filter, i);
+		int n = (int)i + 2;
+		if (v->type == MT_FV_TEXT)
+			sqlite3_bind_text(s, n, v->text, -1, SQLITE_STATIC);
+		else if (v->type == MT_FV_INT)
+			sqlite3_bind_int64(s, n, v->i);
+		else
+			sqlite3_bind_double(s, n, v->r);
+	}
+}
+
+void store_set_filter(struct store *st, const struct mt_filter *f, unsigned how)
+{
+	if (!st)
+		return;
+	st->filter = f;
+	st->filter_how = how;
+}
+
+int store_filter_count(struct store *st, int64_t session, int64_t *n, struct mt_err *err)
+{
+	struct mt_buf b = MT_BUF_INIT;
+	sqlite3_stmt *s = NULL;
+	int rc = -1;
+
+	*n = 0;
+	mt_buf_puts(&b, "SELECT count(*) FROM message m WHERE m.session = ?1");
+	if (st->filter) {
+		mt_buf_puts(&b, " AND ");
+		filter_sql(st, "m", &b);
+	}
+	if (sqlite3_prepare_v2(st->db, b.data, -1, &s, NULL) != SQLITE_OK) {
+		db_fail(st, err, "cannot read messages");
+		goto out;
+	}
+	sqlite3_bind_int64(s, 1, session);
+	filter_bind(st, s);
+	if (sqlite3_step(s) != SQLITE_ROW) {
+		db_fail(st, err, "cannot read messages");
+		goto out;
+	}
+	*n = sqlite3_column_int64(s, 0);
+	rc = 0;
+out:
+	sqlite3_finalize(s);
+	mt_buf_release(&b);
+	return rc;
+}
+
 /* The SQL of stream k (0 messages, 1 stderr, 2 gaps, 3 exchanges), into b. */
 static const char *item_sql(const struct store *st, int k, unsigned flags, struct mt_buf *b)
 {
@@ -2011,12 +2099,22 @@ static const char *item_sql(const struct store *st, int k, unsigned flags, struc
 
 	switch (k) {
 	case 0:
-		if (flags & STORE_ITEMS_LEAN)
-			return st->version < 4 ? lean_sql : lean_v4_sql;
 		mt_buf_reset(b);
-		mt_buf_puts(b, paired ? paired_sql : msg_sql);
-		mt_buf_puts(b, st->version < 4 ? msg_v3_sql : paired ? paired_v4_sql : msg_v4_sql);
-		mt_buf_puts(b, paired ? paired_tail_sql : msg_tail_sql);
+		if (flags & STORE_ITEMS_LEAN) {
+			mt_buf_puts(b, st->version < 4 ? lean_sql : lean_v4_sql);
+			mt_buf_puts(b, msg_tail_sql);
+		} else {
+			mt_buf_puts(b, paired ? paired_sql : msg_sql);
+			mt_buf_puts(b, st->version < 4 ? msg_v3_sql
+					: paired      ? paired_v4_sql
+						      : msg_v4_sql);
+			mt_buf_puts(b, paired ? paired_tail_sql : msg_tail_sql);
+		}
+		if (st->filter) {
+			mt_buf_puts(b, " AND ");
+			filter_sql(st, "m", b);
+		}
+		mt_buf_puts(b, " ORDER BY m.seq");
 		return b->data;
 	case 1:
 		return stderr_sql;
@@ -2208,6 +2306,9 @@ int store_each_item_ex(struct store *st, int64_t session, unsigned flags,
 	struct mt_buf sql = MT_BUF_INIT;
 	/* (No exchanges before version 4.) */
 	int streams = (flags & STORE_ITEMS_EXCHANGES) && st->version >= 4 ? 4 : 3;
+	/* (A filter picks messages: stderr, gaps and exchanges are not.) */
+	if (st->filter)
+		streams = 1;
 	int rc = -1;
 
 	for (int k = 0; k < streams; k++) {
@@ -2217,6 +2318,8 @@ int store_each_item_ex(struct store *st, int64_t session, unsigned flags,
 			goto out;
 		}
 		sqlite3_bind_int64(s[k], 1, session);
+		if (k == 0)
+			filter_bind(st, s[k]);
 	}
 	for (int k = 0; k < streams; k++) {
 		int r = sqlite3_step(s[k]);

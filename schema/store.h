@@ -439,6 +439,21 @@ int store_each_item_ex(struct store *st, int64_t session, unsigned flags,
 		       int (*cb)(const struct store_item *it, void *ctx), void *ctx,
 		       struct mt_err *err);
 
+struct mt_filter;
+/* How store_set_filter's filter picks messages. */
+enum {
+	STORE_FILTER_PAIRS = 1, /* also a request whose answer matches, and the answers and
+				 * cancels of a request that matches: whole exchanges */
+};
+/*
+ * From now on, store_each_item and store_each_item_ex give only the messages
+ * that f (a display filter, -Y) passes, and no stderr line, gap or exchange.
+ * f is borrowed until it is set again (NULL: every item again).
+ */
+void store_set_filter(struct store *st, const struct mt_filter *f, unsigned how);
+/* How many of a session's messages the filter set passes (all, without one). */
+int store_filter_count(struct store *st, int64_t session, int64_t *n, struct mt_err *err);
+
 /*
  * The bytes of a session's messages whose seq is from or more, in seq order,
  * max of them at most: cb(seq, raw, n, ctx) for each, raw borrowed for the

@@ -363,6 +363,11 @@ for bin in "$@"; do
 		cp "$top"/tests/fuzz/regress/httpstream/* "$corpus"/
 		dict_httpstream "$out/$name.dict"
 		opts="$opts -max_len=16384 -dict=$out/$name.dict" ;;
+	fuzz-filter)
+		seed "$corpus" fields 'method == tools/call and duration > 100ms or not (error || code != -32601)'
+		seed "$corpus" text 'text contains "a\\\\"b" and tool matches "^x+$" and uri ~ \047f.*\047 and id == "5"'
+		seed "$corpus" more 'time > "2026-11-27 10:00:00.5+02:00" and time < 2.5s and size >= 10k and status ge 400 and path eq /mcp and replayed == true and prompt and channel ne sse and session lt 3 and seq le 9 and dir == s2c and kind == error'
+		opts="$opts -max_len=512" ;;
 	fuzz-mock)
 		seed_mock "$corpus"
 		dict_classify "$out/$name.dict"

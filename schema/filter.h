@@ -1,0 +1,67 @@
+/*
+ * filter.h - the display filter (-Y EXPR) every reader takes: one parser,
+ * compiled to an SQL condition over the store's message table.
+ *
+ *   method == tools/call and duration > 100ms
+ *   error or code == -32601
+ *   not dir == c2s and (text contains "secret" or tool matches "^fs_")
+ *
+ * A field names a value of a message (its own, or for an answer that of the
+ * request it answers: method, tool, prompt, uri); a field alone is true when
+ * the message has that value. The store binds the literals: no literal ever
+ * becomes SQL text.
+ */
+#ifndef MCPTAP_FILTER_H
+#define MCPTAP_FILTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "schema/util.h"
+
+struct mt_filter;
+
+/* A literal of the expression, bound as a parameter of the SQL. */
+struct mt_filter_value {
+	enum { MT_FV_TEXT, MT_FV_INT, MT_FV_REAL } type;
+	const char *text;
+	int64_t i;
+	double r;
+};
+
+/* Where and why an expression is bad: column is 1-based. */
+struct mt_filter_err {
+	int column;
+	char msg[240];
+};
+
+/* Parse expr. NULL with *e set when it is not a filter. */
+struct mt_filter *mt_filter_parse(const char *expr, struct mt_filter_err *e);
+void mt_filter_free(struct mt_filter *f);
+
+/* The expression as given. */
+const char *mt_filter_text(const struct mt_filter *f);
+
+/*
+ * The filter as an SQL condition, appended to out, over a row of the message
+ * table named alias. Its literals are ?N parameters numbered from base + 1
+ * (mt_filter_nparams of them, the same numbers each time it is appended).
+ * http: the file has the http_exchange table (without it, status and path
+ * are NULL).
+ */
+void mt_filter_sql(const struct mt_filter *f, const char *alias, int base, int http,
+		   struct mt_buf *out);
+size_t mt_filter_nparams(const struct mt_filter *f);
+const struct mt_filter_value *mt_filter_param(const struct mt_filter *f, size_t i);
+
+/*
+ * Register the SQL functions the filter's SQL calls on a connection (a
+ * sqlite3 *): mcptap_matches(PATTERN, TEXT), mcptap_param(RAW, KEY) (a
+ * string member of a message's params) and mcptap_error(RAW, KIND).
+ */
+void mt_filter_register(void *db);
+
+/* The field names, for help and messages: "session, seq, dir, ...". */
+const char *mt_filter_fields(void);
+
+#endif
