@@ -20,13 +20,15 @@
 #include "analyze/analyze.h"
 #include "analyze/report.h"
 #include "schema/cli.h"
+#include "schema/filter.h"
+#include "schema/map.h"
 
 static int run_analyze(int argc, char **argv);
 
 const struct cmd_entry cmd_analyze = {
 	.name = "analyze",
 	.summary = "check captured sessions against the MCP rules of their protocol revision",
-	.usage = "mcptap analyze -r FILE [-s LIST | --all] [-T text|json|sarif|junit] "
+	.usage = "mcptap analyze -r FILE [-s LIST | --all] [-Y EXPR] [-T text|json|sarif|junit] "
 		 "[--fail-on error|warning|info|never] [--spec REVISION] [--rules LIST | "
 		 "--skip-rules LIST] [--max-per-rule N] [--timeout-ms N] [--no-store]\n"
 		 "mcptap analyze --list-rules [-T text|json]",
@@ -35,6 +37,9 @@ const struct cmd_entry cmd_analyze = {
 		"  -s, --session LIST    the sessions: ids, ranges A-B, all, comma-separated\n"
 		"                        (default: every session in the file)\n"
 		"      --all             the same as -s all\n"
+		"  -Y, --filter EXPR     report only the findings on messages EXPR passes (and\n"
+		"                        those on the session, where one passes); every rule\n"
+		"                        still sees every message, and all are stored\n"
 		"  -T, --format FORMAT   text (default), json, sarif (2.1.0) or junit (XML);\n"
 		"                        --list-rules: text or json (an object per line)\n"
 		"      --fail-on LEVEL   exit 1 when a finding at or above LEVEL exists:\n"
@@ -256,16 +261,53 @@ struct walk {
 	enum an_severity fail_on;
 	int fail_never;
 	int failing;               /* a finding at or above --fail-on was made */
+	int filtered;              /* -Y: only findings on what passes are reported */
+	struct mt_map pass;        /* -Y: the seqs of the messages it passes, and of their
+				    * HTTP exchanges */
 };
 
 static void sink(const struct an_finding *f, void *ctx)
 {
 	struct walk *w = ctx;
+	int64_t v;
 
-	report_finding(w->rep, f);
 	keep_finding(w->keep, f);
+	/* (On the session: reported when something in it passes.) */
+	if (w->filtered && (f->seq ? !mt_map_get(&w->pass, &f->seq, sizeof(f->seq), &v)
+				   : w->pass.len == 0))
+		return;
+	report_finding(w->rep, f);
 	if (!w->fail_never && f->sev >= w->fail_on)
 		w->failing = 1;
+}
+
+static int pass_item(const struct store_item *it, void *ctx)
+{
+	struct mt_map *m = ctx;
+
+	mt_map_put(m, &it->seq, sizeof(it->seq), 1);
+	if (it->exchange)
+		mt_map_put(m, &it->exchange, sizeof(it->exchange), 1);
+	return 0;
+}
+
+/* -Y: the seqs of session id's messages the filter passes, and of their exchanges, into w. */
+static int pick_seqs(struct store *st, const struct mt_filter *f, int64_t id, struct walk *w,
+		     const char *path)
+{
+	struct mt_err err = {"", 0};
+	int rc;
+
+	w->filtered = 1;
+	mt_map_init(&w->pass, 0);
+	store_set_filter(st, f, 0);
+	rc = store_each_item_ex(st, id, 0, pass_item, &w->pass, &err);
+	store_set_filter(st, NULL, 0);
+	if (rc < 0) {
+		mt_error("cannot read session %lld of '%s': %s", (long long)id, path, err.msg);
+		return -1;
+	}
+	return 0;
 }
 
 static int feed(const struct store_item *it, void *ctx)
@@ -356,6 +398,7 @@ static int run_analyze(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"read", required_argument, NULL, 'r'},
 		{"session", required_argument, NULL, 's'},
+		{"filter", required_argument, NULL, 'Y'},
 		{"all", no_argument, NULL, 'A'},
 		{"format", required_argument, NULL, 'T'},
 		{"fail-on", required_argument, NULL, 'F'},
@@ -378,7 +421,8 @@ static int run_analyze(int argc, char **argv)
 	struct keep keep;
 	struct walk w;
 	int http;
-	const char *path = NULL, *format = "text", *sid = NULL, *fail_on = "error";
+	const char *path = NULL, *format = "text", *sid = NULL, *fail_on = "error", *expr = NULL;
+	struct mt_filter *filter = NULL;
 	char *rules = NULL, why[sizeof(err.msg)] = "";
 	size_t nrows = 0;
 	int all = 0, no_store = 0, list = 0, c, rc = EXIT_ERROR, failing = 0;
@@ -387,12 +431,14 @@ static int run_analyze(int argc, char **argv)
 	memset(&ao, 0, sizeof(ao));
 	memset(&ro, 0, sizeof(ro));
 	memset(&keep, 0, sizeof(keep));
+	memset(&w, 0, sizeof(w));
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":r:s:T:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":r:s:Y:T:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': path = optarg; break;
 		case 's': sid = optarg; break;
+		case 'Y': expr = optarg; break;
 		case 'A': all = 1; break;
 		case 'T': format = optarg; break;
 		case 'F': fail_on = optarg; break;
@@ -464,6 +510,8 @@ static int run_analyze(int argc, char **argv)
 				       cli_session_list_problem(sid));
 	if (!(path = cli_capture_path(path)))
 		return cli_usage_error(&cmd_analyze, "no capture file: give -r FILE or set MCPTAP_FILE");
+	if (expr && !(filter = cli_filter(&cmd_analyze, expr)))
+		return EXIT_ERROR;
 
 	/*
 	 * Two connections when the findings are stored: the walk reads on one
@@ -518,6 +566,10 @@ static int run_analyze(int argc, char **argv)
 		/* An HTTP session's exchanges, and its messages' HTTP columns, too. */
 		http = rows[i].transport && (!strcmp(rows[i].transport, "http") ||
 					     !strcmp(rows[i].transport, "sse"));
+		if (filter && pick_seqs(st, filter, rows[i].id, &w, path)) {
+			an_engine_free(w.e);
+			goto out;
+		}
 		keep_begin(&keep, rows[i].id, an_engine_state(w.e));
 		report_session_begin(rep, rows[i].id, an_engine_state(w.e));
 		if (store_each_item_ex(st, rows[i].id, http ? STORE_ITEMS_EXCHANGES : STORE_ITEMS_LEAN,
@@ -532,6 +584,7 @@ static int run_analyze(int argc, char **argv)
 		keep_flush(&keep, 1);
 		failing |= w.failing;
 		an_engine_free(w.e);
+		mt_map_release(&w.pass);
 	}
 	if (report_finish(rep, &err)) {
 		mt_error("%s", err.msg);
@@ -539,6 +592,8 @@ static int run_analyze(int argc, char **argv)
 	}
 	rc = failing ? EXIT_FINDINGS : EXIT_OK;
 out:
+	mt_filter_free(filter);
+	mt_map_release(&w.pass);
 	free(keep.v);
 	mt_buf_release(&keep.text);
 	free(rules);

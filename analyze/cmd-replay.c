@@ -24,6 +24,7 @@
 #include "analyze/replay/mock.h"
 #include "analyze/replay/verify.h"
 #include "schema/cli.h"
+#include "schema/filter.h"
 #include "tap/http/httpclient.h"
 #include "tap/stdio/child.h"
 #include "tap/stdio/lineio.h"
@@ -33,13 +34,13 @@ static int run_replay(int argc, char **argv);
 const struct cmd_entry cmd_replay = {
 	.name = "replay",
 	.summary = "play a recorded session back: a mock server, or the recorded client",
-	.usage = "mcptap replay -r FILE [-s ID] --as server [--listen ADDR [--path PATH] [--legacy-sse] "
+	.usage = "mcptap replay -r FILE [-s ID] [-Y EXPR] --as server [--listen ADDR [--path PATH] [--legacy-sse] "
 		 "[--allow-host NAME]... [--client-timeout MS]] "
 		 "[--strict] [--timing ordered|none|recorded|scale=X] [--report FILE] [--ignore PATH]... "
 		 "[--no-store]\n"
-		 "mcptap replay -r FILE [-s ID] --as client [--ignore PATH]... [--timeout-ms N] "
+		 "mcptap replay -r FILE [-s ID] [-Y EXPR] --as client [--ignore PATH]... [--timeout-ms N] "
 		 "[--runs N] [--reset CMD] [--fast] [-v] [--no-store] -- COMMAND [ARG...]\n"
-		 "mcptap replay -r FILE [-s ID] --as client --url URL [--legacy-sse | --streamable-http] "
+		 "mcptap replay -r FILE [-s ID] [-Y EXPR] --as client --url URL [--legacy-sse | --streamable-http] "
 		 "[--cacert FILE] [--insecure] [--header NAME=env:VAR]... [--ignore PATH]... "
 		 "[--timeout-ms N] [--runs N] [--reset CMD] [--fast] [-v] [--no-store]",
 	.options =
@@ -48,6 +49,8 @@ const struct cmd_entry cmd_replay = {
 		"                        (ids, ranges A-B, all, comma-separated): each client's\n"
 		"                        session a run of the one its initialize's clientInfo\n"
 		"                        picks among them\n"
+		"  -Y, --filter EXPR     replay only the exchanges EXPR passes (a request or its\n"
+		"                        answer), and initialize: 'tool == search' (FILTERS)\n"
 		"      --as server       be the recorded server on stdin/stdout, or over HTTP\n"
 		"                        with --listen\n"
 		"      --as client       be the recorded client against COMMAND, or the server\n"
@@ -208,6 +211,7 @@ static int run_replay(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"read", required_argument, NULL, 'r'},
 		{"session", required_argument, NULL, 's'},
+		{"filter", required_argument, NULL, 'Y'},
 		{"as", required_argument, NULL, 'a'},
 		{"strict", no_argument, NULL, 'S'},
 		{"timing", required_argument, NULL, 't'},
@@ -223,7 +227,7 @@ static int run_replay(int argc, char **argv)
 		{"path", required_argument, NULL, 'P'},
 		{"allow-host", required_argument, NULL, 'A'},
 		{"client-timeout", required_argument, NULL, 'K'},
-		{"legacy-sse", no_argument, NULL, 'Y'},
+		{"legacy-sse", no_argument, NULL, 'G'},
 		{"url", required_argument, NULL, 'U'},
 		{"streamable-http", no_argument, NULL, 'M'},
 		{"cacert", required_argument, NULL, 'C'},
@@ -237,7 +241,8 @@ static int run_replay(int argc, char **argv)
 	const char **ignore = NULL;
 	size_t nignore = 0;
 	const char *path = NULL, *sid = NULL, *as = NULL, *timing = "ordered", *report = NULL;
-	const char *listen = NULL, *http_path = NULL;
+	const char *listen = NULL, *http_path = NULL, *expr = NULL;
+	struct mt_filter *filter = NULL;
 	int legacy = 0, all = 0;
 	int64_t *sessions = NULL;
 	size_t nsessions = 0;
@@ -266,12 +271,13 @@ static int run_replay(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:r:s:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:r:s:Y:vh", longopts, NULL)) != -1) {
 		if (c > 0 && c < 128)
 			given[c] = 1;
 		switch (c) {
 		case 'r': path = optarg; break;
 		case 's': sid = optarg; break;
+		case 'Y': expr = optarg; break;
 		case 'a': as = optarg; break;
 		case 'S': strict = 1; break;
 		case 't': timing = optarg; break;
@@ -319,15 +325,15 @@ static int run_replay(int argc, char **argv)
 			http_path = optarg;
 			break;
 		case 'U': url = optarg; break;
-		case 'Y': /* (both modes: the mock serves it, verify talks it) */
+		case 'G': /* (both modes: the mock serves it, verify talks it) */
 		case 'M':
-			if (transport != VERIFY_AUTO && transport != (c == 'Y' ? VERIFY_LEGACY : VERIFY_STREAMABLE)) {
+			if (transport != VERIFY_AUTO && transport != (c == 'G' ? VERIFY_LEGACY : VERIFY_STREAMABLE)) {
 				rc = cli_usage_error(&cmd_replay, "--legacy-sse and --streamable-http contradict "
 								  "each other");
 				goto out;
 			}
-			transport = c == 'Y' ? VERIFY_LEGACY : VERIFY_STREAMABLE;
-			legacy = c == 'Y';
+			transport = c == 'G' ? VERIFY_LEGACY : VERIFY_STREAMABLE;
+			legacy = c == 'G';
 			break;
 		case 'C':
 			if (access(optarg, R_OK)) {
@@ -419,6 +425,21 @@ static int run_replay(int argc, char **argv)
 		if (!strcmp(as, "client") && !no_store)
 			mt_warn("replay: the run is not stored in '%s': %s", path, err.msg);
 	}
+	if (expr) {
+		/* The user's expression is checked alone (its columns are theirs); the
+		 * lifecycle is always replayed. */
+		struct mt_buf b = MT_BUF_INIT;
+		if (!(filter = cli_filter(&cmd_replay, expr)))
+			goto out;
+		mt_filter_free(filter);
+		mt_buf_printf(&b, "(%s) or method == initialize or method == notifications/initialized",
+			      expr);
+		filter = cli_filter(&cmd_replay, b.data);
+		mt_buf_release(&b);
+		if (!filter)
+			goto out;
+		store_set_filter(st, filter, STORE_FILTER_PAIRS);
+	}
 	/* More than one session (a list, a range, all) is for the HTTP mock. */
 	all = sid && strspn(sid, "0123456789") != strlen(sid);
 	if (all && (strcmp(as, "server") || !listen)) {
@@ -499,6 +520,8 @@ out:
 	free(sessions);
 	if (loaded)
 		rp_release(&s);
+	store_set_filter(st, NULL, 0);
+	mt_filter_free(filter);
 	/* The capture stayed open for the run: if it was deleted or replaced
 	 * meanwhile, its journal must not go to the file now at its path. */
 	if (st && store_file_moved(st))

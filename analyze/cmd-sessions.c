@@ -8,16 +8,19 @@
 #include <time.h>
 
 #include "schema/cli.h"
+#include "schema/filter.h"
 
 static int run_sessions(int argc, char **argv);
 
 const struct cmd_entry cmd_sessions = {
 	.name = "sessions",
 	.summary = "list the sessions in a capture file",
-	.usage = "mcptap sessions -r FILE [-s LIST] [-T text|json]",
+	.usage = "mcptap sessions -r FILE [-s LIST] [-Y EXPR] [-T text|json]",
 	.options = "  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
 		   "  -s, --session LIST    the sessions: ids, ranges A-B, all, comma-separated\n"
 		   "                        (default: every session)\n"
+		   "  -Y, --filter EXPR     only the sessions with a message EXPR passes\n"
+		   "                        (FILTERS in mcptap.1)\n"
 		   "  -T, --format FORMAT   text (default) or json (one object per line)\n"
 		   "  -h, --help            this text\n",
 	.run = run_sessions,
@@ -223,6 +226,7 @@ static int run_sessions(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"read", required_argument, NULL, 'r'},
 		{"session", required_argument, NULL, 's'},
+		{"filter", required_argument, NULL, 'Y'},
 		{"format", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -230,17 +234,19 @@ static int run_sessions(int argc, char **argv)
 	struct store *st = NULL;
 	struct store_session_row *rows = NULL;
 	struct mt_err err = {"", 0};
-	const char *path = NULL, *format = "text", *sid = NULL;
+	const char *path = NULL, *format = "text", *sid = NULL, *expr = NULL;
+	struct mt_filter *filter = NULL;
 	int64_t *ids = NULL;
 	size_t n = 0, nids = 0;
 	int c, rc = EXIT_ERROR;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":r:s:T:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":r:s:Y:T:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': path = optarg; break;
 		case 's': sid = optarg; break;
+		case 'Y': expr = optarg; break;
 		case 'T': format = optarg; break;
 		case 'h': cli_help(&cmd_sessions, stdout); return EXIT_OK;
 		default: return cli_bad_option(&cmd_sessions, c, argv);
@@ -255,8 +261,11 @@ static int run_sessions(int argc, char **argv)
 				       cli_session_list_problem(sid));
 	if (!(path = cli_capture_path(path)))
 		return cli_usage_error(&cmd_sessions, "no capture file: give -r FILE or set MCPTAP_FILE");
+	if (expr && !(filter = cli_filter(&cmd_sessions, expr)))
+		return EXIT_ERROR;
 	if (cli_open_capture(path, &st))
 		goto out;
+	store_set_filter(st, filter, 0);
 	if (sid && cli_pick_sessions(st, path, sid, CLI_ALL, &ids, &nids))
 		goto out;
 	if (store_sessions(st, &rows, &n, &err)) {
@@ -278,6 +287,27 @@ static int run_sessions(int argc, char **argv)
 		}
 		n = k;
 	}
+	if (filter) {
+		/* Those with a message the filter passes. */
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++) {
+			int64_t pass = 0;
+			if (store_filter_count(st, rows[i].id, &pass, &err)) {
+				mt_error("cannot read '%s': %s", path, err.msg);
+				for (size_t j = i; j < n; j++)
+					store_session_row_release(&rows[j]);
+				n = k;
+				goto out;
+			}
+			if (pass) {
+				struct store_session_row keep = rows[i];
+				rows[k++] = keep;
+			} else {
+				store_session_row_release(&rows[i]);
+			}
+		}
+		n = k;
+	}
 	if (!strcmp(format, "json"))
 		print_json(rows, n);
 	else
@@ -285,6 +315,7 @@ static int run_sessions(int argc, char **argv)
 	rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
 out:
 	free(ids);
+	mt_filter_free(filter);
 	store_sessions_free(rows, n);
 	store_close(st);
 	return rc;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "schema/cli.h"
+#include "schema/filter.h"
 #include "schema/map.h"
 
 static int run_show(int argc, char **argv);
@@ -17,10 +18,12 @@ static int run_show(int argc, char **argv);
 const struct cmd_entry cmd_show = {
 	.name = "show",
 	.summary = "print the messages of a session in order",
-	.usage = "mcptap show -r FILE [-s LIST] [-T text|json] [--full]",
+	.usage = "mcptap show -r FILE [-s LIST] [-Y EXPR] [-T text|json] [--full]",
 	.options = "  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
 		   "  -s, --session LIST    the sessions: ids, ranges A-B, all, comma-separated\n"
 		   "                        (default: the newest); one after the other\n"
+		   "  -Y, --filter EXPR     only the messages EXPR passes (FILTERS in mcptap.1):\n"
+		   "                        'method == tools/call and duration > 100ms'\n"
 		   "  -T, --format FORMAT   text (default) or json (one object per line)\n"
 		   "      --full            text: do not cut lines to the terminal's width\n"
 		   "  -h, --help            this text\n",
@@ -726,6 +729,7 @@ static int run_show(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"read", required_argument, NULL, 'r'},
 		{"session", required_argument, NULL, 's'},
+		{"filter", required_argument, NULL, 'Y'},
 		{"format", required_argument, NULL, 'T'},
 		{"full", no_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'h'},
@@ -733,18 +737,20 @@ static int run_show(int argc, char **argv)
 	};
 	struct show sh;
 	struct store *st = NULL;
-	const char *path = NULL, *format = "text", *sid = NULL;
+	const char *path = NULL, *format = "text", *sid = NULL, *expr = NULL;
+	struct mt_filter *filter = NULL;
 	int64_t *ids = NULL;
-	size_t nids = 0;
+	size_t nids = 0, shown = 0;
 	int c, full = 0, rc = EXIT_ERROR;
 
 	memset(&sh, 0, sizeof(sh));
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":r:s:T:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":r:s:Y:T:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': path = optarg; break;
 		case 's': sid = optarg; break;
+		case 'Y': expr = optarg; break;
 		case 'T': format = optarg; break;
 		case 'F': full = 1; break;
 		case 'h': cli_help(&cmd_show, stdout); return EXIT_OK;
@@ -760,18 +766,35 @@ static int run_show(int argc, char **argv)
 				       cli_session_list_problem(sid));
 	if (!(path = cli_capture_path(path)))
 		return cli_usage_error(&cmd_show, "no capture file: give -r FILE or set MCPTAP_FILE");
+	if (expr && !(filter = cli_filter(&cmd_show, expr)))
+		return EXIT_ERROR;
 	sh.json = !strcmp(format, "json");
 	sh.color = !sh.json && cli_use_color(stdout);
 	sh.width = sh.json || full ? 0 : cli_term_width(stdout);
 	if (cli_open_capture(path, &st) || cli_pick_sessions(st, path, sid, CLI_NEWEST, &ids, &nids))
 		goto out;
-	/* (A heading per session when more than one is shown: JSON lines say theirs.) */
-	for (size_t k = 0; k < nids; k++)
-		if (show_session(&sh, st, path, ids[k], nids > 1 ? (int)(k > 0) : -1))
+	store_set_filter(st, filter, 0);
+	/* (A heading per session when more than one is shown: JSON lines say theirs.
+	 * With a filter, a session none of whose messages pass is left out.) */
+	for (size_t k = 0; k < nids; k++) {
+		if (filter && nids > 1) {
+			struct mt_err err = {"", 0};
+			int64_t n;
+			if (store_filter_count(st, ids[k], &n, &err)) {
+				mt_error("cannot read '%s': %s", path, err.msg);
+				goto out;
+			}
+			if (!n)
+				continue;
+		}
+		if (show_session(&sh, st, path, ids[k], nids > 1 ? (int)(shown > 0) : -1))
 			goto out;
+		shown++;
+	}
 	rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
 out:
 	free(ids);
+	mt_filter_free(filter);
 	mt_buf_release(&sh.text);
 	mt_buf_release(&sh.line);
 	store_close(st);

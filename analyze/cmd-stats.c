@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "schema/cli.h"
+#include "schema/filter.h"
 #include "schema/map.h"
 
 #define STATS_MAX_METHODS 1024 /* (direction, method) rows; then one "other" row */
@@ -33,10 +34,12 @@ static int run_stats(int argc, char **argv);
 const struct cmd_entry cmd_stats = {
 	.name = "stats",
 	.summary = "per-method counts, errors and latency percentiles of a session",
-	.usage = "mcptap stats -r FILE [-s LIST] [-T text|json]",
+	.usage = "mcptap stats -r FILE [-s LIST] [-Y EXPR] [-T text|json]",
 	.options = "  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
 		   "  -s, --session LIST    the sessions: ids, ranges A-B, all, comma-separated\n"
 		   "                        (default: the newest); each is counted on its own\n"
+		   "  -Y, --filter EXPR     only the exchanges EXPR passes (a request, or its\n"
+		   "                        answer): 'tool == search' (FILTERS in mcptap.1)\n"
 		   "  -T, --format FORMAT   text (default) or json (one object on one line)\n"
 		   "  -h, --help            this text\n"
 		   "\n"
@@ -682,22 +685,25 @@ static int run_stats(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"read", required_argument, NULL, 'r'},
 		{"session", required_argument, NULL, 's'},
+		{"filter", required_argument, NULL, 'Y'},
 		{"format", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct store *st = NULL;
-	const char *path = NULL, *format = "text", *sid = NULL;
+	const char *path = NULL, *format = "text", *sid = NULL, *expr = NULL;
+	struct mt_filter *filter = NULL;
 	int64_t *ids = NULL;
 	size_t nids = 0;
 	int c, rc = EXIT_ERROR;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":r:s:T:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":r:s:Y:T:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': path = optarg; break;
 		case 's': sid = optarg; break;
+		case 'Y': expr = optarg; break;
 		case 'T': format = optarg; break;
 		case 'h': cli_help(&cmd_stats, stdout); return EXIT_OK;
 		default: return cli_bad_option(&cmd_stats, c, argv);
@@ -712,14 +718,18 @@ static int run_stats(int argc, char **argv)
 				       cli_session_list_problem(sid));
 	if (!(path = cli_capture_path(path)))
 		return cli_usage_error(&cmd_stats, "no capture file: give -r FILE or set MCPTAP_FILE");
+	if (expr && !(filter = cli_filter(&cmd_stats, expr)))
+		return EXIT_ERROR;
 	if (cli_open_capture(path, &st) || cli_pick_sessions(st, path, sid, CLI_NEWEST, &ids, &nids))
 		goto out;
+	store_set_filter(st, filter, STORE_FILTER_PAIRS);
 	for (size_t k = 0; k < nids; k++)
 		if (stats_session(st, path, ids[k], !strcmp(format, "json"), k > 0))
 			goto out;
 	rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
 out:
 	free(ids);
+	mt_filter_free(filter);
 	store_close(st);
 	return rc;
 }

@@ -2,6 +2,7 @@
  * cli.c - helpers shared by the command files (see cli.h).
  */
 #include "schema/cli.h"
+#include "schema/filter.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -47,6 +48,26 @@ int cli_bad_option(const struct cmd_entry *e, int c, char **argv)
 	if (c == ':')
 		return cli_usage_error(e, "option '%s' needs a value", argv[optind - 1]);
 	return cli_usage_error(e, "unknown option '%s'", argv[optind - 1]);
+}
+
+struct mt_filter *cli_filter(const struct cmd_entry *e, const char *arg)
+{
+	struct mt_filter_err fe;
+	struct mt_filter *f = mt_filter_parse(arg, &fe);
+	int col = 0;
+
+	if (f)
+		return f;
+	/* The column on a terminal: UTF-8 continuation bytes take none. */
+	for (int i = 0; i < fe.column - 1 && arg[i]; i++)
+		col += ((unsigned char)arg[i] & 0xc0) != 0x80;
+	mt_error("bad filter (-Y), at column %d: %s", col + 1, fe.msg);
+	fputs("  ", stderr);
+	for (const char *p = arg; *p; p++)
+		fputc(*p == '\t' || *p == '\n' || *p == '\r' ? ' ' : *p, stderr);
+	fprintf(stderr, "\n  %*s^\n", col, "");
+	fprintf(stderr, "mcptap: see FILTERS in man mcptap, or 'mcptap %s --help'\n", e->name);
+	return NULL;
 }
 
 int cli_check_listen(const struct cmd_entry *e, const char *arg)

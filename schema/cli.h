@@ -54,6 +54,13 @@ const char *cli_capture_path(const char *arg);
 char *cli_env_header(const struct cmd_entry *e, const char *opt, const char *arg);
 
 /*
+ * A -Y EXPR: the filter (the caller frees it), or NULL after printing the
+ * error, the expression and a caret under the column it concerns.
+ */
+struct mt_filter;
+struct mt_filter *cli_filter(const struct cmd_entry *e, const char *arg);
+
+/*
  * A --listen ADDR: 0 when mt_split_listen takes it, else a usage error
  * (EXIT_ERROR) that prints no user name or password the value holds.
  */

@@ -3,66 +3,10 @@
 # calls end every way: a result, a result with isError, a JSON-RPC error, a
 # cancel (one answered after it, one never), and no answer at all. A perl
 # client drives `mcptap record` in front of a perl server, waiting for each
-# answer, so that the seqs are the same every run.
+# answer, so that the seqs are the same every run (tests/peers/tools-*.pl).
 . "$(dirname "$0")/lib.sh"
 
-cat > "$T/server.pl" <<'PL'
-$| = 1;
-my %late;
-while (my $l = <STDIN>) {
-	my ($id) = $l =~ /"id":(\d+)/;
-	if ($l =~ /"method":"initialize"/) {
-		print qq({"jsonrpc":"2.0","id":$id,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{},"prompts":{},"resources":{}},"serverInfo":{"name":"t0330","version":"1"}}}\n);
-	} elsif ($l =~ /"name":"echo"/) {
-		print qq({"jsonrpc":"2.0","id":$id,"result":{"content":[{"type":"text","text":"hi"}]}}\n);
-	} elsif ($l =~ /"name":"fail"/) {
-		print qq({"jsonrpc":"2.0","id":$id,"result":{"content":[{"type":"text","text":"it failed"}],"isError":true}}\n);
-	} elsif ($l =~ /"name":"boom"/) {
-		print qq({"jsonrpc":"2.0","id":$id,"error":{"code":-32602,"message":"unknown tool"}}\n);
-	} elsif ($l =~ /"method":"notifications\/cancelled".*"requestId":5\b/) {
-		print qq({"jsonrpc":"2.0","id":5,"result":{"content":[]}}\n);   # an answer after the cancel
-	} elsif ($l =~ /"method":"prompts\/get"/) {
-		print qq({"jsonrpc":"2.0","id":$id,"result":{"messages":[]}}\n);
-	} elsif ($l =~ /"method":"resources\/read"/) {
-		print qq({"jsonrpc":"2.0","id":$id,"error":{"code":-32002,"message":"not found"}}\n);
-	} elsif ($l =~ /"method":"ping"/) {
-		print qq({"jsonrpc":"2.0","id":$id,"result":{}}\n);
-	}
-	# slow, hang and other notifications: no answer
-}
-PL
-cat > "$T/client.pl" <<'PL'
-# client.pl MCPTAP DB SERVER: send each line; wait for an answer where one comes.
-use IPC::Open2;
-my ($mcptap, $db, $server) = @ARGV;
-my $pid = open2(my $out, my $in, $mcptap, 'record', '-w', $db, '--', 'perl', $server);
-$in->autoflush(1);
-my @steps = (
-	[1, '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}'],
-	[0, '{"jsonrpc":"2.0","method":"notifications/initialized"}'],
-	[1, '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}'],
-	[1, '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fail","arguments":{}}}'],
-	[1, '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"boom","arguments":{}}}'],
-	[0, '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","arguments":{}}}'],
-	[1, '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"too slow"}}'],
-	[0, '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"hang","arguments":{}}}'],
-	[1, '{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"greet"}}'],
-	[1, '{"jsonrpc":"2.0","id":8,"method":"resources/read","params":{"uri":"file:///a"}}'],
-	[1, '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{}}}'],
-	[1, '{"jsonrpc":"2.0","id":10,"method":"ping"}'],
-	[0, '{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"slow","arguments":{}}}'],
-	[0, '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":11}}'],
-);
-for my $s (@steps) {
-	print $in "$s->[1]\n";
-	if ($s->[0]) { defined(<$out>) or die "no answer to $s->[1]\n" }
-}
-close $in;
-1 while <$out>;
-waitpid $pid, 0;
-exit($? >> 8);
-PL
-perl "$T/client.pl" "$MCPTAP" "$T/t.db" "$T/server.pl"
+perl "$PEERS/tools-client.pl" "$MCPTAP" "$T/t.db" "$PEERS/tools-server.pl"
 check_eq "the client's session ran" 0 $?
 DB=$T/t.db
 
