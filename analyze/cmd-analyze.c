@@ -30,7 +30,7 @@ const struct cmd_entry cmd_analyze = {
 	.summary = "check captured sessions against the MCP rules of their protocol revision",
 	.usage = "mcptap analyze -r FILE [-s LIST | --all] [-Y EXPR] [-T text|json|sarif|junit] "
 		 "[--fail-on error|warning|info|never] [--spec REVISION] [--rules LIST | "
-		 "--skip-rules LIST] [--max-per-rule N] [--timeout-ms N] [--no-store]\n"
+		 "--skip-rules LIST] [--max-per-rule N] [--timeout DURATION] [--no-store]\n"
 		 "mcptap analyze --list-rules [-T text|json]",
 	.options =
 		"  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
@@ -50,11 +50,14 @@ const struct cmd_entry cmd_analyze = {
 		"      --skip-rules LIST run all rules but these\n"
 		"      --max-per-rule N  report at most N findings of each rule (all are\n"
 		"                        counted, and stored in the file)\n"
-		"      --timeout-ms N    a request unanswered for N ms is late (LIFE-015)\n"
+		"      --timeout DURATION  a request unanswered this long is late (LIFE-015)\n"
 		"      --no-store        do not store the findings in the capture file (a file\n"
 		"                        that cannot be written is analyzed without storing)\n"
 		"      --list-rules      print the rule table and exit\n"
 		"  -h, --help            this text\n"
+		"\n"
+		"A DURATION is a number with a unit, ns, us, ms, s, m or h (500ms, 1.5s); a\n"
+		"bare number is ms. --timeout-ms N, the older name of --timeout, still works.\n"
 		"\n"
 		"Exit status: 0 when no finding is at or above --fail-on, 1 when one is,\n"
 		"2 on a usage error or a file that cannot be read.\n",
@@ -405,7 +408,8 @@ static int run_analyze(int argc, char **argv)
 		{"spec", required_argument, NULL, 'S'},
 		{"rules", required_argument, NULL, 'R'},
 		{"skip-rules", required_argument, NULL, 'K'},
-		{"timeout-ms", required_argument, NULL, 'O'},
+		{"timeout", required_argument, NULL, 'O'},
+		{"timeout-ms", required_argument, NULL, 'O'}, /* (its older name) */
 		{"max-per-rule", required_argument, NULL, 'M'},
 		{"no-store", no_argument, NULL, 'N'},
 		{"list-rules", no_argument, NULL, 'L'},
@@ -426,7 +430,8 @@ static int run_analyze(int argc, char **argv)
 	char *rules = NULL, why[sizeof(err.msg)] = "";
 	size_t nrows = 0;
 	int all = 0, no_store = 0, list = 0, c, rc = EXIT_ERROR, failing = 0;
-	int64_t n;
+	int64_t n, ns;
+	int li;
 
 	memset(&ao, 0, sizeof(ao));
 	memset(&ro, 0, sizeof(ro));
@@ -434,7 +439,7 @@ static int run_analyze(int argc, char **argv)
 	memset(&w, 0, sizeof(w));
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":r:s:Y:T:h", longopts, NULL)) != -1) {
+	while ((li = -1, c = getopt_long(argc, argv, ":r:s:Y:T:h", longopts, &li)) != -1) {
 		switch (c) {
 		case 'r': path = optarg; break;
 		case 's': sid = optarg; break;
@@ -450,9 +455,11 @@ static int run_analyze(int argc, char **argv)
 		case 'R': ao.only = optarg; break;
 		case 'K': ao.skip = optarg; break;
 		case 'O':
-			if (mt_parse_int64(optarg, &n) || n <= 0)
-				return cli_usage_error(&cmd_analyze, "bad --timeout-ms '%s'", optarg);
-			ao.timeout_ns = n * 1000000;
+			if (mt_parse_duration(optarg, MT_MS, &ns) || ns <= 0)
+				return cli_usage_error(&cmd_analyze, "bad --%s '%s' (a duration above 0: "
+								     "500ms, 2s; a bare number is ms)",
+						       li >= 0 ? longopts[li].name : "timeout", optarg);
+			ao.timeout_ns = ns;
 			break;
 		case 'M':
 			if (mt_parse_int64(optarg, &n) || n <= 0)

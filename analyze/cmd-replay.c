@@ -35,14 +35,14 @@ const struct cmd_entry cmd_replay = {
 	.name = "replay",
 	.summary = "play a recorded session back: a mock server, or the recorded client",
 	.usage = "mcptap replay -r FILE [-s ID] [-Y EXPR] --as server [--listen ADDR [--path PATH] [--legacy-sse] "
-		 "[--allow-host NAME]... [--client-timeout MS]] "
+		 "[--allow-host NAME]... [--client-timeout DURATION]] "
 		 "[--strict] [--timing ordered|none|recorded|scale=X] [--report FILE] [--ignore PATH]... "
 		 "[--no-store]\n"
-		 "mcptap replay -r FILE [-s ID] [-Y EXPR] --as client [--ignore PATH]... [--timeout-ms N] "
+		 "mcptap replay -r FILE [-s ID] [-Y EXPR] --as client [--ignore PATH]... [--timeout DURATION] "
 		 "[--runs N] [--reset CMD] [--fast] [-v] [--no-store] -- COMMAND [ARG...]\n"
 		 "mcptap replay -r FILE [-s ID] [-Y EXPR] --as client --url URL [--legacy-sse | --streamable-http] "
 		 "[--cacert FILE] [--insecure] [--header NAME=env:VAR]... [--ignore PATH]... "
-		 "[--timeout-ms N] [--runs N] [--reset CMD] [--fast] [-v] [--no-store]",
+		 "[--timeout DURATION] [--runs N] [--reset CMD] [--fast] [-v] [--no-store]",
 	.options =
 		"  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
 		"  -s, --session ID      the session (default: the newest); with --listen, a LIST\n"
@@ -70,10 +70,10 @@ const struct cmd_entry cmd_replay = {
 		"      --allow-host NAME  on loopback, requests must name the mock by a loopback\n"
 		"                        name and come from no foreign Origin (DNS rebinding:\n"
 		"                        403); let NAME in too (repeatable)\n"
-		"      --client-timeout MS  a request head not whole this long after its first\n"
-		"                        byte gets 408; a client silent this long in a request,\n"
-		"                        not reading its answer, or idle, is closed (default\n"
-		"                        60000)\n"
+		"      --client-timeout DURATION  a request head not whole this long after its\n"
+		"                        first byte gets 408; a client silent this long in a\n"
+		"                        request, not reading its answer, or idle, is closed\n"
+		"                        (default 1m)\n"
 		"      --strict          exit 1 when a request had no recording, or a recorded\n"
 		"                        request was never asked for\n"
 		"      --timing T        ordered (default: no waiting, but each answer goes out\n"
@@ -83,7 +83,7 @@ const struct cmd_entry cmd_replay = {
 		"      --report FILE     write the run's summary to FILE as JSON when the client\n"
 		"                        goes away\n"
 		"  client:\n"
-		"      --timeout-ms N    wait at most N ms for each answer (default 10000)\n"
+		"      --timeout DURATION  wait at most this long for each answer (default 10s)\n"
 		"      --runs N          run the recorded client N times, a fresh server each\n"
 		"                        time (default 2): what differs between live runs is\n"
 		"                        noise, not a difference\n"
@@ -102,6 +102,9 @@ const struct cmd_entry cmd_replay = {
 		"                        (a credential; never stored)\n"
 		"  -v, --verbose         client: the recorded and live values at each path\n"
 		"  -h, --help            this text\n"
+		"\n"
+		"A DURATION is a number with a unit, ns, us, ms, s, m or h (500ms, 1.5s); a\n"
+		"bare number is ms. --timeout-ms N, the older name of --timeout, still works.\n"
 		"\n"
 		"As a server, a request with no recording gets a JSON-RPC error (-30900) whose\n"
 		"data names the closest recorded request and the paths that differ. As a\n"
@@ -144,7 +147,7 @@ static const struct {
 	{'S', "--strict", 1}, {'t', "--timing", 1}, {'R', "--report", 1},
 	{'W', "--listen", 1}, {'P', "--path", 1}, {'A', "--allow-host", 1},
 	{'K', "--client-timeout", 1},
-	{'O', "--timeout-ms", 0}, {'n', "--runs", 0}, {'F', "--fast", 0}, {'v', "--verbose", 0},
+	{'O', "--timeout", 0}, {'n', "--runs", 0}, {'F', "--fast", 0}, {'v', "--verbose", 0},
 	{'U', "--url", 0}, {'M', "--streamable-http", 0},
 	{'C', "--cacert", 0}, {'I', "--insecure", 0}, {'E', "--header", 0},
 	{'X', "--reset", 0},
@@ -217,7 +220,8 @@ static int run_replay(int argc, char **argv)
 		{"timing", required_argument, NULL, 't'},
 		{"report", required_argument, NULL, 'R'},
 		{"ignore", required_argument, NULL, 'i'},
-		{"timeout-ms", required_argument, NULL, 'O'},
+		{"timeout", required_argument, NULL, 'O'},
+		{"timeout-ms", required_argument, NULL, 'O'}, /* (its older name) */
 		{"runs", required_argument, NULL, 'n'},
 		{"reset", required_argument, NULL, 'X'},
 		{"fast", no_argument, NULL, 'F'},
@@ -254,6 +258,7 @@ static int run_replay(int argc, char **argv)
 	int writable = 0;
 	int64_t id, n, timeout_ms = 10000, runs = 2;
 	int given[128] = {0};
+	const char *given_as[128] = {NULL}; /* a long option's name as given (--timeout-ms) */
 	double scale = 0;
 	int ordered = 1;
 	json_t *ignore_json = json_array();
@@ -266,14 +271,18 @@ static int run_replay(int argc, char **argv)
 	size_t nheaders = 0;
 	const char **allow = mt_calloc((size_t)argc + 1, sizeof(*allow)); /* owned (argv's strings) */
 	size_t nallow = 0;
-	int client_timeout_ms = 0;
+	int client_timeout_ms = 0, li;
+	int64_t ns;
 	char *resolved = NULL;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:r:s:Y:vh", longopts, NULL)) != -1) {
-		if (c > 0 && c < 128)
+	while ((li = -1, c = getopt_long(argc, argv, "+:r:s:Y:vh", longopts, &li)) != -1) {
+		if (c > 0 && c < 128) {
 			given[c] = 1;
+			if (li >= 0)
+				given_as[c] = longopts[li].name;
+		}
 		switch (c) {
 		case 'r': path = optarg; break;
 		case 's': sid = optarg; break;
@@ -290,11 +299,13 @@ static int run_replay(int argc, char **argv)
 			json_array_append_new(ignore_json, json_string(optarg));
 			break;
 		case 'O':
-			if (mt_parse_int64(optarg, &n) || n <= 0 || n > 3600000) {
-				rc = cli_usage_error(&cmd_replay, "bad --timeout-ms '%s'", optarg);
+			if (mt_parse_duration(optarg, MT_MS, &ns) || ns < MT_MS || ns > MT_HOUR) {
+				rc = cli_usage_error(&cmd_replay, "bad --%s '%s' (a duration, 1ms to 1h: "
+								  "500ms, 2s; a bare number is ms)",
+						     given_as[c] ? given_as[c] : "timeout", optarg);
 				goto out;
 			}
-			timeout_ms = n;
+			timeout_ms = mt_duration_in(ns, MT_MS);
 			break;
 		case 'n':
 			if (mt_parse_int64(optarg, &n) || n < 1 || n > VERIFY_MAX_RUNS) {
@@ -307,16 +318,15 @@ static int run_replay(int argc, char **argv)
 		case 'N': no_store = 1; break;
 		case 'W': listen = optarg; break;
 		case 'A': allow[nallow++] = optarg; break;
-		case 'K': {
-			int64_t ms;
-			if (mt_parse_int64(optarg, &ms) || ms < 1 || ms > 86400000) {
-				rc = cli_usage_error(&cmd_replay,
-						     "bad --client-timeout '%s' (1 to 86400000 ms)", optarg);
+		case 'K':
+			if (mt_parse_duration(optarg, MT_MS, &ns) || ns < MT_MS || ns > 24 * MT_HOUR) {
+				rc = cli_usage_error(&cmd_replay, "bad --client-timeout '%s' (a duration, 1ms "
+								  "to 24h: 500ms, 2s; a bare number is ms)",
+						     optarg);
 				goto out;
 			}
-			client_timeout_ms = (int)ms;
+			client_timeout_ms = (int)mt_duration_in(ns, MT_MS);
 			break;
-		}
 		case 'P':
 			if (optarg[0] != '/') {
 				rc = cli_usage_error(&cmd_replay, "bad --path '%s' (it starts with /)", optarg);
@@ -370,7 +380,9 @@ static int run_replay(int argc, char **argv)
 	}
 	for (size_t k = 0; k < sizeof(mode_only) / sizeof(mode_only[0]); k++) {
 		if (given[mode_only[k].code] && mode_only[k].server != !strcmp(as, "server")) {
-			rc = cli_usage_error(&cmd_replay, "%s is for --as %s, not --as %s", mode_only[k].name,
+			const char *name = given_as[mode_only[k].code];
+			rc = cli_usage_error(&cmd_replay, "%s%s is for --as %s, not --as %s",
+					     name ? "--" : "", name ? name : mode_only[k].name,
 					     mode_only[k].server ? "server" : "client", as);
 			goto out;
 		}

@@ -283,6 +283,65 @@ int mt_parse_int64(const char *s, int64_t *out)
 	return 0;
 }
 
+int mt_parse_duration(const char *s, int64_t unit_ns, int64_t *ns)
+{
+	static const struct {
+		const char *name;
+		int64_t ns;
+	} units[] = {{"ns", 1},         {"us", MT_US},  {"\xc2\xb5s", MT_US}, {"ms", MT_MS},
+		     {"s", MT_SEC},     {"m", MT_MIN},  {"h", MT_HOUR}};
+	const char *p = s, *frac = NULL, *frac_end = NULL;
+	int64_t whole = 0, unit = unit_ns, part = 0;
+
+	if (!s || *s < '0' || *s > '9' || unit_ns <= 0)
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (whole > (INT64_MAX - (*p - '0')) / 10)
+			return -1;
+		whole = whole * 10 + (*p - '0');
+	}
+	if (*p == '.') {
+		frac = ++p;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		if (p == frac)
+			return -1; /* ("1.": a point with no digits after it) */
+		frac_end = p;
+	}
+	if (*p) {
+		size_t k;
+		for (k = 0; k < sizeof(units) / sizeof(units[0]); k++)
+			if (!strcmp(p, units[k].name))
+				break;
+		if (k == sizeof(units) / sizeof(units[0]))
+			return -1;
+		unit = units[k].ns;
+	}
+	if (frac) {
+		/*
+		 * unit times 0.d1d2...dn, exactly: from the last digit to the
+		 * first, q = d * unit + q / 10 is the floor of unit times
+		 * d.dd...; never above 10 units, so it cannot overflow. The last
+		 * division's remainder is the tenths of a nanosecond to round by.
+		 */
+		int64_t q = 0;
+		if (unit > INT64_MAX / 10)
+			return -1;
+		for (const char *d = frac_end; d > frac; d--)
+			q = (d[-1] - '0') * unit + q / 10;
+		part = q / 10 + (q % 10 >= 5);
+	}
+	if (whole > (INT64_MAX - part) / unit)
+		return -1;
+	*ns = whole * unit + part;
+	return 0;
+}
+
+int64_t mt_duration_in(int64_t ns, int64_t unit_ns)
+{
+	return ns / unit_ns + (ns % unit_ns >= unit_ns - ns % unit_ns);
+}
+
 int mt_split_listen(const char *s, char *host, size_t hn, int *port)
 {
 	const char *digits = s, *colon;

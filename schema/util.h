@@ -93,6 +93,25 @@ void mt_format_wall(int64_t wall_us, char out[32]);
 int mt_parse_size(const char *s, uint64_t *out);
 /* Parse a non-negative decimal integer that fits in int64; returns 0 or -1. */
 int mt_parse_int64(const char *s, int64_t *out);
+
+/* Nanoseconds in a microsecond, a millisecond, a second, a minute and an hour. */
+#define MT_US INT64_C(1000)
+#define MT_MS INT64_C(1000000)
+#define MT_SEC INT64_C(1000000000)
+#define MT_MIN (60 * MT_SEC)
+#define MT_HOUR (3600 * MT_SEC)
+
+/*
+ * Parse a duration, "500ms", "1.5s", "2m", into nanoseconds: a non-negative
+ * decimal number (digits, then perhaps a point and more digits) and a unit,
+ * ns, us (or \xc2\xb5s, U+00B5), ms, s, m or h; a bare number is in units of
+ * unit_ns (> 0), the option's own. A fraction is rounded to the nearest
+ * nanosecond (a half up). Returns 0, or -1 on a malformed, negative or
+ * overflowing value (*ns untouched).
+ */
+int mt_parse_duration(const char *s, int64_t unit_ns, int64_t *ns);
+/* ns (>= 0) in units of unit_ns (> 0): rounded to the nearest, a half up. */
+int64_t mt_duration_in(int64_t ns, int64_t unit_ns);
 /*
  * Split a listening address, "HOST:PORT", "[V6]:PORT" or a bare "PORT" (which
  * listens on loopback, as does an empty HOST), into host and port (0 to 65535).

@@ -15,7 +15,7 @@ const struct cmd_entry cmd_import = {
 	.name = "import",
 	.summary = "store the MCP sessions of a pcap or pcapng capture file",
 	.usage = "mcptap import -w FILE [-f FILTER] [--max-message SIZE] [--flow-memory SIZE] "
-		 "[--memory SIZE] [--max-flows N] [--idle SECONDS] [--redact-key NAME] "
+		 "[--memory SIZE] [--max-flows N] [--idle DURATION] [--redact-key NAME] "
 		 "[--redact-path PATH] [--redact-value REGEX] [--keep-secrets] CAPTURE",
 	.options = CAPCLI_OPTIONS_HELP
 		"\n"

@@ -22,14 +22,15 @@ const struct cmd_entry cmd_record = {
 	.name = "record",
 	.summary = "run a stdio MCP server through the tap, or proxy an HTTP one, and log its traffic",
 	.usage = "mcptap record -w FILE [--sync] [--max-message SIZE] [--queue SIZE] "
-		 "[--hold SIZE] [--batch-ms N] [--drain-ms N] [--redact-key NAME] "
+		 "[--hold SIZE] [--batch DURATION] [--drain-timeout DURATION] [--redact-key NAME] "
 		 "[--redact-path PATH] [--redact-value REGEX] [--keep-secrets] -- COMMAND [ARG...]\n"
 		 "mcptap record -w FILE --upstream URL [--listen ADDR] [--allow-host NAME] [--cacert FILE] [--insecure] "
 		 "[--upstream-header NAME=env:VAR] [--max-headers SIZE] [--max-body SIZE] "
-		 "[--connect-timeout MS] [--upstream-timeout MS] [--client-timeout MS] [--stop-ms N] "
+		 "[--connect-timeout DURATION] [--upstream-timeout DURATION] "
+		 "[--client-timeout DURATION] [--stop-timeout DURATION] "
 		 "[--threads N] [--memory SIZE] "
 		 "[--max-message SIZE] [--queue SIZE] "
-		 "[--hold SIZE] [--batch-ms N] [--redact-key NAME] [--redact-path PATH] "
+		 "[--hold SIZE] [--batch DURATION] [--redact-key NAME] [--redact-path PATH] "
 		 "[--redact-value REGEX] [--keep-secrets]",
 	.options =
 		"  -w, --write FILE      the capture file (created 0600 if missing; $MCPTAP_FILE)\n"
@@ -43,10 +44,11 @@ const struct cmd_entry cmd_record = {
 		"      --hold SIZE       what the tap holds while the file takes nothing (locked\n"
 		"                        by another program, a stalled disk), relaying on at\n"
 		"                        full speed (default 16M); stored in order when it is back\n"
-		"      --batch-ms N      commit at least every N ms (default 5; 20 with --upstream)\n"
-		"      --drain-ms N      after the server exits, wait up to N ms of quiet on\n"
-		"                        its output for it to end (default 1000); bytes the\n"
-		"                        client is slow to read are always delivered\n"
+		"      --batch DURATION  commit at least this often (default 5ms; 20ms with\n"
+		"                        --upstream)\n"
+		"      --drain-timeout DURATION  after the server exits, wait for the rest of\n"
+		"                        its output until it is quiet this long (default 1s);\n"
+		"                        bytes the client is slow to read are always delivered\n"
 		"      --redact-key NAME   also redact JSON values under members named NAME\n"
 		"      --redact-path PATH  also redact what is at this JSON path\n"
 		"                        (params.arguments.query; * and [*] match any)\n"
@@ -68,21 +70,26 @@ const struct cmd_entry cmd_record = {
 		"                        on every request (a static credential; never stored)\n"
 		"      --max-headers SIZE  a request head's limit (default 64k; 431 beyond)\n"
 		"      --max-body SIZE   a request body's limit (default 16M; 413 beyond)\n"
-		"      --connect-timeout MS  to reach the upstream (default 10000; then 502)\n"
-		"      --upstream-timeout MS  an upstream silent this long (but on an SSE\n"
-		"                        stream) is given up: 504, or a cut response (300000)\n"
-		"      --client-timeout MS  a request head not whole this long after its first\n"
-		"                        byte (408), a client silent this long in a request,\n"
-		"                        not reading its answer, or idle, is closed (default\n"
-		"                        60000); a connection awaiting its answer never times out\n"
-		"      --stop-ms N       after SIGINT or SIGTERM, how long open exchanges and\n"
-		"                        streams get to end (default 2000)\n"
+		"      --connect-timeout DURATION  to reach the upstream (default 10s; then 502)\n"
+		"      --upstream-timeout DURATION  an upstream silent this long (but on an SSE\n"
+		"                        stream) is given up: 504, or a cut response (5m)\n"
+		"      --client-timeout DURATION  a request head not whole this long after its\n"
+		"                        first byte (408), a client silent this long in a\n"
+		"                        request, not reading its answer, or idle, is closed\n"
+		"                        (default 1m); a connection awaiting its answer never\n"
+		"                        times out\n"
+		"      --stop-timeout DURATION  after SIGINT or SIGTERM, how long open exchanges\n"
+		"                        and streams get to end (default 2s)\n"
 		"      --threads N       relay on N event loops, each in a thread of its own\n"
 		"                        (default: one per CPU the tap may use, at most 8)\n"
 		"      --memory SIZE     what the relay holds across connections (requests\n"
 		"                        being read, answers not yet taken; default 64M);\n"
 		"                        past it the tap stops reading until it has room\n"
 		"  -h, --help            this text\n"
+		"\n"
+		"A DURATION is a number with a unit, ns, us, ms, s, m or h (500ms, 1.5s); a\n"
+		"bare number is ms. --batch-ms, --drain-ms and --stop-ms, the older names,\n"
+		"still work.\n"
 		"\n"
 		"Credentials are kept out of the capture file: in the command line, stderr and\n"
 		"messages they are stored as [redacted:HASH], equal secrets as equal markers;\n"
@@ -124,8 +131,10 @@ static int run_record(int argc, char **argv)
 		{"max-message", required_argument, NULL, 'M'},
 		{"queue", required_argument, NULL, 'Q'},
 		{"hold", required_argument, NULL, 'H'},
-		{"batch-ms", required_argument, NULL, 'B'},
-		{"drain-ms", required_argument, NULL, 'D'},
+		{"batch", required_argument, NULL, 'B'},
+		{"batch-ms", required_argument, NULL, 'B'}, /* (its older name) */
+		{"drain-timeout", required_argument, NULL, 'D'},
+		{"drain-ms", required_argument, NULL, 'D'}, /* (its older name) */
 		{"redact-key", required_argument, NULL, 'K'},
 		{"redact-path", required_argument, NULL, 'P'},
 		{"redact-value", required_argument, NULL, 'V'},
@@ -138,7 +147,8 @@ static int run_record(int argc, char **argv)
 		{"max-headers", required_argument, NULL, 'X'},
 		{"max-body", required_argument, NULL, 'Y'},
 		{"connect-timeout", required_argument, NULL, 'T'},
-		{"stop-ms", required_argument, NULL, 'O'},
+		{"stop-timeout", required_argument, NULL, 'O'},
+		{"stop-ms", required_argument, NULL, 'O'}, /* (its older name) */
 		{"upstream-timeout", required_argument, NULL, 'u'},
 		{"client-timeout", required_argument, NULL, 'c'},
 		{"allow-host", required_argument, NULL, 'A'},
@@ -161,8 +171,8 @@ static int run_record(int argc, char **argv)
 	char *kinds = mt_calloc((size_t)argc + 1, 1);
 	size_t nrules = 0;
 	uint64_t size;
-	int64_t n;
-	int c, keep = 0, rc = EXIT_ERROR;
+	int64_t n, ns;
+	int c, li, keep = 0, rc = EXIT_ERROR;
 
 	memset(&o, 0, sizeof(o));
 	writer_opts_default(&o.wopts);
@@ -172,7 +182,10 @@ static int run_record(int argc, char **argv)
 	o.drain_ms = 1000;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:w:h", longopts, NULL)) != -1) {
+	while ((li = -1, c = getopt_long(argc, argv, "+:w:h", longopts, &li)) != -1) {
+		/* (a duration option's name as given: --batch or --batch-ms) */
+		const char *name = li >= 0 ? longopts[li].name : "";
+
 		switch (c) {
 		case 'w':
 			path = optarg;
@@ -203,19 +216,21 @@ static int run_record(int argc, char **argv)
 			o.wopts.hold_bytes = size;
 			break;
 		case 'B':
-			if (mt_parse_int64(optarg, &n) || n < 1 || n > 60000) {
-				cli_usage_error(&cmd_record, "bad --batch-ms '%s' (1 to 60000)", optarg);
+			if (mt_parse_duration(optarg, MT_MS, &ns) || ns < MT_MS || ns > MT_MIN) {
+				cli_usage_error(&cmd_record, "bad --%s '%s' (a duration, 1ms to 1m: 500ms, 2s; "
+							     "a bare number is ms)", name, optarg);
 				goto out;
 			}
-			o.wopts.batch_ms = (int)n;
+			o.wopts.batch_ms = (int)mt_duration_in(ns, MT_MS);
 			batch_given = 1;
 			break;
 		case 'D':
-			if (mt_parse_int64(optarg, &n) || n < 1 || n > 3600000) {
-				cli_usage_error(&cmd_record, "bad --drain-ms '%s' (1 or more)", optarg);
+			if (mt_parse_duration(optarg, MT_MS, &ns) || ns < MT_MS || ns > MT_HOUR) {
+				cli_usage_error(&cmd_record, "bad --%s '%s' (a duration, 1ms to 1h: 500ms, 2s; "
+							     "a bare number is ms)", name, optarg);
 				goto out;
 			}
-			o.drain_ms = (int)n;
+			o.drain_ms = (int)mt_duration_in(ns, MT_MS);
 			break;
 		case 'K':
 		case 'P':
@@ -268,19 +283,15 @@ static int run_record(int argc, char **argv)
 		case 'O':
 		case 'u':
 		case 'c':
-			if (mt_parse_int64(optarg, &n) || n < 1 || n > 86400000) {
-				cli_usage_error(&cmd_record, "bad --%s '%s' (1 to 86400000 ms)",
-						c == 'T'   ? "connect-timeout"
-						: c == 'O' ? "stop-ms"
-						: c == 'u' ? "upstream-timeout"
-							   : "client-timeout",
-						optarg);
+			if (mt_parse_duration(optarg, MT_MS, &ns) || ns < MT_MS || ns > 24 * MT_HOUR) {
+				cli_usage_error(&cmd_record, "bad --%s '%s' (a duration, 1ms to 24h: 500ms, "
+							     "2s; a bare number is ms)", name, optarg);
 				goto out;
 			}
 			*(c == 'T'   ? &ho.connect_timeout_ms
 			  : c == 'O' ? &ho.stop_ms
 			  : c == 'u' ? &ho.upstream_timeout_ms
-				     : &ho.client_timeout_ms) = (int)n;
+				     : &ho.client_timeout_ms) = (int)mt_duration_in(ns, MT_MS);
 			break;
 		case 'N':
 			if (mt_parse_int64(optarg, &n) || n < 1 || n > HTTPTAP_THREADS_MAX) {

@@ -14,13 +14,13 @@ static int run_sniff(int argc, char **argv);
 const struct cmd_entry cmd_sniff = {
 	.name = "sniff",
 	.summary = "capture MCP traffic live from a network interface and store its sessions",
-	.usage = "mcptap sniff -w FILE -i IFACE [-f FILTER] [-c COUNT | --duration SECONDS] "
+	.usage = "mcptap sniff -w FILE -i IFACE [-f FILTER] [-c COUNT | --duration DURATION] "
 		 "[--max-message SIZE] [--flow-memory SIZE] [--memory SIZE] [--max-flows N] "
-		 "[--idle SECONDS] [--redact-key NAME] [--redact-path PATH] "
+		 "[--idle DURATION] [--redact-key NAME] [--redact-path PATH] "
 		 "[--redact-value REGEX] [--keep-secrets]",
 	.options = "  -i, --interface IFACE  the interface to capture on (lo, eth0, any)\n"
 		   "  -c, --count COUNT     stop after COUNT packets\n"
-		   "      --duration SECONDS  stop after SECONDS\n"
+		   "      --duration DURATION  stop after this long\n"
 		CAPCLI_OPTIONS_HELP
 		"\n"
 		"Packets are read as `mcptap import` reads a file, and stored as they come:\n"
@@ -50,7 +50,7 @@ static int run_sniff(int argc, char **argv)
 	struct mt_err err = {"", 0};
 	const char *iface = NULL;
 	char what[300];
-	int64_t n;
+	int64_t n, ns;
 	int c, rc = EXIT_ERROR;
 
 	capcli_init(&o, &cmd_sniff, argc);
@@ -76,12 +76,13 @@ static int run_sniff(int argc, char **argv)
 			r.max_packets = (uint64_t)n;
 			break;
 		case 0x200:
-			if (mt_parse_int64(optarg, &n) || n < 1 || n > 86400 * 365) {
-				cli_usage_error(&cmd_sniff, "bad --duration '%s' (1 to 31536000 seconds)",
-						optarg);
+			if (mt_parse_duration(optarg, MT_SEC, &ns) || ns < MT_MS ||
+			    ns > 365 * 24 * MT_HOUR) {
+				cli_usage_error(&cmd_sniff, "bad --duration '%s' (a duration, 1ms to 8760h: "
+							    "500ms, 2m; a bare number is seconds)", optarg);
 				goto out;
 			}
-			r.duration_ms = n * 1000;
+			r.duration_ms = mt_duration_in(ns, MT_MS);
 			break;
 		case 'h':
 			cli_help(&cmd_sniff, stdout);

@@ -32,7 +32,7 @@ void capcli_release(struct capcli *o)
 int capcli_option(struct capcli *o, int c, const char *arg)
 {
 	uint64_t size;
-	int64_t n;
+	int64_t n, ns;
 
 	switch (c) {
 	case 'w':
@@ -60,11 +60,12 @@ int capcli_option(struct capcli *o, int c, const char *arg)
 		o->flow_set |= c == 0x101;
 		return 1;
 	case 0x103:
-		if (mt_parse_int64(arg, &n) || n < 1 || n > 86400 * 365) {
-			cli_usage_error(o->e, "bad --idle '%s' (1 to 31536000 seconds)", arg);
+		if (mt_parse_duration(arg, MT_SEC, &ns) || ns < MT_MS || ns > 365 * 24 * MT_HOUR) {
+			cli_usage_error(o->e, "bad --idle '%s' (a duration, 1ms to 8760h: 500ms, 2m; a "
+					      "bare number is seconds)", arg);
 			return -1;
 		}
-		o->io.limits.idle_ms = n * 1000;
+		o->io.limits.idle_ms = mt_duration_in(ns, MT_MS);
 		return 1;
 	case 0x104:
 		if (mt_parse_int64(arg, &n) || n < 1 || n > 100000000) {

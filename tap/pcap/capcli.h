@@ -44,13 +44,16 @@
 	"                        (default 256M); past it, those idle longest are\n"      \
 	"                        given up on\n"                                             \
 	"      --max-flows N     connections followed at once (default 100000)\n"          \
-	"      --idle SECONDS    a connection silent this long in capture time is\n"        \
-	"                        closed (default 300)\n"                                    \
+	"      --idle DURATION   a connection silent this long in capture time is\n"        \
+	"                        closed (default 5m)\n"                                     \
 	"      --redact-key NAME   also redact JSON values under members named NAME\n"      \
 	"      --redact-path PATH  also redact what is at this JSON path\n"                 \
 	"      --redact-value REGEX  also redact what this extended regex matches\n"        \
 	"      --keep-secrets    store credentials as they are (no redaction)\n"           \
-	"  -h, --help            this text\n"
+	"  -h, --help            this text\n"                                             \
+	"\n"                                                                               \
+	"A DURATION is a number with a unit, ns, us, ms, s, m or h (500ms, 1.5s); a\n"    \
+	"bare number is seconds.\n"
 
 struct capcli {
 	const struct cmd_entry *e;   /* the command (for its usage errors) */

@@ -1,6 +1,6 @@
 /*
  * test-util.c - the small parsers of schema/util.h that the commands' options
- * go through: listening addresses, sizes and integers; mt_open_private,
+ * go through: listening addresses, sizes, integers and durations; mt_open_private,
  * which every file mcptap makes is opened with; the memory budget's counter.
  */
 #include "tests/unit/unit.h"
@@ -108,6 +108,77 @@ static void test_parse_int64(void **state)
 	assert_int_equal(mt_parse_int64("", &v), -1);
 }
 
+static void duration_ok(const char *s, int64_t unit_ns, int64_t want)
+{
+	int64_t ns = -7;
+
+	if (mt_parse_duration(s, unit_ns, &ns) != 0 || ns != want)
+		fail_msg("'%s' (bare unit %lld ns): %lld ns, not %lld", s, (long long)unit_ns,
+			 (long long)ns, (long long)want);
+}
+
+static void duration_bad(const char *s, int64_t unit_ns)
+{
+	int64_t ns = -7;
+
+	if (mt_parse_duration(s, unit_ns, &ns) != -1 || ns != -7)
+		fail_msg("'%s' was taken (%lld ns)", s, (long long)ns);
+}
+
+/* Every unit, a bare number in the option's own, fractions rounded exactly. */
+static void test_parse_duration(void **state)
+{
+	(void)state;
+	duration_ok("250", MT_MS, 250 * MT_MS);
+	duration_ok("2", MT_SEC, 2 * MT_SEC);
+	duration_ok("0", MT_MS, 0);
+	duration_ok("7ns", MT_MS, 7);
+	duration_ok("7us", MT_MS, 7000);
+	duration_ok("7\xc2\xb5s", MT_SEC, 7000);
+	duration_ok("500ms", MT_SEC, 500 * MT_MS);
+	duration_ok("2s", MT_MS, 2 * MT_SEC);
+	duration_ok("1m", MT_MS, 60 * MT_SEC);
+	duration_ok("2h", MT_MS, 7200 * MT_SEC);
+	duration_ok("007ms", 1, 7 * MT_MS);
+	duration_ok("1.5s", MT_MS, 1500 * MT_MS);
+	duration_ok("1.5", MT_SEC, 1500 * MT_MS);
+	duration_ok("0.25", MT_MS, 250 * MT_US);
+	duration_ok("0.001ms", 1, 1000);
+	duration_ok("1.0000000000001h", 1, MT_HOUR);              /* 0.36 ns: down */
+	duration_ok("1.0000000000002h", 1, MT_HOUR + 1);          /* 0.72 ns: up */
+	duration_ok("0.5ns", 1, 1);                               /* a half: up */
+	duration_ok("0.4999999999999999999999ns", 1, 0);
+	duration_ok("0.1h", 1, 360 * MT_SEC);
+	duration_ok("0.333333333333333333333333333333h", 1, 1200 * MT_SEC);
+	duration_ok("9223372036854775807ns", MT_MS, INT64_MAX);
+	duration_ok("9223372036.854775807s", 1, INT64_MAX);
+	duration_ok("2562047h", 1, 2562047 * MT_HOUR);
+
+	duration_bad("", MT_MS);
+	duration_bad("-1", MT_MS);
+	duration_bad("+1", MT_MS);
+	duration_bad(" 1", MT_MS);
+	duration_bad("1 s", MT_MS);
+	duration_bad("5x", MT_MS);
+	duration_bad("1.5.2s", MT_MS);
+	duration_bad("1.", MT_MS);
+	duration_bad(".5s", MT_MS);
+	duration_bad("1e3", MT_MS);
+	duration_bad("1S", MT_MS);
+	duration_bad("1sec", MT_MS);
+	duration_bad("ms", MT_MS);
+	duration_bad("1ms ", MT_MS);
+	duration_bad("0x10", MT_MS);
+	duration_bad("99999999999h", MT_MS);
+	duration_bad("2562048h", MT_MS);
+	duration_bad("9223372036854775808ns", MT_MS);
+	duration_bad("9223372036.8547758075s", MT_MS);
+	duration_bad("99999999999999999999", 1);
+	duration_bad("9223372036854775807", MT_MS);
+	duration_bad("1", 0);
+	duration_bad(NULL, MT_MS);
+}
+
 static mode_t mode_of(const char *path)
 {
 	struct stat sb;
@@ -198,6 +269,7 @@ int main(void)
 		cmocka_unit_test(test_split_listen_long_host),
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_parse_int64),
+		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_open_private),
 		cmocka_unit_test(test_mem),
 	};
