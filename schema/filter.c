@@ -43,55 +43,49 @@ struct field {
 	int v4;
 	const char *sql;
 	const char *values; /* the values it can take, when they are few (checked) */
+	int req;            /* an answer's is its request's (sql is a request's own) */
 };
 
-/* A string in params of requests of methods IN, for them and for their answers. */
-#define PARAM_OF(in, key)                                                                        \
-	"(CASE WHEN @.method IN (" in ") THEN mcptap_param(@.raw, '" key "')"                       \
-	" WHEN @.kind IN ('response', 'error') THEN (SELECT CASE WHEN fq.method IN (" in ") THEN " \
-	"mcptap_param(fq.raw, '" key "') END FROM message fq WHERE fq.session = @.session"         \
-	" AND fq.seq = @.request_seq) END)"
+/* A string in params of requests of methods IN. */
+#define PARAM_OF(in, key) "(CASE WHEN @.method IN (" in ") THEN mcptap_param(@.raw, '" key "') END)"
 
 static const struct field fields[] = {
-	{"session", FT_NUM, 0, "@.session", NULL},
-	{"seq", FT_NUM, 0, "@.seq", NULL},
-	{"dir", FT_TEXT, 0, "@.dir", "c2s s2c"},
-	{"kind", FT_TEXT, 0, "@.kind", "request notification response error batch invalid notjsonrpc"},
-	{"channel", FT_TEXT, 0, "@.channel", "stdio body sse"},
-	{"method", FT_TEXT, 0,
-	 "coalesce(@.method, CASE WHEN @.kind IN ('response', 'error') THEN (SELECT fq.method FROM"
-	 " message fq WHERE fq.session = @.session AND fq.seq = @.request_seq) END)",
-	 NULL},
-	{"tool", FT_TEXT, 0, PARAM_OF("'tools/call'", "name"), NULL},
-	{"prompt", FT_TEXT, 0, PARAM_OF("'prompts/get'", "name"), NULL},
+	{"session", FT_NUM, 0, "@.session", NULL, 0},
+	{"seq", FT_NUM, 0, "@.seq", NULL, 0},
+	{"dir", FT_TEXT, 0, "@.dir", "c2s s2c", 0},
+	{"kind", FT_TEXT, 0, "@.kind", "request notification response error batch invalid notjsonrpc", 0},
+	{"channel", FT_TEXT, 0, "@.channel", "stdio body sse", 0},
+	{"method", FT_TEXT, 0, "@.method", NULL, 1},
+	{"tool", FT_TEXT, 0, PARAM_OF("'tools/call'", "name"), NULL, 1},
+	{"prompt", FT_TEXT, 0, PARAM_OF("'prompts/get'", "name"), NULL, 1},
 	{"uri", FT_TEXT, 0,
 	 PARAM_OF("'resources/read', 'resources/subscribe', 'resources/unsubscribe',"
 		  " 'notifications/resources/updated'",
 		  "uri"),
-	 NULL},
-	{"id", FT_ID, 0, "@.id", NULL},
+	 NULL, 1},
+	{"id", FT_ID, 0, "@.id", NULL, 0},
 	{"error", FT_TEXT, 0, "(CASE WHEN @.kind IN ('error', 'response') THEN mcptap_error(@.raw, @.kind) END)",
-	 NULL},
-	{"code", FT_NUM, 0, "@.error_code", NULL},
+	 NULL, 0},
+	{"code", FT_NUM, 0, "@.error_code", NULL, 0},
 	{"duration", FT_DUR, 0,
 	 "(CASE WHEN @.kind = 'request' THEN (SELECT min(fr.t_ns) FROM message fr WHERE"
 	 " fr.session = @.session AND fr.request_seq = @.seq AND fr.kind IN ('response', 'error'))"
 	 " - @.t_ns WHEN @.kind IN ('response', 'error') THEN @.t_ns - (SELECT fq.t_ns FROM message"
 	 " fq WHERE fq.session = @.session AND fq.seq = @.request_seq) END)",
-	 NULL},
-	{"size", FT_NUM, 0, "@.size", NULL},
+	 NULL, 0},
+	{"size", FT_NUM, 0, "@.size", NULL, 0},
 	{"status", FT_NUM, 1,
 	 "(SELECT fx.status FROM http_exchange fx WHERE fx.session = @.session AND fx.seq ="
 	 " @.exchange)",
-	 NULL},
+	 NULL, 0},
 	{"path", FT_TEXT, 1,
 	 "(SELECT CASE WHEN instr(fx.target, '?') > 0 THEN substr(fx.target, 1, instr(fx.target,"
 	 " '?') - 1) ELSE fx.target END FROM http_exchange fx WHERE fx.session = @.session AND"
 	 " fx.seq = @.exchange)",
-	 NULL},
-	{"time", FT_TIME, 0, "@.t_ns", NULL},
-	{"text", FT_TEXT, 0, "CAST(@.raw AS TEXT)", NULL},
-	{"replayed", FT_BOOL, 1, "@.replayed", NULL},
+	 NULL, 0},
+	{"time", FT_TIME, 0, "@.t_ns", NULL, 0},
+	{"text", FT_TEXT, 0, "CAST(@.raw AS TEXT)", NULL, 0},
+	{"replayed", FT_BOOL, 1, "@.replayed", NULL, 0},
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -275,31 +269,14 @@ static int whole_real(const char *s, double *out)
 	return *end ? -1 : 0;
 }
 
-/* A duration with its unit, "100ms", "1.5s", "2m", into ns. */
+/* A duration with its unit, "100ms", "1.5s", "2m", into ns: a bare number is none. */
 static int duration_ns(const char *s, int64_t *out)
 {
-	static const struct {
-		const char *unit;
-		double ns;
-	} units[] = {{"ns", 1},   {"us", 1e3}, {"\xc2\xb5s", 1e3}, {"ms", 1e6},
-		     {"s", 1e9},  {"m", 60e9}, {"h", 3600e9}};
-	char *end;
-	double v;
+	size_t n = strlen(s);
 
-	if (!isdigit((unsigned char)*s) && !(*s == '-' && isdigit((unsigned char)s[1])))
+	if (!n || isdigit((unsigned char)s[n - 1]) || s[n - 1] == '.')
 		return -1;
-	v = strtod(s, &end);
-	if (end == s)
-		return -1;
-	for (size_t k = 0; k < sizeof(units) / sizeof(units[0]); k++)
-		if (!strcmp(end, units[k].unit)) {
-			double ns = v * units[k].ns;
-			if (ns > 9.2e18 || ns < -9.2e18)
-				return -1;
-			*out = (int64_t)(ns + (ns < 0 ? -0.5 : 0.5));
-			return 0;
-		}
-	return -1;
+	return mt_parse_duration(s, 1, out);
 }
 
 /*
@@ -800,6 +777,31 @@ static void field_sql(const struct field *f, const char *alias, int http, int wa
 static void node_sql(const struct node *n, const char *alias, int base, int http,
 		     struct mt_buf *out);
 
+/* A field's test (N_HAS or N_CMP) on the row named alias, its own value. */
+static void cond_sql(const struct node *n, const char *alias, int base, int http,
+		     struct mt_buf *out)
+{
+	static const char *const cmp[] = {"=", "IS NOT", "<", "<=", ">", ">="};
+
+	mt_buf_putc(out, '(');
+	if (n->type == N_HAS) {
+		field_sql(n->f, alias, http, 0, out);
+		mt_buf_puts(out, n->f->type == FT_BOOL ? " = 1" : " IS NOT NULL");
+	} else if (n->op == OP_CONTAINS) {
+		mt_buf_puts(out, "instr(");
+		field_sql(n->f, alias, http, 0, out);
+		mt_buf_printf(out, ", ?%d) > 0", base + n->param + 1);
+	} else if (n->op == OP_MATCHES) {
+		mt_buf_printf(out, "mcptap_matches(?%d, ", base + n->param + 1);
+		field_sql(n->f, alias, http, 0, out);
+		mt_buf_putc(out, ')');
+	} else {
+		field_sql(n->f, alias, http, n->wall, out);
+		mt_buf_printf(out, " %s ?%d", cmp[n->op], base + n->param + 1);
+	}
+	mt_buf_putc(out, ')');
+}
+
 /* The terms of a chain of t (OR or AND), without parentheses between them. */
 static void chain_sql(const struct node *n, enum node_type t, const char *alias, int base,
 		      int http, struct mt_buf *out)
@@ -816,8 +818,6 @@ static void chain_sql(const struct node *n, enum node_type t, const char *alias,
 static void node_sql(const struct node *n, const char *alias, int base, int http,
 		     struct mt_buf *out)
 {
-	static const char *const cmp[] = {"=", "IS NOT", "<", "<=", ">", ">="};
-
 	switch (n->type) {
 	case N_OR:
 	case N_AND:
@@ -834,25 +834,22 @@ static void node_sql(const struct node *n, const char *alias, int base, int http
 		mt_buf_puts(out, " IS NOT 1)");
 		break;
 	case N_HAS:
-		mt_buf_putc(out, '(');
-		field_sql(n->f, alias, http, 0, out);
-		mt_buf_puts(out, n->f->type == FT_BOOL ? " = 1)" : " IS NOT NULL)");
-		break;
 	case N_CMP:
-		mt_buf_putc(out, '(');
-		if (n->op == OP_CONTAINS) {
-			mt_buf_puts(out, "instr(");
-			field_sql(n->f, alias, http, 0, out);
-			mt_buf_printf(out, ", ?%d) > 0", base + n->param + 1);
-		} else if (n->op == OP_MATCHES) {
-			mt_buf_printf(out, "mcptap_matches(?%d, ", base + n->param + 1);
-			field_sql(n->f, alias, http, 0, out);
-			mt_buf_putc(out, ')');
-		} else {
-			field_sql(n->f, alias, http, n->wall, out);
-			mt_buf_printf(out, " %s ?%d", cmp[n->op], base + n->param + 1);
+		if (!n->f->req) {
+			cond_sql(n, alias, base, http, out);
+			break;
 		}
-		mt_buf_putc(out, ')');
+		/* An answer's value is its request's: the requests of the session whose
+		 * value passes are found once (the subquery is not correlated: ?1 is the
+		 * session), and an answer passes when it answers one of them. */
+		mt_buf_printf(out, "(CASE WHEN %s.kind IN ('response', 'error') AND %s.request_seq IS NOT"
+			      " NULL THEN %s.request_seq IN (SELECT fq.seq FROM message fq WHERE"
+			      " fq.session = ?1 AND fq.kind = 'request' AND ",
+			      alias, alias, alias);
+		cond_sql(n, "fq", base, http, out);
+		mt_buf_puts(out, ") ELSE ");
+		cond_sql(n, alias, base, http, out);
+		mt_buf_puts(out, " END)");
 		break;
 	}
 }

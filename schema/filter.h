@@ -45,7 +45,8 @@ const char *mt_filter_text(const struct mt_filter *f);
 /*
  * The filter as an SQL condition, appended to out, over a row of the message
  * table named alias. Its literals are ?N parameters numbered from base + 1
- * (mt_filter_nparams of them, the same numbers each time it is appended).
+ * (mt_filter_nparams of them, the same numbers each time it is appended);
+ * ?1 must be the session's id.
  * http: the file has the http_exchange table (without it, status and path
  * are NULL).
  */
