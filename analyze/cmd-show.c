@@ -4,10 +4,12 @@
  * of an HTTP tap's session come among them, at the seq of their request.
  */
 #include <getopt.h>
+#include <signal.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "schema/cli.h"
 #include "schema/filter.h"
@@ -18,7 +20,7 @@ static int run_show(int argc, char **argv);
 const struct cmd_entry cmd_show = {
 	.name = "show",
 	.summary = "print the messages of a session in order",
-	.usage = "mcptap show -r FILE [-s LIST] [-Y EXPR] [-T text|json] [--full]",
+	.usage = "mcptap show -r FILE [-s LIST] [-Y EXPR] [-T text|json] [--full] [-F]",
 	.options = "  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
 		   "  -s, --session LIST    the sessions: ids, ranges A-B, all, comma-separated\n"
 		   "                        (default: the newest); one after the other\n"
@@ -26,6 +28,9 @@ const struct cmd_entry cmd_show = {
 		   "                        'method == tools/call and duration > 100ms'\n"
 		   "  -T, --format FORMAT   text (default) or json (one object per line)\n"
 		   "      --full            text: do not cut lines to the terminal's width\n"
+		   "  -F, --follow          then print what is written to the file, until\n"
+		   "                        interrupted: the sessions named, or (no -s, or\n"
+		   "                        -s all) the newest and those that begin\n"
 		   "  -h, --help            this text\n",
 	.run = run_show,
 };
@@ -62,6 +67,11 @@ struct show {
 	struct mt_map by_seq;     /* request seq -> index into subj */
 	struct ending *ends;      /* owned: in end_ns order; at most SHOW_MAX_OPEN */
 	size_t nends;
+	/* --follow: */
+	int64_t last;             /* the greatest seq printed (INT64_MIN: none) */
+	int heading;              /* text: name the session before its next item */
+	int *printed;             /* shared: something was printed (a heading's blank line) */
+	int64_t *said;            /* shared: the session the last item printed was of */
 };
 /* The id as JSON: its original type. NULL when there is none. */
 static json_t *id_json(const struct store_item *it)
@@ -680,12 +690,41 @@ static int each(const struct store_item *it, void *ctx)
 {
 	struct show *sh = ctx;
 
+	if (it->type != STORE_ITEM_GAP && it->seq > sh->last)
+		sh->last = it->seq;
+	if (sh->said) {
+		/* Following several sessions: a heading where another's items begin. */
+		if (sh->heading && !sh->json && *sh->said != sh->session)
+			printf("%ssession %lld\n", *sh->printed ? "\n" : "", (long long)sh->session);
+		*sh->said = sh->session;
+		*sh->printed = 1;
+	}
+
 	if (sh->json)
 		return it->type == STORE_ITEM_EXCHANGE ? show_exchange_json(sh, it->x) : show_json(sh, it);
 	/* (A gap has no time of its own.) */
 	if (sh->nends && it->type != STORE_ITEM_GAP)
 		flush_ends(sh, it->t_ns);
 	return it->type == STORE_ITEM_EXCHANGE ? show_exchange_text(sh, it->x) : show_text(sh, it);
+}
+
+/* What sh kept for a session, released. */
+static void show_release(struct show *sh)
+{
+	for (size_t i = 0; i < sh->nsubj; i++)
+		free(sh->subj[i].p);
+	free(sh->subj);
+	sh->subj = NULL;
+	sh->nsubj = sh->capsubj = 0;
+	free(sh->freed);
+	sh->freed = NULL;
+	sh->nfreed = sh->capfreed = 0;
+	for (size_t i = 0; i < sh->nends; i++)
+		free(sh->ends[i].line);
+	free(sh->ends);
+	sh->ends = NULL;
+	sh->nends = 0;
+	mt_map_release(&sh->by_seq);
 }
 
 /* One session's items, printed; what sh kept for it released. 0, or -1 (said). */
@@ -707,20 +746,105 @@ static int show_session(struct show *sh, struct store *st, const char *path, int
 	} else {
 		flush_ends(sh, INT64_MAX);
 	}
-	for (size_t i = 0; i < sh->nsubj; i++)
-		free(sh->subj[i].p);
-	free(sh->subj);
-	sh->subj = NULL;
-	sh->nsubj = sh->capsubj = 0;
-	free(sh->freed);
-	sh->freed = NULL;
-	sh->nfreed = sh->capfreed = 0;
-	for (size_t i = 0; i < sh->nends; i++)
-		free(sh->ends[i].line);
-	free(sh->ends);
-	sh->ends = NULL;
-	sh->nends = 0;
-	mt_map_release(&sh->by_seq);
+	show_release(sh);
+	return rc;
+}
+
+/* --follow: print what each session gains, until a signal; 0, or -1 (said). */
+static volatile sig_atomic_t follow_stop;
+
+static void on_follow_stop(int sig)
+{
+	(void)sig;
+	follow_stop = 1;
+}
+
+struct followed {
+	struct show sh;
+	int64_t id;
+};
+
+/* A show of session id like proto, added to the list. */
+static void follow_add(struct followed **f, size_t *n, const struct show *proto, int64_t id,
+		       int *printed, int64_t *said, int heading)
+{
+	struct followed *x;
+
+	*f = mt_realloc(*f, (*n + 1) * sizeof(**f));
+	x = &(*f)[(*n)++];
+	memset(x, 0, sizeof(*x));
+	x->id = id;
+	x->sh.json = proto->json;
+	x->sh.width = proto->width;
+	x->sh.color = proto->color;
+	x->sh.session = id;
+	x->sh.last = INT64_MIN;
+	x->sh.printed = printed;
+	x->sh.said = said;
+	x->sh.heading = heading;
+	mt_map_init(&x->sh.by_seq, 0);
+}
+
+static int follow(const struct show *proto, struct store *st, const char *path,
+		  const int64_t *ids, size_t nids, int new_sessions)
+{
+	struct followed *f = NULL;
+	size_t n = 0;
+	int printed = 0, rc = -1;
+	int64_t said = 0, newest = 0;
+	struct sigaction sa;
+	struct mt_err err = {"", 0};
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_follow_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* Headings when more than one session is, or may come to be, followed. */
+	for (size_t k = 0; k < nids; k++) {
+		follow_add(&f, &n, proto, ids[k], &printed, &said, nids > 1 || new_sessions);
+		if (ids[k] > newest)
+			newest = ids[k];
+	}
+	while (!follow_stop) {
+		if (store_data_changed(st)) {
+			int64_t last;
+			if (new_sessions && store_last_session(st, &last, &err) == 0) {
+				for (int64_t id = newest + 1; id <= last; id++) {
+					struct store_session_row row;
+					if (store_session_get(st, id, &row, &err) == 0) {
+						follow_add(&f, &n, proto, id, &printed, &said, 1);
+						store_session_row_release(&row);
+					}
+				}
+				if (last > newest)
+					newest = last;
+			}
+			for (size_t k = 0; k < n && !follow_stop; k++) {
+				struct show *sh = &f[k].sh;
+				if (store_each_item_after(st, f[k].id, sh->last,
+							  STORE_ITEMS_PAIRED | STORE_ITEMS_EXCHANGES, each,
+							  sh, &err) < 0) {
+					mt_error("cannot read '%s': %s", path, err.msg);
+					goto out;
+				}
+			}
+			if (fflush(stdout) != 0 || ferror(stdout))
+				goto out;
+		}
+		/* (A commit is seen within this, and a signal ends the wait.) */
+		struct timespec ts = {0, 20 * 1000000};
+		nanosleep(&ts, NULL);
+	}
+	rc = 0;
+out:
+	for (size_t k = 0; k < n; k++) {
+		flush_ends(&f[k].sh, INT64_MAX);
+		show_release(&f[k].sh);
+		mt_buf_release(&f[k].sh.text);
+		mt_buf_release(&f[k].sh.line);
+	}
+	free(f);
 	return rc;
 }
 
@@ -731,7 +855,8 @@ static int run_show(int argc, char **argv)
 		{"session", required_argument, NULL, 's'},
 		{"filter", required_argument, NULL, 'Y'},
 		{"format", required_argument, NULL, 'T'},
-		{"full", no_argument, NULL, 'F'},
+		{"full", no_argument, NULL, 'U'},
+		{"follow", no_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -741,18 +866,19 @@ static int run_show(int argc, char **argv)
 	struct mt_filter *filter = NULL;
 	int64_t *ids = NULL;
 	size_t nids = 0, shown = 0;
-	int c, full = 0, rc = EXIT_ERROR;
+	int c, full = 0, follow_on = 0, rc = EXIT_ERROR;
 
 	memset(&sh, 0, sizeof(sh));
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":r:s:Y:T:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":r:s:Y:T:Fh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': path = optarg; break;
 		case 's': sid = optarg; break;
 		case 'Y': expr = optarg; break;
 		case 'T': format = optarg; break;
-		case 'F': full = 1; break;
+		case 'U': full = 1; break;
+		case 'F': follow_on = 1; break;
 		case 'h': cli_help(&cmd_show, stdout); return EXIT_OK;
 		default: return cli_bad_option(&cmd_show, c, argv);
 		}
@@ -774,6 +900,10 @@ static int run_show(int argc, char **argv)
 	if (cli_open_capture(path, &st) || cli_pick_sessions(st, path, sid, CLI_NEWEST, &ids, &nids))
 		goto out;
 	store_set_filter(st, filter, 0);
+	if (follow_on) {
+		rc = follow(&sh, st, path, ids, nids, !sid || !strcmp(sid, "all")) ? EXIT_ERROR : EXIT_OK;
+		goto out;
+	}
 	/* (A heading per session when more than one is shown: JSON lines say theirs.
 	 * With a filter, a session none of whose messages pass is left out.) */
 	for (size_t k = 0; k < nids; k++) {

@@ -75,6 +75,7 @@ struct store {
 	size_t ncounts, capcounts;
 	ino_t wal_ino, shm_ino;           /* this connection's -wal and -shm, once seen (0: not yet) */
 	const struct mt_filter *filter;   /* store_set_filter's (not owned) */
+	int64_t data_version;             /* store_data_changed's last (-1: none yet) */
 	unsigned filter_how;
 };
 
@@ -840,6 +841,7 @@ int store_open_wait(const char *path, enum store_mode mode, int lock_ms, struct 
 
 	pthread_once(&once, configure_sqlite);
 	st = mt_calloc(1, sizeof(*st));
+	st->data_version = -1;
 	int flags, rc = -1;
 	enum read_how how = READ_OWN;
 	struct stat sb;
@@ -1995,11 +1997,14 @@ static const char paired_tail_sql[] =
 static const char msg_v4_sql[] = ", exchange, sse_id, sse_event, replayed";
 static const char paired_v4_sql[] = ", m.exchange, m.sse_id, m.sse_event, m.replayed";
 static const char msg_v3_sql[] = ", NULL, NULL, NULL, 0";
+/* (?2: only what comes after that seq; a gap of no known place only when it is the least.) */
 static const char stderr_sql[] =
-	"SELECT seq, t_ns, wall, incomplete, raw FROM stderr_line WHERE session = ?1 ORDER BY seq";
+	"SELECT seq, t_ns, wall, incomplete, raw FROM stderr_line WHERE session = ?1 AND seq > ?2"
+	" ORDER BY seq";
 static const char gap_sql[] =
 	"SELECT coalesce(seq, 9223372036854775807), dir, messages, bytes, reason FROM gap"
-	" WHERE session = ?1 ORDER BY 1";
+	" WHERE session = ?1 AND (seq > ?2 OR (seq IS NULL AND ?2 = -9223372036854775808))"
+	" ORDER BY 1";
 /* (The count goes by message_by_exchange.) */
 static const char exchange_sql[] =
 	"SELECT x.seq, x.conn, x.method, x.target, x.req_headers, x.req_body, x.status,"
@@ -2007,6 +2012,12 @@ static const char exchange_sql[] =
 	" x.outcome, x.error, x.last_event_id,"
 	" (SELECT count(*) FROM message m WHERE m.session = x.session AND m.exchange = x.seq)"
 	" FROM http_exchange x WHERE x.session = ?1 ORDER BY x.seq";
+static const char exchange_item_sql[] =
+	"SELECT x.seq, x.conn, x.method, x.target, x.req_headers, x.req_body, x.status,"
+	" x.resp_headers, x.resp_type, x.resp_body, x.t_ns, x.wall, x.first_byte_ns, x.end_ns,"
+	" x.outcome, x.error, x.last_event_id,"
+	" (SELECT count(*) FROM message m WHERE m.session = x.session AND m.exchange = x.seq)"
+	" FROM http_exchange x WHERE x.session = ?1 AND x.seq > ?2 ORDER BY x.seq";
 
 /*
  * The filter's condition on the message row named alias. With
@@ -2018,33 +2029,33 @@ static void filter_sql(const struct store *st, const char *alias, struct mt_buf 
 	int http = st->version >= 4;
 
 	mt_buf_putc(b, '(');
-	mt_filter_sql(st->filter, alias, 1, http, b);
+	mt_filter_sql(st->filter, alias, 2, http, b);
 	if (st->filter_how & STORE_FILTER_PAIRS) {
 		mt_buf_printf(b, " OR (%s.kind = 'request' AND EXISTS (SELECT 1 FROM message fp"
 			      " WHERE fp.session = %s.session AND fp.request_seq = %s.seq"
 			      " AND fp.kind IN ('response', 'error') AND ",
 			      alias, alias, alias);
-		mt_filter_sql(st->filter, "fp", 1, http, b);
+		mt_filter_sql(st->filter, "fp", 2, http, b);
 		/* (Answers, and the notifications/cancelled of a request.) */
 		mt_buf_printf(b, ")) OR (%s.kind IN ('response', 'error', 'notification')"
 			      " AND %s.request_seq IS NOT NULL AND EXISTS (SELECT 1 FROM message fp"
 			      " WHERE fp.session = %s.session AND fp.seq = %s.request_seq"
 			      " AND fp.kind = 'request' AND ",
 			      alias, alias, alias, alias);
-		mt_filter_sql(st->filter, "fp", 1, http, b);
+		mt_filter_sql(st->filter, "fp", 2, http, b);
 		mt_buf_puts(b, "))");
 	}
 	mt_buf_putc(b, ')');
 }
 
-/* The filter's literals, as ?2 and on (?1 is the session). */
+/* The filter's literals, as ?3 and on (?1 is the session, ?2 the seq to read after). */
 static void filter_bind(const struct store *st, sqlite3_stmt *s)
 {
 	if (!st->filter)
 		return;
 	for (size_t i = 0; i < mt_filter_nparams(st->filter); i++) {
 		const struct mt_filter_value *v = mt_filter_param(st->filter, i);
-		int n = (int)i + 2;
+		int n = (int)i + 3;
 		if (v->type == MT_FV_TEXT)
 			sqlite3_bind_text(s, n, v->text, -1, SQLITE_STATIC);
 		else if (v->type == MT_FV_INT)
@@ -2062,6 +2073,21 @@ void store_set_filter(struct store *st, const struct mt_filter *f, unsigned how)
 	st->filter_how = how;
 }
 
+int store_data_changed(struct store *st)
+{
+	sqlite3_stmt *s = NULL;
+	int64_t v = -1;
+
+	if (sqlite3_prepare_v2(st->db, "PRAGMA data_version", -1, &s, NULL) == SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	if (v == st->data_version && v >= 0)
+		return 0;
+	st->data_version = v;
+	return 1;
+}
+
 int store_filter_count(struct store *st, int64_t session, int64_t *n, struct mt_err *err)
 {
 	struct mt_buf b = MT_BUF_INIT;
@@ -2069,7 +2095,7 @@ int store_filter_count(struct store *st, int64_t session, int64_t *n, struct mt_
 	int rc = -1;
 
 	*n = 0;
-	mt_buf_puts(&b, "SELECT count(*) FROM message m WHERE m.session = ?1");
+	mt_buf_puts(&b, "SELECT count(*) FROM message m WHERE m.session = ?1 AND m.seq > ?2");
 	if (st->filter) {
 		mt_buf_puts(&b, " AND ");
 		filter_sql(st, "m", &b);
@@ -2079,6 +2105,7 @@ int store_filter_count(struct store *st, int64_t session, int64_t *n, struct mt_
 		goto out;
 	}
 	sqlite3_bind_int64(s, 1, session);
+	sqlite3_bind_int64(s, 2, INT64_MIN);
 	filter_bind(st, s);
 	if (sqlite3_step(s) != SQLITE_ROW) {
 		db_fail(st, err, "cannot read messages");
@@ -2110,6 +2137,7 @@ static const char *item_sql(const struct store *st, int k, unsigned flags, struc
 						      : msg_v4_sql);
 			mt_buf_puts(b, paired ? paired_tail_sql : msg_tail_sql);
 		}
+		mt_buf_puts(b, " AND m.seq > ?2");
 		if (st->filter) {
 			mt_buf_puts(b, " AND ");
 			filter_sql(st, "m", b);
@@ -2121,7 +2149,7 @@ static const char *item_sql(const struct store *st, int k, unsigned flags, struc
 	case 2:
 		return gap_sql;
 	default:
-		return exchange_sql;
+		return exchange_item_sql;
 	}
 }
 
@@ -2298,6 +2326,13 @@ int store_each_item_ex(struct store *st, int64_t session, unsigned flags,
 		       int (*cb)(const struct store_item *it, void *ctx), void *ctx,
 		       struct mt_err *err)
 {
+	return store_each_item_after(st, session, INT64_MIN, flags, cb, ctx, err);
+}
+
+int store_each_item_after(struct store *st, int64_t session, int64_t after, unsigned flags,
+			  int (*cb)(const struct store_item *it, void *ctx), void *ctx,
+			  struct mt_err *err)
+{
 	sqlite3_stmt *s[4] = {NULL, NULL, NULL, NULL};
 	int live[4] = {0, 0, 0, 0};
 	int64_t key[4];
@@ -2318,6 +2353,7 @@ int store_each_item_ex(struct store *st, int64_t session, unsigned flags,
 			goto out;
 		}
 		sqlite3_bind_int64(s[k], 1, session);
+		sqlite3_bind_int64(s[k], 2, after);
 		if (k == 0)
 			filter_bind(st, s[k]);
 	}

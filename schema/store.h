@@ -454,6 +454,17 @@ void store_set_filter(struct store *st, const struct mt_filter *f, unsigned how)
 /* How many of a session's messages the filter set passes (all, without one). */
 int store_filter_count(struct store *st, int64_t session, int64_t *n, struct mt_err *err);
 
+/* store_each_item_ex, for the items whose seq is above after (a follower's next read). */
+int store_each_item_after(struct store *st, int64_t session, int64_t after, unsigned flags,
+			  int (*cb)(const struct store_item *it, void *ctx), void *ctx,
+			  struct mt_err *err);
+/*
+ * Has another connection committed to the file since the last call (1 the
+ * first time, and when it cannot tell)? For a follower's polls: it reads
+ * nothing when nothing changed.
+ */
+int store_data_changed(struct store *st);
+
 /*
  * The bytes of a session's messages whose seq is from or more, in seq order,
  * max of them at most: cb(seq, raw, n, ctx) for each, raw borrowed for the
