@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "schema/cli.h"
+#include "tap/http/httplog.h"
 #include "tap/http/httptap.h"
 #include "tap/stdio/relay.h"
 
@@ -31,7 +32,7 @@ const struct cmd_entry cmd_record = {
 		 "[--threads N] [--memory SIZE] "
 		 "[--max-message SIZE] [--queue SIZE] "
 		 "[--hold SIZE] [--batch DURATION] [--redact-key NAME] [--redact-path PATH] "
-		 "[--redact-value REGEX] [--keep-secrets]",
+		 "[--redact-value REGEX] [--keep-secrets] [-v]",
 	.options =
 		"  -w, --write FILE      the capture file (created 0600 if missing; $MCPTAP_FILE)\n"
 		"      --sync            make each chunk durable before it is forwarded (slow)\n"
@@ -85,6 +86,9 @@ const struct cmd_entry cmd_record = {
 		"      --memory SIZE     what the relay holds across connections (requests\n"
 		"                        being read, answers not yet taken; default 64M);\n"
 		"                        past it the tap stops reading until it has room\n"
+		"  -v, --verbose         a line on stderr for each exchange as it ends: the\n"
+		"                        connection, method, path, what its body carried, the\n"
+		"                        status, messages and time\n"
 		"  -h, --help            this text\n"
 		"\n"
 		"A DURATION is a number with a unit, ns, us, ms, s, m or h (500ms, 1.5s); a\n"
@@ -123,6 +127,21 @@ static int exit_like_child(const struct relay_result *res)
 	return res->exit_status >= 0 ? res->exit_status : EXIT_ERROR;
 }
 
+/* -v: a line on stderr for each exchange as it ends (from any loop's thread). */
+static void say_exchange(void *ctx, const struct hl_done *d)
+{
+	struct mt_buf b = MT_BUF_INIT;
+
+	(void)ctx;
+	hl_done_text(d, &b);
+	mt_buf_putc(&b, '\0');
+	flockfile(stderr);
+	fprintf(stderr, "mcptap: %s\n", b.data);
+	fflush(stderr);
+	funlockfile(stderr);
+	mt_buf_release(&b);
+}
+
 static int run_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -154,6 +173,7 @@ static int run_record(int argc, char **argv)
 		{"allow-host", required_argument, NULL, 'A'},
 		{"threads", required_argument, NULL, 'N'},
 		{"memory", required_argument, NULL, 0x100},
+		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -182,13 +202,16 @@ static int run_record(int argc, char **argv)
 	o.drain_ms = 1000;
 	optind = 1;
 	opterr = 0;
-	while ((li = -1, c = getopt_long(argc, argv, "+:w:h", longopts, &li)) != -1) {
+	while ((li = -1, c = getopt_long(argc, argv, "+:w:vh", longopts, &li)) != -1) {
 		/* (a duration option's name as given: --batch or --batch-ms) */
 		const char *name = li >= 0 ? longopts[li].name : "";
 
 		switch (c) {
 		case 'w':
 			path = optarg;
+			break;
+		case 'v':
+			ho.on_end = say_exchange;
 			break;
 		case 'S':
 			o.wopts.sync = 1;
@@ -331,6 +354,10 @@ static int run_record(int argc, char **argv)
 		      threads)) {
 		cli_usage_error(&cmd_record, "--cacert, --insecure, --upstream-header, --allow-host, "
 					     "--threads and --memory need --upstream");
+		goto out;
+	}
+	if (!http && ho.on_end) {
+		cli_usage_error(&cmd_record, "-v needs --upstream (a line per HTTP exchange)");
 		goto out;
 	}
 	if (!http && optind >= argc) {

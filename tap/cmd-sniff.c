@@ -17,10 +17,11 @@ const struct cmd_entry cmd_sniff = {
 	.usage = "mcptap sniff -w FILE -i IFACE [-f FILTER] [-c COUNT | --duration DURATION] "
 		 "[--max-message SIZE] [--flow-memory SIZE] [--memory SIZE] [--max-flows N] "
 		 "[--idle DURATION] [--redact-key NAME] [--redact-path PATH] "
-		 "[--redact-value REGEX] [--keep-secrets]",
+		 "[--redact-value REGEX] [--keep-secrets] [-v]",
 	.options = "  -i, --interface IFACE  the interface to capture on (lo, eth0, any)\n"
 		   "  -c, --count COUNT     stop after COUNT packets\n"
 		   "      --duration DURATION  stop after this long\n"
+		   "  -v, --verbose         a line on stderr for each HTTP exchange as it ends\n"
 		CAPCLI_OPTIONS_HELP
 		"\n"
 		"Packets are read as `mcptap import` reads a file, and stored as they come:\n"
@@ -35,6 +36,19 @@ const struct cmd_entry cmd_sniff = {
 	.run = run_sniff,
 };
 
+/* -v: a line on stderr for each exchange as it ends. */
+static void say_exchange(void *ctx, const struct hl_done *d)
+{
+	struct mt_buf b = MT_BUF_INIT;
+
+	(void)ctx;
+	hl_done_text(d, &b);
+	mt_buf_putc(&b, '\0');
+	fprintf(stderr, "mcptap: %s\n", b.data);
+	fflush(stderr);
+	mt_buf_release(&b);
+}
+
 static int run_sniff(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -42,6 +56,7 @@ static int run_sniff(int argc, char **argv)
 		{"interface", required_argument, NULL, 'i'},
 		{"count", required_argument, NULL, 'c'},
 		{"duration", required_argument, NULL, 0x200},
+		{"verbose", no_argument, NULL, 'v'},
 		{NULL, 0, NULL, 0},
 	};
 	struct capcli o;
@@ -58,7 +73,7 @@ static int run_sniff(int argc, char **argv)
 	r.live = 1;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:w:f:i:c:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:w:f:i:c:vh", longopts, NULL)) != -1) {
 		int taken = capcli_option(&o, c, optarg);
 		if (taken < 0)
 			goto out;
@@ -67,6 +82,9 @@ static int run_sniff(int argc, char **argv)
 		switch (c) {
 		case 'i':
 			iface = optarg;
+			break;
+		case 'v':
+			o.io.on_end = say_exchange;
 			break;
 		case 'c':
 			if (mt_parse_int64(optarg, &n) || n < 1) {

@@ -87,6 +87,13 @@ struct hl_exch {
 	int opaque;           /* a response body in a coding not decoded: kept as sent */
 	char coding[48];      /* ... that coding, as its head named it */
 	char note[320];       /* what the exchange's error says of its bodies' codings, or "" */
+	/* For hl_opts.on_end: */
+	char rpc[96];         /* what its request body carried, or "" */
+	int64_t messages;     /* its messages stored */
+	int64_t t0;           /* its session's clock at the request */
+	char *path;           /* the target without its query (owned) */
+	int has_query;
+	int64_t conn;
 };
 
 /* A message as stored (redacted) is made in a buffer kept for the next up to this capacity. */
@@ -653,6 +660,7 @@ static void log_message(struct hl_log *l, struct hl_exch *x, enum writer_stream 
 	struct writer_http_msg m;
 
 	memset(&m, 0, sizeof(m));
+	x->messages++;
 	m.sess = x->sess->h;
 	m.seq = next_seq(x->sess);
 	m.s = s;
@@ -767,6 +775,68 @@ static int req_decode(enum hl_coding coding, const char *p, size_t n, size_t max
 	return rc;
 }
 
+void hl_done_text(const struct hl_done *d, struct mt_buf *out)
+{
+	struct mt_buf p = MT_BUF_INIT;
+	double ms = (double)d->ns / 1e6;
+
+	mt_buf_reset(out);
+	mt_buf_printf(out, "#%lld %s %s%s", (long long)d->conn, d->method,
+		      mt_printable(&p, d->path), d->has_query ? "?\xe2\x80\xa6" : "");
+	if (d->rpc)
+		mt_buf_printf(out, " %s", d->rpc);
+	mt_buf_puts(out, " \xe2\x86\x92 ");
+	if (d->status)
+		mt_buf_printf(out, "%d%s%s", d->status, d->type ? " " : "", d->type ? d->type : "");
+	else
+		mt_buf_puts(out, "no response");
+	if (d->messages)
+		mt_buf_printf(out, ", %lld message%s", (long long)d->messages,
+			      d->messages == 1 ? "" : "s");
+	if (strcmp(d->outcome, "complete")) {
+		mt_buf_printf(out, ", %s", d->outcome);
+		if (d->error)
+			mt_buf_printf(out, ": %s", mt_printable(&p, d->error));
+	}
+	if (ms < 1)
+		mt_buf_printf(out, ", %.0fus", ms * 1000);
+	else if (ms < 1000)
+		mt_buf_printf(out, ", %.1fms", ms);
+	else
+		mt_buf_printf(out, ", %.2fs", ms / 1000);
+	mt_buf_release(&p);
+}
+
+/* What a request body carried, for a live view: "tools/call echo", "batch of 3". */
+static void rpc_label(const struct mt_class *c, char *out, size_t cap)
+{
+	struct mt_buf m = MT_BUF_INIT, subj = MT_BUF_INIT;
+
+	out[0] = '\0';
+	if (c->kind == MT_BATCH) {
+		snprintf(out, cap, "batch of %zu", c->batch_size);
+	} else if ((c->kind == MT_REQUEST || c->kind == MT_NOTIFICATION) && c->method.p &&
+		   !mt_json_string(c->method, &m)) {
+		mt_buf_putc(&m, '\0');
+		if (c->kind == MT_REQUEST && !mt_request_subject(c, m.data, &subj)) {
+			/* (Both made printable: they cannot act on a terminal.) */
+			struct mt_buf a = MT_BUF_INIT, b = MT_BUF_INIT;
+			mt_buf_putc(&subj, '\0');
+			snprintf(out, cap, "%s %s", mt_printable(&a, m.data), mt_printable(&b, subj.data));
+			mt_buf_release(&a);
+			mt_buf_release(&b);
+		} else {
+			struct mt_buf a = MT_BUF_INIT;
+			snprintf(out, cap, "%s", mt_printable(&a, m.data));
+			mt_buf_release(&a);
+		}
+	} else if (c->kind == MT_RESPONSE || c->kind == MT_ERROR) {
+		snprintf(out, cap, "%s", c->kind == MT_RESPONSE ? "a response" : "an error");
+	}
+	mt_buf_release(&m);
+	mt_buf_release(&subj);
+}
+
 struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 {
 	struct hl_exch *x = mt_calloc(1, sizeof(*x));
@@ -816,6 +886,14 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 		x->rpc_id = mt_strndup(cls.id.p, cls.id.n);
 	x->info.rpc_id = x->rpc_id;
 	x->req_session_id = sid ? mt_strdup(sid) : NULL;
+	x->conn = r->conn;
+	if (l->o.on_end) {
+		size_t q = strcspn(target, "?#");
+		x->path = mt_strndup(target, q);
+		x->has_query = target[q] == '?';
+		if (rpc)
+			rpc_label(&cls, x->rpc, sizeof(x->rpc));
+	}
 
 	memset(&hr, 0, sizeof(hr));
 	hr.conn = r->conn;
@@ -842,6 +920,7 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 	x->sess->open++;
 	idle_unlink(l, x->sess);
 	l->st.exchanges++;
+	x->t0 = clock_of(l, x->sess);
 	/* What its connection lost before it (no session had it then). */
 	for (size_t i = 0; i < r->ngaps; i++)
 		log_gap(l, x->sess, r->gaps[i].s, r->gaps[i].bytes, r->gaps[i].why);
@@ -1328,8 +1407,8 @@ void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char
 			snprintf(err, sizeof(err), "%s; %s", error, x->note);
 		error = error ? err : x->note;
 	}
-	writer_put_exchange_end(l->o.w, x->sess->h, x->seq, clock_of(l, x->sess), outcome, error,
-				kept, kept_len);
+	int64_t end_ns = clock_of(l, x->sess);
+	writer_put_exchange_end(l->o.w, x->sess->h, x->seq, end_ns, outcome, error, kept, kept_len);
 	touch(l, x->sess);
 	x->sess->open--;
 	if (!x->sess->open)
@@ -1345,6 +1424,23 @@ void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char
 	if (x->sess->ended && !x->sess->open)
 		session_end(l, x->sess);
 	pthread_mutex_unlock(&l->mu);
+	if (l->o.on_end) {
+		struct hl_done done;
+		memset(&done, 0, sizeof(done));
+		done.conn = x->conn;
+		done.method = x->method;
+		done.path = x->path ? x->path : "";
+		done.has_query = x->has_query;
+		done.status = x->head_in ? x->status : 0;
+		done.type = x->head_in ? resp_type(x) : NULL;
+		done.rpc = x->rpc[0] ? x->rpc : NULL;
+		done.messages = x->messages;
+		done.ns = end_ns - x->t0;
+		done.outcome = outcome ? outcome : "complete";
+		done.error = error;
+		l->o.on_end(l->o.on_end_ctx, &done);
+	}
+	free(x->path);
 	if (x->sse_init)
 		mt_sse_release(&x->sse);
 	dec_free(x->dec); /* (zlib's memory uncounted as it goes) */

@@ -69,6 +69,28 @@
 /* A coded body is decoded this many bytes at a time (on the stack, then read on). */
 #define HL_DECODE_BUF (16 * 1024)
 
+/* An exchange that ended, for a live view (hl_opts.on_end). */
+struct hl_done {
+	int64_t conn;          /* the client connection's number */
+	const char *method;    /* GET, POST, ... */
+	const char *path;      /* the target without its query (which may hold a secret) */
+	int has_query;         /* ... and it had one */
+	int status;            /* 0: no response */
+	const char *type;      /* json | sse | empty | other, or NULL */
+	const char *rpc;       /* what its request body carried: "tools/call echo",
+				* "notifications/initialized", "batch of 3", ... or NULL */
+	int64_t messages;      /* the messages stored of it, both ways */
+	int64_t ns;            /* from its request to its end */
+	const char *outcome;   /* complete, client-gone, upstream-gone, refused, ... */
+	const char *error;     /* or NULL */
+};
+
+/*
+ * d as one line for a person, mitmdump's way, into out (reset first):
+ * "#3 POST /mcp tools/call echo -> 200 json, 2 messages, 4.1ms".
+ */
+void hl_done_text(const struct hl_done *d, struct mt_buf *out);
+
 struct hl_opts {
 	struct writer *w;      /* borrowed: the shared writer storing every session */
 	const char *upstream;  /* each session's upstream URL, unless a request names one */
@@ -81,6 +103,10 @@ struct hl_opts {
 				* (the tap: its relay has none to spare) */
 	struct mt_mem *mem;    /* where exchanges' and sessions' memory is counted (borrowed;
 				* NULL: nowhere). Only with one thread (an import). */
+	/* Told of each exchange as it ends (NULL: nobody), in the thread that ends it,
+	 * outside the log's lock; d is borrowed for the call. */
+	void (*on_end)(void *ctx, const struct hl_done *d);
+	void *on_end_ctx;
 };
 
 struct hl_log;

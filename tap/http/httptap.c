@@ -2015,6 +2015,8 @@ int httptap_run(const struct httptap_opts *o)
 		lo.w = t.w;
 		lo.upstream = o->upstream_shown ? o->upstream_shown : o->upstream;
 		lo.max_message = o->wopts.max_message;
+		lo.on_end = o->on_end;
+		lo.on_end_ctx = o->on_end_ctx;
 		t.log = hl_new(&lo);
 	}
 	for (int i = 0; i < t.nloops; i++) {

@@ -20,6 +20,8 @@
 
 #include "tap/writer.h"
 
+struct hl_done;
+
 struct httptap_opts {
 	const char *listen;        /* HOST:PORT ([V6]:PORT); PORT 0: any free one */
 	const char *upstream;      /* http:// or https:// URL, without user:password@ */
@@ -44,6 +46,9 @@ struct httptap_opts {
 				    * answers not yet taken); past it, reading waits */
 	const char *db_path;
 	struct writer_opts wopts;  /* per session */
+	/* Told of each exchange as it ends (-v), in a loop's thread: hl_opts.on_end. */
+	void (*on_end)(void *ctx, const struct hl_done *d);
+	void *on_end_ctx;
 };
 
 /*

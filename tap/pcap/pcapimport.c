@@ -316,6 +316,8 @@ struct mt_import *mt_import_new(const struct mt_import_opts *o)
 	lo.end_at_last = 1;
 	lo.redact = o->wopts.redact; /* (redacted here: the writer's thread does the rest) */
 	lo.mem = &im->mem;
+	lo.on_end = o->on_end;
+	lo.on_end_ctx = o->on_end_ctx;
 	im->log = hl_new(&lo);
 	ho.mem = &im->mem;
 	im->hx = hx_new(&ho, &sink);

@@ -35,6 +35,9 @@ struct mt_import_opts {
 	struct tf_limits limits;    /* the reassembler's bounds; total_bytes: the budget of
 				     * every stage */
 	struct hx_opts hx;          /* HTTP reading's */
+	/* Told of each exchange as it ends (-v): hl_opts.on_end. */
+	void (*on_end)(void *ctx, const struct hl_done *d);
+	void *on_end_ctx;
 };
 
 /* Defaults: writer_opts_default with bigger batches, tf_limits_default, hx_opts_default. */

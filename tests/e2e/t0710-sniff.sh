@@ -46,7 +46,7 @@ check "it says so" grep -q "^mcptap: cannot capture on 'no-such-if0': no such in
 # 2. A real session, captured live.
 p=$(free_port)
 start_everything streamableHttp "$p"
-"$MCPTAP" sniff -w "$T/s.db" -i lo -f "tcp port $p" > "$T/sniff.out" 2> "$T/sniff.err" &
+"$MCPTAP" sniff -w "$T/s.db" -i lo -f "tcp port $p" -v > "$T/sniff.out" 2> "$T/sniff.err" &
 sniff=$!
 n=0
 while ! grep -q "^mcptap: capturing on interface 'lo'" "$T/sniff.err" && [ $n -lt 100 ]; do
@@ -70,6 +70,9 @@ check_eq "one session, named by its id, with the client's and server's names" \
 node "$NODEDIR/check-store.mjs" --http "$T/http.jsonl" "$T/s.show" > "$T/check.out" 2>&1
 check_eq "every message the client saw stored once, in its session" 0 $?
 grep -v '^check-store: ok' "$T/check.out" | head -5
+check_eq "-v: a line for each exchange stored" "$(sql "$T/s.db" "select count(*) from http_exchange")" \
+	"$(grep -c '^mcptap: #[0-9]* [A-Z]* /' "$T/sniff.err")"
+check_eq "-v: the initialize's line" 1 "$(grep -c '^mcptap: #[0-9]* POST /mcp initialize → 200 [a-z]*, 2 messages, [0-9.]*\(us\|ms\|s\)$' "$T/sniff.err")"
 check "the summary: packets, connections, sessions, messages" sh -c "grep -q '^mcptap: captured interface .lo. into' '$T/sniff.err' && grep -q '^  sessions     1 ' '$T/sniff.err' && grep -q '^  messages     [1-9]' '$T/sniff.err' && grep -q '^  kernel ' '$T/sniff.err'"
 
 # -c and --duration stop by themselves.
