@@ -774,16 +774,45 @@ static void field_sql(const struct field *f, const char *alias, int http, int wa
 			mt_buf_putc(out, *s);
 }
 
-static void node_sql(const struct node *n, const char *alias, int base, int http,
-		     struct mt_buf *out);
+static void node_sql(const struct mt_filter *f, const struct node *n, const char *alias,
+		     int base, int http, struct mt_buf *out);
+
+/*
+ * Can a value the field equals or holds be looked for in the message's bytes
+ * first? Only for fields that are strings of its JSON, and a literal that
+ * JSON writes as it is (no quote, backslash or control character): then, in
+ * bytes with no backslash (no escape at all), the value is there as written.
+ */
+static int raw_prefilter(const struct mt_filter *f, const struct node *n)
+{
+	static const char *const names[] = {"tool", "prompt", "uri", "error", "text"};
+	const struct mt_filter_value *v;
+	int found = 0;
+
+	if (n->type != N_CMP || (n->op != OP_EQ && n->op != OP_CONTAINS))
+		return 0;
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		found |= !strcmp(n->f->name, names[k]);
+	v = &f->params[n->param];
+	if (!found || v->type != MT_FV_TEXT || !v->text[0])
+		return 0;
+	for (const unsigned char *p = (const unsigned char *)v->text; *p; p++)
+		if (*p == '"' || *p == '\\' || *p < 0x20)
+			return 0;
+	return 1;
+}
 
 /* A field's test (N_HAS or N_CMP) on the row named alias, its own value. */
-static void cond_sql(const struct node *n, const char *alias, int base, int http,
-		     struct mt_buf *out)
+static void cond_sql(const struct mt_filter *f, const struct node *n, const char *alias,
+		     int base, int http, struct mt_buf *out)
 {
 	static const char *const cmp[] = {"=", "IS NOT", "<", "<=", ">", ">="};
 
 	mt_buf_putc(out, '(');
+	if (raw_prefilter(f, n))
+		mt_buf_printf(out, "(instr(%s.raw, CAST(?%d AS BLOB)) > 0 OR instr(%s.raw, x'5c') > 0)"
+			      " AND ",
+			      alias, base + n->param + 1, alias);
 	if (n->type == N_HAS) {
 		field_sql(n->f, alias, http, 0, out);
 		mt_buf_puts(out, n->f->type == FT_BOOL ? " = 1" : " IS NOT NULL");
@@ -803,52 +832,54 @@ static void cond_sql(const struct node *n, const char *alias, int base, int http
 }
 
 /* The terms of a chain of t (OR or AND), without parentheses between them. */
-static void chain_sql(const struct node *n, enum node_type t, const char *alias, int base,
-		      int http, struct mt_buf *out)
+static void chain_sql(const struct mt_filter *f, const struct node *n, enum node_type t,
+		      const char *alias, int base, int http, struct mt_buf *out)
 {
 	if (n->type != t) {
-		node_sql(n, alias, base, http, out);
+		node_sql(f, n, alias, base, http, out);
 		return;
 	}
-	chain_sql(n->a, t, alias, base, http, out);
+	chain_sql(f, n->a, t, alias, base, http, out);
 	mt_buf_puts(out, t == N_OR ? " OR " : " AND ");
-	chain_sql(n->b, t, alias, base, http, out);
+	chain_sql(f, n->b, t, alias, base, http, out);
 }
 
-static void node_sql(const struct node *n, const char *alias, int base, int http,
-		     struct mt_buf *out)
+static void node_sql(const struct mt_filter *f, const struct node *n, const char *alias,
+		     int base, int http, struct mt_buf *out)
 {
 	switch (n->type) {
 	case N_OR:
 	case N_AND:
 		/* A chain of one operator is one level, not one per term. */
 		mt_buf_putc(out, '(');
-		chain_sql(n, n->type, alias, base, http, out);
+		chain_sql(f, n, n->type, alias, base, http, out);
 		mt_buf_putc(out, ')');
 		break;
 	case N_NOT:
 		/* (A comparison with NULL is NULL, and NOT NULL is NULL: every condition
 		 * here is 1, 0 or NULL, and not is true on 0 and NULL.) */
 		mt_buf_putc(out, '(');
-		node_sql(n->a, alias, base, http, out);
+		node_sql(f, n->a, alias, base, http, out);
 		mt_buf_puts(out, " IS NOT 1)");
 		break;
 	case N_HAS:
 	case N_CMP:
 		if (!n->f->req) {
-			cond_sql(n, alias, base, http, out);
+			cond_sql(f, n, alias, base, http, out);
 			break;
 		}
 		/* An answer's value is its request's: the requests of the session whose
 		 * value passes are found once (the subquery is not correlated: ?1 is the
-		 * session), and an answer passes when it answers one of them. */
-		mt_buf_printf(out, "(CASE WHEN %s.kind IN ('response', 'error') AND %s.request_seq IS NOT"
-			      " NULL THEN %s.request_seq IN (SELECT fq.seq FROM message fq WHERE"
+		 * session), and a request passes when it is one of them, an answer when
+		 * it answers one. (Others, notifications, have a value of their own.) */
+		mt_buf_printf(out, "(CASE WHEN %s.kind = 'request' OR (%s.kind IN ('response', 'error')"
+			      " AND %s.request_seq IS NOT NULL) THEN (CASE WHEN %s.kind = 'request' THEN"
+			      " %s.seq ELSE %s.request_seq END) IN (SELECT fq.seq FROM message fq WHERE"
 			      " fq.session = ?1 AND fq.kind = 'request' AND ",
-			      alias, alias, alias);
-		cond_sql(n, "fq", base, http, out);
+			      alias, alias, alias, alias, alias, alias);
+		cond_sql(f, n, "fq", base, http, out);
 		mt_buf_puts(out, ") ELSE ");
-		cond_sql(n, alias, base, http, out);
+		cond_sql(f, n, alias, base, http, out);
 		mt_buf_puts(out, " END)");
 		break;
 	}
@@ -857,7 +888,7 @@ static void node_sql(const struct node *n, const char *alias, int base, int http
 void mt_filter_sql(const struct mt_filter *f, const char *alias, int base, int http,
 		   struct mt_buf *out)
 {
-	node_sql(f->root, alias, base, http, out);
+	node_sql(f, f->root, alias, base, http, out);
 }
 
 /* ---- the SQL functions ---- */

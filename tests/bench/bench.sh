@@ -35,7 +35,9 @@
 #   (m) pcap import of a generated capture of MCP sessions over HTTP ($BENCH_PCAP_MB,
 #       200 MB): against tshark -Y http -T json on the same file, against the
 #       storage floor of the same rows, and peak RSS importing half the file and all
-# BENCH_ONLY=k, BENCH_ONLY=l or BENCH_ONLY=m runs that section alone.
+#   (n) show -Y on a 1M-message session against a plain show of the rows it passes
+#   (o) show --follow's delay behind a tap that writes
+# BENCH_ONLY=k, l, m, n or o runs that section alone.
 set -eu
 cd "$(dirname "$0")/../.."
 B=tests/bench
@@ -621,7 +623,81 @@ section_m() {
 		printf "    peak RSS: %.0f MB importing half the sessions, %.0f MB all of them (target flat)\n", rssh / 1024, rss / 1024 }'
 }
 
-if [ "${BENCH_ONLY:-}" = k ] || [ "${BENCH_ONLY:-}" = l ] || [ "${BENCH_ONLY:-}" = m ]; then
+# (n) the display filter: show -Y on a generated session of $BENCH_FILTER_N
+# messages (1M), against a plain show of a copy of the file that holds only the
+# messages the filter passes (the rest deleted in the sqlite3 shell); both must
+# print the same lines. A filter on a column (method: an answer's from its request) and
+# one that reads the JSON of each tools/call (tool).
+section_n() {
+	_n=${BENCH_FILTER_N:-1000000}
+	sh tests/bench/gen-session.sh "$_n" | tests/peers/fixture-load /dev/stdin "$TMP/f.db"
+	echo "(n) show -Y on a session of $_n messages, one CPU, against show of a file of the rows it passes"
+	for _f in method tool; do
+		case $_f in
+		method)
+			_expr='method == resources/read'
+			_keep="coalesce(m.method, (SELECT q.method FROM message q WHERE q.session = m.session AND q.seq = m.request_seq)) IS 'resources/read'" ;;
+		tool)
+			_expr='tool == slow'
+			_keep="(SELECT json_extract(CAST(q.raw AS TEXT), '\$.params.name') FROM message q WHERE q.session = m.session AND q.seq = coalesce(m.request_seq, CASE WHEN m.kind = 'request' THEN m.seq END) AND q.method = 'tools/call') IS 'slow'" ;;
+		esac
+		cp "$TMP/f.db" "$TMP/fk.db"
+		sqlite3 "$TMP/fk.db" "DELETE FROM message WHERE seq NOT IN (SELECT m.seq FROM message m WHERE m.session = 1 AND $_keep)" ||
+			{ echo "bench: sqlite3 could not make the file of the rows passed" >&2; exit 1; }
+		pin ./mcptap show -r "$TMP/f.db" -Y "$_expr" > "$TMP/fy.out"
+		pin ./mcptap show -r "$TMP/fk.db" > "$TMP/fk.out"
+		cmp -s "$TMP/fy.out" "$TMP/fk.out" ||
+			{ echo "bench: FAILED: show -Y '$_expr' and show of the rows it passes differ" >&2; exit 1; }
+		_rows=$(wc -l < "$TMP/fy.out")
+		: > "$TMP/fy"; : > "$TMP/fk"
+		i=0
+		while [ $i -lt "$RUNS" ]; do
+			t0=$(now_ns); pin ./mcptap show -r "$TMP/f.db" -Y "$_expr" > /dev/null; t1=$(now_ns)
+			echo $((t1 - t0)) >> "$TMP/fy"
+			t0=$(now_ns); pin ./mcptap show -r "$TMP/fk.db" > /dev/null; t1=$(now_ns)
+			echo $((t1 - t0)) >> "$TMP/fk"
+			i=$((i + 1))
+		done
+		awk -v e="$_expr" -v r="$_rows" -v y="$(median < "$TMP/fy")" -v k="$(median < "$TMP/fk")" 'BEGIN {
+			printf "    -Y %s: %d rows, the same lines; %.2f s against %.2f s: %.2fx (target <= 2)\n",
+				e, r, y / 1e9, k / 1e9, y / k }'
+		rm -f "$TMP/fk.db" "$TMP/fy.out" "$TMP/fk.out"
+	done
+	rm -f "$TMP/f.db"
+}
+
+# (o) show --follow: a stdio tap records 1000 pings 5 ms apart (the C echo
+# server) while show -F -T json follows the file; each message's delay is from
+# when the tap read it (its "time") to when the follower's line arrives, which
+# holds the writer's commit interval and the follower's poll.
+section_o() {
+	rm -f "$TMP/fo.db"*
+	printf '{"jsonrpc":"2.0","id":0,"method":"ping"}\n' | ./mcptap record -w "$TMP/fo.db" -- $B/echo-server > /dev/null
+	./mcptap show -r "$TMP/fo.db" -F -T json | perl -MTime::HiRes=time -ne '
+		BEGIN { $| = 1 }
+		printf "%.6f %s\n", time, $1 if /"time":"([^"]*)"/' > "$TMP/fo.out" &
+	_f=$!
+	sleep 0.5
+	perl -MTime::HiRes=sleep -e '$| = 1; for my $i (1 .. 1000) { print qq({"jsonrpc":"2.0","id":$i,"method":"ping"}\n); sleep 0.005 } sleep 0.3' |
+		./mcptap record -w "$TMP/fo.db" -- $B/echo-server > /dev/null
+	sleep 0.5
+	kill -INT $(pgrep -f "mcptap show -r $TMP/fo.db -F" | head -n 1) 2> /dev/null
+	wait $_f 2> /dev/null
+	echo "(o) show --follow while a stdio tap records 1000 pings 5 ms apart: from the tap's read to the follower's line"
+	perl -MTime::Local=timegm -ne '
+		my ($at, $t) = split;
+		my ($Y, $M, $D, $h, $m, $s) = $t =~ /^(\d+)-(\d+)-(\d+)T(\d+):(\d+):([\d.]+)Z$/ or next;
+		push @d, ($at - (timegm(0, $m, $h, $D, $M - 1, $Y) + $s)) * 1000;
+		END {
+			@d = sort { $a <=> $b } @d;
+			my $n = @d;
+			printf "    %d lines (of 2002 since it began); delay p50 %.1f ms, p99 %.1f ms, max %.1f ms (target <= 100 ms after the commit)\n",
+				$n, $d[int($n / 2)], $d[int($n * 0.99)], $d[-1];
+		}' "$TMP/fo.out"
+	rm -f "$TMP/fo.db"* "$TMP/fo.out"
+}
+
+if [ "${BENCH_ONLY:-}" = k ] || [ "${BENCH_ONLY:-}" = l ] || [ "${BENCH_ONLY:-}" = m ] || [ "${BENCH_ONLY:-}" = n ] || [ "${BENCH_ONLY:-}" = o ]; then
 	echo "mcptap benchmarks: section ($BENCH_ONLY) only; $(nproc) CPUs; median of $RUNS runs"
 	echo
 	section_$BENCH_ONLY
@@ -843,3 +919,7 @@ echo
 section_l
 echo
 section_m
+echo
+section_n
+echo
+section_o
