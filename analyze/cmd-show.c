@@ -20,14 +20,21 @@ static int run_show(int argc, char **argv);
 const struct cmd_entry cmd_show = {
 	.name = "show",
 	.summary = "print the messages of a session in order",
-	.usage = "mcptap show -r FILE [-s LIST] [-Y EXPR] [-T text|json] [--full] [-F]",
+	.usage = "mcptap show -r FILE [-s LIST] [-Y EXPR] [--seq LIST] [-T text|json] [-t r|a|d] "
+		 "[--full] [-v] [-F]",
 	.options = "  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
 		   "  -s, --session LIST    the sessions: ids, ranges A-B, all, comma-separated\n"
 		   "                        (default: the newest); one after the other\n"
 		   "  -Y, --filter EXPR     only the messages EXPR passes (FILTERS in mcptap.1):\n"
 		   "                        'method == tools/call and duration > 100ms'\n"
 		   "  -T, --format FORMAT   text (default) or json (one object per line)\n"
+		   "      --seq LIST        only these messages (seqs, ranges A-B, comma-separated),\n"
+		   "                        each printed whole below its line, indented (text)\n"
+		   "  -t FORMAT             text: the time column, r (seconds since the session\n"
+		   "                        began; default), a (the time of day) or d (since the\n"
+		   "                        line before)\n"
 		   "      --full            text: do not cut lines to the terminal's width\n"
+		   "  -v, --verbose         text: SSE event ids and types at the lines' end\n"
 		   "  -F, --follow          then print what is written to the file, until\n"
 		   "                        interrupted: the sessions named, or (no -s, or\n"
 		   "                        -s all) the newest and those that begin\n"
@@ -67,6 +74,11 @@ struct show {
 	struct mt_map by_seq;     /* request seq -> index into subj */
 	struct ending *ends;      /* owned: in end_ns order; at most SHOW_MAX_OPEN */
 	size_t nends;
+	char tmode;               /* -t: r relative, a absolute, d delta */
+	int64_t prev_t;           /* -t d: the time of the item printed last */
+	int verbose;              /* -v: SSE event ids and types */
+	int pretty;               /* --seq: each message indented in full below its line */
+	int narrow;               /* a terminal under 120 columns: the compact columns */
 	/* --follow: */
 	int64_t last;             /* the greatest seq printed (INT64_MIN: none) */
 	int heading;              /* text: name the session before its next item */
@@ -368,9 +380,13 @@ static void pad_to(struct mt_buf *b, size_t start, int width)
 static void put_line(struct show *sh)
 {
 	const unsigned char *p = (const unsigned char *)sh->line.data;
-	size_t n = sh->line.len, i = 0, cut = 0;
+	size_t n, i = 0, cut = 0;
 	int cols = 0, w;
 
+	/* (No spaces at a line's end: a message without params ends at its columns.) */
+	while (sh->line.len && sh->line.data[sh->line.len - 1] == ' ')
+		sh->line.len--;
+	n = sh->line.len;
 	if (sh->width > 0) {
 		while (i < n) {
 			size_t len = char_at(p, n, i, &w);
@@ -482,6 +498,114 @@ static void put_latency(struct mt_buf *b, const char *lat)
 	mt_buf_puts(b, "  ");
 }
 
+/* The id and method columns' widths. */
+static int id_cols(const struct show *sh)
+{
+	return sh->narrow ? 6 : 8;
+}
+
+static int method_cols(const struct show *sh)
+{
+	return sh->narrow ? (sh->width / 4 > 10 ? sh->width / 4 : 10) : 28;
+}
+
+/* A kind in the compact columns (5 wide). */
+static const char *short_kind(const char *kind)
+{
+	static const char *const map[][2] = {
+		{"request", "req"},   {"notification", "notif"}, {"response", "resp"},
+		{"error", "error"},   {"batch", "batch"},        {"invalid", "inval"},
+		{"notjsonrpc", "!rpc"}, {"gap", "gap"},          {"stderr", "err"},
+		{"http", "http"},     {"http end", "end"},
+	};
+
+	for (size_t k = 0; k < sizeof(map) / sizeof(map[0]); k++)
+		if (!strcmp(kind, map[k][0]))
+			return map[k][1];
+	return kind;
+}
+
+static void time_col(struct show *sh, int64_t t_ns, int64_t wall);
+static int time_width(const struct show *sh);
+
+/* A line's first columns: seq (seq_text when seq < 0), time, the mark and kind. */
+static void line_head(struct show *sh, int64_t seq, const char *seq_text, int timed, int64_t t_ns,
+		      int64_t wall, const char *on, const char *mark, const char *kind,
+		      const char *off)
+{
+	int sw = sh->narrow ? 5 : 6;
+
+	if (seq_text)
+		mt_buf_printf(&sh->line, "%*s ", sw, seq_text);
+	else
+		mt_buf_printf(&sh->line, "%*lld ", sw, (long long)seq);
+	if (timed)
+		time_col(sh, t_ns, wall);
+	else
+		mt_buf_printf(&sh->line, "%*s", time_width(sh), "");
+	mt_buf_printf(&sh->line, " %s%s %-*s%s ", on, mark, sh->narrow ? 5 : 12,
+		      sh->narrow ? short_kind(kind) : kind, off);
+}
+
+/* The time column (-t) of an item at t_ns (wall: µs since the epoch), into sh->line. */
+static void time_col(struct show *sh, int64_t t_ns, int64_t wall)
+{
+	/* (Compact: to the millisecond.) */
+	if (sh->tmode == 'a') {
+		time_t t = (time_t)(wall / 1000000);
+		struct tm tm;
+		char hms[16] = "??:??:??";
+		if (localtime_r(&t, &tm))
+			strftime(hms, sizeof(hms), "%H:%M:%S", &tm);
+		if (sh->narrow)
+			mt_buf_printf(&sh->line, "%s.%03lld", hms, (long long)(wall % 1000000 / 1000));
+		else
+			mt_buf_printf(&sh->line, "%s.%06lld", hms, (long long)(wall % 1000000));
+		return;
+	}
+	if (sh->tmode == 'd') {
+		int64_t d = t_ns - sh->prev_t;
+		sh->prev_t = t_ns;
+		t_ns = d;
+	}
+	mt_buf_printf(&sh->line, sh->narrow ? "%9.3f" : "%11.6f", (double)t_ns / 1e9);
+}
+
+/* The time column's width. */
+static int time_width(const struct show *sh)
+{
+	if (sh->tmode == 'a')
+		return sh->narrow ? 12 : 15;
+	return sh->narrow ? 9 : 11;
+}
+
+/*
+ * On a terminal, what follows start is cut to cols columns with a "…" (the
+ * columns after it stay in line whatever the names); elsewhere it is whole.
+ */
+static void fit_cols(struct show *sh, size_t start, int cols)
+{
+	const unsigned char *p = (const unsigned char *)sh->line.data;
+	size_t i = start, cut = start;
+	int used = 0, w;
+
+	if (sh->width <= 0)
+		return;
+	while (i < sh->line.len) {
+		size_t len = char_at(p, sh->line.len, i, &w);
+		if (used + w > cols)
+			break;
+		if (used + w <= cols - 1)
+			cut = i + len;
+		used += w;
+		i += len;
+	}
+	if (i < sh->line.len) {
+		sh->line.len = cut;
+		mt_buf_puts(&sh->line, "…");
+	}
+}
+
 /*
  * An exchange's line up to its body, into sh->line: seq, time t_ns, the
  * arrow and kind, the client connection in the id column, method and target
@@ -496,18 +620,20 @@ static void exchange_head(struct show *sh, const struct store_exchange_row *x, i
 	if (x->end_ns >= 0)
 		cli_format_duration(x->end_ns - x->t_ns, lat);
 	mt_buf_reset(&sh->line);
-	mt_buf_printf(&sh->line, "%6lld %11.6f %s%s %-12s%s ", (long long)x->seq, (double)t_ns / 1e9,
-		      sh->color ? color : "", mark, kind, sh->color ? "\033[0m" : "");
+	line_head(sh, x->seq, NULL, 1, t_ns, x->wall + (t_ns - x->t_ns) / 1000,
+		  sh->color ? color : "", mark, kind, sh->color ? "\033[0m" : "");
 	col = sh->line.len;
 	snprintf(conn, sizeof(conn), "#%lld", (long long)x->conn);
 	mt_buf_puts(&sh->line, conn);
-	pad_to(&sh->line, col, 8);
+	fit_cols(sh, col, id_cols(sh));
+	pad_to(&sh->line, col, id_cols(sh));
 	mt_buf_putc(&sh->line, ' ');
 	col = sh->line.len;
 	put_printable(&sh->line, x->method ? x->method : "?", x->method ? strlen(x->method) : 1, 64);
 	mt_buf_putc(&sh->line, ' ');
 	put_printable(&sh->line, x->target ? x->target : "?", x->target ? strlen(x->target) : 1, 256);
-	pad_to(&sh->line, col, 28);
+	fit_cols(sh, col, method_cols(sh));
+	pad_to(&sh->line, col, method_cols(sh));
 	mt_buf_putc(&sh->line, ' ');
 	put_latency(&sh->line, lat);
 }
@@ -597,10 +723,10 @@ static int show_exchange_text(struct show *sh, const struct store_exchange_row *
 	return 0;
 }
 
-/* An SSE event's id and type, and whether it was sent again: "[id 7, event message] ". */
+/* An SSE event's id and type (-v): "  [id 7, event message]", at the line's end. */
 static void sse_text(struct show *sh, const struct store_item *it)
 {
-	const char *sep = "[";
+	const char *sep = "  [";
 
 	if (it->sse_id) {
 		mt_buf_printf(&sh->line, "%sid ", sep);
@@ -612,12 +738,38 @@ static void sse_text(struct show *sh, const struct store_item *it)
 		put_printable(&sh->line, it->sse_event, strlen(it->sse_event), 64);
 		sep = ", ";
 	}
-	if (it->replayed) {
-		mt_buf_printf(&sh->line, "%sreplayed", sep);
-		sep = ", ";
+	if (strcmp(sep, "  ["))
+		mt_buf_puts(&sh->line, "]");
+}
+
+/*
+ * What the body column shows of a JSON message: its params (a request or a
+ * notification), result or error, the envelope (jsonrpc, id, method: in the
+ * columns already) left out; a batch whole. 0 and *v, or -1: nothing to show.
+ */
+static int body_span(const struct store_item *it, const struct mt_class *c, struct mt_span *v)
+{
+	struct mt_span msg = {it->raw, it->raw_len};
+
+	if (c->kind == MT_REQUEST || c->kind == MT_NOTIFICATION) {
+		*v = c->params;
+		return c->params.p ? 0 : -1;
 	}
-	if (strcmp(sep, "["))
-		mt_buf_puts(&sh->line, "] ");
+	if (c->kind == MT_RESPONSE) {
+		*v = c->result;
+		return c->result.p ? 0 : -1;
+	}
+	while (msg.n && (msg.p[0] == ' ' || msg.p[0] == '\t' || msg.p[0] == '\r' || msg.p[0] == '\n')) {
+		msg.p++;
+		msg.n--;
+	}
+	while (msg.n && (msg.p[msg.n - 1] == ' ' || msg.p[msg.n - 1] == '\t' ||
+			 msg.p[msg.n - 1] == '\r' || msg.p[msg.n - 1] == '\n'))
+		msg.n--;
+	if (c->kind == MT_ERROR && mt_json_member(msg, "error", v) == 1)
+		return 0;
+	*v = msg;
+	return 0;
 }
 
 static int show_text(struct show *sh, const struct store_item *it)
@@ -639,17 +791,16 @@ static int show_text(struct show *sh, const struct store_item *it)
 		char seq[24] = "-";
 		if (it->seq >= 0)
 			snprintf(seq, sizeof(seq), "%lld", (long long)it->seq);
-		mt_buf_printf(&sh->line, "%6s %11s %s%s %-12s %lld messages, %lld bytes not stored: ",
-			      seq, "", on, arrow(it), "gap", (long long)it->gap_messages,
-			      (long long)it->gap_bytes);
+		line_head(sh, 0, seq, 0, 0, 0, on, arrow(it), "gap", "");
+		mt_buf_printf(&sh->line, "%lld messages, %lld bytes not stored: ",
+			      (long long)it->gap_messages, (long long)it->gap_bytes);
 		put_printable(&sh->line, it->gap_reason ? it->gap_reason : "",
 			      it->gap_reason ? strlen(it->gap_reason) : 0, 0);
 		mt_buf_puts(&sh->line, off);
 		put_line(sh);
 		return 0;
 	}
-	mt_buf_printf(&sh->line, "%6lld %11.6f %s%s %-12s%s ", (long long)it->seq,
-		      (double)it->t_ns / 1e9, on, arrow(it), it->kind, off);
+	line_head(sh, it->seq, NULL, 1, it->t_ns, it->wall, on, arrow(it), it->kind, off);
 	col = sh->line.len;
 	/* A message stored as JSON, read once for its id's token and its body. */
 	json = it->type == STORE_ITEM_MESSAGE && strcmp(it->kind, "invalid") &&
@@ -667,22 +818,54 @@ static int show_text(struct show *sh, const struct store_item *it)
 		free(s);
 		json_decref(id);
 	}
-	pad_to(&sh->line, col, 8);
+	fit_cols(sh, col, id_cols(sh));
+	pad_to(&sh->line, col, id_cols(sh));
 	mt_buf_putc(&sh->line, ' ');
 	col = sh->line.len;
 	if (it->type == STORE_ITEM_MESSAGE)
 		method_text(sh, it);
-	pad_to(&sh->line, col, 28);
+	fit_cols(sh, col, method_cols(sh));
+	pad_to(&sh->line, col, method_cols(sh));
 	mt_buf_putc(&sh->line, ' ');
 	put_latency(&sh->line, lat);
-	if (it->type == STORE_ITEM_MESSAGE)
-		sse_text(sh, it);
+	if (it->replayed)
+		mt_buf_puts(&sh->line, "(replayed) ");
 	/* A cut line needs no more of the body than its width could show. */
 	max = sh->width > 0 ? (size_t)sh->width * 4 + 16 : 0;
-	body_text(sh, it, json, max);
+	if (json && it->type == STORE_ITEM_MESSAGE) {
+		struct mt_span v;
+		if (body_span(it, &c, &v) == 0) {
+			mt_buf_reset(&sh->text);
+			mt_json_compact(v.p, v.n, MT_WS_ALL, &sh->text);
+			put_printable(&sh->line, sh->text.data ? sh->text.data : "", sh->text.len, max);
+		}
+	} else {
+		body_text(sh, it, json, max);
+	}
 	if (it->incomplete)
 		mt_buf_puts(&sh->line, " [no newline]");
+	if (sh->verbose && it->type == STORE_ITEM_MESSAGE)
+		sse_text(sh, it);
 	put_line(sh);
+	if (sh->pretty && it->type == STORE_ITEM_MESSAGE) {
+		/* The whole message, indented, each line escaped for the terminal. */
+		size_t from = 0;
+		mt_buf_reset(&sh->text);
+		if (json)
+			mt_json_pretty(it->raw, it->raw_len, &sh->text);
+		else
+			mt_buf_append(&sh->text, it->raw, it->raw_len);
+		while (from < sh->text.len) {
+			const char *nl = memchr(sh->text.data + from, '\n', sh->text.len - from);
+			size_t end = nl ? (size_t)(nl - sh->text.data) : sh->text.len;
+			mt_buf_reset(&sh->line);
+			mt_buf_puts(&sh->line, "    ");
+			put_printable(&sh->line, sh->text.data + from, end - from, 0);
+			mt_buf_putc(&sh->line, '\n');
+			fwrite(sh->line.data, 1, sh->line.len, stdout);
+			from = end + 1;
+		}
+	}
 	return 0;
 }
 
@@ -777,6 +960,10 @@ static void follow_add(struct followed **f, size_t *n, const struct show *proto,
 	x->sh.json = proto->json;
 	x->sh.width = proto->width;
 	x->sh.color = proto->color;
+	x->sh.narrow = proto->narrow;
+	x->sh.tmode = proto->tmode;
+	x->sh.verbose = proto->verbose;
+	x->sh.pretty = proto->pretty;
 	x->sh.session = id;
 	x->sh.last = INT64_MIN;
 	x->sh.printed = printed;
@@ -848,6 +1035,50 @@ out:
 	return rc;
 }
 
+/* --seq LIST as a filter's expression, into out: "(seq == 4 or seq >= 9 and seq <= 12)". */
+static int seq_filter(const char *list, struct mt_buf *out)
+{
+	const char *p = list;
+
+	mt_buf_putc(out, '(');
+	while (*p) {
+		int64_t a, b;
+		char num[24];
+		size_t n = strspn(p, "0123456789");
+		if (!n || n >= sizeof(num))
+			return -1;
+		memcpy(num, p, n);
+		num[n] = '\0';
+		if (mt_parse_int64(num, &a))
+			return -1;
+		p += n;
+		b = a;
+		if (*p == '-') {
+			p++;
+			n = strspn(p, "0123456789");
+			if (!n || n >= sizeof(num))
+				return -1;
+			memcpy(num, p, n);
+			num[n] = '\0';
+			if (mt_parse_int64(num, &b) || b < a)
+				return -1;
+			p += n;
+		}
+		if (out->len > 1)
+			mt_buf_puts(out, " or ");
+		if (a == b)
+			mt_buf_printf(out, "seq == %lld", (long long)a);
+		else
+			mt_buf_printf(out, "seq >= %lld and seq <= %lld", (long long)a, (long long)b);
+		if (*p == ',' && p[1])
+			p++;
+		else if (*p)
+			return -1;
+	}
+	mt_buf_putc(out, ')');
+	return out->len > 2 ? 0 : -1;
+}
+
 static int run_show(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -857,12 +1088,16 @@ static int run_show(int argc, char **argv)
 		{"format", required_argument, NULL, 'T'},
 		{"full", no_argument, NULL, 'U'},
 		{"follow", no_argument, NULL, 'F'},
+		{"seq", required_argument, NULL, 'Q'},
+		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct show sh;
 	struct store *st = NULL;
-	const char *path = NULL, *format = "text", *sid = NULL, *expr = NULL;
+	const char *path = NULL, *format = "text", *sid = NULL, *expr = NULL, *seqs = NULL;
+	const char *tmode = "r";
+	struct mt_buf both = MT_BUF_INIT;
 	struct mt_filter *filter = NULL;
 	int64_t *ids = NULL;
 	size_t nids = 0, shown = 0;
@@ -871,7 +1106,7 @@ static int run_show(int argc, char **argv)
 	memset(&sh, 0, sizeof(sh));
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":r:s:Y:T:Fh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":r:s:Y:T:t:Fvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r': path = optarg; break;
 		case 's': sid = optarg; break;
@@ -879,6 +1114,9 @@ static int run_show(int argc, char **argv)
 		case 'T': format = optarg; break;
 		case 'U': full = 1; break;
 		case 'F': follow_on = 1; break;
+		case 'Q': seqs = optarg; break;
+		case 't': tmode = optarg; break;
+		case 'v': sh.verbose = 1; break;
 		case 'h': cli_help(&cmd_show, stdout); return EXIT_OK;
 		default: return cli_bad_option(&cmd_show, c, argv);
 		}
@@ -892,11 +1130,33 @@ static int run_show(int argc, char **argv)
 				       cli_session_list_problem(sid));
 	if (!(path = cli_capture_path(path)))
 		return cli_usage_error(&cmd_show, "no capture file: give -r FILE or set MCPTAP_FILE");
+	if (strcmp(tmode, "r") && strcmp(tmode, "a") && strcmp(tmode, "d") &&
+	    strcmp(tmode, "relative") && strcmp(tmode, "absolute") && strcmp(tmode, "delta"))
+		return cli_usage_error(&cmd_show, "bad -t '%s' (r, a or d)", tmode);
+	sh.tmode = tmode[0];
 	if (expr && !(filter = cli_filter(&cmd_show, expr)))
 		return EXIT_ERROR;
+	if (seqs) {
+		/* As a filter: seq == N or seq in A-B, and -Y's besides. */
+		if (seq_filter(seqs, &both)) {
+			mt_filter_free(filter);
+			mt_buf_release(&both);
+			return cli_usage_error(&cmd_show, "bad --seq '%s' (seqs and ranges A-B, "
+							  "comma-separated: 4,9-12)", seqs);
+		}
+		if (expr)
+			mt_buf_printf(&both, " and (%s)", expr);
+		mt_filter_free(filter);
+		filter = cli_filter(&cmd_show, both.data);
+		mt_buf_release(&both);
+		if (!filter)
+			return EXIT_ERROR;
+		sh.pretty = 1;
+	}
 	sh.json = !strcmp(format, "json");
 	sh.color = !sh.json && cli_use_color(stdout);
 	sh.width = sh.json || full ? 0 : cli_term_width(stdout);
+	sh.narrow = sh.width > 0 && sh.width < 120;
 	if (cli_open_capture(path, &st) || cli_pick_sessions(st, path, sid, CLI_NEWEST, &ids, &nids))
 		goto out;
 	store_set_filter(st, filter, 0);

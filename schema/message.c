@@ -809,6 +809,75 @@ void mt_json_compact(const char *p, size_t n, enum mt_ws ws, struct mt_buf *out)
 		mt_buf_append(out, p + run, n - run);
 }
 
+static void indent(struct mt_buf *out, int depth)
+{
+	mt_buf_putc(out, '\n');
+	for (int k = 0; k < depth; k++)
+		mt_buf_puts(out, "  ");
+}
+
+void mt_json_pretty(const char *p, size_t n, struct mt_buf *out)
+{
+	int depth = 0, in_string = 0;
+	size_t i = 0;
+
+	while (i < n) {
+		char ch = p[i];
+		if (in_string) {
+			size_t run = i;
+			while (i < n && p[i] != '"' && p[i] != '\\')
+				i++;
+			mt_buf_append(out, p + run, i - run);
+			if (i < n && p[i] == '\\') {
+				mt_buf_append(out, p + i, i + 1 < n ? 2 : 1);
+				i += 2;
+			} else if (i < n) {
+				mt_buf_putc(out, '"');
+				in_string = 0;
+				i++;
+			}
+			continue;
+		}
+		i++;
+		switch (ch) {
+		case ' ': case '\t': case '\n': case '\r':
+			break;
+		case '"':
+			mt_buf_putc(out, '"');
+			in_string = 1;
+			break;
+		case '{': case '[': {
+			/* An empty one stays on its line: {} and []. */
+			size_t j = i;
+			while (j < n && (p[j] == ' ' || p[j] == '\t' || p[j] == '\n' || p[j] == '\r'))
+				j++;
+			if (j < n && p[j] == (ch == '{' ? '}' : ']')) {
+				mt_buf_putc(out, ch);
+				mt_buf_putc(out, p[j]);
+				i = j + 1;
+				break;
+			}
+			mt_buf_putc(out, ch);
+			indent(out, ++depth);
+			break;
+		}
+		case '}': case ']':
+			indent(out, depth > 0 ? --depth : 0);
+			mt_buf_putc(out, ch);
+			break;
+		case ',':
+			mt_buf_putc(out, ',');
+			indent(out, depth);
+			break;
+		case ':':
+			mt_buf_puts(out, ": ");
+			break;
+		default:
+			mt_buf_putc(out, ch);
+		}
+	}
+}
+
 int mt_json_string(struct mt_span tok, struct mt_buf *out)
 {
 	const char *p, *end;

@@ -100,6 +100,12 @@ int mt_json_string(struct mt_span tok, struct mt_buf *out);
 enum mt_ws { MT_WS_LINES, MT_WS_ALL };
 void mt_json_compact(const char *p, size_t n, enum mt_ws ws, struct mt_buf *out);
 /*
+ * Append valid JSON text to out indented for a person (two spaces a level, a
+ * member or element a line; {} and [] kept whole), its tokens copied as they
+ * are: numbers, escapes and key order unchanged.
+ */
+void mt_json_pretty(const char *p, size_t n, struct mt_buf *out);
+/*
  * The key that pairs an answer with its request: side (the requester's:
  * 'c' or 's'), the id's type, then its value (a string's decoded bytes, a
  * number's token). Into out, reset first; c has an id that is not null.

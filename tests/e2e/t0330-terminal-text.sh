@@ -94,10 +94,11 @@ widths() {
 }
 if command -v script > /dev/null; then
 	env -u COLUMNS NO_COLOR=1 script -qc "'$MCPTAP' show -r '$T/w.db'" /dev/null < /dev/null > "$T/tty80"
-	check_eq "a terminal with no size and no COLUMNS: 80 columns, each line cut" "80 4" "$(widths "$T/tty80")"
+	check_eq "a terminal with no size and no COLUMNS: 80 columns, each line cut (the notification's in its method column)" "80 4" "$(widths "$T/tty80")"
 	NO_COLOR=1 COLUMNS=60 script -qc "'$MCPTAP' show -r '$T/w.db'" /dev/null < /dev/null > "$T/tty60"
 	check_eq "COLUMNS=60: 60 columns" "60 4" "$(widths "$T/tty60")"
-	check_eq "a wide character is never cut in half: 59 columns then" "     1    0.001000 → request      1        tools/call 漢字…" "$(sed -n 1p "$T/tty60" | tr -d '\r')"
+	check_eq "a wide character is never cut in half (the method column, 15 wide at 60: 14 then)" \
+		"    1     0.001 → req   1      tools/call 漢…            {\"…" "$(sed -n 1p "$T/tty60" | tr -d '\r')"
 	COLUMNS=60 script -qc "stty cols 47; '$MCPTAP' show -r '$T/w.db'" /dev/null < /dev/null > "$T/tty47"
 	check_eq "the terminal's own size first (47), with colours" "47 4" "$(widths "$T/tty47")"
 	check "a cut coloured line still ends its colour" test "$(grep -c "$(printf '\033')\[0m" "$T/tty47")" -ge 4
@@ -105,13 +106,13 @@ if command -v script > /dev/null; then
 	check "not a terminal: nothing cut" sh -c "! grep -q '…' '$T/pipe'"
 	NO_COLOR=1 COLUMNS=60 script -qc "'$MCPTAP' show -r '$T/w.db' --full" /dev/null < /dev/null > "$T/full"
 	check_eq "--full on a terminal: nothing cut" "0" "$(widths "$T/full" | cut -d' ' -f2)"
-	check "--full shows the whole body" grep -q 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}]}}' "$T/full"
+	check "--full shows the whole body" grep -q 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}]}' "$T/full"
 	NO_COLOR=1 COLUMNS=60 script -qc "'$MCPTAP' show -r '$T/e.db'" /dev/null < /dev/null > "$T/ettty"
 	tr -d '\r' < "$T/ettty" > "$T/ettty.n"
 	check "escaped text on a terminal too" eval '! raw "$T/ettty.n"'
 fi
 "$MCPTAP" show -r "$T/w.db" > "$T/plain"
 check_eq "off a terminal: the whole lines" "0" "$(widths "$T/plain" | cut -d' ' -f2)"
-check "off a terminal: the whole body" grep -q 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}]}}' "$T/plain"
+check "off a terminal: the whole body" grep -q 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}]}$' "$T/plain"
 
 finish

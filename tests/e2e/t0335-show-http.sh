@@ -44,11 +44,11 @@ INSERT INTO http_exchange (session, seq, conn, method, target, req_headers, t_ns
 check_eq "show: exit 0" 0 $?
 cat > "$T/want.txt" <<'WANT'
      1    0.004000 ⇄ http         #1       POST /mcp                     120.0ms  → 200 sse, 3 messages
-     2    0.004100 → request      1        tools/call echo                        {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}
-     3    0.050000 ← notification          notifications/progress                 [id e1] {"jsonrpc":"2.0","method":"notifications/progress"}
-     4    0.120000 ← response     1        tools/call echo               115.9ms  [id e2, event message] {"jsonrpc":"2.0","id":1,"result":{}}
+     2    0.004100 → request      1        tools/call echo                        {"name":"echo"}
+     3    0.050000 ← notification          notifications/progress
+     4    0.120000 ← response     1        tools/call echo               115.9ms  {}
      5    0.130000 ⇄ http         #2       GET /mcp                      170.0ms  → 200 sse, 1 message, Last-Event-ID e1
-     6    0.140000 ← response     1                                               [id e2, event message, replayed] {"jsonrpc":"2.0","id":1,"result":{}}
+     6    0.140000 ← response     1                                               (replayed) {}
      5    0.300000 ✗ http end     #2       GET /mcp                      170.0ms  upstream-gone: connection reset by peer
      7    0.400000 ⇄ http         #2       DELETE /mcp                            → …, open
      8    0.500000 ⇄ http         #3       POST /token                     2.0ms  → 401 other, request body 12 bytes, response body 6 bytes
@@ -56,6 +56,12 @@ cat > "$T/want.txt" <<'WANT'
      9    0.700000 ✗ http end     #4       POST /mcp                     100.0ms  unreachable: connection refused\x1B[31m
 WANT
 check "show: the exchanges among the messages, line for line" diff -u "$T/want.txt" "$T/show.txt"
+# -v: each SSE event's id and type at its line's end.
+"$MCPTAP" show -r "$T/c.db" -s 2 --full -v > "$T/show-v.txt"
+check_eq "show -v: SSE ids and types at the lines' end" "     3    0.050000 ← notification          notifications/progress                   [id e1]
+     4    0.120000 ← response     1        tools/call echo               115.9ms  {}  [id e2, event message]
+     6    0.140000 ← response     1                                               (replayed) {}  [id e2, event message]" \
+	"$(grep '\[id ' "$T/show-v.txt")"
 
 "$MCPTAP" show -r "$T/c.db" -s 2 -T json > "$T/show.json"
 check_eq "show -T json: exit 0" 0 $?

@@ -37,11 +37,27 @@ for (const l of lines) JSON.parse(l);
 console.log(lines.length)' "$T/f.json" > "$T/f.n"
 check_eq "each line is JSON" 5 "$(cat "$T/f.n")"
 "$MCPTAP" show -r "$T/f.db" --full > "$T/f.txt"
-check_eq "the text view: the tokens as sent, the spaces between them left out" \
-	'{"jsonrpc":"2.0","id":18446744073709551616,"method":"tools/call","params":{"name":"get-sum","arguments":{"b":0.7,"a":0.1,"s":"\u00e9\/x\"y"}}}' \
+check_eq "the text view: the params' tokens as sent, the spaces between them left out" \
+	'{"name":"get-sum","arguments":{"b":0.7,"a":0.1,"s":"\u00e9\/x\"y"}}' \
 	"$(sed -n 4p "$T/f.txt" | grep -o '{.*')"
 check "the text view: the id column is the token" grep -q '^ *4 .* request  *18446744073709551616 ' "$T/f.txt"
-check "the text view: 1e400 and -0.0 as sent" grep -q '"v":1e400,"w":-0.0}}$' "$T/f.txt"
+check "the text view: the result's 1e400 and -0.0 as sent" grep -q '"v":1e400,"w":-0.0}$' "$T/f.txt"
+# --seq: the whole message, indented, its tokens as sent.
+"$MCPTAP" show -r "$T/f.db" --seq 4 > "$T/f.seq"
+check_eq "--seq: the line, then the message indented, token by token" "{
+  \"jsonrpc\": \"2.0\",
+  \"id\": 18446744073709551616,
+  \"method\": \"tools/call\",
+  \"params\": {
+    \"name\": \"get-sum\",
+    \"arguments\": {
+      \"b\": 0.7,
+      \"a\": 0.1,
+      \"s\": \"\\u00e9\\/x\\\"y\"
+    }
+  }
+}" "$(sed -n '2,$s/^    //p' "$T/f.seq")"
+check "--seq: its line first" grep -q '^ *4 .* request  *18446744073709551616 *tools/call get-sum ' "$T/f.seq"
 
 # An HTTP body over several lines: -T json leaves out its line breaks, not its spaces.
 cat > "$T/h.fx" <<'FX'
