@@ -658,7 +658,9 @@ static struct node *binary(struct parser *p, int or)
 {
 	struct node *l = or ? binary(p, 0) : primary(p);
 
-	while (l && (or ? (is(p, "or") || is(p, "||")) : (is(p, "and") || is(p, "&&")))) {
+	if (!l)
+		return NULL;
+	while (or ? (is(p, "or") || is(p, "||")) : (is(p, "and") || is(p, "&&"))) {
 		struct node *r, *n;
 		if (next(p)) {
 			node_free(l);
