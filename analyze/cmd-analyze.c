@@ -295,7 +295,7 @@ static int pass_item(const struct store_item *it, void *ctx)
 }
 
 /* -Y: the seqs of session id's messages the filter passes, and of their exchanges, into w. */
-static int pick_seqs(struct store *st, const struct mt_filter *f, int64_t id, struct walk *w,
+static int pick_seqs(struct store *st, struct mt_filter *f, int64_t id, struct walk *w,
 		     const char *path)
 {
 	struct mt_err err = {"", 0};

@@ -100,6 +100,20 @@ struct node {
 	enum op op;               /* N_CMP */
 	int param;                /* N_CMP: the literal's index */
 	int wall;                 /* N_CMP on time: the literal is a date (compared with wall) */
+	int list;                 /* a request-given field's test: its list's index, or -1 */
+};
+
+/*
+ * The requests of a session that a request-given field's test passes, in seq
+ * order: answers are looked up in it (mcptap_in) by a binary search, much
+ * cheaper than a lookup of their request each. Kept up to date as the
+ * session grows (a follower's reads): requests after `scanned` are added.
+ */
+struct seqset {
+	int64_t *v;
+	size_t n, cap;
+	int64_t session;   /* whose (0: none yet) */
+	int64_t scanned;   /* the last request's seq read */
 };
 
 struct mt_filter {
@@ -108,6 +122,9 @@ struct mt_filter {
 	struct mt_filter_value *params;
 	char **texts; /* the params' strings, owned */
 	size_t nparams, cap;
+	struct node **lists; /* the nodes with a list, by index */
+	struct seqset *sets;
+	size_t nlists;
 };
 
 /* ---- the lexer ---- */
@@ -684,6 +701,21 @@ static struct node *expr(struct parser *p)
 	return binary(p, 1);
 }
 
+/* Give each request-given field's test its list. */
+static void number_lists(struct mt_filter *f, struct node *n)
+{
+	if (!n)
+		return;
+	n->list = -1;
+	if ((n->type == N_HAS || n->type == N_CMP) && n->f->req) {
+		f->lists = mt_realloc(f->lists, (f->nlists + 1) * sizeof(*f->lists));
+		n->list = (int)f->nlists;
+		f->lists[f->nlists++] = n;
+	}
+	number_lists(f, n->a);
+	number_lists(f, n->b);
+}
+
 struct mt_filter *mt_filter_parse(const char *s, struct mt_filter_err *e)
 {
 	struct parser p;
@@ -712,6 +744,8 @@ struct mt_filter *mt_filter_parse(const char *s, struct mt_filter_err *e)
 		mt_filter_free(f);
 		return NULL;
 	}
+	number_lists(f, f->root);
+	f->sets = mt_calloc(f->nlists ? f->nlists : 1, sizeof(*f->sets));
 	return f;
 }
 
@@ -722,6 +756,10 @@ void mt_filter_free(struct mt_filter *f)
 	node_free(f->root);
 	for (size_t i = 0; i < f->nparams; i++)
 		free(f->texts[i]);
+	for (size_t i = 0; f->sets && i < f->nlists; i++)
+		free(f->sets[i].v);
+	free(f->sets);
+	free(f->lists);
 	free(f->texts);
 	free(f->params);
 	free(f->text);
@@ -871,16 +909,14 @@ static void node_sql(const struct mt_filter *f, const struct node *n, const char
 			break;
 		}
 		/* An answer's value is its request's: the requests of the session whose
-		 * value passes are found once (the subquery is not correlated: ?1 is the
-		 * session), and a request passes when it is one of them, an answer when
-		 * it answers one. (Others, notifications, have a value of their own.) */
+		 * value passes are listed once (mt_filter_lists), and a request passes
+		 * when it is in the list, an answer when it answers one in it.
+		 * (Others, notifications, have a value of their own.) */
 		mt_buf_printf(out, "(CASE WHEN %s.kind = 'request' OR (%s.kind IN ('response', 'error')"
-			      " AND %s.request_seq IS NOT NULL) THEN (CASE WHEN %s.kind = 'request' THEN"
-			      " %s.seq ELSE %s.request_seq END) IN (SELECT fq.seq FROM message fq WHERE"
-			      " fq.session = ?1 AND fq.kind = 'request' AND ",
-			      alias, alias, alias, alias, alias, alias);
-		cond_sql(f, n, "fq", base, http, out);
-		mt_buf_puts(out, ") ELSE ");
+			      " AND %s.request_seq IS NOT NULL) THEN mcptap_in(?%d, CASE WHEN %s.kind ="
+			      " 'request' THEN %s.seq ELSE %s.request_seq END) ELSE ",
+			      alias, alias, alias, base + (int)f->nparams + n->list + 1, alias, alias,
+			      alias);
 		cond_sql(f, n, alias, base, http, out);
 		mt_buf_puts(out, " END)");
 		break;
@@ -891,6 +927,77 @@ void mt_filter_sql(const struct mt_filter *f, const char *alias, int base, int h
 		   struct mt_buf *out)
 {
 	node_sql(f, f->root, alias, base, http, out);
+}
+
+size_t mt_filter_nlists(const struct mt_filter *f)
+{
+	return f->nlists;
+}
+
+void mt_filter_bind(const struct mt_filter *f, void *stmtp, int base)
+{
+	sqlite3_stmt *s = stmtp;
+
+	for (size_t i = 0; i < f->nparams; i++) {
+		const struct mt_filter_value *v = &f->params[i];
+		int n = base + (int)i + 1;
+		if (v->type == MT_FV_TEXT)
+			sqlite3_bind_text(s, n, v->text, -1, SQLITE_STATIC);
+		else if (v->type == MT_FV_INT)
+			sqlite3_bind_int64(s, n, v->i);
+		else
+			sqlite3_bind_double(s, n, v->r);
+	}
+	for (size_t i = 0; i < f->nlists; i++)
+		sqlite3_bind_pointer(s, base + (int)(f->nparams + i) + 1, &f->sets[i], "mcptap_seqset",
+				     NULL);
+}
+
+int mt_filter_lists(struct mt_filter *f, void *dbp, int64_t session, int base, int http)
+{
+	sqlite3 *db = dbp;
+
+	for (size_t i = 0; i < f->nlists; i++) {
+		struct seqset *set = &f->sets[i];
+		struct mt_buf b = MT_BUF_INIT;
+		sqlite3_stmt *s = NULL;
+		int r;
+		if (set->session != session) {
+			set->n = 0;
+			set->session = session;
+			set->scanned = INT64_MIN;
+		}
+		/* Each request after the last read, and whether it passes. */
+		mt_buf_puts(&b, "SELECT fq.seq, ");
+		cond_sql(f, f->lists[i], "fq", base, http, &b);
+		mt_buf_puts(&b, " FROM message fq WHERE fq.session = ?1 AND fq.seq > ?2 AND"
+				" fq.kind = 'request' ORDER BY fq.seq");
+		mt_buf_putc(&b, '\0');
+		if (sqlite3_prepare_v2(db, b.data, -1, &s, NULL) != SQLITE_OK) {
+			mt_buf_release(&b);
+			return -1;
+		}
+		mt_buf_release(&b);
+		sqlite3_bind_int64(s, 1, session);
+		sqlite3_bind_int64(s, 2, set->scanned);
+		mt_filter_bind(f, s, base);
+		while ((r = sqlite3_step(s)) == SQLITE_ROW) {
+			int64_t seq = sqlite3_column_int64(s, 0);
+			if (seq > set->scanned)
+				set->scanned = seq;
+			if (sqlite3_column_int(s, 1) != 1)
+				continue;
+			if (set->n == set->cap) {
+				set->cap = set->cap ? 2 * set->cap : 64;
+				set->v = mt_realloc(set->v, set->cap * sizeof(*set->v));
+			}
+			set->v[set->n++] = seq;
+		}
+		sqlite3_finalize(s);
+		if (r != SQLITE_DONE)
+			return -1;
+	}
+	return 0;
 }
 
 /* ---- the SQL functions ---- */
@@ -1029,6 +1136,30 @@ static void sql_error(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sqlite3_result_text(ctx, "", 0, SQLITE_STATIC);
 }
 
+/* mcptap_in(SET, SEQ): 1 when SEQ is in the list SET (a bound seqset), else 0. */
+static void sql_in(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const struct seqset *set = sqlite3_value_pointer(argv[0], "mcptap_seqset");
+	int64_t seq;
+	size_t lo = 0, hi;
+
+	(void)argc;
+	if (!set || sqlite3_value_type(argv[1]) == SQLITE_NULL) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	seq = sqlite3_value_int64(argv[1]);
+	hi = set->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (set->v[mid] < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	sqlite3_result_int(ctx, lo < set->n && set->v[lo] == seq);
+}
+
 void mt_filter_register(void *dbp)
 {
 	sqlite3 *db = dbp;
@@ -1037,4 +1168,6 @@ void mt_filter_register(void *dbp)
 	sqlite3_create_function(db, "mcptap_matches", 2, flags, NULL, sql_matches, NULL, NULL);
 	sqlite3_create_function(db, "mcptap_param", 2, flags, NULL, sql_param, NULL, NULL);
 	sqlite3_create_function(db, "mcptap_error", 2, flags, NULL, sql_error, NULL, NULL);
+	sqlite3_create_function(db, "mcptap_in", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, sql_in,
+				NULL, NULL);
 }

@@ -74,7 +74,7 @@ struct store {
 	struct counts *counts;            /* the open transaction's, per session */
 	size_t ncounts, capcounts;
 	ino_t wal_ino, shm_ino;           /* this connection's -wal and -shm, once seen (0: not yet) */
-	const struct mt_filter *filter;   /* store_set_filter's (not owned) */
+	struct mt_filter *filter;         /* store_set_filter's (not owned) */
 	int64_t data_version;             /* store_data_changed's last (-1: none yet) */
 	unsigned filter_how;
 };
@@ -2048,24 +2048,45 @@ static void filter_sql(const struct store *st, const char *alias, struct mt_buf 
 	mt_buf_putc(b, ')');
 }
 
-/* The filter's literals, as ?3 and on (?1 is the session, ?2 the seq to read after). */
-static void filter_bind(const struct store *st, sqlite3_stmt *s)
+/*
+ * Before statements with the filter run: a read transaction when none is open
+ * (so that the filter's lists and the statements read one state of the file;
+ * *began says to end it), then the lists for the session. 0, or -1 (err set).
+ */
+static int filter_ready(struct store *st, int64_t session, int *began, struct mt_err *err)
 {
-	if (!st->filter)
-		return;
-	for (size_t i = 0; i < mt_filter_nparams(st->filter); i++) {
-		const struct mt_filter_value *v = mt_filter_param(st->filter, i);
-		int n = (int)i + 3;
-		if (v->type == MT_FV_TEXT)
-			sqlite3_bind_text(s, n, v->text, -1, SQLITE_STATIC);
-		else if (v->type == MT_FV_INT)
-			sqlite3_bind_int64(s, n, v->i);
-		else
-			sqlite3_bind_double(s, n, v->r);
+	*began = 0;
+	if (!st->filter || !mt_filter_nlists(st->filter))
+		return 0;
+	if (sqlite3_get_autocommit(st->db)) {
+		if (sqlite3_exec(st->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+			return db_fail(st, err, "cannot read messages");
+		*began = 1;
 	}
+	if (mt_filter_lists(st->filter, st->db, session, 2, st->version >= 4)) {
+		db_fail(st, err, "cannot read messages");
+		if (*began)
+			sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
+		*began = 0;
+		return -1;
+	}
+	return 0;
 }
 
-void store_set_filter(struct store *st, const struct mt_filter *f, unsigned how)
+static void filter_done(struct store *st, int began)
+{
+	if (began)
+		sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
+}
+
+/* The filter's literals (?3 on: ?1 is the session, ?2 the seq to read after) and lists. */
+static void filter_bind(const struct store *st, sqlite3_stmt *s)
+{
+	if (st->filter)
+		mt_filter_bind(st->filter, s, 2);
+}
+
+void store_set_filter(struct store *st, struct mt_filter *f, unsigned how)
 {
 	if (!st)
 		return;
@@ -2092,9 +2113,11 @@ int store_filter_count(struct store *st, int64_t session, int64_t *n, struct mt_
 {
 	struct mt_buf b = MT_BUF_INIT;
 	sqlite3_stmt *s = NULL;
-	int rc = -1;
+	int rc = -1, began;
 
 	*n = 0;
+	if (filter_ready(st, session, &began, err))
+		return -1;
 	mt_buf_puts(&b, "SELECT count(*) FROM message m WHERE m.session = ?1 AND m.seq > ?2");
 	if (st->filter) {
 		mt_buf_puts(&b, " AND ");
@@ -2115,6 +2138,7 @@ int store_filter_count(struct store *st, int64_t session, int64_t *n, struct mt_
 	rc = 0;
 out:
 	sqlite3_finalize(s);
+	filter_done(st, began);
 	mt_buf_release(&b);
 	return rc;
 }
@@ -2344,8 +2368,10 @@ int store_each_item_after(struct store *st, int64_t session, int64_t after, unsi
 	/* (A filter picks messages: stderr, gaps and exchanges are not.) */
 	if (st->filter)
 		streams = 1;
-	int rc = -1;
+	int rc = -1, began;
 
+	if (filter_ready(st, session, &began, err))
+		return -1;
 	for (int k = 0; k < streams; k++) {
 		if (sqlite3_prepare_v2(st->db, item_sql(st, k, flags, &sql), -1, &s[k], NULL) !=
 		    SQLITE_OK) {
@@ -2399,6 +2425,7 @@ int store_each_item_after(struct store *st, int64_t session, int64_t after, unsi
 out:
 	for (int k = 0; k < 4; k++)
 		sqlite3_finalize(s[k]);
+	filter_done(st, began);
 	mt_buf_release(&sql);
 	return rc;
 }

@@ -448,9 +448,10 @@ enum {
 /*
  * From now on, store_each_item and store_each_item_ex give only the messages
  * that f (a display filter, -Y) passes, and no stderr line, gap or exchange.
- * f is borrowed until it is set again (NULL: every item again).
+ * f is borrowed until it is set again (NULL: every item again); the store
+ * keeps lists of a session's requests in it as it reads.
  */
-void store_set_filter(struct store *st, const struct mt_filter *f, unsigned how);
+void store_set_filter(struct store *st, struct mt_filter *f, unsigned how);
 /* How many of a session's messages the filter set passes (all, without one). */
 int store_filter_count(struct store *st, int64_t session, int64_t *n, struct mt_err *err);
 

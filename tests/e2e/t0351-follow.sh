@@ -55,6 +55,25 @@ check_eq "show -s all -Y: the echo calls of the two sessions (7 lines)" 7 "$(wc 
 cmp -s "$T/echo-show.out" "$T/echo.out"
 check_eq "show --follow -Y: the same lines" 0 $?
 
+# A filter on what an answer takes from its request, the request and its
+# answer read in different polls (a server that answers 300 ms later): the
+# follower's list of the requests that pass grows with the session.
+cat > "$T/slow.pl" <<'PL'
+use Time::HiRes qw(sleep); $| = 1;
+while (<STDIN>) { my ($id) = /"id":(\d+)/; next unless defined $id; sleep 0.3; print qq({"jsonrpc":"2.0","id":$id,"result":{}}\n) }
+PL
+"$MCPTAP" show -r "$DB" -F -T json -Y 'method == ping' > "$T/slow.out" &
+F4=$!
+sleep 0.3
+perl -e 'use Time::HiRes qw(sleep); $| = 1; for my $i (1 .. 3) { print qq({"jsonrpc":"2.0","id":$i,"method":"ping"}\n); sleep 0.5 } sleep 0.5' |
+	"$MCPTAP" record -w "$DB" -- perl "$T/slow.pl" > /dev/null
+sleep 0.3
+kill -INT $F4
+wait $F4
+check_eq "show --follow -Y method: each ping and its answer, read in other polls" \
+	"request 1|response 1|request 2|response 2|request 3|response 3" \
+	"$(grep '"session":3,' "$T/slow.out" | sed 's/.*"kind":"\([a-z]*\)","id":\([0-9]*\),.*/\1 \2/' | paste -sd '|')"
+
 # -s names the sessions followed: a new one is not.
 "$MCPTAP" show -r "$DB" -s 1 -F -T json > "$T/one.out" &
 F3=$!

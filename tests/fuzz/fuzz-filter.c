@@ -60,23 +60,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct mt_buf b = MT_BUF_INIT;
 		sqlite3_stmt *s = NULL;
 		mt_buf_puts(&b, "SELECT m.seq FROM message m WHERE m.session = ?1 AND ");
-		mt_filter_sql(f, "m", 1, http, &b);
+		/* (?1 the session, ?2 unused; the literals from ?3, then the lists.) */
+		mt_filter_sql(f, "m", 2, http, &b);
 		mt_buf_putc(&b, '\0');
 		if (sqlite3_prepare_v2(db, b.data, -1, &s, NULL) != SQLITE_OK) {
 			fprintf(stderr, "fuzz-filter: '%s' gave SQL SQLite refuses: %s\n%s\n", expr,
 				sqlite3_errmsg(db), b.data);
 			abort();
 		}
-		sqlite3_bind_int64(s, 1, 1);
-		for (size_t i = 0; i < mt_filter_nparams(f); i++) {
-			const struct mt_filter_value *v = mt_filter_param(f, i);
-			if (v->type == MT_FV_TEXT)
-				sqlite3_bind_text(s, (int)i + 2, v->text, -1, SQLITE_STATIC);
-			else if (v->type == MT_FV_INT)
-				sqlite3_bind_int64(s, (int)i + 2, v->i);
-			else
-				sqlite3_bind_double(s, (int)i + 2, v->r);
+		if (mt_filter_lists(f, db, 1, 2, http)) {
+			fprintf(stderr, "fuzz-filter: '%s': its lists' SQL is refused: %s\n", expr,
+				sqlite3_errmsg(db));
+			abort();
 		}
+		sqlite3_bind_int64(s, 1, 1);
+		mt_filter_bind(f, s, 2);
 		while (sqlite3_step(s) == SQLITE_ROW)
 			;
 		sqlite3_finalize(s);
