@@ -44,48 +44,44 @@ struct field {
 	const char *sql;
 	const char *values; /* the values it can take, when they are few (checked) */
 	int req;            /* an answer's is its request's (sql is a request's own) */
+	const char *gate;   /* sql holds a value only where this holds (NULL: always) */
 };
 
-/* A string in params of requests of methods IN. */
-#define PARAM_OF(in, key) "(CASE WHEN @.method IN (" in ") THEN mcptap_param(@.raw, '" key "') END)"
 
 static const struct field fields[] = {
-	{"session", FT_NUM, 0, "@.session", NULL, 0},
-	{"seq", FT_NUM, 0, "@.seq", NULL, 0},
-	{"dir", FT_TEXT, 0, "@.dir", "c2s s2c", 0},
-	{"kind", FT_TEXT, 0, "@.kind", "request notification response error batch invalid notjsonrpc", 0},
-	{"channel", FT_TEXT, 0, "@.channel", "stdio body sse", 0},
-	{"method", FT_TEXT, 0, "@.method", NULL, 1},
-	{"tool", FT_TEXT, 0, PARAM_OF("'tools/call'", "name"), NULL, 1},
-	{"prompt", FT_TEXT, 0, PARAM_OF("'prompts/get'", "name"), NULL, 1},
-	{"uri", FT_TEXT, 0,
-	 PARAM_OF("'resources/read', 'resources/subscribe', 'resources/unsubscribe',"
-		  " 'notifications/resources/updated'",
-		  "uri"),
-	 NULL, 1},
-	{"id", FT_ID, 0, "@.id", NULL, 0},
-	{"error", FT_TEXT, 0, "(CASE WHEN @.kind IN ('error', 'response') THEN mcptap_error(@.raw, @.kind) END)",
-	 NULL, 0},
-	{"code", FT_NUM, 0, "@.error_code", NULL, 0},
+	{"session", FT_NUM, 0, "@.session", NULL, 0, NULL},
+	{"seq", FT_NUM, 0, "@.seq", NULL, 0, NULL},
+	{"dir", FT_TEXT, 0, "@.dir", "c2s s2c", 0, NULL},
+	{"kind", FT_TEXT, 0, "@.kind", "request notification response error batch invalid notjsonrpc", 0, NULL},
+	{"channel", FT_TEXT, 0, "@.channel", "stdio body sse", 0, NULL},
+	{"method", FT_TEXT, 0, "@.method", NULL, 1, NULL},
+	{"tool", FT_TEXT, 0, "mcptap_param(@.raw, 'name')", NULL, 1, "@.method = 'tools/call'"},
+	{"prompt", FT_TEXT, 0, "mcptap_param(@.raw, 'name')", NULL, 1, "@.method = 'prompts/get'"},
+	{"uri", FT_TEXT, 0, "mcptap_param(@.raw, 'uri')", NULL, 1,
+	 "@.method IN ('resources/read', 'resources/subscribe', 'resources/unsubscribe',"
+	 " 'notifications/resources/updated')"},
+	{"id", FT_ID, 0, "@.id", NULL, 0, NULL},
+	{"error", FT_TEXT, 0, "mcptap_error(@.raw, @.kind)", NULL, 0, "@.kind IN ('error', 'response')"},
+	{"code", FT_NUM, 0, "@.error_code", NULL, 0, NULL},
 	{"duration", FT_DUR, 0,
 	 "(CASE WHEN @.kind = 'request' THEN (SELECT min(fr.t_ns) FROM message fr WHERE"
 	 " fr.session = @.session AND fr.request_seq = @.seq AND fr.kind IN ('response', 'error'))"
 	 " - @.t_ns WHEN @.kind IN ('response', 'error') THEN @.t_ns - (SELECT fq.t_ns FROM message"
 	 " fq WHERE fq.session = @.session AND fq.seq = @.request_seq) END)",
-	 NULL, 0},
-	{"size", FT_NUM, 0, "@.size", NULL, 0},
+	 NULL, 0, NULL},
+	{"size", FT_NUM, 0, "@.size", NULL, 0, NULL},
 	{"status", FT_NUM, 1,
 	 "(SELECT fx.status FROM http_exchange fx WHERE fx.session = @.session AND fx.seq ="
 	 " @.exchange)",
-	 NULL, 0},
+	 NULL, 0, NULL},
 	{"path", FT_TEXT, 1,
 	 "(SELECT CASE WHEN instr(fx.target, '?') > 0 THEN substr(fx.target, 1, instr(fx.target,"
 	 " '?') - 1) ELSE fx.target END FROM http_exchange fx WHERE fx.session = @.session AND"
 	 " fx.seq = @.exchange)",
-	 NULL, 0},
-	{"time", FT_TIME, 0, "@.t_ns", NULL, 0},
-	{"text", FT_TEXT, 0, "CAST(@.raw AS TEXT)", NULL, 0},
-	{"replayed", FT_BOOL, 1, "@.replayed", NULL, 0},
+	 NULL, 0, NULL},
+	{"time", FT_TIME, 0, "@.t_ns", NULL, 0, NULL},
+	{"text", FT_TEXT, 0, "CAST(@.raw AS TEXT)", NULL, 0, NULL},
+	{"replayed", FT_BOOL, 1, "@.replayed", NULL, 0, NULL},
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -104,16 +100,22 @@ struct node {
 };
 
 /*
- * The requests of a session that a request-given field's test passes, in seq
- * order: answers are looked up in it (mcptap_in) by a binary search, much
- * cheaper than a lookup of their request each. Kept up to date as the
- * session grows (a follower's reads): requests after `scanned` are added.
+ * What a request-given field's test said of each request of a session read so
+ * far, in seq order. A scan in seq order meets a request before its answers:
+ * the request's row notes its verdict (mcptap_note), and an answer's row
+ * finds it by a binary search (mcptap_seen), much cheaper than a lookup of
+ * its request in the file. An answer whose request was not noted (a test the
+ * SQL did not reach on it, a read that began after it) looks it up. Kept
+ * across a follower's reads of the same session.
  */
+struct seen {
+	int64_t seq;
+	int pass;          /* 1, 0, or -1: NULL */
+};
 struct seqset {
-	int64_t *v;
+	struct seen *v;
 	size_t n, cap;
 	int64_t session;   /* whose (0: none yet) */
-	int64_t scanned;   /* the last request's seq read */
 };
 
 struct mt_filter {
@@ -796,8 +798,19 @@ const char *mt_filter_fields(void)
 
 /* ---- SQL ---- */
 
-static void field_sql(const struct field *f, const char *alias, int http, int wall,
-		      struct mt_buf *out)
+/* SQL text with '@' for the row's alias, into out. */
+static void put_sql(const char *sql, const char *alias, struct mt_buf *out)
+{
+	for (const char *s = sql; *s; s++)
+		if (*s == '@')
+			mt_buf_puts(out, alias);
+		else
+			mt_buf_putc(out, *s);
+}
+
+/* The field's value (gated: NULL where its gate does not hold). ungated: without the gate. */
+static void field_sql_gated(const struct field *f, const char *alias, int http, int wall,
+			    int ungated, struct mt_buf *out)
 {
 	if (f->v4 && !http) {
 		mt_buf_puts(out, f->type == FT_BOOL ? "0" : "NULL");
@@ -807,11 +820,21 @@ static void field_sql(const struct field *f, const char *alias, int http, int wa
 		mt_buf_printf(out, "%s.wall", alias);
 		return;
 	}
-	for (const char *s = f->sql; *s; s++)
-		if (*s == '@')
-			mt_buf_puts(out, alias);
-		else
-			mt_buf_putc(out, *s);
+	if (f->gate && !ungated) {
+		mt_buf_puts(out, "(CASE WHEN ");
+		put_sql(f->gate, alias, out);
+		mt_buf_puts(out, " THEN ");
+		put_sql(f->sql, alias, out);
+		mt_buf_puts(out, " END)");
+		return;
+	}
+	put_sql(f->sql, alias, out);
+}
+
+static void field_sql(const struct field *f, const char *alias, int http, int wall,
+		      struct mt_buf *out)
+{
+	field_sql_gated(f, alias, http, wall, 0, out);
 }
 
 static void node_sql(const struct mt_filter *f, const struct node *n, const char *alias,
@@ -848,11 +871,33 @@ static void cond_sql(const struct mt_filter *f, const struct node *n, const char
 {
 	static const char *const cmp[] = {"=", "IS NOT", "<", "<=", ">", ">="};
 
+	if (raw_prefilter(f, n)) {
+		/* Where the gate holds (a cheap test of a column first), the bytes
+		 * must hold the value as written, or an escape: then the test. */
+		const char *sep = "";
+		mt_buf_puts(out, "(CASE WHEN ");
+		if (n->f->gate) {
+			put_sql(n->f->gate, alias, out);
+			sep = " AND ";
+		}
+		mt_buf_printf(out, "%smcptap_has(%s.raw, ?%d) THEN ", sep, alias,
+			      base + n->param + 1);
+		if (n->op == OP_CONTAINS) {
+			mt_buf_puts(out, "instr(");
+			field_sql_gated(n->f, alias, http, 0, 1, out);
+			mt_buf_printf(out, ", ?%d) > 0", base + n->param + 1);
+		} else {
+			field_sql_gated(n->f, alias, http, 0, 1, out);
+			mt_buf_printf(out, " = ?%d", base + n->param + 1);
+		}
+		mt_buf_puts(out, n->f->gate ? " WHEN " : " ELSE 0 END)");
+		if (n->f->gate) {
+			put_sql(n->f->gate, alias, out);
+			mt_buf_puts(out, " THEN 0 END)");
+		}
+		return;
+	}
 	mt_buf_putc(out, '(');
-	if (raw_prefilter(f, n))
-		mt_buf_printf(out, "(instr(%s.raw, CAST(?%d AS BLOB)) > 0 OR instr(%s.raw, x'5c') > 0)"
-			      " AND ",
-			      alias, base + n->param + 1, alias);
 	if (n->type == N_HAS) {
 		field_sql(n->f, alias, http, 0, out);
 		mt_buf_puts(out, n->f->type == FT_BOOL ? " = 1" : " IS NOT NULL");
@@ -908,16 +953,22 @@ static void node_sql(const struct mt_filter *f, const struct node *n, const char
 			cond_sql(f, n, alias, base, http, out);
 			break;
 		}
-		/* An answer's value is its request's: the requests of the session whose
-		 * value passes are listed once (mt_filter_lists), and a request passes
-		 * when it is in the list, an answer when it answers one in it.
-		 * (Others, notifications, have a value of their own.) */
-		mt_buf_printf(out, "(CASE WHEN %s.kind = 'request' OR (%s.kind IN ('response', 'error')"
-			      " AND %s.request_seq IS NOT NULL) THEN mcptap_in(?%d, CASE WHEN %s.kind ="
-			      " 'request' THEN %s.seq ELSE %s.request_seq END) ELSE ",
-			      alias, alias, alias, base + (int)f->nparams + n->list + 1, alias, alias,
-			      alias);
-		cond_sql(f, n, alias, base, http, out);
+		/* An answer's value is its request's (see struct seqset). Others,
+		 * notifications, have a value of their own. */
+		{
+			int set = base + (int)f->nparams + n->list + 1;
+			mt_buf_printf(out, "(CASE WHEN %s.kind = 'request' THEN mcptap_note(?%d, %s.seq, ",
+				      alias, set, alias);
+			cond_sql(f, n, alias, base, http, out);
+			mt_buf_printf(out, ") WHEN %s.kind IN ('response', 'error') AND %s.request_seq IS"
+				      " NOT NULL THEN coalesce(mcptap_seen(?%d, %s.request_seq), (SELECT ",
+				      alias, alias, set, alias);
+			cond_sql(f, n, "fq", base, http, out);
+			mt_buf_printf(out, " FROM message fq WHERE fq.session = %s.session AND fq.seq = %s"
+				      ".request_seq AND fq.kind = 'request')) ELSE ",
+				      alias, alias);
+			cond_sql(f, n, alias, base, http, out);
+		}
 		mt_buf_puts(out, " END)");
 		break;
 	}
@@ -953,51 +1004,13 @@ void mt_filter_bind(const struct mt_filter *f, void *stmtp, int base)
 				     NULL);
 }
 
-int mt_filter_lists(struct mt_filter *f, void *dbp, int64_t session, int base, int http)
+void mt_filter_session(struct mt_filter *f, int64_t session)
 {
-	sqlite3 *db = dbp;
-
-	for (size_t i = 0; i < f->nlists; i++) {
-		struct seqset *set = &f->sets[i];
-		struct mt_buf b = MT_BUF_INIT;
-		sqlite3_stmt *s = NULL;
-		int r;
-		if (set->session != session) {
-			set->n = 0;
-			set->session = session;
-			set->scanned = INT64_MIN;
+	for (size_t i = 0; i < f->nlists; i++)
+		if (f->sets[i].session != session) {
+			f->sets[i].n = 0;
+			f->sets[i].session = session;
 		}
-		/* Each request after the last read, and whether it passes. */
-		mt_buf_puts(&b, "SELECT fq.seq, ");
-		cond_sql(f, f->lists[i], "fq", base, http, &b);
-		mt_buf_puts(&b, " FROM message fq WHERE fq.session = ?1 AND fq.seq > ?2 AND"
-				" fq.kind = 'request' ORDER BY fq.seq");
-		mt_buf_putc(&b, '\0');
-		if (sqlite3_prepare_v2(db, b.data, -1, &s, NULL) != SQLITE_OK) {
-			mt_buf_release(&b);
-			return -1;
-		}
-		mt_buf_release(&b);
-		sqlite3_bind_int64(s, 1, session);
-		sqlite3_bind_int64(s, 2, set->scanned);
-		mt_filter_bind(f, s, base);
-		while ((r = sqlite3_step(s)) == SQLITE_ROW) {
-			int64_t seq = sqlite3_column_int64(s, 0);
-			if (seq > set->scanned)
-				set->scanned = seq;
-			if (sqlite3_column_int(s, 1) != 1)
-				continue;
-			if (set->n == set->cap) {
-				set->cap = set->cap ? 2 * set->cap : 64;
-				set->v = mt_realloc(set->v, set->cap * sizeof(*set->v));
-			}
-			set->v[set->n++] = seq;
-		}
-		sqlite3_finalize(s);
-		if (r != SQLITE_DONE)
-			return -1;
-	}
-	return 0;
 }
 
 /* ---- the SQL functions ---- */
@@ -1060,6 +1073,24 @@ static void result_string(sqlite3_context *ctx, struct mt_span v)
 static int is_space(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/*
+ * mcptap_has(RAW, TEXT): 1 when the bytes RAW hold TEXT as it is, or a
+ * backslash (an escape, which may spell it otherwise); else 0.
+ */
+static void sql_has(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const char *p = sqlite3_value_blob(argv[0]);
+	size_t n = (size_t)sqlite3_value_bytes(argv[0]);
+	const char *t = (const char *)sqlite3_value_text(argv[1]);
+
+	(void)argc;
+	if (!p || !t) {
+		sqlite3_result_int(ctx, 0);
+		return;
+	}
+	sqlite3_result_int(ctx, memchr(p, '\\', n) || memmem(p, n, t, strlen(t)));
 }
 
 /* A message's bytes as stored, classified; 0, or -1 when there are none. */
@@ -1136,12 +1167,59 @@ static void sql_error(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sqlite3_result_text(ctx, "", 0, SQLITE_STATIC);
 }
 
-/* mcptap_in(SET, SEQ): 1 when SEQ is in the list SET (a bound seqset), else 0. */
-static void sql_in(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+/* Where seq is in set, or would go. */
+static size_t seen_at(const struct seqset *set, int64_t seq)
+{
+	size_t lo = 0, hi = set->n;
+
+	if (hi && set->v[hi - 1].seq < seq)
+		return hi; /* (the common case: the scan's next request) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (set->v[mid].seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* mcptap_note(SET, SEQ, VERDICT): keep a request's verdict (1, 0 or NULL); returns it. */
+static void sql_note(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct seqset *set = sqlite3_value_pointer(argv[0], "mcptap_seqset");
+	int null = sqlite3_value_type(argv[2]) == SQLITE_NULL;
+	int pass = null ? -1 : sqlite3_value_int(argv[2]) != 0;
+
+	(void)argc;
+	if (set && sqlite3_value_type(argv[1]) != SQLITE_NULL) {
+		int64_t seq = sqlite3_value_int64(argv[1]);
+		size_t at = seen_at(set, seq);
+		if (at < set->n && set->v[at].seq == seq) {
+			set->v[at].pass = pass;
+		} else {
+			if (set->n == set->cap) {
+				set->cap = set->cap ? 2 * set->cap : 64;
+				set->v = mt_realloc(set->v, set->cap * sizeof(*set->v));
+			}
+			memmove(set->v + at + 1, set->v + at, (set->n - at) * sizeof(*set->v));
+			set->v[at].seq = seq;
+			set->v[at].pass = pass;
+			set->n++;
+		}
+	}
+	if (null)
+		sqlite3_result_null(ctx);
+	else
+		sqlite3_result_int(ctx, pass);
+}
+
+/* mcptap_seen(SET, SEQ): the verdict kept for request SEQ (1 or 0), NULL when none is. */
+static void sql_seen(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	const struct seqset *set = sqlite3_value_pointer(argv[0], "mcptap_seqset");
 	int64_t seq;
-	size_t lo = 0, hi;
+	size_t at;
 
 	(void)argc;
 	if (!set || sqlite3_value_type(argv[1]) == SQLITE_NULL) {
@@ -1149,15 +1227,13 @@ static void sql_in(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		return;
 	}
 	seq = sqlite3_value_int64(argv[1]);
-	hi = set->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (set->v[mid] < seq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	sqlite3_result_int(ctx, lo < set->n && set->v[lo] == seq);
+	at = seen_at(set, seq);
+	if (at < set->n && set->v[at].seq == seq && set->v[at].pass >= 0)
+		sqlite3_result_int(ctx, set->v[at].pass);
+	else if (at < set->n && set->v[at].seq == seq)
+		sqlite3_result_int(ctx, 0); /* (NULL: it does not pass) */
+	else
+		sqlite3_result_null(ctx);
 }
 
 void mt_filter_register(void *dbp)
@@ -1168,6 +1244,10 @@ void mt_filter_register(void *dbp)
 	sqlite3_create_function(db, "mcptap_matches", 2, flags, NULL, sql_matches, NULL, NULL);
 	sqlite3_create_function(db, "mcptap_param", 2, flags, NULL, sql_param, NULL, NULL);
 	sqlite3_create_function(db, "mcptap_error", 2, flags, NULL, sql_error, NULL, NULL);
-	sqlite3_create_function(db, "mcptap_in", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, sql_in,
+	sqlite3_create_function(db, "mcptap_has", 2, flags, NULL, sql_has, NULL, NULL);
+	/* (Not deterministic: they keep and read what a scan noted.) */
+	sqlite3_create_function(db, "mcptap_note", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, sql_note,
+				NULL, NULL);
+	sqlite3_create_function(db, "mcptap_seen", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, sql_seen,
 				NULL, NULL);
 }

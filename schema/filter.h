@@ -56,17 +56,14 @@ size_t mt_filter_nparams(const struct mt_filter *f);
 const struct mt_filter_value *mt_filter_param(const struct mt_filter *f, size_t i);
 /*
  * The SQL of a filter with a request-given field (method, tool, prompt, uri)
- * also uses a list per such test, bound after the literals (?base+nparams+1
- * on): mt_filter_lists fills them for a session on a connection (a sqlite3 *;
- * ?1 the session as ever) before a statement runs, reading only the requests
- * added since its last call for that session; mt_filter_bind binds the
- * literals and the lists to a statement (a sqlite3_stmt *). Run both in one
- * read transaction, so that the lists hold the requests of what the statement
- * reads. base is 2 or more (the lists' own statements take ?2). mt_filter_lists
- * returns 0, or -1 on an SQLite error.
+ * also uses a set per such test, bound after the literals (?base+nparams+1
+ * on), where a scan notes each request's verdict for its answers. Before a
+ * statement runs, mt_filter_session says the session it reads (the sets are
+ * kept while it stays the same: a follower's reads); mt_filter_bind binds the
+ * literals and the sets to a statement (a sqlite3_stmt *).
  */
 size_t mt_filter_nlists(const struct mt_filter *f);
-int mt_filter_lists(struct mt_filter *f, void *db, int64_t session, int base, int http);
+void mt_filter_session(struct mt_filter *f, int64_t session);
 void mt_filter_bind(const struct mt_filter *f, void *stmt, int base);
 
 /*

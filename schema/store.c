@@ -2048,37 +2048,6 @@ static void filter_sql(const struct store *st, const char *alias, struct mt_buf 
 	mt_buf_putc(b, ')');
 }
 
-/*
- * Before statements with the filter run: a read transaction when none is open
- * (so that the filter's lists and the statements read one state of the file;
- * *began says to end it), then the lists for the session. 0, or -1 (err set).
- */
-static int filter_ready(struct store *st, int64_t session, int *began, struct mt_err *err)
-{
-	*began = 0;
-	if (!st->filter || !mt_filter_nlists(st->filter))
-		return 0;
-	if (sqlite3_get_autocommit(st->db)) {
-		if (sqlite3_exec(st->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-			return db_fail(st, err, "cannot read messages");
-		*began = 1;
-	}
-	if (mt_filter_lists(st->filter, st->db, session, 2, st->version >= 4)) {
-		db_fail(st, err, "cannot read messages");
-		if (*began)
-			sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
-		*began = 0;
-		return -1;
-	}
-	return 0;
-}
-
-static void filter_done(struct store *st, int began)
-{
-	if (began)
-		sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
-}
-
 /* The filter's literals (?3 on: ?1 is the session, ?2 the seq to read after) and lists. */
 static void filter_bind(const struct store *st, sqlite3_stmt *s)
 {
@@ -2113,11 +2082,11 @@ int store_filter_count(struct store *st, int64_t session, int64_t *n, struct mt_
 {
 	struct mt_buf b = MT_BUF_INIT;
 	sqlite3_stmt *s = NULL;
-	int rc = -1, began;
+	int rc = -1;
 
 	*n = 0;
-	if (filter_ready(st, session, &began, err))
-		return -1;
+	if (st->filter)
+		mt_filter_session(st->filter, session);
 	mt_buf_puts(&b, "SELECT count(*) FROM message m WHERE m.session = ?1 AND m.seq > ?2");
 	if (st->filter) {
 		mt_buf_puts(&b, " AND ");
@@ -2138,7 +2107,6 @@ int store_filter_count(struct store *st, int64_t session, int64_t *n, struct mt_
 	rc = 0;
 out:
 	sqlite3_finalize(s);
-	filter_done(st, began);
 	mt_buf_release(&b);
 	return rc;
 }
@@ -2368,10 +2336,10 @@ int store_each_item_after(struct store *st, int64_t session, int64_t after, unsi
 	/* (A filter picks messages: stderr, gaps and exchanges are not.) */
 	if (st->filter)
 		streams = 1;
-	int rc = -1, began;
+	int rc = -1;
 
-	if (filter_ready(st, session, &began, err))
-		return -1;
+	if (st->filter)
+		mt_filter_session(st->filter, session);
 	for (int k = 0; k < streams; k++) {
 		if (sqlite3_prepare_v2(st->db, item_sql(st, k, flags, &sql), -1, &s[k], NULL) !=
 		    SQLITE_OK) {
@@ -2425,7 +2393,6 @@ int store_each_item_after(struct store *st, int64_t session, int64_t after, unsi
 out:
 	for (int k = 0; k < 4; k++)
 		sqlite3_finalize(s[k]);
-	filter_done(st, began);
 	mt_buf_release(&sql);
 	return rc;
 }

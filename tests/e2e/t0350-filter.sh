@@ -139,6 +139,23 @@ check_eq "path, without the query" "2 3 5" "$(seqs 'path == /mcp')"
 check_eq "channel body" "2 3 5 7 8" "$(seqs 'channel == body')"
 check_eq "show -Y: no exchange line among the messages" "" "$("$MCPTAP" show -r "$DB" -Y 'seq > 0' | grep http)"
 
+# Values written with escapes: the bytes do not hold them as written, and
+# the filter reads them all the same.
+cat > "$T/esc.fx" <<'FX'
+> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\u0065cho"}}
+< {"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"caf\u00e9 closed"}}
+> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo2"}}
+< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"no \"quote\""}],"isError":true}}
+FX
+"$PEERS/fixture-load" "$T/esc.fx" "$T/esc.db"
+DB=$T/esc.db
+check_eq "an escaped tool name: its call and answer" "1 2" "$(seqs 'tool == echo')"
+check_eq "contains, on an escaped name" "1 2 3 4" "$(seqs 'tool contains ech')"
+check_eq "an escaped error message" "2" "$(seqs 'error contains "café"')"
+check_eq "an isError text with escaped quotes" "4" "$(seqs 'error == "no \"quote\""')"
+check_eq "text is the bytes as written" "" "$(seqs 'text contains "café"')"
+DB=$T/h.db
+
 # Bad expressions: the message, the expression, a caret under the column, a
 # pointer to the help; exit 2, nothing on stdout.
 bad() { # bad EXPR EXPECTED-STDERR
