@@ -102,15 +102,15 @@ struct node {
 /*
  * What a request-given field's test said of each request of a session read so
  * far, in seq order. A scan in seq order meets a request before its answers:
- * the request's row notes its verdict (mcptap_note), and an answer's row
- * finds it by a binary search (mcptap_seen), much cheaper than a lookup of
+ * the request's row notes its verdict, and an answer's row finds it by a
+ * binary search (mcptap_pair), much cheaper than a lookup of
  * its request in the file. An answer whose request was not noted (a test the
  * SQL did not reach on it, a read that began after it) looks it up. Kept
  * across a follower's reads of the same session.
  */
 struct seen {
 	int64_t seq;
-	int pass;          /* 1, 0, or -1: NULL */
+	int pass;          /* 1 or 0 */
 };
 struct seqset {
 	struct seen *v;
@@ -953,23 +953,17 @@ static void node_sql(const struct mt_filter *f, const struct node *n, const char
 			cond_sql(f, n, alias, base, http, out);
 			break;
 		}
-		/* An answer's value is its request's (see struct seqset). Others,
-		 * notifications, have a value of their own. */
-		{
-			int set = base + (int)f->nparams + n->list + 1;
-			mt_buf_printf(out, "(CASE WHEN %s.kind = 'request' THEN mcptap_note(?%d, %s.seq, ",
-				      alias, set, alias);
-			cond_sql(f, n, alias, base, http, out);
-			mt_buf_printf(out, ") WHEN %s.kind IN ('response', 'error') AND %s.request_seq IS"
-				      " NOT NULL THEN coalesce(mcptap_seen(?%d, %s.request_seq), (SELECT ",
-				      alias, alias, set, alias);
-			cond_sql(f, n, "fq", base, http, out);
-			mt_buf_printf(out, " FROM message fq WHERE fq.session = %s.session AND fq.seq = %s"
-				      ".request_seq AND fq.kind = 'request')) ELSE ",
-				      alias, alias);
-			cond_sql(f, n, alias, base, http, out);
-		}
-		mt_buf_puts(out, " END)");
+		/* An answer's value is its request's (see struct seqset, and
+		 * mcptap_pair); others have a value of their own. An answer whose
+		 * request was not noted looks it up. */
+		mt_buf_printf(out, "coalesce(mcptap_pair(?%d, %s.kind, %s.seq, %s.request_seq, ",
+			      base + (int)f->nparams + n->list + 1, alias, alias, alias);
+		cond_sql(f, n, alias, base, http, out);
+		mt_buf_puts(out, "), (SELECT ");
+		cond_sql(f, n, "fq", base, http, out);
+		mt_buf_printf(out, " FROM message fq WHERE fq.session = %s.session AND fq.seq = %s"
+			      ".request_seq AND fq.kind = 'request'))",
+			      alias, alias);
 		break;
 	}
 }
@@ -1184,16 +1178,26 @@ static size_t seen_at(const struct seqset *set, int64_t seq)
 	return lo;
 }
 
-/* mcptap_note(SET, SEQ, VERDICT): keep a request's verdict (1, 0 or NULL); returns it. */
-static void sql_note(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+/*
+ * mcptap_pair(SET, KIND, SEQ, REQUEST_SEQ, VERDICT), a request-given field's
+ * test on a row: a request's own VERDICT, noted in SET; an answer's, its
+ * request's as noted (NULL when none was: the caller looks the request up);
+ * another row's own. 1 or 0 (a NULL verdict is 0: the language treats them
+ * alike).
+ */
+static void sql_pair(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	struct seqset *set = sqlite3_value_pointer(argv[0], "mcptap_seqset");
-	int null = sqlite3_value_type(argv[2]) == SQLITE_NULL;
-	int pass = null ? -1 : sqlite3_value_int(argv[2]) != 0;
+	const char *kind = (const char *)sqlite3_value_text(argv[1]);
+	int pass = sqlite3_value_type(argv[4]) != SQLITE_NULL && sqlite3_value_int(argv[4]) != 0;
 
 	(void)argc;
-	if (set && sqlite3_value_type(argv[1]) != SQLITE_NULL) {
-		int64_t seq = sqlite3_value_int64(argv[1]);
+	if (!set || !kind) {
+		sqlite3_result_int(ctx, pass);
+		return;
+	}
+	if (!strcmp(kind, "request") && sqlite3_value_type(argv[2]) != SQLITE_NULL) {
+		int64_t seq = sqlite3_value_int64(argv[2]);
 		size_t at = seen_at(set, seq);
 		if (at < set->n && set->v[at].seq == seq) {
 			set->v[at].pass = pass;
@@ -1207,33 +1211,18 @@ static void sql_note(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 			set->v[at].pass = pass;
 			set->n++;
 		}
+	} else if ((!strcmp(kind, "response") || !strcmp(kind, "error")) &&
+		   sqlite3_value_type(argv[3]) != SQLITE_NULL) {
+		int64_t seq = sqlite3_value_int64(argv[3]);
+		size_t at = seen_at(set, seq);
+		if (at < set->n && set->v[at].seq == seq)
+			pass = set->v[at].pass;
+		else {
+			sqlite3_result_null(ctx);
+			return;
+		}
 	}
-	if (null)
-		sqlite3_result_null(ctx);
-	else
-		sqlite3_result_int(ctx, pass);
-}
-
-/* mcptap_seen(SET, SEQ): the verdict kept for request SEQ (1 or 0), NULL when none is. */
-static void sql_seen(sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-	const struct seqset *set = sqlite3_value_pointer(argv[0], "mcptap_seqset");
-	int64_t seq;
-	size_t at;
-
-	(void)argc;
-	if (!set || sqlite3_value_type(argv[1]) == SQLITE_NULL) {
-		sqlite3_result_null(ctx);
-		return;
-	}
-	seq = sqlite3_value_int64(argv[1]);
-	at = seen_at(set, seq);
-	if (at < set->n && set->v[at].seq == seq && set->v[at].pass >= 0)
-		sqlite3_result_int(ctx, set->v[at].pass);
-	else if (at < set->n && set->v[at].seq == seq)
-		sqlite3_result_int(ctx, 0); /* (NULL: it does not pass) */
-	else
-		sqlite3_result_null(ctx);
+	sqlite3_result_int(ctx, pass);
 }
 
 void mt_filter_register(void *dbp)
@@ -1246,8 +1235,6 @@ void mt_filter_register(void *dbp)
 	sqlite3_create_function(db, "mcptap_error", 2, flags, NULL, sql_error, NULL, NULL);
 	sqlite3_create_function(db, "mcptap_has", 2, flags, NULL, sql_has, NULL, NULL);
 	/* (Not deterministic: they keep and read what a scan noted.) */
-	sqlite3_create_function(db, "mcptap_note", 3, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, sql_note,
-				NULL, NULL);
-	sqlite3_create_function(db, "mcptap_seen", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, sql_seen,
+	sqlite3_create_function(db, "mcptap_pair", 5, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, sql_pair,
 				NULL, NULL);
 }
