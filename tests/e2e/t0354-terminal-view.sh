@@ -63,6 +63,13 @@ CAPTURE_E="" pane 120 NO_COLOR=1 -- -t a
 check_eq "-t a: the time of day in every line" 7 "$(grep -c '^ *[0-9]* [0-2][0-9]:[0-5][0-9]:[0-5][0-9]\.[0-9]\{6\} ' "$T/pane")"
 CAPTURE_E="" pane 80 NO_COLOR=1 -- -t a
 check_eq "-t a at 80 columns: to the millisecond" 7 "$(grep -c '^ *[0-9]* [0-2][0-9]:[0-5][0-9]:[0-5][0-9]\.[0-9]\{3\} ' "$T/pane")"
+# -t d: since the line before (the fixture's items are 1 ms apart); -t r: since the start.
+check_eq "-t d: each line 1 ms after the one before" "0.001000 0.001000 0.001000 0.001000 0.001000 0.001000 0.001000" \
+	"$("$MCPTAP" show -r "$T/s.db" -t d | awk '{print $2}' | paste -sd ' ')"
+check_eq "-t r: since the session began" "0.001000 0.002000 0.003000 0.004000 0.005000 0.006000 0.007000" \
+	"$("$MCPTAP" show -r "$T/s.db" -t r | awk '{print $2}' | paste -sd ' ')"
+"$MCPTAP" show -r "$T/s.db" -t x > /dev/null 2> "$T/t.err"
+check_eq "-t x: a usage error" "2 mcptap: bad -t 'x' (r, a or d)" "$? $(head -n 1 "$T/t.err")"
 CAPTURE_E="" pane 80 NO_COLOR=1 --
 check_eq "80 columns: the compact columns" "    3     0.003 → notif        notifications/initi…" "$(sed -n 3p "$T/pane")"
 
