@@ -79,6 +79,7 @@ struct show {
 	int verbose;              /* -v: SSE event ids and types */
 	int pretty;               /* --seq: each message indented in full below its line */
 	int narrow;               /* a terminal under 120 columns: the compact columns */
+	struct store *st;         /* borrowed: for an answer's request not printed */
 	/* --follow: */
 	int64_t last;             /* the greatest seq printed (INT64_MIN: none) */
 	int heading;              /* text: name the session before its next item */
@@ -460,6 +461,30 @@ static void keep_subject(struct show *sh, int64_t seq)
 	mt_map_put(&sh->by_seq, &seq, sizeof(seq), (int64_t)slot); /* (no limit: never fails) */
 }
 
+/* An answer's request, read back for what it names. */
+struct req_read {
+	int64_t seq;
+	struct mt_buf *out;
+	int found;
+};
+
+static int read_subject(int64_t seq, const void *raw, size_t n, void *ctx)
+{
+	struct req_read *rr = ctx;
+	struct mt_class c;
+	struct mt_buf m = MT_BUF_INIT;
+
+	if (seq != rr->seq)
+		return 1;
+	if (mt_classify_trusted(raw, n, &c) == MT_REQUEST && c.method.p &&
+	    !mt_json_string(c.method, &m)) {
+		mt_buf_putc(&m, '\0');
+		rr->found = mt_request_subject(&c, m.data, rr->out) == 0;
+	}
+	mt_buf_release(&m);
+	return 1;
+}
+
 /* The method column: the method, and what the request names (the request's, for an answer). */
 static void method_text(struct show *sh, const struct store_item *it)
 {
@@ -486,6 +511,15 @@ static void method_text(struct show *sh, const struct store_item *it)
 			sh->freed = mt_realloc(sh->freed, sh->capfreed * sizeof(*sh->freed));
 		}
 		sh->freed[sh->nfreed++] = (size_t)slot;
+	} else if (it->request_seq > 0 && sh->st && mt_subject_key(it->method)) {
+		/* Its request was not printed (a filter, --seq): read it for its subject. */
+		struct req_read rr = {it->request_seq, &sh->text, 0};
+		struct mt_err err = {"", 0};
+		if (store_read_raw(sh->st, sh->session, it->request_seq, 1, read_subject, &rr,
+				   &err) >= 0 && rr.found) {
+			mt_buf_putc(&sh->line, ' ');
+			mt_printable_append(&sh->line, sh->text.data ? sh->text.data : "", sh->text.len);
+		}
 	}
 }
 
@@ -964,6 +998,7 @@ static void follow_add(struct followed **f, size_t *n, const struct show *proto,
 	x->sh.tmode = proto->tmode;
 	x->sh.verbose = proto->verbose;
 	x->sh.pretty = proto->pretty;
+	x->sh.st = proto->st;
 	x->sh.session = id;
 	x->sh.last = INT64_MIN;
 	x->sh.printed = printed;
@@ -1160,6 +1195,7 @@ static int run_show(int argc, char **argv)
 	if (cli_open_capture(path, &st) || cli_pick_sessions(st, path, sid, CLI_NEWEST, &ids, &nids))
 		goto out;
 	store_set_filter(st, filter, 0);
+	sh.st = st;
 	if (follow_on) {
 		rc = follow(&sh, st, path, ids, nids, !sid || !strcmp(sid, "all")) ? EXIT_ERROR : EXIT_OK;
 		goto out;

@@ -52,6 +52,12 @@ check_eq "session" "1" "$(seqs 'session == 1 and seq == 1')"
 check_eq "replayed: false on stdio" "1" "$(seqs 'replayed == false and seq == 1')"
 check_eq "parentheses" "4 5 8 9 18 19" "$(seqs '(tool == echo or tool == boom) and (kind == request or kind == response or kind == error)')"
 
+# An answer shown without its request still names what the request named.
+check_eq "answers alone: their requests' tool, prompt or uri" "7 tools/call fail
+9 tools/call boom
+17 resources/read file:///a" \
+	"$("$MCPTAP" show -r "$DB" -Y error | awk '{print $1, $6, $7}')"
+
 # -T json: the same messages, the bytes as stored.
 check_eq "show -T json -Y: the objects of the messages passed" "4 5 18 19" \
 	"$("$MCPTAP" show -r "$DB" -T json -Y 'tool == echo' | sed 's/.*"seq":\([0-9]*\),.*/\1/' | tr '\n' ' ' | sed 's/ $//')"
