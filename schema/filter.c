@@ -118,8 +118,15 @@ struct seqset {
 	int64_t session;   /* whose (0: none yet) */
 };
 
+/* A literal of the expression, bound as a parameter of the SQL. */
+struct mt_filter_value {
+	enum { MT_FV_TEXT, MT_FV_INT, MT_FV_REAL } type;
+	const char *text;
+	int64_t i;
+	double r;
+};
+
 struct mt_filter {
-	char *text;
 	struct node *root;
 	struct mt_filter_value *params;
 	char **texts; /* the params' strings, owned */
@@ -728,7 +735,6 @@ struct mt_filter *mt_filter_parse(const char *s, struct mt_filter_err *e)
 	p.s = s;
 	p.f = f;
 	p.e = e;
-	f->text = mt_strdup(s);
 	if (!next(&p)) {
 		f->root = expr(&p);
 		if (f->root && p.t != T_END) {
@@ -764,23 +770,7 @@ void mt_filter_free(struct mt_filter *f)
 	free(f->lists);
 	free(f->texts);
 	free(f->params);
-	free(f->text);
 	free(f);
-}
-
-const char *mt_filter_text(const struct mt_filter *f)
-{
-	return f->text;
-}
-
-size_t mt_filter_nparams(const struct mt_filter *f)
-{
-	return f->nparams;
-}
-
-const struct mt_filter_value *mt_filter_param(const struct mt_filter *f, size_t i)
-{
-	return i < f->nparams ? &f->params[i] : NULL;
 }
 
 const char *mt_filter_fields(void)
@@ -972,11 +962,6 @@ void mt_filter_sql(const struct mt_filter *f, const char *alias, int base, int h
 		   struct mt_buf *out)
 {
 	node_sql(f, f->root, alias, base, http, out);
-}
-
-size_t mt_filter_nlists(const struct mt_filter *f)
-{
-	return f->nlists;
 }
 
 void mt_filter_bind(const struct mt_filter *f, void *stmtp, int base)

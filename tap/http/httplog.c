@@ -920,7 +920,8 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 	x->sess->open++;
 	idle_unlink(l, x->sess);
 	l->st.exchanges++;
-	x->t0 = clock_of(l, x->sess);
+	if (l->o.on_end)
+		x->t0 = clock_of(l, x->sess); /* (a clock read only for -v) */
 	/* What its connection lost before it (no session had it then). */
 	for (size_t i = 0; i < r->ngaps; i++)
 		log_gap(l, x->sess, r->gaps[i].s, r->gaps[i].bytes, r->gaps[i].why);
