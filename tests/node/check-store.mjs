@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // tests/node/check-store.mjs - check that what mcptap stored is what the client saw.
 //
-// Usage: node check-store.mjs LOG.jsonl SHOW.jsonl
+// Usage: node check-store.mjs [--http [--replays-seen]] LOG.jsonl SHOW.jsonl
 //
 // LOG is sdk-client.mjs's log: one {"dir":"c2s"|"s2c","message":<msg>} per line, in
 // the order the client sent and received them. SHOW is `mcptap show -r DB -T json`:
@@ -19,7 +19,10 @@
 // With --http (a session recorded by the HTTP tap), the records are those of the
 // channels "body" and "sse", each naming its exchange; exchange records are counted,
 // and events a server sent again after a Last-Event-ID resumption ("replayed") are
-// set aside. Messages of one direction may travel on several streams at once (a
+// set aside (with --replays-seen they are compared too: a client whose transport
+// hands on what a resumed stream carries logged them as well), and so are SSE
+// events that are JSON but not JSON-RPC ("notjsonrpc"), which the SDK's transport
+// refuses before they become messages. Messages of one direction may travel on several streams at once (a
 // POST's SSE stream and the GET stream), whose interleaving the client and the tap
 // may see differently: so the two sides are compared as multisets, each message
 // exactly once. The JSON-RPC error body of a refused exchange (a 4xx or 5xx
@@ -68,6 +71,7 @@ const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 function kindOf(m) {
 	if (Array.isArray(m)) return "batch";
 	if (!isObj(m)) return "invalid";
+	if (m.jsonrpc !== "2.0") return "notjsonrpc";
 	if (typeof m.method === "string") return has(m, "id") ? "request" : "notification";
 	if (has(m, "result")) return "response";
 	if (has(m, "error")) return "error";
@@ -125,7 +129,9 @@ function main() {
 	let args = process.argv.slice(2);
 	const http = args[0] === "--http";
 	if (http) args = args.slice(1);
-	if (args.length !== 2) die("usage: node check-store.mjs [--http] LOG.jsonl SHOW.jsonl");
+	const replaysSeen = http && args[0] === "--replays-seen";
+	if (replaysSeen) args = args.slice(1);
+	if (args.length !== 2) die("usage: node check-store.mjs [--http [--replays-seen]] LOG.jsonl SHOW.jsonl");
 	const [logPath, showPath] = args;
 
 	const diffs = [];
@@ -148,6 +154,7 @@ function main() {
 	let exchanges = 0;
 	let replayed = 0;
 	let refused = 0;
+	let notRpc = 0;
 	const refusedExchanges = new Set();
 	let prevSeq = -Infinity;
 	for (const { line, v } of show) {
@@ -177,7 +184,7 @@ function main() {
 		if (http && typeof v.exchange !== "number") diff(`${where}: seq ${v.seq}: no exchange`);
 		if (http && v.replayed) {
 			replayed++;
-			continue;
+			if (!replaysSeen) continue;
 		}
 		if (http && v.dir === "s2c" && refusedExchanges.has(v.exchange)) {
 			refused++;
@@ -201,6 +208,10 @@ function main() {
 				if (typeof m.method === "string" && v.method !== m.method)
 					diff(`${where}: seq ${v.seq}: method field ${JSON.stringify(v.method)} but message method ${JSON.stringify(m.method)}`);
 			}
+		}
+		if (http && v.kind === "notjsonrpc") {
+			notRpc++;
+			continue;
 		}
 		store[v.dir].push(rec);
 		stdio.push(rec);
@@ -287,7 +298,7 @@ function main() {
 	console.log(
 		`${PROG}: checked ${log.c2s.length} c2s and ${log.s2c.length} s2c messages ` +
 			`(store: ${store.c2s.length} c2s, ${store.s2c.length} s2c, ` +
-			(http ? `${exchanges} exchanges, ${replayed} replayed events, ${refused} error bodies of refused exchanges)`
+			(http ? `${exchanges} exchanges, ${replayed} replayed events${replaysSeen ? " (compared)" : ""}, ${notRpc} events not JSON-RPC, ${refused} error bodies of refused exchanges)`
 			: `${responses} responses matched to requests, ${stderrLines} stderr lines)`),
 	);
 	if (diffs.length) {

@@ -4,8 +4,8 @@
 // mcptap's end-to-end tests of the HTTP tap.
 //
 // Usage: node http-client.mjs --transport http|sse [--log FILE] [--sessions N]
-//            [--deleted-status N] URL
-//        node http-client.mjs --transport stdio [--log FILE] -- COMMAND [ARG...]
+//            [--deleted-status N] [--resume] [--not-jsonrpc N] URL
+//        node http-client.mjs --transport stdio [--log FILE] [--not-jsonrpc N] -- COMMAND [ARG...]
 //
 // URL is the server's MCP endpoint (http: the Streamable HTTP endpoint, e.g.
 // http://127.0.0.1:PORT/mcp; sse: the 2024-11-05 GET endpoint, e.g. .../sse), or
@@ -23,6 +23,24 @@
 //
 // --same-echo (with --sessions): every client echoes the text the one client of a
 // --sessions 1 run echoes (so that a mock of that run answers each of them).
+//
+// --resume (http): after the elicitation step, the GET stream is cut, as a
+// network between the tap and the client would cut it, and the SDK resumes it
+// with GET + Last-Event-ID. server-everything's event store then sends again
+// every event it stored after that id, of every stream of the session: earlier
+// answers, notifications, and its sampling/createMessage and elicitation/create,
+// which the client answers a second time. The tap sees each of those events
+// twice (the second copy "replayed"). The step waits for the replay to end and
+// prints "# resumed: N JSON-RPC messages came again (S sampling/createMessage, E
+// elicitation/create, each answered again), K events not JSON-RPC"; the
+// client's errors about answers and progress it had already had, and the SDK's
+// complaints about those K events, are expected. The rest of the flow is
+// unchanged. (A server whose store keeps streams apart sends nothing again.)
+//
+// --not-jsonrpc N: N messages that are not JSON-RPC are expected to come in the
+// whole flow (a mock of a --resume recording sends what the server sent): the
+// SDK's complaints about them are counted, and must be exactly N, instead of
+// failing the flow.
 //
 // --deleted-status N: the status the old session id gets after the DELETE (400 as
 // server-everything answers; a server that follows the spec answers 404).
@@ -73,12 +91,15 @@ const CANCELLED = { duration: 2, steps: 4 }; // 3 more come after the cancellati
 const REQUEST_TIMEOUT_MS = 30000;
 const WATCHDOG_MS = 90000;
 
+// The SDK's complaint about a message that is not JSON-RPC: its schema's errors.
+const NOT_JSONRPC = /^\[\s*\{\s*"code": "invalid_union"/;
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function usage(msg) {
 	if (msg) process.stderr.write(`${PROG}: ${msg}\n`);
-	process.stderr.write("usage: node http-client.mjs --transport http|sse [--log FILE] [--sessions N] [--deleted-status N] URL\n" +
-		"       node http-client.mjs --transport stdio [--log FILE] -- COMMAND [ARG...]\n");
+	process.stderr.write("usage: node http-client.mjs --transport http|sse [--log FILE] [--sessions N] [--deleted-status N] [--resume] [--not-jsonrpc N] URL\n" +
+		"       node http-client.mjs --transport stdio [--log FILE] [--not-jsonrpc N] -- COMMAND [ARG...]\n");
 	process.exit(2);
 }
 
@@ -95,6 +116,8 @@ function parseArgs(argv) {
 		else if (a === "--sessions") o.sessions = Number(val());
 		else if (a === "--deleted-status") o.deletedStatus = Number(val());
 		else if (a === "--same-echo") o.sameEcho = true;
+		else if (a === "--resume") o.resume = true;
+		else if (a === "--not-jsonrpc") o.notJsonRpc = Number(val());
 		else if (a === "--") {
 			o.command = argv.slice(i + 1);
 			break;
@@ -105,10 +128,13 @@ function parseArgs(argv) {
 	if (o.transport !== "http" && o.transport !== "sse" && o.transport !== "stdio")
 		usage("--transport must be http, sse or stdio");
 	if (!Number.isInteger(o.sessions) || o.sessions < 0 || o.sessions > 1000) usage("--sessions takes 1..1000");
+	if (o.notJsonRpc !== undefined && (!Number.isInteger(o.notJsonRpc) || o.notJsonRpc < 0 || o.sessions)) usage("--not-jsonrpc takes a count, without --sessions");
+	if (o.resume && o.transport !== "http") usage("--resume is for --transport http");
 	if (o.transport === "stdio") {
 		if (!o.command || !o.command.length || o.url || o.sessions) usage("--transport stdio takes -- COMMAND [ARG...] (no URL, no --sessions)");
 		return o;
 	}
+	if (o.resume && o.sessions) usage("--resume is for one client, without --sessions");
 	if (!o.url) usage("no URL");
 	try {
 		o.url = new URL(o.url);
@@ -145,11 +171,18 @@ class Peer {
 
 		const fetchNoting = async (url, init) => {
 			const r = await fetch(url, init);
-			this.http.push({ method: (init && init.method) || "GET", status: r.status, body: init && init.body });
+			const method = (init && init.method) || "GET";
+			const resumed = new Headers((init && init.headers) || {}).has("last-event-id");
+			this.http.push({ method, status: r.status, body: init && init.body, resumed });
+			if (opts.resume && method === "GET" && !resumed && r.ok && r.body && !this.cutGet) return this.cuttable(r);
 			return r;
 		};
 		const t = opts.transport === "http"
-			? new StreamableHTTPClientTransport(opts.url, { fetch: fetchNoting })
+			? new StreamableHTTPClientTransport(opts.url, {
+				fetch: fetchNoting,
+				// --resume: come back at once (the default waits a second).
+				...(opts.resume ? { reconnectionOptions: { initialReconnectionDelay: 50, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 2, maxRetries: 2 } } : {}),
+			})
 			: opts.transport === "stdio"
 			? new StdioClientTransport({ command: opts.command[0], args: opts.command.slice(1), stderr: "inherit" })
 			: new SSEClientTransport(opts.url, { fetch: fetchNoting });
@@ -197,6 +230,84 @@ class Peer {
 			if ("interpretation" in props) return { action: "accept", content: { interpretation: ELICIT_CHOICE } };
 			return { action: "accept", content: { name: ELICIT_NAME, check: true, integer: 7 } };
 		});
+	}
+
+	// --resume: a copy of the GET stream's response r, and this.cutGet(), which
+	// ends it between two events and lets the connection go, as when a network
+	// drops a stream.
+	cuttable(r) {
+		const src = r.body.getReader();
+		let ctl = null;
+		let ended = false;
+		const end = () => {
+			if (ended) return;
+			ended = true;
+			src.cancel().catch(() => {});
+			try {
+				ctl.close();
+			} catch {
+				// closed already
+			}
+		};
+		const body = new ReadableStream({
+			start(c) {
+				ctl = c;
+			},
+			async pull(c) {
+				if (ended) return;
+				const { value, done } = await src.read().catch(() => ({ done: true }));
+				if (ended) return;
+				if (done) {
+					ended = true;
+					c.close();
+				} else c.enqueue(value);
+			},
+			cancel(reason) {
+				ended = true;
+				return src.cancel(reason);
+			},
+		});
+		this.cutGet = end;
+		return new Response(body, { status: r.status, statusText: r.statusText, headers: r.headers });
+	}
+
+	// --resume: cut the GET stream, wait for the resumed one, and for the
+	// server's requests sent again to be answered again; returns what came again.
+	async cutAndResume() {
+		need(this.cutGet, "no GET stream to cut");
+		const before = { wire: this.wire.length, errors: this.errors.length, sampling: this.seen.sampling.length, elicit: this.seen.elicit.length };
+		this.cutGet();
+		for (let i = 0; i < 100 && !this.http.some((h) => h.resumed); i++) await sleep(50);
+		const resumed = this.http.filter((h) => h.resumed);
+		eq("resumed GETs (status)", [200], resumed.map((h) => h.status));
+		// The replay is one burst: wait until nothing more comes for 300 ms.
+		let n = -1;
+		while (n !== this.wire.length) {
+			n = this.wire.length;
+			await sleep(300);
+		}
+		this.resumedAgain = this.wire.slice(before.wire).filter((r) => r.dir === "s2c").map((r) => r.message);
+		// What the client said of the replay: answers to requests it had
+		// finished, and the priming events the store sends again as "{}", which
+		// are not JSON-RPC (the SDK reports its schema's complaint).
+		const done = new Set(this.wire.slice(0, before.wire).filter((r) => r.dir === "s2c" && r.message.id !== undefined && !r.message.method).map((r) => r.message.id));
+		this.replayErrors = new Set();
+		this.notJsonRpc = 0;
+		for (const msg of this.errors.slice(before.errors)) {
+			const m = /^Received a response for an unknown message ID: (.*)$/s.exec(msg);
+			let known = false;
+			try {
+				known = m && done.has(JSON.parse(m[1]).id);
+			} catch {
+				known = false;
+			}
+			if (!known && NOT_JSONRPC.test(msg)) {
+				known = true;
+				this.notJsonRpc++;
+			}
+			if (known) this.replayErrors.add(msg);
+		}
+		this.againRequests = [this.seen.sampling.length - before.sampling, this.seen.elicit.length - before.elicit];
 	}
 
 	record(dir, message) {
@@ -291,6 +402,8 @@ class Peer {
 	unexpectedErrors() {
 		const mine = new Set([...(this.progressTokens || []), ...(this.cancelledToken !== undefined ? [this.cancelledToken] : [])]);
 		return this.errors.filter((msg) => {
+			if (this.replayErrors && this.replayErrors.has(msg)) return false;
+			if (this.opts.notJsonRpc !== undefined && NOT_JSONRPC.test(msg)) return false;
 			const m = /^Received a progress notification for an unknown token: (.*)$/s.exec(msg);
 			if (!m) return true;
 			try {
@@ -383,6 +496,15 @@ async function fullFlow(opts) {
 		need(textOf(r.content).includes(`- Name: ${ELICIT_NAME}`), `the result does not carry the answer: ${textOf(r.content).slice(0, 200)}`);
 	});
 
+	if (opts.resume) {
+		await step("--resume: the GET stream cut and resumed with Last-Event-ID; the server sends its events again", async () => {
+			await p.cutAndResume();
+			const [sampling, elicit] = p.againRequests;
+			process.stdout.write(`# resumed: ${p.resumedAgain.length} JSON-RPC messages came again (${sampling} sampling/createMessage, ` +
+				`${elicit} elicitation/create, each answered again), ${p.notJsonRpc} events not JSON-RPC\n`);
+		});
+	}
+
 	// A cancelled call: abort after its first progress notification. The server
 	// gets notifications/cancelled (its POST answered 202), never answers
 	// the call, and, as this tool does not watch for cancellation, goes on sending
@@ -463,6 +585,11 @@ async function fullFlow(opts) {
 		const bad = p.unexpectedErrors();
 		need(bad.length === 0, bad.join("; "));
 	});
+	if (opts.notJsonRpc !== undefined) {
+		await step(`${opts.notJsonRpc} messages not JSON-RPC came`, () => {
+			eq("the SDK's complaints", opts.notJsonRpc, p.errors.filter((m) => NOT_JSONRPC.test(m)).length);
+		});
+	}
 	if (opts.transport === "http") {
 		await step("DELETE (terminateSession)", () => p.terminate());
 		await step(`the deleted session id is refused (HTTP ${opts.deletedStatus})`, async () => {
