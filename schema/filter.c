@@ -101,20 +101,20 @@ struct node {
 
 /*
  * What a request-given field's test said of each request of a session read so
- * far, in seq order. A scan in seq order meets a request before its answers:
- * the request's row notes its verdict, and an answer's row finds it by a
- * binary search (mcptap_pair), much cheaper than a lookup of
- * its request in the file. An answer whose request was not noted (a test the
- * SQL did not reach on it, a read that began after it) looks it up. Kept
- * across a follower's reads of the same session.
+ * far. A scan in seq order meets a request before its answers: the request's
+ * row notes its verdict, and an answer's row reads it back (mcptap_pair), much
+ * cheaper than a lookup of its request in the file. The verdicts are a byte a
+ * seq from the first request noted (seqs are dense in a session): SEEN_NONE,
+ * SEEN_FAIL or SEEN_PASS. An answer whose request was not noted (a test the
+ * SQL did not reach on it, a read that began after it, a seq too far on) looks
+ * it up. Kept across a follower's reads of the same session.
  */
-struct seen {
-	int64_t seq;
-	int pass;          /* 1 or 0 */
-};
+enum { SEEN_NONE, SEEN_FAIL, SEEN_PASS };
+#define SEEN_SPAN (1ll << 28) /* seqs past the first noted, at most (256 MiB) */
 struct seqset {
-	struct seen *v;
-	size_t n, cap;
+	unsigned char *v;
+	int64_t base;      /* the seq of v[0] */
+	size_t cap;        /* 0: nothing noted yet */
 	int64_t session;   /* whose (0: none yet) */
 };
 
@@ -987,7 +987,9 @@ void mt_filter_session(struct mt_filter *f, int64_t session)
 {
 	for (size_t i = 0; i < f->nlists; i++)
 		if (f->sets[i].session != session) {
-			f->sets[i].n = 0;
+			free(f->sets[i].v);
+			f->sets[i].v = NULL;
+			f->sets[i].cap = 0;
 			f->sets[i].session = session;
 		}
 }
@@ -1146,21 +1148,32 @@ static void sql_error(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sqlite3_result_text(ctx, "", 0, SQLITE_STATIC);
 }
 
-/* Where seq is in set, or would go. */
-static size_t seen_at(const struct seqset *set, int64_t seq)
+/* Note a request's verdict (a seq before the first noted, or too far on, is not). */
+static void seen_note(struct seqset *set, int64_t seq, int pass)
 {
-	size_t lo = 0, hi = set->n;
-
-	if (hi && set->v[hi - 1].seq < seq)
-		return hi; /* (the common case: the scan's next request) */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (set->v[mid].seq < seq)
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (!set->cap) {
+		set->base = seq;
+	} else if (seq < set->base || seq - set->base >= SEEN_SPAN) {
+		return;
 	}
-	return lo;
+	size_t at = (size_t)(seq - set->base);
+	if (at >= set->cap) {
+		size_t cap = set->cap ? set->cap : 4096;
+		while (cap <= at)
+			cap *= 2;
+		set->v = mt_realloc(set->v, cap);
+		memset(set->v + set->cap, SEEN_NONE, cap - set->cap);
+		set->cap = cap;
+	}
+	set->v[at] = pass ? SEEN_PASS : SEEN_FAIL;
+}
+
+/* A request's verdict as noted: SEEN_NONE, SEEN_FAIL or SEEN_PASS. */
+static int seen_get(const struct seqset *set, int64_t seq)
+{
+	if (!set->cap || seq < set->base || seq - set->base >= (int64_t)set->cap)
+		return SEEN_NONE;
+	return set->v[seq - set->base];
 }
 
 /*
@@ -1181,31 +1194,18 @@ static void sql_pair(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		sqlite3_result_int(ctx, pass);
 		return;
 	}
-	if (!strcmp(kind, "request") && sqlite3_value_type(argv[2]) != SQLITE_NULL) {
-		int64_t seq = sqlite3_value_int64(argv[2]);
-		size_t at = seen_at(set, seq);
-		if (at < set->n && set->v[at].seq == seq) {
-			set->v[at].pass = pass;
-		} else {
-			if (set->n == set->cap) {
-				set->cap = set->cap ? 2 * set->cap : 64;
-				set->v = mt_realloc(set->v, set->cap * sizeof(*set->v));
-			}
-			memmove(set->v + at + 1, set->v + at, (set->n - at) * sizeof(*set->v));
-			set->v[at].seq = seq;
-			set->v[at].pass = pass;
-			set->n++;
-		}
-	} else if ((!strcmp(kind, "response") || !strcmp(kind, "error")) &&
+	/* (The kinds are a closed set: their first letters tell them apart.) */
+	if (kind[0] == 'r' && !strcmp(kind, "request") && sqlite3_value_type(argv[2]) != SQLITE_NULL) {
+		seen_note(set, sqlite3_value_int64(argv[2]), pass);
+	} else if (((kind[0] == 'r' && !strcmp(kind, "response")) ||
+		    (kind[0] == 'e' && !strcmp(kind, "error"))) &&
 		   sqlite3_value_type(argv[3]) != SQLITE_NULL) {
-		int64_t seq = sqlite3_value_int64(argv[3]);
-		size_t at = seen_at(set, seq);
-		if (at < set->n && set->v[at].seq == seq)
-			pass = set->v[at].pass;
-		else {
+		int v = seen_get(set, sqlite3_value_int64(argv[3]));
+		if (v == SEEN_NONE) {
 			sqlite3_result_null(ctx);
 			return;
 		}
+		pass = v == SEEN_PASS;
 	}
 	sqlite3_result_int(ctx, pass);
 }
