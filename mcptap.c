@@ -15,6 +15,7 @@ extern const struct cmd_entry cmd_sessions;
 extern const struct cmd_entry cmd_show;
 extern const struct cmd_entry cmd_analyze;
 extern const struct cmd_entry cmd_stats;
+extern const struct cmd_entry cmd_export;
 extern const struct cmd_entry cmd_replay;
 extern const struct cmd_entry cmd_import;
 extern const struct cmd_entry cmd_sniff;
@@ -25,6 +26,7 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_show,
 	&cmd_analyze,
 	&cmd_stats,
+	&cmd_export,
 	&cmd_replay,
 	&cmd_import,
 	&cmd_sniff,

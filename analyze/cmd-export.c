@@ -1,0 +1,234 @@
+/*
+ * cmd-export.c - `mcptap export`: a capture's sessions in another format
+ * (analyze/export/), for the tools people already use. Streams: one session
+ * and one item at a time, whatever the capture's size. Redacts as the tap
+ * does unless --keep-secrets. Written to -o FILE through a temporary file
+ * renamed at the end, so that a failed export leaves no half file behind.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analyze/export/export.h"
+#include "schema/cli.h"
+#include "schema/filter.h"
+
+static int run_export(int argc, char **argv);
+
+const struct cmd_entry cmd_export = {
+	.name = "export",
+	.summary = "write captured sessions as JSON Lines, for other tools",
+	.usage = "mcptap export -r FILE [-s LIST] [-Y EXPR] [-T jsonl] [-o FILE] "
+		 "[--redact-key NAME] [--redact-path PATH] [--redact-value REGEX] [--keep-secrets]",
+	.options = "  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
+		   "  -s, --session LIST    the sessions: ids, ranges A-B, all, comma-separated\n"
+		   "                        (default: every session)\n"
+		   "  -Y, --filter EXPR     only the messages EXPR passes (FILTERS in mcptap.1)\n"
+		   "  -T, --format FORMAT   jsonl (default): one JSON object per line, as\n"
+		   "                        show -T json prints them\n"
+		   "  -o, --output FILE     write FILE (replaced whole at the end); default: stdout\n"
+		   "      --redact-key NAME, --redact-path PATH, --redact-value REGEX\n"
+		   "                        more to redact, as for record\n"
+		   "      --keep-secrets    write what the file holds as it is (no redaction)\n"
+		   "  -h, --help            this text\n",
+	.run = run_export,
+};
+
+static const struct ex_format *const formats[] = {&ex_jsonl};
+
+#define NFORMATS (sizeof(formats) / sizeof(formats[0]))
+#define MAX_RULES 64
+
+static int each(const struct store_item *it, void *ctx)
+{
+	struct ex_sink *x = ctx;
+
+	return x->format->item(x, ex_redact_item(x, it)) ? 1 : 0;
+}
+
+/* The sessions, one after the other, to x->out. 0, or -1 (said). */
+static int export_all(struct ex_sink *x, const int64_t *ids, size_t n)
+{
+	const struct ex_format *f = x->format;
+	struct mt_err err = {"", 0};
+
+	if (f->begin && f->begin(x))
+		goto failed;
+	for (size_t k = 0; k < n; k++) {
+		int rc;
+
+		if (store_session_get(x->st, ids[k], &x->row, &err)) {
+			mt_error("cannot read '%s': %s", x->path, err.msg);
+			return -1;
+		}
+		x->session = &x->row;
+		x->pem = 0;
+		rc = f->session ? f->session(x) : 0;
+		if (!rc && f->item) {
+			rc = store_each_item_ex(x->st, ids[k], f->flags, each, x, &err);
+			if (rc < 0) {
+				mt_error("cannot read '%s': %s", x->path, err.msg);
+				store_session_row_release(&x->row);
+				return -1;
+			}
+		}
+		if (!rc && f->session_end)
+			rc = f->session_end(x);
+		x->session = NULL;
+		store_session_row_release(&x->row);
+		if (rc)
+			goto failed;
+	}
+	if (f->end && f->end(x))
+		goto failed;
+	return 0;
+failed:
+	mt_error("cannot export '%s' as %s: %s", x->path, f->name, x->err.msg);
+	return -1;
+}
+
+/* A temporary file beside out, for export_all; NULL (said) when it cannot be made. */
+static FILE *open_beside(const char *out, char **tmp)
+{
+	size_t n = strlen(out);
+	char *t = malloc(n + 16);
+	int fd;
+	FILE *f;
+
+	if (!t)
+		return NULL;
+	snprintf(t, n + 16, "%s.tmp-XXXXXX", out);
+	if ((fd = mkstemp(t)) < 0) {
+		mt_error("cannot write '%s': %s", out, strerror(errno));
+		free(t);
+		return NULL;
+	}
+	/* (mkstemp makes it 0600: what a capture holds stays as private.) */
+	if (!(f = fdopen(fd, "wb"))) {
+		mt_error("cannot write '%s': %s", out, strerror(errno));
+		close(fd);
+		unlink(t);
+		free(t);
+		return NULL;
+	}
+	*tmp = t;
+	return f;
+}
+
+static int run_export(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"read", required_argument, NULL, 'r'},
+		{"session", required_argument, NULL, 's'},
+		{"filter", required_argument, NULL, 'Y'},
+		{"format", required_argument, NULL, 'T'},
+		{"output", required_argument, NULL, 'o'},
+		{"redact-key", required_argument, NULL, 'K'},
+		{"redact-path", required_argument, NULL, 'P'},
+		{"redact-value", required_argument, NULL, 'V'},
+		{"keep-secrets", no_argument, NULL, 'k'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *path = NULL, *sid = NULL, *expr = NULL, *format = "jsonl", *out = NULL;
+	const char *rules[MAX_RULES];
+	char kinds[MAX_RULES];
+	size_t nrules = 0;
+	int keep = 0, c, rc = EXIT_ERROR, bad = 0;
+	struct ex_sink x;
+	struct mt_filter *filter = NULL;
+	struct mt_redact *redact = NULL;
+	int64_t *ids = NULL;
+	size_t nids = 0;
+	char *tmp = NULL;
+
+	memset(&x, 0, sizeof(x));
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":r:s:Y:T:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r': path = optarg; break;
+		case 's': sid = optarg; break;
+		case 'Y': expr = optarg; break;
+		case 'T': format = optarg; break;
+		case 'o': out = optarg; break;
+		case 'k': keep = 1; break;
+		case 'K':
+		case 'P':
+		case 'V':
+			if (nrules == MAX_RULES)
+				return cli_usage_error(&cmd_export, "more than %d --redact-* rules",
+						       MAX_RULES);
+			kinds[nrules] = (char)c;
+			rules[nrules++] = optarg;
+			break;
+		case 'h': cli_help(&cmd_export, stdout); return EXIT_OK;
+		default: return cli_bad_option(&cmd_export, c, argv);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(&cmd_export, "unexpected argument '%s'", argv[optind]);
+	for (size_t i = 0; i < NFORMATS; i++)
+		if (!strcmp(format, formats[i]->name))
+			x.format = formats[i];
+	if (!x.format)
+		return cli_usage_error(&cmd_export, "unknown format '%s' (jsonl)", format);
+	if (keep && nrules)
+		return cli_usage_error(&cmd_export,
+				       "--keep-secrets and --redact-* contradict each other");
+	if (sid && cli_session_list_problem(sid))
+		return cli_usage_error(&cmd_export, "bad session list '%s': %s", sid,
+				       cli_session_list_problem(sid));
+	if (!(path = cli_capture_path(path)))
+		return cli_usage_error(&cmd_export, "no capture file: give -r FILE or set MCPTAP_FILE");
+	if (out && !*out)
+		return cli_usage_error(&cmd_export, "-o needs a file name");
+	if (expr && !(filter = cli_filter(&cmd_export, expr)))
+		return EXIT_ERROR;
+	if (!keep && !(redact = cli_redactor(&cmd_export, kinds, rules, nrules, &bad)))
+		goto out;
+	if (cli_open_capture(path, &x.st) || cli_pick_sessions(x.st, path, sid, CLI_ALL, &ids, &nids))
+		goto out;
+	store_set_filter(x.st, filter, 0);
+	x.path = path;
+	x.redact = redact;
+	x.filtered = filter != NULL;
+	x.out = stdout;
+	if (out && strcmp(out, "-") && !(x.out = open_beside(out, &tmp)))
+		goto out;
+	if (export_all(&x, ids, nids) == 0) {
+		int e = fflush(x.out) ? errno : ferror(x.out) ? EIO : 0;
+		if (!e && tmp && fsync(fileno(x.out)))
+			e = errno;
+		if (tmp && fclose(x.out) && !e)
+			e = errno;
+		if (tmp)
+			x.out = NULL;
+		if (e)
+			mt_error("cannot write '%s': %s", out ? out : "standard output", strerror(e));
+		else if (tmp && rename(tmp, out))
+			mt_error("cannot write '%s': %s", out, strerror(errno));
+		else
+			rc = EXIT_OK;
+	}
+out:
+	if (x.format && x.format->release)
+		x.format->release(&x);
+	if (tmp) {
+		if (x.out)
+			fclose(x.out);
+		if (rc != EXIT_OK)
+			unlink(tmp);
+		free(tmp);
+	}
+	ex_sink_release(&x);
+	free(ids);
+	mt_filter_free(filter);
+	mt_redact_free(redact);
+	store_close(x.st);
+	return rc;
+}

@@ -1,0 +1,63 @@
+/*
+ * export.h - what every export format is given (`mcptap export`): the
+ * sessions of a capture file one after the other, each item of a session in
+ * seq order, already redacted. A format writes to x->out and says nothing
+ * on stderr: it returns -1 with x->err set, and the command says it.
+ */
+#ifndef MCPTAP_EXPORT_H
+#define MCPTAP_EXPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "schema/redact.h"
+#include "schema/store.h"
+#include "schema/util.h"
+
+struct ex_format;
+
+struct ex_sink {
+	FILE *out;
+	struct store *st;
+	const char *path;                /* the capture file */
+	const struct mt_redact *redact;  /* NULL: --keep-secrets */
+	int filtered;                    /* -Y: only the messages it passes come */
+	const struct store_session_row *session; /* the session being written (&row) */
+	struct store_session_row row;
+	const struct ex_format *format;
+	void *priv;                      /* the format's own state */
+	struct mt_err err;
+	/* Scratch for the redaction of an item (ex_redact_*). */
+	struct mt_buf red, red2, xb[6];
+	struct store_exchange_row xcopy;
+	struct store_item icopy;
+	int pem;                         /* a stderr line inside a private key */
+};
+
+struct ex_format {
+	const char *name;
+	const char *what;   /* for --help: one line */
+	unsigned flags;     /* store_each_item_ex's (STORE_ITEMS_*) */
+	/* Each may be NULL; each returns 0, or -1 with x->err set. */
+	int (*begin)(struct ex_sink *x);
+	int (*session)(struct ex_sink *x);
+	int (*item)(struct ex_sink *x, const struct store_item *it);
+	int (*session_end)(struct ex_sink *x);
+	int (*end)(struct ex_sink *x);
+	/* What the format holds, freed: after end, or after a failure anywhere. */
+	void (*release)(struct ex_sink *x);
+};
+
+extern const struct ex_format ex_jsonl;
+
+/*
+ * it with its bytes redacted as the tap redacts what it stores (a message,
+ * a stderr line, an exchange's target, headers and bodies); it itself when
+ * there is nothing to redact or no redactor. Valid until the next call.
+ */
+const struct store_item *ex_redact_item(struct ex_sink *x, const struct store_item *it);
+
+/* What ex_redact_item kept. */
+void ex_sink_release(struct ex_sink *x);
+
+#endif
