@@ -87,7 +87,10 @@ static int export_all(struct ex_sink *x, const int64_t *ids, size_t n)
 		goto failed;
 	return 0;
 failed:
-	mt_error("cannot export '%s' as %s: %s", x->path, f->name, x->err.msg);
+	if (ferror(x->out))
+		mt_error("cannot write '%s': %s", x->out_name, x->err.msg);
+	else
+		mt_error("cannot export '%s' as %s: %s", x->path, f->name, x->err.msg);
 	return -1;
 }
 
@@ -198,6 +201,7 @@ static int run_export(int argc, char **argv)
 	x.redact = redact;
 	x.filtered = filter != NULL;
 	x.out = stdout;
+	x.out_name = out && strcmp(out, "-") ? out : "standard output";
 	if (out && strcmp(out, "-") && !(x.out = open_beside(out, &tmp)))
 		goto out;
 	if (export_all(&x, ids, nids) == 0) {
@@ -209,7 +213,7 @@ static int run_export(int argc, char **argv)
 		if (tmp)
 			x.out = NULL;
 		if (e)
-			mt_error("cannot write '%s': %s", out ? out : "standard output", strerror(e));
+			mt_error("cannot write '%s': %s", x.out_name, strerror(e));
 		else if (tmp && rename(tmp, out))
 			mt_error("cannot write '%s': %s", out, strerror(errno));
 		else

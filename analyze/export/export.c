@@ -112,6 +112,9 @@ const struct store_item *ex_redact_item(struct ex_sink *x, const struct store_it
 	x->icopy = *it;
 	x->icopy.raw = x->red.data ? x->red.data : "";
 	x->icopy.raw_len = x->red.len;
+	/* (A message's size is what was relayed; a stderr line's, what is stored.) */
+	if (it->type == STORE_ITEM_STDERR)
+		x->icopy.size = (int64_t)x->red.len;
 	return &x->icopy;
 }
 

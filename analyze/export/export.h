@@ -18,6 +18,7 @@ struct ex_format;
 
 struct ex_sink {
 	FILE *out;
+	const char *out_name;            /* as said in errors */
 	struct store *st;
 	const char *path;                /* the capture file */
 	const struct mt_redact *redact;  /* NULL: --keep-secrets */
