@@ -37,7 +37,9 @@
 #       storage floor of the same rows, and peak RSS importing half the file and all
 #   (n) show -Y on a 1M-message session against a plain show of the rows it passes
 #   (o) show --follow's delay behind a tap that writes
-# BENCH_ONLY=k, l, m, n or o runs that section alone.
+#   (p) export of a 1M-message capture in each format against show -T json of it,
+#       and export's peak RSS at 200k and 1M messages
+# BENCH_ONLY=k, l, m, n, o or p runs that section alone.
 set -eu
 cd "$(dirname "$0")/../.."
 B=tests/bench
@@ -697,7 +699,43 @@ section_o() {
 	rm -f "$TMP/fo.db"* "$TMP/fo.out"
 }
 
-if [ "${BENCH_ONLY:-}" = k ] || [ "${BENCH_ONLY:-}" = l ] || [ "${BENCH_ONLY:-}" = m ] || [ "${BENCH_ONLY:-}" = n ] || [ "${BENCH_ONLY:-}" = o ]; then
+# (p) export: each format of a 1M-message capture (gen-session.sh), against
+# show -T json of the same capture (the same reads, one JSON line a message);
+# and peak RSS (GNU time) exporting 200k and 1M messages: flat when it streams.
+EXPORT_FORMATS="jsonl"
+section_p() {
+	_n=${BENCH_EXPORT_N:-1000000}
+	sh tests/bench/gen-session.sh "$_n" | tests/peers/fixture-load /dev/stdin "$TMP/e.db"
+	sh tests/bench/gen-session.sh $((_n / 5)) | tests/peers/fixture-load /dev/stdin "$TMP/e5.db"
+	echo "(p) export of a session of $_n messages, one CPU, against show -T json of it"
+	: > "$TMP/es"
+	for _f in $EXPORT_FORMATS; do : > "$TMP/ex.$_f"; done
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		t0=$(now_ns); pin ./mcptap show -r "$TMP/e.db" -T json > /dev/null; t1=$(now_ns)
+		echo $((t1 - t0)) >> "$TMP/es"
+		for _f in $EXPORT_FORMATS; do
+			t0=$(now_ns); pin ./mcptap export -r "$TMP/e.db" -T "$_f" -o "$TMP/e.out"; t1=$(now_ns)
+			echo $((t1 - t0)) >> "$TMP/ex.$_f"
+		done
+		i=$((i + 1))
+	done
+	for _f in $EXPORT_FORMATS; do
+		pin ./mcptap export -r "$TMP/e.db" -T "$_f" -o "$TMP/e.out"
+		_size=$(du -m "$TMP/e.out" | cut -f1)
+		_r5=$(/usr/bin/time -f %M ./mcptap export -r "$TMP/e5.db" -T "$_f" -o "$TMP/e.out" 2>&1 >/dev/null | tail -1)
+		_r1=$(/usr/bin/time -f %M ./mcptap export -r "$TMP/e.db" -T "$_f" -o "$TMP/e.out" 2>&1 >/dev/null | tail -1)
+		_target=1.5
+		case $_f in har | pcapng) _target=3 ;; esac
+		awk -v f="$_f" -v e="$(median < "$TMP/ex.$_f")" -v s="$(median < "$TMP/es")" -v t="$_target" \
+			-v m="$_size" -v r5="$_r5" -v r1="$_r1" -v n5=$((_n / 5)) -v n="$_n" 'BEGIN {
+			printf "    %-6s %.2f s against %.2f s: %.2fx (target <= %s); %d MB; peak RSS %.1f MiB at %d, %.1f MiB at %d messages\n",
+				f, e / 1e9, s / 1e9, e / s, t, m, r5 / 1024, n5, r1 / 1024, n }'
+	done
+	rm -f "$TMP/e.db"* "$TMP/e5.db"* "$TMP/e.out"
+}
+
+if [ "${BENCH_ONLY:-}" = k ] || [ "${BENCH_ONLY:-}" = l ] || [ "${BENCH_ONLY:-}" = m ] || [ "${BENCH_ONLY:-}" = n ] || [ "${BENCH_ONLY:-}" = o ] || [ "${BENCH_ONLY:-}" = p ]; then
 	echo "mcptap benchmarks: section ($BENCH_ONLY) only; $(nproc) CPUs; median of $RUNS runs"
 	echo
 	section_$BENCH_ONLY
@@ -923,3 +961,5 @@ echo
 section_n
 echo
 section_o
+echo
+section_p
