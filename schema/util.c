@@ -153,6 +153,11 @@ static void buf_grow(struct mt_buf *b, size_t extra)
 	b->cap = cap;
 }
 
+void mt_buf_reserve(struct mt_buf *b, size_t n)
+{
+	buf_grow(b, n);
+}
+
 void mt_buf_append(struct mt_buf *b, const void *p, size_t n)
 {
 	buf_grow(b, n);

@@ -49,6 +49,7 @@ void mt_buf_puts(struct mt_buf *b, const char *s);
 void mt_buf_putc(struct mt_buf *b, char c);
 void mt_buf_printf(struct mt_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void mt_buf_reset(struct mt_buf *b);   /* len = 0, keeps the memory */
+void mt_buf_reserve(struct mt_buf *b, size_t n); /* room for n more bytes (and a NUL) */
 void mt_buf_release(struct mt_buf *b); /* frees the memory */
 
 /*
