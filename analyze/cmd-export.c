@@ -21,15 +21,18 @@ static int run_export(int argc, char **argv);
 
 const struct cmd_entry cmd_export = {
 	.name = "export",
-	.summary = "write captured sessions as JSON Lines, for other tools",
-	.usage = "mcptap export -r FILE [-s LIST] [-Y EXPR] [-T jsonl] [-o FILE] "
+	.summary = "write captured sessions as JSON Lines or HAR, for other tools",
+	.usage = "mcptap export -r FILE [-s LIST] [-Y EXPR] [-T jsonl|har] [-o FILE] "
 		 "[--redact-key NAME] [--redact-path PATH] [--redact-value REGEX] [--keep-secrets]",
 	.options = "  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
 		   "  -s, --session LIST    the sessions: ids, ranges A-B, all, comma-separated\n"
 		   "                        (default: every session)\n"
 		   "  -Y, --filter EXPR     only the messages EXPR passes (FILTERS in mcptap.1)\n"
 		   "  -T, --format FORMAT   jsonl (default): one JSON object per line, as\n"
-		   "                        show -T json prints them\n"
+		   "                        show -T json prints them; har: one HAR 1.2\n"
+		   "                        document, an entry per HTTP exchange (stdio: per\n"
+		   "                        request with its answer, per notification), for\n"
+		   "                        HAR viewers (EXPORT FORMATS in mcptap.1)\n"
 		   "  -o, --output FILE     write FILE (replaced whole at the end); default: stdout\n"
 		   "      --redact-key NAME, --redact-path PATH, --redact-value REGEX\n"
 		   "                        more to redact, as for record\n"
@@ -38,7 +41,7 @@ const struct cmd_entry cmd_export = {
 	.run = run_export,
 };
 
-static const struct ex_format *const formats[] = {&ex_jsonl};
+static const struct ex_format *const formats[] = {&ex_jsonl, &ex_har};
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 #define MAX_RULES 64
@@ -176,7 +179,7 @@ static int run_export(int argc, char **argv)
 		if (!strcmp(format, formats[i]->name))
 			x.format = formats[i];
 	if (!x.format)
-		return cli_usage_error(&cmd_export, "unknown format '%s' (jsonl)", format);
+		return cli_usage_error(&cmd_export, "unknown format '%s' (jsonl, har)", format);
 	if (keep && nrules)
 		return cli_usage_error(&cmd_export,
 				       "--keep-secrets and --redact-* contradict each other");
@@ -193,7 +196,7 @@ static int run_export(int argc, char **argv)
 		goto out;
 	if (cli_open_capture(path, &x.st) || cli_pick_sessions(x.st, path, sid, CLI_ALL, &ids, &nids))
 		goto out;
-	store_set_filter(x.st, filter, 0);
+	store_set_filter(x.st, filter, x.format->filter);
 	x.path = path;
 	x.redact = redact;
 	x.filtered = filter != NULL;
