@@ -148,6 +148,8 @@ static int run_export(int argc, char **argv)
 	int64_t *ids = NULL;
 	size_t nids = 0;
 	char *tmp = NULL;
+	FILE *direct = NULL;
+	struct stat sb;
 
 	memset(&x, 0, sizeof(x));
 	optind = 1;
@@ -201,16 +203,23 @@ static int run_export(int argc, char **argv)
 	x.redact = redact;
 	x.filtered = filter != NULL;
 	x.out = stdout;
-	if (out && strcmp(out, "-") && !(x.out = open_beside(out, &tmp)))
+	if (out && strcmp(out, "-") && stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		/* A device or a pipe (/dev/null, a FIFO): written as it is, never replaced. */
+		if (!(x.out = direct = fopen(out, "wb"))) {
+			mt_error("cannot write '%s': %s", out, strerror(errno));
+			goto out;
+		}
+	} else if (out && strcmp(out, "-") && !(x.out = open_beside(out, &tmp))) {
 		goto out;
+	}
 	if (export_all(&x, ids, nids) == 0) {
 		int e = fflush(x.out) ? errno : ferror(x.out) ? EIO : 0;
 		if (!e && tmp && fsync(fileno(x.out)))
 			e = errno;
-		if (tmp && fclose(x.out) && !e)
+		if ((tmp || direct) && fclose(x.out) && !e)
 			e = errno;
-		if (tmp)
-			x.out = NULL;
+		if (tmp || direct)
+			x.out = direct = NULL;
 		if (e)
 			mt_error("cannot write '%s': %s", out ? out : "standard output", strerror(e));
 		else if (tmp && rename(tmp, out))
@@ -219,6 +228,8 @@ static int run_export(int argc, char **argv)
 			rc = EXIT_OK;
 	}
 out:
+	if (direct)
+		fclose(direct);
 	if (x.format && x.format->release)
 		x.format->release(&x);
 	if (tmp) {

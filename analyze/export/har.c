@@ -11,9 +11,10 @@
  * an entry complete behind one still open (every POST behind a GET stream
  * that lasts the whole session) is written at once to a temporary file, and
  * copied from there to its place when the entries before it are out. With
- * -Y the exchange rows do not come: they are read here (store_each_exchange,
- * redacted as the command redacts), and a session's entries are written at
- * its end, each with the messages the filter passed.
+ * -Y the exchange rows do not come: the messages that pass are kept (their
+ * bytes in the temporary file) until the session's end, where the rows are
+ * read here in order (store_each_exchange, redacted as the command redacts
+ * what it gives) and each row whose messages passed makes an entry of them.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -37,8 +38,9 @@ struct hmsg {
 	int replayed;
 	int answer;          /* a response or an error */
 	int is_error;
-	char *raw;
+	char *raw;           /* NULL while in the spill file (-Y), at off */
 	size_t raw_len;
+	off_t off;
 };
 
 /* A copy of an exchange row (its strings owned). */
@@ -53,6 +55,7 @@ struct pent {
 	struct xrow *x;       /* an HTTP exchange; NULL: a message by the stdio convention */
 	int64_t expect;       /* an exchange: messages still to come */
 	int open_request;     /* stdio: a request waiting for its answer */
+	int pending;          /* -Y: the messages of exchange key, its row read at the end */
 	int done;
 	int64_t cancelled_by; /* stdio: the notifications/cancelled that named it */
 	struct hmsg *m;
@@ -63,12 +66,6 @@ struct pent {
 	size_t len;
 };
 
-/* -Y: the session's exchange rows, read at its start. */
-struct xslot {
-	struct xrow *x;
-	struct pent *e;       /* its entry, once a message of it passed */
-};
-
 struct har {
 	int first;            /* no entry written yet */
 	int hold;             /* -Y: write at the session's end */
@@ -76,8 +73,6 @@ struct har {
 	size_t head, n, cap;
 	FILE *spill;
 	off_t spill_end;
-	struct xslot *xs;     /* -Y */
-	size_t nxs, capxs;
 	json_t *pages;        /* a page per session, written after the entries */
 	struct mt_buf text, text2, b64, json;
 	/* The session being written: */
@@ -89,16 +84,33 @@ struct har {
 	const char *endpoint; /* legacy SSE: the session's endpoint, until its GET stream is met */
 };
 
-/* x is the session's first SSE GET stream of a legacy session: it carried the endpoint event. */
-static int mark_endpoint(struct har *h, struct xrow *x)
+/*
+ * The endpoint event's data when r is the first SSE GET stream of a legacy
+ * session (which carried it), else NULL; asked of each row in order.
+ */
+static const char *endpoint_of(struct har *h, const struct store_exchange_row *r)
 {
-	if (!h->endpoint || !x->r.method || strcmp(x->r.method, "GET") || !x->r.resp_type ||
-	    strcmp(x->r.resp_type, "sse"))
-		return 0;
-	if (!(x->endpoint = strdup(h->endpoint)))
-		return -1;
+	const char *e = h->endpoint;
+
+	if (!e || !r->method || strcmp(r->method, "GET") || !r->resp_type || strcmp(r->resp_type, "sse"))
+		return NULL;
 	h->endpoint = NULL;
-	return 0;
+	return e;
+}
+
+/* A copy of r with its endpoint (endpoint_of); NULL when out of memory. */
+static struct xrow *xrow_copy(const struct store_exchange_row *r);
+static void xrow_free(struct xrow *c);
+static struct xrow *xrow_with(struct har *h, const struct store_exchange_row *r)
+{
+	const char *ep = endpoint_of(h, r);
+	struct xrow *c = xrow_copy(r);
+
+	if (c && ep && !(c->endpoint = strdup(ep))) {
+		xrow_free(c);
+		return NULL;
+	}
+	return c;
 }
 
 /* ---- small helpers ---- */
@@ -263,26 +275,29 @@ static void msgs_free(struct pent *e)
 	e->nm = e->cap = 0;
 }
 
-static void pent_free(struct pent *e, int own_x)
+static void pent_free(struct pent *e)
 {
 	if (!e)
 		return;
 	msgs_free(e);
-	if (own_x)
-		xrow_free(e->x);
+	xrow_free(e->x);
 	free(e);
 }
 
-/* Add the message to e. 0, or -1 (out of memory). */
-static int add_msg(struct pent *e, const struct store_item *it)
+static int spill_write(struct ex_sink *x, struct har *h, const void *p, size_t n, off_t *at);
+
+/* Add the message to e (with -Y, its bytes to the spill file). 0, or -1 with x->err set. */
+static int add_msg(struct ex_sink *x, struct har *h, struct pent *e, const struct store_item *it)
 {
 	struct hmsg *m;
 
 	if (e->nm == e->cap) {
 		size_t c = e->cap ? e->cap * 2 : 2;
 		struct hmsg *nm = realloc(e->m, c * sizeof(*nm));
-		if (!nm)
+		if (!nm) {
+			mt_err_set(&x->err, "out of memory");
 			return -1;
+		}
 		e->m = nm;
 		e->cap = c;
 	}
@@ -301,12 +316,20 @@ static int add_msg(struct pent *e, const struct store_item *it)
 	m->method = dups(it->method);
 	m->sse_id = dups(it->sse_id);
 	m->sse_event = dups(it->sse_event);
-	m->raw = dupn(it->raw ? it->raw : "", it->raw_len);
 	m->raw_len = it->raw_len;
 	e->nm++;
-	if (!m->kind || (it->method && !m->method) || (it->sse_id && !m->sse_id) ||
-	    (it->sse_event && !m->sse_event) || !m->raw)
+	if (h->hold) {
+		if (spill_write(x, h, it->raw, it->raw_len, &m->off))
+			return -1;
+	} else if (!(m->raw = dupn(it->raw ? it->raw : "", it->raw_len))) {
+		mt_err_set(&x->err, "out of memory");
 		return -1;
+	}
+	if (!m->kind || (it->method && !m->method) || (it->sse_id && !m->sse_id) ||
+	    (it->sse_event && !m->sse_event)) {
+		mt_err_set(&x->err, "out of memory");
+		return -1;
+	}
 	return 0;
 }
 
@@ -539,11 +562,19 @@ static json_t *timings(double send, double wait, double receive)
 	return t;
 }
 
+/* ISO 8601 of a stored wall clock (a value no calendar holds: the epoch). */
+static void iso_time(int64_t wall, char t[32])
+{
+	mt_format_wall(wall, t);
+	if (*t == '?')
+		mt_format_wall(0, t);
+}
+
 static void common_head(struct har *h, json_t *o, int64_t wall, double time)
 {
 	char t[32];
 
-	mt_format_wall(wall, t);
+	iso_time(wall, t);
 	json_object_set_new(o, "pageref", json_sprintf("session-%lld", (long long)h->session));
 	json_object_set_new(o, "startedDateTime", json_string(t));
 	json_object_set_new(o, "time", json_real(time));
@@ -566,7 +597,8 @@ static json_t *http_entry(struct har *h, const struct pent *e)
 	json_t *rq_cookies = json_array(), *rs_cookies = json_array(), *rq_h, *rs_h, *events = NULL;
 	const char *host = NULL, *rq_type = NULL, *rs_type = NULL, *location = NULL;
 	const char *target = r->target ? r->target : "/";
-	int64_t sent = r->t_ns, last = r->t_ns;
+	int64_t sent = r->t_ns;
+	int64_t last = sent;
 	double send, wait, receive;
 	int has_post = 0, has_resp_text = 0;
 	struct mt_buf *post = &h->text, *body = &h->json;
@@ -789,7 +821,65 @@ static int write_all(struct ex_sink *x, FILE *f, const void *p, size_t n)
 	return 0;
 }
 
-/* e's JSON (no separator) into h->json... returned as a malloc'd string, or NULL. */
+/* n bytes to the end of the spill file, made when first needed; where in *at. 0 or -1. */
+static int spill_write(struct ex_sink *x, struct har *h, const void *p, size_t n, off_t *at)
+{
+	if (!h->spill && !(h->spill = tmpfile())) {
+		mt_err_set(&x->err, "cannot make a temporary file: %s", strerror(errno));
+		return -1;
+	}
+	if (fseeko(h->spill, h->spill_end, SEEK_SET) ||
+	    (n && fwrite(p, 1, n, h->spill) != n)) {
+		mt_err_set(&x->err, "a temporary file: %s", strerror(errno ? errno : EIO));
+		return -1;
+	}
+	*at = h->spill_end;
+	h->spill_end += (off_t)n;
+	return 0;
+}
+
+/* n bytes at off in the spill file, to out (a FILE) or into buf (malloc'd). 0 or -1. */
+static int spill_read(struct ex_sink *x, struct har *h, off_t off, size_t n, FILE *out, char **buf)
+{
+	char chunk[65536];
+
+	if (buf && !(*buf = malloc(n + 1))) {
+		mt_err_set(&x->err, "out of memory");
+		return -1;
+	}
+	if (fflush(h->spill) || fseeko(h->spill, off, SEEK_SET)) {
+		mt_err_set(&x->err, "a temporary file: %s", strerror(errno));
+		return -1;
+	}
+	for (size_t got = 0; got < n;) {
+		size_t want = n - got, k;
+		if (!buf && want > sizeof(chunk))
+			want = sizeof(chunk);
+		k = fread(buf ? *buf + got : chunk, 1, want, h->spill);
+		if (!k) {
+			mt_err_set(&x->err, "a temporary file: %s",
+				   ferror(h->spill) ? strerror(errno) : "cut short");
+			return -1;
+		}
+		if (!buf && write_all(x, out, chunk, k))
+			return -1;
+		got += k;
+	}
+	if (buf)
+		(*buf)[n] = '\0';
+	return 0;
+}
+
+/* -Y: the bytes of e's messages, back from the spill file. 0 or -1. */
+static int load_raws(struct ex_sink *x, struct har *h, struct pent *e)
+{
+	for (size_t i = 0; i < e->nm; i++)
+		if (!e->m[i].raw && spill_read(x, h, e->m[i].off, e->m[i].raw_len, NULL, &e->m[i].raw))
+			return -1;
+	return 0;
+}
+
+/* e's JSON (no separator), a malloc'd string, or NULL. */
 static char *entry_text(struct har *h, const struct pent *e)
 {
 	json_t *o = e->x ? http_entry(h, e) : syn_entry(h, e);
@@ -814,28 +904,10 @@ static int emit(struct ex_sink *x, struct har *h, struct pent *e, int to_out)
 	size_t n;
 	int rc;
 
-	if (to_out && e->spilled) {
-		char buf[65536];
-		size_t left = e->len;
-		if (put_sep(x, h))
-			return -1;
-		if (fflush(h->spill) || fseeko(h->spill, e->off, SEEK_SET)) {
-			mt_err_set(&x->err, "a temporary file: %s", strerror(errno));
-			return -1;
-		}
-		while (left) {
-			size_t k = fread(buf, 1, left < sizeof(buf) ? left : sizeof(buf), h->spill);
-			if (!k) {
-				mt_err_set(&x->err, "a temporary file: %s",
-					   ferror(h->spill) ? strerror(errno) : "cut short");
-				return -1;
-			}
-			if (write_all(x, x->out, buf, k))
-				return -1;
-			left -= k;
-		}
-		return 0;
-	}
+	if (to_out && e->spilled)
+		return put_sep(x, h) || spill_read(x, h, e->off, e->len, x->out, NULL) ? -1 : 0;
+	if (load_raws(x, h, e))
+		return -1;
 	if (!(s = entry_text(h, e))) {
 		mt_err_set(&x->err, "out of memory");
 		return -1;
@@ -844,18 +916,9 @@ static int emit(struct ex_sink *x, struct har *h, struct pent *e, int to_out)
 	if (to_out) {
 		rc = put_sep(x, h) || write_all(x, x->out, s, n);
 	} else {
-		if (!h->spill && !(h->spill = tmpfile())) {
-			mt_err_set(&x->err, "cannot make a temporary file: %s", strerror(errno));
-			free(s);
-			return -1;
-		}
-		rc = fseeko(h->spill, h->spill_end, SEEK_SET) || write_all(x, h->spill, s, n);
-		if (rc && !*x->err.msg)
-			mt_err_set(&x->err, "a temporary file: %s", strerror(errno));
+		rc = spill_write(x, h, s, n, &e->off);
 		e->spilled = 1;
-		e->off = h->spill_end;
 		e->len = n;
-		h->spill_end += (off_t)n;
 	}
 	free(s);
 	return rc ? -1 : 0;
@@ -869,7 +932,7 @@ static int flush(struct ex_sink *x, struct har *h)
 		if (emit(x, h, e, 1))
 			return -1;
 		h->q[h->head++] = NULL;
-		pent_free(e, !h->hold);
+		pent_free(e);
 	}
 	if (h->head == h->n) {
 		h->head = h->n = 0;
@@ -912,50 +975,6 @@ static int har_begin(struct ex_sink *x)
 	return write_all(x, x->out, head, sizeof(head) - 1);
 }
 
-static int load_exchange(const struct store_exchange_row *r, void *ctx)
-{
-	struct ex_sink *x = ctx;
-	struct har *h = x->priv;
-	struct store_item it;
-	const struct store_item *red;
-
-	if (h->nxs == h->capxs) {
-		size_t c = h->capxs ? h->capxs * 2 : 64;
-		struct xslot *n = realloc(h->xs, c * sizeof(*n));
-		if (!n)
-			return 1;
-		h->xs = n;
-		h->capxs = c;
-	}
-	/* (Redacted as the command redacts the items it gives.) */
-	memset(&it, 0, sizeof(it));
-	it.type = STORE_ITEM_EXCHANGE;
-	it.seq = r->seq;
-	it.t_ns = r->t_ns;
-	it.wall = r->wall;
-	it.kind = "exchange";
-	it.raw = "";
-	it.x = r;
-	red = ex_redact_item(x, &it);
-	h->xs[h->nxs].x = xrow_copy(red->x);
-	h->xs[h->nxs].e = NULL;
-	if (!h->xs[h->nxs].x)
-		return 1;
-	if (mark_endpoint(h, h->xs[h->nxs].x)) {
-		xrow_free(h->xs[h->nxs].x);
-		return 1;
-	}
-	h->nxs++;
-	return 0;
-}
-
-static void drop_xs(struct har *h)
-{
-	for (size_t i = 0; i < h->nxs; i++)
-		xrow_free(h->xs[i].x);
-	h->nxs = 0;
-}
-
 /* The authority of a URL (scheme://AUTHORITY/...), into a new string; NULL when none. */
 static char *authority(const char *url)
 {
@@ -971,7 +990,6 @@ static int har_session(struct ex_sink *x)
 {
 	struct har *h = x->priv;
 	const struct store_session_row *s = x->session;
-	struct mt_err err = {"", 0};
 	json_t *page;
 	char t[32], *title;
 
@@ -986,7 +1004,7 @@ static int har_session(struct ex_sink *x)
 	h->hold = x->filtered;
 	h->endpoint = !strcmp(h->transport, "sse") ? s->http_session_id : NULL;
 
-	mt_format_wall(s->started_wall, t);
+	iso_time(s->started_wall, t);
 	if (s->upstream)
 		title = mt_asprintf("session %lld: %s %s", (long long)s->id, h->transport, s->upstream);
 	else
@@ -1010,14 +1028,6 @@ static int har_session(struct ex_sink *x)
 		json_object_set_new(page, "_protocolVersion", jstr(h, s->protocol_version));
 	free(title);
 	json_array_append_new(h->pages, page);
-
-	if (h->hold) {
-		int rc = store_each_exchange(x->st, s->id, load_exchange, x, &err);
-		if (rc) {
-			mt_err_set(&x->err, "%s", rc < 0 ? err.msg : "out of memory");
-			return -1;
-		}
-	}
 	return 0;
 }
 
@@ -1040,8 +1050,8 @@ static int syn_message(struct ex_sink *x, struct har *h, const struct store_item
 		size_t i = find(h, it->request_seq);
 		if (i != (size_t)-1 && !h->q[i]->x && h->q[i]->open_request && !h->q[i]->done) {
 			e = h->q[i];
-			if (add_msg(e, it))
-				goto oom;
+			if (add_msg(x, h, e, it))
+				return -1;
 			e->open_request = 0;
 			return finish(x, h, e);
 		}
@@ -1052,20 +1062,18 @@ static int syn_message(struct ex_sink *x, struct har *h, const struct store_item
 		if (i != (size_t)-1 && !h->q[i]->x && h->q[i]->open_request && !h->q[i]->cancelled_by)
 			h->q[i]->cancelled_by = it->seq;
 	}
-	if (!(e = new_pent(it->seq)))
-		goto oom;
-	if (add_msg(e, it) || enqueue(h, e)) {
-		pent_free(e, 1);
-		goto oom;
+	if (!(e = new_pent(it->seq)) || enqueue(h, e)) {
+		free(e);
+		mt_err_set(&x->err, "out of memory");
+		return -1;
 	}
+	if (add_msg(x, h, e, it))
+		return -1; /* (e is in the queue: released with it) */
 	if (!strcmp(it->kind, "request")) {
 		e->open_request = 1;
 		return 0;
 	}
 	return finish(x, h, e);
-oom:
-	mt_err_set(&x->err, "out of memory");
-	return -1;
 }
 
 static int har_item(struct ex_sink *x, const struct store_item *it)
@@ -1074,9 +1082,8 @@ static int har_item(struct ex_sink *x, const struct store_item *it)
 	struct pent *e;
 
 	if (it->type == STORE_ITEM_EXCHANGE) {
-		if (!(e = new_pent(it->seq)) || !(e->x = xrow_copy(it->x)) || mark_endpoint(h, e->x) ||
-		    enqueue(h, e)) {
-			pent_free(e, 1);
+		if (!(e = new_pent(it->seq)) || !(e->x = xrow_with(h, it->x)) || enqueue(h, e)) {
+			pent_free(e);
 			mt_err_set(&x->err, "out of memory");
 			return -1;
 		}
@@ -1086,43 +1093,96 @@ static int har_item(struct ex_sink *x, const struct store_item *it)
 	if (it->type != STORE_ITEM_MESSAGE)
 		return 0; /* (stderr lines and gaps: no HTTP in them) */
 	if (it->exchange > 0 && h->hold) {
-		size_t lo = 0, hi = h->nxs;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (h->xs[mid].x->r.seq < it->exchange)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo < h->nxs && h->xs[lo].x->r.seq == it->exchange) {
-			struct xslot *sl = &h->xs[lo];
-			if (!sl->e) {
-				if (!(sl->e = new_pent(it->exchange)) || enqueue(h, sl->e)) {
-					free(sl->e);
-					sl->e = NULL;
-					mt_err_set(&x->err, "out of memory");
-					return -1;
-				}
-				sl->e->x = sl->x;
-			}
-			if (add_msg(sl->e, it)) {
+		/* (-Y: the exchange's row is read at the session's end.) */
+		size_t i = find(h, it->exchange);
+		if (i == (size_t)-1) {
+			if (!(e = new_pent(it->exchange)) || enqueue(h, e)) {
+				free(e);
 				mt_err_set(&x->err, "out of memory");
 				return -1;
 			}
-			return 0;
+			e->pending = 1;
+		} else if (!(e = h->q[i])->pending) {
+			return syn_message(x, h, it);
 		}
+		return add_msg(x, h, e, it);
 	} else if (it->exchange > 0) {
 		size_t i = find(h, it->exchange);
 		if (i != (size_t)-1 && h->q[i]->x && !h->q[i]->done) {
 			e = h->q[i];
-			if (add_msg(e, it)) {
-				mt_err_set(&x->err, "out of memory");
+			if (add_msg(x, h, e, it))
 				return -1;
-			}
 			return --e->expect <= 0 ? finish(x, h, e) : 0;
 		}
 	}
 	return syn_message(x, h, it);
+}
+
+/*
+ * -Y: write the entries waiting before key (all: INT64_MAX). An exchange's
+ * messages whose row was not found (a message naming an exchange the file
+ * does not hold) are written by the stdio convention, an entry each.
+ */
+static int write_before(struct ex_sink *x, struct har *h, int64_t key)
+{
+	while (h->head < h->n && h->q[h->head]->key < key) {
+		struct pent *e = h->q[h->head];
+		int rc = 0;
+		if (e->pending) {
+			for (size_t i = 0; i < e->nm && !rc; i++) {
+				struct pent one;
+				memset(&one, 0, sizeof(one));
+				one.key = e->m[i].seq;
+				one.m = &e->m[i];
+				one.nm = 1;
+				rc = emit(x, h, &one, 1);
+			}
+		} else {
+			rc = emit(x, h, e, 1);
+		}
+		if (rc)
+			return -1;
+		h->q[h->head++] = NULL;
+		pent_free(e);
+	}
+	return 0;
+}
+
+/* -Y: an exchange row, in seq order: the entry of its messages that passed, in its place. */
+static int held_row(const struct store_exchange_row *r, void *ctx)
+{
+	struct ex_sink *x = ctx;
+	struct har *h = x->priv;
+	struct store_item it;
+	const struct store_item *red;
+	struct pent *e;
+	const char *ep = endpoint_of(h, r);
+
+	if (write_before(x, h, r->seq))
+		return 1;
+	if (h->head == h->n || h->q[h->head]->key != r->seq || !h->q[h->head]->pending)
+		return 0; /* (none of its messages passed) */
+	e = h->q[h->head];
+	/* (Redacted as the command redacts the items it gives.) */
+	memset(&it, 0, sizeof(it));
+	it.type = STORE_ITEM_EXCHANGE;
+	it.seq = r->seq;
+	it.t_ns = r->t_ns;
+	it.wall = r->wall;
+	it.kind = "exchange";
+	it.raw = "";
+	it.x = r;
+	red = ex_redact_item(x, &it);
+	if (!(e->x = xrow_copy(red->x)) || (ep && !(e->x->endpoint = strdup(ep)))) {
+		mt_err_set(&x->err, "out of memory");
+		return 1;
+	}
+	e->pending = 0;
+	if (emit(x, h, e, 1))
+		return 1;
+	h->q[h->head++] = NULL;
+	pent_free(e);
+	return 0;
 }
 
 static int har_session_end(struct ex_sink *x)
@@ -1133,8 +1193,16 @@ static int har_session_end(struct ex_sink *x)
 	/* What is still open stays so: an exchange that never ended, a request never answered. */
 	for (size_t i = h->head; i < h->n; i++)
 		h->q[i]->done = 1;
+	if (h->hold) {
+		struct mt_err err = {"", 0};
+		rc = store_each_exchange(x->st, h->session, held_row, x, &err);
+		if (rc < 0)
+			mt_err_set(&x->err, "cannot read the exchanges: %s", err.msg);
+		if (rc || write_before(x, h, INT64_MAX))
+			return -1;
+	}
 	rc = flush(x, h);
-	drop_xs(h);
+	h->spill_end = 0;
 	return rc;
 }
 
@@ -1161,10 +1229,8 @@ static void har_release(struct ex_sink *x)
 	if (!h)
 		return;
 	for (size_t i = h->head; i < h->n; i++)
-		pent_free(h->q[i], !h->hold);
+		pent_free(h->q[i]);
 	free(h->q);
-	drop_xs(h);
-	free(h->xs);
 	if (h->spill)
 		fclose(h->spill);
 	json_decref(h->pages);

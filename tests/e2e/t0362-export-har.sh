@@ -23,7 +23,9 @@
 # 5. Redaction: a capture recorded with --keep-secrets through the tap with
 #    Authorization: Bearer SECRET exports without it (-Y too), and keeps it
 #    with export --keep-secrets.
-# 6. Usage errors: exit 2 and a clear line.
+# 6. Usage errors: exit 2 and a clear line. -o naming a FIFO writes through it.
+# 7. Streaming: a GET stream open the whole session in front of 60 MB of
+#    answers: the export's peak memory is the JSON Lines export's.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/http-peers.sh"
 . "$(dirname "$0")/http-tap.sh"
@@ -126,6 +128,9 @@ check_eq "-Y: in them, exactly those messages" \
 check_eq "-Y: the progress events left out, counted" \
 	"$(sql "$T/h.db" "select sum(n) from (select (select count(*) from message m where m.exchange = x.seq) - (select count(*) from message m where m.exchange = x.seq and (m.method = 'tools/call' or m.request_seq in (select seq from message where kind = 'request' and method = 'tools/call'))) as n from http_exchange x where x.seq in (select exchange from message where method = 'tools/call'))")" \
 	"$(jqh hy '[.log.entries[]._messagesLeftOut // 0] | add')"
+har "$T/h.db" hall -Y 'seq > 0'
+check_eq "-Y passing every message: the same entries, but for the exchanges that carried none" \
+	"$(jq -c '[.log.entries[] | select((._messageSeqs | length) > 0)]' "$T/h.har" | md5sum)" "$(jq -c '.log.entries' "$T/hall.har" | md5sum)"
 check_eq "-Y: each entry's method and status as its row" "" \
 	"$(jqh hy '.log.entries[] | "\(._seq) \(.request.method) \(.response.status)"' | while read -r s m st; do
 		[ "$(sql "$T/h.db" "select method || ' ' || status from http_exchange where seq = $s")" = "$m $st" ] || echo "#$s"; done)"
@@ -293,6 +298,50 @@ har "$T/k.db" kky --keep-secrets -Y 'method == initialize'
 check_eq "export --keep-secrets -Y: kept" "0 Bearer $SECRET" \
 	"$RC $(jqh kky '.log.entries[0].request.headers[] | select(.name == "Authorization") | .value')"
 
+# ---- 7. Streaming ----
+# A GET stream open the whole session, 3200 POSTs of 20 kB answers behind it
+# (200 loaded, then copied in SQL): the export's peak memory is the JSON
+# Lines export's, not the document's 60 MB; with -Y too.
+PAD=$(head -c 20000 /dev/zero | tr '\0' x)
+{
+	echo '@transport http'
+	echo '@headers [Host: h:1]'
+	echo '=> GET /mcp'
+	echo '<= 200 sse'
+	i=1
+	while [ $i -le 200 ]; do
+		echo '=> POST /mcp'
+		echo "> {\"jsonrpc\":\"2.0\",\"id\":$i,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}"
+		echo '<= 200 json'
+		echo "< {\"jsonrpc\":\"2.0\",\"id\":$i,\"result\":{\"pad\":\"$PAD\"}}"
+		echo '=| complete'
+		i=$((i + 1))
+	done
+	echo '~ 1'
+	echo '<@ id=1 {"jsonrpc":"2.0","method":"notifications/message","params":{}}'
+} > "$T/big.fix"
+"$PEERS/fixture-load" "$T/big.fix" "$T/big.db" || die "cannot load big.fix"
+COPY=""
+for k in $(seq 1 15); do
+	COPY="$COPY insert into http_exchange select session, seq + $k * 1000, conn, method, target, req_headers, req_body, status, resp_headers, resp_type, resp_body, t_ns + $k, wall + $k * 1000000, first_byte_ns + $k, end_ns + $k, outcome, error, last_event_id from http_exchange where method = 'POST' and seq < 1000;
+	insert into message (session, seq, t_ns, wall, dir, channel, kind, id, idtype, method, request_seq, incomplete, size, raw, exchange) select session, seq + $k * 1000, t_ns + $k, wall + $k * 1000000, dir, channel, kind, id, idtype, method, request_seq + $k * 1000, incomplete, size, raw, exchange + $k * 1000 from message where channel = 'body' and seq < 1000;"
+done
+sql "$T/big.db" "update message set seq = 100000000 where channel = 'sse'; $COPY"
+check_eq "the big capture: 3201 exchanges, the GET stream's event last" "3201 1" \
+	"$(sql "$T/big.db" "select count(*) from http_exchange") $(sql "$T/big.db" "select exchange from message order by seq desc limit 1")"
+msgs "$T/big.db" big
+rss() { /usr/bin/time -f %M -o "$T/rss" "$MCPTAP" export -r "$T/big.db" -o "$T/big.out" "$@" 2> /dev/null; cat "$T/rss"; }
+RJ=$(rss -T jsonl)
+RH=$(rss -T har)
+SIZE=$(wc -c < "$T/big.out")
+mv "$T/big.out" "$T/big.har"
+check "the big HAR: valid; every message where it belongs" checked big --messages "$T/big.msgs.json"
+RY=$(rss -T har -Y 'seq > 0')
+echo "# peak RSS: jsonl ${RJ} kB, har ${RH} kB, har -Y ${RY} kB; the HAR ${SIZE} bytes"
+check "the HAR is large (over 60 MB)" test "$SIZE" -gt 60000000
+check "its export's peak memory: the JSON Lines export's, give or take 8 MB" test "$RH" -lt $((RJ + 8192))
+check "with -Y as well" test "$RY" -lt $((RJ + 8192))
+
 # ---- 6. Usage errors ----
 bad() {
 	_want=$1
@@ -309,6 +358,13 @@ echo "not a capture" > "$T/notdb"
 bad "file is not a database" -r "$T/notdb" -T har
 bad "cannot write '$T/no/such/x.har'" -r "$T/h.db" -T har -o "$T/no/such/x.har"
 bad "unexpected argument 'extra'" -r "$T/h.db" -T har extra
+# -o naming a pipe (or a device): written through, never replaced by a file.
+mkfifo "$T/fifo"
+cat "$T/fifo" > "$T/fifo.har" &
+"$MCPTAP" export -r "$T/h.db" -T har -o "$T/fifo"
+check_eq "-o a FIFO: exit 0, the FIFO still one" "0 p" "$? $(ls -l "$T/fifo" | cut -c1)"
+wait
+check "and what came through it is the export" cmp -s "$T/fifo.har" "$T/h.har"
 check "no temporary file left behind" test -z "$(find "$T" -name '*.tmp-*')"
 
 finish
