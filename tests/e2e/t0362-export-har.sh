@@ -12,6 +12,7 @@
 #    _sseEvents, whose content is the stream they rebuild); the URL from Host
 #    and the target; -Y: the entries of the exchanges whose messages pass.
 # 2. The same on legacy HTTP+SSE: the GET stream leads with its endpoint event.
+#    The same flows from packet captures, through import.
 # 3. A stdio capture (the SDK client's stdio flow) by the convention of
 #    mcptap.1: an entry per request with its answer, per notification, the
 #    server's requests with _direction s2c, a cancelled request status 0.
@@ -159,6 +160,20 @@ check_eq "the GET stream carries every answer, and leads with the endpoint event
 check_eq "the POSTs: to the endpoint (its query in queryString), 202 Accepted" \
 	"$(sql "$T/s.db" "select count(*) from http_exchange where method = 'POST'") sessionId 202 Accepted" \
 	"$(jqh s '[.log.entries[] | select(.request.method == "POST")] | "\(length) \(map(.request.queryString[0].name) | unique | join(",")) \(map("\(.response.status) \(.response.content.text)") | unique | join(","))"')"
+
+# The same flows read from packet captures (tests/fixtures/pcap, import).
+for f in http sse; do
+	"$MCPTAP" import -w "$T/p$f.db" "$TOP/tests/fixtures/pcap/$f.pcap" > /dev/null 2>&1
+	check_eq "import $f.pcap" 0 $?
+	har "$T/p$f.db" "p$f"
+	rows "$T/p$f.db" "p$f"
+	msgs "$T/p$f.db" "p$f"
+	NX=$(sql "$T/p$f.db" "select count(*) from http_exchange")
+	NM=$(sql "$T/p$f.db" "select count(*) from message")
+	checked "p$f" --rows "$T/p$f.rows.json" --messages "$T/p$f.msgs.json" --curl "$T/p$f.curl"
+	check_eq "$f.pcap imported: exit 0; valid, every exchange and message where it belongs, httpsnippet reads each" \
+		"0 ok: $NX entries; $NX exchanges, $NM messages, $NX curl commands" "$RC $(cat "$T/p$f.check")"
+done
 
 # ---- 3. stdio ----
 timeout 120 node "$NODEDIR/sdk-client.mjs" --flow full --log "$T/o.jsonl" -- \
