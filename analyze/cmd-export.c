@@ -21,15 +21,18 @@ static int run_export(int argc, char **argv);
 
 const struct cmd_entry cmd_export = {
 	.name = "export",
-	.summary = "write captured sessions as JSON Lines, for other tools",
-	.usage = "mcptap export -r FILE [-s LIST] [-Y EXPR] [-T jsonl] [-o FILE] "
+	.summary = "write captured sessions as JSON Lines or HAR, for other tools",
+	.usage = "mcptap export -r FILE [-s LIST] [-Y EXPR] [-T jsonl|har] [-o FILE] "
 		 "[--redact-key NAME] [--redact-path PATH] [--redact-value REGEX] [--keep-secrets]",
 	.options = "  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
 		   "  -s, --session LIST    the sessions: ids, ranges A-B, all, comma-separated\n"
 		   "                        (default: every session)\n"
 		   "  -Y, --filter EXPR     only the messages EXPR passes (FILTERS in mcptap.1)\n"
 		   "  -T, --format FORMAT   jsonl (default): one JSON object per line, as\n"
-		   "                        show -T json prints them\n"
+		   "                        show -T json prints them; har: one HAR 1.2\n"
+		   "                        document, an entry per HTTP exchange (stdio: per\n"
+		   "                        request with its answer, per notification), for\n"
+		   "                        HAR viewers (EXPORT FORMATS in mcptap.1)\n"
 		   "  -o, --output FILE     write FILE (replaced whole at the end); default: stdout\n"
 		   "      --redact-key NAME, --redact-path PATH, --redact-value REGEX\n"
 		   "                        more to redact, as for record\n"
@@ -38,7 +41,7 @@ const struct cmd_entry cmd_export = {
 	.run = run_export,
 };
 
-static const struct ex_format *const formats[] = {&ex_jsonl};
+static const struct ex_format *const formats[] = {&ex_jsonl, &ex_har};
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 #define MAX_RULES 64
@@ -148,6 +151,8 @@ static int run_export(int argc, char **argv)
 	int64_t *ids = NULL;
 	size_t nids = 0;
 	char *tmp = NULL;
+	FILE *direct = NULL;
+	struct stat sb;
 
 	memset(&x, 0, sizeof(x));
 	optind = 1;
@@ -179,7 +184,7 @@ static int run_export(int argc, char **argv)
 		if (!strcmp(format, formats[i]->name))
 			x.format = formats[i];
 	if (!x.format)
-		return cli_usage_error(&cmd_export, "unknown format '%s' (jsonl)", format);
+		return cli_usage_error(&cmd_export, "unknown format '%s' (jsonl, har)", format);
 	if (keep && nrules)
 		return cli_usage_error(&cmd_export,
 				       "--keep-secrets and --redact-* contradict each other");
@@ -196,22 +201,29 @@ static int run_export(int argc, char **argv)
 		goto out;
 	if (cli_open_capture(path, &x.st) || cli_pick_sessions(x.st, path, sid, CLI_ALL, &ids, &nids))
 		goto out;
-	store_set_filter(x.st, filter, 0);
+	store_set_filter(x.st, filter, x.format->filter);
 	x.path = path;
 	x.redact = redact;
 	x.filtered = filter != NULL;
 	x.out = stdout;
 	x.out_name = out && strcmp(out, "-") ? out : "standard output";
-	if (out && strcmp(out, "-") && !(x.out = open_beside(out, &tmp)))
+	if (out && strcmp(out, "-") && stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		/* A device or a pipe (/dev/null, a FIFO): written as it is, never replaced. */
+		if (!(x.out = direct = fopen(out, "wb"))) {
+			mt_error("cannot write '%s': %s", out, strerror(errno));
+			goto out;
+		}
+	} else if (out && strcmp(out, "-") && !(x.out = open_beside(out, &tmp))) {
 		goto out;
+	}
 	if (export_all(&x, ids, nids) == 0) {
 		int e = fflush(x.out) ? errno : ferror(x.out) ? EIO : 0;
 		if (!e && tmp && fsync(fileno(x.out)))
 			e = errno;
-		if (tmp && fclose(x.out) && !e)
+		if ((tmp || direct) && fclose(x.out) && !e)
 			e = errno;
-		if (tmp)
-			x.out = NULL;
+		if (tmp || direct)
+			x.out = direct = NULL;
 		if (e)
 			mt_error("cannot write '%s': %s", x.out_name, strerror(e));
 		else if (tmp && rename(tmp, out))
@@ -220,6 +232,8 @@ static int run_export(int argc, char **argv)
 			rc = EXIT_OK;
 	}
 out:
+	if (direct)
+		fclose(direct);
 	if (x.format && x.format->release)
 		x.format->release(&x);
 	if (tmp) {

@@ -129,7 +129,7 @@ check_eq "the scheme kept, the token a marker; the other headers as they were" "
 
 # ---- 4. Usage errors ----
 "$MCPTAP" export -r "$T/m.db" -T xml > /dev/null 2> "$T/e1"
-check_eq "an unknown format: exit 2, said" "2 mcptap: unknown format 'xml' (jsonl)" "$? $(head -1 "$T/e1")"
+check_eq "an unknown format: exit 2, said, with the formats there are" "2 mcptap: unknown format 'xml' (jsonl," "$? $(head -1 "$T/e1" | cut -d, -f1),"
 "$MCPTAP" export -r "$T/m.db" --keep-secrets --redact-key x > /dev/null 2> "$T/e2"
 check_eq "--keep-secrets with --redact-key: exit 2" "2 mcptap: --keep-secrets and --redact-* contradict each other" "$? $(head -1 "$T/e2")"
 "$MCPTAP" export -r "$T/m.db" -s 9 > /dev/null 2> "$T/e3"
