@@ -193,7 +193,7 @@ static int run_export(int argc, char **argv)
 		goto out;
 	if (cli_open_capture(path, &x.st) || cli_pick_sessions(x.st, path, sid, CLI_ALL, &ids, &nids))
 		goto out;
-	store_set_filter(x.st, filter, 0);
+	store_set_filter(x.st, filter, x.format->filter);
 	x.path = path;
 	x.redact = redact;
 	x.filtered = filter != NULL;

@@ -38,6 +38,7 @@ struct ex_format {
 	const char *name;
 	const char *what;   /* for --help: one line */
 	unsigned flags;     /* store_each_item_ex's (STORE_ITEMS_*) */
+	unsigned filter;    /* how -Y picks messages: store_set_filter's (STORE_FILTER_*) */
 	/* Each may be NULL; each returns 0, or -1 with x->err set. */
 	int (*begin)(struct ex_sink *x);
 	int (*session)(struct ex_sink *x);
