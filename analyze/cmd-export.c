@@ -21,8 +21,9 @@ static int run_export(int argc, char **argv);
 
 const struct cmd_entry cmd_export = {
 	.name = "export",
-	.summary = "write captured sessions as JSON Lines or HAR, for other tools",
-	.usage = "mcptap export -r FILE [-s LIST] [-Y EXPR] [-T jsonl|har] [-o FILE] "
+	.summary = "write captured sessions as JSON Lines, HAR or OpenTelemetry traces",
+	.usage = "mcptap export -r FILE [-s LIST] [-Y EXPR] [-T jsonl|har|otlp] "
+		 "[--spans client|server|both] [--notifications] [--otlp-content] [-o FILE] "
 		 "[--redact-key NAME] [--redact-path PATH] [--redact-value REGEX] [--keep-secrets]",
 	.options = "  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
 		   "  -s, --session LIST    the sessions: ids, ranges A-B, all, comma-separated\n"
@@ -32,7 +33,13 @@ const struct cmd_entry cmd_export = {
 		   "                        show -T json prints them; har: one HAR 1.2\n"
 		   "                        document, an entry per HTTP exchange (stdio: per\n"
 		   "                        request with its answer, per notification), for\n"
-		   "                        HAR viewers (EXPORT FORMATS in mcptap.1)\n"
+		   "                        HAR viewers; otlp: OpenTelemetry traces, a span\n"
+		   "                        per request (export in mcptap.1)\n"
+		   "      --spans client|server|both\n"
+		   "                        otlp: the requester's CLIENT spans (default), the\n"
+		   "                        receiver's SERVER spans, or both\n"
+		   "      --notifications   otlp: a span per notification too\n"
+		   "      --otlp-content    otlp: tools' arguments and results in their spans\n"
 		   "  -o, --output FILE     write FILE (replaced whole at the end); default: stdout\n"
 		   "      --redact-key NAME, --redact-path PATH, --redact-value REGEX\n"
 		   "                        more to redact, as for record\n"
@@ -41,10 +48,13 @@ const struct cmd_entry cmd_export = {
 	.run = run_export,
 };
 
-static const struct ex_format *const formats[] = {&ex_jsonl, &ex_har};
+static const struct ex_format *const formats[] = {&ex_jsonl, &ex_har, &ex_otlp};
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 #define MAX_RULES 64
+
+/* The long options without a letter. */
+enum { OPT_SPANS = 0x100, OPT_NOTIFICATIONS, OPT_OTLP_CONTENT };
 
 static int each(const struct store_item *it, void *ctx)
 {
@@ -137,6 +147,9 @@ static int run_export(int argc, char **argv)
 		{"redact-path", required_argument, NULL, 'P'},
 		{"redact-value", required_argument, NULL, 'V'},
 		{"keep-secrets", no_argument, NULL, 'k'},
+		{"spans", required_argument, NULL, OPT_SPANS},
+		{"notifications", no_argument, NULL, OPT_NOTIFICATIONS},
+		{"otlp-content", no_argument, NULL, OPT_OTLP_CONTENT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -146,6 +159,8 @@ static int run_export(int argc, char **argv)
 	size_t nrules = 0;
 	int keep = 0, c, rc = EXIT_ERROR, bad = 0;
 	struct ex_sink x;
+	struct ex_opts opts = {0, 0, 0};
+	const char *otlp_opt = NULL; /* an option of -T otlp given */
 	struct mt_filter *filter = NULL;
 	struct mt_redact *redact = NULL;
 	int64_t *ids = NULL;
@@ -165,6 +180,20 @@ static int run_export(int argc, char **argv)
 		case 'T': format = optarg; break;
 		case 'o': out = optarg; break;
 		case 'k': keep = 1; break;
+		case OPT_SPANS:
+			otlp_opt = "--spans";
+			if (!strcmp(optarg, "client"))
+				opts.spans = EX_SPANS_CLIENT;
+			else if (!strcmp(optarg, "server"))
+				opts.spans = EX_SPANS_SERVER;
+			else if (!strcmp(optarg, "both"))
+				opts.spans = EX_SPANS_CLIENT | EX_SPANS_SERVER;
+			else
+				return cli_usage_error(&cmd_export,
+						       "bad --spans '%s' (client, server or both)", optarg);
+			break;
+		case OPT_NOTIFICATIONS: otlp_opt = "--notifications"; opts.notifications = 1; break;
+		case OPT_OTLP_CONTENT: otlp_opt = "--otlp-content"; opts.content = 1; break;
 		case 'K':
 		case 'P':
 		case 'V':
@@ -184,7 +213,9 @@ static int run_export(int argc, char **argv)
 		if (!strcmp(format, formats[i]->name))
 			x.format = formats[i];
 	if (!x.format)
-		return cli_usage_error(&cmd_export, "unknown format '%s' (jsonl, har)", format);
+		return cli_usage_error(&cmd_export, "unknown format '%s' (jsonl, har, otlp)", format);
+	if (otlp_opt && x.format != &ex_otlp)
+		return cli_usage_error(&cmd_export, "%s is for -T otlp", otlp_opt);
 	if (keep && nrules)
 		return cli_usage_error(&cmd_export,
 				       "--keep-secrets and --redact-* contradict each other");
@@ -205,6 +236,7 @@ static int run_export(int argc, char **argv)
 	x.path = path;
 	x.redact = redact;
 	x.filtered = filter != NULL;
+	x.o = &opts;
 	x.out = stdout;
 	x.out_name = out && strcmp(out, "-") ? out : "standard output";
 	if (out && strcmp(out, "-") && stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) {

@@ -16,6 +16,14 @@
 
 struct ex_format;
 
+/* What export's format options say (x->o); zero is every default. */
+enum { EX_SPANS_CLIENT = 1, EX_SPANS_SERVER = 2 };
+struct ex_opts {
+	unsigned spans;     /* otlp --spans: EX_SPANS_* (0: EX_SPANS_CLIENT) */
+	int notifications;  /* otlp --notifications: a span per notification too */
+	int content;        /* otlp --otlp-content: tools' arguments and results */
+};
+
 struct ex_sink {
 	FILE *out;
 	const char *out_name;            /* as said in errors */
@@ -26,6 +34,7 @@ struct ex_sink {
 	const struct store_session_row *session; /* the session being written (&row) */
 	struct store_session_row row;
 	const struct ex_format *format;
+	const struct ex_opts *o;         /* the format options (never NULL) */
 	void *priv;                      /* the format's own state */
 	struct mt_err err;
 	/* Scratch for the redaction of an item (ex_redact_*). */
@@ -52,6 +61,7 @@ struct ex_format {
 
 extern const struct ex_format ex_jsonl;
 extern const struct ex_format ex_har;
+extern const struct ex_format ex_otlp;
 
 /*
  * it with its bytes redacted as the tap redacts what it stores (a message,
