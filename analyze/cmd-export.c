@@ -22,7 +22,7 @@ static int run_export(int argc, char **argv);
 const struct cmd_entry cmd_export = {
 	.name = "export",
 	.summary = "write captured sessions as JSON Lines, for other tools",
-	.usage = "mcptap export -r FILE [-s LIST] [-Y EXPR] [-T jsonl] [-o FILE] "
+	.usage = "mcptap export -r FILE [-s LIST] [-Y EXPR] [-T jsonl|pcapng] [-o FILE] "
 		 "[--redact-key NAME] [--redact-path PATH] [--redact-value REGEX] [--keep-secrets]",
 	.options = "  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
 		   "  -s, --session LIST    the sessions: ids, ranges A-B, all, comma-separated\n"
@@ -30,6 +30,7 @@ const struct cmd_entry cmd_export = {
 		   "  -Y, --filter EXPR     only the messages EXPR passes (FILTERS in mcptap.1)\n"
 		   "  -T, --format FORMAT   jsonl (default): one JSON object per line, as\n"
 		   "                        show -T json prints them\n"
+		   "                        pcapng: packets for Wireshark and tshark\n"
 		   "  -o, --output FILE     write FILE (replaced whole at the end); default: stdout\n"
 		   "      --redact-key NAME, --redact-path PATH, --redact-value REGEX\n"
 		   "                        more to redact, as for record\n"
@@ -38,7 +39,7 @@ const struct cmd_entry cmd_export = {
 	.run = run_export,
 };
 
-static const struct ex_format *const formats[] = {&ex_jsonl};
+static const struct ex_format *const formats[] = {&ex_jsonl, &ex_pcapng};
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 #define MAX_RULES 64
@@ -176,7 +177,10 @@ static int run_export(int argc, char **argv)
 		if (!strcmp(format, formats[i]->name))
 			x.format = formats[i];
 	if (!x.format)
-		return cli_usage_error(&cmd_export, "unknown format '%s' (jsonl)", format);
+		return cli_usage_error(&cmd_export, "unknown format '%s' (jsonl, pcapng)", format);
+	if (x.format->binary && (!out || !strcmp(out, "-")) && isatty(STDOUT_FILENO))
+		return cli_usage_error(&cmd_export, "will not write %s to a terminal: give -o FILE, "
+				       "or redirect standard output", x.format->name);
 	if (keep && nrules)
 		return cli_usage_error(&cmd_export,
 				       "--keep-secrets and --redact-* contradict each other");
