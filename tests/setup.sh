@@ -5,7 +5,8 @@
 #   build  the compiler, make, pkg-config, the -dev packages of the libraries, sqlite3;
 #          then checks that pkg-config finds every library the Makefile's PKGS names
 #   test   build, plus cmocka, sqlite3, tcpdump (captures of real sessions), GNU time
-#          (an import's peak RSS), and node/npm for the end-to-end tests
+#          (an import's peak RSS), tshark and capinfos (what export -T pcapng writes),
+#          and node/npm for the end-to-end tests
 #   node   npm ci in tests/node (the pinned MCP peers from the npm registry)
 #   bench  GNU time (peak RSS), taskset, nginx (the plain HTTP relay of section (k)),
 #          tshark (pcap import's comparison, section (m))
@@ -26,7 +27,7 @@ for what in "$@"; do
 	build)
 		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libevent-dev libssl-dev zlib1g-dev libcurl4-openssl-dev libpcap-dev libhttp-parser-dev sqlite3; do need_pkg "$p"; done ;;
 	test)
-		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libevent-dev libssl-dev zlib1g-dev libcurl4-openssl-dev libpcap-dev libhttp-parser-dev libcmocka-dev sqlite3 tcpdump stunnel4 openssl util-linux cppcheck valgrind perl libxml2-utils time; do
+		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libevent-dev libssl-dev zlib1g-dev libcurl4-openssl-dev libpcap-dev libhttp-parser-dev libcmocka-dev sqlite3 tcpdump stunnel4 openssl util-linux cppcheck valgrind perl libxml2-utils time tshark; do
 			need_pkg "$p"
 		done
 		command -v node >/dev/null 2>&1 || want="$want nodejs"
