@@ -21,8 +21,8 @@ static int run_export(int argc, char **argv);
 
 const struct cmd_entry cmd_export = {
 	.name = "export",
-	.summary = "write captured sessions as JSON Lines, HAR or OpenTelemetry traces",
-	.usage = "mcptap export -r FILE [-s LIST] [-Y EXPR] [-T jsonl|har|otlp] "
+	.summary = "write captured sessions as JSON Lines, HAR, OpenTelemetry traces or pcapng",
+	.usage = "mcptap export -r FILE [-s LIST] [-Y EXPR] [-T jsonl|har|otlp|pcapng] "
 		 "[--spans client|server|both] [--notifications] [--otlp-content] [-o FILE] "
 		 "[--redact-key NAME] [--redact-path PATH] [--redact-value REGEX] [--keep-secrets]",
 	.options = "  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
@@ -34,7 +34,8 @@ const struct cmd_entry cmd_export = {
 		   "                        document, an entry per HTTP exchange (stdio: per\n"
 		   "                        request with its answer, per notification), for\n"
 		   "                        HAR viewers; otlp: OpenTelemetry traces, a span\n"
-		   "                        per request (export in mcptap.1)\n"
+		   "                        per request; pcapng: packets for Wireshark and\n"
+		   "                        tshark (export in mcptap.1)\n"
 		   "      --spans client|server|both\n"
 		   "                        otlp: the requester's CLIENT spans (default), the\n"
 		   "                        receiver's SERVER spans, or both\n"
@@ -48,7 +49,7 @@ const struct cmd_entry cmd_export = {
 	.run = run_export,
 };
 
-static const struct ex_format *const formats[] = {&ex_jsonl, &ex_har, &ex_otlp};
+static const struct ex_format *const formats[] = {&ex_jsonl, &ex_har, &ex_otlp, &ex_pcapng};
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 #define MAX_RULES 64
@@ -213,9 +214,12 @@ static int run_export(int argc, char **argv)
 		if (!strcmp(format, formats[i]->name))
 			x.format = formats[i];
 	if (!x.format)
-		return cli_usage_error(&cmd_export, "unknown format '%s' (jsonl, har, otlp)", format);
+		return cli_usage_error(&cmd_export, "unknown format '%s' (jsonl, har, otlp, pcapng)", format);
 	if (otlp_opt && x.format != &ex_otlp)
 		return cli_usage_error(&cmd_export, "%s is for -T otlp", otlp_opt);
+	if (x.format->binary && (!out || !strcmp(out, "-")) && isatty(STDOUT_FILENO))
+		return cli_usage_error(&cmd_export, "will not write %s to a terminal: give -o FILE, "
+				       "or redirect standard output", x.format->name);
 	if (keep && nrules)
 		return cli_usage_error(&cmd_export,
 				       "--keep-secrets and --redact-* contradict each other");

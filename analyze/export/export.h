@@ -49,6 +49,7 @@ struct ex_format {
 	const char *what;   /* for --help: one line */
 	unsigned flags;     /* store_each_item_ex's (STORE_ITEMS_*) */
 	unsigned filter;    /* how -Y picks messages (store_set_filter's STORE_FILTER_*) */
+	int binary;         /* never written to a terminal */
 	/* Each may be NULL; each returns 0, or -1 with x->err set. */
 	int (*begin)(struct ex_sink *x);
 	int (*session)(struct ex_sink *x);
@@ -62,6 +63,7 @@ struct ex_format {
 extern const struct ex_format ex_jsonl;
 extern const struct ex_format ex_har;
 extern const struct ex_format ex_otlp;
+extern const struct ex_format ex_pcapng;
 
 /*
  * it with its bytes redacted as the tap redacts what it stores (a message,

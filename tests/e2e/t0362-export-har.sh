@@ -365,7 +365,7 @@ bad() {
 	_rc=$?
 	check_eq "$* : exit 2, says $_want" "2 1 0" "$_rc $(grep -c "$_want" "$T/bad.err") $(wc -c < "$T/bad.out")"
 }
-bad "unknown format 'hr' (jsonl, har, otlp)" -r "$T/h.db" -T hr
+bad "unknown format 'hr' (jsonl, har, otlp, pcapng)" -r "$T/h.db" -T hr
 bad "no session 9" -r "$T/h.db" -T har -s 9
 bad "bad filter (-Y)" -r "$T/h.db" -T har -Y 'method =='
 bad "cannot open" -r "$T/nothing.db" -T har

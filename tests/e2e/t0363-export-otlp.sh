@@ -340,7 +340,7 @@ check_eq "--spans with -T jsonl: a usage error" "2|mcptap: --spans is for -T otl
 check_eq "--otlp-content without -T otlp: a usage error, nothing written" "2|mcptap: --otlp-content is for -T otlp|0" \
 	"$?|$(head -n 1 "$T/u.err")|$(wc -c < "$T/u.out" | tr -d ' ')"
 "$MCPTAP" export -r "$T/fx.db" -T otel > "$T/u.out" 2> "$T/u.err"
-check_eq "-T otel: names the formats" "2|mcptap: unknown format 'otel' (jsonl, har, otlp)" "$?|$(head -n 1 "$T/u.err")"
+check_eq "-T otel: names the formats" "2|mcptap: unknown format 'otel' (jsonl, har, otlp, pcapng)" "$?|$(head -n 1 "$T/u.err")"
 "$MCPTAP" export -r "$T/pings.db" -T otlp > /dev/full 2> "$T/u.err"
 check_eq "a full disk: exit 2, said" "2|mcptap: cannot write 'standard output': No space left on device" \
 	"$?|$(cat "$T/u.err")"
