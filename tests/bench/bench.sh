@@ -702,7 +702,7 @@ section_o() {
 # (p) export: each format of a 1M-message capture (gen-session.sh), against
 # show -T json of the same capture (the same reads, one JSON line a message);
 # and peak RSS (GNU time) exporting 200k and 1M messages: flat when it streams.
-EXPORT_FORMATS="jsonl"
+EXPORT_FORMATS="jsonl har otlp pcapng"
 section_p() {
 	_n=${BENCH_EXPORT_N:-1000000}
 	sh tests/bench/gen-session.sh "$_n" | tests/peers/fixture-load /dev/stdin "$TMP/e.db"
