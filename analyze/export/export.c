@@ -11,6 +11,7 @@
 
 #include "analyze/export/export.h"
 #include "schema/message.h"
+#include "tap/http/httphdr.h"
 
 /* headers (a JSON array of [name, value]) with their values redacted, into out; 0 when unchanged. */
 static int redact_headers(struct ex_sink *x, const char *json, struct mt_buf *out)
@@ -53,8 +54,8 @@ static const struct store_item *redact_exchange(struct ex_sink *x, const struct 
 	int changed = 0;
 
 	*c = *r;
-	if (r->target && mt_redact_url(x->redact, r->target, strlen(r->target), &x->xb[0])) {
-		c->target = x->xb[0].data;
+	if (r->target && mt_target_redact(r->target, x->redact, &x->xb[0])) {
+		c->target = x->xb[0].data ? x->xb[0].data : "";
 		changed = 1;
 	}
 	if (redact_headers(x, r->req_headers_json, &x->xb[1])) {
@@ -116,6 +117,20 @@ const struct store_item *ex_redact_item(struct ex_sink *x, const struct store_it
 	if (it->type == STORE_ITEM_STDERR)
 		x->icopy.size = (int64_t)x->red.len;
 	return &x->icopy;
+}
+
+const char *ex_redact_target(const struct ex_sink *x, const char *s, struct mt_buf *buf)
+{
+	if (!s || !x->redact || !mt_target_redact(s, x->redact, buf))
+		return s;
+	return buf->data ? buf->data : "";
+}
+
+const char *ex_redact_text(const struct ex_sink *x, const char *s, struct mt_buf *buf)
+{
+	if (!s || !x->redact || !mt_redact_text(x->redact, s, strlen(s), buf))
+		return s;
+	return buf->data ? buf->data : "";
 }
 
 void ex_sink_release(struct ex_sink *x)

@@ -72,6 +72,15 @@ extern const struct ex_format ex_pcapng;
  */
 const struct store_item *ex_redact_item(struct ex_sink *x, const struct store_item *it);
 
+/*
+ * A request target, a URL or a legacy endpoint, redacted as the tap redacts
+ * a target (mt_target_redact); other text (a command line), as it redacts
+ * text. s itself when there is nothing to redact, no redactor or s is NULL;
+ * else buf's text (reset first).
+ */
+const char *ex_redact_target(const struct ex_sink *x, const char *s, struct mt_buf *buf);
+const char *ex_redact_text(const struct ex_sink *x, const char *s, struct mt_buf *buf);
+
 /* What ex_redact_item kept. */
 void ex_sink_release(struct ex_sink *x);
 

@@ -82,6 +82,7 @@ struct har {
 	const char *transport;
 	int64_t session;
 	const char *endpoint; /* legacy SSE: the session's endpoint, until its GET stream is met */
+	struct mt_buf red_id, red_cmd, red_up; /* the session's id, command and upstream, redacted */
 };
 
 /*
@@ -162,6 +163,25 @@ static void base64(const unsigned char *p, size_t n, struct mt_buf *out)
 		char c[4] = {tab[v >> 18], tab[(v >> 12) & 63], i + 1 < n ? tab[(v >> 6) & 63] : '=', '='};
 		mt_buf_append(out, c, 4);
 	}
+}
+
+/* a - b and a + b without overflow (the file's clocks are not to be trusted): saturated. */
+static int64_t sub_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static int64_t add_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
 }
 
 /* Milliseconds from nanoseconds, never negative. */
@@ -610,12 +630,12 @@ static json_t *http_entry(struct har *h, const struct pent *e)
 	mt_buf_reset(body);
 	if (e->x->endpoint) {
 		/* (Legacy SSE: the endpoint event, not a message, kept as the session's endpoint.) */
-		int64_t at = r->first_byte_ns >= r->t_ns ? r->first_byte_ns - r->t_ns : 0;
+		int64_t at = r->first_byte_ns >= r->t_ns ? sub_sat(r->first_byte_ns, r->t_ns) : 0;
 		sse_lines(body, NULL, "endpoint", e->x->endpoint, strlen(e->x->endpoint));
 		events = json_array();
 		json_array_append_new(events, sse_event_json(h, NULL, "endpoint", e->x->endpoint,
 							     strlen(e->x->endpoint),
-							     r->wall + at / 1000, -1, 0));
+							     add_sat(r->wall, at / 1000), -1, 0));
 		has_resp_text = 1;
 	}
 	for (size_t i = 0; i < e->nm; i++) {
@@ -652,12 +672,12 @@ static json_t *http_entry(struct har *h, const struct pent *e)
 	 * response's head, receive to the end (what is not known: 0). */
 	if (r->first_byte_ns >= 0 && sent > r->first_byte_ns)
 		sent = r->first_byte_ns;
-	send = ms(sent - r->t_ns);
+	send = ms(sub_sat(sent, r->t_ns));
 	if (r->first_byte_ns >= 0) {
-		wait = ms(r->first_byte_ns - sent);
-		receive = ms((r->end_ns >= 0 ? r->end_ns : last) - r->first_byte_ns);
+		wait = ms(sub_sat(r->first_byte_ns, sent));
+		receive = ms(sub_sat(r->end_ns >= 0 ? r->end_ns : last, r->first_byte_ns));
 	} else {
-		wait = ms((r->end_ns >= 0 ? r->end_ns : last) - sent);
+		wait = ms(sub_sat(r->end_ns >= 0 ? r->end_ns : last, sent));
 		receive = 0;
 	}
 	common_head(h, o, r->wall, send + wait + receive);
@@ -751,7 +771,7 @@ static json_t *syn_entry(struct har *h, const struct pent *e)
 	const struct hmsg *q = &e->m[0], *a = e->nm > 1 ? &e->m[1] : NULL;
 	json_t *o = json_object(), *req = json_object(), *resp = json_object(), *content = json_object();
 	json_t *pd = json_object();
-	double wait = a ? ms(a->t_ns - q->t_ns) : 0;
+	double wait = a ? ms(sub_sat(a->t_ns, q->t_ns)) : 0;
 	int status;
 	const char *outcome;
 
@@ -1002,22 +1022,25 @@ static int har_session(struct ex_sink *x)
 	h->fallback_alloc = authority(s->upstream);
 	h->fallback_host = h->fallback_alloc && *h->fallback_alloc ? h->fallback_alloc : "localhost";
 	h->hold = x->filtered;
-	h->endpoint = !strcmp(h->transport, "sse") ? s->http_session_id : NULL;
+	/* (The session's id is a legacy session's endpoint: a target, redacted as one.) */
+	const char *sid = ex_redact_target(x, s->http_session_id, &h->red_id);
+	h->endpoint = !strcmp(h->transport, "sse") ? sid : NULL;
 
 	iso_time(s->started_wall, t);
 	if (s->upstream)
-		title = mt_asprintf("session %lld: %s %s", (long long)s->id, h->transport, s->upstream);
+		title = mt_asprintf("session %lld: %s %s", (long long)s->id, h->transport,
+				    ex_redact_target(x, s->upstream, &h->red_up));
 	else
 		title = mt_asprintf("session %lld: %s %s", (long long)s->id, h->transport,
-				    s->command ? s->command : "");
+				    s->command ? ex_redact_text(x, s->command, &h->red_cmd) : "");
 	page = json_object();
 	json_object_set_new(page, "startedDateTime", json_string(t));
 	json_object_set_new(page, "id", json_sprintf("session-%lld", (long long)s->id));
 	json_object_set_new(page, "title", jstr(h, title ? title : ""));
 	json_object_set_new(page, "pageTimings", json_object());
 	json_object_set_new(page, "_transport", jstr(h, h->transport));
-	if (s->http_session_id)
-		json_object_set_new(page, "_httpSessionId", jstr(h, s->http_session_id));
+	if (sid)
+		json_object_set_new(page, "_httpSessionId", jstr(h, sid));
 	if (s->client_name)
 		json_object_set_new(page, "_client", json_sprintf("%s %s", s->client_name,
 								   s->client_version ? s->client_version : ""));
@@ -1239,6 +1262,9 @@ static void har_release(struct ex_sink *x)
 	mt_buf_release(&h->text2);
 	mt_buf_release(&h->b64);
 	mt_buf_release(&h->json);
+	mt_buf_release(&h->red_id);
+	mt_buf_release(&h->red_cmd);
+	mt_buf_release(&h->red_up);
 	free(h);
 	x->priv = NULL;
 }

@@ -1187,9 +1187,7 @@ static const char *endpoint_of(struct ex_sink *x, const struct store_exchange_ro
 		return NULL;
 	p->legacy = 0; /* (the first GET stream's) */
 	/* The file keeps it as the endpoint's target: redacted as targets are. */
-	if (x->redact && mt_redact_url(x->redact, ep, strlen(ep), &p->ep))
-		return p->ep.data ? p->ep.data : "";
-	return ep;
+	return ex_redact_target(x, ep, &p->ep);
 }
 
 static int pcapng_item(struct ex_sink *x, const struct store_item *it)

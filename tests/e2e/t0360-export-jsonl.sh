@@ -82,6 +82,22 @@ fi
 check_eq "a folder that does not exist: exit 2, said" "2 mcptap: cannot write '$T/no/such/dir/x.jsonl': No such file or directory" \
 	"$? $(cat "$T/nodir.err")"
 
+cp "$T/m.db" "$T/same.db"
+"$MCPTAP" export -r "$T/same.db" -o "$T/same.db" 2> "$T/same.err"
+check_eq "-o the capture file itself: exit 2, said" "2 mcptap: -o '$T/same.db' is the capture file itself" "$? $(head -1 "$T/same.err")"
+check "and the capture is as it was" cmp "$T/m.db" "$T/same.db"
+# A signal in the middle of -o FILE: stopped, the temporary file taken away.
+sh "$BENCH/gen-session.sh" 400000 | "$PEERS/fixture-load" /dev/stdin "$T/sig.db" || die "cannot make a capture"
+echo old > "$T/sig.jsonl"
+"$MCPTAP" export -r "$T/sig.db" -o "$T/sig.jsonl" 2> "$T/sig.err" &
+_p=$!
+_n=0
+while ! ls "$T" | grep -q '^sig\.jsonl\.tmp-' && [ $_n -lt 300 ]; do sleep 0.02; _n=$((_n + 1)); done
+kill -TERM $_p
+wait $_p
+check_eq "SIGTERM while writing: exit 2, said" "2 mcptap: cannot export '$T/sig.db' as jsonl: stopped by a signal" "$? $(cat "$T/sig.err")"
+check_eq "the file as it was, no temporary file left" "old sig.jsonl" "$(cat "$T/sig.jsonl") $(ls "$T" | grep '^sig\.jsonl')"
+
 # ---- 3. Redaction ----
 export MCPTAP_REDACT_KEY_FILE="$T/key"
 A=sekrit-alpha-123 B=sekrit-bravo-456
@@ -126,6 +142,33 @@ check_eq "the scheme kept, the token a marker; the other headers as they were" "
 	"$(node -e 'const l = require("fs").readFileSync(process.argv[1], "utf8").split("\n")[0];
 		const h = JSON.parse(l).request_headers.find((x) => x[0].toLowerCase() === "authorization");
 		console.log(h[1].slice(0, 17))' "$T/auth.jsonl")"
+
+# What no message holds, in every format: a key format in a target's path, a
+# legacy session's endpoint with a credential in its query, and the command
+# line of a capture recorded with --keep-secrets (the HAR page's title).
+GH=ghp_0123456789abcdefghijklmnopqrstuvwxyzAB
+cat > "$T/ep.fx" << EOF
+@transport sse
+@session-id /message?sessionId=7&access_token=$A
+=> GET /sse
+<= 200 sse
+=> POST /hooks/$GH?sessionId=7
+> {"jsonrpc":"2.0","id":1,"method":"ping"}
+<= 202 empty
+EOF
+"$PEERS/fixture-load" "$T/ep.fx" "$T/ep.db" || die "cannot load the endpoint fixture"
+check_eq "the capture holds the endpoint's token and the path's key" "1 1" \
+	"$(sql "$T/ep.db" "select count(*) from session where instr(http_session_id, '$A')") $(sql "$T/ep.db" "select count(*) from http_exchange where instr(target, '$GH')")"
+for f in jsonl har otlp pcapng; do
+	"$MCPTAP" export -r "$T/ep.db" -T $f -o "$T/ep.$f"
+	check_eq "-T $f: neither the endpoint's token nor the path's key" "0 0" \
+		"$(grep -a -c -- "$A" "$T/ep.$f") $(grep -a -c -- "$GH" "$T/ep.$f")"
+done
+check "-T har: the endpoint with its token as a marker" grep -q 'access_token=\[redacted:' "$T/ep.har"
+"$MCPTAP" record -w "$T/cmd.db" --keep-secrets -- sh "$T/server.sh" --api-key=$A < /dev/null > /dev/null 2>&1
+check_eq "a command line kept with --keep-secrets" 1 "$(sql "$T/cmd.db" "select count(*) from session where instr(command, '$A')")"
+"$MCPTAP" export -r "$T/cmd.db" -T har -o "$T/cmd.har"
+check_eq "-T har: the page's title without it" 0 "$(grep -c -- "$A" "$T/cmd.har")"
 
 # ---- 4. Usage errors ----
 "$MCPTAP" export -r "$T/m.db" -T xml > /dev/null 2> "$T/e1"
