@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,10 +58,23 @@ static const struct ex_format *const formats[] = {&ex_jsonl, &ex_har, &ex_otlp, 
 /* The long options without a letter. */
 enum { OPT_SPANS = 0x100, OPT_NOTIFICATIONS, OPT_OTLP_CONTENT };
 
+/* A signal while writing -o FILE: stop, and take the temporary file away. */
+static volatile sig_atomic_t export_stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	export_stop = 1;
+}
+
 static int each(const struct store_item *it, void *ctx)
 {
 	struct ex_sink *x = ctx;
 
+	if (export_stop) {
+		mt_err_set(&x->err, "stopped by a signal");
+		return 1;
+	}
 	return x->format->item(x, ex_redact_item(x, it)) ? 1 : 0;
 }
 
@@ -75,6 +89,10 @@ static int export_all(struct ex_sink *x, const int64_t *ids, size_t n)
 	for (size_t k = 0; k < n; k++) {
 		int rc;
 
+		if (export_stop) {
+			mt_err_set(&x->err, "stopped by a signal");
+			goto failed;
+		}
 		if (store_session_get(x->st, ids[k], &x->row, &err)) {
 			mt_error("cannot read '%s': %s", x->path, err.msg);
 			return -1;
@@ -112,12 +130,10 @@ failed:
 static FILE *open_beside(const char *out, char **tmp)
 {
 	size_t n = strlen(out);
-	char *t = malloc(n + 16);
+	char *t = mt_malloc(n + 16);
 	int fd;
 	FILE *f;
 
-	if (!t)
-		return NULL;
 	snprintf(t, n + 16, "%s.tmp-XXXXXX", out);
 	if ((fd = mkstemp(t)) < 0) {
 		mt_error("cannot write '%s': %s", out, strerror(errno));
@@ -243,15 +259,32 @@ static int run_export(int argc, char **argv)
 	x.o = &opts;
 	x.out = stdout;
 	x.out_name = out && strcmp(out, "-") ? out : "standard output";
+	if (out && strcmp(out, "-") && stat(out, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		struct stat cap;
+		if (stat(path, &cap) == 0 && cap.st_dev == sb.st_dev && cap.st_ino == sb.st_ino) {
+			rc = cli_usage_error(&cmd_export, "-o '%s' is the capture file itself", out);
+			goto out;
+		}
+	}
 	if (out && strcmp(out, "-") && stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
 		/* A device or a pipe (/dev/null, a FIFO): written as it is, never replaced. */
 		if (!(x.out = direct = fopen(out, "wb"))) {
 			mt_error("cannot write '%s': %s", out, strerror(errno));
 			goto out;
 		}
-	} else if (out && strcmp(out, "-") && !(x.out = open_beside(out, &tmp))) {
-		goto out;
+	} else if (out && strcmp(out, "-")) {
+		/* (Caught before the temporary file is made: none is ever left behind.) */
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_stop;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		if (!(x.out = open_beside(out, &tmp)))
+			goto out;
 	}
+
 	if (export_all(&x, ids, nids) == 0) {
 		int e = fflush(x.out) ? errno : ferror(x.out) ? EIO : 0;
 		if (!e && tmp && fsync(fileno(x.out)))
