@@ -66,6 +66,7 @@ struct outcome {
 struct otlp {
 	struct mt_map open;        /* key -> struct req * */
 	struct req *first, *last;
+	size_t nopen;              /* requests on that list */
 	unsigned spans;            /* EX_SPANS_* */
 	int notifications, content;
 	/* The session's. */
@@ -418,6 +419,8 @@ static void unlink_req(struct otlp *o, struct req *r)
 		r->next->prev = r->prev;
 	else
 		o->last = r->prev;
+	r->prev = r->next = NULL;
+	o->nopen--;
 }
 
 /* The open request under key (n bytes), taken out of the open ones; NULL: none. */
@@ -454,6 +457,9 @@ static void id_key_of(struct otlp *o, const struct mt_class *c, char side)
 static const char unanswered_msg[] = "no answer before the session ended";
 static const struct outcome unanswered = {
 	.type = "unanswered", .msg = unanswered_msg, .msg_len = sizeof(unanswered_msg) - 1};
+static const char evicted_msg[] = "not answered while 100000 later requests were open";
+static const struct outcome evicted = {
+	.type = "unanswered", .msg = evicted_msg, .msg_len = sizeof(evicted_msg) - 1};
 
 /*
  * A request opens: kept until its end. Over OTLP_OPEN_MAX open at once, the
@@ -461,6 +467,19 @@ static const struct outcome unanswered = {
  */
 static int open_req(struct ex_sink *x, struct otlp *o, struct req *r, int keyed, int64_t t_ns)
 {
+	/* (The list is bounded too: requests no key can answer, a null id in a
+	 * batch, or a key taken over by a later request, stay on it.) */
+	while (o->nopen >= OTLP_OPEN_MAX && o->first) {
+		struct req *old = o->first;
+		int rc;
+		unlink_req(o, old);
+		rc = write_spans(x, o, old, t_ns, &evicted);
+		req_free(old);
+		if (rc) {
+			req_free(r);
+			return -1;
+		}
+	}
 	if (keyed) {
 		r->key = dup_buf(&o->key);
 		r->key_len = o->key.len;
@@ -473,7 +492,7 @@ static int open_req(struct ex_sink *x, struct otlp *o, struct req *r, int keyed,
 				break;
 			}
 			unlink_req(o, old);
-			rc = write_spans(x, o, old, t_ns, &unanswered);
+			rc = write_spans(x, o, old, t_ns, &evicted);
 			req_free(old);
 			if (rc) {
 				req_free(r);
@@ -487,6 +506,7 @@ static int open_req(struct ex_sink *x, struct otlp *o, struct req *r, int keyed,
 	else
 		o->first = r;
 	o->last = r;
+	o->nopen++;
 	return 0;
 }
 
