@@ -220,7 +220,7 @@ static enum post_result post(struct otlp_push *p, const struct mt_buf *body, lon
 	}
 	curl_easy_getinfo(p->e, CURLINFO_RESPONSE_CODE, status);
 	if (curl_easy_getinfo(p->e, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
-		*retry_ms = ra * 1000 > RETRY_AFTER_MAX_MS ? RETRY_AFTER_MAX_MS : (long)ra * 1000;
+		*retry_ms = ra > RETRY_AFTER_MAX_MS / 1000 ? RETRY_AFTER_MAX_MS : (long)ra * 1000;
 	if (*status >= 200 && *status < 300)
 		return POST_OK;
 	pthread_mutex_lock(&p->mu);
@@ -365,12 +365,21 @@ static void *push_main(void *arg)
 	return NULL;
 }
 
+static void curl_init_once(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
 struct otlp_push *otlp_push_start(const struct otlp_push_opts *o, struct mt_err *err)
 {
-	struct otlp_push *p = mt_calloc(1, sizeof(*p));
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	struct otlp_push *p;
 	struct curl_slist *l;
 	int e;
 
+	/* (curl's global set-up is not thread-safe: once, before any handle.) */
+	pthread_once(&once, curl_init_once);
+	p = mt_calloc(1, sizeof(*p));
 	p->o = *o;
 	p->o.headers = NULL;
 	if (!p->o.queue_bytes)
@@ -443,20 +452,19 @@ int otlp_push_span(struct otlp_push *p, const char *resource, const char *span)
 	size_t bytes = strlen(resource) + strlen(span) + sizeof(struct span);
 	struct span *s;
 
-	pthread_mutex_lock(&p->mu);
-	if (p->stopping || p->qbytes + bytes > p->o.queue_bytes) {
-		p->st.dropped_full++;
-		pthread_mutex_unlock(&p->mu);
-		return -1;
-	}
-	pthread_mutex_unlock(&p->mu);
-	/* (Copied outside the lock: the thread takes spans meanwhile.) */
+	/* (Copied before the lock: the thread takes spans meanwhile.) */
 	s = mt_calloc(1, sizeof(*s));
 	s->resource = mt_strdup(resource);
 	s->text = mt_strdup(span);
 	s->bytes = bytes;
 	s->at_ns = now_ns();
 	pthread_mutex_lock(&p->mu);
+	if (p->stopping || p->qbytes + bytes > p->o.queue_bytes) {
+		p->st.dropped_full++;
+		pthread_mutex_unlock(&p->mu);
+		free_spans(s);
+		return -1;
+	}
 	if (p->tail)
 		p->tail->next = s;
 	else

@@ -6,8 +6,9 @@
  * The producer (the tap's writer) never waits: a span goes into a bounded
  * queue, or is counted as dropped when the queue is full. The thread sends a
  * batch when it holds batch_spans spans or its first span has waited
- * batch_ms; a batch refused for a while (a connection refused or reset, a
- * timeout, HTTP 429, 502, 503 or 504) is sent again after a backoff that
+ * batch_ms; a batch refused for a while (HTTP 429, 502, 503 or 504, or any
+ * failure of the POST itself: a connection refused or reset, a timeout, TLS)
+ * is sent again after a backoff that
  * doubles from 100 ms up to 5 s (or what Retry-After says, up to 30 s), for
  * give_up_ms at most; then, or on another status (400: the Collector will
  * never take it), its spans are counted as failed. Nothing is dropped without

@@ -305,6 +305,7 @@ static void test_refused(void **state)
 	char *u = url_of(r.port, "/v1/traces");
 	struct otlp_push_opts o = {.url = u, .batch_ms = 20};
 	struct otlp_push *p = otlp_push_start(&o, &err);
+	assert_non_null(p);
 	assert_int_equal(push_n(p, 7), 0);
 	otlp_push_stop(p, 5000, &st);
 	receiver_stop(&r);
