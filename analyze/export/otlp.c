@@ -461,43 +461,41 @@ static const char evicted_msg[] = "not answered while 100000 later requests were
 static const struct outcome evicted = {
 	.type = "unanswered", .msg = evicted_msg, .msg_len = sizeof(evicted_msg) - 1};
 
+/* End the oldest open request at t_ns, unanswered (to make room). 0, or -1 (x->err). */
+static int evict_oldest(struct ex_sink *x, struct otlp *o, int64_t t_ns)
+{
+	struct req *old = o->first;
+	int rc;
+
+	unlink_req(o, old);
+	rc = write_spans(x, o, old, t_ns, &evicted);
+	req_free(old);
+	return rc;
+}
+
 /*
- * A request opens: kept until its end. Over OTLP_OPEN_MAX open at once, the
- * oldest ends at t_ns, unanswered. 0, or -1 (x->err).
+ * A request opens: kept until its end. Over OTLP_OPEN_MAX open at once (on
+ * the list, or in the map of keys), the oldest ends at t_ns, unanswered. 0,
+ * or -1 (x->err).
  */
 static int open_req(struct ex_sink *x, struct otlp *o, struct req *r, int keyed, int64_t t_ns)
 {
 	/* (The list is bounded too: requests no key can answer, a null id in a
 	 * batch, or a key taken over by a later request, stay on it.) */
-	while (o->nopen >= OTLP_OPEN_MAX && o->first) {
-		struct req *old = o->first;
-		int rc;
-		unlink_req(o, old);
-		rc = write_spans(x, o, old, t_ns, &evicted);
-		req_free(old);
-		if (rc) {
-			req_free(r);
-			return -1;
-		}
-	}
+	while (o->nopen >= OTLP_OPEN_MAX && o->first)
+		if (evict_oldest(x, o, t_ns))
+			goto failed;
 	if (keyed) {
 		r->key = dup_buf(&o->key);
 		r->key_len = o->key.len;
 		while (mt_map_put(&o->open, r->key, r->key_len, (int64_t)(intptr_t)r) < 0) {
-			struct req *old = o->first;
-			int rc;
-			if (!old) { /* (cannot be: the map is full of open requests) */
+			if (!o->first) { /* (cannot be: the map is full of open requests) */
 				free(r->key);
 				r->key = NULL;
 				break;
 			}
-			unlink_req(o, old);
-			rc = write_spans(x, o, old, t_ns, &evicted);
-			req_free(old);
-			if (rc) {
-				req_free(r);
-				return -1;
-			}
+			if (evict_oldest(x, o, t_ns))
+				goto failed;
 		}
 	}
 	r->prev = o->last;
@@ -508,6 +506,9 @@ static int open_req(struct ex_sink *x, struct otlp *o, struct req *r, int keyed,
 	o->last = r;
 	o->nopen++;
 	return 0;
+failed:
+	req_free(r);
+	return -1;
 }
 
 /* A new request or notification of the item it (element elem of a batch, or 0). */
