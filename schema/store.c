@@ -1979,10 +1979,10 @@ int store_last_session(struct store *st, int64_t *id, struct mt_err *err)
  * then (15) those of version 4, and its FROM clause. */
 static const char lean_sql[] =
 	"SELECT seq, t_ns, NULL, dir, NULL, kind, NULL, NULL, NULL, NULL, request_seq, incomplete,"
-	" raw, 0";
+	" raw, 0, 0";
 static const char lean_v4_sql[] =
 	"SELECT seq, t_ns, NULL, dir, NULL, kind, NULL, NULL, NULL, NULL, request_seq, incomplete,"
-	" raw, replayed";
+	" raw, replayed, exchange";
 static const char msg_sql[] =
 	"SELECT seq, t_ns, wall, dir, channel, kind, id, idtype, method, error_code, size,"
 	" incomplete, raw, request_seq, NULL";
@@ -2240,6 +2240,7 @@ static int read_item(sqlite3_stmt *s, enum store_item_type type, unsigned flags,
 			/* What a reader that classifies the bytes itself needs. */
 			it->size = (int64_t)it->raw_len;
 			it->replayed = sqlite3_column_int64(s, 13) != 0;
+			it->exchange = sqlite3_column_int64(s, 14);
 			it->request_seq = sqlite3_column_int64(s, 10);
 			break;
 		}

@@ -390,7 +390,7 @@ struct store_item {
 	int64_t request_seq;  /* answers: the request's seq, or 0 */
 	int64_t latency_ns;   /* answers: since their request (when request_seq) */
 	int64_t cancels_seq;  /* notifications/cancelled: the request it cancels, or 0 */
-	/* Messages over HTTP (left 0 and NULL with STORE_ITEMS_LEAN): */
+	/* Messages over HTTP (left 0 and NULL with STORE_ITEMS_LEAN, but exchange): */
 	int64_t exchange;     /* the seq of the http_exchange it came in, or 0 */
 	const char *sse_id;   /* the SSE event's id, or NULL */
 	const char *sse_event; /* its type, or NULL */
@@ -427,7 +427,7 @@ int store_each_item(struct store *st, int64_t session,
 enum {
 	STORE_ITEMS_PAIRED = 1, /* fill answers' method and latency_ns from their request */
 	STORE_ITEMS_LEAN = 2,   /* messages: only seq, t_ns, dir, kind, incomplete, raw,
-				 * replayed, request_seq */
+				 * replayed, exchange, request_seq */
 	STORE_ITEMS_EXCHANGES = 4, /* HTTP exchanges too, as STORE_ITEM_EXCHANGE items */
 };
 /*

@@ -75,6 +75,8 @@ struct mrun {
 	int64_t ctx;                 /* where a stdio recording's server messages go now */
 	struct mt_map live;          /* a live request's id (JSON text) -> its POST */
 	struct mt_map fresh;         /* a server request's id (JSON text) -> the POST it went on */
+	json_t *resumed;             /* the client's resumptions: [{recorded, events}] */
+	int64_t *tags;               /* owned: the last resumption's */
 };
 
 static int is_answer(int kind)
@@ -101,10 +103,10 @@ static void run_send(void *ctx, const char *p, size_t n, const struct mock_out *
 			if (x)
 				hsv_refuse(r->s, h, x->status, x->headers_json, x->body, x->body_len, p, n);
 			else
-				hsv_answer(r->s, h, p, n, o->via == RP_VIA_POST);
+				hsv_answer(r->s, h, p, n, o->via == RP_VIA_POST, o->rec);
 			return;
 		}
-		hsv_send(r->s, 0, p, n); /* (an answer to no live POST: on the GET stream) */
+		hsv_send(r->s, 0, p, n, o->rec); /* (an answer to no live POST: on the GET stream) */
 		return;
 	}
 	switch (o->via) {
@@ -119,7 +121,7 @@ static void run_send(void *ctx, const char *p, size_t n, const struct mock_out *
 		h = r->ctx;
 		break;
 	}
-	hsv_send(r->s, h, p, n);
+	hsv_send(r->s, h, p, n, o->rec);
 	if (o->kind == MT_REQUEST) {
 		/* The client's answer to it will set off what followed it: on the same stream. */
 		struct mt_class c;
@@ -363,6 +365,8 @@ static void on_close(void *state, struct hsv_sess *s, const char *why)
 	rc = mock_end(r->k, why, &sum);
 	if (sum) {
 		json_object_set_new(sum, "http_session", json_string(hsv_session_id(s)));
+		json_object_set_new(sum, "resumed", r->resumed ? r->resumed : json_array());
+		r->resumed = NULL;
 		mock_save(r->k, sum);
 		json_array_append_new(m->summaries, sum);
 	}
@@ -373,7 +377,50 @@ static void on_close(void *state, struct hsv_sess *s, const char *why)
 	mt_buf_release(&r->said);
 	mt_map_release(&r->live);
 	mt_map_release(&r->fresh);
+	json_decref(r->resumed);
+	free(r->tags);
 	free(r);
+}
+
+/*
+ * The client resumes a stream: the k-th resumption of the live session is
+ * answered as the recorded session's k-th was, with the events the recorded
+ * server sent again on it (the mock's own events that stood for them); past
+ * the recorded ones, as the spec says (see hsv_app.resume).
+ */
+static int on_resume(void *state, struct hsv_sess *s, const char *last_event_id,
+		     const int64_t **tags, size_t *n)
+{
+	struct mrun *r = state;
+	const struct rp_resume *x;
+	size_t k;
+	int64_t *t;
+
+	(void)s;
+	(void)last_event_id;
+	if (!r->k)
+		return 0;
+	if (!r->resumed)
+		r->resumed = json_array();
+	k = json_array_size(r->resumed);
+	if (k >= r->script->nresumes) {
+		json_array_append_new(r->resumed, json_pack("{s:n,s:I}", "recorded", "events",
+							    (json_int_t)0));
+		return 0;
+	}
+	x = &r->script->resumes[k];
+	json_array_append_new(r->resumed,
+			      json_pack("{s:I,s:I}", "recorded", (json_int_t)x->exchange, "events",
+					(json_int_t)x->n));
+	/* (the script's indexes are the tags run_send gave) */
+	t = mt_malloc((x->n ? x->n : 1) * sizeof(*t));
+	for (size_t i = 0; i < x->n; i++)
+		t[i] = x->orig[i];
+	free(r->tags);
+	r->tags = t;
+	*tags = t;
+	*n = x->n;
+	return 1;
 }
 
 /* A request to another path: what the recording answered there (see hsv_app.other). */
@@ -397,7 +444,7 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 {
 	struct mhttp m = {.st = st, .session = s->session, .ig = ig, .o = o,
 			  .summaries = json_array(), .rc = EXIT_OK};
-	struct hsv_app app = {&m, on_open, on_message, on_close, on_other};
+	struct hsv_app app = {&m, on_open, on_message, on_close, on_other, on_resume};
 	struct mt_err err = {"", 0};
 	struct hsv_opts hv;
 	char legacy_post[256] = "/message";

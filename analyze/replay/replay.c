@@ -308,6 +308,17 @@ struct loader {
 	struct mt_err *err;  /* borrowed: why loading stopped */
 	struct mt_map resent; /* id of a server request replayed on a resumed stream -> the
 			       * client answers to it that are the replay's, not the script's */
+	struct copy *copies;  /* the server's JSON-RPC copies, in seq order */
+	size_t ncopies, copies_cap;
+};
+
+/* A copy of a server message sent again on a resumed stream (see rp_resume). */
+struct copy {
+	int64_t seq, exchange;
+	uint64_t h[2];       /* rp_hash of its bytes */
+	size_t len;
+	int32_t orig;        /* the script's message it is a copy of, or -1 */
+	int32_t next;        /* the next copy with the same hash, or -1 */
 };
 
 /*
@@ -424,6 +435,20 @@ static int load_item(const struct store_item *it, void *ctx)
 			mt_id_key(&c, 's', &l->key);
 			mt_map_get(&l->resent, l->key.data, l->key.len, &v);
 			mt_map_put(&l->resent, l->key.data, l->key.len, v + 1);
+		}
+		if (kind <= MT_ERROR && it->exchange) {
+			/* (kept, to find what it is a copy of once the routes are read) */
+			struct copy *cp;
+			if (l->ncopies == l->copies_cap) {
+				l->copies_cap = l->copies_cap ? l->copies_cap * 2 : 16;
+				l->copies = mt_realloc(l->copies, l->copies_cap * sizeof(*l->copies));
+			}
+			cp = &l->copies[l->ncopies++];
+			cp->seq = it->seq;
+			cp->exchange = it->exchange;
+			rp_hash(raw, it->raw_len, cp->h);
+			cp->len = it->raw_len;
+			cp->orig = cp->next = -1;
 		}
 		s->replayed++;
 		return 0;
@@ -604,6 +629,10 @@ static int read_exchange(const struct store_exchange_row *x, void *ctx)
 		size_t n = strcspn(x->target, "?#");
 		s->path = mt_strndup(x->target, n ? n : 1);
 	}
+	if (!strcmp(x->method, "GET") && x->last_event_id && *x->last_event_id) {
+		s->resumes = mt_realloc(s->resumes, (s->nresumes + 1) * sizeof(*s->resumes));
+		s->resumes[s->nresumes++] = (struct rp_resume){x->seq, NULL, 0, 0};
+	}
 	if (x->status >= 400 && x->messages == 1 &&
 	    mt_map_get(xr->posts, &x->seq, sizeof(x->seq), &c) && s->m[c].kind == MT_REQUEST &&
 	    s->m[c].answer < 0) {
@@ -753,10 +782,84 @@ static int load_routes(struct rp_script *s, struct mt_err *err)
 	return 0;
 }
 
+/* Finding what each copy is a copy of: the last server message before it with its bytes. */
+struct origins {
+	struct rp_script *s;
+	struct loader *l;
+	struct mt_map by_hash; /* a hash -> the first copy with it */
+	size_t j;              /* the script's message the next item may be */
+	int64_t last;          /* the last copy's seq */
+};
+
+static int origin_of(const struct store_item *it, void *ctx)
+{
+	struct origins *o = ctx;
+	struct rp_script *s = o->s;
+	uint64_t h[2];
+	int64_t c;
+
+	if (it->seq >= o->last)
+		return 1; /* (no copy comes after it) */
+	if (it->type != STORE_ITEM_MESSAGE || it->replayed || !it->dir || strcmp(it->dir, "s2c"))
+		return 0;
+	while (o->j < s->n && s->m[o->j].seq < it->seq)
+		o->j++;
+	if (o->j == s->n || s->m[o->j].seq != it->seq)
+		return 0;
+	rp_hash(it->raw, it->raw_len, h);
+	if (!mt_map_get(&o->by_hash, h, sizeof(h), &c))
+		return 0;
+	for (; c >= 0; c = o->l->copies[c].next) {
+		struct copy *cp = &o->l->copies[c];
+		if (cp->seq > it->seq && cp->len == it->raw_len)
+			cp->orig = (int32_t)o->j;
+	}
+	return 0;
+}
+
+/* The recorded resumptions' messages (s->resumes), from the copies l kept. */
+static int load_resumes(struct rp_script *s, struct loader *l, struct mt_err *err)
+{
+	struct origins o = {s, l, {NULL, 0, 0, 0, 0, 0}, 0, 0};
+	int r;
+
+	if (!l->ncopies || !s->nresumes)
+		return 0;
+	mt_map_init(&o.by_hash, 0);
+	for (size_t i = l->ncopies; i-- > 0;) {
+		int64_t c = -1;
+		mt_map_get(&o.by_hash, l->copies[i].h, sizeof(l->copies[i].h), &c);
+		l->copies[i].next = (int32_t)c;
+		mt_map_put(&o.by_hash, l->copies[i].h, sizeof(l->copies[i].h), (int64_t)i);
+	}
+	o.last = l->copies[l->ncopies - 1].seq;
+	r = store_each_item_ex(s->st, s->session, STORE_ITEMS_LEAN, origin_of, &o, err);
+	mt_map_release(&o.by_hash);
+	if (r < 0)
+		return -1;
+	for (size_t i = 0, k = 0; i < l->ncopies; i++) {
+		struct copy *cp = &l->copies[i];
+		struct rp_resume *x;
+		while (k < s->nresumes && s->resumes[k].exchange < cp->exchange)
+			k++;
+		if (k == s->nresumes || s->resumes[k].exchange != cp->exchange) {
+			k = 0; /* (a copy on a stream no Last-Event-ID resumed: left out) */
+			continue;
+		}
+		x = &s->resumes[k];
+		x->copies++;
+		if (cp->orig < 0)
+			continue;
+		x->orig = mt_realloc(x->orig, (x->n + 1) * sizeof(*x->orig));
+		x->orig[x->n++] = cp->orig;
+	}
+	return 0;
+}
+
 int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 	    struct rp_script *s, struct mt_err *err)
 {
-	struct loader l = {s, 0, {NULL, 0, 0, 0, 0, 0}, MT_BUF_INIT, err, {NULL, 0, 0, 0, 0, 0}};
+	struct loader l = {.s = s, .key = MT_BUF_INIT, .err = err};
 	struct store_session_row row;
 	int rc = -1, r;
 
@@ -796,12 +899,13 @@ int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 		s->m = mt_realloc(s->m, s->n * sizeof(*s->m));
 	for (size_t i = 0; i < s->n; i++)
 		s->m[i].live = -1;
-	if (s->transport != RP_STDIO && load_routes(s, err))
+	if (s->transport != RP_STDIO && (load_routes(s, err) || load_resumes(s, &l, err)))
 		goto out;
 	rc = 0;
 out:
 	mt_map_release(&l.open);
 	mt_map_release(&l.resent);
+	free(l.copies);
 	mt_buf_release(&l.key);
 	if (rc)
 		rp_release(s);
@@ -830,6 +934,9 @@ void rp_release(struct rp_script *s)
 		free(s->replies[k].body);
 	}
 	free(s->replies);
+	for (size_t k = 0; k < s->nresumes; k++)
+		free(s->resumes[k].orig);
+	free(s->resumes);
 	free(s->path);
 	free(s->cache.off);
 	mt_buf_release(&s->cache.buf);

@@ -99,6 +99,19 @@ struct rp_http_reply {
 	size_t body_len;
 };
 
+/*
+ * A stream the recorded client resumed with Last-Event-ID (Streamable HTTP),
+ * and what the recorded server sent on it again: the recorded messages the
+ * copies were of (the script leaves copies out), in the order they came again.
+ */
+struct rp_resume {
+	int64_t exchange;      /* the resuming GET's exchange */
+	int32_t *orig;         /* owned: the messages sent again, as script indexes */
+	size_t n;
+	size_t copies;         /* the JSON-RPC copies it carried (those of no recorded
+				* message the script holds are not in orig) */
+};
+
 /* How a recorded message travelled. */
 enum rp_via {
 	RP_VIA_STDIO,          /* a line of a stdio session */
@@ -152,6 +165,8 @@ struct rp_script {
 	int32_t *blocks;       /* owned: n + 1 */
 	struct rp_http_reply *replies; /* owned: an HTTP recording's replies no message carries */
 	size_t nreplies, replies_cap;
+	struct rp_resume *resumes; /* owned: the recorded resumptions, in order */
+	size_t nresumes;
 	struct rp_cache cache;
 	size_t read_errors;    /* messages that could not be read back */
 	struct mt_err read_err;/* why, the first time */

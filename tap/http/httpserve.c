@@ -66,6 +66,8 @@ static void fields_add(struct fields *f, const char *name, const char *value)
 struct kept {
 	struct kept *next;
 	uint64_t n;       /* its number on its stream */
+	uint64_t order;   /* its place among the session's events */
+	int64_t tag;      /* the application's (hsv_send), or -1 */
 	size_t len;
 	char text[];      /* the whole event, as sent */
 };
@@ -92,6 +94,7 @@ struct act {
 	int64_t req;
 	int sse;           /* A_ANSWER: as an SSE stream; A_REFUSE: the status */
 	int64_t ns;
+	int64_t tag;       /* A_SEND, A_ANSWER: the application's, or -1 */
 	size_t n;          /* p's bytes; A_REFUSE: the message's, then headers and body follow */
 	size_t hlen, blen; /* A_REFUSE: the headers' JSON (NUL-terminated after p) and body */
 	char p[];
@@ -99,6 +102,7 @@ struct act {
 
 struct held {
 	struct held *next;
+	int64_t tag;
 	size_t n;
 	char p[];
 };
@@ -123,6 +127,7 @@ struct hsv_sess {
 	struct held *held, *held_tail; /* messages for a GET stream not open */
 	size_t nheld, held_bytes;
 	size_t kept_bytes;
+	uint64_t kept_order;         /* the events sent so far on its streams */
 	int closed;
 };
 
@@ -196,8 +201,9 @@ static int mints_ids(const struct srv *v)
 static void chan_end(struct chan *c);
 static void pump(struct hsv_sess *s);
 
-static void deliver_send(struct hsv_sess *s, int64_t req, const char *p, size_t n);
-static void deliver_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse);
+static void deliver_send(struct hsv_sess *s, int64_t req, const char *p, size_t n, int64_t tag);
+static void deliver_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse,
+			   int64_t tag);
 static void deliver_refusal(struct hsv_sess *s, const struct act *a);
 static void chan_free(struct chan *c);
 
@@ -251,9 +257,9 @@ static void sess_close(struct hsv_sess *s, const char *why)
 		struct act *a = s->q;
 		s->q = a->next;
 		if (a->kind == A_SEND)
-			deliver_send(s, a->req, a->p, a->n);
+			deliver_send(s, a->req, a->p, a->n, a->tag);
 		else if (a->kind == A_ANSWER)
-			deliver_answer(s, a->req, a->p, a->n, a->sse);
+			deliver_answer(s, a->req, a->p, a->n, a->sse, a->tag);
 		else if (a->kind == A_REFUSE)
 			deliver_refusal(s, a);
 		free(a);
@@ -384,7 +390,7 @@ static void kept_trim(struct hsv_sess *s)
 }
 
 /* One message as an event on c's stream (started if need be), kept for a resumption. */
-static void sse_event(struct chan *c, const char *p, size_t n)
+static void sse_event(struct chan *c, const char *p, size_t n, int64_t tag)
 {
 	struct mt_buf ev = MT_BUF_INIT;
 	size_t i = 0;
@@ -414,6 +420,8 @@ static void sse_event(struct chan *c, const char *p, size_t n)
 		struct kept *k = mt_malloc(sizeof(*k) + ev.len);
 		k->next = NULL;
 		k->n = c->nev;
+		k->order = ++c->sess->kept_order;
+		k->tag = tag;
 		k->len = ev.len;
 		memcpy(k->text, ev.data, ev.len);
 		if (c->kept_tail)
@@ -445,12 +453,12 @@ static void chan_end(struct chan *c)
 }
 
 /* A message for the GET stream: on it, or held until one opens. */
-static void to_get(struct hsv_sess *s, const char *p, size_t n)
+static void to_get(struct hsv_sess *s, const char *p, size_t n, int64_t tag)
 {
 	struct held *h;
 
 	if (s->get && s->get->http) {
-		sse_event(s->get, p, n);
+		sse_event(s->get, p, n, tag);
 		return;
 	}
 	if (s->nheld >= HELD_MAX || s->held_bytes + n > HELD_BYTES_MAX) {
@@ -463,6 +471,7 @@ static void to_get(struct hsv_sess *s, const char *p, size_t n)
 	}
 	h = mt_malloc(sizeof(*h) + n);
 	h->next = NULL;
+	h->tag = tag;
 	h->n = n;
 	memcpy(h->p, p, n);
 	if (s->held_tail)
@@ -506,18 +515,19 @@ static int sess_full(struct hsv_sess *s)
 	return 0;
 }
 
-static void deliver_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse)
+static void deliver_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse,
+			   int64_t tag)
 {
 	struct chan *c = chan_of(s, req);
 
 	if (!c || c->done)
 		return; /* its POST is gone (or never was: what came got 202) */
 	if (s->mode == HSV_LEGACY) {
-		to_get(s, p, n);
+		to_get(s, p, n, tag);
 	} else if (!c->http) {
 		/* its client went away */
 	} else if (c->sse || sse) {
-		sse_event(c, p, n);
+		sse_event(c, p, n, tag);
 	} else {
 		struct fields f = {.n = 0};
 		fields_add(&f, "Content-Type", "application/json");
@@ -571,7 +581,7 @@ static void deliver_refusal(struct hsv_sess *s, const struct act *a)
 		return;
 	if (s->mode == HSV_LEGACY || !c->http || c->sse) {
 		/* Too late for a status: the message says it. */
-		deliver_answer(s, a->req, a->p, a->n, 0);
+		deliver_answer(s, a->req, a->p, a->n, 0, -1);
 		return;
 	}
 	if (a->req == 1 && s->mode == HSV_STREAMABLE)
@@ -586,15 +596,15 @@ static void deliver_refusal(struct hsv_sess *s, const struct act *a)
 	chan_retire(c);
 }
 
-static void deliver_send(struct hsv_sess *s, int64_t req, const char *p, size_t n)
+static void deliver_send(struct hsv_sess *s, int64_t req, const char *p, size_t n, int64_t tag)
 {
 	struct chan *c = req ? chan_of(s, req) : NULL;
 
 	if (s->mode != HSV_LEGACY && c && !c->done && c->http) {
-		sse_event(c, p, n);
+		sse_event(c, p, n, tag);
 		return;
 	}
-	to_get(s, p, n);
+	to_get(s, p, n, tag);
 }
 
 /*
@@ -637,11 +647,11 @@ static void pump(struct hsv_sess *s)
 				return;
 			}
 		} else if (a->kind == A_SEND) {
-			deliver_send(s, a->req, a->p, a->n);
+			deliver_send(s, a->req, a->p, a->n, a->tag);
 		} else if (a->kind == A_REFUSE) {
 			deliver_refusal(s, a);
 		} else {
-			deliver_answer(s, a->req, a->p, a->n, a->sse);
+			deliver_answer(s, a->req, a->p, a->n, a->sse, a->tag);
 		}
 		s->q = a->next;
 		if (!s->q)
@@ -671,7 +681,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 }
 
 static void enqueue(struct hsv_sess *s, enum act_kind kind, int64_t req, const char *p, size_t n,
-		    int sse, int64_t ns)
+		    int sse, int64_t ns, int64_t tag)
 {
 	struct act *a;
 
@@ -689,7 +699,7 @@ static void enqueue(struct hsv_sess *s, enum act_kind kind, int64_t req, const c
 		} else if (kind == A_ANSWER || kind == A_REFUSE) {
 			if (s->sent_since_answer) {
 				s->sent_since_answer = 0;
-				enqueue(s, A_BARRIER, 0, NULL, 0, 0, 0);
+				enqueue(s, A_BARRIER, 0, NULL, 0, 0, 0, -1);
 			}
 		} else if (kind == A_BARRIER) {
 			s->sent_since_answer = 0;
@@ -698,9 +708,9 @@ static void enqueue(struct hsv_sess *s, enum act_kind kind, int64_t req, const c
 	/* Nothing waits before it: out at once (the common case needs no copy). */
 	if (!s->q && !s->holding && (kind == A_SEND || kind == A_ANSWER) && !sess_full(s)) {
 		if (kind == A_SEND)
-			deliver_send(s, req, p, n);
+			deliver_send(s, req, p, n, tag);
 		else
-			deliver_answer(s, req, p, n, sse);
+			deliver_answer(s, req, p, n, sse, tag);
 		return;
 	}
 	a = mt_malloc(sizeof(*a) + n);
@@ -709,6 +719,7 @@ static void enqueue(struct hsv_sess *s, enum act_kind kind, int64_t req, const c
 	a->req = req;
 	a->sse = sse;
 	a->ns = ns;
+	a->tag = tag;
 	a->n = n;
 	if (n)
 		memcpy(a->p, p, n);
@@ -720,14 +731,14 @@ static void enqueue(struct hsv_sess *s, enum act_kind kind, int64_t req, const c
 	pump(s);
 }
 
-void hsv_send(struct hsv_sess *s, int64_t req, const char *p, size_t n)
+void hsv_send(struct hsv_sess *s, int64_t req, const char *p, size_t n, int64_t tag)
 {
-	enqueue(s, A_SEND, req, p, n, 0, 0);
+	enqueue(s, A_SEND, req, p, n, 0, 0, tag);
 }
 
-void hsv_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse)
+void hsv_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse, int64_t tag)
 {
-	enqueue(s, A_ANSWER, req, p, n, sse, 0);
+	enqueue(s, A_ANSWER, req, p, n, sse, 0, tag);
 }
 
 void hsv_refuse(struct hsv_sess *s, int64_t req, int status, const char *headers_json,
@@ -744,6 +755,7 @@ void hsv_refuse(struct hsv_sess *s, int64_t req, int status, const char *headers
 	a->req = req;
 	a->sse = status;
 	a->ns = 0;
+	a->tag = -1;
 	a->n = n;
 	a->hlen = hlen;
 	a->blen = body_len;
@@ -763,13 +775,13 @@ void hsv_refuse(struct hsv_sess *s, int64_t req, int status, const char *headers
 
 void hsv_barrier(struct hsv_sess *s)
 {
-	enqueue(s, A_BARRIER, 0, NULL, 0, 0, 0);
+	enqueue(s, A_BARRIER, 0, NULL, 0, 0, 0, -1);
 }
 
 void hsv_delay(struct hsv_sess *s, int64_t ns)
 {
 	if (ns > 0)
-		enqueue(s, A_DELAY, 0, NULL, 0, 0, ns);
+		enqueue(s, A_DELAY, 0, NULL, 0, 0, ns, -1);
 }
 
 /* ---- the endpoint's calls ---- */
@@ -1021,6 +1033,55 @@ out:
 	free(body);
 }
 
+static int by_order(const void *a, const void *b)
+{
+	const struct kept *x = *(const struct kept *const *)a, *y = *(const struct kept *const *)b;
+
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/*
+ * A resumption's events again on req, each as it went before, in the order
+ * they went: those of stream num after its event after (num -1: none), and
+ * those tags name (see hsv_app.resume; each the first kept one with its tag
+ * after the one found for the tag before it).
+ */
+static void resend(struct hsv_sess *s, struct hep_req *req, int num, unsigned long long after,
+		   const int64_t *tags, size_t ntags)
+{
+	const struct kept **out = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t last = 0;
+
+	for (const struct chan *c = s->chans; c; c = c->next)
+		for (const struct kept *k = c->kept; k; k = k->next)
+			if (c->num == num && k->n > after) {
+				if (n == cap)
+					out = mt_realloc(out, (cap = cap ? cap * 2 : 16) * sizeof(*out));
+				out[n++] = k;
+			}
+	for (size_t i = 0; i < ntags; i++) {
+		const struct kept *best = NULL;
+		for (const struct chan *c = s->chans; c; c = c->next)
+			for (const struct kept *k = c->kept; k; k = k->next)
+				if (k->tag == tags[i] && k->order > last &&
+				    (!best || k->order < best->order))
+					best = k;
+		if (!best)
+			continue; /* (no longer kept, or never sent as an event) */
+		last = best->order;
+		if (n == cap)
+			out = mt_realloc(out, (cap = cap ? cap * 2 : 16) * sizeof(*out));
+		out[n++] = best;
+	}
+	if (n > 1)
+		qsort(out, n, sizeof(*out), by_order);
+	for (size_t i = 0; i < n; i++)
+		if (!i || out[i] != out[i - 1])
+			hep_stream_chunk(req, out[i]->text, out[i]->len);
+	free(out);
+}
+
 static void on_get(struct srv *v, struct hep_req *req, enum hsv_mode mode)
 {
 	struct hsv_sess *s;
@@ -1050,7 +1111,7 @@ static void on_get(struct srv *v, struct hep_req *req, enum hsv_mode mode)
 		while (s->held) {
 			struct held *h = s->held;
 			s->held = h->next;
-			sse_event(c, h->p, h->n);
+			sse_event(c, h->p, h->n, h->tag);
 			free(h);
 		}
 		s->held_tail = NULL;
@@ -1080,16 +1141,20 @@ static void on_get(struct srv *v, struct hep_req *req, enum hsv_mode mode)
 	s->get = g;
 	sse_start(g);
 	if (lei) {
-		/* The events of that stream after it, again. */
-		int num = 0;
+		/* The events of that stream after it, again (or those the application names). */
+		const int64_t *tags = NULL;
+		size_t ntags = 0;
+		int num = 0, named = 0;
 		unsigned long long after = 0;
-		if (sscanf(lei, "%d-%llu", &num, &after) == 2) {
+		if (v->app->resume && s->state)
+			named = v->app->resume(s->state, s, lei, &tags, &ntags);
+		if (sscanf(lei, "%d-%llu", &num, &after) != 2)
+			num = -1;
+		resend(s, req, num, after, named ? tags : NULL, named ? ntags : 0);
+		if (num >= 0) {
 			for (struct chan *c = s->chans; c; c = c->next) {
 				if (c->num != num)
 					continue;
-				for (struct kept *k = c->kept; k; k = k->next)
-					if (k->n > after)
-						hep_stream_chunk(req, k->text, k->len);
 				/* A POST's stream not answered yet goes on here. */
 				if (c->req && !c->done && !c->http) {
 					c->http = req;
@@ -1106,7 +1171,7 @@ static void on_get(struct srv *v, struct hep_req *req, enum hsv_mode mode)
 	while (s->held) {
 		struct held *h = s->held;
 		s->held = h->next;
-		sse_event(g, h->p, h->n);
+		sse_event(g, h->p, h->n, h->tag);
 		free(h);
 	}
 	s->held_tail = NULL;

@@ -12,8 +12,9 @@
  *     carry it (400 without, 404 for an unknown or ended one). GET opens the
  *     session's stream for the server's own messages (one at a time: 409);
  *     DELETE ends the session. Every SSE event has an id, and a GET with
- *     Last-Event-ID gets the events of that stream after it again, then goes
- *     on as the session's stream.
+ *     Last-Event-ID gets the events of that stream after it again (and those
+ *     the application names: hsv_app.resume), then goes on as the session's
+ *     stream.
  *   - Legacy HTTP+SSE (2024-11-05): GET of the SSE path starts a session and
  *     its first event, "endpoint", names where its POSTs go (a path relative
  *     to the endpoint: "/message?sessionId=ID"); each POST is answered 202,
@@ -77,6 +78,17 @@ struct hsv_app {
 	 */
 	int (*other)(void *ctx, const char *method, const char *target, int *status,
 		     const char **headers_json, const char **body, size_t *body_len);
+	/*
+	 * A GET with Last-Event-ID (Streamable HTTP) resumes a stream: it gets
+	 * the events of that stream after the id again (as the spec has it) and,
+	 * when this returns 1, the events tagged *tags (see hsv_send; *n of them,
+	 * borrowed for the call), each the first kept one with its tag after the
+	 * one found for the tag before it. Every event goes again once, as it
+	 * went the first time (its id and bytes), in the order they first went,
+	 * while the session still keeps it. 0: the spec's answer alone. May be NULL.
+	 */
+	int (*resume)(void *state, struct hsv_sess *s, const char *last_event_id,
+		      const int64_t **tags, size_t *n);
 };
 
 struct hsv_opts {
@@ -120,15 +132,16 @@ const char *hsv_session_id(const struct hsv_sess *s);
  * A server message (p: n bytes) on the stream of request req's POST, or on
  * the session's GET stream when req is 0 or answered already (held until a
  * GET stream opens, up to a bound). Legacy sessions: always the GET stream.
+ * tag names it for hsv_app.resume (any value the application likes; -1: none).
  */
-void hsv_send(struct hsv_sess *s, int64_t req, const char *p, size_t n);
+void hsv_send(struct hsv_sess *s, int64_t req, const char *p, size_t n, int64_t tag);
 
 /*
  * The answer to request req (p: n bytes): JSON, unless an SSE stream was
  * opened for it already or sse is set; then its stream's last event. An
- * answer for a request whose client has gone is dropped.
+ * answer for a request whose client has gone is dropped. tag: as hsv_send's.
  */
-void hsv_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse);
+void hsv_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse, int64_t tag);
 
 /*
  * Refuse request req as a recorded server did: status (401, say), headers (a

@@ -50,4 +50,64 @@ PASS #2 initialize
 PASS #15 tools/list
 replay: 2 requests: 2 passed, 0 differed, 0 missing, 0 cancelled, 0 unanswered; 0 paths set aside as noise over 2 runs (session 1 against $(shq "$MCPTAP") replay -r $(shq "$T/none.db") --as server --no-store); 2 server requests missing (the client's answer not sent)" \
 	"$(cat "$T/n.out")"
+
+# The HTTP mock of the recording. The client's first resumption is answered as
+# the recorded one was: the elicitation again, with the event id and bytes the
+# mock first sent it with, whatever stream the Last-Event-ID names (99-0: none
+# of the mock's). A second one, past the recorded ones, as the spec says: the
+# events of the stream it names after the id.
+. "$(dirname "$0")/http-tap.sh"
+trap 'bg_stop MOCK INT' EXIT
+start_mock "$T/a.db" --no-store --report "$T/hm.json"
+post() { # post FILE JSON: the status, the head into FILE.h, the body into FILE
+	curl -sS -o "$1" -D "$1.h" -w '%{http_code}' -H 'Accept: application/json, text/event-stream' \
+		-H 'Content-Type: application/json' ${SID:+-H "Mcp-Session-Id: $SID"} \
+		${SID:+-H 'MCP-Protocol-Version: 2025-11-25'} --data-binary "$2" "$MOCK_URL"
+}
+# get FILE [LAST-EVENT-ID]: a GET stream into FILE until it holds an event with
+# data (10 s at most), tried again while the stream before it is still open (409).
+get() {
+	_n=0
+	while :; do
+		curl -sS -N -o "$1" -w '%{http_code}' -H 'Accept: text/event-stream' -H "Mcp-Session-Id: $SID" \
+			${2:+-H "Last-Event-ID: $2"} --max-time 20 "$MOCK_URL" > "$1.status" 2> /dev/null &
+		_gp=$!
+		while [ "$_n" -lt 100 ] && ! grep -q '^data:' "$1" 2> /dev/null && kill -0 "$_gp" 2> /dev/null; do
+			sleep 0.1
+			_n=$((_n + 1))
+		done
+		kill "$_gp" 2> /dev/null
+		wait "$_gp" 2> /dev/null
+		[ "$(cat "$1.status")" = 409 ] && [ "$_n" -lt 100 ] || break
+		sleep 0.1
+	done
+}
+SID=
+check_eq "initialize through the HTTP mock: 200" 200 \
+	"$(post "$T/p1" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"c","version":"1"}}}')"
+SID=$(sed -n 's/^[Mm][Cc][Pp]-[Ss][Ee][Ss][Ss][Ii][Oo][Nn]-[Ii][Dd]: *\([^[:space:]]*\).*/\1/p' "$T/p1.h")
+check_eq "notifications/initialized: 202" 202 "$(post "$T/p2" '{"jsonrpc":"2.0","method":"notifications/initialized"}')"
+get "$T/g1"
+EV=$(grep -A1 '^id: ' "$T/g1" | tr '\n' '|')
+# (the mock gives its server requests ids of its own)
+check_eq "the GET stream carries the elicitation, once, with an event id" \
+	'|data: {"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{"message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}|' \
+	"$(echo "$EV" | sed 's/^id: [^|]*//')"
+GID=$(sed -n 's/^id: //p' "$T/g1")
+check_eq "the client's answer: 202" 202 "$(post "$T/p3" '{"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"name":"x"}}}')"
+get "$T/g2" 99-0
+check_eq "the first resumption (Last-Event-ID 99-0): the elicitation again, its id and bytes as first sent" \
+	"$EV" "$(grep -A1 '^id: ' "$T/g2" | tr '\n' '|')"
+check_eq "the client's second answer: 202" 202 "$(post "$T/p4" '{"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"name":"x"}}}')"
+get "$T/g3" "${GID%-*}-0"
+check_eq "the second (past the recorded one), naming the first GET stream: its events after the id" \
+	"$EV" "$(grep -A1 '^id: ' "$T/g3" | tr '\n' '|')"
+check_eq "tools/list is still answered: 200, the recorded answer" \
+	'200 {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}' \
+	"$(post "$T/p5" '{"jsonrpc":"2.0","id":2,"method":"tools/list"}') $(cat "$T/p5")"
+bg_stop MOCK INT
+check_eq "the mock: exit 0" 0 "$MOCK_STATUS"
+check_eq "its report: the first resumption was the recorded one's (1 event), the second none" \
+	"[{\"recorded\":$(sql "$T/a.db" "select seq from http_exchange where method = 'GET' and last_event_id is not null"),\"events\":1},{\"recorded\":null,\"events\":0}]" \
+	"$(node -e 'console.log(JSON.stringify(require(process.argv[1]).sessions[0].resumed))' "$T/hm.json")"
 finish

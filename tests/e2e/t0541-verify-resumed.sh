@@ -19,9 +19,11 @@
 #    cancelled one, nothing MISSING or DIFF, no server request waited for.
 # 4. The stdio mock of the recording: each server message once (the copies are
 #    not sent again), the "{}" as the server sent them.
-# 5. The HTTP mock of the recording, with a client that resumes the same way:
-#    the flow passes, the two "{}" come (once in all); the mock keeps its
-#    streams apart, so no JSON-RPC message comes again.
+# 5. The HTTP mock of the recording, with a client that resumes the same way,
+#    through the tap: the flow passes, the two "{}" come (once in all), and the
+#    resumption is answered as the server answered it: the same messages again,
+#    in the same order, each with the event id and bytes the mock first sent
+#    it with (so the tap marks them replayed too).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/http-peers.sh"
 . "$(dirname "$0")/http-tap.sh"
@@ -106,13 +108,27 @@ check_eq "it got every server message once: the recording's, without the copies 
 check_eq "sampling/createMessage and elicitation/create (the form's) once each" "1 2" \
 	"$(grep -c '"method":"sampling/createMessage"' "$T/m.jsonl") $(grep -c '"method":"elicitation/create"' "$T/m.jsonl")"
 
-# ---- 5. The HTTP mock ----
-start_mock "$T/h.db" --no-store
-timeout 100 node "$CLIENT" --transport http --resume --not-jsonrpc "$NOTRPC" --deleted-status 404 --log "$T/hm.jsonl" "$MOCK_URL" > "$T/hm.out" 2>&1
+# ---- 5. The HTTP mock, through the tap ----
+start_mock "$T/h.db" --no-store --report "$T/hm.json"
+start_tap "$T/hm.db" "$MOCK_URL"
+timeout 100 node "$CLIENT" --transport http --resume --not-jsonrpc "$NOTRPC" --deleted-status 404 --log "$T/hm.jsonl" "$TAP_URL/mcp" > "$T/hm.out" 2>&1
 check_eq "the SDK client, resuming the same way, against the HTTP mock: exit 0" 0 $?
 grep '^not ok' "$T/hm.out"
-check_eq "the mock sends again only that stream's events after the id: no JSON-RPC message" \
-	"0 JSON-RPC messages came again (0 sampling/createMessage, 0 elicitation/create" \
-	"$(sed -n 's/^# resumed: \(.*elicitation\/create\).*/\1/p' "$T/hm.out")"
+check "its messages are committed" wait_committed "$T/hm.db" 1 "$T/hm.jsonl"
+stop_tap
 stop_mock
+check_eq "the mock answers the resumption as the server did: the same messages came again" \
+	"$AGAIN JSON-RPC messages came again (1 sampling/createMessage, 1 elicitation/create" \
+	"$(sed -n 's/^# resumed: \(.*elicitation\/create\).*/\1/p' "$T/hm.out")"
+MX=$(sql "$T/hm.db" "select seq from http_exchange where method = 'GET' and last_event_id is not null")
+# (an answer by its id; a request or notification by its method: the mock's server requests have ids of its own)
+WHAT="select group_concat(kind || ' ' || coalesce(method, json_extract(raw, '\$.id')), ',') from (select kind, method, raw from message where exchange = %s and replayed = 1 order by seq)"
+check_eq "the tap in front of the mock sees the same copies, in the same order, with the ids they first had" \
+	"$(sql "$T/h.db" "$(printf "$WHAT" "$RX")")" "$(sql "$T/hm.db" "$(printf "$WHAT" "$MX")")"
+check_eq "each one's bytes as the mock first sent them" \
+	"$(sql "$T/hm.db" "select group_concat(hex(raw), ',') from (select (select raw from message o where o.sse_id = m.sse_id and o.replayed = 0) raw from message m where exchange = $MX and replayed = 1 order by seq)")" \
+	"$(sql "$T/hm.db" "select group_concat(hex(raw), ',') from (select raw from message where exchange = $MX and replayed = 1 order by seq)")"
+check_eq "the mock's report: one resumption, the recorded one's" \
+	"[{\"recorded\":$RX,\"events\":$AGAIN}]" \
+	"$(node -e 'console.log(JSON.stringify(require(process.argv[1]).sessions[0].resumed))' "$T/hm.json")"
 finish
