@@ -16,6 +16,7 @@ extern const struct cmd_entry cmd_show;
 extern const struct cmd_entry cmd_analyze;
 extern const struct cmd_entry cmd_stats;
 extern const struct cmd_entry cmd_export;
+extern const struct cmd_entry cmd_report;
 extern const struct cmd_entry cmd_replay;
 extern const struct cmd_entry cmd_import;
 extern const struct cmd_entry cmd_sniff;
@@ -27,6 +28,7 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_analyze,
 	&cmd_stats,
 	&cmd_export,
+	&cmd_report,
 	&cmd_replay,
 	&cmd_import,
 	&cmd_sniff,

@@ -152,6 +152,71 @@ static FILE *open_beside(const char *out, char **tmp)
 	return f;
 }
 
+int ex_write(struct ex_sink *x, const struct cmd_entry *cmd, const char *out, const int64_t *ids,
+	     size_t n)
+{
+	char *tmp = NULL;
+	FILE *direct = NULL;
+	struct stat sb;
+	int rc = EXIT_ERROR;
+
+	x->out = stdout;
+	x->out_name = out && strcmp(out, "-") ? out : "standard output";
+	if (out && strcmp(out, "-") && stat(out, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		struct stat cap;
+		if (stat(x->path, &cap) == 0 && cap.st_dev == sb.st_dev && cap.st_ino == sb.st_ino) {
+			rc = cli_usage_error(cmd, "-o '%s' is the capture file itself", out);
+			goto out;
+		}
+	}
+	if (out && strcmp(out, "-") && stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		/* A device or a pipe (/dev/null, a FIFO): written as it is, never replaced. */
+		if (!(x->out = direct = fopen(out, "wb"))) {
+			mt_error("cannot write '%s': %s", out, strerror(errno));
+			goto out;
+		}
+	} else if (out && strcmp(out, "-")) {
+		/* (Caught before the temporary file is made: none is ever left behind.) */
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_stop;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		if (!(x->out = open_beside(out, &tmp)))
+			goto out;
+	}
+
+	if (export_all(x, ids, n) == 0) {
+		int e = fflush(x->out) ? errno : ferror(x->out) ? EIO : 0;
+		if (!e && tmp && fsync(fileno(x->out)))
+			e = errno;
+		if ((tmp || direct) && fclose(x->out) && !e)
+			e = errno;
+		if (tmp || direct)
+			x->out = direct = NULL;
+		if (e)
+			mt_error("cannot write '%s': %s", x->out_name, strerror(e));
+		else if (tmp && rename(tmp, out))
+			mt_error("cannot write '%s': %s", out, strerror(errno));
+		else
+			rc = EXIT_OK;
+	}
+out:
+	if (direct)
+		fclose(direct);
+	if (tmp) {
+		if (x->out && x->out != stdout)
+			fclose(x->out);
+		if (rc != EXIT_OK)
+			unlink(tmp);
+		free(tmp);
+	}
+	x->out = NULL;
+	return rc;
+}
+
 static int run_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -182,9 +247,6 @@ static int run_export(int argc, char **argv)
 	struct mt_redact *redact = NULL;
 	int64_t *ids = NULL;
 	size_t nids = 0;
-	char *tmp = NULL;
-	FILE *direct = NULL;
-	struct stat sb;
 
 	memset(&x, 0, sizeof(x));
 	optind = 1;
@@ -255,63 +317,13 @@ static int run_export(int argc, char **argv)
 	store_set_filter(x.st, filter, x.format->filter);
 	x.path = path;
 	x.redact = redact;
+	x.filter = filter;
 	x.filtered = filter != NULL;
 	x.o = &opts;
-	x.out = stdout;
-	x.out_name = out && strcmp(out, "-") ? out : "standard output";
-	if (out && strcmp(out, "-") && stat(out, &sb) == 0 && S_ISREG(sb.st_mode)) {
-		struct stat cap;
-		if (stat(path, &cap) == 0 && cap.st_dev == sb.st_dev && cap.st_ino == sb.st_ino) {
-			rc = cli_usage_error(&cmd_export, "-o '%s' is the capture file itself", out);
-			goto out;
-		}
-	}
-	if (out && strcmp(out, "-") && stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-		/* A device or a pipe (/dev/null, a FIFO): written as it is, never replaced. */
-		if (!(x.out = direct = fopen(out, "wb"))) {
-			mt_error("cannot write '%s': %s", out, strerror(errno));
-			goto out;
-		}
-	} else if (out && strcmp(out, "-")) {
-		/* (Caught before the temporary file is made: none is ever left behind.) */
-		struct sigaction sa;
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_stop;
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
-		if (!(x.out = open_beside(out, &tmp)))
-			goto out;
-	}
-
-	if (export_all(&x, ids, nids) == 0) {
-		int e = fflush(x.out) ? errno : ferror(x.out) ? EIO : 0;
-		if (!e && tmp && fsync(fileno(x.out)))
-			e = errno;
-		if ((tmp || direct) && fclose(x.out) && !e)
-			e = errno;
-		if (tmp || direct)
-			x.out = direct = NULL;
-		if (e)
-			mt_error("cannot write '%s': %s", x.out_name, strerror(e));
-		else if (tmp && rename(tmp, out))
-			mt_error("cannot write '%s': %s", out, strerror(errno));
-		else
-			rc = EXIT_OK;
-	}
+	rc = ex_write(&x, &cmd_export, out, ids, nids);
 out:
-	if (direct)
-		fclose(direct);
 	if (x.format && x.format->release)
 		x.format->release(&x);
-	if (tmp) {
-		if (x.out)
-			fclose(x.out);
-		if (rc != EXIT_OK)
-			unlink(tmp);
-		free(tmp);
-	}
 	ex_sink_release(&x);
 	free(ids);
 	mt_filter_free(filter);

@@ -250,6 +250,30 @@ static void count_answer(struct tally_row *r, const struct store_item *it, int i
 	tally_hist_add(&r->lat, lat);
 }
 
+/* One more error answer with code. */
+static void count_code(struct tally *s, int64_t code)
+{
+	size_t i = 0;
+
+	while (i < s->ncodes && s->codes[i].code < code)
+		i++;
+	if (i < s->ncodes && s->codes[i].code == code) {
+		s->codes[i].n++;
+		return;
+	}
+	if (s->ncodes >= TALLY_MAX_CODES && code != TALLY_OTHER_CODES) {
+		count_code(s, TALLY_OTHER_CODES);
+		return;
+	}
+	if (s->ncodes == s->capcodes) {
+		s->capcodes = s->capcodes ? s->capcodes * 2 : 8;
+		s->codes = mt_realloc(s->codes, s->capcodes * sizeof(*s->codes));
+	}
+	memmove(&s->codes[i + 1], &s->codes[i], (s->ncodes - i) * sizeof(*s->codes));
+	s->codes[i] = (struct tally_code){code, 1};
+	s->ncodes++;
+}
+
 void tally_feed(struct tally *s, const struct store_item *it)
 {
 	size_t slot;
@@ -279,11 +303,8 @@ void tally_feed(struct tally *s, const struct store_item *it)
 		if (q->named != SIZE_MAX)
 			count_answer(&s->rows[q->named], it, is_error, it->t_ns - q->t_ns);
 		tally_hist_add(&s->all, it->t_ns - q->t_ns);
-		if (!strcmp(it->kind, "error")) {
-			int64_t key = it->has_error_code ? it->error_code : INT64_MIN, v = 0;
-			mt_map_get(&s->codes, &key, sizeof(key), &v);
-			mt_map_put(&s->codes, &key, sizeof(key), v + 1);
-		}
+		if (!strcmp(it->kind, "error"))
+			count_code(s, it->has_error_code ? it->error_code : TALLY_NO_CODE);
 	} else if (!strcmp(it->kind, "notification")) {
 		s->notifications[d]++;
 		if (it->cancels_seq > 0 && (slot = close_request(s, it->cancels_seq)) != SIZE_MAX) {
@@ -301,7 +322,6 @@ void tally_init(struct tally *s)
 	memset(s, 0, sizeof(*s));
 	mt_map_init(&s->by_key, 0);
 	mt_map_init(&s->by_seq, 0);
-	mt_map_init(&s->codes, 0);
 }
 
 void tally_release(struct tally *s)
@@ -315,9 +335,9 @@ void tally_release(struct tally *s)
 	free(s->open);
 	free(s->freed);
 	free(s->all.b);
+	free(s->codes);
 	mt_map_release(&s->by_key);
 	mt_map_release(&s->by_seq);
-	mt_map_release(&s->codes);
 	mt_buf_release(&s->key);
 	mt_buf_release(&s->text);
 	memset(s, 0, sizeof(*s));

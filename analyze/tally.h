@@ -27,6 +27,16 @@
 
 #define TALLY_MAX_METHODS 1024 /* (direction, method) rows; then one "other" row */
 #define TALLY_MAX_NAMES 256    /* names per method; then one "other" row */
+#define TALLY_MAX_CODES 64     /* error codes told apart; then counted as "other" */
+
+/* Error answers with one code. */
+struct tally_code {
+	int64_t code;            /* the code; TALLY_NO_CODE: none (or not an integer), or
+				  * TALLY_OTHER_CODES: the codes past TALLY_MAX_CODES */
+	int64_t n;
+};
+#define TALLY_NO_CODE INT64_MIN
+#define TALLY_OTHER_CODES INT64_MAX
 
 struct tally_hist {
 	int64_t count, min, max; /* exact */
@@ -71,7 +81,8 @@ struct tally {
 	int64_t msgs[2], bytes[2], notifications[2], stderr_lines, invalid[2];
 	int64_t first_t, last_t;
 	struct tally_hist all;   /* every answered request's latency */
-	struct mt_map codes;     /* an error answer's code (int64; INT64_MIN: none) -> count */
+	struct tally_code *codes; /* owned: the error answers by code, the lowest first */
+	size_t ncodes, capcodes;
 	struct mt_buf key, text; /* scratch */
 };
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "schema/filter.h"
 #include "schema/redact.h"
 #include "schema/store.h"
 #include "schema/util.h"
@@ -30,6 +31,7 @@ struct ex_sink {
 	struct store *st;
 	const char *path;                /* the capture file */
 	const struct mt_redact *redact;  /* NULL: --keep-secrets */
+	struct mt_filter *filter;        /* -Y (borrowed; set on the store), or NULL */
 	int filtered;                    /* -Y: only the messages it passes come */
 	const struct store_session_row *session; /* the session being written (&row) */
 	struct store_session_row row;
@@ -64,6 +66,7 @@ extern const struct ex_format ex_jsonl;
 extern const struct ex_format ex_har;
 extern const struct ex_format ex_otlp;
 extern const struct ex_format ex_pcapng;
+extern const struct ex_format ex_html; /* `mcptap report`'s, not one of -T */
 
 /*
  * it with its bytes redacted as the tap redacts what it stores (a message,
@@ -83,5 +86,18 @@ const char *ex_redact_text(const struct ex_sink *x, const char *s, struct mt_buf
 
 /* What ex_redact_item kept. */
 void ex_sink_release(struct ex_sink *x);
+
+struct cmd_entry;
+/*
+ * For the commands that write a format (cmd-export.c, where it lives, and
+ * cmd-report.c): write the sessions ids (n of them) of x->st through
+ * x->format, x set up but for its output. out: NULL or "-", standard output;
+ * a regular file, replaced whole at the end through a temporary file beside
+ * it (a failure or SIGINT, SIGTERM or SIGHUP leaves the old one and no
+ * temporary file); a device or a FIFO, written as it is; the capture itself,
+ * a usage error of cmd. Says what fails; returns EXIT_OK or EXIT_ERROR.
+ */
+int ex_write(struct ex_sink *x, const struct cmd_entry *cmd, const char *out, const int64_t *ids,
+	     size_t n);
 
 #endif
