@@ -11,7 +11,8 @@
 #          end-to-end tests
 #   node   npm ci in tests/node (the pinned MCP peers from the npm registry)
 #   bench  GNU time (peak RSS), taskset, nginx (the plain HTTP relay of section (k)),
-#          tshark (pcap import's comparison, section (m))
+#          tshark (pcap import's comparison, section (m)), chromium (the report
+#          opened, section (q))
 #   fuzz   clang with libFuzzer
 # Debian packages come from apt-get (through sudo when not root); npm packages from
 # `npm ci` and the committed lock file. Nothing is installed when it is already there.
@@ -35,7 +36,7 @@ for what in "$@"; do
 		command -v node >/dev/null 2>&1 || want="$want nodejs"
 		command -v npm >/dev/null 2>&1 || want="$want npm" ;;
 	bench)
-		for p in time util-linux sqlite3 nginx tshark; do need_pkg "$p"; done ;;
+		for p in time util-linux sqlite3 nginx tshark chromium; do need_pkg "$p"; done ;;
 	fuzz)
 		for p in clang libclang-rt-dev; do need_pkg "$p"; done
 		command -v clang >/dev/null 2>&1 || want="$want clang" ;;

@@ -39,7 +39,9 @@
 #   (o) show --follow's delay behind a tap that writes
 #   (p) export of a 1M-message capture in each format against show -T json of it,
 #       and export's peak RSS at 200k and 1M messages
-# BENCH_ONLY=k, l, m, n, o or p runs that section alone.
+#   (q) report of a 100k- and a 1M-message session against show -T json of it,
+#       its peak RSS and size, and headless Chromium opening the 100k report
+# BENCH_ONLY=k, l, m, n, o, p or q runs that section alone.
 set -eu
 cd "$(dirname "$0")/../.."
 B=tests/bench
@@ -735,7 +737,53 @@ section_p() {
 	rm -f "$TMP/e.db"* "$TMP/e5.db"* "$TMP/e.out"
 }
 
-if [ "${BENCH_ONLY:-}" = k ] || [ "${BENCH_ONLY:-}" = l ] || [ "${BENCH_ONLY:-}" = m ] || [ "${BENCH_ONLY:-}" = n ] || [ "${BENCH_ONLY:-}" = o ] || [ "${BENCH_ONLY:-}" = p ]; then
+# (q) report: the HTML of a 100k- and a 1M-message session (gen-session.sh)
+# against show -T json of it, with the report's peak RSS and size; and how
+# long headless Chromium takes to open the 100k report and take a screenshot,
+# beside a report of 10 messages (what the browser's start costs).
+section_q() {
+	_n=${BENCH_REPORT_N:-1000000}
+	command -v chromium > /dev/null || { echo "(q) skipped: no chromium (tests/setup.sh test installs it)"; return 0; }
+	sh tests/bench/gen-session.sh "$_n" | tests/peers/fixture-load /dev/stdin "$TMP/r.db"
+	sh tests/bench/gen-session.sh $((_n / 10)) | tests/peers/fixture-load /dev/stdin "$TMP/r10.db"
+	sh tests/bench/gen-session.sh 10 | tests/peers/fixture-load /dev/stdin "$TMP/rs.db"
+	echo "(q) report of sessions of $((_n / 10)) and $_n messages, one CPU, against show -T json of them"
+	for _db in r10 r; do
+		: > "$TMP/qs"; : > "$TMP/qr"
+		i=0
+		while [ $i -lt "$RUNS" ]; do
+			t0=$(now_ns); pin ./mcptap show -r "$TMP/$_db.db" -T json > /dev/null; t1=$(now_ns)
+			echo $((t1 - t0)) >> "$TMP/qs"
+			t0=$(now_ns); pin ./mcptap report -r "$TMP/$_db.db" -o "$TMP/$_db.html"; t1=$(now_ns)
+			echo $((t1 - t0)) >> "$TMP/qr"
+			i=$((i + 1))
+		done
+		_rss=$(/usr/bin/time -f %M ./mcptap report -r "$TMP/$_db.db" -o "$TMP/$_db.html" 2>&1 >/dev/null | tail -1)
+		awk -v n="$(sqlite3 "$TMP/$_db.db" 'SELECT count(*) FROM message')" -v r="$(median < "$TMP/qr")" \
+			-v s="$(median < "$TMP/qs")" -v m="$(du -m "$TMP/$_db.html" | cut -f1)" -v k="$_rss" 'BEGIN {
+			printf "    %d messages: %.2f s against %.2f s: %.2fx; %d MB of HTML; peak RSS %.1f MiB\n",
+				n, r / 1e9, s / 1e9, r / s, m, k / 1024 }'
+	done
+	./mcptap report -r "$TMP/rs.db" -o "$TMP/rs.html"
+	: > "$TMP/qb"; : > "$TMP/qc"
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		for _h in rs r10; do
+			t0=$(now_ns)
+			timeout 600 chromium --headless --no-sandbox --disable-gpu --window-size=1280,1000 \
+				--screenshot="$TMP/q.png" "file://$TMP/$_h.html" > /dev/null 2>&1
+			t1=$(now_ns)
+			[ "$_h" = rs ] && echo $((t1 - t0)) >> "$TMP/qb" || echo $((t1 - t0)) >> "$TMP/qc"
+		done
+		i=$((i + 1))
+	done
+	awk -v b="$(median < "$TMP/qb")" -v c="$(median < "$TMP/qc")" -v n=$((_n / 10)) 'BEGIN {
+		printf "    headless Chromium, open and screenshot: %.2f s for %d messages, %.2f s for 10 (its start): %.2f s more\n",
+			c / 1e9, n, b / 1e9, (c - b) / 1e9 }'
+	rm -f "$TMP/r.db"* "$TMP/r10.db"* "$TMP/rs.db"* "$TMP"/*.html "$TMP/q.png"
+}
+
+if [ "${BENCH_ONLY:-}" = k ] || [ "${BENCH_ONLY:-}" = l ] || [ "${BENCH_ONLY:-}" = m ] || [ "${BENCH_ONLY:-}" = n ] || [ "${BENCH_ONLY:-}" = o ] || [ "${BENCH_ONLY:-}" = p ] || [ "${BENCH_ONLY:-}" = q ]; then
 	echo "mcptap benchmarks: section ($BENCH_ONLY) only; $(nproc) CPUs; median of $RUNS runs"
 	echo
 	section_$BENCH_ONLY
@@ -963,3 +1011,5 @@ echo
 section_o
 echo
 section_p
+echo
+section_q
