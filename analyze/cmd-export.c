@@ -53,7 +53,6 @@ const struct cmd_entry cmd_export = {
 static const struct ex_format *const formats[] = {&ex_jsonl, &ex_har, &ex_otlp, &ex_pcapng};
 
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
-#define MAX_RULES 64
 
 /* The long options without a letter. */
 enum { OPT_SPANS = 0x100, OPT_NOTIFICATIONS, OPT_OTLP_CONTENT };
@@ -152,8 +151,15 @@ static FILE *open_beside(const char *out, char **tmp)
 	return f;
 }
 
-int ex_write(struct ex_sink *x, const struct cmd_entry *cmd, const char *out, const int64_t *ids,
-	     size_t n)
+/*
+ * The sessions ids (n of them) of x->st through x->format to out: NULL or
+ * "-", standard output; a regular file, replaced whole at the end through a
+ * temporary file beside it (a failure or SIGINT, SIGTERM or SIGHUP leaves the
+ * old one and no temporary file); a device or a FIFO, written as it is; the
+ * capture itself, a usage error of cmd. Says what fails; EXIT_OK or EXIT_ERROR.
+ */
+static int ex_write(struct ex_sink *x, const struct cmd_entry *cmd, const char *out,
+		    const int64_t *ids, size_t n)
 {
 	char *tmp = NULL;
 	FILE *direct = NULL;
@@ -217,6 +223,75 @@ out:
 	return rc;
 }
 
+int ex_arg(const struct cmd_entry *cmd, struct ex_args *a, int c, const char *arg)
+{
+	switch (c) {
+	case 'r': a->path = arg; return 1;
+	case 's': a->sid = arg; return 1;
+	case 'Y': a->expr = arg; return 1;
+	case 'o': a->out = arg; return 1;
+	case 'k': a->keep = 1; return 1;
+	case 'K':
+	case 'P':
+	case 'V':
+		if (a->nrules == EX_MAX_RULES)
+			return cli_usage_error(cmd, "more than %d --redact-* rules", EX_MAX_RULES);
+		a->kinds[a->nrules] = (char)c;
+		a->rules[a->nrules++] = arg;
+		return 1;
+	default: return 0;
+	}
+}
+
+int ex_run(const struct cmd_entry *cmd, const struct ex_format *f, struct ex_args *a)
+{
+	struct ex_sink x;
+	struct mt_filter *filter = NULL;
+	struct mt_redact *redact = NULL;
+	int64_t *ids = NULL;
+	size_t nids = 0;
+	int rc = EXIT_ERROR, bad = 0;
+	const char *path;
+
+	memset(&x, 0, sizeof(x));
+	if (f->binary && (!a->out || !strcmp(a->out, "-")) && isatty(STDOUT_FILENO))
+		return cli_usage_error(cmd, "will not write %s to a terminal: give -o FILE, "
+				       "or redirect standard output", f->name);
+	if (a->keep && a->nrules)
+		return cli_usage_error(cmd, "--keep-secrets and --redact-* contradict each other");
+	if (a->sid && cli_session_list_problem(a->sid))
+		return cli_usage_error(cmd, "bad session list '%s': %s", a->sid,
+				       cli_session_list_problem(a->sid));
+	if (!(path = cli_capture_path(a->path)))
+		return cli_usage_error(cmd, "no capture file: give -r FILE or set MCPTAP_FILE");
+	if (a->out && !*a->out)
+		return cli_usage_error(cmd, "-o needs a file name");
+	if (a->expr && !(filter = cli_filter(cmd, a->expr)))
+		return EXIT_ERROR;
+	if (!a->keep && !(redact = cli_redactor(cmd, a->kinds, a->rules, a->nrules, &bad)))
+		goto out;
+	if (cli_open_capture(path, &x.st) ||
+	    cli_pick_sessions(x.st, path, a->sid, CLI_ALL, &ids, &nids))
+		goto out;
+	x.format = f;
+	store_set_filter(x.st, filter, f->filter);
+	x.path = path;
+	x.redact = redact;
+	x.filter = filter;
+	x.filtered = filter != NULL;
+	x.o = &a->opts;
+	rc = ex_write(&x, cmd, a->out, ids, nids);
+out:
+	if (x.format && x.format->release)
+		x.format->release(&x);
+	ex_sink_release(&x);
+	free(ids);
+	mt_filter_free(filter);
+	mt_redact_free(redact);
+	store_close(x.st);
+	return rc;
+}
+
 static int run_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -235,53 +310,36 @@ static int run_export(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *path = NULL, *sid = NULL, *expr = NULL, *format = "jsonl", *out = NULL;
-	const char *rules[MAX_RULES];
-	char kinds[MAX_RULES];
-	size_t nrules = 0;
-	int keep = 0, c, rc = EXIT_ERROR, bad = 0;
-	struct ex_sink x;
-	struct ex_opts opts = {0, 0, 0};
+	const char *format = "jsonl";
 	const char *otlp_opt = NULL; /* an option of -T otlp given */
-	struct mt_filter *filter = NULL;
-	struct mt_redact *redact = NULL;
-	int64_t *ids = NULL;
-	size_t nids = 0;
+	const struct ex_format *f = NULL;
+	struct ex_args a;
+	int c, r;
 
-	memset(&x, 0, sizeof(x));
+	memset(&a, 0, sizeof(a));
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":r:s:Y:T:o:h", longopts, NULL)) != -1) {
+		if ((r = ex_arg(&cmd_export, &a, c, optarg)) == 1)
+			continue;
+		if (r)
+			return r;
 		switch (c) {
-		case 'r': path = optarg; break;
-		case 's': sid = optarg; break;
-		case 'Y': expr = optarg; break;
 		case 'T': format = optarg; break;
-		case 'o': out = optarg; break;
-		case 'k': keep = 1; break;
 		case OPT_SPANS:
 			otlp_opt = "--spans";
 			if (!strcmp(optarg, "client"))
-				opts.spans = EX_SPANS_CLIENT;
+				a.opts.spans = EX_SPANS_CLIENT;
 			else if (!strcmp(optarg, "server"))
-				opts.spans = EX_SPANS_SERVER;
+				a.opts.spans = EX_SPANS_SERVER;
 			else if (!strcmp(optarg, "both"))
-				opts.spans = EX_SPANS_CLIENT | EX_SPANS_SERVER;
+				a.opts.spans = EX_SPANS_CLIENT | EX_SPANS_SERVER;
 			else
 				return cli_usage_error(&cmd_export,
 						       "bad --spans '%s' (client, server or both)", optarg);
 			break;
-		case OPT_NOTIFICATIONS: otlp_opt = "--notifications"; opts.notifications = 1; break;
-		case OPT_OTLP_CONTENT: otlp_opt = "--otlp-content"; opts.content = 1; break;
-		case 'K':
-		case 'P':
-		case 'V':
-			if (nrules == MAX_RULES)
-				return cli_usage_error(&cmd_export, "more than %d --redact-* rules",
-						       MAX_RULES);
-			kinds[nrules] = (char)c;
-			rules[nrules++] = optarg;
-			break;
+		case OPT_NOTIFICATIONS: otlp_opt = "--notifications"; a.opts.notifications = 1; break;
+		case OPT_OTLP_CONTENT: otlp_opt = "--otlp-content"; a.opts.content = 1; break;
 		case 'h': cli_help(&cmd_export, stdout); return EXIT_OK;
 		default: return cli_bad_option(&cmd_export, c, argv);
 		}
@@ -290,44 +348,10 @@ static int run_export(int argc, char **argv)
 		return cli_usage_error(&cmd_export, "unexpected argument '%s'", argv[optind]);
 	for (size_t i = 0; i < NFORMATS; i++)
 		if (!strcmp(format, formats[i]->name))
-			x.format = formats[i];
-	if (!x.format)
+			f = formats[i];
+	if (!f)
 		return cli_usage_error(&cmd_export, "unknown format '%s' (jsonl, har, otlp, pcapng)", format);
-	if (otlp_opt && x.format != &ex_otlp)
+	if (otlp_opt && f != &ex_otlp)
 		return cli_usage_error(&cmd_export, "%s is for -T otlp", otlp_opt);
-	if (x.format->binary && (!out || !strcmp(out, "-")) && isatty(STDOUT_FILENO))
-		return cli_usage_error(&cmd_export, "will not write %s to a terminal: give -o FILE, "
-				       "or redirect standard output", x.format->name);
-	if (keep && nrules)
-		return cli_usage_error(&cmd_export,
-				       "--keep-secrets and --redact-* contradict each other");
-	if (sid && cli_session_list_problem(sid))
-		return cli_usage_error(&cmd_export, "bad session list '%s': %s", sid,
-				       cli_session_list_problem(sid));
-	if (!(path = cli_capture_path(path)))
-		return cli_usage_error(&cmd_export, "no capture file: give -r FILE or set MCPTAP_FILE");
-	if (out && !*out)
-		return cli_usage_error(&cmd_export, "-o needs a file name");
-	if (expr && !(filter = cli_filter(&cmd_export, expr)))
-		return EXIT_ERROR;
-	if (!keep && !(redact = cli_redactor(&cmd_export, kinds, rules, nrules, &bad)))
-		goto out;
-	if (cli_open_capture(path, &x.st) || cli_pick_sessions(x.st, path, sid, CLI_ALL, &ids, &nids))
-		goto out;
-	store_set_filter(x.st, filter, x.format->filter);
-	x.path = path;
-	x.redact = redact;
-	x.filter = filter;
-	x.filtered = filter != NULL;
-	x.o = &opts;
-	rc = ex_write(&x, &cmd_export, out, ids, nids);
-out:
-	if (x.format && x.format->release)
-		x.format->release(&x);
-	ex_sink_release(&x);
-	free(ids);
-	mt_filter_free(filter);
-	mt_redact_free(redact);
-	store_close(x.st);
-	return rc;
+	return ex_run(&cmd_export, f, &a);
 }

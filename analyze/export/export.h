@@ -87,17 +87,37 @@ const char *ex_redact_text(const struct ex_sink *x, const char *s, struct mt_buf
 /* What ex_redact_item kept. */
 void ex_sink_release(struct ex_sink *x);
 
+/* ---- for the commands that write a format: cmd-export.c (where it lives), cmd-report.c ---- */
+
 struct cmd_entry;
+
+#define EX_MAX_RULES 64
+
+/* What their shared options say. */
+struct ex_args {
+	const char *path, *sid, *expr, *out; /* -r, -s, -Y, -o (NULL: not given) */
+	const char *rules[EX_MAX_RULES];     /* --redact-key, -path, -value, in order */
+	char kinds[EX_MAX_RULES];            /* 'K', 'P' or 'V' for each */
+	size_t nrules;
+	int keep;                            /* --keep-secrets */
+	struct ex_opts opts;                 /* the format's options */
+};
+
 /*
- * For the commands that write a format (cmd-export.c, where it lives, and
- * cmd-report.c): write the sessions ids (n of them) of x->st through
- * x->format, x set up but for its output. out: NULL or "-", standard output;
- * a regular file, replaced whole at the end through a temporary file beside
- * it (a failure or SIGINT, SIGTERM or SIGHUP leaves the old one and no
- * temporary file); a device or a FIFO, written as it is; the capture itself,
- * a usage error of cmd. Says what fails; returns EXIT_OK or EXIT_ERROR.
+ * getopt's c (arg: its optarg) when it is one of the shared options (-r, -s,
+ * -Y, -o; --redact-key, -path, -value as 'K', 'P', 'V'; --keep-secrets as
+ * 'k'): 1, taken into a; 0 when it is not; EXIT_ERROR (said) when it cannot be.
  */
-int ex_write(struct ex_sink *x, const struct cmd_entry *cmd, const char *out, const int64_t *ids,
-	     size_t n);
+int ex_arg(const struct cmd_entry *cmd, struct ex_args *a, int c, const char *arg);
+
+/*
+ * Check a, open the capture and write its sessions (every one unless -s)
+ * through f, redacted unless --keep-secrets, to a->out: standard output
+ * (NULL or "-"); a regular file replaced whole at the end through a temporary
+ * file beside it (a failure or SIGINT, SIGTERM or SIGHUP leaves the old one
+ * and no temporary file); a device or FIFO as it is; never the capture
+ * itself. Says what fails. Returns the command's exit status.
+ */
+int ex_run(const struct cmd_entry *cmd, const struct ex_format *f, struct ex_args *a);
 
 #endif
