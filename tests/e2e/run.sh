@@ -17,6 +17,8 @@ for t in "$@"; do
 		failn=$((failn + 1))
 		failed="$failed $t"
 		echo "FAIL $t (exit $rc)"
+		# (the failed checks first: the tail may not reach back to them)
+		echo "$out" | grep '^not ok' | sed 's/^/    /'
 		echo "$out" | sed 's/^/    /' | tail -n 40
 	fi
 done
