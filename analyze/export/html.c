@@ -35,6 +35,7 @@
 /* A finding, as the report shows it. */
 struct hfinding {
 	int64_t seq;               /* 0: the session */
+	size_t ord;                /* its place in the analyzer's order */
 	enum an_severity sev;
 	const struct an_rule *rule; /* borrowed: the rule table's */
 	char *text;                /* owned */
@@ -147,6 +148,7 @@ static void on_finding(const struct an_finding *f, void *ctx)
 		h->f = mt_realloc(h->f, h->capf * sizeof(*h->f));
 	}
 	h->f[h->nf].seq = f->seq;
+	h->f[h->nf].ord = h->nf;
 	h->f[h->nf].sev = f->sev;
 	h->f[h->nf].rule = f->rule;
 	h->f[h->nf].text = mt_strdup(ex_redact_text(p->x, f->text ? f->text : "", &b));
@@ -178,7 +180,9 @@ static int cmp_finding(const void *a, const void *b)
 {
 	const struct hfinding *x = a, *y = b;
 
-	return (x->seq > y->seq) - (x->seq < y->seq);
+	if (x->seq != y->seq)
+		return (x->seq > y->seq) - (x->seq < y->seq);
+	return (x->ord > y->ord) - (x->ord < y->ord);
 }
 
 static void findings_release(struct html *h)
@@ -213,8 +217,9 @@ static int pass1(struct ex_sink *x, struct html *h)
 		x->err = h->err;
 		return -1;
 	}
-	/* (stable enough: the engine reports in seq order but for the session's end) */
-	qsort(h->f, h->nf, sizeof(*h->f), cmp_finding);
+	/* (by message: the engine reports the session's end last; analyze's order within one) */
+	if (h->nf > 1)
+		qsort(h->f, h->nf, sizeof(*h->f), cmp_finding);
 	return 0;
 }
 
