@@ -12,7 +12,7 @@
 #   node   npm ci in tests/node (the pinned MCP peers from the npm registry)
 #   bench  GNU time (peak RSS), taskset, nginx (the plain HTTP relay of section (k)),
 #          tshark (pcap import's comparison, section (m)), chromium (the report
-#          opened, section (q))
+#          opened, section (s))
 #   fuzz   clang with libFuzzer
 # Debian packages come from apt-get (through sudo when not root); npm packages from
 # `npm ci` and the committed lock file. Nothing is installed when it is already there.

@@ -39,9 +39,9 @@
 #   (o) show --follow's delay behind a tap that writes
 #   (p) export of a 1M-message capture in each format against show -T json of it,
 #       and export's peak RSS at 200k and 1M messages
-#   (q) report of a 100k- and a 1M-message session against show -T json of it,
+#   (s) report of a 100k- and a 1M-message session against show -T json of it,
 #       its peak RSS and size, and headless Chromium opening the 100k report
-# BENCH_ONLY=k, l, m, n, o, p or q runs that section alone.
+# BENCH_ONLY=k, l, m, n, o, p or s runs that section alone.
 set -eu
 cd "$(dirname "$0")/../.."
 B=tests/bench
@@ -737,17 +737,17 @@ section_p() {
 	rm -f "$TMP/e.db"* "$TMP/e5.db"* "$TMP/e.out"
 }
 
-# (q) report: the HTML of a 100k- and a 1M-message session (gen-session.sh)
+# (s) report: the HTML of a 100k- and a 1M-message session (gen-session.sh)
 # against show -T json of it, with the report's peak RSS and size; and how
 # long headless Chromium takes to open the 100k report and take a screenshot,
 # beside a report of 10 messages (what the browser's start costs).
-section_q() {
+section_s() {
 	_n=${BENCH_REPORT_N:-1000000}
-	command -v chromium > /dev/null || { echo "(q) skipped: no chromium (tests/setup.sh test installs it)"; return 0; }
+	command -v chromium > /dev/null || { echo "(s) skipped: no chromium (tests/setup.sh test installs it)"; return 0; }
 	sh tests/bench/gen-session.sh "$_n" | tests/peers/fixture-load /dev/stdin "$TMP/r.db"
 	sh tests/bench/gen-session.sh $((_n / 10)) | tests/peers/fixture-load /dev/stdin "$TMP/r10.db"
 	sh tests/bench/gen-session.sh 10 | tests/peers/fixture-load /dev/stdin "$TMP/rs.db"
-	echo "(q) report of sessions of $((_n / 10)) and $_n messages, one CPU, against show -T json of them"
+	echo "(s) report of sessions of $((_n / 10)) and $_n messages, one CPU, against show -T json of them"
 	for _db in r10 r; do
 		: > "$TMP/qs"; : > "$TMP/qr"
 		i=0
@@ -783,7 +783,7 @@ section_q() {
 	rm -f "$TMP/r.db"* "$TMP/r10.db"* "$TMP/rs.db"* "$TMP"/*.html "$TMP/q.png"
 }
 
-if [ "${BENCH_ONLY:-}" = k ] || [ "${BENCH_ONLY:-}" = l ] || [ "${BENCH_ONLY:-}" = m ] || [ "${BENCH_ONLY:-}" = n ] || [ "${BENCH_ONLY:-}" = o ] || [ "${BENCH_ONLY:-}" = p ] || [ "${BENCH_ONLY:-}" = q ]; then
+if [ "${BENCH_ONLY:-}" = k ] || [ "${BENCH_ONLY:-}" = l ] || [ "${BENCH_ONLY:-}" = m ] || [ "${BENCH_ONLY:-}" = n ] || [ "${BENCH_ONLY:-}" = o ] || [ "${BENCH_ONLY:-}" = p ] || [ "${BENCH_ONLY:-}" = s ]; then
 	echo "mcptap benchmarks: section ($BENCH_ONLY) only; $(nproc) CPUs; median of $RUNS runs"
 	echo
 	section_$BENCH_ONLY
@@ -1012,4 +1012,4 @@ section_o
 echo
 section_p
 echo
-section_q
+section_s
