@@ -490,6 +490,10 @@ static void spans_message(struct writer *w, const struct store_msg *m, size_t st
 	enum mt_kind k = m->cls->kind;
 	int64_t rq = m->request_seq;
 
+	/* (A message after its session's end, as a ping with an ended session's id:
+	 * the builder again, with the session's ids.) */
+	if (!w->spans && w->push)
+		spans_row(w, 1);
 	if (!w->spans)
 		return;
 	/* The item a reader of the file would be given (store_each_item). */
