@@ -41,34 +41,34 @@ typedef int (*mt_span_fn)(void *ctx, const char *resource, const char *span, siz
 struct mt_spans;
 
 /* A new builder (o copied; emit and ctx kept). Never NULL. */
-struct mt_spans *mt_spans_new(const struct mt_spans_opts *o, mt_span_fn emit, void *ctx);
+struct mt_spans *mt_spans_new(const struct mt_spans_opts *opts, mt_span_fn emit, void *ctx);
 /* Frees it, with the requests still open (no span is made of them). NULL: nothing. */
-void mt_spans_free(struct mt_spans *s);
+void mt_spans_free(struct mt_spans *o);
 
 /*
- * A session begins (row borrowed for the call): its ids, attributes and
+ * A session begins (its row s borrowed for the call): its ids, attributes and
  * resource. Requests a previous session left open are forgotten.
  */
-void mt_spans_session(struct mt_spans *s, const struct store_session_row *row);
+void mt_spans_session(struct mt_spans *o, const struct store_session_row *s);
 /*
  * What the session's row says changed (its handshake, its Mcp-Session-Id):
  * the attributes and resource of the spans made from now on. Ids stay.
  */
-void mt_spans_session_update(struct mt_spans *s, const struct store_session_row *row);
+void mt_spans_session_update(struct mt_spans *o, const struct store_session_row *s);
 /* Its resource's JSON object, as given to the callback (valid until the next call). */
-const char *mt_spans_resource(const struct mt_spans *s);
+const char *mt_spans_resource(const struct mt_spans *o);
 
 /*
  * One item of the session, in seq order (borrowed): a message opens or ends
  * a request; every item's time counts for the session's end. 0, or the
  * callback's -1.
  */
-int mt_spans_item(struct mt_spans *s, const struct store_item *it);
+int mt_spans_item(struct mt_spans *o, const struct store_item *it);
 
 /*
  * The session ends after duration_ns (-1: unknown): its requests still open
  * end then (or at the latest item), unanswered. 0, or the callback's -1.
  */
-int mt_spans_session_end(struct mt_spans *s, int64_t duration_ns);
+int mt_spans_session_end(struct mt_spans *o, int64_t duration_ns);
 
 #endif
