@@ -109,7 +109,9 @@ static void put_str(struct mt_spans *o, struct mt_buf *b, const char *s, size_t 
 /* ,{"key":KEY,"value":{"stringValue":S}} into b (the key is plain ASCII). */
 static void attr_str(struct mt_spans *o, struct mt_buf *b, const char *key, const char *s, size_t n)
 {
-	mt_buf_printf(b, ",{\"key\":\"%s\",\"value\":{\"stringValue\":", key);
+	mt_buf_puts(b, ",{\"key\":\"");
+	mt_buf_puts(b, key);
+	mt_buf_puts(b, "\",\"value\":{\"stringValue\":");
 	put_str(o, b, s, n);
 	mt_buf_puts(b, "}}");
 }
@@ -277,7 +279,11 @@ static int write_span(struct mt_spans *o, const struct req *r, int kind,
 	int tool = !strcmp(r->method, "tools/call");
 
 	mt_buf_reset(b);
-	mt_buf_printf(b, "{\"traceId\":\"%s\",\"spanId\":\"%s\"", r->trace[0] ? r->trace : o->trace, id);
+	mt_buf_puts(b, "{\"traceId\":\"");
+	mt_buf_puts(b, r->trace[0] ? r->trace : o->trace);
+	mt_buf_puts(b, "\",\"spanId\":\"");
+	mt_buf_puts(b, id);
+	mt_buf_putc(b, '"');
 	if (r->tracestate) {
 		mt_buf_puts(b, ",\"traceState\":");
 		put_str(o, b, r->tracestate, strlen(r->tracestate));
