@@ -7,7 +7,8 @@
 #    exactly what `export -T otlp` makes of the capture afterwards (ids,
 #    times, attributes, resource), also with --otlp-spans both; the headers
 #    of --otlp-header NAME=env:VAR arrive, and their values are nowhere in the
-#    capture nor on stderr; nothing is said and no gap is recorded.
+#    capture nor on stderr; nothing is said and no gap is recorded. The spans
+#    carry what the file keeps: a tool's name redacted there is redacted in them.
 # 2. A receiver answering 503, then 429 (with Retry-After): the batch is sent
 #    again after the wait, and taken once.
 # 3. A receiver refusing every batch (400): each span is counted, said in one
@@ -58,6 +59,20 @@ check_eq "--otlp-spans both: exit 0" 0 $?
 check_eq "--otlp-spans both: two spans a request" "$((2 * NREQ))" "$(nspans "$T/b.otlp")"
 check "... the receiver got them" wait_spans "$T/r1.jsonl" "$((2 * NREQ))"
 check_eq "... as export --spans both makes them" "$(spans "$T/b.otlp")" "$(spans "$T/r1.jsonl")"
+
+# Redaction: the spans carry what the file keeps.
+: > "$T/r1.jsonl"
+"$CLIENT" --flow full -- "$MCPTAP" record -w "$T/e.db" --otlp "$RECV_URL" --redact-path params.name \
+	-- "$SERVER" > /dev/null 2> "$T/e.err"
+check_eq "--redact-path params.name with --otlp: exit 0" 0 $?
+"$MCPTAP" export -r "$T/e.db" -T otlp -o "$T/e.otlp"
+check "... the receiver got the spans" wait_spans "$T/r1.jsonl" "$(nspans "$T/e.otlp")"
+check_eq "... as export makes them" "$(spans "$T/e.otlp")" "$(spans "$T/r1.jsonl")"
+NCALL=$(grep -o '"name":"tools/call[^"]*"' "$T/r1.jsonl" | wc -l | tr -d ' ')
+check "... tools were called" [ "$NCALL" -ge 3 ]
+check_eq "... each tool's name is the stored marker, not the name relayed" "$NCALL" \
+	"$(grep -o '"key":"gen_ai.tool.name","value":{"stringValue":"\[redacted:[0-9a-f]*\]"}' "$T/r1.jsonl" | wc -l | tr -d ' ')"
+check_eq "... the name relayed is in no span" "0" "$(grep -c '"stringValue":"echo"' "$T/r1.jsonl")"
 stop_recv
 
 # ---- 2. 503, then 429 with Retry-After: sent again, taken once ----
