@@ -6,7 +6,8 @@
 #                  background and waits for it to listen: RECV_PID, RECV_URL (its
 #                  http://127.0.0.1:PORT), RECV_ERR (its stderr: a line per POST)
 #   stop_recv      SIGTERM, and its exit status in RECV_STATUS
-#   spans FILE...  the spans of OTLP/JSON Lines files, one canonical line each,
+#   spans [--traces-of FILE] FILE...
+#                  the spans of OTLP/JSON Lines files, one canonical line each,
 #                  sorted (tests/node/otlp-spans.mjs); a missing file has none
 #   nspans FILE... how many
 #   wait_spans FILE N
@@ -27,7 +28,9 @@ stop_recv() {
 }
 
 spans() {
-	for _f in "$@"; do [ -f "$_f" ] || : > "$_f"; done
+	for _f in "$@"; do
+		case $_f in --*) ;; *) [ -f "$_f" ] || : > "$_f" ;; esac
+	done
 	node "$NODEDIR/otlp-spans.mjs" "$@"
 }
 
