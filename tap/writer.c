@@ -548,8 +548,8 @@ static int spans_gaps(struct writer *w, const struct otlp_push_lost *lost, size_
 			for (; i < n; i++) {
 				if (!lost[i].tag)
 					continue;
-				snprintf(reason, sizeof(reason), "otlp: %lld spans not pushed to %s: %s",
-					 (long long)lost[i].spans, w->push_url, why);
+				snprintf(reason, sizeof(reason), "%s %lld spans not pushed to %s: %s",
+					 STORE_GAP_OTLP, (long long)lost[i].spans, w->push_url, why);
 				if (store_add_gap(w->st, lost[i].tag, -1, NULL, 0, 0, reason, &err))
 					break;
 			}

@@ -12,7 +12,8 @@
 # 2. A receiver answering 503, then 429 (with Retry-After): the batch is sent
 #    again after the wait, and taken once.
 # 3. A receiver refusing every batch (400): each span is counted, said in one
-#    line on stderr, and recorded as a gap row of its session.
+#    line on stderr, and recorded as a gap row of its session, which show
+#    shows and analyze does not take for traffic missing.
 # 4. Usage errors: a bad URL, a user:password in it, a header whose variable
 #    is not set, --otlp-header or --otlp-spans without --otlp, a bad
 #    --otlp-spans.
@@ -108,6 +109,10 @@ check_eq "a gap row of the session says it" \
 	"$(otlp_gaps "$T/d.db")"
 check_eq "... counting no message or byte as lost" "0 0" \
 	"$(sql "$T/d.db" "select messages || ' ' || bytes from gap")"
+"$MCPTAP" analyze -r "$T/d.db" > "$T/d.an" 2>&1
+check_eq "analyze takes it for no gap in the traffic: nothing reported" \
+	"session 1: 0 errors, 0 warnings, 0 info (checked against 2025-06-18, negotiated)" "$(cat "$T/d.an")"
+check "show shows it" sh -c '"$1" show -r "$2" | grep -q "otlp: $3 spans not pushed"' - "$MCPTAP" "$T/d.db" "$N"
 stop_recv
 
 # ---- 4. Usage errors ----
