@@ -591,6 +591,9 @@ static void spans_finish(struct writer *w)
 	otlp_push_finish(w->push, w->o.otlp_stop_ms > 0 ? w->o.otlp_stop_ms : 5000, &st, &lost,
 			 &nlost);
 	w->push = NULL;
+	if (!w->st && !st.queued && !st.dropped_full)
+		mt_warn("no span was pushed to %s: spans are made of what %s stores, and it "
+			"stored nothing", w->push_url, w->o.label);
 	if (st.failed + st.dropped_full) {
 		if (st.failed && st.dropped_full)
 			snprintf(why, sizeof(why), "%lld failed: %s; %lld dropped: the queue was full",

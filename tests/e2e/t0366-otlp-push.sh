@@ -115,6 +115,14 @@ check_eq "analyze takes it for no gap in the traffic: nothing reported" \
 check "show shows it" sh -c '"$1" show -r "$2" | grep -q "otlp: $3 spans not pushed"' - "$MCPTAP" "$T/d.db" "$N"
 stop_recv
 
+# Nothing stored (-w /dev/null relays without logging): nothing to push, and that is said.
+"$CLIENT" --flow basic -- "$MCPTAP" record -w /dev/null --otlp http://127.0.0.1:1 \
+	-- "$SERVER" > /dev/null 2> "$T/n.err"
+check_eq "-w /dev/null with --otlp: exit 0" 0 $?
+check_eq "... it says no span was pushed, and why" \
+	"mcptap: warning: no span was pushed to http://127.0.0.1:1/v1/traces: spans are made of what '/dev/null' stores, and it stored nothing" \
+	"$(grep 'span' "$T/n.err")"
+
 # ---- 4. Usage errors ----
 usage() { # usage DESCRIPTION EXPECTED-MESSAGE ARG...
 	_d=$1 _m=$2
