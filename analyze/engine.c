@@ -2621,6 +2621,10 @@ void an_engine_feed(struct an_engine *e, const struct store_item *it)
 	struct an_exchange *x = NULL;
 
 	if (it->type == STORE_ITEM_GAP) {
+		/* (Spans the tap could not push hide no traffic: nothing to judge.) */
+		if (!it->gap_messages && !it->gap_bytes && it->gap_reason &&
+		    !strncmp(it->gap_reason, STORE_GAP_OTLP, strlen(STORE_GAP_OTLP)))
+			return;
 		feed_gap(e, it);
 		return;
 	}

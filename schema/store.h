@@ -136,6 +136,12 @@ struct store_msg {
 int store_add_message(struct store *st, const struct store_msg *m, struct mt_err *err);
 int store_add_stderr(struct store *st, int64_t session, int64_t seq, int64_t t_ns, int64_t wall,
 		     const char *raw, size_t size, int incomplete, struct mt_err *err);
+/*
+ * How the reason of a gap row begins when it records spans the tap could not
+ * push (--otlp), not traffic: such a row counts no message and no byte, and
+ * the analyzer leaves it out of its judgement.
+ */
+#define STORE_GAP_OTLP "otlp:"
 /* A logging gap: messages/bytes relayed but not stored, and why. seq < 0: unknown. */
 int store_add_gap(struct store *st, int64_t session, int64_t seq, const char *dir,
 		  int64_t messages, int64_t bytes, const char *reason, struct mt_err *err);

@@ -16,7 +16,7 @@ const struct cmd_entry cmd_import = {
 	.summary = "store the MCP sessions of a pcap or pcapng capture file",
 	.usage = "mcptap import -w FILE [-f FILTER] [--max-message SIZE] [--flow-memory SIZE] "
 		 "[--memory SIZE] [--max-flows N] [--idle DURATION] [--redact-key NAME] "
-		 "[--redact-path PATH] [--redact-value REGEX] [--keep-secrets] CAPTURE",
+		 "[--redact-path PATH] [--redact-value REGEX] [--keep-secrets] " OTLPCLI_USAGE " CAPTURE",
 	.options = CAPCLI_OPTIONS_HELP
 		"\n"
 		"CAPTURE is a pcap or pcapng file (tcpdump -w, tshark -w, Wireshark), or - for\n"

@@ -15,6 +15,7 @@
 #include "schema/cli.h"
 #include "tap/http/httplog.h"
 #include "tap/http/httptap.h"
+#include "tap/otlpcli.h"
 #include "tap/stdio/relay.h"
 
 static int run_record(int argc, char **argv);
@@ -24,7 +25,8 @@ const struct cmd_entry cmd_record = {
 	.summary = "run a stdio MCP server through the tap, or proxy an HTTP one, and log its traffic",
 	.usage = "mcptap record -w FILE [--sync] [--max-message SIZE] [--queue SIZE] "
 		 "[--hold SIZE] [--batch DURATION] [--drain-timeout DURATION] [--redact-key NAME] "
-		 "[--redact-path PATH] [--redact-value REGEX] [--keep-secrets] -- COMMAND [ARG...]\n"
+		 "[--redact-path PATH] [--redact-value REGEX] [--keep-secrets] " OTLPCLI_USAGE
+		 " -- COMMAND [ARG...]\n"
 		 "mcptap record -w FILE --upstream URL [--listen ADDR] [--allow-host NAME] [--cacert FILE] [--insecure] "
 		 "[--upstream-header NAME=env:VAR] [--max-headers SIZE] [--max-body SIZE] "
 		 "[--connect-timeout DURATION] [--upstream-timeout DURATION] "
@@ -32,7 +34,7 @@ const struct cmd_entry cmd_record = {
 		 "[--threads N] [--memory SIZE] "
 		 "[--max-message SIZE] [--queue SIZE] "
 		 "[--hold SIZE] [--batch DURATION] [--redact-key NAME] [--redact-path PATH] "
-		 "[--redact-value REGEX] [--keep-secrets] [-v]",
+		 "[--redact-value REGEX] [--keep-secrets] " OTLPCLI_USAGE " [-v]",
 	.options =
 		"  -w, --write FILE      the capture file (created 0600 if missing; $MCPTAP_FILE)\n"
 		"      --sync            make each chunk durable before it is forwarded (slow)\n"
@@ -55,6 +57,7 @@ const struct cmd_entry cmd_record = {
 		"                        (params.arguments.query; * and [*] match any)\n"
 		"      --redact-value REGEX  also redact what this extended regex matches\n"
 		"      --keep-secrets    store credentials as they are (no redaction)\n"
+		OTLPCLI_OPTIONS_HELP
 		"\n"
 		"The HTTP tap (a reverse proxy for Streamable HTTP and legacy HTTP+SSE):\n"
 		"      --upstream URL    the server (http:// or https://); every path is\n"
@@ -175,8 +178,10 @@ static int run_record(int argc, char **argv)
 		{"memory", required_argument, NULL, 0x100},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
+		OTLPCLI_LONGOPTS,
 		{NULL, 0, NULL, 0},
 	};
+	struct otlp_cli oc;
 	struct relay_opts o;
 	struct relay_result res;
 	struct httptap_opts ho;
@@ -195,6 +200,7 @@ static int run_record(int argc, char **argv)
 	int c, li, keep = 0, rc = EXIT_ERROR;
 
 	memset(&o, 0, sizeof(o));
+	otlp_cli_init(&oc, &cmd_record, argc);
 	writer_opts_default(&o.wopts);
 	httptap_opts_default(&ho);
 	ho.upstream_headers = uh;
@@ -338,6 +344,10 @@ static int run_record(int argc, char **argv)
 			rc = EXIT_OK;
 			goto out;
 		default:
+			if ((n = otlp_cli_option(&oc, c, optarg)) < 0)
+				goto out;
+			if (n)
+				break;
 			rc = cli_bad_option(&cmd_record, c, argv);
 			goto out;
 		}
@@ -382,6 +392,8 @@ static int run_record(int argc, char **argv)
 			goto out;
 	}
 	o.wopts.redact = red;
+	if (otlp_cli_apply(&oc, &o.wopts))
+		goto out;
 	if (http) {
 		static char label[600];
 		/* --upstream as said and stored: the credentials of its query
@@ -431,6 +443,7 @@ static int run_record(int argc, char **argv)
 	free(uh);
 	free(uh_owned);
 	free(ah);
+	otlp_cli_release(&oc);
 	return exit_like_child(&res);
 out:
 	mt_redact_free(red);
@@ -442,5 +455,6 @@ out:
 	free(uh);
 	free(uh_owned);
 	free(ah);
+	otlp_cli_release(&oc);
 	return rc;
 }

@@ -17,7 +17,7 @@ const struct cmd_entry cmd_sniff = {
 	.usage = "mcptap sniff -w FILE -i IFACE [-f FILTER] [-c COUNT | --duration DURATION] "
 		 "[--max-message SIZE] [--flow-memory SIZE] [--memory SIZE] [--max-flows N] "
 		 "[--idle DURATION] [--redact-key NAME] [--redact-path PATH] "
-		 "[--redact-value REGEX] [--keep-secrets] [-v]",
+		 "[--redact-value REGEX] [--keep-secrets] " OTLPCLI_USAGE " [-v]",
 	.options = "  -i, --interface IFACE  the interface to capture on (lo, eth0, any)\n"
 		   "  -c, --count COUNT     stop after COUNT packets\n"
 		   "      --duration DURATION  stop after this long\n"

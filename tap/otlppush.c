@@ -14,6 +14,8 @@
 
 #include "tap/otlppush.h"
 
+#include "schema/map.h"
+
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 #define RETRY_AFTER_MAX_MS 30000
@@ -22,9 +24,11 @@
 
 struct span {
 	struct span *next;
-	char *resource, *text;
+	char *resource, *text;    /* in data */
 	size_t bytes;
 	int64_t at_ns; /* when it was queued */
+	int64_t tag;   /* the producer's (otlp_push_span_tagged) */
+	char data[];   /* the resource's text, then the span's (one allocation a span) */
 };
 
 struct otlp_push {
@@ -40,6 +44,9 @@ struct otlp_push {
 	int stopping;
 	int64_t deadline_ns;      /* stopping: when to give up what is left */
 	struct otlp_push_stats st;
+	struct mt_map lost_at;    /* under mu: tag -> its index in lost */
+	struct otlp_push_lost *lost; /* ... the spans of each tag not sent */
+	size_t nlost;
 	char errbuf[CURL_ERROR_SIZE];
 	struct mt_buf resp;       /* the last response's body */
 };
@@ -165,7 +172,8 @@ static int gzip(const struct mt_buf *in, struct mt_buf *out)
 	uLong bound;
 
 	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	/* (The fastest level: spans repeat themselves, and the tap's CPU is the relay's.) */
+	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return -1;
 	bound = deflateBound(&z, (uLong)in->len) + 32;
 	mt_buf_reset(out);
@@ -255,6 +263,29 @@ static int backoff(struct otlp_push *p, long ms, int64_t give_up_ns)
 	return quit;
 }
 
+/* A span of tag not sent (under mu). */
+static void lost_one(struct otlp_push *p, int64_t tag)
+{
+	int64_t i;
+
+	if (!mt_map_get(&p->lost_at, &tag, sizeof(tag), &i)) {
+		i = (int64_t)p->nlost++;
+		p->lost = mt_realloc(p->lost, p->nlost * sizeof(*p->lost));
+		p->lost[i].tag = tag;
+		p->lost[i].spans = 0;
+		(void)mt_map_put(&p->lost_at, &tag, sizeof(tag), i);
+	}
+	p->lost[i].spans++;
+}
+
+/* The last n spans of list (nall of them) not sent (under mu). */
+static void lost_last(struct otlp_push *p, struct span *list, int64_t nall, int64_t n)
+{
+	for (int64_t i = 0; list; list = list->next, i++)
+		if (i >= nall - n)
+			lost_one(p, list->tag);
+}
+
 /* Send the n spans of list, retrying as it may; count what came of them. */
 static void send_batch(struct otlp_push *p, struct span *list, int64_t n)
 {
@@ -298,6 +329,7 @@ out:
 	pthread_mutex_lock(&p->mu);
 	p->st.sent += sent;
 	p->st.failed += failed;
+	lost_last(p, list, n, failed);
 	pthread_mutex_unlock(&p->mu);
 	mt_buf_release(&body);
 	mt_buf_release(&gz);
@@ -307,8 +339,6 @@ static void free_spans(struct span *s)
 {
 	while (s) {
 		struct span *next = s->next;
-		free(s->resource);
-		free(s->text);
 		free(s);
 		s = next;
 	}
@@ -336,6 +366,7 @@ static void *push_main(void *arg)
 		if (p->stopping && now_ns() >= p->deadline_ns) {
 			/* Out of time: what is left is not sent. */
 			p->st.failed += (int64_t)p->nq;
+			lost_last(p, p->head, (int64_t)p->nq, (int64_t)p->nq);
 			snprintf(p->st.last_error, sizeof(p->st.last_error),
 				 "%zu spans still queued when the tap stopped", p->nq);
 			free_spans(p->head);
@@ -449,18 +480,29 @@ fail:
 
 int otlp_push_span(struct otlp_push *p, const char *resource, const char *span)
 {
-	size_t bytes = strlen(resource) + strlen(span) + sizeof(struct span);
+	return otlp_push_span_tagged(p, 0, resource, span);
+}
+
+int otlp_push_span_tagged(struct otlp_push *p, int64_t tag, const char *resource, const char *span)
+{
+	size_t rn = strlen(resource) + 1, sn = strlen(span) + 1;
+	size_t bytes = rn + sn + sizeof(struct span);
 	struct span *s;
 
 	/* (Copied before the lock: the thread takes spans meanwhile.) */
-	s = mt_calloc(1, sizeof(*s));
-	s->resource = mt_strdup(resource);
-	s->text = mt_strdup(span);
+	s = mt_malloc(bytes);
+	s->next = NULL;
+	s->resource = s->data;
+	s->text = s->data + rn;
+	memcpy(s->resource, resource, rn);
+	memcpy(s->text, span, sn);
 	s->bytes = bytes;
 	s->at_ns = now_ns();
+	s->tag = tag;
 	pthread_mutex_lock(&p->mu);
 	if (p->stopping || p->qbytes + bytes > p->o.queue_bytes) {
 		p->st.dropped_full++;
+		lost_one(p, tag);
 		pthread_mutex_unlock(&p->mu);
 		free_spans(s);
 		return -1;
@@ -488,6 +530,16 @@ void otlp_push_stats(struct otlp_push *p, struct otlp_push_stats *st)
 
 void otlp_push_stop(struct otlp_push *p, int deadline_ms, struct otlp_push_stats *st)
 {
+	otlp_push_finish(p, deadline_ms, st, NULL, NULL);
+}
+
+void otlp_push_finish(struct otlp_push *p, int deadline_ms, struct otlp_push_stats *st,
+		      struct otlp_push_lost **lost, size_t *nlost)
+{
+	if (lost)
+		*lost = NULL;
+	if (nlost)
+		*nlost = 0;
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->mu);
@@ -498,6 +550,13 @@ void otlp_push_stop(struct otlp_push *p, int deadline_ms, struct otlp_push_stats
 	pthread_join(p->thread, NULL);
 	if (st)
 		*st = p->st;
+	if (lost && nlost) {
+		*lost = p->lost;
+		*nlost = p->nlost;
+		p->lost = NULL;
+	}
+	free(p->lost);
+	mt_map_release(&p->lost_at);
 	free_spans(p->head);
 	pthread_cond_destroy(&p->cv);
 	pthread_mutex_destroy(&p->mu);

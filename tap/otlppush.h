@@ -64,6 +64,14 @@ struct otlp_push *otlp_push_start(const struct otlp_push_opts *o, struct mt_err 
  */
 int otlp_push_span(struct otlp_push *p, const char *resource, const char *span);
 
+/*
+ * otlp_push_span with a tag of the producer's (the tap: the session's id in
+ * its capture): the spans of a tag that are not sent are counted apart
+ * (otlp_push_finish). otlp_push_span is this with tag 0.
+ */
+int otlp_push_span_tagged(struct otlp_push *p, int64_t tag, const char *resource,
+			  const char *span);
+
 /* The counts so far (a copy). */
 void otlp_push_stats(struct otlp_push *p, struct otlp_push_stats *st);
 
@@ -73,5 +81,18 @@ void otlp_push_stats(struct otlp_push *p, struct otlp_push_stats *st);
  * NULL).
  */
 void otlp_push_stop(struct otlp_push *p, int deadline_ms, struct otlp_push_stats *st);
+
+/* The spans of one tag that were not sent: dropped (queue full) or failed. */
+struct otlp_push_lost {
+	int64_t tag;
+	int64_t spans;
+};
+/*
+ * otlp_push_stop, and the spans not sent, by tag: *lost (owned by the
+ * caller, free()) gets *nlost entries, in the order their tags first lost
+ * one; NULL and 0 when nothing was lost. lost and nlost may be NULL.
+ */
+void otlp_push_finish(struct otlp_push *p, int deadline_ms, struct otlp_push_stats *st,
+		      struct otlp_push_lost **lost, size_t *nlost);
 
 #endif

@@ -17,6 +17,7 @@
 #include "schema/facts.h"
 #include "schema/map.h"
 #include "schema/message.h"
+#include "schema/spans.h"
 #include "tap/http/httphdr.h"
 #include "tap/stdio/frame.h"
 
@@ -120,6 +121,10 @@ struct writer {
 	uint64_t lost_msgs, lost_bytes; /* relayed but not stored (not yet in a gap row) */
 	int64_t lost_seq;        /* where the loss began */
 	struct mt_facts facts;   /* the session's pairing and handshake */
+	struct mt_spans *spans;  /* --otlp: the session's span builder (NULL: none) */
+	struct otlp_push *push;  /* --otlp: owned; NULL: no push */
+	char *push_url;          /* ... where it pushes, for messages */
+	struct mt_spans_opts sopts;
 	/* A shared writer (writer_open_shared) stores many sessions: session and
 	 * facts above are the current one's, the others wait in slots (by
 	 * handle; 0 is the writer's own). */
@@ -164,6 +169,7 @@ struct wslot {
 	int64_t session;   /* the store's id; 0: not created (yet, or it could not be) */
 	int64_t t0;        /* its clock's start, monotonic ns */
 	struct mt_facts facts;
+	struct mt_spans *spans;
 	int used;
 };
 
@@ -422,21 +428,208 @@ static void commit(struct writer *w)
 	look_at_file(w);
 }
 
+/* ---- --otlp: the spans of what is stored, pushed ---- */
+
+static void switch_session(struct writer *w, int h);
+
+/* A span made (mt_span_fn): queued for the pusher under its session's id (a full
+ * queue counts it there). Never stops the builder. */
+static int push_span(void *ctx, const char *resource, const char *span, size_t n)
+{
+	struct writer *w = ctx;
+
+	(void)n;
+	(void)otlp_push_span_tagged(w->push, w->session, resource, span);
+	return 0;
+}
+
+/*
+ * The current session's row, read back as export reads it, into its span
+ * builder: a new builder when fresh (the session was just made), else the
+ * attributes of the spans to come (its handshake or Mcp-Session-Id was
+ * stored). Read in the open transaction: the store's rows so far.
+ */
+static void spans_row(struct writer *w, int fresh)
+{
+	struct store_session_row row;
+	struct mt_err err = {"", 0};
+
+	if (!w->push || !w->st || !w->session || (!fresh && !w->spans))
+		return;
+	if (store_session_get(w->st, w->session, &row, &err)) {
+		mt_warn("cannot read session %lld of %s back: %s; its spans are not pushed",
+			(long long)w->session, w->o.label, err.msg);
+		mt_spans_free(w->spans);
+		w->spans = NULL;
+		return;
+	}
+	if (fresh) {
+		mt_spans_free(w->spans);
+		w->spans = mt_spans_new(&w->sopts, push_span, w);
+		mt_spans_session(w->spans, &row);
+	} else {
+		mt_spans_session_update(w->spans, &row);
+	}
+	store_session_row_release(&row);
+}
+
+/* The current session ends after duration_ns (-1: unknown): its open requests' spans. */
+static void spans_end(struct writer *w, int64_t duration_ns)
+{
+	if (!w->spans)
+		return;
+	(void)mt_spans_session_end(w->spans, duration_ns);
+	mt_spans_free(w->spans);
+	w->spans = NULL;
+}
+
+/* A message stored (m; its bytes as stored: m->raw, stored_n): the spans it ends. */
+static void spans_message(struct writer *w, const struct store_msg *m, size_t stored_n)
+{
+	struct store_item it;
+	enum mt_kind k = m->cls->kind;
+	int64_t rq = m->request_seq;
+
+	/* (A message after its session's end, as a ping with an ended session's id:
+	 * the builder again, with the session's ids.) */
+	if (!w->spans && w->push)
+		spans_row(w, 1);
+	if (!w->spans)
+		return;
+	/* The item a reader of the file would be given (store_each_item). */
+	memset(&it, 0, sizeof(it));
+	it.type = STORE_ITEM_MESSAGE;
+	it.seq = m->seq;
+	it.t_ns = m->t_ns;
+	it.wall = m->wall;
+	it.dir = m->dir;
+	it.channel = m->channel;
+	it.kind = mt_kind_name(k);
+	it.raw = m->raw;
+	it.raw_len = stored_n;
+	it.size = (int64_t)m->size;
+	if (rq > 0 && rq < m->seq && (k == MT_RESPONSE || k == MT_ERROR))
+		it.request_seq = rq;
+	else if (rq > 0 && rq < m->seq && k == MT_NOTIFICATION)
+		it.cancels_seq = rq;
+	it.exchange = m->exchange;
+	it.replayed = m->replayed;
+	(void)mt_spans_item(w->spans, &it);
+}
+
+/* Something else of the session stored at t_ns (a stderr line): its end is no sooner. */
+static void spans_time(struct writer *w, int64_t t_ns)
+{
+	struct store_item it;
+
+	if (!w->spans)
+		return;
+	memset(&it, 0, sizeof(it));
+	it.type = STORE_ITEM_STDERR;
+	it.t_ns = t_ns;
+	it.dir = it.kind = "stderr";
+	it.raw = "";
+	(void)mt_spans_item(w->spans, &it);
+}
+
+/* Record the spans not sent as a gap row of each session that lost some. 1: recorded. */
+static int spans_gaps(struct writer *w, const struct otlp_push_lost *lost, size_t n,
+		      const char *why)
+{
+	struct mt_err err = {"", 0};
+	char reason[700];
+
+	if (!w->st || w->failed)
+		return 0;
+	for (;;) {
+		size_t i = 0;
+		err.busy = 0;
+		if (!store_begin(w->st, &err)) {
+			for (; i < n; i++) {
+				if (!lost[i].tag)
+					continue;
+				snprintf(reason, sizeof(reason), "%s %lld spans not pushed to %s: %s",
+					 STORE_GAP_OTLP, (long long)lost[i].spans, w->push_url, why);
+				if (store_add_gap(w->st, lost[i].tag, -1, NULL, 0, 0, reason, &err))
+					break;
+			}
+			if (i == n && !store_commit(w->st, &err))
+				return 1;
+		}
+		store_rollback(w->st);
+		if (!err.busy || w->gave_up || !keep_waiting(w)) {
+			mt_warn("cannot record the spans not pushed in %s: %s", w->o.label, err.msg);
+			return 0;
+		}
+	}
+}
+
+/*
+ * The end: the open requests of every session end, unanswered; the pusher
+ * gets otlp_stop_ms to send what it holds; what it could not send is said on
+ * stderr (one line) and recorded as gap rows.
+ */
+static void spans_finish(struct writer *w)
+{
+	struct otlp_push_stats st;
+	struct otlp_push_lost *lost = NULL;
+	size_t nlost = 0;
+	char why[400];
+
+	if (!w->push)
+		return;
+	if (w->shared) {
+		for (size_t h = 0; h < w->nslots; h++) {
+			if (!w->slots[h].used || !((int)h == w->cur_sess ? w->spans : w->slots[h].spans))
+				continue;
+			switch_session(w, (int)h);
+			spans_end(w, -1);
+		}
+	} else {
+		spans_end(w, w->has_end ? w->end.duration_ns : -1);
+	}
+	otlp_push_finish(w->push, w->o.otlp_stop_ms > 0 ? w->o.otlp_stop_ms : 5000, &st, &lost,
+			 &nlost);
+	w->push = NULL;
+	if (!w->st && !st.queued && !st.dropped_full)
+		mt_warn("no span was pushed to %s: spans are made of what %s stores, and it "
+			"stored nothing", w->push_url, w->o.label);
+	if (st.failed + st.dropped_full) {
+		if (st.failed && st.dropped_full)
+			snprintf(why, sizeof(why), "%lld failed: %s; %lld dropped: the queue was full",
+				 (long long)st.failed, st.last_error, (long long)st.dropped_full);
+		else if (st.failed)
+			snprintf(why, sizeof(why), "%s", st.last_error);
+		else
+			snprintf(why, sizeof(why), "the queue was full");
+		int recorded = spans_gaps(w, lost, nlost, why);
+		mt_warn("%lld of %lld spans were not pushed to %s (%s)%s",
+			(long long)(st.failed + st.dropped_full),
+			(long long)(st.queued + st.dropped_full), w->push_url, why,
+			recorded ? "; the capture records them as gaps" : "");
+	}
+	free(lost);
+}
+
 /* A JSON string member of obj (borrowed), or NULL. */
 /* What the handshake message stored says of a side, into the session's row. */
-static void note_handshake(struct writer *w, enum writer_stream s, const struct mt_class *c,
-			   const char *p, size_t n, int64_t seq, int64_t request_seq)
+static int note_handshake(struct writer *w, enum writer_stream s, const struct mt_class *c,
+			  const char *p, size_t n, int64_t seq, int64_t request_seq)
 {
 	struct mt_handshake h;
 	struct mt_err err = {"", 0};
+	int rc = 0;
 
 	if (mt_facts_handshake(&w->facts, s == WS_C2S, c, p, n, seq, request_seq, &h)) {
 		struct store_session_init in = {h.protocol_version, h.name, h.version, h.caps_json};
 		if ((h.side == MT_SIDE_CLIENT ? store_session_set_client : store_session_set_server)(
 			    w->st, w->session, &in, &err))
 			store_failed(w, err.msg);
+		else
+			rc = 1;
 		mt_handshake_release(&h);
 	}
+	return rc;
 }
 
 /* Where a message travelled: stdio, or an HTTP exchange's body or SSE event. */
@@ -523,9 +716,11 @@ static int store_message_pre(struct writer *w, enum writer_stream s, const char 
 		return -1;
 	w->stats.stored_messages++;
 	w->txn_msgs++;
-	if (!mm->replayed && (c.kind == MT_REQUEST || c.kind == MT_RESPONSE))
-		note_handshake(w, s, m.cls, m.raw, m.raw_len ? m.raw_len : n, seq,
-			       m.request_seq); /* (the stored bytes: redacted) */
+	if (!mm->replayed && (c.kind == MT_REQUEST || c.kind == MT_RESPONSE) &&
+	    note_handshake(w, s, m.cls, m.raw, m.raw_len ? m.raw_len : n, seq,
+			   m.request_seq)) /* (the stored bytes: redacted) */
+		spans_row(w, 0);
+	spans_message(w, &m, m.raw_len ? m.raw_len : n);
 	return 0;
 }
 
@@ -587,6 +782,7 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 		if (!rc) {
 			w->stats.stored_stderr++;
 			w->txn_stderr++;
+			spans_time(w, ch->t_ns);
 		}
 	} else {
 		static const struct msg_meta stdio = {"stdio", 0, NULL, NULL, 0};
@@ -613,8 +809,10 @@ static void switch_session(struct writer *w, int h)
 	c = &w->slots[w->cur_sess];
 	c->session = w->session;
 	c->facts = w->facts;
+	c->spans = w->spans;
 	w->session = w->slots[h].session;
 	w->facts = w->slots[h].facts;
+	w->spans = w->slots[h].spans;
 	w->cur_sess = h;
 }
 
@@ -855,8 +1053,10 @@ static int process_record(struct writer *w, const struct chunk *ch)
 		rc = store_session_create(w->st, &sn, &id, &err);
 		if (!rc) {
 			w->slots[ch->sess].session = id;
-			if (w->cur_sess == ch->sess)
+			if (w->cur_sess == ch->sess) {
 				w->session = id;
+				spans_row(w, 1);
+			}
 		}
 		break;
 	}
@@ -869,6 +1069,8 @@ static int process_record(struct writer *w, const struct chunk *ch)
 		e.exit_signal = -1;
 		e.error = chunk_str(ch, 0);
 		rc = store_session_finish(w->st, w->session, &e, &err);
+		if (!rc)
+			spans_end(w, e.duration_ns);
 		break;
 	}
 	case CH_MSG: {
@@ -936,6 +1138,8 @@ static int process_record(struct writer *w, const struct chunk *ch)
 	}
 	case CH_HTTP_ID:
 		rc = store_session_set_http(w->st, w->session, chunk_str(ch, 0), &err);
+		if (!rc)
+			spans_row(w, 0);
 		break;
 	case CH_BYTES:
 		break;
@@ -1060,6 +1264,8 @@ static void open_store(struct writer *w)
 		err.busy = 0;
 	}
 	w->lock_since = 0;
+	if (!w->shared)
+		spans_row(w, 1);
 	pthread_mutex_lock(&w->mu);
 	end_stall(w);
 	w->last_commit = mt_mono_ns();
@@ -1089,6 +1295,7 @@ static void finish_session(struct writer *w)
 		commit(w);
 		look_at_file(w);
 	}
+	spans_finish(w);
 	if (!w->st)
 		return;
 	if (w->shared)
@@ -1150,6 +1357,8 @@ static void *writer_main(void *arg)
 
 	if (w->path)
 		open_store(w);
+	else if (w->st && !w->shared)
+		spans_row(w, 1);
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
 		while (!w->head && !w->finishing) {
@@ -1208,7 +1417,21 @@ static struct writer *start(struct store *st, int64_t session, int64_t t0_ns,
 	pthread_condattr_t ca;
 
 	w->o = *o;
+	w->o.otlp = NULL;
 	w->shared = shared;
+	if (o->otlp) {
+		struct mt_err err = {"", 0};
+		/* (Said and stored without its query, which may hold a credential.) */
+		w->push_url = otlp_push_url(o->otlp->url, &err);
+		if (w->push_url) {
+			w->push_url[strcspn(w->push_url, "?#")] = '\0';
+			w->push = otlp_push_start(o->otlp, &err);
+		}
+		if (!w->push)
+			mt_warn("cannot push spans to %s: %s; no span is pushed",
+				w->push_url ? w->push_url : "--otlp", err.msg);
+		w->sopts.spans = o->otlp_spans;
+	}
 	if (shared) {
 		w->nslots = 16;
 		w->slots = mt_calloc(w->nslots, sizeof(*w->slots));
@@ -1645,9 +1868,14 @@ int writer_finish(struct writer *w, const struct store_session_end *e,
 	free(w->xw);
 	mt_map_release(&w->xw_at);
 	mt_facts_release(&w->facts);
+	mt_spans_free(w->spans);
 	for (size_t i = 0; i < w->nslots; i++)
-		if (w->slots[i].used && (int)i != w->cur_sess)
+		if (w->slots[i].used && (int)i != w->cur_sess) {
 			mt_facts_release(&w->slots[i].facts);
+			mt_spans_free(w->slots[i].spans);
+		}
+	otlp_push_stop(w->push, 0, NULL); /* (finish_session stopped it: NULL) */
+	free(w->push_url);
 	free(w->slots);
 	free(w->fail_reason);
 	free(w->end_error);

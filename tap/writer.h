@@ -30,6 +30,7 @@
 #include "schema/redact.h"
 #include "schema/store.h"
 #include "tap/http/httphdr.h"
+#include "tap/otlppush.h"
 
 enum writer_stream {
 	WS_C2S,    /* client to server: the tap's stdin */
@@ -49,6 +50,13 @@ struct writer_opts {
 	const struct mt_redact *redact; /* what to keep out of the store; NULL: nothing */
 	const char *label;   /* the capture file's name, for messages */
 	const char *goes_on; /* what goes on when it cannot be written, for messages */
+	/* --otlp: each request's spans (schema/spans.h) pushed from a thread of
+	 * their own once its answer (cancel, session end) is stored, as export
+	 * -T otlp would write them; spans not sent are said on stderr at the end
+	 * and recorded as a gap row of their session. */
+	const struct otlp_push_opts *otlp; /* where to (borrowed until the writer starts); NULL: no push */
+	unsigned otlp_spans;  /* MT_SPANS_* (0: the CLIENT spans) */
+	int otlp_stop_ms;     /* at the end, what is still queued gets this long (0: 5000) */
 };
 
 /* Defaults: a 1 MiB, 4096-line queue, 16 MiB held, 512 rows or 5 ms per batch,

@@ -19,6 +19,7 @@ void capcli_init(struct capcli *o, const struct cmd_entry *e, int argc)
 	mt_import_opts_default(&o->io);
 	o->rules = mt_calloc((size_t)argc + 1, sizeof(*o->rules));
 	o->kinds = mt_calloc((size_t)argc + 1, 1);
+	otlp_cli_init(&o->otlp, e, argc);
 }
 
 void capcli_release(struct capcli *o)
@@ -26,6 +27,7 @@ void capcli_release(struct capcli *o)
 	mt_redact_free(o->red);
 	free(o->rules);
 	free(o->kinds);
+	otlp_cli_release(&o->otlp);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -84,7 +86,7 @@ int capcli_option(struct capcli *o, int c, const char *arg)
 		o->keep = 1;
 		return 1;
 	}
-	return 0;
+	return otlp_cli_option(&o->otlp, c, arg);
 }
 
 int capcli_ready(struct capcli *o)
@@ -118,7 +120,7 @@ int capcli_ready(struct capcli *o)
 	o->io.wopts.label = o->label;
 	o->io.wopts.goes_on = "what is read is not stored";
 	o->io.db_path = o->path;
-	return 0;
+	return otlp_cli_apply(&o->otlp, &o->io.wopts);
 }
 
 /* ---- running ---- */

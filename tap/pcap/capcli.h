@@ -12,6 +12,7 @@
 
 #include "schema/cli.h"
 #include "tap/pcap/capture.h"
+#include "tap/otlpcli.h"
 #include "tap/pcap/pcapimport.h"
 
 /* The options both commands take, with getopt_long values from 0x100 on. */
@@ -27,6 +28,7 @@
 	{"redact-path", required_argument, NULL, 'P'},                              \
 	{"redact-value", required_argument, NULL, 'V'},                             \
 	{"keep-secrets", no_argument, NULL, 'k'},                                   \
+	OTLPCLI_LONGOPTS,                                                           \
 	{"help", no_argument, NULL, 'h'}
 
 /* The option list's lines for --help (what CAPCLI_LONGOPTS are). */
@@ -50,6 +52,7 @@
 	"      --redact-path PATH  also redact what is at this JSON path\n"                 \
 	"      --redact-value REGEX  also redact what this extended regex matches\n"        \
 	"      --keep-secrets    store credentials as they are (no redaction)\n"           \
+	OTLPCLI_OPTIONS_HELP                                                               \
 	"  -h, --help            this text\n"                                             \
 	"\n"                                                                               \
 	"A DURATION is a number with a unit, ns, us, ms, s, m or h (500ms, 1.5s); a\n"    \
@@ -66,6 +69,7 @@ struct capcli {
 	int keep;                    /* --keep-secrets */
 	int flow_set;                /* --flow-memory was given */
 	struct mt_redact *red;       /* owned, made by capcli_ready */
+	struct otlp_cli otlp;        /* --otlp* */
 	char label[600];
 };
 

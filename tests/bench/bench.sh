@@ -39,9 +39,10 @@
 #   (o) show --follow's delay behind a tap that writes
 #   (p) export of a 1M-message capture in each format against show -T json of it,
 #       and export's peak RSS at 200k and 1M messages
+#   (q) live push: the HTTP tap's flood with --otlp against the same without it
 #   (s) report of a 100k- and a 1M-message session against show -T json of it,
 #       its peak RSS and size, and headless Chromium opening the 100k report
-# BENCH_ONLY=k, l, m, n, o, p or s runs that section alone.
+# BENCH_ONLY=k, l, m, n, o, p, q or s runs that section alone.
 set -eu
 cd "$(dirname "$0")/../.."
 B=tests/bench
@@ -138,11 +139,14 @@ stop_bg() {
 	[ $_st -eq 0 ] || { echo "bench: process $1 exited with status $_st" >&2; exit 1; }
 }
 
-# start_tap CPUS DB: a tap on CPUS in front of ECHO_ORIGIN; TAP_PID, TAP_URL
+# start_tap CPUS DB [OPTION...]: a tap on CPUS in front of ECHO_ORIGIN; TAP_PID, TAP_URL
 # (DB /dev/null: the tap relays without logging)
 start_tap() {
-	[ "$2" = /dev/null ] || rm -f "$2" "$2"-*
-	taskset -c "$1" ./mcptap record -w "$2" --listen 127.0.0.1:0 --upstream "$ECHO_ORIGIN" < /dev/null > /dev/null 2> "$TMP/tap.err" &
+	_cpus=$1 _db=$2
+	shift 2
+	[ "$_db" = /dev/null ] || rm -f "$_db" "$_db"-*
+	: > "$TMP/tap.err" # (not the last tap's line: read before this one's shell truncates it)
+	taskset -c "$_cpus" ./mcptap record -w "$_db" --listen 127.0.0.1:0 --upstream "$ECHO_ORIGIN" "$@" < /dev/null > /dev/null 2> "$TMP/tap.err" &
 	TAP_PID=$!
 	BG_PIDS="$BG_PIDS $TAP_PID"
 	_n=0
@@ -737,6 +741,61 @@ section_p() {
 	rm -f "$TMP/e.db"* "$TMP/e5.db"* "$TMP/e.out"
 }
 
+# cpu_ticks PID: the user and system clock ticks PID has used so far
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# (q) Live push (--otlp) through the HTTP tap: the flood of section (k), HFLOOD
+# requests over HCONNS connections on CPUs 0,1 with every message stored, through
+# the tap with --otlp (a CLIENT span per request pushed to a sink: a second
+# http-echo, which answers each POST 202 without decoding its gzip-coded batch)
+# and without it, one after the other in each run; requests/s timed from the
+# first connect until the tap has exited, so that every span was pushed too (the
+# tap says so when one was not: the run fails then). The figure is the ratio of
+# the two rates, whatever they are: --otlp may cost the relay 5% of it at most.
+# Beside it, the tap's CPU time until the flood's end, which a busy machine
+# disturbs less than a rate.
+section_q() {
+	: > "$TMP/q.n"
+	: > "$TMP/q.o"
+	: > "$TMP/q.cn"
+	: > "$TMP/q.co"
+	start_echo 0,1
+	SINK_PID=$ECHO_PID
+	SINK_ORIGIN=$ECHO_ORIGIN
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		start_echo 0,1
+		start_tap 0,1 "$TMP/q.db"
+		t0=$(now_ns)
+		pin2 $B/http-load flood "$HFLOOD" $HCONNS "$TAP_URL" > /dev/null
+		cpu_ticks "$TAP_PID" >> "$TMP/q.cn"
+		stop_tap "$TMP/q.db" $((3 * HCONNS + 2 * HFLOOD))
+		t1=$(now_ns)
+		echo $((t1 - t0)) >> "$TMP/q.n"
+		start_tap 0,1 "$TMP/q.db" --otlp "$SINK_ORIGIN"
+		t0=$(now_ns)
+		pin2 $B/http-load flood "$HFLOOD" $HCONNS "$TAP_URL" > /dev/null
+		cpu_ticks "$TAP_PID" >> "$TMP/q.co"
+		stop_tap "$TMP/q.db" $((3 * HCONNS + 2 * HFLOOD))
+		t1=$(now_ns)
+		echo $((t1 - t0)) >> "$TMP/q.o"
+		if grep -q "not pushed" "$TMP/tap.err"; then
+			cat "$TMP/tap.err" >&2
+			echo "bench: FAILED: the tap did not push every span" >&2
+			exit 1
+		fi
+		stop_bg "$ECHO_PID"
+		i=$((i + 1))
+	done
+	stop_bg "$SINK_PID"
+	echo "(q) live push: the HTTP tap's flood, $HFLOOD requests over $HCONNS connections, CPUs 0,1, every message stored, until the tap has exited"
+	awk -v n="$HFLOOD" -v c=$HCONNS -v a="$(median < "$TMP/q.n")" -v b="$(median < "$TMP/q.o")" 'BEGIN {
+		printf "    no --otlp %.0f requests/s   --otlp %.0f requests/s, %d spans pushed   --otlp/no --otlp = %.3fx (target >= 0.95)\n", n / (a / 1e9), n / (b / 1e9), n + c, a / b }'
+	awk -v a="$(median < "$TMP/q.cn")" -v b="$(median < "$TMP/q.co")" -v hz="$(getconf CLK_TCK)" 'BEGIN {
+		printf "    the tap'"'"'s CPU time for the flood (user + system, to its end): no --otlp %.2f s   --otlp %.2f s   %.3fx\n", a / hz, b / hz, b / a }'
+	rm -f "$TMP/q.db"*
+}
+
 # (s) report: the HTML of a 100k- and a 1M-message session (gen-session.sh)
 # against show -T json of it, with the report's peak RSS and size; and how
 # long headless Chromium takes to open the 100k report and take a screenshot,
@@ -783,7 +842,7 @@ section_s() {
 	rm -f "$TMP/r.db"* "$TMP/r10.db"* "$TMP/rs.db"* "$TMP"/*.html "$TMP/q.png"
 }
 
-if [ "${BENCH_ONLY:-}" = k ] || [ "${BENCH_ONLY:-}" = l ] || [ "${BENCH_ONLY:-}" = m ] || [ "${BENCH_ONLY:-}" = n ] || [ "${BENCH_ONLY:-}" = o ] || [ "${BENCH_ONLY:-}" = p ] || [ "${BENCH_ONLY:-}" = s ]; then
+if [ "${BENCH_ONLY:-}" = k ] || [ "${BENCH_ONLY:-}" = l ] || [ "${BENCH_ONLY:-}" = m ] || [ "${BENCH_ONLY:-}" = n ] || [ "${BENCH_ONLY:-}" = o ] || [ "${BENCH_ONLY:-}" = p ] || [ "${BENCH_ONLY:-}" = q ] || [ "${BENCH_ONLY:-}" = s ]; then
 	echo "mcptap benchmarks: section ($BENCH_ONLY) only; $(nproc) CPUs; median of $RUNS runs"
 	echo
 	section_$BENCH_ONLY
@@ -1011,5 +1070,7 @@ echo
 section_o
 echo
 section_p
+echo
+section_q
 echo
 section_s

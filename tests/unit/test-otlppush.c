@@ -384,6 +384,35 @@ static void test_full_and_deadline(void **state)
 	free(u);
 }
 
+static void test_lost_by_tag(void **state)
+{
+	struct receiver r = {.statuses = {200, 400}, .nstatuses = 2};
+	struct otlp_push_stats st;
+	struct otlp_push_lost *lost;
+	size_t nlost;
+	struct mt_err err = {"", 0};
+
+	(void)state;
+	receiver_start(&r);
+	char *u = url_of(r.port, "");
+	/* A first batch taken, then a second one refused: its spans are lost, by tag. */
+	struct otlp_push_opts o = {.url = u, .batch_spans = 4, .batch_ms = 10000};
+	struct otlp_push *p = otlp_push_start(&o, &err);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(otlp_push_span_tagged(p, i < 5 ? 7 : 9, "{\"attributes\":[]}", "{}"), 0);
+	otlp_push_finish(p, 5000, &st, &lost, &nlost);
+	receiver_stop(&r);
+	assert_int_equal(st.sent, 4);
+	assert_int_equal(st.failed, 4);
+	assert_int_equal(nlost, 2);
+	assert_int_equal(lost[0].tag, 7);
+	assert_int_equal(lost[0].spans, 1);
+	assert_int_equal(lost[1].tag, 9);
+	assert_int_equal(lost[1].spans, 3);
+	free(lost);
+	free(u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_absent),
 		cmocka_unit_test(test_partial),
 		cmocka_unit_test(test_full_and_deadline),
+		cmocka_unit_test(test_lost_by_tag),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
