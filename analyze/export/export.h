@@ -68,6 +68,17 @@ extern const struct ex_format ex_otlp;
 extern const struct ex_format ex_pcapng;
 extern const struct ex_format ex_html; /* `mcptap report`'s, not one of -T */
 
+/* report --diff: how a side's exchange compares with the other side's. */
+enum ex_html_mark { EX_HTML_CHANGED = 1, EX_HTML_ADDED, EX_HTML_MISSING };
+struct mt_map;
+/*
+ * The sessions written next through ex_html are one side of a diff: pfx goes
+ * before their ids ("a-"), title before their heading, and the messages
+ * whose seq (or whose request's) marks maps (int64 -> enum ex_html_mark) are
+ * marked so on the diagram. After ex_html's begin; borrowed while in use.
+ */
+void ex_html_side(struct ex_sink *x, const char *pfx, const char *title, const struct mt_map *marks);
+
 /*
  * it with its bytes redacted as the tap redacts what it stores (a message,
  * a stderr line, an exchange's target, headers and bodies); it itself when

@@ -62,6 +62,10 @@ struct html {
 	struct mt_buf page;        /* scratch: the page's HTML */
 	struct mt_buf tmp, tmp2;   /* scratch */
 	struct mt_err err;
+	/* The session's side, in a diff (ex_html_side); "" and NULL otherwise. */
+	const char *pfx;           /* before every id: "a-", "b-" */
+	const char *title;         /* before its heading: "A: " */
+	const struct mt_map *marks; /* a request's seq -> enum ex_html_mark */
 };
 
 /* ---- text ---- */
@@ -126,6 +130,30 @@ static void duration(struct mt_buf *out, int64_t ns)
 
 	cli_format_duration(ns, d);
 	mt_buf_puts(out, d);
+}
+
+/* A diff's mark on a message: its request's (or its own), as a class. */
+static const char *diff_class(const struct html *h, const struct store_item *it)
+{
+	int64_t v = 0;
+
+	if (!h->marks || !(mt_map_get(h->marks, &it->seq, sizeof(it->seq), &v) ||
+			   (it->request_seq > 0 &&
+			    mt_map_get(h->marks, &it->request_seq, sizeof(it->request_seq), &v))))
+		return "";
+	return v == EX_HTML_CHANGED ? " diff-changed"
+	       : v == EX_HTML_ADDED ? " diff-added"
+	       : v == EX_HTML_MISSING ? " diff-missing"
+				      : "";
+}
+
+void ex_html_side(struct ex_sink *x, const char *pfx, const char *title, const struct mt_map *marks)
+{
+	struct html *h = x->priv;
+
+	h->pfx = pfx ? pfx : "";
+	h->title = title;
+	h->marks = marks;
 }
 
 /* ---- the first pass: the analyzer, the tally ---- */
@@ -293,8 +321,8 @@ static void summary(struct ex_sink *x, struct html *h, struct mt_buf *o)
 	int64_t id = r->id;
 
 	sev_counts(h, sev);
-	mt_buf_printf(o, "<section class=\"session\" id=\"s%lld\">\n<h2>Session %lld</h2>\n",
-		      (long long)id, (long long)id);
+	mt_buf_printf(o, "<section class=\"session\" id=\"%ss%lld\">\n<h2>%sSession %lld</h2>\n",
+		      h->pfx, (long long)id, h->title ? h->title : "", (long long)id);
 	mt_buf_puts(o, "<table class=\"facts\">\n<tr><th>transport</th><td>");
 	esc_s(h, o, r->transport ? r->transport : "stdio");
 	mt_buf_puts(o, "</td></tr>\n<tr><th>client</th><td>");
@@ -322,9 +350,9 @@ static void summary(struct ex_sink *x, struct html *h, struct mt_buf *o)
 			      (long long)r->gap_bytes);
 	mt_buf_puts(o, "</td></tr>\n<tr><th>duration</th><td>");
 	duration(o, r->duration_ns >= 0 ? r->duration_ns : t->last_t - t->first_t);
-	mt_buf_printf(o, "</td></tr>\n<tr><th>findings</th><td><a href=\"#s%lld-findings\">%lld errors, "
+	mt_buf_printf(o, "</td></tr>\n<tr><th>findings</th><td><a href=\"#%ss%lld-findings\">%lld errors, "
 			 "%lld warnings, %lld notes</a></td></tr>\n</table>\n",
-		      (long long)id, (long long)sev[AN_ERROR], (long long)sev[AN_WARNING],
+		      h->pfx, (long long)id, (long long)sev[AN_ERROR], (long long)sev[AN_WARNING],
 		      (long long)sev[AN_INFO]);
 
 	/* Per method and per tool, prompt or resource: stats's figures. */
@@ -383,23 +411,23 @@ static void summary(struct ex_sink *x, struct html *h, struct mt_buf *o)
 		mt_buf_puts(o, "</table>\n");
 
 	/* The findings. */
-	mt_buf_printf(o, "<h3 id=\"s%lld-findings\">Findings</h3>\n", (long long)id);
+	mt_buf_printf(o, "<h3 id=\"%ss%lld-findings\">Findings</h3>\n", h->pfx, (long long)id);
 	if (!h->nf)
 		mt_buf_puts(o, "<p>None.</p>\n");
 	else
 		mt_buf_puts(o, "<ol class=\"findings\">\n");
 	for (size_t i = 0; i < h->nf; i++) {
 		const struct hfinding *f = &h->f[i];
-		mt_buf_printf(o, "<li id=\"s%lld-f%zu\" class=\"finding sev-%s\"><a href=\"#",
-			      (long long)id, i + 1, an_severity_name(f->sev));
+		mt_buf_printf(o, "<li id=\"%ss%lld-f%zu\" class=\"finding sev-%s\"><a href=\"#",
+			      h->pfx, (long long)id, i + 1, an_severity_name(f->sev));
 		rule_anchor(o, f->rule->id);
 		mt_buf_puts(o, "\" class=\"rule\">");
 		esc_s(h, o, f->rule->id);
 		mt_buf_printf(o, "</a> <span class=\"sev\">%s</span> ", an_severity_name(f->sev));
 		esc_s(h, o, f->text);
 		if (f->seq > 0)
-			mt_buf_printf(o, " <a href=\"#s%lld-m%lld\" class=\"at\">#%lld</a>", (long long)id,
-				      (long long)f->seq, (long long)f->seq);
+			mt_buf_printf(o, " <a href=\"#%ss%lld-m%lld\" class=\"at\">#%lld</a>", h->pfx,
+				      (long long)id, (long long)f->seq, (long long)f->seq);
 		else
 			mt_buf_puts(o, " <span class=\"at\">(the session)</span>");
 		mt_buf_puts(o, "</li>\n");
@@ -479,9 +507,9 @@ static void page_flush(struct ex_sink *x, struct html *h)
 	mt_buf_puts(t, "</svg>\n");
 	mt_buf_append(t, h->msgs.data ? h->msgs.data : "", h->msgs.len);
 	fprintf(x->out,
-		"<details class=\"page%s\" id=\"s%lld-p%zu\" data-first=\"%lld\" data-last=\"%lld\"%s>"
+		"<details class=\"page%s\" id=\"%ss%lld-p%zu\" data-first=\"%lld\" data-last=\"%lld\"%s>"
 		"<summary>#%lld – #%lld (%zu rows)</summary>\n",
-		h->pages > 1 ? " lazy" : "", (long long)id, h->pages, (long long)h->page_first,
+		h->pages > 1 ? " lazy" : "", h->pfx, (long long)id, h->pages, (long long)h->page_first,
 		(long long)h->page_last, h->pages == 1 ? " open" : "", (long long)h->page_first,
 		(long long)h->page_last, h->page_rows);
 	if (h->pages == 1) {
@@ -557,9 +585,9 @@ static void panel(struct ex_sink *x, struct html *h, const struct store_item *it
 	struct mt_buf *o = &h->msgs;
 	int64_t id = x->session->id;
 
-	mt_buf_printf(o, "<div class=\"msg\" id=\"s%lld-m%lld\"><a class=\"close\" href=\"#s%lld\">close</a>"
+	mt_buf_printf(o, "<div class=\"msg\" id=\"%ss%lld-m%lld\"><a class=\"close\" href=\"#%ss%lld\">close</a>"
 			 "<h4>#%lld %s ",
-		      (long long)id, (long long)it->seq, (long long)id, (long long)it->seq,
+		      h->pfx, (long long)id, (long long)it->seq, h->pfx, (long long)id, (long long)it->seq,
 		      it->dir && !strcmp(it->dir, "c2s") ? "client → server" : "server → client");
 	esc(h, o, what, strlen(what));
 	mt_buf_puts(o, " · +");
@@ -593,8 +621,8 @@ static void marks(struct ex_sink *x, struct html *h, int64_t seq, int y)
 		const struct hfinding *f = &h->f[h->fi];
 		if (k >= 10)
 			continue; /* (the list has them all) */
-		mt_buf_printf(&h->svg, "<a href=\"#s%lld-f%zu\" class=\"mark sev-%s\"><title>",
-			      (long long)x->session->id, h->fi + 1, an_severity_name(f->sev));
+		mt_buf_printf(&h->svg, "<a href=\"#%ss%lld-f%zu\" class=\"mark sev-%s\"><title>",
+			      h->pfx, (long long)x->session->id, h->fi + 1, an_severity_name(f->sev));
 		esc_s(h, &h->svg, f->rule->id);
 		mt_buf_puts(&h->svg, ": ");
 		esc_s(h, &h->svg, f->text);
@@ -639,9 +667,9 @@ static int html_item(struct ex_sink *x, const struct store_item *it)
 		mt_buf_putc(&h->svg, '\n');
 	} else if (it->type == STORE_ITEM_STDERR) {
 		row_time(h, it, y);
-		mt_buf_printf(&h->svg, "<a href=\"#s%lld-m%lld\" class=\"stderr\"><rect x=\"%d\" y=\"%d\" "
+		mt_buf_printf(&h->svg, "<a href=\"#%ss%lld-m%lld\" class=\"stderr\"><rect x=\"%d\" y=\"%d\" "
 				       "width=\"%d\" height=\"%d\"/><text x=\"%d\" y=\"%d\">stderr: ",
-			      (long long)id, (long long)it->seq, X_TAP + 20, y - 14, WIDTH - X_TAP - 24,
+			      h->pfx, (long long)id, (long long)it->seq, X_TAP + 20, y - 14, WIDTH - X_TAP - 24,
 			      ROW_H - 6, X_TAP + 26, y + 1);
 		esc_cut(h, &h->svg, it->raw, it->raw_len, HTML_STDERR);
 		mt_buf_puts(&h->svg, "</text></a>");
@@ -653,9 +681,10 @@ static int html_item(struct ex_sink *x, const struct store_item *it)
 		int x1 = c2s ? X_CLIENT : X_SERVER, x2 = c2s ? X_SERVER : X_CLIENT;
 		label(h, it, &lab);
 		row_time(h, it, y);
-		mt_buf_printf(&h->svg, "<a href=\"#s%lld-m%lld\" class=\"arrow k-%s d-%s%s\" data-seq=\"%lld\">",
-			      (long long)id, (long long)it->seq, kind_class(it->kind), c2s ? "c2s" : "s2c",
-			      it->replayed ? " again" : "", (long long)it->seq);
+		mt_buf_printf(&h->svg, "<a href=\"#%ss%lld-m%lld\" class=\"arrow k-%s d-%s%s%s\" data-seq=\"%lld\">",
+			      h->pfx, (long long)id, (long long)it->seq, kind_class(it->kind),
+			      c2s ? "c2s" : "s2c", it->replayed ? " again" : "", diff_class(h, it),
+			      (long long)it->seq);
 		if (lab.len > HTML_LABEL) {
 			/* (cut on the diagram: whole in its tooltip) */
 			mt_buf_puts(&h->svg, "<title>");
@@ -709,7 +738,14 @@ static const char style[] =
 	"max-height:88vh;overflow:auto;background:#f6f8fa;border:1px solid #8c959f;"
 	"box-shadow:0 4px 16px rgba(0,0,0,.25);padding:.5em 1em;z-index:9}"
 	".msg h4{margin:.3em 0}.msg .close{float:right}"
-	".rules dt{font-weight:700;margin-top:.6em}";
+	".rules dt{font-weight:700;margin-top:.6em}"
+	".sbs{display:flex;gap:1.5em;align-items:flex-start}.sbs>.side{flex:1 1 0;min-width:0;"
+	"overflow-x:auto}"
+	".diff-changed line{stroke:#bf8700!important;stroke-width:4!important}"
+	".diff-changed text{fill:#7d4e00!important;font-weight:700}"
+	".diff-added line{stroke:#1a7f37!important;stroke-width:4!important;stroke-dasharray:none!important}"
+	".diff-missing line{stroke:#cf222e!important;stroke-width:4!important;stroke-dasharray:none!important}"
+	".diffs td.changed{color:#7d4e00}.diffs td.added{color:#1a7f37}.diffs td.missing{color:#cf222e}";
 
 /*
  * The one script: a page after the first becomes HTML when it is opened, or
@@ -722,8 +758,8 @@ static const char lazy_script[] =
 	"document.querySelectorAll('details.lazy').forEach(function(d){"
 	"d.addEventListener('toggle',function(){if(d.open)fill(d);});});"
 	"function seek(){var id=decodeURIComponent(location.hash.slice(1));"
-	"var m=/^s([0-9]+)-m([0-9]+)$/.exec(id);if(!m||document.getElementById(id))return;"
-	"var q=+m[2],ds=document.querySelectorAll('#s'+m[1]+' details.lazy');"
+	"var m=/^((?:[ab]-)?s[0-9]+)-m([0-9]+)$/.exec(id);if(!m||document.getElementById(id))return;"
+	"var q=+m[2],ds=document.querySelectorAll('#'+m[1]+' details.lazy');"
 	"for(var i=0;i<ds.length;i++){var d=ds[i];"
 	"if(+d.dataset.first<=q&&q<=+d.dataset.last){fill(d);d.open=true;"
 	"location.replace('#');location.replace('#'+id);return;}}}"
@@ -735,6 +771,7 @@ static int html_begin(struct ex_sink *x)
 	struct html *h = mt_calloc(1, sizeof(*h));
 
 	x->priv = h;
+	h->pfx = "";
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 	      "<meta name=\"generator\" content=\"mcptap\">\n<title>mcptap report: ",
 	      x->out);
