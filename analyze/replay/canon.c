@@ -223,3 +223,27 @@ size_t canon_diff_was(json_t *a, json_t *b, const char *base, const struct canon
 	diff(a, b, base ? base : "", &d, 0);
 	return d.n;
 }
+
+json_t *canon_value_at(json_t *msg, const char *path)
+{
+	json_t *v = msg;
+	const char *p = path;
+
+	while (v && *p) {
+		if (*p == '.')
+			p++;
+		if (*p == '[') {
+			char *end;
+			unsigned long k = strtoul(p + 1, &end, 10);
+			v = json_is_array(v) ? json_array_get(v, k) : NULL;
+			p = *end == ']' ? end + 1 : end;
+			continue;
+		}
+		size_t len = strcspn(p, ".[");
+		char *name = mt_strndup(p, len);
+		v = json_is_object(v) ? json_object_get(v, name) : NULL;
+		free(name);
+		p += len;
+	}
+	return v;
+}

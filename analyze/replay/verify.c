@@ -893,31 +893,6 @@ static void print_value(const char *label, json_t *v)
 	free(t);
 }
 
-/* The value at a canon_diff path ("result.content[0].text") inside msg, or NULL. */
-static json_t *value_at(json_t *msg, const char *path)
-{
-	json_t *v = msg;
-	const char *p = path;
-
-	while (v && *p) {
-		if (*p == '.')
-			p++;
-		if (*p == '[') {
-			char *end;
-			unsigned long k = strtoul(p + 1, &end, 10);
-			v = json_is_array(v) ? json_array_get(v, k) : NULL;
-			p = *end == ']' ? end + 1 : end;
-			continue;
-		}
-		size_t len = strcspn(p, ".[");
-		char *name = mt_strndup(p, len);
-		v = json_is_object(v) ? json_object_get(v, name) : NULL;
-		free(name);
-		p += len;
-	}
-	return v;
-}
-
 /* Both kinds alike (results or errors): the paths where they differ; else the kind. */
 static size_t compare(json_t *rec, json_t *live, const struct canon_ignore *ig, json_t *paths)
 {
@@ -1138,19 +1113,19 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 			const char *path = json_string_value(json_array_get(diff, k));
 			json_t *recs = mint_apply(rec, v->run[0].subs);
 			printf("    %s:", path);
-			print_value("recorded", value_at(recs, path));
-			print_value("live", value_at(live[0], path));
+			print_value("recorded", canon_value_at(recs, path));
+			print_value("live", canon_value_at(live[0], path));
 			printf("\n");
 			json_decref(recs);
 		}
 		for (size_t k = 0; k < json_array_size(set_aside); k++) {
 			const char *path = json_string_value(json_array_get(set_aside, k));
 			printf("    noise %s:", path);
-			print_value("recorded", value_at(rec, path));
+			print_value("recorded", canon_value_at(rec, path));
 			for (int r = 0; r < v->nrun; r++) {
 				char label[32];
 				snprintf(label, sizeof(label), "run %d", r + 1);
-				print_value(label, value_at(live[r], path));
+				print_value(label, canon_value_at(live[r], path));
 			}
 			printf("\n");
 		}
