@@ -17,6 +17,7 @@ extern const struct cmd_entry cmd_analyze;
 extern const struct cmd_entry cmd_stats;
 extern const struct cmd_entry cmd_export;
 extern const struct cmd_entry cmd_replay;
+extern const struct cmd_entry cmd_diff;
 extern const struct cmd_entry cmd_import;
 extern const struct cmd_entry cmd_sniff;
 
@@ -28,6 +29,7 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_stats,
 	&cmd_export,
 	&cmd_replay,
+	&cmd_diff,
 	&cmd_import,
 	&cmd_sniff,
 };

@@ -1,0 +1,377 @@
+/*
+ * sdiff.c - two recorded sessions compared offline (see sdiff.h).
+ */
+#include "analyze/replay/sdiff.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/replay/mint.h"
+
+/* One side (x) aligned with a. */
+struct align {
+	struct rp_script *a, *x;
+	int32_t *x2a;          /* owned: per message of x, its client request's partner in a, or -1 */
+	int32_t *a2x;          /* owned: the same the other way */
+	json_t *origins;       /* x's minted values (mint_index) */
+	json_t *subs;          /* x's minted values -> a's at the same places */
+	struct mt_err *err;    /* borrowed: why reading stopped */
+};
+
+static int is_request(const struct rp_msg *m)
+{
+	return m->c2s && m->kind == MT_REQUEST;
+}
+
+/* a's answer standing for x's server message j (an answer to a paired request), or NULL. */
+static json_t *counterpart(void *ctx, size_t j)
+{
+	struct align *al = ctx;
+	const struct rp_msg *m = &al->x->m[j];
+	json_t *v = NULL;
+	int32_t q;
+
+	if (m->c2s || (m->kind != MT_RESPONSE && m->kind != MT_ERROR) || m->request < 0)
+		return NULL;
+	q = al->x2a[m->request];
+	if (q < 0 || al->a->m[q].answer < 0 || rp_json(al->a, (size_t)al->a->m[q].answer, &v, NULL))
+		return NULL;
+	return v;
+}
+
+/* "method\nsubject" of a parsed request, into out. */
+static void pair_key(const char *method, json_t *msg, struct mt_buf *out)
+{
+	const char *subject = rp_subject(json_object_get(msg, "params"));
+
+	mt_buf_reset(out);
+	mt_buf_puts(out, method ? method : "");
+	mt_buf_putc(out, '\n');
+	if (subject) {
+		mt_buf_putc(out, '=');
+		mt_buf_puts(out, subject);
+	}
+}
+
+/*
+ * Pair x's client requests with a's: by the replay key (x's minted values
+ * followed), then the leftovers by method and subject. 0, or -1 (al->err set).
+ */
+static int align(struct align *al)
+{
+	struct rp_script *a = al->a, *x = al->x;
+	struct mt_buf key = MT_BUF_INIT;
+	json_t *msg = NULL, *left = NULL;
+	int rc = -1;
+
+	al->x2a = mt_malloc((x->n ? x->n : 1) * sizeof(*al->x2a));
+	al->a2x = mt_malloc((a->n ? a->n : 1) * sizeof(*al->a2x));
+	for (size_t i = 0; i < x->n; i++)
+		al->x2a[i] = -1;
+	for (size_t i = 0; i < a->n; i++)
+		al->a2x[i] = -1;
+	al->subs = json_object();
+	if (!(al->origins = mint_index(x, al->err)))
+		goto out;
+	for (size_t i = 0; i < x->n; i++) {
+		const struct rp_msg *m = &x->m[i];
+		int reused = 0;
+		int64_t q;
+		if (!is_request(m) || !m->method)
+			continue;
+		if (rp_json(x, i, &msg, al->err))
+			goto out;
+		if (!msg)
+			continue;
+		(void)mint_substitute(al->origins, i, msg, counterpart, al, al->subs);
+		q = rp_match_request(a, m->method, json_object_get(msg, "params"), &reused);
+		if (q >= 0 && !reused) {
+			al->x2a[i] = (int32_t)q;
+			al->a2x[q] = (int32_t)i;
+		}
+		json_decref(msg);
+		msg = NULL;
+	}
+	/* The leftovers: a's by method and subject, each a queue in order. */
+	left = json_object();
+	for (size_t i = 0; i < a->n; i++) {
+		json_t *list;
+		if (!is_request(&a->m[i]) || !a->m[i].method || al->a2x[i] >= 0)
+			continue;
+		if (rp_json(a, i, &msg, al->err))
+			goto out;
+		pair_key(a->m[i].method, msg, &key);
+		json_decref(msg);
+		msg = NULL;
+		if (!(list = json_object_get(left, key.data))) {
+			list = json_array();
+			json_object_set_new(left, key.data, list);
+		}
+		json_array_append_new(list, json_integer((json_int_t)i));
+	}
+	for (size_t i = 0; i < x->n && json_object_size(left); i++) {
+		json_t *list, *sub;
+		if (!is_request(&x->m[i]) || !x->m[i].method || al->x2a[i] >= 0)
+			continue;
+		if (rp_json(x, i, &msg, al->err))
+			goto out;
+		sub = mint_apply(msg, al->subs);
+		pair_key(x->m[i].method, sub, &key);
+		json_decref(sub);
+		json_decref(msg);
+		msg = NULL;
+		if ((list = json_object_get(left, key.data)) && json_array_size(list)) {
+			size_t q = (size_t)json_integer_value(json_array_get(list, 0));
+			al->x2a[i] = (int32_t)q;
+			al->a2x[q] = (int32_t)i;
+			json_array_remove(list, 0);
+		}
+	}
+	rc = 0;
+out:
+	json_decref(msg);
+	json_decref(left);
+	mt_buf_release(&key);
+	return rc;
+}
+
+static void align_release(struct align *al)
+{
+	free(al->x2a);
+	free(al->a2x);
+	json_decref(al->origins);
+	json_decref(al->subs);
+}
+
+/* The answer's result or error (a new object holding the one it has; {} without an answer). */
+static json_t *outcome(json_t *answer)
+{
+	json_t *o = json_object(), *v;
+
+	if ((v = json_object_get(answer, "result")))
+		json_object_set(o, "result", v);
+	else if ((v = json_object_get(answer, "error")))
+		json_object_set(o, "error", v);
+	return o;
+}
+
+/* A pair's parts: the requests (x's minted values as a's) and their answers. */
+struct pair {
+	json_t *aq, *xq, *aa, *xa;
+};
+
+static void pair_release(struct pair *p)
+{
+	json_decref(p->aq);
+	json_decref(p->xq);
+	json_decref(p->aa);
+	json_decref(p->xa);
+}
+
+/* Read a's request q and x's request i, with their answers. 0, or -1 (err set). */
+static int pair_read(struct align *al, size_t q, size_t i, struct pair *p)
+{
+	const struct rp_msg *am = &al->a->m[q], *xm = &al->x->m[i];
+	json_t *v = NULL;
+
+	memset(p, 0, sizeof(*p));
+	if (rp_json(al->a, q, &p->aq, al->err) || rp_json(al->x, i, &v, al->err))
+		return -1;
+	p->xq = mint_apply(v, al->subs);
+	json_decref(v);
+	v = NULL;
+	if (am->answer >= 0 && rp_json(al->a, (size_t)am->answer, &p->aa, al->err))
+		return -1;
+	if (xm->answer >= 0) {
+		if (rp_json(al->x, (size_t)xm->answer, &v, al->err))
+			return -1;
+		p->xa = mint_apply(v, al->subs);
+		json_decref(v);
+	}
+	return 0;
+}
+
+/*
+ * The paths where the pair differs (params, then result or error) into paths
+ * (at most SD_MAX_PATHS), a's value at each into was ([v] or []); the count.
+ */
+static size_t pair_diff(struct align *al, size_t q, size_t i, struct pair *p, json_t *paths,
+			json_t *was)
+{
+	const struct rp_msg *am = &al->a->m[q], *xm = &al->x->m[i];
+	struct canon_ignore ig;
+	size_t n;
+
+	rp_ignore_for(al->a, am->method, json_object_get(p->aq, "params"), &ig);
+	n = canon_diff_was(json_object_get(p->aq, "params"), json_object_get(p->xq, "params"),
+			   "params", &ig, SD_MAX_PATHS, paths, was);
+	/* A request both clients cancelled: whether and how it was answered is a race. */
+	if (am->cancelled_by < 0 || xm->cancelled_by < 0) {
+		json_t *ao = outcome(p->aa), *xo = outcome(p->xa);
+		size_t room = n < SD_MAX_PATHS ? SD_MAX_PATHS - n : 0;
+		n += canon_diff_was(ao, xo, "", &ig, room, paths, was);
+		json_decref(ao);
+		json_decref(xo);
+	}
+	free((void *)ig.paths);
+	return n;
+}
+
+int sd_noise(struct rp_script *a, struct rp_script *c, json_t *noise, struct mt_err *err)
+{
+	struct align al = {a, c, NULL, NULL, NULL, NULL, err};
+	char k[32];
+	int rc = -1;
+
+	if (align(&al))
+		goto out;
+	for (size_t q = 0; q < a->n; q++) {
+		struct pair p;
+		json_t *paths, *list;
+		if (al.a2x[q] < 0)
+			continue;
+		if (pair_read(&al, q, (size_t)al.a2x[q], &p)) {
+			pair_release(&p);
+			goto out;
+		}
+		paths = json_array();
+		(void)pair_diff(&al, q, (size_t)al.a2x[q], &p, paths, NULL);
+		pair_release(&p);
+		snprintf(k, sizeof(k), "%zu", q);
+		if (!json_array_size(paths)) {
+			json_decref(paths);
+			continue;
+		}
+		if ((list = json_object_get(noise, k))) {
+			for (size_t e = 0; e < json_array_size(paths); e++)
+				if (!mint_is_noise(list, json_string_value(json_array_get(paths, e))))
+					json_array_append(list, json_array_get(paths, e));
+			json_decref(paths);
+		} else {
+			json_object_set_new(noise, k, paths);
+		}
+	}
+	rc = 0;
+out:
+	align_release(&al);
+	return rc;
+}
+
+/* Fill an item's method and subject from a parsed request. */
+static void describe(struct sd_item *it, const char *method, json_t *msg)
+{
+	it->method = method ? method : "?";
+	it->subject = rp_subject(json_object_get(msg, "params"));
+}
+
+int sd_run(struct rp_script *a, struct rp_script *b, json_t *noise, sd_each_fn each, void *ctx,
+	   struct sd_totals *t, struct mt_err *err)
+{
+	struct align al = {a, b, NULL, NULL, NULL, NULL, err};
+	struct sd_item it;
+	json_t *msg = NULL;
+	char k[32];
+	int rc = -1;
+
+	memset(t, 0, sizeof(*t));
+	t->a_exchanges = a->requests;
+	t->b_exchanges = b->requests;
+	if (align(&al))
+		goto out;
+	for (size_t i = 0; i < b->n; i++) {
+		const struct rp_msg *m = &b->m[i];
+		int stop;
+		if (!is_request(m) || !m->method)
+			continue;
+		memset(&it, 0, sizeof(it));
+		it.a_seq = -1;
+		it.b_seq = m->seq;
+		if (al.x2a[i] < 0) {
+			if (rp_json(b, i, &msg, err))
+				goto out;
+			describe(&it, m->method, msg);
+			it.status = SD_ADDED;
+			t->added++;
+			stop = each(&it, ctx);
+			json_decref(msg);
+			msg = NULL;
+			if (stop)
+				goto stopped;
+			continue;
+		}
+		size_t q = (size_t)al.x2a[i];
+		struct pair p;
+		json_t *paths = json_array(), *was = json_array(), *nz;
+		if (pair_read(&al, q, i, &p)) {
+			pair_release(&p);
+			json_decref(paths);
+			json_decref(was);
+			goto out;
+		}
+		(void)pair_diff(&al, q, i, &p, paths, was);
+		snprintf(k, sizeof(k), "%zu", q);
+		nz = noise ? json_object_get(noise, k) : NULL;
+		it.a_seq = a->m[q].seq;
+		describe(&it, a->m[q].method, p.aq);
+		it.diffs = json_array();
+		it.noise = json_array();
+		for (size_t e = 0; e < json_array_size(paths); e++) {
+			json_t *path = json_array_get(paths, e), *av = json_array_get(json_array_get(was, e), 0);
+			const char *ps = json_string_value(path);
+			if (nz && mint_is_noise(nz, ps)) {
+				json_array_append(it.noise, path);
+				continue;
+			}
+			json_t *bv = canon_value_at(!strncmp(ps, "params", 6) ? p.xq : p.xa, ps);
+			json_t *d = json_pack("{s:O}", "path", path);
+			if (av)
+				json_object_set(d, "a", av);
+			if (bv)
+				json_object_set(d, "b", bv);
+			json_array_append_new(it.diffs, d);
+		}
+		it.ndiffs = json_array_size(it.diffs);
+		it.status = it.ndiffs ? SD_CHANGED : SD_SAME;
+		t->noise += json_array_size(it.noise);
+		if (it.ndiffs)
+			t->changed++;
+		else
+			t->same++;
+		stop = each(&it, ctx);
+		json_decref(it.diffs);
+		json_decref(it.noise);
+		json_decref(paths);
+		json_decref(was);
+		pair_release(&p);
+		if (stop)
+			goto stopped;
+	}
+	for (size_t q = 0; q < a->n; q++) {
+		const struct rp_msg *m = &a->m[q];
+		int stop;
+		if (!is_request(m) || !m->method || al.a2x[q] >= 0)
+			continue;
+		if (rp_json(a, q, &msg, err))
+			goto out;
+		memset(&it, 0, sizeof(it));
+		it.status = SD_MISSING;
+		it.a_seq = m->seq;
+		it.b_seq = -1;
+		describe(&it, m->method, msg);
+		t->missing++;
+		stop = each(&it, ctx);
+		json_decref(msg);
+		msg = NULL;
+		if (stop)
+			goto stopped;
+	}
+	rc = 0;
+	goto out;
+stopped:
+	mt_err_set(err, "stopped");
+out:
+	json_decref(msg);
+	align_release(&al);
+	return rc;
+}
