@@ -12,6 +12,7 @@
 /* One side (x) aligned with a. */
 struct align {
 	struct rp_script *a, *x;
+	int *ast, *xst;        /* owned: rp_error_statuses of a and x (NULL: stdio) */
 	int32_t *x2a;          /* owned: per message of x, its client request's partner in a, or -1 */
 	int32_t *a2x;          /* owned: the same the other way */
 	json_t *origins;       /* x's minted values (mint_index) */
@@ -19,9 +20,27 @@ struct align {
 	struct mt_err *err;    /* borrowed: why reading stopped */
 };
 
-static int is_request(const struct rp_msg *m)
+/*
+ * Is message i of s (st: rp_error_statuses of s, or NULL) an exchange's
+ * request? Not a request whose POST an HTTP server refused with an error
+ * status (one sent after the session's DELETE, say): the transport's
+ * business, which a stdio recording of the same flow has no counterpart of.
+ */
+static int is_request(const struct rp_script *s, const int *st, size_t i)
 {
-	return m->c2s && m->kind == MT_REQUEST;
+	const struct rp_msg *m = &s->m[i];
+
+	return m->c2s && m->kind == MT_REQUEST && m->method && !m->refused && !(st && st[i]);
+}
+
+/* How many exchanges s holds. */
+static size_t exchanges(const struct rp_script *s, const int *st)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		n += is_request(s, st, i);
+	return n;
 }
 
 /* a's answer standing for x's server message j (an answer to a paired request), or NULL. */
@@ -72,13 +91,15 @@ static int align(struct align *al)
 	for (size_t i = 0; i < a->n; i++)
 		al->a2x[i] = -1;
 	al->subs = json_object();
+	if (rp_error_statuses(a, &al->ast, al->err) || rp_error_statuses(x, &al->xst, al->err))
+		goto out;
 	if (!(al->origins = mint_index(x, al->err)))
 		goto out;
 	for (size_t i = 0; i < x->n; i++) {
 		const struct rp_msg *m = &x->m[i];
 		int reused = 0;
 		int64_t q;
-		if (!is_request(m) || !m->method)
+		if (!is_request(x, al->xst, i))
 			continue;
 		if (rp_json(x, i, &msg, al->err))
 			goto out;
@@ -86,7 +107,7 @@ static int align(struct align *al)
 			continue;
 		(void)mint_substitute(al->origins, i, msg, counterpart, al, al->subs);
 		q = rp_match_request(a, m->method, json_object_get(msg, "params"), &reused);
-		if (q >= 0 && !reused) {
+		if (q >= 0 && !reused && is_request(a, al->ast, (size_t)q)) {
 			al->x2a[i] = (int32_t)q;
 			al->a2x[q] = (int32_t)i;
 		}
@@ -97,7 +118,7 @@ static int align(struct align *al)
 	left = json_object();
 	for (size_t i = 0; i < a->n; i++) {
 		json_t *list;
-		if (!is_request(&a->m[i]) || !a->m[i].method || al->a2x[i] >= 0)
+		if (!is_request(a, al->ast, i) || al->a2x[i] >= 0)
 			continue;
 		if (rp_json(a, i, &msg, al->err))
 			goto out;
@@ -112,7 +133,7 @@ static int align(struct align *al)
 	}
 	for (size_t i = 0; i < x->n && json_object_size(left); i++) {
 		json_t *list, *sub;
-		if (!is_request(&x->m[i]) || !x->m[i].method || al->x2a[i] >= 0)
+		if (!is_request(x, al->xst, i) || al->x2a[i] >= 0)
 			continue;
 		if (rp_json(x, i, &msg, al->err))
 			goto out;
@@ -138,6 +159,8 @@ out:
 
 static void align_release(struct align *al)
 {
+	free(al->ast);
+	free(al->xst);
 	free(al->x2a);
 	free(al->a2x);
 	json_decref(al->origins);
@@ -220,7 +243,7 @@ static size_t pair_diff(struct align *al, size_t q, size_t i, struct pair *p, js
 
 int sd_noise(struct rp_script *a, struct rp_script *c, json_t *noise, struct mt_err *err)
 {
-	struct align al = {a, c, NULL, NULL, NULL, NULL, err};
+	struct align al = {a, c, NULL, NULL, NULL, NULL, NULL, NULL, err};
 	char k[32];
 	int rc = -1;
 
@@ -268,21 +291,21 @@ static void describe(struct sd_item *it, const char *method, json_t *msg)
 int sd_run(struct rp_script *a, struct rp_script *b, json_t *noise, sd_each_fn each, void *ctx,
 	   struct sd_totals *t, struct mt_err *err)
 {
-	struct align al = {a, b, NULL, NULL, NULL, NULL, err};
+	struct align al = {a, b, NULL, NULL, NULL, NULL, NULL, NULL, err};
 	struct sd_item it;
 	json_t *msg = NULL;
 	char k[32];
 	int rc = -1;
 
 	memset(t, 0, sizeof(*t));
-	t->a_exchanges = a->requests;
-	t->b_exchanges = b->requests;
 	if (align(&al))
 		goto out;
+	t->a_exchanges = exchanges(a, al.ast);
+	t->b_exchanges = exchanges(b, al.xst);
 	for (size_t i = 0; i < b->n; i++) {
 		const struct rp_msg *m = &b->m[i];
 		int stop;
-		if (!is_request(m) || !m->method)
+		if (!is_request(b, al.xst, i))
 			continue;
 		memset(&it, 0, sizeof(it));
 		it.a_seq = -1;
@@ -350,7 +373,7 @@ int sd_run(struct rp_script *a, struct rp_script *b, json_t *noise, sd_each_fn e
 	for (size_t q = 0; q < a->n; q++) {
 		const struct rp_msg *m = &a->m[q];
 		int stop;
-		if (!is_request(m) || !m->method || al.a2x[q] >= 0)
+		if (!is_request(a, al.ast, q) || al.a2x[q] >= 0)
 			continue;
 		if (rp_json(a, q, &msg, err))
 			goto out;

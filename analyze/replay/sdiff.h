@@ -4,7 +4,9 @@
  * and each exchange judged as verify judges a live answer. Pure over the
  * stores: no printing.
  *
- * An exchange is a client request and its answer. B's requests are matched to
+ * An exchange is a client request and its answer (not a request whose POST
+ * an HTTP server refused with an error status, like one sent after the
+ * session's DELETE: that is the transport's). B's requests are matched to
  * A's as a mock matches a live client's (replay.h: method + canonical params,
  * the N-th identical request to the N-th; no reuse): first with the values B's
  * server minted and B's client sent back (task ids, cursors) replaced by those

@@ -1143,15 +1143,9 @@ out:
 
 /* ---- what an HTTP recording says ---- */
 
-struct plan_ctx {
-	struct verify *v;
-	struct mt_map errors;    /* exchange seq (8 bytes) -> its error status */
-};
-
 static int plan_exchange(const struct store_exchange_row *x, void *ctx)
 {
-	struct plan_ctx *p = ctx;
-	struct verify *v = p->v;
+	struct verify *v = ctx;
 
 	if (!x->method)
 		return 0;
@@ -1160,36 +1154,7 @@ static int plan_exchange(const struct store_exchange_row *x, void *ctx)
 	} else if (!strcmp(x->method, "DELETE")) {
 		v->deletes = mt_realloc(v->deletes, (v->ndeletes + 1) * sizeof(*v->deletes));
 		v->deletes[v->ndeletes++] = x->seq;
-	} else if (x->status >= 400 && x->status <= 599) {
-		mt_map_put(&p->errors, &x->seq, sizeof(x->seq), x->status);
 	}
-	return 0;
-}
-
-/* The index in s->m of the message with seq, or -1. */
-static int64_t index_of(const struct rp_script *s, int64_t seq)
-{
-	size_t lo = 0, hi = s->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->m[mid].seq < seq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->n && s->m[lo].seq == seq ? (int64_t)lo : -1;
-}
-
-static int plan_item(const struct store_item *it, void *ctx)
-{
-	struct plan_ctx *p = ctx;
-	int64_t status, i;
-
-	if (it->type == STORE_ITEM_MESSAGE && it->exchange && it->dir && !strcmp(it->dir, "c2s") &&
-	    mt_map_get(&p->errors, &it->exchange, sizeof(it->exchange), &status) &&
-	    (i = index_of(p->v->s, it->seq)) >= 0)
-		p->v->rec_status[i] = (int)status;
 	return 0;
 }
 
@@ -1205,7 +1170,6 @@ static int http_plan(struct verify *v, struct mt_err *err)
 {
 	struct rp_script *s = v->s;
 	struct store_session_row row;
-	struct plan_ctx p = {v, {0}};
 	int http, rc = -1;
 
 	memset(&row, 0, sizeof(row));
@@ -1214,17 +1178,12 @@ static int http_plan(struct verify *v, struct mt_err *err)
 	http = row.transport && strcmp(row.transport, "stdio");
 	v->legacy = v->o->transport == VERIFY_LEGACY ||
 		    (v->o->transport == VERIFY_AUTO && row.transport && !strcmp(row.transport, "sse"));
-	mt_map_init(&p.errors, 0);
-	if (http) {
-		v->rec_status = mt_calloc(s->n ? s->n : 1, sizeof(*v->rec_status));
-		if (store_each_exchange(s->st, s->session, plan_exchange, &p, err) < 0 ||
-		    store_each_item_ex(s->st, s->session, 0, plan_item, &p, err) < 0)
-			goto out;
-	}
+	if (http && (store_each_exchange(s->st, s->session, plan_exchange, v, err) < 0 ||
+		     rp_error_statuses(s, &v->rec_status, err)))
+		goto out;
 	v->get_stream = !v->legacy && (!http || v->had_get);
 	rc = 0;
 out:
-	mt_map_release(&p.errors);
 	store_session_row_release(&row);
 	return rc;
 }
