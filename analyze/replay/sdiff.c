@@ -215,20 +215,35 @@ static int pair_read(struct align *al, size_t q, size_t i, struct pair *p)
 	return 0;
 }
 
+/* {"params": P} of a request, P stripped as match keys strip it ({} and none alike). */
+static json_t *params_of(json_t *msg, const struct canon_ignore *ig)
+{
+	json_t *o = json_object(), *p = canon_strip(json_object_get(msg, "params"), "params", ig);
+
+	if (p && !(json_is_object(p) && !json_object_size(p)))
+		json_object_set(o, "params", p);
+	json_decref(p);
+	return o;
+}
+
 /*
  * The paths where the pair differs (params, then result or error) into paths
- * (at most SD_MAX_PATHS), a's value at each into was ([v] or []); the count.
+ * (at most SD_MAX_PATHS), a's value at each into was ([v] or [], unless NULL),
+ * and B's params as compared into *xparams (a new {"params": P}, NULL: not
+ * wanted); the count.
  */
 static size_t pair_diff(struct align *al, size_t q, size_t i, struct pair *p, json_t *paths,
-			json_t *was)
+			json_t *was, json_t **xparams)
 {
 	const struct rp_msg *am = &al->a->m[q], *xm = &al->x->m[i];
 	struct canon_ignore ig;
+	json_t *ap, *xp;
 	size_t n;
 
 	rp_ignore_for(al->a, am->method, json_object_get(p->aq, "params"), &ig);
-	n = canon_diff_was(json_object_get(p->aq, "params"), json_object_get(p->xq, "params"),
-			   "params", &ig, SD_MAX_PATHS, paths, was);
+	ap = params_of(p->aq, &ig);
+	xp = params_of(p->xq, &ig);
+	n = canon_diff_was(ap, xp, "", &ig, SD_MAX_PATHS, paths, was);
 	/* A request both clients cancelled: whether and how it was answered is a race. */
 	if (am->cancelled_by < 0 || xm->cancelled_by < 0) {
 		json_t *ao = outcome(p->aa), *xo = outcome(p->xa);
@@ -238,6 +253,11 @@ static size_t pair_diff(struct align *al, size_t q, size_t i, struct pair *p, js
 		json_decref(xo);
 	}
 	free((void *)ig.paths);
+	json_decref(ap);
+	if (xparams)
+		*xparams = xp;
+	else
+		json_decref(xp);
 	return n;
 }
 
@@ -259,7 +279,7 @@ int sd_noise(struct rp_script *a, struct rp_script *c, json_t *noise, struct mt_
 			goto out;
 		}
 		paths = json_array();
-		(void)pair_diff(&al, q, (size_t)al.a2x[q], &p, paths, NULL);
+		(void)pair_diff(&al, q, (size_t)al.a2x[q], &p, paths, NULL, NULL);
 		pair_release(&p);
 		snprintf(k, sizeof(k), "%zu", q);
 		if (!json_array_size(paths)) {
@@ -325,14 +345,14 @@ int sd_run(struct rp_script *a, struct rp_script *b, json_t *noise, sd_each_fn e
 		}
 		size_t q = (size_t)al.x2a[i];
 		struct pair p;
-		json_t *paths = json_array(), *was = json_array(), *nz;
+		json_t *paths = json_array(), *was = json_array(), *nz, *xp = NULL;
 		if (pair_read(&al, q, i, &p)) {
 			pair_release(&p);
 			json_decref(paths);
 			json_decref(was);
 			goto out;
 		}
-		(void)pair_diff(&al, q, i, &p, paths, was);
+		(void)pair_diff(&al, q, i, &p, paths, was, &xp);
 		snprintf(k, sizeof(k), "%zu", q);
 		nz = noise ? json_object_get(noise, k) : NULL;
 		it.a_seq = a->m[q].seq;
@@ -346,7 +366,7 @@ int sd_run(struct rp_script *a, struct rp_script *b, json_t *noise, sd_each_fn e
 				json_array_append(it.noise, path);
 				continue;
 			}
-			json_t *bv = canon_value_at(!strncmp(ps, "params", 6) ? p.xq : p.xa, ps);
+			json_t *bv = canon_value_at(!strncmp(ps, "params", 6) ? xp : p.xa, ps);
 			json_t *d = json_pack("{s:O}", "path", path);
 			if (av)
 				json_object_set(d, "a", av);
@@ -366,6 +386,7 @@ int sd_run(struct rp_script *a, struct rp_script *b, json_t *noise, sd_each_fn e
 		json_decref(it.noise);
 		json_decref(paths);
 		json_decref(was);
+		json_decref(xp);
 		pair_release(&p);
 		if (stop)
 			goto stopped;
