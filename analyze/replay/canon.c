@@ -49,12 +49,23 @@ int canon_ignored(const struct canon_ignore *ig, const char *path)
 static void child_path(struct mt_buf *b, const char *base, const char *key, size_t index,
 		       int is_index)
 {
+	char digits[24];
+	size_t k = sizeof(digits);
+
+	/* (no printf: this runs for every member of every message compared) */
 	mt_buf_reset(b);
+	mt_buf_puts(b, base);
 	if (is_index) {
-		mt_buf_printf(b, "%s[%zu]", base, index);
+		do {
+			digits[--k] = (char)('0' + index % 10);
+			index /= 10;
+		} while (index);
+		mt_buf_putc(b, '[');
+		mt_buf_append(b, digits + k, sizeof(digits) - k);
+		mt_buf_putc(b, ']');
 	} else {
 		if (*base)
-			mt_buf_printf(b, "%s.", base);
+			mt_buf_putc(b, '.');
 		mt_buf_puts(b, key);
 	}
 }

@@ -15,7 +15,10 @@ struct align {
 	int *ast, *xst;        /* owned: rp_error_statuses of a and x (NULL: stdio) */
 	int32_t *x2a;          /* owned: per message of x, its client request's partner in a, or -1 */
 	int32_t *a2x;          /* owned: the same the other way */
-	json_t *origins;       /* x's minted values (mint_index) */
+	unsigned char *by_name; /* owned: per message of x, 1 when paired by method and subject
+				* (not by key: its params differ) */
+	json_t *origins;       /* x's minted values (mint_index), made at the first request
+				* that does not match as it is; NULL before */
 	json_t *subs;          /* x's minted values -> a's at the same places */
 	struct mt_err *err;    /* borrowed: why reading stopped */
 };
@@ -59,6 +62,12 @@ static json_t *counterpart(void *ctx, size_t j)
 	return v;
 }
 
+/* x's message v with its minted values taken for a's: a new reference (v itself when none are). */
+static json_t *follow(const struct align *al, json_t *v)
+{
+	return json_object_size(al->subs) ? mint_apply(v, al->subs) : json_incref(v);
+}
+
 /* "method\nsubject" of a parsed request, into out. */
 static void pair_key(const char *method, json_t *msg, struct mt_buf *out)
 {
@@ -86,14 +95,13 @@ static int align(struct align *al)
 
 	al->x2a = mt_malloc((x->n ? x->n : 1) * sizeof(*al->x2a));
 	al->a2x = mt_malloc((a->n ? a->n : 1) * sizeof(*al->a2x));
+	al->by_name = mt_calloc(x->n ? x->n : 1, 1);
 	for (size_t i = 0; i < x->n; i++)
 		al->x2a[i] = -1;
 	for (size_t i = 0; i < a->n; i++)
 		al->a2x[i] = -1;
 	al->subs = json_object();
 	if (rp_error_statuses(a, &al->ast, al->err) || rp_error_statuses(x, &al->xst, al->err))
-		goto out;
-	if (!(al->origins = mint_index(x, al->err)))
 		goto out;
 	for (size_t i = 0; i < x->n; i++) {
 		const struct rp_msg *m = &x->m[i];
@@ -105,8 +113,17 @@ static int align(struct align *al)
 			goto out;
 		if (!msg)
 			continue;
-		(void)mint_substitute(al->origins, i, msg, counterpart, al, al->subs);
+		/*
+		 * As it is first (most requests carry no minted value: no index is
+		 * made for them); else with x's minted values taken for a's.
+		 */
 		q = rp_match_request(a, m->method, json_object_get(msg, "params"), &reused);
+		if (q < 0 || reused) { /* (neither uses anything up) */
+			if (!al->origins && !(al->origins = mint_index(x, al->err)))
+				goto out;
+			if (mint_substitute(al->origins, i, msg, counterpart, al, al->subs))
+				q = rp_match_request(a, m->method, json_object_get(msg, "params"), &reused);
+		}
 		if (q >= 0 && !reused && is_request(a, al->ast, (size_t)q)) {
 			al->x2a[i] = (int32_t)q;
 			al->a2x[q] = (int32_t)i;
@@ -137,7 +154,7 @@ static int align(struct align *al)
 			continue;
 		if (rp_json(x, i, &msg, al->err))
 			goto out;
-		sub = mint_apply(msg, al->subs);
+		sub = follow(al, msg);
 		pair_key(x->m[i].method, sub, &key);
 		json_decref(sub);
 		json_decref(msg);
@@ -146,6 +163,7 @@ static int align(struct align *al)
 			size_t q = (size_t)json_integer_value(json_array_get(list, 0));
 			al->x2a[i] = (int32_t)q;
 			al->a2x[q] = (int32_t)i;
+			al->by_name[i] = 1;
 			json_array_remove(list, 0);
 		}
 	}
@@ -161,6 +179,7 @@ static void align_release(struct align *al)
 {
 	free(al->ast);
 	free(al->xst);
+	free(al->by_name);
 	free(al->x2a);
 	free(al->a2x);
 	json_decref(al->origins);
@@ -192,24 +211,44 @@ static void pair_release(struct pair *p)
 	json_decref(p->xa);
 }
 
-/* Read a's request q and x's request i, with their answers. 0, or -1 (err set). */
+/*
+ * Do the params of pair (q, i) need comparing? Not when they matched by key
+ * (the key is the canonical params: they are the same), unless the key left
+ * them out (initialize), a's is a pattern (redacted values), or ignore paths
+ * may be scoped by a name in them.
+ */
+static int params_differ(const struct align *al, size_t q, size_t i)
+{
+	const struct rp_msg *am = &al->a->m[q];
+
+	return al->by_name[i] || am->pattern || al->a->ig.n ||
+	       (am->method && !strcmp(am->method, "initialize"));
+}
+
+/*
+ * Read the answers of a's request q and x's request i, and the requests
+ * themselves when their params need comparing (else aq and xq stay NULL).
+ * 0, or -1 (err set).
+ */
 static int pair_read(struct align *al, size_t q, size_t i, struct pair *p)
 {
 	const struct rp_msg *am = &al->a->m[q], *xm = &al->x->m[i];
 	json_t *v = NULL;
 
 	memset(p, 0, sizeof(*p));
-	if (rp_json(al->a, q, &p->aq, al->err) || rp_json(al->x, i, &v, al->err))
-		return -1;
-	p->xq = mint_apply(v, al->subs);
-	json_decref(v);
-	v = NULL;
+	if (params_differ(al, q, i)) {
+		if (rp_json(al->a, q, &p->aq, al->err) || rp_json(al->x, i, &v, al->err))
+			return -1;
+		p->xq = follow(al, v);
+		json_decref(v);
+		v = NULL;
+	}
 	if (am->answer >= 0 && rp_json(al->a, (size_t)am->answer, &p->aa, al->err))
 		return -1;
 	if (xm->answer >= 0) {
 		if (rp_json(al->x, (size_t)xm->answer, &v, al->err))
 			return -1;
-		p->xa = mint_apply(v, al->subs);
+		p->xa = follow(al, v);
 		json_decref(v);
 	}
 	return 0;
@@ -243,7 +282,7 @@ static size_t pair_diff(struct align *al, size_t q, size_t i, struct pair *p, js
 	rp_ignore_for(al->a, am->method, json_object_get(p->aq, "params"), &ig);
 	ap = params_of(p->aq, &ig);
 	xp = params_of(p->xq, &ig);
-	n = canon_diff_was(ap, xp, "", &ig, SD_MAX_PATHS, paths, was);
+	n = p->aq ? canon_diff_was(ap, xp, "", &ig, SD_MAX_PATHS, paths, was) : 0;
 	/* A request both clients cancelled: whether and how it was answered is a race. */
 	if (am->cancelled_by < 0 || xm->cancelled_by < 0) {
 		json_t *ao = outcome(p->aa), *xo = outcome(p->xa);
@@ -263,7 +302,7 @@ static size_t pair_diff(struct align *al, size_t q, size_t i, struct pair *p, js
 
 int sd_noise(struct rp_script *a, struct rp_script *c, json_t *noise, struct mt_err *err)
 {
-	struct align al = {a, c, NULL, NULL, NULL, NULL, NULL, NULL, err};
+	struct align al = {.a = a, .x = c, .err = err};
 	char k[32];
 	int rc = -1;
 
@@ -311,7 +350,7 @@ static void describe(struct sd_item *it, const char *method, json_t *msg)
 int sd_run(struct rp_script *a, struct rp_script *b, json_t *noise, sd_each_fn each, void *ctx,
 	   struct sd_totals *t, struct mt_err *err)
 {
-	struct align al = {a, b, NULL, NULL, NULL, NULL, NULL, NULL, err};
+	struct align al = {.a = a, .x = b, .err = err};
 	struct sd_item it;
 	json_t *msg = NULL;
 	char k[32];
@@ -356,6 +395,13 @@ int sd_run(struct rp_script *a, struct rp_script *b, json_t *noise, sd_each_fn e
 		snprintf(k, sizeof(k), "%zu", q);
 		nz = noise ? json_object_get(noise, k) : NULL;
 		it.a_seq = a->m[q].seq;
+		if (!p.aq && json_array_size(paths) && rp_json(a, q, &p.aq, err)) {
+			pair_release(&p);
+			json_decref(paths);
+			json_decref(was);
+			json_decref(xp);
+			goto out;
+		}
 		describe(&it, a->m[q].method, p.aq);
 		it.diffs = json_array();
 		it.noise = json_array();

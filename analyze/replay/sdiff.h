@@ -44,7 +44,8 @@ enum sd_status { SD_SAME, SD_CHANGED, SD_ADDED, SD_MISSING };
 struct sd_item {
 	enum sd_status status;
 	const char *method;    /* the request's method */
-	const char *subject;   /* its tool's or prompt's name, else its resource's uri, or NULL */
+	const char *subject;   /* its tool's or prompt's name, else its resource's uri, or NULL
+				* (SD_SAME: may be NULL, the request not read again) */
 	int64_t a_seq, b_seq;  /* the request's seq on each side, -1 where it has none */
 	json_t *diffs;         /* SD_CHANGED: [{"path": P, "a": V, "b": V}], a side's value
 				* left out where it has none; at most SD_MAX_PATHS */
