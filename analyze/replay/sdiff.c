@@ -131,7 +131,7 @@ static int align(struct align *al)
 		json_decref(msg);
 		msg = NULL;
 	}
-	/* The leftovers: a's by method and subject, each a queue in order. */
+	/* The leftovers: a's by method and subject, each a queue in order: [next, q, q, ...]. */
 	left = json_object();
 	for (size_t i = 0; i < a->n; i++) {
 		json_t *list;
@@ -143,7 +143,7 @@ static int align(struct align *al)
 		json_decref(msg);
 		msg = NULL;
 		if (!(list = json_object_get(left, key.data))) {
-			list = json_array();
+			list = json_pack("[i]", 1);
 			json_object_set_new(left, key.data, list);
 		}
 		json_array_append_new(list, json_integer((json_int_t)i));
@@ -159,12 +159,14 @@ static int align(struct align *al)
 		json_decref(sub);
 		json_decref(msg);
 		msg = NULL;
-		if ((list = json_object_get(left, key.data)) && json_array_size(list)) {
-			size_t q = (size_t)json_integer_value(json_array_get(list, 0));
+		json_int_t next = (list = json_object_get(left, key.data))
+					  ? json_integer_value(json_array_get(list, 0)) : 0;
+		if (next > 0 && (size_t)next < json_array_size(list)) {
+			size_t q = (size_t)json_integer_value(json_array_get(list, (size_t)next));
 			al->x2a[i] = (int32_t)q;
 			al->a2x[q] = (int32_t)i;
 			al->by_name[i] = 1;
-			json_array_remove(list, 0);
+			json_integer_set(json_array_get(list, 0), next + 1);
 		}
 	}
 	rc = 0;
