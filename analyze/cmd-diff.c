@@ -19,10 +19,11 @@ static int run_diff(int argc, char **argv);
 const struct cmd_entry cmd_diff = {
 	.name = "diff",
 	.summary = "compare two recorded sessions, exchange by exchange",
-	.usage = "mcptap diff [-T text|json] [--ignore PATH]... [--noise FILE[:ID]]... FILE[:ID] FILE[:ID]",
+	.usage = "mcptap diff [-T text|json] [--ignore PATH]... [--noise FILE[:ID]]... FILE[:ID] FILE[:ID] [FILE[:ID]]",
 	.options =
 		"  FILE[:ID]             a capture file and a session in it (default: the\n"
-		"                        newest, as replay); the first is A, the second B\n"
+		"                        newest, as replay); the first is A, the second B, a\n"
+		"                        third one more --noise\n"
 		"  -T, --format FORMAT   text (default) or json (one document)\n"
 		"      --ignore PATH     leave PATH out of matching and comparing (repeatable):\n"
 		"                        params.arguments.ts, result.content[*].text, result.*.id;\n"
@@ -247,9 +248,14 @@ static int run_diff(int argc, char **argv)
 		rc = cli_usage_error(&cmd_diff, "unknown format '%s' (text or json)", format);
 		goto out;
 	}
-	if (argc - optind != 2) {
-		rc = cli_usage_error(&cmd_diff, "give two sessions, A and B: FILE[:ID] FILE[:ID]");
+	if (argc - optind != 2 && argc - optind != 3) {
+		rc = cli_usage_error(&cmd_diff, "give two sessions, A and B, and perhaps a third of A's "
+						"side: FILE[:ID] FILE[:ID] [FILE[:ID]]");
 		goto out;
+	}
+	if (argc - optind == 3) { /* (a third recording: one more --noise) */
+		noise_args = mt_realloc(noise_args, (nnoise + 1) * sizeof(*noise_args));
+		noise_args[nnoise++] = argv[optind + 2];
 	}
 	noise = mt_calloc(nnoise ? nnoise : 1, sizeof(*noise));
 	if (side_parse(argv[optind], &a) || side_parse(argv[optind + 1], &b))

@@ -4,7 +4,7 @@
 #   - Minted values: a task id and a cursor each server made up, sent back by
 #     its client: the requests that carry them still pair, and the answers
 #     that hand them out are the same.
-#   - --noise FILE:ID: a third recording of A's side; the paths where it
+#   - --noise FILE:ID (or a third FILE:ID): a recording of A's side; the paths where it
 #     differs from A (a time stamp, a random id) are set aside on B's exchange,
 #     with a count; a change at another path is still reported, with the noisy
 #     ones counted on its line. Two --noise recordings add up.
@@ -60,6 +60,9 @@ diff: 6 exchanges in A, 6 in B: 4 same, 2 changed, 0 added, 0 missing' a.db b.db
 diff_is "with a noise recording: the same" 0 \
 	'diff: 6 exchanges in A, 6 in B: 6 same, 0 changed, 0 added, 0 missing; 3 paths set aside as noise' \
 	--noise a2.db a.db b.db
+diff_is "a third session is one more --noise" 0 \
+	'diff: 6 exchanges in A, 6 in B: 6 same, 0 changed, 0 added, 0 missing; 3 paths set aside as noise' \
+	a.db b.db a2.db
 diff_is "two noise recordings add up" 0 \
 	'diff: 6 exchanges in A, 6 in B: 6 same, 0 changed, 0 added, 0 missing; 3 paths set aside as noise' \
 	--noise a2.db:1 --noise=a3.db a.db b.db

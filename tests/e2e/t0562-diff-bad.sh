@@ -3,7 +3,8 @@
 # one clear line on stderr (and, for a usage error, the pointer to --help),
 # nothing on stdout. A missing file, a session the file does not hold, an id
 # that is not one, a file that is not a capture (text, empty, a pcap), the same
-# for --noise, the wrong number of sessions, an unknown format or option.
+# for --noise and a third session, the wrong number of sessions, an unknown
+# format or option.
 # Also: --help prints the usage and exits 0; a session with no exchange is
 # compared all the same (every exchange of the other side added or missing).
 . "$(dirname "$0")/lib.sh"
@@ -48,10 +49,11 @@ bad "a pcap file" "mcptap: cannot open 'c.pcap': it is a pcap packet capture, no
 	a.db c.pcap
 bad "--noise: a missing file" "mcptap: cannot open 'nope.db': No such file or directory" --noise nope.db a.db a.db
 bad "--noise: a session the file does not hold" "mcptap: 'a.db': no session 3" --noise a.db:3 a.db a.db
-bad "one session" "mcptap: give two sessions, A and B: FILE[:ID] FILE[:ID]
+bad "one session" "mcptap: give two sessions, A and B, and perhaps a third of A's side: FILE[:ID] FILE[:ID] [FILE[:ID]]
 $USE" a.db
-bad "three sessions" "mcptap: give two sessions, A and B: FILE[:ID] FILE[:ID]
-$USE" a.db a.db a.db
+bad "four sessions" "mcptap: give two sessions, A and B, and perhaps a third of A's side: FILE[:ID] FILE[:ID] [FILE[:ID]]
+$USE" a.db a.db a.db a.db
+bad "a third session: a missing file" "mcptap: cannot open 'nope.db': No such file or directory" a.db a.db nope.db
 bad "an unknown format" "mcptap: unknown format 'xml' (text or json)
 $USE" -T xml a.db a.db
 bad "an unknown option" "mcptap: unknown option '--bogus'
