@@ -111,9 +111,9 @@ static int side_load(struct side *s, const struct canon_ignore *ig, struct rp_sc
 }
 
 struct printer {
-	int json;
-	size_t items;          /* JSON: exchanges printed */
-	struct mt_buf line, scratch;
+	int json;                     /* -T json */
+	size_t items;                 /* JSON: exchanges printed */
+	struct mt_buf line;           /* text: the line being made */
 };
 
 /* A value for a text line: compact JSON, cut after 40 bytes, safe for a terminal. */
@@ -222,7 +222,7 @@ static int run_diff(int argc, char **argv)
 	struct canon_ignore ig;
 	struct mt_err err = {"", 0};
 	struct sd_totals t;
-	struct printer pr = {0, 0, MT_BUF_INIT, MT_BUF_INIT};
+	struct printer pr = {0, 0, MT_BUF_INIT};
 	json_t *nz = json_object();
 
 	memset(&a, 0, sizeof(a));
@@ -357,6 +357,5 @@ out:
 	free(noise_args);
 	json_decref(nz);
 	mt_buf_release(&pr.line);
-	mt_buf_release(&pr.scratch);
 	return rc;
 }

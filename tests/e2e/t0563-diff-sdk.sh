@@ -8,10 +8,10 @@
 #    differ (its id, minted by each server, is followed); with a third run as
 #    --noise they are the same.
 # 2. Two Streamable HTTP runs: the same, with noise.
-# 3. A stdio run against an HTTP one, both ways: the same, with noise (ids,
-#    session ids, event ids, progress tokens and transport are never
-#    differences; the HTTP flow's request after its DELETE, refused with 400,
-#    is the transport's).
+# 3. A stdio run against an HTTP one, both ways, and against a legacy HTTP+SSE
+#    one: the same, with noise (ids, session ids, event ids, progress tokens
+#    and transport are never differences; the HTTP flow's request after its
+#    DELETE, refused with 400, is the transport's).
 # 4. A server changed in one tool's result (its echo answers altered on the way
 #    by a real child process): reported on that exchange only, with its path
 #    and both values, in text and -T json; exit 1.
@@ -36,12 +36,20 @@ stdio_run() {
 	return $_rc
 }
 
-# http_run DB: the flow over Streamable HTTP through the tap, recorded into DB.
+# http_run DB [sse]: the flow over Streamable HTTP (or legacy HTTP+SSE) through the
+# tap, recorded into DB.
 http_run() {
 	_p=$(free_port)
-	start_everything streamableHttp "$_p"
+	if [ "${2:-}" = sse ]; then
+		start_everything sse "$_p"
+		_how="--transport sse" _end=/sse
+	else
+		start_everything streamableHttp "$_p"
+		_how="--transport http" _end=/mcp
+	fi
 	start_tap "$1" "http://127.0.0.1:$_p"
-	timeout 120 node "$CLIENT" --transport http --log "$1.jsonl" "$TAP_URL/mcp" > "$1.out" 2>&1
+	# shellcheck disable=SC2086 # (two words)
+	timeout 120 node "$CLIENT" $_how --log "$1.jsonl" "$TAP_URL$_end" > "$1.out" 2>&1
 	_rc=$?
 	[ $_rc -eq 0 ] || sed 's/^/# /' "$1.out"
 	wait_committed "$1" 1 "$1.jsonl" || _rc=1
@@ -80,6 +88,7 @@ check "stdio run 3" stdio_run "$T/s3.db"
 check "HTTP run 1" http_run "$T/h1.db"
 check "HTTP run 2" http_run "$T/h2.db"
 check "HTTP run 3" http_run "$T/h3.db"
+check "legacy HTTP+SSE run" http_run "$T/l1.db" sse
 N=$(exchanges "$T/s1.db")
 check_eq "the HTTP flow has as many exchanges (its request after the DELETE refused)" "$N" "$(exchanges "$T/h1.db")"
 check "the flow has a task (the server mints its id)" test -n "$(seq_of "$T/s1.db" tools/call simulate-research-query)"
@@ -100,6 +109,8 @@ diff_is "HTTP runs, with noise" 0 "$(same "$N" 10)" --noise "$T/h3.db:1" "$T/h1.
 # 3. Across transports, both ways.
 diff_is "stdio against HTTP, with noise" 0 "$(same "$N" 10)" --noise "$T/s3.db" "$T/s1.db" "$T/h1.db"
 diff_is "HTTP against stdio, with noise" 0 "$(same "$N" 10)" --noise "$T/h2.db" "$T/h1.db" "$T/s2.db"
+check_eq "the legacy HTTP+SSE flow has as many exchanges" "$N" "$(exchanges "$T/l1.db")"
+diff_is "stdio against legacy HTTP+SSE, the noise a third session" 0 "$(same "$N" 10)" "$T/s1.db" "$T/l1.db" "$T/s3.db"
 
 # 4. A server changed in one tool's result: its echo answers altered on the way
 # (the client's own check of the echo fails; the recording is what counts).
