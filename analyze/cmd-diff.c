@@ -33,11 +33,12 @@ const struct cmd_entry cmd_diff = {
 		"                        set aside (repeatable)\n"
 		"  -h, --help            this text\n"
 		"\n"
-		"Exchanges (client requests and their answers) are paired by method and\n"
-		"canonical params, not by position; each pair is CHANGED when its params, result\n"
-		"or error differ (the paths, A's and B's values), unpaired ones are ADDED (B only)\n"
-		"or MISSING (A only). Ids, progress tokens, session ids, timing and transport are\n"
-		"never differences. Exit status: 0 the same, 1 they differ, 2 an error.\n",
+		"Exchanges (the client's requests and the server's, s→c, with their answers) are\n"
+		"paired by method and canonical params, not by position; each pair is CHANGED\n"
+		"when its params, result or error differ (the paths, A's and B's values),\n"
+		"unpaired ones are ADDED (B only) or MISSING (A only). Ids, progress tokens,\n"
+		"session ids, timing and transport are never differences. Exit status: 0 the\n"
+		"same, 1 they differ, 2 an error.\n",
 	.run = run_diff,
 };
 
@@ -147,7 +148,8 @@ static int print_item(const struct sd_item *it, void *ctx)
 	if (it->status == SD_SAME)
 		return 0;
 	if (p->json) {
-		json_t *o = json_pack("{s:s,s:s}", "status", status_word[it->status], "method", it->method);
+		json_t *o = json_pack("{s:s,s:s,s:s}", "status", status_word[it->status], "dir",
+				      it->s2c ? "s2c" : "c2s", "method", it->method);
 		char *t;
 		if (it->subject)
 			json_object_set_new(o, "subject", json_string(it->subject));
@@ -167,6 +169,8 @@ static int print_item(const struct sd_item *it, void *ctx)
 	}
 	mt_buf_reset(&p->line);
 	mt_buf_puts(&p->line, it->status == SD_CHANGED ? "CHANGED " : it->status == SD_ADDED ? "ADDED " : "MISSING ");
+	if (it->s2c)
+		mt_buf_puts(&p->line, "s→c "); /* (a server's request) */
 	mt_printable_append(&p->line, it->method, strlen(it->method));
 	if (it->subject) {
 		mt_buf_putc(&p->line, ' ');

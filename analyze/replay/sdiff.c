@@ -25,15 +25,17 @@ struct align {
 
 /*
  * Is message i of s (st: rp_error_statuses of s, or NULL) an exchange's
- * request? Not a request whose POST an HTTP server refused with an error
- * status (one sent after the session's DELETE, say): the transport's
- * business, which a stdio recording of the same flow has no counterpart of.
+ * request, the client's or the server's? Not a client request whose POST an
+ * HTTP server refused with an error status (one sent after the session's
+ * DELETE, say): the transport's business, which a stdio recording of the same
+ * flow has no counterpart of.
  */
 static int is_request(const struct rp_script *s, const int *st, size_t i)
 {
 	const struct rp_msg *m = &s->m[i];
 
-	return m->c2s && m->kind == MT_REQUEST && m->method && !m->refused && !(st && st[i]);
+	return m->kind == MT_REQUEST && m->method &&
+	       (!m->c2s || (!m->refused && !(st && st[i])));
 }
 
 /* How many exchanges s holds. */
@@ -46,7 +48,10 @@ static size_t exchanges(const struct rp_script *s, const int *st)
 	return n;
 }
 
-/* a's answer standing for x's server message j (an answer to a paired request), or NULL. */
+/*
+ * a's message standing for x's server message j (an answer to a paired
+ * client request: a's answer; a paired server request: a's), or NULL.
+ */
 static json_t *counterpart(void *ctx, size_t j)
 {
 	struct align *al = ctx;
@@ -54,7 +59,13 @@ static json_t *counterpart(void *ctx, size_t j)
 	json_t *v = NULL;
 	int32_t q;
 
-	if (m->c2s || (m->kind != MT_RESPONSE && m->kind != MT_ERROR) || m->request < 0)
+	if (m->c2s)
+		return NULL;
+	if (m->kind == MT_REQUEST) {
+		q = al->x2a[j];
+		return q >= 0 && !rp_json(al->a, (size_t)q, &v, NULL) ? v : NULL;
+	}
+	if ((m->kind != MT_RESPONSE && m->kind != MT_ERROR) || m->request < 0)
 		return NULL;
 	q = al->x2a[m->request];
 	if (q < 0 || al->a->m[q].answer < 0 || rp_json(al->a, (size_t)al->a->m[q].answer, &v, NULL))
@@ -68,12 +79,13 @@ static json_t *follow(const struct align *al, json_t *v)
 	return json_object_size(al->subs) ? mint_apply(v, al->subs) : json_incref(v);
 }
 
-/* "method\nsubject" of a parsed request, into out. */
-static void pair_key(const char *method, json_t *msg, struct mt_buf *out)
+/* "D method\nsubject" of a parsed request (D: c or s, whose it is), into out. */
+static void pair_key(int c2s, const char *method, json_t *msg, struct mt_buf *out)
 {
 	const char *subject = rp_subject(json_object_get(msg, "params"));
 
 	mt_buf_reset(out);
+	mt_buf_puts(out, c2s ? "c " : "s ");
 	mt_buf_puts(out, method ? method : "");
 	mt_buf_putc(out, '\n');
 	if (subject) {
@@ -82,15 +94,52 @@ static void pair_key(const char *method, json_t *msg, struct mt_buf *out)
 	}
 }
 
+/* The match key of a server request (method, params) as a's ignore paths say, into out. */
+static void server_key(const struct align *al, const char *method, json_t *params,
+		       struct mt_buf *out)
+{
+	struct canon_ignore ig;
+
+	rp_ignore_for(al->a, method, params, &ig);
+	canon_key(method, params, &ig, out);
+	free((void *)ig.paths);
+}
+
+/* Take the next index from a queue [next, q, q, ...] of the object queues under key; -1: none. */
+static int64_t queue_take(json_t *queues, const char *key)
+{
+	json_t *list = json_object_get(queues, key);
+	json_int_t next = list ? json_integer_value(json_array_get(list, 0)) : 0;
+
+	if (next <= 0 || (size_t)next >= json_array_size(list))
+		return -1;
+	json_integer_set(json_array_get(list, 0), next + 1);
+	return (int64_t)json_integer_value(json_array_get(list, (size_t)next));
+}
+
+/* Add index q to the queue under key of the object queues. */
+static void queue_add(json_t *queues, const char *key, size_t q)
+{
+	json_t *list = json_object_get(queues, key);
+
+	if (!list) {
+		list = json_pack("[i]", 1);
+		json_object_set_new(queues, key, list);
+	}
+	json_array_append_new(list, json_integer((json_int_t)q));
+}
+
 /*
- * Pair x's client requests with a's: by the replay key (x's minted values
- * followed), then the leftovers by method and subject. 0, or -1 (al->err set).
+ * Pair x's requests with a's: the client's by the replay key (x's minted
+ * values followed), the server's by their own key (method and canonical
+ * params), in order; then the leftovers by method and subject. 0, or -1
+ * (al->err set).
  */
 static int align(struct align *al)
 {
 	struct rp_script *a = al->a, *x = al->x;
 	struct mt_buf key = MT_BUF_INIT;
-	json_t *msg = NULL, *left = NULL;
+	json_t *msg = NULL, *left = NULL, *srv = json_object();
 	int rc = -1;
 
 	al->x2a = mt_malloc((x->n ? x->n : 1) * sizeof(*al->x2a));
@@ -103,6 +152,17 @@ static int align(struct align *al)
 	al->subs = json_object();
 	if (rp_error_statuses(a, &al->ast, al->err) || rp_error_statuses(x, &al->xst, al->err))
 		goto out;
+	/* a's server requests by key, each key a queue in order. */
+	for (size_t i = 0; i < a->n; i++) {
+		if (a->m[i].c2s || !is_request(a, al->ast, i))
+			continue;
+		if (rp_json(a, i, &msg, al->err))
+			goto out;
+		server_key(al, a->m[i].method, json_object_get(msg, "params"), &key);
+		queue_add(srv, key.data, i);
+		json_decref(msg);
+		msg = NULL;
+	}
 	for (size_t i = 0; i < x->n; i++) {
 		const struct rp_msg *m = &x->m[i];
 		int reused = 0;
@@ -113,6 +173,18 @@ static int align(struct align *al)
 			goto out;
 		if (!msg)
 			continue;
+		if (!m->c2s) {
+			json_t *sub = follow(al, msg);
+			server_key(al, m->method, json_object_get(sub, "params"), &key);
+			json_decref(sub);
+			if ((q = queue_take(srv, key.data)) >= 0) {
+				al->x2a[i] = (int32_t)q;
+				al->a2x[q] = (int32_t)i;
+			}
+			json_decref(msg);
+			msg = NULL;
+			continue;
+		}
 		/*
 		 * As it is first (most requests carry no minted value: no index is
 		 * made for them); else with x's minted values taken for a's.
@@ -134,45 +206,38 @@ static int align(struct align *al)
 	/* The leftovers: a's by method and subject, each a queue in order: [next, q, q, ...]. */
 	left = json_object();
 	for (size_t i = 0; i < a->n; i++) {
-		json_t *list;
 		if (!is_request(a, al->ast, i) || al->a2x[i] >= 0)
 			continue;
 		if (rp_json(a, i, &msg, al->err))
 			goto out;
-		pair_key(a->m[i].method, msg, &key);
+		pair_key(a->m[i].c2s, a->m[i].method, msg, &key);
 		json_decref(msg);
 		msg = NULL;
-		if (!(list = json_object_get(left, key.data))) {
-			list = json_pack("[i]", 1);
-			json_object_set_new(left, key.data, list);
-		}
-		json_array_append_new(list, json_integer((json_int_t)i));
+		queue_add(left, key.data, i);
 	}
 	for (size_t i = 0; i < x->n && json_object_size(left); i++) {
-		json_t *list, *sub;
+		json_t *sub;
 		if (!is_request(x, al->xst, i) || al->x2a[i] >= 0)
 			continue;
 		if (rp_json(x, i, &msg, al->err))
 			goto out;
 		sub = follow(al, msg);
-		pair_key(x->m[i].method, sub, &key);
+		pair_key(x->m[i].c2s, x->m[i].method, sub, &key);
 		json_decref(sub);
 		json_decref(msg);
 		msg = NULL;
-		json_int_t next = (list = json_object_get(left, key.data))
-					  ? json_integer_value(json_array_get(list, 0)) : 0;
-		if (next > 0 && (size_t)next < json_array_size(list)) {
-			size_t q = (size_t)json_integer_value(json_array_get(list, (size_t)next));
+		int64_t q = queue_take(left, key.data);
+		if (q >= 0) {
 			al->x2a[i] = (int32_t)q;
 			al->a2x[q] = (int32_t)i;
 			al->by_name[i] = 1;
-			json_integer_set(json_array_get(list, 0), next + 1);
 		}
 	}
 	rc = 0;
 out:
 	json_decref(msg);
 	json_decref(left);
+	json_decref(srv);
 	mt_buf_release(&key);
 	return rc;
 }
@@ -369,6 +434,7 @@ int sd_run(struct rp_script *a, struct rp_script *b, json_t *noise, sd_each_fn e
 		if (!is_request(b, al.xst, i))
 			continue;
 		memset(&it, 0, sizeof(it));
+		it.s2c = !m->c2s;
 		it.a_seq = -1;
 		it.b_seq = m->seq;
 		if (al.x2a[i] < 0) {
@@ -447,6 +513,7 @@ int sd_run(struct rp_script *a, struct rp_script *b, json_t *noise, sd_each_fn e
 		if (rp_json(a, q, &msg, err))
 			goto out;
 		memset(&it, 0, sizeof(it));
+		it.s2c = !m->c2s;
 		it.status = SD_MISSING;
 		it.a_seq = m->seq;
 		it.b_seq = -1;

@@ -43,6 +43,7 @@ enum sd_status { SD_SAME, SD_CHANGED, SD_ADDED, SD_MISSING };
 /* One exchange, as judged. Every pointer is borrowed for the callback's time. */
 struct sd_item {
 	enum sd_status status;
+	int s2c;               /* a server's request (its answer the client's), not a client's */
 	const char *method;    /* the request's method */
 	const char *subject;   /* its tool's or prompt's name, else its resource's uri, or NULL
 				* (SD_SAME: may be NULL, the request not read again) */

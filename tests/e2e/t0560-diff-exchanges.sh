@@ -10,6 +10,8 @@
 #   - the same flow recorded over Streamable HTTP (JSON and SSE answers, a
 #     session id, event ids, a GET stream, a DELETE and a request refused
 #     after it): the same;
+#   - the server's requests (sampling, elicitation, roots), paired whatever
+#     their ids, the client's answers compared;
 #   - two sessions of one file (FILE:ID), and FILE alone for its newest.
 . "$(dirname "$0")/lib.sh"
 
@@ -110,12 +112,12 @@ MISSING ping (A #14)
 diff: 7 exchanges in A, 7 in B: 2 same, 4 changed, 1 added, 1 missing' changed.db a.db
 diff_is "changed, -T json" 1 \
 	'{"a":{"file":"a.db","session":1},"b":{"file":"changed.db","session":1},"noise":[],"exchanges":[
-{"status":"changed","method":"tools/call","subject":"echo","a":6,"b":4,"diffs":[{"path":"result.isError","b":false}],"noise":[]},
-{"status":"changed","method":"tools/call","subject":"add","a":9,"b":6,"diffs":[{"path":"params.arguments.b","a":2,"b":3},{"path":"result.content[0].text","a":"3","b":"4"}],"noise":[]},
-{"status":"changed","method":"prompts/get","subject":"simple","a":11,"b":8,"diffs":[{"path":"error.message","a":"no such prompt","b":"unknown prompt: simple, and a long reason that is cut"}],"noise":[]},
-{"status":"changed","method":"resources/read","subject":"file:///a","a":13,"b":10,"diffs":[{"path":"result","a":{"contents":[{"uri":"file:///a","text":"A"}]}},{"path":"error","b":{"code":-32002,"message":"gone"}}],"noise":[]},
-{"status":"added","method":"ping","b":14},
-{"status":"missing","method":"tools/list","a":4}
+{"status":"changed","dir":"c2s","method":"tools/call","subject":"echo","a":6,"b":4,"diffs":[{"path":"result.isError","b":false}],"noise":[]},
+{"status":"changed","dir":"c2s","method":"tools/call","subject":"add","a":9,"b":6,"diffs":[{"path":"params.arguments.b","a":2,"b":3},{"path":"result.content[0].text","a":"3","b":"4"}],"noise":[]},
+{"status":"changed","dir":"c2s","method":"prompts/get","subject":"simple","a":11,"b":8,"diffs":[{"path":"error.message","a":"no such prompt","b":"unknown prompt: simple, and a long reason that is cut"}],"noise":[]},
+{"status":"changed","dir":"c2s","method":"resources/read","subject":"file:///a","a":13,"b":10,"diffs":[{"path":"result","a":{"contents":[{"uri":"file:///a","text":"A"}]}},{"path":"error","b":{"code":-32002,"message":"gone"}}],"noise":[]},
+{"status":"added","dir":"c2s","method":"ping","b":14},
+{"status":"missing","dir":"c2s","method":"tools/list","a":4}
 ],"exchanges_a":7,"exchanges_b":7,"same":2,"changed":4,"added":1,"missing":1,"noise_paths":0}' -T json a.db changed.db
 diff_is "the same, -T json" 0 \
 	'{"a":{"file":"a.db","session":1},"b":{"file":"same.db","session":1},"noise":[],"exchanges":[],"exchanges_a":7,"exchanges_b":7,"same":7,"changed":0,"added":0,"missing":0,"noise_paths":0}' \
@@ -173,6 +175,41 @@ diff_is "stdio against the same flow over HTTP" 0 \
 	"diff: 7 exchanges in A, 7 in B: 7 same, 0 changed, 0 added, 0 missing" a.db http.db
 diff_is "HTTP against stdio" 0 \
 	"diff: 7 exchanges in A, 7 in B: 7 same, 0 changed, 0 added, 0 missing" http.db same.db
+
+# The server's requests are exchanges too (the client's answer compared), with
+# their own ids; s→c marks them.
+cat > "$T/srv-a.fx" <<FX
+$INIT
+> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask"}}
+< {"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi?"}}],"maxTokens":9}}
+> {"jsonrpc":"2.0","id":"s1","result":{"role":"assistant","content":{"type":"text","text":"hello"},"model":"m"}}
+< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello"}]}}
+< {"jsonrpc":"2.0","id":"r1","method":"roots/list"}
+> {"jsonrpc":"2.0","id":"r1","result":{"roots":[]}}
+FX
+cat > "$T/srv-b.fx" <<FX
+$INIT
+> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask"}}
+< {"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{"maxTokens":9,"messages":[{"role":"user","content":{"type":"text","text":"hi?"}}]}}
+> {"jsonrpc":"2.0","id":7,"result":{"role":"assistant","content":{"type":"text","text":"hi there"},"model":"m"}}
+< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi there"}]}}
+< {"jsonrpc":"2.0","id":8,"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object"}}}
+> {"jsonrpc":"2.0","id":8,"result":{"action":"decline"}}
+FX
+"$LOAD" "$T/srv-a.fx" "$T/srv-a.db" && "$LOAD" "$T/srv-b.fx" "$T/srv-b.db" || die "fixture-load srv"
+diff_is "server requests: paired by method and params whatever their ids" 1 \
+	'CHANGED tools/call ask (A #4, B #4): result.content[0].text "hello" -> "hi there"
+CHANGED s→c sampling/createMessage (A #5, B #5): result.content.text "hello" -> "hi there"
+ADDED s→c elicitation/create (B #8)
+MISSING s→c roots/list (A #8)
+diff: 4 exchanges in A, 4 in B: 1 same, 2 changed, 1 added, 1 missing' srv-a.db srv-b.db
+diff_is "server requests, -T json" 1 \
+	'{"a":{"file":"srv-a.db","session":1},"b":{"file":"srv-b.db","session":1},"noise":[],"exchanges":[
+{"status":"changed","dir":"c2s","method":"tools/call","subject":"ask","a":4,"b":4,"diffs":[{"path":"result.content[0].text","a":"hello","b":"hi there"}],"noise":[]},
+{"status":"changed","dir":"s2c","method":"sampling/createMessage","a":5,"b":5,"diffs":[{"path":"result.content.text","a":"hello","b":"hi there"}],"noise":[]},
+{"status":"added","dir":"s2c","method":"elicitation/create","b":8},
+{"status":"missing","dir":"s2c","method":"roots/list","a":8}
+],"exchanges_a":4,"exchanges_b":4,"same":1,"changed":2,"added":1,"missing":1,"noise_paths":0}' -T json srv-a.db srv-b.db
 
 # Two sessions of one file: FILE:ID, and FILE alone for the newest.
 "$LOAD" "$T/changed.fx" "$T/two.db" && "$LOAD" "$T/a.fx" "$T/two.db" || die "fixture-load two"

@@ -72,7 +72,7 @@ diff: 6 exchanges in A, 6 in B: 5 same, 1 changed, 0 added, 0 missing; 3 paths s
 	--noise a2.db a.db c.db
 diff_is "-T json: the noise on the exchange" 1 \
 	'{"a":{"file":"a.db","session":1},"b":{"file":"c.db","session":1},"noise":[{"file":"a2.db","session":1}],"exchanges":[
-{"status":"changed","method":"tools/call","subject":"echo","a":12,"b":12,"diffs":[{"path":"result.content[0].text","a":"hi","b":"HI"}],"noise":["params.arguments.ts","result.requestId"]}
+{"status":"changed","dir":"c2s","method":"tools/call","subject":"echo","a":12,"b":12,"diffs":[{"path":"result.content[0].text","a":"hi","b":"HI"}],"noise":["params.arguments.ts","result.requestId"]}
 ],"exchanges_a":6,"exchanges_b":6,"same":5,"changed":1,"added":0,"missing":0,"noise_paths":3}' \
 	-T json --noise a2.db a.db c.db
 diff_is "noise of the other side does not hide the change" 1 \

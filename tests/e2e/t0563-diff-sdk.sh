@@ -76,10 +76,10 @@ diff_is() {
 seq_of() {
 	sql "$1" "select seq from message where session = 1 and dir = 'c2s' and kind = 'request' and method = '$2' and json_extract(cast(raw as text), '\$.params.name') = '$3'"
 }
-# exchanges DB: the client requests of session 1 but those whose POST an HTTP
-# server refused with an error status.
+# exchanges DB: the requests of session 1, the server's and the client's but
+# those whose POST an HTTP server refused with an error status.
 exchanges() {
-	sql "$1" "select count(*) from message m where session = 1 and dir = 'c2s' and kind = 'request' and not exists (select 1 from http_exchange x where x.session = m.session and x.seq = m.exchange and x.status >= 400)"
+	sql "$1" "select count(*) from message m where session = 1 and kind = 'request' and not (dir = 'c2s' and exists (select 1 from http_exchange x where x.session = m.session and x.seq = m.exchange and x.status >= 400))"
 }
 
 check "stdio run 1" stdio_run "$T/s1.db"
@@ -131,7 +131,7 @@ check_eq "-T json: one document, the one exchange with its path and both values"
 		const at = (f) => file.replace(/c\.json$/, f);
 		const want = {a: {file: at("s1.db"), session: 1}, b: {file: at("c.db"), session: 1},
 			noise: [{file: at("s3.db"), session: 1}],
-			exchanges: [{status: "changed", method: "tools/call", subject: "echo", a: +a, b: +b,
+			exchanges: [{status: "changed", dir: "c2s", method: "tools/call", subject: "echo", a: +a, b: +b,
 				diffs: [{path: "result.content[0].text", a: "Echo: " + text, b: "Echo; " + text}], noise: []}],
 			exchanges_a: +n, exchanges_b: +n, same: n - 1, changed: 1, added: 0, missing: 0, noise_paths: 10};
 		console.log(JSON.stringify(d) === JSON.stringify(want) ? "ok" : JSON.stringify(d) + " != " + JSON.stringify(want))' \

@@ -54,10 +54,10 @@ record() {
 seq_of() {
 	sql "$1" "select seq from message where session = 1 and dir = 'c2s' and kind = 'request' and method = '$2' and json_extract(cast(raw as text), '\$.params.name') = '$3'"
 }
-# exchanges DB: the client requests of session 1 but those whose POST an HTTP
-# server refused with an error status.
+# exchanges DB: the requests of session 1, the server's and the client's but
+# those whose POST an HTTP server refused with an error status.
 exchanges() {
-	sql "$1" "select count(*) from message m where session = 1 and dir = 'c2s' and kind = 'request' and not exists (select 1 from http_exchange x where x.session = m.session and x.seq = m.exchange and x.status >= 400)"
+	sql "$1" "select count(*) from message m where session = 1 and kind = 'request' and not (dir = 'c2s' and exists (select 1 from http_exchange x where x.session = m.session and x.seq = m.exchange and x.status >= 400))"
 }
 
 check "HTTP run 1" record "$T/h1.db"
