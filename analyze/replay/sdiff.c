@@ -350,7 +350,7 @@ static size_t pair_diff(struct align *al, size_t q, size_t i, struct pair *p, js
 	ap = params_of(p->aq, &ig);
 	xp = params_of(p->xq, &ig);
 	n = p->aq ? canon_diff_was(ap, xp, "", &ig, SD_MAX_PATHS, paths, was) : 0;
-	/* A request both clients cancelled: whether and how it was answered is a race. */
+	/* A request cancelled on both sides: whether and how it was answered is a race. */
 	if (am->cancelled_by < 0 || xm->cancelled_by < 0) {
 		json_t *ao = outcome(p->aa), *xo = outcome(p->xa);
 		size_t room = n < SD_MAX_PATHS ? SD_MAX_PATHS - n : 0;

@@ -4,16 +4,20 @@
  * and each exchange judged as verify judges a live answer. Pure over the
  * stores: no printing.
  *
- * An exchange is a client request and its answer (not a request whose POST
+ * An exchange is a request and its answer: the client's (not one whose POST
  * an HTTP server refused with an error status, like one sent after the
- * session's DELETE: that is the transport's). B's requests are matched to
- * A's as a mock matches a live client's (replay.h: method + canonical params,
- * the N-th identical request to the N-th; no reuse): first with the values B's
- * server minted and B's client sent back (task ids, cursors) replaced by those
- * A's server minted at the same place (mint.h), so that such requests still
- * match. A request left over on both sides with the same method and subject
- * (tool, prompt, resource) pairs with the first such one of the other side:
- * its params differ. The rest are added (B only) or missing (A only).
+ * session's DELETE: that is the transport's), or the server's (sampling,
+ * elicitation, roots; the answer the client's). B's client requests are
+ * matched to A's as a mock matches a live client's (replay.h: method +
+ * canonical params, the N-th identical request to the N-th; no reuse): as
+ * they are, else with the values B's server minted and B's client sent back
+ * (task ids, cursors) replaced by those A's server minted at the same place
+ * (mint.h), so that such requests still match. The server's requests are
+ * matched among themselves by their own key (method + canonical params), in
+ * order. A request left over on both sides with the same direction, method
+ * and subject (tool, prompt, resource) pairs with the first such one of the
+ * other side: its params differ. The rest are added (B only) or missing (A
+ * only).
  *
  * A pair is the same when the params and the answers (result or error, at any
  * depth; numbers by value, "_meta" and the ignore paths left out) agree.
@@ -50,13 +54,14 @@ struct sd_item {
 	int64_t a_seq, b_seq;  /* the request's seq on each side, -1 where it has none */
 	json_t *diffs;         /* SD_CHANGED: [{"path": P, "a": V, "b": V}], a side's value
 				* left out where it has none; at most SD_MAX_PATHS */
-	size_t ndiffs;         /* how many paths differ (may exceed the array) */
+	size_t ndiffs;         /* the size of diffs (the first SD_MAX_PATHS differences
+				* looked at, noise set aside) */
 	json_t *noise;         /* the paths that differ but were set aside as noise */
 };
 
 /* Counts over a whole diff. */
 struct sd_totals {
-	size_t a_exchanges, b_exchanges; /* client requests on each side */
+	size_t a_exchanges, b_exchanges; /* exchanges on each side */
 	size_t same, changed, added, missing;
 	size_t noise;          /* paths set aside as noise, over every exchange */
 };
