@@ -18,6 +18,7 @@ extern const struct cmd_entry cmd_stats;
 extern const struct cmd_entry cmd_export;
 extern const struct cmd_entry cmd_report;
 extern const struct cmd_entry cmd_replay;
+extern const struct cmd_entry cmd_diff;
 extern const struct cmd_entry cmd_import;
 extern const struct cmd_entry cmd_sniff;
 
@@ -30,6 +31,7 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_export,
 	&cmd_report,
 	&cmd_replay,
+	&cmd_diff,
 	&cmd_import,
 	&cmd_sniff,
 };

@@ -49,12 +49,23 @@ int canon_ignored(const struct canon_ignore *ig, const char *path)
 static void child_path(struct mt_buf *b, const char *base, const char *key, size_t index,
 		       int is_index)
 {
+	char digits[24];
+	size_t k = sizeof(digits);
+
+	/* (no printf: this runs for every member of every message compared) */
 	mt_buf_reset(b);
+	mt_buf_puts(b, base);
 	if (is_index) {
-		mt_buf_printf(b, "%s[%zu]", base, index);
+		do {
+			digits[--k] = (char)('0' + index % 10);
+			index /= 10;
+		} while (index);
+		mt_buf_putc(b, '[');
+		mt_buf_append(b, digits + k, sizeof(digits) - k);
+		mt_buf_putc(b, ']');
 	} else {
 		if (*base)
-			mt_buf_printf(b, "%s.", base);
+			mt_buf_putc(b, '.');
 		mt_buf_puts(b, key);
 	}
 }
@@ -222,4 +233,28 @@ size_t canon_diff_was(json_t *a, json_t *b, const char *base, const struct canon
 
 	diff(a, b, base ? base : "", &d, 0);
 	return d.n;
+}
+
+json_t *canon_value_at(json_t *msg, const char *path)
+{
+	json_t *v = msg;
+	const char *p = path;
+
+	while (v && *p) {
+		if (*p == '.')
+			p++;
+		if (*p == '[') {
+			char *end;
+			unsigned long k = strtoul(p + 1, &end, 10);
+			v = json_is_array(v) ? json_array_get(v, k) : NULL;
+			p = *end == ']' ? end + 1 : end;
+			continue;
+		}
+		size_t len = strcspn(p, ".[");
+		char *name = mt_strndup(p, len);
+		v = json_is_object(v) ? json_object_get(v, name) : NULL;
+		free(name);
+		p += len;
+	}
+	return v;
 }

@@ -53,4 +53,11 @@ size_t canon_diff(json_t *a, json_t *b, const char *base, const struct canon_ign
 size_t canon_diff_was(json_t *a, json_t *b, const char *base, const struct canon_ignore *ig,
 		      size_t max, json_t *out, json_t *was);
 
+/*
+ * The value at a path as canon_diff writes it ("result.content[0].text")
+ * inside msg (a whole message: the path starts at one of its members), or NULL
+ * when msg has none there. Borrowed from msg.
+ */
+json_t *canon_value_at(json_t *msg, const char *path);
+
 #endif

@@ -653,6 +653,71 @@ static int read_other(const struct store_exchange_row *x, void *ctx)
 	return 0;
 }
 
+struct statuses {
+	struct rp_script *s;
+	struct mt_map errors;  /* exchange seq (8 bytes) -> its error status */
+	int *out;
+};
+
+static int status_exchange(const struct store_exchange_row *x, void *ctx)
+{
+	struct statuses *st = ctx;
+
+	if (x->method && strcmp(x->method, "GET") && strcmp(x->method, "DELETE") &&
+	    x->status >= 400 && x->status <= 599)
+		mt_map_put(&st->errors, &x->seq, sizeof(x->seq), x->status);
+	return 0;
+}
+
+/* The index in s->m of the message with seq, or -1. */
+static int64_t index_of(const struct rp_script *s, int64_t seq)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->m[mid].seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->m[lo].seq == seq ? (int64_t)lo : -1;
+}
+
+static int status_item(const struct store_item *it, void *ctx)
+{
+	struct statuses *st = ctx;
+	int64_t status, i;
+
+	if (it->type == STORE_ITEM_MESSAGE && it->exchange && it->dir && !strcmp(it->dir, "c2s") &&
+	    mt_map_get(&st->errors, &it->exchange, sizeof(it->exchange), &status) &&
+	    (i = index_of(st->s, it->seq)) >= 0)
+		st->out[i] = (int)status;
+	return 0;
+}
+
+int rp_error_statuses(struct rp_script *s, int **out, struct mt_err *err)
+{
+	struct statuses st = {s, {0}, NULL};
+	int rc = -1;
+
+	*out = NULL;
+	if (s->transport == RP_STDIO)
+		return 0;
+	mt_map_init(&st.errors, 0);
+	st.out = mt_calloc(s->n ? s->n : 1, sizeof(*st.out));
+	if (store_each_exchange(s->st, s->session, status_exchange, &st, err) < 0 ||
+	    store_each_item_ex(s->st, s->session, 0, status_item, &st, err) < 0) {
+		free(st.out);
+		goto out;
+	}
+	*out = st.out;
+	rc = 0;
+out:
+	mt_map_release(&st.errors);
+	return rc;
+}
+
 int rp_add_other_replies(struct store *st, int64_t session, struct rp_script *s,
 			 struct mt_err *err)
 {

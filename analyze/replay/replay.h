@@ -229,6 +229,13 @@ void rp_hash(const void *data, size_t n, uint64_t out[2]);
 int rp_add_other_replies(struct store *st, int64_t session, struct rp_script *s,
 			 struct mt_err *err);
 
+/*
+ * Per recorded message of an HTTP recording, the HTTP error status (400 to
+ * 599) the POST that carried it got, else 0: a new array of s->n in *out
+ * (free it); NULL for a stdio recording. 0, or -1 with err set.
+ */
+int rp_error_statuses(struct rp_script *s, int **out, struct mt_err *err);
+
 /* The refusal of recorded client request i (its refused bit set), or NULL. */
 const struct rp_http_reply *rp_refusal(const struct rp_script *s, int64_t i);
 

@@ -893,31 +893,6 @@ static void print_value(const char *label, json_t *v)
 	free(t);
 }
 
-/* The value at a canon_diff path ("result.content[0].text") inside msg, or NULL. */
-static json_t *value_at(json_t *msg, const char *path)
-{
-	json_t *v = msg;
-	const char *p = path;
-
-	while (v && *p) {
-		if (*p == '.')
-			p++;
-		if (*p == '[') {
-			char *end;
-			unsigned long k = strtoul(p + 1, &end, 10);
-			v = json_is_array(v) ? json_array_get(v, k) : NULL;
-			p = *end == ']' ? end + 1 : end;
-			continue;
-		}
-		size_t len = strcspn(p, ".[");
-		char *name = mt_strndup(p, len);
-		v = json_is_object(v) ? json_object_get(v, name) : NULL;
-		free(name);
-		p += len;
-	}
-	return v;
-}
-
 /* Both kinds alike (results or errors): the paths where they differ; else the kind. */
 static size_t compare(json_t *rec, json_t *live, const struct canon_ignore *ig, json_t *paths)
 {
@@ -1138,19 +1113,19 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 			const char *path = json_string_value(json_array_get(diff, k));
 			json_t *recs = mint_apply(rec, v->run[0].subs);
 			printf("    %s:", path);
-			print_value("recorded", value_at(recs, path));
-			print_value("live", value_at(live[0], path));
+			print_value("recorded", canon_value_at(recs, path));
+			print_value("live", canon_value_at(live[0], path));
 			printf("\n");
 			json_decref(recs);
 		}
 		for (size_t k = 0; k < json_array_size(set_aside); k++) {
 			const char *path = json_string_value(json_array_get(set_aside, k));
 			printf("    noise %s:", path);
-			print_value("recorded", value_at(rec, path));
+			print_value("recorded", canon_value_at(rec, path));
 			for (int r = 0; r < v->nrun; r++) {
 				char label[32];
 				snprintf(label, sizeof(label), "run %d", r + 1);
-				print_value(label, value_at(live[r], path));
+				print_value(label, canon_value_at(live[r], path));
 			}
 			printf("\n");
 		}
@@ -1168,15 +1143,9 @@ out:
 
 /* ---- what an HTTP recording says ---- */
 
-struct plan_ctx {
-	struct verify *v;
-	struct mt_map errors;    /* exchange seq (8 bytes) -> its error status */
-};
-
 static int plan_exchange(const struct store_exchange_row *x, void *ctx)
 {
-	struct plan_ctx *p = ctx;
-	struct verify *v = p->v;
+	struct verify *v = ctx;
 
 	if (!x->method)
 		return 0;
@@ -1185,36 +1154,7 @@ static int plan_exchange(const struct store_exchange_row *x, void *ctx)
 	} else if (!strcmp(x->method, "DELETE")) {
 		v->deletes = mt_realloc(v->deletes, (v->ndeletes + 1) * sizeof(*v->deletes));
 		v->deletes[v->ndeletes++] = x->seq;
-	} else if (x->status >= 400 && x->status <= 599) {
-		mt_map_put(&p->errors, &x->seq, sizeof(x->seq), x->status);
 	}
-	return 0;
-}
-
-/* The index in s->m of the message with seq, or -1. */
-static int64_t index_of(const struct rp_script *s, int64_t seq)
-{
-	size_t lo = 0, hi = s->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->m[mid].seq < seq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->n && s->m[lo].seq == seq ? (int64_t)lo : -1;
-}
-
-static int plan_item(const struct store_item *it, void *ctx)
-{
-	struct plan_ctx *p = ctx;
-	int64_t status, i;
-
-	if (it->type == STORE_ITEM_MESSAGE && it->exchange && it->dir && !strcmp(it->dir, "c2s") &&
-	    mt_map_get(&p->errors, &it->exchange, sizeof(it->exchange), &status) &&
-	    (i = index_of(p->v->s, it->seq)) >= 0)
-		p->v->rec_status[i] = (int)status;
 	return 0;
 }
 
@@ -1230,7 +1170,6 @@ static int http_plan(struct verify *v, struct mt_err *err)
 {
 	struct rp_script *s = v->s;
 	struct store_session_row row;
-	struct plan_ctx p = {v, {0}};
 	int http, rc = -1;
 
 	memset(&row, 0, sizeof(row));
@@ -1239,17 +1178,12 @@ static int http_plan(struct verify *v, struct mt_err *err)
 	http = row.transport && strcmp(row.transport, "stdio");
 	v->legacy = v->o->transport == VERIFY_LEGACY ||
 		    (v->o->transport == VERIFY_AUTO && row.transport && !strcmp(row.transport, "sse"));
-	mt_map_init(&p.errors, 0);
-	if (http) {
-		v->rec_status = mt_calloc(s->n ? s->n : 1, sizeof(*v->rec_status));
-		if (store_each_exchange(s->st, s->session, plan_exchange, &p, err) < 0 ||
-		    store_each_item_ex(s->st, s->session, 0, plan_item, &p, err) < 0)
-			goto out;
-	}
+	if (http && (store_each_exchange(s->st, s->session, plan_exchange, v, err) < 0 ||
+		     rp_error_statuses(s, &v->rec_status, err)))
+		goto out;
 	v->get_stream = !v->legacy && (!http || v->had_get);
 	rc = 0;
 out:
-	mt_map_release(&p.errors);
 	store_session_row_release(&row);
 	return rc;
 }

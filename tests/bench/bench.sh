@@ -40,9 +40,11 @@
 #   (p) export of a 1M-message capture in each format against show -T json of it,
 #       and export's peak RSS at 200k and 1M messages
 #   (q) live push: the HTTP tap's flood with --otlp against the same without it
+#   (r) diff of two 1M-message captures (the same flow twice; and against one whose
+#       answers differ) against show -T json of one of them, and diff's peak RSS
 #   (s) report of a 100k- and a 1M-message session against show -T json of it,
 #       its peak RSS and size, and headless Chromium opening the 100k report
-# BENCH_ONLY=k, l, m, n, o, p, q or s runs that section alone.
+# BENCH_ONLY=k, l, m, n, o, p, q, r or s runs that section alone.
 set -eu
 cd "$(dirname "$0")/../.."
 B=tests/bench
@@ -842,7 +844,45 @@ section_s() {
 	rm -f "$TMP/r.db"* "$TMP/r10.db"* "$TMP/rs.db"* "$TMP"/*.html "$TMP/q.png"
 }
 
-if [ "${BENCH_ONLY:-}" = k ] || [ "${BENCH_ONLY:-}" = l ] || [ "${BENCH_ONLY:-}" = m ] || [ "${BENCH_ONLY:-}" = n ] || [ "${BENCH_ONLY:-}" = o ] || [ "${BENCH_ONLY:-}" = p ] || [ "${BENCH_ONLY:-}" = q ] || [ "${BENCH_ONLY:-}" = s ]; then
+# (r) diff: two captures of a 1M-message session (gen-session.sh), timed side by side
+# with show -T json of the first (the same reads of one capture, one JSON line a
+# message): the same flow twice (every exchange the same), and against the varied
+# flow (one answer in 13 an error, the last ones unanswered: tens of thousands of
+# CHANGED lines printed); and diff's peak RSS (GNU time) at 200k and 1M messages.
+section_r() {
+	_n=${BENCH_DIFF_N:-1000000}
+	sh tests/bench/gen-session.sh "$_n" | tests/peers/fixture-load /dev/stdin "$TMP/da.db"
+	sh tests/bench/gen-session.sh "$_n" | tests/peers/fixture-load /dev/stdin "$TMP/db.db"
+	sh tests/bench/gen-session.sh "$_n" varied | tests/peers/fixture-load /dev/stdin "$TMP/dv.db"
+	sh tests/bench/gen-session.sh $((_n / 5)) | tests/peers/fixture-load /dev/stdin "$TMP/d5a.db"
+	sh tests/bench/gen-session.sh $((_n / 5)) | tests/peers/fixture-load /dev/stdin "$TMP/d5b.db"
+	echo "(r) diff of two sessions of $_n messages, one CPU, against show -T json of one"
+	: > "$TMP/qs"; : > "$TMP/qd"; : > "$TMP/qv"
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		t0=$(now_ns); pin ./mcptap show -r "$TMP/da.db" -T json > /dev/null; t1=$(now_ns)
+		echo $((t1 - t0)) >> "$TMP/qs"
+		t0=$(now_ns); pin ./mcptap diff "$TMP/da.db" "$TMP/db.db" > /dev/null; t1=$(now_ns)
+		echo $((t1 - t0)) >> "$TMP/qd"
+		# (exit 1: they differ)
+		t0=$(now_ns); pin ./mcptap diff "$TMP/da.db" "$TMP/dv.db" > "$TMP/dv.out" || :; t1=$(now_ns)
+		echo $((t1 - t0)) >> "$TMP/qv"
+		i=$((i + 1))
+	done
+	_changed=$(grep -c '^CHANGED' "$TMP/dv.out" || :)
+	_r5=$(/usr/bin/time -f %M ./mcptap diff "$TMP/d5a.db" "$TMP/d5b.db" 2>&1 >/dev/null | tail -1)
+	_r1=$(/usr/bin/time -f %M ./mcptap diff "$TMP/da.db" "$TMP/db.db" 2>&1 >/dev/null | tail -1)
+	_rv=$(/usr/bin/time -f %M ./mcptap diff "$TMP/da.db" "$TMP/dv.db" 2>&1 >/dev/null | tail -1)
+	awk -v s="$(median < "$TMP/qs")" -v d="$(median < "$TMP/qd")" -v v="$(median < "$TMP/qv")" \
+		-v c="$_changed" -v r5="$_r5" -v r1="$_r1" -v rv="$_rv" -v n5=$((_n / 5)) -v n="$_n" 'BEGIN {
+		printf "    show -T json %.2f s; diff, the same: %.2f s (%.2fx); diff, %d CHANGED: %.2f s (%.2fx)\n",
+			s / 1e9, d / 1e9, d / s, c, v / 1e9, v / s
+		printf "    diff peak RSS: %.1f MiB at %d, %.1f MiB at %d messages (%.1f MiB with the changes)\n",
+			r5 / 1024, n5, r1 / 1024, n, rv / 1024 }'
+	rm -f "$TMP/da.db"* "$TMP/db.db"* "$TMP/dv.db"* "$TMP/d5a.db"* "$TMP/d5b.db"* "$TMP/dv.out"
+}
+
+if [ "${BENCH_ONLY:-}" = k ] || [ "${BENCH_ONLY:-}" = l ] || [ "${BENCH_ONLY:-}" = m ] || [ "${BENCH_ONLY:-}" = n ] || [ "${BENCH_ONLY:-}" = o ] || [ "${BENCH_ONLY:-}" = p ] || [ "${BENCH_ONLY:-}" = q ] || [ "${BENCH_ONLY:-}" = r ] || [ "${BENCH_ONLY:-}" = s ]; then
 	echo "mcptap benchmarks: section ($BENCH_ONLY) only; $(nproc) CPUs; median of $RUNS runs"
 	echo
 	section_$BENCH_ONLY
@@ -1072,5 +1112,7 @@ echo
 section_p
 echo
 section_q
+echo
+section_r
 echo
 section_s
