@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "analyze/replay/sdiff.h"
+#include "analyze/diffside.h"
 #include "schema/cli.h"
 
 static int run_diff(int argc, char **argv);
@@ -42,20 +42,13 @@ const struct cmd_entry cmd_diff = {
 	.run = run_diff,
 };
 
-/* A FILE[:ID] argument: the file and the session. */
-struct side {
-	char *path;            /* owned */
-	const char *sid;       /* into path's allocation, or NULL: the newest */
-	struct store *st;      /* owned */
-	int64_t id;
-};
 
 /*
  * Split arg at its last ':' when what follows is a session id (digits), or
  * when the whole is no file but the part before is; else the whole is the
  * file. 0, or a usage error (EXIT_ERROR) for an id that is not one.
  */
-static int side_parse(const char *arg, struct side *s)
+static int side_parse(const struct cmd_entry *cmd, const char *arg, struct diff_side *s)
 {
 	const char *colon = strrchr(arg, ':');
 	struct stat sb;
@@ -77,8 +70,8 @@ static int side_parse(const char *arg, struct side *s)
 		free(file);
 		if (!part)
 			return 0;
-		return cli_usage_error(&cmd_diff, "bad session '%s' in '%s' (FILE:ID, ID a session id)",
-				       id, arg);
+		return cli_usage_error(cmd, "bad session '%s' in '%s' (FILE:ID, ID a session id)", id,
+				       arg);
 	}
 	s->path[at] = '\0';
 	s->sid = s->path + at + 1;
@@ -86,14 +79,14 @@ static int side_parse(const char *arg, struct side *s)
 }
 
 /* Open the side's file and pick its session; -1 after saying why. */
-static int side_open(struct side *s)
+static int side_open(struct diff_side *s)
 {
 	if (cli_open_capture(s->path, &s->st))
 		return -1;
 	return cli_pick_session(s->st, s->path, s->sid, &s->id);
 }
 
-static void side_release(struct side *s)
+void diff_side_release(struct diff_side *s)
 {
 	store_close(s->st);
 	free(s->path);
@@ -101,7 +94,7 @@ static void side_release(struct side *s)
 }
 
 /* Load a side's session for the diff; -1 after saying why. */
-static int side_load(struct side *s, const struct canon_ignore *ig, struct rp_script *sc)
+static int side_load(struct diff_side *s, const struct canon_ignore *ig, struct rp_script *sc)
 {
 	struct mt_err err = {"", 0};
 
@@ -115,6 +108,7 @@ struct printer {
 	int json;                     /* -T json */
 	size_t items;                 /* JSON: exchanges printed */
 	struct mt_buf line;           /* text: the line being made */
+	json_t *items_json;           /* JSON: the exchanges, printed at the end */
 };
 
 /* A value for a text line: compact JSON, cut after 40 bytes, safe for a terminal. */
@@ -150,7 +144,6 @@ static int print_item(const struct sd_item *it, void *ctx)
 	if (p->json) {
 		json_t *o = json_pack("{s:s,s:s,s:s}", "status", status_word[it->status], "dir",
 				      it->s2c ? "s2c" : "c2s", "method", it->method);
-		char *t;
 		if (it->subject)
 			json_object_set_new(o, "subject", json_string(it->subject));
 		if (it->a_seq >= 0)
@@ -161,10 +154,7 @@ static int print_item(const struct sd_item *it, void *ctx)
 			json_object_set(o, "diffs", it->diffs);
 			json_object_set(o, "noise", it->noise);
 		}
-		t = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		printf("%s%s", p->items++ ? ",\n" : "\n", t ? t : "null");
-		free(t);
-		json_decref(o);
+		json_array_append_new(p->items_json, o);
 		return 0;
 	}
 	mt_buf_reset(&p->line);
@@ -203,10 +193,143 @@ static int print_item(const struct sd_item *it, void *ctx)
 	return 0;
 }
 
+
 /* {"file": F, "session": ID} of a side. */
-static json_t *side_json(const struct side *s)
+static json_t *side_json(const struct diff_side *s)
 {
 	return json_pack("{s:s,s:I}", "file", s->path, "session", (json_int_t)s->id);
+}
+
+int diff_compare(const struct cmd_entry *cmd, const char *arg_a, const char *arg_b,
+		 struct diff_args *da, struct diff_side *a, struct diff_side *b, sd_each_fn each,
+		 void *ctx, struct sd_totals *t)
+{
+	size_t opened = 0;
+	struct diff_side *noise = mt_calloc(da->nnoise ? da->nnoise : 1, sizeof(*noise));
+	struct rp_script sa, sb;
+	int loaded_a = 0, loaded_b = 0, rc = EXIT_ERROR;
+	struct canon_ignore ig;
+	struct mt_err err = {"", 0};
+	json_t *nz = json_object();
+
+	memset(a, 0, sizeof(*a));
+	memset(b, 0, sizeof(*b));
+	if ((rc = side_parse(cmd, arg_a, a)) || (rc = side_parse(cmd, arg_b, b)))
+		goto out;
+	while (opened < da->nnoise) {
+		struct diff_side *ns = &noise[opened++]; /* (counted: side_parse may allocate and fail) */
+		if ((rc = side_parse(cmd, da->noise[opened - 1], ns)))
+			goto out;
+	}
+	rc = EXIT_ERROR;
+	if (side_open(a) || side_open(b))
+		goto out;
+	for (size_t k = 0; k < da->nnoise; k++)
+		if (side_open(&noise[k]))
+			goto out;
+	ig.paths = da->ignore;
+	ig.n = da->nignore;
+	json_decref(da->noise_sides);
+	da->noise_sides = json_array();
+	for (size_t k = 0; k < da->nnoise; k++)
+		json_array_append_new(da->noise_sides, side_json(&noise[k]));
+	/* The noise first: each of its recordings against a fresh load of A. */
+	for (size_t k = 0; k < da->nnoise; k++) {
+		struct rp_script sc;
+		int bad;
+		if (side_load(a, &ig, &sa))
+			goto out;
+		if (side_load(&noise[k], &ig, &sc)) {
+			rp_release(&sa);
+			goto out;
+		}
+		bad = sd_noise(&sa, &sc, nz, &err);
+		bad = bad || sc.read_errors || sa.read_errors;
+		if (bad)
+			mt_error("cannot read session %lld of '%s' or %lld of '%s': %s",
+				 (long long)noise[k].id, noise[k].path, (long long)a->id, a->path,
+				 sc.read_errors ? sc.read_err.msg : sa.read_errors ? sa.read_err.msg : err.msg);
+		rp_release(&sc);
+		rp_release(&sa);
+		if (bad)
+			goto out;
+	}
+	if (side_load(a, &ig, &sa))
+		goto out;
+	loaded_a = 1;
+	if (rp_ignore_check(&sa, &err)) {
+		rc = cli_usage_error(cmd, "%s", err.msg);
+		goto out;
+	}
+	if (side_load(b, &ig, &sb))
+		goto out;
+	loaded_b = 1;
+	if (sd_run(&sa, &sb, nz, each, ctx, t, &err) || sa.read_errors || sb.read_errors) {
+		fflush(stdout);
+		mt_error("cannot read session %lld of '%s' or %lld of '%s': %s", (long long)a->id, a->path,
+			 (long long)b->id, b->path,
+			 sa.read_errors ? sa.read_err.msg : sb.read_errors ? sb.read_err.msg : err.msg);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (loaded_a)
+		rp_release(&sa);
+	if (loaded_b)
+		rp_release(&sb);
+	for (size_t k = 0; k < opened; k++)
+		diff_side_release(&noise[k]);
+	free(noise);
+	json_decref(nz);
+	return rc;
+}
+
+/* -T json: the document, the exchanges as print_item kept them (t NULL: no totals, a failure). */
+static void print_json(struct printer *p, const struct diff_side *a, const struct diff_side *b,
+		       const struct diff_args *da, const struct sd_totals *t)
+{
+	json_t *h = json_object(), *list = json_array(), *e;
+	char *text;
+	size_t i;
+
+	json_object_set_new(h, "a", side_json(a));
+	json_object_set_new(h, "b", side_json(b));
+	if (da->noise_sides)
+		json_array_extend(list, da->noise_sides);
+	json_object_set_new(h, "noise", list);
+	text = json_dumps(h, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	/* (the object left open for the exchanges, a line each) */
+	printf("%.*s,\"exchanges\":[", text ? (int)strlen(text) - 1 : 1, text ? text : "{");
+	free(text);
+	json_decref(h);
+	json_array_foreach(p->items_json, i, e) {
+		char *t1 = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		printf("%s%s", p->items++ ? ",\n" : "\n", t1 ? t1 : "null");
+		free(t1);
+	}
+	if (!t) {
+		printf("]}\n");
+		return;
+	}
+	printf("%s],\"exchanges_a\":%zu,\"exchanges_b\":%zu,\"same\":%zu,\"changed\":%zu,"
+	       "\"added\":%zu,\"missing\":%zu,\"noise_paths\":%zu}\n",
+	       p->items ? "\n" : "", t->a_exchanges, t->b_exchanges, t->same, t->changed, t->added,
+	       t->missing, t->noise);
+}
+
+int diff_arg(struct diff_args *da, int c, const char *arg)
+{
+	if (c == 'i') {
+		da->ignore = mt_realloc(da->ignore, (da->nignore + 1) * sizeof(*da->ignore));
+		da->ignore[da->nignore++] = arg;
+		return 1;
+	}
+	if (c == 'n') {
+		da->noise = mt_realloc(da->noise, (da->nnoise + 1) * sizeof(*da->noise));
+		da->noise[da->nnoise++] = arg;
+		return 1;
+	}
+	return 0;
 }
 
 static int run_diff(int argc, char **argv)
@@ -218,16 +341,12 @@ static int run_diff(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *format = "text", **ignore = NULL, **noise_args = NULL;
-	size_t nignore = 0, nnoise = 0, opened = 0;
-	struct side a, b, *noise = NULL;
-	struct rp_script sa, sb;
-	int loaded_a = 0, loaded_b = 0, c, rc = EXIT_ERROR;
-	struct canon_ignore ig;
-	struct mt_err err = {"", 0};
+	const char *format = "text";
+	struct diff_args da = {NULL, 0, NULL, 0, NULL};
+	struct diff_side a, b;
+	int c, rc = EXIT_ERROR;
 	struct sd_totals t;
-	struct printer pr = {0, 0, MT_BUF_INIT};
-	json_t *nz = json_object();
+	struct printer pr = {0, 0, MT_BUF_INIT, NULL};
 
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
@@ -237,17 +356,15 @@ static int run_diff(int argc, char **argv)
 		switch (c) {
 		case 'T': format = optarg; break;
 		case 'i':
-			ignore = mt_realloc(ignore, (nignore + 1) * sizeof(*ignore));
-			ignore[nignore++] = optarg;
-			break;
 		case 'n':
-			noise_args = mt_realloc(noise_args, (nnoise + 1) * sizeof(*noise_args));
-			noise_args[nnoise++] = optarg;
+			if ((rc = diff_arg(&da, c, optarg)) != 1)
+				goto out;
 			break;
 		case 'h': cli_help(&cmd_diff, stdout); rc = EXIT_OK; goto out;
 		default: rc = cli_bad_option(&cmd_diff, c, argv); goto out;
 		}
 	}
+	rc = EXIT_ERROR;
 	if (strcmp(format, "text") && strcmp(format, "json")) {
 		rc = cli_usage_error(&cmd_diff, "unknown format '%s' (text or json)", format);
 		goto out;
@@ -257,109 +374,37 @@ static int run_diff(int argc, char **argv)
 						"side: FILE[:ID] FILE[:ID] [FILE[:ID]]");
 		goto out;
 	}
-	if (argc - optind == 3) { /* (a third recording: one more --noise) */
-		noise_args = mt_realloc(noise_args, (nnoise + 1) * sizeof(*noise_args));
-		noise_args[nnoise++] = argv[optind + 2];
-	}
-	noise = mt_calloc(nnoise ? nnoise : 1, sizeof(*noise));
-	if (side_parse(argv[optind], &a) || side_parse(argv[optind + 1], &b))
-		goto out;
-	while (opened < nnoise) {
-		struct side *ns = &noise[opened++]; /* (counted: side_parse may allocate and fail) */
-		if (side_parse(noise_args[opened - 1], ns))
-			goto out;
-	}
-	if (side_open(&a) || side_open(&b))
-		goto out;
-	for (size_t k = 0; k < nnoise; k++)
-		if (side_open(&noise[k]))
-			goto out;
-	ig.paths = ignore;
-	ig.n = nignore;
-	/* The noise first: each of its recordings against a fresh load of A. */
-	for (size_t k = 0; k < nnoise; k++) {
-		struct rp_script sc;
-		int bad;
-		if (side_load(&a, &ig, &sa))
-			goto out;
-		if (side_load(&noise[k], &ig, &sc)) {
-			rp_release(&sa);
-			goto out;
-		}
-		bad = sd_noise(&sa, &sc, nz, &err);
-		bad = bad || sc.read_errors || sa.read_errors;
-		if (bad)
-			mt_error("cannot read session %lld of '%s' or %lld of '%s': %s",
-				 (long long)noise[k].id, noise[k].path, (long long)a.id, a.path,
-				 sc.read_errors ? sc.read_err.msg : sa.read_errors ? sa.read_err.msg : err.msg);
-		rp_release(&sc);
-		rp_release(&sa);
-		if (bad)
-			goto out;
-	}
-	if (side_load(&a, &ig, &sa))
-		goto out;
-	loaded_a = 1;
-	if (rp_ignore_check(&sa, &err)) {
-		rc = cli_usage_error(&cmd_diff, "%s", err.msg);
-		goto out;
-	}
-	if (side_load(&b, &ig, &sb))
-		goto out;
-	loaded_b = 1;
+	if (argc - optind == 3) /* (a third recording: one more --noise) */
+		diff_arg(&da, 'n', argv[optind + 2]);
 	pr.json = !strcmp(format, "json");
-	if (pr.json) {
-		json_t *h = json_object(), *list = json_array();
-		char *text;
-		json_object_set_new(h, "a", side_json(&a));
-		json_object_set_new(h, "b", side_json(&b));
-		for (size_t k = 0; k < nnoise; k++)
-			json_array_append_new(list, side_json(&noise[k]));
-		json_object_set_new(h, "noise", list);
-		text = json_dumps(h, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		/* (the object left open for the exchanges) */
-		printf("%.*s,\"exchanges\":[", text ? (int)strlen(text) - 1 : 1, text ? text : "{");
-		free(text);
-		json_decref(h);
-	}
-	if (sd_run(&sa, &sb, nz, print_item, &pr, &t, &err) || sa.read_errors || sb.read_errors) {
-		if (pr.json)
-			printf("]}\n");
-		fflush(stdout);
-		mt_error("cannot read session %lld of '%s' or %lld of '%s': %s", (long long)a.id, a.path,
-			 (long long)b.id, b.path,
-			 sa.read_errors ? sa.read_err.msg : sb.read_errors ? sb.read_err.msg : err.msg);
+	if (pr.json)
+		pr.items_json = json_array();
+	if ((rc = diff_compare(&cmd_diff, argv[optind], argv[optind + 1], &da, &a, &b, print_item, &pr,
+			       &t))) {
+		if (pr.json && pr.items_json && json_array_size(pr.items_json))
+			print_json(&pr, &a, &b, &da, NULL);
 		goto out;
 	}
 	if (pr.json) {
-		printf("%s],\"exchanges_a\":%zu,\"exchanges_b\":%zu,\"same\":%zu,\"changed\":%zu,"
-		       "\"added\":%zu,\"missing\":%zu,\"noise_paths\":%zu}\n",
-		       pr.items ? "\n" : "", t.a_exchanges, t.b_exchanges, t.same, t.changed, t.added,
-		       t.missing, t.noise);
+		print_json(&pr, &a, &b, &da, &t);
 	} else {
 		printf("diff: %zu exchange%s in A, %zu in B: %zu same, %zu changed, %zu added, "
 		       "%zu missing",
 		       t.a_exchanges, t.a_exchanges == 1 ? "" : "s", t.b_exchanges, t.same, t.changed,
 		       t.added, t.missing);
-		if (nnoise)
+		if (da.nnoise)
 			printf("; %zu path%s set aside as noise", t.noise, t.noise == 1 ? "" : "s");
 		printf("\n");
 	}
 	rc = t.changed || t.added || t.missing ? EXIT_FINDINGS : EXIT_OK;
 out:
 	fflush(stdout);
-	if (loaded_a)
-		rp_release(&sa);
-	if (loaded_b)
-		rp_release(&sb);
-	side_release(&a);
-	side_release(&b);
-	for (size_t k = 0; k < opened && noise; k++)
-		side_release(&noise[k]);
-	free(noise);
-	free(ignore);
-	free(noise_args);
-	json_decref(nz);
+	diff_side_release(&a);
+	diff_side_release(&b);
+	free(da.ignore);
+	free(da.noise);
+	json_decref(da.noise_sides);
+	json_decref(pr.items_json);
 	mt_buf_release(&pr.line);
 	return rc;
 }

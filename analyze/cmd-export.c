@@ -77,55 +77,88 @@ static int each(const struct store_item *it, void *ctx)
 	return x->format->item(x, ex_redact_item(x, it)) ? 1 : 0;
 }
 
-/* The sessions, one after the other, to x->out. 0, or -1 (said). */
-static int export_all(struct ex_sink *x, const int64_t *ids, size_t n)
+/* What a format's failure was, said. */
+static void say_failed(struct ex_sink *x)
 {
-	const struct ex_format *f = x->format;
-	struct mt_err err = {"", 0};
-
-	if (f->begin && f->begin(x))
-		goto failed;
-	for (size_t k = 0; k < n; k++) {
-		int rc;
-
-		if (export_stop) {
-			mt_err_set(&x->err, "stopped by a signal");
-			goto failed;
-		}
-		if (store_session_get(x->st, ids[k], &x->row, &err)) {
-			mt_error("cannot read '%s': %s", x->path, err.msg);
-			return -1;
-		}
-		x->session = &x->row;
-		x->pem = 0;
-		rc = f->session ? f->session(x) : 0;
-		if (!rc && f->item) {
-			rc = store_each_item_ex(x->st, ids[k], f->flags, each, x, &err);
-			if (rc < 0) {
-				mt_error("cannot read '%s': %s", x->path, err.msg);
-				store_session_row_release(&x->row);
-				return -1;
-			}
-		}
-		if (!rc && f->session_end)
-			rc = f->session_end(x);
-		x->session = NULL;
-		store_session_row_release(&x->row);
-		if (rc)
-			goto failed;
-	}
-	if (f->end && f->end(x))
-		goto failed;
-	return 0;
-failed:
 	if (ferror(x->out))
 		mt_error("cannot write '%s': %s", x->out_name, x->err.msg);
 	else
-		mt_error("cannot export '%s' as %s: %s", x->path, f->name, x->err.msg);
-	return -1;
+		mt_error("cannot export '%s' as %s: %s", x->path, x->format->name, x->err.msg);
 }
 
-/* A temporary file beside out, for export_all; NULL (said) when it cannot be made. */
+int ex_session(struct ex_sink *x, int64_t id)
+{
+	const struct ex_format *f = x->format;
+	struct mt_err err = {"", 0};
+	int rc;
+
+	if (export_stop) {
+		mt_err_set(&x->err, "stopped by a signal");
+		say_failed(x);
+		return -1;
+	}
+	if (store_session_get(x->st, id, &x->row, &err)) {
+		mt_error("cannot read '%s': %s", x->path, err.msg);
+		return -1;
+	}
+	x->session = &x->row;
+	x->pem = 0;
+	rc = f->session ? f->session(x) : 0;
+	if (!rc && f->item) {
+		rc = store_each_item_ex(x->st, id, f->flags, each, x, &err);
+		if (rc < 0) {
+			mt_error("cannot read '%s': %s", x->path, err.msg);
+			x->session = NULL;
+			store_session_row_release(&x->row);
+			return -1;
+		}
+	}
+	if (!rc && f->session_end)
+		rc = f->session_end(x);
+	x->session = NULL;
+	store_session_row_release(&x->row);
+	if (rc)
+		say_failed(x);
+	return rc ? -1 : 0;
+}
+
+int ex_begin(struct ex_sink *x)
+{
+	if (x->format->begin && x->format->begin(x)) {
+		say_failed(x);
+		return -1;
+	}
+	return 0;
+}
+
+int ex_end(struct ex_sink *x)
+{
+	if (x->format->end && x->format->end(x)) {
+		say_failed(x);
+		return -1;
+	}
+	return 0;
+}
+
+/* The sessions, one after the other, to x->out. 0, or -1 (said). */
+struct all {
+	const int64_t *ids;
+	size_t n;
+};
+
+static int export_all(struct ex_sink *x, void *ctx)
+{
+	const struct all *a = ctx;
+
+	if (ex_begin(x))
+		return -1;
+	for (size_t k = 0; k < a->n; k++)
+		if (ex_session(x, a->ids[k]))
+			return -1;
+	return ex_end(x);
+}
+
+/* A temporary file beside out, for ex_output; NULL (said) when it cannot be made. */
 static FILE *open_beside(const char *out, char **tmp)
 {
 	size_t n = strlen(out);
@@ -151,15 +184,8 @@ static FILE *open_beside(const char *out, char **tmp)
 	return f;
 }
 
-/*
- * The sessions ids (n of them) of x->st through x->format to out: NULL or
- * "-", standard output; a regular file, replaced whole at the end through a
- * temporary file beside it (a failure or SIGINT, SIGTERM or SIGHUP leaves the
- * old one and no temporary file); a device or a FIFO, written as it is; the
- * capture itself, a usage error of cmd. Says what fails; EXIT_OK or EXIT_ERROR.
- */
-static int ex_write(struct ex_sink *x, const struct cmd_entry *cmd, const char *out,
-		    const int64_t *ids, size_t n)
+int ex_output(struct ex_sink *x, const struct cmd_entry *cmd, const char *out,
+	      int (*body)(struct ex_sink *x, void *ctx), void *ctx)
 {
 	char *tmp = NULL;
 	FILE *direct = NULL;
@@ -194,7 +220,7 @@ static int ex_write(struct ex_sink *x, const struct cmd_entry *cmd, const char *
 			goto out;
 	}
 
-	if (export_all(x, ids, n) == 0) {
+	if (body(x, ctx) == 0) {
 		int e = fflush(x->out) ? errno : ferror(x->out) ? EIO : 0;
 		if (!e && tmp && fsync(fileno(x->out)))
 			e = errno;
@@ -280,7 +306,10 @@ int ex_run(const struct cmd_entry *cmd, const struct ex_format *f, struct ex_arg
 	x.filter = filter;
 	x.filtered = filter != NULL;
 	x.o = &a->opts;
-	rc = ex_write(&x, cmd, a->out, ids, nids);
+	{
+		struct all all = {ids, nids};
+		rc = ex_output(&x, cmd, a->out, export_all, &all);
+	}
 out:
 	if (x.format && x.format->release)
 		x.format->release(&x);

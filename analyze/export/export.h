@@ -131,4 +131,17 @@ int ex_arg(const struct cmd_entry *cmd, struct ex_args *a, int c, const char *ar
  */
 int ex_run(const struct cmd_entry *cmd, const struct ex_format *f, struct ex_args *a);
 
+/*
+ * Its parts, for a command that writes sessions of more than one capture
+ * (report --diff): the output opened as ex_run opens it (out, cmd: as there;
+ * the capture checked against is x->path), body(x, ctx) called to write, and
+ * the output closed or left as it was. EXIT_OK or EXIT_ERROR (said).
+ */
+int ex_output(struct ex_sink *x, const struct cmd_entry *cmd, const char *out,
+	      int (*body)(struct ex_sink *x, void *ctx), void *ctx);
+/* In body: the format's beginning, one session of x->st, the end. 0, or -1 (said). */
+int ex_begin(struct ex_sink *x);
+int ex_session(struct ex_sink *x, int64_t id);
+int ex_end(struct ex_sink *x);
+
 #endif

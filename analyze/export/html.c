@@ -740,7 +740,7 @@ static const char style[] =
 	".msg h4{margin:.3em 0}.msg .close{float:right}"
 	".rules dt{font-weight:700;margin-top:.6em}"
 	".sbs{display:flex;gap:1.5em;align-items:flex-start}.sbs>.side{flex:1 1 0;min-width:0;"
-	"overflow-x:auto}"
+	"overflow-x:auto}.sbs svg.seq{width:100%;height:auto}"
 	".diff-changed line{stroke:#bf8700!important;stroke-width:4!important}"
 	".diff-changed text{fill:#7d4e00!important;font-weight:700}"
 	".diff-added line{stroke:#1a7f37!important;stroke-width:4!important;stroke-dasharray:none!important}"
@@ -780,8 +780,8 @@ static int html_begin(struct ex_sink *x)
 	fwrite(h->svg.data, 1, h->svg.len, x->out);
 	fprintf(x->out, "</title>\n<style>%s</style>\n</head>\n<body>\n", style);
 	fputs("<svg width=\"0\" height=\"0\" style=\"position:absolute\" aria-hidden=\"true\"><defs>"
-	      "<marker id=\"ah\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" "
-	      "markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0L10,5L0,10z\" "
+	      "<marker id=\"ah\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"10\" "
+	      "markerHeight=\"10\" markerUnits=\"userSpaceOnUse\" orient=\"auto-start-reverse\"><path d=\"M0,0L10,5L0,10z\" "
 	      "fill=\"context-stroke\"/></marker></defs></svg>\n",
 	      x->out);
 	fputs("<h1>mcptap report</h1>\n<p class=\"note\">", x->out);
