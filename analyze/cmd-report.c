@@ -75,8 +75,9 @@ static int keep_item(const struct sd_item *it, void *ctx)
 	if (it->status == SD_CHANGED) {
 		json_t *paths = json_array(), *e;
 		size_t i;
-		json_array_foreach(it->diffs, i, e)
+		json_array_foreach(it->diffs, i, e) {
 			json_array_append(paths, json_object_get(e, "path"));
+		}
 		json_object_set_new(o, "paths", paths);
 	}
 	json_array_append_new(d->items, o);
