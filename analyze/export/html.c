@@ -46,7 +46,6 @@ struct html {
 	struct tally tally;
 	struct hfinding *f;        /* owned, in seq order */
 	size_t nf, capf;
-	int64_t all_msgs;          /* its messages (the filter aside) */
 	/* The rules any session's findings name, for the rules section. */
 	const struct an_rule **rules;
 	size_t nrules, caprules;
@@ -198,8 +197,6 @@ static int pass1_item(const struct store_item *it, void *ctx)
 	struct pass1 *p = ctx;
 
 	an_engine_feed(p->e, it);
-	if (it->type == STORE_ITEM_MESSAGE)
-		p->h->all_msgs++;
 	tally_feed(&p->h->tally, ex_redact_item(p->x, it));
 	return 0;
 }
@@ -233,7 +230,6 @@ static int pass1(struct ex_sink *x, struct html *h)
 	an_engine_set_sink(p.e, on_finding, &p);
 	an_engine_set_session(p.e, row->transport, row->http_session_id);
 	tally_init(&h->tally);
-	h->all_msgs = 0;
 	store_set_filter(x->st, NULL, 0);
 	rc = store_each_item_ex(x->st, row->id, http ? STORE_ITEMS_EXCHANGES : 0, pass1_item, &p,
 				&h->err);
@@ -436,7 +432,7 @@ static void summary(struct ex_sink *x, struct html *h, struct mt_buf *o)
 		mt_buf_puts(o, "</ol>\n");
 	mt_buf_printf(o, "<h3>Sequence</h3>\n<p class=\"note\">");
 	if (x->filtered)
-		mt_buf_printf(o, "The messages the filter passes, of %lld. ", (long long)h->all_msgs);
+		mt_buf_printf(o, "The messages the filter passes, of %lld. ", (long long)(h->tally.msgs[0] + h->tally.msgs[1]));
 	mt_buf_puts(o, "Follow an arrow to open its message; a dot beside it to its finding.</p>\n");
 }
 

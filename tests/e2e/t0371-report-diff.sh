@@ -67,7 +67,7 @@ check_eq "the list is diff's: status, exchange, A, B, paths" \
 	"$(js "$T/d.diff" 'o.exchanges.map(e => [e.status, e.method + (e.subject ? " " + e.subject : ""), e.a === undefined ? "" : "#" + e.a, e.b === undefined ? "" : "#" + e.b, (e.diffs || []).map(d => d.path).join(", ")].join("|")).join("\n")')" \
 	"$(sed -n 's|^<tr class="d-[a-z]*"><td class="[a-z]*">\([a-z]*\)</td><td>\([^<]*\)</td><td>\(<a href="#a-s1-m[0-9]*">\)\{0,1\}\(#[0-9]*\)\{0,1\}\(</a>\)\{0,1\}</td><td>\(<a href="#b-s1-m[0-9]*">\)\{0,1\}\(#[0-9]*\)\{0,1\}\(</a>\)\{0,1\}</td><td>\(.*\)</td></tr>$|\1\|\2\|\4\|\7\|\9|p' "$T/d.html" | sed 's|</\{0,1\}code>||g')"
 check_eq "each row links to the arrows' messages, which are there" "yes" \
-	"$(js "$T/d.json" '["1/" + '"$A_ECHO"', "1/" + '"$A_LIST"'].every(k => true) && o.links.includes("#a-s1-m'"$A_ECHO"'") && o.links.includes("#b-s1-m'"$B_PING2"'") ? "yes" : "no"')"
+	"$(js "$T/d.json" 'o.links.includes("#a-s1-m'"$A_ECHO"'") && o.links.includes("#b-s1-m'"$B_PING2"'") ? "yes" : "no"')"
 check "A's echo answer opens in its panel" grep -q "id=\"a-s1-m$((A_ECHO + 1))\"" "$T/d.html.dom"
 check_eq "every link is a fragment of the page" "" \
 	"$(js "$T/d.json" 'o.links.filter(l => !/^#[A-Za-z0-9_-]+$/.test(l) && l !== "url(#ah)").join(" ")')"
