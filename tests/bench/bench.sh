@@ -640,6 +640,8 @@ section_m() {
 # one that reads the JSON of each tools/call (tool).
 section_n() {
 	_n=${BENCH_FILTER_N:-1000000}
+	# (a new file: the flood of (b) leaves its capture under the same name)
+	rm -f "$TMP/f.db"*
 	sh tests/bench/gen-session.sh "$_n" | tests/peers/fixture-load /dev/stdin "$TMP/f.db"
 	echo "(n) show -Y on a session of $_n messages, one CPU, against show of a file of the rows it passes"
 	for _f in method tool; do
@@ -805,6 +807,8 @@ section_q() {
 section_s() {
 	_n=${BENCH_REPORT_N:-1000000}
 	command -v chromium > /dev/null || { echo "(s) skipped: no chromium (tests/setup.sh test installs it)"; return 0; }
+	# (new files: the peak RSS runs of (d) leave their capture as r.db)
+	rm -f "$TMP/r.db"* "$TMP/r10.db"* "$TMP/rs.db"*
 	sh tests/bench/gen-session.sh "$_n" | tests/peers/fixture-load /dev/stdin "$TMP/r.db"
 	sh tests/bench/gen-session.sh $((_n / 10)) | tests/peers/fixture-load /dev/stdin "$TMP/r10.db"
 	sh tests/bench/gen-session.sh 10 | tests/peers/fixture-load /dev/stdin "$TMP/rs.db"
