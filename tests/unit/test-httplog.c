@@ -24,6 +24,16 @@
  *     never a message even when it reads as JSON-RPC, the error says so;
  *   - a gzip request body: its message decoded; one that cannot be decoded
  *     stored as sent and said; one too big once decoded a gap.
+ * And plain exchanges, each row checked (messages, exchange, session) and
+ * what hl_opts.on_end is told:
+ *   - a JSON answer to a POST, whole and in pieces; an SSE answer (a chunked
+ *     body's data) cut at every offset and at awkward places: each event
+ *     stored once its blank line is in, not before;
+ *   - a batch, a notification answered 202, a 401 page, a 500 JSON-RPC
+ *     error, an exchange the client left before its response;
+ *   - a session's GET stream resumed with Last-Event-ID: the event sent again
+ *     flagged replayed, its DELETE;
+ *   - credentials in headers and the target stored as the redactor's markers.
  */
 #include "tests/unit/unit.h"
 
@@ -43,9 +53,13 @@ struct fx {
 	struct hl_log *l;
 	struct mt_mem mem;
 	int64_t conn;
+	struct mt_buf done; /* what on_end was told: one line per exchange (fx_open_ex) */
 };
 
-static void fx_open_max(struct fx *f, size_t max_message)
+static void on_end(void *ctx, const struct hl_done *d);
+
+/* The fixture with a redactor (NULL: none) and, when ends is set, on_end told. */
+static void fx_open_ex(struct fx *f, size_t max_message, const struct mt_redact *red, int ends)
 {
 	struct writer_opts o;
 	struct hl_opts lo;
@@ -57,14 +71,24 @@ static void fx_open_max(struct fx *f, size_t max_message)
 	writer_opts_default(&o);
 	o.sync = 1; /* (every record committed when its put returns: read at once) */
 	o.label = "'test'";
+	o.redact = red;
 	f->w = writer_open_shared(f->db, &o);
 	memset(&lo, 0, sizeof(lo));
 	lo.w = f->w;
 	lo.upstream = "http://127.0.0.1:3001/mcp";
 	lo.max_message = max_message;
 	lo.mem = &f->mem;
+	if (ends) {
+		lo.on_end = on_end;
+		lo.on_end_ctx = f;
+	}
 	f->l = hl_new(&lo);
 	f->conn = hl_conn_new(f->l);
+}
+
+static void fx_open_max(struct fx *f, size_t max_message)
+{
+	fx_open_ex(f, max_message, NULL, 0);
 }
 
 static void fx_open(struct fx *f)
@@ -83,6 +107,7 @@ static void fx_finish(struct fx *f)
 
 static void fx_free(struct fx *f)
 {
+	mt_buf_release(&f->done);
 	free(f->db);
 	unit_rmdir(f->dir);
 }
@@ -779,6 +804,418 @@ static void test_gzip_request(void **state)
 	}
 }
 
+/* ---- Plain exchanges: what the tap hands on of each kind of exchange ---- */
+
+/* Everything on_end is told but the time, one line per exchange ("~": NULL). */
+static void on_end(void *ctx, const struct hl_done *d)
+{
+	struct fx *f = ctx;
+
+	mt_buf_printf(&f->done, "#%lld %s %s%s %d %s %s %lld %s %s\n", (long long)d->conn,
+		      d->method, d->path, d->has_query ? "?" : "", d->status,
+		      d->type ? d->type : "~", d->rpc ? d->rpc : "~", (long long)d->messages,
+		      d->outcome, d->error ? d->error : "~");
+}
+
+static void done_is(struct fx *f, const char *want)
+{
+	assert_string_equal(f->done.data ? f->done.data : "", want);
+}
+
+#define XREQ "select seq, conn, method, target, req_headers, coalesce(cast(req_body as text), '~'), " \
+	     "coalesce(last_event_id, '~') from http_exchange order by seq"
+#define SMSGS "select seq, dir, kind, coalesce(sse_id, '~'), coalesce(sse_event, '~'), replayed, " \
+	      "exchange, cast(raw as text) from message order by seq"
+
+/* A request of method to target with its headers and body (NULL: none). */
+static struct hl_exch *req(struct fx *f, const char *method, const char *target,
+			   const struct mt_hdr *h, size_t nh, const char *body)
+{
+	struct hl_request r;
+
+	memset(&r, 0, sizeof(r));
+	r.conn = f->conn;
+	r.client_addr = "127.0.0.1:40000";
+	r.method = method;
+	r.target = target;
+	r.h = h;
+	r.nh = nh;
+	r.body = body;
+	r.body_len = body ? strlen(body) : 0;
+	return hl_request(f->l, &r);
+}
+
+static void stats_are(struct fx *f, uint64_t sessions, uint64_t exchanges, uint64_t messages,
+		      uint64_t gaps)
+{
+	struct hl_stats st;
+
+	hl_stats(f->l, &st);
+	assert_int_equal(st.sessions, sessions);
+	assert_int_equal(st.exchanges, exchanges);
+	assert_int_equal(st.messages, messages);
+	assert_int_equal(st.gaps, gaps);
+}
+
+/* A JSON answer to a POST, whole and in 1- and 5-byte pieces: one message each way. */
+static void test_plain_json(void **state)
+{
+	static const size_t pieces[] = {0, 1, 5};
+	static const struct mt_hdr rh[] = {{"Content-Type", "application/json"},
+					   {"Content-Length", "102"}};
+
+	(void)state;
+	assert_int_equal(strlen(ANSWER), 102);
+	for (size_t i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++) {
+		struct fx f;
+		struct hl_exch *x;
+		const struct hl_info *in;
+
+		fx_open_ex(&f, 1u << 20, NULL, 1);
+		x = post(&f);
+		in = hl_info(x);
+		assert_int_equal(in->sess, 1);
+		assert_string_equal(in->rpc_id, "2");
+		assert_int_equal(in->is_json, 0);
+		hl_response_head(f.l, x, 200, rh, 2);
+		assert_int_equal(hl_info(x)->is_json, 1);
+		assert_int_equal(hl_info(x)->is_sse, 0);
+		feed(&f, x, ANSWER, strlen(ANSWER), pieces[i]);
+		/* (The request is stored at once; a JSON body at the exchange's end.) */
+		assert_int_equal(count_messages(&f), 1);
+		hl_end(f.l, x, "complete", NULL);
+		q_is(&f, MSGS,
+		     "2|c2s|body|request|~|1|" CALL "\n"
+		     "3|s2c|body|response|~|1|" ANSWER "\n");
+		q_is(&f, "select request_seq, id, method from message order by seq",
+		     "NULL|2|tools/call\n2|2|NULL\n");
+		q_is(&f, XREQ,
+		     "1|1|POST|/mcp|[[\"Host\",\"127.0.0.1:3001\"],[\"Content-Type\",\"application/json\"],"
+		     "[\"Accept\",\"application/json, text/event-stream\"]]|~|~\n");
+		q_is(&f, XCHG,
+		     "1|200|json|[[\"Content-Type\",\"application/json\"],[\"Content-Length\",\"102\"]]"
+		     "|~|complete|~\n");
+		q_is(&f, "select transport, client_addr, upstream from session",
+		     "http|127.0.0.1:40000|http://127.0.0.1:3001/mcp\n");
+		stats_are(&f, 1, 1, 2, 0);
+		done_is(&f, "#1 POST /mcp 200 json tools/call t 2 complete ~\n");
+		fx_finish(&f);
+		fx_free(&f);
+	}
+}
+
+#define P1 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}"
+#define P2 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"}}"
+/* Three events as a server writes them: LF, CRLF and a data field over two lines, a comment. */
+#define S1 "id: e1\nevent: message\ndata: " P1 "\n\n"
+#define S2 ": keep-alive\r\n\r\nid: e2\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata: \"method\":\"notifications/message\"," \
+	   "\"params\":{\"level\":\"info\",\"data\":\"x\"}}\r\n\r\n"
+#define S3 "id: e3\ndata: " ANSWER "\n\n"
+#define SSE_PLAIN                                                                           \
+	"2|c2s|request|~|~|0|1|" CALL "\n"                                                  \
+	"3|s2c|notification|e1|message|0|1|" P1 "\n"                                        \
+	"4|s2c|notification|e2|~|0|1|{\"jsonrpc\":\"2.0\",\n\"method\":\"notifications/message\"," \
+	"\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n"                                 \
+	"5|s2c|response|e3|~|0|1|" ANSWER "\n"
+
+/*
+ * The stream fed in pieces ending at cuts[] (ascending, the last its length).
+ * After each piece the events stored are exactly those whose blank line was
+ * fed whole (a CRLF's LF included).
+ */
+static void sse_plain_run(const size_t *cuts, size_t ncuts)
+{
+	static const char body[] = S1 S2 S3;
+	const size_t ends[] = {strlen(S1), strlen(S1 S2), strlen(S1 S2 S3)};
+	struct fx f;
+	struct hl_exch *x;
+	static const struct mt_hdr rh[] = {{"Content-Type", "text/event-stream"},
+					   {"Transfer-Encoding", "chunked"}};
+	size_t at = 0;
+
+	fx_open_ex(&f, 1u << 20, NULL, 1);
+	x = post(&f);
+	hl_response_head(f.l, x, 200, rh, 2);
+	assert_int_equal(hl_info(x)->is_sse, 1);
+	for (size_t i = 0; i < ncuts; i++) {
+		int want = 1;
+
+		hl_response_body(f.l, x, body + at, cuts[i] - at);
+		at = cuts[i];
+		for (size_t e = 0; e < 3; e++)
+			want += ends[e] <= at;
+		assert_int_equal(count_messages(&f), want);
+	}
+	assert_int_equal(at, sizeof(body) - 1);
+	assert_int_equal(hl_info(x)->events, 4); /* (the comment's block too) */
+	hl_end(f.l, x, "complete", NULL);
+	q_is(&f, SMSGS, SSE_PLAIN);
+	q_is(&f, XCHG,
+	     "1|200|sse|[[\"Content-Type\",\"text/event-stream\"],[\"Transfer-Encoding\",\"chunked\"]]"
+	     "|~|complete|~\n");
+	q_is(&f, GAPS, "");
+	done_is(&f, "#1 POST /mcp 200 sse tools/call t 4 complete ~\n");
+	fx_finish(&f);
+	fx_free(&f);
+}
+
+/*
+ * An SSE answer (the body a chunked response's data makes, framing taken off
+ * by the reader) cut everywhere: in 1-byte pieces, in two at every offset
+ * next to a line end, and at the awkward places (inside "data:", between CR
+ * and LF, inside the blank line).
+ */
+static void test_plain_sse(void **state)
+{
+	static const char body[] = S1 S2 S3;
+	const size_t len = sizeof(body) - 1;
+	size_t cuts[sizeof(body)];
+
+	(void)state;
+	for (size_t i = 0; i < len; i++)
+		cuts[i] = i + 1;
+	sse_plain_run(cuts, len);
+	/* (In two at every offset next to a line end: a fresh capture file each, kept few.) */
+	for (size_t k = 1; k < len; k++) {
+		size_t two[2] = {k, len};
+		if (strchr("\r\n", body[k - 1]) || strchr("\r\n", body[k]))
+			sse_plain_run(two, 2);
+	}
+	{
+		const size_t cr = strlen(S1) + strlen(": keep-alive\r"); /* between CR and LF */
+		const size_t mid = strlen(S1 S2) - 3;                     /* "\r\n|\r\n" */
+		size_t awk[] = {3, strlen("id: e1\nevent: message\nda"), cr, mid, mid + 1, len};
+		sse_plain_run(awk, 6);
+	}
+}
+
+#define B1 "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}"
+#define B2 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"
+#define BR "[{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}]"
+
+/* A batch: one message of kind batch each way, its size kept; the live view says it. */
+static void test_batch(void **state)
+{
+	static const struct mt_hdr rh[] = {{"Content-Type", "application/json"}};
+	struct fx f;
+	struct hl_exch *x;
+
+	(void)state;
+	fx_open_ex(&f, 1u << 20, NULL, 1);
+	x = req(&f, "POST", "/mcp", req_h, 3, "[" B1 "," B2 "]");
+	assert_null(hl_info(x)->rpc_id);
+	hl_response_head(f.l, x, 200, rh, 1);
+	feed(&f, x, BR, strlen(BR), 4);
+	hl_end(f.l, x, "complete", NULL);
+	q_is(&f, "select seq, dir, channel, kind, batch_size, cast(raw as text) from message order by seq",
+	     "2|c2s|body|batch|2|[" B1 "," B2 "]\n"
+	     "3|s2c|body|batch|1|" BR "\n");
+	done_is(&f, "#1 POST /mcp 200 json batch of 2 2 complete ~\n");
+	stats_are(&f, 1, 1, 2, 0);
+	fx_finish(&f);
+	fx_free(&f);
+}
+
+/* A notification answered 202 with no body: one message, the response empty. */
+static void test_202(void **state)
+{
+	static const struct mt_hdr rh[] = {{"Content-Length", "0"}};
+	struct fx f;
+	struct hl_exch *x;
+
+	(void)state;
+	fx_open_ex(&f, 1u << 20, NULL, 1);
+	x = req(&f, "POST", "/mcp?x=1", req_h, 3, B2);
+	assert_null(hl_info(x)->rpc_id);
+	hl_response_head(f.l, x, 202, rh, 1);
+	hl_end(f.l, x, "complete", NULL);
+	q_is(&f, MSGS, "2|c2s|body|notification|~|1|" B2 "\n");
+	q_is(&f, XCHG, "1|202|empty|[[\"Content-Length\",\"0\"]]|~|complete|~\n");
+	q_is(&f, "select target from http_exchange", "/mcp?x=1\n");
+	done_is(&f, "#1 POST /mcp? 202 empty notifications/initialized 1 complete ~\n");
+	stats_are(&f, 1, 1, 1, 0);
+	fx_finish(&f);
+	fx_free(&f);
+}
+
+#define ERR "{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32603,\"message\":\"boom\"}}"
+
+/*
+ * Error statuses: a 401 with an HTML page (kept on the exchange, not a
+ * message), a 500 whose body is JSON-RPC (a message), an exchange the client
+ * left before any response (no status, its outcome and error kept).
+ */
+static void test_error_status(void **state)
+{
+	static const struct mt_hdr h401[] = {{"Content-Type", "text/html"},
+					     {"WWW-Authenticate", "Bearer realm=\"mcp\""}};
+	static const struct mt_hdr h500[] = {{"Content-Type", "application/json"}};
+	static const char page[] = "<html>no</html>";
+	struct fx f;
+	struct hl_exch *x;
+
+	(void)state;
+	fx_open_ex(&f, 1u << 20, NULL, 1);
+	x = post(&f);
+	hl_response_head(f.l, x, 401, h401, 2);
+	feed(&f, x, page, strlen(page), 4);
+	hl_end(f.l, x, "complete", NULL);
+	x = post(&f);
+	hl_response_head(f.l, x, 500, h500, 1);
+	feed(&f, x, ERR, strlen(ERR), 0);
+	hl_end(f.l, x, "complete", NULL);
+	x = post(&f);
+	hl_end(f.l, x, "client-gone", "the client closed the connection");
+	q_is(&f, MSGS,
+	     "2|c2s|body|request|~|1|" CALL "\n"
+	     "4|c2s|body|request|~|3|" CALL "\n"
+	     "5|s2c|body|error|~|3|" ERR "\n"
+	     "7|c2s|body|request|~|6|" CALL "\n");
+	q_is(&f, "select error_code from message where kind = 'error'", "-32603\n");
+	q_is(&f, "select seq, coalesce(status, '~'), coalesce(resp_type, '~'), "
+		 "coalesce(cast(resp_body as text), '~'), outcome, coalesce(error, '~') "
+		 "from http_exchange order by seq",
+	     "1|401|other|<html>no</html>|complete|~\n"
+	     "3|500|json|~|complete|~\n"
+	     "6|~|~|~|client-gone|the client closed the connection\n");
+	done_is(&f, "#1 POST /mcp 401 other tools/call t 1 complete ~\n"
+		    "#1 POST /mcp 500 json tools/call t 2 complete ~\n"
+		    "#1 POST /mcp 0 ~ tools/call t 1 client-gone the client closed the connection\n");
+	stats_are(&f, 1, 3, 4, 0);
+	fx_finish(&f);
+	fx_free(&f);
+}
+
+#define INIT "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":" \
+	     "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}"
+#define INITR "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-06-18\"," \
+	      "\"capabilities\":{},\"serverInfo\":{\"name\":\"s\",\"version\":\"2\"}}}"
+#define E(id, n) "id: " id "\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n" #n "\"}\n\n"
+
+/*
+ * A session named by Mcp-Session-Id: its GET stream cut by the client after
+ * two events, resumed with Last-Event-ID: e1; the server sends e2 again (a
+ * replay: flagged) and e3 (new). A DELETE answered 200 ends the session.
+ */
+static void test_resume(void **state)
+{
+	static const struct mt_hdr ih[] = {{"Content-Type", "application/json"},
+					   {"Mcp-Session-Id", "S-1"}};
+	static const struct mt_hdr gh[] = {{"Accept", "text/event-stream"},
+					   {"Mcp-Session-Id", "S-1"}};
+	static const struct mt_hdr gh2[] = {{"Accept", "text/event-stream"},
+					    {"Mcp-Session-Id", "S-1"},
+					    {"Last-Event-ID", "e1"}};
+	static const struct mt_hdr sh[] = {{"Content-Type", "text/event-stream"}};
+	static const char first[] = E("e1", 1) E("e2", 2);
+	static const char again[] = E("e2", 2) E("e3", 3);
+	struct fx f;
+	struct hl_exch *x;
+
+	(void)state;
+	fx_open_ex(&f, 1u << 20, NULL, 1);
+	x = req(&f, "POST", "/mcp", req_h, 3, INIT);
+	hl_response_head(f.l, x, 200, ih, 2);
+	feed(&f, x, INITR, strlen(INITR), 0);
+	hl_end(f.l, x, "complete", NULL);
+	x = req(&f, "GET", "/mcp", gh, 2, NULL);
+	assert_int_equal(hl_info(x)->sess, 1);
+	hl_response_head(f.l, x, 200, sh, 1);
+	feed(&f, x, first, strlen(first), 3);
+	hl_end(f.l, x, "client-gone", NULL);
+	x = req(&f, "GET", "/mcp", gh2, 3, NULL);
+	assert_int_equal(hl_info(x)->sess, 1);
+	hl_response_head(f.l, x, 200, sh, 1);
+	feed(&f, x, again, strlen(again), 0);
+	hl_end(f.l, x, "complete", NULL);
+	x = req(&f, "DELETE", "/mcp", gh + 1, 1, NULL);
+	hl_response_head(f.l, x, 200, NULL, 0);
+	hl_end(f.l, x, "complete", NULL);
+	q_is(&f, SMSGS,
+	     "2|c2s|request|~|~|0|1|" INIT "\n"
+	     "3|s2c|response|~|~|0|1|" INITR "\n"
+	     "5|s2c|notification|e1|~|0|4|{\"jsonrpc\":\"2.0\",\"method\":\"n1\"}\n"
+	     "6|s2c|notification|e2|~|0|4|{\"jsonrpc\":\"2.0\",\"method\":\"n2\"}\n"
+	     "8|s2c|notification|e2|~|1|7|{\"jsonrpc\":\"2.0\",\"method\":\"n2\"}\n"
+	     "9|s2c|notification|e3|~|0|7|{\"jsonrpc\":\"2.0\",\"method\":\"n3\"}\n");
+	q_is(&f, "select seq, method, status, resp_type, outcome, coalesce(last_event_id, '~') "
+		 "from http_exchange order by seq",
+	     "1|POST|200|json|complete|~\n"
+	     "4|GET|200|sse|client-gone|~\n"
+	     "7|GET|200|sse|complete|e1\n"
+	     "10|DELETE|200|other|complete|~\n");
+	q_is(&f, "select count(*), http_session_id, protocol_version, client_name, server_name, "
+		 "ended_wall is not null from session",
+	     "1|S-1|2025-06-18|c|s|1\n");
+	done_is(&f, "#1 POST /mcp 200 json initialize 2 complete ~\n"
+		    "#1 GET /mcp 200 sse ~ 2 client-gone ~\n"
+		    "#1 GET /mcp 200 sse ~ 2 complete ~\n"
+		    "#1 DELETE /mcp 200 other ~ 0 complete ~\n");
+	fx_finish(&f);
+	fx_free(&f);
+}
+
+/*
+ * Credentials in headers and the target are redacted in the store (the
+ * marker of the secret under the writer's key), the rest kept as sent; the
+ * live view has the path without its query.
+ */
+static void test_redacted_headers(void **state)
+{
+	static const unsigned char key[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+	static const struct mt_hdr h[] = {
+		{"Host", "127.0.0.1:3001"},
+		{"Authorization", "Bearer s3cr3t-t0ken"},
+		{"X-Api-Key", "k3y-value"},
+		{"Cookie", "sid=c00kie; theme=dark"},
+		{"Content-Type", "application/json"},
+	};
+	static const struct mt_hdr rh[] = {{"Content-Type", "application/json"},
+					   {"Set-Cookie", "sid=n3w; Path=/"}};
+	struct mt_redact *red = mt_redact_new(key);
+	char m_tok[MT_REDACT_MARKER_LEN + 1], m_key[MT_REDACT_MARKER_LEN + 1];
+	char m_sid[MT_REDACT_MARKER_LEN + 1], m_dark[MT_REDACT_MARKER_LEN + 1];
+	char m_new[MT_REDACT_MARKER_LEN + 1], m_q[MT_REDACT_MARKER_LEN + 1];
+	char want[2048];
+	char *all;
+	struct fx f;
+	struct hl_exch *x;
+
+	(void)state;
+	mt_redact_marker(red, "s3cr3t-t0ken", 12, m_tok);
+	mt_redact_marker(red, "k3y-value", 9, m_key);
+	mt_redact_marker(red, "c00kie", 6, m_sid);
+	mt_redact_marker(red, "dark", 4, m_dark);
+	mt_redact_marker(red, "n3w", 3, m_new);
+	mt_redact_marker(red, "qs3cret", 7, m_q);
+	assert_int_equal(strlen(m_tok), MT_REDACT_MARKER_LEN);
+	assert_string_not_equal(m_tok, m_key);
+	fx_open_ex(&f, 1u << 20, red, 1);
+	x = req(&f, "POST", "/mcp?access_token=qs3cret&v=1", h, 5, CALL);
+	hl_response_head(f.l, x, 200, rh, 2);
+	feed(&f, x, ANSWER, strlen(ANSWER), 0);
+	hl_end(f.l, x, "complete", NULL);
+	snprintf(want, sizeof(want),
+		 "/mcp?access_token=%s&v=1|[[\"Host\",\"127.0.0.1:3001\"],[\"Authorization\",\"Bearer %s\"],"
+		 "[\"X-Api-Key\",\"%s\"],[\"Cookie\",\"sid=%s; theme=%s\"],"
+		 "[\"Content-Type\",\"application/json\"]]|[[\"Content-Type\",\"application/json\"],"
+		 "[\"Set-Cookie\",\"sid=%s; Path=/\"]]\n",
+		 m_q, m_tok, m_key, m_sid, m_dark, m_new);
+	q_is(&f, "select target, req_headers, resp_headers from http_exchange", want);
+	done_is(&f, "#1 POST /mcp? 200 json tools/call t 2 complete ~\n");
+	/* No secret anywhere in the file's text columns. */
+	all = q(&f, "select target || req_headers || resp_headers from http_exchange");
+	assert_null(strstr(all, "s3cr3t"));
+	assert_null(strstr(all, "k3y"));
+	assert_null(strstr(all, "c00kie"));
+	assert_null(strstr(all, "n3w"));
+	assert_null(strstr(all, "qs3cret"));
+	free(all);
+	fx_finish(&f);
+	fx_free(&f);
+	mt_redact_free(red);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -794,6 +1231,13 @@ int main(void)
 		cmocka_unit_test(test_bomb_sse),
 		cmocka_unit_test(test_unknown_coding),
 		cmocka_unit_test(test_gzip_request),
+		cmocka_unit_test(test_plain_json),
+		cmocka_unit_test(test_plain_sse),
+		cmocka_unit_test(test_batch),
+		cmocka_unit_test(test_202),
+		cmocka_unit_test(test_error_status),
+		cmocka_unit_test(test_resume),
+		cmocka_unit_test(test_redacted_headers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
