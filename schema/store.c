@@ -308,17 +308,6 @@ static const struct {
 	{"method_stats", 0x945f65f20193a3afULL},
 };
 
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 /* The newest schema, made in a database of its own in memory (close it). */
 static int reference_db(sqlite3 **out, struct mt_err *err)
 {
@@ -473,7 +462,7 @@ static int check_view(int64_t version, const char *name, const char *sql, struct
 	int ok = v && sql && v->sql && !strcmp(v->sql, sql);
 
 	if (!ok && version < 3 && sql) {
-		uint64_t h = fnv1a(sql);
+		uint64_t h = mt_fnv1a(sql, strlen(sql));
 		for (size_t i = 0; i < sizeof(old_views) / sizeof(old_views[0]) && !ok; i++)
 			ok = !strcmp(old_views[i].name, name) && old_views[i].hash == h;
 	}
