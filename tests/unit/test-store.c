@@ -870,6 +870,65 @@ static void test_transactions(void **state)
 	unit_rmdir(dir);
 }
 
+/*
+ * A statement that cannot run says which write failed and SQLite's reason:
+ * one it cannot prepare (its table gone), one a constraint stops, one a
+ * lock held elsewhere stops (busy set), and a read of what is not there.
+ */
+static void test_statement_errors(void **state)
+{
+	char *dir = tmpdir(), *p = path_in(dir, "errors.db");
+	struct store *st = open_new(p);
+	struct mt_err err = {"", 0};
+	struct store_analysis a = {.spec = "2025-06-18", .spec_source = "built-in"};
+	struct store_replay_run run = {.command = "x"};
+	struct store_replay_result res = {.seq = 1, .status = NULL};
+	struct store_session_row row;
+	sqlite3 *other = NULL;
+	int64_t s = new_session(st, NULL), id = 0, rid = 0;
+
+	(void)state;
+	a.session = s;
+	run.session = s;
+	assert_int_equal(store_add_replay_run(st, &run, &rid, &err), 0);
+	assert_true(rid > 0);
+
+	/* A constraint: the result's status may not be NULL. */
+	assert_int_equal(store_add_replay_result(st, rid, &res, &err), -1);
+	assert_string_equal(err.msg, "cannot store a replay result: NOT NULL constraint failed: "
+				     "replay_result.status");
+	assert_int_equal(err.busy, 0);
+
+	/* A lock another connection holds: busy, and the reason. */
+	assert_int_equal(sqlite3_open(p, &other), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	store_set_lock_wait(st, 20, NULL, NULL);
+	assert_int_equal(store_add_analysis(st, &a, &id, &err), -1);
+	assert_string_equal(err.msg, "cannot store the analysis: database is locked");
+	assert_int_equal(err.busy, 1);
+	assert_int_equal(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+
+	/* A table gone (dropped behind the store's back): it cannot be prepared. */
+	assert_int_equal(sqlite3_exec(other, "DROP TABLE replay_result", NULL, NULL, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_close(other), SQLITE_OK);
+	res.status = "pass";
+	err.busy = 1;
+	assert_int_equal(store_add_replay_result(st, rid, &res, &err), -1);
+	assert_string_equal(err.msg, "cannot store a replay result: no such table: replay_result");
+	assert_int_equal(err.busy, 0);
+
+	/* What is not there. */
+	assert_int_equal(store_session_get(st, s + 1, &row, &err), -1);
+	assert_string_equal(err.msg, "no session 2");
+	assert_int_equal(store_session_get(st, s, &row, &err), 0);
+	assert_int_equal(row.id, s);
+	store_session_row_release(&row);
+	assert_int_equal(store_close(st), 0);
+	free(p);
+	unit_rmdir(dir);
+}
+
 /* ---- what the message columns hold ---- */
 
 static void test_message_columns(void **state)
@@ -1664,6 +1723,7 @@ int main(void)
 		cmocka_unit_test(test_no_sessions),
 		cmocka_unit_test(test_session_fields),
 		cmocka_unit_test(test_transactions),
+		cmocka_unit_test(test_statement_errors),
 		cmocka_unit_test(test_message_columns),
 		cmocka_unit_test(test_exchange_view),
 		cmocka_unit_test(test_method_stats_unanswered),
