@@ -1,5 +1,9 @@
 /*
  * store.c - open, create, migrate, append to and read the capture file.
+ *
+ * A statement run once goes through sql_run() (no rows) or sql_query() (rows
+ * to step); one of the hot paths, prepared once and kept, through stmt_run().
+ * Each binds its values from a short format, one letter a parameter (vbind).
  */
 #include "schema/store.h"
 
