@@ -163,13 +163,8 @@ const struct an_rule *const *an_rules(size_t *n)
  */
 static uint64_t hash64(const void *key, size_t n)
 {
-	const unsigned char *p = key;
-	uint64_t h = 14695981039346656037ULL;
+	uint64_t h = mt_fnv1a(key, n);
 
-	for (size_t i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 1099511628211ULL;
-	}
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdULL;
 	h ^= h >> 33;

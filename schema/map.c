@@ -23,18 +23,6 @@ struct mt_map_slot {
 static char tombstone;
 #define TOMBSTONE (&tombstone)
 
-static uint64_t hash_bytes(const void *key, size_t n)
-{
-	const unsigned char *p = key;
-	uint64_t h = 1469598103934665603ULL;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 static void free_key(struct mt_map *m, struct mt_map_slot *s)
 {
 	if (s->key && s->key != TOMBSTONE && s->key != s->inl) {
@@ -98,7 +86,7 @@ static void grow(struct mt_map *m)
 
 int mt_map_put(struct mt_map *m, const void *key, size_t n, int64_t value)
 {
-	uint64_t h = hash_bytes(key, n);
+	uint64_t h = mt_fnv1a(key, n);
 	struct mt_map_slot *s = find(m, key, n, h);
 
 	if (s) {
@@ -129,7 +117,7 @@ int mt_map_put(struct mt_map *m, const void *key, size_t n, int64_t value)
 
 int mt_map_get(const struct mt_map *m, const void *key, size_t n, int64_t *value)
 {
-	struct mt_map_slot *s = find(m, key, n, hash_bytes(key, n));
+	struct mt_map_slot *s = find(m, key, n, mt_fnv1a(key, n));
 
 	if (!s)
 		return 0;
@@ -139,7 +127,7 @@ int mt_map_get(const struct mt_map *m, const void *key, size_t n, int64_t *value
 
 int mt_map_take(struct mt_map *m, const void *key, size_t n, int64_t *value)
 {
-	struct mt_map_slot *s = find(m, key, n, hash_bytes(key, n));
+	struct mt_map_slot *s = find(m, key, n, mt_fnv1a(key, n));
 
 	if (!s)
 		return 0;

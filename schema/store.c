@@ -1,5 +1,9 @@
 /*
  * store.c - open, create, migrate, append to and read the capture file.
+ *
+ * A statement run once goes through sql_run() (no rows) or sql_query() (rows
+ * to step); one of the hot paths, prepared once and kept, through stmt_run().
+ * Each binds its values from a short format, one letter a parameter (vbind).
  */
 #include "schema/store.h"
 
@@ -7,6 +11,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,11 +156,115 @@ static void note_busy(struct store *st, struct mt_err *err)
 		err->busy = code == SQLITE_BUSY || code == SQLITE_LOCKED;
 }
 
+/* "what: SQLite's reason" in err (what NULL: the reason alone). Returns -1. */
 static int db_fail(struct store *st, struct mt_err *err, const char *what)
 {
-	mt_err_set(err, "%s: %s", what, sqlite3_errmsg(st->db));
+	if (what)
+		mt_err_set(err, "%s: %s", what, sqlite3_errmsg(st->db));
+	else
+		mt_err_set(err, "%s", sqlite3_errmsg(st->db));
 	note_busy(st, err);
 	return -1;
+}
+
+/*
+ * Bind the parameters of s, ?1 on, one a letter of fmt, from ap:
+ *   i  int64_t
+ *   n  int, int64_t: the value when the int is not 0, else NULL
+ *   t  const char *: text; NULL binds NULL
+ *   b  const void *, size_t: a blob (empty when the size is 0); NULL binds NULL
+ * What a pointer points to is borrowed until the statement has run. Returns
+ * SQLITE_OK, or the first failing bind's code (the handle's message says why).
+ */
+static int vbind(sqlite3_stmt *s, const char *fmt, va_list ap)
+{
+	int rc = SQLITE_OK;
+
+	for (int col = 1; *fmt && rc == SQLITE_OK; fmt++, col++) {
+		const void *p;
+		int64_t v;
+		int has;
+		size_t n;
+
+		switch (*fmt) {
+		case 'i':
+			rc = sqlite3_bind_int64(s, col, va_arg(ap, int64_t));
+			break;
+		case 'n':
+			has = va_arg(ap, int);
+			v = va_arg(ap, int64_t);
+			rc = has ? sqlite3_bind_int64(s, col, v) : sqlite3_bind_null(s, col);
+			break;
+		case 't':
+			p = va_arg(ap, const char *);
+			rc = p ? sqlite3_bind_text(s, col, p, -1, SQLITE_STATIC)
+			       : sqlite3_bind_null(s, col);
+			break;
+		case 'b':
+			p = va_arg(ap, const void *);
+			n = va_arg(ap, size_t);
+			rc = p ? sqlite3_bind_blob64(s, col, n ? p : "", n, SQLITE_STATIC)
+			       : sqlite3_bind_null(s, col);
+			break;
+		default:
+			abort(); /* a letter vbind does not know: the caller's bug */
+		}
+	}
+	return rc;
+}
+
+/* sql prepared on db, its parameters bound (vbind): SQLITE_OK or the failure's code. */
+static int vprepare(sqlite3 *db, sqlite3_stmt **out, const char *sql, const char *fmt,
+		    va_list ap)
+{
+	int rc = sqlite3_prepare_v2(db, sql, -1, out, NULL);
+
+	return rc == SQLITE_OK ? vbind(*out, fmt, ap) : rc;
+}
+
+/*
+ * sql prepared and its parameters bound, one a letter of fmt (see vbind): the
+ * statement, to be stepped and finalized; or NULL with "what: reason" in err.
+ */
+static sqlite3_stmt *sql_query(struct store *st, struct mt_err *err, const char *what,
+			       const char *sql, const char *fmt, ...)
+{
+	sqlite3_stmt *s = NULL;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vprepare(st->db, &s, sql, fmt, ap);
+	va_end(ap);
+	if (rc != SQLITE_OK) {
+		db_fail(st, err, what);
+		sqlite3_finalize(s);
+		return NULL;
+	}
+	return s;
+}
+
+/*
+ * Run sql once, a statement that returns no row, its parameters bound as
+ * sql_query's: 0, or -1 with "what: reason" in err (and busy set when a lock held
+ * elsewhere stopped it).
+ */
+static int sql_run(struct store *st, struct mt_err *err, const char *what, const char *sql,
+		   const char *fmt, ...)
+{
+	sqlite3_stmt *s = NULL;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vprepare(st->db, &s, sql, fmt, ap);
+	va_end(ap);
+	if (rc == SQLITE_OK && sqlite3_step(s) != SQLITE_DONE)
+		rc = SQLITE_ERROR;
+	if (rc != SQLITE_OK)
+		db_fail(st, err, what);
+	sqlite3_finalize(s);
+	return rc == SQLITE_OK ? 0 : -1;
 }
 
 static int exec(struct store *st, const char *sql, struct mt_err *err)
@@ -202,67 +311,43 @@ void store_set_lock_wait(struct store *st, int ms, void (*on_wait)(void *ctx), v
 	sqlite3_busy_handler(st->db, on_busy, st);
 }
 
+/* The integer in the first row of sql: 0, or -1 with SQLite's reason in err. */
 static int pragma_int(struct store *st, const char *sql, int64_t *v, struct mt_err *err)
 {
-	sqlite3_stmt *s = NULL;
+	sqlite3_stmt *s = sql_query(st, err, NULL, sql, "");
 	int rc = -1;
 
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
-		mt_err_set(err, "%s", sqlite3_errmsg(st->db));
-		note_busy(st, err);
-		goto out;
+	if (!s)
+		return -1;
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		*v = sqlite3_column_int64(s, 0);
+		rc = 0;
+	} else {
+		db_fail(st, err, NULL);
 	}
-	if (sqlite3_step(s) != SQLITE_ROW) {
-		mt_err_set(err, "%s", sqlite3_errmsg(st->db));
-		note_busy(st, err);
-		goto out;
-	}
-	*v = sqlite3_column_int64(s, 0);
-	rc = 0;
-out:
 	sqlite3_finalize(s);
 	return rc;
 }
 
 static int meta_text(struct store *st, const char *key, char *out, size_t n)
 {
-	sqlite3_stmt *s = NULL;
+	sqlite3_stmt *s =
+		sql_query(st, NULL, NULL, "SELECT value FROM meta WHERE key = ?1", "t", key);
 	int rc = -1;
 
 	out[0] = '\0';
-	if (sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key = ?1", -1, &s, NULL) !=
-	    SQLITE_OK)
-		goto out;
-	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0)) {
+	if (s && sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0)) {
 		snprintf(out, n, "%s", (const char *)sqlite3_column_text(s, 0));
 		rc = 0;
 	}
-out:
 	sqlite3_finalize(s);
 	return rc;
 }
 
 static int set_meta(struct store *st, const char *key, const char *value, struct mt_err *err)
 {
-	sqlite3_stmt *s = NULL;
-	int rc = -1;
-
-	if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
-			       -1, &s, NULL) != SQLITE_OK) {
-		db_fail(st, err, "cannot write meta");
-		goto out;
-	}
-	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, value, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) != SQLITE_DONE) {
-		db_fail(st, err, "cannot write meta");
-		goto out;
-	}
-	rc = 0;
-out:
-	sqlite3_finalize(s);
-	return rc;
+	return sql_run(st, err, "cannot write meta",
+		       "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)", "tt", key, value);
 }
 
 /* ---- is it mcptap's schema? ---- */
@@ -307,17 +392,6 @@ static const struct {
 	{"method_stats", 0x10f0df2acd3e8c00ULL},
 	{"method_stats", 0x945f65f20193a3afULL},
 };
-
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
 
 /* The newest schema, made in a database of its own in memory (close it). */
 static int reference_db(sqlite3 **out, struct mt_err *err)
@@ -473,7 +547,7 @@ static int check_view(int64_t version, const char *name, const char *sql, struct
 	int ok = v && sql && v->sql && !strcmp(v->sql, sql);
 
 	if (!ok && version < 3 && sql) {
-		uint64_t h = fnv1a(sql);
+		uint64_t h = mt_fnv1a(sql, strlen(sql));
 		for (size_t i = 0; i < sizeof(old_views) / sizeof(old_views[0]) && !ok; i++)
 			ok = !strcmp(old_views[i].name, name) && old_views[i].hash == h;
 	}
@@ -521,13 +595,11 @@ static int check_schema(struct store *st, int64_t version, struct mt_err *err)
 	if (reference(err))
 		return -1;
 	/* (Triggers and views first: what could run is the first reason given.) */
-	if (sqlite3_prepare_v2(st->db, "SELECT type, name, sql FROM sqlite_master ORDER BY"
-				       " CASE type WHEN 'trigger' THEN 0 WHEN 'view' THEN 1"
-				       " WHEN 'table' THEN 2 ELSE 3 END, name", -1, &q, NULL) !=
-	    SQLITE_OK) {
-		db_fail(st, err, "cannot read the schema");
+	if (!(q = sql_query(st, err, "cannot read the schema",
+			    "SELECT type, name, sql FROM sqlite_master ORDER BY"
+			    " CASE type WHEN 'trigger' THEN 0 WHEN 'view' THEN 1"
+			    " WHEN 'table' THEN 2 ELSE 3 END, name", "")))
 		goto out;
-	}
 	while ((r = sqlite3_step(q)) == SQLITE_ROW) {
 		const char *type = (const char *)sqlite3_column_text(q, 0);
 		const char *name = (const char *)sqlite3_column_text(q, 1);
@@ -987,6 +1059,27 @@ static int step_done(struct store *st, sqlite3_stmt *s, struct mt_err *err, cons
 	return 0;
 }
 
+/*
+ * Run the prepared statement id (see stmt), its parameters bound as
+ * sql_query's: 0, or -1 with "what: reason" in err.
+ */
+static int stmt_run(struct store *st, enum stmt_id id, struct mt_err *err, const char *what,
+		    const char *fmt, ...)
+{
+	sqlite3_stmt *s = stmt(st, id, err);
+	va_list ap;
+	int rc;
+
+	if (!s)
+		return -1;
+	va_start(ap, fmt);
+	rc = vbind(s, fmt, ap);
+	va_end(ap);
+	if (rc != SQLITE_OK)
+		return db_fail(st, err, what);
+	return step_done(st, s, err, what);
+}
+
 int store_set_sync_full(struct store *st, int full, struct mt_err *err)
 {
 	return exec(st, full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL", err);
@@ -1011,21 +1104,13 @@ static struct counts *counts_of(struct store *st, int64_t session)
 /* Add the open transaction's counts to its sessions' rows (version 3 on). */
 static int flush_counts(struct store *st, struct mt_err *err)
 {
-	sqlite3_stmt *s;
-
-	if (st->version < 3 || !st->ncounts)
+	if (st->version < 3)
 		goto done;
-	if (!(s = stmt(st, S_COUNTS, err)))
-		return -1;
 	for (size_t i = 0; i < st->ncounts; i++) {
 		const struct counts *c = &st->counts[i];
-		sqlite3_bind_int64(s, 1, c->session);
-		sqlite3_bind_int64(s, 2, c->msgs[0]);
-		sqlite3_bind_int64(s, 3, c->msgs[1]);
-		sqlite3_bind_int64(s, 4, c->stderr_lines);
-		sqlite3_bind_int64(s, 5, c->bytes[0]);
-		sqlite3_bind_int64(s, 6, c->bytes[1]);
-		if (step_done(st, s, err, "cannot count the session's rows"))
+		if (stmt_run(st, S_COUNTS, err, "cannot count the session's rows", "iiiiii",
+			     c->session, c->msgs[0], c->msgs[1], c->stderr_lines, c->bytes[0],
+			     c->bytes[1]))
 			return -1;
 	}
 done:
@@ -1035,10 +1120,8 @@ done:
 
 int store_begin(struct store *st, struct mt_err *err)
 {
-	sqlite3_stmt *s = stmt(st, S_BEGIN, err);
-
 	st->txn_started = mt_mono_ns();
-	return s ? step_done(st, s, err, "cannot begin a transaction") : -1;
+	return stmt_run(st, S_BEGIN, err, "cannot begin a transaction", "");
 }
 
 int store_slice(struct store *st, struct mt_err *err)
@@ -1100,74 +1183,28 @@ void store_checkpoint(struct store *st)
 int store_session_create(struct store *st, const struct store_session_new *s, int64_t *id,
 			 struct mt_err *err)
 {
-	sqlite3_stmt *q = NULL;
-	int rc = -1;
-
-	if (sqlite3_prepare_v2(st->db,
-			       "INSERT INTO session (transport, started_wall, command, cwd, pid,"
-			       " mcptap_version, tap_pid, tap_id, upstream, client_addr)"
-			       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-			       -1, &q, NULL) != SQLITE_OK) {
-		db_fail(st, err, "cannot add a session");
-		goto out;
-	}
-	sqlite3_bind_text(q, 1, s->transport ? s->transport : "stdio", -1, SQLITE_STATIC);
-	sqlite3_bind_int64(q, 2, s->started_wall);
-	if (s->command)
-		sqlite3_bind_text(q, 3, s->command, -1, SQLITE_STATIC);
-	if (s->cwd)
-		sqlite3_bind_text(q, 4, s->cwd, -1, SQLITE_STATIC);
-	if (s->pid > 0)
-		sqlite3_bind_int64(q, 5, s->pid);
-	sqlite3_bind_text(q, 6, MCPTAP_VERSION, -1, SQLITE_STATIC);
 	/* The process that opens a session records it: a reader that finds it
 	 * gone while the session has no end knows the session ended abnormally. */
 	char me[128];
-	sqlite3_bind_int64(q, 7, (int64_t)getpid());
-	if (mt_process_identity((int64_t)getpid(), me, sizeof(me)) == 0)
-		sqlite3_bind_text(q, 8, me, -1, SQLITE_TRANSIENT);
-	if (s->upstream)
-		sqlite3_bind_text(q, 9, s->upstream, -1, SQLITE_STATIC);
-	if (s->client_addr)
-		sqlite3_bind_text(q, 10, s->client_addr, -1, SQLITE_STATIC);
-	if (sqlite3_step(q) != SQLITE_DONE) {
-		db_fail(st, err, "cannot add a session");
-		goto out;
-	}
+	int known = mt_process_identity((int64_t)getpid(), me, sizeof(me)) == 0;
+
+	if (sql_run(st, err, "cannot add a session",
+		    "INSERT INTO session (transport, started_wall, command, cwd, pid,"
+		    " mcptap_version, tap_pid, tap_id, upstream, client_addr)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+		    "tittntittt", s->transport ? s->transport : "stdio", s->started_wall, s->command,
+		    s->cwd, s->pid > 0, s->pid, MCPTAP_VERSION, (int64_t)getpid(), known ? me : NULL,
+		    s->upstream, s->client_addr))
+		return -1;
 	*id = sqlite3_last_insert_rowid(st->db);
-	rc = 0;
-out:
-	sqlite3_finalize(q);
-	return rc;
+	return 0;
 }
 
 static int set_init(struct store *st, int64_t id, const struct store_session_init *in,
 		    const char *sql, struct mt_err *err)
 {
-	sqlite3_stmt *q = NULL;
-	int rc = -1;
-
-	if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) != SQLITE_OK) {
-		db_fail(st, err, "cannot update the session");
-		goto out;
-	}
-	sqlite3_bind_int64(q, 1, id);
-	if (in->protocol_version)
-		sqlite3_bind_text(q, 2, in->protocol_version, -1, SQLITE_STATIC);
-	if (in->name)
-		sqlite3_bind_text(q, 3, in->name, -1, SQLITE_STATIC);
-	if (in->version)
-		sqlite3_bind_text(q, 4, in->version, -1, SQLITE_STATIC);
-	if (in->caps_json)
-		sqlite3_bind_text(q, 5, in->caps_json, -1, SQLITE_STATIC);
-	if (sqlite3_step(q) != SQLITE_DONE) {
-		db_fail(st, err, "cannot update the session");
-		goto out;
-	}
-	rc = 0;
-out:
-	sqlite3_finalize(q);
-	return rc;
+	return sql_run(st, err, "cannot update the session", sql, "itttt", id, in->protocol_version,
+		       in->name, in->version, in->caps_json);
 }
 
 int store_session_set_client(struct store *st, int64_t id, const struct store_session_init *in,
@@ -1196,61 +1233,23 @@ int store_session_set_server(struct store *st, int64_t id, const struct store_se
 int store_session_finish(struct store *st, int64_t id, const struct store_session_end *e,
 			 struct mt_err *err)
 {
-	sqlite3_stmt *q = NULL;
-	int rc = -1;
-
-	if (sqlite3_prepare_v2(st->db,
-			       "UPDATE session SET ended_wall = ?2, duration_ns = ?3,"
-			       " pid = coalesce(?4, pid), exit_status = ?5, exit_signal = ?6,"
-			       " error = coalesce(?7, error) WHERE id = ?1",
-			       -1, &q, NULL) != SQLITE_OK) {
-		db_fail(st, err, "cannot end the session");
-		goto out;
-	}
-	sqlite3_bind_int64(q, 1, id);
-	sqlite3_bind_int64(q, 2, e->ended_wall);
-	sqlite3_bind_int64(q, 3, e->duration_ns);
-	if (e->pid > 0)
-		sqlite3_bind_int64(q, 4, e->pid);
-	if (e->exit_status >= 0)
-		sqlite3_bind_int(q, 5, e->exit_status);
-	if (e->exit_signal > 0)
-		sqlite3_bind_int(q, 6, e->exit_signal);
-	if (e->error)
-		sqlite3_bind_text(q, 7, e->error, -1, SQLITE_STATIC);
-	if (sqlite3_step(q) != SQLITE_DONE) {
-		db_fail(st, err, "cannot end the session");
-		goto out;
-	}
-	rc = 0;
-out:
-	sqlite3_finalize(q);
-	return rc;
+	return sql_run(st, err, "cannot end the session",
+		       "UPDATE session SET ended_wall = ?2, duration_ns = ?3,"
+		       " pid = coalesce(?4, pid), exit_status = ?5, exit_signal = ?6,"
+		       " error = coalesce(?7, error) WHERE id = ?1",
+		       "iiinnnt", id, e->ended_wall, e->duration_ns, e->pid > 0, e->pid,
+		       e->exit_status >= 0, (int64_t)e->exit_status, e->exit_signal > 0,
+		       (int64_t)e->exit_signal, e->error);
 }
 
 int store_session_set_http(struct store *st, int64_t session, const char *http_session_id,
 			   struct mt_err *err)
 {
-	sqlite3_stmt *q = NULL;
-	int rc = -1;
-
 	if (!http_session_id)
 		return 0;
-	if (sqlite3_prepare_v2(st->db, "UPDATE session SET http_session_id = ?2 WHERE id = ?1", -1,
-			       &q, NULL) != SQLITE_OK) {
-		db_fail(st, err, "cannot update the session");
-		goto out;
-	}
-	sqlite3_bind_int64(q, 1, session);
-	sqlite3_bind_text(q, 2, http_session_id, -1, SQLITE_STATIC);
-	if (sqlite3_step(q) != SQLITE_DONE) {
-		db_fail(st, err, "cannot update the session");
-		goto out;
-	}
-	rc = 0;
-out:
-	sqlite3_finalize(q);
-	return rc;
+	return sql_run(st, err, "cannot update the session",
+		       "UPDATE session SET http_session_id = ?2 WHERE id = ?1", "it", session,
+		       http_session_id);
 }
 
 /*
@@ -1373,19 +1372,10 @@ int store_add_message(struct store *st, const struct store_msg *m, struct mt_err
 int store_add_stderr(struct store *st, int64_t session, int64_t seq, int64_t t_ns, int64_t wall,
 		     const char *raw, size_t size, int incomplete, struct mt_err *err)
 {
-	sqlite3_stmt *s = stmt(st, S_STDERR, err);
-
-	if (!s)
-		return -1;
 	if (size > (size_t)INT32_MAX)
 		return mt_err_set(err, "stderr line of %zu bytes is too large to store", size);
-	sqlite3_bind_int64(s, 1, session);
-	sqlite3_bind_int64(s, 2, seq);
-	sqlite3_bind_int64(s, 3, t_ns);
-	sqlite3_bind_int64(s, 4, wall);
-	sqlite3_bind_int(s, 5, incomplete);
-	sqlite3_bind_blob(s, 6, size ? raw : "", (int)size, SQLITE_STATIC);
-	if (step_done(st, s, err, "cannot store a stderr line"))
+	if (stmt_run(st, S_STDERR, err, "cannot store a stderr line", "iiiiib", session, seq, t_ns,
+		     wall, (int64_t)incomplete, size ? raw : "", size))
 		return -1;
 	counts_of(st, session)->stderr_lines++;
 	return sqlite3_get_autocommit(st->db) ? flush_counts(st, err) : 0;
@@ -1394,50 +1384,21 @@ int store_add_stderr(struct store *st, int64_t session, int64_t seq, int64_t t_n
 int store_add_gap(struct store *st, int64_t session, int64_t seq, const char *dir,
 		  int64_t messages, int64_t bytes, const char *reason, struct mt_err *err)
 {
-	sqlite3_stmt *s = stmt(st, S_GAP, err);
-
-	if (!s)
-		return -1;
-	sqlite3_bind_int64(s, 1, session);
-	if (seq >= 0)
-		sqlite3_bind_int64(s, 2, seq);
-	else
-		sqlite3_bind_null(s, 2); /* (a prepared statement keeps the last gap's) */
-	if (dir)
-		sqlite3_bind_text(s, 3, dir, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(s, 3);
-	sqlite3_bind_int64(s, 4, messages);
-	sqlite3_bind_int64(s, 5, bytes);
-	sqlite3_bind_text(s, 6, reason, -1, SQLITE_STATIC);
-	return step_done(st, s, err, "cannot store a gap");
+	return stmt_run(st, S_GAP, err, "cannot store a gap", "intiit", session, seq >= 0, seq, dir,
+			messages, bytes, reason);
 }
 
-/* A blob bound as it is (n may be 0), or NULL when p is NULL. */
-static int bind_bytes(sqlite3_stmt *s, int col, const void *p, size_t n, struct mt_err *err)
+/* A body no larger than a blob may be (NULL: none): 0, or -1 with why in err. */
+static int body_fits(const void *p, size_t n, struct mt_err *err)
 {
-	if (!p)
-		return sqlite3_bind_null(s, col) == SQLITE_OK ? 0 : mt_err_set(err, "cannot bind");
-	if (n > (size_t)INT32_MAX)
+	if (p && n > (size_t)INT32_MAX)
 		return mt_err_set(err, "a body of %zu bytes is too large to store", n);
-	sqlite3_bind_blob(s, col, n ? p : "", (int)n, SQLITE_STATIC);
 	return 0;
 }
 
-static void bind_text_opt(sqlite3_stmt *s, int col, const char *p)
+/* After an UPDATE of one exchange: "no exchange" when it changed no row. */
+static int exchange_changed(struct store *st, int64_t session, int64_t seq, struct mt_err *err)
 {
-	if (p)
-		sqlite3_bind_text(s, col, p, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(s, col);
-}
-
-/* Run an UPDATE of one exchange; "no exchange" when it changed no row. */
-static int update_exchange(struct store *st, sqlite3_stmt *s, int64_t session, int64_t seq,
-			   struct mt_err *err)
-{
-	if (step_done(st, s, err, "cannot store the exchange"))
-		return -1;
 	if (sqlite3_changes(st->db) == 0)
 		return mt_err_set(err, "no exchange %lld in session %lld", (long long)seq,
 				  (long long)session);
@@ -1446,179 +1407,79 @@ static int update_exchange(struct store *st, sqlite3_stmt *s, int64_t session, i
 
 int store_exchange_begin(struct store *st, const struct store_exchange *x, struct mt_err *err)
 {
-	sqlite3_stmt *s = stmt(st, S_XBEGIN, err);
+	/* The response's head and end, when they came already. */
+	int head = x->status != 0, end = x->outcome != NULL;
 
-	if (!s)
+	if (body_fits(x->req_body, x->req_body_len, err) ||
+	    (end && body_fits(x->resp_body, x->resp_body_len, err)))
 		return -1;
-	sqlite3_bind_int64(s, 1, x->session);
-	sqlite3_bind_int64(s, 2, x->seq);
-	sqlite3_bind_int64(s, 3, x->conn);
-	sqlite3_bind_text(s, 4, x->method ? x->method : "", -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 5, x->target ? x->target : "", -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 6, x->req_headers_json ? x->req_headers_json : "[]", -1, SQLITE_STATIC);
-	if (bind_bytes(s, 7, x->req_body, x->req_body_len, err))
-		return -1;
-	sqlite3_bind_int64(s, 8, x->t_ns);
-	sqlite3_bind_int64(s, 9, x->wall);
-	bind_text_opt(s, 10, x->last_event_id);
-	if (x->status) {
-		sqlite3_bind_int(s, 11, x->status);
-		bind_text_opt(s, 12, x->resp_headers_json);
-		bind_text_opt(s, 13, x->resp_type);
-		sqlite3_bind_int64(s, 14, x->first_byte_ns);
-	}
-	if (x->outcome) {
-		sqlite3_bind_int64(s, 15, x->end_ns);
-		bind_text_opt(s, 16, x->outcome);
-		bind_text_opt(s, 17, x->error);
-		if (bind_bytes(s, 18, x->resp_body, x->resp_body_len, err))
-			return -1;
-	}
-	return step_done(st, s, err, "cannot store the exchange");
+	return stmt_run(st, S_XBEGIN, err, "cannot store the exchange", "iiitttbiitnttnnttb",
+			x->session, x->seq, x->conn, x->method ? x->method : "",
+			x->target ? x->target : "", x->req_headers_json ? x->req_headers_json : "[]",
+			x->req_body, x->req_body_len, x->t_ns, x->wall, x->last_event_id,
+			head, (int64_t)x->status, head ? x->resp_headers_json : NULL,
+			head ? x->resp_type : NULL, head, x->first_byte_ns,
+			end, x->end_ns, x->outcome, end ? x->error : NULL,
+			end ? x->resp_body : NULL, x->resp_body_len);
 }
 
 int store_exchange_head(struct store *st, int64_t session, int64_t seq, int status,
 			const char *resp_headers_json, const char *resp_type,
 			int64_t first_byte_ns, struct mt_err *err)
 {
-	sqlite3_stmt *s = stmt(st, S_XHEAD, err);
-
-	if (!s)
+	if (stmt_run(st, S_XHEAD, err, "cannot store the exchange", "iiitti", session, seq,
+		     (int64_t)status, resp_headers_json, resp_type, first_byte_ns))
 		return -1;
-	sqlite3_bind_int64(s, 1, session);
-	sqlite3_bind_int64(s, 2, seq);
-	sqlite3_bind_int(s, 3, status);
-	bind_text_opt(s, 4, resp_headers_json);
-	bind_text_opt(s, 5, resp_type);
-	sqlite3_bind_int64(s, 6, first_byte_ns);
-	return update_exchange(st, s, session, seq, err);
+	return exchange_changed(st, session, seq, err);
 }
 
 int store_exchange_end(struct store *st, int64_t session, int64_t seq, int64_t end_ns,
 		       const char *outcome, const char *error, const void *resp_body,
 		       size_t resp_body_len, struct mt_err *err)
 {
-	sqlite3_stmt *s = stmt(st, S_XEND, err);
-
-	if (!s)
+	if (body_fits(resp_body, resp_body_len, err) ||
+	    stmt_run(st, S_XEND, err, "cannot store the exchange", "iiittb", session, seq, end_ns,
+		     outcome, error, resp_body, resp_body_len))
 		return -1;
-	sqlite3_bind_int64(s, 1, session);
-	sqlite3_bind_int64(s, 2, seq);
-	sqlite3_bind_int64(s, 3, end_ns);
-	bind_text_opt(s, 4, outcome);
-	bind_text_opt(s, 5, error);
-	if (bind_bytes(s, 6, resp_body, resp_body_len, err))
-		return -1;
-	return update_exchange(st, s, session, seq, err);
+	return exchange_changed(st, session, seq, err);
 }
 
 int store_add_analysis(struct store *st, const struct store_analysis *a, int64_t *id,
 		       struct mt_err *err)
 {
-	sqlite3_stmt *q = NULL;
-	int rc = -1;
-
-	if (sqlite3_prepare_v2(st->db,
-			       "INSERT INTO analysis (session, started_wall, mcptap_version, spec,"
-			       " spec_source, errors, warnings, infos, complete, rules)"
-			       " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,0,?9)",
-			       -1, &q, NULL) != SQLITE_OK) {
-		db_fail(st, err, "cannot store the analysis");
-		goto out;
-	}
-	sqlite3_bind_int64(q, 1, a->session);
-	sqlite3_bind_int64(q, 2, a->started_wall);
-	sqlite3_bind_text(q, 3, MCPTAP_VERSION, -1, SQLITE_STATIC);
-	sqlite3_bind_text(q, 4, a->spec, -1, SQLITE_STATIC);
-	sqlite3_bind_text(q, 5, a->spec_source, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(q, 6, a->errors);
-	sqlite3_bind_int64(q, 7, a->warnings);
-	sqlite3_bind_int64(q, 8, a->infos);
-	if (a->rules)
-		sqlite3_bind_text(q, 9, a->rules, -1, SQLITE_STATIC);
-	if (sqlite3_step(q) != SQLITE_DONE) {
-		db_fail(st, err, "cannot store the analysis");
-		goto out;
-	}
+	if (sql_run(st, err, "cannot store the analysis",
+		    "INSERT INTO analysis (session, started_wall, mcptap_version, spec,"
+		    " spec_source, errors, warnings, infos, complete, rules)"
+		    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,0,?9)",
+		    "iitttiiit", a->session, a->started_wall, MCPTAP_VERSION, a->spec,
+		    a->spec_source, a->errors, a->warnings, a->infos, a->rules))
+		return -1;
 	*id = sqlite3_last_insert_rowid(st->db);
-	rc = 0;
-out:
-	sqlite3_finalize(q);
-	return rc;
+	return 0;
 }
 
 int store_analysis_done(struct store *st, int64_t analysis, struct mt_err *err)
 {
-	sqlite3_stmt *q = NULL;
-	int rc = -1;
-
-	if (sqlite3_prepare_v2(st->db, "UPDATE analysis SET complete = 1 WHERE id = ?1", -1, &q,
-			       NULL) != SQLITE_OK) {
-		db_fail(st, err, "cannot store the analysis");
-		goto out;
-	}
-	sqlite3_bind_int64(q, 1, analysis);
-	if (sqlite3_step(q) != SQLITE_DONE) {
-		db_fail(st, err, "cannot store the analysis");
-		goto out;
-	}
-	rc = 0;
-out:
-	sqlite3_finalize(q);
-	return rc;
+	return sql_run(st, err, "cannot store the analysis",
+		       "UPDATE analysis SET complete = 1 WHERE id = ?1", "i", analysis);
 }
 
 int store_analysis_finish(struct store *st, int64_t analysis, const struct store_analysis *a,
 			  struct mt_err *err)
 {
-	sqlite3_stmt *q = NULL;
-	int rc = -1;
-
-	if (sqlite3_prepare_v2(st->db,
-			       "UPDATE analysis SET spec = ?2, spec_source = ?3, errors = ?4,"
-			       " warnings = ?5, infos = ?6, complete = 1 WHERE id = ?1",
-			       -1, &q, NULL) != SQLITE_OK) {
-		db_fail(st, err, "cannot store the analysis");
-		goto out;
-	}
-	sqlite3_bind_int64(q, 1, analysis);
-	sqlite3_bind_text(q, 2, a->spec, -1, SQLITE_STATIC);
-	sqlite3_bind_text(q, 3, a->spec_source, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(q, 4, a->errors);
-	sqlite3_bind_int64(q, 5, a->warnings);
-	sqlite3_bind_int64(q, 6, a->infos);
-	if (sqlite3_step(q) != SQLITE_DONE) {
-		db_fail(st, err, "cannot store the analysis");
-		goto out;
-	}
-	rc = 0;
-out:
-	sqlite3_finalize(q);
-	return rc;
+	return sql_run(st, err, "cannot store the analysis",
+		       "UPDATE analysis SET spec = ?2, spec_source = ?3, errors = ?4,"
+		       " warnings = ?5, infos = ?6, complete = 1 WHERE id = ?1",
+		       "ittiii", analysis, a->spec, a->spec_source, a->errors, a->warnings,
+		       a->infos);
 }
 
 int store_add_finding(struct store *st, int64_t analysis, int64_t session, const char *rule,
 		      const char *severity, int64_t seq, const char *related, const char *text,
 		      struct mt_err *err)
 {
-	sqlite3_stmt *q = stmt(st, S_FINDING, err);
-
-	if (!q)
-		return -1;
-	sqlite3_bind_int64(q, 1, analysis);
-	sqlite3_bind_int64(q, 2, session);
-	sqlite3_bind_text(q, 3, rule, -1, SQLITE_STATIC);
-	sqlite3_bind_text(q, 4, severity, -1, SQLITE_STATIC);
-	if (seq > 0)
-		sqlite3_bind_int64(q, 5, seq);
-	else
-		sqlite3_bind_null(q, 5);
-	if (related)
-		sqlite3_bind_text(q, 6, related, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(q, 6);
-	sqlite3_bind_text(q, 7, text, -1, SQLITE_STATIC);
-	return step_done(st, q, err, "cannot store a finding");
+	return stmt_run(st, S_FINDING, err, "cannot store a finding", "iittntt", analysis, session,
+			rule, severity, seq > 0, seq, related, text);
 }
 
 void store_close_moved(struct store *st)
@@ -1658,105 +1519,36 @@ int store_file_moved(const struct store *st)
 int store_add_replay_run(struct store *st, const struct store_replay_run *r, int64_t *id,
 			 struct mt_err *err)
 {
-	sqlite3_stmt *q = NULL;
-	int rc = -1;
-
-	if (sqlite3_prepare_v2(st->db,
-			       "INSERT INTO replay_run (session, started_wall, mcptap_version, command,"
-			       " ignore, mode, runs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-			       -1, &q, NULL) != SQLITE_OK)
-		goto fail;
-	sqlite3_bind_int64(q, 1, r->session);
-	sqlite3_bind_int64(q, 2, r->started_wall);
-	sqlite3_bind_text(q, 3, MCPTAP_VERSION, -1, SQLITE_STATIC);
-	sqlite3_bind_text(q, 4, r->command ? r->command : "", -1, SQLITE_STATIC);
-	if (r->ignore_json)
-		sqlite3_bind_text(q, 5, r->ignore_json, -1, SQLITE_STATIC);
-	sqlite3_bind_text(q, 6, r->mode ? r->mode : "client", -1, SQLITE_STATIC);
-	sqlite3_bind_int64(q, 7, r->runs > 0 ? r->runs : 1);
-	if (sqlite3_step(q) != SQLITE_DONE)
-		goto fail;
+	if (sql_run(st, err, "cannot store the replay run",
+		    "INSERT INTO replay_run (session, started_wall, mcptap_version, command,"
+		    " ignore, mode, runs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+		    "iitttti", r->session, r->started_wall, MCPTAP_VERSION,
+		    r->command ? r->command : "", r->ignore_json, r->mode ? r->mode : "client",
+		    r->runs > 0 ? r->runs : (int64_t)1))
+		return -1;
 	*id = sqlite3_last_insert_rowid(st->db);
-	rc = 0;
-	goto out;
-fail:
-	db_fail(st, err, "cannot store the replay run");
-out:
-	sqlite3_finalize(q);
-	return rc;
-}
-
-static void bind_blob_or_null(sqlite3_stmt *q, int col, const char *p, size_t n)
-{
-	if (p)
-		sqlite3_bind_blob(q, col, n ? p : "", (int)n, SQLITE_STATIC);
-}
-
-static void bind_text_or_null(sqlite3_stmt *q, int col, const char *p)
-{
-	if (p)
-		sqlite3_bind_text(q, col, p, -1, SQLITE_STATIC);
+	return 0;
 }
 
 int store_add_replay_result(struct store *st, int64_t run, const struct store_replay_result *r,
 			    struct mt_err *err)
 {
-	sqlite3_stmt *q = NULL;
-	int rc = -1;
-
-	if (sqlite3_prepare_v2(st->db,
-			       "INSERT INTO replay_result (run, seq, method, status, sent, recorded, live,"
-			       " diff, name, noise) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-			       -1, &q, NULL) != SQLITE_OK)
-		goto fail;
-	sqlite3_bind_int64(q, 1, run);
-	sqlite3_bind_int64(q, 2, r->seq);
-	bind_text_or_null(q, 3, r->method);
-	sqlite3_bind_text(q, 4, r->status, -1, SQLITE_STATIC);
-	bind_blob_or_null(q, 5, r->sent, r->sent_len);
-	bind_blob_or_null(q, 6, r->recorded, r->recorded_len);
-	bind_blob_or_null(q, 7, r->live, r->live_len);
-	bind_text_or_null(q, 8, r->diff_json);
-	bind_text_or_null(q, 9, r->name);
-	bind_text_or_null(q, 10, r->noise_json);
-	if (sqlite3_step(q) != SQLITE_DONE)
-		goto fail;
-	rc = 0;
-	goto out;
-fail:
-	db_fail(st, err, "cannot store a replay result");
-out:
-	sqlite3_finalize(q);
-	return rc;
+	return sql_run(st, err, "cannot store a replay result",
+		       "INSERT INTO replay_result (run, seq, method, status, sent, recorded, live,"
+		       " diff, name, noise) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+		       "iittbbbttt", run, r->seq, r->method, r->status, r->sent, r->sent_len,
+		       r->recorded, r->recorded_len, r->live, r->live_len, r->diff_json, r->name,
+		       r->noise_json);
 }
 
 int store_finish_replay_run(struct store *st, int64_t run, const struct store_replay_totals *t,
 			    struct mt_err *err)
 {
-	sqlite3_stmt *q = NULL;
-	int rc = -1;
-
-	if (sqlite3_prepare_v2(st->db,
-			       "UPDATE replay_run SET duration_ns = ?2, passed = ?3, differed = ?4,"
-			       " missing = ?5, noise = ?6, summary = ?7 WHERE id = ?1",
-			       -1, &q, NULL) != SQLITE_OK)
-		goto fail;
-	sqlite3_bind_int64(q, 1, run);
-	sqlite3_bind_int64(q, 2, t->duration_ns);
-	sqlite3_bind_int64(q, 3, t->passed);
-	sqlite3_bind_int64(q, 4, t->differed);
-	sqlite3_bind_int64(q, 5, t->missing);
-	sqlite3_bind_int64(q, 6, t->noise);
-	bind_text_or_null(q, 7, t->summary_json);
-	if (sqlite3_step(q) != SQLITE_DONE)
-		goto fail;
-	rc = 0;
-	goto out;
-fail:
-	db_fail(st, err, "cannot store the replay run");
-out:
-	sqlite3_finalize(q);
-	return rc;
+	return sql_run(st, err, "cannot store the replay run",
+		       "UPDATE replay_run SET duration_ns = ?2, passed = ?3, differed = ?4,"
+		       " missing = ?5, noise = ?6, summary = ?7 WHERE id = ?1",
+		       "iiiiiit", run, t->duration_ns, t->passed, t->differed, t->missing, t->noise,
+		       t->summary_json);
 }
 
 /* ---- reading ---- */
@@ -1905,11 +1697,9 @@ int store_sessions(struct store *st, struct store_session_row **rows, size_t *n,
 	size_t len = 0, cap = 0;
 	int r, rc = -1;
 
-	if (sqlite3_prepare_v2(st->db, session_sql(st, " ORDER BY s.id", &st->scratch), -1, &s, NULL) !=
-	    SQLITE_OK) {
-		db_fail(st, err, "cannot read sessions");
+	if (!(s = sql_query(st, err, "cannot read sessions",
+			    session_sql(st, " ORDER BY s.id", &st->scratch), "")))
 		goto out;
-	}
 	while ((r = sqlite3_step(s)) == SQLITE_ROW) {
 		if (len == cap) {
 			cap = cap ? cap * 2 : 16;
@@ -1941,12 +1731,9 @@ int store_session_get(struct store *st, int64_t id, struct store_session_row *ro
 	int r, rc = -1;
 
 	memset(row, 0, sizeof(*row));
-	if (sqlite3_prepare_v2(st->db, session_sql(st, " WHERE s.id = ?1", &st->scratch), -1, &s, NULL) !=
-	    SQLITE_OK) {
-		db_fail(st, err, "cannot read the session");
+	if (!(s = sql_query(st, err, "cannot read the session",
+			    session_sql(st, " WHERE s.id = ?1", &st->scratch), "i", id)))
 		goto out;
-	}
-	sqlite3_bind_int64(s, 1, id);
 	r = sqlite3_step(s);
 	if (r == SQLITE_ROW) {
 		read_session(s, row);
@@ -2068,7 +1855,7 @@ int store_data_changed(struct store *st)
 	sqlite3_stmt *s = NULL;
 	int64_t v = -1;
 
-	if (sqlite3_prepare_v2(st->db, "PRAGMA data_version", -1, &s, NULL) == SQLITE_OK &&
+	if ((s = sql_query(st, NULL, NULL, "PRAGMA data_version", "")) &&
 	    sqlite3_step(s) == SQLITE_ROW)
 		v = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
@@ -2092,12 +1879,9 @@ int store_filter_count(struct store *st, int64_t session, int64_t *n, struct mt_
 		mt_buf_puts(&b, " AND ");
 		filter_sql(st, "m", &b);
 	}
-	if (sqlite3_prepare_v2(st->db, b.data, -1, &s, NULL) != SQLITE_OK) {
-		db_fail(st, err, "cannot read messages");
+	if (!(s = sql_query(st, err, "cannot read messages", b.data, "ii", session,
+			    (int64_t)INT64_MIN)))
 		goto out;
-	}
-	sqlite3_bind_int64(s, 1, session);
-	sqlite3_bind_int64(s, 2, INT64_MIN);
 	filter_bind(st, s);
 	if (sqlite3_step(s) != SQLITE_ROW) {
 		db_fail(st, err, "cannot read messages");
@@ -2342,13 +2126,9 @@ int store_each_item_after(struct store *st, int64_t session, int64_t after, unsi
 	if (st->filter)
 		mt_filter_session(st->filter, session);
 	for (int k = 0; k < streams; k++) {
-		if (sqlite3_prepare_v2(st->db, item_sql(st, k, flags, &sql), -1, &s[k], NULL) !=
-		    SQLITE_OK) {
-			db_fail(st, err, "cannot read messages");
+		if (!(s[k] = sql_query(st, err, "cannot read messages", item_sql(st, k, flags, &sql),
+				       "ii", session, after)))
 			goto out;
-		}
-		sqlite3_bind_int64(s[k], 1, session);
-		sqlite3_bind_int64(s[k], 2, after);
 		if (k == 0)
 			filter_bind(st, s[k]);
 	}
@@ -2408,11 +2188,8 @@ int store_each_exchange(struct store *st, int64_t session,
 
 	if (st->version < 4)
 		return 0;
-	if (sqlite3_prepare_v2(st->db, exchange_sql, -1, &s, NULL) != SQLITE_OK) {
-		db_fail(st, err, "cannot read exchanges");
+	if (!(s = sql_query(st, err, "cannot read exchanges", exchange_sql, "i", session)))
 		goto out;
-	}
-	sqlite3_bind_int64(s, 1, session);
 	while ((r = sqlite3_step(s)) == SQLITE_ROW) {
 		int c;
 		read_exchange(s, session, &x);
@@ -2444,11 +2221,8 @@ int store_each_route(struct store *st, int64_t session,
 
 	if (st->version < 4)
 		return 0;
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
-		db_fail(st, err, "cannot read how messages travelled");
+	if (!(s = sql_query(st, err, "cannot read how messages travelled", sql, "i", session)))
 		goto out;
-	}
-	sqlite3_bind_int64(s, 1, session);
 	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
 		int c;
 		r.seq = sqlite3_column_int64(s, 0);

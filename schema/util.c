@@ -243,6 +243,18 @@ size_t mt_buf_bytes(const struct mt_buf *b)
 	return b->cap ? b->cap + MT_MEM_CHUNK : 0;
 }
 
+uint64_t mt_fnv1a(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
 int64_t mt_mono_ns(void)
 {
 	struct timespec ts;

@@ -80,6 +80,13 @@ void mt_mem_size(struct mt_mem *m, size_t was, size_t now);
 /* What a buffer holds as a counter counts it: its capacity, and MT_MEM_CHUNK (0: none). */
 size_t mt_buf_bytes(const struct mt_buf *b);
 
+/*
+ * The 64-bit FNV-1a hash of n bytes (offset basis 0xcbf29ce484222325, prime
+ * 0x100000001b3): "" hashes to the basis, "a" to 0xaf63dc4c8601ec8c. Stored
+ * and compared values depend on it; it never changes.
+ */
+uint64_t mt_fnv1a(const void *p, size_t n);
+
 /* Monotonic nanoseconds (CLOCK_MONOTONIC) and wall-clock microseconds. */
 int64_t mt_mono_ns(void);
 int64_t mt_wall_us(void);

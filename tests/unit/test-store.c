@@ -870,6 +870,112 @@ static void test_transactions(void **state)
 	unit_rmdir(dir);
 }
 
+/*
+ * A statement that cannot run says which write failed and SQLite's reason:
+ * one it cannot prepare (its table gone), one a constraint stops, one a
+ * lock held elsewhere stops (busy set), and a read of what is not there.
+ */
+static void test_statement_errors(void **state)
+{
+	char *dir = tmpdir(), *p = path_in(dir, "errors.db");
+	struct store *st = open_new(p);
+	struct mt_err err = {"", 0};
+	struct store_analysis a = {.spec = "2025-06-18", .spec_source = "built-in"};
+	struct store_replay_run run = {.command = "x"};
+	struct store_replay_result res = {.seq = 1, .status = NULL};
+	struct store_session_row row;
+	sqlite3 *other = NULL;
+	int64_t s = new_session(st, NULL), id = 0, rid = 0;
+
+	(void)state;
+	a.session = s;
+	run.session = s;
+	assert_int_equal(store_add_replay_run(st, &run, &rid, &err), 0);
+	assert_true(rid > 0);
+
+	/* A constraint: the result's status may not be NULL. */
+	assert_int_equal(store_add_replay_result(st, rid, &res, &err), -1);
+	assert_string_equal(err.msg, "cannot store a replay result: NOT NULL constraint failed: "
+				     "replay_result.status");
+	assert_int_equal(err.busy, 0);
+
+	/* A lock another connection holds: busy, and the reason. */
+	assert_int_equal(sqlite3_open(p, &other), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	store_set_lock_wait(st, 20, NULL, NULL);
+	assert_int_equal(store_add_analysis(st, &a, &id, &err), -1);
+	assert_string_equal(err.msg, "cannot store the analysis: database is locked");
+	assert_int_equal(err.busy, 1);
+	assert_int_equal(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+
+	/* A table gone (dropped behind the store's back): it cannot be prepared. */
+	assert_int_equal(sqlite3_exec(other, "DROP TABLE replay_result", NULL, NULL, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_close(other), SQLITE_OK);
+	res.status = "pass";
+	err.busy = 1;
+	assert_int_equal(store_add_replay_result(st, rid, &res, &err), -1);
+	assert_string_equal(err.msg, "cannot store a replay result: no such table: replay_result");
+	assert_int_equal(err.busy, 0);
+
+	/* What is not there. */
+	assert_int_equal(store_session_get(st, s + 1, &row, &err), -1);
+	assert_string_equal(err.msg, "no session 2");
+	assert_int_equal(store_session_get(st, s, &row, &err), 0);
+	assert_int_equal(row.id, s);
+	store_session_row_release(&row);
+	assert_int_equal(store_close(st), 0);
+	free(p);
+	unit_rmdir(dir);
+}
+
+/*
+ * What the writers bind, column by column: a gap of no known place or
+ * direction, a finding on the whole session, a replay result without
+ * bytes, each with NULL where nothing was given.
+ */
+static void test_rows_as_bound(void **state)
+{
+	char *dir = tmpdir(), *p = path_in(dir, "rows.db");
+	struct store *st = open_new(p);
+	struct mt_err err = {"", 0};
+	struct store_analysis a = {.started_wall = 7, .spec = "2025-06-18", .spec_source = "file",
+				   .errors = 1, .warnings = 2, .infos = 3, .rules = NULL};
+	struct store_replay_run run = {.started_wall = 8, .ignore_json = "[\"x\"]", .runs = 0};
+	struct store_replay_result r1 = {.seq = 4, .status = "pass", .sent = "ab", .sent_len = 2,
+					 .recorded = "", .recorded_len = 0};
+	int64_t s = new_session(st, NULL), an = 0, rid = 0;
+
+	(void)state;
+	a.session = s;
+	run.session = s;
+	assert_int_equal(store_add_gap(st, s, -1, NULL, 1, 10, "unknown", &err), 0);
+	assert_int_equal(store_add_gap(st, s, 6, "c2s", 2, 20, "known", &err), 0);
+	assert_rows(p, "SELECT session, quote(seq), quote(dir), messages, bytes, reason FROM gap"
+		       " ORDER BY rowid",
+		    "1|NULL|NULL|1|10|unknown\n1|6|'c2s'|2|20|known\n");
+	assert_int_equal(store_add_analysis(st, &a, &an, &err), 0);
+	assert_int_equal(store_add_finding(st, an, s, "LIFE-001", "error", 0, NULL, "whole", &err), 0);
+	assert_int_equal(store_add_finding(st, an, s, "LIFE-002", "warning", 3, "[1,3]", "one",
+					   &err), 0);
+	assert_rows(p, "SELECT analysis, session, rule, severity, quote(seq), quote(related), text"
+		       " FROM finding ORDER BY rowid",
+		    "1|1|LIFE-001|error|NULL|NULL|whole\n1|1|LIFE-002|warning|3|'[1,3]'|one\n");
+	assert_rows(p, "SELECT session, started_wall, spec, spec_source, errors, warnings, infos,"
+		       " complete, quote(rules) FROM analysis",
+		    "1|7|2025-06-18|file|1|2|3|0|NULL\n");
+	assert_int_equal(store_add_replay_run(st, &run, &rid, &err), 0);
+	assert_int_equal(store_add_replay_result(st, rid, &r1, &err), 0);
+	assert_rows(p, "SELECT session, started_wall, command, ignore, mode, runs FROM replay_run",
+		    "1|8||[\"x\"]|client|1\n");
+	assert_rows(p, "SELECT run, seq, quote(method), status, quote(sent), quote(recorded),"
+		       " quote(live), quote(diff), quote(name), quote(noise) FROM replay_result",
+		    "1|4|NULL|pass|X'6162'|X''|NULL|NULL|NULL|NULL\n");
+	assert_int_equal(store_close(st), 0);
+	free(p);
+	unit_rmdir(dir);
+}
+
 /* ---- what the message columns hold ---- */
 
 static void test_message_columns(void **state)
@@ -1664,6 +1770,8 @@ int main(void)
 		cmocka_unit_test(test_no_sessions),
 		cmocka_unit_test(test_session_fields),
 		cmocka_unit_test(test_transactions),
+		cmocka_unit_test(test_statement_errors),
+		cmocka_unit_test(test_rows_as_bound),
 		cmocka_unit_test(test_message_columns),
 		cmocka_unit_test(test_exchange_view),
 		cmocka_unit_test(test_method_stats_unanswered),
