@@ -65,5 +65,16 @@ for f in "$FIX"/*.fail* "$FIX"/*.pass*; do
 done
 echo "# ran $n fixtures"
 
+# SARIF's help text and the HTML report's rule entries send the reader to
+# mcptap-rules.7.
+if [ -z "$only" ]; then
+	"$LOAD" "$FIX/LIFE-001.fail" "$T/link.db"
+	"$MCPTAP" analyze -r "$T/link.db" --no-store --fail-on never -T sarif > "$T/link.sarif"
+	check "SARIF help names mcptap-rules(7)" grep -qF \
+		"\`mcptap analyze --list-rules\` and mcptap-rules(7) list every rule." "$T/link.sarif"
+	"$MCPTAP" report -r "$T/link.db" -o "$T/link.html"
+	check "the HTML report's rules name mcptap-rules(7)" grep -qF \
+		'. In mcptap-rules(7): LIFE-001.</span>' "$T/link.html"
+fi
 
 finish
