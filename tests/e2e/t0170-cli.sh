@@ -4,7 +4,14 @@
 . "$(dirname "$0")/lib.sh"
 MAN=$TOP/mcptap.1
 
-synopsis=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' "$MAN" | sed -n 's/^\.B //p')
+# The SYNOPSIS is wrapped to 80 columns: a line that does not begin with
+# "mcptap" goes on the usage above it (its indent, "\ " each, dropped).
+synopsis=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' "$MAN" | sed -n 's/^\.B //p' |
+	awk '/^mcptap / { if (u != "") print u; u = $0; next }
+		{ sub(/^(\\ )+/, ""); u = u " " $0 } END { print u }')
+wide=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' "$MAN" | sed -n 's/^\.B //p' |
+	sed 's/\\ / /g' | awk 'length($0) + 7 > 80')
+check_eq "no SYNOPSIS line is wider than 80 columns (7 of indent)" "" "$wide"
 cmds=$("$MCPTAP" --help | awk '/^  [a-z]+ /{print $1}')
 check "--help lists commands" test -n "$cmds"
 for c in $cmds; do
