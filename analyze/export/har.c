@@ -24,9 +24,21 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "analyze/export/export.h"
+#include "analyze/export/textstream.h"
 #include "schema/message.h"
+
+/*
+ * An exchange that holds more than this many messages or bytes (a GET
+ * stream open for the whole session) keeps them in files of its own, not in
+ * memory, and its entry is written from them (struct big); at most BIG_MAX
+ * at a time. MCPTAP_HAR_BIG_MESSAGES sets the first, for the tests.
+ */
+#define BIG_MESSAGES 4096
+#define BIG_BYTES ((size_t)4 << 20)
+#define BIG_MAX 32
 
 /* A message of an entry, copied. */
 struct hmsg {
@@ -49,6 +61,20 @@ struct xrow {
 	char *endpoint;       /* legacy SSE: its GET stream's endpoint event's data */
 };
 
+/*
+ * The messages of a big exchange, in four temporary files: the request
+ * body's bytes, the response body's text (SSE events as their lines), the
+ * _sseEvents objects and the seqs, the last two as JSON separated by ','.
+ */
+struct big {
+	FILE *post, *body, *events, *seqs;
+	int64_t post_len, body_len, nevents, nseq;
+	int64_t sent, last;   /* as http_entry reckons them from the messages */
+	int has_post, has_body;
+	int post_bad, body_bad; /* not UTF-8 (found when the entry is written) */
+	int *count;           /* struct har's nbig */
+};
+
 /* An entry being made, or made and waiting for the ones before it. */
 struct pent {
 	int64_t key;          /* its place: the exchange's seq, or its first message's */
@@ -60,6 +86,8 @@ struct pent {
 	int64_t cancelled_by; /* stdio: the notifications/cancelled that named it */
 	struct hmsg *m;
 	size_t nm, cap;
+	size_t held;          /* the bytes of m's messages */
+	struct big *big;      /* past BIG_MESSAGES or BIG_BYTES: the messages are there, not in m */
 	/* Written to the spill file: where. */
 	int spilled;
 	off_t off;
@@ -83,6 +111,10 @@ struct har {
 	int64_t session;
 	const char *endpoint; /* legacy SSE: the session's endpoint, until its GET stream is met */
 	struct mt_buf red_id, red_cmd, red_up; /* the session's id, command and upstream, redacted */
+	size_t big_messages;  /* BIG_MESSAGES, or the tests' */
+	int nbig;             /* entries with a struct big */
+	char nonce[17];       /* in the placeholders of a big entry's texts */
+	struct mt_buf scratch;
 };
 
 /*
@@ -295,22 +327,138 @@ static void msgs_free(struct pent *e)
 	e->nm = e->cap = 0;
 }
 
+static void big_free(struct pent *e)
+{
+	struct big *b = e->big;
+
+	if (!b)
+		return;
+	if (b->post)
+		fclose(b->post);
+	if (b->body)
+		fclose(b->body);
+	if (b->events)
+		fclose(b->events);
+	if (b->seqs)
+		fclose(b->seqs);
+	--*b->count;
+	free(b);
+	e->big = NULL;
+}
+
 static void pent_free(struct pent *e)
 {
 	if (!e)
 		return;
 	msgs_free(e);
+	big_free(e);
 	xrow_free(e->x);
 	free(e);
 }
 
 static int spill_write(struct ex_sink *x, struct har *h, const void *p, size_t n, off_t *at);
+static void sse_lines(struct mt_buf *b, const char *id, const char *event, const char *data, size_t n);
+static json_t *sse_event_json(struct har *h, const char *id, const char *event, const char *data,
+			      size_t n, int64_t wall, int64_t seq, int replayed);
+
+/* The message of it, its strings borrowed from it. */
+static void msg_view(struct hmsg *m, const struct store_item *it)
+{
+	memset(m, 0, sizeof(*m));
+	m->seq = it->seq;
+	m->t_ns = it->t_ns;
+	m->wall = it->wall;
+	m->c2s = it->dir && !strcmp(it->dir, "c2s");
+	m->channel = !it->channel ? 'o' : !strcmp(it->channel, "body") ? 'b'
+					: !strcmp(it->channel, "sse") ? 's' : 'o';
+	m->answer = it->kind && (!strcmp(it->kind, "response") || !strcmp(it->kind, "error"));
+	m->is_error = it->kind && !strcmp(it->kind, "error");
+	m->replayed = it->replayed;
+	m->kind = (char *)(it->kind ? it->kind : "");
+	m->method = (char *)it->method;
+	m->sse_id = (char *)it->sse_id;
+	m->sse_event = (char *)it->sse_event;
+	m->raw = (char *)(it->raw ? it->raw : "");
+	m->raw_len = it->raw_len;
+}
+
+static int put_to(FILE *f, const void *p, size_t n) { return n && fwrite(p, 1, n, f) != n ? -1 : 0; }
+
+/* m to the files of e's big entry. 0, or -1 with x->err set. */
+static int big_add(struct ex_sink *x, struct har *h, struct pent *e, const struct hmsg *m)
+{
+	struct big *b = e->big;
+	int rc;
+
+	rc = fprintf(b->seqs, b->nseq ? ",%lld" : "%lld", (long long)m->seq) < 0;
+	b->nseq++;
+	if (m->t_ns > b->last)
+		b->last = m->t_ns;
+	if (m->c2s) {
+		rc |= put_to(b->post, m->raw, m->raw_len);
+		b->post_len += (int64_t)m->raw_len;
+		b->has_post = 1;
+		if (m->t_ns > b->sent)
+			b->sent = m->t_ns;
+	} else if (m->channel == 's') {
+		json_t *ev = sse_event_json(h, m->sse_id, m->sse_event, m->raw, m->raw_len, m->wall,
+					    m->seq, m->replayed);
+		char *d = ev ? json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+		json_decref(ev);
+		mt_buf_reset(&h->scratch);
+		sse_lines(&h->scratch, m->sse_id, m->sse_event, m->raw, m->raw_len);
+		rc |= put_to(b->body, h->scratch.data, h->scratch.len);
+		b->body_len += (int64_t)h->scratch.len;
+		rc |= !d || (b->nevents && put_to(b->events, ",", 1)) || put_to(b->events, d, strlen(d));
+		free(d);
+		b->nevents++;
+		b->has_body = 1;
+	} else {
+		rc |= put_to(b->body, m->raw, m->raw_len);
+		b->body_len += (int64_t)m->raw_len;
+		b->has_body = 1;
+	}
+	if (rc) {
+		mt_err_set(&x->err, "a temporary file: %s", strerror(errno ? errno : EIO));
+		return -1;
+	}
+	return 0;
+}
+
+/* e holds too much to keep in memory: its messages go to files (struct big). 0 or -1. */
+static int to_big(struct ex_sink *x, struct har *h, struct pent *e)
+{
+	struct big *b = xcalloc(1, sizeof(*b));
+
+	if (!b) {
+		mt_err_set(&x->err, "out of memory");
+		return -1;
+	}
+	b->count = &h->nbig;
+	h->nbig++;
+	e->big = b;
+	if (!(b->post = tmpfile()) || !(b->body = tmpfile()) || !(b->events = tmpfile()) ||
+	    !(b->seqs = tmpfile())) {
+		mt_err_set(&x->err, "cannot make a temporary file: %s", strerror(errno));
+		return -1; /* (e, in the queue, is freed with it) */
+	}
+	b->sent = b->last = e->x->r.t_ns;
+	for (size_t i = 0; i < e->nm; i++)
+		if (big_add(x, h, e, &e->m[i]))
+			return -1;
+	msgs_free(e);
+	e->held = 0;
+	return 0;
+}
 
 /* Add the message to e (with -Y, its bytes to the spill file). 0, or -1 with x->err set. */
 static int add_msg(struct ex_sink *x, struct har *h, struct pent *e, const struct store_item *it)
 {
-	struct hmsg *m;
+	struct hmsg *m, v;
 
+	msg_view(&v, it);
+	if (e->big)
+		return big_add(x, h, e, &v);
 	if (e->nm == e->cap) {
 		size_t c = e->cap ? e->cap * 2 : 2;
 		struct hmsg *nm = realloc(e->m, c * sizeof(*nm));
@@ -322,16 +470,8 @@ static int add_msg(struct ex_sink *x, struct har *h, struct pent *e, const struc
 		e->cap = c;
 	}
 	m = &e->m[e->nm];
-	memset(m, 0, sizeof(*m));
-	m->seq = it->seq;
-	m->t_ns = it->t_ns;
-	m->wall = it->wall;
-	m->c2s = it->dir && !strcmp(it->dir, "c2s");
-	m->channel = !it->channel ? 'o' : !strcmp(it->channel, "body") ? 'b'
-					: !strcmp(it->channel, "sse") ? 's' : 'o';
-	m->answer = it->kind && (!strcmp(it->kind, "response") || !strcmp(it->kind, "error"));
-	m->is_error = it->kind && !strcmp(it->kind, "error");
-	m->replayed = it->replayed;
+	*m = v;
+	m->raw = NULL;
 	m->kind = dups(it->kind ? it->kind : "");
 	m->method = dups(it->method);
 	m->sse_id = dups(it->sse_id);
@@ -350,6 +490,9 @@ static int add_msg(struct ex_sink *x, struct har *h, struct pent *e, const struc
 		mt_err_set(&x->err, "out of memory");
 		return -1;
 	}
+	e->held += it->raw_len;
+	if (!h->hold && e->x && (e->nm > h->big_messages || e->held > BIG_BYTES) && h->nbig < BIG_MAX)
+		return to_big(x, h, e);
 	return 0;
 }
 
@@ -600,6 +743,39 @@ static void common_head(struct har *h, json_t *o, int64_t wall, double time)
 	json_object_set_new(o, "time", json_real(time));
 }
 
+/* The _sseEvents object of a legacy SSE stream's endpoint event. */
+static json_t *endpoint_event(struct har *h, const struct xrow *x)
+{
+	const struct store_exchange_row *r = &x->r;
+	int64_t at = r->first_byte_ns >= r->t_ns ? sub_sat(r->first_byte_ns, r->t_ns) : 0;
+
+	return sse_event_json(h, NULL, "endpoint", x->endpoint, strlen(x->endpoint),
+			      add_sat(r->wall, at / 1000), -1, 0);
+}
+
+/* A big entry's placeholder for what its files hold (what: a letter, write_big). */
+static json_t *placeholder(struct har *h, char what)
+{
+	return json_sprintf("\x01%s%c", h->nonce, what);
+}
+
+/*
+ * A big entry's text in o: placeholders for the bytes' JSON (what), their
+ * U+FFFD-made text (lossy) and base64 (b64), as set_text sets them.
+ */
+static void set_text_big(struct har *h, json_t *o, int bad, int may_b64, char what, char lossy, char b64)
+{
+	if (!bad) {
+		json_object_set_new(o, "text", placeholder(h, what));
+	} else if (may_b64) {
+		json_object_set_new(o, "text", placeholder(h, b64));
+		json_object_set_new(o, "encoding", json_string("base64"));
+	} else {
+		json_object_set_new(o, "text", placeholder(h, lossy));
+		json_object_set_new(o, "_base64", placeholder(h, b64));
+	}
+}
+
 static json_t *seqs(const struct pent *e)
 {
 	json_t *a = json_array();
@@ -620,8 +796,10 @@ static json_t *http_entry(struct har *h, const struct pent *e)
 	int64_t sent = r->t_ns;
 	int64_t last = sent;
 	double send, wait, receive;
-	int has_post = 0, has_resp_text = 0;
+	int has_post = 0, has_resp_text = 0, has_events;
 	struct mt_buf *post = &h->text, *body = &h->json;
+	const struct big *b = e->big;
+	size_t post_len, body_len;
 
 	rq_h = headers(h, r->req_headers_json, rq_cookies, "cookie", 0, &host, &rq_type, NULL);
 	rs_h = headers(h, r->resp_headers_json, rs_cookies, "set-cookie", 1, NULL, &rs_type, &location);
@@ -630,13 +808,17 @@ static json_t *http_entry(struct har *h, const struct pent *e)
 	mt_buf_reset(body);
 	if (e->x->endpoint) {
 		/* (Legacy SSE: the endpoint event, not a message, kept as the session's endpoint.) */
-		int64_t at = r->first_byte_ns >= r->t_ns ? sub_sat(r->first_byte_ns, r->t_ns) : 0;
 		sse_lines(body, NULL, "endpoint", e->x->endpoint, strlen(e->x->endpoint));
 		events = json_array();
-		json_array_append_new(events, sse_event_json(h, NULL, "endpoint", e->x->endpoint,
-							     strlen(e->x->endpoint),
-							     add_sat(r->wall, at / 1000), -1, 0));
+		json_array_append_new(events, endpoint_event(h, e->x));
 		has_resp_text = 1;
+	}
+	if (b) {
+		/* (Its messages are in files: write_big writes their texts.) */
+		sent = b->sent;
+		last = b->last;
+		has_post = b->has_post;
+		has_resp_text |= b->has_body;
 	}
 	for (size_t i = 0; i < e->nm; i++) {
 		const struct hmsg *m = &e->m[i];
@@ -667,6 +849,9 @@ static json_t *http_entry(struct har *h, const struct pent *e)
 		mt_buf_append(body, r->resp_body, r->resp_body_len);
 		has_resp_text = 1;
 	}
+	post_len = post->len + (b ? (size_t)b->post_len : 0);
+	body_len = body->len + (b ? (size_t)b->body_len : 0);
+	has_events = events || (b && b->nevents);
 
 	/* Timings: send up to the request body's last message, wait to the
 	 * response's head, receive to the end (what is not known: 0). */
@@ -700,11 +885,14 @@ static json_t *http_entry(struct har *h, const struct pent *e)
 	if (has_post) {
 		json_t *pd = json_object();
 		json_object_set_new(pd, "mimeType", json_string(rq_type ? rq_type : "application/json"));
-		set_text(h, pd, "text", post->data ? post->data : "", post->len, 0);
+		if (b)
+			set_text_big(h, pd, b->post_bad, 0, 'P', 'L', 'B');
+		else
+			set_text(h, pd, "text", post->data ? post->data : "", post->len, 0);
 		json_object_set_new(req, "postData", pd);
 	}
 	json_object_set_new(req, "headersSize", json_integer(-1));
-	json_object_set_new(req, "bodySize", json_integer(has_post ? (json_int_t)post->len : 0));
+	json_object_set_new(req, "bodySize", json_integer(has_post ? (json_int_t)post_len : 0));
 	json_object_set_new(o, "request", req);
 
 	/* The response. */
@@ -713,21 +901,23 @@ static json_t *http_entry(struct har *h, const struct pent *e)
 	json_object_set_new(resp, "httpVersion", json_string(r->status > 0 ? "HTTP/1.1" : ""));
 	json_object_set_new(resp, "cookies", rs_cookies);
 	json_object_set_new(resp, "headers", rs_h);
-	json_object_set_new(content, "size", json_integer(has_resp_text ? (json_int_t)body->len : 0));
+	json_object_set_new(content, "size", json_integer(has_resp_text ? (json_int_t)body_len : 0));
 	json_object_set_new(content, "mimeType",
 			    json_string(rs_type ? rs_type
 					: !r->resp_type ? ""
 					: !strcmp(r->resp_type, "json") ? "application/json"
 					: !strcmp(r->resp_type, "sse") ? "text/event-stream" : ""));
-	if (has_resp_text)
+	if (has_resp_text && b)
+		set_text_big(h, content, b->body_bad, 1, 'T', 0, 'E');
+	else if (has_resp_text)
 		set_text(h, content, "text", body->data ? body->data : "", body->len, 1);
 	json_object_set_new(resp, "content", content);
 	json_object_set_new(resp, "redirectURL", location ? jstr(h, location) : json_string(""));
 	json_object_set_new(resp, "headersSize", json_integer(-1));
 	/* (An SSE stream is rebuilt from its events: its bytes on the wire are not known.) */
 	json_object_set_new(resp, "bodySize",
-			    json_integer(r->status <= 0 ? -1 : events ? -1
-					 : has_resp_text ? (json_int_t)body->len : 0));
+			    json_integer(r->status <= 0 ? -1 : has_events ? -1
+					 : has_resp_text ? (json_int_t)body_len : 0));
 	json_object_set_new(o, "response", resp);
 	json_object_set_new(o, "cache", json_object());
 	json_object_set_new(o, "timings", timings(send, wait, receive));
@@ -736,7 +926,7 @@ static json_t *http_entry(struct har *h, const struct pent *e)
 	/* mcptap's own fields. */
 	json_object_set_new(o, "_session", json_integer(h->session));
 	json_object_set_new(o, "_seq", json_integer(r->seq));
-	json_object_set_new(o, "_messageSeqs", seqs(e));
+	json_object_set_new(o, "_messageSeqs", b ? placeholder(h, 'S') : seqs(e));
 	if (h->hold && r->messages > (int64_t)e->nm)
 		json_object_set_new(o, "_messagesLeftOut", json_integer(r->messages - (int64_t)e->nm));
 	json_object_set_new(o, "_outcome", r->outcome ? jstr(h, r->outcome) : json_string("open"));
@@ -744,8 +934,12 @@ static json_t *http_entry(struct har *h, const struct pent *e)
 		json_object_set_new(o, "_error", jstr(h, r->error));
 	if (r->last_event_id)
 		json_object_set_new(o, "_lastEventId", jstr(h, r->last_event_id));
-	if (events)
+	if (b && has_events) {
+		json_decref(events); /* (the endpoint's, written again by write_big) */
+		json_object_set_new(o, "_sseEvents", placeholder(h, 'V'));
+	} else if (events) {
 		json_object_set_new(o, "_sseEvents", events);
+	}
 	return o;
 }
 
@@ -917,6 +1111,110 @@ static int put_sep(struct ex_sink *x, struct har *h)
 	return write_all(x, x->out, sep, strlen(sep));
 }
 
+/* f from its start to ts (or, ts NULL, copied to out). 0, or -1 (errno). */
+static int copy_file(FILE *f, struct textstream *ts, FILE *out)
+{
+	char chunk[65536];
+	size_t k;
+
+	if (fflush(f) || fseeko(f, 0, SEEK_SET))
+		return -1;
+	while ((k = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (ts ? ts_feed(ts, chunk, k) : put_to(out, chunk, k))
+			return -1;
+	return ferror(f) ? -1 : 0;
+}
+
+/* A big entry's request body (post) or response body, into ts as one stream. 0 or -1. */
+static int big_stream(struct har *h, const struct pent *e, int post, struct textstream *ts)
+{
+	const struct store_exchange_row *r = &e->x->r;
+
+	if (post)
+		return copy_file(e->big->post, ts, NULL) ||
+		       (r->req_body && ts_feed(ts, r->req_body, r->req_body_len)) ? -1 : 0;
+	if (e->x->endpoint) {
+		mt_buf_reset(&h->scratch);
+		sse_lines(&h->scratch, NULL, "endpoint", e->x->endpoint, strlen(e->x->endpoint));
+		if (ts_feed(ts, h->scratch.data, h->scratch.len))
+			return -1;
+	}
+	return copy_file(e->big->body, ts, NULL) ||
+	       (r->resp_body && ts_feed(ts, r->resp_body, r->resp_body_len)) ? -1 : 0;
+}
+
+/* A big entry's stream, as mode writes it to out (TS_CHECK: *bad says if it is not UTF-8). */
+static int big_text(struct har *h, const struct pent *e, int post, enum ts_mode mode, FILE *out, int *bad)
+{
+	struct textstream *ts = malloc(sizeof(*ts));
+	int rc;
+
+	if (!ts)
+		return -1;
+	ts_init(ts, mode, out);
+	rc = big_stream(h, e, post, ts) || ts_end(ts) ? -1 : 0;
+	if (bad)
+		*bad = ts->bad;
+	ts_release(ts);
+	free(ts);
+	return rc;
+}
+
+/* What a big entry's placeholder what stands for, to out. 0 or -1. */
+static int big_part(struct har *h, const struct pent *e, char what, FILE *out)
+{
+	switch (what) {
+	case 'S':
+		return put_to(out, "[", 1) || copy_file(e->big->seqs, NULL, out) || put_to(out, "]", 1);
+	case 'V':
+		if (put_to(out, "[", 1))
+			return -1;
+		if (e->x->endpoint) {
+			json_t *ev = endpoint_event(h, e->x);
+			char *d = ev ? json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+			int rc = !d || put_to(out, d, strlen(d)) || (e->big->nevents && put_to(out, ",", 1));
+			json_decref(ev);
+			free(d);
+			if (rc)
+				return -1;
+		}
+		return copy_file(e->big->events, NULL, out) || put_to(out, "]", 1);
+	}
+	return put_to(out, "\"", 1) ||
+	       big_text(h, e, strchr("PLB", what) != NULL,
+			what == 'P' || what == 'T' ? TS_JSON : what == 'L' ? TS_LOSSY : TS_BASE64, out, NULL) ||
+	       put_to(out, "\"", 1);
+}
+
+/* A big entry, to out: its JSON with each placeholder's part written in its place. 0 or -1. */
+static int write_big(struct ex_sink *x, struct har *h, struct pent *e, FILE *out)
+{
+	char pat[32], *s;
+	const char *p, *q;
+	size_t pl;
+	int rc = 0;
+
+	errno = 0;
+	if (big_text(h, e, 1, TS_CHECK, NULL, &e->big->post_bad) ||
+	    big_text(h, e, 0, TS_CHECK, NULL, &e->big->body_bad))
+		goto fail;
+	if (!(s = entry_text(h, e))) {
+		mt_err_set(&x->err, "out of memory");
+		return -1;
+	}
+	/* (Jansson writes the placeholders' U+0001 so; nothing else in s starts so: the nonce.) */
+	pl = (size_t)snprintf(pat, sizeof(pat), "\"\\u0001%s", h->nonce);
+	for (p = s; !rc && (q = strstr(p, pat)); p = q + pl + 2)
+		rc = put_to(out, p, (size_t)(q - p)) || big_part(h, e, q[pl], out);
+	rc = rc || put_to(out, p, strlen(p));
+	free(s);
+	if (!rc)
+		return 0;
+fail:
+	mt_err_set(&x->err, "%s", strerror(errno ? errno : EIO));
+	return -1;
+}
+
 /* Write e where it goes: out when it is next, else the spill file. */
 static int emit(struct ex_sink *x, struct har *h, struct pent *e, int to_out)
 {
@@ -926,6 +1224,16 @@ static int emit(struct ex_sink *x, struct har *h, struct pent *e, int to_out)
 
 	if (to_out && e->spilled)
 		return put_sep(x, h) || spill_read(x, h, e->off, e->len, x->out, NULL) ? -1 : 0;
+	if (e->big && to_out)
+		return put_sep(x, h) || write_big(x, h, e, x->out) ? -1 : 0;
+	if (e->big) {
+		if (spill_write(x, h, "", 0, &e->off) || write_big(x, h, e, h->spill))
+			return -1;
+		h->spill_end = ftello(h->spill);
+		e->len = (size_t)(h->spill_end - e->off);
+		e->spilled = 1;
+		return 0;
+	}
 	if (load_raws(x, h, e))
 		return -1;
 	if (!(s = entry_text(h, e))) {
@@ -972,6 +1280,7 @@ static int finish(struct ex_sink *x, struct har *h, struct pent *e)
 	if (emit(x, h, e, 0))
 		return -1;
 	msgs_free(e);
+	big_free(e);
 	xrow_free(e->x);
 	e->x = NULL;
 	return 0;
@@ -984,6 +1293,8 @@ static int har_begin(struct ex_sink *x)
 	static const char head[] = "{\"log\":{\"version\":\"1.2\",\"creator\":{\"name\":\"mcptap\","
 				   "\"version\":\"" MCPTAP_VERSION "\"},\"entries\":[";
 	struct har *h = xcalloc(1, sizeof(*h));
+	unsigned char rnd[8];
+	const char *env;
 
 	if (!h || !(h->pages = json_array())) {
 		free(h);
@@ -992,6 +1303,15 @@ static int har_begin(struct ex_sink *x)
 	}
 	h->first = 1;
 	x->priv = h;
+	h->big_messages = BIG_MESSAGES;
+	if ((env = getenv("MCPTAP_HAR_BIG_MESSAGES")) && *env)
+		h->big_messages = (size_t)strtoul(env, NULL, 10);
+	if (getentropy(rnd, sizeof(rnd))) {
+		mt_err_set(&x->err, "no random bytes: %s", strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(h->nonce + 2 * i, 3, "%02x", rnd[i]);
 	return write_all(x, x->out, head, sizeof(head) - 1);
 }
 
@@ -1265,6 +1585,7 @@ static void har_release(struct ex_sink *x)
 	mt_buf_release(&h->red_id);
 	mt_buf_release(&h->red_cmd);
 	mt_buf_release(&h->red_up);
+	mt_buf_release(&h->scratch);
 	free(h);
 	x->priv = NULL;
 }

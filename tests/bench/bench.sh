@@ -71,6 +71,34 @@ field() { tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
 now_ns() { date +%s%N; }
 
+# The summary table printed at the end: the headline figure of each section
+# run, against its target. headline SECTION FIGURE MEASURED TARGET adds a row;
+# calc EXPR [NAME=VALUE]... prints what awk's EXPR prints with those variables.
+headline() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >> "$TMP/headlines"; }
+calc() {
+	_e=$1
+	shift
+	for _v; do
+		set -- "$@" -v "$_v"
+		shift
+	done
+	awk "$@" "BEGIN { $_e }"
+}
+summary() {
+	[ -s "$TMP/headlines" ] || return 0
+	echo
+	echo "summary: the headline figure of each section run, against its target"
+	awk -F '\t' '{ s[NR] = $1; f[NR] = $2; m[NR] = $3; t[NR] = $4
+			if (length($2) > w) w = length($2)
+			if (length($3) > v) v = length($3) }
+		END {
+			fmt = "    %-4s %-" w "s  %-" v "s  %s\n"
+			printf fmt, "", "figure", "measured", "target"
+			for (i = 1; i <= NR; i++)
+				printf fmt, "(" s[i] ")", f[i], m[i], t[i]
+		}' "$TMP/headlines"
+}
+
 ping_run() { # ping_run CONFIG -> "p50 p99"
 	case $1 in
 	direct) pin $B/load-client ping "$PINGS" -- $B/echo-server ;;
@@ -442,6 +470,10 @@ section_k() {
 			printf "    %-4s  direct p50 %7.1f µs p99 %7.1f µs   mcptap p50 %7.1f µs p99 %7.1f µs\n", name, d50, d99, t50, t99
 			printf "          mcptap/direct p50 = %.2fx (target <= 1.2), p99 = %.2fx; added p50 = %.1f µs\n", t50 / d50, t99 / d99, t50 - d50 }'
 	done
+	headline k "HTTP tap ping p50 / direct, JSON" \
+		"$(calc 'printf "%.2fx", t / d' t="$(median < "$TMP/k50.tj")" d="$(median < "$TMP/k50.dj")")" "<= 1.2x"
+	headline k "HTTP tap flood, every message stored" \
+		"$(calc 'printf "%.0f requests/s", n / (t / 1e9)' n="$HFLOOD" t="$(median < "$TMP/kfl.t")")" ">= 40000 requests/s"
 	echo "    flood, $HFLOOD requests over $HCONNS connections (one session each), CPUs 0,1, until the tap has exited"
 	awk -v n="$HFLOOD" -v d="$(median < "$TMP/kfl.d")" -v t="$(median < "$TMP/kfl.t")" 'BEGIN {
 		printf "    direct %.0f requests/s   mcptap %.0f requests/s, every message stored (target >= 40000)   mcptap/direct = %.2fx\n", n / (d / 1e9), n / (t / 1e9), d / t }'
@@ -454,6 +486,9 @@ section_k() {
 			printf "    mcp-proxy %s (HTTP to stdio: it spawns tests/bench/echo-server), tools/call pings (it answers ping itself):\n", v
 			printf "          mcp-proxy p50 %.1f µs p99 %.1f µs; direct tools/call p50 %.1f µs; added p50 = %.1f µs\n", m50, m99, d50, m50 - d50
 			printf "          added latency mcp-proxy / mcptap (JSON) = %.1fx (target >= 20)\n", (m50 - d50) / (tt - td) }'
+		headline k "added p50, mcp-proxy / HTTP tap" "$(calc 'printf "%.1fx", (m - d) / (t - td)' \
+			m="$(median < "$TMP/k50.mp")" d="$(median < "$TMP/k50.dc")" t="$(median < "$TMP/k50.tj")" \
+			td="$(median < "$TMP/k50.dj")")" ">= 20x"
 	fi
 	# The references, measured beside the tap in each run; "added" is p50 - direct p50.
 	echo "    references in the same runs, pinned as the tap (ping on CPU $CPU, flood on CPUs 0,1):"
@@ -469,6 +504,8 @@ section_k() {
 				printf "    %-4s  nginx p50 %7.1f µs p99 %7.1f µs   nginx/direct p50 = %.2fx, p99 = %.2fx   mcptap/nginx p50 = %.2fx, p99 = %.2fx\n", name, n50, n99, n50 / d50, n99 / d99, t50 / n50, t99 / n99
 				printf "          added p50: nginx %.1f µs, mcptap %.1f µs; mcptap / nginx = %.2fx (target <= 1.0)\n", n50 - d50, t50 - d50, (t50 - d50) / (n50 - d50) }'
 		done
+		headline k "added p50, HTTP tap / nginx, JSON" "$(calc 'printf "%.2fx", (t - d) / (n - d)' \
+			t="$(median < "$TMP/k50.tj")" n="$(median < "$TMP/k50.nj")" d="$(median < "$TMP/k50.dj")")" "<= 1.0x"
 		awk -v n="$HFLOOD" -v d="$(median < "$TMP/kfl.d")" -v t="$(median < "$TMP/kfl.t")" -v x="$(median < "$TMP/kfl.n")" 'BEGIN {
 			printf "    flood nginx %.0f requests/s   nginx/direct = %.2fx   mcptap/nginx = %.2fx\n", n / (x / 1e9), d / x, x / t }'
 		# A relay adds two hops to the round trip (two more context switches
@@ -484,6 +521,8 @@ section_k() {
 		awk -v sent="$burst_sent" -v p="$burst_peak" -v a="$burst_after" 'BEGIN {
 			printf "    a burst of 30 bodies of 15 MiB at once, every one stored (%s):\n", sent
 			printf "          peak RSS %.0f MiB (target <= 128), %.1f MiB once all was stored (target <= 32)\n", p / 1024, a / 1024 }'
+		headline k "HTTP tap RSS, 30 bodies of 15 MiB: peak" "$((burst_peak / 1024)) MiB" "<= 128 MiB"
+		headline k "HTTP tap RSS, 30 bodies of 15 MiB: once stored" "$((burst_after / 1024)) MiB" "<= 32 MiB"
 	fi
 	tmpfs=$(stat -f -c %T "$TMP")
 	echo "    the tap not storing: -w /dev/null (no capture: it relays without logging; its writer thread still takes every copy)"
@@ -569,6 +608,9 @@ section_l() {
 		printf "    ping, %d sequential requests on one connection, CPU 0: echo server p50 %.1f µs p99 %.1f µs, mock p50 %.1f µs p99 %.1f µs\n", n, e50, e99, m50, m99
 		printf "          mock/echo server p50 = %.2fx (target <= 1.2), p99 = %.2fx\n", m50 / e50, m99 / e99
 		printf "    flood, %d requests over %d connections (a session each), CPUs 0,1: echo server %.0f requests/s, mock %.0f requests/s (target >= 20000); mock/echo = %.2fx\n", fl, c, ef, mf, mf / ef }'
+	headline l "HTTP mock ping p50 / echo server" \
+		"$(calc 'printf "%.2fx", m / e' m="$(median < "$TMP/l50.m")" e="$(median < "$TMP/l50.e")")" "<= 1.2x"
+	headline l "HTTP mock flood, a session a connection" "$(median < "$TMP/lfl.m") requests/s" ">= 20000 requests/s"
 }
 
 # (m) pcap import. tests/bench/pcap-mcp-gen writes a capture (libpcap's dump API)
@@ -631,6 +673,12 @@ section_m() {
 		printf "    storage floor of its message rows %.2f s: import/floor = %.2fx (target <= 2x)\n", fl, s / fl
 		printf "    storage floor of its message and exchange rows %.2f s: import/floor = %.2fx\n", fa, s / fa
 		printf "    peak RSS: %.0f MB importing half the sessions, %.0f MB all of them (target flat)\n", rssh / 1024, rss / 1024 }'
+	[ -z "$tshark_ns" ] || headline m "import faster than tshark -Y http -T json" \
+		"$(calc 'printf "%.1fx", t / i' t="$tshark_ns" i="$(median < "$TMP/m.imp")")" ">= 10x"
+	headline m "import / storage floor of its message rows" \
+		"$(calc 'printf "%.2fx", i / 1e9 / f' i="$(median < "$TMP/m.imp")" f="$(median < "$TMP/m.floor")")" "<= 2x"
+	headline m "import peak RSS, half / all of the capture" \
+		"$(calc 'printf "%.0f / %.0f MB", h / 1024, a / 1024' h="$(tail -n 1 "$TMP/mh.rss")" a="$(tail -n 1 "$TMP/m.rss")")" "flat"
 }
 
 # (n) the display filter: show -Y on a generated session of $BENCH_FILTER_N
@@ -640,6 +688,8 @@ section_m() {
 # one that reads the JSON of each tools/call (tool).
 section_n() {
 	_n=${BENCH_FILTER_N:-1000000}
+	# (a new file: the flood of (b) leaves its capture under the same name)
+	rm -f "$TMP/f.db"*
 	sh tests/bench/gen-session.sh "$_n" | tests/peers/fixture-load /dev/stdin "$TMP/f.db"
 	echo "(n) show -Y on a session of $_n messages, one CPU, against show of a file of the rows it passes"
 	for _f in method tool; do
@@ -671,6 +721,8 @@ section_n() {
 		awk -v e="$_expr" -v r="$_rows" -v y="$(median < "$TMP/fy")" -v k="$(median < "$TMP/fk")" 'BEGIN {
 			printf "    -Y %s: %d rows, the same lines; %.2f s against %.2f s: %.2fx (target <= 2)\n",
 				e, r, y / 1e9, k / 1e9, y / k }'
+		headline n "show -Y '$_expr' / show of its rows" \
+			"$(calc 'printf "%.2fx", y / k' y="$(median < "$TMP/fy")" k="$(median < "$TMP/fk")")" "<= 2x"
 		rm -f "$TMP/fk.db" "$TMP/fy.out" "$TMP/fk.out"
 	done
 	rm -f "$TMP/f.db"
@@ -694,7 +746,7 @@ section_o() {
 	kill -INT $(pgrep -f "mcptap show -r $TMP/fo.db -F" | head -n 1) 2> /dev/null
 	wait $_f 2> /dev/null
 	echo "(o) show --follow while a stdio tap records 1000 pings 5 ms apart: from the tap's read to the follower's line"
-	perl -MTime::Local=timegm -ne '
+	BENCH_FO_P99=$TMP/fo.p99 perl -MTime::Local=timegm -ne '
 		my ($at, $t) = split;
 		my ($Y, $M, $D, $h, $m, $s) = $t =~ /^(\d+)-(\d+)-(\d+)T(\d+):(\d+):([\d.]+)Z$/ or next;
 		push @d, ($at - (timegm(0, $m, $h, $D, $M - 1, $Y) + $s)) * 1000;
@@ -703,8 +755,10 @@ section_o() {
 			my $n = @d;
 			printf "    %d lines (of 2002 since it began); delay p50 %.1f ms, p99 %.1f ms, max %.1f ms (target <= 100 ms after the commit)\n",
 				$n, $d[int($n / 2)], $d[int($n * 0.99)], $d[-1];
+			open(my $o, ">", "$ENV{BENCH_FO_P99}") or die; printf $o "%.1f\n", $d[int($n * 0.99)]; close $o;
 		}' "$TMP/fo.out"
-	rm -f "$TMP/fo.db"* "$TMP/fo.out"
+	headline o "show -F delay behind the tap, p99" "$(cat "$TMP/fo.p99") ms" "<= 100 ms"
+	rm -f "$TMP/fo.db"* "$TMP/fo.out" "$TMP/fo.p99"
 }
 
 # (p) export: each format of a 1M-message capture (gen-session.sh), against
@@ -739,6 +793,9 @@ section_p() {
 			-v m="$_size" -v r5="$_r5" -v r1="$_r1" -v n5=$((_n / 5)) -v n="$_n" 'BEGIN {
 			printf "    %-6s %.2f s against %.2f s: %.2fx (target <= %s); %d MB; peak RSS %.1f MiB at %d, %.1f MiB at %d messages\n",
 				f, e / 1e9, s / 1e9, e / s, t, m, r5 / 1024, n5, r1 / 1024, n }'
+		headline p "export -T $_f / show -T json" "$(calc 'printf "%.2fx", e / s' e="$(median < "$TMP/ex.$_f")" \
+			s="$(median < "$TMP/es")")" "<= ${_target}x"
+		headline p "export -T $_f peak RSS, $((_n / 5)) / $_n messages" "$((_r5 / 1024)) / $((_r1 / 1024)) MiB" "flat"
 	done
 	rm -f "$TMP/e.db"* "$TMP/e5.db"* "$TMP/e.out"
 }
@@ -793,6 +850,8 @@ section_q() {
 	echo "(q) live push: the HTTP tap's flood, $HFLOOD requests over $HCONNS connections, CPUs 0,1, every message stored, until the tap has exited"
 	awk -v n="$HFLOOD" -v c=$HCONNS -v a="$(median < "$TMP/q.n")" -v b="$(median < "$TMP/q.o")" 'BEGIN {
 		printf "    no --otlp %.0f requests/s   --otlp %.0f requests/s, %d spans pushed   --otlp/no --otlp = %.3fx (target >= 0.95)\n", n / (a / 1e9), n / (b / 1e9), n + c, a / b }'
+	headline q "HTTP tap flood, --otlp / no --otlp" \
+		"$(calc 'printf "%.3fx", a / b' a="$(median < "$TMP/q.n")" b="$(median < "$TMP/q.o")")" ">= 0.95x"
 	awk -v a="$(median < "$TMP/q.cn")" -v b="$(median < "$TMP/q.co")" -v hz="$(getconf CLK_TCK)" 'BEGIN {
 		printf "    the tap'"'"'s CPU time for the flood (user + system, to its end): no --otlp %.2f s   --otlp %.2f s   %.3fx\n", a / hz, b / hz, b / a }'
 	rm -f "$TMP/q.db"*
@@ -805,6 +864,8 @@ section_q() {
 section_s() {
 	_n=${BENCH_REPORT_N:-1000000}
 	command -v chromium > /dev/null || { echo "(s) skipped: no chromium (tests/setup.sh test installs it)"; return 0; }
+	# (new files: the peak RSS runs of (d) leave their capture as r.db)
+	rm -f "$TMP/r.db"* "$TMP/r10.db"* "$TMP/rs.db"*
 	sh tests/bench/gen-session.sh "$_n" | tests/peers/fixture-load /dev/stdin "$TMP/r.db"
 	sh tests/bench/gen-session.sh $((_n / 10)) | tests/peers/fixture-load /dev/stdin "$TMP/r10.db"
 	sh tests/bench/gen-session.sh 10 | tests/peers/fixture-load /dev/stdin "$TMP/rs.db"
@@ -824,6 +885,8 @@ section_s() {
 			-v s="$(median < "$TMP/qs")" -v m="$(du -m "$TMP/$_db.html" | cut -f1)" -v k="$_rss" 'BEGIN {
 			printf "    %d messages: %.2f s against %.2f s: %.2fx; %d MB of HTML; peak RSS %.1f MiB\n",
 				n, r / 1e9, s / 1e9, r / s, m, k / 1024 }'
+		headline s "report of $(sqlite3 "$TMP/$_db.db" 'SELECT count(*) FROM message') messages / show -T json; peak RSS" "$(calc 'printf "%.2fx; %.0f MiB", r / s, k / 1024' \
+			r="$(median < "$TMP/qr")" s="$(median < "$TMP/qs")" k="$_rss")" "flat memory"
 	done
 	./mcptap report -r "$TMP/rs.db" -o "$TMP/rs.html"
 	: > "$TMP/qb"; : > "$TMP/qc"
@@ -879,6 +942,9 @@ section_r() {
 			s / 1e9, d / 1e9, d / s, c, v / 1e9, v / s
 		printf "    diff peak RSS: %.1f MiB at %d, %.1f MiB at %d messages (%.1f MiB with the changes)\n",
 			r5 / 1024, n5, r1 / 1024, n, rv / 1024 }'
+	headline r "diff of the same flow twice / show -T json" \
+		"$(calc 'printf "%.2fx", d / s' d="$(median < "$TMP/qd")" s="$(median < "$TMP/qs")")" "-"
+	headline r "diff peak RSS, $((_n / 5)) / $_n messages" "$((_r5 / 1024)) / $((_r1 / 1024)) MiB" "-"
 	rm -f "$TMP/da.db"* "$TMP/db.db"* "$TMP/dv.db"* "$TMP/d5a.db"* "$TMP/d5b.db"* "$TMP/dv.out"
 }
 
@@ -886,6 +952,7 @@ if [ "${BENCH_ONLY:-}" = k ] || [ "${BENCH_ONLY:-}" = l ] || [ "${BENCH_ONLY:-}"
 	echo "mcptap benchmarks: section ($BENCH_ONLY) only; $(nproc) CPUs; median of $RUNS runs"
 	echo
 	section_$BENCH_ONLY
+	summary
 	exit 0
 fi
 
@@ -923,6 +990,7 @@ echo "(a) ping round trip, $PINGS sequential pings"
 printf '    %-8s p50 %8s µs   p99 %8s µs\n' direct "$p50_direct" "$p99_direct" relay "$p50_relay" "$p99_relay" mcptap "$p50_tap" "$p99_tap"
 awk -v t="$p50_tap" -v r="$p50_relay" -v d="$p50_direct" 'BEGIN {
 	printf "    mcptap/relay p50 = %.2fx (target <= 1.15)   mcptap/direct p50 = %.2fx\n", t / r, t / d }'
+headline a "ping p50, mcptap record / plain relay" "$(calc 'printf "%.2fx", t / r' t="$p50_tap" r="$p50_relay")" "<= 1.15x"
 echo
 echo "(b) flood, $FLOOD pipelined requests ($((2 * FLOOD)) messages), until the tap has exited,"
 echo "(c) against the storage floor: $((2 * FLOOD)) parsed rows inserted in batches, until the file is closed"
@@ -933,6 +1001,8 @@ echo "    mcptap stored $stored of $((2 * FLOOD + 3)) messages (handshake includ
 awk -v t="$fl_tap" -v f="$floor" -v r="$fl_relay" -v t2="$fl2_tap" -v f2="$floor2" 'BEGIN {
 	printf "    mcptap flood / storage floor = %.2fx on one CPU, %.2fx on two (target >= 0.8)\n", t / f, t2 / f2
 	printf "    mcptap / plain relay = %.3fx on one CPU: SQLite, not the relay, is the limit\n", t / r }'
+headline b "flood, every message stored / storage floor, one CPU" "$(calc 'printf "%.2fx", t / f' t="$fl_tap" f="$floor")" ">= 0.8x"
+headline b "flood, every message stored / storage floor, two CPUs" "$(calc 'printf "%.2fx", t / f' t="$fl2_tap" f="$floor2")" ">= 0.8x"
 echo
 
 # (d) RSS: mcptap's own peak, measured by GNU time around it.
@@ -946,6 +1016,7 @@ if [ -x /usr/bin/time ]; then
 	r1m=$(rss 500000)
 	echo "(d) peak RSS of mcptap record (its echo server included)"
 	echo "    200k messages: $((r200 / 1024)) MiB   1M messages: $((r1m / 1024)) MiB   (target <= 32 MiB, flat)"
+	headline d "record's peak RSS, 200k / 1M messages" "$((r200 / 1024)) / $((r1m / 1024)) MiB" "<= 32 MiB, flat"
 else
 	echo "(d) peak RSS: skipped, /usr/bin/time is not installed (apt-get install time)"
 fi
@@ -972,6 +1043,8 @@ echo "(e) analyze: $AN messages, every rule, one CPU"
 awk -v n="$AN" -v ns="$an_ns" 'BEGIN {
 	printf "    %.2f s, %.0f messages/s (target >= 1000000)\n", ns / 1e9, n / (ns / 1e9) }'
 tail -n 1 "$TMP/an.out" | sed 's/^/    /'
+headline e "analyze, every rule, one CPU" "$(calc 'printf "%.0f messages/s", n / (ns / 1e9)' n="$AN" ns="$an_ns")" \
+	">= 1000000 messages/s"
 
 # (f) replay: the load client against `mcptap replay --as server` (a mock of a
 # recorded echo server) and, in the same run, against the C echo server itself.
@@ -991,6 +1064,9 @@ echo "(f) replay --as server over stdio, $PINGS pings and a flood of $FLOOD requ
 awk -v m="$(median < "$TMP/m50")" -v e="$(median < "$TMP/e50")" -v mf="$(median < "$TMP/mfl")" -v ef="$(median < "$TMP/efl")" 'BEGIN {
 	printf "    ping p50: mock %.1f µs, echo server %.1f µs: %.2fx (target <= 1.2)\n", m, e, m / e
 	printf "    flood: mock %.0f requests/s (target >= 100000), echo server %.0f requests/s\n", mf / 2, ef / 2 }'
+headline f "mock ping p50 / echo server" "$(calc 'printf "%.2fx", m / e' m="$(median < "$TMP/m50")" e="$(median < "$TMP/e50")")" \
+	"<= 1.2x"
+headline f "mock flood" "$(calc 'printf "%.0f requests/s", m / 2' m="$(median < "$TMP/mfl")")" ">= 100000 requests/s"
 if [ -x /usr/bin/time ]; then
 	pin $B/load-client flood "$FLOOD" -- /usr/bin/time -f '%M' -o "$TMP/mrss" ./mcptap replay -r "$TMP/rf.db" --as server --no-store > /dev/null
 	echo "    the mock's peak RSS over a recording of $((2 * FLOOD + 3)) messages: $(( $(tail -n 1 "$TMP/mrss") / 1024 )) MiB"
@@ -1024,6 +1100,8 @@ echo "(g) 8 taps flooding at once, $((FLOOD / 8)) requests each, CPUs 0,1"
 awk -v o="$(median < "$TMP/one")" -v e="$(median < "$TMP/eight")" 'BEGIN {
 	printf "    into one file: %.0f messages/s; into 8 files: %.0f messages/s; one / eight = %.2fx\n", o, e, o / e }'
 echo "    one file, last run: $one_stored of $((8 * (2 * (FLOOD / 8) + 3))) messages stored, $one_gaps gaps"
+headline g "8 taps into one file / into 8 files" \
+	"$(calc 'printf "%.2fx", o / e' o="$(median < "$TMP/one")" e="$(median < "$TMP/eight")")" "-"
 
 # (h) A paced stream (a 2 KB line every ms for 7 s: 10 MB while the lock is
 # held, more than --queue and less than --hold) and the largest gap between
@@ -1043,6 +1121,7 @@ echo "(h) the relay's worst stall: a 2 KB line every ms for 7 s, the largest gap
 read -r gd nd < "$TMP/g.direct"; read -r gt nt < "$TMP/g.tap"; read -r gl nl < "$TMP/g.lock"
 echo "    direct pipe: $gd ms ($nd lines)   tap: $gt ms ($nt lines)   tap, file locked 5 s: $gl ms ($nl lines)"
 awk -v l="$gl" -v t="$gt" 'BEGIN { printf "    locked / unlocked = %.2fx (target: no stall beyond a few ms)\n", l / t }'
+headline h "largest gap, file locked 5 s (unlocked: $gt ms)" "$gl ms" "a few ms"
 echo "    the lock was held $(( ($(cat "$TMP/l.t1") - $(cat "$TMP/l.t0")) / 1000000 )) ms; $(sqlite3 "$TMP/l.db" "select count(*) from message where session = 2") of 7000 lines stored in the end"
 
 # (i) Memory in proportion to what is open, not to the session's length: the
@@ -1062,6 +1141,7 @@ if [ -x /usr/bin/time ]; then
 	echo "(i) peak RSS over a clean session (target: flat; analyze under 64 MiB)"
 	printf '    analyze: %s MiB at %s messages, %s MiB at %s\n' $((a1 / 1024)) "$AN" $((a10 / 1024)) "$BIG"
 	printf '    stats:   %s MiB at %s messages, %s MiB at %s\n' $((s1 / 1024)) "$AN" $((s10 / 1024)) "$BIG"
+	headline i "analyze peak RSS, $AN / $BIG messages" "$((a1 / 1024)) / $((a10 / 1024)) MiB" "flat, < 64 MiB"
 fi
 : > "$TMP/scan"; : > "$TMP/an2"
 i=0
@@ -1078,6 +1158,8 @@ while [ $i -lt "$RUNS" ]; do
 done
 awk -v a="$(median < "$TMP/an2")" -v s="$(median < "$TMP/scan")" -v n="$AN" 'BEGIN {
 	printf "    analyze / a json_valid scan of the same %d rows = %.2fx the time (target <= 2)\n", n, a / s }'
+headline i "analyze / a json_valid scan of its rows" \
+	"$(calc 'printf "%.2fx", a / s' a="$(median < "$TMP/an2")" s="$(median < "$TMP/scan")")" "<= 2x"
 
 # (j) sessions on a 20M-message file: the session rows keep their counts, so
 # it reads no message; against the sqlite3 shell counting the session rows.
@@ -1097,6 +1179,7 @@ echo
 echo "(j) sessions on a $HUGE-message file ($(du -m "$TMP/huge.db" | cut -f1) MB)"
 awk -v a="$(median < "$TMP/ss")" -v s="$(median < "$TMP/sq")" 'BEGIN {
 	printf "    %.1f ms; the sqlite3 shell counting its sessions: %.1f ms; %.2fx\n", a / 1e6, s / 1e6, a / s }'
+headline j "sessions on a $HUGE-message file" "$(calc 'printf "%.1f ms", a / 1e6' a="$(median < "$TMP/ss")")" "-"
 
 echo
 section_k
@@ -1116,3 +1199,4 @@ echo
 section_r
 echo
 section_s
+summary
