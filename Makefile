@@ -9,6 +9,7 @@
 #   make stress     many taps flooding one file, with kills, readers and a foreign
 #                   lock (tests/stress.sh; STRESS_ARGS to change its sizes)
 #   make install    PREFIX (/usr/local) and DESTDIR as usual
+#   make man-rules  write mcptap-rules.7, the rule catalogue, from the rule table
 #
 # Libraries come from pkg-config; nothing is vendored. Debian's libhttp-parser-dev
 # (pcap import's HTTP/1.1 parser) ships no pkg-config file: it is linked by name.
@@ -55,7 +56,7 @@ FUZZ_SRC = $(wildcard tests/fuzz/fuzz-*.c)
 FUZZ_BIN = $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 
 .PHONY: all test test-run check check-run demo demo-run bench bench-run fuzz fuzz-run stress \
-	install clean deps unit e2e
+	install man-rules clean deps unit e2e
 
 ifeq ($(SAN),1)
 all: $(B)/mcptap $(UNIT_BIN)
@@ -163,9 +164,16 @@ build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c $(LIB_SRC) build/gen/schema_sql.c build/g
 	  build/gen/schema_sql.c $(LIBS)
 
 install: mcptap
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 0755 mcptap $(DESTDIR)$(PREFIX)/bin/mcptap
 	install -m 0644 mcptap.1 $(DESTDIR)$(PREFIX)/share/man/man1/mcptap.1
+	install -m 0644 mcptap-rules.7 $(DESTDIR)$(PREFIX)/share/man/man7/mcptap-rules.7
+
+# The rule catalogue is generated from the rule table and committed;
+# t0300-rules.sh fails when it is out of date.
+man-rules: mcptap
+	sh tests/man-rules.sh ./mcptap
 
 clean:
 	rm -rf build mcptap $(PEER_BIN) $(BENCH_BIN)

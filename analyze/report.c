@@ -608,8 +608,8 @@ static void sarif_tool(struct report *r)
 		json_object_set_new(jr, "fullDescription",
 				    json_pack("{s:s}", "text", rule->source ? rule->source : ""));
 		mt_buf_reset(&r->b1);
-		mt_buf_printf(&r->b1, "%s (%s). `mcptap analyze --list-rules` and the RULES section of "
-				      "mcptap(1) list every rule.",
+		mt_buf_printf(&r->b1, "%s (%s). `mcptap analyze --list-rules` and mcptap-rules(7) "
+				      "list every rule.",
 			      rule->summary, rule->source ? rule->source : "");
 		json_object_set_new(jr, "help", json_pack("{s:s}", "text", r->b1.data));
 		json_object_set_new(jr, "defaultConfiguration",

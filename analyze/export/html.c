@@ -837,7 +837,7 @@ static int html_end(struct ex_sink *x)
 		esc_s(h, &o, r->summary);
 		mt_buf_puts(&o, "<br><span class=\"note\">Source: ");
 		esc_s(h, &o, r->source);
-		mt_buf_puts(&o, ". In mcptap(1), RULES: ");
+		mt_buf_puts(&o, ". In mcptap-rules(7): ");
 		esc_s(h, &o, r->id);
 		mt_buf_puts(&o, ".</span></dd>\n");
 	}

@@ -4,7 +4,14 @@
 . "$(dirname "$0")/lib.sh"
 MAN=$TOP/mcptap.1
 
-synopsis=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' "$MAN" | sed -n 's/^\.B //p')
+# The SYNOPSIS is wrapped to 80 columns: a line that does not begin with
+# "mcptap" goes on the usage above it (its indent, "\ " each, dropped).
+synopsis=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' "$MAN" | sed -n 's/^\.B //p' |
+	awk '/^mcptap / { if (u != "") print u; u = $0; next }
+		{ sub(/^(\\ )+/, ""); u = u " " $0 } END { print u }')
+wide=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' "$MAN" | sed -n 's/^\.B //p' |
+	sed 's/\\ / /g' | awk 'length($0) + 7 > 80')
+check_eq "no SYNOPSIS line is wider than 80 columns (7 of indent)" "" "$wide"
 cmds=$("$MCPTAP" --help | awk '/^  [a-z]+ /{print $1}')
 check "--help lists commands" test -n "$cmds"
 for c in $cmds; do
@@ -19,6 +26,32 @@ for c in $cmds; do
 	done
 	check "$c: it has a usage line" test "$n" -ge 1
 	check "$c: the man page has a section for it" grep -q "^\.SS $c\$" "$MAN"
+	# Each option of --help has an entry (a .TP tag) in the command's section,
+	# and the entries come in --help's order.
+	awk -v c="$c" '$0 == ".SS " c { p = 1; next } /^\.S[SH] / { p = 0 }
+		p && tag { gsub(/\\-/, "-"); gsub(/\\f[BIRP]/, ""); print; tag = /\\$/ }
+		p && /^\.TP/ { tag = 1 }' "$MAN" |
+		grep -oE -- '(^|[^[:alnum:]-])--?[[:alpha:]][[:alnum:]-]*' |
+		sed 's/^[^-]*//' | awk '!seen[$0]++' > "$T/tags"
+	sed -n 's/^ \{2,6\}\(-.*\)/\1/p' "$T/help" | sed 's/  .*//' |
+		grep -v -- '--help' | awk '!seen[$0]++' > "$T/opts"
+	out_of_order="" undocumented="" last=0
+	while read -r line; do
+		first=0
+		for o in $(printf '%s\n' "$line" | grep -oE -- '--?[[:alpha:]][[:alnum:]-]*'); do
+			at=$(grep -nxF -- "$o" "$T/tags" | cut -d: -f1)
+			[ -n "$at" ] && { [ "$first" -eq 0 ] || [ "$at" -lt "$first" ]; } && first=$at
+		done
+		if [ "$first" -eq 0 ]; then
+			undocumented="$undocumented $line;"
+		elif [ "$first" -lt "$last" ]; then
+			out_of_order="$out_of_order $line;"
+		else
+			last=$first
+		fi
+	done < "$T/opts"
+	check_eq "$c: every option of --help has an entry in the man page" "" "$undocumented"
+	check_eq "$c: the entries come in --help's order" "" "$out_of_order"
 	check "$c: the README mentions it" grep -q "mcptap $c" "$TOP/README.md"
 	"$MCPTAP" "$c" --no-such-option < /dev/null > "$T/out" 2> "$T/err"
 	check_eq "$c: an unknown option is a usage error" 2 $?

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Every rule of the analyzer has a minimal session that triggers it (ID.fail*)
 # and one that does not (ID.pass*) in tests/fixtures/rules, and is documented
-# in mcptap.1. Each fixture is loaded into a capture file by the fixture
-# loader (the same classifier and store as record) and analyzed for real.
+# in mcptap-rules.7, which is what tests/man-rules.sh writes from the table.
+# Each fixture is loaded into a capture file by the fixture loader (the same
+# classifier and store as record) and analyzed for real.
 . "$(dirname "$0")/lib.sh"
 FIX=$TOP/tests/fixtures/rules
 LOAD=$PEERS/fixture-load
@@ -22,8 +23,17 @@ for id in $rules; do
 	check "$id has a passing fixture" test -f "$1"
 done
 for id in $all; do
-	check "$id is in mcptap.1" grep -q -- "$id" "$TOP/mcptap.1"
+	check "$id has its entry in mcptap-rules.7" \
+		grep -qxF -- ".B $(printf '%s' "$id" | sed 's/-/\\-/g')" "$TOP/mcptap-rules.7"
 done
+if [ -z "$only" ]; then
+	sh "$TOP/tests/man-rules.sh" "$MCPTAP" "$T/rules.7"
+	check "mcptap-rules.7 is up to date with --list-rules (make man-rules)" \
+		cmp -s "$T/rules.7" "$TOP/mcptap-rules.7"
+	check_eq "it has one entry per rule" "$(printf '%s\n' "$all" | wc -l)" \
+		"$(grep -c '^\.TP$' "$TOP/mcptap-rules.7")"
+	check "mcptap.1 links to it" grep -q '^\.BR mcptap\\-rules (7)' "$TOP/mcptap.1"
+fi
 # No fixture for a rule that does not exist.
 for f in "$FIX"/*.fail* "$FIX"/*.pass*; do
 	[ -f "$f" ] || continue
@@ -54,5 +64,17 @@ for f in "$FIX"/*.fail* "$FIX"/*.pass*; do
 	n=$((n + 1))
 done
 echo "# ran $n fixtures"
+
+# SARIF's help text and the HTML report's rule entries send the reader to
+# mcptap-rules.7.
+if [ -z "$only" ]; then
+	"$LOAD" "$FIX/LIFE-001.fail" "$T/link.db"
+	"$MCPTAP" analyze -r "$T/link.db" --no-store --fail-on never -T sarif > "$T/link.sarif"
+	check "SARIF help names mcptap-rules(7)" grep -qF \
+		"\`mcptap analyze --list-rules\` and mcptap-rules(7) list every rule." "$T/link.sarif"
+	"$MCPTAP" report -r "$T/link.db" -o "$T/link.html"
+	check "the HTML report's rules name mcptap-rules(7)" grep -qF \
+		'. In mcptap-rules(7): LIFE-001.</span>' "$T/link.html"
+fi
 
 finish
