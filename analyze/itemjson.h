@@ -1,7 +1,7 @@
 /*
  * itemjson.h - a captured item (a message, a stderr line, a gap, an HTTP
  * exchange) as one line of JSON, the format of `show -T json` and `export -T
- * jsonl` (JSON OUTPUT in mcptap.1). A message's bytes are copied as sent.
+ * jsonl` (show in doc/capture-files.md). A message's bytes are copied as sent.
  */
 #ifndef MCPTAP_ITEMJSON_H
 #define MCPTAP_ITEMJSON_H

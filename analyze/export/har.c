@@ -3,7 +3,7 @@
  * browsers' developer tools and HTTP debuggers), an entry per HTTP exchange
  * of a session the HTTP tap recorded (or pcap import read), and for stdio an
  * entry per JSON-RPC request with its answer, per notification and per
- * message nothing answers (the convention in mcptap.1, EXPORT FORMATS).
+ * message nothing answers (the convention in doc/export-formats.md).
  *
  * Written as it is read: an entry is written when its messages have all
  * come (an exchange row says how many name it) and every entry that started

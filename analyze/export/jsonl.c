@@ -1,6 +1,6 @@
 /*
  * jsonl.c - export -T jsonl: one JSON object per line, the lines of `show -T
- * json` (JSON OUTPUT in mcptap.1) for every session given, its HTTP exchanges
+ * json` (show in doc/capture-files.md) for every session given, its HTTP exchanges
  * among them: each message's bytes as they were sent.
  */
 #include <errno.h>
