@@ -19,7 +19,7 @@
 
 #include "analyze/analyze.h"
 #include "analyze/report.h"
-#include "schema/cli.h"
+#include "cli.h"
 #include "schema/filter.h"
 #include "schema/map.h"
 

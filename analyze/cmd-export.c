@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "analyze/export/export.h"
-#include "schema/cli.h"
+#include "cli.h"
 #include "schema/filter.h"
 
 static int run_export(int argc, char **argv);

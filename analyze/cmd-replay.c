@@ -23,7 +23,7 @@
 
 #include "analyze/replay/mock.h"
 #include "analyze/replay/verify.h"
-#include "schema/cli.h"
+#include "cli.h"
 #include "schema/filter.h"
 #include "tap/http/httpclient.h"
 #include "tap/stdio/child.h"

@@ -14,7 +14,7 @@
 #include "analyze/diffside.h"
 #include "analyze/export/export.h"
 #include "schema/map.h"
-#include "schema/cli.h"
+#include "cli.h"
 
 static int run_report(int argc, char **argv);
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "schema/cli.h"
+#include "cli.h"
 #include "schema/filter.h"
 
 static int run_sessions(int argc, char **argv);
@@ -98,7 +98,7 @@ static void print_text(const struct store_session_row *rows, size_t n)
 		char started[32], dur[32], ex[32], msgs[48];
 		size_t start;
 		local_time(r->started_wall, started);
-		cli_format_duration(r->duration_ns, dur);
+		mt_format_duration(r->duration_ns, dur);
 		exit_text(r, ex);
 		snprintf(msgs, sizeof(msgs), "%lld/%lld", (long long)r->msgs_c2s,
 			 (long long)r->msgs_s2c);
@@ -137,8 +137,8 @@ static void print_text(const struct store_session_row *rows, size_t n)
 				char last[32], idle[32];
 				int64_t now = mt_wall_us();
 				local_time(r->last_wall, last);
-				cli_format_duration(now > r->last_wall ? (now - r->last_wall) * 1000 : 0,
-						    idle);
+				mt_format_duration(now > r->last_wall ? (now - r->last_wall) * 1000 : 0,
+						   idle);
 				mt_buf_printf(&b, ", last activity %s", last);
 				if (!strcmp(store_session_state(r), "running"))
 					mt_buf_printf(&b, " (idle %s)", idle);

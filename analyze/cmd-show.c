@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "schema/cli.h"
+#include "cli.h"
 #include "schema/filter.h"
 #include "analyze/itemjson.h"
 #include "schema/map.h"
@@ -463,7 +463,7 @@ static void exchange_head(struct show *sh, const struct store_exchange_row *x, i
 	size_t col;
 
 	if (x->end_ns >= 0)
-		cli_format_duration(x->end_ns - x->t_ns, lat);
+		mt_format_duration(x->end_ns - x->t_ns, lat);
 	mt_buf_reset(&sh->line);
 	line_head(sh, x->seq, NULL, 1, t_ns, x->wall + (t_ns - x->t_ns) / 1000,
 		  sh->color ? color : "", mark, kind, sh->color ? "\033[0m" : "");
@@ -626,7 +626,7 @@ static int show_text(struct show *sh, const struct store_item *it)
 	int json;
 
 	if (it->request_seq > 0)
-		cli_format_duration(it->latency_ns, lat);
+		mt_format_duration(it->latency_ns, lat);
 	if (sh->color) {
 		on = kind_color(it);
 		off = "\033[0m";

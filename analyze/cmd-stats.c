@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "analyze/tally.h"
-#include "schema/cli.h"
+#include "cli.h"
 #include "schema/filter.h"
 
 static int run_stats(int argc, char **argv);
@@ -105,7 +105,7 @@ static void print_text(struct tally *s, const struct store_session_row *row)
 	char dur[32], v[5][32];
 	size_t *order = tally_order(s), nun;
 
-	cli_format_duration(row->duration_ns >= 0 ? row->duration_ns : s->last_t - s->first_t, dur);
+	mt_format_duration(row->duration_ns >= 0 ? row->duration_ns : s->last_t - s->first_t, dur);
 	printf("session %lld: %s, %lld messages c→s (%lld bytes), %lld s→c (%lld bytes), "
 	       "%lld stderr lines\n",
 	       (long long)row->id, dur, (long long)s->msgs[0], (long long)s->bytes[0],
@@ -116,7 +116,7 @@ static void print_text(struct tally *s, const struct store_session_row *row)
 		const struct tally_row *r = &s->rows[order[k]];
 		static const int ps[4] = {50, 95, 99, 100};
 		for (int j = 0; j < 4; j++)
-			cli_format_duration(tally_percentile(&r->lat, ps[j]), v[j]);
+			mt_format_duration(tally_percentile(&r->lat, ps[j]), v[j]);
 		if (r->tool_call)
 			snprintf(v[4], sizeof(v[4]), "%lld", (long long)r->is_error);
 		else

@@ -12,7 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "schema/cli.h"
+#include "cli.h"
 #include "tap/http/httplog.h"
 #include "tap/http/httptap.h"
 #include "tap/otlpcli.h"

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "schema/cli.h"
+#include "cli.h"
 #include "tap/pcap/capcli.h"
 
 static int run_sniff(int argc, char **argv);

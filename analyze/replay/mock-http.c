@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schema/cli.h"
 #include "schema/map.h"
+#include "schema/util.h"
 #include "tap/http/httpserve.h"
 #include "tap/http/httpsess.h"
 

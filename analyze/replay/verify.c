@@ -29,8 +29,8 @@
 #include <unistd.h>
 
 #include "analyze/replay/mint.h"
-#include "schema/cli.h"
 #include "schema/redact.h"
+#include "schema/util.h"
 #include "tap/http/httpclient.h"
 #include "tap/stdio/child.h"
 #include "tap/stdio/lineio.h"

@@ -66,7 +66,6 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#include "schema/cli.h"
 #include "schema/util.h"
 #include "tap/http/httphdr.h"
 #include "tap/http/httplisten.h"

@@ -10,7 +10,7 @@
 #include <getopt.h>
 #include <stdint.h>
 
-#include "schema/cli.h"
+#include "cli.h"
 #include "tap/pcap/capture.h"
 #include "tap/otlpcli.h"
 #include "tap/pcap/pcapimport.h"

@@ -1,7 +1,7 @@
 /*
  * cli.c - helpers shared by the command files (see cli.h).
  */
-#include "schema/cli.h"
+#include "cli.h"
 #include "schema/filter.h"
 
 #include <stdarg.h>
@@ -352,21 +352,6 @@ int cli_term_width(FILE *f)
 	if (env && !mt_parse_int64(env, &cols) && cols > 0 && cols <= 100000)
 		return (int)cols;
 	return 80;
-}
-
-void cli_format_duration(int64_t ns, char out[32])
-{
-	if (ns < 0)
-		snprintf(out, 32, "?");
-	else if (ns < 1000000)
-		snprintf(out, 32, "%lldµs", (long long)(ns / 1000));
-	else if (ns < 1000000000)
-		snprintf(out, 32, "%.1fms", (double)ns / 1e6);
-	else if (ns < 60LL * 1000000000)
-		snprintf(out, 32, "%.2fs", (double)ns / 1e9);
-	else
-		snprintf(out, 32, "%lldm%02llds", (long long)(ns / 60000000000LL),
-			 (long long)(ns / 1000000000 % 60));
 }
 
 char *cli_env_header(const struct cmd_entry *e, const char *opt, const char *arg)

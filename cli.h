@@ -1,6 +1,7 @@
 /*
- * cli.h - what the command files share: the command table's entry, exit
- * statuses, usage and error messages, and opening a capture file for reading.
+ * cli.h - what the command files share: the command table's entry, usage
+ * and error messages, and opening a capture file for reading. (The exit
+ * statuses, EXIT_*, are in schema/util.h: the modes below return them too.)
  *
  * One subcommand is one file (tap/cmd-record.c, analyze/cmd-show.c, ...)
  * exporting a const struct cmd_entry; mcptap.c only looks names up.
@@ -13,13 +14,6 @@
 
 #include "schema/redact.h"
 #include "schema/store.h"
-
-/* Exit statuses of every subcommand but record (which exits as its child did). */
-enum {
-	EXIT_OK = 0,
-	EXIT_FINDINGS = 1, /* analyze: findings at or above --fail-on */
-	EXIT_ERROR = 2,    /* a usage error, or a file that cannot be read */
-};
 
 struct cmd_entry {
 	const char *name;
@@ -118,8 +112,5 @@ int cli_use_color(FILE *f);
  * $COLUMNS, else 80. 0 when f is not a terminal.
  */
 int cli_term_width(FILE *f);
-
-/* A duration in ns as "812µs", "12.3ms", "4.20s", "3m12s". */
-void cli_format_duration(int64_t ns, char out[32]);
 
 #endif
