@@ -244,8 +244,9 @@ static int run_replay(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	const char **ignore = NULL;
 	size_t nignore = 0;
-	const char *path = NULL, *sid = NULL, *as = NULL, *timing = "ordered", *report = NULL;
-	const char *listen = NULL, *http_path = NULL, *expr = NULL;
+	struct cli_read rd = {.path = NULL};
+	const char *path, *sid, *as = NULL, *timing = "ordered", *report = NULL;
+	const char *listen = NULL, *http_path = NULL, *expr;
 	struct mt_filter *filter = NULL;
 	int legacy = 0, all = 0;
 	int64_t *sessions = NULL;
@@ -283,10 +284,9 @@ static int run_replay(int argc, char **argv)
 			if (li >= 0)
 				given_as[c] = longopts[li].name;
 		}
+		if (cli_read_option(&cmd_replay, &rd, c, optarg))
+			continue;
 		switch (c) {
-		case 'r': path = optarg; break;
-		case 's': sid = optarg; break;
-		case 'Y': expr = optarg; break;
 		case 'a': as = optarg; break;
 		case 'S': strict = 1; break;
 		case 't': timing = optarg; break;
@@ -374,6 +374,9 @@ static int run_replay(int argc, char **argv)
 			goto out;
 		}
 	}
+	path = rd.path;
+	sid = rd.sid;
+	expr = rd.expr;
 	if (!as || (strcmp(as, "server") && strcmp(as, "client"))) {
 		rc = cli_usage_error(&cmd_replay, "say --as server or --as client");
 		goto out;

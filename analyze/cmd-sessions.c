@@ -234,7 +234,7 @@ static int run_sessions(int argc, char **argv)
 	struct store *st = NULL;
 	struct store_session_row *rows = NULL;
 	struct mt_err err = {"", 0};
-	const char *path = NULL, *format = "text", *sid = NULL, *expr = NULL;
+	struct cli_read rd = {.format = "text"};
 	struct mt_filter *filter = NULL;
 	int64_t *ids = NULL;
 	size_t n = 0, nids = 0;
@@ -243,36 +243,31 @@ static int run_sessions(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":r:s:Y:T:h", longopts, NULL)) != -1) {
+		if (cli_read_option(&cmd_sessions, &rd, c, optarg))
+			continue;
 		switch (c) {
-		case 'r': path = optarg; break;
-		case 's': sid = optarg; break;
-		case 'Y': expr = optarg; break;
-		case 'T': format = optarg; break;
 		case 'h': cli_help(&cmd_sessions, stdout); return EXIT_OK;
 		default: return cli_bad_option(&cmd_sessions, c, argv);
 		}
 	}
 	if (optind < argc)
 		return cli_usage_error(&cmd_sessions, "unexpected argument '%s'", argv[optind]);
-	if (strcmp(format, "text") && strcmp(format, "json"))
-		return cli_usage_error(&cmd_sessions, "unknown format '%s' (text or json)", format);
-	if (sid && cli_session_list_problem(sid))
-		return cli_usage_error(&cmd_sessions, "bad session list '%s': %s", sid,
-				       cli_session_list_problem(sid));
-	if (!(path = cli_capture_path(path)))
-		return cli_usage_error(&cmd_sessions, "no capture file: give -r FILE or set MCPTAP_FILE");
-	if (expr && !(filter = cli_filter(&cmd_sessions, expr)))
+	if (strcmp(rd.format, "text") && strcmp(rd.format, "json"))
+		return cli_usage_error(&cmd_sessions, "unknown format '%s' (text or json)", rd.format);
+	if (cli_read_check(&cmd_sessions, &rd))
 		return EXIT_ERROR;
-	if (cli_open_capture(path, &st))
+	if (rd.expr && !(filter = cli_filter(&cmd_sessions, rd.expr)))
+		return EXIT_ERROR;
+	if (cli_open_capture(rd.path, &st))
 		goto out;
 	store_set_filter(st, filter, 0);
-	if (sid && cli_pick_sessions(st, path, sid, CLI_ALL, &ids, &nids))
+	if (rd.sid && cli_pick_sessions(st, rd.path, rd.sid, CLI_ALL, &ids, &nids))
 		goto out;
 	if (store_sessions(st, &rows, &n, &err)) {
-		mt_error("cannot read '%s': %s", path, err.msg);
+		mt_error("cannot read '%s': %s", rd.path, err.msg);
 		goto out;
 	}
-	if (sid) {
+	if (rd.sid) {
 		/* Those named, in the file's order (both lists are in id order). */
 		size_t k = 0, j = 0;
 		for (size_t i = 0; i < n; i++) {
@@ -293,7 +288,7 @@ static int run_sessions(int argc, char **argv)
 		for (size_t i = 0; i < n; i++) {
 			int64_t pass = 0;
 			if (store_filter_count(st, rows[i].id, &pass, &err)) {
-				mt_error("cannot read '%s': %s", path, err.msg);
+				mt_error("cannot read '%s': %s", rd.path, err.msg);
 				for (size_t j = i; j < n; j++)
 					store_session_row_release(&rows[j]);
 				n = k;
@@ -308,7 +303,7 @@ static int run_sessions(int argc, char **argv)
 		}
 		n = k;
 	}
-	if (!strcmp(format, "json"))
+	if (!strcmp(rd.format, "json"))
 		print_json(rows, n);
 	else
 		print_text(rows, n);
