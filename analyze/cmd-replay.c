@@ -209,6 +209,16 @@ static void http_setup(struct store *st, const struct rp_script *s, const int64_
 		store_session_row_release(&row);
 }
 
+/* verify_run's report: on standard output (NULL: flush it). */
+static void verify_line(void *ctx, const char *text)
+{
+	(void)ctx;
+	if (text)
+		fputs(text, stdout);
+	else
+		fflush(stdout);
+}
+
 static int run_replay(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -525,7 +535,7 @@ static int run_replay(int argc, char **argv)
 			.runs = (int)runs, .fast = fast, .verbose = verbose, .url = url,
 			.transport = transport, .cacert = cacert, .insecure = insecure,
 			.headers = (const char *const *)headers, .nheaders = nheaders,
-			.reset = reset,
+			.reset = reset, .line = verify_line,
 		};
 		if (insecure)
 			mt_warn("--insecure: the server's certificate and host name are not checked");
