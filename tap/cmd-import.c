@@ -34,6 +34,13 @@ const struct cmd_entry cmd_import = {
 	.run = run_import,
 };
 
+/* What the run says (capcli_run's r.say): on stderr. */
+static void say(void *ctx, const char *text)
+{
+	(void)ctx;
+	fputs(text, stderr);
+}
+
 static int run_import(int argc, char **argv)
 {
 	static const struct option longopts[] = {CAPCLI_LONGOPTS, {NULL, 0, NULL, 0}};
@@ -80,6 +87,7 @@ static int run_import(int argc, char **argv)
 	snprintf(what, sizeof(what), "'%s'", argv[optind]);
 	memset(&r, 0, sizeof(r));
 	r.what = what;
+	r.say = say;
 	rc = capcli_run(&o, cap, &r);
 out:
 	capcli_release(&o);
