@@ -209,6 +209,13 @@ static void http_setup(struct store *st, const struct rp_script *s, const int64_
 		store_session_row_release(&row);
 }
 
+/* What the HTTP mock says (mock_opts.say): on stderr. */
+static void say_line(void *ctx, const char *text)
+{
+	(void)ctx;
+	fputs(text, stderr);
+}
+
 /* verify_run's report: on standard output (NULL: flush it). */
 static void verify_line(void *ctx, const char *text)
 {
@@ -511,7 +518,7 @@ static int run_replay(int argc, char **argv)
 			mt_shell_quote(&self, argv[k]);
 		}
 		struct mock_opts mo = {scale, ordered, strict, report, no_store ? NULL : path,
-				       self.data, ignore_text};
+				       self.data, ignore_text, say_line, NULL};
 		if (listen) {
 			struct mock_http_opts ho;
 			http_setup(st, &s, sessions, nsessions, listen, http_path, legacy, &ho);
