@@ -138,7 +138,8 @@ static void on_stop_signal(int sig)
 }
 
 /* What the run says, handed to the caller to print (r->say). */
-static void say(const struct capcli_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const struct capcli_run *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 static void say(const struct capcli_run *r, const char *fmt, ...)
 {
 	va_list ap;
