@@ -9,6 +9,7 @@
 #ifndef MCPTAP_CLI_H
 #define MCPTAP_CLI_H
 
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 
