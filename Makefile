@@ -44,7 +44,10 @@ ALL_CFLAGS = $(BASE_CFLAGS) $(EXTRA) $(CFLAGS)
 ALL_LDFLAGS = $(EXTRA) $(LDFLAGS)
 LIBS = $(PKG_LIBS) -lhttp_parser -lpthread
 
-LIB_SRC = $(wildcard schema/*.c) $(wildcard tap/*.c tap/*/*.c) $(wildcard analyze/*.c analyze/*/*.c)
+# The library: the data model, the two halves, and the command-line kit (cli.c);
+# mcptap.c, the dispatcher, is the binary's own.
+LIB_SRC = $(wildcard schema/*.c) $(wildcard tap/*.c tap/*/*.c) $(wildcard analyze/*.c analyze/*/*.c) \
+	  cli.c
 LIB_OBJ = $(LIB_SRC:%.c=$(B)/%.o) $(B)/gen/schema_sql.o
 UNIT_SRC = $(wildcard tests/unit/test-*.c)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
@@ -74,7 +77,7 @@ $(B)/libmcptap.a: $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(B)/%.o: %.c $(wildcard */*.h */*/*.h) build/gen/schema_sql.h
+$(B)/%.o: %.c $(wildcard *.h */*.h */*/*.h) build/gen/schema_sql.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 

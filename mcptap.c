@@ -8,7 +8,7 @@
 #include <malloc.h>
 #endif
 
-#include "schema/cli.h"
+#include "cli.h"
 
 extern const struct cmd_entry cmd_record;
 extern const struct cmd_entry cmd_sessions;

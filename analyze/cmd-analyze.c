@@ -19,7 +19,7 @@
 
 #include "analyze/analyze.h"
 #include "analyze/report.h"
-#include "schema/cli.h"
+#include "cli.h"
 #include "schema/filter.h"
 #include "schema/map.h"
 
@@ -425,7 +425,8 @@ static int run_analyze(int argc, char **argv)
 	struct keep keep;
 	struct walk w;
 	int http;
-	const char *path = NULL, *format = "text", *sid = NULL, *fail_on = "error", *expr = NULL;
+	struct cli_read rd = {.format = "text"};
+	const char *path, *fail_on = "error";
 	struct mt_filter *filter = NULL;
 	char *rules = NULL, why[sizeof(err.msg)] = "";
 	size_t nrows = 0;
@@ -440,12 +441,10 @@ static int run_analyze(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((li = -1, c = getopt_long(argc, argv, ":r:s:Y:T:h", longopts, &li)) != -1) {
+		if (cli_read_option(&cmd_analyze, &rd, c, optarg))
+			continue;
 		switch (c) {
-		case 'r': path = optarg; break;
-		case 's': sid = optarg; break;
-		case 'Y': expr = optarg; break;
 		case 'A': all = 1; break;
-		case 'T': format = optarg; break;
 		case 'F': fail_on = optarg; break;
 		case 'S':
 			if (an_version_parse(optarg, &ao.version))
@@ -474,17 +473,17 @@ static int run_analyze(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error(&cmd_analyze, "unexpected argument '%s'", argv[optind]);
-	if (!strcmp(format, "text"))
+	if (!strcmp(rd.format, "text"))
 		ro.format = REPORT_TEXT;
-	else if (!strcmp(format, "json"))
+	else if (!strcmp(rd.format, "json"))
 		ro.format = REPORT_JSON;
-	else if (!strcmp(format, "sarif"))
+	else if (!strcmp(rd.format, "sarif"))
 		ro.format = REPORT_SARIF;
-	else if (!strcmp(format, "junit"))
+	else if (!strcmp(rd.format, "junit"))
 		ro.format = REPORT_JUNIT;
 	else
 		return cli_usage_error(&cmd_analyze, "unknown format '%s' (text, json, sarif, junit)",
-				       format);
+				       rd.format);
 	if (list) {
 		if (ro.format != REPORT_TEXT && ro.format != REPORT_JSON)
 			return cli_usage_error(&cmd_analyze, "--list-rules prints text or json");
@@ -510,14 +509,12 @@ static int run_analyze(int argc, char **argv)
 			return cli_usage_error(&cmd_analyze, "%s: '%s' names no rule (see --list-rules)",
 					       k ? "--skip-rules" : "--rules", item);
 	}
-	if (all && sid)
+	if (all && rd.sid)
 		return cli_usage_error(&cmd_analyze, "-s and --all exclude each other");
-	if (sid && cli_session_list_problem(sid))
-		return cli_usage_error(&cmd_analyze, "bad session list '%s': %s", sid,
-				       cli_session_list_problem(sid));
-	if (!(path = cli_capture_path(path)))
-		return cli_usage_error(&cmd_analyze, "no capture file: give -r FILE or set MCPTAP_FILE");
-	if (expr && !(filter = cli_filter(&cmd_analyze, expr)))
+	if (cli_read_check(&cmd_analyze, &rd))
+		return EXIT_ERROR;
+	path = rd.path;
+	if (rd.expr && !(filter = cli_filter(&cmd_analyze, rd.expr)))
 		return EXIT_ERROR;
 
 	/*
@@ -537,7 +534,7 @@ static int run_analyze(int argc, char **argv)
 	{
 		int64_t *ids;
 		size_t nids;
-		if (cli_pick_sessions(st, path, all ? "all" : sid, CLI_ALL, &ids, &nids))
+		if (cli_pick_sessions(st, path, all ? "all" : rd.sid, CLI_ALL, &ids, &nids))
 			goto out;
 		rows = mt_calloc(nids, sizeof(*rows));
 		for (; nrows < nids; nrows++) {

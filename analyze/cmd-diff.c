@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "analyze/diffside.h"
-#include "schema/cli.h"
+#include "cli.h"
 
 static int run_diff(int argc, char **argv);
 

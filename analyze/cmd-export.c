@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analyze/export/export.h"
-#include "schema/cli.h"
+#include "analyze/exportside.h"
+#include "cli.h"
 #include "schema/filter.h"
 
 static int run_export(int argc, char **argv);
@@ -249,26 +249,6 @@ out:
 	return rc;
 }
 
-int ex_arg(const struct cmd_entry *cmd, struct ex_args *a, int c, const char *arg)
-{
-	switch (c) {
-	case 'r': a->path = arg; return 1;
-	case 's': a->sid = arg; return 1;
-	case 'Y': a->expr = arg; return 1;
-	case 'o': a->out = arg; return 1;
-	case 'k': a->keep = 1; return 1;
-	case 'K':
-	case 'P':
-	case 'V':
-		if (a->nrules == EX_MAX_RULES)
-			return cli_usage_error(cmd, "more than %d --redact-* rules", EX_MAX_RULES);
-		a->kinds[a->nrules] = (char)c;
-		a->rules[a->nrules++] = arg;
-		return 1;
-	default: return 0;
-	}
-}
-
 int ex_run(const struct cmd_entry *cmd, const struct ex_format *f, struct ex_args *a)
 {
 	struct ex_sink x;
@@ -280,24 +260,19 @@ int ex_run(const struct cmd_entry *cmd, const struct ex_format *f, struct ex_arg
 	const char *path;
 
 	memset(&x, 0, sizeof(x));
-	if (f->binary && (!a->out || !strcmp(a->out, "-")) && isatty(STDOUT_FILENO))
+	if (f->binary && (!a->rd.out || !strcmp(a->rd.out, "-")) && isatty(STDOUT_FILENO))
 		return cli_usage_error(cmd, "will not write %s to a terminal: give -o FILE, "
 				       "or redirect standard output", f->name);
-	if (a->keep && a->nrules)
-		return cli_usage_error(cmd, "--keep-secrets and --redact-* contradict each other");
-	if (a->sid && cli_session_list_problem(a->sid))
-		return cli_usage_error(cmd, "bad session list '%s': %s", a->sid,
-				       cli_session_list_problem(a->sid));
-	if (!(path = cli_capture_path(a->path)))
-		return cli_usage_error(cmd, "no capture file: give -r FILE or set MCPTAP_FILE");
-	if (a->out && !*a->out)
-		return cli_usage_error(cmd, "-o needs a file name");
-	if (a->expr && !(filter = cli_filter(cmd, a->expr)))
+	if (cli_read_check(cmd, &a->rd))
 		return EXIT_ERROR;
-	if (!a->keep && !(redact = cli_redactor(cmd, a->kinds, a->rules, a->nrules, &bad)))
+	path = a->rd.path;
+	if (a->rd.expr && !(filter = cli_filter(cmd, a->rd.expr)))
+		return EXIT_ERROR;
+	if (!a->rd.keep &&
+	    !(redact = cli_redactor(cmd, a->rd.kinds, a->rd.rules, a->rd.nrules, &bad)))
 		goto out;
 	if (cli_open_capture(path, &x.st) ||
-	    cli_pick_sessions(x.st, path, a->sid, CLI_ALL, &ids, &nids))
+	    cli_pick_sessions(x.st, path, a->rd.sid, CLI_ALL, &ids, &nids))
 		goto out;
 	x.format = f;
 	store_set_filter(x.st, filter, f->filter);
@@ -308,7 +283,7 @@ int ex_run(const struct cmd_entry *cmd, const struct ex_format *f, struct ex_arg
 	x.o = &a->opts;
 	{
 		struct all all = {ids, nids};
-		rc = ex_output(&x, cmd, a->out, export_all, &all);
+		rc = ex_output(&x, cmd, a->rd.out, export_all, &all);
 	}
 out:
 	if (x.format && x.format->release)
@@ -329,32 +304,28 @@ static int run_export(int argc, char **argv)
 		{"filter", required_argument, NULL, 'Y'},
 		{"format", required_argument, NULL, 'T'},
 		{"output", required_argument, NULL, 'o'},
-		{"redact-key", required_argument, NULL, 'K'},
-		{"redact-path", required_argument, NULL, 'P'},
-		{"redact-value", required_argument, NULL, 'V'},
-		{"keep-secrets", no_argument, NULL, 'k'},
+		CLI_REDACT_LONGOPTS,
 		{"spans", required_argument, NULL, OPT_SPANS},
 		{"notifications", no_argument, NULL, OPT_NOTIFICATIONS},
 		{"otlp-content", no_argument, NULL, OPT_OTLP_CONTENT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *format = "jsonl";
 	const char *otlp_opt = NULL; /* an option of -T otlp given */
 	const struct ex_format *f = NULL;
 	struct ex_args a;
 	int c, r;
 
 	memset(&a, 0, sizeof(a));
+	a.rd.format = "jsonl";
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":r:s:Y:T:o:h", longopts, NULL)) != -1) {
-		if ((r = ex_arg(&cmd_export, &a, c, optarg)) == 1)
+		if ((r = cli_read_option(&cmd_export, &a.rd, c, optarg)) == 1)
 			continue;
 		if (r)
 			return r;
 		switch (c) {
-		case 'T': format = optarg; break;
 		case OPT_SPANS:
 			otlp_opt = "--spans";
 			if (!strcmp(optarg, "client"))
@@ -376,10 +347,11 @@ static int run_export(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error(&cmd_export, "unexpected argument '%s'", argv[optind]);
 	for (size_t i = 0; i < NFORMATS; i++)
-		if (!strcmp(format, formats[i]->name))
+		if (!strcmp(a.rd.format, formats[i]->name))
 			f = formats[i];
 	if (!f)
-		return cli_usage_error(&cmd_export, "unknown format '%s' (jsonl, har, otlp, pcapng)", format);
+		return cli_usage_error(&cmd_export, "unknown format '%s' (jsonl, har, otlp, pcapng)",
+				       a.rd.format);
 	if (otlp_opt && f != &ex_otlp)
 		return cli_usage_error(&cmd_export, "%s is for -T otlp", otlp_opt);
 	return ex_run(&cmd_export, f, &a);

@@ -23,7 +23,7 @@
 
 #include "analyze/replay/mock.h"
 #include "analyze/replay/verify.h"
-#include "schema/cli.h"
+#include "cli.h"
 #include "schema/filter.h"
 #include "tap/http/httpclient.h"
 #include "tap/stdio/child.h"
@@ -209,6 +209,23 @@ static void http_setup(struct store *st, const struct rp_script *s, const int64_
 		store_session_row_release(&row);
 }
 
+/* What the HTTP mock says (mock_opts.say): on stderr. */
+static void say_line(void *ctx, const char *text)
+{
+	(void)ctx;
+	fputs(text, stderr);
+}
+
+/* verify_run's report: on standard output (NULL: flush it). */
+static void verify_line(void *ctx, const char *text)
+{
+	(void)ctx;
+	if (text)
+		fputs(text, stdout);
+	else
+		fflush(stdout);
+}
+
 static int run_replay(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -244,8 +261,9 @@ static int run_replay(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	const char **ignore = NULL;
 	size_t nignore = 0;
-	const char *path = NULL, *sid = NULL, *as = NULL, *timing = "ordered", *report = NULL;
-	const char *listen = NULL, *http_path = NULL, *expr = NULL;
+	struct cli_read rd = {.path = NULL};
+	const char *path, *sid, *as = NULL, *timing = "ordered", *report = NULL;
+	const char *listen = NULL, *http_path = NULL, *expr;
 	struct mt_filter *filter = NULL;
 	int legacy = 0, all = 0;
 	int64_t *sessions = NULL;
@@ -283,10 +301,9 @@ static int run_replay(int argc, char **argv)
 			if (li >= 0)
 				given_as[c] = longopts[li].name;
 		}
+		if (cli_read_option(&cmd_replay, &rd, c, optarg))
+			continue;
 		switch (c) {
-		case 'r': path = optarg; break;
-		case 's': sid = optarg; break;
-		case 'Y': expr = optarg; break;
 		case 'a': as = optarg; break;
 		case 'S': strict = 1; break;
 		case 't': timing = optarg; break;
@@ -374,6 +391,9 @@ static int run_replay(int argc, char **argv)
 			goto out;
 		}
 	}
+	path = rd.path;
+	sid = rd.sid;
+	expr = rd.expr;
 	if (!as || (strcmp(as, "server") && strcmp(as, "client"))) {
 		rc = cli_usage_error(&cmd_replay, "say --as server or --as client");
 		goto out;
@@ -498,7 +518,7 @@ static int run_replay(int argc, char **argv)
 			mt_shell_quote(&self, argv[k]);
 		}
 		struct mock_opts mo = {scale, ordered, strict, report, no_store ? NULL : path,
-				       self.data, ignore_text};
+				       self.data, ignore_text, say_line, NULL};
 		if (listen) {
 			struct mock_http_opts ho;
 			http_setup(st, &s, sessions, nsessions, listen, http_path, legacy, &ho);
@@ -522,7 +542,7 @@ static int run_replay(int argc, char **argv)
 			.runs = (int)runs, .fast = fast, .verbose = verbose, .url = url,
 			.transport = transport, .cacert = cacert, .insecure = insecure,
 			.headers = (const char *const *)headers, .nheaders = nheaders,
-			.reset = reset,
+			.reset = reset, .line = verify_line,
 		};
 		if (insecure)
 			mt_warn("--insecure: the server's certificate and host name are not checked");

@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 
 #include "analyze/diffside.h"
-#include "analyze/export/export.h"
+#include "analyze/exportside.h"
 #include "schema/map.h"
-#include "schema/cli.h"
+#include "cli.h"
 
 static int run_report(int argc, char **argv);
 
@@ -186,29 +186,30 @@ static int report_diff(struct ex_args *ea, struct diff_args *da, const char *arg
 	mt_map_init(&d.marks[0], 0);
 	mt_map_init(&d.marks[1], 0);
 	d.items = json_array();
-	if (ea->keep && ea->nrules) {
+	if (ea->rd.keep && ea->rd.nrules) {
 		rc = cli_usage_error(&cmd_report, "--keep-secrets and --redact-* contradict each other");
 		goto out;
 	}
-	if (ea->out && !*ea->out) {
+	if (ea->rd.out && !*ea->rd.out) {
 		rc = cli_usage_error(&cmd_report, "-o needs a file name");
 		goto out;
 	}
 	rc = EXIT_ERROR;
-	if (!ea->keep && !(redact = cli_redactor(&cmd_report, ea->kinds, ea->rules, ea->nrules, &bad)))
+	if (!ea->rd.keep &&
+	    !(redact = cli_redactor(&cmd_report, ea->rd.kinds, ea->rd.rules, ea->rd.nrules, &bad)))
 		goto out;
 	if ((rc = diff_compare(&cmd_report, arg_a, arg_b, da, &d.a, &d.b, keep_item, &d, &d.t)))
 		goto out;
 	x.format = &ex_html;
 	x.redact = redact;
 	x.o = &opts;
-	if (ea->out) {
+	if (ea->rd.out) {
 		struct stat so, sc;
 		for (int k = 0; k < 2; k++)
-			if (stat(ea->out, &so) == 0 && stat(k ? d.b.path : d.a.path, &sc) == 0 &&
+			if (stat(ea->rd.out, &so) == 0 && stat(k ? d.b.path : d.a.path, &sc) == 0 &&
 			    so.st_dev == sc.st_dev && so.st_ino == sc.st_ino) {
 				rc = cli_usage_error(&cmd_report, "-o '%s' is a capture file itself",
-						     ea->out);
+						     ea->rd.out);
 				goto out;
 			}
 	}
@@ -216,7 +217,7 @@ static int report_diff(struct ex_args *ea, struct diff_args *da, const char *arg
 	title = mt_asprintf("%s:%lld and %s:%lld", d.a.path, (long long)d.a.id, d.b.path,
 			    (long long)d.b.id);
 	x.path = title;
-	rc = ex_output(&x, &cmd_report, ea->out, diff_body, &d);
+	rc = ex_output(&x, &cmd_report, ea->rd.out, diff_body, &d);
 out:
 	if (x.format && x.format->release)
 		x.format->release(&x);
@@ -239,10 +240,7 @@ static int run_report(int argc, char **argv)
 		{"session", required_argument, NULL, 's'},
 		{"filter", required_argument, NULL, 'Y'},
 		{"output", required_argument, NULL, 'o'},
-		{"redact-key", required_argument, NULL, 'K'},
-		{"redact-path", required_argument, NULL, 'P'},
-		{"redact-value", required_argument, NULL, 'V'},
-		{"keep-secrets", no_argument, NULL, 'k'},
+		CLI_REDACT_LONGOPTS,
 		{"diff", no_argument, NULL, 'd'},
 		{"ignore", required_argument, NULL, 'i'},
 		{"noise", required_argument, NULL, 'n'},
@@ -257,7 +255,7 @@ static int run_report(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":r:s:Y:o:h", longopts, NULL)) != -1) {
-		if ((r = ex_arg(&cmd_report, &a, c, optarg)) == 1 || diff_arg(&da, c, optarg))
+		if ((r = cli_read_option(&cmd_report, &a.rd, c, optarg)) == 1 || diff_arg(&da, c, optarg))
 			continue;
 		if (r) {
 			rc = r;
@@ -276,7 +274,7 @@ static int run_report(int argc, char **argv)
 		goto out;
 	}
 	if (diff) {
-		if (a.path || a.sid || a.expr)
+		if (a.rd.path || a.rd.sid || a.rd.expr)
 			rc = cli_usage_error(&cmd_report, "--diff takes its sessions as FILE[:ID] FILE[:ID], "
 							  "not -r, -s or -Y");
 		else if (argc - optind != 2)

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "schema/cli.h"
+#include "cli.h"
 #include "schema/filter.h"
 
 static int run_sessions(int argc, char **argv);
@@ -98,7 +98,7 @@ static void print_text(const struct store_session_row *rows, size_t n)
 		char started[32], dur[32], ex[32], msgs[48];
 		size_t start;
 		local_time(r->started_wall, started);
-		cli_format_duration(r->duration_ns, dur);
+		mt_format_duration(r->duration_ns, dur);
 		exit_text(r, ex);
 		snprintf(msgs, sizeof(msgs), "%lld/%lld", (long long)r->msgs_c2s,
 			 (long long)r->msgs_s2c);
@@ -137,8 +137,8 @@ static void print_text(const struct store_session_row *rows, size_t n)
 				char last[32], idle[32];
 				int64_t now = mt_wall_us();
 				local_time(r->last_wall, last);
-				cli_format_duration(now > r->last_wall ? (now - r->last_wall) * 1000 : 0,
-						    idle);
+				mt_format_duration(now > r->last_wall ? (now - r->last_wall) * 1000 : 0,
+						   idle);
 				mt_buf_printf(&b, ", last activity %s", last);
 				if (!strcmp(store_session_state(r), "running"))
 					mt_buf_printf(&b, " (idle %s)", idle);
@@ -234,7 +234,7 @@ static int run_sessions(int argc, char **argv)
 	struct store *st = NULL;
 	struct store_session_row *rows = NULL;
 	struct mt_err err = {"", 0};
-	const char *path = NULL, *format = "text", *sid = NULL, *expr = NULL;
+	struct cli_read rd = {.format = "text"};
 	struct mt_filter *filter = NULL;
 	int64_t *ids = NULL;
 	size_t n = 0, nids = 0;
@@ -243,36 +243,31 @@ static int run_sessions(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":r:s:Y:T:h", longopts, NULL)) != -1) {
+		if (cli_read_option(&cmd_sessions, &rd, c, optarg))
+			continue;
 		switch (c) {
-		case 'r': path = optarg; break;
-		case 's': sid = optarg; break;
-		case 'Y': expr = optarg; break;
-		case 'T': format = optarg; break;
 		case 'h': cli_help(&cmd_sessions, stdout); return EXIT_OK;
 		default: return cli_bad_option(&cmd_sessions, c, argv);
 		}
 	}
 	if (optind < argc)
 		return cli_usage_error(&cmd_sessions, "unexpected argument '%s'", argv[optind]);
-	if (strcmp(format, "text") && strcmp(format, "json"))
-		return cli_usage_error(&cmd_sessions, "unknown format '%s' (text or json)", format);
-	if (sid && cli_session_list_problem(sid))
-		return cli_usage_error(&cmd_sessions, "bad session list '%s': %s", sid,
-				       cli_session_list_problem(sid));
-	if (!(path = cli_capture_path(path)))
-		return cli_usage_error(&cmd_sessions, "no capture file: give -r FILE or set MCPTAP_FILE");
-	if (expr && !(filter = cli_filter(&cmd_sessions, expr)))
+	if (strcmp(rd.format, "text") && strcmp(rd.format, "json"))
+		return cli_usage_error(&cmd_sessions, "unknown format '%s' (text or json)", rd.format);
+	if (cli_read_check(&cmd_sessions, &rd))
 		return EXIT_ERROR;
-	if (cli_open_capture(path, &st))
+	if (rd.expr && !(filter = cli_filter(&cmd_sessions, rd.expr)))
+		return EXIT_ERROR;
+	if (cli_open_capture(rd.path, &st))
 		goto out;
 	store_set_filter(st, filter, 0);
-	if (sid && cli_pick_sessions(st, path, sid, CLI_ALL, &ids, &nids))
+	if (rd.sid && cli_pick_sessions(st, rd.path, rd.sid, CLI_ALL, &ids, &nids))
 		goto out;
 	if (store_sessions(st, &rows, &n, &err)) {
-		mt_error("cannot read '%s': %s", path, err.msg);
+		mt_error("cannot read '%s': %s", rd.path, err.msg);
 		goto out;
 	}
-	if (sid) {
+	if (rd.sid) {
 		/* Those named, in the file's order (both lists are in id order). */
 		size_t k = 0, j = 0;
 		for (size_t i = 0; i < n; i++) {
@@ -293,7 +288,7 @@ static int run_sessions(int argc, char **argv)
 		for (size_t i = 0; i < n; i++) {
 			int64_t pass = 0;
 			if (store_filter_count(st, rows[i].id, &pass, &err)) {
-				mt_error("cannot read '%s': %s", path, err.msg);
+				mt_error("cannot read '%s': %s", rd.path, err.msg);
 				for (size_t j = i; j < n; j++)
 					store_session_row_release(&rows[j]);
 				n = k;
@@ -308,7 +303,7 @@ static int run_sessions(int argc, char **argv)
 		}
 		n = k;
 	}
-	if (!strcmp(format, "json"))
+	if (!strcmp(rd.format, "json"))
 		print_json(rows, n);
 	else
 		print_text(rows, n);

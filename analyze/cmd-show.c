@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "schema/cli.h"
+#include "cli.h"
 #include "schema/filter.h"
 #include "analyze/itemjson.h"
 #include "schema/map.h"
@@ -463,7 +463,7 @@ static void exchange_head(struct show *sh, const struct store_exchange_row *x, i
 	size_t col;
 
 	if (x->end_ns >= 0)
-		cli_format_duration(x->end_ns - x->t_ns, lat);
+		mt_format_duration(x->end_ns - x->t_ns, lat);
 	mt_buf_reset(&sh->line);
 	line_head(sh, x->seq, NULL, 1, t_ns, x->wall + (t_ns - x->t_ns) / 1000,
 		  sh->color ? color : "", mark, kind, sh->color ? "\033[0m" : "");
@@ -626,7 +626,7 @@ static int show_text(struct show *sh, const struct store_item *it)
 	int json;
 
 	if (it->request_seq > 0)
-		cli_format_duration(it->latency_ns, lat);
+		mt_format_duration(it->latency_ns, lat);
 	if (sh->color) {
 		on = kind_color(it);
 		off = "\033[0m";
@@ -947,8 +947,9 @@ static int run_show(int argc, char **argv)
 	};
 	struct show sh;
 	struct store *st = NULL;
-	const char *path = NULL, *format = "text", *sid = NULL, *expr = NULL, *seqs = NULL;
-	const char *tmode = "r";
+	const char *path;
+	struct cli_read rd = {.format = "text"};
+	const char *seqs = NULL, *tmode = "r";
 	struct mt_buf both = MT_BUF_INIT;
 	struct mt_filter *filter = NULL;
 	int64_t *ids = NULL;
@@ -959,11 +960,9 @@ static int run_show(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":r:s:Y:T:t:Fvh", longopts, NULL)) != -1) {
+		if (cli_read_option(&cmd_show, &rd, c, optarg))
+			continue;
 		switch (c) {
-		case 'r': path = optarg; break;
-		case 's': sid = optarg; break;
-		case 'Y': expr = optarg; break;
-		case 'T': format = optarg; break;
 		case 'U': full = 1; break;
 		case 'F': follow_on = 1; break;
 		case 'Q': seqs = optarg; break;
@@ -975,18 +974,16 @@ static int run_show(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error(&cmd_show, "unexpected argument '%s'", argv[optind]);
-	if (strcmp(format, "text") && strcmp(format, "json"))
-		return cli_usage_error(&cmd_show, "unknown format '%s' (text or json)", format);
-	if (sid && cli_session_list_problem(sid))
-		return cli_usage_error(&cmd_show, "bad session list '%s': %s", sid,
-				       cli_session_list_problem(sid));
-	if (!(path = cli_capture_path(path)))
-		return cli_usage_error(&cmd_show, "no capture file: give -r FILE or set MCPTAP_FILE");
+	if (strcmp(rd.format, "text") && strcmp(rd.format, "json"))
+		return cli_usage_error(&cmd_show, "unknown format '%s' (text or json)", rd.format);
+	if (cli_read_check(&cmd_show, &rd))
+		return EXIT_ERROR;
+	path = rd.path;
 	if (strcmp(tmode, "r") && strcmp(tmode, "a") && strcmp(tmode, "d") &&
 	    strcmp(tmode, "relative") && strcmp(tmode, "absolute") && strcmp(tmode, "delta"))
 		return cli_usage_error(&cmd_show, "bad -t '%s' (r, a or d)", tmode);
 	sh.tmode = tmode[0];
-	if (expr && !(filter = cli_filter(&cmd_show, expr)))
+	if (rd.expr && !(filter = cli_filter(&cmd_show, rd.expr)))
 		return EXIT_ERROR;
 	if (seqs) {
 		/* As a filter: seq == N or seq in A-B, and -Y's besides. */
@@ -996,8 +993,8 @@ static int run_show(int argc, char **argv)
 			return cli_usage_error(&cmd_show, "bad --seq '%s' (seqs and ranges A-B, "
 							  "comma-separated: 4,9-12)", seqs);
 		}
-		if (expr)
-			mt_buf_printf(&both, " and (%s)", expr);
+		if (rd.expr)
+			mt_buf_printf(&both, " and (%s)", rd.expr);
 		mt_filter_free(filter);
 		filter = cli_filter(&cmd_show, both.data);
 		mt_buf_release(&both);
@@ -1005,16 +1002,18 @@ static int run_show(int argc, char **argv)
 			return EXIT_ERROR;
 		sh.pretty = 1;
 	}
-	sh.json = !strcmp(format, "json");
+	sh.json = !strcmp(rd.format, "json");
 	sh.color = !sh.json && cli_use_color(stdout);
 	sh.width = sh.json || full ? 0 : cli_term_width(stdout);
 	sh.narrow = sh.width > 0 && sh.width < 120;
-	if (cli_open_capture(path, &st) || cli_pick_sessions(st, path, sid, CLI_NEWEST, &ids, &nids))
+	if (cli_open_capture(path, &st) ||
+	    cli_pick_sessions(st, path, rd.sid, CLI_NEWEST, &ids, &nids))
 		goto out;
 	store_set_filter(st, filter, 0);
 	sh.st = st;
 	if (follow_on) {
-		rc = follow(&sh, st, path, ids, nids, !sid || !strcmp(sid, "all")) ? EXIT_ERROR : EXIT_OK;
+		rc = follow(&sh, st, path, ids, nids, !rd.sid || !strcmp(rd.sid, "all")) ? EXIT_ERROR
+											 : EXIT_OK;
 		goto out;
 	}
 	/* (A heading per session when more than one is shown: JSON lines say theirs.

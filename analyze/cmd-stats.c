@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "analyze/tally.h"
-#include "schema/cli.h"
+#include "cli.h"
 #include "schema/filter.h"
 
 static int run_stats(int argc, char **argv);
@@ -105,7 +105,7 @@ static void print_text(struct tally *s, const struct store_session_row *row)
 	char dur[32], v[5][32];
 	size_t *order = tally_order(s), nun;
 
-	cli_format_duration(row->duration_ns >= 0 ? row->duration_ns : s->last_t - s->first_t, dur);
+	mt_format_duration(row->duration_ns >= 0 ? row->duration_ns : s->last_t - s->first_t, dur);
 	printf("session %lld: %s, %lld messages c→s (%lld bytes), %lld s→c (%lld bytes), "
 	       "%lld stderr lines\n",
 	       (long long)row->id, dur, (long long)s->msgs[0], (long long)s->bytes[0],
@@ -116,7 +116,7 @@ static void print_text(struct tally *s, const struct store_session_row *row)
 		const struct tally_row *r = &s->rows[order[k]];
 		static const int ps[4] = {50, 95, 99, 100};
 		for (int j = 0; j < 4; j++)
-			cli_format_duration(tally_percentile(&r->lat, ps[j]), v[j]);
+			mt_format_duration(tally_percentile(&r->lat, ps[j]), v[j]);
 		if (r->tool_call)
 			snprintf(v[4], sizeof(v[4]), "%lld", (long long)r->is_error);
 		else
@@ -282,7 +282,7 @@ static int run_stats(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct store *st = NULL;
-	const char *path = NULL, *format = "text", *sid = NULL, *expr = NULL;
+	struct cli_read rd = {.format = "text"};
 	struct mt_filter *filter = NULL;
 	int64_t *ids = NULL;
 	size_t nids = 0;
@@ -291,31 +291,27 @@ static int run_stats(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":r:s:Y:T:h", longopts, NULL)) != -1) {
+		if (cli_read_option(&cmd_stats, &rd, c, optarg))
+			continue;
 		switch (c) {
-		case 'r': path = optarg; break;
-		case 's': sid = optarg; break;
-		case 'Y': expr = optarg; break;
-		case 'T': format = optarg; break;
 		case 'h': cli_help(&cmd_stats, stdout); return EXIT_OK;
 		default: return cli_bad_option(&cmd_stats, c, argv);
 		}
 	}
 	if (optind < argc)
 		return cli_usage_error(&cmd_stats, "unexpected argument '%s'", argv[optind]);
-	if (strcmp(format, "text") && strcmp(format, "json"))
-		return cli_usage_error(&cmd_stats, "unknown format '%s' (text or json)", format);
-	if (sid && cli_session_list_problem(sid))
-		return cli_usage_error(&cmd_stats, "bad session list '%s': %s", sid,
-				       cli_session_list_problem(sid));
-	if (!(path = cli_capture_path(path)))
-		return cli_usage_error(&cmd_stats, "no capture file: give -r FILE or set MCPTAP_FILE");
-	if (expr && !(filter = cli_filter(&cmd_stats, expr)))
+	if (strcmp(rd.format, "text") && strcmp(rd.format, "json"))
+		return cli_usage_error(&cmd_stats, "unknown format '%s' (text or json)", rd.format);
+	if (cli_read_check(&cmd_stats, &rd))
 		return EXIT_ERROR;
-	if (cli_open_capture(path, &st) || cli_pick_sessions(st, path, sid, CLI_NEWEST, &ids, &nids))
+	if (rd.expr && !(filter = cli_filter(&cmd_stats, rd.expr)))
+		return EXIT_ERROR;
+	if (cli_open_capture(rd.path, &st) ||
+	    cli_pick_sessions(st, rd.path, rd.sid, CLI_NEWEST, &ids, &nids))
 		goto out;
 	store_set_filter(st, filter, STORE_FILTER_PAIRS);
 	for (size_t k = 0; k < nids; k++)
-		if (stats_session(st, path, ids[k], !strcmp(format, "json"), k > 0))
+		if (stats_session(st, rd.path, ids[k], !strcmp(rd.format, "json"), k > 0))
 			goto out;
 	rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
 out:

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "analyze/replay/sdiff.h"
-#include "schema/cli.h"
+#include "cli.h"
 
 /* A FILE[:ID] argument: the file and the session. */
 struct diff_side {

@@ -359,6 +359,21 @@ int64_t mt_duration_in(int64_t ns, int64_t unit_ns)
 	return ns / unit_ns + (ns % unit_ns >= unit_ns - ns % unit_ns);
 }
 
+void mt_format_duration(int64_t ns, char out[32])
+{
+	if (ns < 0)
+		snprintf(out, 32, "?");
+	else if (ns < 1000000)
+		snprintf(out, 32, "%lldµs", (long long)(ns / 1000));
+	else if (ns < 1000000000)
+		snprintf(out, 32, "%.1fms", (double)ns / 1e6);
+	else if (ns < 60LL * 1000000000)
+		snprintf(out, 32, "%.2fs", (double)ns / 1e9);
+	else
+		snprintf(out, 32, "%lldm%02llds", (long long)(ns / 60000000000LL),
+			 (long long)(ns / 1000000000 % 60));
+}
+
 int mt_split_listen(const char *s, char *host, size_t hn, int *port)
 {
 	const char *digits = s, *colon;

@@ -27,6 +27,17 @@ int mt_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "mcptap: warning: MESSAGE" on stderr. */
 void mt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * Exit statuses of every subcommand but record (which exits as its child
+ * did), also returned by the modes that run a command's whole work (the
+ * mock servers, replay --verify, the HTTP tap).
+ */
+enum {
+	EXIT_OK = 0,
+	EXIT_FINDINGS = 1, /* analyze: findings at or above --fail-on */
+	EXIT_ERROR = 2,    /* a usage error, or a file that cannot be read */
+};
+
 /* Allocation that aborts with a message when memory runs out; never NULL. */
 void *mt_malloc(size_t n);
 void *mt_calloc(size_t n, size_t size);
@@ -120,6 +131,8 @@ int mt_parse_int64(const char *s, int64_t *out);
 int mt_parse_duration(const char *s, int64_t unit_ns, int64_t *ns);
 /* ns (>= 0) in units of unit_ns (> 0): rounded to the nearest, a half up. */
 int64_t mt_duration_in(int64_t ns, int64_t unit_ns);
+/* A duration in ns as "812µs", "12.3ms", "4.20s", "3m12s" ("?" when negative). */
+void mt_format_duration(int64_t ns, char out[32]);
 /*
  * Split a listening address, "HOST:PORT", "[V6]:PORT" or a bare "PORT" (which
  * listens on loopback, as does an empty HOST), into host and port (0 to 65535).

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "schema/cli.h"
+#include "cli.h"
 #include "tap/pcap/capcli.h"
 
 static int run_import(int argc, char **argv);
@@ -33,6 +33,13 @@ const struct cmd_entry cmd_import = {
 		"130 (143) when SIGINT (SIGTERM) stopped it: what was read is stored.\n",
 	.run = run_import,
 };
+
+/* What the run says (capcli_run's r.say): on stderr. */
+static void say(void *ctx, const char *text)
+{
+	(void)ctx;
+	fputs(text, stderr);
+}
 
 static int run_import(int argc, char **argv)
 {
@@ -80,6 +87,7 @@ static int run_import(int argc, char **argv)
 	snprintf(what, sizeof(what), "'%s'", argv[optind]);
 	memset(&r, 0, sizeof(r));
 	r.what = what;
+	r.say = say;
 	rc = capcli_run(&o, cap, &r);
 out:
 	capcli_release(&o);

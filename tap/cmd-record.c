@@ -12,7 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "schema/cli.h"
+#include "cli.h"
 #include "tap/http/httplog.h"
 #include "tap/http/httptap.h"
 #include "tap/otlpcli.h"
@@ -130,6 +130,13 @@ static int exit_like_child(const struct relay_result *res)
 	return res->exit_status >= 0 ? res->exit_status : EXIT_ERROR;
 }
 
+/* What the HTTP tap says as it runs (httptap_opts.say): on stderr. */
+static void say_line(void *ctx, const char *text)
+{
+	(void)ctx;
+	fputs(text, stderr);
+}
+
 /* -v: a line on stderr for each exchange as it ends (from any loop's thread). */
 static void say_exchange(void *ctx, const struct hl_done *d)
 {
@@ -203,6 +210,7 @@ static int run_record(int argc, char **argv)
 	otlp_cli_init(&oc, &cmd_record, argc);
 	writer_opts_default(&o.wopts);
 	httptap_opts_default(&ho);
+	ho.say = say_line;
 	ho.upstream_headers = uh;
 	ho.allow_hosts = ah;
 	o.drain_ms = 1000;

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "schema/cli.h"
+#include "cli.h"
 #include "tap/pcap/capcli.h"
 
 static int run_sniff(int argc, char **argv);
@@ -47,6 +47,13 @@ static void say_exchange(void *ctx, const struct hl_done *d)
 	fprintf(stderr, "mcptap: %s\n", b.data);
 	fflush(stderr);
 	mt_buf_release(&b);
+}
+
+/* What the run says (capcli_run's r.say): on stderr. */
+static void say(void *ctx, const char *text)
+{
+	(void)ctx;
+	fputs(text, stderr);
 }
 
 static int run_sniff(int argc, char **argv)
@@ -133,6 +140,7 @@ static int run_sniff(int argc, char **argv)
 	}
 	snprintf(what, sizeof(what), "interface '%s'", iface);
 	r.what = what;
+	r.say = say;
 	rc = capcli_run(&o, cap, &r);
 out:
 	capcli_release(&o);

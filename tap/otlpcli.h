@@ -9,7 +9,7 @@
 
 #include <getopt.h>
 
-#include "schema/cli.h"
+#include "cli.h"
 #include "tap/otlppush.h"
 #include "tap/writer.h"
 

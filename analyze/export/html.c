@@ -17,8 +17,8 @@
 #include "analyze/analyze.h"
 #include "analyze/export/export.h"
 #include "analyze/tally.h"
-#include "schema/cli.h"
 #include "schema/message.h"
+#include "schema/util.h"
 
 #define HTML_PAGE 500     /* rows of the diagram a page */
 #define HTML_LABEL 72     /* characters of an arrow's label at most */
@@ -127,7 +127,7 @@ static void duration(struct mt_buf *out, int64_t ns)
 {
 	char d[32];
 
-	cli_format_duration(ns, d);
+	mt_format_duration(ns, d);
 	mt_buf_puts(out, d);
 }
 

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schema/cli.h"
 #include "schema/map.h"
+#include "schema/util.h"
 #include "tap/http/httpserve.h"
 #include "tap/http/httpsess.h"
 
@@ -452,6 +452,8 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 
 	hsv_opts_default(&hv);
 	hv.listen = ho->listen;
+	hv.say = o->say;
+	hv.say_ctx = o->say_ctx;
 	hv.allow_hosts = ho->allow_hosts;
 	hv.n_allow_hosts = ho->n_allow_hosts;
 	if (ho->client_timeout_ms > 0)

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "schema/cli.h"
+#include "schema/util.h"
 #include "tap/stdio/lineio.h"
 
 #define ORDER_WAIT_MS 2000 /* the longest an answer waits for the client to read */

@@ -27,6 +27,9 @@ struct mock_opts {
 	const char *store_path;  /* the capture file to store the run in; NULL: --no-store */
 	const char *command;     /* the mock's own command line, for the stored run */
 	const char *ignore_json; /* the --ignore paths as a JSON array text, or NULL */
+	/* The HTTP mock: where the addresses served are said (hsv_opts.say). */
+	void (*say)(void *ctx, const char *text);
+	void *say_ctx;
 };
 
 /*

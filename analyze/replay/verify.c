@@ -29,8 +29,8 @@
 #include <unistd.h>
 
 #include "analyze/replay/mint.h"
-#include "schema/cli.h"
 #include "schema/redact.h"
+#include "schema/util.h"
 #include "tap/http/httpclient.h"
 #include "tap/stdio/child.h"
 #include "tap/stdio/lineio.h"
@@ -134,6 +134,7 @@ struct verify {
 	size_t srv_missing;   /* MISSING server request lines printed (every run's) */
 	struct mt_buf cmd;
 	struct mt_buf sent;      /* scratch: a recorded request's bytes, for storing */
+	struct mt_buf line;      /* the report's line being said (o->line has the whole ones) */
 	struct store *st;        /* where the run is stored (borrowed), or NULL */
 	int64_t id;              /* the stored run */
 };
@@ -306,6 +307,33 @@ static int rec_status(const struct verify *v, size_t q)
 	return v->rec_status ? v->rec_status[q] : 0;
 }
 
+/* Add to the report: each line, once whole, goes to the caller (o->line). */
+static void say(struct verify *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct verify *v, const char *fmt, ...)
+{
+	va_list ap;
+	char *text, *nl;
+	size_t done = 0;
+
+	va_start(ap, fmt);
+	text = mt_vasprintf(fmt, ap);
+	va_end(ap);
+	mt_buf_puts(&v->line, text);
+	free(text);
+	while ((nl = memchr(v->line.data + done, '\n', v->line.len - done))) {
+		size_t n = (size_t)(nl - v->line.data) + 1 - done;
+		char keep = v->line.data[done + n];
+		v->line.data[done + n] = '\0';
+		v->o->line(v->o->line_ctx, v->line.data + done);
+		v->line.data[done + n] = keep;
+		done += n;
+	}
+	if (done) {
+		memmove(v->line.data, v->line.data + done, v->line.len - done + 1);
+		v->line.len -= done;
+	}
+}
+
 /* Say a NOTE line once per verify (the same note from every run is one). */
 static void note(struct verify *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(struct verify *v, const char *fmt, ...)
@@ -318,7 +346,7 @@ static void note(struct verify *v, const char *fmt, ...)
 	va_end(ap);
 	if (!json_object_get(v->notes, text)) {
 		json_object_set_new(v->notes, text, json_true());
-		printf("NOTE %s\n", text);
+		say(v, "NOTE %s\n", text);
 	}
 }
 
@@ -860,10 +888,10 @@ static int run_once(struct verify *v, struct vrun *r)
 			if (r->gone)
 				break;
 			v->srv_missing++;
-			printf("MISSING server request %s (recorded #%lld): the client's answer #%lld "
-			       "was not sent\n",
-			       s->m[m->request].method ? s->m[m->request].method : "?",
-			       (long long)s->m[m->request].seq, (long long)m->seq);
+			say(v, "MISSING server request %s (recorded #%lld): the client's answer #%lld "
+			        "was not sent\n",
+			        s->m[m->request].method ? s->m[m->request].method : "?",
+			        (long long)s->m[m->request].seq, (long long)m->seq);
 			continue;
 		}
 		if (!v->o->fast)
@@ -880,16 +908,16 @@ static int run_once(struct verify *v, struct vrun *r)
 	return 0;
 }
 
-static void print_value(const char *label, json_t *v)
+static void say_value(struct verify *v, const char *label, json_t *value)
 {
-	char *t = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	char *t = value ? json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 
 	if (!t)
-		printf(" %s (absent)", label);
+		say(v, " %s (absent)", label);
 	else if (strlen(t) > 200)
-		printf(" %s %.200s...", label, t);
+		say(v, " %s %.200s...", label, t);
 	else
-		printf(" %s %s", label, t);
+		say(v, " %s %s", label, t);
 	free(t);
 }
 
@@ -987,8 +1015,8 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 		json_t *list = json_array();
 		redacted_paths(qmsg, &paths, list);
 		v->redacted++;
-		printf("REDACTED #%lld %s: not sent: the tap stored %s redacted, so the value is "
-		       "not known\n", (long long)m->seq, what->data, paths.data ? paths.data : "a value");
+		say(v, "REDACTED #%lld %s: not sent: the tap stored %s redacted, so the value is "
+		        "not known\n", (long long)m->seq, what->data, paths.data ? paths.data : "a value");
 		store_result(v, q, qmsg, "redacted", list, NULL);
 		json_decref(list);
 		mt_buf_release(&paths);
@@ -1001,8 +1029,8 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 	if (m->cancelled_by >= 0 && (!rec || !all_live) &&
 	    (m->answer < 0 || m->answer > m->cancelled_by)) {
 		v->cancelled++;
-		printf("CANCELLED #%lld %s: cancelled as recorded%s\n", (long long)m->seq, what->data,
-		       all_live ? ", and answered anyway" : "");
+		say(v, "CANCELLED #%lld %s: cancelled as recorded%s\n", (long long)m->seq, what->data,
+		        all_live ? ", and answered anyway" : "");
 		store_result(v, q, qmsg, "cancelled", NULL, NULL);
 		goto out;
 	}
@@ -1022,7 +1050,7 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 		}
 		if (as_recorded) {
 			v->passed++;
-			printf("PASS #%lld %s (HTTP %d, as recorded)\n", (long long)m->seq, what->data, rs);
+			say(v, "PASS #%lld %s (HTTP %d, as recorded)\n", (long long)m->seq, what->data, rs);
 			store_result(v, q, qmsg, "pass", NULL, NULL);
 			goto out;
 		}
@@ -1032,7 +1060,7 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 			if (rs)
 				mt_buf_printf(&why, ", where the recording had HTTP %d", rs);
 			v->differed++;
-			printf("DIFF #%lld %s: %s\n", (long long)m->seq, what->data, why.data);
+			say(v, "DIFF #%lld %s: %s\n", (long long)m->seq, what->data, why.data);
 			json_array_append_new(diff, json_string(why.data));
 			store_result(v, q, qmsg, "diff", diff, NULL);
 			mt_buf_release(&why);
@@ -1041,8 +1069,8 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 	}
 	if (!rec && !rec_status(v, q)) {
 		v->unanswered++;
-		printf("UNANSWERED #%lld %s: the recorded server never answered it%s\n",
-		       (long long)m->seq, what->data, all_live ? " (the live one did)" : "");
+		say(v, "UNANSWERED #%lld %s: the recorded server never answered it%s\n",
+		        (long long)m->seq, what->data, all_live ? " (the live one did)" : "");
 		store_result(v, q, qmsg, "unanswered", NULL, NULL);
 		goto out;
 	}
@@ -1055,16 +1083,16 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 		}
 		v->missing++;
 		if (!sent)
-			printf("MISSING #%lld %s: not sent, %s\n", (long long)m->seq, what->data,
-			       gone_phrase(v, q));
+			say(v, "MISSING #%lld %s: not sent, %s\n", (long long)m->seq, what->data,
+			        gone_phrase(v, q));
 		else if (lost)
-			printf("MISSING #%lld %s: not answered: %s\n", (long long)m->seq, what->data, lost);
+			say(v, "MISSING #%lld %s: not answered: %s\n", (long long)m->seq, what->data, lost);
 		else if (gone_without(v, q))
-			printf("MISSING #%lld %s: not answered, %s\n", (long long)m->seq, what->data,
-			       gone_phrase(v, q));
+			say(v, "MISSING #%lld %s: not answered, %s\n", (long long)m->seq, what->data,
+			        gone_phrase(v, q));
 		else
-			printf("MISSING #%lld %s: no answer within %d ms\n", (long long)m->seq, what->data,
-			       v->o->timeout_ms);
+			say(v, "MISSING #%lld %s: no answer within %d ms\n", (long long)m->seq, what->data,
+			        v->o->timeout_ms);
 		store_result(v, q, qmsg, "missing", NULL, NULL);
 		goto out;
 	}
@@ -1094,40 +1122,40 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 	v->noise += json_array_size(set_aside);
 	if (!json_array_size(diff)) {
 		v->passed++;
-		printf("PASS #%lld %s", (long long)m->seq, what->data);
+		say(v, "PASS #%lld %s", (long long)m->seq, what->data);
 		if (json_array_size(set_aside))
-			printf(" (%zu noisy path%s set aside)", json_array_size(set_aside),
-			       json_array_size(set_aside) == 1 ? "" : "s");
-		printf("\n");
+			say(v, " (%zu noisy path%s set aside)", json_array_size(set_aside),
+			        json_array_size(set_aside) == 1 ? "" : "s");
+		say(v, "\n");
 	} else {
 		v->differed++;
-		printf("DIFF #%lld %s:", (long long)m->seq, what->data);
+		say(v, "DIFF #%lld %s:", (long long)m->seq, what->data);
 		for (size_t k = 0; k < json_array_size(diff) && k < 8; k++)
-			printf("%s %s", k ? "," : "", json_string_value(json_array_get(diff, k)));
+			say(v, "%s %s", k ? "," : "", json_string_value(json_array_get(diff, k)));
 		if (json_array_size(diff) > 8)
-			printf(" (+%zu more)", json_array_size(diff) - 8);
-		printf("\n");
+			say(v, " (+%zu more)", json_array_size(diff) - 8);
+		say(v, "\n");
 	}
 	if (v->o->verbose) {
 		for (size_t k = 0; k < json_array_size(diff); k++) {
 			const char *path = json_string_value(json_array_get(diff, k));
 			json_t *recs = mint_apply(rec, v->run[0].subs);
-			printf("    %s:", path);
-			print_value("recorded", canon_value_at(recs, path));
-			print_value("live", canon_value_at(live[0], path));
-			printf("\n");
+			say(v, "    %s:", path);
+			say_value(v, "recorded", canon_value_at(recs, path));
+			say_value(v, "live", canon_value_at(live[0], path));
+			say(v, "\n");
 			json_decref(recs);
 		}
 		for (size_t k = 0; k < json_array_size(set_aside); k++) {
 			const char *path = json_string_value(json_array_get(set_aside, k));
-			printf("    noise %s:", path);
-			print_value("recorded", canon_value_at(rec, path));
+			say(v, "    noise %s:", path);
+			say_value(v, "recorded", canon_value_at(rec, path));
 			for (int r = 0; r < v->nrun; r++) {
 				char label[32];
 				snprintf(label, sizeof(label), "run %d", r + 1);
-				print_value(label, canon_value_at(live[r], path));
+				say_value(v, label, canon_value_at(live[r], path));
 			}
-			printf("\n");
+			say(v, "\n");
 		}
 	}
 	store_result(v, q, qmsg, json_array_size(diff) ? "diff" : "pass", diff, set_aside);
@@ -1197,7 +1225,6 @@ static int run_reset(const char *cmd, int k, int n)
 	pid_t pid;
 	int st = 0;
 
-	fflush(stdout);
 	pid = fork();
 	if (pid < 0)
 		return mt_error("replay: cannot run --reset: %s", strerror(errno));
@@ -1282,6 +1309,9 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 		run_init(&v.run[k], &v);
 	for (int k = 0; k < v.nrun; k++) {
 		struct vrun *r = &v.run[k];
+		/* (What was said goes out first: the command's output follows it.) */
+		if (o->reset)
+			o->line(o->line_ctx, NULL);
 		if (o->reset && run_reset(o->reset, k + 1, v.nrun)) {
 			rc = EXIT_ERROR;
 			goto out;
@@ -1304,11 +1334,11 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 				const struct rp_msg *last = r->last_sent >= 0 ? &s->m[r->last_sent] : NULL;
 				if (last)
 					rp_describe(s, (size_t)r->last_sent, &what);
-				printf("GONE the server %s %s #%lld %s (run %d of %d): %zu request%s "
-				       "left without an answer\n",
-				       end.data, r->unreached ? "at" : "after",
-				       last ? (long long)last->seq : 0LL, last ? what.data : "",
-				       k + 1, v.nrun, owed, owed == 1 ? "" : "s");
+				say(&v, "GONE the server %s %s #%lld %s (run %d of %d): %zu request%s "
+				         "left without an answer\n",
+				         end.data, r->unreached ? "at" : "after",
+				         last ? (long long)last->seq : 0LL, last ? what.data : "",
+				         k + 1, v.nrun, owed, owed == 1 ? "" : "s");
 				v.gone_said = 1;
 			}
 			mt_buf_reset(&prev_end);
@@ -1335,16 +1365,16 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 			json_decref(msg);
 			if (is_answer(m) && m->request >= 0) {
 				rp_describe(s, (size_t)m->request, &what);
-				printf("NOTE #%lld the answer to #%lld %s carries values the tap redacted "
-				       "(%s): sent with the markers in their place\n",
-				       (long long)m->seq, (long long)s->m[m->request].seq, what.data,
-				       paths.data ? paths.data : "?");
+				say(&v, "NOTE #%lld the answer to #%lld %s carries values the tap redacted "
+				         "(%s): sent with the markers in their place\n",
+				         (long long)m->seq, (long long)s->m[m->request].seq, what.data,
+				         paths.data ? paths.data : "?");
 			} else {
 				rp_describe(s, q, &what);
-				printf("NOTE #%lld %s carries values the tap redacted (%s): sent with the "
-				       "markers in their place%s\n",
-				       (long long)m->seq, what.data, paths.data ? paths.data : "?",
-				       is_request(m) ? ", since the session needs it" : "");
+				say(&v, "NOTE #%lld %s carries values the tap redacted (%s): sent with the "
+				         "markers in their place%s\n",
+				         (long long)m->seq, what.data, paths.data ? paths.data : "?",
+				         is_request(m) ? ", since the session needs it" : "");
 			}
 			mt_buf_release(&paths);
 		}
@@ -1353,23 +1383,23 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 		if (is_request(&s->m[q]))
 			judge(&v, q, &what);
 	if (v.nrun == 1 && v.differed)
-		printf("NOTE one run cannot tell noise from a change: values that differ on every "
-		       "run (times, random ids) count as differences; --runs 2 or more sets them "
-		       "aside, and --reset CMD puts a stateful server's data back before each run\n");
+		say(&v, "NOTE one run cannot tell noise from a change: values that differ on every "
+		         "run (times, random ids) count as differences; --runs 2 or more sets them "
+		         "aside, and --reset CMD puts a stateful server's data back before each run\n");
 	size_t total = v.passed + v.differed + v.missing + v.cancelled + v.unanswered + v.redacted;
-	printf("replay: %zu request%s: %zu passed, %zu differed, %zu missing, %zu cancelled, "
-	       "%zu unanswered; %zu path%s set aside as noise over %d run%s (session %lld against %s)",
-	       total, total == 1 ? "" : "s", v.passed, v.differed, v.missing, v.cancelled,
-	       v.unanswered, v.noise, v.noise == 1 ? "" : "s", v.nrun, v.nrun == 1 ? "" : "s",
-	       (long long)s->session, v.cmd.data);
+	say(&v, "replay: %zu request%s: %zu passed, %zu differed, %zu missing, %zu cancelled, "
+	         "%zu unanswered; %zu path%s set aside as noise over %d run%s (session %lld against %s)",
+	         total, total == 1 ? "" : "s", v.passed, v.differed, v.missing, v.cancelled,
+	         v.unanswered, v.noise, v.noise == 1 ? "" : "s", v.nrun, v.nrun == 1 ? "" : "s",
+	         (long long)s->session, v.cmd.data);
 	if (v.redacted)
-		printf("; %zu not sent: %s values the tap redacted", v.redacted,
-		       v.redacted == 1 ? "it carries" : "they carry");
+		say(&v, "; %zu not sent: %s values the tap redacted", v.redacted,
+		         v.redacted == 1 ? "it carries" : "they carry");
 	if (v.srv_missing)
-		printf("; %zu server request%s missing (the client's answer not sent)", v.srv_missing,
-		       v.srv_missing == 1 ? "" : "s");
-	putchar('\n');
-	fflush(stdout);
+		say(&v, "; %zu server request%s missing (the client's answer not sent)", v.srv_missing,
+		         v.srv_missing == 1 ? "" : "s");
+	say(&v, "\n");
+	v.o->line(v.o->line_ctx, NULL);
 	struct store_replay_totals tot = {mt_mono_ns() - t0, (int64_t)v.passed, (int64_t)v.differed,
 					  (int64_t)v.missing, (int64_t)v.noise, NULL};
 	if (v.st && store_finish_replay_run(v.st, v.id, &tot, &err))
@@ -1390,6 +1420,7 @@ out:
 	json_decref(v.origins);
 	mt_buf_release(&v.cmd);
 	mt_buf_release(&v.sent);
+	mt_buf_release(&v.line);
 	mt_buf_release(&what);
 	mt_buf_release(&end);
 	mt_buf_release(&prev_end);

@@ -39,11 +39,19 @@ struct verify_opts {
 	const char *const *headers; /* "Name: value" lines sent on every request (borrowed) */
 	size_t nheaders;
 	const char *reset;       /* a shell command run before each run (--reset), or NULL */
+	/*
+	 * The report, as it comes: line(line_ctx, text) with each whole line (its
+	 * "\n" included) for the caller to print; text NULL when what was said
+	 * must be out before what follows (a --reset's output, the end).
+	 */
+	void (*line)(void *ctx, const char *text);
+	void *line_ctx;
 };
 
 /*
- * Run the recorded client; prints one line per request (and NOTE and GONE
- * lines as they come); returns the exit status.
+ * Run the recorded client: one report line per request (and NOTE and GONE
+ * lines as they come) to o->line, a summary line at the end. Returns the
+ * exit status. (Errors and warnings go to stderr as mt_error and mt_warn.)
  */
 int verify_run(struct rp_script *s, const struct verify_opts *o);
 

@@ -1388,6 +1388,7 @@ int hsv_run(const struct hsv_opts *o, const struct hsv_app *app)
 	v.guard.n_allow = o->n_allow_hosts;
 	{
 		int p = hln_fd_port(fd);
+		char *line;
 		if (p < 0)
 			p = port;
 		hep_opts_default(&eo);
@@ -1401,17 +1402,22 @@ int hsv_run(const struct hsv_opts *o, const struct hsv_app *app)
 			mt_error("cannot listen on %s: %s", o->listen, strerror(errno));
 			goto out;
 		}
-		fprintf(stderr, strchr(host, ':') ? "mcptap: %s on http://[%s]:%d%s\n"
-						  : "mcptap: %s on http://%s:%d%s\n",
-			o->name, host, p, o->path);
+		line = mt_asprintf(strchr(host, ':') ? "mcptap: %s on http://[%s]:%d%s\n"
+						     : "mcptap: %s on http://%s:%d%s\n",
+				   o->name, host, p, o->path);
+		o->say(o->say_ctx, line);
+		free(line);
 		/* (The other transport too, and the usual paths.) */
 		for (int k = 0; k < 2 && o->mode != HSV_STATELESS; k++) {
 			const char *x = k ? o->also_legacy : o->also_streamable;
-			if (x)
-				fprintf(stderr, strchr(host, ':') ? "mcptap: %s also on http://[%s]:%d%s (%s)\n"
-								  : "mcptap: %s also on http://%s:%d%s (%s)\n",
-					o->name, host, p, x,
-					k ? "the legacy HTTP+SSE transport" : "Streamable HTTP");
+			if (!x)
+				continue;
+			line = mt_asprintf(strchr(host, ':') ? "mcptap: %s also on http://[%s]:%d%s (%s)\n"
+							     : "mcptap: %s also on http://%s:%d%s (%s)\n",
+					   o->name, host, p, x,
+					   k ? "the legacy HTTP+SSE transport" : "Streamable HTTP");
+			o->say(o->say_ctx, line);
+			free(line);
 		}
 	}
 	v.sig_int = evsignal_new(v.base, SIGINT, on_signal, &v);

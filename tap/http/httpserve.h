@@ -113,12 +113,16 @@ struct hsv_opts {
 	int client_timeout_ms; /* a request head must be whole within it (408); a client
 				* silent or not reading that long is closed */
 	const char *name;     /* for messages: "replay" */
+	/* Where the addresses served are said: whole lines for the caller to
+	 * print on stderr. */
+	void (*say)(void *ctx, const char *text);
+	void *say_ctx;
 };
 
 void hsv_opts_default(struct hsv_opts *o);
 
 /*
- * Serve until SIGINT or SIGTERM: the address is said on stderr ("mcptap:
+ * Serve until SIGINT or SIGTERM: the address is said (o->say: "mcptap:
  * NAME on http://ADDR/PATH"), then sessions come and go. At the end every
  * session is closed ("stopped"). Returns 0, or -1 when it could not listen
  * or set up (said on stderr).

@@ -66,7 +66,6 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#include "schema/cli.h"
 #include "schema/util.h"
 #include "tap/http/httphdr.h"
 #include "tap/http/httplisten.h"
@@ -248,7 +247,7 @@ static void upstream_back(struct tap *t)
 	__atomic_store_n(&t->upstream_down, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&t->mu);
 	if (said)
-		fprintf(stderr, "mcptap: the upstream answers again\n");
+		t->o->say(t->o->say_ctx, "mcptap: the upstream answers again\n");
 }
 
 /* ---- exchanges ---- */
@@ -2040,9 +2039,11 @@ int httptap_run(const struct httptap_opts *o)
 		goto out;
 	}
 	{
-		char name[300];
+		char name[300], *line;
 		snprintf(name, sizeof(name), strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, bound_port);
-		fprintf(stderr, "mcptap: listening on http://%s, forwarding to %s\n", name, t.shown);
+		line = mt_asprintf("mcptap: listening on http://%s, forwarding to %s\n", name, t.shown);
+		o->say(o->say_ctx, line);
+		free(line);
 	}
 	if (o->insecure)
 		mt_warn("--insecure: the upstream's certificate and host name are not checked");

@@ -49,6 +49,10 @@ struct httptap_opts {
 	/* Told of each exchange as it ends (-v), in a loop's thread: hl_opts.on_end. */
 	void (*on_end)(void *ctx, const struct hl_done *d);
 	void *on_end_ctx;
+	/* What the tap says as it runs, whole lines for the caller to print on
+	 * stderr: the address listened on, the upstream back (in any thread). */
+	void (*say)(void *ctx, const char *text);
+	void *say_ctx;
 };
 
 /*
@@ -69,7 +73,7 @@ void httptap_opts_default(struct httptap_opts *o);
 /*
  * Listen, relay and log until SIGINT or SIGTERM; then stop accepting, give
  * open exchanges stop_ms to end, store everything. The address listened on
- * is said on stderr ("mcptap: listening on http://ADDR"). Returns an exit
+ * is said (o->say: "mcptap: listening on http://ADDR"). Returns an exit
  * status: 0, or EXIT_ERROR when it could not listen or set up.
  */
 int httptap_run(const struct httptap_opts *o);

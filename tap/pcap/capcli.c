@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,21 @@ static void on_stop_signal(int sig)
 		mt_capture_breakloop(running);
 }
 
+/* What the run says, handed to the caller to print (r->say). */
+static void say(const struct capcli_run *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void say(const struct capcli_run *r, const char *fmt, ...)
+{
+	va_list ap;
+	char *text;
+
+	va_start(ap, fmt);
+	text = mt_vasprintf(fmt, ap);
+	va_end(ap);
+	r->say(r->say_ctx, text);
+	free(text);
+}
+
 /* A size for people: "812 B", "12.3 kB", "4.2 MB". */
 static void fmt_bytes(uint64_t n, char out[32])
 {
@@ -156,6 +172,7 @@ struct progress {
 	int64_t last_ns;
 	const char *what;
 	struct mt_import *im;
+	const struct capcli_run *r; /* where it is said */
 };
 
 /* A file's progress, at most every 200 ms, for files of 8 MB and more. */
@@ -173,7 +190,7 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 	{
 		struct mt_import_stats st;
 		mt_import_stats(p->im, &st);
-		fprintf(stderr, "\rmcptap: reading %s: %3d%% (%s of %s), %llu sessions, %llu messages\033[K",
+		say(p->r, "\rmcptap: reading %s: %3d%% (%s of %s), %llu sessions, %llu messages\033[K",
 			p->what, (int)(done * 100 / total), d, t, (unsigned long long)st.hl.sessions,
 			(unsigned long long)st.hl.messages);
 	}
@@ -190,7 +207,7 @@ static void live_progress(struct progress *p, struct mt_capture *cap)
 		return;
 	mt_capture_stats(cap, &cs);
 	mt_import_stats(p->im, &st);
-	fprintf(stderr,
+	say(p->r,
 		"\rmcptap: capturing on %s: %llu packets, %llu connections, %llu sessions, %llu "
 		"messages\033[K",
 		p->what, (unsigned long long)cs.packets, (unsigned long long)st.tf.connections,
@@ -201,7 +218,7 @@ static void live_progress(struct progress *p, struct mt_capture *cap)
 static void progress_clear(struct progress *p)
 {
 	if (p->shown)
-		fprintf(stderr, "\r\033[K");
+		say(p->r, "\r\033[K");
 	p->shown = 0;
 }
 
@@ -222,32 +239,32 @@ static void summary(const struct capcli *o, const struct capcli_run *r, struct m
 	mt_capture_stats(cap, &cs);
 	fmt_bytes(t->bytes, b);
 	if (stored)
-		fprintf(stderr, "mcptap: %s %s into %s\n", r->live ? "captured" : "imported", r->what,
+		say(r, "mcptap: %s %s into %s\n", r->live ? "captured" : "imported", r->what,
 			o->label);
 	else
-		fprintf(stderr, "mcptap: read %s, but storing into %s failed (said above): what "
+		say(r, "mcptap: read %s, but storing into %s failed (said above): what "
 				"follows was found, not all of it stored\n", r->what, o->label);
-	fprintf(stderr, "  packets      %llu (%s)\n", (unsigned long long)t->packets, b);
-	fprintf(stderr, "  connections  %llu (%llu HTTP/1.x)\n", (unsigned long long)t->connections,
+	say(r, "  packets      %llu (%s)\n", (unsigned long long)t->packets, b);
+	say(r, "  connections  %llu (%llu HTTP/1.x)\n", (unsigned long long)t->connections,
 		(unsigned long long)h->http);
-	fprintf(stderr, "  sessions     %llu (%llu Streamable HTTP or plain JSON-RPC, %llu legacy SSE)\n",
+	say(r, "  sessions     %llu (%llu Streamable HTTP or plain JSON-RPC, %llu legacy SSE)\n",
 		(unsigned long long)st->hl.sessions,
 		(unsigned long long)(st->hl.sessions - st->hl.sessions_sse),
 		(unsigned long long)st->hl.sessions_sse);
-	fprintf(stderr, "  exchanges    %llu\n", (unsigned long long)st->hl.exchanges);
-	fprintf(stderr, "  messages     %llu\n", (unsigned long long)st->hl.messages);
+	say(r, "  exchanges    %llu\n", (unsigned long long)st->hl.exchanges);
+	say(r, "  messages     %llu\n", (unsigned long long)st->hl.messages);
 	fmt_bytes(st->hl.gap_bytes, b);
-	fprintf(stderr, "  gaps         %llu (%s not captured or not stored)\n",
+	say(r, "  gaps         %llu (%s not captured or not stored)\n",
 		(unsigned long long)st->hl.gaps, b);
 	if (cs.live)
-		fprintf(stderr, "  kernel       %llu received, %llu dropped, %llu dropped by the interface\n",
+		say(r, "  kernel       %llu received, %llu dropped, %llu dropped by the interface\n",
 			(unsigned long long)cs.received, (unsigned long long)cs.dropped,
 			(unsigned long long)cs.if_dropped);
 
 	/* What was not read, and why. */
 	if (h->tls) {
 		fmt_bytes(h->tls_bytes, b);
-		fprintf(stderr, "  skipped: TLS: %llu %s (%s), not decodable; decrypting with an "
+		say(r, "  skipped: TLS: %llu %s (%s), not decodable; decrypting with an "
 				"SSLKEYLOGFILE-style key log is future work\n",
 			(unsigned long long)h->tls, plural(h->tls, "connection", "connections"), b);
 		for (size_t i = 0; i < h->n_tls_servers; i++) {
@@ -260,119 +277,119 @@ static void summary(const struct capcli *o, const struct capcli_run *r, struct m
 			e.port = he->port;
 			tf_end_str(&e, s, sizeof(s), 0);
 			fmt_bytes(h->tls_servers[i].bytes, b);
-			fprintf(stderr, "    to %s: %llu %s, %s\n", s,
+			say(r, "    to %s: %llu %s, %s\n", s,
 				(unsigned long long)h->tls_servers[i].connections,
 				plural(h->tls_servers[i].connections, "connection", "connections"), b);
 		}
 		if (h->tls_servers_more)
-			fprintf(stderr, "    to other servers: %llu connections\n",
+			say(r, "    to other servers: %llu connections\n",
 				(unsigned long long)h->tls_servers_more);
 	}
 	if (h->h2) {
 		fmt_bytes(h->h2_bytes, b);
-		fprintf(stderr, "  skipped: HTTP/2: %llu %s (%s): mcptap reads HTTP/1.x\n",
+		say(r, "  skipped: HTTP/2: %llu %s (%s): mcptap reads HTTP/1.x\n",
 			(unsigned long long)h->h2, plural(h->h2, "connection", "connections"), b);
 	}
 	if (h->other) {
 		fmt_bytes(h->other_bytes, b);
-		fprintf(stderr, "  skipped: not HTTP: %llu TCP %s (%s) of another protocol\n",
+		say(r, "  skipped: not HTTP: %llu TCP %s (%s) of another protocol\n",
 			(unsigned long long)h->other, plural(h->other, "connection", "connections"), b);
 	}
 	if (h->unsynced) {
 		fmt_bytes(h->unsynced_bytes, b);
-		fprintf(stderr, "  skipped: %llu %s seen from the middle (%s) where no HTTP message "
+		say(r, "  skipped: %llu %s seen from the middle (%s) where no HTTP message "
 				"began\n",
 			(unsigned long long)h->unsynced, plural(h->unsynced, "connection", "connections"),
 			b);
 	}
 	if (h->upgraded)
-		fprintf(stderr, "  skipped: %llu %s switched to another protocol (101, CONNECT)\n",
+		say(r, "  skipped: %llu %s switched to another protocol (101, CONNECT)\n",
 			(unsigned long long)h->upgraded, plural(h->upgraded, "connection", "connections"));
 	if (t->bad_link)
-		fprintf(stderr, "  skipped: %llu %s of a link type mcptap cannot read (%s)\n",
+		say(r, "  skipped: %llu %s of a link type mcptap cannot read (%s)\n",
 			(unsigned long long)t->bad_link, plural(t->bad_link, "packet", "packets"),
 			*mt_capture_linktype_name(cap) ? mt_capture_linktype_name(cap) : "unknown");
 	if (t->not_ip || t->not_tcp)
-		fprintf(stderr, "  skipped: %llu %s not IP, %llu not TCP\n",
+		say(r, "  skipped: %llu %s not IP, %llu not TCP\n",
 			(unsigned long long)t->not_ip, plural(t->not_ip, "packet", "packets"),
 			(unsigned long long)t->not_tcp);
 	if (t->malformed)
-		fprintf(stderr, "  skipped: %llu malformed %s (headers that do not add up)\n",
+		say(r, "  skipped: %llu malformed %s (headers that do not add up)\n",
 			(unsigned long long)t->malformed, plural(t->malformed, "packet", "packets"));
 	if (t->truncated)
-		fprintf(stderr, "  truncated: %llu %s cut by the snap length (what was captured was "
+		say(r, "  truncated: %llu %s cut by the snap length (what was captured was "
 				"used; what was cut is a gap)\n",
 			(unsigned long long)t->truncated, plural(t->truncated, "packet", "packets"));
 	if (t->fragments)
-		fprintf(stderr, "  fragments:  %llu IP fragments made %llu datagrams (%llu given up on)\n",
+		say(r, "  fragments:  %llu IP fragments made %llu datagrams (%llu given up on)\n",
 			(unsigned long long)t->fragments, (unsigned long long)t->reassembled,
 			(unsigned long long)t->frag_dropped);
 	if (t->gaps) {
 		fmt_bytes(t->gap_bytes, b);
-		fprintf(stderr, "  reassembly: %llu %s in TCP streams (%s not captured; %llu known "
+		say(r, "  reassembly: %llu %s in TCP streams (%s not captured; %llu known "
 				"at once from the other side's ACKs)\n",
 			(unsigned long long)t->gaps, plural(t->gaps, "gap", "gaps"), b,
 			(unsigned long long)t->ack_gaps);
 	}
 	if (t->late)
-		fprintf(stderr, "  reassembly: %llu %s of closed connections with bytes past their "
+		say(r, "  reassembly: %llu %s of closed connections with bytes past their "
 				"end (sent after a FIN or RST): dropped\n",
 			(unsigned long long)t->late, plural(t->late, "segment", "segments"));
 	if (t->reused)
-		fprintf(stderr, "  reassembly: %llu %s ended by a new one on the same ports\n",
+		say(r, "  reassembly: %llu %s ended by a new one on the same ports\n",
 			(unsigned long long)t->reused, plural(t->reused, "connection", "connections"));
 	if (t->midstream)
-		fprintf(stderr, "  reassembly: %llu %s begun before the capture\n",
+		say(r, "  reassembly: %llu %s begun before the capture\n",
 			(unsigned long long)t->midstream, plural(t->midstream, "connection", "connections"));
 	if (t->flow_limit_hits)
-		fprintf(stderr, "  limits: --flow-memory reached %llu %s (a connection's first "
+		say(r, "  limits: --flow-memory reached %llu %s (a connection's first "
 				"hole given up on: a gap)\n",
 			(unsigned long long)t->flow_limit_hits, plural(t->flow_limit_hits, "time", "times"));
 	if (t->total_limit_hits) {
-		fprintf(stderr, "  limits: --memory reached %llu %s: %llu %s given up on to make room "
+		say(r, "  limits: --memory reached %llu %s: %llu %s given up on to make room "
 				"(their exchanges stopped)",
 			(unsigned long long)t->total_limit_hits,
 			plural(t->total_limit_hits, "time", "times"), (unsigned long long)t->evicted_memory,
 			plural(t->evicted_memory, "connection", "connections"));
 		if (st->hl.ids_forgotten)
-			fprintf(stderr, ", the SSE event ids of idle sessions forgotten %llu %s",
+			say(r, ", the SSE event ids of idle sessions forgotten %llu %s",
 				(unsigned long long)st->hl.ids_forgotten,
 				plural(st->hl.ids_forgotten, "time", "times"));
-		fprintf(stderr, "\n");
+		say(r, "\n");
 	}
 	if (t->evicted_full)
-		fprintf(stderr, "  limits: --max-flows reached: %llu %s given up on to make room\n",
+		say(r, "  limits: --max-flows reached: %llu %s given up on to make room\n",
 			(unsigned long long)t->evicted_full,
 			plural(t->evicted_full, "connection", "connections"));
 	if (t->evicted_idle)
-		fprintf(stderr, "  limits: %llu %s closed after --idle\n",
+		say(r, "  limits: %llu %s closed after --idle\n",
 			(unsigned long long)t->evicted_idle, plural(t->evicted_idle, "connection", "connections"));
 	if (h->orphans || h->unanswered || h->lost_requests || h->lost_responses ||
 	    h->parse_errors || h->resyncs) {
 		fmt_bytes(h->skipped_bytes, b2);
-		fprintf(stderr, "  HTTP: %llu responses without their request (%llu of them to a "
+		say(r, "  HTTP: %llu responses without their request (%llu of them to a "
 				"request lost in a gap), %llu requests whose response was lost in a "
 				"gap, %llu without a response at the close, %llu requests lost\n",
 			(unsigned long long)h->orphans, (unsigned long long)h->unpaired,
 			(unsigned long long)h->lost_responses, (unsigned long long)h->unanswered,
 			(unsigned long long)h->lost_requests);
-		fprintf(stderr, "  HTTP: %llu parse errors; reading resumed %llu %s (%llu at the "
+		say(r, "  HTTP: %llu parse errors; reading resumed %llu %s (%llu at the "
 				"next chunk of the same body; %s passed over)\n",
 			(unsigned long long)h->parse_errors, (unsigned long long)h->resyncs,
 			plural(h->resyncs, "time", "times"), (unsigned long long)h->chunk_resyncs, b2);
 	}
 	if (st->hl.sessions_gaps)
-		fprintf(stderr, "  %llu %s of gaps alone (connections whose every exchange was lost)\n",
+		say(r, "  %llu %s of gaps alone (connections whose every exchange was lost)\n",
 			(unsigned long long)st->hl.sessions_gaps,
 			plural(st->hl.sessions_gaps, "session", "sessions"));
 	if (h->body_cut || st->hl.over_max)
-		fprintf(stderr, "  limits: %llu request %s and %llu response %s or SSE events above "
+		say(r, "  limits: %llu request %s and %llu response %s or SSE events above "
 				"--max-message (stored as gaps)\n",
 			(unsigned long long)h->body_cut, plural(h->body_cut, "body", "bodies"),
 			(unsigned long long)st->hl.over_max,
 			plural(st->hl.over_max, "body", "bodies"));
 	if (!st->hl.sessions)
-		fprintf(stderr, "  no MCP session found%s\n",
+		say(r, "  no MCP session found%s\n",
 			o->filter ? " (the filter may leave them out)" : "");
 }
 
@@ -432,6 +449,7 @@ int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run
 	pr.tty = isatty(2);
 	pr.what = r->what;
 	pr.im = im;
+	pr.r = r;
 	memset(&co, 0, sizeof(co));
 	co.stop = &stop_flag;
 	co.max_packets = r->max_packets;
@@ -446,7 +464,7 @@ int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	if (r->live)
-		fprintf(stderr, "mcptap: capturing on %s%s%s%s; SIGINT (Ctrl-C) stops\n", r->what,
+		say(r, "mcptap: capturing on %s%s%s%s; SIGINT (Ctrl-C) stops\n", r->what,
 			o->filter ? " (filter '" : "", o->filter ? o->filter : "", o->filter ? "')" : "");
 	for (;;) {
 		/* A live capture runs in slices of 500 ms, to show its counts between them. */

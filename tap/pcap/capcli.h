@@ -10,7 +10,7 @@
 #include <getopt.h>
 #include <stdint.h>
 
-#include "schema/cli.h"
+#include "cli.h"
 #include "tap/pcap/capture.h"
 #include "tap/otlpcli.h"
 #include "tap/pcap/pcapimport.h"
@@ -92,13 +92,21 @@ struct capcli_run {
 	int live;
 	uint64_t max_packets;        /* sniff -c (0: none) */
 	int64_t duration_ms;         /* sniff --duration (0: none) */
+	/*
+	 * What the run says, for the caller to print on stderr as it comes: a
+	 * live capture's first line, the progress on a terminal (a line redrawn
+	 * in place: "\r...\033[K"), the summary at the end.
+	 */
+	void (*say)(void *ctx, const char *text);
+	void *say_ctx;
 };
 
 /*
  * Filter cap (o->filter), import every packet into o->path until the
  * capture ends (or SIGINT/SIGTERM, -c, --duration), store everything and
- * print the summary on stderr. Progress is shown on stderr when it is a
- * terminal. Takes cap (freed). Returns the exit status.
+ * say the summary (r->say). Progress is said when stderr is a terminal.
+ * Takes cap (freed). Returns the exit status. (Errors and warnings go to
+ * stderr as mt_error and mt_warn.)
  */
 int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run *r);
 

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "analyze/replay/replay.h"
-#include "schema/cli.h"
+#include "cli.h"
 #include "schema/store.h"
 #include "schema_sql.h"
 

@@ -1,6 +1,7 @@
 /*
- * cli.h - what the command files share: the command table's entry, exit
- * statuses, usage and error messages, and opening a capture file for reading.
+ * cli.h - what the command files share: the command table's entry, usage
+ * and error messages, and opening a capture file for reading. (The exit
+ * statuses, EXIT_*, are in schema/util.h: the modes below return them too.)
  *
  * One subcommand is one file (tap/cmd-record.c, analyze/cmd-show.c, ...)
  * exporting a const struct cmd_entry; mcptap.c only looks names up.
@@ -8,18 +9,12 @@
 #ifndef MCPTAP_CLI_H
 #define MCPTAP_CLI_H
 
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "schema/redact.h"
 #include "schema/store.h"
-
-/* Exit statuses of every subcommand but record (which exits as its child did). */
-enum {
-	EXIT_OK = 0,
-	EXIT_FINDINGS = 1, /* analyze: findings at or above --fail-on */
-	EXIT_ERROR = 2,    /* a usage error, or a file that cannot be read */
-};
 
 struct cmd_entry {
 	const char *name;
@@ -44,6 +39,51 @@ int cli_bad_option(const struct cmd_entry *e, int c, char **argv);
 
 /* The capture file: the argument, else $MCPTAP_FILE, else NULL. */
 const char *cli_capture_path(const char *arg);
+
+/*
+ * The options the commands that read a capture share (sessions, show,
+ * stats, analyze, export, report; replay takes -r, -s and -Y): -r, -s, -Y,
+ * -T, -o, and the redaction options of those that write sessions out. The
+ * command's own option table says which it takes; any of them is taken here.
+ */
+#define CLI_MAX_RULES 64
+/* The redaction options' getopt_long values: long only, clear of any letter. */
+enum {
+	CLI_OPT_REDACT_KEY = 0x400,
+	CLI_OPT_REDACT_PATH,
+	CLI_OPT_REDACT_VALUE,
+	CLI_OPT_KEEP_SECRETS,
+};
+#define CLI_REDACT_LONGOPTS                                                   \
+	{"redact-key", required_argument, NULL, CLI_OPT_REDACT_KEY},           \
+	{"redact-path", required_argument, NULL, CLI_OPT_REDACT_PATH},         \
+	{"redact-value", required_argument, NULL, CLI_OPT_REDACT_VALUE},       \
+	{"keep-secrets", no_argument, NULL, CLI_OPT_KEEP_SECRETS}
+struct cli_read {
+	const char *path;                  /* -r (NULL: not given; then $MCPTAP_FILE) */
+	const char *sid;                   /* -s (NULL: the command's default sessions) */
+	const char *expr;                  /* -Y */
+	const char *format;                /* -T (the command's default until given) */
+	const char *out;                   /* -o */
+	const char *rules[CLI_MAX_RULES];  /* --redact-key, -path, -value, in order */
+	char kinds[CLI_MAX_RULES];         /* 'K', 'P' or 'V' for each */
+	size_t nrules;
+	int keep;                          /* --keep-secrets */
+};
+
+/*
+ * getopt_long's c and optarg when c is one of them (-r, -s, -Y, -T, -o,
+ * CLI_REDACT_LONGOPTS): 1, taken into o; 0 when it is not; EXIT_ERROR after
+ * a usage error.
+ */
+int cli_read_option(const struct cmd_entry *e, struct cli_read *o, int c, const char *arg);
+
+/*
+ * The options are all in: --keep-secrets without --redact-*, the session
+ * list's syntax, the capture file (o->path set from $MCPTAP_FILE without
+ * -r), -o not empty. 0, or EXIT_ERROR after a usage error.
+ */
+int cli_read_check(const struct cmd_entry *e, struct cli_read *o);
 
 /*
  * An HTTP header option's NAME=env:VAR (opt: "--header", for messages): the
@@ -118,8 +158,5 @@ int cli_use_color(FILE *f);
  * $COLUMNS, else 80. 0 when f is not a terminal.
  */
 int cli_term_width(FILE *f);
-
-/* A duration in ns as "812µs", "12.3ms", "4.20s", "3m12s". */
-void cli_format_duration(int64_t ns, char out[32]);
 
 #endif

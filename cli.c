@@ -1,7 +1,7 @@
 /*
  * cli.c - helpers shared by the command files (see cli.h).
  */
-#include "schema/cli.h"
+#include "cli.h"
 #include "schema/filter.h"
 
 #include <stdarg.h>
@@ -151,6 +151,42 @@ const char *cli_capture_path(const char *arg)
 	if (arg)
 		return arg;
 	return env && *env ? env : NULL;
+}
+
+int cli_read_option(const struct cmd_entry *e, struct cli_read *o, int c, const char *arg)
+{
+	switch (c) {
+	case 'r': o->path = arg; return 1;
+	case 's': o->sid = arg; return 1;
+	case 'Y': o->expr = arg; return 1;
+	case 'T': o->format = arg; return 1;
+	case 'o': o->out = arg; return 1;
+	case CLI_OPT_KEEP_SECRETS: o->keep = 1; return 1;
+	case CLI_OPT_REDACT_KEY:
+	case CLI_OPT_REDACT_PATH:
+	case CLI_OPT_REDACT_VALUE:
+		if (o->nrules == CLI_MAX_RULES)
+			return cli_usage_error(e, "more than %d --redact-* rules", CLI_MAX_RULES);
+		o->kinds[o->nrules] = c == CLI_OPT_REDACT_KEY ? 'K' : c == CLI_OPT_REDACT_PATH ? 'P' : 'V';
+		o->rules[o->nrules++] = arg;
+		return 1;
+	default: return 0;
+	}
+}
+
+int cli_read_check(const struct cmd_entry *e, struct cli_read *o)
+{
+	const char *bad;
+
+	if (o->keep && o->nrules)
+		return cli_usage_error(e, "--keep-secrets and --redact-* contradict each other");
+	if (o->sid && (bad = cli_session_list_problem(o->sid)))
+		return cli_usage_error(e, "bad session list '%s': %s", o->sid, bad);
+	if (!(o->path = cli_capture_path(o->path)))
+		return cli_usage_error(e, "no capture file: give -r FILE or set MCPTAP_FILE");
+	if (o->out && !*o->out)
+		return cli_usage_error(e, "-o needs a file name");
+	return 0;
 }
 
 /* What a file is when it is a packet capture (by its first bytes), else NULL. */
@@ -352,21 +388,6 @@ int cli_term_width(FILE *f)
 	if (env && !mt_parse_int64(env, &cols) && cols > 0 && cols <= 100000)
 		return (int)cols;
 	return 80;
-}
-
-void cli_format_duration(int64_t ns, char out[32])
-{
-	if (ns < 0)
-		snprintf(out, 32, "?");
-	else if (ns < 1000000)
-		snprintf(out, 32, "%lldµs", (long long)(ns / 1000));
-	else if (ns < 1000000000)
-		snprintf(out, 32, "%.1fms", (double)ns / 1e6);
-	else if (ns < 60LL * 1000000000)
-		snprintf(out, 32, "%.2fs", (double)ns / 1e9);
-	else
-		snprintf(out, 32, "%lldm%02llds", (long long)(ns / 60000000000LL),
-			 (long long)(ns / 1000000000 % 60));
 }
 
 char *cli_env_header(const struct cmd_entry *e, const char *opt, const char *arg)
