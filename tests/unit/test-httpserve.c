@@ -121,6 +121,14 @@ struct srv {
 	char *log;
 };
 
+/* What hsv_run says (its address lines): on stderr, where the test reads them. */
+static void say_stderr(void *ctx, const char *text)
+{
+	(void)ctx;
+	fputs(text, stderr);
+	fflush(stderr);
+}
+
 static void srv_start(struct srv *v)
 {
 	int ep[2];
@@ -155,6 +163,7 @@ static void srv_start(struct srv *v)
 		o.stop_ms = 200;
 		o.client_timeout_ms = 5000;
 		o.max_body = 4096;
+		o.say = say_stderr;
 		rc = hsv_run(&o, &app);
 		say(&a, "end %d", rc);
 		fclose(a.log);
