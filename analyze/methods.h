@@ -5,7 +5,8 @@
  * (rpc.c, life.c) ask it what a revision has. Pure lookups, no state but a
  * small memo of the latest names.
  *
- * Prefix: an_ (the analyzer's, as in analyze.h).
+ * Prefix: an_method_ (the analyzer's an_; an_method_outside(), in analyze.h,
+ * is the RPC rules').
  */
 #ifndef MCPTAP_METHODS_H
 #define MCPTAP_METHODS_H
