@@ -502,21 +502,12 @@ const char *an_dir_arrow(enum an_dir d);
  */
 int an_method_outside(const struct an_state *st, const char *method);
 
-/*
- * Shared by the rule families (rules/rpc.c defines it): why a message of this
- * kind and method may not be sent in this direction in revision v (the
- * schema's role unions), or NULL when it may.
- */
-const char *an_rpc_role_problem(enum an_version v, enum an_dir dir, enum mt_kind kind,
-				const char *method);
 /* Shared by rules/flow.c and rules/life.c: is r a ping PING-001 reports as never
  * answered (so that LIFE-015 does not say it again)? */
 int an_ping_never_answered(const struct an_state *st, const struct an_request *r);
 /* The 2026-07-28 revision's HTTP rules (rules/http.c), rows of rules/v26.c. */
 void an_v26_007(const struct an_ctx *c);
 void an_v26_008(const struct an_ctx *c);
-/* The revisions whose schema has `method` (AN_V bits); AN_EVERY for one in no table. */
-unsigned an_method_revisions(const char *method);
 
 /* ---- for the command ---- */
 

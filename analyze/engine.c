@@ -18,6 +18,7 @@
  * requests whose answer or cancel it may hold.
  */
 #include "analyze/analyze.h"
+#include "analyze/methods.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -2078,7 +2079,7 @@ static void feed_rpc(struct an_engine *e, struct an_msg *m, int rules)
 		if (!strncmp(m->method, "notifications/", 14))
 			why = "a notification sent as a request";
 		else if (!(st->version == AN_V2026_07_28 && m->dir == AN_S2C))
-			why = an_rpc_role_problem(st->version, m->dir, MT_REQUEST, m->method);
+			why = an_method_role_problem(st->version, m->dir, MT_REQUEST, m->method);
 		if (!why && c->params.n && c->params.p[0] != '{')
 			why = "params that are not an object"; /* RPC-011's */
 		if (!why)
@@ -2147,7 +2148,8 @@ static void feed_rpc(struct an_engine *e, struct an_msg *m, int rules)
 			settle(e, r);
 	} else {
 		if (c->kind == MT_NOTIFICATION && rules)
-			m->unjudged = an_rpc_role_problem(st->version, m->dir, MT_NOTIFICATION, m->method);
+			m->unjudged = an_method_role_problem(st->version, m->dir, MT_NOTIFICATION,
+							     m->method);
 		if (!m->unjudged && rules)
 			m->unjudged = batch_problem(st, m);
 		if (!m->unjudged && c->params.n && c->params.p[0] != '{')

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "analyze/methods.h"
 
 /* At most this many findings per end-of-session rule, then one that counts the rest. */
 #define END_REPORTS 20

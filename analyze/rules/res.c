@@ -6,9 +6,8 @@
  *
  * Content blocks appear in tools/call results, prompts/get messages and
  * sampling messages; one walker (walk_content) finds them for RES-004,
- * RES-021 and RES-022. RES-006 and RES-018 use a small, bounded JSON Schema
- * validator (sv_*) that checks a documented subset of keywords and says which
- * ones it skipped.
+ * RES-021 and RES-022. RES-006 and RES-018 use the bounded JSON Schema
+ * validator of jsonschema.c, which says which keywords it skipped.
  *
  * The tracker keeps, under st->ext "res": the prompts of the latest complete
  * prompts/list ("prompts": name -> [required argument names], "complete")
@@ -22,6 +21,7 @@
 #include <strings.h>
 
 #include "analyze/analyze.h"
+#include "analyze/jsonschema.h"
 #include "schema/redact.h"
 
 /* ---- small helpers ---- */
@@ -237,527 +237,6 @@ static const char *uri_problem(const char *s, int tmpl)
 		return "contains a character RFC 3986 does not allow";
 	}
 	return NULL;
-}
-
-/* Numbers compare by value (1 == 1.0), as JSON Schema does. Parsed values are
- * at most 2048 deep (jansson's limit); deeper than JEQ_DEPTH counts as unequal. */
-#define JEQ_DEPTH 2048
-
-static int jeq(json_t *a, json_t *b, int depth)
-{
-	const char *k;
-	json_t *v;
-	size_t i;
-
-	if (depth > JEQ_DEPTH || !a || !b)
-		return 0;
-	if (json_is_number(a) && json_is_number(b))
-		return json_number_value(a) == json_number_value(b);
-	if (json_typeof(a) != json_typeof(b))
-		return 0;
-	switch (json_typeof(a)) {
-	case JSON_OBJECT:
-		if (json_object_size(a) != json_object_size(b))
-			return 0;
-		json_object_foreach(a, k, v) {
-			if (!jeq(v, json_object_get(b, k), depth + 1))
-				return 0;
-		}
-		return 1;
-	case JSON_ARRAY:
-		if (json_array_size(a) != json_array_size(b))
-			return 0;
-		json_array_foreach(a, i, v) {
-			if (!jeq(v, json_array_get(b, i), depth + 1))
-				return 0;
-		}
-		return 1;
-	case JSON_STRING:
-		return json_string_length(a) == json_string_length(b) &&
-		       !memcmp(json_string_value(a), json_string_value(b), json_string_length(a));
-	default:
-		return 1;
-	}
-}
-
-/* ---- a bounded JSON Schema subset (RES-006, RES-018) ----
- *
- * Checked: type, enum, const, required, properties, additionalProperties,
- * minProperties, maxProperties, propertyNames, dependentRequired, items
- * (schema or draft-07 tuple), prefixItems, additionalItems, minItems,
- * maxItems, uniqueItems, contains/minContains/maxContains, minimum, maximum,
- * exclusiveMinimum, exclusiveMaximum, multipleOf, minLength, maxLength,
- * allOf, anyOf, oneOf, not, if/then/else, boolean schemas and local $ref
- * ("#/..."). Annotations (title, description, format, default, ...) are
- * ignored as the 2020-12 default says. Anything in sv_unsupported is skipped
- * and noted. Work is bounded by SV_DEPTH and SV_STEPS.
- */
-#define SV_DEPTH 32
-#define SV_STEPS 20000
-#define SV_SKIPS 8
-
-static const char *const sv_unsupported[] = {
-	"pattern", "patternProperties", "dependentSchemas", "dependencies",
-	"unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef", NULL,
-};
-
-struct sv {
-	json_t *root;                  /* the whole schema, for local $ref (borrowed) */
-	unsigned steps;
-	int mute;                      /* > 0 while trying anyOf/oneOf/not/if branches */
-	int stopped;                   /* a limit was hit: the rest was not checked */
-	char path[160];                /* JSON pointer of the value being checked */
-	size_t plen;
-	char err[320];                 /* the first failure: "path: reason" */
-	const char *skipped[SV_SKIPS]; /* keywords met and not checked */
-	size_t nskipped;
-};
-
-static void sv_note(struct sv *v, const char *kw)
-{
-	for (size_t i = 0; i < v->nskipped; i++)
-		if (!strcmp(v->skipped[i], kw))
-			return;
-	if (v->nskipped < SV_SKIPS)
-		v->skipped[v->nskipped++] = kw;
-}
-
-static size_t sv_push(struct sv *v, const char *key, size_t index)
-{
-	size_t old = v->plen;
-	int n = key ? snprintf(v->path + old, sizeof(v->path) - old, "/%s", key)
-		    : snprintf(v->path + old, sizeof(v->path) - old, "/%zu", index);
-
-	if (n > 0)
-		v->plen = old + (size_t)n < sizeof(v->path) ? old + (size_t)n : sizeof(v->path) - 1;
-	return old;
-}
-
-static void sv_pop(struct sv *v, size_t old)
-{
-	v->plen = old;
-	v->path[old] = '\0';
-}
-
-static int sv_fail(struct sv *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int sv_fail(struct sv *v, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (v->mute || v->err[0])
-		return 0;
-	n = snprintf(v->err, sizeof(v->err), "%s: ", v->plen ? v->path : "(top)");
-	if (n < 0 || (size_t)n >= sizeof(v->err))
-		return 0;
-	va_start(ap, fmt);
-	vsnprintf(v->err + n, sizeof(v->err) - (size_t)n, fmt, ap);
-	va_end(ap);
-	return 0;
-}
-
-static int is_integral(double d)
-{
-	return d >= -9e15 && d <= 9e15 && d == (double)(long long)d;
-}
-
-static int sv_is_type(const char *t, json_t *x)
-{
-	if (!strcmp(t, "object")) return json_is_object(x);
-	if (!strcmp(t, "array")) return json_is_array(x);
-	if (!strcmp(t, "string")) return json_is_string(x);
-	if (!strcmp(t, "boolean")) return json_is_boolean(x);
-	if (!strcmp(t, "null")) return json_is_null(x);
-	if (!strcmp(t, "number")) return json_is_number(x);
-	if (!strcmp(t, "integer"))
-		return json_is_integer(x) || (json_is_real(x) && is_integral(json_real_value(x)));
-	return 1; /* not a type name: not ours to judge */
-}
-
-/* A local reference ("#", "#/$defs/x"), or NULL. */
-static json_t *sv_ref(json_t *root, const char *ref)
-{
-	char tok[128];
-	json_t *cur = root;
-	const char *p = ref + 1;
-
-	if (ref[0] != '#')
-		return NULL;
-	if (*p && *p != '/')
-		return NULL; /* an anchor */
-	while (*p == '/' && cur) {
-		size_t n = 0;
-		for (p++; *p && *p != '/'; p++) {
-			char ch = *p;
-			if (ch == '~' && (p[1] == '0' || p[1] == '1'))
-				ch = *++p == '0' ? '~' : '/';
-			if (n + 1 >= sizeof(tok))
-				return NULL;
-			tok[n++] = ch;
-		}
-		tok[n] = '\0';
-		if (json_is_array(cur)) {
-			char *end;
-			unsigned long i = strtoul(tok, &end, 10);
-			cur = *end || !n ? NULL : json_array_get(cur, i);
-		} else {
-			cur = json_object_get(cur, tok);
-		}
-	}
-	return cur;
-}
-
-static int sv_check(struct sv *v, json_t *s, json_t *x, int depth);
-
-static int sv_type(struct sv *v, json_t *s, json_t *x)
-{
-	json_t *t = json_object_get(s, "type"), *e;
-	char want[96] = "";
-	size_t i;
-	int ok = 0;
-
-	if (json_is_string(t)) {
-		ok = sv_is_type(json_string_value(t), x);
-		snprintf(want, sizeof(want), "%s", json_string_value(t));
-	} else if (json_is_array(t)) {
-		json_array_foreach(t, i, e) {
-			if (!json_is_string(e))
-				continue;
-			ok |= sv_is_type(json_string_value(e), x);
-			size_t l = strlen(want);
-			snprintf(want + l, sizeof(want) - l, "%s%s", l ? "|" : "", json_string_value(e));
-		}
-		if (!want[0])
-			return 1;
-	} else {
-		return 1;
-	}
-	return ok ? 1 : sv_fail(v, "expected %s, got %s", want, type_name(x));
-}
-
-static int sv_number(struct sv *v, json_t *s, double x)
-{
-	json_t *k;
-	double lim;
-
-	if (json_is_number(k = json_object_get(s, "minimum"))) {
-		lim = json_number_value(k);
-		if (x < lim || (json_is_true(json_object_get(s, "exclusiveMinimum")) && x <= lim))
-			return sv_fail(v, "%g is below the minimum %g", x, lim);
-	}
-	if (json_is_number(k = json_object_get(s, "maximum"))) {
-		lim = json_number_value(k);
-		if (x > lim || (json_is_true(json_object_get(s, "exclusiveMaximum")) && x >= lim))
-			return sv_fail(v, "%g is above the maximum %g", x, lim);
-	}
-	if (json_is_number(k = json_object_get(s, "exclusiveMinimum")) && x <= json_number_value(k))
-		return sv_fail(v, "%g is not above the exclusiveMinimum %g", x, json_number_value(k));
-	if (json_is_number(k = json_object_get(s, "exclusiveMaximum")) && x >= json_number_value(k))
-		return sv_fail(v, "%g is not below the exclusiveMaximum %g", x, json_number_value(k));
-	if (json_is_number(k = json_object_get(s, "multipleOf")) && json_number_value(k) > 0) {
-		double q = x / json_number_value(k);
-		if (q > -9e15 && q < 9e15) {
-			double r = q - (double)(long long)q;
-			if (r < 0)
-				r = -r;
-			if (r > 1e-9 && r < 1 - 1e-9)
-				return sv_fail(v, "%g is not a multiple of %g", x, json_number_value(k));
-		}
-	}
-	return 1;
-}
-
-static int sv_string(struct sv *v, json_t *s, json_t *x)
-{
-	const char *p = json_string_value(x);
-	size_t n = 0, len = json_string_length(x);
-	json_t *k;
-
-	for (size_t i = 0; i < len; i++)
-		if (((unsigned char)p[i] & 0xC0) != 0x80)
-			n++;
-	if (json_is_integer(k = json_object_get(s, "minLength")) && (json_int_t)n < json_integer_value(k))
-		return sv_fail(v, "string of %zu character%s is shorter than minLength %lld", n,
-			       n == 1 ? "" : "s", (long long)json_integer_value(k));
-	if (json_is_integer(k = json_object_get(s, "maxLength")) && (json_int_t)n > json_integer_value(k))
-		return sv_fail(v, "string of %zu character%s is longer than maxLength %lld", n,
-			       n == 1 ? "" : "s", (long long)json_integer_value(k));
-	return 1;
-}
-
-static int sv_array(struct sv *v, json_t *s, json_t *x, int depth)
-{
-	size_t n = json_array_size(x), i, nprefix = 0;
-	json_t *k, *prefix = NULL, *rest = NULL, *items = json_object_get(s, "items"), *e;
-
-	if (json_is_integer(k = json_object_get(s, "minItems")) && (json_int_t)n < json_integer_value(k))
-		return sv_fail(v, "%zu item%s, fewer than minItems %lld", n, n == 1 ? "" : "s",
-			       (long long)json_integer_value(k));
-	if (json_is_integer(k = json_object_get(s, "maxItems")) && (json_int_t)n > json_integer_value(k))
-		return sv_fail(v, "%zu item%s, more than maxItems %lld", n, n == 1 ? "" : "s",
-			       (long long)json_integer_value(k));
-	if (json_is_true(json_object_get(s, "uniqueItems"))) {
-		for (i = 0; i < n; i++)
-			for (size_t j = i + 1; j < n; j++) {
-				if (++v->steps > SV_STEPS) {
-					v->stopped = 1;
-					return 1;
-				}
-				if (jeq(json_array_get(x, i), json_array_get(x, j), 0))
-					return sv_fail(v, "items %zu and %zu are equal (uniqueItems)", i, j);
-			}
-	}
-	if (json_is_array(k = json_object_get(s, "prefixItems"))) {
-		prefix = k;
-		rest = items;
-	} else if (json_is_array(items)) {
-		prefix = items;
-		rest = json_object_get(s, "additionalItems");
-	} else {
-		rest = items;
-	}
-	nprefix = json_array_size(prefix);
-	json_array_foreach(x, i, e) {
-		json_t *sub = i < nprefix ? json_array_get(prefix, i) : rest;
-		if (!sub)
-			continue;
-		size_t old = sv_push(v, NULL, i);
-		int ok = sv_check(v, sub, e, depth + 1);
-		sv_pop(v, old);
-		if (!ok)
-			return 0;
-	}
-	if ((k = json_object_get(s, "contains"))) {
-		json_int_t found = 0, lo = 1, hi = -1;
-		if (json_is_integer(json_object_get(s, "minContains")))
-			lo = json_integer_value(json_object_get(s, "minContains"));
-		if (json_is_integer(json_object_get(s, "maxContains")))
-			hi = json_integer_value(json_object_get(s, "maxContains"));
-		v->mute++;
-		json_array_foreach(x, i, e) {
-			found += sv_check(v, k, e, depth + 1);
-		}
-		v->mute--;
-		if (found < lo || (hi >= 0 && found > hi))
-			return sv_fail(v, "%lld %s contains, wanted %lld to %s", (long long)found,
-				       found == 1 ? "item matches" : "items match", (long long)lo,
-				       hi >= 0 ? "maxContains" : "any");
-	}
-	return 1;
-}
-
-static int sv_object(struct sv *v, json_t *s, json_t *x, int depth)
-{
-	json_t *req = json_object_get(s, "required"), *props = json_object_get(s, "properties");
-	json_t *addl = json_object_get(s, "additionalProperties"), *k, *e;
-	const char *key;
-	size_t i, n = json_object_size(x);
-
-	json_array_foreach(req, i, e) {
-		if (json_is_string(e) && !json_object_get(x, json_string_value(e)))
-			return sv_fail(v, "required property '%s' is missing", json_string_value(e));
-	}
-	if (json_is_integer(k = json_object_get(s, "minProperties")) && (json_int_t)n < json_integer_value(k))
-		return sv_fail(v, "%zu %s, fewer than minProperties %lld", n,
-			       n == 1 ? "property" : "properties", (long long)json_integer_value(k));
-	if (json_is_integer(k = json_object_get(s, "maxProperties")) && (json_int_t)n > json_integer_value(k))
-		return sv_fail(v, "%zu %s, more than maxProperties %lld", n,
-			       n == 1 ? "property" : "properties", (long long)json_integer_value(k));
-	/* With patternProperties, which members are "additional" is not known here. */
-	if (json_object_get(s, "patternProperties"))
-		addl = NULL;
-	json_object_foreach(x, key, e) {
-		json_t *sub = json_object_get(props, key);
-		if (!sub && addl && json_is_false(addl))
-			return sv_fail(v, "property '%s' is not allowed (additionalProperties: false)", key);
-		if (!sub)
-			sub = addl;
-		if (sub) {
-			size_t old = sv_push(v, key, 0);
-			int ok = sv_check(v, sub, e, depth + 1);
-			sv_pop(v, old);
-			if (!ok)
-				return 0;
-		}
-		if ((k = json_object_get(s, "propertyNames"))) {
-			json_t *name = json_string(key);
-			int ok = name ? sv_check(v, k, name, depth + 1) : 1;
-			json_decref(name);
-			if (!ok)
-				return 0;
-		}
-		if (json_is_array(k = json_object_get(json_object_get(s, "dependentRequired"), key))) {
-			json_array_foreach(k, i, e) {
-				if (json_is_string(e) && !json_object_get(x, json_string_value(e)))
-					return sv_fail(v, "property '%s' requires '%s' (dependentRequired)",
-						       key, json_string_value(e));
-			}
-		}
-	}
-	return 1;
-}
-
-static int sv_combine(struct sv *v, json_t *s, json_t *x, int depth)
-{
-	json_t *k, *e;
-	size_t i;
-	int n;
-
-	json_array_foreach(json_object_get(s, "allOf"), i, e) {
-		if (!sv_check(v, e, x, depth + 1))
-			return 0;
-	}
-	if (json_is_array(k = json_object_get(s, "anyOf")) && json_array_size(k)) {
-		n = 0;
-		v->mute++;
-		json_array_foreach(k, i, e) {
-			if ((n = sv_check(v, e, x, depth + 1)))
-				break;
-		}
-		v->mute--;
-		if (!n)
-			return sv_fail(v, json_array_size(k) == 1 ? "does not match its one anyOf schema"
-								    : "matches none of the %zu anyOf schemas",
-				       json_array_size(k));
-	}
-	if (json_is_array(k = json_object_get(s, "oneOf")) && json_array_size(k)) {
-		n = 0;
-		v->mute++;
-		json_array_foreach(k, i, e) {
-			n += sv_check(v, e, x, depth + 1);
-		}
-		v->mute--;
-		if (n != 1)
-			return sv_fail(v, "matches %d of the oneOf schemas, not exactly one", n);
-	}
-	if ((k = json_object_get(s, "not"))) {
-		v->mute++;
-		n = sv_check(v, k, x, depth + 1);
-		v->mute--;
-		if (n && !v->stopped)
-			return sv_fail(v, "matches the schema under not");
-	}
-	if ((k = json_object_get(s, "if"))) {
-		v->mute++;
-		n = sv_check(v, k, x, depth + 1);
-		v->mute--;
-		e = json_object_get(s, n ? "then" : "else");
-		if (e && !sv_check(v, e, x, depth + 1))
-			return 0;
-	}
-	return 1;
-}
-
-/* Does x validate against schema s? 1 yes (or a limit was hit: v->stopped), 0 no (v->err). */
-static int sv_check(struct sv *v, json_t *s, json_t *x, int depth)
-{
-	json_t *k, *e;
-	size_t i;
-
-	if (v->stopped)
-		return 1;
-	if (depth > SV_DEPTH || ++v->steps > SV_STEPS) {
-		v->stopped = 1;
-		return 1;
-	}
-	if (json_is_false(s))
-		return sv_fail(v, "no value is allowed here (schema false)");
-	if (!json_is_object(s))
-		return 1;
-	if (json_is_string(k = json_object_get(s, "$ref"))) {
-		json_t *t = sv_ref(v->root, json_string_value(k));
-		if (!t)
-			sv_note(v, "$ref (not local)");
-		else if (!sv_check(v, t, x, depth + 1))
-			return 0;
-	}
-	if (!sv_type(v, s, x))
-		return 0;
-	/* A redacted string: its type is known, its value is not. */
-	if (json_is_string(x) && redacted(json_string_value(x), json_string_length(x)))
-		return 1;
-	if (json_is_array(k = json_object_get(s, "enum"))) {
-		int found = 0;
-		json_array_foreach(k, i, e) {
-			if ((found = jeq(e, x, 0)))
-				break;
-		}
-		if (!found)
-			return sv_fail(v, json_array_size(k) == 1 ? "value is not the enum's one value"
-								    : "value is not one of the %zu enum values",
-				       json_array_size(k));
-	}
-	if ((k = json_object_get(s, "const")) && !jeq(k, x, 0))
-		return sv_fail(v, "value is not the const value");
-	if (json_is_number(x) && !sv_number(v, s, json_number_value(x)))
-		return 0;
-	if (json_is_string(x) && !sv_string(v, s, x))
-		return 0;
-	if (json_is_array(x) && !sv_array(v, s, x, depth))
-		return 0;
-	if (json_is_object(x) && !sv_object(v, s, x, depth))
-		return 0;
-	if (!sv_combine(v, s, x, depth))
-		return 0;
-	for (i = 0; sv_unsupported[i]; i++)
-		if (json_object_get(s, sv_unsupported[i]))
-			sv_note(v, sv_unsupported[i]);
-	return 1;
-}
-
-/* Validate x against schema; fills v (v->err on failure). */
-static int sv_validate(struct sv *v, json_t *schema, json_t *x)
-{
-	memset(v, 0, sizeof(*v));
-	v->root = schema;
-	return sv_check(v, schema, x, 0);
-}
-
-/* Note the unsupported keywords a schema uses, walking its subschemas. */
-static void sv_scan(struct sv *v, json_t *s, int depth)
-{
-	static const char *const maps[] = {"properties", "patternProperties", "$defs", "definitions",
-					   "dependentSchemas", NULL};
-	static const char *const one[] = {"additionalProperties", "items", "additionalItems", "contains",
-					  "propertyNames", "not", "if", "then", "else",
-					  "unevaluatedItems", "unevaluatedProperties", NULL};
-	static const char *const lists[] = {"allOf", "anyOf", "oneOf", "prefixItems", "items", NULL};
-	json_t *k, *e;
-	const char *key;
-	size_t i;
-
-	if (!json_is_object(s) || depth > SV_DEPTH || ++v->steps > SV_STEPS)
-		return;
-	for (i = 0; sv_unsupported[i]; i++)
-		if (json_object_get(s, sv_unsupported[i]))
-			sv_note(v, sv_unsupported[i]);
-	if (json_is_string(k = json_object_get(s, "$ref")) && json_string_value(k)[0] != '#')
-		sv_note(v, "$ref (not local)");
-	for (i = 0; maps[i]; i++)
-		json_object_foreach(json_object_get(s, maps[i]), key, e) {
-			sv_scan(v, e, depth + 1);
-		}
-	for (i = 0; one[i]; i++)
-		sv_scan(v, json_object_get(s, one[i]), depth + 1);
-	for (i = 0; lists[i]; i++) {
-		size_t j;
-		json_array_foreach(json_object_get(s, lists[i]), j, e) {
-			sv_scan(v, e, depth + 1);
-		}
-	}
-}
-
-static void sv_skipped_text(const struct sv *v, char *out, size_t n)
-{
-	size_t l = 0;
-
-	out[0] = '\0';
-	for (size_t i = 0; i < v->nskipped && l < n; i++) {
-		int w = snprintf(out + l, n - l, "%s%s", i ? ", " : "", v->skipped[i]);
-		if (w < 0)
-			break;
-		l += (size_t)w;
-	}
 }
 
 /* ---- content blocks (RES-004, RES-021, RES-022) ---- */
@@ -1291,7 +770,7 @@ static void res_005(const struct an_ctx *c)
 			continue;
 		parsed = json_loadb(json_string_value(text), json_string_length(text), JSON_DECODE_ANY,
 				    NULL);
-		same = parsed && jeq(parsed, sc, 0);
+		same = parsed && jsv_equal(parsed, sc);
 		json_decref(parsed);
 		if (same)
 			return;
@@ -1308,15 +787,14 @@ static void res_006_list(const struct an_ctx *c)
 
 	json_array_foreach(json_object_get(an_result(c), "tools"), i, t) {
 		json_t *os = json_object_get(t, "outputSchema");
-		struct sv v;
+		struct jsv v;
 		char kw[200];
 		if (!json_is_object(os))
 			continue;
-		memset(&v, 0, sizeof(v));
-		sv_scan(&v, os, 0);
+		jsv_scan(&v, os);
 		if (!v.nskipped)
 			continue;
-		sv_skipped_text(&v, kw, sizeof(kw));
+		jsv_skipped_text(&v, kw, sizeof(kw));
 		say(&r, AN_INFO, "tool '%.60s' outputSchema uses keywords the analyzer does not check "
 				 "(skipped): %s",
 		    json_string_value(json_object_get(t, "name")) ? json_string_value(json_object_get(t, "name"))
@@ -1330,7 +808,7 @@ static void res_006(const struct an_ctx *c)
 {
 	json_t *res, *tool, *os, *sc;
 	const char *name;
-	struct sv v;
+	struct jsv v;
 
 	if (is_method(c, "tools/list")) {
 		res_006_list(c);
@@ -1352,7 +830,7 @@ static void res_006(const struct an_ctx *c)
 				 "structuredContent", name);
 		return;
 	}
-	if (!sv_validate(&v, os, sc))
+	if (!jsv_validate(&v, os, sc))
 		an_report(c, -1, "tool '%.60s' structuredContent does not match its outputSchema: %s", name,
 			  v.err);
 	else if (v.stopped)
@@ -2065,7 +1543,7 @@ static void res_018(const struct an_ctx *c)
 {
 	json_t *res = an_result(c), *params = c->m->req ? an_req_params(c->m->req) : NULL, *rs, *content;
 	const char *action = json_string_value(json_object_get(res, "action"));
-	struct sv v;
+	struct jsv v;
 	int ok;
 
 	if (!action || strcmp(action, "accept") || strcmp(elicit_mode(params), "form"))
@@ -2078,10 +1556,10 @@ static void res_018(const struct an_ctx *c)
 		return; /* RES-017 */
 	if (!content) {
 		content = json_object();
-		ok = sv_validate(&v, rs, content);
+		ok = jsv_validate(&v, rs, content);
 		json_decref(content);
 	} else {
-		ok = sv_validate(&v, rs, content);
+		ok = jsv_validate(&v, rs, content);
 	}
 	if (!ok)
 		an_report(c, -1, "accepted elicitation content does not satisfy requestedSchema: %s", v.err);

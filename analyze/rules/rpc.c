@@ -1,10 +1,8 @@
 /*
  * rules/rpc.c - JSON-RPC framing as MCP constrains it (MCP-RULES §4): message
  * shape, ids, answers, errors, batches, result and params types, UTF-8, _meta
- * keys, and methods valid for the sender's role and revision.
- *
- * Two helpers here are shared with rules/stdio.c (which declares them too):
- * the method table's role check and a UTF-8 check.
+ * keys, and methods valid for the sender's role and revision (the method
+ * table is methods.c's, shared with the engine).
  *
  * The tracker keeps, under st->ext "rpc", "gap0" and "gap1": how many
  * messages capture gaps in that direction (0: client to server) hid that an
@@ -16,163 +14,8 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "analyze/methods.h"
 #include "schema/store.h"
-
-
-/* ---- the method table (MCP-RULES §1 and Appendix A) ---- */
-
-enum { M_REQ = 1, M_NOTIF = 2 };
-enum { D_C2S = 1, D_S2C = 2, D_BOTH = 3 };
-
-struct method_row {
-	const char *name;
-	unsigned char kind;    /* M_REQ or M_NOTIF */
-	unsigned char dirs;    /* who may send it: D_* bits */
-	unsigned versions;     /* AN_V() bits of the revisions whose schema has it */
-};
-
-/* Sorted by name (strcmp order); a name may have one row per era. */
-static const struct method_row methods[] = {
-	{"completion/complete", M_REQ, D_C2S, AN_EVERY},
-	{"elicitation/create", M_REQ, D_S2C, AN_FROM_0618},
-	{"initialize", M_REQ, D_C2S, AN_ALL4},
-	{"logging/setLevel", M_REQ, D_C2S, AN_ALL4},
-	{"notifications/cancelled", M_NOTIF, D_BOTH, AN_EVERY},
-	{"notifications/elicitation/complete", M_NOTIF, D_S2C, AN_ONLY_1125},
-	{"notifications/initialized", M_NOTIF, D_C2S, AN_ALL4},
-	{"notifications/message", M_NOTIF, D_S2C, AN_EVERY},
-	{"notifications/progress", M_NOTIF, D_BOTH, AN_ALL4},
-	{"notifications/progress", M_NOTIF, D_S2C, AN_V26},
-	{"notifications/prompts/list_changed", M_NOTIF, D_S2C, AN_EVERY},
-	{"notifications/resources/list_changed", M_NOTIF, D_S2C, AN_EVERY},
-	{"notifications/resources/updated", M_NOTIF, D_S2C, AN_EVERY},
-	{"notifications/roots/list_changed", M_NOTIF, D_C2S, AN_ALL4},
-	{"notifications/subscriptions/acknowledged", M_NOTIF, D_S2C, AN_V26},
-	{"notifications/tasks/status", M_NOTIF, D_BOTH, AN_ONLY_1125},
-	{"notifications/tools/list_changed", M_NOTIF, D_S2C, AN_EVERY},
-	{"ping", M_REQ, D_BOTH, AN_ALL4},
-	{"prompts/get", M_REQ, D_C2S, AN_EVERY},
-	{"prompts/list", M_REQ, D_C2S, AN_EVERY},
-	{"resources/list", M_REQ, D_C2S, AN_EVERY},
-	{"resources/read", M_REQ, D_C2S, AN_EVERY},
-	{"resources/subscribe", M_REQ, D_C2S, AN_ALL4},
-	{"resources/templates/list", M_REQ, D_C2S, AN_EVERY},
-	{"resources/unsubscribe", M_REQ, D_C2S, AN_ALL4},
-	{"roots/list", M_REQ, D_S2C, AN_ALL4},
-	{"sampling/createMessage", M_REQ, D_S2C, AN_ALL4},
-	{"server/discover", M_REQ, D_C2S, AN_V26},
-	{"subscriptions/listen", M_REQ, D_C2S, AN_V26},
-	{"tasks/cancel", M_REQ, D_BOTH, AN_ONLY_1125},
-	{"tasks/get", M_REQ, D_BOTH, AN_ONLY_1125},
-	{"tasks/list", M_REQ, D_BOTH, AN_ONLY_1125},
-	{"tasks/result", M_REQ, D_BOTH, AN_ONLY_1125},
-	{"tools/call", M_REQ, D_C2S, AN_EVERY},
-	{"tools/list", M_REQ, D_C2S, AN_EVERY},
-};
-#define NMETHODS (sizeof(methods) / sizeof(methods[0]))
-
-static int row_cmp(const void *key, const void *row)
-{
-	return strcmp(key, ((const struct method_row *)row)->name);
-}
-
-/*
- * The rows of `method`: *first and the count (0 when the method is in no
- * revision's table).
- */
-static size_t method_rows(const char *method, const struct method_row **first)
-{
-	/* Several rules ask about each message: answers are kept, found
-	 * and checked by the name (one engine's interned names may be another's addresses). */
-	static struct {
-		char name[48];
-		const struct method_row *first;
-		size_t n;
-	} memo[16];
-	const struct method_row *r, *end = methods + NMETHODS;
-	size_t n = 0;
-
-	if (!method)
-		return 0;
-	/* A slot picked by the name's length and two of its letters; the name decides. */
-	size_t len = strlen(method);
-	unsigned slot = (unsigned)(len * 7 + (unsigned char)method[len / 2] +
-				   (unsigned char)method[len ? len - 1 : 0]) % 16;
-	if (memo[slot].name[0] && !strcmp(method, memo[slot].name)) {
-		*first = memo[slot].first;
-		return memo[slot].n;
-	}
-	r = bsearch(method, methods, NMETHODS, sizeof(methods[0]), row_cmp);
-	if (r) {
-		while (r > methods && !strcmp(r[-1].name, method))
-			r--;
-		while (r + n < end && !strcmp(r[n].name, method))
-			n++;
-	}
-	*first = r;
-	if (len < sizeof(memo[slot].name)) {
-		memcpy(memo[slot].name, method, len + 1);
-		memo[slot].first = r;
-		memo[slot].n = n;
-	}
-	return n;
-}
-
-/* The row of `method` in revision v, or NULL. */
-static const struct method_row *method_in(const char *method, enum an_version v)
-{
-	const struct method_row *r = NULL;
-	size_t n = method_rows(method, &r);
-
-	for (size_t i = 0; i < n; i++)
-		if (r[i].versions & AN_V(v))
-			return &r[i];
-	return NULL;
-}
-
-unsigned an_method_revisions(const char *method)
-{
-	const struct method_row *rows = NULL;
-	size_t n = method_rows(method, &rows);
-	unsigned v = 0;
-
-	for (size_t i = 0; i < n; i++)
-		v |= rows[i].versions;
-	return n ? v : AN_EVERY;
-}
-
-/*
- * Is a request or notification valid for the role of its sender? NULL when it
- * is, or when the method is in no revision's table; else what is wrong (static
- * text). The row of revision v decides; a method absent from v is judged by
- * the role it has in the revisions that have it. A notifications/... method
- * sent with an id is RPC-007's, not this.
- */
-const char *an_rpc_role_problem(enum an_version v, enum an_dir dir, enum mt_kind kind,
-				const char *method)
-{
-	const struct method_row *rows = NULL, *r;
-	size_t n = method_rows(method, &rows);
-
-	if (!n)
-		return NULL;
-	r = rows;
-	for (size_t i = 0; i < n; i++)
-		if (rows[i].versions & AN_V(v))
-			r = &rows[i];
-	if (kind == MT_NOTIFICATION && r->kind == M_REQ)
-		return "a request, without an id";
-	if (kind == MT_REQUEST && r->kind == M_NOTIF)
-		return NULL;
-	if (!(r->dirs & (dir == AN_C2S ? D_C2S : D_S2C))) {
-		if (r->kind == M_REQ)
-			return dir == AN_C2S ? "a request only the server sends"
-					     : "a request only the client sends";
-		return dir == AN_C2S ? "a notification only the server sends"
-				     : "a notification only the client sends";
-	}
-	return NULL;
-}
 
 static const char *json_type_name(char first)
 {
@@ -712,7 +555,7 @@ static void rpc_016(const struct an_ctx *c)
 	/* 2026-07-28: a server request is V26-005's. */
 	if (c->st->version == AN_V2026_07_28 && m->dir == AN_S2C && m->cls->kind == MT_REQUEST)
 		return;
-	why = an_rpc_role_problem(c->st->version, m->dir, m->cls->kind, m->method);
+	why = an_method_role_problem(c->st->version, m->dir, m->cls->kind, m->method);
 	if (why) {
 		an_report(c, -1, "the %s sent %s, %s", m->dir == AN_C2S ? "client" : "server",
 			  m->method, why);
@@ -765,7 +608,7 @@ static int experimental_declared(const struct an_state *st)
 int an_method_outside(const struct an_state *st, const char *method)
 {
 	/* (2026-07-28's initialize is the dual-era fallback to legacy: V26-014.) */
-	return !method_in(method, st->version) && !experimental_declared(st) &&
+	return !an_method_in(method, st->version) && !experimental_declared(st) &&
 	       !(st->version == AN_V2026_07_28 && !strcmp(method, "initialize"));
 }
 
@@ -773,17 +616,16 @@ static void rpc_017(const struct an_ctx *c)
 {
 	const struct an_msg *m = c->m;
 	const struct an_state *st = c->st;
-	const struct method_row *rows = NULL;
-	size_t n;
+	int known;
 
-	if (method_in(m->method, st->version))
+	if (an_method_in(m->method, st->version))
 		return;
 	if (st->version == AN_V2026_07_28 && m->dir == AN_S2C && m->cls->kind == MT_REQUEST)
 		return; /* V26-005 */
 	if (st->version == AN_V2026_07_28 && m->dir == AN_C2S && !strcmp(m->method, "initialize"))
 		return; /* a dual-era fallback: V26-014 */
-	n = method_rows(m->method, &rows);
-	if (n && an_rpc_role_problem(st->version, m->dir, m->cls->kind, m->method))
+	known = an_method_known(m->method);
+	if (known && an_method_role_problem(st->version, m->dir, m->cls->kind, m->method))
 		return; /* RPC-016 says it */
 	if (m->cls->kind == MT_REQUEST && !strncmp(m->method, "notifications/", 14))
 		return; /* RPC-007 */
@@ -793,7 +635,7 @@ static void rpc_017(const struct an_ctx *c)
 	const char *none = st->version == AN_V2026_07_28
 				   ? "no extension or experimental capability declared"
 				   : "no experimental capability declared";
-	if (n)
+	if (known)
 		an_report(c, -1, "%s is not part of %s (%s)", m->method, an_version_name(st->version),
 			  none);
 	else
