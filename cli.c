@@ -77,8 +77,10 @@ int cli_check_listen(const struct cmd_entry *e, const char *arg)
 	int port;
 
 	if (at)
-		return cli_usage_error(e, "bad --listen '[redacted]@%s': an address to listen on "
-					  "holds no user name or password", at + 1);
+		return cli_usage_error(e,
+				       "bad --listen '[redacted]@%s': an address to listen on "
+				       "holds no user name or password",
+				       at + 1);
 	if (mt_split_listen(arg, host, sizeof(host), &port))
 		return cli_usage_error(e, "bad --listen '%s': HOST:PORT, [V6]:PORT or PORT", arg);
 	return 0;
@@ -105,8 +107,7 @@ int cli_check_upstream(const struct cmd_entry *e, const char *arg, const struct 
 					  "(user:password@) is neither sent nor stored; send the "
 					  "credential with --upstream-header Authorization=env:VAR");
 	if (strncasecmp(arg, "http://", 7) && strncasecmp(arg, "https://", 8))
-		return cli_usage_error(e, "bad --upstream '%s': an http:// or https:// URL",
-				       shown->data);
+		return cli_usage_error(e, "bad --upstream '%s': an http:// or https:// URL", shown->data);
 	/* The host: up to a port's colon (a [V6] literal's own colons aside). */
 	host_end = *auth == '[' ? memchr(auth, ']', (size_t)(end - auth)) : NULL;
 	if (!host_end)
@@ -118,8 +119,8 @@ int cli_check_upstream(const struct cmd_entry *e, const char *arg, const struct 
 	return 0;
 }
 
-struct mt_redact *cli_redactor(const struct cmd_entry *e, const char *kinds, const char **rules,
-			       size_t n, int *bad)
+struct mt_redact *cli_redactor(const struct cmd_entry *e, const char *kinds, const char **rules, size_t n,
+			       int *bad)
 {
 	struct mt_err err = {"", 0};
 	unsigned char key[16];
@@ -127,8 +128,7 @@ struct mt_redact *cli_redactor(const struct cmd_entry *e, const char *kinds, con
 
 	*bad = 0;
 	if (mt_redact_load_key(key, &err))
-		mt_warn("redaction key: %s; markers of equal secrets match within this run only",
-			err.msg);
+		mt_warn("redaction key: %s; markers of equal secrets match within this run only", err.msg);
 	r = mt_redact_new(key);
 	for (size_t i = 0; i < n; i++) {
 		int rc = kinds[i] == 'K'   ? mt_redact_add_key(r, rules[i])
@@ -398,8 +398,10 @@ char *cli_env_header(const struct cmd_entry *e, const char *opt, const char *arg
 
 	if (!eq || eq == arg || strncmp(eq + 1, "env:", 4) || !eq[5] ||
 	    strcspn(arg, ": \t\r\n") < (size_t)(eq - arg)) {
-		cli_usage_error(e, "bad %s '%s' (NAME=env:VAR: the value is taken from $VAR, never "
-				   "from the command line)", opt, arg);
+		cli_usage_error(e,
+				"bad %s '%s' (NAME=env:VAR: the value is taken from $VAR, never "
+				"from the command line)",
+				opt, arg);
 		return NULL;
 	}
 	nl = (int)(eq - arg);

@@ -28,8 +28,7 @@ struct cmd_entry {
 void cli_help(const struct cmd_entry *e, FILE *f);
 
 /* "mcptap: <message>" and the usage on stderr; returns EXIT_ERROR. */
-int cli_usage_error(const struct cmd_entry *e, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+int cli_usage_error(const struct cmd_entry *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /*
  * What getopt_long returned that no case took: c is ':' for an option given
  * without its value (the option string must start with ":"), else an unknown
@@ -54,21 +53,23 @@ enum {
 	CLI_OPT_REDACT_VALUE,
 	CLI_OPT_KEEP_SECRETS,
 };
-#define CLI_REDACT_LONGOPTS                                                   \
-	{"redact-key", required_argument, NULL, CLI_OPT_REDACT_KEY},           \
-	{"redact-path", required_argument, NULL, CLI_OPT_REDACT_PATH},         \
-	{"redact-value", required_argument, NULL, CLI_OPT_REDACT_VALUE},       \
-	{"keep-secrets", no_argument, NULL, CLI_OPT_KEEP_SECRETS}
+#define CLI_REDACT_LONGOPTS                                                      \
+	{"redact-key", required_argument, NULL, CLI_OPT_REDACT_KEY},             \
+		{"redact-path", required_argument, NULL, CLI_OPT_REDACT_PATH},   \
+		{"redact-value", required_argument, NULL, CLI_OPT_REDACT_VALUE}, \
+	{                                                                        \
+		"keep-secrets", no_argument, NULL, CLI_OPT_KEEP_SECRETS          \
+	}
 struct cli_read {
-	const char *path;                  /* -r (NULL: not given; then $MCPTAP_FILE) */
-	const char *sid;                   /* -s (NULL: the command's default sessions) */
-	const char *expr;                  /* -Y */
-	const char *format;                /* -T (the command's default until given) */
-	const char *out;                   /* -o */
-	const char *rules[CLI_MAX_RULES];  /* --redact-key, -path, -value, in order */
-	char kinds[CLI_MAX_RULES];         /* 'K', 'P' or 'V' for each */
+	const char *path;                 /* -r (NULL: not given; then $MCPTAP_FILE) */
+	const char *sid;                  /* -s (NULL: the command's default sessions) */
+	const char *expr;                 /* -Y */
+	const char *format;               /* -T (the command's default until given) */
+	const char *out;                  /* -o */
+	const char *rules[CLI_MAX_RULES]; /* --redact-key, -path, -value, in order */
+	char kinds[CLI_MAX_RULES];        /* 'K', 'P' or 'V' for each */
 	size_t nrules;
-	int keep;                          /* --keep-secrets */
+	int keep; /* --keep-secrets */
 };
 
 /*
@@ -147,8 +148,8 @@ const char *cli_session_list_problem(const char *arg);
  * redaction key (a warning when there is none). NULL with *bad set, and a
  * usage error of e printed, when a rule is bad. The caller frees it.
  */
-struct mt_redact *cli_redactor(const struct cmd_entry *e, const char *kinds, const char **rules,
-			       size_t n, int *bad);
+struct mt_redact *cli_redactor(const struct cmd_entry *e, const char *kinds, const char **rules, size_t n,
+			       int *bad);
 
 /* Colour on f: only on a terminal, and never with NO_COLOR set. */
 int cli_use_color(FILE *f);

@@ -23,17 +23,8 @@ extern const struct cmd_entry cmd_import;
 extern const struct cmd_entry cmd_sniff;
 
 static const struct cmd_entry *const commands[] = {
-	&cmd_record,
-	&cmd_sessions,
-	&cmd_show,
-	&cmd_analyze,
-	&cmd_stats,
-	&cmd_export,
-	&cmd_report,
-	&cmd_replay,
-	&cmd_diff,
-	&cmd_import,
-	&cmd_sniff,
+	&cmd_record, &cmd_sessions, &cmd_show, &cmd_analyze, &cmd_stats, &cmd_export,
+	&cmd_report, &cmd_replay,   &cmd_diff, &cmd_import,  &cmd_sniff,
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -72,8 +63,7 @@ int main(int argc, char **argv)
 					return EXIT_OK;
 				}
 			}
-			fprintf(stderr, "mcptap: '%s' is not a command; see 'mcptap --help'\n",
-				argv[2]);
+			fprintf(stderr, "mcptap: '%s' is not a command; see 'mcptap --help'\n", argv[2]);
 			return EXIT_ERROR;
 		}
 		usage(stdout);

@@ -57,9 +57,9 @@ const char *an_severity_name(enum an_severity s);
 
 /* Severity policies of a rule (an_rule.sev_policy). */
 enum an_sev_policy {
-	AN_SEV_FIXED,      /* always an_rule.sev */
-	AN_SEV_MUST_0618,  /* warning up to 2025-03-26, error from 2025-06-18 (LIFE-011: SHOULD -> MUST) */
-	AN_SEV_MUST_0326,  /* info in 2024-11-05, an_rule.sev from 2025-03-26 */
+	AN_SEV_FIXED,     /* always an_rule.sev */
+	AN_SEV_MUST_0618, /* warning up to 2025-03-26, error from 2025-06-18 (LIFE-011: SHOULD -> MUST) */
+	AN_SEV_MUST_0326, /* info in 2024-11-05, an_rule.sev from 2025-03-26 */
 };
 
 enum an_dir { AN_C2S, AN_S2C };
@@ -68,17 +68,17 @@ enum an_dir { AN_C2S, AN_S2C };
 enum {
 	AN_ON_REQUEST = 1 << 0,
 	AN_ON_NOTIFICATION = 1 << 1,
-	AN_ON_RESPONSE = 1 << 2,     /* a result */
-	AN_ON_ERROR = 1 << 3,        /* an error response */
-	AN_ON_BATCH = 1 << 4,        /* the array itself; its elements come as messages too */
-	AN_ON_INVALID = 1 << 5,      /* not JSON */
-	AN_ON_NOTJSONRPC = 1 << 6,   /* JSON, but not a JSON-RPC message */
+	AN_ON_RESPONSE = 1 << 2,   /* a result */
+	AN_ON_ERROR = 1 << 3,      /* an error response */
+	AN_ON_BATCH = 1 << 4,      /* the array itself; its elements come as messages too */
+	AN_ON_INVALID = 1 << 5,    /* not JSON */
+	AN_ON_NOTJSONRPC = 1 << 6, /* JSON, but not a JSON-RPC message */
 	AN_ON_STDERR = 1 << 7,
-	AN_ON_END = 1 << 8,          /* the session is over: m is NULL */
-	AN_ON_GAP = 1 << 9,          /* a capture gap: m->gap says what is missing */
-	AN_ON_UNREADABLE = 1 << 10,  /* JSON beyond the parser's limits: m->unreadable says which */
-	AN_ON_HTTP = 1 << 11,        /* HTTP sessions: an exchange begins or is done, or a message
-				      * is a copy no other rule reads (m->http says which) */
+	AN_ON_END = 1 << 8,         /* the session is over: m is NULL */
+	AN_ON_GAP = 1 << 9,         /* a capture gap: m->gap says what is missing */
+	AN_ON_UNREADABLE = 1 << 10, /* JSON beyond the parser's limits: m->unreadable says which */
+	AN_ON_HTTP = 1 << 11,       /* HTTP sessions: an exchange begins or is done, or a message
+				     * is a copy no other rule reads (m->http says which) */
 	AN_ON_ANSWER = AN_ON_RESPONSE | AN_ON_ERROR,
 	AN_ON_MESSAGE = AN_ON_REQUEST | AN_ON_NOTIFICATION | AN_ON_RESPONSE | AN_ON_ERROR,
 	/*
@@ -102,27 +102,27 @@ enum an_transport { AN_T_STDIO, AN_T_HTTP, AN_T_SSE };
 struct an_exchange {
 	int64_t seq, conn, t_ns;
 	int64_t first_byte_ns, end_ns; /* -1 when none */
-	char method[16];             /* GET, POST, DELETE ... (cut at 15 bytes) */
-	char *target;                /* owned: path and query as stored (redacted), never NULL */
-	json_t *req_headers;         /* owned: [[name, value], ...]; an empty array when unreadable */
-	json_t *resp_headers;        /* owned: the same, or an empty array */
-	int status;                  /* 0: no response */
-	char *resp_type;             /* owned: json | sse | empty | other, or NULL */
-	char *outcome;               /* owned, or NULL */
-	char *error;                 /* owned, or NULL */
-	char *last_event_id;         /* owned: the request's Last-Event-ID, or NULL */
-	int has_req_body;            /* a request body no message holds (not JSON-RPC) */
+	char method[16];               /* GET, POST, DELETE ... (cut at 15 bytes) */
+	char *target;                  /* owned: path and query as stored (redacted), never NULL */
+	json_t *req_headers;           /* owned: [[name, value], ...]; an empty array when unreadable */
+	json_t *resp_headers;          /* owned: the same, or an empty array */
+	int status;                    /* 0: no response */
+	char *resp_type;               /* owned: json | sse | empty | other, or NULL */
+	char *outcome;                 /* owned, or NULL */
+	char *error;                   /* owned, or NULL */
+	char *last_event_id;           /* owned: the request's Last-Event-ID, or NULL */
+	int has_req_body;              /* a request body no message holds (not JSON-RPC) */
 	size_t req_body_len;
-	int has_resp_body;           /* a response body no message holds */
+	int has_resp_body; /* a response body no message holds */
 	size_t resp_body_len;
-	int64_t messages;            /* message rows that name it */
+	int64_t messages; /* message rows that name it */
 	/* What its messages were, counted as they come. */
-	int64_t seen;                /* message rows seen */
-	int64_t c2s_requests, c2s_others; /* requests; notifications and answers (batches counted
-					   * by their elements) */
+	int64_t seen;                      /* message rows seen */
+	int64_t c2s_requests, c2s_others;  /* requests; notifications and answers (batches counted
+					    * by their elements) */
 	int64_t s2c_messages, s2c_with_id; /* server messages, those of them with an event id */
-	int64_t s2c_invalid;         /* server messages that were not JSON-RPC */
-	char *req_key;               /* owned: the id key of the request its body held alone */
+	int64_t s2c_invalid;               /* server messages that were not JSON-RPC */
+	char *req_key;                     /* owned: the id key of the request its body held alone */
 	size_t req_key_len;
 	struct an_exchange *next, *prev; /* the engine's: kept exchanges, oldest first */
 };
@@ -146,18 +146,18 @@ int an_media_is(const char *value, const char *type);
 struct an_request {
 	int64_t seq;
 	int64_t t_ns;
-	enum an_dir dir;         /* who sent it */
-	const char *method;      /* interned by the engine (lives as long as it) */
-	int64_t method_id;       /* the engine's record of the method */
-	json_t *params;          /* owned, kept for the methods answers are checked against
-				  * (initialize, tools/call, the lists, elicitation/create, sampling,
-				  * tasks/...); NULL for the others, and freed once the request
-				  * is answered (but for the first initialize's) */
-	char *raw;               /* owned: the request's bytes until its params are parsed */
+	enum an_dir dir;    /* who sent it */
+	const char *method; /* interned by the engine (lives as long as it) */
+	int64_t method_id;  /* the engine's record of the method */
+	json_t *params;     /* owned, kept for the methods answers are checked against
+			     * (initialize, tools/call, the lists, elicitation/create, sampling,
+			     * tasks/...); NULL for the others, and freed once the request
+			     * is answered (but for the first initialize's) */
+	char *raw;          /* owned: the request's bytes until its params are parsed */
 	size_t raw_len;
-	int64_t answer_seq;      /* 0 until answered */
+	int64_t answer_seq; /* 0 until answered */
 	int64_t answer_t_ns;
-	int64_t cancel_seq;      /* a notifications/cancelled for it, or 0 */
+	int64_t cancel_seq; /* a notifications/cancelled for it, or 0 */
 	int64_t cancel_t_ns;
 	int has_token;
 	json_t *progress_token;  /* owned: params._meta.progressToken (until it is settled) */
@@ -177,13 +177,13 @@ struct an_request {
 	int exchange_sse;        /* HTTP: that exchange's response was an SSE stream */
 	int64_t answer_exchange; /* HTTP: the exchange its first answer came in, or 0 */
 	/* The engine's bookkeeping; rules read only open_next. */
-	struct an_request *open_next, *open_prev;   /* its list: open, flawed, pinned or free */
+	struct an_request *open_next, *open_prev;     /* its list: open, flawed, pinned or free */
 	struct an_request *cancel_next, *cancel_prev; /* open and cancelled: settling in order */
-	char *key;               /* owned: its id key (see an_key_of) */
+	char *key;                                    /* owned: its id key (see an_key_of) */
 	size_t key_len;
-	char *token_key;         /* owned: its progress token's key, or NULL */
+	char *token_key; /* owned: its progress token's key, or NULL */
 	size_t token_key_len;
-	int where;               /* engine's: which list holds it */
+	int where; /* engine's: which list holds it */
 };
 
 /* HTTP: the most SSE event ids (and server messages with an id, for HTTP-018)
@@ -205,20 +205,22 @@ struct an_request {
  * chance in 3x10^7 among 10^6 ids) count as one, so a new id could be taken for
  * a reused one (RPC-003), or an answer to it for a second answer.
  */
+struct an_id_chunk {
+	int64_t base;   /* a multiple of 4096 */
+	uint64_t *bits; /* owned: 4096 bits */
+};
+
 struct an_idset {
 	struct an_id_class {
-		uint64_t prefix;         /* 0: JSON integers; else the hash of a string prefix */
-		int64_t *r;              /* owned: sorted disjoint ranges, lo and hi in pairs */
-		size_t n, cap;           /* ranges held, allocated */
-		struct an_id_chunk {
-			int64_t base;    /* a multiple of 4096 */
-			uint64_t *bits;  /* owned: 4096 bits */
-		} *chunk;                /* owned: sorted by base */
+		uint64_t prefix;           /* 0: JSON integers; else the hash of a string prefix */
+		int64_t *r;                /* owned: sorted disjoint ranges, lo and hi in pairs */
+		size_t n, cap;             /* ranges held, allocated */
+		struct an_id_chunk *chunk; /* owned: sorted by base */
 		size_t nchunk, capchunk;
-		int64_t max;             /* the largest id added */
+		int64_t max; /* the largest id added */
 	} cls[8];
 	size_t ncls;
-	uint64_t *hash;              /* owned: open addressing table of hashes (0: empty) */
+	uint64_t *hash; /* owned: open addressing table of hashes (0: empty) */
 	size_t hcap, hlen;
 };
 
@@ -233,35 +235,35 @@ size_t an_idset_bytes(const struct an_idset *s);
 
 /* What became of a request id, as far as the engine can tell (an_id_fate). */
 enum an_id_fate {
-	AN_ID_UNUSED,       /* never used by that sender */
-	AN_ID_KEPT,         /* its request is open or kept: an_find_request() finds it */
-	AN_ID_ANSWERED,     /* its request was answered; the record is no longer kept */
-	AN_ID_CANCELLED,    /* cancelled and never answered; the record is no longer kept */
-	AN_ID_LOST,         /* open when a capture gap came; the record is no longer kept */
+	AN_ID_UNUSED,    /* never used by that sender */
+	AN_ID_KEPT,      /* its request is open or kept: an_find_request() finds it */
+	AN_ID_ANSWERED,  /* its request was answered; the record is no longer kept */
+	AN_ID_CANCELLED, /* cancelled and never answered; the record is no longer kept */
+	AN_ID_LOST,      /* open when a capture gap came; the record is no longer kept */
 };
 
 enum an_phase {
-	AN_PH_START,       /* nothing yet */
-	AN_PH_INITIALIZING,/* initialize sent, no answer yet */
-	AN_PH_INITIALIZED, /* initialize answered with a result */
-	AN_PH_OPERATING,   /* notifications/initialized sent */
-	AN_PH_FAILED,      /* initialize answered with an error */
-	AN_PH_STATELESS,   /* 2026-07-28: no handshake */
+	AN_PH_START,        /* nothing yet */
+	AN_PH_INITIALIZING, /* initialize sent, no answer yet */
+	AN_PH_INITIALIZED,  /* initialize answered with a result */
+	AN_PH_OPERATING,    /* notifications/initialized sent */
+	AN_PH_FAILED,       /* initialize answered with an error */
+	AN_PH_STATELESS,    /* 2026-07-28: no handshake */
 };
 
 /* The engine's view of a session so far, read by rules. */
 struct an_state {
 	int64_t session;
-	enum an_version version;     /* the revision rules are checked against */
-	const char *version_source;  /* negotiated | requested | option | nearest | default */
-	char *negotiated;            /* the server's protocolVersion, as sent (owned) */
-	char *requested;             /* the client's protocolVersion, as sent (owned) */
+	enum an_version version;    /* the revision rules are checked against */
+	const char *version_source; /* negotiated | requested | option | nearest | default */
+	char *negotiated;           /* the server's protocolVersion, as sent (owned) */
+	char *requested;            /* the client's protocolVersion, as sent (owned) */
 	enum an_phase phase;
-	int64_t init_seq;            /* the initialize request, or 0 */
+	int64_t init_seq; /* the initialize request, or 0 */
 	int64_t init_answer_seq;
-	int64_t initialized_seq;     /* notifications/initialized, or 0 */
-	int init_count;              /* initialize requests seen */
-	json_t *client_caps;         /* owned; NULL until declared */
+	int64_t initialized_seq; /* notifications/initialized, or 0 */
+	int init_count;          /* initialize requests seen */
+	json_t *client_caps;     /* owned; NULL until declared */
 	json_t *server_caps;
 
 	/*
@@ -269,64 +271,64 @@ struct an_state {
 	 * ids of all (bounded by the requests still open, not by the session).
 	 */
 	const struct an_request *init_request; /* the first client initialize, kept for the session */
-	struct an_request *open_first;  /* the open requests the engine waits an answer for,
-					 * in seq order (through open_next); not the flawed ones */
+	struct an_request *open_first;         /* the open requests the engine waits an answer for,
+						* in seq order (through open_next); not the flawed ones */
 	size_t nopen;
-	uint64_t nrequests;          /* requests seen so far */
-	struct mt_map open[2];       /* per sender: id key -> open request (a pointer) */
-	struct mt_map recent[2];     /* per sender: id key -> settled request still kept */
-	struct mt_map tokens[2];     /* per sender of the request: progress token key -> request */
-	struct an_idset ids[2];      /* per sender: every id it used */
+	uint64_t nrequests;           /* requests seen so far */
+	struct mt_map open[2];        /* per sender: id key -> open request (a pointer) */
+	struct mt_map recent[2];      /* per sender: id key -> settled request still kept */
+	struct mt_map tokens[2];      /* per sender of the request: progress token key -> request */
+	struct an_idset ids[2];       /* per sender: every id it used */
 	struct an_idset cancelled[2]; /* per sender: ids of requests dropped cancelled, unanswered */
-	struct an_idset lost[2];     /* per sender: ids of requests dropped unanswered after a gap */
-	int64_t last_answer_seq[2];  /* per sender: the latest first answer to one of its requests */
-	int64_t gap_seq[2];          /* per direction: the seq of its latest capture gap, or 0 */
-	uint64_t gaps;               /* capture gaps seen */
-	int caps_unreadable[2];      /* per side: its capabilities were in a message the
-				      * analyzer could not read (so they are unknown) */
-	json_t *subscriptions;       /* uri -> seq of the resources/subscribe (owned) */
-	json_t *tools;               /* name -> Tool object from the latest tools/list (owned) */
-	struct an_idset cursors;     /* every "method\0cursor" received as a nextCursor */
-	json_t *tasks;               /* taskId -> {"status":..., "seq":..., "dir":...} (owned):
-				      * the tasks not yet terminal */
+	struct an_idset lost[2];      /* per sender: ids of requests dropped unanswered after a gap */
+	int64_t last_answer_seq[2];   /* per sender: the latest first answer to one of its requests */
+	int64_t gap_seq[2];           /* per direction: the seq of its latest capture gap, or 0 */
+	uint64_t gaps;                /* capture gaps seen */
+	int caps_unreadable[2];       /* per side: its capabilities were in a message the
+				       * analyzer could not read (so they are unknown) */
+	json_t *subscriptions;        /* uri -> seq of the resources/subscribe (owned) */
+	json_t *tools;                /* name -> Tool object from the latest tools/list (owned) */
+	struct an_idset cursors;      /* every "method\0cursor" received as a nextCursor */
+	json_t *tasks;                /* taskId -> {"status":..., "seq":..., "dir":...} (owned):
+				       * the tasks not yet terminal */
 	int64_t last_t_ns;
-	int64_t timeout_ns;          /* --timeout-ms, 0: none */
-	uint64_t messages;           /* messages seen so far (the current one included) */
-	uint64_t rpc_messages;       /* of which requests, notifications and answers */
-	json_t *ext;                 /* owned: bookkeeping of the rule families' trackers,
-				      * one member per family ("cap", "res", ...); rules read it */
+	int64_t timeout_ns;    /* --timeout-ms, 0: none */
+	uint64_t messages;     /* messages seen so far (the current one included) */
+	uint64_t rpc_messages; /* of which requests, notifications and answers */
+	json_t *ext;           /* owned: bookkeeping of the rule families' trackers,
+				* one member per family ("cap", "res", ...); rules read it */
 	/* HTTP sessions (an_engine_set_session); on stdio all zero. */
 	enum an_transport transport;
 	struct an_http {
-		char *stored_id;     /* owned: session.http_session_id (legacy: the endpoint's
-				      * path and query), or NULL */
-		char *endpoint;      /* owned: the path (no query) of the first exchange, or NULL */
-		char *session_id;    /* owned: the Mcp-Session-Id the server assigned, or NULL */
+		char *stored_id;        /* owned: session.http_session_id (legacy: the endpoint's
+					 * path and query), or NULL */
+		char *endpoint;         /* owned: the path (no query) of the first exchange, or NULL */
+		char *session_id;       /* owned: the Mcp-Session-Id the server assigned, or NULL */
 		int64_t session_id_seq; /* the exchange that assigned it */
-		int64_t ended_seq;   /* the exchange after which that id is over (a 404, a
-				      * successful DELETE), or 0 */
+		int64_t ended_seq;      /* the exchange after which that id is over (a 404, a
+					 * successful DELETE), or 0 */
 		int ended_by_404;
-		int64_t reused_seq;  /* a request that used the id after a 404 (HTTP-027), or 0 */
-		int64_t auth_seq;    /* the first request with an Authorization header, or 0 */
-		int64_t get_streams; /* GET exchanges seen */
-		struct mt_map events; /* SSE event id -> the exchange it came in (bounded) */
-		struct mt_map sent;  /* hash of a server message with an id -> its exchange (bounded) */
-		struct mt_map resent; /* id key of a server request sent again -> the answers
-				       * that may come again for it (bounded) */
+		int64_t reused_seq;        /* a request that used the id after a 404 (HTTP-027), or 0 */
+		int64_t auth_seq;          /* the first request with an Authorization header, or 0 */
+		int64_t get_streams;       /* GET exchanges seen */
+		struct mt_map events;      /* SSE event id -> the exchange it came in (bounded) */
+		struct mt_map sent;        /* hash of a server message with an id -> its exchange (bounded) */
+		struct mt_map resent;      /* id key of a server request sent again -> the answers
+					    * that may come again for it (bounded) */
 		uint64_t untracked_events; /* event ids and messages past those bounds */
 		uint64_t untracked_exchanges; /* exchanges let go before their messages came */
-		size_t kept;         /* exchanges kept now */
+		size_t kept;                  /* exchanges kept now */
 	} http;
 };
 
 /* What an AN_ON_HTTP call is about (an_msg.http). */
 enum an_http_event {
 	AN_HTTP_NONE,
-	AN_HTTP_BEGIN,   /* an exchange's row: m->x (its messages follow) */
-	AN_HTTP_DONE,    /* its last message was seen (or the session ended): m->x */
-	AN_HTTP_COPY,    /* a server message sent again: a replay on a stream resumed with
-			  * Last-Event-ID (m->replayed) or the same message on a second
-			  * stream (m->copy_of); the other rules do not see it */
+	AN_HTTP_BEGIN, /* an exchange's row: m->x (its messages follow) */
+	AN_HTTP_DONE,  /* its last message was seen (or the session ended): m->x */
+	AN_HTTP_COPY,  /* a server message sent again: a replay on a stream resumed with
+			* Last-Event-ID (m->replayed) or the same message on a second
+			* stream (m->copy_of); the other rules do not see it */
 };
 
 /* The message a rule is run on (borrowed for the call). */
@@ -334,64 +336,64 @@ struct an_msg {
 	int64_t seq;
 	int64_t t_ns;
 	enum an_dir dir;
-	const struct mt_class *cls;  /* kind, id span, method span, ... */
-	const char *method;          /* requests/notifications: theirs; answers: their request's */
-	int64_t method_id;           /* the engine's record of it, or -1 */
+	const struct mt_class *cls; /* kind, id span, method span, ... */
+	const char *method;         /* requests/notifications: theirs; answers: their request's */
+	int64_t method_id;          /* the engine's record of it, or -1 */
 	const char *raw;
 	size_t raw_len;
 	int incomplete;
-	int64_t in_batch;            /* the batch's seq when it came inside one, else 0 */
-	char *id_key;                /* the id as a map key, NUL-free length id_key_len */
+	int64_t in_batch; /* the batch's seq when it came inside one, else 0 */
+	char *id_key;     /* the id as a map key, NUL-free length id_key_len */
 	size_t id_key_len;
-	struct an_request *req;      /* answers: the request it answers (NULL if none, or
-				      * when it is no longer kept: see an_id_fate);
-				      * requests: its own record */
-	uint64_t serial;             /* unique in the process, per message fed (memo keys) */
+	struct an_request *req; /* answers: the request it answers (NULL if none, or
+				 * when it is no longer kept: see an_id_fate);
+				 * requests: its own record */
+	uint64_t serial;        /* unique in the process, per message fed (memo keys) */
 	/*
 	 * Set when only the AN_FRAMING rules run on the message, because its
 	 * meaning is moot: a request or notification its sender may not send, a
 	 * second answer, an answer to a flawed or unreadable request. One cause,
 	 * one finding: the framing rule says what is wrong, nothing follows.
 	 */
-	const char *unjudged;        /* why (static text), or NULL */
-	const char *unreadable;      /* AN_ON_UNREADABLE: the parser's limit it is beyond */
+	const char *unjudged;         /* why (static text), or NULL */
+	const char *unreadable;       /* AN_ON_UNREADABLE: the parser's limit it is beyond */
 	const struct store_item *gap; /* AN_ON_GAP: the gap (borrowed) */
 	/* HTTP sessions: */
-	const struct an_exchange *x; /* the exchange it came in (or AN_ON_HTTP's), or NULL
-				      * (stdio, or an exchange no longer kept) */
-	int64_t exchange;            /* that exchange's seq, or 0 */
-	const char *channel;         /* body | sse; NULL on stdio */
+	const struct an_exchange *x;    /* the exchange it came in (or AN_ON_HTTP's), or NULL
+					 * (stdio, or an exchange no longer kept) */
+	int64_t exchange;               /* that exchange's seq, or 0 */
+	const char *channel;            /* body | sse; NULL on stdio */
 	const char *sse_id, *sse_event; /* its SSE event's id and type, or NULL */
-	int replayed;                /* its event id was used before (the tap's mark): a replay
-				      * on a resumed stream (AN_HTTP_COPY), else a reused id */
-	int64_t copy_of;             /* replayed, or AN_HTTP_COPY: the exchange the first came
-				      * in, or 0 when unknown */
-	enum an_http_event http;     /* AN_ON_HTTP: what it is about */
-	int resent_answer;           /* a client's answer, again, to a request the server sent
-				      * again (a replay on a resumed stream): not a second
-				      * answer (RPC-004), the replay is the one cause */
+	int replayed;                   /* its event id was used before (the tap's mark): a replay
+					 * on a resumed stream (AN_HTTP_COPY), else a reused id */
+	int64_t copy_of;                /* replayed, or AN_HTTP_COPY: the exchange the first came
+					 * in, or 0 when unknown */
+	enum an_http_event http;        /* AN_ON_HTTP: what it is about */
+	int resent_answer;              /* a client's answer, again, to a request the server sent
+					 * again (a replay on a resumed stream): not a second
+					 * answer (RPC-004), the replay is the one cause */
 };
 
 /* What a rule function gets. */
 struct an_ctx {
 	const struct an_state *st;
-	const struct an_msg *m;      /* NULL for AN_ON_END */
+	const struct an_msg *m; /* NULL for AN_ON_END */
 	const struct an_rule *rule;
 	struct an_engine *engine;
 };
 
 struct an_rule {
-	const char *id;              /* "LIFE-001" */
-	enum an_severity sev;        /* default severity */
+	const char *id;       /* "LIFE-001" */
+	enum an_severity sev; /* default severity */
 	enum an_sev_policy sev_policy;
-	unsigned versions;           /* AN_V() bits it applies to */
-	unsigned hooks;              /* AN_ON_* bits */
-	const char *method;          /* only messages with this method (answers: their request's),
-				      * or one of several: "a|b|c"; NULL: all */
+	unsigned versions;                     /* AN_V() bits it applies to */
+	unsigned hooks;                        /* AN_ON_* bits */
+	const char *method;                    /* only messages with this method (answers: their request's),
+						* or one of several: "a|b|c"; NULL: all */
 	void (*check)(const struct an_ctx *c); /* NULL: documented, but a capture cannot show
-						 * it apart from another rule (see summary) */
-	const char *summary;         /* one line */
-	const char *source;          /* "MCP-RULES §3.1; basic/lifecycle.mdx" */
+						* it apart from another rule (see summary) */
+	const char *summary;                   /* one line */
+	const char *source;                    /* "MCP-RULES §3.1; basic/lifecycle.mdx" */
 };
 
 /* The rule tables, NULL-terminated lists of tables each ending with a {NULL} row. */
@@ -403,10 +405,10 @@ extern const struct an_rule *const an_rule_tables[];
  * messages it hooks, and writes only under its family's member of st->ext.
  */
 struct an_tracker {
-	unsigned hooks;           /* AN_ON_* bits */
-	const char *method;       /* NULL: every method */
+	unsigned hooks;                                      /* AN_ON_* bits */
+	const char *method;                                  /* NULL: every method */
 	void (*update)(const struct an_ctx *c, json_t *ext); /* ext: this family's object */
-	const char *family;       /* its member of st->ext */
+	const char *family;                                  /* its member of st->ext */
 };
 /*
  * For a tracker: the current line completes a message the peer sent split
@@ -425,11 +427,10 @@ extern const struct an_tracker *const an_tracker_tables[];
  * sev < 0: the rule's severity for the session's revision. The text is
  * printf-style, one line, lowercase, no full stop.
  */
-void an_report(const struct an_ctx *c, int sev, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+void an_report(const struct an_ctx *c, int sev, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The same about another message seq (0: the session), with related seqs. */
-void an_report_at(const struct an_ctx *c, int sev, int64_t seq, const int64_t *related,
-		  size_t nrelated, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+void an_report_at(const struct an_ctx *c, int sev, int64_t seq, const int64_t *related, size_t nrelated,
+		  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /* The current message parsed (borrowed, cached for the message; NULL when it
  * does not parse). */
@@ -463,18 +464,14 @@ json_t *an_req_params(const struct an_request *r);
 int an_version_in(const struct an_state *st, unsigned mask);
 /* The request sent by `sender` with this id key, or NULL (open ones first, then
  * the settled ones still kept). */
-struct an_request *an_find_request(const struct an_state *st, enum an_dir sender,
-				   const char *key, size_t n);
+struct an_request *an_find_request(const struct an_state *st, enum an_dir sender, const char *key, size_t n);
 /* The same among the open requests only. */
-struct an_request *an_open_request(const struct an_state *st, enum an_dir sender,
-				   const char *key, size_t n);
+struct an_request *an_open_request(const struct an_state *st, enum an_dir sender, const char *key, size_t n);
 /* What became of the request `sender` sent with this id key. */
-enum an_id_fate an_id_fate(const struct an_state *st, enum an_dir sender, const char *key,
-			   size_t n);
+enum an_id_fate an_id_fate(const struct an_state *st, enum an_dir sender, const char *key, size_t n);
 /* The latest request sent by `sender` with this progress token key (open, or
  * settled and still kept), or NULL. */
-struct an_request *an_token_request(const struct an_state *st, enum an_dir sender,
-				    const char *key, size_t n);
+struct an_request *an_token_request(const struct an_state *st, enum an_dir sender, const char *key, size_t n);
 /*
  * Is a message that is JSON but not JSON-RPC 2.0 still an attempt at one (an
  * element of a batch, an array, an object with a jsonrpc, id, method, params,
@@ -486,8 +483,7 @@ int an_jsonrpc_like(const struct an_msg *m);
 /* Was the string cursor received as a nextCursor for method in this session? */
 int an_cursor_given(const struct an_state *st, const char *method, json_t *cursor);
 /* The status of the task a request created (borrowed) and its id, or NULL. */
-const char *an_req_task_status(const struct an_state *st, const struct an_request *r,
-			       const char **task_id);
+const char *an_req_task_status(const struct an_state *st, const struct an_request *r, const char **task_id);
 /* A JSON value (an id or a token) as a map key, into out (reset first). */
 void an_key_of(json_t *v, struct mt_buf *out);
 /* An id's key (an_key_of's shape) as a person reads the id: 17, or "abc". */
@@ -514,23 +510,23 @@ void an_v26_008(const struct an_ctx *c);
 struct an_finding {
 	const struct an_rule *rule;
 	enum an_severity sev;
-	int64_t seq;           /* 0: the session */
-	int64_t *related;      /* owned */
+	int64_t seq;      /* 0: the session */
+	int64_t *related; /* owned */
 	size_t nrelated;
-	char *text;            /* owned */
+	char *text; /* owned */
 	/* About the message, for reports. */
 	enum an_dir dir;
 	int have_msg;
-	char *method;          /* owned; may be NULL */
-	char *id;              /* owned: the id as JSON text; may be NULL */
+	char *method; /* owned; may be NULL */
+	char *id;     /* owned: the id as JSON text; may be NULL */
 };
 
 struct an_options {
-	int force_version;             /* --spec given */
+	int force_version; /* --spec given */
 	enum an_version version;
-	int64_t timeout_ns;            /* --timeout-ms */
-	const char *only;              /* --rules LIST (comma-separated ids or prefixes) */
-	const char *skip;              /* --skip-rules LIST */
+	int64_t timeout_ns; /* --timeout-ms */
+	const char *only;   /* --rules LIST (comma-separated ids or prefixes) */
+	const char *skip;   /* --skip-rules LIST */
 };
 
 struct an_engine;
@@ -544,8 +540,7 @@ void an_engine_free(struct an_engine *e);
  * session.http_session_id (may be NULL), before the first feed. Rules of one
  * transport (STDIO, HTTP, SSE, AUTH, an_rule_transports) run only on it.
  */
-void an_engine_set_session(struct an_engine *e, const char *transport,
-			   const char *http_session_id);
+void an_engine_set_session(struct an_engine *e, const char *transport, const char *http_session_id);
 /* The transports a rule applies to: bits 1 << enum an_transport. */
 unsigned an_rule_transports(const struct an_rule *r);
 
@@ -559,8 +554,7 @@ void an_engine_end(struct an_engine *e);
  * does not grow with the findings. The finding is borrowed for the call. Set
  * before the first feed; an_engine_findings() then returns none.
  */
-void an_engine_set_sink(struct an_engine *e, void (*sink)(const struct an_finding *f, void *ctx),
-			void *ctx);
+void an_engine_set_sink(struct an_engine *e, void (*sink)(const struct an_finding *f, void *ctx), void *ctx);
 /* The findings so far, in order (borrowed). */
 const struct an_finding *an_engine_findings(const struct an_engine *e, size_t *n);
 const struct an_state *an_engine_state(const struct an_engine *e);

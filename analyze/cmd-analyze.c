@@ -32,35 +32,34 @@ const struct cmd_entry cmd_analyze = {
 		 "[--fail-on error|warning|info|never] [--spec REVISION] [--rules LIST | "
 		 "--skip-rules LIST] [--max-per-rule N] [--timeout DURATION] [--no-store]\n"
 		 "mcptap analyze --list-rules [-T text|json]",
-	.options =
-		"  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
-		"  -s, --session LIST    the sessions: ids, ranges A-B, all, comma-separated\n"
-		"                        (default: every session in the file)\n"
-		"      --all             the same as -s all\n"
-		"  -Y, --filter EXPR     report only the findings on messages EXPR passes (and\n"
-		"                        those on the session, where one passes); every rule\n"
-		"                        still sees every message, and all are stored\n"
-		"  -T, --format FORMAT   text (default), json, sarif (2.1.0) or junit (XML);\n"
-		"                        --list-rules: text or json (an object per line)\n"
-		"      --fail-on LEVEL   exit 1 when a finding at or above LEVEL exists:\n"
-		"                        error (default), warning, info, or never\n"
-		"      --spec REVISION   check against REVISION (2024-11-05, 2025-03-26,\n"
-		"                        2025-06-18, 2025-11-25, 2026-07-28), not the negotiated one\n"
-		"      --rules LIST      run only these rules (ids or prefixes: CAP,LIFE-001)\n"
-		"      --skip-rules LIST run all rules but these\n"
-		"      --max-per-rule N  report at most N findings of each rule (all are\n"
-		"                        counted, and stored in the file)\n"
-		"      --timeout DURATION  a request unanswered this long is late (LIFE-015)\n"
-		"      --no-store        do not store the findings in the capture file (a file\n"
-		"                        that cannot be written is analyzed without storing)\n"
-		"      --list-rules      print the rule table and exit\n"
-		"  -h, --help            this text\n"
-		"\n"
-		"A DURATION is a number with a unit, ns, us, ms, s, m or h (500ms, 1.5s); a\n"
-		"bare number is ms. --timeout-ms N, the older name of --timeout, still works.\n"
-		"\n"
-		"Exit status: 0 when no finding is at or above --fail-on, 1 when one is,\n"
-		"2 on a usage error or a file that cannot be read.\n",
+	.options = "  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
+		   "  -s, --session LIST    the sessions: ids, ranges A-B, all, comma-separated\n"
+		   "                        (default: every session in the file)\n"
+		   "      --all             the same as -s all\n"
+		   "  -Y, --filter EXPR     report only the findings on messages EXPR passes (and\n"
+		   "                        those on the session, where one passes); every rule\n"
+		   "                        still sees every message, and all are stored\n"
+		   "  -T, --format FORMAT   text (default), json, sarif (2.1.0) or junit (XML);\n"
+		   "                        --list-rules: text or json (an object per line)\n"
+		   "      --fail-on LEVEL   exit 1 when a finding at or above LEVEL exists:\n"
+		   "                        error (default), warning, info, or never\n"
+		   "      --spec REVISION   check against REVISION (2024-11-05, 2025-03-26,\n"
+		   "                        2025-06-18, 2025-11-25, 2026-07-28), not the negotiated one\n"
+		   "      --rules LIST      run only these rules (ids or prefixes: CAP,LIFE-001)\n"
+		   "      --skip-rules LIST run all rules but these\n"
+		   "      --max-per-rule N  report at most N findings of each rule (all are\n"
+		   "                        counted, and stored in the file)\n"
+		   "      --timeout DURATION  a request unanswered this long is late (LIFE-015)\n"
+		   "      --no-store        do not store the findings in the capture file (a file\n"
+		   "                        that cannot be written is analyzed without storing)\n"
+		   "      --list-rules      print the rule table and exit\n"
+		   "  -h, --help            this text\n"
+		   "\n"
+		   "A DURATION is a number with a unit, ns, us, ms, s, m or h (500ms, 1.5s); a\n"
+		   "bare number is ms. --timeout-ms N, the older name of --timeout, still works.\n"
+		   "\n"
+		   "Exit status: 0 when no finding is at or above --fail-on, 1 when one is,\n"
+		   "2 on a usage error or a file that cannot be read.\n",
 	.run = run_analyze,
 };
 
@@ -154,25 +153,25 @@ static int list_rules(int json)
 #define KEEP_BYTES (1 << 20)
 
 struct kept {
-	const char *rule;    /* the rule's id (static) */
+	const char *rule; /* the rule's id (static) */
 	enum an_severity sev;
 	int64_t seq;
-	size_t text;         /* offsets into keep.text */
-	size_t related;      /* SIZE_MAX: none */
+	size_t text;    /* offsets into keep.text */
+	size_t related; /* SIZE_MAX: none */
 };
 
 struct keep {
-	struct store *st;          /* borrowed: the writing connection; NULL: not storing */
+	struct store *st; /* borrowed: the writing connection; NULL: not storing */
 	const char *path;
-	const char *rules;         /* store_analysis.rules (borrowed) */
+	const char *rules; /* store_analysis.rules (borrowed) */
 	int64_t session;
 	int64_t started_wall;
-	int64_t analysis;          /* its row, 0 until stored */
+	int64_t analysis;             /* its row, 0 until stored */
 	const struct an_state *state; /* borrowed: the session's engine state */
 	int64_t c[AN_SEVERITY_COUNT];
-	struct kept *v;            /* owned: the batch */
+	struct kept *v; /* owned: the batch */
 	size_t n;
-	struct mt_buf text;        /* the batch's texts and related lists */
+	struct mt_buf text; /* the batch's texts and related lists */
 };
 
 static void keep_begin(struct keep *k, int64_t session, const struct an_state *state)
@@ -207,8 +206,7 @@ static void keep_flush(struct keep *k, int done)
 	a.warnings = k->c[AN_WARNING];
 	a.infos = k->c[AN_INFO];
 	a.rules = k->rules;
-	if (store_begin(k->st, &err) ||
-	    (!k->analysis && store_add_analysis(k->st, &a, &k->analysis, &err)))
+	if (store_begin(k->st, &err) || (!k->analysis && store_add_analysis(k->st, &a, &k->analysis, &err)))
 		goto out;
 	for (size_t i = 0; i < k->n; i++) {
 		const struct kept *f = &k->v[i];
@@ -263,10 +261,10 @@ struct walk {
 	struct keep *keep;
 	enum an_severity fail_on;
 	int fail_never;
-	int failing;               /* a finding at or above --fail-on was made */
-	int filtered;              /* -Y: only findings on what passes are reported */
-	struct mt_map pass;        /* -Y: the seqs of the messages it passes, and of their
-				    * HTTP exchanges */
+	int failing;        /* a finding at or above --fail-on was made */
+	int filtered;       /* -Y: only findings on what passes are reported */
+	struct mt_map pass; /* -Y: the seqs of the messages it passes, and of their
+			     * HTTP exchanges */
 };
 
 static void sink(const struct an_finding *f, void *ctx)
@@ -276,8 +274,7 @@ static void sink(const struct an_finding *f, void *ctx)
 
 	keep_finding(w->keep, f);
 	/* (On the session: reported when something in it passes.) */
-	if (w->filtered && (f->seq ? !mt_map_get(&w->pass, &f->seq, sizeof(f->seq), &v)
-				   : w->pass.len == 0))
+	if (w->filtered && (f->seq ? !mt_map_get(&w->pass, &f->seq, sizeof(f->seq), &v) : w->pass.len == 0))
 		return;
 	report_finding(w->rep, f);
 	if (!w->fail_never && f->sev >= w->fail_on)
@@ -295,8 +292,7 @@ static int pass_item(const struct store_item *it, void *ctx)
 }
 
 /* -Y: the seqs of session id's messages the filter passes, and of their exchanges, into w. */
-static int pick_seqs(struct store *st, struct mt_filter *f, int64_t id, struct walk *w,
-		     const char *path)
+static int pick_seqs(struct store *st, struct mt_filter *f, int64_t id, struct walk *w, const char *path)
 {
 	struct mt_err err = {"", 0};
 	int rc;
@@ -455,8 +451,9 @@ static int run_analyze(int argc, char **argv)
 		case 'K': ao.skip = optarg; break;
 		case 'O':
 			if (mt_parse_duration(optarg, MT_MS, &ns) || ns <= 0)
-				return cli_usage_error(&cmd_analyze, "bad --%s '%s' (a duration above 0: "
-								     "500ms, 2s; a bare number is ms)",
+				return cli_usage_error(&cmd_analyze,
+						       "bad --%s '%s' (a duration above 0: "
+						       "500ms, 2s; a bare number is ms)",
 						       li >= 0 ? longopts[li].name : "timeout", optarg);
 			ao.timeout_ns = ns;
 			break;
@@ -524,8 +521,7 @@ static int run_analyze(int argc, char **argv)
 	 * under every commit, and a tap's commit meanwhile would make the next
 	 * write fail.) Reading is enough to report.
 	 */
-	if (!no_store && !cannot_store(path, why, sizeof(why)) &&
-	    store_open(path, STORE_UPDATE, &wst, &err))
+	if (!no_store && !cannot_store(path, why, sizeof(why)) && store_open(path, STORE_UPDATE, &wst, &err))
 		snprintf(why, sizeof(why), "%s", err.msg);
 	if (cli_open_capture(path, &st))
 		goto out;
@@ -568,16 +564,16 @@ static int run_analyze(int argc, char **argv)
 		an_engine_set_sink(w.e, sink, &w);
 		an_engine_set_session(w.e, rows[i].transport, rows[i].http_session_id);
 		/* An HTTP session's exchanges, and its messages' HTTP columns, too. */
-		http = rows[i].transport && (!strcmp(rows[i].transport, "http") ||
-					     !strcmp(rows[i].transport, "sse"));
+		http = rows[i].transport &&
+		       (!strcmp(rows[i].transport, "http") || !strcmp(rows[i].transport, "sse"));
 		if (filter && pick_seqs(st, filter, rows[i].id, &w, path)) {
 			an_engine_free(w.e);
 			goto out;
 		}
 		keep_begin(&keep, rows[i].id, an_engine_state(w.e));
 		report_session_begin(rep, rows[i].id, an_engine_state(w.e));
-		if (store_each_item_ex(st, rows[i].id, http ? STORE_ITEMS_EXCHANGES : STORE_ITEMS_LEAN,
-				       feed, &w, &err) < 0) {
+		if (store_each_item_ex(st, rows[i].id, http ? STORE_ITEMS_EXCHANGES : STORE_ITEMS_LEAN, feed,
+				       &w, &err) < 0) {
 			mt_error("cannot read session %lld of '%s': %s", (long long)rows[i].id, path,
 				 err.msg);
 			an_engine_free(w.e);

@@ -19,29 +19,28 @@ static int run_diff(int argc, char **argv);
 const struct cmd_entry cmd_diff = {
 	.name = "diff",
 	.summary = "compare two recorded sessions, exchange by exchange",
-	.usage = "mcptap diff [-T text|json] [--ignore PATH]... [--noise FILE[:ID]]... FILE[:ID] FILE[:ID] [FILE[:ID]]",
-	.options =
-		"  FILE[:ID]             a capture file and a session in it (default: the\n"
-		"                        newest, as replay); the first is A, the second B, a\n"
-		"                        third one more --noise\n"
-		"  -T, --format FORMAT   text (default) or json (one document)\n"
-		"      --ignore PATH     leave PATH out of matching and comparing (repeatable):\n"
-		"                        params.arguments.ts, result.content[*].text, result.*.id;\n"
-		"                        NAME=PATH only for the method or tool/prompt NAME\n"
-		"      --noise FILE[:ID]  another recording of A's side (the same flow against\n"
-		"                        the same server): where it differs from A is noise,\n"
-		"                        set aside (repeatable)\n"
-		"  -h, --help            this text\n"
-		"\n"
-		"Exchanges (the client's requests and the server's, s→c, with their answers) are\n"
-		"paired by method and canonical params, not by position; each pair is CHANGED\n"
-		"when its params, result or error differ (the paths, A's and B's values),\n"
-		"unpaired ones are ADDED (B only) or MISSING (A only). Ids, progress tokens,\n"
-		"session ids, timing and transport are never differences. Exit status: 0 the\n"
-		"same, 1 they differ, 2 an error.\n",
+	.usage = "mcptap diff [-T text|json] [--ignore PATH]... [--noise FILE[:ID]]... FILE[:ID] FILE[:ID] "
+		 "[FILE[:ID]]",
+	.options = "  FILE[:ID]             a capture file and a session in it (default: the\n"
+		   "                        newest, as replay); the first is A, the second B, a\n"
+		   "                        third one more --noise\n"
+		   "  -T, --format FORMAT   text (default) or json (one document)\n"
+		   "      --ignore PATH     leave PATH out of matching and comparing (repeatable):\n"
+		   "                        params.arguments.ts, result.content[*].text, result.*.id;\n"
+		   "                        NAME=PATH only for the method or tool/prompt NAME\n"
+		   "      --noise FILE[:ID]  another recording of A's side (the same flow against\n"
+		   "                        the same server): where it differs from A is noise,\n"
+		   "                        set aside (repeatable)\n"
+		   "  -h, --help            this text\n"
+		   "\n"
+		   "Exchanges (the client's requests and the server's, s→c, with their answers) are\n"
+		   "paired by method and canonical params, not by position; each pair is CHANGED\n"
+		   "when its params, result or error differ (the paths, A's and B's values),\n"
+		   "unpaired ones are ADDED (B only) or MISSING (A only). Ids, progress tokens,\n"
+		   "session ids, timing and transport are never differences. Exit status: 0 the\n"
+		   "same, 1 they differ, 2 an error.\n",
 	.run = run_diff,
 };
-
 
 /*
  * Split arg at its last ':' when what follows is a session id (digits), or
@@ -70,8 +69,7 @@ static int side_parse(const struct cmd_entry *cmd, const char *arg, struct diff_
 		free(file);
 		if (!part)
 			return 0;
-		return cli_usage_error(cmd, "bad session '%s' in '%s' (FILE:ID, ID a session id)", id,
-				       arg);
+		return cli_usage_error(cmd, "bad session '%s' in '%s' (FILE:ID, ID a session id)", id, arg);
 	}
 	s->path[at] = '\0';
 	s->sid = s->path + at + 1;
@@ -99,16 +97,15 @@ static int side_load(struct diff_side *s, const struct canon_ignore *ig, struct 
 	struct mt_err err = {"", 0};
 
 	if (rp_load(s->st, s->id, ig, sc, &err))
-		return mt_error("cannot read session %lld of '%s': %s", (long long)s->id, s->path,
-				err.msg);
+		return mt_error("cannot read session %lld of '%s': %s", (long long)s->id, s->path, err.msg);
 	return 0;
 }
 
 struct printer {
-	int json;                     /* -T json */
-	size_t items;                 /* JSON: exchanges printed */
-	struct mt_buf line;           /* text: the line being made */
-	json_t *items_json;           /* JSON: the exchanges, printed at the end */
+	int json;           /* -T json */
+	size_t items;       /* JSON: exchanges printed */
+	struct mt_buf line; /* text: the line being made */
+	json_t *items_json; /* JSON: the exchanges, printed at the end */
 };
 
 /* A value for a text line: compact JSON, cut after 40 bytes, safe for a terminal. */
@@ -158,7 +155,9 @@ static int print_item(const struct sd_item *it, void *ctx)
 		return 0;
 	}
 	mt_buf_reset(&p->line);
-	mt_buf_puts(&p->line, it->status == SD_CHANGED ? "CHANGED " : it->status == SD_ADDED ? "ADDED " : "MISSING ");
+	mt_buf_puts(&p->line, it->status == SD_CHANGED ? "CHANGED "
+			      : it->status == SD_ADDED ? "ADDED "
+						       : "MISSING ");
 	if (it->s2c)
 		mt_buf_puts(&p->line, "s→c "); /* (a server's request) */
 	mt_printable_append(&p->line, it->method, strlen(it->method));
@@ -193,16 +192,14 @@ static int print_item(const struct sd_item *it, void *ctx)
 	return 0;
 }
 
-
 /* {"file": F, "session": ID} of a side. */
 static json_t *side_json(const struct diff_side *s)
 {
 	return json_pack("{s:s,s:I}", "file", s->path, "session", (json_int_t)s->id);
 }
 
-int diff_compare(const struct cmd_entry *cmd, const char *arg_a, const char *arg_b,
-		 struct diff_args *da, struct diff_side *a, struct diff_side *b, sd_each_fn each,
-		 void *ctx, struct sd_totals *t)
+int diff_compare(const struct cmd_entry *cmd, const char *arg_a, const char *arg_b, struct diff_args *da,
+		 struct diff_side *a, struct diff_side *b, sd_each_fn each, void *ctx, struct sd_totals *t)
 {
 	size_t opened = 0;
 	struct diff_side *noise = mt_calloc(da->nnoise ? da->nnoise : 1, sizeof(*noise));
@@ -248,7 +245,9 @@ int diff_compare(const struct cmd_entry *cmd, const char *arg_a, const char *arg
 		if (bad)
 			mt_error("cannot read session %lld of '%s' or %lld of '%s': %s",
 				 (long long)noise[k].id, noise[k].path, (long long)a->id, a->path,
-				 sc.read_errors ? sc.read_err.msg : sa.read_errors ? sa.read_err.msg : err.msg);
+				 sc.read_errors   ? sc.read_err.msg
+				 : sa.read_errors ? sa.read_err.msg
+						  : err.msg);
 		rp_release(&sc);
 		rp_release(&sa);
 		if (bad)
@@ -268,7 +267,9 @@ int diff_compare(const struct cmd_entry *cmd, const char *arg_a, const char *arg
 		fflush(stdout);
 		mt_error("cannot read session %lld of '%s' or %lld of '%s': %s", (long long)a->id, a->path,
 			 (long long)b->id, b->path,
-			 sa.read_errors ? sa.read_err.msg : sb.read_errors ? sb.read_err.msg : err.msg);
+			 sa.read_errors   ? sa.read_err.msg
+			 : sb.read_errors ? sb.read_err.msg
+					  : err.msg);
 		goto out;
 	}
 	rc = 0;
@@ -302,7 +303,8 @@ static void print_json(struct printer *p, const struct diff_side *a, const struc
 	printf("%.*s,\"exchanges\":[", text ? (int)strlen(text) - 1 : 1, text ? text : "{");
 	free(text);
 	json_decref(h);
-	json_array_foreach(p->items_json, i, e) {
+	json_array_foreach(p->items_json, i, e)
+	{
 		char *t1 = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		printf("%s%s", p->items++ ? ",\n" : "\n", t1 ? t1 : "null");
 		free(t1);
@@ -360,7 +362,10 @@ static int run_diff(int argc, char **argv)
 			if ((rc = diff_arg(&da, c, optarg)) != 1)
 				goto out;
 			break;
-		case 'h': cli_help(&cmd_diff, stdout); rc = EXIT_OK; goto out;
+		case 'h':
+			cli_help(&cmd_diff, stdout);
+			rc = EXIT_OK;
+			goto out;
 		default: rc = cli_bad_option(&cmd_diff, c, argv); goto out;
 		}
 	}

@@ -261,18 +261,18 @@ int ex_run(const struct cmd_entry *cmd, const struct ex_format *f, struct ex_arg
 
 	memset(&x, 0, sizeof(x));
 	if (f->binary && (!a->rd.out || !strcmp(a->rd.out, "-")) && isatty(STDOUT_FILENO))
-		return cli_usage_error(cmd, "will not write %s to a terminal: give -o FILE, "
-				       "or redirect standard output", f->name);
+		return cli_usage_error(cmd,
+				       "will not write %s to a terminal: give -o FILE, "
+				       "or redirect standard output",
+				       f->name);
 	if (cli_read_check(cmd, &a->rd))
 		return EXIT_ERROR;
 	path = a->rd.path;
 	if (a->rd.expr && !(filter = cli_filter(cmd, a->rd.expr)))
 		return EXIT_ERROR;
-	if (!a->rd.keep &&
-	    !(redact = cli_redactor(cmd, a->rd.kinds, a->rd.rules, a->rd.nrules, &bad)))
+	if (!a->rd.keep && !(redact = cli_redactor(cmd, a->rd.kinds, a->rd.rules, a->rd.nrules, &bad)))
 		goto out;
-	if (cli_open_capture(path, &x.st) ||
-	    cli_pick_sessions(x.st, path, a->rd.sid, CLI_ALL, &ids, &nids))
+	if (cli_open_capture(path, &x.st) || cli_pick_sessions(x.st, path, a->rd.sid, CLI_ALL, &ids, &nids))
 		goto out;
 	x.format = f;
 	store_set_filter(x.st, filter, f->filter);
@@ -338,8 +338,14 @@ static int run_export(int argc, char **argv)
 				return cli_usage_error(&cmd_export,
 						       "bad --spans '%s' (client, server or both)", optarg);
 			break;
-		case OPT_NOTIFICATIONS: otlp_opt = "--notifications"; a.opts.notifications = 1; break;
-		case OPT_OTLP_CONTENT: otlp_opt = "--otlp-content"; a.opts.content = 1; break;
+		case OPT_NOTIFICATIONS:
+			otlp_opt = "--notifications";
+			a.opts.notifications = 1;
+			break;
+		case OPT_OTLP_CONTENT:
+			otlp_opt = "--otlp-content";
+			a.opts.content = 1;
+			break;
 		case 'h': cli_help(&cmd_export, stdout); return EXIT_OK;
 		default: return cli_bad_option(&cmd_export, c, argv);
 		}

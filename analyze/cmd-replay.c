@@ -34,83 +34,85 @@ static int run_replay(int argc, char **argv);
 const struct cmd_entry cmd_replay = {
 	.name = "replay",
 	.summary = "play a recorded session back: a mock server, or the recorded client",
-	.usage = "mcptap replay -r FILE [-s ID] [-Y EXPR] --as server [--listen ADDR [--path PATH] [--legacy-sse] "
-		 "[--allow-host NAME]... [--client-timeout DURATION]] "
-		 "[--strict] [--timing ordered|none|recorded|scale=X] [--report FILE] [--ignore PATH]... "
-		 "[--no-store]\n"
-		 "mcptap replay -r FILE [-s ID] [-Y EXPR] --as client [--ignore PATH]... [--timeout DURATION] "
-		 "[--runs N] [--reset CMD] [--fast] [-v] [--no-store] -- COMMAND [ARG...]\n"
-		 "mcptap replay -r FILE [-s ID] [-Y EXPR] --as client --url URL [--legacy-sse | --streamable-http] "
-		 "[--cacert FILE] [--insecure] [--header NAME=env:VAR]... [--ignore PATH]... "
-		 "[--timeout DURATION] [--runs N] [--reset CMD] [--fast] [-v] [--no-store]",
-	.options =
-		"  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
-		"  -s, --session ID      the session (default: the newest); with --listen, a LIST\n"
-		"                        (ids, ranges A-B, all, comma-separated): each client's\n"
-		"                        session a run of the one its initialize's clientInfo\n"
-		"                        picks among them\n"
-		"  -Y, --filter EXPR     replay only the exchanges EXPR passes (a request or its\n"
-		"                        answer), and initialize: 'tool == search' (FILTERS)\n"
-		"      --as server       be the recorded server on stdin/stdout, or over HTTP\n"
-		"                        with --listen\n"
-		"      --as client       be the recorded client against COMMAND, or the server\n"
-		"                        at --url\n"
-		"      --ignore PATH     leave PATH out of matching and comparing (repeatable):\n"
-		"                        params.arguments.ts, result.content[*].text, result.*.id;\n"
-		"                        NAME=PATH only for the method or tool/prompt NAME\n"
-		"      --no-store        do not store the run in the capture file\n"
-		"  server:\n"
-		"      --listen ADDR     serve over HTTP on ADDR (HOST:PORT; PORT 0: any free\n"
-		"                        one) instead of stdin/stdout: Streamable HTTP, or legacy\n"
-		"                        HTTP+SSE when the recording was; each client's MCP\n"
-		"                        session is a run of its own\n"
-		"      --path PATH       the endpoint (default: the recording's; /mcp, or /sse\n"
-		"                        with --legacy-sse, for a stdio recording)\n"
-		"      --legacy-sse      serve HTTP+SSE (2024-11-05): GET PATH, POST /message\n"
-		"      --allow-host NAME  on loopback, requests must name the mock by a loopback\n"
-		"                        name and come from no foreign Origin (DNS rebinding:\n"
-		"                        403); let NAME in too (repeatable)\n"
-		"      --client-timeout DURATION  a request head not whole this long after its\n"
-		"                        first byte gets 408; a client silent this long in a\n"
-		"                        request, not reading its answer, or idle, is closed\n"
-		"                        (default 1m)\n"
-		"      --strict          exit 1 when a request had no recording, or a recorded\n"
-		"                        request was never asked for\n"
-		"      --timing T        ordered (default: no waiting, but each answer goes out\n"
-		"                        once the client has read what came before it), none\n"
-		"                        (everything at once), recorded (the recorded gaps), or\n"
-		"                        scale=X (the gaps times X)\n"
-		"      --report FILE     write the run's summary to FILE as JSON when the client\n"
-		"                        goes away\n"
-		"  client:\n"
-		"      --timeout DURATION  wait at most this long for each answer (default 10s)\n"
-		"      --runs N          run the recorded client N times, a fresh server each\n"
-		"                        time (default 2): what differs between live runs is\n"
-		"                        noise, not a difference\n"
-		"      --reset CMD       run CMD with /bin/sh before each run, to put a stateful\n"
-		"                        server's data back (a failure stops the replay)\n"
-		"      --fast            send as soon as the answers allow, not at the recorded\n"
-		"                        pace\n"
-		"      --url URL         the server over HTTP (http:// or https://), each run a\n"
-		"                        fresh MCP session: Streamable HTTP, or legacy HTTP+SSE\n"
-		"                        for a legacy recording (URL: its SSE endpoint)\n"
-		"      --legacy-sse      talk legacy HTTP+SSE whatever the recording\n"
-		"      --streamable-http  talk Streamable HTTP whatever the recording\n"
-		"      --cacert FILE     trust this CA for the server, besides the system's\n"
-		"      --insecure        do not verify the server's certificate (said on stderr)\n"
-		"      --header NAME=env:VAR  send NAME with the value of $VAR on every request\n"
-		"                        (a credential; never stored)\n"
-		"  -v, --verbose         client: the recorded and live values at each path\n"
-		"  -h, --help            this text\n"
-		"\n"
-		"A DURATION is a number with a unit, ns, us, ms, s, m or h (500ms, 1.5s); a\n"
-		"bare number is ms. --timeout-ms N, the older name of --timeout, still works.\n"
-		"\n"
-		"As a server, a request with no recording gets a JSON-RPC error (-30900) whose\n"
-		"data names the closest recorded request and the paths that differ. As a\n"
-		"client, each request prints PASS, DIFF with the paths that differ, MISSING,\n"
-		"CANCELLED or UNANSWERED; the exit status is 1 when any differed or went\n"
-		"missing.\n",
+	.usage =
+		"mcptap replay -r FILE [-s ID] [-Y EXPR] --as server [--listen ADDR [--path PATH] "
+		"[--legacy-sse] "
+		"[--allow-host NAME]... [--client-timeout DURATION]] "
+		"[--strict] [--timing ordered|none|recorded|scale=X] [--report FILE] [--ignore PATH]... "
+		"[--no-store]\n"
+		"mcptap replay -r FILE [-s ID] [-Y EXPR] --as client [--ignore PATH]... [--timeout DURATION] "
+		"[--runs N] [--reset CMD] [--fast] [-v] [--no-store] -- COMMAND [ARG...]\n"
+		"mcptap replay -r FILE [-s ID] [-Y EXPR] --as client --url URL [--legacy-sse | "
+		"--streamable-http] "
+		"[--cacert FILE] [--insecure] [--header NAME=env:VAR]... [--ignore PATH]... "
+		"[--timeout DURATION] [--runs N] [--reset CMD] [--fast] [-v] [--no-store]",
+	.options = "  -r, --read FILE       the capture file ($MCPTAP_FILE)\n"
+		   "  -s, --session ID      the session (default: the newest); with --listen, a LIST\n"
+		   "                        (ids, ranges A-B, all, comma-separated): each client's\n"
+		   "                        session a run of the one its initialize's clientInfo\n"
+		   "                        picks among them\n"
+		   "  -Y, --filter EXPR     replay only the exchanges EXPR passes (a request or its\n"
+		   "                        answer), and initialize: 'tool == search' (FILTERS)\n"
+		   "      --as server       be the recorded server on stdin/stdout, or over HTTP\n"
+		   "                        with --listen\n"
+		   "      --as client       be the recorded client against COMMAND, or the server\n"
+		   "                        at --url\n"
+		   "      --ignore PATH     leave PATH out of matching and comparing (repeatable):\n"
+		   "                        params.arguments.ts, result.content[*].text, result.*.id;\n"
+		   "                        NAME=PATH only for the method or tool/prompt NAME\n"
+		   "      --no-store        do not store the run in the capture file\n"
+		   "  server:\n"
+		   "      --listen ADDR     serve over HTTP on ADDR (HOST:PORT; PORT 0: any free\n"
+		   "                        one) instead of stdin/stdout: Streamable HTTP, or legacy\n"
+		   "                        HTTP+SSE when the recording was; each client's MCP\n"
+		   "                        session is a run of its own\n"
+		   "      --path PATH       the endpoint (default: the recording's; /mcp, or /sse\n"
+		   "                        with --legacy-sse, for a stdio recording)\n"
+		   "      --legacy-sse      serve HTTP+SSE (2024-11-05): GET PATH, POST /message\n"
+		   "      --allow-host NAME  on loopback, requests must name the mock by a loopback\n"
+		   "                        name and come from no foreign Origin (DNS rebinding:\n"
+		   "                        403); let NAME in too (repeatable)\n"
+		   "      --client-timeout DURATION  a request head not whole this long after its\n"
+		   "                        first byte gets 408; a client silent this long in a\n"
+		   "                        request, not reading its answer, or idle, is closed\n"
+		   "                        (default 1m)\n"
+		   "      --strict          exit 1 when a request had no recording, or a recorded\n"
+		   "                        request was never asked for\n"
+		   "      --timing T        ordered (default: no waiting, but each answer goes out\n"
+		   "                        once the client has read what came before it), none\n"
+		   "                        (everything at once), recorded (the recorded gaps), or\n"
+		   "                        scale=X (the gaps times X)\n"
+		   "      --report FILE     write the run's summary to FILE as JSON when the client\n"
+		   "                        goes away\n"
+		   "  client:\n"
+		   "      --timeout DURATION  wait at most this long for each answer (default 10s)\n"
+		   "      --runs N          run the recorded client N times, a fresh server each\n"
+		   "                        time (default 2): what differs between live runs is\n"
+		   "                        noise, not a difference\n"
+		   "      --reset CMD       run CMD with /bin/sh before each run, to put a stateful\n"
+		   "                        server's data back (a failure stops the replay)\n"
+		   "      --fast            send as soon as the answers allow, not at the recorded\n"
+		   "                        pace\n"
+		   "      --url URL         the server over HTTP (http:// or https://), each run a\n"
+		   "                        fresh MCP session: Streamable HTTP, or legacy HTTP+SSE\n"
+		   "                        for a legacy recording (URL: its SSE endpoint)\n"
+		   "      --legacy-sse      talk legacy HTTP+SSE whatever the recording\n"
+		   "      --streamable-http  talk Streamable HTTP whatever the recording\n"
+		   "      --cacert FILE     trust this CA for the server, besides the system's\n"
+		   "      --insecure        do not verify the server's certificate (said on stderr)\n"
+		   "      --header NAME=env:VAR  send NAME with the value of $VAR on every request\n"
+		   "                        (a credential; never stored)\n"
+		   "  -v, --verbose         client: the recorded and live values at each path\n"
+		   "  -h, --help            this text\n"
+		   "\n"
+		   "A DURATION is a number with a unit, ns, us, ms, s, m or h (500ms, 1.5s); a\n"
+		   "bare number is ms. --timeout-ms N, the older name of --timeout, still works.\n"
+		   "\n"
+		   "As a server, a request with no recording gets a JSON-RPC error (-30900) whose\n"
+		   "data names the closest recorded request and the paths that differ. As a\n"
+		   "client, each request prints PASS, DIFF with the paths that differ, MISSING,\n"
+		   "CANCELLED or UNANSWERED; the exit status is 1 when any differed or went\n"
+		   "missing.\n",
 	.run = run_replay,
 };
 
@@ -144,12 +146,22 @@ static const struct {
 	const char *name;
 	int server; /* 1: --as server only; 0: --as client only */
 } mode_only[] = {
-	{'S', "--strict", 1}, {'t', "--timing", 1}, {'R', "--report", 1},
-	{'W', "--listen", 1}, {'P', "--path", 1}, {'A', "--allow-host", 1},
+	{'S', "--strict", 1},
+	{'t', "--timing", 1},
+	{'R', "--report", 1},
+	{'W', "--listen", 1},
+	{'P', "--path", 1},
+	{'A', "--allow-host", 1},
 	{'K', "--client-timeout", 1},
-	{'O', "--timeout", 0}, {'n', "--runs", 0}, {'F', "--fast", 0}, {'v', "--verbose", 0},
-	{'U', "--url", 0}, {'M', "--streamable-http", 0},
-	{'C', "--cacert", 0}, {'I', "--insecure", 0}, {'E', "--header", 0},
+	{'O', "--timeout", 0},
+	{'n', "--runs", 0},
+	{'F', "--fast", 0},
+	{'v', "--verbose", 0},
+	{'U', "--url", 0},
+	{'M', "--streamable-http", 0},
+	{'C', "--cacert", 0},
+	{'I', "--insecure", 0},
+	{'E', "--header", 0},
 	{'X', "--reset", 0},
 };
 
@@ -161,9 +173,8 @@ static const struct {
  * sessions (-s), over all of them.
  * ho->post_path is owned (or NULL).
  */
-static void http_setup(struct store *st, const struct rp_script *s, const int64_t *sessions,
-		       size_t nsessions, const char *listen, const char *path, int legacy,
-		       struct mock_http_opts *ho)
+static void http_setup(struct store *st, const struct rp_script *s, const int64_t *sessions, size_t nsessions,
+		       const char *listen, const char *path, int legacy, struct mock_http_opts *ho)
 {
 	struct store_session_row row;
 	struct mt_err err = {"", 0};
@@ -173,11 +184,11 @@ static void http_setup(struct store *st, const struct rp_script *s, const int64_
 	ho->listen = listen;
 	ho->legacy = legacy || s->transport == RP_SSE;
 	/* 2026-07-28: its version, or an HTTP recording without an initialize. */
-	ho->stateless = !ho->legacy && ((have_row && row.protocol_version &&
-					 !strcmp(row.protocol_version, "2026-07-28")) ||
-					(s->transport == RP_HTTP && !rp_name(s, "initialize")));
-	ho->session_ids = s->transport != RP_HTTP || (have_row && row.http_session_id &&
-						      row.http_session_id[0]);
+	ho->stateless = !ho->legacy &&
+			((have_row && row.protocol_version && !strcmp(row.protocol_version, "2026-07-28")) ||
+			 (s->transport == RP_HTTP && !rp_name(s, "initialize")));
+	ho->session_ids =
+		s->transport != RP_HTTP || (have_row && row.http_session_id && row.http_session_id[0]);
 	/* Several sessions (-s): ids are minted when any of them had one, and a
 	 * 2026-07-28 request (no initialize, no session id) is served statelessly
 	 * beside them when they mix. */
@@ -201,10 +212,10 @@ static void http_setup(struct store *st, const struct rp_script *s, const int64_
 		if (n && row.http_session_id[0] == '/')
 			ho->post_path = mt_strndup(row.http_session_id, n);
 	}
-	ho->path = path                                       ? path
+	ho->path = path                                                  ? path
 		   : s->path && (s->transport == RP_SSE) == !!ho->legacy ? s->path
-		   : ho->legacy                                  ? "/sse"
-								 : "/mcp";
+		   : ho->legacy                                          ? "/sse"
+									 : "/mcp";
 	if (have_row)
 		store_session_row_release(&row);
 }
@@ -317,8 +328,9 @@ static int run_replay(int argc, char **argv)
 			break;
 		case 'O':
 			if (mt_parse_duration(optarg, MT_MS, &ns) || ns < MT_MS || ns > MT_HOUR) {
-				rc = cli_usage_error(&cmd_replay, "bad --%s '%s' (a duration, 1ms to 1h: "
-								  "500ms, 2s; a bare number is ms)",
+				rc = cli_usage_error(&cmd_replay,
+						     "bad --%s '%s' (a duration, 1ms to 1h: "
+						     "500ms, 2s; a bare number is ms)",
 						     given_as[c] ? given_as[c] : "timeout", optarg);
 				goto out;
 			}
@@ -337,8 +349,9 @@ static int run_replay(int argc, char **argv)
 		case 'A': allow[nallow++] = optarg; break;
 		case 'K':
 			if (mt_parse_duration(optarg, MT_MS, &ns) || ns < MT_MS || ns > 24 * MT_HOUR) {
-				rc = cli_usage_error(&cmd_replay, "bad --client-timeout '%s' (a duration, 1ms "
-								  "to 24h: 500ms, 2s; a bare number is ms)",
+				rc = cli_usage_error(&cmd_replay,
+						     "bad --client-timeout '%s' (a duration, 1ms "
+						     "to 24h: 500ms, 2s; a bare number is ms)",
 						     optarg);
 				goto out;
 			}
@@ -346,7 +359,8 @@ static int run_replay(int argc, char **argv)
 			break;
 		case 'P':
 			if (optarg[0] != '/') {
-				rc = cli_usage_error(&cmd_replay, "bad --path '%s' (it starts with /)", optarg);
+				rc = cli_usage_error(&cmd_replay, "bad --path '%s' (it starts with /)",
+						     optarg);
 				goto out;
 			}
 			http_path = optarg;
@@ -354,9 +368,11 @@ static int run_replay(int argc, char **argv)
 		case 'U': url = optarg; break;
 		case 'G': /* (both modes: the mock serves it, verify talks it) */
 		case 'M':
-			if (transport != VERIFY_AUTO && transport != (c == 'G' ? VERIFY_LEGACY : VERIFY_STREAMABLE)) {
-				rc = cli_usage_error(&cmd_replay, "--legacy-sse and --streamable-http contradict "
-								  "each other");
+			if (transport != VERIFY_AUTO &&
+			    transport != (c == 'G' ? VERIFY_LEGACY : VERIFY_STREAMABLE)) {
+				rc = cli_usage_error(&cmd_replay,
+						     "--legacy-sse and --streamable-http contradict "
+						     "each other");
 				goto out;
 			}
 			transport = c == 'G' ? VERIFY_LEGACY : VERIFY_STREAMABLE;
@@ -385,10 +401,11 @@ static int run_replay(int argc, char **argv)
 			}
 			nheaders++;
 			break;
-		case 'h': cli_help(&cmd_replay, stdout); rc = EXIT_OK; goto out;
-		default:
-			rc = cli_bad_option(&cmd_replay, c, argv);
+		case 'h':
+			cli_help(&cmd_replay, stdout);
+			rc = EXIT_OK;
 			goto out;
+		default: rc = cli_bad_option(&cmd_replay, c, argv); goto out;
 		}
 	}
 	path = rd.path;
@@ -427,8 +444,7 @@ static int run_replay(int argc, char **argv)
 		rc = cli_usage_error(&cmd_replay, "--url and a command: give one server");
 		goto out;
 	}
-	if (!strcmp(as, "client") && !url &&
-	    (transport != VERIFY_AUTO || cacert || insecure || nheaders)) {
+	if (!strcmp(as, "client") && !url && (transport != VERIFY_AUTO || cacert || insecure || nheaders)) {
 		rc = cli_usage_error(&cmd_replay, "--legacy-sse, --streamable-http, --cacert, --insecure "
 						  "and --header need --url");
 		goto out;
@@ -517,7 +533,7 @@ static int run_replay(int argc, char **argv)
 			mt_buf_putc(&self, ' ');
 			mt_shell_quote(&self, argv[k]);
 		}
-		struct mock_opts mo = {scale, ordered, strict, report, no_store ? NULL : path,
+		struct mock_opts mo = {scale,     ordered,     strict,   report, no_store ? NULL : path,
 				       self.data, ignore_text, say_line, NULL};
 		if (listen) {
 			struct mock_http_opts ho;
@@ -537,12 +553,22 @@ static int run_replay(int argc, char **argv)
 			mt_warn("replay: session %lld has no client requests: nothing to compare",
 				(long long)id);
 		struct verify_opts vo = {
-			.argv = argv + optind, .timeout_ms = (int)timeout_ms,
-			.st = writable ? st : NULL, .store_path = path, .ignore_json = ignore_text,
-			.runs = (int)runs, .fast = fast, .verbose = verbose, .url = url,
-			.transport = transport, .cacert = cacert, .insecure = insecure,
-			.headers = (const char *const *)headers, .nheaders = nheaders,
-			.reset = reset, .line = verify_line,
+			.argv = argv + optind,
+			.timeout_ms = (int)timeout_ms,
+			.st = writable ? st : NULL,
+			.store_path = path,
+			.ignore_json = ignore_text,
+			.runs = (int)runs,
+			.fast = fast,
+			.verbose = verbose,
+			.url = url,
+			.transport = transport,
+			.cacert = cacert,
+			.insecure = insecure,
+			.headers = (const char *const *)headers,
+			.nheaders = nheaders,
+			.reset = reset,
+			.line = verify_line,
 		};
 		if (insecure)
 			mt_warn("--insecure: the server's certificate and host name are not checked");

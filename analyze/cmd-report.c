@@ -48,8 +48,8 @@ const struct cmd_entry cmd_report = {
 
 /* report --diff: what the comparison found, for the page. */
 struct rdiff {
-	struct mt_map marks[2];     /* A's and B's request seqs -> enum ex_html_mark */
-	json_t *items;              /* the exchanges that are not the same, in diff's order */
+	struct mt_map marks[2]; /* A's and B's request seqs -> enum ex_html_mark */
+	json_t *items;          /* the exchanges that are not the same, in diff's order */
 	struct diff_side a, b;
 	struct sd_totals t;
 };
@@ -75,7 +75,8 @@ static int keep_item(const struct sd_item *it, void *ctx)
 	if (it->status == SD_CHANGED) {
 		json_t *paths = json_array(), *e;
 		size_t i;
-		json_array_foreach(it->diffs, i, e) {
+		json_array_foreach(it->diffs, i, e)
+		{
 			json_array_append(paths, json_object_get(e, "path"));
 		}
 		json_object_set_new(o, "paths", paths);
@@ -112,10 +113,11 @@ static int diff_body(struct ex_sink *x, void *ctx)
 	put_text(x->out, d->a.path);
 	fprintf(x->out, "</code> session %lld; B: <code>", (long long)d->a.id);
 	put_text(x->out, d->b.path);
-	fprintf(x->out, "</code> session %lld. %zu exchanges in A, %zu in B: %zu same, %zu changed, "
-			"%zu added, %zu missing",
-		(long long)d->b.id, d->t.a_exchanges, d->t.b_exchanges, d->t.same, d->t.changed,
-		d->t.added, d->t.missing);
+	fprintf(x->out,
+		"</code> session %lld. %zu exchanges in A, %zu in B: %zu same, %zu changed, "
+		"%zu added, %zu missing",
+		(long long)d->b.id, d->t.a_exchanges, d->t.b_exchanges, d->t.same, d->t.changed, d->t.added,
+		d->t.missing);
 	if (d->t.noise)
 		fprintf(x->out, "; %zu paths set aside as noise", d->t.noise);
 	fputs(".</p>\n", x->out);
@@ -123,7 +125,8 @@ static int diff_body(struct ex_sink *x, void *ctx)
 		fputs("<table class=\"diffs\">\n<tr><th>status</th><th>exchange</th><th>A</th>"
 		      "<th>B</th><th>paths that differ</th></tr>\n",
 		      x->out);
-	json_array_foreach(d->items, i, e) {
+	json_array_foreach(d->items, i, e)
+	{
 		const char *st = json_string_value(json_object_get(e, "status"));
 		json_int_t sa = json_integer_value(json_object_get(e, "a"));
 		json_int_t sb = json_integer_value(json_object_get(e, "b"));
@@ -145,7 +148,8 @@ static int diff_body(struct ex_sink *x, void *ctx)
 			fprintf(x->out, "<a href=\"#b-s%lld-m%lld\">#%lld</a>", (long long)d->b.id,
 				(long long)sb, (long long)sb);
 		fputs("</td><td>", x->out);
-		json_array_foreach(paths, k, p) {
+		json_array_foreach(paths, k, p)
+		{
 			if (k)
 				fputs(", ", x->out);
 			fputs("<code>", x->out);
@@ -171,8 +175,7 @@ static int diff_body(struct ex_sink *x, void *ctx)
 }
 
 /* report --diff A B: 0 (written), or the exit status after saying why. */
-static int report_diff(struct ex_args *ea, struct diff_args *da, const char *arg_a,
-		       const char *arg_b)
+static int report_diff(struct ex_args *ea, struct diff_args *da, const char *arg_a, const char *arg_b)
 {
 	struct rdiff d;
 	struct ex_sink x;
@@ -214,8 +217,7 @@ static int report_diff(struct ex_args *ea, struct diff_args *da, const char *arg
 			}
 	}
 	/* (what the page's title says; each side's session is read with its own) */
-	title = mt_asprintf("%s:%lld and %s:%lld", d.a.path, (long long)d.a.id, d.b.path,
-			    (long long)d.b.id);
+	title = mt_asprintf("%s:%lld and %s:%lld", d.a.path, (long long)d.a.id, d.b.path, (long long)d.b.id);
 	x.path = title;
 	rc = ex_output(&x, &cmd_report, ea->rd.out, diff_body, &d);
 out:

@@ -91,8 +91,8 @@ static void print_text(const struct store_session_row *rows, size_t n)
 {
 	struct mt_buf b = MT_BUF_INIT;
 
-	printf("%4s  %-19s  %9s  %11s  %-7s  %-10s  %-24s  %-24s  %s\n", "ID", "STARTED",
-	       "DURATION", "C2S/S2C", "EXIT", "PROTOCOL", "CLIENT", "SERVER", "COMMAND");
+	printf("%4s  %-19s  %9s  %11s  %-7s  %-10s  %-24s  %-24s  %s\n", "ID", "STARTED", "DURATION",
+	       "C2S/S2C", "EXIT", "PROTOCOL", "CLIENT", "SERVER", "COMMAND");
 	for (size_t i = 0; i < n; i++) {
 		const struct store_session_row *r = &rows[i];
 		char started[32], dur[32], ex[32], msgs[48];
@@ -100,8 +100,7 @@ static void print_text(const struct store_session_row *rows, size_t n)
 		local_time(r->started_wall, started);
 		mt_format_duration(r->duration_ns, dur);
 		exit_text(r, ex);
-		snprintf(msgs, sizeof(msgs), "%lld/%lld", (long long)r->msgs_c2s,
-			 (long long)r->msgs_s2c);
+		snprintf(msgs, sizeof(msgs), "%lld/%lld", (long long)r->msgs_c2s, (long long)r->msgs_s2c);
 		mt_buf_reset(&b);
 		mt_buf_printf(&b, "%4lld  %-19s  ", (long long)r->id, started);
 		for (int pad = 9 - (int)strlen(dur) + (strstr(dur, "µ") ? 1 : 0); pad > 0; pad--)
@@ -224,12 +223,9 @@ static void print_json(const struct store_session_row *rows, size_t n)
 static int run_sessions(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"read", required_argument, NULL, 'r'},
-		{"session", required_argument, NULL, 's'},
-		{"filter", required_argument, NULL, 'Y'},
-		{"format", required_argument, NULL, 'T'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{"read", required_argument, NULL, 'r'},   {"session", required_argument, NULL, 's'},
+		{"filter", required_argument, NULL, 'Y'}, {"format", required_argument, NULL, 'T'},
+		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	struct store *st = NULL;
 	struct store_session_row *rows = NULL;

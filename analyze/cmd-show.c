@@ -51,7 +51,7 @@ const struct cmd_entry cmd_show = {
 #define SHOW_MAX_OPEN 65536
 
 struct subject {
-	char *p;  /* owned: the name, n bytes; NULL: a free slot */
+	char *p; /* owned: the name, n bytes; NULL: a free slot */
 	size_t n;
 };
 
@@ -63,29 +63,29 @@ struct ending {
 
 struct show {
 	int json;
-	int width;                /* text: cut lines to this many columns; 0: never */
+	int width; /* text: cut lines to this many columns; 0: never */
 	int color;
 	int64_t session;
 	struct mt_buf text, line; /* scratch */
 	struct itemjson ij;       /* -T json: the lines */
 	struct subject *subj;     /* owned: a pool; by_seq points into it */
 	size_t nsubj, capsubj;
-	size_t *freed;            /* owned: free slots of subj */
+	size_t *freed; /* owned: free slots of subj */
 	size_t nfreed, capfreed;
-	struct mt_map by_seq;     /* request seq -> index into subj */
-	struct ending *ends;      /* owned: in end_ns order; at most SHOW_MAX_OPEN */
+	struct mt_map by_seq; /* request seq -> index into subj */
+	struct ending *ends;  /* owned: in end_ns order; at most SHOW_MAX_OPEN */
 	size_t nends;
-	char tmode;               /* -t: r relative, a absolute, d delta */
-	int64_t prev_t;           /* -t d: the time of the item printed last */
-	int verbose;              /* -v: SSE event ids and types */
-	int pretty;               /* --seq: each message indented in full below its line */
-	int narrow;               /* a terminal under 120 columns: the compact columns */
-	struct store *st;         /* borrowed: for an answer's request not printed */
+	char tmode;       /* -t: r relative, a absolute, d delta */
+	int64_t prev_t;   /* -t d: the time of the item printed last */
+	int verbose;      /* -v: SSE event ids and types */
+	int pretty;       /* --seq: each message indented in full below its line */
+	int narrow;       /* a terminal under 120 columns: the compact columns */
+	struct store *st; /* borrowed: for an answer's request not printed */
 	/* --follow: */
-	int64_t last;             /* the greatest seq printed (INT64_MIN: none) */
-	int heading;              /* text: name the session before its next item */
-	int *printed;             /* shared: something was printed (a heading's blank line) */
-	int64_t *said;            /* shared: the session the last item printed was of */
+	int64_t last;  /* the greatest seq printed (INT64_MIN: none) */
+	int heading;   /* text: name the session before its next item */
+	int *printed;  /* shared: something was printed (a heading's blank line) */
+	int64_t *said; /* shared: the session the last item printed was of */
 };
 /* Append up to max bytes of s (0: all) to out, escaped for a terminal. */
 static void put_printable(struct mt_buf *out, const char *s, size_t n, size_t max)
@@ -125,14 +125,13 @@ static void body_text(struct show *sh, const struct store_item *it, int json, si
 static int cp_width(unsigned cp)
 {
 	static const unsigned zero[][2] = {
-		{0x0300, 0x036F}, {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x0610, 0x061A},
-		{0x064B, 0x065F}, {0x200B, 0x200F}, {0x20D0, 0x20FF}, {0xFE00, 0xFE0F},
-		{0xFE20, 0xFE2F}, {0xFEFF, 0xFEFF},
+		{0x0300, 0x036F}, {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x0610, 0x061A}, {0x064B, 0x065F},
+		{0x200B, 0x200F}, {0x20D0, 0x20FF}, {0xFE00, 0xFE0F}, {0xFE20, 0xFE2F}, {0xFEFF, 0xFEFF},
 	};
 	static const unsigned wide[][2] = {
-		{0x1100, 0x115F}, {0x2E80, 0x303E}, {0x3041, 0x33FF}, {0x3400, 0x4DBF},
-		{0x4E00, 0x9FFF}, {0xA000, 0xA4CF}, {0xAC00, 0xD7A3}, {0xF900, 0xFAFF},
-		{0xFE30, 0xFE4F}, {0xFF00, 0xFF60}, {0xFFE0, 0xFFE6}, {0x1F300, 0x1F64F},
+		{0x1100, 0x115F},   {0x2E80, 0x303E},   {0x3041, 0x33FF}, {0x3400, 0x4DBF},
+		{0x4E00, 0x9FFF},   {0xA000, 0xA4CF},   {0xAC00, 0xD7A3}, {0xF900, 0xFAFF},
+		{0xFE30, 0xFE4F},   {0xFF00, 0xFF60},   {0xFFE0, 0xFFE6}, {0x1F300, 0x1F64F},
 		{0x1F900, 0x1F9FF}, {0x20000, 0x3FFFD},
 	};
 
@@ -233,8 +232,7 @@ static const char *kind_color(const struct store_item *it)
 {
 	if (it->type != STORE_ITEM_MESSAGE)
 		return "\033[33m";
-	if (!strcmp(it->kind, "error") || !strcmp(it->kind, "invalid") ||
-	    !strcmp(it->kind, "notjsonrpc"))
+	if (!strcmp(it->kind, "error") || !strcmp(it->kind, "invalid") || !strcmp(it->kind, "notjsonrpc"))
 		return "\033[31m";
 	return !strcmp(it->dir, "c2s") ? "\033[36m" : "\033[32m";
 }
@@ -287,8 +285,7 @@ static int read_subject(int64_t seq, const void *raw, size_t n, void *ctx)
 
 	if (seq != rr->seq)
 		return 1;
-	if (mt_classify_trusted(raw, n, &c) == MT_REQUEST && c.method.p &&
-	    !mt_json_string(c.method, &m)) {
+	if (mt_classify_trusted(raw, n, &c) == MT_REQUEST && c.method.p && !mt_json_string(c.method, &m)) {
 		mt_buf_putc(&m, '\0');
 		rr->found = mt_request_subject(&c, m.data, rr->out) == 0;
 	}
@@ -326,8 +323,8 @@ static void method_text(struct show *sh, const struct store_item *it)
 		/* Its request was not printed (a filter, --seq): read it for its subject. */
 		struct req_read rr = {it->request_seq, &sh->text, 0};
 		struct mt_err err = {"", 0};
-		if (store_read_raw(sh->st, sh->session, it->request_seq, 1, read_subject, &rr,
-				   &err) >= 0 && rr.found) {
+		if (store_read_raw(sh->st, sh->session, it->request_seq, 1, read_subject, &rr, &err) >= 0 &&
+		    rr.found) {
 			mt_buf_putc(&sh->line, ' ');
 			mt_printable_append(&sh->line, sh->text.data ? sh->text.data : "", sh->text.len);
 		}
@@ -358,10 +355,9 @@ static int method_cols(const struct show *sh)
 static const char *short_kind(const char *kind)
 {
 	static const char *const map[][2] = {
-		{"request", "req"},   {"notification", "notif"}, {"response", "resp"},
-		{"error", "error"},   {"batch", "batch"},        {"invalid", "inval"},
-		{"notjsonrpc", "!rpc"}, {"gap", "gap"},          {"stderr", "err"},
-		{"http", "http"},     {"http end", "end"},
+		{"request", "req"}, {"notification", "notif"}, {"response", "resp"},   {"error", "error"},
+		{"batch", "batch"}, {"invalid", "inval"},      {"notjsonrpc", "!rpc"}, {"gap", "gap"},
+		{"stderr", "err"},  {"http", "http"},          {"http end", "end"},
 	};
 
 	for (size_t k = 0; k < sizeof(map) / sizeof(map[0]); k++)
@@ -375,8 +371,7 @@ static int time_width(const struct show *sh);
 
 /* A line's first columns: seq (seq_text when seq < 0), time, the mark and kind. */
 static void line_head(struct show *sh, int64_t seq, const char *seq_text, int timed, int64_t t_ns,
-		      int64_t wall, const char *on, const char *mark, const char *kind,
-		      const char *off)
+		      int64_t wall, const char *on, const char *mark, const char *kind, const char *off)
 {
 	int sw = sh->narrow ? 5 : 6;
 
@@ -456,8 +451,8 @@ static void fit_cols(struct show *sh, size_t start, int cols)
  * arrow and kind, the client connection in the id column, method and target
  * in the method column, how long it took in the latency column.
  */
-static void exchange_head(struct show *sh, const struct store_exchange_row *x, int64_t t_ns,
-			  const char *mark, const char *kind, const char *color)
+static void exchange_head(struct show *sh, const struct store_exchange_row *x, int64_t t_ns, const char *mark,
+			  const char *kind, const char *color)
 {
 	char lat[32] = "", conn[32];
 	size_t col;
@@ -465,8 +460,8 @@ static void exchange_head(struct show *sh, const struct store_exchange_row *x, i
 	if (x->end_ns >= 0)
 		mt_format_duration(x->end_ns - x->t_ns, lat);
 	mt_buf_reset(&sh->line);
-	line_head(sh, x->seq, NULL, 1, t_ns, x->wall + (t_ns - x->t_ns) / 1000,
-		  sh->color ? color : "", mark, kind, sh->color ? "\033[0m" : "");
+	line_head(sh, x->seq, NULL, 1, t_ns, x->wall + (t_ns - x->t_ns) / 1000, sh->color ? color : "", mark,
+		  kind, sh->color ? "\033[0m" : "");
 	col = sh->line.len;
 	snprintf(conn, sizeof(conn), "#%lld", (long long)x->conn);
 	mt_buf_puts(&sh->line, conn);
@@ -608,8 +603,8 @@ static int body_span(const struct store_item *it, const struct mt_class *c, stru
 		msg.p++;
 		msg.n--;
 	}
-	while (msg.n && (msg.p[msg.n - 1] == ' ' || msg.p[msg.n - 1] == '\t' ||
-			 msg.p[msg.n - 1] == '\r' || msg.p[msg.n - 1] == '\n'))
+	while (msg.n && (msg.p[msg.n - 1] == ' ' || msg.p[msg.n - 1] == '\t' || msg.p[msg.n - 1] == '\r' ||
+			 msg.p[msg.n - 1] == '\n'))
 		msg.n--;
 	if (c->kind == MT_ERROR && mt_json_member(msg, "error", v) == 1)
 		return 0;
@@ -637,8 +632,9 @@ static int show_text(struct show *sh, const struct store_item *it)
 		if (it->seq >= 0)
 			snprintf(seq, sizeof(seq), "%lld", (long long)it->seq);
 		line_head(sh, 0, seq, 0, 0, 0, on, arrow(it), "gap", "");
-		mt_buf_printf(&sh->line, "%lld messages, %lld bytes not stored: ",
-			      (long long)it->gap_messages, (long long)it->gap_bytes);
+		mt_buf_printf(&sh->line,
+			      "%lld messages, %lld bytes not stored: ", (long long)it->gap_messages,
+			      (long long)it->gap_bytes);
 		put_printable(&sh->line, it->gap_reason ? it->gap_reason : "",
 			      it->gap_reason ? strlen(it->gap_reason) : 0, 0);
 		mt_buf_puts(&sh->line, off);
@@ -773,8 +769,7 @@ static int show_session(struct show *sh, struct store *st, const char *path, int
 		printf("\n");
 	if (!sh->json && more >= 0)
 		printf("session %lld\n", (long long)id);
-	if (store_each_item_ex(st, id, STORE_ITEMS_PAIRED | STORE_ITEMS_EXCHANGES, each, sh, &err) <
-	    0) {
+	if (store_each_item_ex(st, id, STORE_ITEMS_PAIRED | STORE_ITEMS_EXCHANGES, each, sh, &err) < 0) {
 		mt_error("cannot read '%s': %s", path, err.msg);
 		rc = -1;
 	} else {
@@ -799,8 +794,8 @@ struct followed {
 };
 
 /* A show of session id like proto, added to the list. */
-static void follow_add(struct followed **f, size_t *n, const struct show *proto, int64_t id,
-		       int *printed, int64_t *said, int heading)
+static void follow_add(struct followed **f, size_t *n, const struct show *proto, int64_t id, int *printed,
+		       int64_t *said, int heading)
 {
 	struct followed *x;
 
@@ -824,8 +819,8 @@ static void follow_add(struct followed **f, size_t *n, const struct show *proto,
 	mt_map_init(&x->sh.by_seq, 0);
 }
 
-static int follow(const struct show *proto, struct store *st, const char *path,
-		  const int64_t *ids, size_t nids, int new_sessions)
+static int follow(const struct show *proto, struct store *st, const char *path, const int64_t *ids,
+		  size_t nids, int new_sessions)
 {
 	struct followed *f = NULL;
 	size_t n = 0;
@@ -934,16 +929,11 @@ static int seq_filter(const char *list, struct mt_buf *out)
 static int run_show(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"read", required_argument, NULL, 'r'},
-		{"session", required_argument, NULL, 's'},
-		{"filter", required_argument, NULL, 'Y'},
-		{"format", required_argument, NULL, 'T'},
-		{"full", no_argument, NULL, 'U'},
-		{"follow", no_argument, NULL, 'F'},
-		{"seq", required_argument, NULL, 'Q'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{"read", required_argument, NULL, 'r'},   {"session", required_argument, NULL, 's'},
+		{"filter", required_argument, NULL, 'Y'}, {"format", required_argument, NULL, 'T'},
+		{"full", no_argument, NULL, 'U'},         {"follow", no_argument, NULL, 'F'},
+		{"seq", required_argument, NULL, 'Q'},    {"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	struct show sh;
 	struct store *st = NULL;
@@ -979,8 +969,8 @@ static int run_show(int argc, char **argv)
 	if (cli_read_check(&cmd_show, &rd))
 		return EXIT_ERROR;
 	path = rd.path;
-	if (strcmp(tmode, "r") && strcmp(tmode, "a") && strcmp(tmode, "d") &&
-	    strcmp(tmode, "relative") && strcmp(tmode, "absolute") && strcmp(tmode, "delta"))
+	if (strcmp(tmode, "r") && strcmp(tmode, "a") && strcmp(tmode, "d") && strcmp(tmode, "relative") &&
+	    strcmp(tmode, "absolute") && strcmp(tmode, "delta"))
 		return cli_usage_error(&cmd_show, "bad -t '%s' (r, a or d)", tmode);
 	sh.tmode = tmode[0];
 	if (rd.expr && !(filter = cli_filter(&cmd_show, rd.expr)))
@@ -990,8 +980,10 @@ static int run_show(int argc, char **argv)
 		if (seq_filter(seqs, &both)) {
 			mt_filter_free(filter);
 			mt_buf_release(&both);
-			return cli_usage_error(&cmd_show, "bad --seq '%s' (seqs and ranges A-B, "
-							  "comma-separated: 4,9-12)", seqs);
+			return cli_usage_error(&cmd_show,
+					       "bad --seq '%s' (seqs and ranges A-B, "
+					       "comma-separated: 4,9-12)",
+					       seqs);
 		}
 		if (rd.expr)
 			mt_buf_printf(&both, " and (%s)", rd.expr);
@@ -1006,8 +998,7 @@ static int run_show(int argc, char **argv)
 	sh.color = !sh.json && cli_use_color(stdout);
 	sh.width = sh.json || full ? 0 : cli_term_width(stdout);
 	sh.narrow = sh.width > 0 && sh.width < 120;
-	if (cli_open_capture(path, &st) ||
-	    cli_pick_sessions(st, path, rd.sid, CLI_NEWEST, &ids, &nids))
+	if (cli_open_capture(path, &st) || cli_pick_sessions(st, path, rd.sid, CLI_NEWEST, &ids, &nids))
 		goto out;
 	store_set_filter(st, filter, 0);
 	sh.st = st;

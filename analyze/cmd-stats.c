@@ -108,10 +108,10 @@ static void print_text(struct tally *s, const struct store_session_row *row)
 	mt_format_duration(row->duration_ns >= 0 ? row->duration_ns : s->last_t - s->first_t, dur);
 	printf("session %lld: %s, %lld messages c→s (%lld bytes), %lld s→c (%lld bytes), "
 	       "%lld stderr lines\n",
-	       (long long)row->id, dur, (long long)s->msgs[0], (long long)s->bytes[0],
-	       (long long)s->msgs[1], (long long)s->bytes[1], (long long)s->stderr_lines);
-	printf("DIR  %-32s %8s %7s %7s %9s %10s %9s %9s %9s %9s\n", "METHOD", "REQUESTS", "ERRORS",
-	       "ISERROR", "CANCELLED", "UNANSWERED", "P50", "P95", "P99", "MAX");
+	       (long long)row->id, dur, (long long)s->msgs[0], (long long)s->bytes[0], (long long)s->msgs[1],
+	       (long long)s->bytes[1], (long long)s->stderr_lines);
+	printf("DIR  %-32s %8s %7s %7s %9s %10s %9s %9s %9s %9s\n", "METHOD", "REQUESTS", "ERRORS", "ISERROR",
+	       "CANCELLED", "UNANSWERED", "P50", "P95", "P99", "MAX");
 	for (size_t k = 0; k < s->nrows; k++) {
 		const struct tally_row *r = &s->rows[order[k]];
 		static const int ps[4] = {50, 95, 99, 100};
@@ -124,8 +124,8 @@ static void print_text(struct tally *s, const struct store_session_row *row)
 		put_padded(dir_text(r->c2s), 4, 0);
 		putchar(' ');
 		put_padded(row_label(s, r), 32, 0);
-		printf(" %8lld %7lld %7s %9lld %10lld", (long long)r->requests, (long long)r->errors,
-		       v[4], (long long)r->cancelled, (long long)tally_unanswered(r));
+		printf(" %8lld %7lld %7s %9lld %10lld", (long long)r->requests, (long long)r->errors, v[4],
+		       (long long)r->cancelled, (long long)tally_unanswered(r));
 		for (int j = 0; j < 4; j++) {
 			putchar(' ');
 			put_padded(r->lat.count ? v[j] : "-", 9, 1);
@@ -167,8 +167,8 @@ static json_t *row_json(struct tally *s, const struct tally_row *r)
 
 	if (!r->named) {
 		json_object_set_new(j, "dir", json_string(r->c2s ? "c2s" : "s2c"));
-		json_object_set_new(j, "method", r->method ? json_text(s, r->method, strlen(r->method))
-							   : json_null());
+		json_object_set_new(j, "method",
+				    r->method ? json_text(s, r->method, strlen(r->method)) : json_null());
 	} else {
 		json_object_set_new(j, "name", r->name ? json_text(s, r->name, r->name_len) : json_null());
 	}
@@ -228,11 +228,11 @@ static void print_json(struct tally *s, const struct store_session_row *row)
 		json_t *j = json_object();
 		json_object_set_new(j, "seq", json_integer(q->seq));
 		json_object_set_new(j, "dir", json_string(r->c2s ? "c2s" : "s2c"));
-		json_object_set_new(j, "method", r->method ? json_text(s, r->method, strlen(r->method))
-							   : json_null());
+		json_object_set_new(j, "method",
+				    r->method ? json_text(s, r->method, strlen(r->method)) : json_null());
 		if (q->named != SIZE_MAX && s->rows[q->named].name)
-			json_object_set_new(j, "name", json_text(s, s->rows[q->named].name,
-								 s->rows[q->named].name_len));
+			json_object_set_new(j, "name",
+					    json_text(s, s->rows[q->named].name, s->rows[q->named].name_len));
 		json_array_append_new(un, j);
 	}
 	json_object_set_new(o, "unanswered", un);
@@ -274,12 +274,9 @@ out:
 static int run_stats(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"read", required_argument, NULL, 'r'},
-		{"session", required_argument, NULL, 's'},
-		{"filter", required_argument, NULL, 'Y'},
-		{"format", required_argument, NULL, 'T'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{"read", required_argument, NULL, 'r'},   {"session", required_argument, NULL, 's'},
+		{"filter", required_argument, NULL, 'Y'}, {"format", required_argument, NULL, 'T'},
+		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	struct store *st = NULL;
 	struct cli_read rd = {.format = "text"};
@@ -306,8 +303,7 @@ static int run_stats(int argc, char **argv)
 		return EXIT_ERROR;
 	if (rd.expr && !(filter = cli_filter(&cmd_stats, rd.expr)))
 		return EXIT_ERROR;
-	if (cli_open_capture(rd.path, &st) ||
-	    cli_pick_sessions(st, rd.path, rd.sid, CLI_NEWEST, &ids, &nids))
+	if (cli_open_capture(rd.path, &st) || cli_pick_sessions(st, rd.path, rd.sid, CLI_NEWEST, &ids, &nids))
 		goto out;
 	store_set_filter(st, filter, STORE_FILTER_PAIRS);
 	for (size_t k = 0; k < nids; k++)

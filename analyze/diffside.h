@@ -14,9 +14,9 @@
 
 /* A FILE[:ID] argument: the file and the session. */
 struct diff_side {
-	char *path;            /* owned */
-	const char *sid;       /* into path's allocation, or NULL: the newest */
-	struct store *st;      /* owned */
+	char *path;       /* owned */
+	const char *sid;  /* into path's allocation, or NULL: the newest */
+	struct store *st; /* owned */
 	int64_t id;
 };
 
@@ -26,7 +26,7 @@ struct diff_args {
 	size_t nignore;
 	const char **noise;
 	size_t nnoise;
-	json_t *noise_sides;   /* set by diff_compare: [{file, session}] of the noise (owned) */
+	json_t *noise_sides; /* set by diff_compare: [{file, session}] of the noise (owned) */
 };
 
 /* getopt's 'i' (--ignore) or 'n' (--noise) into da: 1; 0 for another option. */
@@ -39,9 +39,8 @@ int diff_arg(struct diff_args *da, int c, const char *arg);
  * (diff_side_release them, also after a failure). 0, or the exit status to
  * return after saying why.
  */
-int diff_compare(const struct cmd_entry *cmd, const char *arg_a, const char *arg_b,
-		 struct diff_args *da, struct diff_side *a, struct diff_side *b, sd_each_fn each,
-		 void *ctx, struct sd_totals *t);
+int diff_compare(const struct cmd_entry *cmd, const char *arg_a, const char *arg_b, struct diff_args *da,
+		 struct diff_side *a, struct diff_side *b, sd_each_fn each, void *ctx, struct sd_totals *t);
 
 void diff_side_release(struct diff_side *s);
 

@@ -53,8 +53,8 @@ static long day_number(const char *s)
 {
 	int y, m, d, n = 0;
 
-	if (!s || sscanf(s, "%4d-%2d-%2d%n", &y, &m, &d, &n) != 3 || n != 10 || s[10] ||
-	    m < 1 || m > 12 || d < 1 || d > 31)
+	if (!s || sscanf(s, "%4d-%2d-%2d%n", &y, &m, &d, &n) != 3 || n != 10 || s[10] || m < 1 || m > 12 ||
+	    d < 1 || d > 31)
 		return -1;
 	/* A civil-from-days style count; exactness does not matter, order does. */
 	if (m <= 2) {
@@ -93,12 +93,9 @@ const char *an_severity_name(enum an_severity s)
 enum an_severity an_rule_severity(const struct an_rule *r, enum an_version v)
 {
 	switch (r->sev_policy) {
-	case AN_SEV_MUST_0618:
-		return v >= AN_V2025_06_18 ? AN_ERROR : AN_WARNING;
-	case AN_SEV_MUST_0326:
-		return v >= AN_V2025_03_26 ? r->sev : AN_INFO;
-	default:
-		return r->sev;
+	case AN_SEV_MUST_0618: return v >= AN_V2025_06_18 ? AN_ERROR : AN_WARNING;
+	case AN_SEV_MUST_0326: return v >= AN_V2025_03_26 ? r->sev : AN_INFO;
+	default: return r->sev;
 	}
 }
 
@@ -481,21 +478,23 @@ struct rule_list {
 };
 
 /* The trackers of one hook, each with its family's object in st.ext (borrowed). */
+struct tracker_ref {
+	const struct an_tracker *k;
+	json_t *ext;
+	int64_t method_id; /* the tracker's method's record, or -1 for any */
+};
+
 struct tracker_list {
-	struct {
-		const struct an_tracker *k;
-		json_t *ext;
-		int64_t method_id; /* the tracker's method's record, or -1 for any */
-	} *v;
+	struct tracker_ref *v;
 	size_t n;
 };
 
 struct method_rec {
-	char *name;                 /* owned; stable while the engine lives */
+	char *name; /* owned; stable while the engine lives */
 	size_t len;
-	int64_t list[HOOK_COUNT];   /* index into lists[] per hook, or -1 */
-	int keep;                   /* keep_params(name) */
-	int engine;                 /* the engine's own state depends on it */
+	int64_t list[HOOK_COUNT]; /* index into lists[] per hook, or -1 */
+	int keep;                 /* keep_params(name) */
+	int engine;               /* the engine's own state depends on it */
 };
 
 /* Where a request record is (an_request.where). */
@@ -515,7 +514,7 @@ struct an_engine {
 	/* Methods seen or named by rules: each with its rule list per hook. */
 	struct method_rec *recs;
 	size_t nrecs, caprecs;
-	struct mt_map rec_by_name;           /* name -> index into recs */
+	struct mt_map rec_by_name; /* name -> index into recs */
 	struct rule_list *lists;
 	size_t nlists;
 	/* The findings (owned), or where they go. */
@@ -528,30 +527,30 @@ struct an_engine {
 	 * (the first initialize, the requests of tasks not yet terminal), and a
 	 * free list to reuse. */
 	struct req_list open, flawed, pinned, spare;
-	struct req_list cancels;             /* open and cancelled, by cancel time (cancel_next) */
+	struct req_list cancels; /* open and cancelled, by cancel time (cancel_next) */
 	struct an_request *ring[AN_RECENT];
 	size_t ring_head, ring_len;
-	struct mt_map by_seq;                /* seq -> the first kept request of that seq */
-	struct mt_map task_req;              /* "dir:taskId" -> pinned request that created it */
+	struct mt_map by_seq;   /* seq -> the first kept request of that seq */
+	struct mt_map task_req; /* "dir:taskId" -> pinned request that created it */
 	/* The current message. */
 	struct {
-		const char *key;   /* a rule's literal */
-		json_t *value;     /* owned */
-	} members[4];              /* an_params_member's cache */
+		const char *key; /* a rule's literal */
+		json_t *value;   /* owned */
+	} members[4];            /* an_params_member's cache */
 	int nmembers;
 	json_t *cur_json;
 	int cur_parsed;
 	const struct an_msg *cur;
-	int64_t last_rec;        /* the last method record found: a cache */
+	int64_t last_rec; /* the last method record found: a cache */
 	struct mt_buf key;
 	struct mt_buf idkey, idkey2, scratch; /* per message (idkey2: inside a batch) */
-	struct mt_buf lossy;     /* a message that is JSON-RPC but for its encoding, made UTF-8 */
-	struct mt_buf joined;    /* a message split across lines, joined (an_follow_joined) */
+	struct mt_buf lossy;  /* a message that is JSON-RPC but for its encoding, made UTF-8 */
+	struct mt_buf joined; /* a message split across lines, joined (an_follow_joined) */
 	int has_joined;
-	int batch_unreadable;    /* the batch being fed was beyond the parser's limits */
+	int batch_unreadable; /* the batch being fed was beyond the parser's limits */
 	/* HTTP: the exchanges kept (oldest first), by seq in xs. */
 	struct an_exchange *xfirst, *xlast;
-	struct mt_map xs;                    /* exchange seq -> struct an_exchange */
+	struct mt_map xs; /* exchange seq -> struct an_exchange */
 };
 
 static void list_add(struct rule_list *l, const struct an_rule *r)
@@ -621,7 +620,8 @@ struct an_engine *an_engine_new(int64_t session, const struct an_options *o)
 				l->v = mt_realloc(l->v, (l->n + 1) * sizeof(*l->v));
 				l->v[l->n].k = k;
 				l->v[l->n].ext = ext;
-				l->v[l->n].method_id = k->method ? method_record(e, k->method, strlen(k->method)) : -1;
+				l->v[l->n].method_id =
+					k->method ? method_record(e, k->method, strlen(k->method)) : -1;
 				l->n++;
 			}
 		}
@@ -894,28 +894,24 @@ static void settle_at_gap(struct an_engine *e, int64_t seq)
 	}
 }
 
-struct an_request *an_open_request(const struct an_state *st, enum an_dir sender,
-				   const char *key, size_t n)
+struct an_request *an_open_request(const struct an_state *st, enum an_dir sender, const char *key, size_t n)
 {
 	return map_request(&st->open[sender], key, n);
 }
 
-struct an_request *an_find_request(const struct an_state *st, enum an_dir sender,
-				   const char *key, size_t n)
+struct an_request *an_find_request(const struct an_state *st, enum an_dir sender, const char *key, size_t n)
 {
 	struct an_request *r = map_request(&st->open[sender], key, n);
 
 	return r ? r : map_request(&st->recent[sender], key, n);
 }
 
-struct an_request *an_token_request(const struct an_state *st, enum an_dir sender,
-				    const char *key, size_t n)
+struct an_request *an_token_request(const struct an_state *st, enum an_dir sender, const char *key, size_t n)
 {
 	return map_request(&st->tokens[sender], key, n);
 }
 
-enum an_id_fate an_id_fate(const struct an_state *st, enum an_dir sender, const char *key,
-			   size_t n)
+enum an_id_fate an_id_fate(const struct an_state *st, enum an_dir sender, const char *key, size_t n)
 {
 	if (!key)
 		return AN_ID_UNUSED;
@@ -930,8 +926,7 @@ enum an_id_fate an_id_fate(const struct an_state *st, enum an_dir sender, const 
 	return AN_ID_ANSWERED;
 }
 
-const char *an_req_task_status(const struct an_state *st, const struct an_request *r,
-			       const char **task_id)
+const char *an_req_task_status(const struct an_state *st, const struct an_request *r, const char **task_id)
 {
 	*task_id = r ? r->task_id : NULL;
 	if (!*task_id)
@@ -1041,8 +1036,7 @@ void an_engine_free(struct an_engine *e)
 	free(e);
 }
 
-void an_engine_set_sink(struct an_engine *e, void (*sink)(const struct an_finding *f, void *ctx),
-			void *ctx)
+void an_engine_set_sink(struct an_engine *e, void (*sink)(const struct an_finding *f, void *ctx), void *ctx)
 {
 	e->sink = sink;
 	e->sink_ctx = ctx;
@@ -1061,7 +1055,6 @@ const struct an_state *an_engine_state(const struct an_engine *e)
 
 /* ---- helpers for rules ---- */
 
-
 json_t *an_json(const struct an_ctx *c)
 {
 	struct an_engine *e = c->engine;
@@ -1070,8 +1063,7 @@ json_t *an_json(const struct an_ctx *c)
 		return NULL;
 	if (!e->cur_parsed) {
 		e->cur_parsed = 1;
-		e->cur_json = json_loadb(c->m->raw, c->m->raw_len,
-					 JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+		e->cur_json = json_loadb(c->m->raw, c->m->raw_len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
 	}
 	return e->cur_json;
 }
@@ -1223,11 +1215,8 @@ static void key_of_token(enum mt_idtype t, struct mt_span tok, struct mt_buf *ou
 			mt_buf_printf(out, "n:%.17g", d);
 		}
 		break;
-	case MT_ID_NULL:
-		mt_buf_puts(out, "null");
-		break;
-	default:
-		break;
+	case MT_ID_NULL: mt_buf_puts(out, "null"); break;
+	default: break;
 	}
 }
 
@@ -1289,8 +1278,8 @@ static void add_finding(struct an_engine *e, const struct an_rule *r, int sev, i
 	}
 }
 
-void an_report_at(const struct an_ctx *c, int sev, int64_t seq, const int64_t *related,
-		  size_t nrelated, const char *fmt, ...)
+void an_report_at(const struct an_ctx *c, int sev, int64_t seq, const int64_t *related, size_t nrelated,
+		  const char *fmt, ...)
 {
 	char text[1024];
 	va_list ap;
@@ -1382,8 +1371,7 @@ static int64_t method_record(struct an_engine *e, const char *s, size_t n)
 
 	if (nul)
 		n = (size_t)(nul - s);
-	if (e->last_rec >= 0 && e->recs[e->last_rec].len == n &&
-	    !memcmp(e->recs[e->last_rec].name, s, n))
+	if (e->last_rec >= 0 && e->recs[e->last_rec].len == n && !memcmp(e->recs[e->last_rec].name, s, n))
 		return e->last_rec;
 	if (!mt_map_get(&e->rec_by_name, s, n, &idx)) {
 		if (e->nrecs == e->caprecs) {
@@ -1424,9 +1412,15 @@ json_t *an_req_params(const struct an_request *rc)
 static int engine_method(const char *method)
 {
 	static const char *const own[] = {
-		"initialize", "server/discover", "tools/list",
-		"resources/subscribe", "resources/unsubscribe", "notifications/initialized",
-		"notifications/cancelled", "notifications/progress", "notifications/tasks/status",
+		"initialize",
+		"server/discover",
+		"tools/list",
+		"resources/subscribe",
+		"resources/unsubscribe",
+		"notifications/initialized",
+		"notifications/cancelled",
+		"notifications/progress",
+		"notifications/tasks/status",
 		NULL,
 	};
 
@@ -1442,12 +1436,28 @@ static int engine_method(const char *method)
 static int keep_params(const char *method)
 {
 	static const char *const keep[] = {
-		"initialize", "tools/call", "tools/list", "prompts/list", "prompts/get",
-		"resources/list", "resources/templates/list", "resources/read",
-		"resources/subscribe", "resources/unsubscribe", "elicitation/create",
-		"sampling/createMessage", "tasks/get", "tasks/result", "tasks/cancel",
-		"tasks/list", "completion/complete", "logging/setLevel", "roots/list",
-		"server/discover", "subscriptions/listen", NULL,
+		"initialize",
+		"tools/call",
+		"tools/list",
+		"prompts/list",
+		"prompts/get",
+		"resources/list",
+		"resources/templates/list",
+		"resources/read",
+		"resources/subscribe",
+		"resources/unsubscribe",
+		"elicitation/create",
+		"sampling/createMessage",
+		"tasks/get",
+		"tasks/result",
+		"tasks/cancel",
+		"tasks/list",
+		"completion/complete",
+		"logging/setLevel",
+		"roots/list",
+		"server/discover",
+		"subscriptions/listen",
+		NULL,
 	};
 
 	for (size_t i = 0; keep[i]; i++)
@@ -1495,8 +1505,7 @@ static void token_key(struct an_engine *e, const struct an_msg *m, json_t *tok)
 	char first = m->cls->progress_token.p[0];
 
 	if (first == '"' || first == '-' || (first >= '0' && first <= '9'))
-		key_of_token(first == '"' ? MT_ID_STRING : MT_ID_NUMBER, m->cls->progress_token,
-			     &e->key);
+		key_of_token(first == '"' ? MT_ID_STRING : MT_ID_NUMBER, m->cls->progress_token, &e->key);
 	else
 		an_key_of(tok, &e->key);
 }
@@ -1569,8 +1578,7 @@ static int result_has_task_or_cursor(struct mt_span result)
 }
 
 /* A task's status changed: st->tasks keeps only the tasks not yet terminal. */
-static void task_status_set(struct an_engine *e, const char *id, json_t *status, int64_t seq,
-			    int dir)
+static void task_status_set(struct an_engine *e, const char *id, json_t *status, int64_t seq, int dir)
 {
 	struct an_state *st = &e->st;
 	json_t *t = json_object_get(st->tasks, id);
@@ -1587,8 +1595,9 @@ static void task_status_set(struct an_engine *e, const char *id, json_t *status,
 		json_object_set(t, "status", status);
 		return;
 	}
-	json_object_set_new(st->tasks, id, json_pack("{s:O?,s:I,s:i}", "status", status, "seq",
-						     (json_int_t)seq, "dir", dir));
+	json_object_set_new(
+		st->tasks, id,
+		json_pack("{s:O?,s:I,s:i}", "status", status, "seq", (json_int_t)seq, "dir", dir));
 }
 
 /* State changes that an answer makes, after its rules ran. */
@@ -1616,8 +1625,7 @@ static void after_answer(struct an_engine *e, struct an_msg *m)
 	/* Parse only answers that change the state: a cheap look at the bytes first. */
 	if (!is_engine_method(e, m) && !result_has_task_or_cursor(m->cls->result))
 		return;
-	result = m->unreadable ? NULL
-			       : json_object_get(an_json(&(struct an_ctx){st, m, NULL, e}), "result");
+	result = m->unreadable ? NULL : json_object_get(an_json(&(struct an_ctx){st, m, NULL, e}), "result");
 	if (json_is_object(result) && json_is_object(json_object_get(result, "task")) &&
 	    !json_object_get(result, "content") && strcmp(r->method, "tasks/get")) {
 		r->is_task = 1;
@@ -1630,8 +1638,7 @@ static void after_answer(struct an_engine *e, struct an_msg *m)
 		/* The first successful handshake sets the session up; a retry after a
 		 * refusal counts as the handshake too. */
 		st->init_answer_seq = m->seq;
-		if (st->phase == AN_PH_INITIALIZING || st->phase == AN_PH_FAILED ||
-		    st->phase == AN_PH_START)
+		if (st->phase == AN_PH_INITIALIZING || st->phase == AN_PH_FAILED || st->phase == AN_PH_START)
 			st->phase = AN_PH_INITIALIZED;
 		free(st->negotiated);
 		st->negotiated = dup_string(json_object_get(result, "protocolVersion"));
@@ -1640,7 +1647,8 @@ static void after_answer(struct an_engine *e, struct an_msg *m)
 		json_decref(st->server_caps);
 		st->server_caps = json_incref(json_object_get(result, "capabilities"));
 		st->caps_unreadable[AN_S2C] = m->unreadable != NULL;
-	} else if (!strcmp(r->method, "server/discover") && json_is_object(json_object_get(result, "capabilities"))) {
+	} else if (!strcmp(r->method, "server/discover") &&
+		   json_is_object(json_object_get(result, "capabilities"))) {
 		/* 2026-07-28: what the server offers is in its discover result. */
 		json_decref(st->server_caps);
 		st->server_caps = json_incref(json_object_get(result, "capabilities"));
@@ -1649,7 +1657,8 @@ static void after_answer(struct an_engine *e, struct an_msg *m)
 			json_object_clear(st->tools);
 		size_t i;
 		json_t *tool;
-		json_array_foreach(json_object_get(result, "tools"), i, tool) {
+		json_array_foreach(json_object_get(result, "tools"), i, tool)
+		{
 			const char *name = json_string_value(json_object_get(tool, "name"));
 			if (name)
 				json_object_set(st->tools, name, tool);
@@ -1692,8 +1701,7 @@ static void after_notification(struct an_engine *e, struct an_msg *m)
 	if (!is_engine_method(e, m) || m->unreadable)
 		return;
 	/* Only these need the params; progress reads its two members alone. */
-	if (!strcmp(m->method, "notifications/cancelled") ||
-	    !strcmp(m->method, "notifications/tasks/status"))
+	if (!strcmp(m->method, "notifications/cancelled") || !strcmp(m->method, "notifications/tasks/status"))
 		params = an_params(&ctx);
 
 	if (!strcmp(m->method, "notifications/initialized") && m->dir == AN_C2S) {
@@ -1749,8 +1757,8 @@ static void detect_stateless(struct an_engine *e, struct an_msg *m)
 	struct an_state *st = &e->st;
 	json_t *v, *meta;
 
-	if (st->phase != AN_PH_START || m->cls->kind != MT_REQUEST || m->dir != AN_C2S ||
-	    m->unreadable || !strcmp(m->method, "initialize"))
+	if (st->phase != AN_PH_START || m->cls->kind != MT_REQUEST || m->dir != AN_C2S || m->unreadable ||
+	    !strcmp(m->method, "initialize"))
 		return;
 	meta = an_path(json_object_get(an_json(&(struct an_ctx){st, m, NULL, e}), "params"), "_meta");
 	v = json_object_get(meta, "io.modelcontextprotocol/protocolVersion");
@@ -1771,8 +1779,8 @@ static void detect_stateless(struct an_engine *e, struct an_msg *m)
 			st->version_source = "implied";
 		}
 		json_decref(st->client_caps);
-		st->client_caps = json_incref(json_object_get(meta,
-					"io.modelcontextprotocol/clientCapabilities"));
+		st->client_caps =
+			json_incref(json_object_get(meta, "io.modelcontextprotocol/clientCapabilities"));
 		return;
 	}
 	st->phase = AN_PH_STATELESS;
@@ -1782,7 +1790,8 @@ static void detect_stateless(struct an_engine *e, struct an_msg *m)
 		enum an_version ver;
 		if (an_version_parse(st->requested, &ver) == 0 || strcmp(st->requested, "2026-07-28") > 0) {
 			st->version = AN_V2026_07_28;
-			st->version_source = an_version_parse(st->requested, &ver) == 0 ? "requested" : "nearest";
+			st->version_source =
+				an_version_parse(st->requested, &ver) == 0 ? "requested" : "nearest";
 		} else {
 			set_version(e, st->requested, "requested");
 		}
@@ -1848,10 +1857,8 @@ static const char *beyond_limits(struct an_engine *e, const struct an_msg *m)
 	case json_error_numeric_overflow:
 		return strstr(err.text, "real") ? "a number beyond the range of a double"
 						: "an integer beyond 64 bits";
-	case json_error_null_byte_in_key:
-		return "a \\u0000 inside an object key";
-	default:
-		return "JSON the parser refuses";
+	case json_error_null_byte_in_key: return "a \\u0000 inside an object key";
+	default: return "JSON the parser refuses";
 	}
 }
 
@@ -1860,8 +1867,8 @@ int an_jsonrpc_like(const struct an_msg *m)
 	const struct mt_class *c = m->cls;
 	struct mt_span obj = {m->raw, m->raw_len}, k, v;
 	size_t pos = 0;
-	static const char *const members[] = {"\"jsonrpc\"", "\"id\"", "\"method\"",
-					      "\"params\"", "\"result\"", "\"error\"", NULL};
+	static const char *const members[] = {"\"jsonrpc\"", "\"id\"",    "\"method\"", "\"params\"",
+					      "\"result\"",  "\"error\"", NULL};
 
 	if (m->in_batch || c->kind != MT_NOTJSONRPC)
 		return 1;
@@ -1919,9 +1926,10 @@ static int reread_envelope(const struct an_msg *m, struct mt_class *out)
 	out->meta_anywhere = c->meta_anywhere;
 	if (id.n) {
 		out->id = id;
-		out->idtype = id.p[0] == '"' ? MT_ID_STRING : id.p[0] == 'n' ? MT_ID_NULL
+		out->idtype = id.p[0] == '"'                                         ? MT_ID_STRING
+			      : id.p[0] == 'n'                                       ? MT_ID_NULL
 			      : id.p[0] == '-' || (id.p[0] >= '0' && id.p[0] <= '9') ? MT_ID_NUMBER
-										 : MT_ID_NONE;
+										     : MT_ID_NONE;
 		if (out->idtype == MT_ID_NONE)
 			return 0;
 	}
@@ -1932,8 +1940,8 @@ static int reread_envelope(const struct an_msg *m, struct mt_class *out)
 			return 0;
 		out->method = method;
 		out->kind = id.n ? MT_REQUEST : MT_NOTIFICATION;
-		if (params.n && params.p[0] == '{' && mt_json_member(params, "_meta", &meta) == 1 &&
-		    meta.n && meta.p[0] == '{' && mt_json_member(meta, "_meta", &tok) != 1 &&
+		if (params.n && params.p[0] == '{' && mt_json_member(params, "_meta", &meta) == 1 && meta.n &&
+		    meta.p[0] == '{' && mt_json_member(meta, "_meta", &tok) != 1 &&
 		    mt_json_member(meta, "progressToken", &tok) == 1 &&
 		    (tok.p[0] == '"' || tok.p[0] == '-' || (tok.p[0] >= '0' && tok.p[0] <= '9'))) {
 			out->progress_token = tok;
@@ -1993,8 +2001,8 @@ static void read_names(struct an_engine *e, struct an_msg *m)
 		if (!memchr(c->method.p, '\\', c->method.n))
 			m->method_id = method_record(e, c->method.p + 1, c->method.n - 2);
 		else if (mt_json_string(c->method, &e->scratch) == 0)
-			m->method_id = method_record(e, e->scratch.data ? e->scratch.data : "",
-						     e->scratch.len);
+			m->method_id =
+				method_record(e, e->scratch.data ? e->scratch.data : "", e->scratch.len);
 		if (m->method_id >= 0)
 			m->method = e->recs[m->method_id].name;
 	}
@@ -2107,10 +2115,11 @@ static void feed_rpc(struct an_engine *e, struct an_msg *m, int rules)
 		m->req = r;
 		/* The client's initialize says which revision it speaks: its own rules
 		 * are checked against that one (until the server answers). */
-		if (m->dir == AN_C2S && !st->negotiated && is_engine_method(e, m) &&
-		    !m->unreadable && !strcmp(m->method, "initialize"))
-			set_version(e, json_string_value(an_path(an_params(&(struct an_ctx){st, m, NULL, e}),
-								 "protocolVersion")),
+		if (m->dir == AN_C2S && !st->negotiated && is_engine_method(e, m) && !m->unreadable &&
+		    !strcmp(m->method, "initialize"))
+			set_version(e,
+				    json_string_value(an_path(an_params(&(struct an_ctx){st, m, NULL, e}),
+							      "protocolVersion")),
 				    "requested");
 		if (rules)
 			dispatch(e, hook, m);
@@ -2148,8 +2157,7 @@ static void feed_rpc(struct an_engine *e, struct an_msg *m, int rules)
 			settle(e, r);
 	} else {
 		if (c->kind == MT_NOTIFICATION && rules)
-			m->unjudged = an_method_role_problem(st->version, m->dir, MT_NOTIFICATION,
-							     m->method);
+			m->unjudged = an_method_role_problem(st->version, m->dir, MT_NOTIFICATION, m->method);
 		if (!m->unjudged && rules)
 			m->unjudged = batch_problem(st, m);
 		if (!m->unjudged && c->params.n && c->params.p[0] != '{')
@@ -2167,8 +2175,8 @@ static void feed_joined(struct an_engine *e, const struct an_msg *last);
  * Follow a message as what it reads as (cls, over raw): the engine's update
  * and the trackers, no rules (they saw it as what it is).
  */
-static void follow_as_read(struct an_engine *e, const struct an_msg *m,
-			   const struct mt_class *cls, const char *raw, size_t n)
+static void follow_as_read(struct an_engine *e, const struct an_msg *m, const struct mt_class *cls,
+			   const char *raw, size_t n)
 {
 	struct an_msg as = *m;
 
@@ -2295,7 +2303,6 @@ static void feed_gap(struct an_engine *e, const struct store_item *it)
 	finish_message(e);
 }
 
-
 /* ---- HTTP exchanges ---- */
 
 const char *an_hdr(json_t *headers, const char *name)
@@ -2303,7 +2310,8 @@ const char *an_hdr(json_t *headers, const char *name)
 	size_t i;
 	json_t *h;
 
-	json_array_foreach(headers, i, h) {
+	json_array_foreach(headers, i, h)
+	{
 		const char *k = json_string_value(json_array_get(h, 0));
 		const char *v = json_string_value(json_array_get(h, 1));
 		if (k && v && !strcasecmp(k, name))
@@ -2340,15 +2348,14 @@ int an_accepts(const char *accept, const char *type)
 	return 0;
 }
 
-void an_engine_set_session(struct an_engine *e, const char *transport,
-			   const char *http_session_id)
+void an_engine_set_session(struct an_engine *e, const char *transport, const char *http_session_id)
 {
 	struct an_state *st = &e->st;
 	unsigned bit;
 
-	st->transport = transport && !strcmp(transport, "http") ? AN_T_HTTP
+	st->transport = transport && !strcmp(transport, "http")  ? AN_T_HTTP
 			: transport && !strcmp(transport, "sse") ? AN_T_SSE
-								  : AN_T_STDIO;
+								 : AN_T_STDIO;
 	free(st->http.stored_id);
 	st->http.stored_id = http_session_id ? mt_strdup(http_session_id) : NULL;
 	/* The rules of another transport leave the lists, once. */
@@ -2383,7 +2390,7 @@ static struct an_exchange *exchange_get(struct an_engine *e, int64_t seq)
 	int64_t v;
 
 	return seq > 0 && mt_map_get(&e->xs, &seq, sizeof(seq), &v) ? (struct an_exchange *)(intptr_t)v
-								     : NULL;
+								    : NULL;
 }
 
 /* Headers as stored: a JSON array of [name, value] (an empty one when not). */
@@ -2404,8 +2411,8 @@ static char *dup_or_null(const char *s)
 }
 
 /* A message for AN_ON_HTTP about exchange x. */
-static void http_msg(struct an_msg *m, struct mt_class *c, const struct an_exchange *x,
-		     int64_t seq, int64_t t_ns, enum an_http_event ev)
+static void http_msg(struct an_msg *m, struct mt_class *c, const struct an_exchange *x, int64_t seq,
+		     int64_t t_ns, enum an_http_event ev)
 {
 	memset(m, 0, sizeof(*m));
 	memset(c, 0, sizeof(*c));
@@ -2655,8 +2662,7 @@ void an_engine_feed(struct an_engine *e, const struct store_item *it)
 		mt_classify(it->raw, it->raw_len, &c);
 	/* A method with escapes that do not decode means the bytes were not what the
 	 * store said (a damaged or foreign file): classify them for real. */
-	if (c.method.n && memchr(c.method.p, '\\', c.method.n) &&
-	    mt_json_string(c.method, &e->scratch))
+	if (c.method.n && memchr(c.method.p, '\\', c.method.n) && mt_json_string(c.method, &e->scratch))
 		mt_classify(it->raw, it->raw_len, &c);
 	m.cls = &c;
 	if (it->exchange > 0 || (it->channel && strcmp(it->channel, "stdio"))) {

@@ -25,8 +25,7 @@ json_t *itemjson_id(const struct store_item *it)
 	if (it->id_sqltype == 2 /* SQLITE_FLOAT */)
 		return json_real(it->id_real);
 	/* An integer too big for int64, kept as its digits. */
-	return it->id_text ? json_loads(it->id_text, JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, NULL)
-			   : NULL;
+	return it->id_text ? json_loads(it->id_text, JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, NULL) : NULL;
 }
 
 /* o[key] = the bytes as a string (not UTF-8: made so); nothing when p is NULL. */
@@ -117,7 +116,8 @@ static void print_object(struct itemjson *sh, json_t *o, const json_t *raw, cons
 	mt_buf_reset(&sh->line);
 	mt_buf_putc(&sh->line, '{');
 	/* (The keys are show's own names: plain ASCII, nothing to escape.) */
-	json_object_foreach(o, key, v) {
+	json_object_foreach(o, key, v)
+	{
 		mt_buf_printf(&sh->line, "%s\"%s\":", first ? "" : ",", key);
 		first = 0;
 		if (raw && v == raw && !strcmp(key, "message")) {
@@ -180,7 +180,8 @@ void itemjson_item(struct itemjson *sh, int64_t session, const struct store_item
 		while (n && (p[n - 1] == '\n' || p[n - 1] == '\r'))
 			n--;
 		mt_utf8_lossy((const char *)p, n, &sh->text);
-		json_object_set_new(o, "text", json_stringn(sh->text.data ? sh->text.data : "", sh->text.len));
+		json_object_set_new(o, "text",
+				    json_stringn(sh->text.data ? sh->text.data : "", sh->text.len));
 		goto print;
 	}
 	/* JSON: its bytes as they were sent, on one line (the id's token too);

@@ -15,8 +15,8 @@
 
 /* Keywords skipped and noted (see jsonschema.h). */
 static const char *const jsv_unsupported[] = {
-	"pattern", "patternProperties", "dependentSchemas", "dependencies",
-	"unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef", NULL,
+	"pattern",          "patternProperties", "dependentSchemas", "dependencies", "unevaluatedProperties",
+	"unevaluatedItems", "$dynamicRef",       "$recursiveRef",    NULL,
 };
 
 static const char *type_name(json_t *v)
@@ -61,7 +61,8 @@ static int jeq(json_t *a, json_t *b, int depth)
 	case JSON_OBJECT:
 		if (json_object_size(a) != json_object_size(b))
 			return 0;
-		json_object_foreach(a, k, v) {
+		json_object_foreach(a, k, v)
+		{
 			if (!jeq(v, json_object_get(b, k), depth + 1))
 				return 0;
 		}
@@ -69,7 +70,8 @@ static int jeq(json_t *a, json_t *b, int depth)
 	case JSON_ARRAY:
 		if (json_array_size(a) != json_array_size(b))
 			return 0;
-		json_array_foreach(a, i, v) {
+		json_array_foreach(a, i, v)
+		{
 			if (!jeq(v, json_array_get(b, i), depth + 1))
 				return 0;
 		}
@@ -77,8 +79,7 @@ static int jeq(json_t *a, json_t *b, int depth)
 	case JSON_STRING:
 		return json_string_length(a) == json_string_length(b) &&
 		       !memcmp(json_string_value(a), json_string_value(b), json_string_length(a));
-	default:
-		return 1;
+	default: return 1;
 	}
 }
 
@@ -137,12 +138,18 @@ static int is_integral(double d)
 
 static int jsv_is_type(const char *t, json_t *x)
 {
-	if (!strcmp(t, "object")) return json_is_object(x);
-	if (!strcmp(t, "array")) return json_is_array(x);
-	if (!strcmp(t, "string")) return json_is_string(x);
-	if (!strcmp(t, "boolean")) return json_is_boolean(x);
-	if (!strcmp(t, "null")) return json_is_null(x);
-	if (!strcmp(t, "number")) return json_is_number(x);
+	if (!strcmp(t, "object"))
+		return json_is_object(x);
+	if (!strcmp(t, "array"))
+		return json_is_array(x);
+	if (!strcmp(t, "string"))
+		return json_is_string(x);
+	if (!strcmp(t, "boolean"))
+		return json_is_boolean(x);
+	if (!strcmp(t, "null"))
+		return json_is_null(x);
+	if (!strcmp(t, "number"))
+		return json_is_number(x);
 	if (!strcmp(t, "integer"))
 		return json_is_integer(x) || (json_is_real(x) && is_integral(json_real_value(x)));
 	return 1; /* not a type name: not ours to judge */
@@ -194,7 +201,8 @@ static int jsv_type(struct jsv *v, json_t *s, json_t *x)
 		ok = jsv_is_type(json_string_value(t), x);
 		snprintf(want, sizeof(want), "%s", json_string_value(t));
 	} else if (json_is_array(t)) {
-		json_array_foreach(t, i, e) {
+		json_array_foreach(t, i, e)
+		{
 			if (!json_is_string(e))
 				continue;
 			ok |= jsv_is_type(json_string_value(e), x);
@@ -252,10 +260,10 @@ static int jsv_string(struct jsv *v, json_t *s, json_t *x)
 			n++;
 	if (json_is_integer(k = json_object_get(s, "minLength")) && (json_int_t)n < json_integer_value(k))
 		return jsv_fail(v, "string of %zu character%s is shorter than minLength %lld", n,
-			       n == 1 ? "" : "s", (long long)json_integer_value(k));
+				n == 1 ? "" : "s", (long long)json_integer_value(k));
 	if (json_is_integer(k = json_object_get(s, "maxLength")) && (json_int_t)n > json_integer_value(k))
 		return jsv_fail(v, "string of %zu character%s is longer than maxLength %lld", n,
-			       n == 1 ? "" : "s", (long long)json_integer_value(k));
+				n == 1 ? "" : "s", (long long)json_integer_value(k));
 	return 1;
 }
 
@@ -266,10 +274,10 @@ static int jsv_array(struct jsv *v, json_t *s, json_t *x, int depth)
 
 	if (json_is_integer(k = json_object_get(s, "minItems")) && (json_int_t)n < json_integer_value(k))
 		return jsv_fail(v, "%zu item%s, fewer than minItems %lld", n, n == 1 ? "" : "s",
-			       (long long)json_integer_value(k));
+				(long long)json_integer_value(k));
 	if (json_is_integer(k = json_object_get(s, "maxItems")) && (json_int_t)n > json_integer_value(k))
 		return jsv_fail(v, "%zu item%s, more than maxItems %lld", n, n == 1 ? "" : "s",
-			       (long long)json_integer_value(k));
+				(long long)json_integer_value(k));
 	if (json_is_true(json_object_get(s, "uniqueItems"))) {
 		for (i = 0; i < n; i++)
 			for (size_t j = i + 1; j < n; j++) {
@@ -291,7 +299,8 @@ static int jsv_array(struct jsv *v, json_t *s, json_t *x, int depth)
 		rest = items;
 	}
 	nprefix = json_array_size(prefix);
-	json_array_foreach(x, i, e) {
+	json_array_foreach(x, i, e)
+	{
 		json_t *sub = i < nprefix ? json_array_get(prefix, i) : rest;
 		if (!sub)
 			continue;
@@ -308,14 +317,15 @@ static int jsv_array(struct jsv *v, json_t *s, json_t *x, int depth)
 		if (json_is_integer(json_object_get(s, "maxContains")))
 			hi = json_integer_value(json_object_get(s, "maxContains"));
 		v->mute++;
-		json_array_foreach(x, i, e) {
+		json_array_foreach(x, i, e)
+		{
 			found += jsv_check(v, k, e, depth + 1);
 		}
 		v->mute--;
 		if (found < lo || (hi >= 0 && found > hi))
 			return jsv_fail(v, "%lld %s contains, wanted %lld to %s", (long long)found,
-				       found == 1 ? "item matches" : "items match", (long long)lo,
-				       hi >= 0 ? "maxContains" : "any");
+					found == 1 ? "item matches" : "items match", (long long)lo,
+					hi >= 0 ? "maxContains" : "any");
 	}
 	return 1;
 }
@@ -327,20 +337,22 @@ static int jsv_object(struct jsv *v, json_t *s, json_t *x, int depth)
 	const char *key;
 	size_t i, n = json_object_size(x);
 
-	json_array_foreach(req, i, e) {
+	json_array_foreach(req, i, e)
+	{
 		if (json_is_string(e) && !json_object_get(x, json_string_value(e)))
 			return jsv_fail(v, "required property '%s' is missing", json_string_value(e));
 	}
 	if (json_is_integer(k = json_object_get(s, "minProperties")) && (json_int_t)n < json_integer_value(k))
 		return jsv_fail(v, "%zu %s, fewer than minProperties %lld", n,
-			       n == 1 ? "property" : "properties", (long long)json_integer_value(k));
+				n == 1 ? "property" : "properties", (long long)json_integer_value(k));
 	if (json_is_integer(k = json_object_get(s, "maxProperties")) && (json_int_t)n > json_integer_value(k))
 		return jsv_fail(v, "%zu %s, more than maxProperties %lld", n,
-			       n == 1 ? "property" : "properties", (long long)json_integer_value(k));
+				n == 1 ? "property" : "properties", (long long)json_integer_value(k));
 	/* With patternProperties, which members are "additional" is not known here. */
 	if (json_object_get(s, "patternProperties"))
 		addl = NULL;
-	json_object_foreach(x, key, e) {
+	json_object_foreach(x, key, e)
+	{
 		json_t *sub = json_object_get(props, key);
 		if (!sub && addl && json_is_false(addl))
 			return jsv_fail(v, "property '%s' is not allowed (additionalProperties: false)", key);
@@ -361,10 +373,11 @@ static int jsv_object(struct jsv *v, json_t *s, json_t *x, int depth)
 				return 0;
 		}
 		if (json_is_array(k = json_object_get(json_object_get(s, "dependentRequired"), key))) {
-			json_array_foreach(k, i, e) {
+			json_array_foreach(k, i, e)
+			{
 				if (json_is_string(e) && !json_object_get(x, json_string_value(e)))
 					return jsv_fail(v, "property '%s' requires '%s' (dependentRequired)",
-						       key, json_string_value(e));
+							key, json_string_value(e));
 			}
 		}
 	}
@@ -377,27 +390,31 @@ static int jsv_combine(struct jsv *v, json_t *s, json_t *x, int depth)
 	size_t i;
 	int n;
 
-	json_array_foreach(json_object_get(s, "allOf"), i, e) {
+	json_array_foreach(json_object_get(s, "allOf"), i, e)
+	{
 		if (!jsv_check(v, e, x, depth + 1))
 			return 0;
 	}
 	if (json_is_array(k = json_object_get(s, "anyOf")) && json_array_size(k)) {
 		n = 0;
 		v->mute++;
-		json_array_foreach(k, i, e) {
+		json_array_foreach(k, i, e)
+		{
 			if ((n = jsv_check(v, e, x, depth + 1)))
 				break;
 		}
 		v->mute--;
 		if (!n)
-			return jsv_fail(v, json_array_size(k) == 1 ? "does not match its one anyOf schema"
-								    : "matches none of the %zu anyOf schemas",
-				       json_array_size(k));
+			return jsv_fail(v,
+					json_array_size(k) == 1 ? "does not match its one anyOf schema"
+								: "matches none of the %zu anyOf schemas",
+					json_array_size(k));
 	}
 	if (json_is_array(k = json_object_get(s, "oneOf")) && json_array_size(k)) {
 		n = 0;
 		v->mute++;
-		json_array_foreach(k, i, e) {
+		json_array_foreach(k, i, e)
+		{
 			n += jsv_check(v, e, x, depth + 1);
 		}
 		v->mute--;
@@ -452,14 +469,16 @@ static int jsv_check(struct jsv *v, json_t *s, json_t *x, int depth)
 		return 1;
 	if (json_is_array(k = json_object_get(s, "enum"))) {
 		int found = 0;
-		json_array_foreach(k, i, e) {
+		json_array_foreach(k, i, e)
+		{
 			if ((found = jeq(e, x, 0)))
 				break;
 		}
 		if (!found)
-			return jsv_fail(v, json_array_size(k) == 1 ? "value is not the enum's one value"
-								    : "value is not one of the %zu enum values",
-				       json_array_size(k));
+			return jsv_fail(v,
+					json_array_size(k) == 1 ? "value is not the enum's one value"
+								: "value is not one of the %zu enum values",
+					json_array_size(k));
 	}
 	if ((k = json_object_get(s, "const")) && !jeq(k, x, 0))
 		return jsv_fail(v, "value is not the const value");
@@ -489,11 +508,20 @@ int jsv_validate(struct jsv *v, json_t *schema, json_t *x)
 /* Note the unsupported keywords a schema uses, walking its subschemas. */
 static void jsv_scan_at(struct jsv *v, json_t *s, int depth)
 {
-	static const char *const maps[] = {"properties", "patternProperties", "$defs", "definitions",
-					   "dependentSchemas", NULL};
-	static const char *const one[] = {"additionalProperties", "items", "additionalItems", "contains",
-					  "propertyNames", "not", "if", "then", "else",
-					  "unevaluatedItems", "unevaluatedProperties", NULL};
+	static const char *const maps[] = {"properties",  "patternProperties", "$defs",
+					   "definitions", "dependentSchemas",  NULL};
+	static const char *const one[] = {"additionalProperties",
+					  "items",
+					  "additionalItems",
+					  "contains",
+					  "propertyNames",
+					  "not",
+					  "if",
+					  "then",
+					  "else",
+					  "unevaluatedItems",
+					  "unevaluatedProperties",
+					  NULL};
 	static const char *const lists[] = {"allOf", "anyOf", "oneOf", "prefixItems", "items", NULL};
 	json_t *k, *e;
 	const char *key;
@@ -507,14 +535,16 @@ static void jsv_scan_at(struct jsv *v, json_t *s, int depth)
 	if (json_is_string(k = json_object_get(s, "$ref")) && json_string_value(k)[0] != '#')
 		jsv_note(v, "$ref (not local)");
 	for (i = 0; maps[i]; i++)
-		json_object_foreach(json_object_get(s, maps[i]), key, e) {
+		json_object_foreach(json_object_get(s, maps[i]), key, e)
+		{
 			jsv_scan_at(v, e, depth + 1);
 		}
 	for (i = 0; one[i]; i++)
 		jsv_scan_at(v, json_object_get(s, one[i]), depth + 1);
 	for (i = 0; lists[i]; i++) {
 		size_t j;
-		json_array_foreach(json_object_get(s, lists[i]), j, e) {
+		json_array_foreach(json_object_get(s, lists[i]), j, e)
+		{
 			jsv_scan_at(v, e, depth + 1);
 		}
 	}

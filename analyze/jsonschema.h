@@ -39,11 +39,11 @@
 /* One validation or scan: its outcome, and the validator's scratch. Needs no
  * release; the pointers it holds are borrowed from the schema, or static. */
 struct jsv {
-	json_t *root;                   /* the whole schema, for local $ref (borrowed) */
+	json_t *root; /* the whole schema, for local $ref (borrowed) */
 	unsigned steps;
-	int mute;                       /* > 0 while trying anyOf/oneOf/not/if branches */
-	int stopped;                    /* a limit was hit: the rest was not checked */
-	char path[160];                 /* JSON pointer of the value being checked */
+	int mute;       /* > 0 while trying anyOf/oneOf/not/if branches */
+	int stopped;    /* a limit was hit: the rest was not checked */
+	char path[160]; /* JSON pointer of the value being checked */
 	size_t plen;
 	char err[320];                  /* the first failure: "path: reason" ("(top)" for the
 					 * value itself) */

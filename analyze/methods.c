@@ -12,9 +12,9 @@ enum { D_C2S = 1, D_S2C = 2, D_BOTH = 3 };
 
 struct method_row {
 	const char *name;
-	unsigned char kind;    /* M_REQ or M_NOTIF */
-	unsigned char dirs;    /* who may send it: D_* bits */
-	unsigned versions;     /* AN_V() bits of the revisions whose schema has it */
+	unsigned char kind; /* M_REQ or M_NOTIF */
+	unsigned char dirs; /* who may send it: D_* bits */
+	unsigned versions;  /* AN_V() bits of the revisions whose schema has it */
 };
 
 /* Sorted by name (strcmp order); a name may have one row per era. */
@@ -83,7 +83,8 @@ static size_t method_rows(const char *method, const struct method_row **first)
 	/* A slot picked by the name's length and two of its letters; the name decides. */
 	size_t len = strlen(method);
 	unsigned slot = (unsigned)(len * 7 + (unsigned char)method[len / 2] +
-				   (unsigned char)method[len ? len - 1 : 0]) % 16;
+				   (unsigned char)method[len ? len - 1 : 0]) %
+			16;
 	if (memo[slot].name[0] && !strcmp(method, memo[slot].name)) {
 		*first = memo[slot].first;
 		return memo[slot].n;
@@ -133,8 +134,7 @@ unsigned an_method_revisions(const char *method)
 	return n ? v : AN_EVERY;
 }
 
-const char *an_method_role_problem(enum an_version v, enum an_dir dir, enum mt_kind kind,
-				   const char *method)
+const char *an_method_role_problem(enum an_version v, enum an_dir dir, enum mt_kind kind, const char *method)
 {
 	const struct method_row *rows = NULL, *r;
 	size_t n = method_rows(method, &rows);

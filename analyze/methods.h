@@ -26,7 +26,6 @@ int an_method_in(const char *method, enum an_version v);
  * the role it has in the revisions that have it. A notifications/... method
  * sent with an id is RPC-007's, not this.
  */
-const char *an_method_role_problem(enum an_version v, enum an_dir dir, enum mt_kind kind,
-				   const char *method);
+const char *an_method_role_problem(enum an_version v, enum an_dir dir, enum mt_kind kind, const char *method);
 
 #endif

@@ -29,33 +29,33 @@ struct rtally {
 struct rsess {
 	int64_t session;
 	enum an_version version;
-	char *source;                  /* owned: how the revision was chosen */
-	char *negotiated;              /* owned: the server's protocolVersion, or NULL */
-	size_t c[AN_SEVERITY_COUNT];   /* its findings by severity (every one) */
-	size_t hidden;                 /* of them, not reported (--max-per-rule) */
-	int64_t first, last;           /* its spool rows (none when last < first) */
+	char *source;                /* owned: how the revision was chosen */
+	char *negotiated;            /* owned: the server's protocolVersion, or NULL */
+	size_t c[AN_SEVERITY_COUNT]; /* its findings by severity (every one) */
+	size_t hidden;               /* of them, not reported (--max-per-rule) */
+	int64_t first, last;         /* its spool rows (none when last < first) */
 };
 
 struct report {
-	FILE *f;                         /* borrowed */
+	FILE *f; /* borrowed */
 	struct report_opts o;
 	const struct an_rule *const *rules; /* the rule table (borrowed) */
 	size_t nrules;
-	struct mt_map rule_index;        /* rule id -> its index in rules */
-	struct rtally *tally;            /* owned: by the rule's index */
-	sqlite3 *db;                     /* the spool; NULL for text */
-	sqlite3_stmt *ins;               /* a finding into the spool */
-	sqlite3_stmt *run;               /* a run of seqs into the spool (SARIF) */
-	int64_t rows;                    /* spool rows so far (their rowids are 1..rows) */
-	struct rsess *s;                 /* owned: the sessions so far */
+	struct mt_map rule_index; /* rule id -> its index in rules */
+	struct rtally *tally;     /* owned: by the rule's index */
+	sqlite3 *db;              /* the spool; NULL for text */
+	sqlite3_stmt *ins;        /* a finding into the spool */
+	sqlite3_stmt *run;        /* a run of seqs into the spool (SARIF) */
+	int64_t rows;             /* spool rows so far (their rowids are 1..rows) */
+	struct rsess *s;          /* owned: the sessions so far */
 	size_t ns, caps;
-	const struct an_state *st;       /* the current session's state (borrowed) */
+	const struct an_state *st; /* the current session's state (borrowed) */
 	/* SARIF: where the current session's items are in its export. Consecutive
 	 * seqs on consecutive lines form a run; a run starts where the seqs jump
 	 * (messages the tap could not store) or repeat. */
 	int64_t line, last_seq, run_seq, run_line;
-	struct mt_buf b1, b2, b3;        /* scratch */
-	struct mt_err err;               /* the first failure */
+	struct mt_buf b1, b2, b3; /* scratch */
+	struct mt_err err;        /* the first failure */
 	int failed;
 };
 
@@ -135,8 +135,8 @@ int report_new(FILE *f, const struct report_opts *o, struct report **out, struct
 				       "INSERT INTO f (rowid, session, rule, sev, seq, dir, method, id,"
 				       " related, text, key) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
 				       -1, &r->ins, NULL) != SQLITE_OK ||
-		    sqlite3_prepare_v2(r->db, "INSERT INTO run (session, seq, line) VALUES (?1,?2,?3)",
-				       -1, &r->run, NULL) != SQLITE_OK ||
+		    sqlite3_prepare_v2(r->db, "INSERT INTO run (session, seq, line) VALUES (?1,?2,?3)", -1,
+				       &r->run, NULL) != SQLITE_OK ||
 		    sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
 			mt_err_set(err, "cannot make a temporary database for the report: %s",
 				   r->db ? sqlite3_errmsg(r->db) : "out of memory");
@@ -258,8 +258,8 @@ static void fingerprint_key(struct report *r, const struct an_finding *f, char o
 	general_text(f, &r->b2);
 	mt_buf_reset(b);
 	mt_buf_printf(b, "%s%c%s%c%s%c", f->rule->id, 0,
-		      f->have_msg ? (f->dir == AN_C2S ? "c2s" : "s2c") : "", 0,
-		      f->method ? f->method : "", 0);
+		      f->have_msg ? (f->dir == AN_C2S ? "c2s" : "s2c") : "", 0, f->method ? f->method : "",
+		      0);
 	mt_buf_append(b, r->b2.data, r->b2.len);
 	snprintf(out, 17, "%016llx", (unsigned long long)mt_siphash24(key, b->data, b->len));
 }
@@ -285,16 +285,16 @@ static void text_finding(struct report *r, const struct an_finding *fd)
 			fprintf(f, " id=%s", mt_printable(&r->b1, fd->id));
 	}
 	fprintf(f, ": %s %s%s%s: %s (%s, %s)\n", fd->rule->id, r->o.color ? col[fd->sev] : "",
-		an_severity_name(fd->sev), r->o.color ? "\033[0m" : "",
-		mt_printable(&r->b1, fd->text), sect, an_version_name(r->st->version));
+		an_severity_name(fd->sev), r->o.color ? "\033[0m" : "", mt_printable(&r->b1, fd->text), sect,
+		an_version_name(r->st->version));
 }
 
 static void text_summary(struct report *r)
 {
 	const struct rsess *s = cur(r);
 
-	fprintf(r->f, "session %lld: %zu %s, %zu %s, %zu info", (long long)s->session,
-		s->c[AN_ERROR], plural(s->c[AN_ERROR], "error", "errors"), s->c[AN_WARNING],
+	fprintf(r->f, "session %lld: %zu %s, %zu %s, %zu info", (long long)s->session, s->c[AN_ERROR],
+		plural(s->c[AN_ERROR], "error", "errors"), s->c[AN_WARNING],
 		plural(s->c[AN_WARNING], "warning", "warnings"), s->c[AN_INFO]);
 	if (s->hidden)
 		fprintf(r->f, " (%zu not shown: --max-per-rule %zu)", s->hidden, r->o.max_per_rule);
@@ -528,16 +528,18 @@ static void write_json(struct report *r)
 	for (size_t k = 0; k < r->ns; k++) {
 		const struct rsess *s = &r->s[k];
 		size_t n = 0;
-		fprintf(f, "%s\n    {\n      \"session\": %lld,\n      \"spec\": \"%s\",\n"
-			   "      \"spec_source\": ",
+		fprintf(f,
+			"%s\n    {\n      \"session\": %lld,\n      \"spec\": \"%s\",\n"
+			"      \"spec_source\": ",
 			k ? "," : "", (long long)s->session, an_version_name(s->version));
 		put_json(f, jstr(s->source));
 		if (s->negotiated) {
 			fputs(",\n      \"negotiated\": ", f);
 			put_json(f, jstr(s->negotiated));
 		}
-		fprintf(f, ",\n      \"counts\": {\"error\": %zu, \"warning\": %zu, \"info\": %zu},\n"
-			   "      \"not_shown\": %zu,\n      \"findings\": [",
+		fprintf(f,
+			",\n      \"counts\": {\"error\": %zu, \"warning\": %zu, \"info\": %zu},\n"
+			"      \"not_shown\": %zu,\n      \"findings\": [",
 			s->c[AN_ERROR], s->c[AN_WARNING], s->c[AN_INFO], s->hidden);
 		for (; have && sqlite3_column_int64(q, 0) == s->session; have = next_row(r, q)) {
 			fputs(n++ ? ",\n        " : "\n        ", f);
@@ -551,10 +553,10 @@ static void write_json(struct report *r)
 		size_t n = rules_found(r, idx);
 		for (size_t k = 0; k < n; k++) {
 			const struct rtally *t = &r->tally[idx[k]];
-			json_t *o = json_pack("{s:s, s:I, s:I, s:{s:I, s:I}}", "rule",
-					      r->rules[idx[k]]->id, "count", (json_int_t)t->n, "shown",
-					      (json_int_t)t->shown, "first", "session",
-					      (json_int_t)t->session, "seq", (json_int_t)(t->seq > 0 ? t->seq : 0));
+			json_t *o = json_pack("{s:s, s:I, s:I, s:{s:I, s:I}}", "rule", r->rules[idx[k]]->id,
+					      "count", (json_int_t)t->n, "shown", (json_int_t)t->shown,
+					      "first", "session", (json_int_t)t->session, "seq",
+					      (json_int_t)(t->seq > 0 ? t->seq : 0));
 			fputs(k ? ",\n    " : "\n    ", f);
 			put_json(f, o);
 		}
@@ -608,8 +610,9 @@ static void sarif_tool(struct report *r)
 		json_object_set_new(jr, "fullDescription",
 				    json_pack("{s:s}", "text", rule->source ? rule->source : ""));
 		mt_buf_reset(&r->b1);
-		mt_buf_printf(&r->b1, "%s (%s). `mcptap analyze --list-rules` and mcptap-rules(7) "
-				      "list every rule.",
+		mt_buf_printf(&r->b1,
+			      "%s (%s). `mcptap analyze --list-rules` and mcptap-rules(7) "
+			      "list every rule.",
 			      rule->summary, rule->source ? rule->source : "");
 		json_object_set_new(jr, "help", json_pack("{s:s}", "text", r->b1.data));
 		json_object_set_new(jr, "defaultConfiguration",
@@ -647,8 +650,7 @@ static json_t *sarif_result(struct report *r, sqlite3_stmt *q, const struct rses
 
 	if (seq > 0) {
 		snprintf(name, sizeof(name), "session %lld #%lld", (long long)s->session, (long long)seq);
-		snprintf(fq, sizeof(fq), "session/%lld/message/%lld", (long long)s->session,
-			 (long long)seq);
+		snprintf(fq, sizeof(fq), "session/%lld/message/%lld", (long long)s->session, (long long)seq);
 	} else {
 		snprintf(name, sizeof(name), "session %lld", (long long)s->session);
 		snprintf(fq, sizeof(fq), "session/%lld", (long long)s->session);
@@ -660,8 +662,8 @@ static json_t *sarif_result(struct report *r, sqlite3_stmt *q, const struct rses
 	json_object_set_new(res, "message", json_pack("{s:o}", "text", jstr(col_text(q, 5))));
 	json_object_set_new(loc, "physicalLocation",
 			    json_pack("{s:{s:s,s:s,s:I},s:{s:I}}", "artifactLocation", "uri",
-				      export_name(&r->b1, s->session), "uriBaseId", SARIF_BASE,
-				      "index", (json_int_t)k, "region", "startLine",
+				      export_name(&r->b1, s->session), "uriBaseId", SARIF_BASE, "index",
+				      (json_int_t)k, "region", "startLine",
 				      (json_int_t)(line > 0 ? line : 1)));
 	json_object_set_new(loc, "logicalLocations",
 			    json_pack("[{s:s,s:s,s:s}]", "name", name, "fullyQualifiedName", fq, "kind",
@@ -669,8 +671,7 @@ static json_t *sarif_result(struct report *r, sqlite3_stmt *q, const struct rses
 	json_object_set_new(res, "locations", json_pack("[o]", loc));
 	mt_buf_reset(&r->b2);
 	mt_buf_printf(&r->b2, "%s:%lld", key ? key : "", (long long)sqlite3_column_int64(q, 7));
-	json_object_set_new(res, "partialFingerprints",
-			    json_pack("{s:s}", "mcptapFinding/v1", r->b2.data));
+	json_object_set_new(res, "partialFingerprints", json_pack("{s:s}", "mcptapFinding/v1", r->b2.data));
 	json_object_set_new(props, "session", json_integer(s->session));
 	if (seq > 0)
 		json_object_set_new(props, "seq", json_integer(seq));
@@ -687,12 +688,11 @@ static void write_sarif(struct report *r)
 	/* Occurrences number the findings that share a key within a session; a
 	 * finding's line is its run's first line plus its distance from the
 	 * run's first seq (line 1 for the session itself). */
-	sqlite3_stmt *q = query(
-		r, "SELECT session, rule, sev, seq, method, text, key,"
-		   " row_number() OVER (PARTITION BY session, key ORDER BY rowid) - 1,"
-		   " (SELECT u.line + f.seq - u.seq FROM run u WHERE u.session = f.session"
-		   "  AND u.seq <= f.seq ORDER BY u.seq DESC LIMIT 1)"
-		   " FROM f ORDER BY rowid");
+	sqlite3_stmt *q = query(r, "SELECT session, rule, sev, seq, method, text, key,"
+				   " row_number() OVER (PARTITION BY session, key ORDER BY rowid) - 1,"
+				   " (SELECT u.line + f.seq - u.seq FROM run u WHERE u.session = f.session"
+				   "  AND u.seq <= f.seq ORDER BY u.seq DESC LIMIT 1)"
+				   " FROM f ORDER BY rowid");
 	int have = next_row(r, q);
 	size_t k = 0, n = 0;
 
@@ -707,8 +707,9 @@ static void write_sarif(struct report *r)
 	fputs(",\n      \"artifacts\": [", f);
 	for (size_t i = 0; i < r->ns; i++) {
 		mt_buf_reset(&r->b2);
-		mt_buf_printf(&r->b2, "session %lld of %s, one line per message, stderr line and gap: "
-				      "mcptap show -r FILE -s %lld -T json",
+		mt_buf_printf(&r->b2,
+			      "session %lld of %s, one line per message, stderr line and gap: "
+			      "mcptap show -r FILE -s %lld -T json",
 			      (long long)r->s[i].session, r->o.path, (long long)r->s[i].session);
 		fputs(i ? ",\n        " : "\n        ", f);
 		put_json(f, json_pack("{s:{s:s,s:s},s:{s:o}}", "location", "uri",
@@ -771,8 +772,7 @@ static void junit_finding(FILE *f, long long session, sqlite3_stmt *q)
 }
 
 /* Why a rule is skipped in a session, or NULL when it applies. */
-static const char *skip_reason(const struct report *r, const struct an_rule *rule,
-			       const struct rsess *s)
+static const char *skip_reason(const struct report *r, const struct an_rule *rule, const struct rsess *s)
 {
 	if (!rule->check)
 		return "not observable apart from another rule";
@@ -827,11 +827,13 @@ static void junit_session(struct report *r, const struct rsess *s, size_t *nfail
 		else if (nfail[i])
 			failures++;
 	}
-	fprintf(f, "  <testsuite name=\"session %lld\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
-		   "skipped=\"%zu\">\n",
+	fprintf(f,
+		"  <testsuite name=\"session %lld\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
+		"skipped=\"%zu\">\n",
 		(long long)s->session, tests, failures, skipped);
-	fprintf(f, "    <properties><property name=\"revision\" value=\"%s\"/>"
-		   "<property name=\"revision_source\" value=\"",
+	fprintf(f,
+		"    <properties><property name=\"revision\" value=\"%s\"/>"
+		"<property name=\"revision_source\" value=\"",
 		an_version_name(s->version));
 	xml_text(f, s->source);
 	fputs("\"/></properties>\n", f);
@@ -840,8 +842,9 @@ static void junit_session(struct report *r, const struct rsess *s, size_t *nfail
 	for (size_t i = 0; i < r->nrules; i++) {
 		const struct an_rule *rule = r->rules[i];
 		const char *why = skip_reason(r, rule, s);
-		fprintf(f, "    <testcase classname=\"mcptap.session%lld\" name=\"%s: ",
-			(long long)s->session, rule->id);
+		fprintf(f,
+			"    <testcase classname=\"mcptap.session%lld\" name=\"%s: ", (long long)s->session,
+			rule->id);
 		xml_text(f, rule->summary);
 		fputs("\">", f);
 		if (why) {
@@ -873,8 +876,7 @@ static void write_junit(struct report *r)
 	size_t *nfail = mt_calloc(r->nrules ? r->nrules : 1, sizeof(*nfail));
 	size_t *nother = mt_calloc(r->nrules ? r->nrules : 1, sizeof(*nother));
 
-	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"mcptap analyze\">\n",
-	      r->f);
+	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"mcptap analyze\">\n", r->f);
 	for (size_t k = 0; k < r->ns; k++)
 		junit_session(r, &r->s[k], nfail, nother);
 	fputs("</testsuites>\n", r->f);

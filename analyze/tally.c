@@ -20,7 +20,6 @@
 #define HIST_BUCKETS (HIST_SUB + (63 - HIST_SUB_BITS) * HIST_SUB) /* int64 >= 0 */
 #define HIST_SLACK 32 /* buckets added beyond the one needed, when growing */
 
-
 static int hist_index(int64_t v)
 {
 	int e;
@@ -28,8 +27,7 @@ static int hist_index(int64_t v)
 	if (v < HIST_SUB)
 		return v < 0 ? 0 : (int)v;
 	e = 63 - __builtin_clzll((unsigned long long)v);
-	return HIST_SUB + (e - HIST_SUB_BITS) * HIST_SUB +
-	       (int)((v >> (e - HIST_SUB_BITS)) - HIST_SUB);
+	return HIST_SUB + (e - HIST_SUB_BITS) * HIST_SUB + (int)((v >> (e - HIST_SUB_BITS)) - HIST_SUB);
 }
 
 /* The middle of bucket i. */
@@ -97,16 +95,12 @@ int64_t tally_percentile(const struct tally_hist *h, int p)
 
 /* ---- rows ---- */
 
-
-
-
 /*
  * The key of a row: its direction, 'm' and its method (or 'o': the other
  * methods), then for a named row NUL, 'n' and its name (or 'o': the other
  * names). A method never holds a NUL (it is an SQLite text read as a C string).
  */
-static void row_key(struct mt_buf *k, int c2s, const char *method, int named, const char *name,
-		    size_t n)
+static void row_key(struct mt_buf *k, int c2s, const char *method, int named, const char *name, size_t n)
 {
 	mt_buf_reset(k);
 	mt_buf_putc(k, c2s ? 'c' : 's');
@@ -297,8 +291,8 @@ void tally_feed(struct tally *s, const struct store_item *it)
 		if ((slot = close_request(s, it->request_seq)) == SIZE_MAX)
 			return; /* answered before, or cancelled: counted then */
 		struct tally_open *q = &s->open[slot];
-		int is_error = s->rows[q->row].tool_call && !strcmp(it->kind, "response") &&
-			       is_error_result(it);
+		int is_error =
+			s->rows[q->row].tool_call && !strcmp(it->kind, "response") && is_error_result(it);
 		count_answer(&s->rows[q->row], it, is_error, it->t_ns - q->t_ns);
 		if (q->named != SIZE_MAX)
 			count_answer(&s->rows[q->named], it, is_error, it->t_ns - q->t_ns);

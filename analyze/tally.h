@@ -31,8 +31,8 @@
 
 /* Error answers with one code. */
 struct tally_code {
-	int64_t code;            /* the code; TALLY_NO_CODE: none (or not an integer), or
-				  * TALLY_OTHER_CODES: the codes past TALLY_MAX_CODES */
+	int64_t code; /* the code; TALLY_NO_CODE: none (or not an integer), or
+		       * TALLY_OTHER_CODES: the codes past TALLY_MAX_CODES */
 	int64_t n;
 };
 #define TALLY_NO_CODE INT64_MIN
@@ -46,41 +46,41 @@ struct tally_hist {
 
 /* One (direction, method), or one name under a method. */
 struct tally_row {
-	int c2s;             /* the requester's direction */
-	char *method;        /* owned; NULL: the methods past TALLY_MAX_METHODS */
-	char *name;          /* owned, name_len bytes; NULL on a method row, or the names
-			      * past TALLY_MAX_NAMES on a named row */
+	int c2s;      /* the requester's direction */
+	char *method; /* owned; NULL: the methods past TALLY_MAX_METHODS */
+	char *name;   /* owned, name_len bytes; NULL on a method row, or the names
+		       * past TALLY_MAX_NAMES on a named row */
 	size_t name_len;
 	int named;           /* a row of one tool, prompt or resource */
 	size_t parent;       /* named rows: their method's row */
 	size_t names;        /* method rows: named rows under it so far */
-	const char *subject;  /* method rows: the params member their requests name a tool,
-			       * prompt or resource by (mt_subject_key), or NULL */
+	const char *subject; /* method rows: the params member their requests name a tool,
+			      * prompt or resource by (mt_subject_key), or NULL */
 	int tool_call;       /* tools/call: results can say isError */
 	int64_t requests, answered, errors, is_error, cancelled;
-	struct tally_hist lat;     /* the answered requests' latencies */
+	struct tally_hist lat; /* the answered requests' latencies */
 };
 
 /* A request not yet answered or cancelled. */
 struct tally_open {
 	int64_t seq, t_ns;
 	size_t row;
-	size_t named;        /* its named row, or SIZE_MAX */
+	size_t named; /* its named row, or SIZE_MAX */
 };
 
 struct tally {
-	struct tally_row *rows;        /* owned */
+	struct tally_row *rows; /* owned */
 	size_t nrows, caprows;
 	size_t methods;          /* method rows */
 	struct mt_map by_key;    /* row key (see row_key) -> index into rows */
-	struct tally_open *open;   /* owned: a pool; by_seq points into it */
+	struct tally_open *open; /* owned: a pool; by_seq points into it */
 	size_t nopen, capopen;
-	size_t *freed;           /* owned: free slots of open */
+	size_t *freed; /* owned: free slots of open */
 	size_t nfreed, capfreed;
-	struct mt_map by_seq;    /* request seq -> index into open */
+	struct mt_map by_seq; /* request seq -> index into open */
 	int64_t msgs[2], bytes[2], notifications[2], stderr_lines, invalid[2];
 	int64_t first_t, last_t;
-	struct tally_hist all;   /* every answered request's latency */
+	struct tally_hist all;    /* every answered request's latency */
 	struct tally_code *codes; /* owned: the error answers by code, the lowest first */
 	size_t ncodes, capcodes;
 	struct mt_buf key, text; /* scratch */

@@ -36,9 +36,9 @@ int64_t mt_facts_pair(struct mt_facts *f, int c2s, const struct mt_class *c, int
 		if (mt_json_member(c->params, "requestId", &v) != 1 || !v.n)
 			return 0;
 		id.id = v;
-		id.idtype = v.p[0] == '"' ? MT_ID_STRING
+		id.idtype = v.p[0] == '"'                                       ? MT_ID_STRING
 			    : v.p[0] == '-' || (v.p[0] >= '0' && v.p[0] <= '9') ? MT_ID_NUMBER
-										   : MT_ID_NONE;
+										: MT_ID_NONE;
 		if (id.idtype == MT_ID_NONE)
 			return 0;
 		mt_id_key(&id, c2s ? 'c' : 's', &f->key);
@@ -114,8 +114,7 @@ static char *dup_str(json_t *obj, const char *key)
 
 static char *dump_object(json_t *v)
 {
-	return json_is_object(v) ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY)
-				 : NULL;
+	return json_is_object(v) ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
 }
 
 /* Is the request's method initialize (its name decoded only when it has escapes)? */
@@ -151,15 +150,16 @@ static int meta_client(struct mt_facts *f, const char *p, size_t n, struct mt_ha
 		h->name = dup_str(info, "name");
 		h->version = dup_str(info, "version");
 		h->protocol_version = dup_str(meta, "io.modelcontextprotocol/protocolVersion");
-		h->caps_json = dump_object(json_object_get(meta, "io.modelcontextprotocol/clientCapabilities"));
+		h->caps_json =
+			dump_object(json_object_get(meta, "io.modelcontextprotocol/clientCapabilities"));
 		rc = 1;
 	}
 	json_decref(msg);
 	return rc;
 }
 
-int mt_facts_handshake(struct mt_facts *f, int c2s, const struct mt_class *c, const char *p,
-		       size_t n, int64_t seq, int64_t request_seq, struct mt_handshake *h)
+int mt_facts_handshake(struct mt_facts *f, int c2s, const struct mt_class *c, const char *p, size_t n,
+		       int64_t seq, int64_t request_seq, struct mt_handshake *h)
 {
 	int is_request = c2s && c->kind == MT_REQUEST;
 	json_t *msg, *body;

@@ -25,19 +25,19 @@
 /* A POST's request, for the answer without an id its response body may hold. */
 #define MT_FACTS_POSTS 64
 struct mt_facts_post {
-	int64_t exchange;       /* 0: a free slot */
-	int64_t seq;            /* -1: the POST held more than one request */
+	int64_t exchange; /* 0: a free slot */
+	int64_t seq;      /* -1: the POST held more than one request */
 	size_t n;
-	char key[48];           /* its id key in open (a longer one is not kept) */
+	char key[48]; /* its id key in open (a longer one is not kept) */
 };
 
 struct mt_facts {
-	struct mt_map open;     /* requests awaiting an answer: id key -> seq */
+	struct mt_map open;                         /* requests awaiting an answer: id key -> seq */
 	struct mt_facts_post posts[MT_FACTS_POSTS]; /* the latest POSTs' requests */
 	unsigned next_post;
-	int64_t init_seq;       /* the initialize request's seq, until it is answered */
-	int client_known;       /* the client was named (initialize, or _meta) */
-	struct mt_buf key;      /* scratch for the map's keys */
+	int64_t init_seq;  /* the initialize request's seq, until it is answered */
+	int client_known;  /* the client was named (initialize, or _meta) */
+	struct mt_buf key; /* scratch for the map's keys */
 };
 
 void mt_facts_init(struct mt_facts *f);
@@ -67,10 +67,10 @@ int64_t mt_facts_pair_post(struct mt_facts *f, int c2s, const struct mt_class *c
 enum mt_side { MT_SIDE_CLIENT = 1, MT_SIDE_SERVER };
 struct mt_handshake {
 	enum mt_side side;
-	char *protocol_version;    /* owned, or NULL: each as the message has it */
+	char *protocol_version; /* owned, or NULL: each as the message has it */
 	char *name;
 	char *version;
-	char *caps_json;           /* the capabilities as compact JSON, keys sorted */
+	char *caps_json; /* the capabilities as compact JSON, keys sorted */
 };
 void mt_handshake_release(struct mt_handshake *h);
 
@@ -82,7 +82,7 @@ void mt_handshake_release(struct mt_handshake *h);
  * 0. An initialize whose params are no object still counts as the client's
  * (with nothing in h but side: 0 is returned).
  */
-int mt_facts_handshake(struct mt_facts *f, int c2s, const struct mt_class *c, const char *p,
-		       size_t n, int64_t seq, int64_t request_seq, struct mt_handshake *h);
+int mt_facts_handshake(struct mt_facts *f, int c2s, const struct mt_class *c, const char *p, size_t n,
+		       int64_t seq, int64_t request_seq, struct mt_handshake *h);
 
 #endif

@@ -47,12 +47,12 @@ struct field {
 	const char *gate;   /* sql holds a value only where this holds (NULL: always) */
 };
 
-
 static const struct field fields[] = {
 	{"session", FT_NUM, 0, "@.session", NULL, 0, NULL},
 	{"seq", FT_NUM, 0, "@.seq", NULL, 0, NULL},
 	{"dir", FT_TEXT, 0, "@.dir", "c2s s2c", 0, NULL},
-	{"kind", FT_TEXT, 0, "@.kind", "request notification response error batch invalid notjsonrpc", 0, NULL},
+	{"kind", FT_TEXT, 0, "@.kind", "request notification response error batch invalid notjsonrpc", 0,
+	 NULL},
 	{"channel", FT_TEXT, 0, "@.channel", "stdio body sse", 0, NULL},
 	{"method", FT_TEXT, 0, "@.method", NULL, 1, NULL},
 	{"tool", FT_TEXT, 0, "mcptap_param(@.raw, 'name')", NULL, 1, "@.method = 'tools/call'"},
@@ -91,12 +91,12 @@ enum node_type { N_OR, N_AND, N_NOT, N_HAS, N_CMP };
 
 struct node {
 	enum node_type type;
-	struct node *a, *b;       /* N_OR, N_AND (a, b), N_NOT (a) */
-	const struct field *f;    /* N_HAS, N_CMP */
-	enum op op;               /* N_CMP */
-	int param;                /* N_CMP: the literal's index */
-	int wall;                 /* N_CMP on time: the literal is a date (compared with wall) */
-	int list;                 /* a request-given field's test: its list's index, or -1 */
+	struct node *a, *b;    /* N_OR, N_AND (a, b), N_NOT (a) */
+	const struct field *f; /* N_HAS, N_CMP */
+	enum op op;            /* N_CMP */
+	int param;             /* N_CMP: the literal's index */
+	int wall;              /* N_CMP on time: the literal is a date (compared with wall) */
+	int list;              /* a request-given field's test: its list's index, or -1 */
 };
 
 /*
@@ -113,9 +113,9 @@ enum { SEEN_NONE, SEEN_FAIL, SEEN_PASS };
 #define SEEN_SPAN (1ll << 28) /* seqs past the first noted, at most (256 MiB) */
 struct seqset {
 	unsigned char *v;
-	int64_t base;      /* the seq of v[0] */
-	size_t cap;        /* 0: nothing noted yet */
-	int64_t session;   /* whose (0: none yet) */
+	int64_t base;    /* the seq of v[0] */
+	size_t cap;      /* 0: nothing noted yet */
+	int64_t session; /* whose (0: none yet) */
 };
 
 /* A literal of the expression, bound as a parameter of the SQL. */
@@ -142,14 +142,14 @@ enum tok { T_END, T_LP, T_RP, T_OP, T_WORD, T_STRING };
 
 struct parser {
 	const char *s;
-	size_t pos;           /* of the next token */
-	enum tok t;           /* the current token */
-	size_t start, len;    /* its place in s */
-	char *str;            /* T_STRING: its value (owned) */
+	size_t pos;        /* of the next token */
+	enum tok t;        /* the current token */
+	size_t start, len; /* its place in s */
+	char *str;         /* T_STRING: its value (owned) */
 	struct mt_filter *f;
 	struct mt_filter_err *e;
 	int failed;
-	int depth;            /* parentheses and nots open */
+	int depth; /* parentheses and nots open */
 	int terms;
 };
 
@@ -157,8 +157,7 @@ struct parser {
 #define MAX_DEPTH 32
 #define MAX_TERMS 256
 
-static int fail(struct parser *p, size_t at, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static int fail(struct parser *p, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static int fail(struct parser *p, size_t at, const char *fmt, ...)
 {
@@ -275,7 +274,8 @@ static int whole_int(const char *s, int64_t *out)
 	char *end;
 	long long v;
 
-	if (!*s || !(isdigit((unsigned char)*s) || ((*s == '-' || *s == '+') && isdigit((unsigned char)s[1]))))
+	if (!*s ||
+	    !(isdigit((unsigned char)*s) || ((*s == '-' || *s == '+') && isdigit((unsigned char)s[1]))))
 		return -1;
 	v = strtoll(s, &end, 10);
 	if (*end)
@@ -428,8 +428,9 @@ static int regex_problem(const char *pattern, char *why, size_t n)
 		return -1;
 	}
 	if (stacked_quantifiers(pattern)) {
-		snprintf(why, n, "a repetition of a repetition (a++): put the inner one in "
-				 "parentheses, (a+)+");
+		snprintf(why, n,
+			 "a repetition of a repetition (a++): put the inner one in "
+			 "parentheses, (a+)+");
 		return -1;
 	}
 	rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
@@ -466,15 +467,14 @@ static int literal(struct parser *p, struct node *n)
 		word[p->len] = '\0';
 		text = word;
 		if (!strcmp(word, "and") || !strcmp(word, "or") || !strcmp(word, "not"))
-			return fail(p, at, "a value expected after %s's operator, not '%s'", f->name,
-				    word);
+			return fail(p, at, "a value expected after %s's operator, not '%s'", f->name, word);
 	} else {
 		return fail(p, at, "a value expected after %s's operator", f->name);
 	}
 	if (op_is_text(n->op)) {
 		if (f->type != FT_TEXT && f->type != FT_ID)
-			return fail(p, at, "%s is %s: 'contains' and 'matches' take text fields",
-				    f->name, f->type == FT_BOOL ? "a flag" : "a number");
+			return fail(p, at, "%s is %s: 'contains' and 'matches' take text fields", f->name,
+				    f->type == FT_BOOL ? "a flag" : "a number");
 		if (n->op == OP_MATCHES) {
 			char why[160];
 			if (regex_problem(text, why, sizeof(why)))
@@ -516,8 +516,8 @@ static int literal(struct parser *p, struct node *n)
 			    sz <= INT64_MAX) {
 				v.i = (int64_t)sz;
 			} else {
-				return fail(p, at, "%s is a number: '%s' is not an integer%s", f->name,
-					    text, !strcmp(f->name, "size") ? " (or a size, 10k)" : "");
+				return fail(p, at, "%s is a number: '%s' is not an integer%s", f->name, text,
+					    !strcmp(f->name, "size") ? " (or a size, 10k)" : "");
 			}
 		}
 		v.type = MT_FV_INT;
@@ -535,8 +535,10 @@ static int literal(struct parser *p, struct node *n)
 			v.type = MT_FV_INT;
 			n->wall = 1;
 		} else {
-			return fail(p, at, "time is a duration since the session's start (2s, 1.5m) or a "
-					   "date (\"2026-11-27 10:00:00\"), not '%s'", text);
+			return fail(p, at,
+				    "time is a duration since the session's start (2s, 1.5m) or a "
+				    "date (\"2026-11-27 10:00:00\"), not '%s'",
+				    text);
 		}
 		break;
 	case FT_BOOL:
@@ -589,11 +591,14 @@ static int take_op(struct parser *p, enum op *op)
 	static const struct {
 		const char *w;
 		enum op op;
-	} ops[] = {{"==", OP_EQ}, {"=", OP_EQ},	 {"eq", OP_EQ},	 {"!=", OP_NE},
-		   {"ne", OP_NE}, {"<", OP_LT},	 {"lt", OP_LT},	 {"<=", OP_LE},
-		   {"le", OP_LE}, {">", OP_GT},	 {"gt", OP_GT},	 {">=", OP_GE},
-		   {"ge", OP_GE}, {"contains", OP_CONTAINS}, {"matches", OP_MATCHES},
-		   {"~", OP_MATCHES}};
+	} ops[] = {{"==", OP_EQ},           {"=", OP_EQ},
+		   {"eq", OP_EQ},           {"!=", OP_NE},
+		   {"ne", OP_NE},           {"<", OP_LT},
+		   {"lt", OP_LT},           {"<=", OP_LE},
+		   {"le", OP_LE},           {">", OP_GT},
+		   {"gt", OP_GT},           {">=", OP_GE},
+		   {"ge", OP_GE},           {"contains", OP_CONTAINS},
+		   {"matches", OP_MATCHES}, {"~", OP_MATCHES}};
 
 	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++)
 		if (is(p, ops[k].w)) {
@@ -624,8 +629,8 @@ static struct node *primary(struct parser *p)
 			return NULL;
 		if (p->t != T_RP) {
 			node_free(n);
-			fail(p, p->t == T_END ? at : p->start, p->t == T_END ? "'(' not closed"
-									 : "')' expected here");
+			fail(p, p->t == T_END ? at : p->start,
+			     p->t == T_END ? "'(' not closed" : "')' expected here");
 			return NULL;
 		}
 		if (next(p)) {
@@ -671,8 +676,10 @@ static struct node *primary(struct parser *p)
 			return NULL;
 		}
 	} else if ((p->t == T_WORD && !is(p, "and") && !is(p, "or")) || p->t == T_STRING) {
-		fail(p, p->start, "an operator expected after %s (==, !=, <, >, contains, matches, "
-				  "and, or)", f->name);
+		fail(p, p->start,
+		     "an operator expected after %s (==, !=, <, >, contains, matches, "
+		     "and, or)",
+		     f->name);
 		node_free(n);
 		return NULL;
 	}
@@ -780,8 +787,7 @@ const char *mt_filter_fields(void)
 	if (!names[0])
 		for (size_t k = 0; k < NFIELDS; k++) {
 			size_t len = strlen(names);
-			snprintf(names + len, sizeof(names) - len, "%s%s", k ? ", " : "",
-				 fields[k].name);
+			snprintf(names + len, sizeof(names) - len, "%s%s", k ? ", " : "", fields[k].name);
 		}
 	return names;
 }
@@ -799,8 +805,8 @@ static void put_sql(const char *sql, const char *alias, struct mt_buf *out)
 }
 
 /* The field's value (gated: NULL where its gate does not hold). ungated: without the gate. */
-static void field_sql_gated(const struct field *f, const char *alias, int http, int wall,
-			    int ungated, struct mt_buf *out)
+static void field_sql_gated(const struct field *f, const char *alias, int http, int wall, int ungated,
+			    struct mt_buf *out)
 {
 	if (f->v4 && !http) {
 		mt_buf_puts(out, f->type == FT_BOOL ? "0" : "NULL");
@@ -821,14 +827,13 @@ static void field_sql_gated(const struct field *f, const char *alias, int http, 
 	put_sql(f->sql, alias, out);
 }
 
-static void field_sql(const struct field *f, const char *alias, int http, int wall,
-		      struct mt_buf *out)
+static void field_sql(const struct field *f, const char *alias, int http, int wall, struct mt_buf *out)
 {
 	field_sql_gated(f, alias, http, wall, 0, out);
 }
 
-static void node_sql(const struct mt_filter *f, const struct node *n, const char *alias,
-		     int base, int http, struct mt_buf *out);
+static void node_sql(const struct mt_filter *f, const struct node *n, const char *alias, int base, int http,
+		     struct mt_buf *out);
 
 /*
  * Can a value the field equals or holds be looked for in the message's bytes
@@ -856,8 +861,8 @@ static int raw_prefilter(const struct mt_filter *f, const struct node *n)
 }
 
 /* A field's test (N_HAS or N_CMP) on the row named alias, its own value. */
-static void cond_sql(const struct mt_filter *f, const struct node *n, const char *alias,
-		     int base, int http, struct mt_buf *out)
+static void cond_sql(const struct mt_filter *f, const struct node *n, const char *alias, int base, int http,
+		     struct mt_buf *out)
 {
 	static const char *const cmp[] = {"=", "IS NOT", "<", "<=", ">", ">="};
 
@@ -870,8 +875,7 @@ static void cond_sql(const struct mt_filter *f, const struct node *n, const char
 			put_sql(n->f->gate, alias, out);
 			mt_buf_puts(out, " THEN ");
 		}
-		mt_buf_printf(out, "(CASE WHEN mcptap_has(%s.raw, ?%d) THEN ", alias,
-			      base + n->param + 1);
+		mt_buf_printf(out, "(CASE WHEN mcptap_has(%s.raw, ?%d) THEN ", alias, base + n->param + 1);
 		if (n->op == OP_CONTAINS) {
 			mt_buf_puts(out, "instr(");
 			field_sql_gated(n->f, alias, http, 0, 1, out);
@@ -905,8 +909,8 @@ static void cond_sql(const struct mt_filter *f, const struct node *n, const char
 }
 
 /* The terms of a chain of t (OR or AND), without parentheses between them. */
-static void chain_sql(const struct mt_filter *f, const struct node *n, enum node_type t,
-		      const char *alias, int base, int http, struct mt_buf *out)
+static void chain_sql(const struct mt_filter *f, const struct node *n, enum node_type t, const char *alias,
+		      int base, int http, struct mt_buf *out)
 {
 	if (n->type != t) {
 		node_sql(f, n, alias, base, http, out);
@@ -917,8 +921,8 @@ static void chain_sql(const struct mt_filter *f, const struct node *n, enum node
 	chain_sql(f, n->b, t, alias, base, http, out);
 }
 
-static void node_sql(const struct mt_filter *f, const struct node *n, const char *alias,
-		     int base, int http, struct mt_buf *out)
+static void node_sql(const struct mt_filter *f, const struct node *n, const char *alias, int base, int http,
+		     struct mt_buf *out)
 {
 	switch (n->type) {
 	case N_OR:
@@ -949,15 +953,15 @@ static void node_sql(const struct mt_filter *f, const struct node *n, const char
 		cond_sql(f, n, alias, base, http, out);
 		mt_buf_puts(out, "), (SELECT ");
 		cond_sql(f, n, "fq", base, http, out);
-		mt_buf_printf(out, " FROM message fq WHERE fq.session = %s.session AND fq.seq = %s"
+		mt_buf_printf(out,
+			      " FROM message fq WHERE fq.session = %s.session AND fq.seq = %s"
 			      ".request_seq AND fq.kind = 'request'))",
 			      alias, alias);
 		break;
 	}
 }
 
-void mt_filter_sql(const struct mt_filter *f, const char *alias, int base, int http,
-		   struct mt_buf *out)
+void mt_filter_sql(const struct mt_filter *f, const char *alias, int base, int http, struct mt_buf *out)
 {
 	node_sql(f, f->root, alias, base, http, out);
 }
@@ -977,8 +981,7 @@ void mt_filter_bind(const struct mt_filter *f, void *stmtp, int base)
 			sqlite3_bind_double(s, n, v->r);
 	}
 	for (size_t i = 0; i < f->nlists; i++)
-		sqlite3_bind_pointer(s, base + (int)(f->nparams + i) + 1, &f->sets[i], "mcptap_seqset",
-				     NULL);
+		sqlite3_bind_pointer(s, base + (int)(f->nparams + i) + 1, &f->sets[i], "mcptap_seqset", NULL);
 }
 
 void mt_filter_session(struct mt_filter *f, int64_t session)
@@ -1163,8 +1166,8 @@ static void sql_error(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		return;
 	}
 	if (mt_json_member(c.result, "content", &content) == 1 &&
-	    mt_json_next_element(content, &pos, &first) == 1 &&
-	    mt_json_member(first, "text", &v) == 1 && v.n && v.p[0] == '"') {
+	    mt_json_next_element(content, &pos, &first) == 1 && mt_json_member(first, "text", &v) == 1 &&
+	    v.n && v.p[0] == '"') {
 		result_string(ctx, v);
 		return;
 	}
@@ -1243,6 +1246,6 @@ void mt_filter_register(void *dbp)
 	sqlite3_create_function(db, "mcptap_error", 2, flags, NULL, sql_error, NULL, NULL);
 	sqlite3_create_function(db, "mcptap_has", 2, flags, NULL, sql_has, NULL, NULL);
 	/* (Not deterministic: they keep and read what a scan noted.) */
-	sqlite3_create_function(db, "mcptap_pair", 5, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, sql_pair,
-				NULL, NULL);
+	sqlite3_create_function(db, "mcptap_pair", 5, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, sql_pair, NULL,
+				NULL);
 }

@@ -38,8 +38,7 @@ void mt_filter_free(struct mt_filter *f);
  * http: the file has the http_exchange table (without it, status and path
  * are NULL).
  */
-void mt_filter_sql(const struct mt_filter *f, const char *alias, int base, int http,
-		   struct mt_buf *out);
+void mt_filter_sql(const struct mt_filter *f, const char *alias, int base, int http, struct mt_buf *out);
 /*
  * The SQL of a filter with a request-given field (method, tool, prompt, uri)
  * also uses a set per such test, bound after the literals, where a scan

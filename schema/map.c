@@ -13,7 +13,7 @@
 
 /* 48 bytes: the low 32 bits of the hash are enough to place and compare by. */
 struct mt_map_slot {
-	char *key;      /* NULL: empty; TOMBSTONE: removed; else inl or owned memory */
+	char *key; /* NULL: empty; TOMBSTONE: removed; else inl or owned memory */
 	size_t n;
 	int64_t value;
 	uint32_t hash;

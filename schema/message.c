@@ -188,10 +188,10 @@ void mt_printable_append(struct mt_buf *b, const char *s, size_t n)
 			i++;
 			continue;
 		}
-		unsigned cp = seq == 2 ? ((p[i] & 0x1Fu) << 6) | (p[i + 1] & 0x3Fu)
-			    : seq == 3 ? ((p[i] & 0x0Fu) << 12) | ((p[i + 1] & 0x3Fu) << 6) |
-					 (p[i + 2] & 0x3Fu)
-				       : 0x10000;
+		unsigned cp =
+			seq == 2   ? ((p[i] & 0x1Fu) << 6) | (p[i + 1] & 0x3Fu)
+			: seq == 3 ? ((p[i] & 0x0Fu) << 12) | ((p[i + 1] & 0x3Fu) << 6) | (p[i + 2] & 0x3Fu)
+				   : 0x10000;
 		if ((cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
 		    (cp >= 0x2066 && cp <= 0x2069))
 			mt_buf_printf(b, "\\u%04X", cp);
@@ -215,8 +215,8 @@ const char *mt_printable(struct mt_buf *scratch, const char *s)
  * Validate a string starting at the opening quote. Returns the byte after the
  * closing quote, or NULL with *why set. *escaped is set when it holds a '\'.
  */
-static const unsigned char *scan_string(const unsigned char *p, const unsigned char *end,
-					const char **why, int *escaped)
+static const unsigned char *scan_string(const unsigned char *p, const unsigned char *end, const char **why,
+					int *escaped)
 {
 	p++; /* the opening quote */
 	for (;;) {
@@ -253,7 +253,8 @@ static const unsigned char *scan_string(const unsigned char *p, const unsigned c
 					return NULL;
 				}
 				if (u >= 0xD800 && u <= 0xDBFF) {
-					long lo = (end - p >= 6 && p[0] == '\\' && p[1] == 'u') ? hex4(p + 2) : -1;
+					long lo = (end - p >= 6 && p[0] == '\\' && p[1] == 'u') ? hex4(p + 2)
+												: -1;
 					if (lo < 0xDC00 || lo > 0xDFFF) {
 						*why = "lone high surrogate in \\u escape";
 						return NULL;
@@ -286,8 +287,7 @@ static const unsigned char *scan_digits(const unsigned char *p, const unsigned c
 	return p;
 }
 
-static const unsigned char *scan_number(const unsigned char *p, const unsigned char *end,
-					const char **why)
+static const unsigned char *scan_number(const unsigned char *p, const unsigned char *end, const char **why)
 {
 	const unsigned char *q;
 
@@ -327,8 +327,7 @@ static const unsigned char *scan_number(const unsigned char *p, const unsigned c
 	return p;
 }
 
-static const unsigned char *scan_literal(const unsigned char *p, const unsigned char *end,
-					 const char **why)
+static const unsigned char *scan_literal(const unsigned char *p, const unsigned char *end, const char **why)
 {
 	static const char *const lits[] = {"true", "false", "null"};
 
@@ -368,20 +367,16 @@ static enum topkey which_key(struct mt_span tok, int escaped)
 	}
 	/* Unescaped: the token's length picks the candidates (quotes included). */
 	switch (tok.n) {
-	case 4:
-		return memcmp(tok.p, "\"id\"", 4) == 0 ? K_ID : K_OTHER;
-	case 7:
-		return memcmp(tok.p, "\"error\"", 7) == 0 ? K_ERROR : K_OTHER;
+	case 4: return memcmp(tok.p, "\"id\"", 4) == 0 ? K_ID : K_OTHER;
+	case 7: return memcmp(tok.p, "\"error\"", 7) == 0 ? K_ERROR : K_OTHER;
 	case 8:
 		if (memcmp(tok.p, "\"method\"", 8) == 0)
 			return K_METHOD;
 		if (memcmp(tok.p, "\"result\"", 8) == 0)
 			return K_RESULT;
 		return memcmp(tok.p, "\"params\"", 8) == 0 ? K_PARAMS : K_OTHER;
-	case 9:
-		return memcmp(tok.p, "\"jsonrpc\"", 9) == 0 ? K_JSONRPC : K_OTHER;
-	default:
-		return K_OTHER;
+	case 9: return memcmp(tok.p, "\"jsonrpc\"", 9) == 0 ? K_JSONRPC : K_OTHER;
+	default: return K_OTHER;
 	}
 }
 
@@ -405,8 +400,7 @@ static const char *skip_string(const char *p, const char *end);
 
 /* A string known to be valid: its end by memchr, and, when escaped is not
  * NULL, whether it has escapes. */
-static const unsigned char *skip_trusted(const unsigned char *p, const unsigned char *end,
-					 int *escaped)
+static const unsigned char *skip_trusted(const unsigned char *p, const unsigned char *end, int *escaped)
 {
 	const unsigned char *q = (const unsigned char *)skip_string((const char *)p, (const char *)end);
 
@@ -468,8 +462,17 @@ value:
 		p = sc->trusted ? skip_trusted(p, end, depth > 1 ? NULL : &escaped)
 				: scan_string(p, end, &why, &escaped);
 		break;
-	case '-': case '0': case '1': case '2': case '3': case '4':
-	case '5': case '6': case '7': case '8': case '9': {
+	case '-':
+	case '0':
+	case '1':
+	case '2':
+	case '3':
+	case '4':
+	case '5':
+	case '6':
+	case '7':
+	case '8':
+	case '9': {
 		const unsigned char *n0 = p;
 		p = scan_number(p, end, &why);
 		/* (Only a long number can be beyond a parser's int64 or double.) */
@@ -478,9 +481,7 @@ value:
 			sc->odd_number = 1;
 		break;
 	}
-	default:
-		p = scan_literal(p, end, &why);
-		break;
+	default: p = scan_literal(p, end, &why); break;
 	}
 	if (!p)
 		goto out;
@@ -596,20 +597,23 @@ static const char *skip_value(const char *p, const char *end)
 		if (p >= end)
 			return end;
 		switch (*p) {
-		case '"':
-			p = skip_string(p, end);
-			break;
-		case '{': case '[':
+		case '"': p = skip_string(p, end); break;
+		case '{':
+		case '[':
 			depth++;
 			p++;
 			break;
-		case '}': case ']':
+		case '}':
+		case ']':
 			depth--;
 			p++;
 			break;
-		case ',': case ':': case ' ': case '\t': case '\r': case '\n':
-			p++;
-			break;
+		case ',':
+		case ':':
+		case ' ':
+		case '\t':
+		case '\r':
+		case '\n': p++; break;
 		default:
 			while (p < end && !scalar_end[(unsigned char)*p])
 				p++;
@@ -840,13 +844,16 @@ void mt_json_pretty(const char *p, size_t n, struct mt_buf *out)
 		}
 		i++;
 		switch (ch) {
-		case ' ': case '\t': case '\n': case '\r':
-			break;
+		case ' ':
+		case '\t':
+		case '\n':
+		case '\r': break;
 		case '"':
 			mt_buf_putc(out, '"');
 			in_string = 1;
 			break;
-		case '{': case '[': {
+		case '{':
+		case '[': {
 			/* An empty one stays on its line: {} and []. */
 			size_t j = i;
 			while (j < n && (p[j] == ' ' || p[j] == '\t' || p[j] == '\n' || p[j] == '\r'))
@@ -861,7 +868,8 @@ void mt_json_pretty(const char *p, size_t n, struct mt_buf *out)
 			indent(out, ++depth);
 			break;
 		}
-		case '}': case ']':
+		case '}':
+		case ']':
 			indent(out, depth > 0 ? --depth : 0);
 			mt_buf_putc(out, ch);
 			break;
@@ -869,11 +877,8 @@ void mt_json_pretty(const char *p, size_t n, struct mt_buf *out)
 			mt_buf_putc(out, ',');
 			indent(out, depth);
 			break;
-		case ':':
-			mt_buf_puts(out, ": ");
-			break;
-		default:
-			mt_buf_putc(out, ch);
+		case ':': mt_buf_puts(out, ": "); break;
+		default: mt_buf_putc(out, ch);
 		}
 	}
 }
@@ -966,8 +971,7 @@ static void look_inside(const struct scan *sc, struct mt_class *out)
 	if (result.n && result.p[0] == '{' && mt_json_member(result, "_meta", &meta) == 1)
 		out->has_meta = 1;
 	out->token_type = token_type(out->progress_token);
-	if (out->token_type == MT_ID_NULL || (out->progress_token.n &&
-					      out->token_type == MT_ID_NONE)) {
+	if (out->token_type == MT_ID_NULL || (out->progress_token.n && out->token_type == MT_ID_NONE)) {
 		/* A token that is neither a string nor a number is kept as its text. */
 		out->token_type = MT_ID_STRING;
 	}
@@ -1009,7 +1013,7 @@ static enum mt_kind classify(const char *buf, size_t len, struct mt_class *out, 
 	if (!v.n)
 		return not_rpc(out, "no \"jsonrpc\" member");
 	if (v.p[0] != '"' || !(sc.top_escaped[K_JSONRPC] ? string_eq(v, "2.0", 1)
-						       : v.n == 5 && memcmp(v.p, "\"2.0\"", 5) == 0))
+							 : v.n == 5 && memcmp(v.p, "\"2.0\"", 5) == 0))
 		return not_rpc(out, "\"jsonrpc\" is not \"2.0\"");
 	if (sc.top[K_ID].n) {
 		out->id = sc.top[K_ID];

@@ -44,24 +44,24 @@ struct mt_span {
 struct mt_class {
 	enum mt_kind kind;
 	enum mt_idtype idtype;
-	struct mt_span id;           /* the id's JSON token (strings keep their quotes) */
-	struct mt_span method;       /* the method's JSON string token, quotes included */
+	struct mt_span id;     /* the id's JSON token (strings keep their quotes) */
+	struct mt_span method; /* the method's JSON string token, quotes included */
 	int has_error_code;
-	int64_t error_code;          /* error.code when it is an integer */
-	enum mt_idtype token_type;   /* progress token: MT_ID_NONE when absent */
+	int64_t error_code;        /* error.code when it is an integer */
+	enum mt_idtype token_type; /* progress token: MT_ID_NONE when absent */
 	struct mt_span progress_token;
-	int has_meta;                /* params._meta or result._meta present */
-	int meta_anywhere;           /* a "_meta" member at any depth */
-	struct mt_span params;       /* the top-level params / result values, when present */
+	int has_meta;          /* params._meta or result._meta present */
+	int meta_anywhere;     /* a "_meta" member at any depth */
+	struct mt_span params; /* the top-level params / result values, when present */
 	struct mt_span result;
-	size_t batch_size;           /* MT_BATCH: number of elements */
-	size_t max_depth;            /* JSON: the deepest nesting of objects and arrays */
-	int maybe_beyond;            /* JSON: a number of 19 characters or more, or with an
-				      * exponent, or a member name holding \u0000: what a
-				      * JSON parser may not read (an integer beyond int64, a
-				      * number beyond a double, a NUL in a key) */
-	size_t error_offset;         /* MT_INVALID: byte offset of the first error */
-	const char *error;           /* MT_INVALID / MT_NOTJSONRPC: why (static text) */
+	size_t batch_size;   /* MT_BATCH: number of elements */
+	size_t max_depth;    /* JSON: the deepest nesting of objects and arrays */
+	int maybe_beyond;    /* JSON: a number of 19 characters or more, or with an
+			      * exponent, or a member name holding \u0000: what a
+			      * JSON parser may not read (an integer beyond int64, a
+			      * number beyond a double, a NUL in a key) */
+	size_t error_offset; /* MT_INVALID: byte offset of the first error */
+	const char *error;   /* MT_INVALID / MT_NOTJSONRPC: why (static text) */
 };
 
 /*

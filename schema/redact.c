@@ -19,23 +19,33 @@
 
 struct mt_redact {
 	unsigned char key[16];
-	char **names;   /* user member names, normalized */
+	char **names; /* user member names, normalized */
 	size_t nnames;
-	char **paths;   /* user JSON paths */
+	char **paths; /* user JSON paths */
 	size_t npaths;
-	regex_t *res;   /* user value patterns */
+	regex_t *res; /* user value patterns */
 	size_t nres;
 };
 
 /* ---- the keyed hash ---- */
 
 #define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND                                                                            \
-	do {                                                                                \
-		v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32);                   \
-		v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2;                                      \
-		v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0;                                      \
-		v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32);                   \
+#define SIPROUND                   \
+	do {                       \
+		v0 += v1;          \
+		v1 = ROTL(v1, 13); \
+		v1 ^= v0;          \
+		v0 = ROTL(v0, 32); \
+		v2 += v3;          \
+		v3 = ROTL(v3, 16); \
+		v3 ^= v2;          \
+		v0 += v3;          \
+		v3 = ROTL(v3, 21); \
+		v3 ^= v0;          \
+		v2 += v1;          \
+		v1 = ROTL(v1, 17); \
+		v1 ^= v2;          \
+		v2 = ROTL(v2, 32); \
 	} while (0)
 
 static uint64_t le64(const unsigned char *p)
@@ -167,14 +177,17 @@ int mt_redact_add_path(struct mt_redact *r, const char *path, struct mt_err *err
 	const char *p = path;
 
 	if (!*p || *p == '.' || *p == '[')
-		return mt_err_set(err, "--redact-path '%s': a path starts with a member name "
-				  "(params.arguments.token)", path);
+		return mt_err_set(err,
+				  "--redact-path '%s': a path starts with a member name "
+				  "(params.arguments.token)",
+				  path);
 	/* Segments: names (or *) after dots, [N] or [*] after anything. */
 	while (*p) {
 		if (*p == '[') {
 			const char *q = strchr(p, ']');
-			if (!q || q == p + 1 || (strspn(p + 1, "0123456789") != (size_t)(q - p - 1) &&
-						 !(q == p + 2 && p[1] == '*')))
+			if (!q || q == p + 1 ||
+			    (strspn(p + 1, "0123456789") != (size_t)(q - p - 1) &&
+			     !(q == p + 2 && p[1] == '*')))
 				return mt_err_set(err, "--redact-path '%s': a [ ] holds an index or *", path);
 			p = q + 1;
 		} else if (*p == '.') {
@@ -261,8 +274,7 @@ int mt_redact_load_key(unsigned char key[16], struct mt_err *err)
 		 * once end with the same key. */
 		char *tmp = mt_asprintf("%s.%ld", path, (long)getpid());
 		int fd = -1;
-		if (make_dirs(path) == 0 &&
-		    (fd = mt_open_private(tmp, O_EXCL)) >= 0 &&
+		if (make_dirs(path) == 0 && (fd = mt_open_private(tmp, O_EXCL)) >= 0 &&
 		    write(fd, key, 16) == 16 && fsync(fd) == 0 && close(fd) == 0) {
 			fd = -1;
 			if (link(tmp, path) == 0 || errno == EEXIST)
@@ -295,7 +307,10 @@ struct word {
 	const char *s;
 	size_t n;
 };
-#define WORD(w) {w, sizeof(w) - 1}
+#define WORD(w)                  \
+	{                        \
+		w, sizeof(w) - 1 \
+	}
 
 /* Is s (n bytes) one of the words? */
 static int is_word(const struct word *v, size_t nv, const char *s, size_t n)
@@ -336,23 +351,47 @@ static int ends_with_word(const struct word *v, size_t nv, const char *s, size_t
 static int cred_name(const struct mt_redact *r, const char *name, size_t n, enum name_use use)
 {
 	static const struct word exact[] = {
-		WORD("apikey"), WORD("xapikey"), WORD("token"), WORD("accesstoken"),
-		WORD("refreshtoken"), WORD("idtoken"), WORD("authtoken"), WORD("bearertoken"),
-		WORD("sessiontoken"), WORD("csrftoken"), WORD("xsrftoken"), WORD("xauthtoken"),
-		WORD("apitoken"), WORD("password"), WORD("passwd"), WORD("passphrase"),
-		WORD("secret"), WORD("clientsecret"), WORD("apisecret"), WORD("secretkey"),
-		WORD("privatekey"), WORD("accesskey"), WORD("secretaccesskey"), WORD("authorization"),
-		WORD("proxyauthorization"), WORD("cookie"), WORD("setcookie"), WORD("credentials"),
-		WORD("credential"), WORD("auth"), WORD("pat"), WORD("personalaccesstoken"),
+		WORD("apikey"),
+		WORD("xapikey"),
+		WORD("token"),
+		WORD("accesstoken"),
+		WORD("refreshtoken"),
+		WORD("idtoken"),
+		WORD("authtoken"),
+		WORD("bearertoken"),
+		WORD("sessiontoken"),
+		WORD("csrftoken"),
+		WORD("xsrftoken"),
+		WORD("xauthtoken"),
+		WORD("apitoken"),
+		WORD("password"),
+		WORD("passwd"),
+		WORD("passphrase"),
+		WORD("secret"),
+		WORD("clientsecret"),
+		WORD("apisecret"),
+		WORD("secretkey"),
+		WORD("privatekey"),
+		WORD("accesskey"),
+		WORD("secretaccesskey"),
+		WORD("authorization"),
+		WORD("proxyauthorization"),
+		WORD("cookie"),
+		WORD("setcookie"),
+		WORD("credentials"),
+		WORD("credential"),
+		WORD("auth"),
+		WORD("pat"),
+		WORD("personalaccesstoken"),
 	};
 	static const struct word suffixes[] = {
-		WORD("token"), WORD("apikey"), WORD("secret"), WORD("password"),
+		WORD("token"),  WORD("apikey"),     WORD("secret"),    WORD("password"),
 		WORD("passwd"), WORD("privatekey"), WORD("accesskey"), WORD("secretkey"),
 	};
 	/* Paging and progress tokens are not credentials. */
 	static const struct word paging[] = {
-		WORD("progress"), WORD("page"), WORD("next"), WORD("cursor"),
-		WORD("continuation"), WORD("max"), WORD("count"),
+		WORD("progress"),     WORD("page"), WORD("next"),  WORD("cursor"),
+		WORD("continuation"), WORD("max"),  WORD("count"),
 	};
 	char s[128];
 	size_t k;
@@ -377,9 +416,9 @@ static int cred_name(const struct mt_redact *r, const char *name, size_t n, enum
 	if (ends_with_word(suffixes, NWORDS(suffixes), s, k))
 		return 1;
 	/* DB_PASS, DB_PWD, STRIPE_KEY, GITHUB_PAT; not PWD (the working directory) nor BYPASS. */
-	if (use == USE_ENV && (ends_with(name, n, "_KEY") || ends_with(name, n, "_PASS") ||
-			       ends_with(name, n, "_PWD") || ends_with(name, n, "_PAT") ||
-			       ends_with(name, n, "_KEYS") || !strcmp(s, "key")))
+	if (use == USE_ENV &&
+	    (ends_with(name, n, "_KEY") || ends_with(name, n, "_PASS") || ends_with(name, n, "_PWD") ||
+	     ends_with(name, n, "_PAT") || ends_with(name, n, "_KEYS") || !strcmp(s, "key")))
 		return 1;
 	return 0;
 }
@@ -428,16 +467,16 @@ static enum http_cred http_name(const struct mt_redact *r, const char *name, siz
 	};
 	static const struct word schemes[] = {WORD("authorization"), WORD("authentication")};
 	static const struct word suffixes[] = {
-		WORD("signature"), WORD("credential"), WORD("credentials"),
-		WORD("authkey"), WORD("appkey"), WORD("applicationkey"),
+		WORD("signature"),       WORD("credential"),   WORD("credentials"),
+		WORD("authkey"),         WORD("appkey"),       WORD("applicationkey"),
 		WORD("subscriptionkey"), WORD("functionskey"), WORD("masterkey"),
 	};
 	char s[128];
 	size_t k;
 
 	/* (A version number after the name: X-Hub-Signature-256, key2.) */
-	while (n && ((name[n - 1] >= '0' && name[n - 1] <= '9') || name[n - 1] == '-' ||
-		     name[n - 1] == '_' || name[n - 1] == '.'))
+	while (n && ((name[n - 1] >= '0' && name[n - 1] <= '9') || name[n - 1] == '-' || name[n - 1] == '_' ||
+		     name[n - 1] == '.'))
 		n--;
 	if (!n || n >= sizeof(s))
 		return HTTP_PLAIN;
@@ -514,8 +553,7 @@ static char *marker_of(const struct mt_redact *r, const char *s, size_t n)
 }
 
 /* Redact p[start, end): a marker of those bytes (a marker already there stays). */
-static void redact_span(const struct mt_redact *r, const char *p, size_t start, size_t end,
-			struct edits *e)
+static void redact_span(const struct mt_redact *r, const char *p, size_t start, size_t end, struct edits *e)
 {
 	if (end <= start || mt_redact_is_marker(p + start, end - start))
 		return;
@@ -589,8 +627,9 @@ static size_t key_format(const char *p, size_t n, size_t i)
 			return 6 + k;
 		break;
 	case 'x':
-		if (n - i >= 5 && p[i + 1] == 'o' && p[i + 2] == 'x' && p[i + 3] && strchr("abprs", p[i + 3]) &&
-		    p[i + 4] == '-' && (k = run_of(p, n, i + 5, ALNUM "-")) >= 10)
+		if (n - i >= 5 && p[i + 1] == 'o' && p[i + 2] == 'x' && p[i + 3] &&
+		    strchr("abprs", p[i + 3]) && p[i + 4] == '-' &&
+		    (k = run_of(p, n, i + 5, ALNUM "-")) >= 10)
 			return 5 + k;
 		break;
 	case 'A':
@@ -636,8 +675,7 @@ static size_t key_format(const char *p, size_t n, size_t i)
 		}
 		return n - i;
 	}
-	default:
-		break;
+	default: break;
 	}
 	return 0;
 }
@@ -659,8 +697,7 @@ static int value_after(const char *p, size_t n, size_t i, int to_eol, size_t *s,
 		*e = j < n ? j : n;
 	} else {
 		size_t j = i;
-		while (j < n && p[j] != '\n' && p[j] != '\r' &&
-		       (to_eol || !strchr(" \t\"',;&)}]>", p[j])))
+		while (j < n && p[j] != '\n' && p[j] != '\r' && (to_eol || !strchr(" \t\"',;&)}]>", p[j])))
 			j++;
 		while (to_eol && j > i && (p[j - 1] == ' ' || p[j - 1] == '\t'))
 			j--;
@@ -755,8 +792,8 @@ static void merge_spans(const struct mt_redact *r, const char *p, size_t n, stru
 		const char *m = mt_redact_find_marker(p, n);
 		int dropped = 0;
 		for (; m && !dropped; m = mt_redact_find_marker(m + 1, n - (size_t)(m + 1 - p)))
-			dropped = x->start < (size_t)(m - p) + MT_REDACT_MARKER_LEN &&
-				  (size_t)(m - p) < x->end;
+			dropped =
+				x->start < (size_t)(m - p) + MT_REDACT_MARKER_LEN && (size_t)(m - p) < x->end;
 		if (dropped) {
 			free(x->text);
 			continue;
@@ -779,7 +816,8 @@ static void merge_spans(const struct mt_redact *r, const char *p, size_t n, stru
 /* The passwords of URLs with one (scheme://user:password@host), into e. */
 static void url_passwords(const struct mt_redact *r, const char *p, size_t n, struct edits *e)
 {
-	for (const char *q = memmem(p, n, "://", 3); q; q = memmem(q + 3, n - (size_t)(q + 3 - p), "://", 3)) {
+	for (const char *q = memmem(p, n, "://", 3); q;
+	     q = memmem(q + 3, n - (size_t)(q + 3 - p), "://", 3)) {
 		size_t a = (size_t)(q + 3 - p), end = a, colon = 0, at = 0;
 		while (end < n && !strchr("/?#\"'<> \t\r\n", p[end]) && p[end])
 			end++;
@@ -795,8 +833,7 @@ static void url_passwords(const struct mt_redact *r, const char *p, size_t n, st
 }
 
 /* Find the text rules' spans in p (n bytes) and add them to e. */
-static void spans(const struct mt_redact *r, const char *p, size_t n, int challenge,
-		  struct edits *e);
+static void spans(const struct mt_redact *r, const char *p, size_t n, int challenge, struct edits *e);
 
 static void text_spans(const struct mt_redact *r, const char *p, size_t n, struct edits *e)
 {
@@ -808,8 +845,7 @@ static void text_spans(const struct mt_redact *r, const char *p, size_t n, struc
  * (WWW-Authenticate): its "Bearer" or "Basic" is a scheme followed by
  * parameters (realm, resource_metadata, ...), not a credential.
  */
-static void spans(const struct mt_redact *r, const char *p, size_t n, int challenge,
-		  struct edits *e)
+static void spans(const struct mt_redact *r, const char *p, size_t n, int challenge, struct edits *e)
 {
 	size_t s, t, first = e->n;
 
@@ -834,7 +870,8 @@ static void spans(const struct mt_redact *r, const char *p, size_t n, int challe
 			if (!word_start(p, i))
 				continue;
 			size_t j = i;
-			while (j < n && (alnum((unsigned char)p[j]) || p[j] == '_' || p[j] == '-' || p[j] == '.'))
+			while (j < n &&
+			       (alnum((unsigned char)p[j]) || p[j] == '_' || p[j] == '-' || p[j] == '.'))
 				j++;
 			if (j == i)
 				continue;
@@ -851,15 +888,13 @@ static void spans(const struct mt_redact *r, const char *p, size_t n, int challe
 			size_t nlen = name_end - i;
 			/* A URL's query parameter (?NAME=VALUE, &NAME=VALUE): its
 			 * name taken as mt_redact_url takes it. */
-			int query = i && (p[i - 1] == '?' || p[i - 1] == '&') && j == name_end &&
-				    p[j] == '=';
+			int query = i && (p[i - 1] == '?' || p[i - 1] == '&') && j == name_end && p[j] == '=';
 			while (nlen && *name == '-') {
 				name++;
 				nlen--;
 			}
 			if (query ? http_name(r, name, nlen) == HTTP_PLAIN
-				  : !cred_name(r, name, nlen,
-					       env_style(name, nlen) ? USE_ENV : USE_MEMBER)) {
+				  : !cred_name(r, name, nlen, env_style(name, nlen) ? USE_ENV : USE_MEMBER)) {
 				i = name_end - 1;
 				continue;
 			}
@@ -879,14 +914,16 @@ static void spans(const struct mt_redact *r, const char *p, size_t n, int challe
 					if (p[q] == '\'' || p[q] == '"')
 						t = q;
 				size_t w0 = s;
-				while (w0 < t && ((p[w0] >= 'a' && p[w0] <= 'z') || (p[w0] >= 'A' && p[w0] <= 'Z')))
+				while (w0 < t &&
+				       ((p[w0] >= 'a' && p[w0] <= 'z') || (p[w0] >= 'A' && p[w0] <= 'Z')))
 					w0++;
 				if (w0 > s && w0 - s <= 20 && w0 < t && (p[w0] == ' ' || p[w0] == '\t')) {
 					s = w0;
 					while (s < t && (p[s] == ' ' || p[s] == '\t'))
 						s++;
 				}
-				if (t - s >= MT_REDACT_MARKER_LEN && mt_redact_is_marker(p + s, MT_REDACT_MARKER_LEN)) {
+				if (t - s >= MT_REDACT_MARKER_LEN &&
+				    mt_redact_is_marker(p + s, MT_REDACT_MARKER_LEN)) {
 					i = t - 1;
 					continue;
 				}
@@ -898,10 +935,13 @@ static void spans(const struct mt_redact *r, const char *p, size_t n, int challe
 			while (v < n && (p[v] == ' ' || p[v] == '\t' || p[v] == '"' || p[v] == '\''))
 				v++;
 			/* Redacted already: a marker, or "Bearer" or "Basic" and a marker. */
-			size_t m = v + (prefix_ci(p, n, v, "bearer") ? 6 : prefix_ci(p, n, v, "basic") ? 5 : 0);
+			size_t m = v + (prefix_ci(p, n, v, "bearer")  ? 6
+					: prefix_ci(p, n, v, "basic") ? 5
+								      : 0);
 			while (m > v && m < n && (p[m] == ' ' || p[m] == '\t'))
 				m++;
-			if (n - m >= MT_REDACT_MARKER_LEN && mt_redact_is_marker(p + m, MT_REDACT_MARKER_LEN)) {
+			if (n - m >= MT_REDACT_MARKER_LEN &&
+			    mt_redact_is_marker(p + m, MT_REDACT_MARKER_LEN)) {
 				i = m + MT_REDACT_MARKER_LEN - 1;
 				continue;
 			}
@@ -921,7 +961,8 @@ static void spans(const struct mt_redact *r, const char *p, size_t n, int challe
 			size_t len = strnlen(p + at, n - at);
 			char *seg = mt_strndup(p + at, len);
 			size_t off = 0;
-			while (off <= len && regexec(&r->res[k], seg + off, 1, &m, off ? REG_NOTBOL : 0) == 0) {
+			while (off <= len &&
+			       regexec(&r->res[k], seg + off, 1, &m, off ? REG_NOTBOL : 0) == 0) {
 				if (m.rm_eo == m.rm_so) {
 					off += (size_t)m.rm_eo + 1;
 					continue;
@@ -954,8 +995,7 @@ int mt_redact_text(const struct mt_redact *r, const char *p, size_t n, struct mt
 	return rc;
 }
 
-int mt_redact_line(const struct mt_redact *r, int *state, const char *p, size_t n,
-		   struct mt_buf *out)
+int mt_redact_line(const struct mt_redact *r, int *state, const char *p, size_t n, struct mt_buf *out)
 {
 	static const char end_mark[] = "-----END ";
 	const char *b, *e;
@@ -1003,7 +1043,7 @@ int mt_redact_line(const struct mt_redact *r, int *state, const char *p, size_t 
 
 struct walk {
 	const struct mt_redact *r;
-	const char *base;  /* the message */
+	const char *base; /* the message */
 	struct edits *e;
 	struct mt_buf path;
 	struct mt_buf tmp;
@@ -1052,9 +1092,14 @@ static void json_quote(const char *s, size_t n, struct mt_buf *out)
 	mt_buf_putc(out, '"');
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
-		const char *esc = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n" :
-				  c == '\r' ? "\\r" : c == '\t' ? "\\t" : c == '\b' ? "\\b" :
-				  c == '\f' ? "\\f" : NULL;
+		const char *esc = c == '"'    ? "\\\""
+				  : c == '\\' ? "\\\\"
+				  : c == '\n' ? "\\n"
+				  : c == '\r' ? "\\r"
+				  : c == '\t' ? "\\t"
+				  : c == '\b' ? "\\b"
+				  : c == '\f' ? "\\f"
+					      : NULL;
 		if (esc) {
 			mt_buf_puts(out, esc);
 		} else if (c < 0x20) {
@@ -1148,9 +1193,7 @@ static void walk_value(struct walk *w, struct mt_span v, int cred, int depth)
 	if (!v.n || depth > WALK_DEPTH)
 		return;
 	switch (v.p[0]) {
-	case '"':
-		walk_string(w, v, cred);
-		break;
+	case '"': walk_string(w, v, cred); break;
 	case '{': {
 		int header = !cred && names_credential(w, v);
 		while (mt_json_next_member(v, &pos, &key, &val) == 1) {
@@ -1337,8 +1380,8 @@ int mt_redact_header(const struct mt_redact *r, const char *name, const char *va
 	} else {
 		char norm[32];
 		normalize(name, strnlen(name, 31), norm, sizeof(norm));
-		spans(r, value, n,
-		      !strcmp(norm, "wwwauthenticate") || !strcmp(norm, "proxyauthenticate"), &e);
+		spans(r, value, n, !strcmp(norm, "wwwauthenticate") || !strcmp(norm, "proxyauthenticate"),
+		      &e);
 	}
 	if (e.n) {
 		apply(value, n, &e, out);

@@ -87,8 +87,7 @@ int mt_redact_text(const struct mt_redact *r, const char *p, size_t n, struct mt
  * stream's start) carries what a line leaves open to the next: the body of a
  * PEM private key, whose lines are each redacted whole up to its END line.
  */
-int mt_redact_line(const struct mt_redact *r, int *state, const char *p, size_t n,
-		   struct mt_buf *out);
+int mt_redact_line(const struct mt_redact *r, int *state, const char *p, size_t n, struct mt_buf *out);
 
 /*
  * A command line, shell-quoted as mt_shell_quote does, with credential

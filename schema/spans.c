@@ -14,8 +14,8 @@
 #include "schema/message.h"
 #include "schema/redact.h"
 
-#define OTLP_OPEN_MAX 100000  /* open requests kept at once (as the tap pairs them) */
-#define OTLP_TEXT_MAX 1024    /* bytes of a tool error's text in its status */
+#define OTLP_OPEN_MAX 100000 /* open requests kept at once (as the tap pairs them) */
+#define OTLP_TEXT_MAX 1024   /* bytes of a tool error's text in its status */
 
 /* The key of the ids' hashes: fixed, so that every export of a file gives the same ids. */
 static const unsigned char id_key[16] = {0x6d, 0x63, 0x70, 0x74, 0x61, 0x70, 0x2d, 0x6f,
@@ -26,47 +26,47 @@ struct req {
 	struct req *prev, *next; /* the open requests, in seq order */
 	char *key;               /* its key in the map (NULL: not in it) */
 	size_t key_len;
-	int64_t seq;             /* its message's seq */
-	int elem;                /* 0, or its place in a batch (from 1) */
-	int c2s;                 /* the client sent it */
-	int64_t t_ns, wall;      /* when it was sent: session ns, wall µs */
+	int64_t seq;        /* its message's seq */
+	int elem;           /* 0, or its place in a batch (from 1) */
+	int c2s;            /* the client sent it */
+	int64_t t_ns, wall; /* when it was sent: session ns, wall µs */
 	char *method;
-	char *id;                /* jsonrpc.request.id: the id's text (NULL: a null id) */
-	char *subject;           /* the tool (tools/call) or prompt (prompts/get) named */
-	char *uri;               /* mcp.resource.uri */
-	char *args;              /* --otlp-content: a tool's arguments, compact JSON */
+	char *id;                   /* jsonrpc.request.id: the id's text (NULL: a null id) */
+	char *subject;              /* the tool (tools/call) or prompt (prompts/get) named */
+	char *uri;                  /* mcp.resource.uri */
+	char *args;                 /* --otlp-content: a tool's arguments, compact JSON */
 	char trace[33], parent[17]; /* a traceparent's trace and parent ids ("": none) */
 	char *tracestate;
 };
 
 /* How a request ended. */
 struct outcome {
-	const char *type;          /* error.type, or NULL: no error */
-	int has_code;              /* rpc.response.status_code: code */
+	const char *type; /* error.type, or NULL: no error */
+	int has_code;     /* rpc.response.status_code: code */
 	int64_t code;
-	char code_text[24];        /* error.type of a JSON-RPC error: its code */
-	const char *msg;           /* the status's message (msg_len bytes), or NULL */
+	char code_text[24]; /* error.type of a JSON-RPC error: its code */
+	const char *msg;    /* the status's message (msg_len bytes), or NULL */
 	size_t msg_len;
-	const char *result;        /* gen_ai.tool.call.result: compact JSON, or NULL */
+	const char *result; /* gen_ai.tool.call.result: compact JSON, or NULL */
 	size_t result_len;
 };
 
 struct mt_spans {
-	struct mt_map open;        /* key -> struct req * */
+	struct mt_map open; /* key -> struct req * */
 	struct req *first, *last;
-	size_t nopen;              /* requests on that list */
-	unsigned spans;            /* MT_SPANS_* */
+	size_t nopen;   /* requests on that list */
+	unsigned spans; /* MT_SPANS_* */
 	int notifications, content;
-	mt_span_fn emit;           /* where a span goes, with ctx */
+	mt_span_fn emit; /* where a span goes, with ctx */
 	void *ctx;
 	/* The session's. */
-	struct mt_buf ident;       /* what its ids hash: the capture's and the session's identity */
-	char trace[33];            /* its trace id */
-	struct mt_buf resource;    /* its resource's JSON object */
-	struct mt_buf common;      /* attributes of all its spans, each after a ',' */
-	struct mt_buf to_server;   /* those of a client request's CLIENT span (server.*) */
-	struct mt_buf to_client;   /* those of its SERVER span (client.*) */
-	int64_t last_t;            /* the latest t_ns seen */
+	struct mt_buf ident;     /* what its ids hash: the capture's and the session's identity */
+	char trace[33];          /* its trace id */
+	struct mt_buf resource;  /* its resource's JSON object */
+	struct mt_buf common;    /* attributes of all its spans, each after a ',' */
+	struct mt_buf to_server; /* those of a client request's CLIENT span (server.*) */
+	struct mt_buf to_client; /* those of its SERVER span (client.*) */
+	int64_t last_t;          /* the latest t_ns seen */
 	/* Scratch: what is read, keys and hashes, a span, its attributes and name, the
 	 * text of put_str, an outcome's message and result, a parsed address. */
 	struct mt_buf text, key, span, attrs, name, lossy, msg, result, url;
@@ -135,8 +135,7 @@ static const char *member_str(struct mt_span obj, const char *key, struct mt_buf
 {
 	struct mt_span v;
 
-	if (!obj.p || mt_json_member(obj, key, &v) != 1 || !v.n || v.p[0] != '"' ||
-	    mt_json_string(v, out))
+	if (!obj.p || mt_json_member(obj, key, &v) != 1 || !v.n || v.p[0] != '"' || mt_json_string(v, out))
 		return NULL;
 	return out->data ? out->data : "";
 }
@@ -167,13 +166,12 @@ static int all_zeros(const char *s, size_t n)
  */
 static void read_traceparent(struct req *r, const char *s, size_t n)
 {
-	if (n < 55 || s[2] != '-' || s[35] != '-' || s[52] != '-' || !is_hex(s, 2) ||
-	    !memcmp(s, "ff", 2) || !is_hex(s + 53, 2))
+	if (n < 55 || s[2] != '-' || s[35] != '-' || s[52] != '-' || !is_hex(s, 2) || !memcmp(s, "ff", 2) ||
+	    !is_hex(s + 53, 2))
 		return;
 	if (n > 55 && (!memcmp(s, "00", 2) || s[55] != '-'))
 		return;
-	if (!is_hex(s + 3, 32) || all_zeros(s + 3, 32) || !is_hex(s + 36, 16) ||
-	    all_zeros(s + 36, 16))
+	if (!is_hex(s + 3, 32) || all_zeros(s + 3, 32) || !is_hex(s + 36, 16) || all_zeros(s + 36, 16))
 		return;
 	memcpy(r->trace, s + 3, 32);
 	r->trace[32] = '\0';
@@ -271,9 +269,8 @@ static void span_id(struct mt_spans *o, const struct req *r, char side, char out
  * One span of r, kind 3 (CLIENT: the sender's) or 2 (SERVER: the receiver's),
  * with its id and parent (NULL: none), from start to end (ns since the epoch).
  */
-static int write_span(struct mt_spans *o, const struct req *r, int kind,
-		      const char *id, const char *parent, int64_t start, int64_t end,
-		      const struct outcome *oc)
+static int write_span(struct mt_spans *o, const struct req *r, int kind, const char *id, const char *parent,
+		      int64_t start, int64_t end, const struct outcome *oc)
 {
 	struct mt_buf *b = &o->span, *a = &o->attrs;
 	int tool = !strcmp(r->method, "tools/call");
@@ -299,8 +296,8 @@ static int write_span(struct mt_spans *o, const struct req *r, int kind,
 	}
 	mt_buf_puts(b, ",\"name\":");
 	put_str(o, b, o->name.data, o->name.len);
-	mt_buf_printf(b, ",\"kind\":%d,\"startTimeUnixNano\":\"%lld\",\"endTimeUnixNano\":\"%lld\"",
-		      kind, (long long)start, (long long)end);
+	mt_buf_printf(b, ",\"kind\":%d,\"startTimeUnixNano\":\"%lld\",\"endTimeUnixNano\":\"%lld\"", kind,
+		      (long long)start, (long long)end);
 	/* The attributes, each after a ',' (the first one's left out). */
 	mt_buf_reset(a);
 	attr_cstr(o, a, "mcp.method.name", r->method);
@@ -344,8 +341,7 @@ static int write_span(struct mt_spans *o, const struct req *r, int kind,
  * a request that succeeded): the CLIENT span, the SERVER span, or both, the
  * SERVER span then the CLIENT span's child.
  */
-static int write_spans(struct mt_spans *o, const struct req *r, int64_t end_t,
-		       const struct outcome *oc)
+static int write_spans(struct mt_spans *o, const struct req *r, int64_t end_t, const struct outcome *oc)
 {
 	char cid[17], sid[17];
 	/* (Kept within int64 whatever the file says: it is untrusted.) */
@@ -516,8 +512,8 @@ static const char *first_text(struct mt_spans *o, struct mt_span result, size_t 
 }
 
 /* How the answer c (to r) ended it, into oc (its strings in o's scratch). */
-static void read_answer(struct mt_spans *o, const struct req *r, const struct mt_class *c,
-			const char *raw, size_t raw_len, struct outcome *oc)
+static void read_answer(struct mt_spans *o, const struct req *r, const struct mt_class *c, const char *raw,
+			size_t raw_len, struct outcome *oc)
 {
 	struct mt_span msg = {raw, raw_len}, v;
 
@@ -560,8 +556,8 @@ static void read_answer(struct mt_spans *o, const struct req *r, const struct mt
  * place in a batch. A request opens; an answer or a cancel ends its request;
  * a notification is a span of its own with --notifications.
  */
-static int message(struct mt_spans *o, const struct store_item *it, int elem,
-		   const struct mt_class *c, const char *raw, size_t raw_len)
+static int message(struct mt_spans *o, const struct store_item *it, int elem, const struct mt_class *c,
+		   const char *raw, size_t raw_len)
 {
 	int c2s = !strcmp(it->dir, "c2s");
 	struct req *r;
@@ -618,8 +614,7 @@ static int message(struct mt_spans *o, const struct store_item *it, int elem,
 		rc = write_spans(o, r, it->t_ns, NULL);
 		req_free(r);
 		return rc;
-	default:
-		return 0;
+	default: return 0;
 	}
 }
 

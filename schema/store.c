@@ -22,8 +22,18 @@
 #include "schema_sql.h"
 
 enum stmt_id {
-	S_MSG, S_STDERR, S_GAP, S_BEGIN, S_COMMIT, S_COUNTS, S_FINDING, S_RAW, S_XBEGIN, S_XHEAD,
-	S_XEND, S_STMT_COUNT
+	S_MSG,
+	S_STDERR,
+	S_GAP,
+	S_BEGIN,
+	S_COMMIT,
+	S_COUNTS,
+	S_FINDING,
+	S_RAW,
+	S_XBEGIN,
+	S_XHEAD,
+	S_XEND,
+	S_STMT_COUNT
 };
 
 static const char *const stmt_sql[S_STMT_COUNT] = {
@@ -63,24 +73,24 @@ struct counts {
 struct store {
 	sqlite3 *db;
 	char *path;
-	int64_t version;                  /* the file's schema version (a reader may keep an old one) */
-	dev_t dev;                        /* the file opened: the path named it then */
+	int64_t version; /* the file's schema version (a reader may keep an old one) */
+	dev_t dev;       /* the file opened: the path named it then */
 	ino_t ino;
 	sqlite3_stmt *stmt[S_STMT_COUNT]; /* prepared on first use */
 	struct mt_buf scratch;            /* decoded strings */
 	struct mt_buf scratch2;
 	struct mt_buf scratch3;
-	int lock_ms;                      /* how long a lock held elsewhere is waited for */
-	int64_t busy_since;               /* monotonic ns: when the current wait began */
-	unsigned seed;                    /* for the waits' jitter */
-	int64_t txn_started;              /* monotonic ns: store_begin */
-	void (*on_wait)(void *ctx);       /* told when a wait begins */
+	int lock_ms;                /* how long a lock held elsewhere is waited for */
+	int64_t busy_since;         /* monotonic ns: when the current wait began */
+	unsigned seed;              /* for the waits' jitter */
+	int64_t txn_started;        /* monotonic ns: store_begin */
+	void (*on_wait)(void *ctx); /* told when a wait begins */
 	void *wait_ctx;
-	struct counts *counts;            /* the open transaction's, per session */
+	struct counts *counts; /* the open transaction's, per session */
 	size_t ncounts, capcounts;
-	ino_t wal_ino, shm_ino;           /* this connection's -wal and -shm, once seen (0: not yet) */
-	struct mt_filter *filter;         /* store_set_filter's (not owned) */
-	int64_t data_version;             /* store_data_changed's last (-1: none yet) */
+	ino_t wal_ino, shm_ino;   /* this connection's -wal and -shm, once seen (0: not yet) */
+	struct mt_filter *filter; /* store_set_filter's (not owned) */
+	int64_t data_version;     /* store_data_changed's last (-1: none yet) */
 	unsigned filter_how;
 };
 
@@ -187,9 +197,7 @@ static int vbind(sqlite3_stmt *s, const char *fmt, va_list ap)
 		size_t n;
 
 		switch (*fmt) {
-		case 'i':
-			rc = sqlite3_bind_int64(s, col, va_arg(ap, int64_t));
-			break;
+		case 'i': rc = sqlite3_bind_int64(s, col, va_arg(ap, int64_t)); break;
 		case 'n':
 			has = va_arg(ap, int);
 			v = va_arg(ap, int64_t);
@@ -197,8 +205,7 @@ static int vbind(sqlite3_stmt *s, const char *fmt, va_list ap)
 			break;
 		case 't':
 			p = va_arg(ap, const char *);
-			rc = p ? sqlite3_bind_text(s, col, p, -1, SQLITE_STATIC)
-			       : sqlite3_bind_null(s, col);
+			rc = p ? sqlite3_bind_text(s, col, p, -1, SQLITE_STATIC) : sqlite3_bind_null(s, col);
 			break;
 		case 'b':
 			p = va_arg(ap, const void *);
@@ -206,16 +213,14 @@ static int vbind(sqlite3_stmt *s, const char *fmt, va_list ap)
 			rc = p ? sqlite3_bind_blob64(s, col, n ? p : "", n, SQLITE_STATIC)
 			       : sqlite3_bind_null(s, col);
 			break;
-		default:
-			abort(); /* a letter vbind does not know: the caller's bug */
+		default: abort(); /* a letter vbind does not know: the caller's bug */
 		}
 	}
 	return rc;
 }
 
 /* sql prepared on db, its parameters bound (vbind): SQLITE_OK or the failure's code. */
-static int vprepare(sqlite3 *db, sqlite3_stmt **out, const char *sql, const char *fmt,
-		    va_list ap)
+static int vprepare(sqlite3 *db, sqlite3_stmt **out, const char *sql, const char *fmt, va_list ap)
 {
 	int rc = sqlite3_prepare_v2(db, sql, -1, out, NULL);
 
@@ -226,8 +231,8 @@ static int vprepare(sqlite3 *db, sqlite3_stmt **out, const char *sql, const char
  * sql prepared and its parameters bound, one a letter of fmt (see vbind): the
  * statement, to be stepped and finalized; or NULL with "what: reason" in err.
  */
-static sqlite3_stmt *sql_query(struct store *st, struct mt_err *err, const char *what,
-			       const char *sql, const char *fmt, ...)
+static sqlite3_stmt *sql_query(struct store *st, struct mt_err *err, const char *what, const char *sql,
+			       const char *fmt, ...)
 {
 	sqlite3_stmt *s = NULL;
 	va_list ap;
@@ -249,8 +254,8 @@ static sqlite3_stmt *sql_query(struct store *st, struct mt_err *err, const char 
  * sql_query's: 0, or -1 with "what: reason" in err (and busy set when a lock held
  * elsewhere stopped it).
  */
-static int sql_run(struct store *st, struct mt_err *err, const char *what, const char *sql,
-		   const char *fmt, ...)
+static int sql_run(struct store *st, struct mt_err *err, const char *what, const char *sql, const char *fmt,
+		   ...)
 {
 	sqlite3_stmt *s = NULL;
 	va_list ap;
@@ -331,8 +336,7 @@ static int pragma_int(struct store *st, const char *sql, int64_t *v, struct mt_e
 
 static int meta_text(struct store *st, const char *key, char *out, size_t n)
 {
-	sqlite3_stmt *s =
-		sql_query(st, NULL, NULL, "SELECT value FROM meta WHERE key = ?1", "t", key);
+	sqlite3_stmt *s = sql_query(st, NULL, NULL, "SELECT value FROM meta WHERE key = ?1", "t", key);
 	int rc = -1;
 
 	out[0] = '\0';
@@ -360,13 +364,13 @@ static const struct {
 	int version;
 	const char *table, *column;
 } later_columns[] = {
-	{2, "replay_run", "mode"},     {2, "replay_run", "runs"},     {2, "replay_run", "noise"},
-	{2, "replay_run", "summary"},  {2, "replay_result", "name"},  {2, "replay_result", "noise"},
-	{2, "session", "tap_pid"},     {2, "session", "tap_id"},      {3, "analysis", "complete"},
-	{3, "analysis", "rules"},      {3, "session", "msgs_c2s"},    {3, "session", "msgs_s2c"},
+	{2, "replay_run", "mode"},      {2, "replay_run", "runs"},    {2, "replay_run", "noise"},
+	{2, "replay_run", "summary"},   {2, "replay_result", "name"}, {2, "replay_result", "noise"},
+	{2, "session", "tap_pid"},      {2, "session", "tap_id"},     {3, "analysis", "complete"},
+	{3, "analysis", "rules"},       {3, "session", "msgs_c2s"},   {3, "session", "msgs_s2c"},
 	{3, "session", "stderr_lines"}, {3, "session", "bytes_c2s"},  {3, "session", "bytes_s2c"},
-	{4, "message", "exchange"},    {4, "message", "sse_id"},      {4, "message", "sse_event"},
-	{4, "message", "replayed"},    {4, "session", "upstream"},    {4, "session", "client_addr"},
+	{4, "message", "exchange"},     {4, "message", "sse_id"},     {4, "message", "sse_event"},
+	{4, "message", "replayed"},     {4, "session", "upstream"},   {4, "session", "client_addr"},
 };
 
 /* Tables that came with a later schema version (a file of an older one has none). */
@@ -386,10 +390,8 @@ static const struct {
 	const char *name;
 	uint64_t hash;
 } old_views[] = {
-	{"exchange", 0x704bf839fecc98daULL},
-	{"exchange", 0xa1838df005bb7cfdULL},
-	{"latest_finding", 0x3579ae4b2c1ed12eULL},
-	{"method_stats", 0x10f0df2acd3e8c00ULL},
+	{"exchange", 0x704bf839fecc98daULL},       {"exchange", 0xa1838df005bb7cfdULL},
+	{"latest_finding", 0x3579ae4b2c1ed12eULL}, {"method_stats", 0x10f0df2acd3e8c00ULL},
 	{"method_stats", 0x945f65f20193a3afULL},
 };
 
@@ -404,7 +406,9 @@ static int reference_db(sqlite3 **out, struct mt_err *err)
 		    SQLITE_OK ||
 	    sqlite3_exec(db, mcptap_schema_sql, NULL, NULL, &msg) != SQLITE_OK) {
 		mt_err_set(err, "cannot make the reference schema: %s",
-			   msg ? msg : db ? sqlite3_errmsg(db) : "out of memory");
+			   msg  ? msg
+			   : db ? sqlite3_errmsg(db)
+				: "out of memory");
 		sqlite3_free(msg);
 		sqlite3_close(db);
 		return -1;
@@ -437,13 +441,15 @@ static const char cols_sql[] = "SELECT group_concat(name, ',') FROM"
  * mcptap's own schema objects (from mcptap.sql), worked out once per process:
  * what every file is checked against.
  */
+struct ref_object {
+	char *type, *name, *sql; /* sql: NULL for SQLite's own */
+	char *cols;              /* tables: their columns (cols_sql) */
+};
+
 static struct {
 	size_t n;
-	struct ref_object {
-		char *type, *name, *sql; /* sql: NULL for SQLite's own */
-		char *cols;              /* tables: their columns (cols_sql) */
-	} *v;
-	char reason[600];                /* why it could not be made, or "" */
+	struct ref_object *v;
+	char reason[600]; /* why it could not be made, or "" */
 } ref;
 
 static void make_reference(void)
@@ -456,15 +462,15 @@ static void make_reference(void)
 		snprintf(ref.reason, sizeof(ref.reason), "%s", err.msg);
 		return;
 	}
-	if (sqlite3_prepare_v2(db, "SELECT type, name, sql FROM sqlite_master", -1, &q, NULL) ==
-	    SQLITE_OK) {
+	if (sqlite3_prepare_v2(db, "SELECT type, name, sql FROM sqlite_master", -1, &q, NULL) == SQLITE_OK) {
 		while (sqlite3_step(q) == SQLITE_ROW) {
 			ref.v = mt_realloc(ref.v, (ref.n + 1) * sizeof(*ref.v));
 			struct ref_object *o = &ref.v[ref.n++];
 			o->type = mt_strdup((const char *)sqlite3_column_text(q, 0));
 			o->name = mt_strdup((const char *)sqlite3_column_text(q, 1));
-			o->sql = sqlite3_column_text(q, 2) ? mt_strdup((const char *)sqlite3_column_text(q, 2))
-							   : NULL;
+			o->sql = sqlite3_column_text(q, 2)
+					 ? mt_strdup((const char *)sqlite3_column_text(q, 2))
+					 : NULL;
 			o->cols = !strcmp(o->type, "table") ? query_text(db, cols_sql, o->name) : NULL;
 		}
 	}
@@ -513,8 +519,7 @@ static int later_table(int64_t version, const char *table)
 }
 
 /* Table name of the file: exactly mcptap's columns, less those of later versions. */
-static int check_table(struct store *st, const struct ref_object *t, int64_t version,
-		       struct mt_err *err)
+static int check_table(struct store *st, const struct ref_object *t, int64_t version, struct mt_err *err)
 {
 	char *have = query_text(st->db, cols_sql, t->name);
 	struct mt_buf w = MT_BUF_INIT;
@@ -533,7 +538,8 @@ static int check_table(struct store *st, const struct ref_object *t, int64_t ver
 		p += n + (p[n] == ',');
 	}
 	if (!have || strcmp(have, w.data ? w.data : ""))
-		rc = mt_err_set(err, "not an mcptap capture: table %s has the columns (%s), not mcptap's (%s)",
+		rc = mt_err_set(err,
+				"not an mcptap capture: table %s has the columns (%s), not mcptap's (%s)",
 				t->name, have ? have : "", w.data ? w.data : "");
 	free(have);
 	mt_buf_release(&w);
@@ -570,11 +576,9 @@ static int check_index(struct store *st, const char *name, const char *sql, stru
 		if ((sql || x->sql) && (!sql || !x->sql || strcmp(x->sql, sql)))
 			rc = mt_err_set(err, "not an mcptap capture: its index %s is not mcptap's", name);
 	} else if (sql) {
-		expr = query_text(st->db, "SELECT 1 FROM pragma_index_xinfo(?1) WHERE key AND cid < 0",
-				  name);
+		expr = query_text(st->db, "SELECT 1 FROM pragma_index_xinfo(?1) WHERE key AND cid < 0", name);
 		if (expr)
-			rc = mt_err_set(err, "not an mcptap capture: its index %s is on an expression",
-					name);
+			rc = mt_err_set(err, "not an mcptap capture: its index %s is on an expression", name);
 	}
 	free(expr);
 	return rc;
@@ -598,7 +602,8 @@ static int check_schema(struct store *st, int64_t version, struct mt_err *err)
 	if (!(q = sql_query(st, err, "cannot read the schema",
 			    "SELECT type, name, sql FROM sqlite_master ORDER BY"
 			    " CASE type WHEN 'trigger' THEN 0 WHEN 'view' THEN 1"
-			    " WHEN 'table' THEN 2 ELSE 3 END, name", "")))
+			    " WHEN 'table' THEN 2 ELSE 3 END, name",
+			    "")))
 		goto out;
 	while ((r = sqlite3_step(q)) == SQLITE_ROW) {
 		const char *type = (const char *)sqlite3_column_text(q, 0);
@@ -611,8 +616,10 @@ static int check_schema(struct store *st, int64_t version, struct mt_err *err)
 			goto out;
 		}
 		if (!strcmp(type, "trigger")) {
-			mt_err_set(err, "not an mcptap capture: it holds a trigger (%s), which mcptap "
-				   "never makes", name);
+			mt_err_set(err,
+				   "not an mcptap capture: it holds a trigger (%s), which mcptap "
+				   "never makes",
+				   name);
 			goto out;
 		}
 		if (!strcmp(type, "view")) {
@@ -671,8 +678,10 @@ static int make_views(struct store *st, struct mt_err *err)
 	if (reference(err))
 		return -1;
 	/* (Dropped first, in the other order: a view may use an earlier one.) */
-	if (exec(st, "DROP VIEW IF EXISTS tool_call; DROP VIEW IF EXISTS latest_finding;"
-		     " DROP VIEW IF EXISTS method_stats; DROP VIEW IF EXISTS exchange;", err))
+	if (exec(st,
+		 "DROP VIEW IF EXISTS tool_call; DROP VIEW IF EXISTS latest_finding;"
+		 " DROP VIEW IF EXISTS method_stats; DROP VIEW IF EXISTS exchange;",
+		 err))
 		return -1;
 	for (size_t i = 0; i < ref.n; i++) /* (in the order mcptap.sql makes them) */
 		if (!strcmp(ref.v[i].type, "view") && exec(st, ref.v[i].sql, err))
@@ -700,10 +709,8 @@ static int create_schema(struct store *st, struct mt_err *err)
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 		return 1;
 	}
-	if (exec(st, mcptap_schema_sql, err) ||
-	    set_meta(st, "created_by", "mcptap " MCPTAP_VERSION, err) ||
-	    set_meta(st, "migrated_by", "mcptap " MCPTAP_VERSION, err) ||
-	    exec(st, "COMMIT", err)) {
+	if (exec(st, mcptap_schema_sql, err) || set_meta(st, "created_by", "mcptap " MCPTAP_VERSION, err) ||
+	    set_meta(st, "migrated_by", "mcptap " MCPTAP_VERSION, err) || exec(st, "COMMIT", err)) {
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
 	}
@@ -717,13 +724,12 @@ static int migrate(struct store *st, int64_t from, struct mt_err *err)
 	if (exec(st, "BEGIN IMMEDIATE", err))
 		return -1;
 	for (size_t i = 0; i < sizeof(migrations) / sizeof(migrations[0]); i++) {
-		if (migrations[i].from >= from && migrations[i].sql &&
-		    exec(st, migrations[i].sql, err))
+		if (migrations[i].from >= from && migrations[i].sql && exec(st, migrations[i].sql, err))
 			goto fail;
 	}
 	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
-	if (make_views(st, err) || exec(st, sql, err) || set_meta(st, "migrated_by", "mcptap " MCPTAP_VERSION, err) ||
-	    exec(st, "COMMIT", err))
+	if (make_views(st, err) || exec(st, sql, err) ||
+	    set_meta(st, "migrated_by", "mcptap " MCPTAP_VERSION, err) || exec(st, "COMMIT", err))
 		goto fail;
 	return 0;
 fail:
@@ -771,14 +777,13 @@ static int check_file(struct store *st, enum store_mode mode, struct mt_err *err
 				  by, (long long)ver, MCPTAP_VERSION, STORE_SCHEMA_VERSION);
 	}
 	if (ver < 1)
-		return mt_err_set(err, "damaged mcptap capture (schema version %lld)",
-				  (long long)ver);
+		return mt_err_set(err, "damaged mcptap capture (schema version %lld)", (long long)ver);
 	if (check_schema(st, ver, err))
 		return -1;
-	st->version = ver < STORE_SCHEMA_VERSION && mode == STORE_READ &&
-			      sqlite3_db_readonly(st->db, "main") == 1
-		      ? ver
-		      : STORE_SCHEMA_VERSION;
+	st->version =
+		ver < STORE_SCHEMA_VERSION && mode == STORE_READ && sqlite3_db_readonly(st->db, "main") == 1
+			? ver
+			: STORE_SCHEMA_VERSION;
 	if (ver < STORE_SCHEMA_VERSION) {
 		/* A reader of a file it may not change (read-only media, another
 		 * user's file) reads the older version as it is: the columns readers
@@ -891,8 +896,8 @@ static int cannot_write_beside(sqlite3 *db)
 	       code == SQLITE_PERM;
 }
 
-static int open_db(struct store *st, const char *path, int flags, enum store_mode mode,
-		   int lock_ms, struct mt_err *err)
+static int open_db(struct store *st, const char *path, int flags, enum store_mode mode, int lock_ms,
+		   struct mt_err *err)
 {
 	if (sqlite3_open_v2(path, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		mt_err_set(err, "%s", st->db ? sqlite3_errmsg(st->db) : "cannot open");
@@ -993,7 +998,8 @@ int store_open_wait(const char *path, enum store_mode mode, int lock_ms, struct 
 	}
 	if (how == READ_IMMUTABLE && companion(path, "-wal", 1))
 		mt_warn("'%s' is read without its -wal journal (it cannot be used from here): "
-			"what was written last may be missing", path);
+			"what was written last may be missing",
+			path);
 	if (mode == STORE_WRITE) {
 		if (exec(st, "PRAGMA journal_mode = WAL", err) ||
 		    exec(st, "PRAGMA synchronous = NORMAL", err))
@@ -1035,8 +1041,8 @@ static sqlite3_stmt *stmt(struct store *st, enum stmt_id id, struct mt_err *err)
 	sqlite3_stmt *s = st->stmt[id];
 
 	if (!s) {
-		if (sqlite3_prepare_v3(st->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
-				       &st->stmt[id], NULL) != SQLITE_OK) {
+		if (sqlite3_prepare_v3(st->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &st->stmt[id],
+				       NULL) != SQLITE_OK) {
 			db_fail(st, err, "cannot prepare");
 			return NULL;
 		}
@@ -1063,8 +1069,8 @@ static int step_done(struct store *st, sqlite3_stmt *s, struct mt_err *err, cons
  * Run the prepared statement id (see stmt), its parameters bound as
  * sql_query's: 0, or -1 with "what: reason" in err.
  */
-static int stmt_run(struct store *st, enum stmt_id id, struct mt_err *err, const char *what,
-		    const char *fmt, ...)
+static int stmt_run(struct store *st, enum stmt_id id, struct mt_err *err, const char *what, const char *fmt,
+		    ...)
 {
 	sqlite3_stmt *s = stmt(st, id, err);
 	va_list ap;
@@ -1108,9 +1114,8 @@ static int flush_counts(struct store *st, struct mt_err *err)
 		goto done;
 	for (size_t i = 0; i < st->ncounts; i++) {
 		const struct counts *c = &st->counts[i];
-		if (stmt_run(st, S_COUNTS, err, "cannot count the session's rows", "iiiiii",
-			     c->session, c->msgs[0], c->msgs[1], c->stderr_lines, c->bytes[0],
-			     c->bytes[1]))
+		if (stmt_run(st, S_COUNTS, err, "cannot count the session's rows", "iiiiii", c->session,
+			     c->msgs[0], c->msgs[1], c->stderr_lines, c->bytes[0], c->bytes[1]))
 			return -1;
 	}
 done:
@@ -1180,8 +1185,7 @@ void store_checkpoint(struct store *st)
 	sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 }
 
-int store_session_create(struct store *st, const struct store_session_new *s, int64_t *id,
-			 struct mt_err *err)
+int store_session_create(struct store *st, const struct store_session_new *s, int64_t *id, struct mt_err *err)
 {
 	/* The process that opens a session records it: a reader that finds it
 	 * gone while the session has no end knows the session ended abnormally. */
@@ -1192,19 +1196,19 @@ int store_session_create(struct store *st, const struct store_session_new *s, in
 		    "INSERT INTO session (transport, started_wall, command, cwd, pid,"
 		    " mcptap_version, tap_pid, tap_id, upstream, client_addr)"
 		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-		    "tittntittt", s->transport ? s->transport : "stdio", s->started_wall, s->command,
-		    s->cwd, s->pid > 0, s->pid, MCPTAP_VERSION, (int64_t)getpid(), known ? me : NULL,
-		    s->upstream, s->client_addr))
+		    "tittntittt", s->transport ? s->transport : "stdio", s->started_wall, s->command, s->cwd,
+		    s->pid > 0, s->pid, MCPTAP_VERSION, (int64_t)getpid(), known ? me : NULL, s->upstream,
+		    s->client_addr))
 		return -1;
 	*id = sqlite3_last_insert_rowid(st->db);
 	return 0;
 }
 
-static int set_init(struct store *st, int64_t id, const struct store_session_init *in,
-		    const char *sql, struct mt_err *err)
+static int set_init(struct store *st, int64_t id, const struct store_session_init *in, const char *sql,
+		    struct mt_err *err)
 {
-	return sql_run(st, err, "cannot update the session", sql, "itttt", id, in->protocol_version,
-		       in->name, in->version, in->caps_json);
+	return sql_run(st, err, "cannot update the session", sql, "itttt", id, in->protocol_version, in->name,
+		       in->version, in->caps_json);
 }
 
 int store_session_set_client(struct store *st, int64_t id, const struct store_session_init *in,
@@ -1230,20 +1234,17 @@ int store_session_set_server(struct store *st, int64_t id, const struct store_se
 			err);
 }
 
-int store_session_finish(struct store *st, int64_t id, const struct store_session_end *e,
-			 struct mt_err *err)
+int store_session_finish(struct store *st, int64_t id, const struct store_session_end *e, struct mt_err *err)
 {
 	return sql_run(st, err, "cannot end the session",
 		       "UPDATE session SET ended_wall = ?2, duration_ns = ?3,"
 		       " pid = coalesce(?4, pid), exit_status = ?5, exit_signal = ?6,"
 		       " error = coalesce(?7, error) WHERE id = ?1",
-		       "iiinnnt", id, e->ended_wall, e->duration_ns, e->pid > 0, e->pid,
-		       e->exit_status >= 0, (int64_t)e->exit_status, e->exit_signal > 0,
-		       (int64_t)e->exit_signal, e->error);
+		       "iiinnnt", id, e->ended_wall, e->duration_ns, e->pid > 0, e->pid, e->exit_status >= 0,
+		       (int64_t)e->exit_status, e->exit_signal > 0, (int64_t)e->exit_signal, e->error);
 }
 
-int store_session_set_http(struct store *st, int64_t session, const char *http_session_id,
-			   struct mt_err *err)
+int store_session_set_http(struct store *st, int64_t session, const char *http_session_id, struct mt_err *err)
 {
 	if (!http_session_id)
 		return 0;
@@ -1258,8 +1259,7 @@ int store_session_set_http(struct store *st, int64_t session, const char *http_s
  * strings as TEXT, null as NULL. The binding may point into tok or scratch:
  * both must live until the statement has run.
  */
-static void bind_token(sqlite3_stmt *s, int col, enum mt_idtype t, struct mt_span tok,
-		       struct mt_buf *scratch)
+static void bind_token(sqlite3_stmt *s, int col, enum mt_idtype t, struct mt_span tok, struct mt_buf *scratch)
 {
 	int64_t v;
 
@@ -1276,22 +1276,19 @@ static void bind_token(sqlite3_stmt *s, int col, enum mt_idtype t, struct mt_spa
 			    memchr(tok.p, 'E', tok.n))
 				sqlite3_bind_double(s, col, d);
 			else /* an integer too big for int64: keep its digits */
-				sqlite3_bind_text(s, col, scratch->data, (int)scratch->len,
-						  SQLITE_TRANSIENT);
+				sqlite3_bind_text(s, col, scratch->data, (int)scratch->len, SQLITE_TRANSIENT);
 		}
 		break;
 	case MT_ID_STRING:
 		if (!memchr(tok.p, '\\', tok.n))
 			sqlite3_bind_text(s, col, tok.p + 1, (int)tok.n - 2, SQLITE_STATIC);
 		else if (mt_json_string(tok, scratch) == 0)
-			sqlite3_bind_text(s, col, scratch->data ? scratch->data : "",
-					  (int)scratch->len, SQLITE_STATIC);
+			sqlite3_bind_text(s, col, scratch->data ? scratch->data : "", (int)scratch->len,
+					  SQLITE_STATIC);
 		else
 			sqlite3_bind_null(s, col);
 		break;
-	default:
-		sqlite3_bind_null(s, col);
-		break;
+	default: sqlite3_bind_null(s, col); break;
 	}
 }
 
@@ -1321,16 +1318,16 @@ int store_add_message(struct store *st, const struct store_msg *m, struct mt_err
 	if (c->method.n && !memchr(c->method.p, '\\', c->method.n))
 		sqlite3_bind_text(s, 10, c->method.p + 1, (int)c->method.n - 2, SQLITE_STATIC);
 	else if (c->method.n && mt_json_string(c->method, &st->scratch2) == 0)
-		sqlite3_bind_text(s, 10, st->scratch2.data ? st->scratch2.data : "",
-				  (int)st->scratch2.len, SQLITE_STATIC);
+		sqlite3_bind_text(s, 10, st->scratch2.data ? st->scratch2.data : "", (int)st->scratch2.len,
+				  SQLITE_STATIC);
 	else
 		sqlite3_bind_null(s, 10);
 	if (c->has_error_code)
 		sqlite3_bind_int64(s, 11, c->error_code);
 	else
 		sqlite3_bind_null(s, 11);
-	if (c->token_type != MT_ID_NONE && c->progress_token.p[0] != '"' &&
-	    c->progress_token.p[0] != '-' && (c->progress_token.p[0] < '0' || c->progress_token.p[0] > '9'))
+	if (c->token_type != MT_ID_NONE && c->progress_token.p[0] != '"' && c->progress_token.p[0] != '-' &&
+	    (c->progress_token.p[0] < '0' || c->progress_token.p[0] > '9'))
 		/* Neither a string nor a number: kept as its JSON text. */
 		sqlite3_bind_text(s, 12, c->progress_token.p, (int)c->progress_token.n, SQLITE_STATIC);
 	else
@@ -1374,18 +1371,18 @@ int store_add_stderr(struct store *st, int64_t session, int64_t seq, int64_t t_n
 {
 	if (size > (size_t)INT32_MAX)
 		return mt_err_set(err, "stderr line of %zu bytes is too large to store", size);
-	if (stmt_run(st, S_STDERR, err, "cannot store a stderr line", "iiiiib", session, seq, t_ns,
-		     wall, (int64_t)incomplete, size ? raw : "", size))
+	if (stmt_run(st, S_STDERR, err, "cannot store a stderr line", "iiiiib", session, seq, t_ns, wall,
+		     (int64_t)incomplete, size ? raw : "", size))
 		return -1;
 	counts_of(st, session)->stderr_lines++;
 	return sqlite3_get_autocommit(st->db) ? flush_counts(st, err) : 0;
 }
 
-int store_add_gap(struct store *st, int64_t session, int64_t seq, const char *dir,
-		  int64_t messages, int64_t bytes, const char *reason, struct mt_err *err)
+int store_add_gap(struct store *st, int64_t session, int64_t seq, const char *dir, int64_t messages,
+		  int64_t bytes, const char *reason, struct mt_err *err)
 {
-	return stmt_run(st, S_GAP, err, "cannot store a gap", "intiit", session, seq >= 0, seq, dir,
-			messages, bytes, reason);
+	return stmt_run(st, S_GAP, err, "cannot store a gap", "intiit", session, seq >= 0, seq, dir, messages,
+			bytes, reason);
 }
 
 /* A body no larger than a blob may be (NULL: none): 0, or -1 with why in err. */
@@ -1413,46 +1410,43 @@ int store_exchange_begin(struct store *st, const struct store_exchange *x, struc
 	if (body_fits(x->req_body, x->req_body_len, err) ||
 	    (end && body_fits(x->resp_body, x->resp_body_len, err)))
 		return -1;
-	return stmt_run(st, S_XBEGIN, err, "cannot store the exchange", "iiitttbiitnttnnttb",
-			x->session, x->seq, x->conn, x->method ? x->method : "",
-			x->target ? x->target : "", x->req_headers_json ? x->req_headers_json : "[]",
-			x->req_body, x->req_body_len, x->t_ns, x->wall, x->last_event_id,
-			head, (int64_t)x->status, head ? x->resp_headers_json : NULL,
-			head ? x->resp_type : NULL, head, x->first_byte_ns,
-			end, x->end_ns, x->outcome, end ? x->error : NULL,
+	return stmt_run(st, S_XBEGIN, err, "cannot store the exchange", "iiitttbiitnttnnttb", x->session,
+			x->seq, x->conn, x->method ? x->method : "", x->target ? x->target : "",
+			x->req_headers_json ? x->req_headers_json : "[]", x->req_body, x->req_body_len,
+			x->t_ns, x->wall, x->last_event_id, head, (int64_t)x->status,
+			head ? x->resp_headers_json : NULL, head ? x->resp_type : NULL, head,
+			x->first_byte_ns, end, x->end_ns, x->outcome, end ? x->error : NULL,
 			end ? x->resp_body : NULL, x->resp_body_len);
 }
 
 int store_exchange_head(struct store *st, int64_t session, int64_t seq, int status,
-			const char *resp_headers_json, const char *resp_type,
-			int64_t first_byte_ns, struct mt_err *err)
+			const char *resp_headers_json, const char *resp_type, int64_t first_byte_ns,
+			struct mt_err *err)
 {
-	if (stmt_run(st, S_XHEAD, err, "cannot store the exchange", "iiitti", session, seq,
-		     (int64_t)status, resp_headers_json, resp_type, first_byte_ns))
+	if (stmt_run(st, S_XHEAD, err, "cannot store the exchange", "iiitti", session, seq, (int64_t)status,
+		     resp_headers_json, resp_type, first_byte_ns))
 		return -1;
 	return exchange_changed(st, session, seq, err);
 }
 
-int store_exchange_end(struct store *st, int64_t session, int64_t seq, int64_t end_ns,
-		       const char *outcome, const char *error, const void *resp_body,
-		       size_t resp_body_len, struct mt_err *err)
+int store_exchange_end(struct store *st, int64_t session, int64_t seq, int64_t end_ns, const char *outcome,
+		       const char *error, const void *resp_body, size_t resp_body_len, struct mt_err *err)
 {
 	if (body_fits(resp_body, resp_body_len, err) ||
-	    stmt_run(st, S_XEND, err, "cannot store the exchange", "iiittb", session, seq, end_ns,
-		     outcome, error, resp_body, resp_body_len))
+	    stmt_run(st, S_XEND, err, "cannot store the exchange", "iiittb", session, seq, end_ns, outcome,
+		     error, resp_body, resp_body_len))
 		return -1;
 	return exchange_changed(st, session, seq, err);
 }
 
-int store_add_analysis(struct store *st, const struct store_analysis *a, int64_t *id,
-		       struct mt_err *err)
+int store_add_analysis(struct store *st, const struct store_analysis *a, int64_t *id, struct mt_err *err)
 {
 	if (sql_run(st, err, "cannot store the analysis",
 		    "INSERT INTO analysis (session, started_wall, mcptap_version, spec,"
 		    " spec_source, errors, warnings, infos, complete, rules)"
 		    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,0,?9)",
-		    "iitttiiit", a->session, a->started_wall, MCPTAP_VERSION, a->spec,
-		    a->spec_source, a->errors, a->warnings, a->infos, a->rules))
+		    "iitttiiit", a->session, a->started_wall, MCPTAP_VERSION, a->spec, a->spec_source,
+		    a->errors, a->warnings, a->infos, a->rules))
 		return -1;
 	*id = sqlite3_last_insert_rowid(st->db);
 	return 0;
@@ -1460,8 +1454,8 @@ int store_add_analysis(struct store *st, const struct store_analysis *a, int64_t
 
 int store_analysis_done(struct store *st, int64_t analysis, struct mt_err *err)
 {
-	return sql_run(st, err, "cannot store the analysis",
-		       "UPDATE analysis SET complete = 1 WHERE id = ?1", "i", analysis);
+	return sql_run(st, err, "cannot store the analysis", "UPDATE analysis SET complete = 1 WHERE id = ?1",
+		       "i", analysis);
 }
 
 int store_analysis_finish(struct store *st, int64_t analysis, const struct store_analysis *a,
@@ -1470,16 +1464,15 @@ int store_analysis_finish(struct store *st, int64_t analysis, const struct store
 	return sql_run(st, err, "cannot store the analysis",
 		       "UPDATE analysis SET spec = ?2, spec_source = ?3, errors = ?4,"
 		       " warnings = ?5, infos = ?6, complete = 1 WHERE id = ?1",
-		       "ittiii", analysis, a->spec, a->spec_source, a->errors, a->warnings,
-		       a->infos);
+		       "ittiii", analysis, a->spec, a->spec_source, a->errors, a->warnings, a->infos);
 }
 
 int store_add_finding(struct store *st, int64_t analysis, int64_t session, const char *rule,
 		      const char *severity, int64_t seq, const char *related, const char *text,
 		      struct mt_err *err)
 {
-	return stmt_run(st, S_FINDING, err, "cannot store a finding", "iittntt", analysis, session,
-			rule, severity, seq > 0, seq, related, text);
+	return stmt_run(st, S_FINDING, err, "cannot store a finding", "iittntt", analysis, session, rule,
+			severity, seq > 0, seq, related, text);
 }
 
 void store_close_moved(struct store *st)
@@ -1516,15 +1509,13 @@ int store_file_moved(const struct store *st)
 	return sb.st_dev != st->dev || sb.st_ino != st->ino ? 2 : 0;
 }
 
-int store_add_replay_run(struct store *st, const struct store_replay_run *r, int64_t *id,
-			 struct mt_err *err)
+int store_add_replay_run(struct store *st, const struct store_replay_run *r, int64_t *id, struct mt_err *err)
 {
 	if (sql_run(st, err, "cannot store the replay run",
 		    "INSERT INTO replay_run (session, started_wall, mcptap_version, command,"
 		    " ignore, mode, runs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-		    "iitttti", r->session, r->started_wall, MCPTAP_VERSION,
-		    r->command ? r->command : "", r->ignore_json, r->mode ? r->mode : "client",
-		    r->runs > 0 ? r->runs : (int64_t)1))
+		    "iitttti", r->session, r->started_wall, MCPTAP_VERSION, r->command ? r->command : "",
+		    r->ignore_json, r->mode ? r->mode : "client", r->runs > 0 ? r->runs : (int64_t)1))
 		return -1;
 	*id = sqlite3_last_insert_rowid(st->db);
 	return 0;
@@ -1536,9 +1527,8 @@ int store_add_replay_result(struct store *st, int64_t run, const struct store_re
 	return sql_run(st, err, "cannot store a replay result",
 		       "INSERT INTO replay_result (run, seq, method, status, sent, recorded, live,"
 		       " diff, name, noise) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-		       "iittbbbttt", run, r->seq, r->method, r->status, r->sent, r->sent_len,
-		       r->recorded, r->recorded_len, r->live, r->live_len, r->diff_json, r->name,
-		       r->noise_json);
+		       "iittbbbttt", run, r->seq, r->method, r->status, r->sent, r->sent_len, r->recorded,
+		       r->recorded_len, r->live, r->live_len, r->diff_json, r->name, r->noise_json);
 }
 
 int store_finish_replay_run(struct store *st, int64_t run, const struct store_replay_totals *t,
@@ -1565,36 +1555,35 @@ static int64_t col_int(sqlite3_stmt *s, int i, int64_t null_value)
 	return sqlite3_column_type(s, i) == SQLITE_NULL ? null_value : sqlite3_column_int64(s, i);
 }
 
-#define SESSION_COLUMNS                                                                    \
-	"SELECT s.id, s.transport, s.started_wall, s.ended_wall, s.duration_ns, s.command,"  \
-	" s.pid, s.exit_status, s.exit_signal, s.error, s.protocol_version, s.client_name,"  \
+#define SESSION_COLUMNS                                                                     \
+	"SELECT s.id, s.transport, s.started_wall, s.ended_wall, s.duration_ns, s.command," \
+	" s.pid, s.exit_status, s.exit_signal, s.error, s.protocol_version, s.client_name," \
 	" s.client_version, s.server_name, s.server_version, s.client_caps, s.server_caps,"
 /* What a session holds: kept in its row from version 3 on, counted before. */
 #define SESSION_COUNTS_V3 " s.msgs_c2s, s.msgs_s2c, s.stderr_lines, s.bytes_c2s, s.bytes_s2c,"
-#define SESSION_COUNTS_V1                                                                  \
-	" (SELECT count(*) FROM message m WHERE m.session = s.id AND m.dir = 'c2s'),"        \
-	" (SELECT count(*) FROM message m WHERE m.session = s.id AND m.dir = 's2c'),"        \
-	" (SELECT count(*) FROM stderr_line e WHERE e.session = s.id),"                      \
-	" (SELECT coalesce(sum(size), 0) FROM message m WHERE m.session = s.id AND m.dir = 'c2s'),"\
+#define SESSION_COUNTS_V1                                                                           \
+	" (SELECT count(*) FROM message m WHERE m.session = s.id AND m.dir = 'c2s'),"               \
+	" (SELECT count(*) FROM message m WHERE m.session = s.id AND m.dir = 's2c'),"               \
+	" (SELECT count(*) FROM stderr_line e WHERE e.session = s.id),"                             \
+	" (SELECT coalesce(sum(size), 0) FROM message m WHERE m.session = s.id AND m.dir = 'c2s')," \
 	" (SELECT coalesce(sum(size), 0) FROM message m WHERE m.session = s.id AND m.dir = 's2c'),"
-#define SESSION_GAPS                                                                       \
-	" (SELECT coalesce(sum(messages), 0) FROM gap g WHERE g.session = s.id),"            \
+#define SESSION_GAPS                                                              \
+	" (SELECT coalesce(sum(messages), 0) FROM gap g WHERE g.session = s.id)," \
 	" (SELECT coalesce(sum(bytes), 0) FROM gap g WHERE g.session = s.id),"
 
 /* The columns version 2 added, as a version 1 file read as it is lacks them. */
 #define SESSION_COLUMNS_V2 " s.tap_pid, s.tap_id,"
 #define SESSION_COLUMNS_V1 " NULL, NULL,"
 /* And those of version 4. */
-#define SESSION_COLUMNS_V4 " s.http_session_id, s.upstream, s.client_addr,"                 \
-	SESSION_LAST " FROM session s"
+#define SESSION_COLUMNS_V4 " s.http_session_id, s.upstream, s.client_addr," SESSION_LAST " FROM session s"
 #define SESSION_COLUMNS_V3 " s.http_session_id, NULL, NULL, NULL FROM session s"
 /*
  * An HTTP session's last activity (version 4): its last message, or its last
  * exchange's start or end, whichever is later; each found by the primary
  * key's end, so a session of any size answers at once.
  */
-#define SESSION_LAST                                                                       \
-	" CASE WHEN s.transport IN ('http', 'sse') THEN (SELECT max(w) FROM ("               \
+#define SESSION_LAST                                                                          \
+	" CASE WHEN s.transport IN ('http', 'sse') THEN (SELECT max(w) FROM ("                \
 	"SELECT * FROM (SELECT m.wall AS w FROM message m WHERE m.session = s.id"             \
 	" ORDER BY m.seq DESC LIMIT 1) UNION ALL SELECT * FROM (SELECT x.wall +"              \
 	" (max(coalesce(x.end_ns, 0), coalesce(x.first_byte_ns, 0), x.t_ns) - x.t_ns) / 1000" \
@@ -1689,16 +1678,15 @@ void store_sessions_free(struct store_session_row *rows, size_t n)
 	free(rows);
 }
 
-int store_sessions(struct store *st, struct store_session_row **rows, size_t *n,
-		   struct mt_err *err)
+int store_sessions(struct store *st, struct store_session_row **rows, size_t *n, struct mt_err *err)
 {
 	sqlite3_stmt *s = NULL;
 	struct store_session_row *v = NULL;
 	size_t len = 0, cap = 0;
 	int r, rc = -1;
 
-	if (!(s = sql_query(st, err, "cannot read sessions",
-			    session_sql(st, " ORDER BY s.id", &st->scratch), "")))
+	if (!(s = sql_query(st, err, "cannot read sessions", session_sql(st, " ORDER BY s.id", &st->scratch),
+			    "")))
 		goto out;
 	while ((r = sqlite3_step(s)) == SQLITE_ROW) {
 		if (len == cap) {
@@ -1724,8 +1712,7 @@ out:
 	return rc;
 }
 
-int store_session_get(struct store *st, int64_t id, struct store_session_row *row,
-		      struct mt_err *err)
+int store_session_get(struct store *st, int64_t id, struct store_session_row *row, struct mt_err *err)
 {
 	sqlite3_stmt *s = NULL;
 	int r, rc = -1;
@@ -1778,9 +1765,8 @@ static const char paired_sql[] =
 	"SELECT m.seq, m.t_ns, m.wall, m.dir, m.channel, m.kind, m.id, m.idtype,"
 	" coalesce(m.method, q.method), m.error_code, m.size, m.incomplete, m.raw, m.request_seq,"
 	" m.t_ns - q.t_ns";
-static const char paired_tail_sql[] =
-	" FROM message m LEFT JOIN message q ON q.session = m.session"
-	" AND q.seq = m.request_seq WHERE m.session = ?1";
+static const char paired_tail_sql[] = " FROM message m LEFT JOIN message q ON q.session = m.session"
+				      " AND q.seq = m.request_seq WHERE m.session = ?1";
 static const char msg_v4_sql[] = ", exchange, sse_id, sse_event, replayed";
 static const char paired_v4_sql[] = ", m.exchange, m.sse_id, m.sse_event, m.replayed";
 static const char msg_v3_sql[] = ", NULL, NULL, NULL, 0";
@@ -1818,13 +1804,15 @@ static void filter_sql(const struct store *st, const char *alias, struct mt_buf 
 	mt_buf_putc(b, '(');
 	mt_filter_sql(st->filter, alias, 2, http, b);
 	if (st->filter_how & STORE_FILTER_PAIRS) {
-		mt_buf_printf(b, " OR (%s.kind = 'request' AND EXISTS (SELECT 1 FROM message fp"
+		mt_buf_printf(b,
+			      " OR (%s.kind = 'request' AND EXISTS (SELECT 1 FROM message fp"
 			      " WHERE fp.session = %s.session AND fp.request_seq = %s.seq"
 			      " AND fp.kind IN ('response', 'error') AND ",
 			      alias, alias, alias);
 		mt_filter_sql(st->filter, "fp", 2, http, b);
 		/* (Answers, and the notifications/cancelled of a request.) */
-		mt_buf_printf(b, ")) OR (%s.kind IN ('response', 'error', 'notification')"
+		mt_buf_printf(b,
+			      ")) OR (%s.kind IN ('response', 'error', 'notification')"
 			      " AND %s.request_seq IS NOT NULL AND EXISTS (SELECT 1 FROM message fp"
 			      " WHERE fp.session = %s.session AND fp.seq = %s.request_seq"
 			      " AND fp.kind = 'request' AND ",
@@ -1855,8 +1843,7 @@ int store_data_changed(struct store *st)
 	sqlite3_stmt *s = NULL;
 	int64_t v = -1;
 
-	if ((s = sql_query(st, NULL, NULL, "PRAGMA data_version", "")) &&
-	    sqlite3_step(s) == SQLITE_ROW)
+	if ((s = sql_query(st, NULL, NULL, "PRAGMA data_version", "")) && sqlite3_step(s) == SQLITE_ROW)
 		v = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
 	if (v == st->data_version && v >= 0)
@@ -1879,8 +1866,7 @@ int store_filter_count(struct store *st, int64_t session, int64_t *n, struct mt_
 		mt_buf_puts(&b, " AND ");
 		filter_sql(st, "m", &b);
 	}
-	if (!(s = sql_query(st, err, "cannot read messages", b.data, "ii", session,
-			    (int64_t)INT64_MIN)))
+	if (!(s = sql_query(st, err, "cannot read messages", b.data, "ii", session, (int64_t)INT64_MIN)))
 		goto out;
 	filter_bind(st, s);
 	if (sqlite3_step(s) != SQLITE_ROW) {
@@ -1908,9 +1894,7 @@ static const char *item_sql(const struct store *st, int k, unsigned flags, struc
 			mt_buf_puts(b, msg_tail_sql);
 		} else {
 			mt_buf_puts(b, paired ? paired_sql : msg_sql);
-			mt_buf_puts(b, st->version < 4 ? msg_v3_sql
-					: paired      ? paired_v4_sql
-						      : msg_v4_sql);
+			mt_buf_puts(b, st->version < 4 ? msg_v3_sql : paired ? paired_v4_sql : msg_v4_sql);
 			mt_buf_puts(b, paired ? paired_tail_sql : msg_tail_sql);
 		}
 		mt_buf_puts(b, " AND m.seq > ?2");
@@ -1920,12 +1904,9 @@ static const char *item_sql(const struct store *st, int k, unsigned flags, struc
 		}
 		mt_buf_puts(b, " ORDER BY m.seq");
 		return b->data;
-	case 1:
-		return stderr_sql;
-	case 2:
-		return gap_sql;
-	default:
-		return exchange_item_sql;
+	case 1: return stderr_sql;
+	case 2: return gap_sql;
+	default: return exchange_item_sql;
 	}
 }
 
@@ -1941,8 +1922,8 @@ static const void *col_blob(sqlite3_stmt *s, int i, size_t *n)
 /* A message's kind as stored, or NULL when it is none of mcptap's (a foreign file). */
 static const char *known_kind(const unsigned char *k)
 {
-	static const char *const kinds[] = {"request", "notification", "response", "error",
-					    "batch", "invalid", "notjsonrpc"};
+	static const char *const kinds[] = {"request", "notification", "response",  "error",
+					    "batch",   "invalid",      "notjsonrpc"};
 
 	for (size_t i = 0; k && i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (!strcmp((const char *)k, kinds[i]))
@@ -1995,8 +1976,8 @@ static void read_exchange(sqlite3_stmt *s, int64_t session, struct store_exchang
 	x->messages = sqlite3_column_int64(s, 17);
 }
 
-static int read_item(sqlite3_stmt *s, enum store_item_type type, unsigned flags,
-		     int64_t session, struct store_exchange_row *x, struct store_item *it)
+static int read_item(sqlite3_stmt *s, enum store_item_type type, unsigned flags, int64_t session,
+		     struct store_exchange_row *x, struct store_item *it)
 {
 	const unsigned char *t;
 
@@ -2008,7 +1989,7 @@ static int read_item(sqlite3_stmt *s, enum store_item_type type, unsigned flags,
 		it->seq = sqlite3_column_int64(s, 0);
 		it->t_ns = sqlite3_column_int64(s, 1);
 		t = sqlite3_column_text(s, 3);
-		it->dir = t && !strcmp((const char *)t, "c2s") ? "c2s"
+		it->dir = t && !strcmp((const char *)t, "c2s")   ? "c2s"
 			  : t && !strcmp((const char *)t, "s2c") ? "s2c"
 								 : NULL;
 		if (!it->dir)
@@ -2100,15 +2081,13 @@ static int read_item(sqlite3_stmt *s, enum store_item_type type, unsigned flags,
 }
 
 int store_each_item_ex(struct store *st, int64_t session, unsigned flags,
-		       int (*cb)(const struct store_item *it, void *ctx), void *ctx,
-		       struct mt_err *err)
+		       int (*cb)(const struct store_item *it, void *ctx), void *ctx, struct mt_err *err)
 {
 	return store_each_item_after(st, session, INT64_MIN, flags, cb, ctx, err);
 }
 
 int store_each_item_after(struct store *st, int64_t session, int64_t after, unsigned flags,
-			  int (*cb)(const struct store_item *it, void *ctx), void *ctx,
-			  struct mt_err *err)
+			  int (*cb)(const struct store_item *it, void *ctx), void *ctx, struct mt_err *err)
 {
 	sqlite3_stmt *s[4] = {NULL, NULL, NULL, NULL};
 	int live[4] = {0, 0, 0, 0};
@@ -2126,8 +2105,8 @@ int store_each_item_after(struct store *st, int64_t session, int64_t after, unsi
 	if (st->filter)
 		mt_filter_session(st->filter, session);
 	for (int k = 0; k < streams; k++) {
-		if (!(s[k] = sql_query(st, err, "cannot read messages", item_sql(st, k, flags, &sql),
-				       "ii", session, after)))
+		if (!(s[k] = sql_query(st, err, "cannot read messages", item_sql(st, k, flags, &sql), "ii",
+				       session, after)))
 			goto out;
 		if (k == 0)
 			filter_bind(st, s[k]);
@@ -2151,8 +2130,10 @@ int store_each_item_after(struct store *st, int64_t session, int64_t after, unsi
 		if (k < 0)
 			break;
 		if (read_item(s[k], (enum store_item_type)k, flags, session, &x, &it)) {
-			mt_err_set(err, "damaged mcptap capture: message %lld of session %lld has no "
-				   "direction (c2s or s2c)", (long long)it.seq, (long long)session);
+			mt_err_set(err,
+				   "damaged mcptap capture: message %lld of session %lld has no "
+				   "direction (c2s or s2c)",
+				   (long long)it.seq, (long long)session);
 			goto out;
 		}
 		int c = cb(&it, ctx);
@@ -2208,13 +2189,12 @@ out:
 	return rc;
 }
 
-int store_each_route(struct store *st, int64_t session,
-		     int (*cb)(const struct store_route *r, void *ctx), void *ctx, struct mt_err *err)
+int store_each_route(struct store *st, int64_t session, int (*cb)(const struct store_route *r, void *ctx),
+		     void *ctx, struct mt_err *err)
 {
-	static const char sql[] =
-		"SELECT m.seq, m.channel, m.exchange, x.method FROM message m"
-		" LEFT JOIN http_exchange x ON x.session = m.session AND x.seq = m.exchange"
-		" WHERE m.session = ?1 ORDER BY m.seq";
+	static const char sql[] = "SELECT m.seq, m.channel, m.exchange, x.method FROM message m"
+				  " LEFT JOIN http_exchange x ON x.session = m.session AND x.seq = m.exchange"
+				  " WHERE m.session = ?1 ORDER BY m.seq";
 	sqlite3_stmt *s = NULL;
 	struct store_route r;
 	int step, rc = -1;
@@ -2244,9 +2224,8 @@ out:
 	return rc;
 }
 
-int store_each_item(struct store *st, int64_t session,
-		    int (*cb)(const struct store_item *it, void *ctx), void *ctx,
-		    struct mt_err *err)
+int store_each_item(struct store *st, int64_t session, int (*cb)(const struct store_item *it, void *ctx),
+		    void *ctx, struct mt_err *err)
 {
 	return store_each_item_ex(st, session, STORE_ITEMS_PAIRED, cb, ctx, err);
 }

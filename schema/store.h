@@ -78,7 +78,7 @@ struct store_session_new {
 	int64_t started_wall;  /* µs */
 	const char *command;   /* shell-quoted command line */
 	const char *cwd;
-	int64_t pid;           /* 0 when there is none */
+	int64_t pid;             /* 0 when there is none */
 	const char *upstream;    /* HTTP: the URL forwarded to; NULL on stdio */
 	const char *client_addr; /* HTTP: the first client connection's address; NULL on stdio */
 };
@@ -106,8 +106,7 @@ struct store_session_end {
 	int exit_signal;
 	const char *error; /* why the command could not run, or NULL */
 };
-int store_session_finish(struct store *st, int64_t id, const struct store_session_end *e,
-			 struct mt_err *err);
+int store_session_finish(struct store *st, int64_t id, const struct store_session_end *e, struct mt_err *err);
 
 /* The session's Mcp-Session-Id (borrowed, copied); NULL leaves it as it is. 0 or -1. */
 int store_session_set_http(struct store *st, int64_t session, const char *http_session_id,
@@ -119,19 +118,19 @@ struct store_msg {
 	int64_t seq;
 	int64_t t_ns;
 	int64_t wall;
-	const char *dir;             /* "c2s" | "s2c" */
-	const char *channel;         /* "stdio" */
-	const struct mt_class *cls;  /* the classifier's result for raw */
+	const char *dir;            /* "c2s" | "s2c" */
+	const char *channel;        /* "stdio" */
+	const struct mt_class *cls; /* the classifier's result for raw */
 	const char *raw;
 	size_t size;
 	int incomplete;
-	int64_t request_seq;         /* answers: the request's seq, or 0 */
-	size_t raw_len;              /* raw's length when it differs from size (redacted), else 0 */
+	int64_t request_seq; /* answers: the request's seq, or 0 */
+	size_t raw_len;      /* raw's length when it differs from size (redacted), else 0 */
 	/* Over HTTP (zero on stdio): */
-	int64_t exchange;            /* the seq of the http_exchange it came in, or 0 */
-	const char *sse_id;          /* the SSE event's id, or NULL */
-	const char *sse_event;       /* the SSE event's type, or NULL */
-	int replayed;                /* 1: sent again after a Last-Event-ID resumption */
+	int64_t exchange;      /* the seq of the http_exchange it came in, or 0 */
+	const char *sse_id;    /* the SSE event's id, or NULL */
+	const char *sse_event; /* the SSE event's type, or NULL */
+	int replayed;          /* 1: sent again after a Last-Event-ID resumption */
 };
 int store_add_message(struct store *st, const struct store_msg *m, struct mt_err *err);
 int store_add_stderr(struct store *st, int64_t session, int64_t seq, int64_t t_ns, int64_t wall,
@@ -143,8 +142,8 @@ int store_add_stderr(struct store *st, int64_t session, int64_t seq, int64_t t_n
  */
 #define STORE_GAP_OTLP "otlp:"
 /* A logging gap: messages/bytes relayed but not stored, and why. seq < 0: unknown. */
-int store_add_gap(struct store *st, int64_t session, int64_t seq, const char *dir,
-		  int64_t messages, int64_t bytes, const char *reason, struct mt_err *err);
+int store_add_gap(struct store *st, int64_t session, int64_t seq, const char *dir, int64_t messages,
+		  int64_t bytes, const char *reason, struct mt_err *err);
 
 /*
  * An HTTP exchange, in up to three steps: its row is made with what is known
@@ -157,12 +156,12 @@ int store_add_gap(struct store *st, int64_t session, int64_t seq, const char *di
  */
 struct store_exchange {
 	int64_t session, seq;
-	int64_t conn;                  /* the client connection's number in the tap's run */
-	int64_t t_ns, wall;            /* when the request's head was read */
-	const char *method, *target;   /* target: the path and query, redacted */
-	const char *req_headers_json;  /* JSON array of [name, value], redacted */
-	const char *last_event_id;     /* the request's Last-Event-ID, or NULL */
-	const void *req_body;          /* a body no message holds (not JSON-RPC); NULL: none */
+	int64_t conn;                 /* the client connection's number in the tap's run */
+	int64_t t_ns, wall;           /* when the request's head was read */
+	const char *method, *target;  /* target: the path and query, redacted */
+	const char *req_headers_json; /* JSON array of [name, value], redacted */
+	const char *last_event_id;    /* the request's Last-Event-ID, or NULL */
+	const void *req_body;         /* a body no message holds (not JSON-RPC); NULL: none */
 	size_t req_body_len;
 	/* The response's head, when it came (status 0: not yet); as store_exchange_head. */
 	int status;
@@ -182,16 +181,15 @@ int store_exchange_begin(struct store *st, const struct store_exchange *x, struc
  * exchange: "no exchange SEQ in session N").
  */
 int store_exchange_head(struct store *st, int64_t session, int64_t seq, int status,
-			const char *resp_headers_json, const char *resp_type,
-			int64_t first_byte_ns, struct mt_err *err);
+			const char *resp_headers_json, const char *resp_type, int64_t first_byte_ns,
+			struct mt_err *err);
 /*
  * It ended: when, how (complete | client-gone | upstream-gone | timeout |
  * unreachable | refused | stopped), why (error, or NULL), and the response
  * body when no message holds it (resp_body NULL: none). 0, or -1 as above.
  */
-int store_exchange_end(struct store *st, int64_t session, int64_t seq, int64_t end_ns,
-		       const char *outcome, const char *error, const void *resp_body,
-		       size_t resp_body_len, struct mt_err *err);
+int store_exchange_end(struct store *st, int64_t session, int64_t seq, int64_t end_ns, const char *outcome,
+		       const char *error, const void *resp_body, size_t resp_body_len, struct mt_err *err);
 
 /*
  * An analysis of a session: its row (incomplete), then its findings, then
@@ -200,13 +198,12 @@ int store_exchange_end(struct store *st, int64_t session, int64_t seq, int64_t e
 struct store_analysis {
 	int64_t session;
 	int64_t started_wall;
-	const char *spec;        /* the revision it was checked against */
+	const char *spec; /* the revision it was checked against */
 	const char *spec_source;
 	int64_t errors, warnings, infos;
-	const char *rules;       /* the rules that ran, comma-separated; NULL: every rule */
+	const char *rules; /* the rules that ran, comma-separated; NULL: every rule */
 };
-int store_add_analysis(struct store *st, const struct store_analysis *a, int64_t *id,
-		       struct mt_err *err);
+int store_add_analysis(struct store *st, const struct store_analysis *a, int64_t *id, struct mt_err *err);
 /* related: a JSON array text of seqs, or NULL; seq <= 0: the whole session. */
 int store_add_finding(struct store *st, int64_t analysis, int64_t session, const char *rule,
 		      const char *severity, int64_t seq, const char *related, const char *text,
@@ -252,22 +249,21 @@ struct store_replay_run {
 	const char *mode;        /* "client" or "server"; NULL: "client" */
 	int64_t runs;            /* live runs compared; 0: 1 */
 };
-int store_add_replay_run(struct store *st, const struct store_replay_run *r, int64_t *id,
-			 struct mt_err *err);
+int store_add_replay_run(struct store *st, const struct store_replay_run *r, int64_t *id, struct mt_err *err);
 /* One row of replay_result (see mcptap.sql); every pointer may be NULL but status. */
 struct store_replay_result {
 	int64_t seq;
 	const char *method;
-	const char *name;        /* the tool, prompt or resource */
-	const char *status;      /* pass | diff | missing | cancelled | unanswered | miss | unused | skipped */
+	const char *name;   /* the tool, prompt or resource */
+	const char *status; /* pass | diff | missing | cancelled | unanswered | miss | unused | skipped */
 	const char *sent;
 	size_t sent_len;
 	const char *recorded;
 	size_t recorded_len;
 	const char *live;
 	size_t live_len;
-	const char *diff_json;   /* JSON array text */
-	const char *noise_json;  /* JSON array text */
+	const char *diff_json;  /* JSON array text */
+	const char *noise_json; /* JSON array text */
 };
 int store_add_replay_result(struct store *st, int64_t run, const struct store_replay_result *r,
 			    struct mt_err *err);
@@ -292,8 +288,8 @@ struct store_session_row {
 	int64_t duration_ns; /* -1 when unknown */
 	char *command;
 	int64_t pid;
-	int exit_status;     /* -1 when unknown */
-	int exit_signal;     /* 0 when none */
+	int exit_status; /* -1 when unknown */
+	int exit_signal; /* 0 when none */
 	char *error;
 	char *protocol_version;
 	char *client_name, *client_version;
@@ -302,13 +298,13 @@ struct store_session_row {
 	int64_t msgs_c2s, msgs_s2c, stderr_lines;
 	int64_t bytes_c2s, bytes_s2c;
 	int64_t gap_messages, gap_bytes;
-	int64_t tap_pid;     /* the recording tap's pid, 0 when unknown */
-	char *tap_id;        /* its identity (mt_process_identity), or NULL */
+	int64_t tap_pid;       /* the recording tap's pid, 0 when unknown */
+	char *tap_id;          /* its identity (mt_process_identity), or NULL */
 	char *http_session_id; /* HTTP: the Mcp-Session-Id, or NULL */
-	char *upstream;      /* HTTP: the URL forwarded to, or NULL (version 4) */
-	int64_t last_wall;   /* HTTP: its last activity (a message, an exchange's start
-			      * or end), µs since the epoch; 0 when none or not HTTP */
-	char *client_addr;   /* HTTP: the first client's address, or NULL (version 4) */
+	char *upstream;        /* HTTP: the URL forwarded to, or NULL (version 4) */
+	int64_t last_wall;     /* HTTP: its last activity (a message, an exchange's start
+				* or end), µs since the epoch; 0 when none or not HTTP */
+	char *client_addr;     /* HTTP: the first client's address, or NULL (version 4) */
 };
 /*
  * "ended"; "running" while the tap that records it lives (or when the file does
@@ -319,12 +315,10 @@ const char *store_session_state(const struct store_session_row *r);
 void store_session_row_release(struct store_session_row *r);
 
 /* All sessions in id order; *rows is owned by the caller (store_sessions_free). */
-int store_sessions(struct store *st, struct store_session_row **rows, size_t *n,
-		   struct mt_err *err);
+int store_sessions(struct store *st, struct store_session_row **rows, size_t *n, struct mt_err *err);
 void store_sessions_free(struct store_session_row *rows, size_t n);
 /* One session; -1 with "no session N" when it does not exist. */
-int store_session_get(struct store *st, int64_t id, struct store_session_row *row,
-		      struct mt_err *err);
+int store_session_get(struct store *st, int64_t id, struct store_session_row *row, struct mt_err *err);
 /* The newest session's id; -1 when the file has none. */
 int store_last_session(struct store *st, int64_t *id, struct mt_err *err);
 
@@ -343,20 +337,20 @@ enum store_item_type {
 struct store_exchange_row {
 	int64_t session, seq, conn, t_ns, wall;
 	const char *method, *target;
-	const char *req_headers_json;  /* as stored: meant to be a JSON array of [name, value] */
-	const void *req_body;          /* NULL: none */
+	const char *req_headers_json; /* as stored: meant to be a JSON array of [name, value] */
+	const void *req_body;         /* NULL: none */
 	size_t req_body_len;
-	int status;                    /* 100..999; 0: no response (or no status) */
+	int status; /* 100..999; 0: no response (or no status) */
 	const char *resp_headers_json;
-	const char *resp_type;         /* json | sse | empty | other, or NULL */
-	const void *resp_body;         /* NULL: none */
+	const char *resp_type; /* json | sse | empty | other, or NULL */
+	const void *resp_body; /* NULL: none */
 	size_t resp_body_len;
-	int64_t first_byte_ns;         /* -1: no response head */
-	int64_t end_ns;                /* -1: not ended */
-	const char *outcome;           /* NULL while open */
+	int64_t first_byte_ns; /* -1: no response head */
+	int64_t end_ns;        /* -1: not ended */
+	const char *outcome;   /* NULL while open */
 	const char *error;
 	const char *last_event_id;
-	int64_t messages;              /* the message rows that name it (their exchange) */
+	int64_t messages; /* the message rows that name it (their exchange) */
 };
 
 /*
@@ -376,15 +370,15 @@ int store_each_exchange(struct store *st, int64_t session,
 struct store_item {
 	enum store_item_type type;
 	int64_t seq, t_ns, wall;
-	const char *dir;      /* c2s | s2c | stderr (gaps: may be NULL) */
+	const char *dir; /* c2s | s2c | stderr (gaps: may be NULL) */
 	const char *channel;
-	const char *kind;     /* messages: the kind; stderr: "stderr"; gap: "gap" */
-	int id_sqltype;       /* SQLITE_INTEGER / FLOAT / TEXT / NULL */
+	const char *kind; /* messages: the kind; stderr: "stderr"; gap: "gap" */
+	int id_sqltype;   /* SQLITE_INTEGER / FLOAT / TEXT / NULL */
 	int64_t id_int;
 	double id_real;
 	const char *id_text;
-	const char *idtype;   /* number | string | null | NULL */
-	const char *method;          /* answers: the method of their request */
+	const char *idtype; /* number | string | null | NULL */
+	const char *method; /* answers: the method of their request */
 	int has_error_code;
 	int64_t error_code;
 	int64_t size;
@@ -393,23 +387,23 @@ struct store_item {
 	size_t raw_len;
 	int64_t gap_messages, gap_bytes; /* gaps */
 	const char *gap_reason;
-	int64_t request_seq;  /* answers: the request's seq, or 0 */
-	int64_t latency_ns;   /* answers: since their request (when request_seq) */
-	int64_t cancels_seq;  /* notifications/cancelled: the request it cancels, or 0 */
+	int64_t request_seq; /* answers: the request's seq, or 0 */
+	int64_t latency_ns;  /* answers: since their request (when request_seq) */
+	int64_t cancels_seq; /* notifications/cancelled: the request it cancels, or 0 */
 	/* Messages over HTTP (left 0 and NULL with STORE_ITEMS_LEAN, but exchange): */
-	int64_t exchange;     /* the seq of the http_exchange it came in, or 0 */
-	const char *sse_id;   /* the SSE event's id, or NULL */
-	const char *sse_event; /* its type, or NULL */
-	int replayed;         /* 1: sent again after a Last-Event-ID resumption */
+	int64_t exchange;                   /* the seq of the http_exchange it came in, or 0 */
+	const char *sse_id;                 /* the SSE event's id, or NULL */
+	const char *sse_event;              /* its type, or NULL */
+	int replayed;                       /* 1: sent again after a Last-Event-ID resumption */
 	const struct store_exchange_row *x; /* STORE_ITEM_EXCHANGE: the exchange */
 };
 
 /* How a message travelled (store_each_route); strings borrowed for the callback. */
 struct store_route {
 	int64_t seq;
-	const char *channel;  /* stdio | body | sse (NULL: the file holds none) */
-	int64_t exchange;     /* the seq of its HTTP exchange, or 0 */
-	const char *method;   /* that exchange's method (GET, POST, ...), or NULL */
+	const char *channel; /* stdio | body | sse (NULL: the file holds none) */
+	int64_t exchange;    /* the seq of its HTTP exchange, or 0 */
+	const char *method;  /* that exchange's method (GET, POST, ...), or NULL */
 };
 
 /*
@@ -417,23 +411,22 @@ struct store_route {
  * (none in a file older than version 4). cb returns 0 to go on; non-zero
  * stops, and is returned. 0, or -1 on a store error (err set).
  */
-int store_each_route(struct store *st, int64_t session,
-		     int (*cb)(const struct store_route *r, void *ctx), void *ctx, struct mt_err *err);
+int store_each_route(struct store *st, int64_t session, int (*cb)(const struct store_route *r, void *ctx),
+		     void *ctx, struct mt_err *err);
 
 /*
  * Call cb for every message, stderr line and gap of a session in seq order.
  * cb returns 0 to go on, non-zero to stop (store_each_item then returns that
  * value). Returns 0, the callback's value, or -1 on a store error.
  */
-int store_each_item(struct store *st, int64_t session,
-		    int (*cb)(const struct store_item *it, void *ctx), void *ctx,
-		    struct mt_err *err);
+int store_each_item(struct store *st, int64_t session, int (*cb)(const struct store_item *it, void *ctx),
+		    void *ctx, struct mt_err *err);
 
 /* Flags of store_each_item_ex(). */
 enum {
-	STORE_ITEMS_PAIRED = 1, /* fill answers' method and latency_ns from their request */
-	STORE_ITEMS_LEAN = 2,   /* messages: only seq, t_ns, dir, kind, incomplete, raw,
-				 * replayed, exchange, request_seq */
+	STORE_ITEMS_PAIRED = 1,    /* fill answers' method and latency_ns from their request */
+	STORE_ITEMS_LEAN = 2,      /* messages: only seq, t_ns, dir, kind, incomplete, raw,
+				    * replayed, exchange, request_seq */
 	STORE_ITEMS_EXCHANGES = 4, /* HTTP exchanges too, as STORE_ITEM_EXCHANGE items */
 };
 /*
@@ -442,8 +435,7 @@ enum {
  * analyzer pairs answers itself). store_each_item() is this with PAIRED.
  */
 int store_each_item_ex(struct store *st, int64_t session, unsigned flags,
-		       int (*cb)(const struct store_item *it, void *ctx), void *ctx,
-		       struct mt_err *err);
+		       int (*cb)(const struct store_item *it, void *ctx), void *ctx, struct mt_err *err);
 
 struct mt_filter;
 /* How store_set_filter's filter picks messages. */
@@ -463,8 +455,7 @@ int store_filter_count(struct store *st, int64_t session, int64_t *n, struct mt_
 
 /* store_each_item_ex, for the items whose seq is above after (a follower's next read). */
 int store_each_item_after(struct store *st, int64_t session, int64_t after, unsigned flags,
-			  int (*cb)(const struct store_item *it, void *ctx), void *ctx,
-			  struct mt_err *err);
+			  int (*cb)(const struct store_item *it, void *ctx), void *ctx, struct mt_err *err);
 /*
  * Has another connection committed to the file since the last call (1 the
  * first time, and when it cannot tell)? For a follower's polls: it reads

@@ -305,8 +305,8 @@ int mt_parse_duration(const char *s, int64_t unit_ns, int64_t *ns)
 	static const struct {
 		const char *name;
 		int64_t ns;
-	} units[] = {{"ns", 1},         {"us", MT_US},  {"\xc2\xb5s", MT_US}, {"ms", MT_MS},
-		     {"s", MT_SEC},     {"m", MT_MIN},  {"h", MT_HOUR}};
+	} units[] = {{"ns", 1},     {"us", MT_US}, {"\xc2\xb5s", MT_US}, {"ms", MT_MS},
+		     {"s", MT_SEC}, {"m", MT_MIN}, {"h", MT_HOUR}};
 	const char *p = s, *frac = NULL, *frac_end = NULL;
 	int64_t whole = 0, unit = unit_ns, part = 0;
 
@@ -426,9 +426,21 @@ int mt_parse_size(const char *s, uint64_t *out)
 		return -1;
 	switch (*end) {
 	case '\0': break;
-	case 'k': case 'K': mult = 1ULL << 10; end++; break;
-	case 'm': case 'M': mult = 1ULL << 20; end++; break;
-	case 'g': case 'G': mult = 1ULL << 30; end++; break;
+	case 'k':
+	case 'K':
+		mult = 1ULL << 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		mult = 1ULL << 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		mult = 1ULL << 30;
+		end++;
+		break;
 	default: return -1;
 	}
 	if (*end == 'i' || *end == 'B')

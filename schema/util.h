@@ -18,8 +18,7 @@ struct mt_err {
 };
 
 /* Set err's message (printf-style); err may be NULL. Always returns -1. */
-int mt_err_set(struct mt_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+int mt_err_set(struct mt_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Print "mcptap: MESSAGE" on stderr (the command layer's voice). Returns -1. */
 int mt_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -54,14 +53,17 @@ struct mt_buf {
 	size_t len;
 	size_t cap;
 };
-#define MT_BUF_INIT {NULL, 0, 0}
+#define MT_BUF_INIT        \
+	{                  \
+		NULL, 0, 0 \
+	}
 void mt_buf_append(struct mt_buf *b, const void *p, size_t n);
 void mt_buf_puts(struct mt_buf *b, const char *s);
 void mt_buf_putc(struct mt_buf *b, char c);
 void mt_buf_printf(struct mt_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void mt_buf_reset(struct mt_buf *b);   /* len = 0, keeps the memory */
+void mt_buf_reset(struct mt_buf *b);             /* len = 0, keeps the memory */
 void mt_buf_reserve(struct mt_buf *b, size_t n); /* room for n more bytes (and a NUL) */
-void mt_buf_release(struct mt_buf *b); /* frees the memory */
+void mt_buf_release(struct mt_buf *b);           /* frees the memory */
 
 /*
  * Bytes held against a budget (pcap import's --memory). Each module that
@@ -73,8 +75,8 @@ void mt_buf_release(struct mt_buf *b); /* frees the memory */
  */
 #define MT_MEM_CHUNK 16
 struct mt_mem {
-	size_t used;            /* bytes counted now */
-	size_t peak;            /* the most counted at once */
+	size_t used; /* bytes counted now */
+	size_t peak; /* the most counted at once */
 	/*
 	 * Asked, before connections are given up, to free what is held apart
 	 * from any of them (may be NULL): need is what is wanted; returns the

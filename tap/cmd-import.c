@@ -18,19 +18,19 @@ const struct cmd_entry cmd_import = {
 		 "[--memory SIZE] [--max-flows N] [--idle DURATION] [--redact-key NAME] "
 		 "[--redact-path PATH] [--redact-value REGEX] [--keep-secrets] " OTLPCLI_USAGE " CAPTURE",
 	.options = CAPCLI_OPTIONS_HELP
-		"\n"
-		"CAPTURE is a pcap or pcapng file (tcpdump -w, tshark -w, Wireshark), or - for\n"
-		"standard input. TCP streams are rebuilt, HTTP/1.1 is read on them, and each\n"
-		"MCP session found (Streamable HTTP by Mcp-Session-Id, legacy SSE by its\n"
-		"endpoint, otherwise by connection) is a session of FILE with the packets'\n"
-		"times, as the HTTP tap stores them; analyze, stats, show and replay read it.\n"
-		"Progress shows on a terminal; a summary at the end says what was read, what\n"
-		"was stored and what was skipped and why (TLS, HTTP/2, other protocols,\n"
-		"truncated packets, link types, the limits reached).\n"
-		"\n"
-		"Exit status: 0 (also when a file cut short was read up to its cut); 2 for a\n"
-		"usage error, a file that is not a capture, a bad filter, or a store failure;\n"
-		"130 (143) when SIGINT (SIGTERM) stopped it: what was read is stored.\n",
+	"\n"
+	"CAPTURE is a pcap or pcapng file (tcpdump -w, tshark -w, Wireshark), or - for\n"
+	"standard input. TCP streams are rebuilt, HTTP/1.1 is read on them, and each\n"
+	"MCP session found (Streamable HTTP by Mcp-Session-Id, legacy SSE by its\n"
+	"endpoint, otherwise by connection) is a session of FILE with the packets'\n"
+	"times, as the HTTP tap stores them; analyze, stats, show and replay read it.\n"
+	"Progress shows on a terminal; a summary at the end says what was read, what\n"
+	"was stored and what was skipped and why (TLS, HTTP/2, other protocols,\n"
+	"truncated packets, link types, the limits reached).\n"
+	"\n"
+	"Exit status: 0 (also when a file cut short was read up to its cut); 2 for a\n"
+	"usage error, a file that is not a capture, a bad filter, or a store failure;\n"
+	"130 (143) when SIGINT (SIGTERM) stopped it: what was read is stored.\n",
 	.run = run_import,
 };
 

@@ -27,7 +27,8 @@ const struct cmd_entry cmd_record = {
 		 "[--hold SIZE] [--batch DURATION] [--drain-timeout DURATION] [--redact-key NAME] "
 		 "[--redact-path PATH] [--redact-value REGEX] [--keep-secrets] " OTLPCLI_USAGE
 		 " -- COMMAND [ARG...]\n"
-		 "mcptap record -w FILE --upstream URL [--listen ADDR] [--allow-host NAME] [--cacert FILE] [--insecure] "
+		 "mcptap record -w FILE --upstream URL [--listen ADDR] [--allow-host NAME] [--cacert FILE] "
+		 "[--insecure] "
 		 "[--upstream-header NAME=env:VAR] [--max-headers SIZE] [--max-body SIZE] "
 		 "[--connect-timeout DURATION] [--upstream-timeout DURATION] "
 		 "[--client-timeout DURATION] [--stop-timeout DURATION] "
@@ -56,8 +57,7 @@ const struct cmd_entry cmd_record = {
 		"      --redact-path PATH  also redact what is at this JSON path\n"
 		"                        (params.arguments.query; * and [*] match any)\n"
 		"      --redact-value REGEX  also redact what this extended regex matches\n"
-		"      --keep-secrets    store credentials as they are (no redaction)\n"
-		OTLPCLI_OPTIONS_HELP
+		"      --keep-secrets    store credentials as they are (no redaction)\n" OTLPCLI_OPTIONS_HELP
 		"\n"
 		"The HTTP tap (a reverse proxy for Streamable HTTP and legacy HTTP+SSE):\n"
 		"      --upstream URL    the server (http:// or https://); every path is\n"
@@ -221,15 +221,9 @@ static int run_record(int argc, char **argv)
 		const char *name = li >= 0 ? longopts[li].name : "";
 
 		switch (c) {
-		case 'w':
-			path = optarg;
-			break;
-		case 'v':
-			ho.on_end = say_exchange;
-			break;
-		case 'S':
-			o.wopts.sync = 1;
-			break;
+		case 'w': path = optarg; break;
+		case 'v': ho.on_end = say_exchange; break;
+		case 'S': o.wopts.sync = 1; break;
 		case 'M':
 			if (mt_parse_size(optarg, &size) || size == 0 || size > (1ULL << 31) - 1) {
 				cli_usage_error(&cmd_record, "bad --max-message '%s' (1 byte to 2G less one)",
@@ -254,8 +248,10 @@ static int run_record(int argc, char **argv)
 			break;
 		case 'B':
 			if (mt_parse_duration(optarg, MT_MS, &ns) || ns < MT_MS || ns > MT_MIN) {
-				cli_usage_error(&cmd_record, "bad --%s '%s' (a duration, 1ms to 1m: 500ms, 2s; "
-							     "a bare number is ms)", name, optarg);
+				cli_usage_error(&cmd_record,
+						"bad --%s '%s' (a duration, 1ms to 1m: 500ms, 2s; "
+						"a bare number is ms)",
+						name, optarg);
 				goto out;
 			}
 			o.wopts.batch_ms = (int)mt_duration_in(ns, MT_MS);
@@ -263,8 +259,10 @@ static int run_record(int argc, char **argv)
 			break;
 		case 'D':
 			if (mt_parse_duration(optarg, MT_MS, &ns) || ns < MT_MS || ns > MT_HOUR) {
-				cli_usage_error(&cmd_record, "bad --%s '%s' (a duration, 1ms to 1h: 500ms, 2s; "
-							     "a bare number is ms)", name, optarg);
+				cli_usage_error(&cmd_record,
+						"bad --%s '%s' (a duration, 1ms to 1h: 500ms, 2s; "
+						"a bare number is ms)",
+						name, optarg);
 				goto out;
 			}
 			o.drain_ms = (int)mt_duration_in(ns, MT_MS);
@@ -275,9 +273,7 @@ static int run_record(int argc, char **argv)
 			kinds[nrules] = (char)c;
 			rules[nrules++] = optarg;
 			break;
-		case 'k':
-			keep = 1;
-			break;
+		case 'k': keep = 1; break;
 		case 'U':
 			ho.upstream = optarg;
 			http = 1;
@@ -294,12 +290,8 @@ static int run_record(int argc, char **argv)
 			}
 			ho.cacert = optarg;
 			break;
-		case 'I':
-			ho.insecure = 1;
-			break;
-		case 'A':
-			ah[ho.n_allow_hosts++] = optarg;
-			break;
+		case 'I': ho.insecure = 1; break;
+		case 'A': ah[ho.n_allow_hosts++] = optarg; break;
 		case 'E':
 			if (!(uh_owned[ho.n_upstream_headers] =
 				      cli_env_header(&cmd_record, "--upstream-header", optarg)))
@@ -321,8 +313,10 @@ static int run_record(int argc, char **argv)
 		case 'u':
 		case 'c':
 			if (mt_parse_duration(optarg, MT_MS, &ns) || ns < MT_MS || ns > 24 * MT_HOUR) {
-				cli_usage_error(&cmd_record, "bad --%s '%s' (a duration, 1ms to 24h: 500ms, "
-							     "2s; a bare number is ms)", name, optarg);
+				cli_usage_error(&cmd_record,
+						"bad --%s '%s' (a duration, 1ms to 24h: 500ms, "
+						"2s; a bare number is ms)",
+						name, optarg);
 				goto out;
 			}
 			*(c == 'T'   ? &ho.connect_timeout_ms
@@ -361,15 +355,15 @@ static int run_record(int argc, char **argv)
 		}
 	}
 	if (http && optind < argc) {
-		cli_usage_error(&cmd_record, "--upstream and --listen proxy an HTTP server: no command to run");
+		cli_usage_error(&cmd_record,
+				"--upstream and --listen proxy an HTTP server: no command to run");
 		goto out;
 	}
 	if (http && !ho.upstream) {
 		cli_usage_error(&cmd_record, "--listen needs --upstream URL (the server to forward to)");
 		goto out;
 	}
-	if (!http && (ho.cacert || ho.insecure || ho.n_upstream_headers || ho.n_allow_hosts ||
-		      threads)) {
+	if (!http && (ho.cacert || ho.insecure || ho.n_upstream_headers || ho.n_allow_hosts || threads)) {
 		cli_usage_error(&cmd_record, "--cacert, --insecure, --upstream-header, --allow-host, "
 					     "--threads and --memory need --upstream");
 		goto out;

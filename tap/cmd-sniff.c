@@ -21,18 +21,17 @@ const struct cmd_entry cmd_sniff = {
 	.options = "  -i, --interface IFACE  the interface to capture on (lo, eth0, any)\n"
 		   "  -c, --count COUNT     stop after COUNT packets\n"
 		   "      --duration DURATION  stop after this long\n"
-		   "  -v, --verbose         a line on stderr for each HTTP exchange as it ends\n"
-		CAPCLI_OPTIONS_HELP
-		"\n"
-		"Packets are read as `mcptap import` reads a file, and stored as they come:\n"
-		"each MCP session is a session of FILE with the packets' times. SIGINT\n"
-		"(Ctrl-C) or SIGTERM stops the capture; everything read is stored. Capturing\n"
-		"needs root or the CAP_NET_RAW capability. A summary at the end says what was\n"
-		"read, stored and skipped, and what the kernel dropped.\n"
-		"\n"
-		"Exit status: 0; 2 for a usage error, an interface that cannot be captured on\n"
-		"(no such interface, no permission), a bad filter, a store failure, or an\n"
-		"interface that fails during the capture (what was read is stored).\n",
+		   "  -v, --verbose         a line on stderr for each HTTP exchange as it "
+		   "ends\n" CAPCLI_OPTIONS_HELP "\n"
+		   "Packets are read as `mcptap import` reads a file, and stored as they come:\n"
+		   "each MCP session is a session of FILE with the packets' times. SIGINT\n"
+		   "(Ctrl-C) or SIGTERM stops the capture; everything read is stored. Capturing\n"
+		   "needs root or the CAP_NET_RAW capability. A summary at the end says what was\n"
+		   "read, stored and skipped, and what the kernel dropped.\n"
+		   "\n"
+		   "Exit status: 0; 2 for a usage error, an interface that cannot be captured on\n"
+		   "(no such interface, no permission), a bad filter, a store failure, or an\n"
+		   "interface that fails during the capture (what was read is stored).\n",
 	.run = run_sniff,
 };
 
@@ -87,12 +86,8 @@ static int run_sniff(int argc, char **argv)
 		if (taken)
 			continue;
 		switch (c) {
-		case 'i':
-			iface = optarg;
-			break;
-		case 'v':
-			o.io.on_end = say_exchange;
-			break;
+		case 'i': iface = optarg; break;
+		case 'v': o.io.on_end = say_exchange; break;
 		case 'c':
 			if (mt_parse_int64(optarg, &n) || n < 1) {
 				cli_usage_error(&cmd_sniff, "bad --count '%s' (1 or more)", optarg);
@@ -101,10 +96,11 @@ static int run_sniff(int argc, char **argv)
 			r.max_packets = (uint64_t)n;
 			break;
 		case 0x200:
-			if (mt_parse_duration(optarg, MT_SEC, &ns) || ns < MT_MS ||
-			    ns > 365 * 24 * MT_HOUR) {
-				cli_usage_error(&cmd_sniff, "bad --duration '%s' (a duration, 1ms to 8760h: "
-							    "500ms, 2m; a bare number is seconds)", optarg);
+			if (mt_parse_duration(optarg, MT_SEC, &ns) || ns < MT_MS || ns > 365 * 24 * MT_HOUR) {
+				cli_usage_error(&cmd_sniff,
+						"bad --duration '%s' (a duration, 1ms to 8760h: "
+						"500ms, 2m; a bare number is seconds)",
+						optarg);
 				goto out;
 			}
 			r.duration_ms = mt_duration_in(ns, MT_MS);
@@ -113,9 +109,7 @@ static int run_sniff(int argc, char **argv)
 			cli_help(&cmd_sniff, stdout);
 			rc = EXIT_OK;
 			goto out;
-		default:
-			rc = cli_bad_option(&cmd_sniff, c, argv);
-			goto out;
+		default: rc = cli_bad_option(&cmd_sniff, c, argv); goto out;
 		}
 	}
 	if (optind < argc) {

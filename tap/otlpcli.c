@@ -27,9 +27,7 @@ void otlp_cli_release(struct otlp_cli *o)
 int otlp_cli_option(struct otlp_cli *o, int c, const char *arg)
 {
 	switch (c) {
-	case 0x300:
-		o->url = arg;
-		return 1;
+	case 0x300: o->url = arg; return 1;
 	case 0x301:
 		if (!(o->headers[o->nheaders] = cli_env_header(o->e, "--otlp-header", arg)))
 			return -1;
@@ -44,12 +42,11 @@ int otlp_cli_option(struct otlp_cli *o, int c, const char *arg)
 		else if (!strcmp(arg, "both"))
 			o->spans = MT_SPANS_CLIENT | MT_SPANS_SERVER;
 		else
-			return cli_usage_error(o->e, "bad --otlp-spans '%s' (client, server or both)",
-					       arg), -1;
+			return cli_usage_error(o->e, "bad --otlp-spans '%s' (client, server or both)", arg),
+			       -1;
 		o->given = 1;
 		return 1;
-	default:
-		return 0;
+	default: return 0;
 	}
 }
 
@@ -79,7 +76,8 @@ int otlp_cli_apply(struct otlp_cli *o, struct writer_opts *w)
 	free(u);
 	if (has_userinfo(o->url))
 		return cli_usage_error(o->e, "bad --otlp URL: no user:password@ in it (send a "
-					     "credential with --otlp-header NAME=env:VAR)"), -1;
+					     "credential with --otlp-header NAME=env:VAR)"),
+		       -1;
 	memset(&o->push, 0, sizeof(o->push));
 	o->push.url = o->url;
 	o->push.headers = o->headers;

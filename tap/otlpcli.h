@@ -14,26 +14,27 @@
 #include "tap/writer.h"
 
 /* The options, with getopt_long values from 0x300 on. */
-#define OTLPCLI_LONGOPTS                                                          \
-	{"otlp", required_argument, NULL, 0x300},                                 \
-	{"otlp-header", required_argument, NULL, 0x301},                          \
-	{"otlp-spans", required_argument, NULL, 0x302}
+#define OTLPCLI_LONGOPTS                                                                           \
+	{"otlp", required_argument, NULL, 0x300}, {"otlp-header", required_argument, NULL, 0x301}, \
+	{                                                                                          \
+		"otlp-spans", required_argument, NULL, 0x302                                       \
+	}
 
 /* Their usage, and their lines for --help. */
 #define OTLPCLI_USAGE "[--otlp URL] [--otlp-header NAME=env:VAR] [--otlp-spans client|server|both]"
-#define OTLPCLI_OPTIONS_HELP                                                                  \
-	"      --otlp URL        push each request's spans, as export -T otlp makes them,\n"    \
-	"                        to an OpenTelemetry Collector as its answer is stored\n"       \
-	"                        (OTLP/HTTP JSON, gzip; URL/v1/traces unless it ends so)\n"    \
+#define OTLPCLI_OPTIONS_HELP                                                                 \
+	"      --otlp URL        push each request's spans, as export -T otlp makes them,\n" \
+	"                        to an OpenTelemetry Collector as its answer is stored\n"    \
+	"                        (OTLP/HTTP JSON, gzip; URL/v1/traces unless it ends so)\n"  \
 	"      --otlp-header NAME=env:VAR  send NAME with the value of $VAR with each\n"     \
-	"                        push (a credential; never stored)\n"                         \
+	"                        push (a credential; never stored)\n"                        \
 	"      --otlp-spans client|server|both  the requester's CLIENT spans (default),\n"   \
 	"                        the receiver's SERVER spans, or both\n"
 
 struct otlp_cli {
-	const struct cmd_entry *e;  /* the command (for its usage errors) */
-	const char *url;            /* --otlp (borrowed from argv) */
-	char **headers;             /* --otlp-header: "Name: value" lines, owned */
+	const struct cmd_entry *e; /* the command (for its usage errors) */
+	const char *url;           /* --otlp (borrowed from argv) */
+	char **headers;            /* --otlp-header: "Name: value" lines, owned */
 	size_t nheaders;
 	unsigned spans;             /* --otlp-spans: MT_SPANS_* (0: the default) */
 	int given;                  /* an --otlp-header or --otlp-spans was given */

@@ -24,7 +24,7 @@
 
 struct span {
 	struct span *next;
-	char *resource, *text;    /* in data */
+	char *resource, *text; /* in data */
 	size_t bytes;
 	int64_t at_ns; /* when it was queued */
 	int64_t tag;   /* the producer's (otlp_push_span_tagged) */
@@ -42,13 +42,13 @@ struct otlp_push {
 	struct span *head, *tail; /* the queue */
 	size_t nq, qbytes;
 	int stopping;
-	int64_t deadline_ns;      /* stopping: when to give up what is left */
+	int64_t deadline_ns; /* stopping: when to give up what is left */
 	struct otlp_push_stats st;
-	struct mt_map lost_at;    /* under mu: tag -> its index in lost */
+	struct mt_map lost_at;       /* under mu: tag -> its index in lost */
 	struct otlp_push_lost *lost; /* ... the spans of each tag not sent */
 	size_t nlost;
 	char errbuf[CURL_ERROR_SIZE];
-	struct mt_buf resp;       /* the last response's body */
+	struct mt_buf resp; /* the last response's body */
 };
 
 static int64_t now_ns(void)
@@ -154,8 +154,9 @@ static void make_body(struct span *list, struct mt_buf *out)
 	mt_buf_reset(out);
 	mt_buf_puts(out, "{\"resourceSpans\":[");
 	for (size_t k = 0; k < ng; k++) {
-		mt_buf_printf(out, "%s{\"resource\":%s,\"scopeSpans\":[{\"scope\":{\"name\":\"mcptap\","
-				   "\"version\":\"%s\"},\"spans\":[",
+		mt_buf_printf(out,
+			      "%s{\"resource\":%s,\"scopeSpans\":[{\"scope\":{\"name\":\"mcptap\","
+			      "\"version\":\"%s\"},\"spans\":[",
 			      k ? "," : "", g[k].resource, MCPTAP_VERSION);
 		mt_buf_append(out, g[k].spans.data ? g[k].spans.data : "", g[k].spans.len);
 		mt_buf_puts(out, "]}]}");
@@ -206,8 +207,7 @@ static int64_t rejected(const struct mt_buf *resp)
 enum post_result { POST_OK, POST_RETRY, POST_FAIL };
 
 /* One POST of body; *retry_ms: what Retry-After asked, or 0. */
-static enum post_result post(struct otlp_push *p, const struct mt_buf *body, long *status,
-			     long *retry_ms)
+static enum post_result post(struct otlp_push *p, const struct mt_buf *body, long *status, long *retry_ms)
 {
 	CURLcode rc;
 	curl_off_t ra = -1;
@@ -352,8 +352,9 @@ static void *push_main(void *arg)
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		/* A batch is due when full, when its first span has waited enough, or at the end. */
-		while (!p->stopping && (!p->nq || ((int)p->nq < p->o.batch_spans &&
-						   now_ns() < p->head->at_ns + (int64_t)p->o.batch_ms * 1000000))) {
+		while (!p->stopping &&
+		       (!p->nq || ((int)p->nq < p->o.batch_spans &&
+				   now_ns() < p->head->at_ns + (int64_t)p->o.batch_ms * 1000000))) {
 			if (p->nq) {
 				abs_time(p->head->at_ns + (int64_t)p->o.batch_ms * 1000000, &ts);
 				pthread_cond_timedwait(&p->cv, &p->mu, &ts);

@@ -23,25 +23,25 @@
 #include "schema/util.h"
 
 struct otlp_push_opts {
-	const char *url;        /* where to POST: an http(s) URL; see otlp_push_url */
-	char *const *headers;   /* "Name: value" lines added to every POST */
+	const char *url;      /* where to POST: an http(s) URL; see otlp_push_url */
+	char *const *headers; /* "Name: value" lines added to every POST */
 	size_t nheaders;
-	size_t queue_bytes;     /* the queue's bound; 0: 16 MiB */
-	int batch_spans;        /* spans in a POST at most; 0: 512 */
-	int batch_ms;           /* a span waits this long for its batch at most; 0: 1000 */
-	int give_up_ms;         /* a batch is retried this long, then failed; 0: 30000 */
-	const char *cacert;     /* https: a CA file, or NULL */
-	int insecure;           /* https: no certificate check */
+	size_t queue_bytes; /* the queue's bound; 0: 16 MiB */
+	int batch_spans;    /* spans in a POST at most; 0: 512 */
+	int batch_ms;       /* a span waits this long for its batch at most; 0: 1000 */
+	int give_up_ms;     /* a batch is retried this long, then failed; 0: 30000 */
+	const char *cacert; /* https: a CA file, or NULL */
+	int insecure;       /* https: no certificate check */
 };
 
 struct otlp_push_stats {
-	int64_t queued;         /* spans taken into the queue */
-	int64_t sent;           /* spans the Collector took (2xx) */
-	int64_t dropped_full;   /* spans not queued: the queue was full */
-	int64_t failed;         /* spans given up on: refused, or not taken in time */
-	int64_t posts;          /* POSTs made, retries included */
-	int64_t retries;        /* POSTs made again after a failure */
-	char last_error[256];   /* the last failure, "" when none */
+	int64_t queued;       /* spans taken into the queue */
+	int64_t sent;         /* spans the Collector took (2xx) */
+	int64_t dropped_full; /* spans not queued: the queue was full */
+	int64_t failed;       /* spans given up on: refused, or not taken in time */
+	int64_t posts;        /* POSTs made, retries included */
+	int64_t retries;      /* POSTs made again after a failure */
+	char last_error[256]; /* the last failure, "" when none */
 };
 
 struct otlp_push;
@@ -69,8 +69,7 @@ int otlp_push_span(struct otlp_push *p, const char *resource, const char *span);
  * its capture): the spans of a tag that are not sent are counted apart
  * (otlp_push_finish). otlp_push_span is this with tag 0.
  */
-int otlp_push_span_tagged(struct otlp_push *p, int64_t tag, const char *resource,
-			  const char *span);
+int otlp_push_span_tagged(struct otlp_push *p, int64_t tag, const char *resource, const char *span);
 
 /* The counts so far (a copy). */
 void otlp_push_stats(struct otlp_push *p, struct otlp_push_stats *st);

@@ -23,17 +23,17 @@
 
 /* What a chunk is: stream bytes to frame, or one of the HTTP tap's records. */
 enum chunk_type {
-	CH_BYTES,    /* data: bytes read from stream s */
-	CH_MSG,      /* data: one whole message; str: channel, sse_id, sse_event;
-		      * num: exchange, replayed */
-	CH_XBEGIN,   /* data: the request body kept on the exchange, then its headers
-		      * (nh, packed); str: method, target (both as sent), the headers as
-		      * JSON and the Last-Event-ID when the producer made it; num: conn */
-	CH_XHEAD,    /* data: the response's headers (nh, packed); str: resp_type, the
-		      * headers as JSON when the producer made it; num: status, first_byte_ns */
-	CH_XEND,     /* data: the response body kept on it; str: outcome, error; num: end_ns */
-	CH_HTTP_ID,  /* str: the session's Mcp-Session-Id */
-	CH_GAP,      /* a message not stored: num: its bytes; str: why */
+	CH_BYTES,       /* data: bytes read from stream s */
+	CH_MSG,         /* data: one whole message; str: channel, sse_id, sse_event;
+			 * num: exchange, replayed */
+	CH_XBEGIN,      /* data: the request body kept on the exchange, then its headers
+			 * (nh, packed); str: method, target (both as sent), the headers as
+			 * JSON and the Last-Event-ID when the producer made it; num: conn */
+	CH_XHEAD,       /* data: the response's headers (nh, packed); str: resp_type, the
+			 * headers as JSON when the producer made it; num: status, first_byte_ns */
+	CH_XEND,        /* data: the response body kept on it; str: outcome, error; num: end_ns */
+	CH_HTTP_ID,     /* str: the session's Mcp-Session-Id */
+	CH_GAP,         /* a message not stored: num: its bytes; str: why */
 	CH_SESSION_NEW, /* a shared writer's session: str: transport, upstream, client_addr,
 			 * command; num: started_wall; seq: its t0 (monotonic ns) */
 	CH_SESSION_END, /* str: error; num: ended_wall, duration_ns */
@@ -49,17 +49,17 @@ struct chunk {
 	size_t n;     /* bytes counted as held (CH_BYTES: 0 when the stream ended) */
 	size_t lines; /* newlines in data: the messages it ends (records: 1) */
 	enum chunk_type type;
-	int sess;     /* records of a shared writer: the session's handle (0: the writer's own) */
-	int64_t seq;  /* records: their seq, given by the producer */
+	int sess;    /* records of a shared writer: the session's handle (0: the writer's own) */
+	int64_t seq; /* records: their seq, given by the producer */
 	int64_t num[2];
-	size_t len;   /* records: data's bytes before the headers */
-	size_t rlen;  /* CH_MSG: bytes after them: the producer's classification of it
-		       * (has_cls: a struct mt_class, its spans as offsets + 1), then
-		       * its redacted form (pre) */
-	unsigned pre : 1;     /* CH_MSG: the producer redacted it (nothing after: nothing to) */
+	size_t len;       /* records: data's bytes before the headers */
+	size_t rlen;      /* CH_MSG: bytes after them: the producer's classification of it
+			   * (has_cls: a struct mt_class, its spans as offsets + 1), then
+			   * its redacted form (pre) */
+	unsigned pre : 1; /* CH_MSG: the producer redacted it (nothing after: nothing to) */
 	unsigned has_cls : 1;
-	size_t hlen;  /* records: the packed headers' bytes after them ("name\0value\0"...) */
-	size_t nh;    /* ... and how many fields they are */
+	size_t hlen;              /* records: the packed headers' bytes after them ("name\0value\0"...) */
+	size_t nh;                /* ... and how many fields they are */
 	uint32_t str[CHUNK_STRS]; /* records: offset + 1 of a NUL-terminated string in data (0: NULL) */
 	char data[];
 };
@@ -69,61 +69,61 @@ static const char *const stream_dir[WS_COUNT] = {"c2s", "s2c", "stderr"};
 struct writer {
 	/* Shared, under mu. */
 	pthread_mutex_t mu;
-	pthread_cond_t wake;    /* the writer waits here */
-	pthread_cond_t room;    /* producers wait here for room, or (sync) a commit */
+	pthread_cond_t wake;       /* the writer waits here */
+	pthread_cond_t room;       /* producers wait here for room, or (sync) a commit */
 	struct chunk *head, *tail; /* queued, not taken by the writer yet */
-	struct chunk *spent;    /* stored, given back: the producers free them (a free in
-				 * the thread that allocated is cheap; across threads both
-				 * fight for malloc's arena lock) */
-	size_t held_bytes;      /* relayed and not committed: queued, taken, in the open transaction
-				 * (changed under mu, atomically: writer_held reads it without) */
+	struct chunk *spent;       /* stored, given back: the producers free them (a free in
+				    * the thread that allocated is cheap; across threads both
+				    * fight for malloc's arena lock) */
+	size_t held_bytes;         /* relayed and not committed: queued, taken, in the open transaction
+				    * (changed under mu, atomically: writer_held reads it without) */
 	size_t held_lines;
-	int stalled;            /* the store takes nothing now: 2 locked elsewhere, 1 slow or not open
-				 * yet; 3 it takes again and stores what it held meanwhile */
-	int64_t last_commit;    /* monotonic ns */
-	int hold_said;          /* the relay waited at --hold: said once */
-	int idle;               /* the writer waits on an empty queue: wake it */
-	int urgent;             /* a producer asked for a drain now */
-	int stopping;           /* producers no longer wait */
-	int finishing;          /* writer_finish was called: drain, end the session, exit */
-	int waiting;            /* producers waiting */
-	uint64_t put;           /* chunks queued so far */
-	uint64_t done;          /* chunks processed (and, with sync, committed) */
+	int stalled;         /* the store takes nothing now: 2 locked elsewhere, 1 slow or not open
+			      * yet; 3 it takes again and stores what it held meanwhile */
+	int64_t last_commit; /* monotonic ns */
+	int hold_said;       /* the relay waited at --hold: said once */
+	int idle;            /* the writer waits on an empty queue: wake it */
+	int urgent;          /* a producer asked for a drain now */
+	int stopping;        /* producers no longer wait */
+	int finishing;       /* writer_finish was called: drain, end the session, exit */
+	int waiting;         /* producers waiting */
+	uint64_t put;        /* chunks queued so far */
+	uint64_t done;       /* chunks processed (and, with sync, committed) */
 	uint64_t waits;
-	int timed;              /* writer_set_time: puts are timed ... */
+	int timed;                  /* writer_set_time: puts are timed ... */
 	int64_t time_ns, time_wall; /* ... at this */
 
 	/* The writer thread's own (the finisher's after the join). */
 	pthread_t thread;
 	struct writer_opts o;
-	char *path;              /* writer_open: the file to open and the session to create */
+	char *path; /* writer_open: the file to open and the session to create */
 	struct store_session_new sn;
-	struct store *st;       /* owned; NULL: relay only */
+	struct store *st; /* owned; NULL: relay only */
 	int64_t session;
 	int64_t t0;
-	struct chunk *pending;   /* taken from the queue, not framed yet */
+	struct chunk *pending; /* taken from the queue, not framed yet */
 	struct mt_framer fr[WS_COUNT];
 	const struct chunk *cur; /* the chunk being framed */
 	int64_t seq;             /* the next frame's sequence number */
 	int in_txn;
 	size_t txn_rows;
-	int64_t txn_started;     /* monotonic ns */
-	int64_t txn_first_seq;   /* the first seq the open transaction holds */
+	int64_t txn_started;                                /* monotonic ns */
+	int64_t txn_first_seq;                              /* the first seq the open transaction holds */
 	uint64_t txn_msgs, txn_stderr, txn_gaps, txn_bytes; /* in it: lost if it fails */
-	uint64_t txn_gap_bytes;                              /* of txn_bytes, the gaps' */
-	size_t txn_held_bytes, txn_held_lines; /* what its chunks count in held_* */
-	int failed;              /* the store failed for good */
-	int gave_up;             /* a signal ended a wait for the lock */
-	int64_t lock_since;      /* monotonic ns: the lock wait going on began then (0: none) */
-	int lock_said;           /* the wait at the end was said */
-	int moved_said;          /* the file's deletion or replacement was reported */
+	uint64_t txn_gap_bytes;                             /* of txn_bytes, the gaps' */
+	size_t txn_held_bytes, txn_held_lines;              /* what its chunks count in held_* */
+	int failed;                                         /* the store failed for good */
+	int gave_up;                                        /* a signal ended a wait for the lock */
+	int64_t lock_since; /* monotonic ns: the lock wait going on began then (0: none) */
+	int lock_said;      /* the wait at the end was said */
+	int moved_said;     /* the file's deletion or replacement was reported */
 	char *fail_reason;
 	uint64_t lost_msgs, lost_bytes; /* relayed but not stored (not yet in a gap row) */
-	int64_t lost_seq;        /* where the loss began */
-	struct mt_facts facts;   /* the session's pairing and handshake */
-	struct mt_spans *spans;  /* --otlp: the session's span builder (NULL: none) */
-	struct otlp_push *push;  /* --otlp: owned; NULL: no push */
-	char *push_url;          /* ... where it pushes, for messages */
+	int64_t lost_seq;               /* where the loss began */
+	struct mt_facts facts;          /* the session's pairing and handshake */
+	struct mt_spans *spans;         /* --otlp: the session's span builder (NULL: none) */
+	struct otlp_push *push;         /* --otlp: owned; NULL: no push */
+	char *push_url;                 /* ... where it pushes, for messages */
 	struct mt_spans_opts sopts;
 	/* A shared writer (writer_open_shared) stores many sessions: session and
 	 * facts above are the current one's, the others wait in slots (by
@@ -131,24 +131,24 @@ struct writer {
 	int shared;
 	struct wslot *slots;
 	size_t nslots;
-	int cur_sess;            /* the handle whose state is above */
-	int next_handle;         /* producers' side, under mu */
-	int lost_sess;           /* where the loss began */
-	struct mt_buf red;       /* scratch for a redacted frame */
+	int cur_sess;                /* the handle whose state is above */
+	int next_handle;             /* producers' side, under mu */
+	int lost_sess;               /* where the loss began */
+	struct mt_buf red;           /* scratch for a redacted frame */
 	struct mt_buf hjson, hjson2; /* scratch: an exchange's headers as stored JSON */
-	struct mt_buf tgt;       /* scratch: its target, redacted */
-	struct mt_buf body, body2; /* scratch: its bodies, redacted */
-	struct mt_hdr *hv;       /* scratch: its headers, unpacked */
+	struct mt_buf tgt;           /* scratch: its target, redacted */
+	struct mt_buf body, body2;   /* scratch: its bodies, redacted */
+	struct mt_hdr *hv;           /* scratch: its headers, unpacked */
 	size_t hv_cap;
 	/* Exchanges begun in the open transaction whose row is not made yet: made
 	 * whole at their end, or as far as they came at the commit (one INSERT
 	 * rather than an INSERT and two UPDATEs). */
 	struct xwait *xw;
 	size_t nxw, capxw;
-	struct mt_map xw_at;     /* (session, seq) -> index in xw */
-	struct chunk *out;       /* processed chunks, to give back to the producers */
-	struct chunk *out_last;  /* ... the last of that list (hand_over splices it whole) */
-	int pem;                 /* stderr is inside a private key (mt_redact_line) */
+	struct mt_map xw_at;    /* (session, seq) -> index in xw */
+	struct chunk *out;      /* processed chunks, to give back to the producers */
+	struct chunk *out_last; /* ... the last of that list (hand_over splices it whole) */
+	int pem;                /* stderr is inside a private key (mt_redact_line) */
 	int has_end;
 	struct store_session_end end;
 	char *end_error;
@@ -157,7 +157,7 @@ struct writer {
 
 /* An exchange whose row waits: its records are kept until it is made. */
 struct xwait {
-	int64_t session;     /* the store's id */
+	int64_t session; /* the store's id */
 	int64_t seq;
 	int64_t t_ns;        /* its request's time, since the session's start */
 	struct chunk *begin; /* CH_XBEGIN */
@@ -166,8 +166,8 @@ struct xwait {
 
 /* A session of a shared writer, while another is current. */
 struct wslot {
-	int64_t session;   /* the store's id; 0: not created (yet, or it could not be) */
-	int64_t t0;        /* its clock's start, monotonic ns */
+	int64_t session; /* the store's id; 0: not created (yet, or it could not be) */
+	int64_t t0;      /* its clock's start, monotonic ns */
 	struct mt_facts facts;
 	struct mt_spans *spans;
 	int used;
@@ -203,7 +203,6 @@ static void free_chunks(struct chunk *l)
 		l = next;
 	}
 }
-
 
 /* How long one wait for the lock lasts before the writer looks at its state again. */
 #define LOCK_SLICE_MS 50
@@ -338,7 +337,8 @@ static int keep_waiting(struct writer *w)
 	if (finishing && !w->lock_said && now - w->lock_since > 1000000000LL) {
 		w->lock_said = 1;
 		mt_warn("waiting for %s, locked by another connection, to store the session's last "
-			"%zu lines (SIGTERM or SIGINT gives up)", w->o.label, held);
+			"%zu lines (SIGTERM or SIGINT gives up)",
+			w->o.label, held);
 	}
 	return 1;
 }
@@ -533,8 +533,7 @@ static void spans_time(struct writer *w, int64_t t_ns)
 }
 
 /* Record the spans not sent as a gap row of each session that lost some. 1: recorded. */
-static int spans_gaps(struct writer *w, const struct otlp_push_lost *lost, size_t n,
-		      const char *why)
+static int spans_gaps(struct writer *w, const struct otlp_push_lost *lost, size_t n, const char *why)
 {
 	struct mt_err err = {"", 0};
 	char reason[700];
@@ -588,12 +587,12 @@ static void spans_finish(struct writer *w)
 	} else {
 		spans_end(w, w->has_end ? w->end.duration_ns : -1);
 	}
-	otlp_push_finish(w->push, w->o.otlp_stop_ms > 0 ? w->o.otlp_stop_ms : 5000, &st, &lost,
-			 &nlost);
+	otlp_push_finish(w->push, w->o.otlp_stop_ms > 0 ? w->o.otlp_stop_ms : 5000, &st, &lost, &nlost);
 	w->push = NULL;
 	if (!w->st && !st.queued && !st.dropped_full)
 		mt_warn("no span was pushed to %s: spans are made of what %s stores, and it "
-			"stored nothing", w->push_url, w->o.label);
+			"stored nothing",
+			w->push_url, w->o.label);
 	if (st.failed + st.dropped_full) {
 		if (st.failed && st.dropped_full)
 			snprintf(why, sizeof(why), "%lld failed: %s; %lld dropped: the queue was full",
@@ -604,17 +603,16 @@ static void spans_finish(struct writer *w)
 			snprintf(why, sizeof(why), "the queue was full");
 		int recorded = spans_gaps(w, lost, nlost, why);
 		mt_warn("%lld of %lld spans were not pushed to %s (%s)%s",
-			(long long)(st.failed + st.dropped_full),
-			(long long)(st.queued + st.dropped_full), w->push_url, why,
-			recorded ? "; the capture records them as gaps" : "");
+			(long long)(st.failed + st.dropped_full), (long long)(st.queued + st.dropped_full),
+			w->push_url, why, recorded ? "; the capture records them as gaps" : "");
 	}
 	free(lost);
 }
 
 /* A JSON string member of obj (borrowed), or NULL. */
 /* What the handshake message stored says of a side, into the session's row. */
-static int note_handshake(struct writer *w, enum writer_stream s, const struct mt_class *c,
-			  const char *p, size_t n, int64_t seq, int64_t request_seq)
+static int note_handshake(struct writer *w, enum writer_stream s, const struct mt_class *c, const char *p,
+			  size_t n, int64_t seq, int64_t request_seq)
 {
 	struct mt_handshake h;
 	struct mt_err err = {"", 0};
@@ -622,8 +620,8 @@ static int note_handshake(struct writer *w, enum writer_stream s, const struct m
 
 	if (mt_facts_handshake(&w->facts, s == WS_C2S, c, p, n, seq, request_seq, &h)) {
 		struct store_session_init in = {h.protocol_version, h.name, h.version, h.caps_json};
-		if ((h.side == MT_SIDE_CLIENT ? store_session_set_client : store_session_set_server)(
-			    w->st, w->session, &in, &err))
+		if ((h.side == MT_SIDE_CLIENT ? store_session_set_client
+					      : store_session_set_server)(w->st, w->session, &in, &err))
 			store_failed(w, err.msg);
 		else
 			rc = 1;
@@ -635,10 +633,10 @@ static int note_handshake(struct writer *w, enum writer_stream s, const struct m
 /* Where a message travelled: stdio, or an HTTP exchange's body or SSE event. */
 struct msg_meta {
 	const char *channel;
-	int64_t exchange;      /* the exchange's seq, 0: none */
-	const char *sse_id;    /* NULL: none */
+	int64_t exchange;   /* the exchange's seq, 0: none */
+	const char *sse_id; /* NULL: none */
 	const char *sse_event;
-	int replayed;          /* a server's replay after Last-Event-ID: not paired again */
+	int replayed; /* a server's replay after Last-Event-ID: not paired again */
 };
 
 /* A span moved from base to data: its offset + 1 (0: none) made a pointer again. */
@@ -670,10 +668,9 @@ static void class_move(struct mt_class *c, const char *base, int to_offsets)
  * request, redacted. 0, or -1 with err set. pre: the producer redacted it
  * already (into red, red_n; NULL: nothing to); cls: it classified it too.
  */
-static int store_message_pre(struct writer *w, enum writer_stream s, const char *p, size_t n,
-			     int incomplete, int64_t seq, int64_t t_ns, int64_t wall,
-			     const struct msg_meta *mm, int pre, const char *red, size_t red_n,
-			     const struct mt_class *cls, struct mt_err *err)
+static int store_message_pre(struct writer *w, enum writer_stream s, const char *p, size_t n, int incomplete,
+			     int64_t seq, int64_t t_ns, int64_t wall, const struct msg_meta *mm, int pre,
+			     const char *red, size_t red_n, const struct mt_class *cls, struct mt_err *err)
 {
 	struct mt_class c, rc2;
 	struct store_msg m;
@@ -725,16 +722,15 @@ static int store_message_pre(struct writer *w, enum writer_stream s, const char 
 }
 
 /* store_message_pre for what the writer classifies and redacts itself. */
-static int store_message(struct writer *w, enum writer_stream s, const char *p, size_t n,
-			 int incomplete, int64_t seq, int64_t t_ns, int64_t wall,
-			 const struct msg_meta *mm, struct mt_err *err)
+static int store_message(struct writer *w, enum writer_stream s, const char *p, size_t n, int incomplete,
+			 int64_t seq, int64_t t_ns, int64_t wall, const struct msg_meta *mm,
+			 struct mt_err *err)
 {
 	return store_message_pre(w, s, p, n, incomplete, seq, t_ns, wall, mm, 0, NULL, 0, NULL, err);
 }
 
 /* A message of n bytes from stream s, relayed and not stored: a gap row says why. */
-static void store_gap(struct writer *w, int64_t seq, enum writer_stream s, size_t n,
-		      const char *why)
+static void store_gap(struct writer *w, int64_t seq, enum writer_stream s, size_t n, const char *why)
 {
 	struct mt_err err = {"", 0};
 
@@ -768,17 +764,16 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 	}
 	if (flags & MT_FRAME_OVERSIZED) {
 		char why[160];
-		snprintf(why, sizeof(why), "a line of %zu bytes is larger than --max-message (%zu)",
-			 n, w->o.max_message);
+		snprintf(why, sizeof(why), "a line of %zu bytes is larger than --max-message (%zu)", n,
+			 w->o.max_message);
 		store_gap(w, seq, ch->s, n, why);
 		return;
 	}
 	if (ch->s == WS_STDERR) {
 		/* What is stored is redacted; what was relayed is not touched. */
 		int red = w->o.redact && mt_redact_line(w->o.redact, &w->pem, p, n, &w->red);
-		rc = store_add_stderr(w->st, w->session, seq, ch->t_ns, ch->wall,
-				      red ? w->red.data : p, red ? w->red.len : n,
-				      !!(flags & MT_FRAME_INCOMPLETE), &err);
+		rc = store_add_stderr(w->st, w->session, seq, ch->t_ns, ch->wall, red ? w->red.data : p,
+				      red ? w->red.len : n, !!(flags & MT_FRAME_INCOMPLETE), &err);
 		if (!rc) {
 			w->stats.stored_stderr++;
 			w->txn_stderr++;
@@ -786,8 +781,8 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 		}
 	} else {
 		static const struct msg_meta stdio = {"stdio", 0, NULL, NULL, 0};
-		rc = store_message(w, ch->s, p, n, !!(flags & MT_FRAME_INCOMPLETE), seq, ch->t_ns,
-				   ch->wall, &stdio, &err);
+		rc = store_message(w, ch->s, p, n, !!(flags & MT_FRAME_INCOMPLETE), seq, ch->t_ns, ch->wall,
+				   &stdio, &err);
 	}
 	if (rc) {
 		store_failed(w, err.msg);
@@ -797,7 +792,6 @@ static void on_frame(void *ctx, const char *p, size_t n, unsigned flags)
 	w->txn_rows++;
 	w->txn_bytes += n;
 }
-
 
 /* Make session h of a shared writer the current one. */
 static void switch_session(struct writer *w, int h)
@@ -840,8 +834,7 @@ static const struct mt_hdr *chunk_headers(struct writer *w, const struct chunk *
 }
 
 /* Headers as they are stored: JSON, redacted (in out, until it is used again). */
-static const char *headers_json(struct writer *w, const struct mt_hdr *h, size_t n,
-				struct mt_buf *out)
+static const char *headers_json(struct writer *w, const struct mt_hdr *h, size_t n, struct mt_buf *out)
 {
 	mt_hdr_json(h, n, w->o.redact, out);
 	mt_buf_putc(out, '\0');
@@ -964,8 +957,9 @@ static int xwait_row(struct writer *w, size_t i, const struct chunk *end, struct
 	x.req_body = body_stored(w, b->data, &x.req_body_len, &w->body);
 	if (h) {
 		x.status = (int)h->num[0];
-		x.resp_headers_json = chunk_str(h, 1) ? chunk_str(h, 1)
-					: headers_json(w, chunk_headers(w, h), h->nh, &w->hjson2);
+		x.resp_headers_json = chunk_str(h, 1)
+					      ? chunk_str(h, 1)
+					      : headers_json(w, chunk_headers(w, h), h->nh, &w->hjson2);
 		x.resp_type = chunk_str(h, 0);
 		x.first_byte_ns = h->num[1];
 	}
@@ -1074,8 +1068,8 @@ static int process_record(struct writer *w, const struct chunk *ch)
 		break;
 	}
 	case CH_MSG: {
-		struct msg_meta mm = {chunk_str(ch, 0), ch->num[0], chunk_str(ch, 1),
-				      chunk_str(ch, 2), (int)ch->num[1]};
+		struct msg_meta mm = {chunk_str(ch, 0), ch->num[0], chunk_str(ch, 1), chunk_str(ch, 2),
+				      (int)ch->num[1]};
 		if (ch->len > w->o.max_message) {
 			char why[160];
 			snprintf(why, sizeof(why),
@@ -1089,15 +1083,13 @@ static int process_record(struct writer *w, const struct chunk *ch)
 		if (ch->has_cls)
 			memcpy(&cls, ch->data + ch->len, sizeof(cls));
 		rc = store_message_pre(w, ch->s, ch->data, ch->len, 0, seq, t_ns, ch->wall, &mm, ch->pre,
-				       ch->rlen > skip ? ch->data + ch->len + skip : NULL,
-				       ch->rlen - skip, ch->has_cls ? &cls : NULL, &err);
+				       ch->rlen > skip ? ch->data + ch->len + skip : NULL, ch->rlen - skip,
+				       ch->has_cls ? &cls : NULL, &err);
 		if (!rc)
 			w->txn_bytes += ch->len;
 		break;
 	}
-	case CH_GAP:
-		store_gap(w, seq, ch->s, (size_t)ch->num[0], chunk_str(ch, 0));
-		return 0;
+	case CH_GAP: store_gap(w, seq, ch->s, (size_t)ch->num[0], chunk_str(ch, 0)); return 0;
 	case CH_XBEGIN:
 		if (xwait_add(w, ch, seq, t_ns)) {
 			w->txn_rows++;
@@ -1119,8 +1111,9 @@ static int process_record(struct writer *w, const struct chunk *ch)
 			break;
 		}
 		rc = store_exchange_head(w->st, w->session, seq, (int)ch->num[0],
-					 chunk_str(ch, 1) ? chunk_str(ch, 1)
-					 : headers_json(w, chunk_headers(w, ch), ch->nh, &w->hjson),
+					 chunk_str(ch, 1)
+						 ? chunk_str(ch, 1)
+						 : headers_json(w, chunk_headers(w, ch), ch->nh, &w->hjson),
 					 chunk_str(ch, 0), ch->num[1], &err);
 		break;
 	}
@@ -1141,8 +1134,7 @@ static int process_record(struct writer *w, const struct chunk *ch)
 		if (!rc)
 			spans_row(w, 0);
 		break;
-	case CH_BYTES:
-		break;
+	case CH_BYTES: break;
 	}
 	if (rc) {
 		store_failed(w, err.msg);
@@ -1185,7 +1177,7 @@ static void store_pending(struct writer *w)
 
 	while (w->pending) {
 		struct chunk *ch = w->pending;
-		int stored = ensure_txn(w, ch->type == CH_BYTES		 ? w->seq
+		int stored = ensure_txn(w, ch->type == CH_BYTES         ? w->seq
 					   : ch->type == CH_SESSION_NEW ? 0
 									: ch->seq) == 0;
 
@@ -1237,8 +1229,7 @@ static void open_store(struct writer *w)
 		}
 		if (!err.busy || !keep_waiting(w)) {
 			if (!w->gave_up)
-				mt_warn("cannot log to %s: %s; %s", w->o.label, err.msg,
-					w->o.goes_on);
+				mt_warn("cannot log to %s: %s; %s", w->o.label, err.msg, w->o.goes_on);
 			return;
 		}
 		err.busy = 0;
@@ -1255,8 +1246,7 @@ static void open_store(struct writer *w)
 	while (!w->shared && store_session_create(w->st, &w->sn, &w->session, &err)) {
 		if (!err.busy || !keep_waiting(w)) {
 			if (!w->gave_up)
-				mt_warn("cannot log to %s: %s; %s", w->o.label, err.msg,
-					w->o.goes_on);
+				mt_warn("cannot log to %s: %s; %s", w->o.label, err.msg, w->o.goes_on);
 			store_close(w->st);
 			w->st = NULL;
 			return;
@@ -1319,8 +1309,7 @@ static void finish_session(struct writer *w)
 				break;
 			store_rollback(w->st);
 			if (!err.busy || w->gave_up || !keep_waiting(w)) {
-				mt_warn("cannot record the logging gap in %s: %s", w->o.label,
-					err.msg);
+				mt_warn("cannot record the logging gap in %s: %s", w->o.label, err.msg);
 				break;
 			}
 		}
@@ -1328,8 +1317,8 @@ static void finish_session(struct writer *w)
 	} else if (w->has_end) {
 		while (store_session_finish(w->st, w->session, &w->end, &err)) {
 			if (!err.busy || !keep_waiting(w)) {
-				mt_warn("cannot record the end of the session in %s: %s",
-					w->o.label, err.msg);
+				mt_warn("cannot record the end of the session in %s: %s", w->o.label,
+					err.msg);
 				w->failed = 1;
 				break;
 			}
@@ -1409,9 +1398,8 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-static struct writer *start(struct store *st, int64_t session, int64_t t0_ns,
-			    const struct writer_opts *o, const char *path,
-			    const struct store_session_new *sn, int shared)
+static struct writer *start(struct store *st, int64_t session, int64_t t0_ns, const struct writer_opts *o,
+			    const char *path, const struct store_session_new *sn, int shared)
 {
 	struct writer *w = mt_calloc(1, sizeof(*w));
 	pthread_condattr_t ca;
@@ -1474,8 +1462,7 @@ static struct writer *start(struct store *st, int64_t session, int64_t t0_ns,
 	return w;
 }
 
-struct writer *writer_start(struct store *st, int64_t session, int64_t t0_ns,
-			    const struct writer_opts *o)
+struct writer *writer_start(struct store *st, int64_t session, int64_t t0_ns, const struct writer_opts *o)
 {
 	return start(st, session, t0_ns, o, NULL, NULL, 0);
 }
@@ -1491,16 +1478,16 @@ struct writer *writer_open_shared(const char *path, const struct writer_opts *o)
 	return start(NULL, 0, 0, o, path, NULL, 1);
 }
 
-static void put(struct writer *w, enum writer_stream s, const char *p, size_t n, int timed,
-		int64_t t_ns, int64_t wall);
+static void put(struct writer *w, enum writer_stream s, const char *p, size_t n, int timed, int64_t t_ns,
+		int64_t wall);
 
 void writer_put(struct writer *w, enum writer_stream s, const char *p, size_t n)
 {
 	put(w, s, p, n, 0, 0, 0);
 }
 
-void writer_put_at(struct writer *w, enum writer_stream s, const char *p, size_t n,
-		   int64_t t_ns, int64_t wall)
+void writer_put_at(struct writer *w, enum writer_stream s, const char *p, size_t n, int64_t t_ns,
+		   int64_t wall)
 {
 	put(w, s, p, n, 1, t_ns, wall);
 }
@@ -1524,14 +1511,13 @@ static int has_room(const struct writer *w, size_t n, size_t lines)
 	size_t max_lines = w->stalled ? SIZE_MAX : w->o.queue_lines;
 
 	/* A chunk always fits when nothing is held. */
-	return !w->held_bytes ||
-	       (w->held_bytes + n <= max_bytes && w->held_lines + lines <= max_lines);
+	return !w->held_bytes || (w->held_bytes + n <= max_bytes && w->held_lines + lines <= max_lines);
 }
 
 static void enqueue(struct writer *w, struct chunk *ch, int timed, int64_t t_ns, int64_t wall);
 
-static void put(struct writer *w, enum writer_stream s, const char *p, size_t n, int timed,
-		int64_t t_ns, int64_t wall)
+static void put(struct writer *w, enum writer_stream s, const char *p, size_t n, int timed, int64_t t_ns,
+		int64_t wall)
 {
 	struct chunk *ch = mt_calloc(1, sizeof(*ch) + n);
 
@@ -1551,8 +1537,7 @@ static void put(struct writer *w, enum writer_stream s, const char *p, size_t n,
  */
 static struct chunk *make_record(enum chunk_type type, int h, enum writer_stream s, int64_t seq,
 				 const void *body, size_t len, size_t rlen, const struct mt_hdr *hv,
-				 size_t nh, const char *const strs[CHUNK_STRS], int64_t num0,
-				 int64_t num1)
+				 size_t nh, const char *const strs[CHUNK_STRS], int64_t num0, int64_t num1)
 {
 	size_t n = len + rlen, sl[CHUNK_STRS], hlen = 0;
 	struct chunk *ch;
@@ -1598,16 +1583,16 @@ static struct chunk *make_record(enum chunk_type type, int h, enum writer_stream
 }
 
 /* A record of the HTTP tap (make_record), queued. */
-static void put_record_h(struct writer *w, int h, enum chunk_type type, enum writer_stream s,
-			 int64_t seq, const void *body, size_t len, const struct mt_hdr *hv,
-			 size_t nh, const char *const strs[CHUNK_STRS], int64_t num0, int64_t num1)
+static void put_record_h(struct writer *w, int h, enum chunk_type type, enum writer_stream s, int64_t seq,
+			 const void *body, size_t len, const struct mt_hdr *hv, size_t nh,
+			 const char *const strs[CHUNK_STRS], int64_t num0, int64_t num1)
 {
 	enqueue(w, make_record(type, h, s, seq, body, len, 0, hv, nh, strs, num0, num1), 0, 0, 0);
 }
 
-static void put_record(struct writer *w, int h, enum chunk_type type, enum writer_stream s,
-		       int64_t seq, const void *body, size_t len, const char *const strs[CHUNK_STRS],
-		       int64_t num0, int64_t num1)
+static void put_record(struct writer *w, int h, enum chunk_type type, enum writer_stream s, int64_t seq,
+		       const void *body, size_t len, const char *const strs[CHUNK_STRS], int64_t num0,
+		       int64_t num1)
 {
 	put_record_h(w, h, type, s, seq, body, len, NULL, 0, strs, num0, num1);
 }
@@ -1616,8 +1601,8 @@ void writer_put_msg(struct writer *w, const struct writer_http_msg *m)
 {
 	const char *strs[CHUNK_STRS] = {m->channel, m->sse_id, m->sse_event, NULL};
 	size_t sn = m->redacted && m->stored ? m->stored_n : 0, cn = m->cls ? sizeof(*m->cls) : 0;
-	struct chunk *ch = make_record(CH_MSG, m->sess, m->s, m->seq, m->p, m->n, cn + sn, NULL, 0,
-				       strs, m->exchange, m->replayed);
+	struct chunk *ch = make_record(CH_MSG, m->sess, m->s, m->seq, m->p, m->n, cn + sn, NULL, 0, strs,
+				       m->exchange, m->replayed);
 
 	/* After the message: its classification (spans as offsets), its redaction. */
 	if (m->cls) {
@@ -1632,8 +1617,7 @@ void writer_put_msg(struct writer *w, const struct writer_http_msg *m)
 	enqueue(w, ch, 0, 0, 0);
 }
 
-void writer_put_gap(struct writer *w, int h, int64_t seq, enum writer_stream s, size_t bytes,
-		    const char *why)
+void writer_put_gap(struct writer *w, int h, int64_t seq, enum writer_stream s, size_t bytes, const char *why)
 {
 	const char *strs[CHUNK_STRS] = {why, NULL, NULL, NULL};
 
@@ -1649,26 +1633,24 @@ void writer_put_exchange_begin(struct writer *w, int h, const struct writer_exch
 		     x->headers_json ? NULL : x->h, x->headers_json ? 0 : x->nh, strs, x->conn, 0);
 }
 
-void writer_put_exchange_head(struct writer *w, int h, int64_t seq, int status,
-			      const struct mt_hdr *hv, size_t nh, const char *resp_type,
-			      int64_t first_byte_ns)
+void writer_put_exchange_head(struct writer *w, int h, int64_t seq, int status, const struct mt_hdr *hv,
+			      size_t nh, const char *resp_type, int64_t first_byte_ns)
 {
 	const char *strs[CHUNK_STRS] = {resp_type, NULL, NULL, NULL};
 
 	put_record_h(w, h, CH_XHEAD, WS_S2C, seq, NULL, 0, hv, nh, strs, status, first_byte_ns);
 }
 
-void writer_put_exchange_head_json(struct writer *w, int h, int64_t seq, int status,
-				   const char *headers_json, const char *resp_type,
-				   int64_t first_byte_ns)
+void writer_put_exchange_head_json(struct writer *w, int h, int64_t seq, int status, const char *headers_json,
+				   const char *resp_type, int64_t first_byte_ns)
 {
 	const char *strs[CHUNK_STRS] = {resp_type, headers_json, NULL, NULL};
 
 	put_record_h(w, h, CH_XHEAD, WS_S2C, seq, NULL, 0, NULL, 0, strs, status, first_byte_ns);
 }
 
-void writer_put_exchange_end(struct writer *w, int h, int64_t seq, int64_t end_ns,
-			     const char *outcome, const char *error, const void *body, size_t len)
+void writer_put_exchange_end(struct writer *w, int h, int64_t seq, int64_t end_ns, const char *outcome,
+			     const char *error, const void *body, size_t len)
 {
 	const char *strs[CHUNK_STRS] = {outcome, error, NULL, NULL};
 
@@ -1777,8 +1759,7 @@ static void enqueue(struct writer *w, struct chunk *ch, int timed, int64_t t_ns,
 	__atomic_add_fetch(&w->held_bytes, n, __ATOMIC_RELAXED);
 	w->held_lines += ch->lines;
 	ticket = ++w->put;
-	if (w->o.sync || w->held_bytes >= w->o.queue_bytes / 2 ||
-	    w->held_lines >= w->o.queue_lines / 2)
+	if (w->o.sync || w->held_bytes >= w->o.queue_bytes / 2 || w->held_lines >= w->o.queue_lines / 2)
 		w->urgent = 1;
 	if (w->idle || w->urgent)
 		pthread_cond_signal(&w->wake);
@@ -1825,8 +1806,7 @@ void writer_give_up(void)
 	give_up = 1;
 }
 
-int writer_finish(struct writer *w, const struct store_session_end *e,
-		  struct writer_stats *stats)
+int writer_finish(struct writer *w, const struct store_session_end *e, struct writer_stats *stats)
 {
 	int rc = 0;
 

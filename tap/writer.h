@@ -40,23 +40,23 @@ enum writer_stream {
 };
 
 struct writer_opts {
-	size_t queue_bytes;  /* held data's bound while the store keeps up ... */
-	size_t queue_lines;  /* ... in bytes and in lines (a chunk above it waits) */
-	size_t hold_bytes;   /* held data's bound while the store takes nothing */
-	size_t batch_rows;   /* commit after this many rows ... */
-	int batch_ms;        /* ... or this many ms after the first uncommitted one */
-	size_t max_message;  /* frames above this are counted as a gap, not stored */
-	int sync;            /* commit each chunk before writer_put returns */
+	size_t queue_bytes;             /* held data's bound while the store keeps up ... */
+	size_t queue_lines;             /* ... in bytes and in lines (a chunk above it waits) */
+	size_t hold_bytes;              /* held data's bound while the store takes nothing */
+	size_t batch_rows;              /* commit after this many rows ... */
+	int batch_ms;                   /* ... or this many ms after the first uncommitted one */
+	size_t max_message;             /* frames above this are counted as a gap, not stored */
+	int sync;                       /* commit each chunk before writer_put returns */
 	const struct mt_redact *redact; /* what to keep out of the store; NULL: nothing */
-	const char *label;   /* the capture file's name, for messages */
-	const char *goes_on; /* what goes on when it cannot be written, for messages */
+	const char *label;              /* the capture file's name, for messages */
+	const char *goes_on;            /* what goes on when it cannot be written, for messages */
 	/* --otlp: each request's spans (schema/spans.h) pushed from a thread of
 	 * their own once its answer (cancel, session end) is stored, as export
 	 * -T otlp would write them; spans not sent are said on stderr at the end
 	 * and recorded as a gap row of their session. */
 	const struct otlp_push_opts *otlp; /* where to (borrowed until the writer starts); NULL: no push */
-	unsigned otlp_spans;  /* MT_SPANS_* (0: the CLIENT spans) */
-	int otlp_stop_ms;     /* at the end, what is still queued gets this long (0: 5000) */
+	unsigned otlp_spans;               /* MT_SPANS_* (0: the CLIENT spans) */
+	int otlp_stop_ms;                  /* at the end, what is still queued gets this long (0: 5000) */
 };
 
 /* Defaults: a 1 MiB, 4096-line queue, 16 MiB held, 512 rows or 5 ms per batch,
@@ -70,8 +70,7 @@ struct writer;
  * t0_ns (monotonic). Takes st (closed by writer_finish). st may be NULL: the
  * writer then only drains the queue. Returns a new writer; never NULL.
  */
-struct writer *writer_start(struct store *st, int64_t session, int64_t t0_ns,
-			    const struct writer_opts *o);
+struct writer *writer_start(struct store *st, int64_t session, int64_t t0_ns, const struct writer_opts *o);
 
 /*
  * Start a writer that opens path itself (STORE_WRITE) and creates the session
@@ -99,8 +98,8 @@ void writer_put(struct writer *w, enum writer_stream s, const char *p, size_t n)
  * The same with the chunk's times given (t_ns since the session's start, and
  * wall-clock µs), for importers and test fixtures whose clock is not now.
  */
-void writer_put_at(struct writer *w, enum writer_stream s, const char *p, size_t n,
-		   int64_t t_ns, int64_t wall);
+void writer_put_at(struct writer *w, enum writer_stream s, const char *p, size_t n, int64_t t_ns,
+		   int64_t wall);
 
 /*
  * The HTTP tap's records. Its messages come whole (a request body, a JSON
@@ -109,7 +108,7 @@ void writer_put_at(struct writer *w, enum writer_stream s, const char *p, size_t
  * messages, exchanges and gaps). They wait for room as writer_put does.
  */
 struct writer_http_msg {
-	int sess;              /* the session's handle (writer_session_new; 0: the writer's own) */
+	int sess; /* the session's handle (writer_session_new; 0: the writer's own) */
 	int64_t seq;
 	enum writer_stream s;  /* WS_C2S or WS_S2C */
 	const char *channel;   /* "body" | "sse" */
@@ -139,12 +138,12 @@ void writer_put_gap(struct writer *w, int h, int64_t seq, enum writer_stream s, 
  */
 struct writer_exchange {
 	int64_t seq;
-	int64_t conn;              /* the client connection's number */
+	int64_t conn; /* the client connection's number */
 	const char *method;
-	const char *target;        /* the path and query */
-	const struct mt_hdr *h;    /* the request's header fields, in order */
+	const char *target;     /* the path and query */
+	const struct mt_hdr *h; /* the request's header fields, in order */
 	size_t nh;
-	const void *body;          /* a body no message holds (not JSON-RPC); NULL: none */
+	const void *body; /* a body no message holds (not JSON-RPC); NULL: none */
 	size_t body_len;
 	/* The producer made the headers' stored JSON itself (mt_hdr_json with the
 	 * writer's redactor), in its own thread; h is then not read. */
@@ -152,15 +151,13 @@ struct writer_exchange {
 	const char *last_event_id; /* ... and found its Last-Event-ID (NULL: none) */
 };
 void writer_put_exchange_begin(struct writer *w, int h, const struct writer_exchange *x);
-void writer_put_exchange_head(struct writer *w, int h, int64_t seq, int status,
-			      const struct mt_hdr *hv, size_t nh, const char *resp_type,
-			      int64_t first_byte_ns);
+void writer_put_exchange_head(struct writer *w, int h, int64_t seq, int status, const struct mt_hdr *hv,
+			      size_t nh, const char *resp_type, int64_t first_byte_ns);
 /* The same with the headers' stored JSON made by the producer (see writer_exchange). */
-void writer_put_exchange_head_json(struct writer *w, int h, int64_t seq, int status,
-				   const char *headers_json, const char *resp_type,
-				   int64_t first_byte_ns);
-void writer_put_exchange_end(struct writer *w, int h, int64_t seq, int64_t end_ns,
-			     const char *outcome, const char *error, const void *body, size_t len);
+void writer_put_exchange_head_json(struct writer *w, int h, int64_t seq, int status, const char *headers_json,
+				   const char *resp_type, int64_t first_byte_ns);
+void writer_put_exchange_end(struct writer *w, int h, int64_t seq, int64_t end_ns, const char *outcome,
+			     const char *error, const void *body, size_t len);
 /* The session's Mcp-Session-Id, when the server names it. */
 void writer_put_http_id(struct writer *w, int h, const char *id);
 
@@ -215,7 +212,7 @@ struct writer_stats {
 	uint64_t lost_messages; /* relayed but not stored */
 	uint64_t lost_bytes;
 	uint64_t commits;
-	uint64_t waits;         /* times a producer waited for room */
+	uint64_t waits; /* times a producer waited for room */
 };
 
 /*
@@ -225,7 +222,6 @@ struct writer_stats {
  * long as it takes, or until writer_give_up(). Returns 0, or -1 when anything
  * could not be stored (already reported on stderr).
  */
-int writer_finish(struct writer *w, const struct store_session_end *e,
-		  struct writer_stats *stats);
+int writer_finish(struct writer *w, const struct store_session_end *e, struct writer_stats *stats);
 
 #endif

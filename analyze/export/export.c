@@ -25,15 +25,15 @@ static int redact_headers(struct ex_sink *x, const char *json, struct mt_buf *ou
 		json_decref(a);
 		return 0;
 	}
-	json_array_foreach(a, i, h) {
+	json_array_foreach(a, i, h)
+	{
 		const char *name = json_string_value(json_array_get(h, 0));
 		json_t *v = json_array_get(h, 1);
 		if (!name || !json_is_string(v))
 			continue;
 		if (mt_redact_header(x->redact, name, json_string_value(v), json_string_length(v),
 				     &x->red2)) {
-			json_array_set_new(h, 1, json_stringn(x->red2.data ? x->red2.data : "",
-							      x->red2.len));
+			json_array_set_new(h, 1, json_stringn(x->red2.data ? x->red2.data : "", x->red2.len));
 			changed = 1;
 		}
 	}
@@ -94,19 +94,16 @@ const struct store_item *ex_redact_item(struct ex_sink *x, const struct store_it
 	if (!x->redact)
 		return it;
 	switch (it->type) {
-	case STORE_ITEM_EXCHANGE:
-		return redact_exchange(x, it);
+	case STORE_ITEM_EXCHANGE: return redact_exchange(x, it);
 	case STORE_ITEM_STDERR:
 		red = mt_redact_line(x->redact, &x->pem, it->raw, it->raw_len, &x->red);
 		break;
 	case STORE_ITEM_MESSAGE:
 		/* (JSON is walked as JSON whatever its kind; the rest is text.) */
 		red = mt_redact_message(x->redact, it->raw, it->raw_len,
-					strcmp(it->kind, "invalid") ? MT_NOTJSONRPC : MT_INVALID,
-					&x->red);
+					strcmp(it->kind, "invalid") ? MT_NOTJSONRPC : MT_INVALID, &x->red);
 		break;
-	default:
-		return it;
+	default: return it;
 	}
 	if (!red)
 		return it;

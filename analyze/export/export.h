@@ -20,38 +20,38 @@ struct ex_format;
 /* What export's format options say (x->o); zero is every default. */
 enum { EX_SPANS_CLIENT = 1, EX_SPANS_SERVER = 2 };
 struct ex_opts {
-	unsigned spans;     /* otlp --spans: EX_SPANS_* (0: EX_SPANS_CLIENT) */
-	int notifications;  /* otlp --notifications: a span per notification too */
-	int content;        /* otlp --otlp-content: tools' arguments and results */
+	unsigned spans;    /* otlp --spans: EX_SPANS_* (0: EX_SPANS_CLIENT) */
+	int notifications; /* otlp --notifications: a span per notification too */
+	int content;       /* otlp --otlp-content: tools' arguments and results */
 };
 
 struct ex_sink {
 	FILE *out;
-	const char *out_name;            /* as said in errors */
+	const char *out_name; /* as said in errors */
 	struct store *st;
-	const char *path;                /* the capture file */
-	const struct mt_redact *redact;  /* NULL: --keep-secrets */
-	struct mt_filter *filter;        /* -Y (borrowed; set on the store), or NULL */
-	int filtered;                    /* -Y: only the messages it passes come */
+	const char *path;                        /* the capture file */
+	const struct mt_redact *redact;          /* NULL: --keep-secrets */
+	struct mt_filter *filter;                /* -Y (borrowed; set on the store), or NULL */
+	int filtered;                            /* -Y: only the messages it passes come */
 	const struct store_session_row *session; /* the session being written (&row) */
 	struct store_session_row row;
 	const struct ex_format *format;
-	const struct ex_opts *o;         /* the format options (never NULL) */
-	void *priv;                      /* the format's own state */
+	const struct ex_opts *o; /* the format options (never NULL) */
+	void *priv;              /* the format's own state */
 	struct mt_err err;
 	/* Scratch for the redaction of an item (ex_redact_*). */
 	struct mt_buf red, red2, xb[6];
 	struct store_exchange_row xcopy;
 	struct store_item icopy;
-	int pem;                         /* a stderr line inside a private key */
+	int pem; /* a stderr line inside a private key */
 };
 
 struct ex_format {
 	const char *name;
-	const char *what;   /* for --help: one line */
-	unsigned flags;     /* store_each_item_ex's (STORE_ITEMS_*) */
-	unsigned filter;    /* how -Y picks messages (store_set_filter's STORE_FILTER_*) */
-	int binary;         /* never written to a terminal */
+	const char *what; /* for --help: one line */
+	unsigned flags;   /* store_each_item_ex's (STORE_ITEMS_*) */
+	unsigned filter;  /* how -Y picks messages (store_set_filter's STORE_FILTER_*) */
+	int binary;       /* never written to a terminal */
 	/* Each may be NULL; each returns 0, or -1 with x->err set. */
 	int (*begin)(struct ex_sink *x);
 	int (*session)(struct ex_sink *x);

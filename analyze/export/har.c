@@ -43,14 +43,14 @@
 /* A message of an entry, copied. */
 struct hmsg {
 	int64_t seq, t_ns, wall;
-	int c2s;             /* 1: client to server */
-	char channel;        /* 'b' body, 's' SSE, 'o' stdio (or none) */
+	int c2s;      /* 1: client to server */
+	char channel; /* 'b' body, 's' SSE, 'o' stdio (or none) */
 	char *kind, *method;
 	char *sse_id, *sse_event;
 	int replayed;
-	int answer;          /* a response or an error */
+	int answer; /* a response or an error */
 	int is_error;
-	char *raw;           /* NULL while in the spill file (-Y), at off */
+	char *raw; /* NULL while in the spill file (-Y), at off */
 	size_t raw_len;
 	off_t off;
 };
@@ -58,7 +58,7 @@ struct hmsg {
 /* A copy of an exchange row (its strings owned). */
 struct xrow {
 	struct store_exchange_row r;
-	char *endpoint;       /* legacy SSE: its GET stream's endpoint event's data */
+	char *endpoint; /* legacy SSE: its GET stream's endpoint event's data */
 };
 
 /*
@@ -69,25 +69,25 @@ struct xrow {
 struct big {
 	FILE *post, *body, *events, *seqs;
 	int64_t post_len, body_len, nevents, nseq;
-	int64_t sent, last;   /* as http_entry reckons them from the messages */
+	int64_t sent, last; /* as http_entry reckons them from the messages */
 	int has_post, has_body;
 	int post_bad, body_bad; /* not UTF-8 (found when the entry is written) */
-	int *count;           /* struct har's nbig */
+	int *count;             /* struct har's nbig */
 };
 
 /* An entry being made, or made and waiting for the ones before it. */
 struct pent {
-	int64_t key;          /* its place: the exchange's seq, or its first message's */
-	struct xrow *x;       /* an HTTP exchange; NULL: a message by the stdio convention */
-	int64_t expect;       /* an exchange: messages still to come */
-	int open_request;     /* stdio: a request waiting for its answer */
-	int pending;          /* -Y: the messages of exchange key, its row read at the end */
+	int64_t key;      /* its place: the exchange's seq, or its first message's */
+	struct xrow *x;   /* an HTTP exchange; NULL: a message by the stdio convention */
+	int64_t expect;   /* an exchange: messages still to come */
+	int open_request; /* stdio: a request waiting for its answer */
+	int pending;      /* -Y: the messages of exchange key, its row read at the end */
 	int done;
 	int64_t cancelled_by; /* stdio: the notifications/cancelled that named it */
 	struct hmsg *m;
 	size_t nm, cap;
-	size_t held;          /* the bytes of m's messages */
-	struct big *big;      /* past BIG_MESSAGES or BIG_BYTES: the messages are there, not in m */
+	size_t held;     /* the bytes of m's messages */
+	struct big *big; /* past BIG_MESSAGES or BIG_BYTES: the messages are there, not in m */
 	/* Written to the spill file: where. */
 	int spilled;
 	off_t off;
@@ -95,25 +95,25 @@ struct pent {
 };
 
 struct har {
-	int first;            /* no entry written yet */
-	int hold;             /* -Y: write at the session's end */
-	struct pent **q;      /* the entries not written, in key order from head */
+	int first;       /* no entry written yet */
+	int hold;        /* -Y: write at the session's end */
+	struct pent **q; /* the entries not written, in key order from head */
 	size_t head, n, cap;
 	FILE *spill;
 	off_t spill_end;
-	json_t *pages;        /* a page per session, written after the entries */
+	json_t *pages; /* a page per session, written after the entries */
 	struct mt_buf text, text2, b64, json;
 	/* The session being written: */
-	const char *scheme;   /* http | https */
+	const char *scheme; /* http | https */
 	const char *fallback_host;
 	char *fallback_alloc;
 	const char *transport;
 	int64_t session;
 	const char *endpoint; /* legacy SSE: the session's endpoint, until its GET stream is met */
 	struct mt_buf red_id, red_cmd, red_up; /* the session's id, command and upstream, redacted */
-	size_t big_messages;  /* BIG_MESSAGES, or the tests' */
-	int nbig;             /* entries with a struct big */
-	char nonce[17];       /* in the placeholders of a big entry's texts */
+	size_t big_messages;                   /* BIG_MESSAGES, or the tests' */
+	int nbig;                              /* entries with a struct big */
+	char nonce[17];                        /* in the placeholders of a big entry's texts */
 	struct mt_buf scratch;
 };
 
@@ -148,7 +148,10 @@ static struct xrow *xrow_with(struct har *h, const struct store_exchange_row *r)
 
 /* ---- small helpers ---- */
 
-static void *xcalloc(size_t n, size_t s) { return calloc(n ? n : 1, s); }
+static void *xcalloc(size_t n, size_t s)
+{
+	return calloc(n ? n : 1, s);
+}
 
 static char *dupn(const void *p, size_t n)
 {
@@ -164,7 +167,10 @@ static char *dupn(const void *p, size_t n)
 	return s;
 }
 
-static char *dups(const char *s) { return s ? dupn(s, strlen(s)) : NULL; }
+static char *dups(const char *s)
+{
+	return s ? dupn(s, strlen(s)) : NULL;
+}
 
 /* The bytes as a JSON string (not UTF-8: made so, U+FFFD for each bad byte). */
 static json_t *jstrn(struct har *h, const void *p, size_t n)
@@ -177,7 +183,10 @@ static json_t *jstrn(struct har *h, const void *p, size_t n)
 	return json_stringn(h->text2.data ? h->text2.data : "", h->text2.len);
 }
 
-static json_t *jstr(struct har *h, const char *s) { return jstrn(h, s, s ? strlen(s) : 0); }
+static json_t *jstr(struct har *h, const char *s)
+{
+	return jstrn(h, s, s ? strlen(s) : 0);
+}
 
 static void base64(const unsigned char *p, size_t n, struct mt_buf *out)
 {
@@ -217,7 +226,10 @@ static int64_t add_sat(int64_t a, int64_t b)
 }
 
 /* Milliseconds from nanoseconds, never negative. */
-static double ms(int64_t ns) { return ns > 0 ? (double)ns / 1e6 : 0.0; }
+static double ms(int64_t ns)
+{
+	return ns > 0 ? (double)ns / 1e6 : 0.0;
+}
 
 static const char *status_text(int status)
 {
@@ -304,8 +316,8 @@ static struct xrow *xrow_copy(const struct store_exchange_row *r)
 	if ((r->method && !c->r.method) || (r->target && !c->r.target) ||
 	    (r->req_headers_json && !c->r.req_headers_json) || (r->req_body && !c->r.req_body) ||
 	    (r->resp_headers_json && !c->r.resp_headers_json) || (r->resp_type && !c->r.resp_type) ||
-	    (r->resp_body && !c->r.resp_body) || (r->outcome && !c->r.outcome) ||
-	    (r->error && !c->r.error) || (r->last_event_id && !c->r.last_event_id)) {
+	    (r->resp_body && !c->r.resp_body) || (r->outcome && !c->r.outcome) || (r->error && !c->r.error) ||
+	    (r->last_event_id && !c->r.last_event_id)) {
 		xrow_free(c);
 		return NULL;
 	}
@@ -358,8 +370,8 @@ static void pent_free(struct pent *e)
 
 static int spill_write(struct ex_sink *x, struct har *h, const void *p, size_t n, off_t *at);
 static void sse_lines(struct mt_buf *b, const char *id, const char *event, const char *data, size_t n);
-static json_t *sse_event_json(struct har *h, const char *id, const char *event, const char *data,
-			      size_t n, int64_t wall, int64_t seq, int replayed);
+static json_t *sse_event_json(struct har *h, const char *id, const char *event, const char *data, size_t n,
+			      int64_t wall, int64_t seq, int replayed);
 
 /* The message of it, its strings borrowed from it. */
 static void msg_view(struct hmsg *m, const struct store_item *it)
@@ -369,8 +381,10 @@ static void msg_view(struct hmsg *m, const struct store_item *it)
 	m->t_ns = it->t_ns;
 	m->wall = it->wall;
 	m->c2s = it->dir && !strcmp(it->dir, "c2s");
-	m->channel = !it->channel ? 'o' : !strcmp(it->channel, "body") ? 'b'
-					: !strcmp(it->channel, "sse") ? 's' : 'o';
+	m->channel = !it->channel                   ? 'o'
+		     : !strcmp(it->channel, "body") ? 'b'
+		     : !strcmp(it->channel, "sse")  ? 's'
+						    : 'o';
 	m->answer = it->kind && (!strcmp(it->kind, "response") || !strcmp(it->kind, "error"));
 	m->is_error = it->kind && !strcmp(it->kind, "error");
 	m->replayed = it->replayed;
@@ -382,7 +396,10 @@ static void msg_view(struct hmsg *m, const struct store_item *it)
 	m->raw_len = it->raw_len;
 }
 
-static int put_to(FILE *f, const void *p, size_t n) { return n && fwrite(p, 1, n, f) != n ? -1 : 0; }
+static int put_to(FILE *f, const void *p, size_t n)
+{
+	return n && fwrite(p, 1, n, f) != n ? -1 : 0;
+}
 
 /* m to the files of e's big entry. 0, or -1 with x->err set. */
 static int big_add(struct ex_sink *x, struct har *h, struct pent *e, const struct hmsg *m)
@@ -401,8 +418,8 @@ static int big_add(struct ex_sink *x, struct har *h, struct pent *e, const struc
 		if (m->t_ns > b->sent)
 			b->sent = m->t_ns;
 	} else if (m->channel == 's') {
-		json_t *ev = sse_event_json(h, m->sse_id, m->sse_event, m->raw, m->raw_len, m->wall,
-					    m->seq, m->replayed);
+		json_t *ev = sse_event_json(h, m->sse_id, m->sse_event, m->raw, m->raw_len, m->wall, m->seq,
+					    m->replayed);
 		char *d = ev ? json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 		json_decref(ev);
 		mt_buf_reset(&h->scratch);
@@ -557,7 +574,8 @@ static json_t *headers(struct har *h, const char *json, json_t *cookies, const c
 	size_t i;
 
 	if (json_is_array(a)) {
-		json_array_foreach(a, i, v) {
+		json_array_foreach(a, i, v)
+		{
 			const char *name = json_string_value(json_array_get(v, 0));
 			json_t *val = json_array_get(v, 1);
 			json_t *o;
@@ -586,9 +604,11 @@ static json_t *headers(struct har *h, const char *json, json_t *cookies, const c
 					eq = memchr(s, '=', n);
 					if (eq && eq > s) {
 						json_t *c = json_object();
-						json_object_set_new(c, "name", json_stringn(s, (size_t)(eq - s)));
-						json_object_set_new(c, "value",
-								    json_stringn(eq + 1, n - (size_t)(eq + 1 - s)));
+						json_object_set_new(c, "name",
+								    json_stringn(s, (size_t)(eq - s)));
+						json_object_set_new(
+							c, "value",
+							json_stringn(eq + 1, n - (size_t)(eq + 1 - s)));
 						json_array_append_new(cookies, c);
 					}
 					if (set_cookie || !end)
@@ -605,8 +625,10 @@ static json_t *headers(struct har *h, const char *json, json_t *cookies, const c
 
 static int hexval(int c)
 {
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-		: c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
 }
 
 /* s's n bytes percent-decoded ('+' as a space) as a JSON string. */
@@ -644,7 +666,8 @@ static json_t *query(struct har *h, const char *target)
 			json_t *o = json_object();
 			size_t kn = eq ? (size_t)(eq - q) : n;
 			json_object_set_new(o, "name", decoded(h, q, kn));
-			json_object_set_new(o, "value", eq ? decoded(h, eq + 1, n - kn - 1) : json_string(""));
+			json_object_set_new(o, "value",
+					    eq ? decoded(h, eq + 1, n - kn - 1) : json_string(""));
 			json_array_append_new(out, o);
 		}
 		q += n;
@@ -695,8 +718,8 @@ static void sse_lines(struct mt_buf *b, const char *id, const char *event, const
 	mt_buf_putc(b, '\n');
 }
 
-static json_t *sse_event_json(struct har *h, const char *id, const char *event, const char *data,
-			      size_t n, int64_t wall, int64_t seq, int replayed)
+static json_t *sse_event_json(struct har *h, const char *id, const char *event, const char *data, size_t n,
+			      int64_t wall, int64_t seq, int replayed)
 {
 	json_t *o = json_object();
 
@@ -833,8 +856,9 @@ static json_t *http_entry(struct har *h, const struct pent *e)
 			sse_lines(body, m->sse_id, m->sse_event, m->raw, m->raw_len);
 			if (!events)
 				events = json_array();
-			json_array_append_new(events, sse_event_json(h, m->sse_id, m->sse_event, m->raw,
-								     m->raw_len, m->wall, m->seq, m->replayed));
+			json_array_append_new(events,
+					      sse_event_json(h, m->sse_id, m->sse_event, m->raw, m->raw_len,
+							     m->wall, m->seq, m->replayed));
 			has_resp_text = 1;
 		} else {
 			mt_buf_append(body, m->raw, m->raw_len);
@@ -903,10 +927,11 @@ static json_t *http_entry(struct har *h, const struct pent *e)
 	json_object_set_new(resp, "headers", rs_h);
 	json_object_set_new(content, "size", json_integer(has_resp_text ? (json_int_t)body_len : 0));
 	json_object_set_new(content, "mimeType",
-			    json_string(rs_type ? rs_type
-					: !r->resp_type ? ""
+			    json_string(rs_type                         ? rs_type
+					: !r->resp_type                 ? ""
 					: !strcmp(r->resp_type, "json") ? "application/json"
-					: !strcmp(r->resp_type, "sse") ? "text/event-stream" : ""));
+					: !strcmp(r->resp_type, "sse")  ? "text/event-stream"
+									: ""));
 	if (has_resp_text && b)
 		set_text_big(h, content, b->body_bad, 1, 'T', 0, 'E');
 	else if (has_resp_text)
@@ -916,8 +941,10 @@ static json_t *http_entry(struct har *h, const struct pent *e)
 	json_object_set_new(resp, "headersSize", json_integer(-1));
 	/* (An SSE stream is rebuilt from its events: its bytes on the wire are not known.) */
 	json_object_set_new(resp, "bodySize",
-			    json_integer(r->status <= 0 ? -1 : has_events ? -1
-					 : has_resp_text ? (json_int_t)body_len : 0));
+			    json_integer(r->status <= 0  ? -1
+					 : has_events    ? -1
+					 : has_resp_text ? (json_int_t)body_len
+							 : 0));
 	json_object_set_new(o, "response", resp);
 	json_object_set_new(o, "cache", json_object());
 	json_object_set_new(o, "timings", timings(send, wait, receive));
@@ -978,7 +1005,8 @@ static json_t *syn_entry(struct har *h, const struct pent *e)
 	} else {
 		status = 202;
 		outcome = !strcmp(q->kind, "notification") ? "notification"
-			: q->answer ? "unpaired" : q->kind;
+			  : q->answer                      ? "unpaired"
+							   : q->kind;
 	}
 	common_head(h, o, q->wall, wait);
 	json_object_set_new(req, "method", json_string("POST"));
@@ -997,8 +1025,10 @@ static json_t *syn_entry(struct har *h, const struct pent *e)
 
 	json_object_set_new(resp, "status", json_integer(status));
 	json_object_set_new(resp, "statusText",
-			    json_string(status == 200 ? "OK" : status == 500 ? "JSON-RPC error"
-					: status == 202 ? "Accepted" : ""));
+			    json_string(status == 200   ? "OK"
+					: status == 500 ? "JSON-RPC error"
+					: status == 202 ? "Accepted"
+							: ""));
 	json_object_set_new(resp, "httpVersion", json_string(status ? h->transport : ""));
 	json_object_set_new(resp, "cookies", json_array());
 	json_object_set_new(resp, "headers", json_array());
@@ -1042,8 +1072,7 @@ static int spill_write(struct ex_sink *x, struct har *h, const void *p, size_t n
 		mt_err_set(&x->err, "cannot make a temporary file: %s", strerror(errno));
 		return -1;
 	}
-	if (fseeko(h->spill, h->spill_end, SEEK_SET) ||
-	    (n && fwrite(p, 1, n, h->spill) != n)) {
+	if (fseeko(h->spill, h->spill_end, SEEK_SET) || (n && fwrite(p, 1, n, h->spill) != n)) {
 		mt_err_set(&x->err, "a temporary file: %s", strerror(errno ? errno : EIO));
 		return -1;
 	}
@@ -1132,7 +1161,9 @@ static int big_stream(struct har *h, const struct pent *e, int post, struct text
 
 	if (post)
 		return copy_file(e->big->post, ts, NULL) ||
-		       (r->req_body && ts_feed(ts, r->req_body, r->req_body_len)) ? -1 : 0;
+				       (r->req_body && ts_feed(ts, r->req_body, r->req_body_len))
+			       ? -1
+			       : 0;
 	if (e->x->endpoint) {
 		mt_buf_reset(&h->scratch);
 		sse_lines(&h->scratch, NULL, "endpoint", e->x->endpoint, strlen(e->x->endpoint));
@@ -1140,7 +1171,9 @@ static int big_stream(struct har *h, const struct pent *e, int post, struct text
 			return -1;
 	}
 	return copy_file(e->big->body, ts, NULL) ||
-	       (r->resp_body && ts_feed(ts, r->resp_body, r->resp_body_len)) ? -1 : 0;
+			       (r->resp_body && ts_feed(ts, r->resp_body, r->resp_body_len))
+		       ? -1
+		       : 0;
 }
 
 /* A big entry's stream, as mode writes it to out (TS_CHECK: *bad says if it is not UTF-8). */
@@ -1164,8 +1197,7 @@ static int big_text(struct har *h, const struct pent *e, int post, enum ts_mode 
 static int big_part(struct har *h, const struct pent *e, char what, FILE *out)
 {
 	switch (what) {
-	case 'S':
-		return put_to(out, "[", 1) || copy_file(e->big->seqs, NULL, out) || put_to(out, "]", 1);
+	case 'S': return put_to(out, "[", 1) || copy_file(e->big->seqs, NULL, out) || put_to(out, "]", 1);
 	case 'V':
 		if (put_to(out, "[", 1))
 			return -1;
@@ -1182,7 +1214,10 @@ static int big_part(struct har *h, const struct pent *e, char what, FILE *out)
 	}
 	return put_to(out, "\"", 1) ||
 	       big_text(h, e, strchr("PLB", what) != NULL,
-			what == 'P' || what == 'T' ? TS_JSON : what == 'L' ? TS_LOSSY : TS_BASE64, out, NULL) ||
+			what == 'P' || what == 'T' ? TS_JSON
+			: what == 'L'              ? TS_LOSSY
+						   : TS_BASE64,
+			out, NULL) ||
 	       put_to(out, "\"", 1);
 }
 
@@ -1336,8 +1371,9 @@ static int har_session(struct ex_sink *x)
 	h->session = s->id;
 	h->transport = s->transport && *s->transport ? s->transport : "stdio";
 	/* The tap listens on plain HTTP; an import's server is named by its address. */
-	h->scheme = s->upstream && !strncasecmp(s->upstream, "https:", 6) &&
-			    !strcmp(h->transport, "pcap") ? "https" : "http";
+	h->scheme = s->upstream && !strncasecmp(s->upstream, "https:", 6) && !strcmp(h->transport, "pcap")
+			    ? "https"
+			    : "http";
 	free(h->fallback_alloc);
 	h->fallback_alloc = authority(s->upstream);
 	h->fallback_host = h->fallback_alloc && *h->fallback_alloc ? h->fallback_alloc : "localhost";
@@ -1362,11 +1398,13 @@ static int har_session(struct ex_sink *x)
 	if (sid)
 		json_object_set_new(page, "_httpSessionId", jstr(h, sid));
 	if (s->client_name)
-		json_object_set_new(page, "_client", json_sprintf("%s %s", s->client_name,
-								   s->client_version ? s->client_version : ""));
+		json_object_set_new(
+			page, "_client",
+			json_sprintf("%s %s", s->client_name, s->client_version ? s->client_version : ""));
 	if (s->server_name)
-		json_object_set_new(page, "_server", json_sprintf("%s %s", s->server_name,
-								   s->server_version ? s->server_version : ""));
+		json_object_set_new(
+			page, "_server",
+			json_sprintf("%s %s", s->server_name, s->server_version ? s->server_version : ""));
 	if (s->protocol_version)
 		json_object_set_new(page, "_protocolVersion", jstr(h, s->protocol_version));
 	free(title);

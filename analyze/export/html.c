@@ -20,10 +20,10 @@
 #include "schema/message.h"
 #include "schema/util.h"
 
-#define HTML_PAGE 500     /* rows of the diagram a page */
-#define HTML_LABEL 72     /* characters of an arrow's label at most */
-#define HTML_STDERR 90    /* characters of a stderr line on the diagram */
-#define ROW_H 24          /* the diagram's geometry (px) */
+#define HTML_PAGE 500  /* rows of the diagram a page */
+#define HTML_LABEL 72  /* characters of an arrow's label at most */
+#define HTML_STDERR 90 /* characters of a stderr line on the diagram */
+#define ROW_H 24       /* the diagram's geometry (px) */
 #define TOP 48
 #define X_TIME 8
 #define X_CLIENT 170
@@ -34,36 +34,36 @@
 
 /* A finding, as the report shows it. */
 struct hfinding {
-	int64_t seq;               /* 0: the session */
-	size_t ord;                /* its place in the analyzer's order */
+	int64_t seq; /* 0: the session */
+	size_t ord;  /* its place in the analyzer's order */
 	enum an_severity sev;
 	const struct an_rule *rule; /* borrowed: the rule table's */
-	char *text;                /* owned */
+	char *text;                 /* owned */
 };
 
 struct html {
 	/* The session's, from the first pass. */
 	struct tally tally;
-	struct hfinding *f;        /* owned, in seq order */
+	struct hfinding *f; /* owned, in seq order */
 	size_t nf, capf;
 	/* The rules any session's findings name, for the rules section. */
 	const struct an_rule **rules;
 	size_t nrules, caprules;
 	/* The second pass. */
-	size_t fi;                 /* the first finding not drawn yet */
-	int64_t t0;                /* the session's first time (ns) */
+	size_t fi;  /* the first finding not drawn yet */
+	int64_t t0; /* the session's first time (ns) */
 	int have_t0;
-	int64_t rows;              /* rows drawn in the session */
+	int64_t rows;                  /* rows drawn in the session */
 	int64_t page_first, page_last; /* the seqs the page's rows span */
 	size_t page_rows;
-	size_t pages;              /* pages written in the session */
-	struct mt_buf svg, msgs;   /* the page being made */
-	struct mt_buf page;        /* scratch: the page's HTML */
-	struct mt_buf tmp, tmp2;   /* scratch */
+	size_t pages;            /* pages written in the session */
+	struct mt_buf svg, msgs; /* the page being made */
+	struct mt_buf page;      /* scratch: the page's HTML */
+	struct mt_buf tmp, tmp2; /* scratch */
 	struct mt_err err;
 	/* The session's side, in a diff (ex_html_side); "" and NULL otherwise. */
-	const char *pfx;           /* before every id: "a-", "b-" */
-	const char *title;         /* before its heading: "A: " */
+	const char *pfx;            /* before every id: "a-", "b-" */
+	const char *title;          /* before its heading: "A: " */
 	const struct mt_map *marks; /* a request's seq -> enum ex_html_mark */
 };
 
@@ -118,9 +118,9 @@ static void rule_anchor(struct mt_buf *out, const char *id)
 	mt_buf_puts(out, "rule-");
 	for (const char *p = id; *p; p++)
 		mt_buf_putc(out, (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-					 (*p >= '0' && *p <= '9') || *p == '-'
-				 ? *p
-				 : '_');
+						 (*p >= '0' && *p <= '9') || *p == '-'
+					 ? *p
+					 : '_');
 }
 
 static void duration(struct mt_buf *out, int64_t ns)
@@ -136,12 +136,12 @@ static const char *diff_class(const struct html *h, const struct store_item *it)
 {
 	int64_t v = 0;
 
-	if (!h->marks || !(mt_map_get(h->marks, &it->seq, sizeof(it->seq), &v) ||
-			   (it->request_seq > 0 &&
-			    mt_map_get(h->marks, &it->request_seq, sizeof(it->request_seq), &v))))
+	if (!h->marks ||
+	    !(mt_map_get(h->marks, &it->seq, sizeof(it->seq), &v) ||
+	      (it->request_seq > 0 && mt_map_get(h->marks, &it->request_seq, sizeof(it->request_seq), &v))))
 		return "";
-	return v == EX_HTML_CHANGED ? " diff-changed"
-	       : v == EX_HTML_ADDED ? " diff-added"
+	return v == EX_HTML_CHANGED   ? " diff-changed"
+	       : v == EX_HTML_ADDED   ? " diff-added"
 	       : v == EX_HTML_MISSING ? " diff-missing"
 				      : "";
 }
@@ -231,8 +231,7 @@ static int pass1(struct ex_sink *x, struct html *h)
 	an_engine_set_session(p.e, row->transport, row->http_session_id);
 	tally_init(&h->tally);
 	store_set_filter(x->st, NULL, 0);
-	rc = store_each_item_ex(x->st, row->id, http ? STORE_ITEMS_EXCHANGES : 0, pass1_item, &p,
-				&h->err);
+	rc = store_each_item_ex(x->st, row->id, http ? STORE_ITEMS_EXCHANGES : 0, pass1_item, &p, &h->err);
 	store_set_filter(x->st, x->filter, x->format->filter);
 	if (rc >= 0)
 		an_engine_end(p.e);
@@ -268,10 +267,9 @@ static const char *code_name(int64_t code)
 /* The latency histogram: answers by decade of latency, as bars. */
 static void histogram(struct html *h, struct mt_buf *o)
 {
-	static const int64_t edge[] = {100000, 1000000, 10000000, 100000000, 1000000000,
-				       10000000000LL};
-	static const char *const label[] = {"< 100µs", "100µs–1ms", "1–10ms", "10–100ms",
-					    "100ms–1s", "1–10s", "≥ 10s"};
+	static const int64_t edge[] = {100000, 1000000, 10000000, 100000000, 1000000000, 10000000000LL};
+	static const char *const label[] = {"< 100µs",  "100µs–1ms", "1–10ms", "10–100ms",
+					    "100ms–1s", "1–10s",     "≥ 10s"};
 	int64_t bin[7] = {0}, top = 0;
 	const struct tally_hist *t = &h->tally.all;
 
@@ -290,7 +288,8 @@ static void histogram(struct html *h, struct mt_buf *o)
 	for (int k = 0; k < 7; k++) {
 		int hgt = top ? (int)(bin[k] * 120 / top) : 0;
 		int x = 10 + k * 88;
-		mt_buf_printf(o, "<g class=\"bar\"><title>%s: %lld answers</title>"
+		mt_buf_printf(o,
+			      "<g class=\"bar\"><title>%s: %lld answers</title>"
 			      "<rect x=\"%d\" y=\"%d\" width=\"70\" height=\"%d\"/>"
 			      "<text x=\"%d\" y=\"%d\" class=\"n\">%lld</text>"
 			      "<text x=\"%d\" y=\"176\">%s</text></g>",
@@ -317,8 +316,8 @@ static void summary(struct ex_sink *x, struct html *h, struct mt_buf *o)
 	int64_t id = r->id;
 
 	sev_counts(h, sev);
-	mt_buf_printf(o, "<section class=\"session\" id=\"%ss%lld\">\n<h2>%sSession %lld</h2>\n",
-		      h->pfx, (long long)id, h->title ? h->title : "", (long long)id);
+	mt_buf_printf(o, "<section class=\"session\" id=\"%ss%lld\">\n<h2>%sSession %lld</h2>\n", h->pfx,
+		      (long long)id, h->title ? h->title : "", (long long)id);
 	mt_buf_puts(o, "<table class=\"facts\">\n<tr><th>transport</th><td>");
 	esc_s(h, o, r->transport ? r->transport : "stdio");
 	mt_buf_puts(o, "</td></tr>\n<tr><th>client</th><td>");
@@ -338,16 +337,18 @@ static void summary(struct ex_sink *x, struct html *h, struct mt_buf *o)
 	}
 	mt_buf_puts(o, "</td></tr>\n<tr><th>protocol version</th><td>");
 	esc_s(h, o, r->protocol_version ? r->protocol_version : "-");
-	mt_buf_printf(o, "</td></tr>\n<tr><th>messages</th><td>%lld client → server, %lld server → "
-			 "client, %lld stderr lines",
+	mt_buf_printf(o,
+		      "</td></tr>\n<tr><th>messages</th><td>%lld client → server, %lld server → "
+		      "client, %lld stderr lines",
 		      (long long)t->msgs[0], (long long)t->msgs[1], (long long)t->stderr_lines);
 	if (r->gap_messages || r->gap_bytes)
 		mt_buf_printf(o, "; %lld messages (%lld bytes) lost", (long long)r->gap_messages,
 			      (long long)r->gap_bytes);
 	mt_buf_puts(o, "</td></tr>\n<tr><th>duration</th><td>");
 	duration(o, r->duration_ns >= 0 ? r->duration_ns : t->last_t - t->first_t);
-	mt_buf_printf(o, "</td></tr>\n<tr><th>findings</th><td><a href=\"#%ss%lld-findings\">%lld errors, "
-			 "%lld warnings, %lld notes</a></td></tr>\n</table>\n",
+	mt_buf_printf(o,
+		      "</td></tr>\n<tr><th>findings</th><td><a href=\"#%ss%lld-findings\">%lld errors, "
+		      "%lld warnings, %lld notes</a></td></tr>\n</table>\n",
 		      h->pfx, (long long)id, (long long)sev[AN_ERROR], (long long)sev[AN_WARNING],
 		      (long long)sev[AN_INFO]);
 
@@ -414,8 +415,8 @@ static void summary(struct ex_sink *x, struct html *h, struct mt_buf *o)
 		mt_buf_puts(o, "<ol class=\"findings\">\n");
 	for (size_t i = 0; i < h->nf; i++) {
 		const struct hfinding *f = &h->f[i];
-		mt_buf_printf(o, "<li id=\"%ss%lld-f%zu\" class=\"finding sev-%s\"><a href=\"#",
-			      h->pfx, (long long)id, i + 1, an_severity_name(f->sev));
+		mt_buf_printf(o, "<li id=\"%ss%lld-f%zu\" class=\"finding sev-%s\"><a href=\"#", h->pfx,
+			      (long long)id, i + 1, an_severity_name(f->sev));
 		rule_anchor(o, f->rule->id);
 		mt_buf_puts(o, "\" class=\"rule\">");
 		esc_s(h, o, f->rule->id);
@@ -432,7 +433,8 @@ static void summary(struct ex_sink *x, struct html *h, struct mt_buf *o)
 		mt_buf_puts(o, "</ol>\n");
 	mt_buf_printf(o, "<h3>Sequence</h3>\n<p class=\"note\">");
 	if (x->filtered)
-		mt_buf_printf(o, "The messages the filter passes, of %lld. ", (long long)(h->tally.msgs[0] + h->tally.msgs[1]));
+		mt_buf_printf(o, "The messages the filter passes, of %lld. ",
+			      (long long)(h->tally.msgs[0] + h->tally.msgs[1]));
 	mt_buf_puts(o, "Follow an arrow to open its message; a dot beside it to its finding.</p>\n");
 }
 
@@ -494,8 +496,9 @@ static void page_flush(struct ex_sink *x, struct html *h)
 		      X_CLIENT, X_CLIENT, height, X_TAP, X_TAP, height, X_SERVER, X_SERVER, height);
 	mt_buf_printf(t, "<text class=\"lanehead\" x=\"%d\" y=\"20\">client ", X_CLIENT);
 	esc_cut(h, t, r->client_name ? r->client_name : "", r->client_name ? strlen(r->client_name) : 0, 24);
-	mt_buf_printf(t, "</text><text class=\"lanehead\" x=\"%d\" y=\"20\">mcptap</text>"
-			 "<text class=\"lanehead\" x=\"%d\" y=\"20\">server ",
+	mt_buf_printf(t,
+		      "</text><text class=\"lanehead\" x=\"%d\" y=\"20\">mcptap</text>"
+		      "<text class=\"lanehead\" x=\"%d\" y=\"20\">server ",
 		      X_TAP, X_SERVER);
 	esc_cut(h, t, r->server_name ? r->server_name : "", r->server_name ? strlen(r->server_name) : 0, 24);
 	mt_buf_puts(t, "</text>\n");
@@ -581,8 +584,9 @@ static void panel(struct ex_sink *x, struct html *h, const struct store_item *it
 	struct mt_buf *o = &h->msgs;
 	int64_t id = x->session->id;
 
-	mt_buf_printf(o, "<div class=\"msg\" id=\"%ss%lld-m%lld\"><a class=\"close\" href=\"#%ss%lld\">close</a>"
-			 "<h4>#%lld %s ",
+	mt_buf_printf(o,
+		      "<div class=\"msg\" id=\"%ss%lld-m%lld\"><a class=\"close\" href=\"#%ss%lld\">close</a>"
+		      "<h4>#%lld %s ",
 		      h->pfx, (long long)id, (long long)it->seq, h->pfx, (long long)id, (long long)it->seq,
 		      it->dir && !strcmp(it->dir, "c2s") ? "client → server" : "server → client");
 	esc(h, o, what, strlen(what));
@@ -617,13 +621,13 @@ static void marks(struct ex_sink *x, struct html *h, int64_t seq, int y)
 		const struct hfinding *f = &h->f[h->fi];
 		if (k >= 10)
 			continue; /* (the list has them all) */
-		mt_buf_printf(&h->svg, "<a href=\"#%ss%lld-f%zu\" class=\"mark sev-%s\"><title>",
-			      h->pfx, (long long)x->session->id, h->fi + 1, an_severity_name(f->sev));
+		mt_buf_printf(&h->svg, "<a href=\"#%ss%lld-f%zu\" class=\"mark sev-%s\"><title>", h->pfx,
+			      (long long)x->session->id, h->fi + 1, an_severity_name(f->sev));
 		esc_s(h, &h->svg, f->rule->id);
 		mt_buf_puts(&h->svg, ": ");
 		esc_s(h, &h->svg, f->text);
-		mt_buf_printf(&h->svg, "</title><circle cx=\"%d\" cy=\"%d\" r=\"5\"/></a>",
-			      X_MARK + k * 14, y - 4);
+		mt_buf_printf(&h->svg, "</title><circle cx=\"%d\" cy=\"%d\" r=\"5\"/></a>", X_MARK + k * 14,
+			      y - 4);
 	}
 }
 
@@ -649,8 +653,9 @@ static int html_item(struct ex_sink *x, const struct store_item *it)
 	h->page_rows++;
 	h->rows++;
 	if (it->type == STORE_ITEM_GAP) {
-		mt_buf_printf(&h->svg, "<g class=\"gap\"><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>"
-				       "<text x=\"%d\" y=\"%d\">gap: %lld messages (%lld bytes) lost",
+		mt_buf_printf(&h->svg,
+			      "<g class=\"gap\"><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>"
+			      "<text x=\"%d\" y=\"%d\">gap: %lld messages (%lld bytes) lost",
 			      X_CLIENT, y, X_SERVER, y, X_TAP, y - 5, (long long)it->gap_messages,
 			      (long long)it->gap_bytes);
 		if (it->gap_reason) {
@@ -663,10 +668,11 @@ static int html_item(struct ex_sink *x, const struct store_item *it)
 		mt_buf_putc(&h->svg, '\n');
 	} else if (it->type == STORE_ITEM_STDERR) {
 		row_time(h, it, y);
-		mt_buf_printf(&h->svg, "<a href=\"#%ss%lld-m%lld\" class=\"stderr\"><rect x=\"%d\" y=\"%d\" "
-				       "width=\"%d\" height=\"%d\"/><text x=\"%d\" y=\"%d\">stderr: ",
-			      h->pfx, (long long)id, (long long)it->seq, X_TAP + 20, y - 14, WIDTH - X_TAP - 24,
-			      ROW_H - 6, X_TAP + 26, y + 1);
+		mt_buf_printf(&h->svg,
+			      "<a href=\"#%ss%lld-m%lld\" class=\"stderr\"><rect x=\"%d\" y=\"%d\" "
+			      "width=\"%d\" height=\"%d\"/><text x=\"%d\" y=\"%d\">stderr: ",
+			      h->pfx, (long long)id, (long long)it->seq, X_TAP + 20, y - 14,
+			      WIDTH - X_TAP - 24, ROW_H - 6, X_TAP + 26, y + 1);
 		esc_cut(h, &h->svg, it->raw, it->raw_len, HTML_STDERR);
 		mt_buf_puts(&h->svg, "</text></a>");
 		marks(x, h, it->seq, y);
@@ -677,7 +683,8 @@ static int html_item(struct ex_sink *x, const struct store_item *it)
 		int x1 = c2s ? X_CLIENT : X_SERVER, x2 = c2s ? X_SERVER : X_CLIENT;
 		label(h, it, &lab);
 		row_time(h, it, y);
-		mt_buf_printf(&h->svg, "<a href=\"#%ss%lld-m%lld\" class=\"arrow k-%s d-%s%s%s\" data-seq=\"%lld\">",
+		mt_buf_printf(&h->svg,
+			      "<a href=\"#%ss%lld-m%lld\" class=\"arrow k-%s d-%s%s%s\" data-seq=\"%lld\">",
 			      h->pfx, (long long)id, (long long)it->seq, kind_class(it->kind),
 			      c2s ? "c2s" : "s2c", it->replayed ? " again" : "", diff_class(h, it),
 			      (long long)it->seq);
@@ -687,8 +694,9 @@ static int html_item(struct ex_sink *x, const struct store_item *it)
 			esc(h, &h->svg, lab.data, lab.len);
 			mt_buf_puts(&h->svg, "</title>");
 		}
-		mt_buf_printf(&h->svg, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
-				       "marker-end=\"url(#ah)\"/><text x=\"%d\" y=\"%d\">",
+		mt_buf_printf(&h->svg,
+			      "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+			      "marker-end=\"url(#ah)\"/><text x=\"%d\" y=\"%d\">",
 			      x1, y, x2 + (c2s ? -4 : 4), y, (X_CLIENT + X_SERVER) / 2, y - 5);
 		esc_cut(h, &h->svg, lab.data ? lab.data : "", lab.len, HTML_LABEL);
 		mt_buf_puts(&h->svg, "</text></a>");
@@ -740,7 +748,8 @@ static const char style[] =
 	".diff-changed line{stroke:#bf8700!important;stroke-width:4!important}"
 	".diff-changed text{fill:#7d4e00!important;font-weight:700}"
 	".diff-added line{stroke:#1a7f37!important;stroke-width:4!important;stroke-dasharray:none!important}"
-	".diff-missing line{stroke:#cf222e!important;stroke-width:4!important;stroke-dasharray:none!important}"
+	".diff-missing "
+	"line{stroke:#cf222e!important;stroke-width:4!important;stroke-dasharray:none!important}"
 	".diffs td.changed{color:#7d4e00}.diffs td.added{color:#1a7f37}.diffs td.missing{color:#cf222e}";
 
 /*
@@ -777,7 +786,8 @@ static int html_begin(struct ex_sink *x)
 	fprintf(x->out, "</title>\n<style>%s</style>\n</head>\n<body>\n", style);
 	fputs("<svg width=\"0\" height=\"0\" style=\"position:absolute\" aria-hidden=\"true\"><defs>"
 	      "<marker id=\"ah\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"10\" "
-	      "markerHeight=\"10\" markerUnits=\"userSpaceOnUse\" orient=\"auto-start-reverse\"><path d=\"M0,0L10,5L0,10z\" "
+	      "markerHeight=\"10\" markerUnits=\"userSpaceOnUse\" orient=\"auto-start-reverse\"><path "
+	      "d=\"M0,0L10,5L0,10z\" "
 	      "fill=\"context-stroke\"/></marker></defs></svg>\n",
 	      x->out);
 	fputs("<h1>mcptap report</h1>\n<p class=\"note\">", x->out);

@@ -18,14 +18,14 @@
 #include "analyze/export/export.h"
 #include "schema/spans.h"
 
-#define OTLP_LINE_SPANS 512   /* spans a line at most */
+#define OTLP_LINE_SPANS 512 /* spans a line at most */
 
 struct otlp {
 	struct mt_spans *spans;
 	struct ex_sink *x;
-	struct mt_buf head;        /* a line's opening, up to its spans' '[' */
-	int in_line;               /* a line is open */
-	size_t line_spans;         /* spans in it */
+	struct mt_buf head; /* a line's opening, up to its spans' '[' */
+	int in_line;        /* a line is open */
+	size_t line_spans;  /* spans in it */
 };
 
 static int put_out(struct ex_sink *x, const void *p, size_t n)
@@ -77,8 +77,9 @@ static int otlp_session(struct ex_sink *x)
 	mt_buf_reset(&o->head);
 	mt_buf_puts(&o->head, "{\"resourceSpans\":[{\"resource\":");
 	mt_buf_puts(&o->head, mt_spans_resource(o->spans));
-	mt_buf_printf(&o->head, ",\"scopeSpans\":[{\"scope\":{\"name\":\"mcptap\",\"version\":\"%s\"},"
-				"\"spans\":[",
+	mt_buf_printf(&o->head,
+		      ",\"scopeSpans\":[{\"scope\":{\"name\":\"mcptap\",\"version\":\"%s\"},"
+		      "\"spans\":[",
 		      MCPTAP_VERSION);
 	return 0;
 }

@@ -35,18 +35,18 @@
 #include "schema/map.h"
 #include "tap/http/httphdr.h"
 
-#define SEG_MAX 1400        /* TCP payload bytes per packet */
-#define SNAPLEN 262144      /* the largest packet Wireshark reads whole */
-#define LINKTYPE_RAW 101    /* raw IPv4 or IPv6 */
+#define SEG_MAX 1400     /* TCP payload bytes per packet */
+#define SNAPLEN 262144   /* the largest packet Wireshark reads whole */
+#define LINKTYPE_RAW 101 /* raw IPv4 or IPv6 */
 #define LINKTYPE_UPPER_PDU 252
-#define EPB_INBOUND 1       /* epb_flags: to the server (client to server) */
-#define EPB_OUTBOUND 2      /* from the server */
+#define EPB_INBOUND 1  /* epb_flags: to the server (client to server) */
+#define EPB_OUTBOUND 2 /* from the server */
 #define TCP_FIN 0x01
 #define TCP_SYN 0x02
 #define TCP_PSH 0x08
 #define TCP_ACK 0x10
 #define LOOPBACK 0x7f000001u
-#define PORTS_FROM 49152    /* invented client ports: the ephemeral range first */
+#define PORTS_FROM 49152 /* invented client ports: the ephemeral range first */
 
 enum iface { IF_TCP, IF_PDU, IF_N };
 
@@ -68,68 +68,68 @@ enum head {
 
 /* What a head's fields said. */
 struct fields {
-	int chunked;       /* Transfer-Encoding names chunked */
-	int close;         /* Connection: close */
-	size_t cl_at;      /* where the Content-Length value goes in the head; SIZE_MAX: none */
-	char cl[24];       /* the value stored, for a head written without a body */
-	long long cl_n;    /* ... as a number (-1: not one) */
+	int chunked;    /* Transfer-Encoding names chunked */
+	int close;      /* Connection: close */
+	size_t cl_at;   /* where the Content-Length value goes in the head; SIZE_MAX: none */
+	char cl[24];    /* the value stored, for a head written without a body */
+	long long cl_n; /* ... as a number (-1: not one) */
 };
 
 /* The exchange in flight on a connection. */
 struct hx {
 	int64_t seq;
-	int64_t t, first, end;    /* ns since the session began; end < 0: it never ended */
-	int status;               /* the response's; 0: none came */
-	int req_wait;             /* its request waits for its body, a message */
+	int64_t t, first, end; /* ns since the session began; end < 0: it never ended */
+	int status;            /* the response's; 0: none came */
+	int req_wait;          /* its request waits for its body, a message */
 	enum frame req_fr;
 	struct fields rqf, rsf;
 	enum head head;
-	enum frame fr;            /* its response body's */
-	int sse;                  /* the response body is SSE events */
-	int complete;             /* its outcome is complete */
-	int client_closes;        /* ... client-gone: the client closes */
-	int64_t body_t;           /* when the body held last grew */
-	struct mt_buf req, resp;  /* the heads, until written */
-	struct mt_buf body;       /* response body bytes not written yet (unframed) */
-	struct mt_buf note;       /* ... what they carry, for their comment */
-	struct mt_buf what;       /* "POST /mcp" */
+	enum frame fr;           /* its response body's */
+	int sse;                 /* the response body is SSE events */
+	int complete;            /* its outcome is complete */
+	int client_closes;       /* ... client-gone: the client closes */
+	int64_t body_t;          /* when the body held last grew */
+	struct mt_buf req, resp; /* the heads, until written */
+	struct mt_buf body;      /* response body bytes not written yet (unframed) */
+	struct mt_buf note;      /* ... what they carry, for their comment */
+	struct mt_buf what;      /* "POST /mcp" */
 };
 
 /* A client connection of the session: a TCP connection once opened. */
 struct tconn {
-	int64_t num;              /* the exchange rows' conn */
-	uint32_t cip;             /* the client's address and port */
+	int64_t num;  /* the exchange rows' conn */
+	uint32_t cip; /* the client's address and port */
 	uint16_t cport;
-	uint32_t nxt[2];          /* the next sequence number: [0] the client's, [1] the server's */
-	int open;                 /* handshake made, no FIN yet */
-	unsigned opened;          /* times opened: each a new port and ISNs */
-	int64_t last;             /* its last packet's time */
-	struct hx *x;             /* its exchange in flight (owned), or NULL */
+	uint32_t nxt[2]; /* the next sequence number: [0] the client's, [1] the server's */
+	int open;        /* handshake made, no FIN yet */
+	unsigned opened; /* times opened: each a new port and ISNs */
+	int64_t last;    /* its last packet's time */
+	struct hx *x;    /* its exchange in flight (owned), or NULL */
 };
 
 /* An export's state (ex_sink.priv). */
 struct pcn {
-	int iface[IF_N];          /* each interface's number, -1 until its IDB is written */
+	int iface[IF_N]; /* each interface's number, -1 until its IDB is written */
 	int nifaces;
-	int ioerr;                /* the errno of the first write that failed, or 0 */
+	int ioerr;                                    /* the errno of the first write that failed, or 0 */
 	struct mt_buf blk, pkt, seg, tmp, tmp2, note; /* scratch */
-	struct mt_buf ep;         /* the legacy endpoint, redacted */
+	struct mt_buf ep;                             /* the legacy endpoint, redacted */
 	uint16_t ip_id;
 	unsigned char used[65536 / 8]; /* client ports given in the file */
-	uint32_t pnext;           /* the next invented port's index */
-	uint32_t gen;             /* times every port was given: client addresses move on */
+	uint32_t pnext;                /* the next invented port's index */
+	uint32_t gen;                  /* times every port was given: client addresses move on */
 	/* The session being written: */
 	int64_t sid;
-	uint64_t t0;              /* its start, ns since the epoch */
-	int64_t last;             /* its last packet's time */
-	uint32_t cip, sip;        /* client and server addresses */
-	uint16_t cport0, sport;   /* the first connection's client port (0: unknown), server port */
-	int legacy;               /* legacy HTTP+SSE: the GET stream begins with the endpoint */
+	uint64_t t0;            /* its start, ns since the epoch */
+	int64_t last;           /* its last packet's time */
+	uint32_t cip, sip;      /* client and server addresses */
+	uint16_t cport0, sport; /* the first connection's client port (0: unknown), server port */
+	int legacy;             /* legacy HTTP+SSE: the GET stream begins with the endpoint */
 	struct tconn *conns;
 	size_t nconns, capconns;
-	struct mt_map by_conn;    /* conn number -> index in conns */
-	struct mt_map by_exch;    /* an exchange in flight's seq -> index in conns */
-	size_t *busy;             /* conns with an exchange in flight */
+	struct mt_map by_conn; /* conn number -> index in conns */
+	struct mt_map by_exch; /* an exchange in flight's seq -> index in conns */
+	size_t *busy;          /* conns with an exchange in flight */
 	size_t nbusy, capbusy;
 };
 
@@ -239,8 +239,8 @@ static uint32_t iface(struct pcn *p, FILE *f, enum iface i)
  * An Enhanced Packet Block: caplen bytes of data (of a packet of origlen) on
  * interface i at t (ns since the session began), its direction and comment.
  */
-static void write_epb(struct pcn *p, FILE *f, enum iface i, int64_t t, const void *data,
-		      size_t caplen, size_t origlen, uint32_t dir, const char *note)
+static void write_epb(struct pcn *p, FILE *f, enum iface i, int64_t t, const void *data, size_t caplen,
+		      size_t origlen, uint32_t dir, const char *note)
 {
 	uint32_t id = iface(p, f, i);
 	uint64_t ts = p->t0 + (uint64_t)(t > 0 ? t : 0);
@@ -340,8 +340,8 @@ static void segment(struct pcn *p, FILE *f, struct tconn *c, int from_server, un
 }
 
 /* n bytes from one side at t, in segments of at most SEG_MAX. */
-static void tcp_send(struct pcn *p, FILE *f, struct tconn *c, int from_server, const void *data,
-		     size_t n, int64_t t, const char *note)
+static void tcp_send(struct pcn *p, FILE *f, struct tconn *c, int from_server, const void *data, size_t n,
+		     int64_t t, const char *note)
 {
 	const char *v = data;
 
@@ -450,8 +450,8 @@ static void pdu(struct pcn *p, FILE *f, const char *dissector, const void *raw, 
 	put32(&p->pkt, 0);
 	room = SNAPLEN - p->pkt.len;
 	mt_buf_append(&p->pkt, raw, n < room ? n : room);
-	write_epb(p, f, IF_PDU, t, p->pkt.data, p->pkt.len, p->pkt.len + (n < room ? 0 : n - room),
-		  dir, note);
+	write_epb(p, f, IF_PDU, t, p->pkt.data, p->pkt.len, p->pkt.len + (n < room ? 0 : n - room), dir,
+		  note);
 }
 
 /* ---- what a packet carries, for its comment ---- */
@@ -496,7 +496,8 @@ static int decoded_coding(json_t *headers)
 	json_t *h;
 	int known = 0;
 
-	json_array_foreach(headers, i, h) {
+	json_array_foreach(headers, i, h)
+	{
 		const char *name = json_string_value(json_array_get(h, 0));
 		const char *v = json_string_value(json_array_get(h, 1));
 		if (!name || !v || strcasecmp(name, "Content-Encoding"))
@@ -555,7 +556,8 @@ static void head_fields(struct mt_buf *b, const char *json, struct fields *fl)
 	fl->cl_at = SIZE_MAX;
 	fl->cl_n = -1;
 	if (json_is_array(a)) {
-		json_array_foreach(a, i, h) {
+		json_array_foreach(a, i, h)
+		{
 			const char *name = json_string_value(json_array_get(h, 0));
 			json_t *jv = json_array_get(h, 1);
 			const char *v = json_string_value(jv);
@@ -636,13 +638,27 @@ static const char *reason(int status)
 		int code;
 		const char *text;
 	} r[] = {
-		{200, "OK"}, {201, "Created"}, {202, "Accepted"}, {204, "No Content"},
-		{301, "Moved Permanently"}, {302, "Found"}, {304, "Not Modified"},
-		{307, "Temporary Redirect"}, {400, "Bad Request"}, {401, "Unauthorized"},
-		{403, "Forbidden"}, {404, "Not Found"}, {405, "Method Not Allowed"},
-		{406, "Not Acceptable"}, {409, "Conflict"}, {413, "Content Too Large"},
-		{415, "Unsupported Media Type"}, {429, "Too Many Requests"},
-		{500, "Internal Server Error"}, {502, "Bad Gateway"}, {503, "Service Unavailable"},
+		{200, "OK"},
+		{201, "Created"},
+		{202, "Accepted"},
+		{204, "No Content"},
+		{301, "Moved Permanently"},
+		{302, "Found"},
+		{304, "Not Modified"},
+		{307, "Temporary Redirect"},
+		{400, "Bad Request"},
+		{401, "Unauthorized"},
+		{403, "Forbidden"},
+		{404, "Not Found"},
+		{405, "Method Not Allowed"},
+		{406, "Not Acceptable"},
+		{409, "Conflict"},
+		{413, "Content Too Large"},
+		{415, "Unsupported Media Type"},
+		{429, "Too Many Requests"},
+		{500, "Internal Server Error"},
+		{502, "Bad Gateway"},
+		{503, "Service Unavailable"},
 		{504, "Gateway Timeout"},
 	};
 
@@ -727,8 +743,7 @@ static void busy_drop(struct pcn *p, struct tconn *c)
 /* ---- an exchange's bytes ---- */
 
 /* The request, its body (n bytes, carrying what msg says, or NULL), at its time. */
-static void req_write(struct pcn *p, FILE *f, struct tconn *c, const void *body, size_t n,
-		      const char *msg)
+static void req_write(struct pcn *p, FILE *f, struct tconn *c, const void *body, size_t n, const char *msg)
 {
 	struct hx *x = c->x;
 	struct mt_buf *o = &p->seg;
@@ -778,8 +793,7 @@ static void head_write(struct pcn *p, FILE *f, struct tconn *c)
 		req_write(p, f, c, NULL, 0, NULL); /* (its body never came) */
 	head_out(&p->seg, &x->resp, &x->rsf, x->fr == FR_LENGTH ? &n : NULL);
 	snprintf(what, sizeof(what), "HTTP %d", x->status);
-	tcp_send(p, f, c, 1, p->seg.data, p->seg.len, x->first,
-		 note_of(p, x->seq, what, strlen(what)));
+	tcp_send(p, f, c, 1, p->seg.data, p->seg.len, x->first, note_of(p, x->seq, what, strlen(what)));
 	x->head = HEAD_SENT;
 	if (n) {
 		struct mt_buf held = x->body, note = x->note;
@@ -833,8 +847,7 @@ static void x_end(struct pcn *p, FILE *f, struct tconn *c)
 		req_write(p, f, c, NULL, 0, NULL);
 	if (x->fr == FR_CHUNKED && x->complete && x->head == HEAD_SENT)
 		tcp_send(p, f, c, 1, "0\r\n\r\n", 5, at, note_of(p, x->seq, "end of body", 11));
-	closes = x->head == HEAD_NONE || x->fr == FR_CLOSE || !x->complete || x->rqf.close ||
-		 x->rsf.close;
+	closes = x->head == HEAD_NONE || x->fr == FR_CLOSE || !x->complete || x->rqf.close || x->rsf.close;
 	if (closes)
 		tcp_close(p, f, c, at > c->last ? at : c->last, x->client_closes);
 	busy_drop(p, c);
@@ -907,10 +920,10 @@ static void x_response(struct hx *x, const struct store_exchange_row *r)
 	head_fields(&x->resp, r->resp_headers_json, &x->rsf);
 	nobody = (r->method && !strcmp(r->method, "HEAD")) || x->status < 200 || x->status == 204 ||
 		 x->status == 304;
-	x->fr = nobody ? FR_NONE
-		: x->rsf.chunked ? FR_CHUNKED
+	x->fr = nobody                     ? FR_NONE
+		: x->rsf.chunked           ? FR_CHUNKED
 		: x->rsf.cl_at != SIZE_MAX ? FR_LENGTH
-		: FR_CLOSE;
+					   : FR_CLOSE;
 	x->head = x->fr == FR_LENGTH ? HEAD_HELD : HEAD_TIMED;
 	x->sse = r->resp_type && !strcmp(r->resp_type, "sse");
 	x->body_t = x->first;
@@ -922,8 +935,7 @@ static void x_response(struct hx *x, const struct store_exchange_row *r)
  * ready (endpoint: the legacy endpoint its GET stream begins with, or NULL;
  * a body the row holds).
  */
-static void x_begin(struct pcn *p, FILE *f, const struct store_exchange_row *r,
-		    const char *endpoint)
+static void x_begin(struct pcn *p, FILE *f, const struct store_exchange_row *r, const char *endpoint)
 {
 	struct tconn *c = conn_get(p, r->conn);
 	struct hx *x = c->x;
@@ -1038,11 +1050,9 @@ static int http_message(struct pcn *p, FILE *f, const struct store_item *it)
 		req_write(p, f, c, NULL, 0, NULL);
 	if (x->sse) {
 		sse_event(&p->tmp, it);
-		body_put(p, f, c, p->tmp.data, p->tmp.len, at_least(it->t_ns, 0), p->tmp2.data,
-			 p->tmp2.len);
+		body_put(p, f, c, p->tmp.data, p->tmp.len, at_least(it->t_ns, 0), p->tmp2.data, p->tmp2.len);
 	} else {
-		body_put(p, f, c, it->raw, it->raw_len, at_least(it->t_ns, 0), p->tmp2.data,
-			 p->tmp2.len);
+		body_put(p, f, c, it->raw, it->raw_len, at_least(it->t_ns, 0), p->tmp2.data, p->tmp2.len);
 	}
 	return 0;
 }
@@ -1052,8 +1062,7 @@ static void message_pdu(struct pcn *p, FILE *f, const struct store_item *it)
 {
 	mt_buf_reset(&p->tmp2);
 	note_message(&p->tmp2, it);
-	pdu(p, f, "json", it->raw, it->raw_len, it->t_ns,
-	    strcmp(it->dir, "c2s") ? EPB_OUTBOUND : EPB_INBOUND,
+	pdu(p, f, "json", it->raw, it->raw_len, it->t_ns, strcmp(it->dir, "c2s") ? EPB_OUTBOUND : EPB_INBOUND,
 	    note_of(p, it->exchange, p->tmp2.data, p->tmp2.len));
 }
 
@@ -1212,8 +1221,7 @@ static int pcapng_item(struct ex_sink *x, const struct store_item *it)
 		pdu(p, f, "data-text-lines", it->raw, it->raw_len, it->t_ns, EPB_OUTBOUND,
 		    note_of(p, 0, what, strlen(what)));
 		break;
-	default:
-		break; /* a gap: what was not stored has no bytes to write */
+	default: break; /* a gap: what was not stored has no bytes to write */
 	}
 	return failed(x);
 }

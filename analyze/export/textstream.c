@@ -23,7 +23,10 @@ void ts_init(struct textstream *t, enum ts_mode mode, FILE *out)
 	memset(&t->tmp, 0, sizeof(t->tmp));
 }
 
-void ts_release(struct textstream *t) { mt_buf_release(&t->tmp); }
+void ts_release(struct textstream *t)
+{
+	mt_buf_release(&t->tmp);
+}
 
 /* The length of the sequence lead byte c starts (1 for a byte that leads none). */
 static size_t seq_len(unsigned char c)
@@ -100,13 +103,11 @@ static int chunk(struct textstream *t, size_t k)
 		if (mt_utf8_invalid(p, k) >= 0)
 			t->bad = 1;
 		return 0;
-	case TS_JSON:
-		return put_json(t, p, k);
+	case TS_JSON: return put_json(t, p, k);
 	case TS_LOSSY:
 		mt_utf8_lossy(p, k, &t->tmp);
 		return put_json(t, t->tmp.data ? t->tmp.data : "", t->tmp.len);
-	case TS_BASE64:
-		return put_base64(t, t->buf, k);
+	case TS_BASE64: return put_base64(t, t->buf, k);
 	}
 	return 0;
 }

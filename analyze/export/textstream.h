@@ -26,9 +26,9 @@ enum ts_mode {
 struct textstream {
 	enum ts_mode mode;
 	FILE *out;
-	int bad;       /* TS_CHECK: not UTF-8 */
-	int failed;    /* a write failed or memory ran out */
-	size_t n;      /* bytes waiting in buf */
+	int bad;    /* TS_CHECK: not UTF-8 */
+	int failed; /* a write failed or memory ran out */
+	size_t n;   /* bytes waiting in buf */
 	unsigned char buf[TS_CHUNK + 8];
 	struct mt_buf tmp;
 };

@@ -46,8 +46,7 @@ int canon_ignored(const struct canon_ignore *ig, const char *path)
 	return 0;
 }
 
-static void child_path(struct mt_buf *b, const char *base, const char *key, size_t index,
-		       int is_index)
+static void child_path(struct mt_buf *b, const char *base, const char *key, size_t index, int is_index)
 {
 	char digits[24];
 	size_t k = sizeof(digits);
@@ -83,7 +82,8 @@ static json_t *strip(json_t *v, const char *base, const struct canon_ignore *ig,
 		const char *k;
 		json_t *x;
 		out = json_object();
-		json_object_foreach(v, k, x) {
+		json_object_foreach(v, k, x)
+		{
 			if (!strcmp(k, "_meta"))
 				continue;
 			child_path(&p, base, k, 0, 0);
@@ -101,7 +101,8 @@ static json_t *strip(json_t *v, const char *base, const struct canon_ignore *ig,
 		size_t i;
 		json_t *x;
 		out = json_array();
-		json_array_foreach(v, i, x) {
+		json_array_foreach(v, i, x)
+		{
 			child_path(&p, base, NULL, i, 1);
 			if (canon_ignored(ig, p.data))
 				continue;
@@ -119,8 +120,7 @@ json_t *canon_strip(json_t *v, const char *base, const struct canon_ignore *ig)
 	return strip(v, base ? base : "", ig, 0);
 }
 
-void canon_key(const char *method, json_t *params, const struct canon_ignore *ig,
-	       struct mt_buf *out)
+void canon_key(const char *method, json_t *params, const struct canon_ignore *ig, struct mt_buf *out)
 {
 	json_t *p;
 
@@ -192,13 +192,15 @@ static void diff(json_t *a, json_t *b, const char *base, struct diffs *d, int de
 	if (json_is_object(a)) {
 		const char *k;
 		json_t *x;
-		json_object_foreach(a, k, x) {
+		json_object_foreach(a, k, x)
+		{
 			if (!strcmp(k, "_meta"))
 				continue;
 			child_path(&p, base, k, 0, 0);
 			diff(x, json_object_get(b, k), p.data, d, depth + 1);
 		}
-		json_object_foreach(b, k, x) {
+		json_object_foreach(b, k, x)
+		{
 			if (!strcmp(k, "_meta") || json_object_get(a, k))
 				continue;
 			child_path(&p, base, k, 0, 0);
@@ -220,14 +222,14 @@ static void diff(json_t *a, json_t *b, const char *base, struct diffs *d, int de
 	mt_buf_release(&p);
 }
 
-size_t canon_diff(json_t *a, json_t *b, const char *base, const struct canon_ignore *ig,
-		  size_t max, json_t *out)
+size_t canon_diff(json_t *a, json_t *b, const char *base, const struct canon_ignore *ig, size_t max,
+		  json_t *out)
 {
 	return canon_diff_was(a, b, base, ig, max, out, NULL);
 }
 
-size_t canon_diff_was(json_t *a, json_t *b, const char *base, const struct canon_ignore *ig,
-		      size_t max, json_t *out, json_t *was)
+size_t canon_diff_was(json_t *a, json_t *b, const char *base, const struct canon_ignore *ig, size_t max,
+		      json_t *out, json_t *was)
 {
 	struct diffs d = {ig, max, 0, out, was};
 

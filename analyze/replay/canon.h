@@ -38,8 +38,7 @@ json_t *canon_strip(json_t *v, const char *base, const struct canon_ignore *ig);
  * The match key of a request: method, a newline, and its params stripped as
  * above and encoded compact with sorted keys. Into out (reset first).
  */
-void canon_key(const char *method, json_t *params, const struct canon_ignore *ig,
-	       struct mt_buf *out);
+void canon_key(const char *method, json_t *params, const struct canon_ignore *ig, struct mt_buf *out);
 
 /*
  * The paths where a and b differ structurally (numbers compare by value:
@@ -47,11 +46,11 @@ void canon_key(const char *method, json_t *params, const struct canon_ignore *ig
  * max paths, as strings, to the JSON array out; returns the number of
  * differences (which may exceed max). base is the path of a and b ("result").
  */
-size_t canon_diff(json_t *a, json_t *b, const char *base, const struct canon_ignore *ig,
-		  size_t max, json_t *out);
+size_t canon_diff(json_t *a, json_t *b, const char *base, const struct canon_ignore *ig, size_t max,
+		  json_t *out);
 /* The same, and for each path a's value there into was: [value], or [] where a has none. */
-size_t canon_diff_was(json_t *a, json_t *b, const char *base, const struct canon_ignore *ig,
-		      size_t max, json_t *out, json_t *was);
+size_t canon_diff_was(json_t *a, json_t *b, const char *base, const struct canon_ignore *ig, size_t max,
+		      json_t *out, json_t *was);
 
 /*
  * The value at a path as canon_diff writes it ("result.content[0].text")

@@ -24,22 +24,24 @@ static int keyable(json_t *v)
  * Note where each string below v that wanted holds first appeared (index,
  * steps, from_client), and take it out of wanted.
  */
-static void index_walk(json_t *origins, json_t *wanted, json_t *v, size_t index, json_t *steps,
-		       int client, int depth)
+static void index_walk(json_t *origins, json_t *wanted, json_t *v, size_t index, json_t *steps, int client,
+		       int depth)
 {
 	if (depth > MINT_MAX_DEPTH)
 		return;
 	if (keyable(v)) {
 		const char *s = json_string_value(v);
 		if (json_object_get(wanted, s)) {
-			json_object_set_new(origins, s,
-					    json_pack("[I,o,b]", (json_int_t)index, json_copy(steps), client));
+			json_object_set_new(
+				origins, s,
+				json_pack("[I,o,b]", (json_int_t)index, json_copy(steps), client));
 			json_object_del(wanted, s);
 		}
 	} else if (json_is_object(v)) {
 		const char *k;
 		json_t *x;
-		json_object_foreach(v, k, x) {
+		json_object_foreach(v, k, x)
+		{
 			json_array_append_new(steps, json_string(k));
 			index_walk(origins, wanted, x, index, steps, client, depth + 1);
 			json_array_remove(steps, json_array_size(steps) - 1);
@@ -64,7 +66,8 @@ static void collect(json_t *set, json_t *v, int depth)
 	} else if (json_is_object(v)) {
 		const char *k;
 		json_t *x;
-		json_object_foreach(v, k, x) {
+		json_object_foreach(v, k, x)
+		{
 			collect(set, x, depth + 1);
 		}
 	} else if (json_is_array(v)) {
@@ -81,15 +84,13 @@ static void collect(json_t *set, json_t *v, int depth)
 static const char *part_of(const struct rp_msg *m)
 {
 	switch (m->kind) {
-	case MT_REQUEST:
-		return "params";
+	case MT_REQUEST: return "params";
 	case MT_NOTIFICATION:
 		return m->c2s ? "params" : NULL; /* a server notification has no live counterpart */
 	case MT_RESPONSE:
 		/* A server answer counts only when paired with its client request. */
 		return m->c2s || m->request >= 0 ? "result" : NULL;
-	default:
-		return NULL;
+	default: return NULL;
 	}
 }
 
@@ -150,7 +151,8 @@ static int contains(json_t *v, const char *str, size_t n, int depth)
 	if (json_is_object(v)) {
 		const char *k;
 		json_t *x;
-		json_object_foreach(v, k, x) {
+		json_object_foreach(v, k, x)
+		{
 			if (contains(x, str, n, depth + 1))
 				return 1;
 		}
@@ -192,8 +194,7 @@ static json_t *live_value(struct subst *x, json_t *v)
 	if (j >= x->before || !(live = x->counterpart(x->ctx, j)))
 		return NULL;
 	at = mint_at(live, json_array_get(o, 1));
-	if (!json_is_string(at) || json_equal(at, v) ||
-	    mint_contains(live, s, json_string_length(v))) {
+	if (!json_is_string(at) || json_equal(at, v) || mint_contains(live, s, json_string_length(v))) {
 		json_decref(live);
 		return NULL;
 	}
@@ -209,7 +210,8 @@ static void subst_walk(struct subst *x, json_t *v, int depth)
 	if (json_is_object(v)) {
 		const char *k;
 		json_t *c, *live;
-		json_object_foreach(v, k, c) {
+		json_object_foreach(v, k, c)
+		{
 			if (keyable(c) && (live = live_value(x, c))) {
 				json_object_set(v, k, live);
 				x->done++;
@@ -230,8 +232,8 @@ static void subst_walk(struct subst *x, json_t *v, int depth)
 	}
 }
 
-size_t mint_substitute(json_t *origins, size_t i, json_t *v, mint_counterpart_fn counterpart,
-		       void *ctx, json_t *subs)
+size_t mint_substitute(json_t *origins, size_t i, json_t *v, mint_counterpart_fn counterpart, void *ctx,
+		       json_t *subs)
 {
 	struct subst x = {origins, i, counterpart, ctx, subs, 0};
 
@@ -252,7 +254,8 @@ static json_t *apply(json_t *v, json_t *subs, int depth)
 	if (json_is_object(v)) {
 		json_t *out = json_object(), *c;
 		const char *k;
-		json_object_foreach(v, k, c) {
+		json_object_foreach(v, k, c)
+		{
 			json_object_set_new(out, k, apply(c, subs, depth + 1));
 		}
 		return out;

@@ -60,8 +60,8 @@ typedef json_t *(*mint_counterpart_fn)(void *ctx, size_t j);
  * followed is followed everywhere after). Returns how many values were
  * replaced.
  */
-size_t mint_substitute(json_t *origins, size_t i, json_t *v, mint_counterpart_fn counterpart,
-		       void *ctx, json_t *subs);
+size_t mint_substitute(json_t *origins, size_t i, json_t *v, mint_counterpart_fn counterpart, void *ctx,
+		       json_t *subs);
 
 /* A deep copy of v with each string value that is a key of subs replaced by its value. */
 json_t *mint_apply(json_t *v, json_t *subs);

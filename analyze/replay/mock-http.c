@@ -27,21 +27,21 @@
 /* A recorded session a live one may be a run of (-s with more than one session). */
 struct pick {
 	int64_t id;
-	char *client;                /* its client's "name version", or NULL */
-	int used;                    /* runs of it so far */
+	char *client; /* its client's "name version", or NULL */
+	int used;     /* runs of it so far */
 };
 
 struct mhttp {
-	struct store *st;            /* borrowed: the capture */
-	int64_t session;             /* the recording's session (with picks: the first's) */
-	struct pick *picks;          /* owned: -s with more than one session: those to choose from, or NULL */
+	struct store *st;   /* borrowed: the capture */
+	int64_t session;    /* the recording's session (with picks: the first's) */
+	struct pick *picks; /* owned: -s with more than one session: those to choose from, or NULL */
 	size_t npicks;
 	const struct canon_ignore *ig;
 	const struct mock_opts *o;
-	struct rp_script others;     /* its replies alone: the recorded exchanges without
-				      * JSON-RPC (OAuth metadata, ...), of every session served */
-	json_t *summaries;           /* the ended runs' summaries */
-	int rc;                      /* the worst exit status of the runs */
+	struct rp_script others; /* its replies alone: the recorded exchanges without
+				  * JSON-RPC (OAuth metadata, ...), of every session served */
+	json_t *summaries;       /* the ended runs' summaries */
+	int rc;                  /* the worst exit status of the runs */
 	size_t runs;
 };
 
@@ -52,7 +52,7 @@ struct mhttp {
 struct rsink {
 	struct mrun *r;
 	int muted;
-	size_t made;                 /* while muted: answers the mock made itself (a miss) */
+	size_t made; /* while muted: answers the mock made itself (a miss) */
 };
 
 /*
@@ -65,18 +65,18 @@ struct rsink {
 struct mrun {
 	struct mhttp *m;
 	struct hsv_sess *s;
-	struct rp_script *script;    /* owned */
+	struct rp_script *script; /* owned */
 	struct mock *k;
-	struct rsink *sink;          /* owned: k's */
-	struct pick *pick;           /* with picks: the recorded session it follows */
-	struct mt_buf said;          /* what the client sent so far, each as its length and bytes */
+	struct rsink *sink; /* owned: k's */
+	struct pick *pick;  /* with picks: the recorded session it follows */
+	struct mt_buf said; /* what the client sent so far, each as its length and bytes */
 	size_t nsaid;
-	int64_t cur;                 /* the POST whose message is being fed, while it waits */
-	int64_t ctx;                 /* where a stdio recording's server messages go now */
-	struct mt_map live;          /* a live request's id (JSON text) -> its POST */
-	struct mt_map fresh;         /* a server request's id (JSON text) -> the POST it went on */
-	json_t *resumed;             /* the client's resumptions: [{recorded, events}] */
-	int64_t *tags;               /* owned: the last resumption's */
+	int64_t cur;         /* the POST whose message is being fed, while it waits */
+	int64_t ctx;         /* where a stdio recording's server messages go now */
+	struct mt_map live;  /* a live request's id (JSON text) -> its POST */
+	struct mt_map fresh; /* a server request's id (JSON text) -> the POST it went on */
+	json_t *resumed;     /* the client's resumptions: [{recorded, events}] */
+	int64_t *tags;       /* owned: the last resumption's */
 };
 
 static int is_answer(int kind)
@@ -114,12 +114,8 @@ static void run_send(void *ctx, const char *p, size_t n, const struct mock_out *
 		if (!o->on || !mt_map_get(&r->live, o->on, o->on_n, &h))
 			h = 0;
 		break;
-	case RP_VIA_GET:
-		h = 0;
-		break;
-	default: /* a stdio recording: with what set it off */
-		h = r->ctx;
-		break;
+	case RP_VIA_GET: h = 0; break;
+	default: /* a stdio recording: with what set it off */ h = r->ctx; break;
 	}
 	hsv_send(r->s, h, p, n, o->rec);
 	if (o->kind == MT_REQUEST) {
@@ -171,8 +167,8 @@ static void rs_delay(void *ctx, int64_t ns)
 }
 
 /* Session loaded into a new script and a mock on it, sending through a new sink. */
-static int load_run(struct mrun *r, int64_t session, int muted, struct rp_script **script,
-		    struct mock **k, struct rsink **rs)
+static int load_run(struct mrun *r, int64_t session, int muted, struct rp_script **script, struct mock **k,
+		    struct rsink **rs)
 {
 	struct mhttp *m = r->m;
 	struct mt_err err = {"", 0};
@@ -388,8 +384,8 @@ static void on_close(void *state, struct hsv_sess *s, const char *why)
  * server sent again on it (the mock's own events that stood for them); past
  * the recorded ones, as the spec says (see hsv_app.resume).
  */
-static int on_resume(void *state, struct hsv_sess *s, const char *last_event_id,
-		     const int64_t **tags, size_t *n)
+static int on_resume(void *state, struct hsv_sess *s, const char *last_event_id, const int64_t **tags,
+		     size_t *n)
 {
 	struct mrun *r = state;
 	const struct rp_resume *x;
@@ -404,14 +400,13 @@ static int on_resume(void *state, struct hsv_sess *s, const char *last_event_id,
 		r->resumed = json_array();
 	k = json_array_size(r->resumed);
 	if (k >= r->script->nresumes) {
-		json_array_append_new(r->resumed, json_pack("{s:n,s:I}", "recorded", "events",
-							    (json_int_t)0));
+		json_array_append_new(r->resumed,
+				      json_pack("{s:n,s:I}", "recorded", "events", (json_int_t)0));
 		return 0;
 	}
 	x = &r->script->resumes[k];
-	json_array_append_new(r->resumed,
-			      json_pack("{s:I,s:I}", "recorded", (json_int_t)x->exchange, "events",
-					(json_int_t)x->n));
+	json_array_append_new(r->resumed, json_pack("{s:I,s:I}", "recorded", (json_int_t)x->exchange,
+						    "events", (json_int_t)x->n));
 	/* (the script's indexes are the tags run_send gave) */
 	t = mt_malloc((x->n ? x->n : 1) * sizeof(*t));
 	for (size_t i = 0; i < x->n; i++)
@@ -424,8 +419,8 @@ static int on_resume(void *state, struct hsv_sess *s, const char *last_event_id,
 }
 
 /* A request to another path: what the recording answered there (see hsv_app.other). */
-static int on_other(void *ctx, const char *method, const char *target, int *status,
-		    const char **headers_json, const char **body, size_t *body_len)
+static int on_other(void *ctx, const char *method, const char *target, int *status, const char **headers_json,
+		    const char **body, size_t *body_len)
 {
 	struct mhttp *m = ctx;
 	const struct rp_http_reply *x = rp_other_reply(&m->others, method, target);
@@ -442,8 +437,8 @@ static int on_other(void *ctx, const char *method, const char *target, int *stat
 int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ignore *ig,
 		    const struct mock_opts *o, const struct mock_http_opts *ho)
 {
-	struct mhttp m = {.st = st, .session = s->session, .ig = ig, .o = o,
-			  .summaries = json_array(), .rc = EXIT_OK};
+	struct mhttp m = {
+		.st = st, .session = s->session, .ig = ig, .o = o, .summaries = json_array(), .rc = EXIT_OK};
 	struct hsv_app app = {&m, on_open, on_message, on_close, on_other, on_resume};
 	struct mt_err err = {"", 0};
 	struct hsv_opts hv;
@@ -494,8 +489,9 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 				continue; /* (nothing to replay) */
 			m.picks[m.npicks].id = rows[i].id;
 			if (rows[i].client_name)
-				m.picks[m.npicks].client = mt_asprintf("%s %s", rows[i].client_name,
-								       rows[i].client_version ? rows[i].client_version : "");
+				m.picks[m.npicks].client =
+					mt_asprintf("%s %s", rows[i].client_name,
+						    rows[i].client_version ? rows[i].client_version : "");
 			m.npicks++;
 		}
 		store_sessions_free(rows, nrows);
@@ -522,11 +518,10 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 		size_t i;
 		json_t *e;
 		int ok = 1;
-		json_array_foreach(m.summaries, i, e)
-			ok &= json_is_true(json_object_get(e, "ok"));
+		json_array_foreach(m.summaries, i, e) ok &= json_is_true(json_object_get(e, "ok"));
 		json_t *rep = json_pack("{s:I,s:s,s:I,s:O,s:b}", "session", (json_int_t)s->session,
-					"transport", ho->legacy ? "sse" : "http", "runs",
-					(json_int_t)m.runs, "sessions", m.summaries, "ok", ok);
+					"transport", ho->legacy ? "sse" : "http", "runs", (json_int_t)m.runs,
+					"sessions", m.summaries, "ok", ok);
 		mock_write_report(o->report, rep);
 		json_decref(rep);
 	}

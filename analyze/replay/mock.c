@@ -27,7 +27,7 @@
 
 /* What became of a recorded message (the server's, mostly). */
 enum {
-	ST_NEW,     /* not sent (or sent and may go again: an answer that is reused) */
+	ST_NEW, /* not sent (or sent and may go again: an answer that is reused) */
 	ST_SENT,
 	ST_SKIPPED, /* a server request the live client declared no capability for */
 	ST_AWAITED, /* a server request sent; the live client has not answered it yet */
@@ -40,41 +40,41 @@ static int mock_devnull = -1;
 
 /* The live ids of a client request the live client sent (see rp_msg.live). */
 struct live {
-	struct mt_buf id;      /* its live id as JSON text */
-	struct mt_buf token;   /* its live progress token as JSON text, if any */
+	struct mt_buf id;    /* its live id as JSON text */
+	struct mt_buf token; /* its live progress token as JSON text, if any */
 };
 
 struct mock {
-	struct rp_script *s;   /* borrowed */
-	const struct mock_opts *o; /* borrowed */
-	struct mock_sink sink; /* where the server's messages go */
+	struct rp_script *s;               /* borrowed */
+	const struct mock_opts *o;         /* borrowed */
+	struct mock_sink sink;             /* where the server's messages go */
 	const volatile sig_atomic_t *stop; /* non-zero: the run ends (may be NULL) */
-	char *state;           /* owned: per recorded message, ST_* */
-	struct mt_map fresh;   /* our request id -> recorded server request index */
-	json_int_t next_id;    /* our last fresh request id */
-	struct live *live;     /* owned: the slots rp_msg.live points to, nlive of them */
+	char *state;                       /* owned: per recorded message, ST_* */
+	struct mt_map fresh;               /* our request id -> recorded server request index */
+	json_int_t next_id;                /* our last fresh request id */
+	struct live *live;                 /* owned: the slots rp_msg.live points to, nlive of them */
 	size_t nlive, live_cap;
-	int32_t *spare;        /* owned: slots free again, nspare of them (capacity live_cap) */
+	int32_t *spare; /* owned: slots free again, nspare of them (capacity live_cap) */
 	size_t nspare;
 	struct mt_buf out, key;
-	int read_said;         /* a recorded message could not be read, and it was said */
-	int64_t *todo;         /* owned: anchors whose blocks play_block has yet to play */
+	int read_said; /* a recorded message could not be read, and it was said */
+	int64_t *todo; /* owned: anchors whose blocks play_block has yet to play */
 	size_t todo_cap;
-	int server_since;      /* server messages went out since the last answer */
+	int server_since; /* server messages went out since the last answer */
 	/* The live client, as its last initialize said (new references, or NULL). */
-	int initialized;       /* an initialize came: caps decides what is sent */
-	json_t *caps;          /* its params.capabilities ({} when it had none) */
-	json_t *client_info;   /* its params.clientInfo */
-	json_t *asked;         /* its params.protocolVersion */
+	int initialized;          /* an initialize came: caps decides what is sent */
+	json_t *caps;             /* its params.capabilities ({} when it had none) */
+	json_t *client_info;      /* its params.clientInfo */
+	json_t *asked;            /* its params.protocolVersion */
 	json_t *answered_version; /* the protocolVersion of the recorded answer it got */
 	/* What the summary says. */
 	size_t requests, answered, reused, missed, garbage, waits, timeouts;
-	json_t *misses;        /* owned: [{method, name, id, closest, differs}], MAX_LISTED at most */
-	json_t *miss_lines;    /* owned: the live request line of each miss, a string */
-	json_t *skipped;       /* owned: [{seq, method, needs}] */
-	int64_t wall, t0;      /* when the run began (µs since the epoch; monotonic ns) */
-	size_t unused_count;   /* (mock_end's, for mock_save) */
-	int64_t refusing;      /* the refused recorded request mock_error answers now, or -1 */
+	json_t *misses;      /* owned: [{method, name, id, closest, differs}], MAX_LISTED at most */
+	json_t *miss_lines;  /* owned: the live request line of each miss, a string */
+	json_t *skipped;     /* owned: [{seq, method, needs}] */
+	int64_t wall, t0;    /* when the run began (µs since the epoch; monotonic ns) */
+	size_t unused_count; /* (mock_end's, for mock_save) */
+	int64_t refusing;    /* the refused recorded request mock_error answers now, or -1 */
 };
 
 /*
@@ -107,11 +107,8 @@ static void before_answer(struct mock *k)
 	case 1:
 		k->timeouts++;
 		/* fall through */
-	case 0:
-		k->waits++;
-		break;
-	default:
-		break; /* (the transport cannot know what the client read) */
+	case 0: k->waits++; break;
+	default: break; /* (the transport cannot know what the client read) */
 	}
 }
 
@@ -192,8 +189,7 @@ static void read_trouble(struct mock *k)
 	}
 }
 
-static void mock_error(struct mock *k, struct mt_span id_tok, int code, const char *message,
-		       json_t *data);
+static void mock_error(struct mock *k, struct mt_span id_tok, int code, const char *message, json_t *data);
 
 /*
  * How recorded message i travelled, for a transport that can send it the
@@ -268,13 +264,16 @@ static int play_one(struct mock *k, size_t j)
 		json_t *msg = NULL;
 		if (k->initialized && rp_json(k->s, j, &msg, NULL))
 			read_trouble(k);
-		const char *needs = k->initialized ? rp_missing_capability(
-			m->method, json_object_get(msg, "params"), k->caps) : NULL;
+		const char *needs =
+			k->initialized
+				? rp_missing_capability(m->method, json_object_get(msg, "params"), k->caps)
+				: NULL;
 		json_decref(msg);
 		if (needs) {
 			k->state[j] = ST_SKIPPED;
-			json_array_append_new(k->skipped, json_pack("{s:I,s:s?,s:s}", "seq", (json_int_t)m->seq,
-								    "method", m->method, "needs", needs));
+			json_array_append_new(k->skipped,
+					      json_pack("{s:I,s:s?,s:s}", "seq", (json_int_t)m->seq, "method",
+							m->method, "needs", needs));
 			return 1;
 		}
 		struct mt_buf id = MT_BUF_INIT;
@@ -339,12 +338,11 @@ static void play_block(struct mock *k, int64_t a)
 	}
 }
 
-static void mock_error(struct mock *k, struct mt_span id_tok, int code, const char *message,
-		       json_t *data)
+static void mock_error(struct mock *k, struct mt_span id_tok, int code, const char *message, json_t *data)
 {
 	json_t *id = id_tok.n ? json_loadb(id_tok.p, id_tok.n, JSON_DECODE_ANY, NULL) : NULL;
-	json_t *e = json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
-			      "error", "code", code, "message", message);
+	json_t *e = json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error",
+			      "code", code, "message", message);
 	char *text;
 
 	json_decref(id);
@@ -354,7 +352,7 @@ static void mock_error(struct mock *k, struct mt_span id_tok, int code, const ch
 	text = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	before_answer(k);
 	{
-		struct mock_out o = {MT_ERROR, -1, id_tok.n ? id_tok.p : NULL, id_tok.n, NULL, 0,
+		struct mock_out o = {MT_ERROR,     -1,         id_tok.n ? id_tok.p : NULL, id_tok.n, NULL, 0,
 				     RP_VIA_STDIO, k->refusing};
 		emit(k, text, strlen(text), &o);
 	}
@@ -371,8 +369,7 @@ static int empty_params(struct mt_span p)
 		return 1;
 	if (p.p[0] != '{')
 		return 0;
-	for (i = 1; i < p.n && (p.p[i] == ' ' || p.p[i] == '\t' || p.p[i] == '\r' || p.p[i] == '\n');
-	     i++)
+	for (i = 1; i < p.n && (p.p[i] == ' ' || p.p[i] == '\t' || p.p[i] == '\r' || p.p[i] == '\n'); i++)
 		;
 	return i < p.n && p.p[i] == '}';
 }
@@ -400,9 +397,8 @@ static void note_miss(struct mock *k, const struct mt_class *c, const char *meth
 		json_t *id = c->id.n ? rp_parse(c->id.p, c->id.n) : NULL;
 		json_t *line_text = json_stringn(line, n);
 		/* NULL when the method is not UTF-8 (a lone surrogate escape): counted only. */
-		json_t *e = json_pack("{s:s,s:s?,s:o,s:O,s:O}", "method", method, "name",
-				      rp_subject(params), "id", id ? id : json_null(), "closest",
-				      closest, "differs", diffs);
+		json_t *e = json_pack("{s:s,s:s?,s:o,s:O,s:O}", "method", method, "name", rp_subject(params),
+				      "id", id ? id : json_null(), "closest", closest, "differs", diffs);
 		if (e) {
 			json_array_append_new(k->misses, e);
 			json_array_append_new(k->miss_lines, line_text ? line_text : json_null());
@@ -418,8 +414,7 @@ static json_t *closest_of(struct rp_script *s, int64_t i)
 	json_t *j = NULL, *c;
 
 	(void)rp_json(s, (size_t)i, &j, NULL);
-	c = json_pack("{s:I,s:O?}", "seq", (json_int_t)s->m[i].seq, "params",
-		      json_object_get(j, "params"));
+	c = json_pack("{s:I,s:O?}", "seq", (json_int_t)s->m[i].seq, "params", json_object_get(j, "params"));
 	json_decref(j);
 	return c;
 }
@@ -448,8 +443,7 @@ static void short_value(struct mt_buf *b, json_t *v, size_t max)
  * differs from it with the recorded values (the first MISS_SAID paths).
  */
 #define MISS_SAID 3
-static void miss_message(struct mt_buf *b, const char *method, int64_t seq, json_t *diffs,
-			 json_t *was)
+static void miss_message(struct mt_buf *b, const char *method, int64_t seq, json_t *diffs, json_t *was)
 {
 	size_t n = json_array_size(diffs);
 
@@ -458,8 +452,9 @@ static void miss_message(struct mt_buf *b, const char *method, int64_t seq, json
 		mt_buf_printf(b, "mcptap replay: %s was never recorded", method);
 		return;
 	}
-	mt_buf_printf(b, "mcptap replay: no recorded answer for these params; the closest "
-			 "recorded %s (#%lld) differs ",
+	mt_buf_printf(b,
+		      "mcptap replay: no recorded answer for these params; the closest "
+		      "recorded %s (#%lld) differs ",
 		      method, (long long)seq);
 	if (!n)
 		mt_buf_puts(b, "nowhere: its answers are all used up");
@@ -536,8 +531,8 @@ static void mock_request(struct mock *k, const struct mt_class *c, const char *l
 		json_t *a = NULL;
 		(void)rp_json(s, (size_t)r->answer, &a, NULL);
 		json_decref(k->answered_version);
-		k->answered_version = json_incref(json_object_get(json_object_get(a, "result"),
-								  "protocolVersion"));
+		k->answered_version =
+			json_incref(json_object_get(json_object_get(a, "result"), "protocolVersion"));
 		json_decref(a);
 	}
 	struct live *lv = live_of(k, (size_t)i);
@@ -571,7 +566,8 @@ static void mock_request(struct mock *k, const struct mt_class *c, const char *l
 		 * so does an HTTP transport (o->refused); a JSON-RPC error says it elsewhere. */
 		const struct rp_http_reply *h = rp_refusal(s, i);
 		char text[128];
-		snprintf(text, sizeof(text), "mcptap replay: the recorded server refused this request (HTTP %d)",
+		snprintf(text, sizeof(text),
+			 "mcptap replay: the recorded server refused this request (HTTP %d)",
 			 h ? h->status : 0);
 		k->refusing = i;
 		mock_error(k, c->id, MOCK_MISS_CODE, text, NULL);
@@ -661,9 +657,7 @@ static void mock_line(struct mock *k, const char *line, size_t n)
 	}
 	switch (c.kind) {
 	case MT_RESPONSE:
-	case MT_ERROR:
-		mock_answer(k, msg);
-		break;
+	case MT_ERROR: mock_answer(k, msg); break;
 	case MT_NOTIFICATION: {
 		int64_t i = rp_match_notification(k->s, json_string_value(json_object_get(msg, "method")),
 						  json_object_get(msg, "params"));
@@ -671,8 +665,7 @@ static void mock_line(struct mock *k, const char *line, size_t n)
 			play_block(k, i);
 		break;
 	}
-	default:
-		break;
+	default: break;
 	}
 	json_decref(msg);
 }
@@ -694,9 +687,9 @@ static json_t *unused_requests(struct rp_script *s, size_t *count)
 		if (!m->c2s || m->kind != MT_REQUEST || m->used || ++*count > MAX_LISTED)
 			continue;
 		(void)rp_json(s, i, &j, NULL);
-		json_array_append_new(a, json_pack("{s:I,s:s?,s:s?}", "seq", (json_int_t)m->seq, "method",
-						   m->method, "name",
-						   rp_subject(json_object_get(j, "params"))));
+		json_array_append_new(a,
+				      json_pack("{s:I,s:s?,s:s?}", "seq", (json_int_t)m->seq, "method",
+						m->method, "name", rp_subject(json_object_get(j, "params"))));
 		json_decref(j);
 	}
 	return a;
@@ -713,12 +706,11 @@ static json_t *mock_summary(struct mock *k, json_t *unused, size_t unused_count,
 	int ok = !k->missed && !(k->o->strict && unused_count);
 
 	return json_pack("{s:I,s:{s:O?,s:O?},s:O?,s:I,s:I,s:I,s:I,s:O,s:I,s:O,s:O,s:I,s:I,s:I,s:s,s:b}",
-			 "session", (json_int_t)k->s->session, "protocol", "asked", k->asked,
-			 "answered", k->answered_version, "client", k->client_info, "requests",
-			 (json_int_t)k->requests, "answered", (json_int_t)k->answered, "reused",
-			 (json_int_t)k->reused, "missed", (json_int_t)k->missed, "misses", k->misses,
-			 "unused_count", (json_int_t)unused_count, "unused", unused, "skipped",
-			 k->skipped, "ordered_waits", (json_int_t)k->waits,
+			 "session", (json_int_t)k->s->session, "protocol", "asked", k->asked, "answered",
+			 k->answered_version, "client", k->client_info, "requests", (json_int_t)k->requests,
+			 "answered", (json_int_t)k->answered, "reused", (json_int_t)k->reused, "missed",
+			 (json_int_t)k->missed, "misses", k->misses, "unused_count", (json_int_t)unused_count,
+			 "unused", unused, "skipped", k->skipped, "ordered_waits", (json_int_t)k->waits,
 			 "ordered_timeouts", (json_int_t)k->timeouts, "garbage", (json_int_t)k->garbage,
 			 "ended", ended, "ok", ok);
 }
@@ -750,9 +742,15 @@ static int store_row(struct store *st, int64_t run, int64_t seq, const char *met
 {
 	char *diff_text = diff ? json_dumps(diff, JSON_COMPACT) : NULL;
 	struct store_replay_result r = {
-		.seq = seq, .method = method, .name = name, .status = status, .sent = sent,
-		.sent_len = sent ? strlen(sent) : 0, .recorded = recorded,
-		.recorded_len = recorded_len, .diff_json = diff_text,
+		.seq = seq,
+		.method = method,
+		.name = name,
+		.status = status,
+		.sent = sent,
+		.sent_len = sent ? strlen(sent) : 0,
+		.recorded = recorded,
+		.recorded_len = recorded_len,
+		.diff_json = diff_text,
 	};
 	int rc = store_add_replay_result(st, run, &r, err);
 
@@ -768,8 +766,7 @@ static int store_row(struct store *st, int64_t run, int64_t seq, const char *met
  * server request left out (diff: the capability path the live initialize
  * lacked). A capture that cannot be written is a warning, not a failure.
  */
-static void mock_store(struct mock *k, size_t unused_count, const char *summary, int64_t wall,
-		       int64_t t0)
+static void mock_store(struct mock *k, size_t unused_count, const char *summary, int64_t wall, int64_t t0)
 {
 	struct rp_script *s = k->s;
 	struct store *st = NULL;
@@ -782,7 +779,8 @@ static void mock_store(struct mock *k, size_t unused_count, const char *summary,
 	if (store_open(k->o->store_path, STORE_UPDATE, &st, &err) || store_begin(st, &err) ||
 	    store_add_replay_run(st, &run, &id, &err))
 		goto fail;
-	json_array_foreach(k->misses, i, e) {
+	json_array_foreach(k->misses, i, e)
+	{
 		json_t *closest = json_object_get(e, "closest");
 		if (store_row(st, id, json_integer_value(json_object_get(closest, "seq")),
 			      json_string_value(json_object_get(e, "method")),
@@ -810,9 +808,10 @@ static void mock_store(struct mock *k, size_t unused_count, const char *summary,
 		if (bad)
 			goto fail;
 	}
-	json_array_foreach(k->skipped, i, e) {
-		char *path = mt_asprintf("params.capabilities.%s",
-					 json_string_value(json_object_get(e, "needs")));
+	json_array_foreach(k->skipped, i, e)
+	{
+		char *path =
+			mt_asprintf("params.capabilities.%s", json_string_value(json_object_get(e, "needs")));
 		json_t *diff = json_pack("[s]", path);
 		int bad = store_row(st, id, json_integer_value(json_object_get(e, "seq")),
 				    json_string_value(json_object_get(e, "method")), NULL, "skipped", NULL,
@@ -822,8 +821,12 @@ static void mock_store(struct mock *k, size_t unused_count, const char *summary,
 		if (bad)
 			goto fail;
 	}
-	struct store_replay_totals tot = {mt_mono_ns() - t0, (int64_t)k->answered, (int64_t)k->missed,
-					  (int64_t)unused_count, 0, summary};
+	struct store_replay_totals tot = {mt_mono_ns() - t0,
+					  (int64_t)k->answered,
+					  (int64_t)k->missed,
+					  (int64_t)unused_count,
+					  0,
+					  summary};
 	if (store_finish_replay_run(st, id, &tot, &err) || store_commit(st, &err))
 		goto fail;
 	store_close(st);
@@ -933,14 +936,16 @@ int mock_end(struct mock *k, const char *ended, json_t **summary)
 		json_t *e = json_array_get(k->skipped, 0);
 		mt_warn("replay: %zu recorded server request%s not sent: the client did not declare the "
 			"capability %s (#%lld %s needs %s%s)",
-			skipped, skipped == 1 ? "" : "s", skipped == 1 ? "it needs" : "they need", (long long)json_integer_value(json_object_get(e, "seq")),
+			skipped, skipped == 1 ? "" : "s", skipped == 1 ? "it needs" : "they need",
+			(long long)json_integer_value(json_object_get(e, "seq")),
 			json_string_value(json_object_get(e, "method")),
 			json_string_value(json_object_get(e, "needs")), skipped > 1 ? ", ..." : "");
 	}
 	if (k->timeouts)
 		mt_warn("replay: %zu answer%s went out before the client had read the messages before "
-			"%s (it did not read within %d ms)", k->timeouts, k->timeouts == 1 ? "" : "s",
-			k->timeouts == 1 ? "it" : "them", ORDER_WAIT_MS);
+			"%s (it did not read within %d ms)",
+			k->timeouts, k->timeouts == 1 ? "" : "s", k->timeouts == 1 ? "it" : "them",
+			ORDER_WAIT_MS);
 	sum = mock_summary(k, unused, unused_count, ended);
 	k->unused_count = unused_count;
 	read_trouble(k);

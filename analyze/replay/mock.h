@@ -52,19 +52,19 @@ struct mock;
 
 /* A server message the mock sends. */
 struct mock_out {
-	int kind;              /* enum mt_kind */
-	int64_t rec;           /* the recorded message (its index in the script); -1: one the
-				* mock made (an error answer) */
-	const char *answers;   /* an answer: the live id (JSON text) of the request it answers,
-				* else NULL; borrowed for the call */
+	int kind;            /* enum mt_kind */
+	int64_t rec;         /* the recorded message (its index in the script); -1: one the
+			      * mock made (an error answer) */
+	const char *answers; /* an answer: the live id (JSON text) of the request it answers,
+			      * else NULL; borrowed for the call */
 	size_t answers_n;
-	const char *on;        /* recorded on the SSE stream of a POST (via RP_VIA_POST): the
-				* live id of the request that stands for the one that POST
-				* carried, while it is live; else NULL */
+	const char *on; /* recorded on the SSE stream of a POST (via RP_VIA_POST): the
+			 * live id of the request that stands for the one that POST
+			 * carried, while it is live; else NULL */
 	size_t on_n;
-	enum rp_via via;       /* how the recorded message travelled */
-	int64_t refused;       /* an error standing for the recorded server's HTTP refusal of
-				* this recorded request (rp_refusal), or -1 */
+	enum rp_via via; /* how the recorded message travelled */
+	int64_t refused; /* an error standing for the recorded server's HTTP refusal of
+			  * this recorded request (rp_refusal), or -1 */
 };
 
 struct mock_sink {
@@ -105,7 +105,7 @@ void mock_free(struct mock *k);
 
 /* Where and how the mock serves over HTTP (mock_http_serve). */
 struct mock_http_opts {
-	const char *listen;      /* HOST:PORT */
+	const char *listen;             /* HOST:PORT */
 	const char *const *allow_hosts; /* on loopback, names let in besides loopback ones
 					 * (--allow-host); borrowed */
 	size_t n_allow_hosts;

@@ -278,8 +278,8 @@ int rp_read(struct rp_script *s, size_t i, const char **p, size_t *n, struct mt_
 	/* The bytes were checked when the session was loaded. */
 	if (mt_classify_trusted(*p, *n, cls) != (enum mt_kind)m->kind &&
 	    mt_classify(*p, *n, cls) != (enum mt_kind)m->kind) {
-		mt_err_set(err, "message %lld of session %lld changed in the capture file",
-			   (long long)m->seq, (long long)s->session);
+		mt_err_set(err, "message %lld of session %lld changed in the capture file", (long long)m->seq,
+			   (long long)s->session);
 		return read_failed(s, err);
 	}
 	return 0;
@@ -303,9 +303,9 @@ int rp_json(struct rp_script *s, size_t i, json_t **out, struct mt_err *err)
 struct loader {
 	struct rp_script *s;
 	size_t cap;
-	struct mt_map open;  /* side and id of a request not answered yet -> its index */
-	struct mt_buf key;   /* scratch */
-	struct mt_err *err;  /* borrowed: why loading stopped */
+	struct mt_map open;   /* side and id of a request not answered yet -> its index */
+	struct mt_buf key;    /* scratch */
+	struct mt_err *err;   /* borrowed: why loading stopped */
 	struct mt_map resent; /* id of a server request replayed on a resumed stream -> the
 			       * client answers to it that are the replay's, not the script's */
 	struct copy *copies;  /* the server's JSON-RPC copies, in seq order */
@@ -315,10 +315,10 @@ struct loader {
 /* A copy of a server message sent again on a resumed stream (see rp_resume). */
 struct copy {
 	int64_t seq, exchange;
-	uint64_t h[2];       /* rp_hash of its bytes */
+	uint64_t h[2]; /* rp_hash of its bytes */
 	size_t len;
-	int32_t orig;        /* the script's message it is a copy of, or -1 */
-	int32_t next;        /* the next copy with the same hash, or -1 */
+	int32_t orig; /* the script's message it is a copy of, or -1 */
+	int32_t next; /* the next copy with the same hash, or -1 */
 };
 
 /*
@@ -542,8 +542,8 @@ static int load_item(const struct store_item *it, void *ctx)
 /* Building the route of an HTTP recording's messages (store_each_route). */
 struct router {
 	struct rp_script *s;
-	size_t i;              /* the message the next route is for */
-	struct mt_map posts;   /* an exchange's seq -> the client message its POST carried */
+	size_t i;            /* the message the next route is for */
+	struct mt_map posts; /* an exchange's seq -> the client message its POST carried */
 };
 
 static int route_one(const struct store_route *r, void *ctx)
@@ -582,7 +582,7 @@ static int route_one(const struct store_route *r, void *ctx)
 /* Reading the exchanges of an HTTP recording (store_each_exchange). */
 struct xreader {
 	struct rp_script *s;
-	struct mt_map *posts;  /* an exchange's seq -> the client message its POST carried */
+	struct mt_map *posts; /* an exchange's seq -> the client message its POST carried */
 };
 
 static void add_reply(struct xreader *xr, int32_t msg, const struct store_exchange_row *x)
@@ -633,9 +633,8 @@ static int read_exchange(const struct store_exchange_row *x, void *ctx)
 		s->resumes = mt_realloc(s->resumes, (s->nresumes + 1) * sizeof(*s->resumes));
 		s->resumes[s->nresumes++] = (struct rp_resume){x->seq, NULL, 0, 0};
 	}
-	if (x->status >= 400 && x->messages == 1 &&
-	    mt_map_get(xr->posts, &x->seq, sizeof(x->seq), &c) && s->m[c].kind == MT_REQUEST &&
-	    s->m[c].answer < 0) {
+	if (x->status >= 400 && x->messages == 1 && mt_map_get(xr->posts, &x->seq, sizeof(x->seq), &c) &&
+	    s->m[c].kind == MT_REQUEST && s->m[c].answer < 0) {
 		s->m[c].refused = 1;
 		add_reply(xr, (int32_t)c, x);
 	} else if (!x->messages && x->status > 0) {
@@ -655,7 +654,7 @@ static int read_other(const struct store_exchange_row *x, void *ctx)
 
 struct statuses {
 	struct rp_script *s;
-	struct mt_map errors;  /* exchange seq (8 bytes) -> its error status */
+	struct mt_map errors; /* exchange seq (8 bytes) -> its error status */
 	int *out;
 };
 
@@ -663,8 +662,8 @@ static int status_exchange(const struct store_exchange_row *x, void *ctx)
 {
 	struct statuses *st = ctx;
 
-	if (x->method && strcmp(x->method, "GET") && strcmp(x->method, "DELETE") &&
-	    x->status >= 400 && x->status <= 599)
+	if (x->method && strcmp(x->method, "GET") && strcmp(x->method, "DELETE") && x->status >= 400 &&
+	    x->status <= 599)
 		mt_map_put(&st->errors, &x->seq, sizeof(x->seq), x->status);
 	return 0;
 }
@@ -718,8 +717,7 @@ out:
 	return rc;
 }
 
-int rp_add_other_replies(struct store *st, int64_t session, struct rp_script *s,
-			 struct mt_err *err)
+int rp_add_other_replies(struct store *st, int64_t session, struct rp_script *s, struct mt_err *err)
 {
 	struct xreader xr = {s, NULL};
 
@@ -734,8 +732,7 @@ const struct rp_http_reply *rp_refusal(const struct rp_script *s, int64_t i)
 	return NULL;
 }
 
-const struct rp_http_reply *rp_other_reply(const struct rp_script *s, const char *method,
-					   const char *target)
+const struct rp_http_reply *rp_other_reply(const struct rp_script *s, const char *method, const char *target)
 {
 	size_t path = strcspn(target, "?#");
 
@@ -921,8 +918,8 @@ static int load_resumes(struct rp_script *s, struct loader *l, struct mt_err *er
 	return 0;
 }
 
-int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
-	    struct rp_script *s, struct mt_err *err)
+int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig, struct rp_script *s,
+	    struct mt_err *err)
 {
 	struct loader l = {.s = s, .key = MT_BUF_INIT, .err = err};
 	struct store_session_row row;
@@ -941,9 +938,9 @@ int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
 	mt_map_init(&l.resent, 0);
 	if (store_session_get(st, session, &row, err))
 		goto out;
-	s->transport = !row.transport ? RP_STDIO
+	s->transport = !row.transport                   ? RP_STDIO
 		       : !strcmp(row.transport, "http") ? RP_HTTP
-		       : !strcmp(row.transport, "sse") ? RP_SSE
+		       : !strcmp(row.transport, "sse")  ? RP_SSE
 							: RP_STDIO;
 	/* The counts the row keeps size the array, when they are plausible. */
 	if (row.msgs_c2s >= 0 && row.msgs_s2c >= 0 && (uint64_t)row.msgs_c2s + (uint64_t)row.msgs_s2c > 0 &&
@@ -1032,14 +1029,16 @@ static void marker_paths(json_t *v, struct mt_buf *path, json_t *set)
 		if (mt_redact_find_marker(json_string_value(v), json_string_length(v)))
 			json_object_set_new(set, path->data ? path->data : "", json_true());
 	} else if (json_is_object(v)) {
-		json_object_foreach(v, k, e) {
+		json_object_foreach(v, k, e)
+		{
 			mt_buf_printf(path, ".%s", k);
 			marker_paths(e, path, set);
 			path->len = mark;
 			path->data[mark] = '\0';
 		}
 	} else if (json_is_array(v)) {
-		json_array_foreach(v, i, e) {
+		json_array_foreach(v, i, e)
+		{
 			mt_buf_printf(path, "[%zu]", i);
 			marker_paths(e, path, set);
 			path->len = mark;
@@ -1061,8 +1060,7 @@ static int path_root(const char *p)
 	return 0;
 }
 
-void rp_ignore_for(const struct rp_script *s, const char *method, json_t *params,
-		   struct canon_ignore *out)
+void rp_ignore_for(const struct rp_script *s, const char *method, json_t *params, struct canon_ignore *out)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
 	const char **v;
@@ -1125,12 +1123,16 @@ int rp_ignore_check(const struct rp_script *s, struct mt_err *err)
 		if (path_root(p))
 			continue;
 		if (!eq || !path_root(eq + 1))
-			return mt_err_set(err, "--ignore '%s': a path starts at params, result or error "
-					  "(NAME=PATH scopes it to a method, tool or prompt)", p);
+			return mt_err_set(err,
+					  "--ignore '%s': a path starts at params, result or error "
+					  "(NAME=PATH scopes it to a method, tool or prompt)",
+					  p);
 		len = (size_t)(eq - p);
 		if (!s->ig_named || !s->ig_named[i])
-			return mt_err_set(err, "--ignore '%s': the recorded client never called a method, "
-					  "tool or prompt named '%.*s'", p, (int)len, p);
+			return mt_err_set(err,
+					  "--ignore '%s': the recorded client never called a method, "
+					  "tool or prompt named '%.*s'",
+					  p, (int)len, p);
 	}
 	return 0;
 }
@@ -1245,8 +1247,8 @@ static int fits_markers(const char *r, size_t rn, const char *l, size_t ln)
 
 	if (!m)
 		return rn == ln && !memcmp(r, l, ln);
-	for (const char *x = m; x; x = mt_redact_find_marker(x + MT_REDACT_MARKER_LEN,
-						  rn - (size_t)(x + MT_REDACT_MARKER_LEN - r)))
+	for (const char *x = m; x;
+	     x = mt_redact_find_marker(x + MT_REDACT_MARKER_LEN, rn - (size_t)(x + MT_REDACT_MARKER_LEN - r)))
 		last = x;
 	head = (size_t)(m - r);
 	tail = rn - (size_t)(last + MT_REDACT_MARKER_LEN - r);
@@ -1283,8 +1285,7 @@ static int fits(json_t *rec, json_t *live, int depth)
 
 	if (depth > 256)
 		return json_equal(rec, live);
-	if (json_is_string(rec) &&
-	    mt_redact_find_marker(json_string_value(rec), json_string_length(rec))) {
+	if (json_is_string(rec) && mt_redact_find_marker(json_string_value(rec), json_string_length(rec))) {
 		const char *r = json_string_value(rec);
 		size_t rn = json_string_length(rec);
 		if (mt_redact_is_marker(r, rn) && json_is_number(live))
@@ -1295,17 +1296,14 @@ static int fits(json_t *rec, json_t *live, int depth)
 	if (json_is_object(rec)) {
 		if (!json_is_object(live) || json_object_size(rec) != json_object_size(live))
 			return 0;
-		json_object_foreach(rec, k, x)
-			if (!json_object_get(live, k) || !fits(x, json_object_get(live, k), depth + 1))
-				return 0;
+		json_object_foreach(rec, k, x) if (!json_object_get(live, k) ||
+						   !fits(x, json_object_get(live, k), depth + 1)) return 0;
 		return 1;
 	}
 	if (json_is_array(rec)) {
 		if (!json_is_array(live) || json_array_size(rec) != json_array_size(live))
 			return 0;
-		json_array_foreach(rec, i, x)
-			if (!fits(x, json_array_get(live, i), depth + 1))
-				return 0;
+		json_array_foreach(rec, i, x) if (!fits(x, json_array_get(live, i), depth + 1)) return 0;
 		return 1;
 	}
 	return json_equal(rec, live);
@@ -1317,8 +1315,8 @@ static int fits(json_t *rec, json_t *live, int depth)
  * the last such one when all are used. Each candidate is read from the store
  * and parsed; one that cannot be read fits nothing.
  */
-static int64_t match_pattern(struct rp_script *s, enum mt_kind kind, const char *method,
-			     json_t *live, const struct canon_ignore *ig, int reuse, int *reused)
+static int64_t match_pattern(struct rp_script *s, enum mt_kind kind, const char *method, json_t *live,
+			     const struct canon_ignore *ig, int reuse, int *reused)
 {
 	const char *name = rp_name(s, method);
 	json_t *l = live && name ? canon_strip(live, "params", ig) : NULL;
@@ -1356,8 +1354,8 @@ static int64_t match_pattern(struct rp_script *s, enum mt_kind kind, const char 
  * so requests and notifications never share one; the kind check is a guard.
  * A recorded message that holds redacted values matches as a pattern.
  */
-static int64_t match(struct rp_script *s, enum mt_kind kind, const char *method, json_t *params,
-		     int reuse, int *reused, int probe)
+static int64_t match(struct rp_script *s, enum mt_kind kind, const char *method, json_t *params, int reuse,
+		     int *reused, int probe)
 {
 	struct mt_buf key = s->keybuf; /* reused: no allocation per request */
 	struct canon_ignore ig;
@@ -1408,8 +1406,7 @@ int64_t rp_match_notification(struct rp_script *s, const char *method, json_t *p
 	return match(s, MT_NOTIFICATION, method, params, 0, &reused, 0);
 }
 
-int64_t rp_closest(struct rp_script *s, const char *method, json_t *params, json_t *diffs,
-		   json_t *was)
+int64_t rp_closest(struct rp_script *s, const char *method, json_t *params, json_t *diffs, json_t *was)
 {
 	const char *name = rp_name(s, method);
 	int64_t best = -1;
@@ -1426,8 +1423,8 @@ int64_t rp_closest(struct rp_script *s, const char *method, json_t *params, json
 		if (!m->c2s || m->kind != MT_REQUEST || m->method != name || rp_json(s, i, &j, NULL))
 			continue;
 		json_t *paths = json_array(), *vals = json_array();
-		size_t n = canon_diff_was(json_object_get(j, "params"), params, "params", &ig, 16, paths,
-					  vals);
+		size_t n =
+			canon_diff_was(json_object_get(j, "params"), params, "params", &ig, 16, paths, vals);
 		json_decref(j);
 		if (best < 0 || n < best_n) {
 			json_decref(best_paths);
@@ -1481,8 +1478,8 @@ void rp_splice(const char *p, size_t len, const struct mt_class *c, const char *
 	mt_buf_putc(out, '\n');
 }
 
-int rp_render(struct rp_script *s, size_t i, const char *id, size_t idn, const char *token,
-	      size_t tokn, struct mt_buf *out, struct mt_err *err)
+int rp_render(struct rp_script *s, size_t i, const char *id, size_t idn, const char *token, size_t tokn,
+	      struct mt_buf *out, struct mt_err *err)
 {
 	struct mt_class c;
 	const char *p;

@@ -41,16 +41,16 @@
 struct rp_msg {
 	int64_t seq;
 	int64_t t_ns;
-	const char *method;    /* requests and notifications that parse: their method, interned
-				* (owned by the script; one pointer per name); else NULL */
-	int32_t answer;        /* requests: their recorded answer */
-	int32_t request;       /* answers: the request they answer */
-	int32_t next_same;     /* client requests/notifications: the next one with the same key */
-	int32_t cancelled_by;  /* requests: the notifications/cancelled from the same side that
-				* names them */
+	const char *method;   /* requests and notifications that parse: their method, interned
+			       * (owned by the script; one pointer per name); else NULL */
+	int32_t answer;       /* requests: their recorded answer */
+	int32_t request;      /* answers: the request they answer */
+	int32_t next_same;    /* client requests/notifications: the next one with the same key */
+	int32_t cancelled_by; /* requests: the notifications/cancelled from the same side that
+			       * names them */
 	union {
-		int32_t live;      /* the mock's: its slot of live ids for this client request */
-		uint32_t id_hash;  /* while loading, requests: a hash of their id (0: none) */
+		int32_t live;     /* the mock's: its slot of live ids for this client request */
+		uint32_t id_hash; /* while loading, requests: a hash of their id (0: none) */
 	};
 	unsigned kind : 4;     /* enum mt_kind */
 	unsigned c2s : 1;      /* client to server */
@@ -69,17 +69,17 @@ struct rp_msg {
 
 /* A match key's place: its hash, and the client messages that have it. */
 struct rp_key {
-	uint64_t h[2];         /* SipHash-2-4 (128 bits) of the key */
-	int32_t first;         /* the first unused client message with it, -1 once all are used */
-	int32_t last;          /* the last one with it; -1: an empty place */
+	uint64_t h[2]; /* SipHash-2-4 (128 bits) of the key */
+	int32_t first; /* the first unused client message with it, -1 once all are used */
+	int32_t last;  /* the last one with it; -1: an empty place */
 };
 
 /* The bytes of a few recorded messages in a row, read ahead from the store. */
 struct rp_cache {
-	size_t lo, n;          /* messages lo .. lo + n - 1 are held */
-	size_t *off;           /* owned: where each starts in buf, n + 1 of them */
-	struct mt_buf buf;     /* their bytes, without newlines */
-	size_t one;            /* a message read on its own (out of order) */
+	size_t lo, n;      /* messages lo .. lo + n - 1 are held */
+	size_t *off;       /* owned: where each starts in buf, n + 1 of them */
+	struct mt_buf buf; /* their bytes, without newlines */
+	size_t one;        /* a message read on its own (out of order) */
 	int has_one;
 	struct mt_buf one_buf; /* its bytes */
 };
@@ -90,12 +90,12 @@ struct rp_cache {
  * no JSON-RPC at all (msg -1: OAuth metadata under /.well-known, ...).
  */
 struct rp_http_reply {
-	int32_t msg;           /* the refused client request, or -1 */
-	char *method;          /* owned: the request's method (GET, POST, ...) */
-	char *target;          /* owned: its path and query, as stored (redacted) */
+	int32_t msg;  /* the refused client request, or -1 */
+	char *method; /* owned: the request's method (GET, POST, ...) */
+	char *target; /* owned: its path and query, as stored (redacted) */
 	int status;
-	char *headers_json;    /* owned: the response's headers as stored (JSON [[name, value]]) */
-	char *body;            /* owned: the response's body as kept, or NULL */
+	char *headers_json; /* owned: the response's headers as stored (JSON [[name, value]]) */
+	char *body;         /* owned: the response's body as kept, or NULL */
 	size_t body_len;
 };
 
@@ -105,19 +105,19 @@ struct rp_http_reply {
  * copies were of (the script leaves copies out), in the order they came again.
  */
 struct rp_resume {
-	int64_t exchange;      /* the resuming GET's exchange */
-	int32_t *orig;         /* owned: the messages sent again, as script indexes */
+	int64_t exchange; /* the resuming GET's exchange */
+	int32_t *orig;    /* owned: the messages sent again, as script indexes */
 	size_t n;
-	size_t copies;         /* the JSON-RPC copies it carried (those of no recorded
-				* message the script holds are not in orig) */
+	size_t copies; /* the JSON-RPC copies it carried (those of no recorded
+			* message the script holds are not in orig) */
 };
 
 /* How a recorded message travelled. */
 enum rp_via {
-	RP_VIA_STDIO,          /* a line of a stdio session */
-	RP_VIA_BODY,           /* an HTTP body: a POST's, or a JSON response's */
-	RP_VIA_POST,           /* an SSE event on the stream a POST's response opened */
-	RP_VIA_GET,            /* an SSE event on a GET stream (legacy HTTP+SSE: every reply) */
+	RP_VIA_STDIO, /* a line of a stdio session */
+	RP_VIA_BODY,  /* an HTTP body: a POST's, or a JSON response's */
+	RP_VIA_POST,  /* an SSE event on the stream a POST's response opened */
+	RP_VIA_GET,   /* an SSE event on a GET stream (legacy HTTP+SSE: every reply) */
 };
 
 /* The recording's transport (the session row's). */
@@ -126,32 +126,32 @@ enum rp_transport { RP_STDIO, RP_HTTP, RP_SSE };
 struct rp_script {
 	int64_t session;
 	enum rp_transport transport;
-	char *path;            /* owned: HTTP recordings: the path of the first POST (the MCP
-				* endpoint), or of the legacy GET stream; NULL otherwise */
-	struct store *st;      /* borrowed: the capture, open while the script is used */
-	struct rp_msg *m;      /* owned, in seq order */
+	char *path;       /* owned: HTTP recordings: the path of the first POST (the MCP
+			   * endpoint), or of the legacy GET stream; NULL otherwise */
+	struct store *st; /* borrowed: the capture, open while the script is used */
+	struct rp_msg *m; /* owned, in seq order */
 	size_t n;
-	size_t requests;       /* recorded client requests */
-	size_t server_msgs;    /* recorded server messages */
-	size_t replayed;       /* messages left out: events a server sent again on a resumed
-				* stream, and the client's answers to requests among them */
+	size_t requests;    /* recorded client requests */
+	size_t server_msgs; /* recorded server messages */
+	size_t replayed;    /* messages left out: events a server sent again on a resumed
+			     * stream, and the client's answers to requests among them */
 	struct canon_ignore ig;
-	char *ig_named;        /* owned: per ignore path NAME=PATH: 1 when NAME is the method or
-				* params.name of a recorded client request */
-	struct rp_key *keys;   /* owned: open addressing, keys_cap places (a power of two) */
+	char *ig_named;      /* owned: per ignore path NAME=PATH: 1 when NAME is the method or
+			      * params.name of a recorded client request */
+	struct rp_key *keys; /* owned: open addressing, keys_cap places (a power of two) */
 	size_t keys_cap, keys_len;
-	int32_t *patterns;     /* owned: the client messages that are patterns, in order */
+	int32_t *patterns; /* owned: the client messages that are patterns, in order */
 	size_t npatterns, patterns_cap;
-	struct mt_map names;   /* method name -> its index in name */
-	char **name;           /* owned: the interned method names */
+	struct mt_map names; /* method name -> its index in name */
+	char **name;         /* owned: the interned method names */
 	size_t nnames, names_cap;
-	struct mt_map tokens;  /* a client request's progress token (JSON text) -> the last
-				* client request with it */
-	struct mt_buf keybuf;  /* scratch for match keys */
+	struct mt_map tokens; /* a client request's progress token (JSON text) -> the last
+			       * client request with it */
+	struct mt_buf keybuf; /* scratch for match keys */
 	/* HTTP recordings (NULL for stdio ones), per message: */
-	unsigned char *via;    /* owned: enum rp_via */
-	int32_t *on;           /* owned: the client message its exchange's POST carried
-				* (the request whose response stream it came on), or -1 */
+	unsigned char *via; /* owned: enum rp_via */
+	int32_t *on;        /* owned: the client message its exchange's POST carried
+			     * (the request whose response stream it came on), or -1 */
 	/*
 	 * HTTP recordings' blocks (see rp_block_first): messages on different
 	 * streams are concurrent, so a server message on a POST's stream follows
@@ -161,15 +161,15 @@ struct rp_script {
 	 * message of its block, or -1; blocks[i + 1] the first of client
 	 * message i's block ([0]: before any client message), or -1.
 	 */
-	int32_t *block_next;   /* owned */
-	int32_t *blocks;       /* owned: n + 1 */
+	int32_t *block_next;           /* owned */
+	int32_t *blocks;               /* owned: n + 1 */
 	struct rp_http_reply *replies; /* owned: an HTTP recording's replies no message carries */
 	size_t nreplies, replies_cap;
 	struct rp_resume *resumes; /* owned: the recorded resumptions, in order */
 	size_t nresumes;
 	struct rp_cache cache;
-	size_t read_errors;    /* messages that could not be read back */
-	struct mt_err read_err;/* why, the first time */
+	size_t read_errors;     /* messages that could not be read back */
+	struct mt_err read_err; /* why, the first time */
 };
 
 /*
@@ -192,8 +192,8 @@ json_t *rp_parse(const char *p, size_t n);
  * error, more than INT32_MAX messages). An empty session is loaded (n == 0):
  * the caller decides.
  */
-int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig,
-	    struct rp_script *s, struct mt_err *err);
+int rp_load(struct store *st, int64_t session, const struct canon_ignore *ig, struct rp_script *s,
+	    struct mt_err *err);
 void rp_release(struct rp_script *s);
 
 /*
@@ -205,8 +205,7 @@ void rp_release(struct rp_script *s);
  * also counted in read_errors, the first reason kept in read_err; err may
  * be NULL).
  */
-int rp_read(struct rp_script *s, size_t i, const char **p, size_t *n, struct mt_class *c,
-	    struct mt_err *err);
+int rp_read(struct rp_script *s, size_t i, const char **p, size_t *n, struct mt_class *c, struct mt_err *err);
 
 /*
  * Recorded message i parsed: 0 and a new reference in *out (NULL when it
@@ -226,8 +225,7 @@ void rp_hash(const void *data, size_t n, uint64_t out[2]);
  * zeroed one kept for its replies alone; rp_release frees them). 0, or -1
  * with err set.
  */
-int rp_add_other_replies(struct store *st, int64_t session, struct rp_script *s,
-			 struct mt_err *err);
+int rp_add_other_replies(struct store *st, int64_t session, struct rp_script *s, struct mt_err *err);
 
 /*
  * Per recorded message of an HTTP recording, the HTTP error status (400 to
@@ -244,8 +242,7 @@ const struct rp_http_reply *rp_refusal(const struct rp_script *s, int64_t i);
  * as target): the first of s's with the same method and target, else with
  * the same method and path; NULL when none.
  */
-const struct rp_http_reply *rp_other_reply(const struct rp_script *s, const char *method,
-					   const char *target);
+const struct rp_http_reply *rp_other_reply(const struct rp_script *s, const char *method, const char *target);
 
 /*
  * The server messages that follow client message a (-1: those before any
@@ -272,8 +269,7 @@ void rp_marker_paths(json_t *v, const char *base, json_t *set);
  * params (a tool's or a prompt's name). The path strings are borrowed from s;
  * out->paths is a new array (free it).
  */
-void rp_ignore_for(const struct rp_script *s, const char *method, json_t *params,
-		   struct canon_ignore *out);
+void rp_ignore_for(const struct rp_script *s, const char *method, json_t *params, struct canon_ignore *out);
 
 /* What a request's params name: a tool's or a prompt's name, else a resource's uri; borrowed. */
 const char *rp_subject(json_t *params);
@@ -341,8 +337,7 @@ int64_t rp_match_notification(struct rp_script *s, const char *method, json_t *p
  * was ([value], or [] where it has none; was may be NULL). Each candidate is read from
  * the store.
  */
-int64_t rp_closest(struct rp_script *s, const char *method, json_t *params, json_t *diffs,
-		   json_t *was);
+int64_t rp_closest(struct rp_script *s, const char *method, json_t *params, json_t *diffs, json_t *was);
 
 /*
  * A recorded message (p, n bytes, classified as c) rewritten for sending: its
@@ -355,7 +350,7 @@ void rp_splice(const char *p, size_t n, const struct mt_class *c, const char *id
 	       const char *token, size_t tokn, struct mt_buf *out);
 
 /* The same for recorded message i, read from the store: 0, or -1 as rp_read. */
-int rp_render(struct rp_script *s, size_t i, const char *id, size_t idn, const char *token,
-	      size_t tokn, struct mt_buf *out, struct mt_err *err);
+int rp_render(struct rp_script *s, size_t i, const char *id, size_t idn, const char *token, size_t tokn,
+	      struct mt_buf *out, struct mt_err *err);
 
 #endif

@@ -12,15 +12,15 @@
 /* One side (x) aligned with a. */
 struct align {
 	struct rp_script *a, *x;
-	int *ast, *xst;        /* owned: rp_error_statuses of a and x (NULL: stdio) */
-	int32_t *x2a;          /* owned: per message of x, its client request's partner in a, or -1 */
-	int32_t *a2x;          /* owned: the same the other way */
+	int *ast, *xst;         /* owned: rp_error_statuses of a and x (NULL: stdio) */
+	int32_t *x2a;           /* owned: per message of x, its client request's partner in a, or -1 */
+	int32_t *a2x;           /* owned: the same the other way */
 	unsigned char *by_name; /* owned: per message of x, 1 when paired by method and subject
-				* (not by key: its params differ) */
-	json_t *origins;       /* x's minted values (mint_index), made at the first request
-				* that does not match as it is; NULL before */
-	json_t *subs;          /* x's minted values -> a's at the same places */
-	struct mt_err *err;    /* borrowed: why reading stopped */
+				 * (not by key: its params differ) */
+	json_t *origins;        /* x's minted values (mint_index), made at the first request
+				 * that does not match as it is; NULL before */
+	json_t *subs;           /* x's minted values -> a's at the same places */
+	struct mt_err *err;     /* borrowed: why reading stopped */
 };
 
 /*
@@ -34,8 +34,7 @@ static int is_request(const struct rp_script *s, const int *st, size_t i)
 {
 	const struct rp_msg *m = &s->m[i];
 
-	return m->kind == MT_REQUEST && m->method &&
-	       (!m->c2s || (!m->refused && !(st && st[i])));
+	return m->kind == MT_REQUEST && m->method && (!m->c2s || (!m->refused && !(st && st[i])));
 }
 
 /* How many exchanges s holds. */
@@ -95,8 +94,7 @@ static void pair_key(int c2s, const char *method, json_t *msg, struct mt_buf *ou
 }
 
 /* The match key of a server request (method, params) as a's ignore paths say, into out. */
-static void server_key(const struct align *al, const char *method, json_t *params,
-		       struct mt_buf *out)
+static void server_key(const struct align *al, const char *method, json_t *params, struct mt_buf *out)
 {
 	struct canon_ignore ig;
 
@@ -338,8 +336,8 @@ static json_t *params_of(json_t *msg, const struct canon_ignore *ig)
  * and B's params as compared into *xparams (a new {"params": P}, NULL: not
  * wanted); the count.
  */
-static size_t pair_diff(struct align *al, size_t q, size_t i, struct pair *p, json_t *paths,
-			json_t *was, json_t **xparams)
+static size_t pair_diff(struct align *al, size_t q, size_t i, struct pair *p, json_t *paths, json_t *was,
+			json_t **xparams)
 {
 	const struct rp_msg *am = &al->a->m[q], *xm = &al->x->m[i];
 	struct canon_ignore ig;
@@ -474,7 +472,8 @@ int sd_run(struct rp_script *a, struct rp_script *b, json_t *noise, sd_each_fn e
 		it.diffs = json_array();
 		it.noise = json_array();
 		for (size_t e = 0; e < json_array_size(paths); e++) {
-			json_t *path = json_array_get(paths, e), *av = json_array_get(json_array_get(was, e), 0);
+			json_t *path = json_array_get(paths, e),
+			       *av = json_array_get(json_array_get(was, e), 0);
 			const char *ps = json_string_value(path);
 			if (nz && mint_is_noise(nz, ps)) {
 				json_array_append(it.noise, path);

@@ -47,23 +47,23 @@ enum sd_status { SD_SAME, SD_CHANGED, SD_ADDED, SD_MISSING };
 /* One exchange, as judged. Every pointer is borrowed for the callback's time. */
 struct sd_item {
 	enum sd_status status;
-	int s2c;               /* a server's request (its answer the client's), not a client's */
-	const char *method;    /* the request's method */
-	const char *subject;   /* its tool's or prompt's name, else its resource's uri, or NULL
-				* (SD_SAME: may be NULL, the request not read again) */
-	int64_t a_seq, b_seq;  /* the request's seq on each side, -1 where it has none */
-	json_t *diffs;         /* SD_CHANGED: [{"path": P, "a": V, "b": V}], a side's value
-				* left out where it has none; at most SD_MAX_PATHS */
-	size_t ndiffs;         /* the size of diffs (the first SD_MAX_PATHS differences
-				* looked at, noise set aside) */
-	json_t *noise;         /* the paths that differ but were set aside as noise */
+	int s2c;              /* a server's request (its answer the client's), not a client's */
+	const char *method;   /* the request's method */
+	const char *subject;  /* its tool's or prompt's name, else its resource's uri, or NULL
+			       * (SD_SAME: may be NULL, the request not read again) */
+	int64_t a_seq, b_seq; /* the request's seq on each side, -1 where it has none */
+	json_t *diffs;        /* SD_CHANGED: [{"path": P, "a": V, "b": V}], a side's value
+			       * left out where it has none; at most SD_MAX_PATHS */
+	size_t ndiffs;        /* the size of diffs (the first SD_MAX_PATHS differences
+			       * looked at, noise set aside) */
+	json_t *noise;        /* the paths that differ but were set aside as noise */
 };
 
 /* Counts over a whole diff. */
 struct sd_totals {
 	size_t a_exchanges, b_exchanges; /* exchanges on each side */
 	size_t same, changed, added, missing;
-	size_t noise;          /* paths set aside as noise, over every exchange */
+	size_t noise; /* paths set aside as noise, over every exchange */
 };
 
 /* Called for each exchange: B's in order (same, changed, added), then A's missing ones.

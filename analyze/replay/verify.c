@@ -43,53 +43,53 @@ struct verify;
 /* One live run of the recorded client. */
 struct vrun {
 	struct rp_script *s;
-	struct verify *v;        /* borrowed: the verify it belongs to */
+	struct verify *v; /* borrowed: the verify it belongs to */
 	/* The stdio wire: */
 	struct lio io;
 	pid_t pid;
 	/* The HTTP wire: */
-	struct hc *hc;           /* owned */
-	char *end_text;          /* owned: how the server went, or NULL */
-	int unreached;           /* nothing came from the server in this run */
-	int expired;             /* it no longer knew the session (404) */
-	size_t deletes_done;     /* the recorded DELETEs made so far */
-	json_t *fails;           /* recorded client message index (decimal) -> what went wrong
-				  * instead of an answer: {"why": "status"|"body"|"lost",
-				  * "status": N, "text": "..."} */
-	int write_failed;        /* the server stopped reading */
+	struct hc *hc;       /* owned */
+	char *end_text;      /* owned: how the server went, or NULL */
+	int unreached;       /* nothing came from the server in this run */
+	int expired;         /* it no longer knew the session (404) */
+	size_t deletes_done; /* the recorded DELETEs made so far */
+	json_t *fails;       /* recorded client message index (decimal) -> what went wrong
+			      * instead of an answer: {"why": "status"|"body"|"lost",
+			      * "status": N, "text": "..."} */
+	int write_failed;    /* the server stopped reading */
 	int timeout_ms;
-	struct mt_buf *raw;      /* per recorded client request: its live answer's line (parsed
-				  * when it is needed) */
-	json_t **sreq;           /* per recorded server request: the live request it stood for */
-	int64_t *sent_ns;        /* per recorded client message: when it went out (0: never) */
-	int64_t *got_ns;         /* per recorded client request: when its live answer came (0: not) */
-	char *gave_up;           /* per recorded client request: waited for in vain once */
-	size_t *owed;            /* the client requests sent whose recorded answer is awaited,
-				  * in order (those answered or given up since are dropped lazily) */
+	struct mt_buf *raw; /* per recorded client request: its live answer's line (parsed
+			     * when it is needed) */
+	json_t **sreq;      /* per recorded server request: the live request it stood for */
+	int64_t *sent_ns;   /* per recorded client message: when it went out (0: never) */
+	int64_t *got_ns;    /* per recorded client request: when its live answer came (0: not) */
+	char *gave_up;      /* per recorded client request: waited for in vain once */
+	size_t *owed;       /* the client requests sent whose recorded answer is awaited,
+			     * in order (those answered or given up since are dropped lazily) */
 	size_t nowed, owed_cap;
-	struct mt_map by_id;     /* live id (JSON text) -> recorded client request awaiting it */
-	json_t *pending;         /* live server requests not answered yet: [{method, id, msg}] */
-	json_t *subs;            /* recorded value -> live value (mint.h) */
-	json_t *origins;         /* borrowed: mint_index of the script */
+	struct mt_map by_id;           /* live id (JSON text) -> recorded client request awaiting it */
+	json_t *pending;               /* live server requests not answered yet: [{method, id, msg}] */
+	json_t *subs;                  /* recorded value -> live value (mint.h) */
+	json_t *origins;               /* borrowed: mint_index of the script */
 	const char *const *answerable; /* borrowed: the methods of the recorded server requests
-				  * the recorded client answered (interned) */
+					* the recorded client answered (interned) */
 	size_t nanswerable;
-	int gone;                /* the server's output ended */
-	int status;              /* its wait status, once reaped (reaped: 1) */
+	int gone;   /* the server's output ended */
+	int status; /* its wait status, once reaped (reaped: 1) */
 	int reaped;
-	int64_t last_sent;       /* index of the last client message sent, or -1 */
+	int64_t last_sent; /* index of the last client message sent, or -1 */
 };
 
 /* What a wire hands back: the server's message, or what happened. */
 enum { W_MSG = 1, W_TIMEOUT = 0, W_GONE = -1, W_FAILED = 2, W_NOTE = 3 };
 struct win {
-	const char *p;           /* W_MSG: the message (borrowed until the next call) */
+	const char *p; /* W_MSG: the message (borrowed until the next call) */
 	size_t n;
-	int64_t tag;             /* W_FAILED: the recorded client message it was about, or -1 */
-	int status;              /* W_FAILED, W_NOTE: an HTTP status, 0 when none */
-	enum hc_why why;         /* W_FAILED */
-	int expired;             /* W_FAILED: a 404 for the session */
-	const char *text;        /* W_FAILED, W_NOTE: what happened (borrowed) */
+	int64_t tag;      /* W_FAILED: the recorded client message it was about, or -1 */
+	int status;       /* W_FAILED, W_NOTE: an HTTP status, 0 when none */
+	enum hc_why why;  /* W_FAILED */
+	int expired;      /* W_FAILED: a 404 for the session */
+	const char *text; /* W_FAILED, W_NOTE: what happened (borrowed) */
 };
 
 /*
@@ -114,29 +114,29 @@ struct vwire {
 struct verify {
 	struct rp_script *s;
 	const struct verify_opts *o;
-	const struct vwire *w;   /* the wire every run uses */
+	const struct vwire *w; /* the wire every run uses */
 	/* What the recording says of HTTP (for the HTTP wire): */
-	int legacy;              /* talk legacy HTTP+SSE */
-	int get_stream;          /* open the GET stream */
-	int had_get;             /* the recording had one */
-	int64_t *deletes;        /* owned: the seqs of the recorded DELETEs of the session */
+	int legacy;       /* talk legacy HTTP+SSE */
+	int get_stream;   /* open the GET stream */
+	int had_get;      /* the recording had one */
+	int64_t *deletes; /* owned: the seqs of the recorded DELETEs of the session */
 	size_t ndeletes;
-	int *rec_status;         /* owned: per recorded message, the HTTP error status (400 up)
-				  * its POST got, else 0; NULL for a stdio recording */
-	json_t *notes;           /* the NOTE lines said (a set) */
-	int gone_said;           /* a GONE line was printed */
+	int *rec_status; /* owned: per recorded message, the HTTP error status (400 up)
+			  * its POST got, else 0; NULL for a stdio recording */
+	json_t *notes;   /* the NOTE lines said (a set) */
+	int gone_said;   /* a GONE line was printed */
 	json_t *origins;
 	const char **answerable; /* owned: see vrun */
 	size_t nanswerable;
-	struct vrun *run;        /* o->runs of them */
+	struct vrun *run; /* o->runs of them */
 	int nrun;
 	size_t passed, differed, missing, cancelled, unanswered, noise, redacted;
-	size_t srv_missing;   /* MISSING server request lines printed (every run's) */
+	size_t srv_missing; /* MISSING server request lines printed (every run's) */
 	struct mt_buf cmd;
-	struct mt_buf sent;      /* scratch: a recorded request's bytes, for storing */
-	struct mt_buf line;      /* the report's line being said (o->line has the whole ones) */
-	struct store *st;        /* where the run is stored (borrowed), or NULL */
-	int64_t id;              /* the stored run */
+	struct mt_buf sent; /* scratch: a recorded request's bytes, for storing */
+	struct mt_buf line; /* the report's line being said (o->line has the whole ones) */
+	struct store *st;   /* where the run is stored (borrowed), or NULL */
+	int64_t id;         /* the stored run */
 };
 
 static int is_request(const struct rp_msg *m)
@@ -165,7 +165,8 @@ static void redacted_paths(json_t *msg, struct mt_buf *out, json_t *list)
 	rp_marker_paths(json_object_get(msg, "result"), "result", set);
 	rp_marker_paths(json_object_get(msg, "error"), "error", set);
 	mt_buf_reset(out);
-	json_object_foreach(set, k, e) {
+	json_object_foreach(set, k, e)
+	{
 		if (out->len)
 			mt_buf_puts(out, ", ");
 		mt_buf_puts(out, k);
@@ -273,16 +274,16 @@ static void take_line(struct vrun *r, const char *line, size_t n)
 		for (size_t i = 0; name && i < r->nanswerable && !answerable; i++)
 			answerable = r->answerable[i] == name;
 		if (answerable) {
-			json_array_append_new(r->pending,
-					      json_pack("{s:s,s:O,s:O,s:I}", "method", method, "id",
-							json_object_get(msg, "id"), "msg", msg, "t",
-							(json_int_t)mt_mono_ns()));
+			json_array_append_new(r->pending, json_pack("{s:s,s:O,s:O,s:I}", "method", method,
+								    "id", json_object_get(msg, "id"), "msg",
+								    msg, "t", (json_int_t)mt_mono_ns()));
 		} else {
 			/* The recorded client never answered such a request: say so, so that
 			 * the server is not left waiting. */
-			json_t *e = json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id",
-					      json_object_get(msg, "id"), "error", "code", -32601, "message",
-					      "mcptap replay: the recorded client never answered this request");
+			json_t *e =
+				json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id",
+					  json_object_get(msg, "id"), "error", "code", -32601, "message",
+					  "mcptap replay: the recorded client never answered this request");
 			send_json(r, e, -1);
 			json_decref(e);
 		}
@@ -364,8 +365,8 @@ static void took_failure(struct vrun *r, const struct win *in)
 	char key[32];
 
 	if (in->tag < 0 || (size_t)in->tag >= s->n) {
-		note(v, "the server refused %s: %s", in->tag == -2 ? "to end the session (DELETE)"
-								 : "an answer mcptap made up", in->text);
+		note(v, "the server refused %s: %s",
+		     in->tag == -2 ? "to end the session (DELETE)" : "an answer mcptap made up", in->text);
 		return;
 	}
 	size_t q = (size_t)in->tag;
@@ -384,7 +385,9 @@ static void took_failure(struct vrun *r, const struct win *in)
 			r->fails = json_object();
 		json_object_set_new(r->fails, key,
 				    json_pack("{s:s,s:i,s:s}", "why",
-					      in->why == HC_STATUS ? "status" : in->why == HC_BODY ? "body" : "lost",
+					      in->why == HC_STATUS ? "status"
+					      : in->why == HC_BODY ? "body"
+								   : "lost",
 					      "status", in->status, "text", in->text));
 		r->gave_up[q] = 1;
 		return;
@@ -406,8 +409,7 @@ static void took_failure(struct vrun *r, const struct win *in)
  * passes; 0 when it held. A timeout gives up on every answer still owed (each
  * costs at most one timeout); the server's end gives up on all of them.
  */
-static int wait_for(struct vrun *r, int (*pred)(struct vrun *, size_t), size_t arg,
-		    int64_t deadline_ns)
+static int wait_for(struct vrun *r, int (*pred)(struct vrun *, size_t), size_t arg, int64_t deadline_ns)
 {
 	int64_t deadline = deadline_ns ? deadline_ns : mt_mono_ns() + (int64_t)r->timeout_ms * 1000000;
 	struct win in;
@@ -471,8 +473,8 @@ static int server_request_waiting(struct vrun *r, size_t i)
 	const char *method = r->s->m[i].method;
 
 	for (size_t k = 0; k < json_array_size(r->pending); k++)
-		if (method && !strcmp(method, json_string_value(json_object_get(
-							json_array_get(r->pending, k), "method"))))
+		if (method && !strcmp(method, json_string_value(json_object_get(json_array_get(r->pending, k),
+										"method"))))
 			return 1;
 	return 0;
 }
@@ -516,8 +518,7 @@ static void pace(struct vrun *r, size_t i)
 	}
 	for (size_t j = r->last_sent >= 0 ? (size_t)r->last_sent + 1 : 0; j < i; j++) {
 		const struct rp_msg *a = &s->m[j];
-		if (!a->c2s && is_answer(a) && a->request >= 0 && r->got_ns[a->request] &&
-		    a->t_ns >= rec_t) {
+		if (!a->c2s && is_answer(a) && a->request >= 0 && r->got_ns[a->request] && a->t_ns >= rec_t) {
 			rec_t = a->t_ns;
 			live_t = r->got_ns[a->request];
 		}
@@ -570,8 +571,7 @@ static void send_one(struct vrun *r, size_t i)
 		bad = rp_render(s, i, NULL, 0, NULL, 0, &out, NULL);
 	}
 	if (out.len) /* (without the newline rp_render ends it with) */
-		r->v->w->put(r, out.data, out.data[out.len - 1] == '\n' ? out.len - 1 : out.len,
-			     (int64_t)i);
+		r->v->w->put(r, out.data, out.data[out.len - 1] == '\n' ? out.len - 1 : out.len, (int64_t)i);
 	if (!bad && m->kind == MT_REQUEST) {
 		/* The recorded id goes out as it was: its answer is looked up by it. */
 		json_t *id = json_object_get(msg, "id");
@@ -801,18 +801,13 @@ static int http_next(struct vrun *r, int timeout_ms, struct win *in)
 		in->p = ev.data;
 		in->n = ev.len;
 		return W_MSG;
-	case HC_FAILED:
-		r->unreached = 0;
-		return W_FAILED;
-	case HC_NOTE:
-		r->unreached = 0;
-		return W_NOTE;
+	case HC_FAILED: r->unreached = 0; return W_FAILED;
+	case HC_NOTE: r->unreached = 0; return W_NOTE;
 	case HC_GONE:
 		if (!r->end_text)
 			r->end_text = mt_strdup(ev.text);
 		return W_GONE;
-	default:
-		return W_TIMEOUT;
+	default: return W_TIMEOUT;
 	}
 }
 
@@ -888,10 +883,11 @@ static int run_once(struct verify *v, struct vrun *r)
 			if (r->gone)
 				break;
 			v->srv_missing++;
-			say(v, "MISSING server request %s (recorded #%lld): the client's answer #%lld "
-			        "was not sent\n",
-			        s->m[m->request].method ? s->m[m->request].method : "?",
-			        (long long)s->m[m->request].seq, (long long)m->seq);
+			say(v,
+			    "MISSING server request %s (recorded #%lld): the client's answer #%lld "
+			    "was not sent\n",
+			    s->m[m->request].method ? s->m[m->request].method : "?",
+			    (long long)s->m[m->request].seq, (long long)m->seq);
 			continue;
 		}
 		if (!v->o->fast)
@@ -928,8 +924,8 @@ static size_t compare(json_t *rec, json_t *live, const struct canon_ignore *ig, 
 		return canon_diff(json_object_get(rec, "result"), json_object_get(live, "result"), "result",
 				  ig, MAX_PATHS, paths);
 	if (json_object_get(rec, "error") && json_object_get(live, "error"))
-		return canon_diff(json_object_get(rec, "error"), json_object_get(live, "error"), "error",
-				  ig, MAX_PATHS, paths);
+		return canon_diff(json_object_get(rec, "error"), json_object_get(live, "error"), "error", ig,
+				  MAX_PATHS, paths);
 	json_array_append_new(paths, json_string(json_object_get(live, "result") ? "result" : "error"));
 	return 1;
 }
@@ -939,8 +935,8 @@ static size_t compare(json_t *rec, json_t *live, const struct canon_ignore *ig, 
  * recorded answer, the first run's live one. A store that fails is said once;
  * the rest of the run is not stored.
  */
-static void store_result(struct verify *v, size_t q, json_t *qmsg, const char *status,
-			 json_t *diff, json_t *noise)
+static void store_result(struct verify *v, size_t q, json_t *qmsg, const char *status, json_t *diff,
+			 json_t *noise)
 {
 	struct rp_script *s = v->s;
 	const struct rp_msg *m = &s->m[q];
@@ -963,12 +959,20 @@ static void store_result(struct verify *v, size_t q, json_t *qmsg, const char *s
 	/* (No live answer, but what came instead: an HTTP error, a body that is not one.) */
 	const char *instead = json_string_value(json_object_get(fail_of(r0, q), "text"));
 	struct store_replay_result row = {
-		.seq = m->seq, .method = m->method, .name = rp_subject(json_object_get(qmsg, "params")),
-		.status = status, .sent = v->sent.data, .sent_len = v->sent.len, .recorded = answer,
+		.seq = m->seq,
+		.method = m->method,
+		.name = rp_subject(json_object_get(qmsg, "params")),
+		.status = status,
+		.sent = v->sent.data,
+		.sent_len = v->sent.len,
+		.recorded = answer,
 		.recorded_len = answer_len,
 		.live = r0->got_ns[q] ? r0->raw[q].data : instead,
-		.live_len = r0->got_ns[q] ? r0->raw[q].len : instead ? strlen(instead) : 0,
-		.diff_json = d, .noise_json = nz,
+		.live_len = r0->got_ns[q] ? r0->raw[q].len
+			    : instead     ? strlen(instead)
+					  : 0,
+		.diff_json = d,
+		.noise_json = nz,
 	};
 	if (store_add_replay_result(v->st, v->id, &row, &err)) {
 		mt_warn("replay: the run is not stored in full: %s", err.msg);
@@ -1015,8 +1019,10 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 		json_t *list = json_array();
 		redacted_paths(qmsg, &paths, list);
 		v->redacted++;
-		say(v, "REDACTED #%lld %s: not sent: the tap stored %s redacted, so the value is "
-		        "not known\n", (long long)m->seq, what->data, paths.data ? paths.data : "a value");
+		say(v,
+		    "REDACTED #%lld %s: not sent: the tap stored %s redacted, so the value is "
+		    "not known\n",
+		    (long long)m->seq, what->data, paths.data ? paths.data : "a value");
 		store_result(v, q, qmsg, "redacted", list, NULL);
 		json_decref(list);
 		mt_buf_release(&paths);
@@ -1026,11 +1032,10 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 		all_live &= v->run[k].got_ns[q] != 0;
 		sent &= v->run[k].sent_ns[q] != 0;
 	}
-	if (m->cancelled_by >= 0 && (!rec || !all_live) &&
-	    (m->answer < 0 || m->answer > m->cancelled_by)) {
+	if (m->cancelled_by >= 0 && (!rec || !all_live) && (m->answer < 0 || m->answer > m->cancelled_by)) {
 		v->cancelled++;
 		say(v, "CANCELLED #%lld %s: cancelled as recorded%s\n", (long long)m->seq, what->data,
-		        all_live ? ", and answered anyway" : "");
+		    all_live ? ", and answered anyway" : "");
 		store_result(v, q, qmsg, "cancelled", NULL, NULL);
 		goto out;
 	}
@@ -1069,8 +1074,8 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 	}
 	if (!rec && !rec_status(v, q)) {
 		v->unanswered++;
-		say(v, "UNANSWERED #%lld %s: the recorded server never answered it%s\n",
-		        (long long)m->seq, what->data, all_live ? " (the live one did)" : "");
+		say(v, "UNANSWERED #%lld %s: the recorded server never answered it%s\n", (long long)m->seq,
+		    what->data, all_live ? " (the live one did)" : "");
 		store_result(v, q, qmsg, "unanswered", NULL, NULL);
 		goto out;
 	}
@@ -1084,15 +1089,15 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 		v->missing++;
 		if (!sent)
 			say(v, "MISSING #%lld %s: not sent, %s\n", (long long)m->seq, what->data,
-			        gone_phrase(v, q));
+			    gone_phrase(v, q));
 		else if (lost)
 			say(v, "MISSING #%lld %s: not answered: %s\n", (long long)m->seq, what->data, lost);
 		else if (gone_without(v, q))
 			say(v, "MISSING #%lld %s: not answered, %s\n", (long long)m->seq, what->data,
-			        gone_phrase(v, q));
+			    gone_phrase(v, q));
 		else
 			say(v, "MISSING #%lld %s: no answer within %d ms\n", (long long)m->seq, what->data,
-			        v->o->timeout_ms);
+			    v->o->timeout_ms);
 		store_result(v, q, qmsg, "missing", NULL, NULL);
 		goto out;
 	}
@@ -1125,7 +1130,7 @@ static void judge(struct verify *v, size_t q, struct mt_buf *what)
 		say(v, "PASS #%lld %s", (long long)m->seq, what->data);
 		if (json_array_size(set_aside))
 			say(v, " (%zu noisy path%s set aside)", json_array_size(set_aside),
-			        json_array_size(set_aside) == 1 ? "" : "s");
+			    json_array_size(set_aside) == 1 ? "" : "s");
 		say(v, "\n");
 	} else {
 		v->differed++;
@@ -1244,8 +1249,8 @@ static int run_reset(const char *cmd, int k, int n)
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
 	if (WIFSIGNALED(st))
-		return mt_error("replay: --reset '%s' was killed by signal %d before run %d of %d",
-				cmd, WTERMSIG(st), k, n);
+		return mt_error("replay: --reset '%s' was killed by signal %d before run %d of %d", cmd,
+				WTERMSIG(st), k, n);
 	return mt_error("replay: --reset '%s' exited with status %d before run %d of %d", cmd,
 			WEXITSTATUS(st), k, n);
 }
@@ -1334,11 +1339,12 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 				const struct rp_msg *last = r->last_sent >= 0 ? &s->m[r->last_sent] : NULL;
 				if (last)
 					rp_describe(s, (size_t)r->last_sent, &what);
-				say(&v, "GONE the server %s %s #%lld %s (run %d of %d): %zu request%s "
-				         "left without an answer\n",
-				         end.data, r->unreached ? "at" : "after",
-				         last ? (long long)last->seq : 0LL, last ? what.data : "",
-				         k + 1, v.nrun, owed, owed == 1 ? "" : "s");
+				say(&v,
+				    "GONE the server %s %s #%lld %s (run %d of %d): %zu request%s "
+				    "left without an answer\n",
+				    end.data, r->unreached ? "at" : "after",
+				    last ? (long long)last->seq : 0LL, last ? what.data : "", k + 1, v.nrun,
+				    owed, owed == 1 ? "" : "s");
 				v.gone_said = 1;
 			}
 			mt_buf_reset(&prev_end);
@@ -1346,8 +1352,8 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 		}
 	}
 	if (o->st) {
-		struct store_replay_run row = {s->session, mt_wall_us(), v.cmd.data, o->ignore_json, "client",
-					       v.nrun};
+		struct store_replay_run row = {s->session,     mt_wall_us(), v.cmd.data,
+					       o->ignore_json, "client",     v.nrun};
 		if (store_add_replay_run(o->st, &row, &v.id, &err))
 			mt_warn("replay: the run is not stored in '%s': %s", o->store_path, err.msg);
 		else
@@ -1365,16 +1371,18 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 			json_decref(msg);
 			if (is_answer(m) && m->request >= 0) {
 				rp_describe(s, (size_t)m->request, &what);
-				say(&v, "NOTE #%lld the answer to #%lld %s carries values the tap redacted "
-				         "(%s): sent with the markers in their place\n",
-				         (long long)m->seq, (long long)s->m[m->request].seq, what.data,
-				         paths.data ? paths.data : "?");
+				say(&v,
+				    "NOTE #%lld the answer to #%lld %s carries values the tap redacted "
+				    "(%s): sent with the markers in their place\n",
+				    (long long)m->seq, (long long)s->m[m->request].seq, what.data,
+				    paths.data ? paths.data : "?");
 			} else {
 				rp_describe(s, q, &what);
-				say(&v, "NOTE #%lld %s carries values the tap redacted (%s): sent with the "
-				         "markers in their place%s\n",
-				         (long long)m->seq, what.data, paths.data ? paths.data : "?",
-				         is_request(m) ? ", since the session needs it" : "");
+				say(&v,
+				    "NOTE #%lld %s carries values the tap redacted (%s): sent with the "
+				    "markers in their place%s\n",
+				    (long long)m->seq, what.data, paths.data ? paths.data : "?",
+				    is_request(m) ? ", since the session needs it" : "");
 			}
 			mt_buf_release(&paths);
 		}
@@ -1384,24 +1392,24 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 			judge(&v, q, &what);
 	if (v.nrun == 1 && v.differed)
 		say(&v, "NOTE one run cannot tell noise from a change: values that differ on every "
-		         "run (times, random ids) count as differences; --runs 2 or more sets them "
-		         "aside, and --reset CMD puts a stateful server's data back before each run\n");
+			"run (times, random ids) count as differences; --runs 2 or more sets them "
+			"aside, and --reset CMD puts a stateful server's data back before each run\n");
 	size_t total = v.passed + v.differed + v.missing + v.cancelled + v.unanswered + v.redacted;
-	say(&v, "replay: %zu request%s: %zu passed, %zu differed, %zu missing, %zu cancelled, "
-	         "%zu unanswered; %zu path%s set aside as noise over %d run%s (session %lld against %s)",
-	         total, total == 1 ? "" : "s", v.passed, v.differed, v.missing, v.cancelled,
-	         v.unanswered, v.noise, v.noise == 1 ? "" : "s", v.nrun, v.nrun == 1 ? "" : "s",
-	         (long long)s->session, v.cmd.data);
+	say(&v,
+	    "replay: %zu request%s: %zu passed, %zu differed, %zu missing, %zu cancelled, "
+	    "%zu unanswered; %zu path%s set aside as noise over %d run%s (session %lld against %s)",
+	    total, total == 1 ? "" : "s", v.passed, v.differed, v.missing, v.cancelled, v.unanswered, v.noise,
+	    v.noise == 1 ? "" : "s", v.nrun, v.nrun == 1 ? "" : "s", (long long)s->session, v.cmd.data);
 	if (v.redacted)
 		say(&v, "; %zu not sent: %s values the tap redacted", v.redacted,
-		         v.redacted == 1 ? "it carries" : "they carry");
+		    v.redacted == 1 ? "it carries" : "they carry");
 	if (v.srv_missing)
 		say(&v, "; %zu server request%s missing (the client's answer not sent)", v.srv_missing,
-		         v.srv_missing == 1 ? "" : "s");
+		    v.srv_missing == 1 ? "" : "s");
 	say(&v, "\n");
 	v.o->line(v.o->line_ctx, NULL);
-	struct store_replay_totals tot = {mt_mono_ns() - t0, (int64_t)v.passed, (int64_t)v.differed,
-					  (int64_t)v.missing, (int64_t)v.noise, NULL};
+	struct store_replay_totals tot = {mt_mono_ns() - t0,  (int64_t)v.passed, (int64_t)v.differed,
+					  (int64_t)v.missing, (int64_t)v.noise,  NULL};
 	if (v.st && store_finish_replay_run(v.st, v.id, &tot, &err))
 		mt_warn("replay: the run is not stored in full: %s", err.msg);
 	rc = v.differed || v.missing || v.srv_missing ? EXIT_FINDINGS : EXIT_OK;

@@ -32,13 +32,13 @@ struct verify_opts {
 	int fast;                /* send as fast as the answers allow, not at the recorded pace */
 	int verbose;             /* -v: recorded and live values at each differing or noisy path */
 	/* A live server at a URL instead of a command: */
-	const char *url;         /* http:// or https:// (borrowed), or NULL */
+	const char *url; /* http:// or https:// (borrowed), or NULL */
 	enum verify_transport transport;
-	const char *cacert;      /* a CA file trusted besides the system's (borrowed), or NULL */
-	int insecure;            /* no certificate or host name verification */
+	const char *cacert;         /* a CA file trusted besides the system's (borrowed), or NULL */
+	int insecure;               /* no certificate or host name verification */
 	const char *const *headers; /* "Name: value" lines sent on every request (borrowed) */
 	size_t nheaders;
-	const char *reset;       /* a shell command run before each run (--reset), or NULL */
+	const char *reset; /* a shell command run before each run (--reset), or NULL */
 	/*
 	 * The report, as it comes: line(line_ctx, text) with each whole line (its
 	 * "\n" included) for the caller to print; text NULL when what was said

@@ -96,8 +96,8 @@ static void need_cap(const struct an_ctx *c, enum an_dir side, const char *path,
 	v = cap_of(c->st, side, path);
 	if (want_true ? json_is_true(v) : declared(v))
 		return;
-	an_report(c, -1, "%s %s, but the %s did not declare %s%s", an_dir_arrow(c->m->dir),
-		  c->m->method, side_name(side), path, want_true ? ": true" : "");
+	an_report(c, -1, "%s %s, but the %s did not declare %s%s", an_dir_arrow(c->m->dir), c->m->method,
+		  side_name(side), path, want_true ? ": true" : "");
 }
 
 /*
@@ -128,8 +128,7 @@ static void cap_001(const struct an_ctx *c)
 
 static void cap_002(const struct an_ctx *c)
 {
-	if (c->m->dir == AN_C2S &&
-	    (is(c->m->method, "prompts/list") || is(c->m->method, "prompts/get")))
+	if (c->m->dir == AN_C2S && (is(c->m->method, "prompts/list") || is(c->m->method, "prompts/get")))
 		need_cap(c, AN_S2C, "prompts", 0);
 }
 
@@ -137,15 +136,15 @@ static void cap_003(const struct an_ctx *c)
 {
 	const char *m = c->m->method;
 
-	if (c->m->dir == AN_C2S && (is(m, "resources/list") || is(m, "resources/templates/list") ||
-				    is(m, "resources/read")))
+	if (c->m->dir == AN_C2S &&
+	    (is(m, "resources/list") || is(m, "resources/templates/list") || is(m, "resources/read")))
 		need_cap(c, AN_S2C, "resources", 0);
 }
 
 static void cap_004(const struct an_ctx *c)
 {
-	if (c->m->dir == AN_C2S && (is(c->m->method, "resources/subscribe") ||
-				    is(c->m->method, "resources/unsubscribe")))
+	if (c->m->dir == AN_C2S &&
+	    (is(c->m->method, "resources/subscribe") || is(c->m->method, "resources/unsubscribe")))
 		need_cap(c, AN_S2C, "resources.subscribe", 1);
 }
 
@@ -172,8 +171,9 @@ static void cap_007(const struct an_ctx *c)
 	if (c->m->dir != AN_S2C)
 		return;
 	if (caps_known(c->st, AN_S2C) && !declared(cap_of(c->st, AN_S2C, "logging")))
-		an_report(c, -1, "the server sent notifications/message without declaring the "
-				 "logging capability");
+		an_report(c, -1,
+			  "the server sent notifications/message without declaring the "
+			  "logging capability");
 	level = json_object_get(an_params(c), "level");
 	if (!json_is_string(level)) {
 		an_report(c, -1, "notifications/message params.level is missing or not a string");
@@ -182,8 +182,10 @@ static void cap_007(const struct an_ctx *c)
 	for (size_t i = 0; log_levels[i]; i++)
 		if (!strcmp(json_string_value(level), log_levels[i]))
 			return;
-	an_report(c, -1, "notifications/message level '%s' is not one of debug, info, notice, "
-			 "warning, error, critical, alert, emergency", json_string_value(level));
+	an_report(c, -1,
+		  "notifications/message level '%s' is not one of debug, info, notice, "
+		  "warning, error, critical, alert, emergency",
+		  json_string_value(level));
 }
 
 static void cap_008(const struct an_ctx *c)
@@ -222,7 +224,8 @@ static int subscribed(const struct an_state *st, const char *uri)
 
 	if (json_object_get(st->subscriptions, uri))
 		return 1;
-	json_object_foreach(st->subscriptions, key, v) {
+	json_object_foreach(st->subscriptions, key, v)
+	{
 		size_t len = strlen(key);
 		if (++n > SUB_SCAN)
 			break;
@@ -240,14 +243,17 @@ static void cap_009(const struct an_ctx *c)
 	if (c->m->dir != AN_S2C || !caps_known(st, AN_S2C))
 		return;
 	if (!json_is_true(cap_of(st, AN_S2C, "resources.subscribe"))) {
-		an_report(c, -1, "s→c notifications/resources/updated, but the server did not declare "
-				 "resources.subscribe: true");
+		an_report(c, -1,
+			  "s→c notifications/resources/updated, but the server did not declare "
+			  "resources.subscribe: true");
 		return;
 	}
 	uri = json_string_value(json_object_get(an_params(c), "uri"));
 	if (uri && !subscribed(st, uri) && !subscribe_pending(st, uri))
-		an_report(c, AN_WARNING, "notifications/resources/updated for '%s', which the client "
-					 "has no active subscription to", uri);
+		an_report(c, AN_WARNING,
+			  "notifications/resources/updated for '%s', which the client "
+			  "has no active subscription to",
+			  uri);
 }
 
 static void cap_010(const struct an_ctx *c)
@@ -269,8 +275,9 @@ static void cap_011(const struct an_ctx *c)
 	if (m->dir != AN_C2S || !caps_known(c->st, AN_C2S) || declared(cap_of(c->st, AN_C2S, "roots")))
 		return;
 	if (error_code(c) != -32601)
-		an_report(c, AN_WARNING, "the client declared no roots and answered roots/list with "
-					 "error %lld; expected -32601 (method not found)",
+		an_report(c, AN_WARNING,
+			  "the client declared no roots and answered roots/list with "
+			  "error %lld; expected -32601 (method not found)",
 			  (long long)error_code(c));
 }
 
@@ -300,8 +307,7 @@ static int mode_supported(const struct an_state *st, const char *mode)
 	if (!declared(e))
 		return -1;
 	if (!mode || !strcmp(mode, "form"))
-		return declared(json_object_get(e, "form")) ||
-		       !declared(json_object_get(e, "url"));
+		return declared(json_object_get(e, "form")) || !declared(json_object_get(e, "url"));
 	if (!strcmp(mode, "url"))
 		return declared(json_object_get(e, "url"));
 	return 0;
@@ -327,21 +333,25 @@ static void cap_014(const struct an_ctx *c)
 		return;
 	if (m->cls->kind == MT_REQUEST) {
 		if (m->dir == AN_S2C)
-			an_report(c, -1, "elicitation/create in %s mode, which the client did not "
-					 "declare (elicitation.%s)", name ? name : "form (default)",
-				  name ? name : "form");
+			an_report(c, -1,
+				  "elicitation/create in %s mode, which the client did not "
+				  "declare (elicitation.%s)",
+				  name ? name : "form (default)", name ? name : "form");
 		return;
 	}
 	/* The client's answer to a mode it did not declare: a -32602 error. */
 	if (m->dir != AN_C2S || !m->req || m->req->answer_seq)
 		return;
 	if (m->cls->kind == MT_RESPONSE)
-		an_report(c, -1, "the client answered an elicitation/create in undeclared %s mode "
-				 "with a result; expected error -32602", name ? name : "form");
+		an_report(c, -1,
+			  "the client answered an elicitation/create in undeclared %s mode "
+			  "with a result; expected error -32602",
+			  name ? name : "form");
 	else if (error_code(c) != -32602)
-		an_report(c, -1, "the client answered an elicitation/create in undeclared %s mode "
-				 "with error %lld; expected -32602", name ? name : "form",
-			  (long long)error_code(c));
+		an_report(c, -1,
+			  "the client answered an elicitation/create in undeclared %s mode "
+			  "with error %lld; expected -32602",
+			  name ? name : "form", (long long)error_code(c));
 }
 
 static void cap_015(const struct an_ctx *c)
@@ -352,20 +362,24 @@ static void cap_015(const struct an_ctx *c)
 
 	if (!caps_known(c->st, AN_C2S) || declared(cap_of(c->st, AN_C2S, "sampling.tools")))
 		return;
-	field = json_object_get(params, "tools") ? "tools"
-		: json_object_get(params, "toolChoice") ? "toolChoice" : NULL;
+	field = json_object_get(params, "tools")        ? "tools"
+		: json_object_get(params, "toolChoice") ? "toolChoice"
+							: NULL;
 	if (!field)
 		return;
 	if (m->cls->kind == MT_REQUEST) {
 		if (m->dir == AN_S2C)
-			an_report(c, -1, "sampling/createMessage carries %s, but the client did not "
-					 "declare sampling.tools", field);
+			an_report(c, -1,
+				  "sampling/createMessage carries %s, but the client did not "
+				  "declare sampling.tools",
+				  field);
 	} else if (m->dir == AN_C2S && m->req && !m->req->answer_seq) {
 		int64_t rel = m->req->seq;
-		an_report_at(c, -1, m->seq, &rel, 1, "the client answered a sampling/createMessage "
-				 "with %s (#%lld) with a result, though it did not declare "
-				 "sampling.tools; it must return an error", field,
-			     (long long)m->req->seq);
+		an_report_at(c, -1, m->seq, &rel, 1,
+			     "the client answered a sampling/createMessage "
+			     "with %s (#%lld) with a result, though it did not declare "
+			     "sampling.tools; it must return an error",
+			     field, (long long)m->req->seq);
 	}
 }
 
@@ -378,8 +392,10 @@ static void cap_016(const struct an_ctx *c)
 		return;
 	ctx = json_string_value(json_object_get(request_params(c), "includeContext"));
 	if (is(ctx, "thisServer") || is(ctx, "allServers"))
-		an_report(c, -1, "sampling/createMessage asks for includeContext '%s', but the client "
-				 "did not declare sampling.context", ctx);
+		an_report(c, -1,
+			  "sampling/createMessage asks for includeContext '%s', but the client "
+			  "did not declare sampling.context",
+			  ctx);
 }
 
 static void cap_017(const struct an_ctx *c)
@@ -402,8 +418,9 @@ static void cap_017(const struct an_ctx *c)
 	if (path && declared(cap_of(c->st, recv, path)))
 		return;
 	if (path && !strcmp(path, "tasks.requests.tools.call"))
-		an_report(c, AN_ERROR, "tools/call is task-augmented, but the server did not declare "
-				       "tasks.requests.tools.call");
+		an_report(c, AN_ERROR,
+			  "tools/call is task-augmented, but the server did not declare "
+			  "tasks.requests.tools.call");
 	else if (!declared(cap_of(c->st, recv, "tasks")))
 		an_report(c, -1, "%s %s is task-augmented, but the %s declared no tasks capability",
 			  an_dir_arrow(m->dir), m->method, side_name(recv));
@@ -433,8 +450,8 @@ static void cap_018(const struct an_ctx *c)
 {
 	const struct an_msg *m = c->m;
 	/* Tools of the latest list that require a task (the tracker counts them). */
-	json_int_t required = json_integer_value(
-		json_object_get(json_object_get(c->st->ext, "cap"), "required_tools"));
+	json_int_t required =
+		json_integer_value(json_object_get(json_object_get(c->st->ext, "cap"), "required_tools"));
 	json_t *params;
 	const char *ts, *name;
 	int as_task;
@@ -458,28 +475,34 @@ static void cap_018(const struct an_ctx *c)
 	as_task = json_object_get(params, "task") != NULL;
 	if (m->cls->kind == MT_REQUEST) {
 		if (as_task && !strcmp(ts, "forbidden"))
-			an_report(c, -1, "tool '%s' is called as a task, but its execution.taskSupport "
-					 "is %s", name,
+			an_report(c, -1,
+				  "tool '%s' is called as a task, but its execution.taskSupport "
+				  "is %s",
+				  name,
 				  an_path(json_object_get(c->st->tools, name), "execution.taskSupport")
-				  ? "\"forbidden\"" : "absent (forbidden)");
+					  ? "\"forbidden\""
+					  : "absent (forbidden)");
 		else if (!as_task && !strcmp(ts, "required"))
-			an_report(c, -1, "tool '%s' has execution.taskSupport \"required\", but is "
-					 "called without a task", name);
+			an_report(c, -1,
+				  "tool '%s' has execution.taskSupport \"required\", but is "
+				  "called without a task",
+				  name);
 		return;
 	}
 	/* The server's answer (-32600 is the MAY of "receivers requiring task augmentation"). */
 	int64_t rel = m->req->seq;
-	if (!as_task && !strcmp(ts, "required") && error_code(c) != -32601 &&
-	    error_code(c) != -32600)
-		an_report_at(c, -1, m->seq, &rel, 1, "tool '%s' requires a task and #%lld called it "
-				 "without one: the server must answer -32601, not %s", name,
-			     (long long)m->req->seq, m->cls->kind == MT_RESPONSE ? "a result" :
-			     "another error");
+	if (!as_task && !strcmp(ts, "required") && error_code(c) != -32601 && error_code(c) != -32600)
+		an_report_at(c, -1, m->seq, &rel, 1,
+			     "tool '%s' requires a task and #%lld called it "
+			     "without one: the server must answer -32601, not %s",
+			     name, (long long)m->req->seq,
+			     m->cls->kind == MT_RESPONSE ? "a result" : "another error");
 	else if (as_task && !strcmp(ts, "forbidden") && error_code(c) != -32601 &&
 		 declared(cap_of(c->st, AN_S2C, "tasks.requests.tools.call")))
-		an_report_at(c, AN_WARNING, m->seq, &rel, 1, "tool '%s' does not support tasks and "
-				 "#%lld called it as one: the server should answer -32601", name,
-			     (long long)m->req->seq);
+		an_report_at(c, AN_WARNING, m->seq, &rel, 1,
+			     "tool '%s' does not support tasks and "
+			     "#%lld called it as one: the server should answer -32601",
+			     name, (long long)m->req->seq);
 }
 
 static void cap_019(const struct an_ctx *c)
@@ -508,14 +531,17 @@ static void cap_020(const struct an_ctx *c)
 	seen = json_object_get(json_object_get(ext, "elicit"), json_string_value(id));
 	done = json_object_get(json_object_get(ext, "done"), json_string_value(id));
 	if (!seen) {
-		an_report(c, -1, "notifications/elicitation/complete for elicitationId '%s', which no "
-				 "url-mode elicitation/create or -32042 error sent to this client "
-				 "established", json_string_value(id));
+		an_report(c, -1,
+			  "notifications/elicitation/complete for elicitationId '%s', which no "
+			  "url-mode elicitation/create or -32042 error sent to this client "
+			  "established",
+			  json_string_value(id));
 	} else if (done) {
 		int64_t rel[2] = {json_integer_value(seen), json_integer_value(done)};
-		an_report_at(c, AN_INFO, c->m->seq, rel, 2, "elicitation '%s' was already completed at "
-				 "#%lld; the client ignores this one", json_string_value(id),
-			     (long long)json_integer_value(done));
+		an_report_at(c, AN_INFO, c->m->seq, rel, 2,
+			     "elicitation '%s' was already completed at "
+			     "#%lld; the client ignores this one",
+			     json_string_value(id), (long long)json_integer_value(done));
 	}
 }
 
@@ -527,21 +553,28 @@ static void cap_021(const struct an_ctx *c)
 	if (c->m->dir != AN_S2C || error_code(c) != -32042)
 		return;
 	if (caps_known(c->st, AN_C2S) && mode_supported(c->st, "url") != 1)
-		an_report(c, -1, "the server answered -32042 (URL elicitation required), but the "
-				 "client did not declare elicitation.url");
+		an_report(c, -1,
+			  "the server answered -32042 (URL elicitation required), but the "
+			  "client did not declare elicitation.url");
 	list = an_path(an_error(c), "data.elicitations");
 	if (!json_is_array(list) || !json_array_size(list)) {
-		an_report(c, -1, "a -32042 error must list the required URL elicitations in "
-				 "data.elicitations (a non-empty array)");
+		an_report(c, -1,
+			  "a -32042 error must list the required URL elicitations in "
+			  "data.elicitations (a non-empty array)");
 		return;
 	}
-	json_array_foreach(list, i, el) {
+	json_array_foreach(list, i, el)
+	{
 		if (!is(json_string_value(json_object_get(el, "mode")), "url"))
-			an_report(c, -1, "data.elicitations[%zu] of the -32042 error is not a URL-mode "
-					 "elicitation (mode \"url\")", i);
+			an_report(c, -1,
+				  "data.elicitations[%zu] of the -32042 error is not a URL-mode "
+				  "elicitation (mode \"url\")",
+				  i);
 		else if (!json_is_string(json_object_get(el, "elicitationId")))
-			an_report(c, -1, "data.elicitations[%zu] of the -32042 error has no string "
-					 "elicitationId", i);
+			an_report(c, -1,
+				  "data.elicitations[%zu] of the -32042 error has no string "
+				  "elicitationId",
+				  i);
 	}
 }
 
@@ -582,9 +615,10 @@ static void cap_022(const struct an_ctx *c)
 		    !caps_known(c->st, m->dir) || declared(cap_of(c->st, m->dir, features[i].cap)))
 			return;
 		int64_t rel = m->req->seq;
-		an_report_at(c, -1, m->seq, &rel, 1, "the %s answered %s (#%lld) with a result, but "
-				 "did not declare the %s capability", side_name(m->dir), m->method,
-			     (long long)m->req->seq, features[i].cap);
+		an_report_at(c, -1, m->seq, &rel, 1,
+			     "the %s answered %s (#%lld) with a result, but "
+			     "did not declare the %s capability",
+			     side_name(m->dir), m->method, (long long)m->req->seq, features[i].cap);
 		return;
 	}
 }
@@ -670,8 +704,7 @@ static void cap_023(const struct an_ctx *c)
 	if (m->cls->kind == MT_REQUEST && m->dir == AN_C2S) {
 		side = AN_C2S;
 		part = request_params(c);
-	} else if (m->cls->kind == MT_RESPONSE && m->dir == AN_S2C && m->req &&
-		   m->req->dir == AN_C2S) {
+	} else if (m->cls->kind == MT_RESPONSE && m->dir == AN_S2C && m->req && m->req->dir == AN_C2S) {
 		side = AN_S2C;
 		part = an_result(c);
 	} else {
@@ -696,10 +729,13 @@ static void cap_023(const struct an_ctx *c)
 		} else if (shapes[i].shape == SH_MAP) {
 			const char *key;
 			json_t *sub;
-			json_object_foreach(val, key, sub) {
+			json_object_foreach(val, key, sub)
+			{
 				if (!json_is_object(sub))
-					an_report(c, -1, "%s capability experimental['%s'] is %s, not "
-							 "an object", side_name(side), key, type_name(sub));
+					an_report(c, -1,
+						  "%s capability experimental['%s'] is %s, not "
+						  "an object",
+						  side_name(side), key, type_name(sub));
 			}
 		}
 	}
@@ -756,8 +792,7 @@ static void track_url_error(const struct an_ctx *c, json_t *ext)
 		return;
 	list = an_path(an_error(c), "data.elicitations");
 	for (size_t i = 0; i < json_array_size(list); i++)
-		note_elicitation(ext, json_object_get(json_array_get(list, i), "elicitationId"),
-				 c->m->seq);
+		note_elicitation(ext, json_object_get(json_array_get(list, i), "elicitationId"), c->m->seq);
 }
 
 static void track_complete(const struct an_ctx *c, json_t *ext)
@@ -781,7 +816,8 @@ static void track_tools(const struct an_ctx *c, json_t *ext)
 	json_t *tool;
 	json_int_t n = 0;
 
-	json_object_foreach(c->st->tools, name, tool) {
+	json_object_foreach(c->st->tools, name, tool)
+	{
 		if (is(json_string_value(an_path(tool, "execution.taskSupport")), "required"))
 			n++;
 	}
@@ -798,8 +834,7 @@ static void track_init_retry(const struct an_ctx *c, json_t *ext)
 	if (m->dir != AN_S2C || !m->req || m->req->dir != AN_C2S || c->st->init_answer_seq)
 		return;
 	caps = json_object_get(an_result(c), "capabilities");
-	json_object_set_new(ext, "server_caps", json_is_object(caps) ? json_deep_copy(caps)
-								      : json_object());
+	json_object_set_new(ext, "server_caps", json_is_object(caps) ? json_deep_copy(caps) : json_object());
 }
 
 #define SRC(sec, file) "MCP-RULES §" sec "; " file
@@ -824,19 +859,18 @@ const struct an_rule an_rules_cap[] = {
 	{"CAP-005", AN_ERROR, AN_SEV_MUST_0618, AN_ALL4, AN_ON_REQUEST, "logging/setLevel", cap_005,
 	 "c→s logging/setLevel only when the server declared logging",
 	 SRC("5", "docs/specification/<v>/server/utilities/logging.mdx")},
-	{"CAP-006", AN_ERROR, AN_SEV_MUST_0618, AN_FROM_0326, AN_ON_REQUEST, "completion/complete",
-	 cap_006,
+	{"CAP-006", AN_ERROR, AN_SEV_MUST_0618, AN_FROM_0326, AN_ON_REQUEST, "completion/complete", cap_006,
 	 "c→s completion/complete only when the server declared completions (ungated in "
 	 "2024-11-05, where the capability does not exist)",
 	 SRC("5", "docs/specification/<v>/server/utilities/completion.mdx")},
-	{"CAP-007", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_NOTIFICATION, "notifications/message",
-	 cap_007,
+	{"CAP-007", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_NOTIFICATION, "notifications/message", cap_007,
 	 "a server that sends notifications/message declared logging, and the level is one of the "
 	 "eight syslog levels",
 	 SRC("5", "docs/specification/<v>/server/utilities/logging.mdx")},
 	{"CAP-008", AN_ERROR, AN_SEV_MUST_0618, AN_ALL4, AN_ON_NOTIFICATION,
 	 "notifications/tools/list_changed|notifications/prompts/list_changed|"
-	 "notifications/resources/list_changed", cap_008,
+	 "notifications/resources/list_changed",
+	 cap_008,
 	 "s→c notifications/{tools,prompts,resources}/list_changed only when the server declared "
 	 "the matching listChanged: true",
 	 SRC("5", "server/tools.mdx, server/prompts.mdx, server/resources.mdx")},
@@ -846,12 +880,10 @@ const struct an_rule an_rules_cap[] = {
 	 "true, and (warning) for a uri the client is subscribed to, or a sub-resource of one "
 	 "(a subscribe still unanswered among the last 256 requests counts)",
 	 SRC("5", "schema/<v>/schema.ts (ResourceUpdatedNotification)")},
-	{"CAP-010", AN_ERROR, AN_SEV_MUST_0618, AN_ALL4, AN_ON_REQUEST, "sampling/createMessage",
-	 cap_010,
+	{"CAP-010", AN_ERROR, AN_SEV_MUST_0618, AN_ALL4, AN_ON_REQUEST, "sampling/createMessage", cap_010,
 	 "s→c sampling/createMessage only when the client declared sampling",
 	 SRC("5", "docs/specification/<v>/client/sampling.mdx")},
-	{"CAP-011", AN_ERROR, AN_SEV_MUST_0618, AN_ALL4, AN_ON_REQUEST | AN_ON_ERROR, "roots/list",
-	 cap_011,
+	{"CAP-011", AN_ERROR, AN_SEV_MUST_0618, AN_ALL4, AN_ON_REQUEST | AN_ON_ERROR, "roots/list", cap_011,
 	 "s→c roots/list only when the client declared roots; a client without roots answers "
 	 "-32601 (warning)",
 	 SRC("5", "docs/specification/<v>/client/roots.mdx")},
@@ -859,12 +891,11 @@ const struct an_rule an_rules_cap[] = {
 	 "notifications/roots/list_changed", cap_012,
 	 "c→s notifications/roots/list_changed only when the client declared roots.listChanged: true",
 	 SRC("5", "docs/specification/<v>/client/roots.mdx")},
-	{"CAP-013", AN_ERROR, AN_SEV_MUST_0618, AN_FROM_0618, AN_ON_REQUEST, "elicitation/create",
-	 cap_013,
+	{"CAP-013", AN_ERROR, AN_SEV_MUST_0618, AN_FROM_0618, AN_ON_REQUEST, "elicitation/create", cap_013,
 	 "s→c elicitation/create only when the client declared elicitation",
 	 SRC("5", "docs/specification/<v>/client/elicitation.mdx")},
-	{"CAP-014", AN_ERROR, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_REQUEST | AN_ON_ANSWER,
-	 "elicitation/create", cap_014,
+	{"CAP-014", AN_ERROR, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_REQUEST | AN_ON_ANSWER, "elicitation/create",
+	 cap_014,
 	 "elicitation/create only in a mode the client declared (no mode = form; elicitation {} = "
 	 "form only; url needs elicitation.url), and the client answers an undeclared mode with "
 	 "-32602",
@@ -874,22 +905,20 @@ const struct an_rule an_rules_cap[] = {
 	 "sampling/createMessage with tools or toolChoice only when the client declared "
 	 "sampling.tools; a client without it returns an error",
 	 SRC("5", "docs/specification/2025-11-25/client/sampling.mdx, schema/2025-11-25/schema.ts")},
-	{"CAP-016", AN_WARNING, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_REQUEST, "sampling/createMessage",
-	 cap_016,
+	{"CAP-016", AN_WARNING, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_REQUEST, "sampling/createMessage", cap_016,
 	 "includeContext thisServer/allServers only when the client declared sampling.context",
 	 SRC("5", "docs/specification/2025-11-25/client/sampling.mdx")},
 	{"CAP-017", AN_WARNING, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_REQUEST, NULL, cap_017,
 	 "a request is task-augmented only when the receiver declared the task capability for it "
 	 "(tools/call without tasks.requests.tools.call: error)",
 	 SRC("5", "docs/specification/2025-11-25/basic/utilities/tasks.mdx")},
-	{"CAP-018", AN_ERROR, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_REQUEST | AN_ON_ANSWER, "tools/call",
-	 cap_018,
+	{"CAP-018", AN_ERROR, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_REQUEST | AN_ON_ANSWER, "tools/call", cap_018,
 	 "tools/call follows the tool's execution.taskSupport from the latest tools/list "
 	 "(absent/forbidden: no task; required: a task, else the server answers -32601, or the "
 	 "-32600 tasks.mdx also allows)",
 	 SRC("5", "docs/specification/2025-11-25/basic/utilities/tasks.mdx")},
-	{"CAP-019", AN_ERROR, AN_SEV_MUST_0618, AN_ONLY_1125, AN_ON_REQUEST, "tasks/list|tasks/cancel", cap_019,
-	 "tasks/list and tasks/cancel only when the receiver declared tasks.list / tasks.cancel",
+	{"CAP-019", AN_ERROR, AN_SEV_MUST_0618, AN_ONLY_1125, AN_ON_REQUEST, "tasks/list|tasks/cancel",
+	 cap_019, "tasks/list and tasks/cancel only when the receiver declared tasks.list / tasks.cancel",
 	 SRC("5", "docs/specification/2025-11-25/basic/utilities/tasks.mdx")},
 	{"CAP-020", AN_ERROR, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_NOTIFICATION,
 	 "notifications/elicitation/complete", cap_020,
@@ -908,8 +937,7 @@ const struct an_rule an_rules_cap[] = {
 	 "a party answers a feature request with a result only when it declared that feature's "
 	 "capability (tools, prompts, resources, completions, sampling, roots, elicitation)",
 	 SRC("5", "server/tools.mdx, server/prompts.mdx, server/resources.mdx, client/*.mdx")},
-	{"CAP-023", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_RESPONSE, "initialize",
-	 cap_023,
+	{"CAP-023", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_RESPONSE, "initialize", cap_023,
 	 "declared capabilities have the schema's value types: listChanged and subscribe booleans, "
 	 "the others objects, experimental a map of objects",
 	 SRC("5", "schema/<v>/schema.json")},

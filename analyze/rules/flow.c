@@ -83,16 +83,15 @@ static enum an_dir peer_of(enum an_dir d)
 }
 
 /* The task a task-augmented request created, its status, or NULL (borrowed). */
-static const char *task_status(const struct an_state *st, const struct an_request *r,
-			       const char **task_id)
+static const char *task_status(const struct an_state *st, const struct an_request *r, const char **task_id)
 {
 	return an_req_task_status(st, r, task_id);
 }
 
 static int terminal(const char *status)
 {
-	return status && (!strcmp(status, "completed") || !strcmp(status, "failed") ||
-			  !strcmp(status, "cancelled"));
+	return status &&
+	       (!strcmp(status, "completed") || !strcmp(status, "failed") || !strcmp(status, "cancelled"));
 }
 
 /* Is the request still active: unanswered and not cancelled, or its task not yet terminal? */
@@ -116,8 +115,7 @@ static struct an_request *token_request(const struct an_state *st, enum an_dir s
  * A rate window: is this event over `burst` in `window` ns, for the first
  * time? The tracker moves the window with window_step() after the rule ran.
  */
-static int window_over(json_t *ext, const char *name, enum an_dir d, int64_t t, int64_t window,
-		       int64_t burst)
+static int window_over(json_t *ext, const char *name, enum an_dir d, int64_t t, int64_t window, int64_t burst)
 {
 	char start[32], count[32], flag[32];
 
@@ -156,8 +154,8 @@ static int64_t ping_late(const struct an_state *st)
 
 int an_ping_never_answered(const struct an_state *st, const struct an_request *r)
 {
-	return !r->answer_seq && !r->cancel_seq && !strcmp(r->method, "ping") &&
-	       an_version_in(st, AN_ALL4) && st->last_t_ns - r->t_ns > ping_late(st);
+	return !r->answer_seq && !r->cancel_seq && !strcmp(r->method, "ping") && an_version_in(st, AN_ALL4) &&
+	       st->last_t_ns - r->t_ns > ping_late(st);
 }
 
 static void ping_001(const struct an_ctx *c)
@@ -188,12 +186,14 @@ static void ping_001(const struct an_ctx *c)
 		err = an_error(c);
 		an_report(c, -1, "ping #%lld was answered with error %lld '%s', not an empty result",
 			  (long long)m->req->seq, (long long)json_integer_value(json_object_get(err, "code")),
-			  json_is_string(json_object_get(err, "message")) ?
-				  json_string_value(json_object_get(err, "message")) : "");
+			  json_is_string(json_object_get(err, "message"))
+				  ? json_string_value(json_object_get(err, "message"))
+				  : "");
 		return;
 	}
 	result = an_result(c);
-	json_object_foreach(result, key, v) {
+	json_object_foreach(result, key, v)
+	{
 		if (strcmp(key, "_meta")) {
 			an_report(c, -1, "the answer to ping #%lld has member '%s': it must be empty",
 				  (long long)m->req->seq, key);
@@ -201,9 +201,11 @@ static void ping_001(const struct an_ctx *c)
 		}
 	}
 	if (m->t_ns - m->req->t_ns > ping_late(st))
-		an_report(c, AN_WARNING, "ping #%lld was answered after %lld ms (more than %lld ms): "
-					 "not promptly", (long long)m->req->seq,
-			  (long long)((m->t_ns - m->req->t_ns) / MS), (long long)(ping_late(st) / MS));
+		an_report(c, AN_WARNING,
+			  "ping #%lld was answered after %lld ms (more than %lld ms): "
+			  "not promptly",
+			  (long long)m->req->seq, (long long)((m->t_ns - m->req->t_ns) / MS),
+			  (long long)(ping_late(st) / MS));
 }
 
 static void ping_002(const struct an_ctx *c)
@@ -212,7 +214,8 @@ static void ping_002(const struct an_ctx *c)
 	const char *key;
 	json_t *v;
 
-	json_object_foreach(params, key, v) {
+	json_object_foreach(params, key, v)
+	{
 		if (strcmp(key, "_meta")) {
 			an_report(c, -1, "ping carries params.%s: a ping has no parameters", key);
 			return;
@@ -260,12 +263,14 @@ static void cancel_001(const struct an_ctx *c)
 			goto out;
 		other = an_find_request(c->st, peer_of(c->m->dir), key.data, key.len);
 		if (other)
-			an_report(c, -1, "requestId %s is #%lld %s, which the peer sent: a cancel goes in "
-					 "the direction of the request it cancels",
+			an_report(c, -1,
+				  "requestId %s is #%lld %s, which the peer sent: a cancel goes in "
+				  "the direction of the request it cancels",
 				  show(rid, id, sizeof(id)), (long long)other->seq, other->method);
 		else if (an_id_fate(c->st, peer_of(c->m->dir), key.data, key.len) != AN_ID_UNUSED)
-			an_report(c, -1, "requestId %s is the id of a request the peer sent: a cancel goes "
-					 "in the direction of the request it cancels",
+			an_report(c, -1,
+				  "requestId %s is the id of a request the peer sent: a cancel goes "
+				  "in the direction of the request it cancels",
 				  show(rid, id, sizeof(id)));
 		else
 			an_report(c, -1, "requestId %s names no request that %s sent",
@@ -275,8 +280,9 @@ static void cancel_001(const struct an_ctx *c)
 		int64_t rel[2] = {r->seq, r->answer_seq};
 		an_report_at(c, AN_WARNING, c->m->seq, rel, 2,
 			     "cancels #%lld %s, answered %lld ms earlier at #%lld: it was no longer "
-			     "in progress", (long long)r->seq, r->method,
-			     (long long)((c->m->t_ns - r->answer_t_ns) / MS), (long long)r->answer_seq);
+			     "in progress",
+			     (long long)r->seq, r->method, (long long)((c->m->t_ns - r->answer_t_ns) / MS),
+			     (long long)r->answer_seq);
 	}
 out:
 	mt_buf_release(&key);
@@ -324,14 +330,16 @@ static void cancel_006(const struct an_ctx *c)
 	struct an_request *r;
 
 	if (!rid) {
-		an_report(c, -1, "notifications/cancelled has no requestId: it is required to cancel a "
-				 "request (tasks are cancelled with tasks/cancel)");
+		an_report(c, -1,
+			  "notifications/cancelled has no requestId: it is required to cancel a "
+			  "request (tasks are cancelled with tasks/cancel)");
 	} else if ((r = cancel_target(c, rid, &key)) &&
 		   (r->is_task || json_object_get(an_req_params(r), "task"))) {
 		int64_t rel = r->seq;
 		an_report_at(c, -1, c->m->seq, &rel, 1,
 			     "cancels the task-augmented request #%lld %s: tasks are cancelled with "
-			     "tasks/cancel", (long long)r->seq, r->method);
+			     "tasks/cancel",
+			     (long long)r->seq, r->method);
 	}
 	mt_buf_release(&key);
 }
@@ -395,8 +403,9 @@ static void prog_002(const struct an_ctx *c)
 	if (prev && prev != r && request_active(c->st, prev)) {
 		int64_t rel = prev->seq;
 		if (prev->seq == c->m->seq)
-			an_report(c, -1, "progressToken %s is already used by an earlier %s of this "
-					 "batch, still in progress",
+			an_report(c, -1,
+				  "progressToken %s is already used by an earlier %s of this "
+				  "batch, still in progress",
 				  show(r->progress_token, buf, sizeof(buf)), prev->method);
 		else
 			an_report_at(c, -1, c->m->seq, &rel, 1,
@@ -408,8 +417,7 @@ static void prog_002(const struct an_ctx *c)
 }
 
 /* The progress notification's token and the request it belongs to (sent by the peer). */
-static struct an_request *progress_request(const struct an_ctx *c, json_t **tok,
-					   struct mt_buf *key)
+static struct an_request *progress_request(const struct an_ctx *c, json_t **tok, struct mt_buf *key)
 {
 	*tok = an_params_member(c, "progressToken");
 	if (!*tok)
@@ -455,8 +463,9 @@ static void prog_004(const struct an_ctx *c)
 		goto out; /* no token: PROG-001 */
 	own = token_request(c->st, c->m->dir, &key);
 	if (own)
-		an_report(c, -1, "progressToken %s is the one this side put in its own request #%lld "
-				 "%s: progress goes from the receiver of a request to its sender",
+		an_report(c, -1,
+			  "progressToken %s is the one this side put in its own request #%lld "
+			  "%s: progress goes from the receiver of a request to its sender",
 			  show(tok, buf, sizeof(buf)), (long long)own->seq, own->method);
 	else
 		an_report(c, -1, "progressToken %s is not the token of any active request %s sent",
@@ -554,20 +563,16 @@ const struct an_rule an_rules_flow[] = {
 	 "--timeout-ms (default 5 s), an error when never answered while the session went on",
 	 SRC_PING},
 	{"PING-002", AN_INFO, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST, "ping", ping_002,
-	 "a ping has no parameters (params._meta only); either side may ping at any time",
-	 SRC_PING},
+	 "a ping has no parameters (params._meta only); either side may ping at any time", SRC_PING},
 	{"PING-003", AN_WARNING, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST, "ping", ping_003,
-	 "no excessive pinging: at most 10 pings from one side within 10 s",
-	 SRC_PING},
-	{"CANCEL-001", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_NOTIFICATION,
-	 "notifications/cancelled", cancel_001,
+	 "no excessive pinging: at most 10 pings from one side within 10 s", SRC_PING},
+	{"CANCEL-001", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_NOTIFICATION, "notifications/cancelled",
+	 cancel_001,
 	 "a cancel names a request its sender issued; a warning when that request was answered "
 	 "more than 1 s before",
 	 SRC_CANCEL_TS},
-	{"CANCEL-002", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_NOTIFICATION,
-	 "notifications/cancelled", cancel_002,
-	 "the initialize request is never cancelled",
-	 SRC_CANCEL_TS},
+	{"CANCEL-002", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_NOTIFICATION, "notifications/cancelled",
+	 cancel_002, "the initialize request is never cancelled", SRC_CANCEL_TS},
 	{"CANCEL-003", AN_WARNING, AN_SEV_FIXED, AN_ALL4, AN_ON_ANSWER, NULL, cancel_003,
 	 "a cancelled request gets no answer: one sent more than 1 s (the race grace) after the "
 	 "cancel is flagged",
@@ -577,10 +582,9 @@ const struct an_rule an_rules_flow[] = {
 	 "no request, see RPC-004/RPC-008",
 	 SRC_CANCEL},
 	{"CANCEL-005", AN_WARNING, AN_SEV_FIXED, AN_ALL4, 0, NULL, NULL,
-	 "the canceller ignores a late answer: what it does with it leaves no trace on the wire",
-	 SRC_CANCEL},
-	{"CANCEL-006", AN_ERROR, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_NOTIFICATION,
-	 "notifications/cancelled", cancel_006,
+	 "the canceller ignores a late answer: what it does with it leaves no trace on the wire", SRC_CANCEL},
+	{"CANCEL-006", AN_ERROR, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_NOTIFICATION, "notifications/cancelled",
+	 cancel_006,
 	 "a cancel carries requestId and never names a task-augmented request (tasks/cancel does)",
 	 "MCP-RULES §3.3; basic/utilities/cancellation.mdx, schema/2025-11-25/schema.ts"},
 	{"CANCEL-007", AN_ERROR, AN_SEV_FIXED,
@@ -591,42 +595,31 @@ const struct an_rule an_rules_flow[] = {
 	{"CANCEL-008", AN_WARNING, AN_SEV_FIXED, AN_FROM_0326, 0, NULL, NULL,
 	 "HTTP only: a disconnect is not a cancel; not visible in a stdio capture",
 	 "MCP-RULES §3.3; basic/transports.mdx"},
-	{"PROG-001", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_NOTIFICATION, NULL,
-	 prog_001,
+	{"PROG-001", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_NOTIFICATION, NULL, prog_001,
 	 "progress tokens (params._meta.progressToken, notifications/progress progressToken) are "
 	 "strings or integers",
 	 SRC_PROG},
 	{"PROG-002", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST, NULL, prog_002,
-	 "a sender's progress token is unique across its active requests (tasks: until terminal)",
-	 SRC_PROG},
-	{"PROG-003", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_NOTIFICATION, "notifications/progress",
-	 prog_003,
-	 "progress is a number that strictly increases for a token within one request",
-	 SRC_PROG},
-	{"PROG-004", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_NOTIFICATION, "notifications/progress",
-	 prog_004,
-	 "a progress notification names a token the peer gave in one of its requests",
-	 SRC_PROG},
-	{"PROG-005", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_NOTIFICATION, "notifications/progress",
-	 prog_005,
-	 "no progress for a request after its answer (task-augmented requests: PROG-008)",
-	 SRC_PROG},
-	{"PROG-006", AN_WARNING, AN_SEV_FIXED, AN_FROM_0326, AN_ON_NOTIFICATION,
-	 "notifications/progress", prog_006,
-	 "a progress message, when given, is a non-empty human-readable string",
-	 SRC_PROG},
+	 "a sender's progress token is unique across its active requests (tasks: until terminal)", SRC_PROG},
+	{"PROG-003", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_NOTIFICATION, "notifications/progress", prog_003,
+	 "progress is a number that strictly increases for a token within one request", SRC_PROG},
+	{"PROG-004", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_NOTIFICATION, "notifications/progress", prog_004,
+	 "a progress notification names a token the peer gave in one of its requests", SRC_PROG},
+	{"PROG-005", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_NOTIFICATION, "notifications/progress", prog_005,
+	 "no progress for a request after its answer (task-augmented requests: PROG-008)", SRC_PROG},
+	{"PROG-006", AN_WARNING, AN_SEV_FIXED, AN_FROM_0326, AN_ON_NOTIFICATION, "notifications/progress",
+	 prog_006, "a progress message, when given, is a non-empty human-readable string", SRC_PROG},
 	{"PROG-007", AN_INFO, AN_SEV_FIXED, AN_ALL4, 0, NULL, NULL,
 	 "a MAY: progress and total may be floats, total may be missing and progress may exceed "
 	 "it; nothing to flag (types and order: PROG-001, PROG-003)",
 	 SRC_PROG},
-	{"PROG-008", AN_ERROR, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_NOTIFICATION,
-	 "notifications/progress", prog_008,
+	{"PROG-008", AN_ERROR, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_NOTIFICATION, "notifications/progress",
+	 prog_008,
 	 "progress for a task-augmented request stops once its task is completed, failed or "
 	 "cancelled",
 	 "MCP-RULES §3.4; basic/utilities/progress.mdx, basic/utilities/tasks.mdx"},
 	{"PROG-009", AN_WARNING, AN_SEV_FIXED, AN_ALL4, AN_ON_NOTIFICATION, "notifications/progress",
-	 prog_009,
-	 "no progress flooding: at most 100 progress notifications from one side within 1 s",
+	 prog_009, "no progress flooding: at most 100 progress notifications from one side within 1 s",
 	 SRC_PROG},
 	{NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
 };

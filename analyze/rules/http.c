@@ -41,10 +41,8 @@ static int ok_status(int s)
  */
 static int mcp_request(const struct an_exchange *x)
 {
-	return (!strcmp(x->method, "POST") || !strcmp(x->method, "GET") ||
-		!strcmp(x->method, "DELETE")) &&
-	       strncmp(x->target, "/.well-known/", 13) &&
-	       !(x->outcome && !strcmp(x->outcome, "refused"));
+	return (!strcmp(x->method, "POST") || !strcmp(x->method, "GET") || !strcmp(x->method, "DELETE")) &&
+	       strncmp(x->target, "/.well-known/", 13) && !(x->outcome && !strcmp(x->outcome, "refused"));
 }
 
 /* A GET that resumes a stream (with Last-Event-ID). */
@@ -96,8 +94,10 @@ static void http_001(const struct an_ctx *c)
 		return;
 	n = strcspn(x->target, "?#");
 	if (n != strlen(ep) || strncmp(x->target, ep, n))
-		an_report(c, -1, "%s %.*s: the session's MCP endpoint is %s (one path for POST, GET "
-				 "and DELETE)", x->method, (int)n, x->target, ep);
+		an_report(c, -1,
+			  "%s %.*s: the session's MCP endpoint is %s (one path for POST, GET "
+			  "and DELETE)",
+			  x->method, (int)n, x->target, ep);
 }
 
 /* ---- HTTP-002: client messages only in POST bodies ---- */
@@ -108,8 +108,10 @@ static void http_002(const struct an_ctx *c)
 
 	if (m->dir != AN_C2S || m->in_batch || !m->x || !strcmp(m->x->method, "POST"))
 		return;
-	an_report(c, -1, "the client sent a JSON-RPC message in the body of a %s (#%lld): every "
-			 "client message is a new HTTP POST", m->x->method, (long long)m->x->seq);
+	an_report(c, -1,
+		  "the client sent a JSON-RPC message in the body of a %s (#%lld): every "
+		  "client message is a new HTTP POST",
+		  m->x->method, (long long)m->x->seq);
 }
 
 /* ---- HTTP-003 / HTTP-013: Accept on POST and GET ---- */
@@ -126,12 +128,14 @@ static void http_003(const struct an_ctx *c)
 	json = an_accepts(acc, "application/json");
 	sse = an_accepts(acc, "text/event-stream");
 	if (!acc)
-		an_report(c, -1, "POST without an Accept header: it lists application/json and "
-				 "text/event-stream");
+		an_report(c, -1,
+			  "POST without an Accept header: it lists application/json and "
+			  "text/event-stream");
 	else if (!json || !sse)
-		an_report(c, -1, "POST with Accept '%s': it lists %s too (wildcards do not count)",
-			  acc, !json && !sse ? "application/json and text/event-stream"
-			       : !json ? "application/json" : "text/event-stream");
+		an_report(c, -1, "POST with Accept '%s': it lists %s too (wildcards do not count)", acc,
+			  !json && !sse ? "application/json and text/event-stream"
+			  : !json       ? "application/json"
+					: "text/event-stream");
 }
 
 static void http_013(const struct an_ctx *c)
@@ -173,27 +177,31 @@ static void http_005(const struct an_ctx *c)
 {
 	const struct an_exchange *x = at(c, AN_HTTP_DONE);
 
-	if (!x || strcmp(x->method, "POST") || x->c2s_requests || !x->c2s_others ||
-	    !ok_status(x->status))
+	if (!x || strcmp(x->method, "POST") || x->c2s_requests || !x->c2s_others || !ok_status(x->status))
 		return;
 	if (x->status != 202)
-		an_report(c, -1, "a POST of notifications or responses only was accepted with %d: "
-				 "the answer is 202 Accepted", x->status);
+		an_report(c, -1,
+			  "a POST of notifications or responses only was accepted with %d: "
+			  "the answer is 202 Accepted",
+			  x->status);
 	else if (x->s2c_messages || x->has_resp_body || (x->resp_type && strcmp(x->resp_type, "empty")))
-		an_report(c, -1, "202 Accepted to a POST of notifications or responses has a body "
-				 "(%s): it has none", x->resp_type ? x->resp_type : "unknown type");
+		an_report(c, -1,
+			  "202 Accepted to a POST of notifications or responses has a body "
+			  "(%s): it has none",
+			  x->resp_type ? x->resp_type : "unknown type");
 }
 
 static void http_006(const struct an_ctx *c)
 {
 	const struct an_msg *m = c->m;
 
-	if (m->dir != AN_S2C || m->in_batch || !m->x || strcmp(m->x->method, "POST") ||
-	    !m->channel || strcmp(m->channel, "body") || !ok_status(m->x->status) ||
+	if (m->dir != AN_S2C || m->in_batch || !m->x || strcmp(m->x->method, "POST") || !m->channel ||
+	    strcmp(m->channel, "body") || !ok_status(m->x->status) ||
 	    (m->cls->idtype != MT_ID_NONE && m->cls->idtype != MT_ID_NULL))
 		return;
-	an_report(c, -1, "the server refused the POST (#%lld) with an error without an id but "
-			 "status %d: a refusal is an HTTP error status (e.g. 400)",
+	an_report(c, -1,
+		  "the server refused the POST (#%lld) with an error without an id but "
+		  "status %d: a refusal is an HTTP error status (e.g. 400)",
 		  (long long)m->x->seq, m->x->status);
 }
 
@@ -213,35 +221,38 @@ static void http_007(const struct an_ctx *c)
 			if ((unsigned char)*p < 0x20)
 				*p = '?';
 		an_report(c, -1, "the server sent %s that is not a JSON-RPC message%s (%s): '%s%s'",
-			  m->channel && !strcmp(m->channel, "sse") ? "SSE event data" : "a body",
-			  "", m->cls->error ? m->cls->error : "not JSON-RPC", ex,
-			  m->raw_len > 40 ? "..." : "");
+			  m->channel && !strcmp(m->channel, "sse") ? "SSE event data" : "a body", "",
+			  m->cls->error ? m->cls->error : "not JSON-RPC", ex, m->raw_len > 40 ? "..." : "");
 		return;
 	}
 	if (!(x = at(c, AN_HTTP_DONE)) || strcmp(x->method, "POST") || !ok_status(x->status))
 		return;
 	if (x->error && !strncmp(x->error, "the stream ended inside an event", 32)) {
-		an_report(c, -1, "the SSE stream answering the POST ended inside an event (no "
-				 "blank line after it): the event was never complete");
+		an_report(c, -1,
+			  "the SSE stream answering the POST ended inside an event (no "
+			  "blank line after it): the event was never complete");
 		return;
 	}
 	if (!x->c2s_requests)
 		return;
 	/* A body the capture did not see whole (it ended, or lost bytes of it) is not judged. */
-	if (x->outcome && (!strcmp(x->outcome, "stopped") || !strcmp(x->outcome, "gap")) &&
-	    !x->s2c_messages)
+	if (x->outcome && (!strcmp(x->outcome, "stopped") || !strcmp(x->outcome, "gap")) && !x->s2c_messages)
 		return;
 	ct = resp_hdr(x, "Content-Type");
 	if (!an_media_is(ct, "application/json") && !an_media_is(ct, "text/event-stream"))
-		an_report(c, -1, "a POST carrying a request was answered %d with Content-Type '%s': "
-				 "it is application/json or text/event-stream",
+		an_report(c, -1,
+			  "a POST carrying a request was answered %d with Content-Type '%s': "
+			  "it is application/json or text/event-stream",
 			  x->status, ct ? ct : "(none)");
 	else if (an_media_is(ct, "application/json") && x->has_resp_body)
-		an_report(c, -1, "the application/json answer to a POST carrying a request is not "
-				 "a JSON-RPC message (%zu bytes)", x->resp_body_len);
+		an_report(c, -1,
+			  "the application/json answer to a POST carrying a request is not "
+			  "a JSON-RPC message (%zu bytes)",
+			  x->resp_body_len);
 	else if (an_media_is(ct, "application/json") && !x->s2c_messages)
-		an_report(c, -1, "the application/json answer to a POST carrying a request is "
-				 "empty: it is the JSON-RPC response");
+		an_report(c, -1,
+			  "the application/json answer to a POST carrying a request is "
+			  "empty: it is the JSON-RPC response");
 }
 
 /* ---- HTTP-008: a request's answer on its POST's stream ---- */
@@ -252,11 +263,12 @@ static void http_008(const struct an_ctx *c)
 	const struct an_request *r = m->req;
 
 	/* (On a GET stream: resumed, it is fine; fresh, it is HTTP-016's.) */
-	if (m->dir != AN_S2C || !r || r->dir != AN_C2S || r->answer_seq || !r->exchange_sse ||
-	    !m->exchange || m->exchange == r->exchange || (m->x && !strcmp(m->x->method, "GET")))
+	if (m->dir != AN_S2C || !r || r->dir != AN_C2S || r->answer_seq || !r->exchange_sse || !m->exchange ||
+	    m->exchange == r->exchange || (m->x && !strcmp(m->x->method, "GET")))
 		return;
-	an_report(c, -1, "the answer to #%lld %s came on the stream of #%lld, not on the SSE "
-			 "stream of its POST (#%lld) nor on a resumed one (GET with Last-Event-ID)",
+	an_report(c, -1,
+		  "the answer to #%lld %s came on the stream of #%lld, not on the SSE "
+		  "stream of its POST (#%lld) nor on a resumed one (GET with Last-Event-ID)",
 		  (long long)r->seq, r->method, (long long)m->exchange, (long long)r->exchange);
 }
 
@@ -271,8 +283,9 @@ static void http_015(const struct an_ctx *c)
 		return;
 	ct = resp_hdr(x, "Content-Type");
 	if (!an_media_is(ct, "text/event-stream"))
-		an_report(c, -1, "the GET was answered %d with Content-Type '%s': it is "
-				 "text/event-stream, or 405 Method Not Allowed",
+		an_report(c, -1,
+			  "the GET was answered %d with Content-Type '%s': it is "
+			  "text/event-stream, or 405 Method Not Allowed",
 			  x->status, ct ? ct : "(none)");
 }
 
@@ -285,8 +298,9 @@ static void http_016(const struct an_ctx *c)
 	if (m->dir != AN_S2C || m->in_batch || !m->x || strcmp(m->x->method, "GET") || resumed(m->x) ||
 	    !m->channel || strcmp(m->channel, "sse"))
 		return;
-	an_report(c, -1, "a JSON-RPC %s on the GET stream (#%lld), which resumes no earlier "
-			 "stream: answers go on the stream of their request",
+	an_report(c, -1,
+		  "a JSON-RPC %s on the GET stream (#%lld), which resumes no earlier "
+		  "stream: answers go on the stream of their request",
 		  m->cls->kind == MT_ERROR ? "error" : "response", (long long)m->x->seq);
 }
 
@@ -319,8 +333,9 @@ static void http_019(const struct an_ctx *c)
 			     "unique across the session's streams",
 			     m->sse_id ? m->sse_id : "", (long long)m->exchange, (long long)m->copy_of);
 	} else {
-		an_report(c, -1, "SSE event id '%s' on #%lld was already used in this session: event "
-				 "ids are unique across its streams",
+		an_report(c, -1,
+			  "SSE event id '%s' on #%lld was already used in this session: event "
+			  "ids are unique across its streams",
 			  m->sse_id ? m->sse_id : "", (long long)m->exchange);
 	}
 }
@@ -333,8 +348,10 @@ static void http_020(const struct an_ctx *c)
 
 	if (m->http == AN_HTTP_BEGIN) {
 		if (x->last_event_id && strcmp(x->method, "GET") && mcp_request(x))
-			an_report(c, AN_WARNING, "a %s with Last-Event-ID '%s': a stream is resumed "
-						 "with an HTTP GET", x->method, x->last_event_id);
+			an_report(c, AN_WARNING,
+				  "a %s with Last-Event-ID '%s': a stream is resumed "
+				  "with an HTTP GET",
+				  x->method, x->last_event_id);
 		return;
 	}
 	if (m->http != AN_HTTP_COPY || !m->replayed || !resumed(x) || !m->copy_of)
@@ -346,8 +363,8 @@ static void http_020(const struct an_ctx *c)
 	an_report_at(c, AN_ERROR, m->seq, rel, 2,
 		     "the resumed stream #%lld replays event '%s' of stream #%lld, but its "
 		     "Last-Event-ID '%s' is of stream #%lld: only that stream's messages are replayed",
-		     (long long)x->seq, m->sse_id ? m->sse_id : "", (long long)m->copy_of,
-		     x->last_event_id, (long long)from);
+		     (long long)x->seq, m->sse_id ? m->sse_id : "", (long long)m->copy_of, x->last_event_id,
+		     (long long)from);
 }
 
 /* ---- HTTP-021: the priming event (2025-11-25) ---- */
@@ -363,12 +380,12 @@ static void http_021(const struct an_ctx *c)
 {
 	const struct an_exchange *x = at(c, AN_HTTP_DONE);
 
-	if (!unprimed(x) || json_is_true(json_object_get(json_object_get(c->st->ext, "http"),
-							 "unprimed")))
+	if (!unprimed(x) || json_is_true(json_object_get(json_object_get(c->st->ext, "http"), "unprimed")))
 		return;
-	an_report(c, -1, "the SSE stream answering the %s carried %lld event%s and none with an "
-			 "id: the server should open each stream with a priming event (an id and "
-			 "empty data) so that the client can resume (said once)",
+	an_report(c, -1,
+		  "the SSE stream answering the %s carried %lld event%s and none with an "
+		  "id: the server should open each stream with a priming event (an id and "
+		  "empty data) so that the client can resume (said once)",
 		  x->method, (long long)x->s2c_messages, x->s2c_messages == 1 ? "" : "s");
 }
 
@@ -383,12 +400,14 @@ static void http_022(const struct an_ctx *c)
 	if (!x || !(given = resp_hdr(x, "Mcp-Session-Id")) || !ok_status(x->status))
 		return;
 	if (h->session_id && strcmp(given, h->session_id))
-		an_report(c, -1, "the server names session id '%s' on #%lld after '%s' (#%lld): a "
-				 "session id is assigned once, on the initialize response",
+		an_report(c, -1,
+			  "the server names session id '%s' on #%lld after '%s' (#%lld): a "
+			  "session id is assigned once, on the initialize response",
 			  given, (long long)x->seq, h->session_id, (long long)h->session_id_seq);
 	else if (!h->session_id && c->st->init_answer_seq && x->seq > c->st->init_answer_seq)
-		an_report(c, -1, "the server first names a session id ('%s') on #%lld, after the "
-				 "initialize exchange: it is assigned on the initialize response",
+		an_report(c, -1,
+			  "the server first names a session id ('%s') on #%lld, after the "
+			  "initialize exchange: it is assigned on the initialize response",
 			  given, (long long)x->seq);
 }
 
@@ -401,8 +420,10 @@ static void http_023(const struct an_ctx *c)
 		return;
 	for (const unsigned char *p = (const unsigned char *)given; *p; p++)
 		if (*p < 0x21 || *p > 0x7E) {
-			an_report(c, -1, "session id '%s' holds byte 0x%02X at %zu: only visible ASCII "
-					 "(0x21 to 0x7E)", given, *p, (size_t)(p - (const unsigned char *)given));
+			an_report(c, -1,
+				  "session id '%s' holds byte 0x%02X at %zu: only visible ASCII "
+				  "(0x21 to 0x7E)",
+				  given, *p, (size_t)(p - (const unsigned char *)given));
 			return;
 		}
 	if (!*given)
@@ -421,12 +442,13 @@ static void http_024(const struct an_ctx *c)
 		return;
 	sid = req_hdr(x, "Mcp-Session-Id");
 	if (!sid)
-		an_report(c, -1, "%s without Mcp-Session-Id: the server assigned '%s' (#%lld), and "
-				 "every later request carries it", x->method, h->session_id,
-			  (long long)h->session_id_seq);
+		an_report(c, -1,
+			  "%s without Mcp-Session-Id: the server assigned '%s' (#%lld), and "
+			  "every later request carries it",
+			  x->method, h->session_id, (long long)h->session_id_seq);
 	else if (strcmp(sid, h->session_id))
-		an_report(c, -1, "%s with Mcp-Session-Id '%s', not the session's '%s' (#%lld)",
-			  x->method, sid, h->session_id, (long long)h->session_id_seq);
+		an_report(c, -1, "%s with Mcp-Session-Id '%s', not the session's '%s' (#%lld)", x->method,
+			  sid, h->session_id, (long long)h->session_id_seq);
 }
 
 static void http_025(const struct an_ctx *c)
@@ -435,11 +457,13 @@ static void http_025(const struct an_ctx *c)
 	const struct an_http *h = &c->st->http;
 
 	if (!x || !h->session_id || x->seq <= h->session_id_seq || !mcp_request(x) ||
-	    req_hdr(x, "Mcp-Session-Id") || x->status < 400 || x->status == 400 ||
-	    x->status == 401 || x->status == 403 || x->status == 405)
+	    req_hdr(x, "Mcp-Session-Id") || x->status < 400 || x->status == 400 || x->status == 401 ||
+	    x->status == 403 || x->status == 405)
 		return;
-	an_report(c, -1, "a %s without Mcp-Session-Id was refused with %d: a server that requires "
-			 "the session id answers 400 Bad Request", x->method, x->status);
+	an_report(c, -1,
+		  "a %s without Mcp-Session-Id was refused with %d: a server that requires "
+		  "the session id answers 400 Bad Request",
+		  x->method, x->status);
 }
 
 /* ---- HTTP-026 / 027 / 028: the session's end ---- */
@@ -456,8 +480,9 @@ static void http_026(const struct an_ctx *c)
 	int64_t rel = h->ended_seq;
 	an_report_at(c, -1, x->seq, &rel, 1,
 		     "%s with session id '%s', which ended at #%lld (%s), got %d: a terminated "
-		     "session's id gets 404 Not Found", x->method, sid, (long long)h->ended_seq,
-		     h->ended_by_404 ? "404 Not Found" : "a DELETE", x->status);
+		     "session's id gets 404 Not Found",
+		     x->method, sid, (long long)h->ended_seq, h->ended_by_404 ? "404 Not Found" : "a DELETE",
+		     x->status);
 }
 
 static void http_027(const struct an_ctx *c)
@@ -472,7 +497,8 @@ static void http_027(const struct an_ctx *c)
 	int64_t rel = h->ended_seq;
 	an_report_at(c, -1, x->seq, &rel, 1,
 		     "after 404 Not Found (#%lld) the client sent session id '%s' again: it starts a "
-		     "new session, an initialize without a session id", (long long)h->ended_seq, sid);
+		     "new session, an initialize without a session id",
+		     (long long)h->ended_seq, sid);
 }
 
 static void http_028(const struct an_ctx *c)
@@ -507,9 +533,10 @@ static void http_029(const struct an_ctx *c)
 
 	if (!x || !after_init(c, x) || req_hdr(x, "MCP-Protocol-Version"))
 		return;
-	an_report(c, -1, "%s without MCP-Protocol-Version after the initialize exchange (#%lld): "
-			 "every later request names the negotiated version", x->method,
-		  (long long)c->st->init_answer_seq);
+	an_report(c, -1,
+		  "%s without MCP-Protocol-Version after the initialize exchange (#%lld): "
+		  "every later request names the negotiated version",
+		  x->method, (long long)c->st->init_answer_seq);
 }
 
 static void http_030(const struct an_ctx *c)
@@ -517,9 +544,8 @@ static void http_030(const struct an_ctx *c)
 	const struct an_exchange *x = at(c, AN_HTTP_BEGIN);
 	const char *v;
 
-	if (!x || !after_init(c, x) || !c->st->negotiated ||
-	    !(v = req_hdr(x, "MCP-Protocol-Version")) || !strcmp(v, c->st->negotiated) ||
-	    version_refused(x, v))
+	if (!x || !after_init(c, x) || !c->st->negotiated || !(v = req_hdr(x, "MCP-Protocol-Version")) ||
+	    !strcmp(v, c->st->negotiated) || version_refused(x, v))
 		return;
 	an_report(c, -1, "%s with MCP-Protocol-Version '%s', but '%s' was negotiated", x->method, v,
 		  c->st->negotiated);
@@ -530,11 +556,11 @@ static void http_032(const struct an_ctx *c)
 	const struct an_exchange *x = at(c, AN_HTTP_BEGIN);
 	const char *v;
 
-	if (!x || !mcp_request(x) || !(v = req_hdr(x, "MCP-Protocol-Version")) ||
-	    !version_refused(x, v))
+	if (!x || !mcp_request(x) || !(v = req_hdr(x, "MCP-Protocol-Version")) || !version_refused(x, v))
 		return;
-	an_report(c, -1, "a %s with MCP-Protocol-Version '%s', which is no protocol version, got "
-			 "%d: an invalid or unsupported version gets 400 Bad Request",
+	an_report(c, -1,
+		  "a %s with MCP-Protocol-Version '%s', which is no protocol version, got "
+		  "%d: an invalid or unsupported version gets 400 Bad Request",
 		  x->method, v, x->status);
 }
 
@@ -548,14 +574,15 @@ void an_v26_007(const struct an_ctx *c)
 	if (!x || !mcp_request(x))
 		return;
 	if (strcmp(x->method, "POST") && ok_status(x->status))
-		an_report(c, -1, "%s answered %d: in 2026-07-28 the endpoint is POST only (GET and "
-				 "DELETE get 405)", x->method, x->status);
+		an_report(c, -1,
+			  "%s answered %d: in 2026-07-28 the endpoint is POST only (GET and "
+			  "DELETE get 405)",
+			  x->method, x->status);
 	else if ((sid = resp_hdr(x, "Mcp-Session-Id")))
-		an_report(c, -1, "the server names a session id ('%s'): 2026-07-28 has no sessions",
-			  sid);
+		an_report(c, -1, "the server names a session id ('%s'): 2026-07-28 has no sessions", sid);
 	else if (x->last_event_id)
-		an_report(c, -1, "%s with Last-Event-ID '%s': 2026-07-28 has no resumable streams",
-			  x->method, x->last_event_id);
+		an_report(c, -1, "%s with Last-Event-ID '%s': 2026-07-28 has no resumable streams", x->method,
+			  x->last_event_id);
 }
 
 /*
@@ -576,13 +603,16 @@ static void v26_008_answer(const struct an_ctx *c)
 		return;
 	rel = r->seq;
 	if (m->cls->kind == MT_RESPONSE)
-		an_report_at(c, -1, m->seq, &rel, 1, "#%lld asks for %s, which 2026-07-28 does not "
-						"have, and got a result: an unimplemented method gets "
-						"HTTP 404 and -32601", (long long)r->seq, r->method);
+		an_report_at(c, -1, m->seq, &rel, 1,
+			     "#%lld asks for %s, which 2026-07-28 does not "
+			     "have, and got a result: an unimplemented method gets "
+			     "HTTP 404 and -32601",
+			     (long long)r->seq, r->method);
 	else
-		an_report_at(c, -1, m->seq, &rel, 1, "#%lld asks for %s, which 2026-07-28 does not "
-						"have, and got HTTP %d with error %lld: an unimplemented "
-						"method gets HTTP 404 and -32601",
+		an_report_at(c, -1, m->seq, &rel, 1,
+			     "#%lld asks for %s, which 2026-07-28 does not "
+			     "have, and got HTTP %d with error %lld: an unimplemented "
+			     "method gets HTTP 404 and -32601",
 			     (long long)r->seq, r->method, m->x->status,
 			     (long long)(m->cls->has_error_code ? m->cls->error_code : 0));
 }
@@ -631,16 +661,19 @@ void an_v26_008(const struct an_ctx *c)
 
 static void http_track(const struct an_ctx *c, json_t *ext)
 {
-	if (c->m && c->m->http == AN_HTTP_DONE && unprimed(c->m->x) &&
-	    an_version_in(c->st, AN_ONLY_1125))
+	if (c->m && c->m->http == AN_HTTP_DONE && unprimed(c->m->x) && an_version_in(c->st, AN_ONLY_1125))
 		json_object_set_new(ext, "unprimed", json_true());
 }
 
-#define R(id, sev, vers, hooks, fn, summary)                                                   \
-	{id, sev, AN_SEV_FIXED, vers, hooks, NULL, fn, summary,                                 \
-	 "MCP-RULES §6.2; basic/transports.mdx"}
-#define DOC(id, sev, vers, summary)                                                          \
-	{id, sev, AN_SEV_FIXED, vers, 0, NULL, NULL, summary, "MCP-RULES §6.2; basic/transports.mdx"}
+#define R(id, sev, vers, hooks, fn, summary)                           \
+	{                                                              \
+		id, sev, AN_SEV_FIXED, vers, hooks, NULL, fn, summary, \
+			"MCP-RULES §6.2; basic/transports.mdx"        \
+	}
+#define DOC(id, sev, vers, summary)                                                                          \
+	{                                                                                                    \
+		id, sev, AN_SEV_FIXED, vers, 0, NULL, NULL, summary, "MCP-RULES §6.2; basic/transports.mdx" \
+	}
 
 const struct an_rule an_rules_http[] = {
 	R("HTTP-001", AN_ERROR, AN_FROM_0326, AN_ON_HTTP, http_001,
@@ -658,8 +691,8 @@ const struct an_rule an_rules_http[] = {
 	R("HTTP-006", AN_ERROR, AN_FROM_0326, AN_ON_ERROR | AN_FRAMING, http_006,
 	  "input the server cannot accept gets an HTTP error status (its body may be an id-less "
 	  "JSON-RPC error), not 2xx with such an error"),
-	R("HTTP-007", AN_ERROR, AN_FROM_0326,
-	  AN_ON_HTTP | AN_ON_INVALID | AN_ON_NOTJSONRPC | AN_FRAMING, http_007,
+	R("HTTP-007", AN_ERROR, AN_FROM_0326, AN_ON_HTTP | AN_ON_INVALID | AN_ON_NOTJSONRPC | AN_FRAMING,
+	  http_007,
 	  "a POST carrying a request is answered application/json (the JSON-RPC response) or "
 	  "text/event-stream; bodies and SSE event data from the server are JSON-RPC messages, "
 	  "and an SSE stream does not end inside an event"),
@@ -679,8 +712,7 @@ const struct an_rule an_rules_http[] = {
 	DOC("HTTP-012", AN_WARNING, AN_FROM_0326,
 	    "a disconnect is not a cancel: see CANCEL-008 (a client that cancels sends "
 	    "notifications/cancelled)"),
-	R("HTTP-013", AN_ERROR, AN_FROM_0326, AN_ON_HTTP, http_013,
-	  "a GET's Accept lists text/event-stream"),
+	R("HTTP-013", AN_ERROR, AN_FROM_0326, AN_ON_HTTP, http_013, "a GET's Accept lists text/event-stream"),
 	DOC("HTTP-014", AN_INFO, AN_FROM_0326, "the client may open a GET stream: nothing to check"),
 	R("HTTP-015", AN_ERROR, AN_FROM_0326, AN_ON_HTTP, http_015,
 	  "a successful GET is answered text/event-stream (or the GET gets 405)"),

@@ -103,11 +103,15 @@ static void spec_001(const struct an_ctx *c)
 
 	if (!strcmp(st->version_source, "nearest"))
 		an_report(c, -1, "protocol revision '%s' is unknown; checked against the nearest, %s",
-			  st->negotiated ? st->negotiated : st->requested ? st->requested : "?",
+			  st->negotiated  ? st->negotiated
+			  : st->requested ? st->requested
+					  : "?",
 			  an_version_name(st->version));
 	else if (!strcmp(st->version_source, "default") && st->rpc_messages)
-		an_report(c, -1, "no initialize and no revision in _meta; checked against %s "
-				 "(choose another with --spec)", an_version_name(st->version));
+		an_report(c, -1,
+			  "no initialize and no revision in _meta; checked against %s "
+			  "(choose another with --spec)",
+			  an_version_name(st->version));
 }
 
 static void life_001(const struct an_ctx *c)
@@ -232,8 +236,10 @@ static void life_006(const struct an_ctx *c)
 	if (m->dir != AN_S2C || c->st->initialized_seq || !c->st->init_seq ||
 	    c->st->gap_seq[AN_C2S] > c->st->init_seq || !strcmp(m->method, "ping"))
 		return;
-	an_report(c, -1, "the server sent %s before notifications/initialized; only ping and "
-			 "logging may come before it", m->method);
+	an_report(c, -1,
+		  "the server sent %s before notifications/initialized; only ping and "
+		  "logging may come before it",
+		  m->method);
 }
 
 static void life_007(const struct an_ctx *c)
@@ -242,13 +248,14 @@ static void life_007(const struct an_ctx *c)
 	int64_t n = life_int(c->st, "binit_n");
 	size_t i;
 
-	json_array_foreach(seqs, i, v) {
+	json_array_foreach(seqs, i, v)
+	{
 		an_report_at(c, -1, json_integer_value(v), NULL, 0,
 			     "initialize was sent inside a JSON-RPC batch");
 	}
 	if (n > END_REPORTS)
-		an_report(c, -1, "%lld more initialize %s sent inside batches",
-			  (long long)(n - END_REPORTS), n - END_REPORTS == 1 ? "request was" : "requests were");
+		an_report(c, -1, "%lld more initialize %s sent inside batches", (long long)(n - END_REPORTS),
+			  n - END_REPORTS == 1 ? "request was" : "requests were");
 }
 
 static void life_008(const struct an_ctx *c)
@@ -257,11 +264,12 @@ static void life_008(const struct an_ctx *c)
 	enum an_version known;
 
 	/* Not a string: LIFE-002. */
-	if (c->m->dir != AN_C2S || !json_is_string(v) ||
-	    an_version_parse(json_string_value(v), &known) == 0)
+	if (c->m->dir != AN_C2S || !json_is_string(v) || an_version_parse(json_string_value(v), &known) == 0)
 		return;
-	an_report(c, AN_INFO, "initialize asks for protocolVersion '%s', which is not a known "
-			      "revision (2024-11-05 ... 2026-07-28)", json_string_value(v));
+	an_report(c, AN_INFO,
+		  "initialize asks for protocolVersion '%s', which is not a known "
+		  "revision (2024-11-05 ... 2026-07-28)",
+		  json_string_value(v));
 }
 
 static void life_009(const struct an_ctx *c)
@@ -286,11 +294,15 @@ static void life_009(const struct an_ctx *c)
 			     "server that supports the requested version must answer it",
 			     got, asked, (long long)st->init_answer_seq);
 	} else if (an_version_parse(got, &known) != 0) {
-		an_report(c, AN_WARNING, "the server answered protocolVersion '%s', not a known "
-					 "revision, to a request for %s", got, asked);
+		an_report(c, AN_WARNING,
+			  "the server answered protocolVersion '%s', not a known "
+			  "revision, to a request for %s",
+			  got, asked);
 	} else {
-		an_report(c, AN_INFO, "the server answered %s to a request for %s: it does not support "
-				      "%s; the session is checked against %s", got, asked, asked, got);
+		an_report(c, AN_INFO,
+			  "the server answered %s to a request for %s: it does not support "
+			  "%s; the session is checked against %s",
+			  got, asked, asked, got);
 	}
 }
 
@@ -307,7 +319,8 @@ static void life_010(const struct an_ctx *c)
 	if (an_version_parse(got, &vg) != 0) {
 		an_report_at(c, AN_WARNING, first, NULL, 0,
 			     "the server answered unknown revision '%s' to a request for %s and the "
-			     "client carried on instead of disconnecting", got, asked);
+			     "client carried on instead of disconnecting",
+			     got, asked);
 		return;
 	}
 	if (an_version_parse(asked, &va) != 0)
@@ -320,13 +333,13 @@ static void life_010(const struct an_ctx *c)
 	if (!json_integer_value(json_array_get(sw, 2)))
 		an_report_at(c, AN_ERROR, json_integer_value(json_array_get(sw, 0)), NULL, 0,
 			     "the client asked for %s, the server answered %s, and the client "
-			     "carried on in %s: %s is not in %s", asked, got, asked,
-			     json_string_value(json_array_get(sw, 1)), got);
+			     "carried on in %s: %s is not in %s",
+			     asked, got, asked, json_string_value(json_array_get(sw, 1)), got);
 	else
 		an_report_at(c, AN_ERROR, json_integer_value(json_array_get(sw, 0)), NULL, 0,
 			     "the client asked for %s, the server answered %s, and the client "
-			     "carried on in %s: it sent a batch, which %s does not have", asked,
-			     got, asked, got);
+			     "carried on in %s: it sent a batch, which %s does not have",
+			     asked, got, asked, got);
 }
 
 static void life_012(const struct an_ctx *c)
@@ -341,7 +354,8 @@ static void life_012(const struct an_ctx *c)
 	if (json_is_array(supported)) {
 		size_t i, n = 0;
 		json_t *v;
-		json_array_foreach(supported, i, v) {
+		json_array_foreach(supported, i, v)
+		{
 			if (json_is_string(v) && n + json_string_length(v) + 3 < sizeof(list))
 				n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", n ? ", " : "",
 						      json_string_value(v));
@@ -349,8 +363,9 @@ static void life_012(const struct an_ctx *c)
 	}
 	an_report(c, -1, "initialize was refused with error %lld '%s'%s%s%s",
 		  json_is_integer(code) ? (long long)json_integer_value(code) : 0LL,
-		  json_is_string(json_object_get(err, "message")) ?
-			  json_string_value(json_object_get(err, "message")) : "",
+		  json_is_string(json_object_get(err, "message"))
+			  ? json_string_value(json_object_get(err, "message"))
+			  : "",
 		  json_is_array(supported) ? "; the server supports: " : "", list,
 		  json_is_array(supported) && !*list ? "(none listed)" : "");
 }
@@ -385,8 +400,8 @@ static void life_015(const struct an_ctx *c)
 			reported++;
 			an_report_at(c, -1, q->seq, NULL, 0,
 				     "%s %s got no answer and no notifications/cancelled by the end of "
-				     "the capture (%lld ms later)", an_dir_arrow(q->dir), q->method,
-				     (long long)(waited / 1000000));
+				     "the capture (%lld ms later)",
+				     an_dir_arrow(q->dir), q->method, (long long)(waited / 1000000));
 			continue;
 		}
 		if (!l)
@@ -409,8 +424,8 @@ static void life_015(const struct an_ctx *c)
 	/* The late answers the tracker only counted. */
 	more += (size_t)(life_int(st, "late_n") - (int64_t)json_array_size(late));
 	if (more)
-		an_report(c, -1, "%zu more %s unanswered or late without a notifications/cancelled",
-			  more, more == 1 ? "request went" : "requests went");
+		an_report(c, -1, "%zu more %s unanswered or late without a notifications/cancelled", more,
+			  more == 1 ? "request went" : "requests went");
 }
 
 static void life_016(const struct an_ctx *c)
@@ -486,8 +501,7 @@ const struct an_rule an_rules_life[] = {
 	 "--timeout-ms), none answered after --timeout-ms without a cancel",
 	 "MCP-RULES §3.1; basic/lifecycle.mdx"},
 	{"LIFE-016", AN_INFO, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST, "initialize", life_016,
-	 "one initialize per connection: a second one is noted",
-	 "MCP-RULES §3.1; basic/lifecycle.mdx"},
+	 "one initialize per connection: a second one is noted", "MCP-RULES §3.1; basic/lifecycle.mdx"},
 	{NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
 };
 
@@ -541,8 +555,7 @@ static void track_request(const struct an_ctx *c, json_t *ext)
 		set_int(ext, "va", va);
 		set_int(ext, "vg", vg);
 	}
-	if (!json_object_get(ext, "carry") && strcmp(r->method, "ping") &&
-	    strcmp(r->method, "initialize"))
+	if (!json_object_get(ext, "carry") && strcmp(r->method, "ping") && strcmp(r->method, "initialize"))
 		set_int(ext, "carry", r->seq);
 	va = (int)json_integer_value(json_object_get(ext, "va"));
 	vg = (int)json_integer_value(json_object_get(ext, "vg"));

@@ -166,8 +166,8 @@ static int is_iso8601(const char *s)
 	if (redacted(s, strlen(s)))
 		return 1;
 
-	if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10 || mo < 1 || mo > 12 ||
-	    d < 1 || d > 31)
+	if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10 || mo < 1 || mo > 12 || d < 1 ||
+	    d > 31)
 		return 0;
 	s += 10;
 	if (!*s)
@@ -263,7 +263,8 @@ static void walk_one(struct rep *r, json_t *b, const char *where, enum block_ctx
 	    strcmp(json_string_value(json_object_get(b, "type")), "tool_result"))
 		return;
 	inner = json_object_get(b, "content");
-	json_array_foreach(inner, i, e) {
+	json_array_foreach(inner, i, e)
+	{
 		snprintf(w, sizeof(w), "%s.content[%zu]", where, i);
 		fn(r, e, w, IN_TOOL_RESULT);
 	}
@@ -277,7 +278,8 @@ static void walk_list(struct rep *r, json_t *v, const char *where, enum block_ct
 	char w[96];
 
 	if (json_is_array(v)) {
-		json_array_foreach(v, i, e) {
+		json_array_foreach(v, i, e)
+		{
 			snprintf(w, sizeof(w), "%s[%zu]", where, i);
 			walk_one(r, e, w, ctx, fn);
 		}
@@ -322,8 +324,8 @@ static int token_is(struct mt_span t, const char *lit)
  * optionally, the member opt whose value starts with opt_first (e.g. '"' for
  * a string, 't'/'f' read as "tf" for a boolean). *arr gets the array.
  */
-static int result_array(const struct an_ctx *c, const char *key, const char *opt,
-			const char *opt_first, struct mt_span *arr)
+static int result_array(const struct an_ctx *c, const char *key, const char *opt, const char *opt_first,
+			struct mt_span *arr)
 {
 	struct mt_span res = c->m->cls->result, k, v;
 	size_t pos = 0;
@@ -453,7 +455,8 @@ static void walk_content(struct rep *r, block_fn fn)
 	if (c->m->cls->kind == MT_REQUEST) {
 		if (strcmp(c->m->method, "sampling/createMessage"))
 			return;
-		json_array_foreach(json_object_get(an_params(c), "messages"), i, e) {
+		json_array_foreach(json_object_get(an_params(c), "messages"), i, e)
+		{
 			snprintf(w, sizeof(w), "messages[%zu].content", i);
 			walk_list(r, json_object_get(e, "content"), w, IN_SAMPLING, fn);
 		}
@@ -474,7 +477,8 @@ static void walk_content(struct rep *r, block_fn fn)
 		walk_list(r, json_object_get(res, "content"), "content", IN_TOOL, fn);
 	} else if (!strcmp(c->m->method, "prompts/get")) {
 		msgs = json_object_get(res, "messages");
-		json_array_foreach(msgs, i, e) {
+		json_array_foreach(msgs, i, e)
+		{
 			json_t *b = json_object_get(e, "content");
 			snprintf(w, sizeof(w), "messages[%zu].content", i);
 			if (b)
@@ -516,7 +520,8 @@ static void implementation_extras(struct rep *r, json_t *obj, const char *key, c
 	icons = json_object_get(impl, "icons");
 	if (icons && !json_is_array(icons))
 		say(r, -1, "%s.icons is %s, not an array", what, type_name(icons));
-	json_array_foreach(icons, i, e) {
+	json_array_foreach(icons, i, e)
+	{
 		json_t *sizes = json_object_get(e, "sizes");
 		if (!json_is_object(e) || !json_is_string(json_object_get(e, "src")))
 			say(r, -1, "%s.icons[%zu] has no string src", what, i);
@@ -550,7 +555,8 @@ static void res_002(const struct an_ctx *c)
 		an_report(c, -1, "the tools/list result has %s for tools, not an array", type_name(tools));
 		return;
 	}
-	json_array_foreach(tools, i, t) {
+	json_array_foreach(tools, i, t)
+	{
 		json_t *in = json_object_get(t, "inputSchema"), *out = json_object_get(t, "outputSchema");
 		const char *name = json_string_value(json_object_get(t, "name"));
 		char who[96];
@@ -573,10 +579,13 @@ static void res_002(const struct an_ctx *c)
 			if (!json_is_string(ty) || strcmp(json_string_value(ty), "object"))
 				say(&r, -1, "%s inputSchema.type is not \"object\"", who);
 			if (p && !json_is_object(p))
-				say(&r, -1, "%s inputSchema.properties is %s, not an object", who, type_name(p));
+				say(&r, -1, "%s inputSchema.properties is %s, not an object", who,
+				    type_name(p));
 			if (rq && !json_is_array(rq))
-				say(&r, -1, "%s inputSchema.required is %s, not an array", who, type_name(rq));
-			json_array_foreach(rq, j, e) {
+				say(&r, -1, "%s inputSchema.required is %s, not an array", who,
+				    type_name(rq));
+			json_array_foreach(rq, j, e)
+			{
 				if (!json_is_string(e)) {
 					say(&r, -1, "%s inputSchema.required holds %s, not only strings", who,
 					    type_name(e));
@@ -639,10 +648,12 @@ static const char *block_types(const struct an_ctx *c, enum block_ctx ctx)
 	enum an_version v = c->st->version;
 
 	if (ctx == IN_SAMPLING)
-		return v >= AN_V2025_11_25 ? "text, image, audio, tool_use, tool_result"
-		       : v >= AN_V2025_03_26 ? "text, image, audio" : "text, image";
-	return v >= AN_V2025_06_18 ? "text, image, audio, resource_link, resource"
-	       : v >= AN_V2025_03_26 ? "text, image, audio, resource" : "text, image, resource";
+		return v >= AN_V2025_11_25   ? "text, image, audio, tool_use, tool_result"
+		       : v >= AN_V2025_03_26 ? "text, image, audio"
+					     : "text, image";
+	return v >= AN_V2025_06_18   ? "text, image, audio, resource_link, resource"
+	       : v >= AN_V2025_03_26 ? "text, image, audio, resource"
+				     : "text, image, resource";
 }
 
 static void need_string(struct rep *r, json_t *b, const char *k, const char *where, const char *type)
@@ -763,20 +774,21 @@ static void res_005(const struct an_ctx *c)
 	sc = json_object_get(res, "structuredContent");
 	if (!json_is_object(sc) || is_create_task(c, res))
 		return;
-	json_array_foreach(json_object_get(res, "content"), i, b) {
+	json_array_foreach(json_object_get(res, "content"), i, b)
+	{
 		json_t *text = json_object_get(b, "text"), *parsed;
 		int same;
 		if (!json_is_string(text))
 			continue;
-		parsed = json_loadb(json_string_value(text), json_string_length(text), JSON_DECODE_ANY,
-				    NULL);
+		parsed = json_loadb(json_string_value(text), json_string_length(text), JSON_DECODE_ANY, NULL);
 		same = parsed && jsv_equal(parsed, sc);
 		json_decref(parsed);
 		if (same)
 			return;
 	}
-	an_report(c, AN_WARNING, "the result has structuredContent but no text block holding it as "
-				 "serialized JSON (for backwards compatibility)");
+	an_report(c, AN_WARNING,
+		  "the result has structuredContent but no text block holding it as "
+		  "serialized JSON (for backwards compatibility)");
 }
 
 static void res_006_list(const struct an_ctx *c)
@@ -785,7 +797,8 @@ static void res_006_list(const struct an_ctx *c)
 	size_t i;
 	struct rep r = {c, 0, 0};
 
-	json_array_foreach(json_object_get(an_result(c), "tools"), i, t) {
+	json_array_foreach(json_object_get(an_result(c), "tools"), i, t)
+	{
 		json_t *os = json_object_get(t, "outputSchema");
 		struct jsv v;
 		char kw[200];
@@ -795,10 +808,12 @@ static void res_006_list(const struct an_ctx *c)
 		if (!v.nskipped)
 			continue;
 		jsv_skipped_text(&v, kw, sizeof(kw));
-		say(&r, AN_INFO, "tool '%.60s' outputSchema uses keywords the analyzer does not check "
-				 "(skipped): %s",
-		    json_string_value(json_object_get(t, "name")) ? json_string_value(json_object_get(t, "name"))
-								   : "?",
+		say(&r, AN_INFO,
+		    "tool '%.60s' outputSchema uses keywords the analyzer does not check "
+		    "(skipped): %s",
+		    json_string_value(json_object_get(t, "name"))
+			    ? json_string_value(json_object_get(t, "name"))
+			    : "?",
 		    kw);
 	}
 	said(&r);
@@ -821,21 +836,24 @@ static void res_006(const struct an_ctx *c)
 	if (!json_is_object(os))
 		return; /* no schema to meet */
 	res = an_result(c);
-	if (!json_is_object(res) || is_create_task(c, res) ||
-	    json_is_true(json_object_get(res, "isError")))
+	if (!json_is_object(res) || is_create_task(c, res) || json_is_true(json_object_get(res, "isError")))
 		return;
 	sc = json_object_get(res, "structuredContent");
 	if (!sc) {
-		an_report(c, -1, "tool '%.60s' declares an outputSchema but its result has no "
-				 "structuredContent", name);
+		an_report(c, -1,
+			  "tool '%.60s' declares an outputSchema but its result has no "
+			  "structuredContent",
+			  name);
 		return;
 	}
 	if (!jsv_validate(&v, os, sc))
 		an_report(c, -1, "tool '%.60s' structuredContent does not match its outputSchema: %s", name,
 			  v.err);
 	else if (v.stopped)
-		an_report(c, AN_INFO, "tool '%.60s' structuredContent: validation stopped at its depth or "
-				      "work limit; the rest was not checked", name);
+		an_report(c, AN_INFO,
+			  "tool '%.60s' structuredContent: validation stopped at its depth or "
+			  "work limit; the rest was not checked",
+			  name);
 }
 
 /* ---- RES-007 ---- */
@@ -852,8 +870,9 @@ static void res_007(const struct an_ctx *c)
 		return;
 	if (code == -32602 && !at_least(c, AN_V2025_11_25))
 		return;
-	an_report(c, -1, "tools/call of the listed tool '%.60s' answered with JSON-RPC error %lld: %s "
-			 "should be a result with isError: true",
+	an_report(c, -1,
+		  "tools/call of the listed tool '%.60s' answered with JSON-RPC error %lld: %s "
+		  "should be a result with isError: true",
 		  name, (long long)code,
 		  code == -32602 ? "input validation errors (2025-11-25)" : "errors from the tool");
 }
@@ -879,7 +898,8 @@ static void res_008(const struct an_ctx *c)
 	struct rep r = {c, 0, 0};
 	size_t i;
 
-	json_array_foreach(tools, i, t) {
+	json_array_foreach(tools, i, t)
+	{
 		json_t *nm = json_object_get(t, "name");
 		const char *name = json_string_value(nm);
 		if (!name)
@@ -929,7 +949,8 @@ static void res_009(const struct an_ctx *c)
 			return;
 		cur = json_object_get(an_params(c), "cursor");
 		if (cur && !json_is_string(cur))
-			an_report(c, -1, "%s params.cursor is %s, not a string", c->m->method, type_name(cur));
+			an_report(c, -1, "%s params.cursor is %s, not a string", c->m->method,
+				  type_name(cur));
 		break;
 	case MT_RESPONSE:
 		if (mt_json_member(c->m->cls->result, "nextCursor", &span) != 1 || span.p[0] == '"')
@@ -943,12 +964,12 @@ static void res_009(const struct an_ctx *c)
 		cur = c->m->req ? json_object_get(an_req_params(c->m->req), "cursor") : NULL;
 		if (json_is_string(cur) && !cursor_given(c->st, c->m->method, cur) &&
 		    c->m->cls->has_error_code && c->m->cls->error_code != -32602)
-			an_report(c, AN_WARNING, "%s with an invalid cursor answered with error %lld, "
-						 "not -32602 (invalid params)",
+			an_report(c, AN_WARNING,
+				  "%s with an invalid cursor answered with error %lld, "
+				  "not -32602 (invalid params)",
 				  c->m->method, (long long)c->m->cls->error_code);
 		break;
-	default:
-		break;
+	default: break;
 	}
 }
 
@@ -1099,11 +1120,13 @@ static void res_011(const struct an_ctx *c)
 				  type_name(list));
 			return;
 		}
-		json_array_foreach(list, i, e) {
+		json_array_foreach(list, i, e)
+		{
 			json_t *blob = json_object_get(e, "blob");
 			if (!json_is_object(e) || !json_is_string(json_object_get(e, "uri")))
 				say(&r, -1, "contents[%zu] has no string uri", i);
-			else if (json_is_string(blob) && !is_base64(json_string_value(blob), json_string_length(blob)))
+			else if (json_is_string(blob) &&
+				 !is_base64(json_string_value(blob), json_string_length(blob)))
 				say(&r, -1, "contents[%zu].blob is not base64", i);
 			else if (!json_is_string(json_object_get(e, "text")) && !json_is_string(blob))
 				say(&r, -1, "contents[%zu] has neither a string text nor a string blob", i);
@@ -1116,10 +1139,12 @@ static void res_011(const struct an_ctx *c)
 		const char *uri = tmpl ? "uriTemplate" : "uri";
 		list = json_object_get(res, key);
 		if (!json_is_array(list)) {
-			an_report(c, -1, "the %s result has %s for %s, not an array", m, type_name(list), key);
+			an_report(c, -1, "the %s result has %s for %s, not an array", m, type_name(list),
+				  key);
 			return;
 		}
-		json_array_foreach(list, i, e) {
+		json_array_foreach(list, i, e)
+		{
 			if (!json_is_object(e) || !json_is_string(json_object_get(e, uri)) ||
 			    !json_is_string(json_object_get(e, "name")))
 				say(&r, -1, "%s[%zu] needs string %s and name", key, i, uri);
@@ -1159,7 +1184,8 @@ static const char *prompt_problem(const struct an_ctx *c, char *buf, size_t n)
 		snprintf(buf, n, "names prompt '%.60s', which prompts/list did not list", name);
 		return buf;
 	}
-	json_array_foreach(want, i, e) {
+	json_array_foreach(want, i, e)
+	{
 		if (!json_object_get(json_object_get(params, "arguments"), json_string_value(e))) {
 			snprintf(buf, n, "misses the required argument '%.60s' of prompt '%.60s'",
 				 json_string_value(e), name);
@@ -1181,8 +1207,10 @@ static void res_012(const struct an_ctx *c)
 		return;
 	if (!strcmp(m, "prompts/get") && (why = prompt_problem(c, buf, sizeof(buf)))) {
 		if (c->m->cls->kind == MT_RESPONSE)
-			an_report(c, AN_WARNING, "prompts/get %s, yet it succeeded: it should fail with "
-						 "-32602", why);
+			an_report(c, AN_WARNING,
+				  "prompts/get %s, yet it succeeded: it should fail with "
+				  "-32602",
+				  why);
 		else if (c->m->cls->has_error_code && c->m->cls->error_code != -32602)
 			an_report(c, AN_WARNING, "prompts/get %s: the error should be -32602, not %lld", why,
 				  (long long)c->m->cls->error_code);
@@ -1201,7 +1229,8 @@ static void res_012(const struct an_ctx *c)
 		}
 		if (!opt_string(res, "description"))
 			say(&r, -1, "the prompts/get result's description is not a string");
-		json_array_foreach(list, i, e) {
+		json_array_foreach(list, i, e)
+		{
 			if (!json_is_object(e))
 				say(&r, -1, "messages[%zu] is %s, not a PromptMessage", i, type_name(e));
 			else if (!is_role(json_object_get(e, "role")))
@@ -1217,7 +1246,8 @@ static void res_012(const struct an_ctx *c)
 				  type_name(list));
 			return;
 		}
-		json_array_foreach(list, i, e) {
+		json_array_foreach(list, i, e)
+		{
 			json_t *args = json_object_get(e, "arguments"), *a;
 			size_t j;
 			if (!json_is_object(e) || !json_is_string(json_object_get(e, "name"))) {
@@ -1226,10 +1256,13 @@ static void res_012(const struct an_ctx *c)
 			}
 			if (args && !json_is_array(args))
 				say(&r, -1, "prompts[%zu].arguments is %s, not an array", i, type_name(args));
-			json_array_foreach(args, j, a) {
+			json_array_foreach(args, j, a)
+			{
 				if (!json_is_string(json_object_get(a, "name")) || !opt_bool(a, "required"))
-					say(&r, -1, "prompts[%zu].arguments[%zu] needs a string name and an "
-						    "optional boolean required", i, j);
+					say(&r, -1,
+					    "prompts[%zu].arguments[%zu] needs a string name and an "
+					    "optional boolean required",
+					    i, j);
 			}
 		}
 	}
@@ -1252,9 +1285,11 @@ static void res_013(const struct an_ctx *c)
 	if (!json_is_array(vals)) {
 		an_report(c, -1, "completion.values is %s, not an array of strings", type_name(vals));
 	} else {
-		json_array_foreach(vals, i, e) {
+		json_array_foreach(vals, i, e)
+		{
 			if (!json_is_string(e)) {
-				an_report(c, -1, "completion.values[%zu] is %s, not a string", i, type_name(e));
+				an_report(c, -1, "completion.values[%zu] is %s, not a string", i,
+					  type_name(e));
 				break;
 			}
 		}
@@ -1279,13 +1314,14 @@ static void sampling_request(struct rep *r, json_t *p)
 
 	if (!json_is_array(msgs))
 		say(r, -1, "sampling/createMessage params.messages is %s, not an array", type_name(msgs));
-	json_array_foreach(msgs, i, e) {
+	json_array_foreach(msgs, i, e)
+	{
 		json_t *content = json_object_get(e, "content");
 		if (!is_role(json_object_get(e, "role")))
 			say(r, -1, "messages[%zu].role is not \"user\" or \"assistant\"", i);
 		if (!json_is_object(content) && !(json_is_array(content) && at_least(r->c, AN_V2025_11_25)))
-			say(r, -1, "messages[%zu].content is %s, not a content block%s", i, type_name(content),
-			    at_least(r->c, AN_V2025_11_25) ? " or an array of them" : "");
+			say(r, -1, "messages[%zu].content is %s, not a content block%s", i,
+			    type_name(content), at_least(r->c, AN_V2025_11_25) ? " or an array of them" : "");
 	}
 	if (!json_is_number(json_object_get(p, "maxTokens")))
 		say(r, -1, "sampling/createMessage params.maxTokens is %s, not a number",
@@ -1327,7 +1363,8 @@ static void res_014(const struct an_ctx *c)
 	if (!is_role(json_object_get(res, "role")))
 		an_report(c, -1, "the sampling result's role is not \"user\" or \"assistant\"");
 	if (!json_is_object(content) && !(json_is_array(content) && at_least(c, AN_V2025_11_25)))
-		an_report(c, -1, "the sampling result's content is %s, not a content block", type_name(content));
+		an_report(c, -1, "the sampling result's content is %s, not a content block",
+			  type_name(content));
 	if (!json_is_string(json_object_get(res, "model")))
 		an_report(c, -1, "the sampling result's model is %s, not a string",
 			  type_name(json_object_get(res, "model")));
@@ -1344,7 +1381,8 @@ static void count_blocks(json_t *content, size_t *all, size_t *uses, size_t *res
 	size_t i;
 
 	*all = *uses = *results = 0;
-	json_array_foreach(content, i, e) {
+	json_array_foreach(content, i, e)
+	{
 		const char *t = json_string_value(json_object_get(e, "type"));
 		(*all)++;
 		*uses += t && !strcmp(t, "tool_use");
@@ -1372,7 +1410,8 @@ static void res_015(const struct an_ctx *c)
 		count_blocks(one, &all, &uses, &results);
 		if (role && !strcmp(role, "user") && results && results != all)
 			say(&r, -1, "messages[%zu] mixes tool_result blocks with other content", i);
-		json_array_foreach(one, j, b) {
+		json_array_foreach(one, j, b)
+		{
 			const char *t = block_type(b);
 			const char *id;
 			if (t && !strcmp(t, "tool_use") && (id = json_string_value(json_object_get(b, "id"))))
@@ -1380,8 +1419,10 @@ static void res_015(const struct an_ctx *c)
 			if (t && !strcmp(t, "tool_result") &&
 			    (id = json_string_value(json_object_get(b, "toolUseId")))) {
 				if (!json_object_get(ids, id))
-					say(&r, -1, "messages[%zu] tool_result toolUseId '%.60s' matches no earlier "
-						    "tool_use", i, id);
+					say(&r, -1,
+					    "messages[%zu] tool_result toolUseId '%.60s' matches no earlier "
+					    "tool_use",
+					    i, id);
 				else
 					json_object_set_new(ids, id, json_true());
 			}
@@ -1394,10 +1435,13 @@ static void res_015(const struct an_ctx *c)
 			nc = json_is_object(nc) ? json_pack("[O]", nc) : json_incref(nc);
 			count_blocks(nc, &nall, &nuses, &nresults);
 			if (!next || !nrole || strcmp(nrole, "user") || !nall || nresults != nall) {
-				say(&r, -1, "messages[%zu] has tool_use blocks but is not followed by a user "
-					    "message of tool_result blocks only", i);
+				say(&r, -1,
+				    "messages[%zu] has tool_use blocks but is not followed by a user "
+				    "message of tool_result blocks only",
+				    i);
 			} else {
-				json_array_foreach(one, j, b) {
+				json_array_foreach(one, j, b)
+				{
 					const char *t = block_type(b), *id;
 					size_t k;
 					json_t *rb;
@@ -1405,13 +1449,17 @@ static void res_015(const struct an_ctx *c)
 					if (!t || strcmp(t, "tool_use") ||
 					    !(id = json_string_value(json_object_get(b, "id"))))
 						continue;
-					json_array_foreach(nc, k, rb) {
-						const char *rid = json_string_value(json_object_get(rb, "toolUseId"));
+					json_array_foreach(nc, k, rb)
+					{
+						const char *rid =
+							json_string_value(json_object_get(rb, "toolUseId"));
 						found |= rid && !strcmp(rid, id);
 					}
 					if (!found)
-						say(&r, -1, "messages[%zu] tool_use '%.60s' has no tool_result in "
-							    "messages[%zu]", i, id, i + 1);
+						say(&r, -1,
+						    "messages[%zu] tool_use '%.60s' has no tool_result in "
+						    "messages[%zu]",
+						    i, id, i + 1);
 				}
 			}
 			json_decref(nc);
@@ -1434,7 +1482,8 @@ static void res_016(const struct an_ctx *c)
 		an_report(c, -1, "the roots/list result has %s for roots, not an array", type_name(roots));
 		return;
 	}
-	json_array_foreach(roots, i, e) {
+	json_array_foreach(roots, i, e)
+	{
 		const char *uri = json_string_value(json_object_get(e, "uri"));
 		if (!uri)
 			say(&r, -1, "roots[%zu] has no string uri", i);
@@ -1481,16 +1530,18 @@ static void elicit_request(struct rep *r, json_t *p)
 	props = json_object_get(rs, "properties");
 	if (!json_is_object(props))
 		say(r, -1, "requestedSchema.properties is %s, not an object", type_name(props));
-	json_object_foreach(props, key, e) {
+	json_object_foreach(props, key, e)
+	{
 		const char *t = json_string_value(json_object_get(e, "type"));
 		int prim = t && (!strcmp(t, "string") || !strcmp(t, "number") || !strcmp(t, "integer") ||
 				 !strcmp(t, "boolean"));
 		if (t && !strcmp(t, "array") && at_least(c, AN_V2025_11_25))
 			prim = json_is_object(json_object_get(e, "items")); /* multi-select enum */
 		if (!prim)
-			say(r, -1, "requestedSchema property '%.60s' is not a primitive schema (string, "
-				   "number, integer, boolean%s)", key,
-			    at_least(c, AN_V2025_11_25) ? ", enum array" : "");
+			say(r, -1,
+			    "requestedSchema property '%.60s' is not a primitive schema (string, "
+			    "number, integer, boolean%s)",
+			    key, at_least(c, AN_V2025_11_25) ? ", enum array" : "");
 	}
 }
 
@@ -1516,18 +1567,23 @@ static void res_017(const struct an_ctx *c)
 		say(&r, -1, "the elicitation result's content is %s, not an object", type_name(content));
 	} else if (content) {
 		if (action && strcmp(action, "accept"))
-			say(&r, AN_WARNING, "the elicitation result has content with action '%s'; it is "
-					    "only present when accepted", action);
+			say(&r, AN_WARNING,
+			    "the elicitation result has content with action '%s'; it is "
+			    "only present when accepted",
+			    action);
 		else if (c->m->req && !strcmp(elicit_mode(an_req_params(c->m->req)), "url"))
-			say(&r, AN_WARNING, "the URL-mode elicitation result has content; it is omitted in "
-					    "URL mode");
-		json_object_foreach(content, key, e) {
+			say(&r, AN_WARNING,
+			    "the URL-mode elicitation result has content; it is omitted in "
+			    "URL mode");
+		json_object_foreach(content, key, e)
+		{
 			int ok = json_is_string(e) || json_is_number(e) || json_is_boolean(e);
 			if (json_is_array(e) && at_least(c, AN_V2025_11_25)) {
 				json_t *s;
 				size_t i;
 				ok = 1;
-				json_array_foreach(e, i, s) {
+				json_array_foreach(e, i, s)
+				{
 					ok &= json_is_string(s);
 				}
 			}
@@ -1567,7 +1623,7 @@ static void res_018(const struct an_ctx *c)
 
 /* ---- RES-019 ---- */
 
-static const char *const levels[] = {"debug", "info", "notice", "warning", "error",
+static const char *const levels[] = {"debug",    "info",  "notice",    "warning", "error",
 				     "critical", "alert", "emergency", NULL};
 
 static int level_rank(json_t *v)
@@ -1594,29 +1650,34 @@ static void res_019(const struct an_ctx *c)
 		rank = level_rank(lvl);
 		if (rank < 0)
 			an_report(c, -1, "notifications/message level is %s%s%s, not a syslog level",
-				  json_is_string(lvl) ? "'" : "", json_is_string(lvl) ? json_string_value(lvl)
-										  : type_name(lvl),
+				  json_is_string(lvl) ? "'" : "",
+				  json_is_string(lvl) ? json_string_value(lvl) : type_name(lvl),
 				  json_is_string(lvl) ? "'" : "");
 		if (!json_object_get(p, "data"))
 			an_report(c, -1, "notifications/message has no data (required)");
 		set = level_rank(json_object_get(json_object_get(c->st->ext, "res"), "level"));
 		if (rank >= 0 && set > rank)
-			an_report(c, AN_WARNING, "a '%s' message after logging/setLevel '%s': the server "
-						 "should send that level and above only",
+			an_report(c, AN_WARNING,
+				  "a '%s' message after logging/setLevel '%s': the server "
+				  "should send that level and above only",
 				  levels[rank], levels[set]);
 	} else if (!strcmp(m, "logging/setLevel")) {
 		if (c->m->cls->kind == MT_REQUEST) {
 			lvl = json_object_get(an_params(c), "level");
 			if (level_rank(lvl) < 0)
-				an_report(c, -1, "logging/setLevel level is not a syslog level (debug, info, "
-						 "notice, warning, error, critical, alert, emergency)");
+				an_report(c, -1,
+					  "logging/setLevel level is not a syslog level (debug, info, "
+					  "notice, warning, error, critical, alert, emergency)");
 		} else if (c->m->req && level_rank(json_object_get(an_req_params(c->m->req), "level")) < 0) {
 			if (c->m->cls->kind == MT_RESPONSE)
-				an_report(c, AN_WARNING, "logging/setLevel with an invalid level succeeded; it "
-							 "should fail with -32602");
+				an_report(c, AN_WARNING,
+					  "logging/setLevel with an invalid level succeeded; it "
+					  "should fail with -32602");
 			else if (c->m->cls->has_error_code && c->m->cls->error_code != -32602)
-				an_report(c, AN_WARNING, "logging/setLevel with an invalid level failed with "
-							 "%lld, not -32602", (long long)c->m->cls->error_code);
+				an_report(c, AN_WARNING,
+					  "logging/setLevel with an invalid level failed with "
+					  "%lld, not -32602",
+					  (long long)c->m->cls->error_code);
 		}
 	}
 }
@@ -1634,10 +1695,12 @@ static void res_020(const struct an_ctx *c)
 	res = an_result(c);
 	if (!json_is_object(res))
 		return; /* RPC-011 */
-	json_object_foreach(res, key, v) {
+	json_object_foreach(res, key, v)
+	{
 		if (strcmp(key, "_meta")) {
-			an_report(c, -1, "the %s result has member '%.60s'; it is an EmptyResult (only _meta)",
-				  m, key);
+			an_report(c, -1,
+				  "the %s result has member '%.60s'; it is an EmptyResult (only _meta)", m,
+				  key);
 			return;
 		}
 	}
@@ -1662,7 +1725,8 @@ static void check_annotations(struct rep *r, json_t *o, const char *where)
 	k = json_object_get(a, "audience");
 	if (k && !json_is_array(k))
 		say(r, -1, "%s.annotations.audience is %s, not an array", where, type_name(k));
-	json_array_foreach(k, i, e) {
+	json_array_foreach(k, i, e)
+	{
 		if (!is_role(e)) {
 			say(r, -1, "%s.annotations.audience[%zu] is not \"user\" or \"assistant\"", where, i);
 			break;
@@ -1694,7 +1758,8 @@ static void res_021(const struct an_ctx *c)
 		const char *key = m[10] == 't' ? "resourceTemplates" : "resources";
 		if (plain_list_result(c))
 			return; /* no annotations */
-		json_array_foreach(json_object_get(an_result(c), key), i, e) {
+		json_array_foreach(json_object_get(an_result(c), key), i, e)
+		{
 			snprintf(w, sizeof(w), "%s[%zu]", key, i);
 			check_annotations(&r, e, w);
 		}
@@ -1749,17 +1814,20 @@ static void res_022(const struct an_ctx *c)
 		return; /* its URIs were checked on the bytes */
 	res = an_result(c);
 	if (!strcmp(m, "resources/list")) {
-		json_array_foreach(json_object_get(res, "resources"), i, e) {
+		json_array_foreach(json_object_get(res, "resources"), i, e)
+		{
 			snprintf(w, sizeof(w), "resources[%zu].uri", i);
 			check_uri(&r, json_object_get(e, "uri"), w, 0);
 		}
 	} else if (!strcmp(m, "resources/templates/list")) {
-		json_array_foreach(json_object_get(res, "resourceTemplates"), i, e) {
+		json_array_foreach(json_object_get(res, "resourceTemplates"), i, e)
+		{
 			snprintf(w, sizeof(w), "resourceTemplates[%zu].uriTemplate", i);
 			check_uri(&r, json_object_get(e, "uriTemplate"), w, 1);
 		}
 	} else if (!strcmp(m, "resources/read")) {
-		json_array_foreach(json_object_get(res, "contents"), i, e) {
+		json_array_foreach(json_object_get(res, "contents"), i, e)
+		{
 			snprintf(w, sizeof(w), "contents[%zu].uri", i);
 			check_uri(&r, json_object_get(e, "uri"), w, 0);
 		}
@@ -1781,14 +1849,16 @@ static void track_prompts(const struct an_ctx *c, json_t *ext)
 		prompts = json_object();
 		json_object_set_new(ext, "prompts", prompts);
 	}
-	json_array_foreach(json_object_get(res, "prompts"), i, e) {
+	json_array_foreach(json_object_get(res, "prompts"), i, e)
+	{
 		const char *name = json_string_value(json_object_get(e, "name"));
 		json_t *req = json_array();
 		if (!name) {
 			json_decref(req);
 			continue;
 		}
-		json_array_foreach(json_object_get(e, "arguments"), j, a) {
+		json_array_foreach(json_object_get(e, "arguments"), j, a)
+		{
 			if (json_is_true(json_object_get(a, "required")) &&
 			    json_is_string(json_object_get(a, "name")))
 				json_array_append(req, json_object_get(a, "name"));
@@ -1822,7 +1892,8 @@ const struct an_rule an_rules_res[] = {
 	 "the tools/call result has a content array, a boolean isError if any, an object "
 	 "structuredContent if any",
 	 "MCP-RULES §7.1; schema/<v>/schema.ts"},
-	{"RES-004", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_RESPONSE, "tools/call|prompts/get|sampling/createMessage", res_004,
+	{"RES-004", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_RESPONSE,
+	 "tools/call|prompts/get|sampling/createMessage", res_004,
 	 "content blocks (tools/call, prompts/get, sampling) are of the revision's types with their "
 	 "required members; image/audio data is base64 with a MIME type",
 	 "MCP-RULES §7.1; schema/<v>/schema.json, server/prompts.mdx"},
@@ -1841,14 +1912,16 @@ const struct an_rule an_rules_res[] = {
 	{"RES-008", AN_WARNING, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_RESPONSE, "tools/list", res_008,
 	 "tool names are 1-128 characters of A-Z a-z 0-9 _ - . and unique (inputSchema: RES-002)",
 	 "MCP-RULES §7.1; server/tools.mdx"},
-	{"RES-009", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_ANSWER, "tools/list|prompts/list|resources/list|resources/templates/list|tasks/list", res_009,
+	{"RES-009", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_ANSWER,
+	 "tools/list|prompts/list|resources/list|resources/templates/list|tasks/list", res_009,
 	 "cursor and nextCursor are strings; an invalid cursor should fail with -32602 (warning)",
 	 "MCP-RULES §7.1; server/utilities/pagination.mdx"},
 	{"RES-010", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST,
 	 "tools/list|prompts/list|resources/list|resources/templates/list|tasks/list", res_010,
 	 "a cursor sent is a nextCursor received earlier in the session for the same method",
 	 "MCP-RULES §7.1; server/utilities/pagination.mdx"},
-	{"RES-011", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_ANSWER, "resources/read|resources/list|resources/templates/list", res_011,
+	{"RES-011", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_ANSWER,
+	 "resources/read|resources/list|resources/templates/list", res_011,
 	 "resources/read contents, resources/list resources and templates have their required "
 	 "members; a not-found error (message says so) should be -32002",
 	 "MCP-RULES §7.1; schema/<v>/schema.json, server/resources.mdx"},
@@ -1859,8 +1932,8 @@ const struct an_rule an_rules_res[] = {
 	{"RES-013", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_RESPONSE, "completion/complete", res_013,
 	 "completion.values is a string array of at most 100 items; total a number, hasMore a boolean",
 	 "MCP-RULES §7.1; server/utilities/completion.mdx"},
-	{"RES-014", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_RESPONSE,
-	 "sampling/createMessage", res_014,
+	{"RES-014", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_RESPONSE, "sampling/createMessage",
+	 res_014,
 	 "sampling requests carry messages and maxTokens (priorities in [0,1]); results carry role, "
 	 "content and model",
 	 "MCP-RULES §7.1; schema/<v>/schema.json"},
@@ -1869,8 +1942,7 @@ const struct an_rule an_rules_res[] = {
 	 "toolUseId",
 	 "MCP-RULES §7.1; client/sampling.mdx"},
 	{"RES-016", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_RESPONSE, "roots/list", res_016,
-	 "the roots/list result has roots with file:// uris",
-	 "MCP-RULES §7.1; client/roots.mdx"},
+	 "the roots/list result has roots with file:// uris", "MCP-RULES §7.1; client/roots.mdx"},
 	{"RES-017", AN_ERROR, AN_SEV_FIXED, AN_FROM_0618, AN_ON_REQUEST | AN_ON_RESPONSE,
 	 "elicitation/create", res_017,
 	 "elicitation requests have a flat primitive requestedSchema (or url mode); results have an "
@@ -1879,7 +1951,8 @@ const struct an_rule an_rules_res[] = {
 	{"RES-018", AN_WARNING, AN_SEV_FIXED, AN_FROM_0618, AN_ON_RESPONSE, "elicitation/create", res_018,
 	 "accepted elicitation content satisfies the requestedSchema",
 	 "MCP-RULES §7.1; client/elicitation.mdx"},
-	{"RES-019", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_NOTIFICATION | AN_ON_ANSWER, "notifications/message|logging/setLevel", res_019,
+	{"RES-019", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_ON_NOTIFICATION | AN_ON_ANSWER,
+	 "notifications/message|logging/setLevel", res_019,
 	 "log levels are syslog levels and notifications/message has data; an invalid level should "
 	 "fail with -32602 and messages below the set level are suspect (warnings)",
 	 "MCP-RULES §7.1; server/utilities/logging.mdx"},
@@ -1888,11 +1961,15 @@ const struct an_rule an_rules_res[] = {
 	 "resources/subscribe, resources/unsubscribe and logging/setLevel return an EmptyResult "
 	 "(ping: PING-001)",
 	 "MCP-RULES §7.1; schema/<v>/schema.ts"},
-	{"RES-021", AN_ERROR, AN_SEV_FIXED, AN_FROM_0326, AN_ON_REQUEST | AN_ON_RESPONSE, "resources/list|resources/templates/list|tools/call|prompts/get|sampling/createMessage", res_021,
+	{"RES-021", AN_ERROR, AN_SEV_FIXED, AN_FROM_0326, AN_ON_REQUEST | AN_ON_RESPONSE,
+	 "resources/list|resources/templates/list|tools/call|prompts/get|sampling/createMessage", res_021,
 	 "annotations: priority in [0,1], audience of user/assistant, lastModified ISO 8601 (from "
 	 "2025-06-18)",
 	 "MCP-RULES §7.1; schema/<v>/schema.json, server/resources.mdx"},
-	{"RES-022", AN_WARNING, AN_SEV_FIXED, AN_ALL4, AN_ON_RESPONSE, "resources/list|resources/templates/list|resources/read|tools/call|prompts/get|sampling/createMessage", res_022,
+	{"RES-022", AN_WARNING, AN_SEV_FIXED, AN_ALL4, AN_ON_RESPONSE,
+	 "resources/list|resources/templates/list|resources/read|tools/call|prompts/get|sampling/"
+	 "createMessage",
+	 res_022,
 	 "resource URIs are RFC 3986 URIs (whether https fits the client cannot be seen in a capture)",
 	 "MCP-RULES §7.1; server/resources.mdx"},
 	{NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},

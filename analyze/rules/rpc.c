@@ -23,7 +23,8 @@ static const char *json_type_name(char first)
 	case '{': return "an object";
 	case '[': return "an array";
 	case '"': return "a string";
-	case 't': case 'f': return "a boolean";
+	case 't':
+	case 'f': return "a boolean";
 	case 'n': return "null";
 	default: return "a number";
 	}
@@ -56,8 +57,7 @@ static int error_for_nothing(const struct an_ctx *c)
 	enum an_dir peer = m->dir == AN_C2S ? AN_S2C : AN_C2S;
 	json_t *ext = json_object_get(c->st->ext, "stdio");
 
-	return m->cls->kind == MT_ERROR &&
-	       (m->cls->idtype == MT_ID_NULL || m->cls->idtype == MT_ID_NONE) &&
+	return m->cls->kind == MT_ERROR && (m->cls->idtype == MT_ID_NULL || m->cls->idtype == MT_ID_NONE) &&
 	       json_integer_value(json_object_get(ext, peer == AN_C2S ? "unread0" : "unread1")) <= 0 &&
 	       !an_open_request(c->st, peer, "null", 4);
 }
@@ -68,8 +68,7 @@ static void rpc_001(const struct an_ctx *c)
 
 	/* The answer-shape and batch problems have their own rules; what is not
 	 * JSON-RPC at all is STDIO-002's or STDIO-003's. */
-	if (!strcmp(why, "both result and error") || !strcmp(why, "empty array") ||
-	    !an_jsonrpc_like(c->m))
+	if (!strcmp(why, "both result and error") || !strcmp(why, "empty array") || !an_jsonrpc_like(c->m))
 		return;
 	an_report(c, -1, "%s message is JSON but not JSON-RPC 2.0: %s", an_dir_arrow(c->m->dir), why);
 }
@@ -119,15 +118,16 @@ static void rpc_004(const struct an_ctx *c)
 			/* Its request may be in a capture gap (TAP-001 says it). */
 			if (gap_left(c->st, sender) <= 0)
 				an_report(c, -1, "%s %s with id %.*s answers no request the peer sent",
-					  an_dir_arrow(m->dir), mt_kind_name(m->cls->kind),
-					  (int)m->cls->id.n, m->cls->id.p);
+					  an_dir_arrow(m->dir), mt_kind_name(m->cls->kind), (int)m->cls->id.n,
+					  m->cls->id.p);
 			break;
 		case AN_ID_ANSWERED:
-			an_report(c, -1, "another answer to id %.*s, whose request was answered earlier "
-					 "in the session", (int)m->cls->id.n, m->cls->id.p);
+			an_report(c, -1,
+				  "another answer to id %.*s, whose request was answered earlier "
+				  "in the session",
+				  (int)m->cls->id.n, m->cls->id.p);
 			break;
-		default:
-			break; /* cancelled (CANCEL-003), or open at a gap */
+		default: break; /* cancelled (CANCEL-003), or open at a gap */
 		}
 	} else if (m->req->answer_seq && m->req->answer_seq != m->seq) {
 		int64_t rel[2] = {m->req->seq, m->req->answer_seq};
@@ -184,12 +184,14 @@ static void rpc_009_end(const struct an_ctx *c)
 		if (total <= 1)
 			an_report_at(c, -1, first->seq, NULL, 0,
 				     "the request in the %s batch #%lld was never answered, though the "
-				     "%s answered later requests", side, (long long)first->seq, peer);
+				     "%s answered later requests",
+				     side, (long long)first->seq, peer);
 		else
 			an_report_at(c, -1, first->seq, NULL, 0,
 				     "%zu of the %zu requests in the %s batch #%lld %s never answered, "
-				     "though the %s answered later requests", unanswered, total, side,
-				     (long long)first->seq, unanswered == 1 ? "was" : "were", peer);
+				     "though the %s answered later requests",
+				     unanswered, total, side, (long long)first->seq,
+				     unanswered == 1 ? "was" : "were", peer);
 	}
 }
 
@@ -205,8 +207,10 @@ static void rpc_009(const struct an_ctx *c)
 	if (c->st->version == AN_V2025_03_26)
 		return; /* their shape is RPC-010's */
 	if (m->cls->kind == MT_BATCH)
-		an_report(c, -1, "the %s sent a JSON-RPC batch of %zu message%s: batches exist only in "
-				 "2025-03-26", m->dir == AN_C2S ? "client" : "server", m->cls->batch_size,
+		an_report(c, -1,
+			  "the %s sent a JSON-RPC batch of %zu message%s: batches exist only in "
+			  "2025-03-26",
+			  m->dir == AN_C2S ? "client" : "server", m->cls->batch_size,
 			  m->cls->batch_size == 1 ? "" : "s");
 	else if (m->cls->error && !strcmp(m->cls->error, "empty array"))
 		an_report(c, -1, "the %s sent an empty JSON array: batches exist only in 2025-03-26",
@@ -225,12 +229,12 @@ static void rpc_010(const struct an_ctx *c)
 		return;
 	}
 	if (m->in_batch) {
-		an_report(c, -1, "a batch inside batch #%lld: batches do not nest",
-			  (long long)m->in_batch);
+		an_report(c, -1, "a batch inside batch #%lld: batches do not nest", (long long)m->in_batch);
 		return;
 	}
 	batch = an_json(c);
-	json_array_foreach(batch, i, el) {
+	json_array_foreach(batch, i, el)
+	{
 		if (json_is_array(el))
 			nested++;
 		else if (json_object_get(el, "method"))
@@ -268,8 +272,7 @@ static void rpc_012(const struct an_ctx *c)
 	const struct an_state *st = c->st;
 	enum an_dir peer = m->dir == AN_C2S ? AN_S2C : AN_C2S;
 	json_t *ext = json_object_get(st->ext, "stdio");
-	json_int_t pending = json_integer_value(json_object_get(ext, peer == AN_C2S ? "unread0"
-										   : "unread1"));
+	json_int_t pending = json_integer_value(json_object_get(ext, peer == AN_C2S ? "unread0" : "unread1"));
 	const char *what = m->cls->idtype == MT_ID_NULL ? "a null id" : "no id";
 
 	if (m->cls->idtype != MT_ID_NULL && m->cls->idtype != MT_ID_NONE)
@@ -279,14 +282,15 @@ static void rpc_012(const struct an_ctx *c)
 	 * one request: an error to one whose id was read carries that id. */
 	if (m->x && m->dir == AN_S2C && m->channel && !strcmp(m->channel, "body")) {
 		const struct an_request *r = m->req;
-		if (st->version == AN_V2026_07_28 && r && r->dir == AN_C2S && !r->unreadable &&
-		    r->key && r->key_len > 2) {
+		if (st->version == AN_V2026_07_28 && r && r->dir == AN_C2S && !r->unreadable && r->key &&
+		    r->key_len > 2) {
 			int64_t rel = r->seq;
 			struct mt_buf id = MT_BUF_INIT;
 			an_key_text(r->key, r->key_len, &id);
-			an_report_at(c, -1, m->seq, &rel, 1, "error with %s answering #%lld %s, whose "
-							"id %.*s was read: in 2026-07-28 an error "
-							"carries the id of the request it answers",
+			an_report_at(c, -1, m->seq, &rel, 1,
+				     "error with %s answering #%lld %s, whose "
+				     "id %.*s was read: in 2026-07-28 an error "
+				     "carries the id of the request it answers",
 				     what, (long long)r->seq, r->method, (int)id.len, id.data);
 			mt_buf_release(&id);
 		}
@@ -296,13 +300,16 @@ static void rpc_012(const struct an_ctx *c)
 	if (pending > 0 || an_open_request(st, peer, "null", 4) || gap_left(st, peer) > 0) {
 		/* A reply to something the receiver could not read. */
 		if (st->version < AN_V2025_11_25)
-			an_report(c, AN_INFO, "error response with %s answers an unreadable message; "
-					      "the %s schema requires an id (JSON-RPC 2.0 says null)",
+			an_report(c, AN_INFO,
+				  "error response with %s answers an unreadable message; "
+				  "the %s schema requires an id (JSON-RPC 2.0 says null)",
 				  what, an_version_name(st->version));
 		return;
 	}
-	an_report(c, -1, "error response with %s, but the %s sent no unreadable message for it "
-			 "to answer", what, peer == AN_C2S ? "client" : "server");
+	an_report(c, -1,
+		  "error response with %s, but the %s sent no unreadable message for it "
+		  "to answer",
+		  what, peer == AN_C2S ? "client" : "server");
 }
 
 static void rpc_013(const struct an_ctx *c)
@@ -314,11 +321,15 @@ static void rpc_013(const struct an_ctx *c)
 	if (!s)
 		return; /* RPC-006 */
 	if (memchr(s, '\n', n))
-		an_report(c, -1, "error.message spans several lines (%zu byte%s): it should be one "
-				 "concise sentence", n, n == 1 ? "" : "s");
+		an_report(c, -1,
+			  "error.message spans several lines (%zu byte%s): it should be one "
+			  "concise sentence",
+			  n, n == 1 ? "" : "s");
 	else if (n > 200)
-		an_report(c, -1, "error.message is %zu bytes long: it should be one concise sentence "
-				 "(at most 200 bytes)", n);
+		an_report(c, -1,
+			  "error.message is %zu bytes long: it should be one concise sentence "
+			  "(at most 200 bytes)",
+			  n);
 }
 
 static void rpc_014(const struct an_ctx *c)
@@ -422,8 +433,8 @@ static const char *meta_key_problem(const char *k, size_t n, enum an_version v, 
 
 struct meta_walk {
 	const struct an_ctx *c;
-	int reports;     /* findings made for this message */
-	int budget;      /* nodes left to visit */
+	int reports; /* findings made for this message */
+	int budget;  /* nodes left to visit */
 };
 
 #define META_MAX_REPORTS 4
@@ -434,7 +445,8 @@ static void meta_check_object(struct meta_walk *w, json_t *obj, const char *wher
 	json_t *val;
 	enum an_version v = w->c->st->version;
 
-	json_object_foreach(obj, key, val) {
+	json_object_foreach(obj, key, val)
+	{
 		size_t n = strlen(key);
 		int reserved;
 		const char *why = meta_key_problem(key, n, v, need_prefix, &reserved);
@@ -444,8 +456,8 @@ static void meta_check_object(struct meta_walk *w, json_t *obj, const char *wher
 			an_report(w->c, -1, "%s key '%.*s' %s", where, print_len(key, n, 80), key, why);
 			w->reports++;
 		} else if (reserved) {
-			an_report(w->c, AN_WARNING, "%s key '%.*s' uses a prefix reserved for MCP",
-				  where, print_len(key, n, 80), key);
+			an_report(w->c, AN_WARNING, "%s key '%.*s' uses a prefix reserved for MCP", where,
+				  print_len(key, n, 80), key);
 			w->reports++;
 		}
 	}
@@ -456,7 +468,7 @@ static int meta_skip(const char *key)
 {
 	static const char *const skip[] = {
 		"arguments", "structuredContent", "inputSchema", "outputSchema", "requestedSchema",
-		"data", "experimental", "metadata", "requestState", NULL,
+		"data",      "experimental",      "metadata",    "requestState", NULL,
 	};
 
 	for (size_t i = 0; skip[i]; i++)
@@ -472,7 +484,8 @@ static void meta_walk(struct meta_walk *w, json_t *v, const char *parent, int de
 	if (json_is_object(v)) {
 		const char *key;
 		json_t *val;
-		json_object_foreach(v, key, val) {
+		json_object_foreach(v, key, val)
+		{
 			if (!strcmp(key, "_meta") && json_is_object(val)) {
 				meta_check_object(w, val, "_meta", 0);
 				/* 2026-07-28: the client's capabilities travel in _meta. */
@@ -497,7 +510,8 @@ static void meta_walk(struct meta_walk *w, json_t *v, const char *parent, int de
 	} else if (json_is_array(v)) {
 		size_t i;
 		json_t *el;
-		json_array_foreach(v, i, el) {
+		json_array_foreach(v, i, el)
+		{
 			if (json_is_object(el) || json_is_array(el))
 				meta_walk(w, el, parent, depth + 1);
 		}
@@ -557,8 +571,8 @@ static void rpc_016(const struct an_ctx *c)
 		return;
 	why = an_method_role_problem(c->st->version, m->dir, m->cls->kind, m->method);
 	if (why) {
-		an_report(c, -1, "the %s sent %s, %s", m->dir == AN_C2S ? "client" : "server",
-			  m->method, why);
+		an_report(c, -1, "the %s sent %s, %s", m->dir == AN_C2S ? "client" : "server", m->method,
+			  why);
 		return;
 	}
 	/* 2026-07-28: the server cancels only its subscriptions/listen streams. */
@@ -572,12 +586,14 @@ static void rpc_016(const struct an_ctx *c)
 			r = an_find_request(c->st, AN_C2S, key.data ? key.data : "", key.len);
 		}
 		if (!r || strcmp(r->method, "subscriptions/listen"))
-			an_report(c, -1, "the server sent notifications/cancelled for %s: servers "
-					 "cancel only subscriptions/listen streams",
+			an_report(c, -1,
+				  "the server sent notifications/cancelled for %s: servers "
+				  "cancel only subscriptions/listen streams",
 				  r ? r->method : "no request the client sent");
 		else if (r->answer_seq)
-			an_report(c, -1, "the server cancelled subscriptions/listen #%lld after it "
-					 "had already ended (#%lld)",
+			an_report(c, -1,
+				  "the server cancelled subscriptions/listen #%lld after it "
+				  "had already ended (#%lld)",
 				  (long long)r->seq, (long long)r->answer_seq);
 		mt_buf_release(&key);
 	}
@@ -632,12 +648,10 @@ static void rpc_017(const struct an_ctx *c)
 	if (experimental_declared(st))
 		return;
 	/* (2026-07-28: what is not in the table may come with an extension.) */
-	const char *none = st->version == AN_V2026_07_28
-				   ? "no extension or experimental capability declared"
-				   : "no experimental capability declared";
+	const char *none = st->version == AN_V2026_07_28 ? "no extension or experimental capability declared"
+							 : "no experimental capability declared";
 	if (known)
-		an_report(c, -1, "%s is not part of %s (%s)", m->method, an_version_name(st->version),
-			  none);
+		an_report(c, -1, "%s is not part of %s (%s)", m->method, an_version_name(st->version), none);
 	else
 		an_report(c, -1, "%s is not an MCP method of %s (%s)", m->method,
 			  an_version_name(st->version), none);
@@ -656,9 +670,9 @@ static void rpc_track(const struct an_ctx *c, json_t *ext)
 		const char *dir = m->gap->dir;
 		for (int d = 0; d < 2; d++)
 			if (!dir || !strcmp(dir, d == AN_C2S ? "c2s" : "s2c"))
-				json_object_set_new(ext, gap_key[d],
-						    json_integer(gap_left(c->st, (enum an_dir)d) +
-								 m->gap->gap_messages));
+				json_object_set_new(
+					ext, gap_key[d],
+					json_integer(gap_left(c->st, (enum an_dir)d) + m->gap->gap_messages));
 		return;
 	}
 	/* An answer the rules took for the answer to a hidden message uses one up. */
@@ -672,20 +686,16 @@ const struct an_rule an_rules_rpc[] = {
 	 "JSON-RPC at all is STDIO-002/STDIO-003's)",
 	 "MCP-RULES §4; basic/index.mdx"},
 	{"RPC-002", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST | AN_FRAMING, NULL, rpc_002,
-	 "request ids are strings or integers, never null",
-	 "MCP-RULES §4; basic/index.mdx"},
+	 "request ids are strings or integers, never null", "MCP-RULES §4; basic/index.mdx"},
 	{"RPC-003", AN_ERROR, AN_SEV_FIXED, AN_ALL4, AN_ON_REQUEST | AN_FRAMING, NULL, rpc_003,
-	 "a sender never reuses a request id within the session",
-	 "MCP-RULES §4; basic/index.mdx"},
+	 "a sender never reuses a request id within the session", "MCP-RULES §4; basic/index.mdx"},
 	{"RPC-004", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_ANSWER | AN_FRAMING, NULL, rpc_004,
 	 "every answer carries the id of an outstanding request from the peer, and is its only answer",
 	 "MCP-RULES §4; basic/index.mdx"},
 	{"RPC-005", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_NOTJSONRPC | AN_FRAMING, NULL, rpc_005,
-	 "a response sets exactly one of result and error",
-	 "MCP-RULES §4; basic/index.mdx"},
+	 "a response sets exactly one of result and error", "MCP-RULES §4; basic/index.mdx"},
 	{"RPC-006", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_ERROR | AN_FRAMING, NULL, rpc_006,
-	 "an error carries an integer code and a string message",
-	 "MCP-RULES §4; basic/index.mdx"},
+	 "an error carries an integer code and a string message", "MCP-RULES §4; basic/index.mdx"},
 	{"RPC-007", AN_ERROR, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST | AN_FRAMING, NULL, rpc_007,
 	 "notifications carry no id (a notifications/* method sent with an id)",
 	 "MCP-RULES §4; basic/index.mdx"},
@@ -716,8 +726,7 @@ const struct an_rule an_rules_rpc[] = {
 	 "an error message is a concise single sentence (heuristic: one line, at most 200 bytes)",
 	 "MCP-RULES §4; schema/<v>/schema.ts"},
 	{"RPC-014", AN_ERROR, AN_SEV_FIXED, AN_FROM_0326 | AN_V26, AN_ON_INVALID | AN_FRAMING, NULL, rpc_014,
-	 "JSON-RPC messages are UTF-8 encoded",
-	 "MCP-RULES §4; basic/transports.mdx"},
+	 "JSON-RPC messages are UTF-8 encoded", "MCP-RULES §4; basic/transports.mdx"},
 	{"RPC-015", AN_ERROR, AN_SEV_FIXED, AN_FROM_0618 | AN_V26, AN_ON_MESSAGE | AN_FRAMING, NULL, rpc_015,
 	 "_meta keys are [labels/]name with valid labels and name; a prefix reserved for MCP "
 	 "is a warning (2026-07-28: extension ids too)",
@@ -727,8 +736,7 @@ const struct an_rule an_rules_rpc[] = {
 	 "the method is valid for the sender's role (the schema's client and server unions); "
 	 "requests carry an id",
 	 "MCP-RULES §1, §4; schema/<v>/schema.ts"},
-	{"RPC-017", AN_WARNING, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST | AN_ON_NOTIFICATION, NULL,
-	 rpc_017,
+	{"RPC-017", AN_WARNING, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST | AN_ON_NOTIFICATION, NULL, rpc_017,
 	 "the method is in the negotiated revision's method table, unless either side declared "
 	 "an experimental capability (or an extension)",
 	 "MCP-RULES §1, §4; basic/lifecycle.mdx"},

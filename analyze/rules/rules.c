@@ -22,22 +22,20 @@
 #include "analyze/analyze.h"
 
 extern const struct an_rule an_rules_life[], an_rules_flow[], an_rules_rpc[], an_rules_cap[],
-	an_rules_stdio[], an_rules_res[], an_rules_task[], an_rules_v26[], an_rules_http[],
-	an_rules_sse[], an_rules_auth[], an_rules_tap[];
-extern const struct an_tracker an_trackers_life[], an_trackers_flow[], an_trackers_rpc[],
-	an_trackers_cap[], an_trackers_stdio[], an_trackers_res[], an_trackers_task[],
-	an_trackers_v26[], an_trackers_http[];
+	an_rules_stdio[], an_rules_res[], an_rules_task[], an_rules_v26[], an_rules_http[], an_rules_sse[],
+	an_rules_auth[], an_rules_tap[];
+extern const struct an_tracker an_trackers_life[], an_trackers_flow[], an_trackers_rpc[], an_trackers_cap[],
+	an_trackers_stdio[], an_trackers_res[], an_trackers_task[], an_trackers_v26[], an_trackers_http[];
 
 const struct an_rule *const an_rule_tables[] = {
-	an_rules_life, an_rules_flow, an_rules_rpc, an_rules_cap,
-	an_rules_stdio, an_rules_res, an_rules_task, an_rules_v26,
-	an_rules_http, an_rules_sse, an_rules_auth, an_rules_tap, NULL,
+	an_rules_life, an_rules_flow, an_rules_rpc, an_rules_cap,  an_rules_stdio,
+	an_rules_res,  an_rules_task, an_rules_v26, an_rules_http, an_rules_sse,
+	an_rules_auth, an_rules_tap,  NULL,
 };
 
 const struct an_tracker *const an_tracker_tables[] = {
-	an_trackers_life, an_trackers_flow, an_trackers_rpc, an_trackers_cap, an_trackers_stdio,
-	an_trackers_res, an_trackers_task, an_trackers_v26, an_trackers_http,
-	NULL,
+	an_trackers_life, an_trackers_flow, an_trackers_rpc, an_trackers_cap,  an_trackers_stdio,
+	an_trackers_res,  an_trackers_task, an_trackers_v26, an_trackers_http, NULL,
 };
 
 unsigned an_rule_transports(const struct an_rule *r)

@@ -19,14 +19,13 @@
 
 #include "analyze/analyze.h"
 
-
 /* A run of non-message lines follows at most this many of its lines that may
  * open a value at a time, and is dropped past these sizes. */
 #define RUN_CANDIDATES 8
 #define RUN_MAX_LINES 100000
 #define RUN_MAX_BYTES (4 * 1024 * 1024)
 
-static const char *const run_key[2] = {"run0", "run1"};       /* by enum an_dir */
+static const char *const run_key[2] = {"run0", "run1"}; /* by enum an_dir */
 static const char *const unread_key[2] = {"unread0", "unread1"};
 
 static const char *stream_name(enum an_dir d)
@@ -102,7 +101,7 @@ static void excerpt(const char *raw, size_t n, char *out, size_t outsz)
 struct joined {
 	enum mt_kind kind;
 	char method[80];
-	size_t first;      /* index of the run's line where the value starts */
+	size_t first; /* index of the run's line where the value starts */
 };
 
 /* Candidates' states after this line (for the tracker), in line order. */
@@ -185,8 +184,7 @@ static json_t *live_run(const struct an_state *st, enum an_dir d)
 }
 
 /* The run's lines from index first on plus this line's first n bytes, into b. */
-static void join_bytes(json_t *lines, size_t first, const struct an_msg *m, size_t n,
-		       struct mt_buf *b)
+static void join_bytes(json_t *lines, size_t first, const struct an_msg *m, size_t n, struct mt_buf *b)
 {
 	for (size_t i = first; i < json_array_size(lines); i++) {
 		json_t *t = json_array_get(json_array_get(lines, i), 1);
@@ -233,7 +231,8 @@ static int run_step(const struct an_msg *m, json_t *run, struct joined *j, struc
 	int enclosed = 0;
 
 	sp->n = 0;
-	json_array_foreach(cands, i, cd) {
+	json_array_foreach(cands, i, cd)
+	{
 		json_int_t idx = json_integer_value(json_array_get(cd, 0));
 		json_int_t st = scan_value(json_integer_value(json_array_get(cd, 1)), m->raw, n);
 		if (sp->n == RUN_CANDIDATES)
@@ -268,16 +267,19 @@ static void stdio_001(const struct an_ctx *c)
 		return;
 	/* (A partial line that is not JSON-RPC is STDIO-002/003's.) */
 	if (m->incomplete && !stdio_says(c, m))
-		an_report(c, AN_WARNING, "the last %zu byte%s the %s wrote to %s end%s without a "
-					 "newline: every message ends with one",
+		an_report(c, AN_WARNING,
+			  "the last %zu byte%s the %s wrote to %s end%s without a "
+			  "newline: every message ends with one",
 			  m->raw_len, m->raw_len == 1 ? "" : "s", side_name(m->dir), stream_name(m->dir),
 			  m->raw_len == 1 ? "s" : "");
 	if (m->cls->kind != MT_INVALID && m->cls->kind != MT_NOTJSONRPC)
 		return;
 	if (m->cls->kind == MT_INVALID && m->cls->error &&
 	    !strcmp(m->cls->error, "control character in string") && memchr(m->raw, '\r', n)) {
-		an_report(c, -1, "a literal carriage return inside a JSON string on %s: a message "
-				 "holds no raw CR or LF (escape it as \\r)", stream_name(m->dir));
+		an_report(c, -1,
+			  "a literal carriage return inside a JSON string on %s: a message "
+			  "holds no raw CR or LF (escape it as \\r)",
+			  stream_name(m->dir));
 		return;
 	}
 	run = live_run(c->st, m->dir);
@@ -287,7 +289,8 @@ static void stdio_001(const struct an_ctx *c)
 		int64_t rel[16];
 		size_t nrel = 0;
 		const char *what = j.kind == MT_NOTJSONRPC ? "JSON but not a JSON-RPC message"
-				 : j.kind == MT_BATCH ? "a batch" : mt_kind_name(j.kind);
+				   : j.kind == MT_BATCH    ? "a batch"
+							   : mt_kind_name(j.kind);
 		for (size_t i = j.first; i < json_array_size(lines) && nrel < 16; i++)
 			rel[nrel++] = json_integer_value(json_array_get(json_array_get(lines, i), 0));
 		an_report_at(c, -1, m->seq, rel, nrel,
@@ -321,15 +324,15 @@ static int stdio_says(const struct an_ctx *c, const struct an_msg *m)
 }
 
 /* Say that a line the side wrote is not JSON-RPC (raw: its n bytes, no line end). */
-static void say_line(const struct an_ctx *c, enum an_dir d, int64_t seq, enum mt_kind kind,
-		     const char *why, const char *raw, size_t n)
+static void say_line(const struct an_ctx *c, enum an_dir d, int64_t seq, enum mt_kind kind, const char *why,
+		     const char *raw, size_t n)
 {
 	char ex[256];
 
 	excerpt(raw, n, ex, sizeof(ex));
 	if (kind == MT_INVALID && why && !strcmp(why, "empty"))
-		an_report_at(c, AN_WARNING, seq, NULL, 0, "the %s wrote an empty line to %s",
-			     side_name(d), stream_name(d));
+		an_report_at(c, AN_WARNING, seq, NULL, 0, "the %s wrote an empty line to %s", side_name(d),
+			     stream_name(d));
 	else if (kind == MT_INVALID)
 		an_report_at(c, -1, seq, NULL, 0, "the %s wrote text that is not JSON to %s (%s): '%s'",
 			     side_name(d), stream_name(d), why ? why : "invalid", ex);
@@ -363,8 +366,8 @@ static json_t *ended_run(const struct an_state *st, enum an_dir d, int at_end)
 {
 	json_t *run = json_object_get(json_object_get(st->ext, "stdio"), run_key[d]);
 
-	if (!run || (!at_end && json_integer_value(json_object_get(run, "at")) ==
-					(json_int_t)st->rpc_messages))
+	if (!run ||
+	    (!at_end && json_integer_value(json_object_get(run, "at")) == (json_int_t)st->rpc_messages))
 		return NULL;
 	return run;
 }
@@ -450,8 +453,10 @@ static void stdio_004(const struct an_ctx *c)
 	long bad = mt_utf8_invalid(c->m->raw, c->m->raw_len);
 
 	if (bad >= 0)
-		an_report(c, -1, "a line the server wrote to stderr is not UTF-8 (byte %ld): stderr "
-				 "is for UTF-8 log text", bad);
+		an_report(c, -1,
+			  "a line the server wrote to stderr is not UTF-8 (byte %ld): stderr "
+			  "is for UTF-8 log text",
+			  bad);
 }
 
 /* ---- the tracker ---- */
@@ -485,8 +490,7 @@ static void run_add(const struct an_ctx *c, json_t *ext)
 		json_object_set_new(run, "cands", cands);
 		if (!json_array_size(cands) ||
 		    json_array_size(json_object_get(run, "lines")) >= RUN_MAX_LINES ||
-		    json_integer_value(json_object_get(run, "bytes")) + (json_int_t)n + 1 >
-			    RUN_MAX_BYTES)
+		    json_integer_value(json_object_get(run, "bytes")) + (json_int_t)n + 1 > RUN_MAX_BYTES)
 			run = NULL; /* nothing in it can open a value any more, or too big */
 	}
 	if (!run) {
@@ -508,13 +512,13 @@ static void run_add(const struct an_ctx *c, json_t *ext)
 	memcpy(buf, m->raw, n);
 	buf[n] = ' ';
 	/* The bytes may be anything: they are kept as bytes, never encoded. */
-	json_array_append_new(lines, json_pack("[I,o,i,s?,b]", (json_int_t)m->seq,
-					       json_stringn_nocheck(buf, n + 1), (int)m->cls->kind,
-					       m->cls->error, stdio_says(c, m)));
+	json_array_append_new(lines,
+			      json_pack("[I,o,i,s?,b]", (json_int_t)m->seq, json_stringn_nocheck(buf, n + 1),
+					(int)m->cls->kind, m->cls->error, stdio_says(c, m)));
 	free(buf);
-	json_object_set_new(run, "bytes",
-			    json_integer(json_integer_value(json_object_get(run, "bytes")) +
-					 (json_int_t)n + 1));
+	json_object_set_new(
+		run, "bytes",
+		json_integer(json_integer_value(json_object_get(run, "bytes")) + (json_int_t)n + 1));
 }
 
 static void stdio_track(const struct an_ctx *c, json_t *ext)
@@ -531,8 +535,9 @@ static void stdio_track(const struct an_ctx *c, json_t *ext)
 	/* A batch in a revision without batches: a message the peer may refuse
 	 * with an id-less error, as one it could not read. */
 	if (m->cls->kind == MT_BATCH && !m->in_batch && c->st->version != AN_V2025_03_26)
-		json_object_set_new(ext, unread_key[m->dir],
-				    json_integer(json_integer_value(json_object_get(ext, unread_key[m->dir])) + 1));
+		json_object_set_new(
+			ext, unread_key[m->dir],
+			json_integer(json_integer_value(json_object_get(ext, unread_key[m->dir])) + 1));
 	if (m->cls->kind != MT_ERROR && m->cls->kind != MT_INVALID && m->cls->kind != MT_NOTJSONRPC)
 		return;
 	if (m->cls->kind == MT_ERROR) {
@@ -564,15 +569,13 @@ const struct an_rule an_rules_stdio[] = {
 	 "MCP-RULES §6.1; basic/transports.mdx"},
 	{"STDIO-003", AN_ERROR, AN_SEV_FIXED, AN_EVERY,
 	 AN_ON_INVALID | AN_ON_NOTJSONRPC | AN_ON_MESSAGE | AN_ON_BATCH | AN_ON_END | AN_FRAMING, NULL,
-	 stdio_003,
-	 "the client writes nothing to the server's stdin that is not JSON-RPC (as STDIO-002)",
+	 stdio_003, "the client writes nothing to the server's stdin that is not JSON-RPC (as STDIO-002)",
 	 "MCP-RULES §6.1; basic/transports.mdx"},
 	{"STDIO-004", AN_INFO, AN_SEV_FIXED, AN_EVERY, AN_ON_STDERR, NULL, stdio_004,
 	 "stderr is free-form log text, never a protocol violation, but it is UTF-8",
 	 "MCP-RULES §6.1; basic/transports.mdx"},
 	{"STDIO-005", AN_ERROR, AN_SEV_FIXED, AN_FROM_0326, 0, NULL, NULL,
-	 "stdio messages are UTF-8: the same check as RPC-014",
-	 "MCP-RULES §6.1; basic/transports.mdx"},
+	 "stdio messages are UTF-8: the same check as RPC-014", "MCP-RULES §6.1; basic/transports.mdx"},
 	{"STDIO-006", AN_INFO, AN_SEV_FIXED, AN_FROM_0326, 0, NULL, NULL,
 	 "a stdio message is one request, notification or response (or, in 2025-03-26, a batch): "
 	 "see RPC-009 and RPC-010",

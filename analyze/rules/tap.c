@@ -20,15 +20,19 @@
 static void tap_001(const struct an_ctx *c)
 {
 	const struct store_item *g = c->m->gap;
-	const char *what = !g->dir ? "messages" : !strcmp(g->dir, "c2s") ? "client→server messages"
-						: !strcmp(g->dir, "s2c") ? "server→client messages"
-									 : "stderr lines";
+	const char *what = !g->dir                  ? "messages"
+			   : !strcmp(g->dir, "c2s") ? "client→server messages"
+			   : !strcmp(g->dir, "s2c") ? "server→client messages"
+						    : "stderr lines";
 
 	if (g->gap_messages == 1)
-		what = !g->dir ? "message" : !strcmp(g->dir, "c2s") ? "client→server message"
-					: !strcmp(g->dir, "s2c") ? "server→client message" : "stderr line";
-	an_report(c, -1, "the capture has a gap: %lld %s (%lld bytes) relayed but not stored (%s); "
-			 "what %s held is not judged",
+		what = !g->dir                  ? "message"
+		       : !strcmp(g->dir, "c2s") ? "client→server message"
+		       : !strcmp(g->dir, "s2c") ? "server→client message"
+						: "stderr line";
+	an_report(c, -1,
+		  "the capture has a gap: %lld %s (%lld bytes) relayed but not stored (%s); "
+		  "what %s held is not judged",
 		  (long long)g->gap_messages, what, (long long)g->gap_bytes,
 		  g->gap_reason && *g->gap_reason ? g->gap_reason : "no reason recorded",
 		  g->gap_messages == 1 ? "it" : "they");
@@ -39,12 +43,14 @@ static void tap_002(const struct an_ctx *c)
 	const struct an_msg *m = c->m;
 
 	if (m->req && m->cls->kind != MT_REQUEST)
-		an_report(c, -1, "the analyzer cannot read this %s answer to #%lld %s: %s is beyond "
-				 "its JSON parser's limits; no rule judged it",
+		an_report(c, -1,
+			  "the analyzer cannot read this %s answer to #%lld %s: %s is beyond "
+			  "its JSON parser's limits; no rule judged it",
 			  an_dir_arrow(m->dir), (long long)m->req->seq, m->req->method, m->unreadable);
 	else
-		an_report(c, -1, "the analyzer cannot read this %s %s: %s is beyond its JSON parser's "
-				 "limits; no rule judged it%s",
+		an_report(c, -1,
+			  "the analyzer cannot read this %s %s: %s is beyond its JSON parser's "
+			  "limits; no rule judged it%s",
 			  an_dir_arrow(m->dir), m->method ? m->method : mt_kind_name(m->cls->kind),
 			  m->unreadable, m->cls->kind == MT_REQUEST ? " or its answer" : "");
 }
@@ -74,14 +80,16 @@ static void tap_003(const struct an_ctx *c)
 	if (x->req_key && x->req_key_len > 2) {
 		struct mt_buf id = MT_BUF_INIT;
 		an_key_text(x->req_key, x->req_key_len, &id);
-		an_report(c, -1, "the tap answered the %s (exchange %lld) with %d itself: the upstream "
-				 "%s (%s); request id %.*s never got the server's answer",
+		an_report(c, -1,
+			  "the tap answered the %s (exchange %lld) with %d itself: the upstream "
+			  "%s (%s); request id %.*s never got the server's answer",
 			  x->method, (long long)x->seq, x->status, why, x->error ? x->error : "no reason",
 			  (int)id.len, id.data);
 		mt_buf_release(&id);
 	} else
-		an_report(c, -1, "the tap answered the %s (exchange %lld) with %d itself: the upstream "
-				 "%s (%s); its %lld request%s never got the server's answer",
+		an_report(c, -1,
+			  "the tap answered the %s (exchange %lld) with %d itself: the upstream "
+			  "%s (%s); its %lld request%s never got the server's answer",
 			  x->method, (long long)x->seq, x->status, why, x->error ? x->error : "no reason",
 			  (long long)x->c2s_requests, x->c2s_requests == 1 ? "" : "s");
 }

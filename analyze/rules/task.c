@@ -45,17 +45,16 @@ enum obs_kind { OBS_CREATE, OBS_GET, OBS_CANCEL, OBS_LIST, OBS_STATUS };
 
 struct obs {
 	enum obs_kind kind;
-	json_t *task;     /* the Task object (borrowed) */
-	json_t *id;       /* its taskId (borrowed; may be a non-string) */
-	int requestor;    /* enum an_dir of the side that asked for the task */
-	char key[320];    /* tracker key, "" when taskId is not a usable string */
+	json_t *task;  /* the Task object (borrowed) */
+	json_t *id;    /* its taskId (borrowed; may be a non-string) */
+	int requestor; /* enum an_dir of the side that asked for the task */
+	char key[320]; /* tracker key, "" when taskId is not a usable string */
 };
 
 typedef void (*obs_fn)(const struct an_ctx *c, struct obs *o, void *arg);
 
-static const char *const obs_names[] = {"CreateTaskResult", "tasks/get result",
-					"tasks/cancel result", "tasks/list entry",
-					"notifications/tasks/status"};
+static const char *const obs_names[] = {"CreateTaskResult", "tasks/get result", "tasks/cancel result",
+					"tasks/list entry", "notifications/tasks/status"};
 
 static void task_key(char *out, size_t n, int requestor, const char *id)
 {
@@ -76,8 +75,8 @@ static int is_create_task(const struct an_ctx *c, json_t *result)
 	       !json_object_get(result, "content");
 }
 
-static void observe_one(const struct an_ctx *c, enum obs_kind k, json_t *task, int requestor,
-			obs_fn fn, void *arg)
+static void observe_one(const struct an_ctx *c, enum obs_kind k, json_t *task, int requestor, obs_fn fn,
+			void *arg)
 {
 	struct obs o;
 
@@ -108,8 +107,7 @@ static void observe(const struct an_ctx *c, obs_fn fn, void *arg)
 			observe_one(c, OBS_STATUS, an_params(c), m->dir == AN_C2S ? AN_S2C : AN_C2S, fn, arg);
 		return;
 	}
-	if (m->cls->kind != MT_RESPONSE || !m->req ||
-	    (strncmp(meth, "tasks/", 6) && !augmentable(meth)))
+	if (m->cls->kind != MT_RESPONSE || !m->req || (strncmp(meth, "tasks/", 6) && !augmentable(meth)))
 		return;
 	res = an_result(c);
 	if (!strcmp(meth, "tasks/get"))
@@ -117,7 +115,8 @@ static void observe(const struct an_ctx *c, obs_fn fn, void *arg)
 	else if (!strcmp(meth, "tasks/cancel"))
 		observe_one(c, OBS_CANCEL, res, m->req->dir, fn, arg);
 	else if (!strcmp(meth, "tasks/list"))
-		json_array_foreach(json_object_get(res, "tasks"), i, e) {
+		json_array_foreach(json_object_get(res, "tasks"), i, e)
+		{
 			observe_one(c, OBS_LIST, e, m->req->dir, fn, arg);
 		}
 	else if (is_create_task(c, res))
@@ -240,8 +239,10 @@ static int receiver_supports(const struct an_ctx *c)
 	if (strcmp(c->m->method, "tools/call"))
 		return 1;
 	/* Tools also say so one by one; an unlisted tool gets the benefit of the doubt. */
-	tool = json_object_get(c->st->tools, json_string_value(json_object_get(an_req_params(c->m->req), "name")) ?
-						  json_string_value(json_object_get(an_req_params(c->m->req), "name")) : "");
+	tool = json_object_get(c->st->tools,
+			       json_string_value(json_object_get(an_req_params(c->m->req), "name"))
+				       ? json_string_value(json_object_get(an_req_params(c->m->req), "name"))
+				       : "");
 	if (!tool)
 		return 1;
 	ts = json_string_value(an_path(tool, "execution.taskSupport"));
@@ -260,21 +261,24 @@ static void task_002(const struct an_ctx *c)
 	created = is_create_task(c, res);
 	if (!created) {
 		if (asked && receiver_supports(c))
-			an_report(c, -1, "task-augmented %s answered with a plain result: a receiver that "
-					 "accepts it must return a CreateTaskResult", c->m->method);
+			an_report(c, -1,
+				  "task-augmented %s answered with a plain result: a receiver that "
+				  "accepts it must return a CreateTaskResult",
+				  c->m->method);
 		return;
 	}
 	if (!asked) {
 		int64_t rel = c->m->req->seq;
-		an_report_at(c, -1, c->m->seq, &rel, 1, "CreateTaskResult answers %s #%lld, which did "
-			     "not ask for a task (params.task)", c->m->method, (long long)rel);
+		an_report_at(c, -1, c->m->seq, &rel, 1,
+			     "CreateTaskResult answers %s #%lld, which did "
+			     "not ask for a task (params.task)",
+			     c->m->method, (long long)rel);
 	}
 	task = json_object_get(res, "task");
 	s = json_string_value(json_object_get(task, "status"));
 	if (!is_status(s))
 		an_report(c, -1, "CreateTaskResult task.status is not a task status");
-	if (!json_is_string(json_object_get(task, "statusMessage")) &&
-	    json_object_get(task, "statusMessage"))
+	if (!json_is_string(json_object_get(task, "statusMessage")) && json_object_get(task, "statusMessage"))
 		an_report(c, -1, "CreateTaskResult task.statusMessage is not a string");
 	if (json_object_get(task, "pollInterval") && !json_is_number(json_object_get(task, "pollInterval")))
 		an_report(c, -1, "CreateTaskResult task.pollInterval is not a number");
@@ -290,8 +294,9 @@ static void task_010(const struct an_ctx *c)
 	    !(cap = task_cap(c->m->method, &receiver)) || an_cap(c->st, receiver, cap) ||
 	    !is_create_task(c, an_result(c)))
 		return;
-	an_report(c, -1, "the %s declared no %s, yet answered the task-augmented %s with a "
-			 "CreateTaskResult instead of processing it normally",
+	an_report(c, -1,
+		  "the %s declared no %s, yet answered the task-augmented %s with a "
+		  "CreateTaskResult instead of processing it normally",
 		  receiver == AN_S2C ? "server" : "client", cap, c->m->method);
 }
 
@@ -337,7 +342,8 @@ static void task_004_obs(const struct an_ctx *c, struct obs *o, void *arg)
 		int64_t rel = int_of(t, "q");
 		an_report_at(c, -1, c->m->seq, &rel, 1, "task '%.80s' went from '%s' (#%lld) to '%s': %s",
 			     json_string_value(o->id), from, (long long)rel, to,
-			     is_terminal(from) ? "a terminal status must not change" : "not a valid transition");
+			     is_terminal(from) ? "a terminal status must not change"
+					       : "not a valid transition");
 	}
 }
 
@@ -401,11 +407,15 @@ static void task_006(const struct an_ctx *c)
 		const char *s = json_string_value(json_object_get(an_result(c), "status"));
 		if (is_terminal(was)) {
 			int64_t rel = int_of(t, "q");
-			an_report_at(c, -1, c->m->seq, &rel, 1, "tasks/cancel of a task already '%s' (#%lld) "
-				     "succeeded: it must be rejected with -32602", was, (long long)rel);
+			an_report_at(c, -1, c->m->seq, &rel, 1,
+				     "tasks/cancel of a task already '%s' (#%lld) "
+				     "succeeded: it must be rejected with -32602",
+				     was, (long long)rel);
 		} else if (!s || strcmp(s, "cancelled")) {
-			an_report(c, -1, "the tasks/cancel result has status '%.40s': the task must be "
-					 "'cancelled' before the response", s ? s : "(none)");
+			an_report(c, -1,
+				  "the tasks/cancel result has status '%.40s': the task must be "
+				  "'cancelled' before the response",
+				  s ? s : "(none)");
 		}
 	} else if (is_terminal(was) && c->m->cls->has_error_code && c->m->cls->error_code != -32602) {
 		an_report(c, -1, "tasks/cancel of a task already '%s' failed with %lld, not -32602", was,
@@ -423,7 +433,8 @@ static void task_007_obs(const struct an_ctx *c, struct obs *o, void *arg)
 	(void)arg;
 	if (t && int_of(t, "res") && s && !is_terminal(s)) {
 		int64_t rel = int_of(t, "res");
-		an_report_at(c, -1, c->m->seq, &rel, 1, "task '%.80s' is '%s' after tasks/result answered "
+		an_report_at(c, -1, c->m->seq, &rel, 1,
+			     "task '%.80s' is '%s' after tasks/result answered "
 			     "at #%lld: tasks/result must block until the task is terminal",
 			     json_string_value(o->id), s, (long long)rel);
 	}
@@ -451,13 +462,15 @@ static void task_007(const struct an_ctx *c)
 	if (!m)
 		return;
 	if (!strcmp(m, "tools/call") && !json_is_array(json_object_get(res, "content")))
-		an_report(c, -1, "tasks/result of a tools/call task has no content array: it must be the "
-				 "CallToolResult");
+		an_report(c, -1,
+			  "tasks/result of a tools/call task has no content array: it must be the "
+			  "CallToolResult");
 	else if (!strcmp(m, "sampling/createMessage") &&
 		 (!json_object_get(res, "role") || !json_object_get(res, "content") ||
 		  !json_is_string(json_object_get(res, "model"))))
-		an_report(c, -1, "tasks/result of a sampling task is not a CreateMessageResult (role, "
-				 "content, model)");
+		an_report(c, -1,
+			  "tasks/result of a sampling task is not a CreateMessageResult (role, "
+			  "content, model)");
 	else if (!strcmp(m, "elicitation/create") && !json_is_string(json_object_get(res, "action")))
 		an_report(c, -1, "tasks/result of an elicitation task is not an ElicitResult (action)");
 }
@@ -482,12 +495,14 @@ static void task_008_input(const struct an_ctx *c)
 		related_shape(c, rel, c->m->method);
 		return;
 	}
-	json_object_foreach(tasks, key, t) {
+	json_object_foreach(tasks, key, t)
+	{
 		if (key[0] != want || !int_of(t, "rs") || !status_of(t) ||
 		    strcmp(status_of(t), "input_required"))
 			continue;
-		an_report(c, -1, "%s sent while task '%.80s' is input_required and its tasks/result is "
-				 "open, without _meta[\"" RELATED "\"]",
+		an_report(c, -1,
+			  "%s sent while task '%.80s' is input_required and its tasks/result is "
+			  "open, without _meta[\"" RELATED "\"]",
 			  c->m->method, key + 2);
 		return;
 	}
@@ -503,8 +518,9 @@ static void task_008(const struct an_ctx *c)
 		return;
 	if (k == MT_NOTIFICATION) {
 		if (!strcmp(m, "notifications/tasks/status") && related(an_params(c)))
-			an_report(c, AN_WARNING, "notifications/tasks/status should not carry "
-						 "_meta[\"" RELATED "\"]: the taskId is in the params");
+			an_report(c, AN_WARNING,
+				  "notifications/tasks/status should not carry "
+				  "_meta[\"" RELATED "\"]: the taskId is in the params");
 		return;
 	}
 	if (k == MT_REQUEST && strncmp(m, "tasks/", 6)) {
@@ -514,12 +530,14 @@ static void task_008(const struct an_ctx *c)
 	}
 	if (k == MT_RESPONSE && strncmp(m, "tasks/", 6)) {
 		/* The answer to a request related to a task is related to it too. */
-		json_t *want = c->m->req ? json_object_get(related(an_req_params(c->m->req)), "taskId") : NULL;
+		json_t *want =
+			c->m->req ? json_object_get(related(an_req_params(c->m->req)), "taskId") : NULL;
 		if (json_is_string(want) && !related(an_result(c))) {
 			int64_t req = c->m->req->seq;
-			an_report_at(c, -1, c->m->seq, &req, 1, "the %s result answers #%lld, which is related "
-				     "to task '%.80s', without _meta[\"" RELATED "\"]", m, (long long)req,
-				     json_string_value(want));
+			an_report_at(c, -1, c->m->seq, &req, 1,
+				     "the %s result answers #%lld, which is related "
+				     "to task '%.80s', without _meta[\"" RELATED "\"]",
+				     m, (long long)req, json_string_value(want));
 		}
 		return;
 	}
@@ -535,13 +553,17 @@ static void task_008(const struct an_ctx *c)
 		else if (!json_is_string(got))
 			related_shape(c, rel, "the tasks/result result");
 		else if (json_is_string(want) && !json_equal(want, got))
-			an_report(c, -1, "the tasks/result result's related taskId '%.80s' is not the "
-					 "requested '%.80s'", json_string_value(got), json_string_value(want));
+			an_report(c, -1,
+				  "the tasks/result result's related taskId '%.80s' is not the "
+				  "requested '%.80s'",
+				  json_string_value(got), json_string_value(want));
 		return;
 	}
 	if (rel)
-		an_report(c, AN_WARNING, "%s %s should not carry _meta[\"" RELATED "\"]: the taskId "
-					 "is in the message", m, k == MT_REQUEST ? "request" : "result");
+		an_report(c, AN_WARNING,
+			  "%s %s should not carry _meta[\"" RELATED "\"]: the taskId "
+			  "is in the message",
+			  m, k == MT_REQUEST ? "request" : "result");
 }
 
 /* ---- TASK-009 ---- */
@@ -559,8 +581,10 @@ static void task_009(const struct an_ctx *c)
 	if (!strcmp(m, "tasks/result") &&
 	    known(c->st, param_key(an_req_params(c->m->req), c->m->req->dir, key, sizeof(key))))
 		return; /* a known task's result may be any error of the underlying request */
-	an_report(c, -1, "%s failed with %lld: task protocol errors are -32602 (invalid taskId or "
-			 "cursor) or -32603 (internal)", m, (long long)code);
+	an_report(c, -1,
+		  "%s failed with %lld: task protocol errors are -32602 (invalid taskId or "
+		  "cursor) or -32603 (internal)",
+		  m, (long long)code);
 }
 
 /* ---- TASK-011 ---- */
@@ -582,7 +606,8 @@ static void task_011(const struct an_ctx *c)
 		return; /* the listing started before the capture did */
 	start_t = listing ? int_of(listing, "t") : r->t_ns;
 	page = json_object_get(an_result(c), "tasks");
-	json_object_foreach(tasks, key, t) {
+	json_object_foreach(tasks, key, t)
+	{
 		int found = 0;
 		json_t *ttl = json_object_get(t, "ttl");
 		if (key[0] != dir[0] || !int_of(t, "ok") || int_of(t, "ok") > c->m->seq)
@@ -595,14 +620,16 @@ static void task_011(const struct an_ctx *c)
 			continue;
 		if (json_object_get(json_object_get(listing, "ids"), key + 2))
 			continue;
-		json_array_foreach(page, i, e) {
+		json_array_foreach(page, i, e)
+		{
 			if (json_is_string(json_object_get(e, "taskId")) &&
 			    !strcmp(json_string_value(json_object_get(e, "taskId")), key + 2))
 				found = 1;
 		}
 		if (!found) {
 			int64_t rel = int_of(t, "ok");
-			an_report_at(c, -1, c->m->seq, &rel, 1, "task '%.80s' was retrievable with tasks/get "
+			an_report_at(c, -1, c->m->seq, &rel, 1,
+				     "task '%.80s' was retrievable with tasks/get "
 				     "(#%lld) but the complete tasks/list listing does not hold it",
 				     key + 2, (long long)rel);
 		}
@@ -618,8 +645,9 @@ static void task_012(const struct an_ctx *c)
 
 	if (t && !int_of(t, "early") && poll_early(t, c->m->t_ns)) {
 		int64_t last = int_of(t, "lg");
-		an_report(c, -1, "tasks/get for '%.80s' %.0f ms after the previous one; the receiver asked "
-				 "for a pollInterval of %.0f ms",
+		an_report(c, -1,
+			  "tasks/get for '%.80s' %.0f ms after the previous one; the receiver asked "
+			  "for a pollInterval of %.0f ms",
 			  key + 2, (double)(c->m->t_ns - last) / 1e6,
 			  json_number_value(json_object_get(t, "pi")));
 	}
@@ -637,8 +665,10 @@ static void task_013_obs(const struct an_ctx *c, struct obs *o, void *arg)
 	if (!s)
 		return;
 	if (!strcmp(s, "completed") && int_of(t, "err"))
-		an_report(c, -1, "tool task '%.80s' is 'completed' though its result has isError: true; "
-				 "it should be 'failed'", id);
+		an_report(c, -1,
+			  "tool task '%.80s' is 'completed' though its result has isError: true; "
+			  "it should be 'failed'",
+			  id);
 	if (!strcmp(s, "failed") && o->kind == OBS_GET && !json_object_get(o->task, "statusMessage"))
 		an_report(c, -1, "the tasks/get result for failed task '%.80s' has no statusMessage", id);
 }
@@ -658,8 +688,10 @@ static void task_013(const struct an_ctx *c)
 	t = known(c->st, param_key(an_req_params(c->m->req), c->m->req->dir, key, sizeof(key)));
 	s = status_of(t);
 	if (s && !strcmp(s, "completed"))
-		an_report(c, -1, "the tool result of task '%.80s' has isError: true but the task is "
-				 "'completed'; it should be 'failed'", key + 2);
+		an_report(c, -1,
+			  "the tool result of task '%.80s' has isError: true but the task is "
+			  "'completed'; it should be 'failed'",
+			  key + 2);
 }
 
 /* ---- TASK-014 ---- */
@@ -672,18 +704,23 @@ static void task_014(const struct an_ctx *c)
 
 	if (!c->m) {
 		tasks = json_object_get(ext_of(c->st), "t");
-		json_object_foreach(tasks, k, t) {
+		json_object_foreach(tasks, k, t)
+		{
 			if (int_of(t, "ir") && !int_of(t, "irw"))
-				an_report_at(c, -1, int_of(t, "ir"), NULL, 0, "the requestor saw task '%.80s' "
-					     "input_required and never called tasks/result", k + 2);
+				an_report_at(c, -1, int_of(t, "ir"), NULL, 0,
+					     "the requestor saw task '%.80s' "
+					     "input_required and never called tasks/result",
+					     k + 2);
 		}
 		return;
 	}
 	t = known(c->st, param_key(an_params(c), c->m->dir, key, sizeof(key)));
 	if (t && int_of(t, "ir") && !int_of(t, "irw")) {
 		int64_t rel = int_of(t, "ir");
-		an_report_at(c, -1, c->m->seq, &rel, 1, "task '%.80s' is input_required (#%lld): the "
-			     "requestor should call tasks/result, not poll tasks/get", key + 2, (long long)rel);
+		an_report_at(c, -1, c->m->seq, &rel, 1,
+			     "task '%.80s' is input_required (#%lld): the "
+			     "requestor should call tasks/result, not poll tasks/get",
+			     key + 2, (long long)rel);
 	}
 }
 
@@ -747,7 +784,8 @@ static void track_obs(const struct an_ctx *c, struct obs *o, void *arg)
 		/* The requestor polled and saw input_required: it should call tasks/result
 		 * next. (Status notifications do not count: requestors must not rely on them.) */
 		if (!strcmp(json_string_value(s), "input_required")) {
-			if (!int_of(t, "ir") && !int_of(t, "rs") && (o->kind == OBS_GET || o->kind == OBS_LIST))
+			if (!int_of(t, "ir") && !int_of(t, "rs") &&
+			    (o->kind == OBS_GET || o->kind == OBS_LIST))
 				set_int(t, "ir", c->m->seq);
 		} else {
 			json_object_del(t, "ir");
@@ -790,8 +828,9 @@ static void track_request(const struct an_ctx *c, json_t *ext)
 			json_object_set_new(ext, "l", lists);
 		}
 		snprintf(dir, sizeof(dir), "%d", c->m->dir);
-		json_object_set_new(lists, dir, json_pack("{s:I,s:I,s:{}}", "q", (json_int_t)c->m->seq, "t",
-							  (json_int_t)c->m->t_ns, "ids"));
+		json_object_set_new(lists, dir,
+				    json_pack("{s:I,s:I,s:{}}", "q", (json_int_t)c->m->seq, "t",
+					      (json_int_t)c->m->t_ns, "ids"));
 		return;
 	}
 	if (strcmp(m, "tasks/get") && strcmp(m, "tasks/result"))
@@ -840,14 +879,9 @@ static void track(const struct an_ctx *c, json_t *ext)
 			track_request(c, ext);
 		break;
 	case MT_RESPONSE:
-	case MT_ERROR:
-		track_answer(c, ext);
-		break;
-	case MT_NOTIFICATION:
-		observe(c, track_obs, ext);
-		break;
-	default:
-		break;
+	case MT_ERROR: track_answer(c, ext); break;
+	case MT_NOTIFICATION: observe(c, track_obs, ext); break;
+	default: break;
 	}
 }
 
@@ -856,29 +890,25 @@ static void track(const struct an_ctx *c, json_t *ext)
 
 const struct an_rule an_rules_task[] = {
 	{"TASK-001", AN_ERROR, AN_SEV_FIXED, AN_ONLY_1125, OBSERVED, NULL, task_001,
-	 "task ids are strings, unique among the receiver's tasks",
-	 SRC},
+	 "task ids are strings, unique among the receiver's tasks", SRC},
 	{"TASK-002", AN_ERROR, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_RESPONSE, NULL, task_002,
 	 "a receiver that supports a task-augmented request answers it with a CreateTaskResult{task}, "
 	 "and only such requests get one",
 	 SRC},
 	{"TASK-003", AN_ERROR, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_RESPONSE, NULL, task_003,
-	 "tasks begin in the working status (the CreateTaskResult says working)",
-	 SRC},
+	 "tasks begin in the working status (the CreateTaskResult says working)", SRC},
 	{"TASK-004", AN_ERROR, AN_SEV_FIXED, AN_ONLY_1125, OBSERVED, NULL, task_004,
 	 "task status changes follow working <-> input_required -> completed|failed|cancelled; "
 	 "terminal statuses never change",
 	 SRC},
 	{"TASK-005", AN_ERROR, AN_SEV_FIXED, AN_ONLY_1125, OBSERVED, NULL, task_005,
-	 "every task response carries ISO 8601 createdAt and lastUpdatedAt and a ttl (number or null)",
-	 SRC},
+	 "every task response carries ISO 8601 createdAt and lastUpdatedAt and a ttl (number or null)", SRC},
 	{"TASK-006", AN_ERROR, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_ANSWER, "tasks/cancel", task_006,
 	 "tasks/cancel of a terminal task fails with -32602; a successful cancel returns the task "
 	 "as cancelled (staying cancelled: TASK-004)",
 	 SRC},
 	{"TASK-007", AN_ERROR, AN_SEV_FIXED, AN_ONLY_1125, OBSERVED, NULL, task_007,
-	 "tasks/result blocks until the task is terminal and returns the underlying request's result",
-	 SRC},
+	 "tasks/result blocks until the task is terminal and returns the underlying request's result", SRC},
 	{"TASK-008", AN_ERROR, AN_SEV_FIXED, AN_ONLY_1125,
 	 AN_ON_REQUEST | AN_ON_RESPONSE | AN_ON_NOTIFICATION, NULL, task_008,
 	 "tasks/result results, input_required requests and their answers carry related-task _meta; "
@@ -893,8 +923,7 @@ const struct an_rule an_rules_task[] = {
 	 "requests normally (no CreateTaskResult)",
 	 SRC},
 	{"TASK-011", AN_ERROR, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_RESPONSE, "tasks/list", task_011,
-	 "a complete tasks/list listing holds every task tasks/get returned (unless past its ttl)",
-	 SRC},
+	 "a complete tasks/list listing holds every task tasks/get returned (unless past its ttl)", SRC},
 	{"TASK-012", AN_WARNING, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_REQUEST, "tasks/get", task_012,
 	 "requestors space tasks/get polls by at least 90% of the pollInterval (reported once per "
 	 "task); not relying on status notifications cannot be seen",
@@ -903,8 +932,7 @@ const struct an_rule an_rules_task[] = {
 	 "a tool task whose result has isError: true ends failed, not completed; a failed task's "
 	 "tasks/get result has a statusMessage",
 	 SRC},
-	{"TASK-014", AN_WARNING, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_REQUEST | AN_ON_END, "tasks/get",
-	 task_014,
+	{"TASK-014", AN_WARNING, AN_SEV_FIXED, AN_ONLY_1125, AN_ON_REQUEST | AN_ON_END, "tasks/get", task_014,
 	 "a requestor whose tasks/get or tasks/list shows input_required calls tasks/result rather "
 	 "than polling on (how it uses SSE on tasks/get is HTTP only: not visible in a stdio "
 	 "capture)",

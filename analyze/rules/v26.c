@@ -129,8 +129,10 @@ static void v26_001(const struct an_ctx *c)
 				  m->method, missing);
 		else if (!json_object_get(meta, META_CLIENT) &&
 			 !json_is_true(json_object_get(ext, "noclientinfo")))
-			an_report(c, AN_WARNING, "%s has no _meta %s: clients should send it on every "
-						 "request (not reported again)", m->method, META_CLIENT);
+			an_report(c, AN_WARNING,
+				  "%s has no _meta %s: clients should send it on every "
+				  "request (not reported again)",
+				  m->method, META_CLIENT);
 		return;
 	}
 	if (!(r = client_request(m)) || !an_req_params(r))
@@ -138,19 +140,23 @@ static void v26_001(const struct an_ctx *c)
 	if ((missing = meta_missing(request_meta(r)))) {
 		int64_t rel = r->seq;
 		if (m->cls->kind == MT_RESPONSE)
-			an_report_at(c, -1, m->seq, &rel, 1, "#%lld lacked _meta %s, yet the server "
-							"answered it with a result instead of a -32602 error",
+			an_report_at(c, -1, m->seq, &rel, 1,
+				     "#%lld lacked _meta %s, yet the server "
+				     "answered it with a result instead of a -32602 error",
 				     (long long)r->seq, missing);
 		else if (m->cls->has_error_code && m->cls->error_code != -32602)
-			an_report_at(c, -1, m->seq, &rel, 1, "#%lld lacked _meta %s: the server must "
-							"reject it with -32602, not %lld",
+			an_report_at(c, -1, m->seq, &rel, 1,
+				     "#%lld lacked _meta %s: the server must "
+				     "reject it with -32602, not %lld",
 				     (long long)r->seq, missing, (long long)m->cls->error_code);
 		return;
 	}
 	if (m->cls->kind == MT_RESPONSE && !json_is_true(json_object_get(ext, "noserverinfo")) &&
 	    !json_object_get(json_object_get(an_result(c), "_meta"), META_SERVER))
-		an_report(c, AN_WARNING, "the result has no _meta %s: servers should send it in every "
-					 "result (not reported again)", META_SERVER);
+		an_report(c, AN_WARNING,
+			  "the result has no _meta %s: servers should send it in every "
+			  "result (not reported again)",
+			  META_SERVER);
 }
 
 /* ---- V26-002: unsupported versions ---- */
@@ -160,9 +166,7 @@ static int string_in(json_t *array, const char *s)
 	size_t i;
 	json_t *v;
 
-	json_array_foreach(array, i, v)
-		if (json_is_string(v) && !strcmp(json_string_value(v), s))
-			return 1;
+	json_array_foreach(array, i, v) if (json_is_string(v) && !strcmp(json_string_value(v), s)) return 1;
 	return 0;
 }
 
@@ -188,8 +192,9 @@ static void silent_refusal(const struct an_ctx *c)
 		     "UnsupportedProtocolVersionError, naming the ones it has",
 		     (long long)errors, json_object_size(json_object_get(a, "methods")),
 		     (long long)json_integer_value(json_object_get(a, "code")),
-		     json_string_value(json_object_get(a, "message")) ?
-			     json_string_value(json_object_get(a, "message")) : "");
+		     json_string_value(json_object_get(a, "message"))
+			     ? json_string_value(json_object_get(a, "message"))
+			     : "");
 }
 
 static void v26_002(const struct an_ctx *c)
@@ -207,23 +212,26 @@ static void v26_002(const struct an_ctx *c)
 	if (!r)
 		return;
 	if (m->cls->kind == MT_ERROR && m->cls->has_error_code && m->cls->error_code == -32022) {
-		json_t *data = json_object_get(an_error(c), "data"), *sup = json_object_get(data, "supported");
+		json_t *data = json_object_get(an_error(c), "data"),
+		       *sup = json_object_get(data, "supported");
 		size_t i;
 		json_t *v;
 		int ok = json_is_array(sup);
-		json_array_foreach(sup, i, v)
-			ok = ok && json_is_string(v);
+		json_array_foreach(sup, i, v) ok = ok && json_is_string(v);
 		const char *req = json_string_value(json_object_get(data, "requested"));
 		if (!ok || !req)
-			an_report(c, -1, "UnsupportedProtocolVersionError (-32022) without data.supported "
-					 "(an array of strings) and data.requested (a string)");
+			an_report(c, -1,
+				  "UnsupportedProtocolVersionError (-32022) without data.supported "
+				  "(an array of strings) and data.requested (a string)");
 		else if (asked && strcmp(req, asked))
-			an_report_at(c, AN_WARNING, m->seq, &rel, 1, "-32022 says '%s' was requested, "
-								    "but #%lld asked for '%s'",
+			an_report_at(c, AN_WARNING, m->seq, &rel, 1,
+				     "-32022 says '%s' was requested, "
+				     "but #%lld asked for '%s'",
 				     req, (long long)r->seq, asked);
 		if (asked && json_is_array(known) && string_in(known, asked))
-			an_report_at(c, -1, m->seq, &rel, 1, "the server rejects revision '%s' of #%lld "
-							"as unsupported, but server/discover listed it",
+			an_report_at(c, -1, m->seq, &rel, 1,
+				     "the server rejects revision '%s' of #%lld "
+				     "as unsupported, but server/discover listed it",
 				     asked, (long long)r->seq);
 		return;
 	}
@@ -232,16 +240,18 @@ static void v26_002(const struct an_ctx *c)
 	if (!strcmp(r->method, "server/discover") && m->cls->kind == MT_RESPONSE) {
 		json_t *sv = json_object_get(an_result(c), "supportedVersions");
 		if (json_is_array(sv) && !string_in(sv, asked) && !is_input_required(an_result(c)))
-			an_report_at(c, -1, m->seq, &rel, 1, "server/discover #%lld asked in revision "
-							"'%s', which the answer does not list as "
-							"supported: it must be a -32022 error",
+			an_report_at(c, -1, m->seq, &rel, 1,
+				     "server/discover #%lld asked in revision "
+				     "'%s', which the answer does not list as "
+				     "supported: it must be a -32022 error",
 				     (long long)r->seq, asked);
 		return;
 	}
 	if (json_is_array(known) && !string_in(known, asked))
-		an_report_at(c, -1, m->seq, &rel, 1, "#%lld asked for revision '%s', which "
-						"server/discover did not list, and got %s instead of "
-						"a -32022 UnsupportedProtocolVersionError",
+		an_report_at(c, -1, m->seq, &rel, 1,
+			     "#%lld asked for revision '%s', which "
+			     "server/discover did not list, and got %s instead of "
+			     "a -32022 UnsupportedProtocolVersionError",
 			     (long long)r->seq, asked,
 			     m->cls->kind == MT_RESPONSE ? "a result" : "another error");
 }
@@ -260,8 +270,9 @@ static void v26_003(const struct an_ctx *c)
 	open = an_open_request(st, AN_C2S, m->id_key, m->id_key_len);
 	if (open && open->seq != m->seq) {
 		int64_t rel = open->seq;
-		an_report_at(c, -1, m->seq, &rel, 1, "request id %.*s is still in use by #%lld (%s), "
-						"which has no answer yet",
+		an_report_at(c, -1, m->seq, &rel, 1,
+			     "request id %.*s is still in use by #%lld (%s), "
+			     "which has no answer yet",
 			     (int)m->cls->id.n, m->cls->id.p, (long long)rel, open->method);
 		return;
 	}
@@ -271,8 +282,9 @@ static void v26_003(const struct an_ctx *c)
 	orig = by_key(json_object_get(v26_ext(st), "ir"), m->id_key, m->id_key_len);
 	if (orig) {
 		int64_t rel = json_integer_value(orig);
-		an_report_at(c, -1, m->seq, &rel, 1, "the retry reuses id %.*s of #%lld, which was "
-						"answered with input_required: a retry has a new id",
+		an_report_at(c, -1, m->seq, &rel, 1,
+			     "the retry reuses id %.*s of #%lld, which was "
+			     "answered with input_required: a retry has a new id",
 			     (int)m->cls->id.n, m->cls->id.p, (long long)rel);
 	}
 }
@@ -304,8 +316,10 @@ static void v26_004(const struct an_ctx *c)
 		return; /* an answer to no request: RPC-004; not an object: RPC-011 */
 	rtv = json_object_get(result, "resultType");
 	if (!rtv) {
-		an_report(c, -1, "the %s result has no resultType: a 2026-07-28 server sends "
-				 "\"complete\" or \"input_required\"", r->method);
+		an_report(c, -1,
+			  "the %s result has no resultType: a 2026-07-28 server sends "
+			  "\"complete\" or \"input_required\"",
+			  r->method);
 		return;
 	}
 	if (!json_is_string(rtv)) {
@@ -318,19 +332,23 @@ static void v26_004(const struct an_ctx *c)
 	if (strcmp(rt, "input_required")) {
 		an_report(c, extensions_declared(c, r) ? AN_WARNING : AN_ERROR,
 			  "the %s result has resultType '%.*s', which is neither \"complete\" nor "
-			  "\"input_required\"%s", r->method, clip(rt, 40), rt,
+			  "\"input_required\"%s",
+			  r->method, clip(rt, 40), rt,
 			  extensions_declared(c, r) ? " (an extension may define it)" : "");
 		return;
 	}
 	if (!mrtr_method(r->method)) {
-		an_report(c, -1, "%s was answered with input_required: only tools/call, prompts/get "
-				 "and resources/read may be", r->method);
+		an_report(c, -1,
+			  "%s was answered with input_required: only tools/call, prompts/get "
+			  "and resources/read may be",
+			  r->method);
 		return;
 	}
 	irs = json_object_get(result, "inputRequests");
 	if (!irs && !json_object_get(result, "requestState")) {
-		an_report(c, -1, "the input_required result has neither inputRequests nor "
-				 "requestState");
+		an_report(c, -1,
+			  "the input_required result has neither inputRequests nor "
+			  "requestState");
 		return;
 	}
 	v = json_object_get(result, "requestState");
@@ -340,13 +358,16 @@ static void v26_004(const struct an_ctx *c)
 		an_report(c, -1, "inputRequests is not an object (a map of id to request)");
 		return;
 	}
-	json_object_foreach(irs, key, v) {
+	json_object_foreach(irs, key, v)
+	{
 		const char *meth = json_string_value(json_object_get(v, "method"));
 		if (!meth || (strcmp(meth, "elicitation/create") && strcmp(meth, "sampling/createMessage") &&
 			      strcmp(meth, "roots/list")))
-			an_report(c, -1, "input request '%.*s' is %.*s, not elicitation/create, "
-					 "sampling/createMessage or roots/list", clip(key, 40), key,
-				  meth ? clip(meth, 40) : 13, meth ? meth : "not a request");
+			an_report(c, -1,
+				  "input request '%.*s' is %.*s, not elicitation/create, "
+				  "sampling/createMessage or roots/list",
+				  clip(key, 40), key, meth ? clip(meth, 40) : 13,
+				  meth ? meth : "not a request");
 	}
 }
 
@@ -357,11 +378,15 @@ static void v26_005(const struct an_ctx *c)
 	const struct an_msg *m = c->m;
 
 	if (m->dir == AN_S2C && m->cls->kind == MT_REQUEST)
-		an_report(c, -1, "the server sent a JSON-RPC request (%s): in 2026-07-28 it asks "
-				 "for input inside an input_required result", m->method);
+		an_report(c, -1,
+			  "the server sent a JSON-RPC request (%s): in 2026-07-28 it asks "
+			  "for input inside an input_required result",
+			  m->method);
 	else if (m->dir == AN_C2S && (m->cls->kind == MT_RESPONSE || m->cls->kind == MT_ERROR))
-		an_report(c, -1, "the client wrote a JSON-RPC %s: in 2026-07-28 clients send only "
-				 "requests and notifications", mt_kind_name(m->cls->kind));
+		an_report(c, -1,
+			  "the client wrote a JSON-RPC %s: in 2026-07-28 clients send only "
+			  "requests and notifications",
+			  mt_kind_name(m->cls->kind));
 }
 
 /* ---- V26-006: only declared client capabilities ---- */
@@ -383,23 +408,26 @@ static void v26_006(const struct an_ctx *c)
 			return;
 		need = an_path(an_error(c), "data.requiredCapabilities");
 		if (!json_is_object(need)) {
-			an_report(c, -1, "MissingRequiredClientCapabilityError (-32021) without a "
-					 "data.requiredCapabilities object");
+			an_report(c, -1,
+				  "MissingRequiredClientCapabilityError (-32021) without a "
+				  "data.requiredCapabilities object");
 			return;
 		}
-		json_object_foreach(need, key, v)
-			all_declared = all_declared && json_object_get(caps, key);
+		json_object_foreach(need, key, v) all_declared = all_declared && json_object_get(caps, key);
 		if (all_declared && json_object_size(need)) {
 			int64_t rel = r->seq;
-			an_report_at(c, -1, m->seq, &rel, 1, "-32021 says capabilities are missing that "
-							"#%lld declared", (long long)r->seq);
+			an_report_at(c, -1, m->seq, &rel, 1,
+				     "-32021 says capabilities are missing that "
+				     "#%lld declared",
+				     (long long)r->seq);
 		}
 		return;
 	}
 	irs = json_object_get(an_result(c), "inputRequests");
 	if (!is_input_required(an_result(c)) || !json_is_object(irs))
 		return;
-	json_object_foreach(irs, key, v) {
+	json_object_foreach(irs, key, v)
+	{
 		const char *meth = json_string_value(json_object_get(v, "method"));
 		json_t *p = json_object_get(v, "params");
 		const char *need = NULL;
@@ -416,8 +444,9 @@ static void v26_006(const struct an_ctx *c)
 				 !an_path(caps, "sampling.tools"))
 				need = "sampling.tools";
 			else if (ctx && strcmp(ctx, "none") && !an_path(caps, "sampling.context"))
-				an_report(c, AN_WARNING, "input request '%.*s' uses includeContext "
-							 "'%.*s' without sampling.context",
+				an_report(c, AN_WARNING,
+					  "input request '%.*s' uses includeContext "
+					  "'%.*s' without sampling.context",
 					  clip(key, 40), key, clip(ctx, 20), ctx);
 		} else if (!strcmp(meth, "elicitation/create")) {
 			json_t *el = json_object_get(caps, "elicitation");
@@ -432,9 +461,10 @@ static void v26_006(const struct an_ctx *c)
 			}
 		}
 		if (need)
-			an_report(c, -1, "input request '%.*s' (%s) needs the client capability %s, "
-					 "which #%lld did not declare", clip(key, 40), key, meth, need,
-				  (long long)r->seq);
+			an_report(c, -1,
+				  "input request '%.*s' (%s) needs the client capability %s, "
+				  "which #%lld did not declare",
+				  clip(key, 40), key, meth, need, (long long)r->seq);
 	}
 }
 
@@ -450,10 +480,11 @@ static void after_cancel(const struct an_ctx *c, const struct an_request *r, con
 		return;
 	rel[0] = r->seq;
 	rel[1] = r->cancel_seq;
-	an_report_at(c, -1, m->seq, rel, 2, "%s for #%lld %s, %lld ms after the client cancelled "
-					    "it (#%lld)",
-		     what, (long long)r->seq, r->method,
-		     (long long)((m->t_ns - r->cancel_t_ns) / 1000000), (long long)r->cancel_seq);
+	an_report_at(c, -1, m->seq, rel, 2,
+		     "%s for #%lld %s, %lld ms after the client cancelled "
+		     "it (#%lld)",
+		     what, (long long)r->seq, r->method, (long long)((m->t_ns - r->cancel_t_ns) / 1000000),
+		     (long long)r->cancel_seq);
 }
 
 static void v26_009(const struct an_ctx *c)
@@ -470,11 +501,9 @@ static void v26_009(const struct an_ctx *c)
 		return;
 	}
 	p = an_params(c);
-	if (!strcmp(m->method, "notifications/progress") &&
-	    (v = json_object_get(p, "progressToken"))) {
+	if (!strcmp(m->method, "notifications/progress") && (v = json_object_get(p, "progressToken"))) {
 		an_key_of(v, &key);
-		after_cancel(c, an_token_request(st, AN_C2S, key.data ? key.data : "", key.len),
-			     "progress");
+		after_cancel(c, an_token_request(st, AN_C2S, key.data ? key.data : "", key.len), "progress");
 	} else if ((v = json_object_get(json_object_get(p, "_meta"), META_SUB)) &&
 		   strcmp(m->method, "notifications/cancelled")) {
 		an_key_of(v, &key);
@@ -494,24 +523,30 @@ static void v26_010(const struct an_ctx *c)
 	if (c->m->dir != AN_S2C)
 		return;
 	if (json_object_get(json_object_get(p, "_meta"), META_SUB)) {
-		an_report(c, -1, "notifications/message on a subscriptions/listen stream: log "
-				 "messages belong to the request that asked for them");
+		an_report(c, -1,
+			  "notifications/message on a subscriptions/listen stream: log "
+			  "messages belong to the request that asked for them");
 		return;
 	}
-	json_object_foreach(open, key, v) {
+	json_object_foreach(open, key, v)
+	{
 		int r = log_rank(json_string_value(v));
 		if (r >= 0 && r < want)
 			want = r;
 	}
 	if (!json_object_size(open)) {
-		an_report(c, -1, "notifications/message, but no open request asked for log messages "
-				 "(_meta %s)", META_LOG);
+		an_report(c, -1,
+			  "notifications/message, but no open request asked for log messages "
+			  "(_meta %s)",
+			  META_LOG);
 		return;
 	}
 	level = log_rank(json_string_value(json_object_get(p, "level")));
 	if (level >= 0 && want < 99 && level < want)
-		an_report(c, AN_WARNING, "a %s log message is below the lowest level an open request "
-					 "asked for", json_string_value(json_object_get(p, "level")));
+		an_report(c, AN_WARNING,
+			  "a %s log message is below the lowest level an open request "
+			  "asked for",
+			  json_string_value(json_object_get(p, "level")));
 }
 
 /* ---- V26-011: subscriptions ---- */
@@ -534,7 +569,8 @@ static int uri_subscribed(json_t *uris, const char *uri)
 	size_t i;
 	json_t *v;
 
-	json_array_foreach(uris, i, v) {
+	json_array_foreach(uris, i, v)
+	{
 		const char *s = json_string_value(v);
 		if (s && !strncmp(uri, s, strlen(s)))
 			return 1;
@@ -551,24 +587,28 @@ static void v26_011_ack(const struct an_ctx *c, json_t *sub, const char *sid)
 		return;
 	want = json_object_get(sub, "filter");
 	if (!json_is_object(got)) {
-		an_report(c, -1, "the acknowledgement of subscription %s has no notifications object",
-			  sid);
+		an_report(c, -1, "the acknowledgement of subscription %s has no notifications object", sid);
 		return;
 	}
-	json_object_foreach(got, key, v) {
+	json_object_foreach(got, key, v)
+	{
 		if (!strcmp(key, "resourceSubscriptions")) {
 			size_t i;
 			json_t *u;
-			json_array_foreach(v, i, u) {
+			json_array_foreach(v, i, u)
+			{
 				const char *s = json_string_value(u);
 				if (s && !string_in(json_object_get(want, key), s))
-					an_report(c, -1, "subscription %s acknowledges resource '%.*s', "
-							 "which the client did not ask for", sid,
-						  clip(s, 80), s);
+					an_report(c, -1,
+						  "subscription %s acknowledges resource '%.*s', "
+						  "which the client did not ask for",
+						  sid, clip(s, 80), s);
 			}
 		} else if (json_is_true(v) && !json_is_true(json_object_get(want, key))) {
-			an_report(c, -1, "subscription %s acknowledges %.*s, which the client did not "
-					 "ask for", sid, clip(key, 40), key);
+			an_report(c, -1,
+				  "subscription %s acknowledges %.*s, which the client did not "
+				  "ask for",
+				  sid, clip(key, 40), key);
 		}
 	}
 }
@@ -592,9 +632,10 @@ static void v26_011(const struct an_ctx *c)
 		if (sidv)
 			an_key_of(sidv, &key);
 		if (!sidv || key.len != m->id_key_len || memcmp(key.data, m->id_key, key.len))
-			an_report(c, -1, "the subscriptions/listen result's _meta %s is %s, not its "
-					 "request id %.*s", META_SUB, sidv ? "another id" : "missing",
-				  (int)m->cls->id.n, m->cls->id.p);
+			an_report(c, -1,
+				  "the subscriptions/listen result's _meta %s is %s, not its "
+				  "request id %.*s",
+				  META_SUB, sidv ? "another id" : "missing", (int)m->cls->id.n, m->cls->id.p);
 		mt_buf_release(&key);
 		return;
 	}
@@ -604,8 +645,10 @@ static void v26_011(const struct an_ctx *c)
 		return;
 	sidv = json_object_get(json_object_get(an_params(c), "_meta"), META_SUB);
 	if (!sidv) {
-		an_report(c, -1, "%s without _meta %s: it is sent only on a subscriptions/listen "
-				 "stream", m->method, META_SUB);
+		an_report(c, -1,
+			  "%s without _meta %s: it is sent only on a subscriptions/listen "
+			  "stream",
+			  m->method, META_SUB);
 		return;
 	}
 	an_key_of(sidv, &key);
@@ -618,8 +661,10 @@ static void v26_011(const struct an_ctx *c)
 		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7F)
 			*s = '?';
 	if (!sub) {
-		an_report(c, -1, "%s names subscription %s, which is not an open subscriptions/listen "
-				 "request", m->method, sid);
+		an_report(c, -1,
+			  "%s names subscription %s, which is not an open subscriptions/listen "
+			  "request",
+			  m->method, sid);
 		return;
 	}
 	if (!strcmp(m->method, "notifications/subscriptions/acknowledged")) {
@@ -627,19 +672,25 @@ static void v26_011(const struct an_ctx *c)
 		return;
 	}
 	if (!json_is_true(json_object_get(sub, "acked")))
-		an_report(c, -1, "%s on subscription %s before notifications/subscriptions/"
-				 "acknowledged", m->method, sid);
+		an_report(c, -1,
+			  "%s on subscription %s before notifications/subscriptions/"
+			  "acknowledged",
+			  m->method, sid);
 	if (flag && !json_is_true(json_object_get(json_object_get(sub, "filter"), flag)))
 		an_report(c, -1, "%s on subscription %s, which did not ask for %s", m->method, sid, flag);
 	if (!flag) {
 		json_t *uris = an_path(sub, "filter.resourceSubscriptions");
 		const char *uri = json_string_value(json_object_get(an_params(c), "uri"));
 		if (!json_array_size(uris))
-			an_report(c, -1, "notifications/resources/updated on subscription %s, which "
-					 "subscribed to no resources", sid);
+			an_report(c, -1,
+				  "notifications/resources/updated on subscription %s, which "
+				  "subscribed to no resources",
+				  sid);
 		else if (uri && !uri_subscribed(uris, uri))
-			an_report(c, AN_WARNING, "notifications/resources/updated for '%.*s', which "
-						 "subscription %s did not subscribe to", clip(uri, 80), uri, sid);
+			an_report(c, AN_WARNING,
+				  "notifications/resources/updated for '%.*s', which "
+				  "subscription %s did not subscribe to",
+				  clip(uri, 80), uri, sid);
 	}
 }
 
@@ -672,12 +723,16 @@ static void v26_012(const struct an_ctx *c)
 		an_report(c, -1, "error code %lld is retired in 2026-07-28 (%s)", (long long)code,
 			  code == -32002 ? "resource not found is -32602 now" : "URL elicitation");
 	else if (code <= -32023 && code >= -32099)
-		an_report(c, -1, "error code %lld is in -32020..-32099, reserved for codes the "
-				 "specification defines (-32020, -32021, -32022)", (long long)code);
+		an_report(c, -1,
+			  "error code %lld is in -32020..-32099, reserved for codes the "
+			  "specification defines (-32020, -32021, -32022)",
+			  (long long)code);
 	else if (code <= -32000 && code >= -32019 && once(c, "legacy", code))
-		an_report(c, AN_WARNING, "error code %lld is in the legacy range -32000..-32019, which "
-					 "new implementations should not use (not reported again for "
-					 "this code)", (long long)code);
+		an_report(c, AN_WARNING,
+			  "error code %lld is in the legacy range -32000..-32019, which "
+			  "new implementations should not use (not reported again for "
+			  "this code)",
+			  (long long)code);
 }
 
 /* ---- V26-013: cacheable results ---- */
@@ -685,8 +740,13 @@ static void v26_012(const struct an_ctx *c)
 static void v26_013(const struct an_ctx *c)
 {
 	static const char *const cacheable[] = {
-		"tools/list", "prompts/list", "resources/list", "resources/templates/list",
-		"resources/read", "server/discover", NULL,
+		"tools/list",
+		"prompts/list",
+		"resources/list",
+		"resources/templates/list",
+		"resources/read",
+		"server/discover",
+		NULL,
 	};
 	const struct an_request *r = client_request(c->m);
 	json_t *result, *ttl;
@@ -704,8 +764,10 @@ static void v26_013(const struct an_ctx *c)
 		return;
 	ttl = json_object_get(result, "ttlMs");
 	if (!json_is_number(ttl) || json_number_value(ttl) < 0)
-		an_report(c, -1, "the %s result's ttlMs is %s: a cacheable result carries a number "
-				 ">= 0", r->method, ttl ? "invalid" : "missing");
+		an_report(c, -1,
+			  "the %s result's ttlMs is %s: a cacheable result carries a number "
+			  ">= 0",
+			  r->method, ttl ? "invalid" : "missing");
 	scope = json_string_value(json_object_get(result, "cacheScope"));
 	if (!scope || (strcmp(scope, "public") && strcmp(scope, "private")))
 		an_report(c, -1, "the %s result's cacheScope is %s: it is \"public\" or \"private\"",
@@ -722,8 +784,9 @@ static void v26_014(const struct an_ctx *c)
 		/* The engine already takes the revision from this initialize: the phase
 		 * still says the session was stateless. */
 		if (m->dir == AN_C2S && c->st->phase == AN_PH_STATELESS)
-			an_report(c, -1, "initialize after 2026-07-28 requests: a dual-era server "
-					 "switches this process to legacy semantics");
+			an_report(c, -1,
+				  "initialize after 2026-07-28 requests: a dual-era server "
+				  "switches this process to legacy semantics");
 		return;
 	}
 	if (m->cls->kind == MT_ERROR && m->dir == AN_S2C) {
@@ -732,9 +795,10 @@ static void v26_014(const struct an_ctx *c)
 		int about_version = (m->cls->has_error_code && m->cls->error_code == -32022) ||
 				    (msg && strcasestr(msg, "version"));
 		if (about_version && !json_is_array(an_path(err, "data.supported")))
-			an_report(c, -1, "the initialize error names no supported versions "
-					 "(data.supported): a modern-only server should, since legacy "
-					 "clients cannot fall forward");
+			an_report(c, -1,
+				  "the initialize error names no supported versions "
+				  "(data.supported): a modern-only server should, since legacy "
+				  "clients cannot fall forward");
 	}
 }
 
@@ -756,7 +820,8 @@ static unsigned deprecated_bits(const struct an_ctx *c)
 		   mrtr_method(m->method)) {
 		json_t *irs = json_object_get(an_result(c), "inputRequests"), *v;
 		const char *key;
-		json_object_foreach(irs, key, v) {
+		json_object_foreach(irs, key, v)
+		{
 			const char *meth = json_string_value(json_object_get(v, "method"));
 			const char *ctx = json_string_value(an_path(v, "params.includeContext"));
 			if (meth && !strcmp(meth, "roots/list"))
@@ -773,7 +838,8 @@ static unsigned deprecated_bits(const struct an_ctx *c)
 static void v26_015(const struct an_ctx *c)
 {
 	static const char *const what[] = {
-		"roots (roots/list input requests)", "sampling (sampling/createMessage input requests)",
+		"roots (roots/list input requests)",
+		"sampling (sampling/createMessage input requests)",
 		"logging (_meta logLevel and notifications/message)",
 		"includeContext \"thisServer\"/\"allServers\"",
 	};
@@ -807,11 +873,10 @@ static void track_request(const struct an_ctx *c, json_t *ext)
 		json_t *filter = json_object_get(p, "notifications");
 		if (!json_object_get(ext, "subs"))
 			json_object_set_new(ext, "subs", json_object());
-		json_object_setn_new_nocheck(json_object_get(ext, "subs"), m->id_key, m->id_key_len,
-					     json_pack("{s:o,s:b}", "filter",
-						       json_is_object(filter) ? json_incref(filter)
-									      : json_object(),
-						       "acked", 0));
+		json_object_setn_new_nocheck(
+			json_object_get(ext, "subs"), m->id_key, m->id_key_len,
+			json_pack("{s:o,s:b}", "filter",
+				  json_is_object(filter) ? json_incref(filter) : json_object(), "acked", 0));
 	}
 }
 
@@ -873,11 +938,9 @@ static void track_answer(const struct an_ctx *c, json_t *ext)
 			json_object_set_new(ext, "ir", ir);
 		}
 		if (json_object_size(ir) < MAX_INPUT_REQUIRED)
-			json_object_setn_new_nocheck(ir, m->id_key, m->id_key_len,
-						     json_integer(r->seq));
+			json_object_setn_new_nocheck(ir, m->id_key, m->id_key_len, json_integer(r->seq));
 	}
-	if (!strcmp(r->method, "server/discover") && json_is_object(result) &&
-	    !is_input_required(result))
+	if (!strcmp(r->method, "server/discover") && json_is_object(result) && !is_input_required(result))
 		json_object_set_new(ext, "discover",
 				    json_pack("{s:O?,s:O?}", "versions",
 					      json_object_get(result, "supportedVersions"), "caps",
@@ -959,13 +1022,11 @@ const struct an_rule an_rules_v26[] = {
 	 "after the client cancels a request the server sends nothing more for it (a result, "
 	 "progress, subscription notifications), allowing 100 ms for messages in flight",
 	 "MCP-RULES App. A; 2026-07-28/basic/patterns/index.mdx"},
-	{"V26-010", AN_ERROR, AN_SEV_FIXED, AN_V26, AN_ON_NOTIFICATION, "notifications/message",
-	 v26_010,
+	{"V26-010", AN_ERROR, AN_SEV_FIXED, AN_V26, AN_ON_NOTIFICATION, "notifications/message", v26_010,
 	 "notifications/message only while a request that set _meta logLevel is open, never on "
 	 "a subscription stream (below that level: a warning)",
 	 "MCP-RULES App. A; 2026-07-28/server/utilities/logging.mdx"},
-	{"V26-011", AN_ERROR, AN_SEV_FIXED, AN_V26, AN_ON_NOTIFICATION | AN_ON_RESPONSE, NULL,
-	 v26_011,
+	{"V26-011", AN_ERROR, AN_SEV_FIXED, AN_V26, AN_ON_NOTIFICATION | AN_ON_RESPONSE, NULL, v26_011,
 	 "subscription notifications carry the subscriptionId of an open subscriptions/listen, "
 	 "come after its acknowledgement, and only of the types it asked for",
 	 "MCP-RULES App. A; 2026-07-28/basic/patterns/subscriptions.mdx"},
@@ -976,14 +1037,12 @@ const struct an_rule an_rules_v26[] = {
 	 "list, resources/read and server/discover results carry ttlMs (>= 0) and cacheScope "
 	 "(public or private)",
 	 "MCP-RULES App. A; schema/2026-07-28/schema.ts"},
-	{"V26-014", AN_INFO, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST | AN_ON_ERROR, "initialize",
-	 v26_014,
+	{"V26-014", AN_INFO, AN_SEV_FIXED, AN_EVERY, AN_ON_REQUEST | AN_ON_ERROR, "initialize", v26_014,
 	 "an initialize after 2026-07-28 requests selects legacy semantics; an initialize error "
 	 "about the version names the supported versions",
 	 "MCP-RULES App. A; 2026-07-28/basic/versioning.mdx"},
-	{"V26-015", AN_INFO, AN_SEV_FIXED, AN_V26, AN_ON_REQUEST | AN_ON_RESPONSE | AN_ON_NOTIFICATION,
-	 NULL, v26_015,
-	 "deprecated features in use: roots, sampling, logging, includeContext (once each)",
+	{"V26-015", AN_INFO, AN_SEV_FIXED, AN_V26, AN_ON_REQUEST | AN_ON_RESPONSE | AN_ON_NOTIFICATION, NULL,
+	 v26_015, "deprecated features in use: roots, sampling, logging, includeContext (once each)",
 	 "MCP-RULES App. A; 2026-07-28/deprecated.mdx"},
 	{NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL},
 };

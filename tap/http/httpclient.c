@@ -20,20 +20,20 @@
 #include "tap/http/httphdr.h"
 #include "tap/http/sse.h"
 
-#define EXCERPT 200            /* bytes of a body quoted in a message */
-#define ODD_BODY_MAX 4096      /* of an error's (or an unexpected) body, kept for its excerpt */
-#define GET_QUIET_MAX 3        /* GET stream ends in a row without a message, then no more */
-#define GET_AGAIN_MS 500       /* before opening it again, when the server set no retry: */
-#define GET_AGAIN_MAX_MS 5000  /* and at most this, whatever it set */
-#define EV_REOPEN_GET 100      /* c->held only: open the GET stream again */
+#define EXCERPT 200           /* bytes of a body quoted in a message */
+#define ODD_BODY_MAX 4096     /* of an error's (or an unexpected) body, kept for its excerpt */
+#define GET_QUIET_MAX 3       /* GET stream ends in a row without a message, then no more */
+#define GET_AGAIN_MS 500      /* before opening it again, when the server set no retry: */
+#define GET_AGAIN_MAX_MS 5000 /* and at most this, whatever it set */
+#define EV_REOPEN_GET 100     /* c->held only: open the GET stream again */
 
 enum xkind {
-	X_POST,    /* a message */
-	X_DELETE,  /* the session's end */
-	X_GET,     /* Streamable HTTP's GET stream */
-	X_RESUME,  /* a POST's stream resumed with GET and Last-Event-ID */
-	X_LEGACY,  /* legacy HTTP+SSE's stream (the session) */
-	X_PROBE,   /* a fresh connection: does the server live? */
+	X_POST,   /* a message */
+	X_DELETE, /* the session's end */
+	X_GET,    /* Streamable HTTP's GET stream */
+	X_RESUME, /* a POST's stream resumed with GET and Last-Event-ID */
+	X_LEGACY, /* legacy HTTP+SSE's stream (the session) */
+	X_PROBE,  /* a fresh connection: does the server live? */
 };
 
 /* An event waiting for hc_next (strings owned). */
@@ -49,17 +49,17 @@ struct ev {
 };
 
 struct xfer {
-	struct hc *c;              /* borrowed: its client */
-	struct xfer *next;         /* in c->running or c->waiting */
-	CURL *e;                   /* owned; NULL until started */
+	struct hc *c;      /* borrowed: its client */
+	struct xfer *next; /* in c->running or c->waiting */
+	CURL *e;           /* owned; NULL until started */
 	enum xkind kind;
 	int64_t tag;
-	struct curl_slist *hdrs;   /* owned */
-	char *body;                /* owned: a POST's body */
+	struct curl_slist *hdrs; /* owned */
+	char *body;              /* owned: a POST's body */
 	size_t body_len;
-	char *id;                  /* owned: a request's id (JSON text), to know its answer */
-	unsigned is_request : 1, is_initialized : 1, answered : 1, head : 1, sse : 1, json : 1,
-		sid_sent : 1, paused : 1, over : 1, parser_on : 1;
+	char *id; /* owned: a request's id (JSON text), to know its answer */
+	unsigned is_request : 1, is_initialized : 1, answered : 1, head : 1, sse : 1, json : 1, sid_sent : 1,
+		paused : 1, over : 1, parser_on : 1;
 	long status;               /* of the last status line */
 	struct mt_buf reason;      /* its reason phrase */
 	struct mt_buf ctype;       /* Content-Type */
@@ -77,11 +77,11 @@ struct xfer {
 };
 
 struct hc {
-	struct hc_opts o;          /* strings borrowed */
-	CURLM *multi;              /* owned */
-	char capath[512];          /* curl's default CA directory, kept with --cacert */
-	struct xfer *running;      /* owned: the transfers in multi */
-	struct xfer *waiting;      /* owned: the sends not started yet, in order */
+	struct hc_opts o;     /* strings borrowed */
+	CURLM *multi;         /* owned */
+	char capath[512];     /* curl's default CA directory, kept with --cacert */
+	struct xfer *running; /* owned: the transfers in multi */
+	struct xfer *waiting; /* owned: the sends not started yet, in order */
 	struct xfer **wtail;
 	struct xfer *gate;         /* borrowed: the send started last, until its answer's head */
 	struct xfer *get;          /* borrowed: the GET stream, while it runs */
@@ -95,19 +95,19 @@ struct hc {
 	struct mt_buf get_last_id; /* its last event id */
 	struct ev *q;              /* owned: the events for hc_next, q[qhead .. qhead + qlen) */
 	size_t qhead, qlen, qcap;
-	size_t qbytes;             /* their data bytes */
-	struct ev *held;           /* owned: consequences of broken transfers, until the probe */
+	size_t qbytes;   /* their data bytes */
+	struct ev *held; /* owned: consequences of broken transfers, until the probe */
 	size_t nheld, heldcap;
-	int probing;               /* a probe runs */
-	struct ev cur;             /* the event hc_next handed out last */
-	int gone;                  /* HC_GONE queued: nothing more is sent */
-	int gone_out;              /* and handed out */
-	char *gone_text;           /* owned */
+	int probing;     /* a probe runs */
+	struct ev cur;   /* the event hc_next handed out last */
+	int gone;        /* HC_GONE queued: nothing more is sent */
+	int gone_out;    /* and handed out */
+	char *gone_text; /* owned */
 	int gone_cert;
-	int reached;               /* an answer's head came */
-	int deleted;               /* a DELETE was sent */
-	int deleting;              /* DELETEs running */
-	int npaused;               /* transfers paused for the queue */
+	int reached;  /* an answer's head came */
+	int deleted;  /* a DELETE was sent */
+	int deleting; /* DELETEs running */
+	int npaused;  /* transfers paused for the queue */
 };
 
 /* ---- helpers ---- */
@@ -179,10 +179,10 @@ static void push(struct hc *c, struct ev *e)
 }
 
 /* Queue an event of type for x (may be NULL) with a text (printf-style). */
-static void say(struct hc *c, int type, const struct xfer *x, enum hc_why why, int status,
-		const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static void say(struct hc *c, int type, const struct xfer *x, enum hc_why why, int status,
-		const char *fmt, ...)
+static void say(struct hc *c, int type, const struct xfer *x, enum hc_why why, int status, const char *fmt,
+		...) __attribute__((format(printf, 6, 7)));
+static void say(struct hc *c, int type, const struct xfer *x, enum hc_why why, int status, const char *fmt,
+		...)
 {
 	struct ev e;
 	va_list ap;
@@ -340,8 +340,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 	return len;
 }
 
-static void deliver_one(struct hc *c, struct xfer *x, const char *p, size_t n,
-			const struct mt_class *cl)
+static void deliver_one(struct hc *c, struct xfer *x, const char *p, size_t n, const struct mt_class *cl)
 {
 	struct ev e;
 
@@ -521,8 +520,7 @@ static void xfer_start(struct hc *c, struct xfer *x, const char *url, const char
 		add_header(x, "Accept", "text/event-stream");
 		add_header(x, "Cache-Control", "no-cache");
 		break;
-	default:
-		break;
+	default: break;
 	}
 	if (x->kind != X_PROBE && x->kind != X_LEGACY) {
 		if (c->sid && !c->o.legacy) {
@@ -651,10 +649,8 @@ static int cannot_connect(CURLcode rc)
 	case CURLE_SSL_CACERT_BADFILE:
 	case CURLE_SSL_ISSUER_ERROR:
 	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-	case CURLE_SSL_CRL_BADFILE:
-		return 1;
-	default:
-		return 0;
+	case CURLE_SSL_CRL_BADFILE: return 1;
+	default: return 0;
 	}
 }
 
@@ -693,8 +689,7 @@ static void broken(struct hc *c, struct xfer *x, CURLcode rc)
 		e.text = mt_asprintf("broke the session's SSE stream (%s)", err_text(x, rc));
 		hold(c, &e);
 		break;
-	default:
-		break;
+	default: break;
 	}
 	probe(c);
 }
@@ -847,8 +842,8 @@ static void get_done(struct hc *c, struct xfer *x)
 		say(c, HC_NOTE, x, 0, (int)x->status, "the server refused the GET stream: %s", b.data);
 	} else if (!x->sse) {
 		hc_excerpt(x->ctype.data ? x->ctype.data : "", x->ctype.len, 80, &b);
-		say(c, HC_NOTE, x, 0, (int)x->status, "the GET stream is not an SSE stream (Content-Type '%s')",
-		    b.data ? b.data : "");
+		say(c, HC_NOTE, x, 0, (int)x->status,
+		    "the GET stream is not an SSE stream (Content-Type '%s')", b.data ? b.data : "");
 	} else if (x->events || ++c->get_quiet < GET_QUIET_MAX) {
 		long long ms = x->retry >= 0 ? x->retry : GET_AGAIN_MS;
 		if (x->events)
@@ -890,9 +885,7 @@ static void finish(struct hc *c, struct xfer *x, CURLcode rc)
 		return;
 	}
 	switch (x->kind) {
-	case X_POST:
-		post_done(c, x);
-		break;
+	case X_POST: post_done(c, x); break;
 	case X_RESUME:
 		if (x->status < 200 || x->status > 299 || !x->sse) {
 			status_text(x, &b);
@@ -903,9 +896,7 @@ static void finish(struct hc *c, struct xfer *x, CURLcode rc)
 			stream_ended(c, x);
 		}
 		break;
-	case X_GET:
-		get_done(c, x);
-		break;
+	case X_GET: get_done(c, x); break;
 	case X_LEGACY:
 		if (x->status == 200 && x->sse) {
 			go_gone(c, 0, "ended the session's SSE stream");
@@ -922,8 +913,7 @@ static void finish(struct hc *c, struct xfer *x, CURLcode rc)
 		if ((x->status < 200 || x->status > 299) && x->status != 405)
 			refused(c, x);
 		break;
-	default:
-		break;
+	default: break;
 	}
 	mt_buf_release(&b);
 }

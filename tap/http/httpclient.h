@@ -57,24 +57,24 @@
 #define HC_QUEUE_MAX ((size_t)16 << 20)
 
 struct hc_opts {
-	const char *url;             /* http:// or https:// (borrowed) */
-	int legacy;                  /* legacy HTTP+SSE: url is the SSE endpoint */
-	int get_stream;              /* Streamable HTTP: open the GET stream */
-	const char *cacert;          /* a CA file trusted besides the system's, or NULL */
-	int insecure;                /* no certificate or host name verification */
-	const char *const *headers;  /* "Name: value" lines sent on every request (borrowed) */
+	const char *url;            /* http:// or https:// (borrowed) */
+	int legacy;                 /* legacy HTTP+SSE: url is the SSE endpoint */
+	int get_stream;             /* Streamable HTTP: open the GET stream */
+	const char *cacert;         /* a CA file trusted besides the system's, or NULL */
+	int insecure;               /* no certificate or host name verification */
+	const char *const *headers; /* "Name: value" lines sent on every request (borrowed) */
 	size_t nheaders;
-	int connect_timeout_ms;      /* to reach the server (0: 10000) */
-	size_t max_message;          /* the largest message read (0: 256 MiB) */
+	int connect_timeout_ms; /* to reach the server (0: 10000) */
+	size_t max_message;     /* the largest message read (0: 256 MiB) */
 };
 
 /* What hc_next returns. */
 enum {
 	HC_MESSAGE = 1, /* a server message: data, len */
 	HC_TIMEOUT = 0,
-	HC_GONE = -1,   /* the server is gone: text says how */
-	HC_FAILED = 2,  /* what was sent under tag got no answer, or a bad one: status, why, text */
-	HC_NOTE = 3,    /* something about the session worth saying: status, text */
+	HC_GONE = -1,  /* the server is gone: text says how */
+	HC_FAILED = 2, /* what was sent under tag got no answer, or a bad one: status, why, text */
+	HC_NOTE = 3,   /* something about the session worth saying: status, text */
 };
 
 /* Why an HC_FAILED. */
@@ -86,14 +86,14 @@ enum hc_why {
 
 /* One thing from the server; every pointer borrowed until the next hc_next. */
 struct hc_event {
-	const char *data;  /* HC_MESSAGE: its bytes (NUL-terminated, not counted) */
+	const char *data; /* HC_MESSAGE: its bytes (NUL-terminated, not counted) */
 	size_t len;
-	int64_t tag;       /* HC_FAILED: the tag of the hc_post or hc_delete */
-	int status;        /* the HTTP status it is about; 0 when none came */
-	enum hc_why why;   /* HC_FAILED */
-	int expired;       /* HC_FAILED: a 404 to a request that named the session */
-	int cert;          /* HC_GONE: the server's certificate did not verify */
-	const char *text;  /* HC_FAILED, HC_NOTE, HC_GONE: for people, terminal-safe; else "" */
+	int64_t tag;      /* HC_FAILED: the tag of the hc_post or hc_delete */
+	int status;       /* the HTTP status it is about; 0 when none came */
+	enum hc_why why;  /* HC_FAILED */
+	int expired;      /* HC_FAILED: a 404 to a request that named the session */
+	int cert;         /* HC_GONE: the server's certificate did not verify */
+	const char *text; /* HC_FAILED, HC_NOTE, HC_GONE: for people, terminal-safe; else "" */
 };
 
 struct hc;

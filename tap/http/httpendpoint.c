@@ -45,41 +45,41 @@ struct hconn;
 struct hep_req {
 	struct hconn *c;
 	struct hep_req *next;
-	char *method, *target;   /* (point into text) */
-	struct mt_hdr *h;        /* (owned; names and values point into text) */
+	char *method, *target; /* (point into text) */
+	struct mt_hdr *h;      /* (owned; names and values point into text) */
 	size_t nh;
-	char *body;              /* owned, NUL-terminated */
+	char *body; /* owned, NUL-terminated */
 	size_t body_len;
-	char *text;              /* owned */
+	char *text; /* owned */
 	int minor;
-	int head;                /* a HEAD: no body in its reply */
-	int keep;                /* the connection stays open after its reply */
-	int dispatched;          /* given to the application */
-	int streaming;           /* hep_stream_start was called */
-	int chunked;             /* its stream is chunked */
-	int full;                /* hep_full said 1: writable is owed */
+	int head;       /* a HEAD: no body in its reply */
+	int keep;       /* the connection stays open after its reply */
+	int dispatched; /* given to the application */
+	int streaming;  /* hep_stream_start was called */
+	int chunked;    /* its stream is chunked */
+	int full;       /* hep_full said 1: writable is owed */
 	void *arg;
 };
 
 struct hconn {
 	struct hep *e;
 	struct hconn *next, *prev;
-	struct hx_conn_id tc;       /* the reader's view of it */
-	struct hx_stream *hs;    /* the reader's state; NULL once closed */
+	struct hx_conn_id tc; /* the reader's view of it */
+	struct hx_stream *hs; /* the reader's state; NULL once closed */
 	struct bufferevent *bev;
 	char addr[80];
-	uint64_t c2s_base;       /* stream offset of the input's first byte */
-	uint64_t c2s_fed;        /* bytes given to the reader */
-	uint64_t drain_to;       /* the end of the last request said whole */
-	int head_seen;           /* the request being read has its head whole */
+	uint64_t c2s_base; /* stream offset of the input's first byte */
+	uint64_t c2s_fed;  /* bytes given to the reader */
+	uint64_t drain_to; /* the end of the last request said whole */
+	int head_seen;     /* the request being read has its head whole */
 	size_t head_len;
-	int minor;               /* the last head's version: a refusal's */
+	int minor;                  /* the last head's version: a refusal's */
 	struct hep_req *q, *q_tail; /* requests whole: the first is answered */
-	int refusing;            /* a refusal is owed: the reader is given nothing more */
-	int refuse_status;       /* 0: close without an answer */
+	int refusing;               /* a refusal is owed: the reader is given nothing more */
+	int refuse_status;          /* 0: close without an answer */
 	char refuse_why[240];
-	int closing;             /* what is owed drains, then it is freed */
-	int eof;                 /* the client closed its side: no request is taken */
+	int closing; /* what is owed drains, then it is freed */
+	int eof;     /* the client closed its side: no request is taken */
 	struct event *head_timer, *next_ev, *free_ev;
 };
 
@@ -110,12 +110,11 @@ static int64_t now_us(void)
 
 static void conn_close(struct hconn *c);
 static void refuse(struct hconn *c, int status, const char *why);
-static int head_check(struct hconn *c, const char *method, const char *target,
-		      const struct mt_hdr *h, size_t nh, int major, int minor, uint64_t start,
-		      int chunked, uint64_t content_length);
-static void request_whole(struct hconn *c, const char *method, const char *target,
-			  const struct mt_hdr *h, size_t nh, int minor, const char *body,
-			  size_t body_len, uint64_t body_cut, uint64_t end);
+static int head_check(struct hconn *c, const char *method, const char *target, const struct mt_hdr *h,
+		      size_t nh, int major, int minor, uint64_t start, int chunked, uint64_t content_length);
+static void request_whole(struct hconn *c, const char *method, const char *target, const struct mt_hdr *h,
+			  size_t nh, int minor, const char *body, size_t body_len, uint64_t body_cut,
+			  uint64_t end);
 static void not_http(struct hconn *c, int head_whole, const char *why);
 
 /* ---- the reader (tap/http/httpstream.h): every call into it is here ---- */
@@ -143,21 +142,20 @@ static int sk_request_head(void *ctx, void *conn, const struct hx_head *hd, int6
 {
 	(void)ctx;
 	(void)us;
-	return head_check(conn, hd->method, hd->target, hd->h, hd->nh, hd->major, hd->minor,
-			  hd->start, hd->chunked, hd->content_length);
+	return head_check(conn, hd->method, hd->target, hd->h, hd->nh, hd->major, hd->minor, hd->start,
+			  hd->chunked, hd->content_length);
 }
 
 static void *sk_request(void *ctx, void *conn, const struct hx_request *r, int64_t us)
 {
 	(void)ctx;
 	(void)us;
-	request_whole(conn, r->method, r->target, r->h, r->nh, r->major == 1 ? r->minor : 0,
-		      r->body, r->body_len, r->body_cut, r->end);
+	request_whole(conn, r->method, r->target, r->h, r->nh, r->major == 1 ? r->minor : 0, r->body,
+		      r->body_len, r->body_cut, r->end);
 	return conn; /* (no exchange: responses are not read) */
 }
 
-static void sk_request_error(void *ctx, void *conn, const struct hx_head *hd, const char *why,
-			     int64_t us)
+static void sk_request_error(void *ctx, void *conn, const struct hx_head *hd, const char *why, int64_t us)
 {
 	(void)ctx;
 	(void)us;
@@ -249,17 +247,15 @@ static size_t client_bytes(struct hconn *c, uint64_t at, char *out, size_t n)
 	struct evbuffer_ptr ptr;
 	ev_ssize_t k;
 
-	if (at < c->c2s_base ||
-	    evbuffer_ptr_set(in, &ptr, (size_t)(at - c->c2s_base), EVBUFFER_PTR_SET))
+	if (at < c->c2s_base || evbuffer_ptr_set(in, &ptr, (size_t)(at - c->c2s_base), EVBUFFER_PTR_SET))
 		return 0;
 	k = evbuffer_copyout_from(in, &ptr, out, n);
 	return k < 0 ? 0 : (size_t)k;
 }
 
 /* The checks of the tap, in its order: nonzero refuses the head (said through refuse). */
-static int head_check(struct hconn *c, const char *method, const char *target,
-		      const struct mt_hdr *h, size_t nh, int major, int minor, uint64_t start,
-		      int chunked, uint64_t content_length)
+static int head_check(struct hconn *c, const char *method, const char *target, const struct mt_hdr *h,
+		      size_t nh, int major, int minor, uint64_t start, int chunked, uint64_t content_length)
 {
 	struct hep *e = c->e;
 	size_t want = e->o.max_headers + 4, got, len = 0;
@@ -274,8 +270,7 @@ static int head_check(struct hconn *c, const char *method, const char *target,
 		want = (size_t)(c->c2s_fed - start); /* (those held, up to the limit) */
 	raw = want <= sizeof(small) ? small : mt_malloc(want);
 	got = client_bytes(c, start, raw, want);
-	bad = mt_request_refusal(raw, got, &len, method, target, h, nh, major == 1 && minor >= 1,
-				 &status);
+	bad = mt_request_refusal(raw, got, &len, method, target, h, nh, major == 1 && minor >= 1, &status);
 	if (!bad && !len) {
 		refuse(c, 431, "a request head above --max-headers");
 		goto out;
@@ -313,8 +308,7 @@ static int head_check(struct hconn *c, const char *method, const char *target,
 		uint64_t have = c->c2s_fed - start;
 		if (mt_hdr_expects_continue(h, nh, major, minor) && !c->q &&
 		    (chunked || (content_length != UINT64_MAX && have < len + content_length)))
-			evbuffer_add(bufferevent_get_output(c->bev), "HTTP/1.1 100 Continue\r\n\r\n",
-				     25);
+			evbuffer_add(bufferevent_get_output(c->bev), "HTTP/1.1 100 Continue\r\n\r\n", 25);
 	}
 	rc = 0;
 out:
@@ -356,9 +350,9 @@ static int connection_has(const struct mt_hdr *h, size_t nh, const char *token)
 }
 
 /* A request whole: copied out and queued for the application. */
-static void request_whole(struct hconn *c, const char *method, const char *target,
-			  const struct mt_hdr *h, size_t nh, int minor, const char *body,
-			  size_t body_len, uint64_t body_cut, uint64_t end)
+static void request_whole(struct hconn *c, const char *method, const char *target, const struct mt_hdr *h,
+			  size_t nh, int minor, const char *body, size_t body_len, uint64_t body_cut,
+			  uint64_t end)
 {
 	struct hep_req *r;
 	size_t size = strlen(method) + strlen(target) + 2, at = 0;
@@ -379,12 +373,12 @@ static void request_whole(struct hconn *c, const char *method, const char *targe
 	r->text = mt_malloc(size);
 	r->h = mt_calloc(nh ? nh : 1, sizeof(*r->h));
 	r->nh = nh;
-#define COPY(dst, s)                                  \
-	do {                                          \
-		size_t l_ = strlen(s) + 1;            \
-		memcpy(r->text + at, (s), l_);        \
-		(dst) = r->text + at;                 \
-		at += l_;                             \
+#define COPY(dst, s)                           \
+	do {                                   \
+		size_t l_ = strlen(s) + 1;     \
+		memcpy(r->text + at, (s), l_); \
+		(dst) = r->text + at;          \
+		at += l_;                      \
 	} while (0)
 	COPY(r->method, method);
 	COPY(r->target, target);
@@ -497,10 +491,9 @@ static void maybe_refuse(struct hconn *c)
 		char msg[300];
 		json_t *m;
 		char *text;
-		snprintf(msg, sizeof(msg), "mcptap: %s%s", st == 403 ? "" : "refused: ",
-			 c->refuse_why);
-		m = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", "error", "code",
-			      -32000, "message", msg);
+		snprintf(msg, sizeof(msg), "mcptap: %s%s", st == 403 ? "" : "refused: ", c->refuse_why);
+		m = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", "error", "code", -32000,
+			      "message", msg);
 		text = m ? json_dumps(m, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 		if (text)
 			evbuffer_add_printf(bufferevent_get_output(c->bev),
@@ -642,7 +635,8 @@ static void on_write(struct bufferevent *bev, void *arg)
 			event_active(c->free_ev, EV_TIMEOUT, 0);
 		return;
 	}
-	if (r && r->dispatched && r->full && evbuffer_get_length(bufferevent_get_output(bev)) <= HEP_OUT_LOW) {
+	if (r && r->dispatched && r->full &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) <= HEP_OUT_LOW) {
 		r->full = 0;
 		if (c->e->h.writable)
 			c->e->h.writable(c->e->h.ctx, r, r->arg);
@@ -727,8 +721,8 @@ static void on_free(evutil_socket_t fd, short what, void *arg)
 	conn_free(arg);
 }
 
-static void on_accept(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa,
-		      int salen, void *arg)
+static void on_accept(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa, int salen,
+		      void *arg)
 {
 	struct hep *e = arg;
 	struct hconn *c;
@@ -782,8 +776,8 @@ static int own_field(const char *name)
 }
 
 /* A reply's head: status line, Date, the fields, framing (len: Content-Length; -1: a stream). */
-static void put_head(struct hep_req *r, int status, const char *reason, const struct mt_hdr *h,
-		     size_t nh, long long len)
+static void put_head(struct hep_req *r, int status, const char *reason, const struct mt_hdr *h, size_t nh,
+		     long long len)
 {
 	struct hconn *c = r->c;
 	struct evbuffer *out = bufferevent_get_output(c->bev);
@@ -793,8 +787,7 @@ static void put_head(struct hep_req *r, int status, const char *reason, const st
 
 	gmtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-	evbuffer_add_printf(out, "HTTP/1.%d %d %s\r\nDate: %s\r\n", r->minor ? 1 : 0, status,
-			    reason, date);
+	evbuffer_add_printf(out, "HTTP/1.%d %d %s\r\nDate: %s\r\n", r->minor ? 1 : 0, status, reason, date);
 	for (size_t i = 0; i < nh; i++) {
 		/* (a line end in a field would make another field, or end the head) */
 		if (own_field(h[i].name) || strpbrk(h[i].name, "\r\n:") || strpbrk(h[i].value, "\r\n"))
@@ -842,8 +835,8 @@ static void reply_ended(struct hep_req *r)
 	event_active(c->next_ev, EV_TIMEOUT, 0);
 }
 
-void hep_reply(struct hep_req *r, int status, const char *reason, const struct mt_hdr *h,
-	       size_t nh, const char *body, size_t len)
+void hep_reply(struct hep_req *r, int status, const char *reason, const struct mt_hdr *h, size_t nh,
+	       const char *body, size_t len)
 {
 	put_head(r, status, reason, h, nh, (long long)len);
 	if (!r->head && len)
@@ -851,8 +844,7 @@ void hep_reply(struct hep_req *r, int status, const char *reason, const struct m
 	reply_ended(r);
 }
 
-void hep_stream_start(struct hep_req *r, int status, const char *reason, const struct mt_hdr *h,
-		      size_t nh)
+void hep_stream_start(struct hep_req *r, int status, const char *reason, const struct mt_hdr *h, size_t nh)
 {
 	r->streaming = 1;
 	put_head(r, status, reason, h, nh, -1);

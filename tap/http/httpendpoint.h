@@ -50,16 +50,16 @@ struct hep;
 struct hep_req;
 
 struct hep_opts {
-	size_t max_body;          /* a request body's limit (413 beyond) */
-	size_t max_headers;       /* a request head's limit (431 beyond; default 64 KiB) */
-	int client_timeout_ms;    /* a head must be whole within it of its first byte (408); a
-				   * connection silent that long while it owes request bytes or
-				   * has nothing open, or that reads nothing that long while
-				   * owed a reply, is closed (default 60000) */
-	struct hln_guard *guard;  /* Host and Origin (borrowed; its said[] is set as refusals
-				   * are said); NULL: none */
-	const char *who;          /* for the guard's line: "mock" */
-	struct hln_pace *pace;    /* refused accepts (borrowed); never NULL */
+	size_t max_body;         /* a request body's limit (413 beyond) */
+	size_t max_headers;      /* a request head's limit (431 beyond; default 64 KiB) */
+	int client_timeout_ms;   /* a head must be whole within it of its first byte (408); a
+				  * connection silent that long while it owes request bytes or
+				  * has nothing open, or that reads nothing that long while
+				  * owed a reply, is closed (default 60000) */
+	struct hln_guard *guard; /* Host and Origin (borrowed; its said[] is set as refusals
+				  * are said); NULL: none */
+	const char *who;         /* for the guard's line: "mock" */
+	struct hln_pace *pace;   /* refused accepts (borrowed); never NULL */
 };
 
 void hep_opts_default(struct hep_opts *o);
@@ -127,12 +127,11 @@ void hep_set_arg(struct hep_req *r, void *arg);
  * not Content-Length, Transfer-Encoding, Connection or Date, which are the
  * endpoint's), and body (len bytes). r is gone after it.
  */
-void hep_reply(struct hep_req *r, int status, const char *reason, const struct mt_hdr *h,
-	       size_t nh, const char *body, size_t len);
+void hep_reply(struct hep_req *r, int status, const char *reason, const struct mt_hdr *h, size_t nh,
+	       const char *body, size_t len);
 
 /* A streamed reply's head (as hep_reply's); its body follows with hep_stream_chunk. */
-void hep_stream_start(struct hep_req *r, int status, const char *reason, const struct mt_hdr *h,
-		      size_t nh);
+void hep_stream_start(struct hep_req *r, int status, const char *reason, const struct mt_hdr *h, size_t nh);
 
 /* len bytes more of a streamed reply's body (nothing when len is 0). */
 void hep_stream_chunk(struct hep_req *r, const char *p, size_t len);

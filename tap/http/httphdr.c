@@ -18,7 +18,7 @@ static int is_blank(char c)
 
 int mt_hdr_hop_by_hop(const char *name)
 {
-	static const char *const hop[] = {"Connection", "Proxy-Connection", "Keep-Alive", "TE",
+	static const char *const hop[] = {"Connection", "Proxy-Connection",  "Keep-Alive", "TE",
 					  "Trailer",    "Transfer-Encoding", "Upgrade"};
 
 	for (size_t i = 0; i < sizeof(hop) / sizeof(hop[0]); i++)
@@ -587,9 +587,8 @@ const char *mt_chunked_problem(const unsigned char *p, size_t n)
 	return i == n ? NULL : "bytes after the chunked body's end";
 }
 
-const char *mt_request_refusal(const char *raw, size_t n, size_t *len, const char *method,
-			       const char *target, const struct mt_hdr *h, size_t nh, int http11,
-			       int *status)
+const char *mt_request_refusal(const char *raw, size_t n, size_t *len, const char *method, const char *target,
+			       const struct mt_hdr *h, size_t nh, int http11, int *status)
 {
 	const char *bad = mt_head_problem(raw, n, len), *path = hs_uri_target(target);
 

@@ -107,7 +107,7 @@ struct mt_head_split {
 	char *method, *target;
 	struct mt_hdr *h;
 	size_t nh;
-	char *text;                /* (what they point into) */
+	char *text; /* (what they point into) */
 };
 void mt_head_split(const char *p, size_t n, struct mt_head_split *out);
 void mt_head_split_free(struct mt_head_split *s);
@@ -122,9 +122,8 @@ void mt_head_split_free(struct mt_head_split *s);
  * (mt_hdr_framing_problem), in that order. NULL when sound, else why, with
  * the status to answer in *status (400; 405 for CONNECT).
  */
-const char *mt_request_refusal(const char *raw, size_t n, size_t *len, const char *method,
-			       const char *target, const struct mt_hdr *h, size_t nh, int http11,
-			       int *status);
+const char *mt_request_refusal(const char *raw, size_t n, size_t *len, const char *method, const char *target,
+			       const struct mt_hdr *h, size_t nh, int http11, int *status);
 
 /*
  * A head a parser refused (raw, n bytes from its first): split leniently

@@ -34,18 +34,18 @@ struct hln_pace {
 	hln_say_fn say;
 	void *arg;
 	/* Under mu: */
-	int64_t said_ns;              /* when a line was said last (monotonic); 0: never */
-	unsigned long long refused;   /* accepts refused since */
+	int64_t said_ns;            /* when a line was said last (monotonic); 0: never */
+	unsigned long long refused; /* accepts refused since */
 };
 
 struct hln_watch {
-	struct hln_watch *next;       /* in the registry */
-	struct evconnlistener *lev;   /* borrowed */
-	struct hln_pace *pace;        /* borrowed */
-	struct event *timer;          /* ends a pause */
-	int pause_ms;                 /* the last pause's length; 0: none yet */
-	int64_t resumed_ns;           /* when lev was enabled again last */
-	int accepted;                 /* a connection was taken since the last pause */
+	struct hln_watch *next;     /* in the registry */
+	struct evconnlistener *lev; /* borrowed */
+	struct hln_pace *pace;      /* borrowed */
+	struct event *timer;        /* ends a pause */
+	int pause_ms;               /* the last pause's length; 0: none yet */
+	int64_t resumed_ns;         /* when lev was enabled again last */
+	int accepted;               /* a connection was taken since the last pause */
 };
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -108,9 +108,16 @@ static void pace_refused(struct hln_pace *p, int err, int pause_ms)
 static int connection_error(int err)
 {
 	switch (err) {
-	case ECONNABORTED: case EPERM: case EPROTO: case ENOPROTOOPT: case ENETDOWN:
-	case ENETUNREACH: case EHOSTDOWN: case EHOSTUNREACH: case ENONET: case EOPNOTSUPP:
-		return 1;
+	case ECONNABORTED:
+	case EPERM:
+	case EPROTO:
+	case ENOPROTOOPT:
+	case ENETDOWN:
+	case ENETUNREACH:
+	case EHOSTDOWN:
+	case EHOSTUNREACH:
+	case ENONET:
+	case EOPNOTSUPP: return 1;
 	}
 	return 0;
 }
@@ -307,8 +314,8 @@ static int origin_ok(const struct hln_guard *g, const char *origin)
 	if (!sep || sep == origin)
 		return 0;
 	for (const char *p = origin; p < sep; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || *p == '+' || *p == '-' || *p == '.'))
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      *p == '+' || *p == '-' || *p == '.'))
 			return 0;
 	a = sep + 3;
 	an = strcspn(a, "/?#");

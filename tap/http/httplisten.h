@@ -110,11 +110,11 @@ enum hln_verdict {
 
 /* Who may name a server on loopback (zeroed, then these set). */
 struct hln_guard {
-	int loopback;                  /* the server listens on loopback: 0 lets everything in */
-	const char *const *allow;      /* host names let in besides loopback ones (--allow-host);
-					* borrowed */
+	int loopback;             /* the server listens on loopback: 0 lets everything in */
+	const char *const *allow; /* host names let in besides loopback ones (--allow-host);
+				   * borrowed */
 	size_t n_allow;
-	int said[3];                   /* a refusal of each verdict was said (set by the caller) */
+	int said[3]; /* a refusal of each verdict was said (set by the caller) */
 };
 
 /* The status a refused request gets (both verdicts). */

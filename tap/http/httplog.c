@@ -23,20 +23,20 @@ struct hdec;
 /* A capture session: one MCP session (under the log's mu). */
 struct hsess {
 	int64_t num;
-	int h;                /* its handle in the writer */
-	int64_t seq;          /* the last seq given */
-	int64_t t0;           /* monotonic ns (the writer's scale) */
+	int h;                      /* its handle in the writer */
+	int64_t seq;                /* the last seq given */
+	int64_t t0;                 /* monotonic ns (the writer's scale) */
 	int64_t last_ns, last_wall; /* its last record's time (end_at_last) */
 	enum hs_kind kind;
-	char *http_id;        /* Mcp-Session-Id, once known */
-	char *endpoint;       /* legacy SSE: the endpoint's URI */
-	struct mt_map seen;   /* SSE event ids seen: a second one is a replay */
-	size_t seen_counted;  /* its bytes, as counted in opts.mem */
+	char *http_id;               /* Mcp-Session-Id, once known */
+	char *endpoint;              /* legacy SSE: the endpoint's URI */
+	struct mt_map seen;          /* SSE event ids seen: a second one is a replay */
+	size_t seen_counted;         /* its bytes, as counted in opts.mem */
 	struct hsess *iprev, *inext; /* in the log's idle list: ids seen, nothing open */
-	int idle;             /* ... it is in that list */
-	int open;             /* exchanges in flight */
-	int ended;            /* DELETE answered, or 404 for its id */
-	int end_stored;       /* ... and its end stored, once nothing of it was open */
+	int idle;                    /* ... it is in that list */
+	int open;                    /* exchanges in flight */
+	int ended;                   /* DELETE answered, or 404 for its id */
+	int end_stored;              /* ... and its end stored, once nothing of it was open */
 };
 
 struct hl_log {
@@ -44,7 +44,7 @@ struct hl_log {
 	pthread_mutex_t mu;
 	/* Under mu: */
 	struct hs_tracker tr;
-	struct hsess **sess;  /* by number; [0] unused */
+	struct hsess **sess; /* by number; [0] unused */
 	size_t nsess, capsess;
 	int64_t next_conn;
 	struct hl_stats st;
@@ -55,43 +55,43 @@ struct hl_log {
 struct hl_exch {
 	struct hl_info info;
 	struct hsess *sess;
-	int64_t seq;          /* the exchange's seq in its session */
+	int64_t seq; /* the exchange's seq in its session */
 	char method[16];
 	char *req_session_id; /* the Mcp-Session-Id it carried */
 	char *rpc_id;
-	char *endpoint;       /* (info.endpoint) */
+	char *endpoint; /* (info.endpoint) */
 	int is_delete, is_head;
 	int initialize;
 	int status;
 	int head_in;
-	int first_event;      /* no SSE event seen yet on this stream */
-	int skip_block;       /* after a gap: SSE bytes dropped up to a blank line */
-	int skip_nl;          /* ... the last byte dropped ended a line (LF, or a CR) */
-	int skip_cr;          /* ... and it was a CR */
-	int resync;           /* ... and the body goes on at a chunk's start: a line an event
-			       * begins with there ends the skipping (hl_response_resync) */
-	char rs[8];           /* ... its first bytes, until they tell */
+	int first_event; /* no SSE event seen yet on this stream */
+	int skip_block;  /* after a gap: SSE bytes dropped up to a blank line */
+	int skip_nl;     /* ... the last byte dropped ended a line (LF, or a CR) */
+	int skip_cr;     /* ... and it was a CR */
+	int resync;      /* ... and the body goes on at a chunk's start: a line an event
+			  * begins with there ends the skipping (hl_response_resync) */
+	char rs[8];      /* ... its first bytes, until they tell */
 	size_t nrs;
 	struct mt_sse sse;
 	int sse_init;
-	struct mt_buf rbody;  /* a JSON body, or the start of another kept on the exchange */
-	struct mt_buf red;    /* a message redacted (opts.redact) */
-	struct mt_buf hjson;  /* headers as stored (opts.redact) */
+	struct mt_buf rbody; /* a JSON body, or the start of another kept on the exchange */
+	struct mt_buf red;   /* a message redacted (opts.redact) */
+	struct mt_buf hjson; /* headers as stored (opts.redact) */
 	size_t rbody_total;
-	uint64_t body_lost;   /* response bytes not captured */
-	size_t str_bytes;     /* its strings' bytes, as allocated */
-	size_t counted;       /* what it holds, as last counted in opts.mem (exch_bytes) */
-	int sse_on, json_on;  /* its body read as SSE, as JSON (info.is_sse, is_json, unless
-			       * its coding is not decoded) */
-	struct hdec *dec;     /* a gzip or deflate response body's decoder (owned), or NULL */
-	int opaque;           /* a response body in a coding not decoded: kept as sent */
-	char coding[48];      /* ... that coding, as its head named it */
-	char note[320];       /* what the exchange's error says of its bodies' codings, or "" */
+	uint64_t body_lost;  /* response bytes not captured */
+	size_t str_bytes;    /* its strings' bytes, as allocated */
+	size_t counted;      /* what it holds, as last counted in opts.mem (exch_bytes) */
+	int sse_on, json_on; /* its body read as SSE, as JSON (info.is_sse, is_json, unless
+			      * its coding is not decoded) */
+	struct hdec *dec;    /* a gzip or deflate response body's decoder (owned), or NULL */
+	int opaque;          /* a response body in a coding not decoded: kept as sent */
+	char coding[48];     /* ... that coding, as its head named it */
+	char note[320];      /* what the exchange's error says of its bodies' codings, or "" */
 	/* For hl_opts.on_end: */
-	char rpc[96];         /* what its request body carried, or "" */
-	int64_t messages;     /* its messages stored */
-	int64_t t0;           /* its session's clock at the request */
-	char *path;           /* the target without its query (owned) */
+	char rpc[96];     /* what its request body carried, or "" */
+	int64_t messages; /* its messages stored */
+	int64_t t0;       /* its session's clock at the request */
+	char *path;       /* the target without its query (owned) */
 	int has_query;
 	int64_t conn;
 };
@@ -126,18 +126,18 @@ enum dec_state {
  */
 struct hdec {
 	z_stream z;
-	int zinit;              /* z is initialized */
-	enum hl_coding coding;  /* HC_GZIP or HC_DEFLATE */
+	int zinit;             /* z is initialized */
+	enum hl_coding coding; /* HC_GZIP or HC_DEFLATE */
 	enum dec_state st;
-	unsigned char head[2];  /* deflate: its first bytes, until they tell zlib's header */
-	size_t nhead;           /* ... from raw deflate */
-	struct mt_mem *mem;     /* where zlib's memory is counted (borrowed; NULL: nowhere) */
-	size_t zmem;            /* ... what it holds now */
-	uint64_t in;            /* compressed bytes given */
-	uint64_t out;           /* bytes decoded */
-	uint64_t undecoded;     /* of in, not decoded (a failure, a gap, or enough) */
+	unsigned char head[2];   /* deflate: its first bytes, until they tell zlib's header */
+	size_t nhead;            /* ... from raw deflate */
+	struct mt_mem *mem;      /* where zlib's memory is counted (borrowed; NULL: nowhere) */
+	size_t zmem;             /* ... what it holds now */
+	uint64_t in;             /* compressed bytes given */
+	uint64_t out;            /* bytes decoded */
+	uint64_t undecoded;      /* of in, not decoded (a failure, a gap, or enough) */
 	uint64_t undecoded_said; /* ... of them, said in a gap row already */
-	char why[128];          /* DEC_FAILED: zlib's reason */
+	char why[128];           /* DEC_FAILED: zlib's reason */
 };
 
 /* What a decoder's output goes to. Returns 1 when it wants no more, else 0. */
@@ -302,8 +302,9 @@ static void dec_run(struct hdec *d, const unsigned char *p, size_t n, dec_sink f
 		if (d->st != DEC_ON)
 			break;
 		if (!d->zinit) {
-			int bits = d->coding == HC_GZIP ? 15 + 32 /* gzip, or zlib's */
-				   : zlib_header(d->head) ? 15 : -15;
+			int bits = d->coding == HC_GZIP   ? 15 + 32 /* gzip, or zlib's */
+				   : zlib_header(d->head) ? 15
+							  : -15;
 			memset(&d->z, 0, sizeof(d->z));
 			d->z.zalloc = dec_alloc;
 			d->z.zfree = dec_zfree;
@@ -436,11 +437,10 @@ static size_t str_bytes(const char *s)
 /* What x holds now, as allocated (a few fields read, nothing walked). */
 static size_t exch_bytes(const struct hl_exch *x)
 {
-	return sizeof(*x) + MT_MEM_CHUNK + x->str_bytes + mt_buf_bytes(&x->rbody) +
-	       mt_buf_bytes(&x->red) + mt_buf_bytes(&x->hjson) +
-	       (x->sse_init ? mt_sse_bytes(&x->sse) : 0) +
+	return sizeof(*x) + MT_MEM_CHUNK + x->str_bytes + mt_buf_bytes(&x->rbody) + mt_buf_bytes(&x->red) +
+	       mt_buf_bytes(&x->hjson) + (x->sse_init ? mt_sse_bytes(&x->sse) : 0) +
 	       (x->dec ? sizeof(*x->dec) + MT_MEM_CHUNK : 0); /* (zlib's own: counted as it
-								* allocates, dec_alloc) */
+							       * allocates, dec_alloc) */
 }
 
 /* What x holds is counted again: the difference goes to opts.mem. */
@@ -513,8 +513,8 @@ static void now(struct hl_log *l, int64_t *ns, int64_t *wall)
 }
 
 /* A new capture session (under mu). */
-static struct hsess *session_new(struct hl_log *l, int64_t num, enum hs_kind kind,
-				 const char *client_addr, const char *upstream)
+static struct hsess *session_new(struct hl_log *l, int64_t num, enum hs_kind kind, const char *client_addr,
+				 const char *upstream)
 {
 	struct store_session_new sn;
 	struct hsess *s = mt_calloc(1, sizeof(*s));
@@ -653,9 +653,9 @@ static int64_t clock_of(struct hl_log *l, const struct hsess *s)
 }
 
 /* A message read in an exchange (under mu); cls: p classified already, or NULL. */
-static void log_message(struct hl_log *l, struct hl_exch *x, enum writer_stream s,
-			const char *channel, const char *p, size_t n, const char *sse_id,
-			const char *sse_event, int replayed, const struct mt_class *cls)
+static void log_message(struct hl_log *l, struct hl_exch *x, enum writer_stream s, const char *channel,
+			const char *p, size_t n, const char *sse_id, const char *sse_event, int replayed,
+			const struct mt_class *cls)
 {
 	struct writer_http_msg m;
 
@@ -692,8 +692,7 @@ static void log_message(struct hl_log *l, struct hl_exch *x, enum writer_stream 
 }
 
 /* A gap row of session s (under mu). */
-static void log_gap(struct hl_log *l, struct hsess *s, enum writer_stream d, uint64_t bytes,
-		    const char *why)
+static void log_gap(struct hl_log *l, struct hsess *s, enum writer_stream d, uint64_t bytes, const char *why)
 {
 	writer_put_gap(l->o.w, s->h, next_seq(s), d, (size_t)bytes, why);
 	l->st.gaps++;
@@ -728,7 +727,7 @@ static int holds_initialize(const char *p, size_t n, const struct mt_class *c)
 struct req_sink {
 	struct mt_buf *b;
 	size_t max;
-	int over;          /* it decodes to more than max */
+	int over; /* it decodes to more than max */
 };
 
 static int req_put(void *ctx, const char *p, size_t n)
@@ -749,8 +748,8 @@ static int req_put(void *ctx, const char *p, size_t n)
  * decodes to more than max (out is then released); -1 when it cannot be
  * decoded, why said.
  */
-static int req_decode(enum hl_coding coding, const char *p, size_t n, size_t max,
-		      struct mt_mem *mem, struct mt_buf *out, char *why, size_t whyn)
+static int req_decode(enum hl_coding coding, const char *p, size_t n, size_t max, struct mt_mem *mem,
+		      struct mt_buf *out, char *why, size_t whyn)
 {
 	struct hdec *d = dec_new(coding, mem);
 	struct req_sink k = {out, max, 0};
@@ -781,8 +780,8 @@ void hl_done_text(const struct hl_done *d, struct mt_buf *out)
 	double ms = (double)d->ns / 1e6;
 
 	mt_buf_reset(out);
-	mt_buf_printf(out, "#%lld %s %s%s", (long long)d->conn, d->method,
-		      mt_printable(&p, d->path), d->has_query ? "?\xe2\x80\xa6" : "");
+	mt_buf_printf(out, "#%lld %s %s%s", (long long)d->conn, d->method, mt_printable(&p, d->path),
+		      d->has_query ? "?\xe2\x80\xa6" : "");
 	if (d->rpc)
 		mt_buf_printf(out, " %s", d->rpc);
 	mt_buf_puts(out, " \xe2\x86\x92 ");
@@ -791,8 +790,7 @@ void hl_done_text(const struct hl_done *d, struct mt_buf *out)
 	else
 		mt_buf_puts(out, "no response");
 	if (d->messages)
-		mt_buf_printf(out, ", %lld message%s", (long long)d->messages,
-			      d->messages == 1 ? "" : "s");
+		mt_buf_printf(out, ", %lld message%s", (long long)d->messages, d->messages == 1 ? "" : "s");
 	if (strcmp(d->outcome, "complete")) {
 		mt_buf_printf(out, ", %s", d->outcome);
 		if (d->error)
@@ -854,8 +852,8 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 	char coding[48], zwhy[128];
 	enum hl_coding cd = coding_of(r->h, r->nh, coding, sizeof(coding));
 	int whole = r->body_len && !r->body_lost && !r->body_cut;
-	int opaque = 0;        /* a body in a coding not decoded: stored as sent */
-	int too_big = 0;       /* ... decoded, larger than max_message */
+	int opaque = 0;  /* a body in a coding not decoded: stored as sent */
+	int too_big = 0; /* ... decoded, larger than max_message */
 
 	snprintf(x->method, sizeof(x->method), "%s", r->method ? r->method : "GET");
 	x->is_delete = !strcmp(x->method, "DELETE");
@@ -870,8 +868,8 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 			too_big = 1;
 		} else {
 			opaque = 1;
-			note_add(x, "cannot decode the %s request body: %s (stored as sent)",
-				 coding_str(cd), zwhy);
+			note_add(x, "cannot decode the %s request body: %s (stored as sent)", coding_str(cd),
+				 zwhy);
 		}
 	} else if (whole && cd == HC_OTHER) {
 		opaque = 1;
@@ -879,8 +877,7 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 			 coding);
 	}
 	mt_classify(body, body_len, &cls);
-	rpc = whole && !opaque && !too_big && body_len && cls.kind != MT_INVALID &&
-	      cls.kind != MT_NOTJSONRPC;
+	rpc = whole && !opaque && !too_big && body_len && cls.kind != MT_INVALID && cls.kind != MT_NOTJSONRPC;
 	x->initialize = rpc && holds_initialize(body, body_len, &cls);
 	if (rpc && cls.kind == MT_REQUEST && cls.id.n)
 		x->rpc_id = mt_strndup(cls.id.p, cls.id.n);
@@ -969,8 +966,7 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r)
 			else if (r->body_len + r->body_cut > l->o.max_message)
 				snprintf(why, sizeof(why),
 					 "a request body of %llu bytes is larger than --max-message (%zu)",
-					 (unsigned long long)(r->body_len + r->body_cut),
-					 l->o.max_message);
+					 (unsigned long long)(r->body_len + r->body_cut), l->o.max_message);
 			else
 				snprintf(why, sizeof(why),
 					 "a request body of %llu bytes is larger than the limit (%zu kept)",
@@ -1000,8 +996,7 @@ static const char *resp_type(const struct hl_exch *x)
 	return "other";
 }
 
-void hl_response_head(struct hl_log *l, struct hl_exch *x, int status, const struct mt_hdr *h,
-		      size_t nh)
+void hl_response_head(struct hl_log *l, struct hl_exch *x, int status, const struct mt_hdr *h, size_t nh)
 {
 	struct hsess *s = x->sess;
 	const char *sid = mt_hdr_get(h, nh, "Mcp-Session-Id");
@@ -1023,8 +1018,8 @@ void hl_response_head(struct hl_log *l, struct hl_exch *x, int status, const str
 	x->sse_on = x->info.is_sse && !x->opaque;
 	x->json_on = x->info.is_json && !x->opaque;
 	if (x->sse_on) {
-		mt_sse_init(&x->sse, l->o.max_message < HL_SSE_EVENT_MAX ? l->o.max_message
-									  : HL_SSE_EVENT_MAX);
+		mt_sse_init(&x->sse,
+			    l->o.max_message < HL_SSE_EVENT_MAX ? l->o.max_message : HL_SSE_EVENT_MAX);
 		x->sse_init = 1;
 		x->first_event = 1;
 	}
@@ -1052,8 +1047,7 @@ void hl_response_head(struct hl_log *l, struct hl_exch *x, int status, const str
 					      clock_of(l, s));
 		mt_buf_release(&x->hjson);
 	} else {
-		writer_put_exchange_head(l->o.w, s->h, x->seq, status, h, nh, resp_type(x),
-					 clock_of(l, s));
+		writer_put_exchange_head(l->o.w, s->h, x->seq, status, h, nh, resp_type(x), clock_of(l, s));
 	}
 	touch(l, s);
 	pthread_mutex_unlock(&l->mu);
@@ -1072,8 +1066,7 @@ static void sse_event(struct hl_log *l, struct hl_exch *x, const struct mt_sse_e
 	if (ev->oversized) {
 		l->st.over_max++;
 		char why[160];
-		snprintf(why, sizeof(why), "an SSE event of %zu bytes is larger than the limit",
-			 ev->raw_len);
+		snprintf(why, sizeof(why), "an SSE event of %zu bytes is larger than the limit", ev->raw_len);
 		log_gap(l, s, WS_S2C, ev->raw_len, why);
 		return;
 	}
@@ -1106,8 +1099,8 @@ static void sse_event(struct hl_log *l, struct hl_exch *x, const struct mt_sse_e
 			seen_recount(l, s);
 		}
 	}
-	log_message(l, x, WS_S2C, "sse", ev->data, ev->data_len, ev->has_id ? ev->id : NULL, type,
-		    replayed, NULL);
+	log_message(l, x, WS_S2C, "sse", ev->data, ev->data_len, ev->has_id ? ev->id : NULL, type, replayed,
+		    NULL);
 }
 
 struct sse_ctx {
@@ -1362,8 +1355,7 @@ void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char
 			 x->coding);
 	pthread_mutex_lock(&l->mu);
 	if (!x->head_in && x->body_lost) {
-		snprintf(why, sizeof(why),
-			 "%llu bytes of a response were not captured: its head is lost",
+		snprintf(why, sizeof(why), "%llu bytes of a response were not captured: its head is lost",
 			 (unsigned long long)x->body_lost);
 		log_gap(l, x->sess, WS_S2C, x->body_lost, why);
 	} else if (x->head_in && x->sse_on && d) {
@@ -1455,8 +1447,7 @@ void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char
 	free(x);
 }
 
-void hl_session_gap(struct hl_log *l, int64_t sess, enum writer_stream s, uint64_t n,
-		    const char *why)
+void hl_session_gap(struct hl_log *l, int64_t sess, enum writer_stream s, uint64_t n, const char *why)
 {
 	pthread_mutex_lock(&l->mu);
 	if (sess > 0 && (size_t)sess < l->nsess && l->sess[sess])
@@ -1464,8 +1455,8 @@ void hl_session_gap(struct hl_log *l, int64_t sess, enum writer_stream s, uint64
 	pthread_mutex_unlock(&l->mu);
 }
 
-void hl_gap_session(struct hl_log *l, int64_t conn, const char *client_addr,
-		    const char *upstream, const struct hl_gap *gaps, size_t ngaps)
+void hl_gap_session(struct hl_log *l, int64_t conn, const char *client_addr, const char *upstream,
+		    const struct hl_gap *gaps, size_t ngaps)
 {
 	struct hs_request hr;
 	struct hsess *s;

@@ -71,18 +71,18 @@
 
 /* An exchange that ended, for a live view (hl_opts.on_end). */
 struct hl_done {
-	int64_t conn;          /* the client connection's number */
-	const char *method;    /* GET, POST, ... */
-	const char *path;      /* the target without its query (which may hold a secret) */
-	int has_query;         /* ... and it had one */
-	int status;            /* 0: no response */
-	const char *type;      /* json | sse | empty | other, or NULL */
-	const char *rpc;       /* what its request body carried: "tools/call echo",
-				* "notifications/initialized", "batch of 3", ... or NULL */
-	int64_t messages;      /* the messages stored of it, both ways */
-	int64_t ns;            /* from its request to its end */
-	const char *outcome;   /* complete, client-gone, upstream-gone, refused, ... */
-	const char *error;     /* or NULL */
+	int64_t conn;        /* the client connection's number */
+	const char *method;  /* GET, POST, ... */
+	const char *path;    /* the target without its query (which may hold a secret) */
+	int has_query;       /* ... and it had one */
+	int status;          /* 0: no response */
+	const char *type;    /* json | sse | empty | other, or NULL */
+	const char *rpc;     /* what its request body carried: "tools/call echo",
+			      * "notifications/initialized", "batch of 3", ... or NULL */
+	int64_t messages;    /* the messages stored of it, both ways */
+	int64_t ns;          /* from its request to its end */
+	const char *outcome; /* complete, client-gone, upstream-gone, refused, ... */
+	const char *error;   /* or NULL */
 };
 
 /*
@@ -92,17 +92,17 @@ struct hl_done {
 void hl_done_text(const struct hl_done *d, struct mt_buf *out);
 
 struct hl_opts {
-	struct writer *w;      /* borrowed: the shared writer storing every session */
-	const char *upstream;  /* each session's upstream URL, unless a request names one */
-	size_t max_message;    /* a JSON body or an SSE event above this is a gap */
-	int end_at_last;       /* a session still open at hl_free ends at its last record
-				* (an import), not now (the tap) */
+	struct writer *w;               /* borrowed: the shared writer storing every session */
+	const char *upstream;           /* each session's upstream URL, unless a request names one */
+	size_t max_message;             /* a JSON body or an SSE event above this is a gap */
+	int end_at_last;                /* a session still open at hl_free ends at its last record
+					 * (an import), not now (the tap) */
 	const struct mt_redact *redact; /* the writer's redactor, to redact messages here,
-				* in the caller's thread (an import, which has a CPU to
-				* spare), not in the writer's; NULL: the writer does
-				* (the tap: its relay has none to spare) */
-	struct mt_mem *mem;    /* where exchanges' and sessions' memory is counted (borrowed;
-				* NULL: nowhere). Only with one thread (an import). */
+					 * in the caller's thread (an import, which has a CPU to
+					 * spare), not in the writer's; NULL: the writer does
+					 * (the tap: its relay has none to spare) */
+	struct mt_mem *mem;             /* where exchanges' and sessions' memory is counted (borrowed;
+					 * NULL: nowhere). Only with one thread (an import). */
 	/* Told of each exchange as it ends (NULL: nobody), in the thread that ends it,
 	 * outside the log's lock; d is borrowed for the call. */
 	void (*on_end)(void *ctx, const struct hl_done *d);
@@ -129,21 +129,21 @@ void hl_conn_closed(struct hl_log *l, int64_t conn);
 
 /* Bytes of one direction not captured: a gap row. */
 struct hl_gap {
-	enum writer_stream s;      /* WS_C2S or WS_S2C */
+	enum writer_stream s; /* WS_C2S or WS_S2C */
 	uint64_t bytes;
-	const char *why;           /* borrowed for the call */
+	const char *why; /* borrowed for the call */
 };
 
 /* What was read of a request. Everything is borrowed for the call. */
 struct hl_request {
-	int64_t conn;              /* hl_conn_new's */
-	const char *client_addr;   /* "ADDR:PORT": a new session's client address */
-	const char *upstream;      /* a new session's upstream URL; NULL: the log's */
-	const char *method;        /* GET, POST, ... */
-	const char *target;        /* the request target as sent (absolute or not) */
-	const struct mt_hdr *h;    /* its header fields, in order */
+	int64_t conn;            /* hl_conn_new's */
+	const char *client_addr; /* "ADDR:PORT": a new session's client address */
+	const char *upstream;    /* a new session's upstream URL; NULL: the log's */
+	const char *method;      /* GET, POST, ... */
+	const char *target;      /* the request target as sent (absolute or not) */
+	const struct mt_hdr *h;  /* its header fields, in order */
 	size_t nh;
-	const char *body;          /* the whole body (NULL when there is none) */
+	const char *body; /* the whole body (NULL when there is none) */
 	size_t body_len;
 	uint64_t body_lost;        /* bytes of the body that were not captured (a gap) */
 	uint64_t body_cut;         /* bytes of the body beyond a reader's limit, not given */
@@ -167,8 +167,7 @@ struct hl_exch *hl_request(struct hl_log *l, const struct hl_request *r);
  * HEAD request's response, a 204 and a 304 are empty whatever it says. Its
  * Content-Encoding says how the body is read (see the top of this file).
  */
-void hl_response_head(struct hl_log *l, struct hl_exch *x, int status, const struct mt_hdr *h,
-		      size_t nh);
+void hl_response_head(struct hl_log *l, struct hl_exch *x, int status, const struct mt_hdr *h, size_t nh);
 
 /*
  * n bytes of the response body, in order (a chunked body's framing taken
@@ -206,8 +205,7 @@ void hl_response_resync(struct hl_log *l, struct hl_exch *x);
 void hl_end(struct hl_log *l, struct hl_exch *x, const char *outcome, const char *error);
 
 /* n bytes of direction s not captured between exchanges of session sess: a gap row. */
-void hl_session_gap(struct hl_log *l, int64_t sess, enum writer_stream s, uint64_t n,
-		    const char *why);
+void hl_session_gap(struct hl_log *l, int64_t sess, enum writer_stream s, uint64_t n, const char *why);
 
 /*
  * Gaps of connection conn (hl_conn_new's), on which no request was read:
@@ -215,31 +213,31 @@ void hl_session_gap(struct hl_log *l, int64_t sess, enum writer_stream s, uint64
  * that what the capture missed is said. client_addr and upstream as in
  * struct hl_request.
  */
-void hl_gap_session(struct hl_log *l, int64_t conn, const char *client_addr,
-		    const char *upstream, const struct hl_gap *gaps, size_t ngaps);
+void hl_gap_session(struct hl_log *l, int64_t conn, const char *client_addr, const char *upstream,
+		    const struct hl_gap *gaps, size_t ngaps);
 
 /* What an exchange's caller may want to know; valid until hl_end. */
 struct hl_info {
-	int64_t sess;              /* its session's number */
-	int is_sse, is_json;       /* the response's type, once its head is in */
-	int endpoint_stream;       /* a legacy SSE GET stream waiting for its endpoint event */
-	unsigned events;           /* SSE blocks parsed so far on it */
-	const char *endpoint;      /* the endpoint event's URI read on it, or NULL */
-	const char *rpc_id;        /* the request's JSON-RPC id token, or NULL */
+	int64_t sess;         /* its session's number */
+	int is_sse, is_json;  /* the response's type, once its head is in */
+	int endpoint_stream;  /* a legacy SSE GET stream waiting for its endpoint event */
+	unsigned events;      /* SSE blocks parsed so far on it */
+	const char *endpoint; /* the endpoint event's URI read on it, or NULL */
+	const char *rpc_id;   /* the request's JSON-RPC id token, or NULL */
 };
 const struct hl_info *hl_info(const struct hl_exch *x);
 
 struct hl_stats {
-	uint64_t sessions;         /* made */
-	uint64_t sessions_sse;     /* of them, legacy HTTP+SSE ones */
-	uint64_t sessions_gaps;    /* of them, sessions of a connection's gaps alone */
+	uint64_t sessions;      /* made */
+	uint64_t sessions_sse;  /* of them, legacy HTTP+SSE ones */
+	uint64_t sessions_gaps; /* of them, sessions of a connection's gaps alone */
 	uint64_t exchanges;
-	uint64_t messages;         /* handed to the writer */
-	uint64_t gaps;             /* gap rows handed to it */
+	uint64_t messages; /* handed to the writer */
+	uint64_t gaps;     /* gap rows handed to it */
 	uint64_t gap_bytes;
-	uint64_t over_max;         /* of the gaps, response bodies and SSE events above
-				    * max_message */
-	uint64_t ids_forgotten;    /* times hl_reclaim forgot a session's SSE event ids */
+	uint64_t over_max;      /* of the gaps, response bodies and SSE events above
+				 * max_message */
+	uint64_t ids_forgotten; /* times hl_reclaim forgot a session's SSE event ids */
 };
 void hl_stats(struct hl_log *l, struct hl_stats *out);
 

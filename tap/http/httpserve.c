@@ -65,24 +65,24 @@ static void fields_add(struct fields *f, const char *name, const char *value)
 /* An event kept for a resumption. */
 struct kept {
 	struct kept *next;
-	uint64_t n;       /* its number on its stream */
-	uint64_t order;   /* its place among the session's events */
-	int64_t tag;      /* the application's (hsv_send), or -1 */
+	uint64_t n;     /* its number on its stream */
+	uint64_t order; /* its place among the session's events */
+	int64_t tag;    /* the application's (hsv_send), or -1 */
 	size_t len;
-	char text[];      /* the whole event, as sent */
+	char text[]; /* the whole event, as sent */
 };
 
 /* Where the session's output goes: a POST's reply (req), or the GET stream (req 0). */
 struct chan {
 	struct chan *next;
 	struct hsv_sess *sess;
-	int64_t req;                 /* the request's handle; 0: a GET stream */
-	int num;                     /* the stream's number in event ids */
-	struct hep_req *http;        /* the client's request while its reply is under way (its
-				      * arg is this channel); NULL: answered, or gone */
-	int sse;                     /* the SSE stream's head went out */
-	int done;                    /* answered (a POST) or ended */
-	uint64_t nev;                /* events sent on it */
+	int64_t req;          /* the request's handle; 0: a GET stream */
+	int num;              /* the stream's number in event ids */
+	struct hep_req *http; /* the client's request while its reply is under way (its
+			       * arg is this channel); NULL: answered, or gone */
+	int sse;              /* the SSE stream's head went out */
+	int done;             /* answered (a POST) or ended */
+	uint64_t nev;         /* events sent on it */
 	struct kept *kept, *kept_tail;
 };
 
@@ -92,7 +92,7 @@ struct act {
 	struct act *next;
 	enum act_kind kind;
 	int64_t req;
-	int sse;           /* A_ANSWER: as an SSE stream; A_REFUSE: the status */
+	int sse; /* A_ANSWER: as an SSE stream; A_REFUSE: the status */
 	int64_t ns;
 	int64_t tag;       /* A_SEND, A_ANSWER: the application's, or -1 */
 	size_t n;          /* p's bytes; A_REFUSE: the message's, then headers and body follow */
@@ -110,24 +110,24 @@ struct held {
 struct hsv_sess {
 	struct srv *srv;
 	struct hsv_sess *next, *prev;
-	void *state;                 /* the application's */
-	char id[40];                 /* Mcp-Session-Id or sessionId; "" when none */
-	enum hsv_mode mode;          /* its transport (a mock may serve both stateful ones) */
-	char *client;                /* stateless: the client it is for (its _meta clientInfo) */
+	void *state;        /* the application's */
+	char id[40];        /* Mcp-Session-Id or sessionId; "" when none */
+	enum hsv_mode mode; /* its transport (a mock may serve both stateful ones) */
+	char *client;       /* stateless: the client it is for (its _meta clientInfo) */
 	struct chan *chans;
-	struct chan *get;            /* the GET stream, while one is open */
-	int next_num;                /* the next stream's number */
-	int64_t next_req;            /* the last request handle given */
-	int refused_first;           /* its first request was refused: it ends */
-	struct act *q, *q_tail;      /* what the application sent, not yet out */
-	int holding;                 /* the queue waits for a timer */
-	int barrier_gap;             /* a barrier saw the bytes leave: now its gap */
-	int sent_since_answer;       /* legacy: messages queued since the last answer */
+	struct chan *get;       /* the GET stream, while one is open */
+	int next_num;           /* the next stream's number */
+	int64_t next_req;       /* the last request handle given */
+	int refused_first;      /* its first request was refused: it ends */
+	struct act *q, *q_tail; /* what the application sent, not yet out */
+	int holding;            /* the queue waits for a timer */
+	int barrier_gap;        /* a barrier saw the bytes leave: now its gap */
+	int sent_since_answer;  /* legacy: messages queued since the last answer */
 	struct event *timer;
 	struct held *held, *held_tail; /* messages for a GET stream not open */
 	size_t nheld, held_bytes;
 	size_t kept_bytes;
-	uint64_t kept_order;         /* the events sent so far on its streams */
+	uint64_t kept_order; /* the events sent so far on its streams */
 	int closed;
 };
 
@@ -135,14 +135,14 @@ struct srv {
 	const struct hsv_opts *o;
 	const struct hsv_app *app;
 	struct event_base *base;
-	struct hep *ep;              /* the endpoint: accepts, reads, writes */
-	struct hln_pace *pace;       /* refused accepts, said at most once a second */
-	struct hln_guard guard;      /* on loopback: the Host and Origin let in */
+	struct hep *ep;         /* the endpoint: accepts, reads, writes */
+	struct hln_pace *pace;  /* refused accepts, said at most once a second */
+	struct hln_guard guard; /* on loopback: the Host and Origin let in */
 	struct hsv_sess *sessions;
-	struct hsv_sess *newest;     /* without session ids: the one that takes the requests */
+	struct hsv_sess *newest; /* without session ids: the one that takes the requests */
 	struct event *sig_int, *sig_term, *stop_timer;
 	int stopping;
-	int64_t stop_deadline;       /* monotonic ns */
+	int64_t stop_deadline; /* monotonic ns */
 	char post_path[256];
 };
 
@@ -202,8 +202,7 @@ static void chan_end(struct chan *c);
 static void pump(struct hsv_sess *s);
 
 static void deliver_send(struct hsv_sess *s, int64_t req, const char *p, size_t n, int64_t tag);
-static void deliver_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse,
-			   int64_t tag);
+static void deliver_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse, int64_t tag);
 static void deliver_refusal(struct hsv_sess *s, const struct act *a);
 static void chan_free(struct chan *c);
 
@@ -515,8 +514,7 @@ static int sess_full(struct hsv_sess *s)
 	return 0;
 }
 
-static void deliver_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse,
-			   int64_t tag)
+static void deliver_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int sse, int64_t tag)
 {
 	struct chan *c = chan_of(s, req);
 
@@ -551,7 +549,8 @@ static json_t *recorded_headers(struct fields *f, const char *json)
 	unsigned char keep[64];
 	size_t i, n = 0;
 
-	json_array_foreach(a, i, e) {
+	json_array_foreach(a, i, e)
+	{
 		const char *name = json_string_value(json_array_get(e, 0));
 		const char *value = json_string_value(json_array_get(e, 1));
 		if (name && value && n < 64) {
@@ -588,7 +587,9 @@ static void deliver_refusal(struct hsv_sess *s, const struct act *a)
 		s->refused_first = 1;
 	held = recorded_headers(&f, headers);
 	snprintf(reason, sizeof(reason), "%s",
-		 a->sse == 401 ? "Unauthorized" : a->sse == 403 ? "Forbidden" : "Refused");
+		 a->sse == 401   ? "Unauthorized"
+		 : a->sse == 403 ? "Forbidden"
+				 : "Refused");
 	hep_reply(c->http, a->sse, reason, f.h, f.n, body, a->blen);
 	json_decref(held);
 	c->http = NULL;
@@ -680,8 +681,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	after_refusal(s);
 }
 
-static void enqueue(struct hsv_sess *s, enum act_kind kind, int64_t req, const char *p, size_t n,
-		    int sse, int64_t ns, int64_t tag)
+static void enqueue(struct hsv_sess *s, enum act_kind kind, int64_t req, const char *p, size_t n, int sse,
+		    int64_t ns, int64_t tag)
 {
 	struct act *a;
 
@@ -741,8 +742,8 @@ void hsv_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int ss
 	enqueue(s, A_ANSWER, req, p, n, sse, 0, tag);
 }
 
-void hsv_refuse(struct hsv_sess *s, int64_t req, int status, const char *headers_json,
-		const char *body, size_t body_len, const char *p, size_t n)
+void hsv_refuse(struct hsv_sess *s, int64_t req, int status, const char *headers_json, const char *body,
+		size_t body_len, const char *p, size_t n)
 {
 	size_t hlen = strlen(headers_json ? headers_json : "[]");
 	struct act *a;
@@ -834,8 +835,8 @@ static void on_say(void *ctx, const char *line)
 static void reply_error_allow(struct hep_req *req, int code, const char *reason, const char *text,
 			      const char *allow)
 {
-	json_t *e = json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", "error", "code",
-			      -32000, "message", text);
+	json_t *e = json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", "error", "code", -32000,
+			      "message", text);
 	char *s = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	struct fields f = {.n = 0};
 
@@ -908,8 +909,7 @@ static struct hsv_sess *open_session(struct srv *v, struct hep_req *req, enum hs
 }
 
 /* A client message: classified; a request waits for its answer, anything else gets 202. */
-static void take_message(struct srv *v, struct hsv_sess *s, struct hep_req *req,
-			 const char *p, size_t n)
+static void take_message(struct srv *v, struct hsv_sess *s, struct hep_req *req, const char *p, size_t n)
 {
 	struct mt_class c;
 	enum mt_kind k = mt_classify(p, n, &c);
@@ -993,8 +993,8 @@ static void on_post(struct srv *v, struct hep_req *req, const char *path, enum h
 		mode = HSV_STATELESS; /* (a 2026-07-28 request beside the sessions) */
 	if (mode == HSV_STREAMABLE) {
 		const char *sid = header(req, "Mcp-Session-Id");
-		int init = c.kind == MT_REQUEST && c.method.n == 12 &&
-			   !memcmp(c.method.p, "\"initialize\"", 12);
+		int init =
+			c.kind == MT_REQUEST && c.method.n == 12 && !memcmp(c.method.p, "\"initialize\"", 12);
 		if (init && !sid) {
 			if (!(s = open_session(v, req, HSV_STREAMABLE)))
 				goto out;
@@ -1064,8 +1064,7 @@ static void resend(struct hsv_sess *s, struct hep_req *req, int num, unsigned lo
 		const struct kept *best = NULL;
 		for (const struct chan *c = s->chans; c; c = c->next)
 			for (const struct kept *k = c->kept; k; k = k->next)
-				if (k->tag == tags[i] && k->order > last &&
-				    (!best || k->order < best->order))
+				if (k->tag == tags[i] && k->order > last && (!best || k->order < best->order))
 					best = k;
 		if (!best)
 			continue; /* (no longer kept, or never sent as an event) */
@@ -1355,8 +1354,8 @@ int hsv_run(const struct hsv_opts *o, const struct hsv_app *app)
 	sigset_t set;
 	evutil_socket_t fd;
 	struct hep_opts eo;
-	struct hep_handler eh = {.request = on_request, .gone = on_gone, .writable = on_writable,
-				 .say = on_say};
+	struct hep_handler eh = {
+		.request = on_request, .gone = on_gone, .writable = on_writable, .say = on_say};
 
 	memset(&v, 0, sizeof(v));
 	v.o = o;

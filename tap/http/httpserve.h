@@ -87,32 +87,32 @@ struct hsv_app {
 	 * went the first time (its id and bytes), in the order they first went,
 	 * while the session still keeps it. 0: the spec's answer alone. May be NULL.
 	 */
-	int (*resume)(void *state, struct hsv_sess *s, const char *last_event_id,
-		      const int64_t **tags, size_t *n);
+	int (*resume)(void *state, struct hsv_sess *s, const char *last_event_id, const int64_t **tags,
+		      size_t *n);
 };
 
 struct hsv_opts {
-	const char *listen;   /* HOST:PORT, [V6]:PORT or PORT (loopback); PORT 0: any free one */
+	const char *listen;             /* HOST:PORT, [V6]:PORT or PORT (loopback); PORT 0: any free one */
 	const char *const *allow_hosts; /* on loopback, Host names let in besides loopback ones
 					 * (--allow-host; and Origin hosts); borrowed */
 	size_t n_allow_hosts;
-	const char *path;     /* the MCP endpoint (legacy: the SSE stream's path) */
+	const char *path;      /* the MCP endpoint (legacy: the SSE stream's path) */
 	const char *post_path; /* legacy: where POSTs go (default "/message") */
-	enum hsv_mode mode;   /* path's transport */
+	enum hsv_mode mode;    /* path's transport */
 	/* Besides (not stateless): Streamable HTTP, and the legacy HTTP+SSE stream
 	 * (its POSTs at post_path), on these paths too; NULL: not there. */
 	const char *also_streamable, *also_legacy;
-	int session_ids;      /* Streamable HTTP: mint Mcp-Session-Id (else the newest session
-			       * takes the requests that name none) */
-	int also_stateless;   /* Streamable HTTP: a request without Mcp-Session-Id, no
-			       * initialize, whose _meta names its revision (2026-07-28), is
-			       * served as HSV_STATELESS serves it */
-	size_t max_body;      /* a request body's limit (413 beyond it) */
-	int barrier_ms;       /* the moment a barrier waits once the bytes have left */
-	int stop_ms;          /* after SIGINT or SIGTERM: how long open streams get */
+	int session_ids;       /* Streamable HTTP: mint Mcp-Session-Id (else the newest session
+				* takes the requests that name none) */
+	int also_stateless;    /* Streamable HTTP: a request without Mcp-Session-Id, no
+				* initialize, whose _meta names its revision (2026-07-28), is
+				* served as HSV_STATELESS serves it */
+	size_t max_body;       /* a request body's limit (413 beyond it) */
+	int barrier_ms;        /* the moment a barrier waits once the bytes have left */
+	int stop_ms;           /* after SIGINT or SIGTERM: how long open streams get */
 	int client_timeout_ms; /* a request head must be whole within it (408); a client
 				* silent or not reading that long is closed */
-	const char *name;     /* for messages: "replay" */
+	const char *name;      /* for messages: "replay" */
 	/* Where the addresses served are said: whole lines for the caller to
 	 * print on stderr. */
 	void (*say)(void *ctx, const char *text);
@@ -156,8 +156,8 @@ void hsv_answer(struct hsv_sess *s, int64_t req, const char *p, size_t n, int ss
  * as hsv_answer's. A session whose first request is refused ends: it never
  * began for the client.
  */
-void hsv_refuse(struct hsv_sess *s, int64_t req, int status, const char *headers_json,
-		const char *body, size_t body_len, const char *p, size_t n);
+void hsv_refuse(struct hsv_sess *s, int64_t req, int status, const char *headers_json, const char *body,
+		size_t body_len, const char *p, size_t n);
 
 /* What follows waits until what was sent before has left and barrier_ms has passed. */
 void hsv_barrier(struct hsv_sess *s);

@@ -65,8 +65,7 @@ const char *hs_uri_target(const char *uri)
 	return slash && *slash != '#' ? slash : "/";
 }
 
-int64_t hs_request(struct hs_tracker *t, const struct hs_request *r, int *created,
-		   enum hs_kind *kind)
+int64_t hs_request(struct hs_tracker *t, const struct hs_request *r, int *created, enum hs_kind *kind)
 {
 	int64_t s = 0;
 	int is_get = r->method && strcmp(r->method, "GET") == 0;
@@ -194,8 +193,8 @@ static char *client_text(const json_t *ci)
 char *hs_meta_client(const char *p, size_t n)
 {
 	json_t *m = json_loadb(p, n, 0, NULL);
-	char *out = client_text(json_object_get(
-		json_object_get(json_object_get(m, "params"), "_meta"), "io.modelcontextprotocol/clientInfo"));
+	char *out = client_text(json_object_get(json_object_get(json_object_get(m, "params"), "_meta"),
+						"io.modelcontextprotocol/clientInfo"));
 
 	json_decref(m);
 	return out;
@@ -206,8 +205,9 @@ char *hs_client(const char *p, size_t n)
 	json_t *m = json_loadb(p, n, 0, NULL);
 	json_t *params = json_object_get(m, "params");
 	json_t *ci = json_object_get(params, "clientInfo");
-	char *out = client_text(ci ? ci : json_object_get(json_object_get(params, "_meta"),
-							"io.modelcontextprotocol/clientInfo"));
+	char *out = client_text(
+		ci ? ci
+		   : json_object_get(json_object_get(params, "_meta"), "io.modelcontextprotocol/clientInfo"));
 
 	json_decref(m);
 	return out;

@@ -32,8 +32,8 @@
 #define HS_MAX_KEYS 1000000
 
 enum hs_kind {
-	HS_HTTP,      /* Streamable HTTP (or plain JSON-RPC over HTTP) */
-	HS_SSE,       /* legacy HTTP+SSE: a GET stream with an endpoint event */
+	HS_HTTP, /* Streamable HTTP (or plain JSON-RPC over HTTP) */
+	HS_SSE,  /* legacy HTTP+SSE: a GET stream with an endpoint event */
 };
 
 struct hs_tracker {
@@ -42,8 +42,8 @@ struct hs_tracker {
 	struct mt_map by_conn;     /* "c" + connection number -> its session */
 	struct mt_map by_client;   /* "k" + a 2026-07-28 client's name and version -> session */
 	struct mt_buf key;
-	int64_t next;              /* the next session's number */
-	int64_t idless;            /* the newest session without an id or endpoint, or 0 */
+	int64_t next;   /* the next session's number */
+	int64_t idless; /* the newest session without an id or endpoint, or 0 */
 };
 
 /* What the tracker is told of a request. */
@@ -63,8 +63,7 @@ void hs_release(struct hs_tracker *t);
  * The session of a request; *created is set to 1 (and *kind says which) when
  * it starts a new one.
  */
-int64_t hs_request(struct hs_tracker *t, const struct hs_request *r, int *created,
-		   enum hs_kind *kind);
+int64_t hs_request(struct hs_tracker *t, const struct hs_request *r, int *created, enum hs_kind *kind);
 
 /*
  * The server named the session's id (Mcp-Session-Id on a response to a

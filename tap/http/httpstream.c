@@ -48,22 +48,22 @@ enum start { S_NONE, S_REQUEST, S_RESPONSE };
 
 /* What an entry of the queue stands for. */
 enum entry {
-	E_REQ,                /* a request (said, or its body still being read) */
-	E_LOST,               /* a stretch of the client's stream not read that holds a
-			       * request's start (a gap between requests, a head cut) */
-	E_REST,               /* one that may hold only the rest of a request (the
-			       * stream's start lost, bytes lost while resynchronising) */
+	E_REQ,  /* a request (said, or its body still being read) */
+	E_LOST, /* a stretch of the client's stream not read that holds a
+		 * request's start (a gap between requests, a head cut) */
+	E_REST, /* one that may hold only the rest of a request (the
+		 * stream's start lost, bytes lost while resynchronising) */
 };
 
 /* A request waiting for its response, or a stretch of the client's stream not read. */
 struct pending {
 	struct pending *next;
 	enum entry kind;
-	void *x;              /* the sink's exchange; NULL until said, or lost */
-	int said;             /* said to the sink */
-	int head, connect;    /* a HEAD, a CONNECT */
-	uint64_t start, end;  /* where it lies in the client's stream; end UINT64_MAX
-			       * until known (a body being read, a stretch not closed) */
+	void *x;             /* the sink's exchange; NULL until said, or lost */
+	int said;            /* said to the sink */
+	int head, connect;   /* a HEAD, a CONNECT */
+	uint64_t start, end; /* where it lies in the client's stream; end UINT64_MAX
+			      * until known (a body being read, a stretch not closed) */
 };
 
 struct hx_stream;
@@ -72,39 +72,39 @@ struct half {
 	struct hx_stream *conn;
 	http_parser p;
 	enum mode mode;
-	int in_msg;           /* a message has begun and not ended */
-	int head_done;        /* its head is whole */
-	int in_body;          /* its body is being read */
+	int in_msg;    /* a message has begun and not ended */
+	int head_done; /* its head is whole */
+	int in_body;   /* its body is being read */
 	int chunked;
-	uint64_t body_left;   /* a Content-Length body: bytes to come (UINT64_MAX: none) */
-	uint64_t chunk_left;  /* a chunked body: bytes of the chunk's data to come */
-	int eof_body;         /* a body read to the connection's close */
-	int filling;          /* a gap is being skipped: the body bytes are filler */
+	uint64_t body_left;  /* a Content-Length body: bytes to come (UINT64_MAX: none) */
+	uint64_t chunk_left; /* a chunked body: bytes of the chunk's data to come */
+	int eof_body;        /* a body read to the connection's close */
+	int filling;         /* a gap is being skipped: the body bytes are filler */
 	/* The head being read. */
 	struct mt_buf url;
-	struct mt_buf text;   /* "name\0value\0"... */
-	size_t *off;          /* name and value offsets in text */
+	struct mt_buf text; /* "name\0value\0"... */
+	size_t *off;        /* name and value offsets in text */
 	size_t nf, capf;
-	int in_value;         /* the last callback was a value's */
+	int in_value; /* the last callback was a value's */
 	struct mt_hdr *hv;
 	size_t caphv;
 	/* A request's body. */
 	struct mt_buf body;
 	uint64_t body_lost, body_cut;
-	struct pending *req;  /* a request's entry in the queue */
+	struct pending *req; /* a request's entry in the queue */
 	/* A response's exchange. */
-	struct pending *cur;  /* its request's entry (taken off the queue) */
-	int interim;          /* a 1xx */
-	int orphan;           /* no request for it: skipped */
+	struct pending *cur; /* its request's entry (taken off the queue) */
+	int interim;         /* a 1xx */
+	int orphan;          /* no request for it: skipped */
 	/* Scanning. */
-	struct mt_buf carry;  /* a line that may open a message, until its end */
-	uint64_t gap_pending; /* bytes not captured since reading stopped (counted at resume) */
-	uint64_t skipped;     /* bytes passed over meanwhile */
-	uint64_t unsaid;      /* bytes not captured before the connection was known to carry
-			       * HTTP: said when it is */
-	uint64_t unsaid_n;    /* ... in so many gaps */
-	uint64_t unsaid_seq;  /* (the first of them, in the connection's order) */
-	int64_t us;           /* the time of the data being read */
+	struct mt_buf carry;     /* a line that may open a message, until its end */
+	uint64_t gap_pending;    /* bytes not captured since reading stopped (counted at resume) */
+	uint64_t skipped;        /* bytes passed over meanwhile */
+	uint64_t unsaid;         /* bytes not captured before the connection was known to carry
+				  * HTTP: said when it is */
+	uint64_t unsaid_n;       /* ... in so many gaps */
+	uint64_t unsaid_seq;     /* (the first of them, in the connection's order) */
+	int64_t us;              /* the time of the data being read */
 	unsigned char first[16]; /* the first bytes, until the connection is classified */
 	size_t nfirst;
 	/* Where things are in this half's stream. */
@@ -115,42 +115,42 @@ struct half {
 	int major, minor;     /* its HTTP version */
 	int refused;          /* the sink refused the request's head (request_head) */
 	/* A response's pairing. */
-	uint64_t ack;         /* the data call's ack: the client's stream received */
-	uint64_t msg_ack;     /* ... when the response being read began */
-	int gapped;           /* responses may have been lost since the last one */
-	int first_lost;       /* bytes were lost before which side is the client was known */
-	int read_one;         /* a message of it was read (begun) */
-	int synth;            /* the parser reads a made-up head (chunk_restart): said to no one */
+	uint64_t ack;     /* the data call's ack: the client's stream received */
+	uint64_t msg_ack; /* ... when the response being read began */
+	int gapped;       /* responses may have been lost since the last one */
+	int first_lost;   /* bytes were lost before which side is the client was known */
+	int read_one;     /* a message of it was read (begun) */
+	int synth;        /* the parser reads a made-up head (chunk_restart): said to no one */
 	/* Looking for a chunk's size line (M_CHUNK); the line so far is in carry. */
-	int cs_first;         /* the line is the first after the gap (where it began is not known) */
-	int cs_crlf;          /* the last line's CRLF is held back (framing, if a size line follows) */
-	int cs_long;          /* the line is too long to be a size line: data to its end */
-	int cs_peek;          /* the first line is a size line if what follows bears it
-			       * out: it and what follows wait in carry */
-	size_t cs_line;       /* ... the line's length */
-	size_t cs_need;       /* ... the bytes carry must hold to tell */
-	size_t cs_ls;         /* ... where the last line begun after it begins in carry */
-	uint64_t cs_size;     /* ... its size */
+	int cs_first;     /* the line is the first after the gap (where it began is not known) */
+	int cs_crlf;      /* the last line's CRLF is held back (framing, if a size line follows) */
+	int cs_long;      /* the line is too long to be a size line: data to its end */
+	int cs_peek;      /* the first line is a size line if what follows bears it
+			   * out: it and what follows wait in carry */
+	size_t cs_line;   /* ... the line's length */
+	size_t cs_need;   /* ... the bytes carry must hold to tell */
+	size_t cs_ls;     /* ... where the last line begun after it begins in carry */
+	uint64_t cs_size; /* ... its size */
 };
 
 struct hx_stream {
 	struct hx_reader *r;
 	const struct hx_conn_id *c; /* the reassembler's, for this call */
 	enum klass klass;
-	int decided;          /* which side is the client is known */
-	int midstream;        /* the start of its streams was not captured */
+	int decided;   /* which side is the client is known */
+	int midstream; /* the start of its streams was not captured */
 	void *sink_conn;
 	struct half h[2];
 	struct pending *q, *q_tail;
 	size_t nq;
-	uint64_t c2s_at_gap;  /* the client's stream read when the server's last lost bytes */
-	uint64_t ngaps;       /* gaps so far (the order of those not said yet) */
-	uint64_t bytes;       /* all its bytes (for the counts of what is not HTTP) */
+	uint64_t c2s_at_gap; /* the client's stream read when the server's last lost bytes */
+	uint64_t ngaps;      /* gaps so far (the order of those not said yet) */
+	uint64_t bytes;      /* all its bytes (for the counts of what is not HTTP) */
 	int counted_tls;
-	int switched;         /* the protocol was switched (101, CONNECT) */
-	int connect_wait;     /* the client asked for a tunnel (CONNECT): its stream waits
-			       * for the answer */
-	size_t counted;       /* what it holds, as last counted in hx_opts.mem (conn_bytes) */
+	int switched;     /* the protocol was switched (101, CONNECT) */
+	int connect_wait; /* the client asked for a tunnel (CONNECT): its stream waits
+			   * for the answer */
+	size_t counted;   /* what it holds, as last counted in hx_opts.mem (conn_bytes) */
 };
 
 struct hx_reader {
@@ -219,16 +219,15 @@ static enum start start_line(const char *p, size_t n)
 	if (n && p[n - 1] == '\r')
 		n--;
 	if (n >= 12 && !memcmp(p, "HTTP/1.", 7) && (p[7] == '0' || p[7] == '1') && p[8] == ' ' &&
-	    p[9] >= '1' && p[9] <= '5' && p[10] >= '0' && p[10] <= '9' && p[11] >= '0' &&
-	    p[11] <= '9' && (n == 12 || p[12] == ' '))
+	    p[9] >= '1' && p[9] <= '5' && p[10] >= '0' && p[10] <= '9' && p[11] >= '0' && p[11] <= '9' &&
+	    (n == 12 || p[12] == ' '))
 		return S_RESPONSE;
 	while (i < n && i < 16 && is_tchar_upper(p[i]))
 		i++;
 	if (i < 3 || i >= n || p[i] != ' ')
 		return S_NONE;
 	/* ... SP target SP HTTP/1.x */
-	if (n < i + 1 + 1 + 9 || memcmp(p + n - 9, " HTTP/1.", 8) ||
-	    (p[n - 1] != '0' && p[n - 1] != '1'))
+	if (n < i + 1 + 1 + 9 || memcmp(p + n - 9, " HTTP/1.", 8) || (p[n - 1] != '0' && p[n - 1] != '1'))
 		return S_NONE;
 	for (size_t j = i + 1; j < n - 9; j++)
 		if (p[j] == ' ' || (unsigned char)p[j] < 0x21)
@@ -631,8 +630,7 @@ static void head_end(struct half *h)
 	h->major = h->p.http_major;
 	h->minor = h->p.http_minor;
 	h->chunked = !!(h->p.flags & F_CHUNKED);
-	h->body_left = (h->p.flags & F_CONTENTLENGTH) && !h->chunked ? h->p.content_length
-								      : UINT64_MAX;
+	h->body_left = (h->p.flags & F_CONTENTLENGTH) && !h->chunked ? h->p.content_length : UINT64_MAX;
 }
 
 /* A request's head, whole, as the sink is told it. */
@@ -700,8 +698,8 @@ static int on_response_head(struct half *h)
 		struct half *q = &c->h[HX_C2S];
 		if (q->req == e) {
 			q->body_lost += q->body_left != UINT64_MAX && q->body_left ? q->body_left
-				       : q->chunked && q->chunk_left			? q->chunk_left
-											: 1;
+					: q->chunked && q->chunk_left              ? q->chunk_left
+										   : 1;
 			say_request(c, q, e);
 			q->req = NULL;
 		}
@@ -729,10 +727,10 @@ static int on_headers_complete(http_parser *p)
 	head_end(h);
 	rc = p->type == HTTP_REQUEST ? on_request_head(h) : on_response_head(h);
 	/* Where a gap may be skipped: a body of known length, or one read to the close. */
-	h->eof_body = rc == 0 && p->type == HTTP_RESPONSE && !h->chunked &&
-		      h->body_left == UINT64_MAX && !h->interim;
-	h->in_body = rc == 0 && (h->chunked || h->eof_body ||
-				 (h->body_left != UINT64_MAX && h->body_left > 0));
+	h->eof_body = rc == 0 && p->type == HTTP_RESPONSE && !h->chunked && h->body_left == UINT64_MAX &&
+		      !h->interim;
+	h->in_body =
+		rc == 0 && (h->chunked || h->eof_body || (h->body_left != UINT64_MAX && h->body_left > 0));
 	return rc;
 }
 
@@ -948,7 +946,8 @@ static void lose_thread(struct half *h, const char *why, uint64_t lost)
 			}
 			say_gap(h, lost, "a response cut in its head is lost");
 		} else {
-			say_gap(h, lost, h->in_msg ? "in a response not stored" : "a response (or more) is lost");
+			say_gap(h, lost,
+				h->in_msg ? "in a response not stored" : "a response (or more) is lost");
 		}
 		if (lost) {
 			/* Bytes of the server's stream lost: responses may have been. */
@@ -1005,8 +1004,8 @@ static size_t parse(struct half *h, const char *p, size_t n, uint64_t off)
 		c->h[HX_S2C].mode = M_DEAD;
 		return n;
 	}
-	if (h->refused || (HTTP_PARSER_ERRNO(&h->p) != HPE_OK && dir_of(h) == HX_C2S &&
-			   c->r->s.request_error)) {
+	if (h->refused ||
+	    (HTTP_PARSER_ERRNO(&h->p) != HPE_OK && dir_of(h) == HX_C2S && c->r->s.request_error)) {
 		/* Refused by the sink, or not HTTP where a live relay reads: no more. */
 		if (h->req) {
 			/* (no response is paired with a request refused) */
@@ -1080,8 +1079,8 @@ static int start_fits(struct hx_stream *c, enum hx_dir *d, enum start k)
 }
 
 /* The methods a request line found while resynchronising may have. */
-static const char *const methods[] = {"GET", "POST", "DELETE", "PUT", "HEAD", "OPTIONS",
-				      "PATCH", "CONNECT", "TRACE"};
+static const char *const methods[] = {"GET",     "POST",  "DELETE",  "PUT",  "HEAD",
+				      "OPTIONS", "PATCH", "CONNECT", "TRACE"};
 
 /*
  * Where a message opens in the line L (n bytes, its LF included; at most
@@ -1322,8 +1321,7 @@ static void chunk_restart(struct half *h)
 	http_parser_init(&h->p, is_req ? HTTP_REQUEST : HTTP_RESPONSE);
 	h->p.data = h;
 	h->synth = 1;
-	http_parser_execute(&h->p, &settings, is_req ? req : resp,
-			    (is_req ? sizeof(req) : sizeof(resp)) - 1);
+	http_parser_execute(&h->p, &settings, is_req ? req : resp, (is_req ? sizeof(req) : sizeof(resp)) - 1);
 	h->synth = 0;
 	h->chunk_left = 0;
 }
@@ -1363,8 +1361,7 @@ static size_t chunk_peek(struct hx_stream *c, enum hx_dir *d, const char *p, siz
 
 	mt_buf_append(&h->carry, p, take);
 	/* A start line after it: it was no size line (the body's end was lost). */
-	while (!refuted &&
-	       (nl = memchr(h->carry.data + h->cs_ls, '\n', h->carry.len - h->cs_ls)) != NULL) {
+	while (!refuted && (nl = memchr(h->carry.data + h->cs_ls, '\n', h->carry.len - h->cs_ls)) != NULL) {
 		size_t e = (size_t)(nl - h->carry.data) + 1;
 		refuted = start_line(h->carry.data + h->cs_ls, e - h->cs_ls) == want;
 		h->cs_ls = e;
@@ -1375,8 +1372,7 @@ static size_t chunk_peek(struct hx_stream *c, enum hx_dir *d, const char *p, siz
 	h->carry = (struct mt_buf)MT_BUF_INIT;
 	h->cs_peek = 0;
 	at = end - (n - take) - held.len; /* (where the line began) */
-	if (!refuted &&
-	    chunk_borne_out(h->cs_size, held.data + h->cs_line, held.len - h->cs_line) == 1) {
+	if (!refuted && chunk_borne_out(h->cs_size, held.data + h->cs_line, held.len - h->cs_line) == 1) {
 		chunk_found(c, h);
 		feed(c, d, held.data, held.len, at);
 	} else {
@@ -1585,7 +1581,7 @@ static void feed(struct hx_stream *c, enum hx_dir *d, const char *p, size_t n, u
 			if (rc < 0) {
 				/* From the middle of a stream: where a message starts is looked for. */
 				h->mode = M_SCAN;
-					} else if (h->mode == M_FIRST) {
+			} else if (h->mode == M_FIRST) {
 				parser_start(h);
 				h->mode = M_PARSE;
 			}
@@ -1594,18 +1590,11 @@ static void feed(struct hx_stream *c, enum hx_dir *d, const char *p, size_t n, u
 				feed(c, d, (const char *)kept, had, off - had);
 			continue;
 		}
-		case M_PARSE:
-			k = parse(h, p, n, off);
-			break;
-		case M_SCAN:
-			k = scan(c, d, p, n, off);
-			break;
-		case M_CHUNK:
-			k = chunk_scan(c, d, p, n, off);
-			break;
+		case M_PARSE: k = parse(h, p, n, off); break;
+		case M_SCAN: k = scan(c, d, p, n, off); break;
+		case M_CHUNK: k = chunk_scan(c, d, p, n, off); break;
 		case M_DEAD:
-		default:
-			return;
+		default: return;
 		}
 		p += k;
 		n -= k;
@@ -1647,8 +1636,9 @@ static uint64_t gap_at(struct hx_stream *c, struct half *h, uint64_t n, int64_t 
 		h->skipped += h->carry.len;
 		mt_buf_reset(&h->carry);
 		h->gap_pending += n;
-		say_gap(h, n, h->read_one ? "while reading looked for the next message"
-					  : "before any message of it was read");
+		say_gap(h, n,
+			h->read_one ? "while reading looked for the next message"
+				    : "before any message of it was read");
 		if (!c->decided) {
 			h->first_lost = 1; /* (placed when the roles are known) */
 		} else if (client) {
@@ -1774,8 +1764,8 @@ struct hx_stream *hx_open(struct hx_reader *r, const struct hx_conn_id *tc)
 	return c;
 }
 
-void hx_data(struct hx_stream *c, const struct hx_conn_id *tc, enum hx_dir d, const uint8_t *p,
-	     size_t n, int64_t us, uint64_t ack)
+void hx_data(struct hx_stream *c, const struct hx_conn_id *tc, enum hx_dir d, const uint8_t *p, size_t n,
+	     int64_t us, uint64_t ack)
 {
 	if (!c)
 		return;
@@ -1784,8 +1774,7 @@ void hx_data(struct hx_stream *c, const struct hx_conn_id *tc, enum hx_dir d, co
 	recount(c);
 }
 
-void hx_gap(struct hx_stream *c, const struct hx_conn_id *tc, enum hx_dir d, uint64_t n,
-	    int64_t us)
+void hx_gap(struct hx_stream *c, const struct hx_conn_id *tc, enum hx_dir d, uint64_t n, int64_t us)
 {
 	if (!c)
 		return;
@@ -1844,9 +1833,18 @@ void hx_close(struct hx_stream *c, const struct hx_conn_id *tc, enum hx_end_how 
 	/* "closed": the connection is over on the wire; "stopped": the capture,
 	 * or a limit of the import, left it open. */
 	switch (how) {
-	case HX_FIN: outcome = "closed"; why = "the connection closed"; break;
-	case HX_RST: outcome = "closed"; why = "the connection was reset"; break;
-	case HX_IDLE: outcome = "stopped"; why = "the connection was idle too long (--idle)"; break;
+	case HX_FIN:
+		outcome = "closed";
+		why = "the connection closed";
+		break;
+	case HX_RST:
+		outcome = "closed";
+		why = "the connection was reset";
+		break;
+	case HX_IDLE:
+		outcome = "stopped";
+		why = "the connection was idle too long (--idle)";
+		break;
 	case HX_EVICTED:
 		outcome = "stopped";
 		why = "the connection was given up on to make room (--max-flows)";
@@ -1856,7 +1854,10 @@ void hx_close(struct hx_stream *c, const struct hx_conn_id *tc, enum hx_end_how 
 		why = "the connection was given up on to make room: the memory budget was reached "
 		      "(--memory)";
 		break;
-	case HX_EOF: outcome = "stopped"; why = "the capture ended"; break;
+	case HX_EOF:
+		outcome = "stopped";
+		why = "the capture ended";
+		break;
 	case HX_REUSED:
 		outcome = "closed";
 		why = "the connection was replaced by a new one on the same ports";

@@ -82,15 +82,15 @@ struct mt_mem;
 
 /* Which way bytes go. */
 enum hx_dir {
-	HX_C2S,                 /* client to server */
-	HX_S2C,                 /* server to client */
+	HX_C2S, /* client to server */
+	HX_S2C, /* server to client */
 };
 
 /* One end of a connection. */
 struct hx_end {
-	int family;             /* AF_INET or AF_INET6 (0: not known) */
-	uint8_t addr[16];       /* network order; the first 4 bytes for IPv4 */
-	uint16_t port;          /* host order */
+	int family;       /* AF_INET or AF_INET6 (0: not known) */
+	uint8_t addr[16]; /* network order; the first 4 bytes for IPv4 */
+	uint16_t port;    /* host order */
 };
 
 /*
@@ -98,24 +98,24 @@ struct hx_end {
  * keeps the pointer for the call only).
  */
 struct hx_conn_id {
-	uint64_t num;           /* the caller's number for it */
+	uint64_t num; /* the caller's number for it */
 	struct hx_end client, server;
-	int saw_start;          /* its start was seen: its streams are read from their
-				 * first byte (else from the first line that opens a
-				 * message) */
+	int saw_start; /* its start was seen: its streams are read from their
+			* first byte (else from the first line that opens a
+			* message) */
 	int64_t first_us;
-	void *owner;            /* the caller's own (the sink's swap gives it back) */
+	void *owner; /* the caller's own (the sink's swap gives it back) */
 };
 
 /* How a connection ended. */
 enum hx_end_how {
-	HX_FIN,                 /* both sides closed */
-	HX_RST,                 /* reset */
-	HX_IDLE,                /* idle too long: given up on */
-	HX_EVICTED,             /* a limit on connections made room */
-	HX_EOF,                 /* the capture ended with it open */
-	HX_REUSED,              /* a new connection on its ports ended it */
-	HX_MEMORY,              /* the memory budget made room */
+	HX_FIN,     /* both sides closed */
+	HX_RST,     /* reset */
+	HX_IDLE,    /* idle too long: given up on */
+	HX_EVICTED, /* a limit on connections made room */
+	HX_EOF,     /* the capture ended with it open */
+	HX_REUSED,  /* a new connection on its ports ended it */
+	HX_MEMORY,  /* the memory budget made room */
 };
 
 /* A data call's ack when it is not known. */
@@ -130,17 +130,17 @@ enum hx_end_how {
 
 /* A request, whole. Everything is borrowed for the call. */
 struct hx_request {
-	const char *method;        /* "GET", "POST", ... */
-	const char *target;        /* as sent */
-	const struct mt_hdr *h;    /* its fields, in order */
+	const char *method;     /* "GET", "POST", ... */
+	const char *target;     /* as sent */
+	const struct mt_hdr *h; /* its fields, in order */
 	size_t nh;
-	const char *body;          /* its body, without chunked framing; NULL when none */
+	const char *body; /* its body, without chunked framing; NULL when none */
 	size_t body_len;
-	uint64_t body_lost;        /* bytes of it not captured (a gap) */
-	uint64_t body_cut;         /* bytes of it beyond max_body, not kept */
-	int major, minor;          /* its HTTP version */
-	uint64_t start, end;       /* where it lies in the client's stream (offsets: the
-				    * bytes of data and gap calls counted), head and body */
+	uint64_t body_lost;  /* bytes of it not captured (a gap) */
+	uint64_t body_cut;   /* bytes of it beyond max_body, not kept */
+	int major, minor;    /* its HTTP version */
+	uint64_t start, end; /* where it lies in the client's stream (offsets: the
+			      * bytes of data and gap calls counted), head and body */
 };
 
 /* A request's head, as soon as it is whole (its body not read yet). Borrowed for the call. */
@@ -150,9 +150,9 @@ struct hx_head {
 	const struct mt_hdr *h;
 	size_t nh;
 	int major, minor;
-	uint64_t start;            /* where it begins in the client's stream */
-	int chunked;               /* its body is chunked */
-	uint64_t content_length;   /* its Content-Length; UINT64_MAX when none */
+	uint64_t start;          /* where it begins in the client's stream */
+	int chunked;             /* its body is chunked */
+	uint64_t content_length; /* its Content-Length; UINT64_MAX when none */
 };
 
 /*
@@ -184,11 +184,9 @@ struct hx_sink {
 	 * client's stream is read no more (a live relay refuses it); without it,
 	 * reading looks for the next request.
 	 */
-	void (*request_error)(void *ctx, void *conn, const struct hx_head *hd, const char *why,
-			      int64_t us);
+	void (*request_error)(void *ctx, void *conn, const struct hx_head *hd, const char *why, int64_t us);
 	/* The final response's head. */
-	void (*response_head)(void *ctx, void *x, int status, const struct mt_hdr *h, size_t nh,
-			      int64_t us);
+	void (*response_head)(void *ctx, void *x, int status, const struct mt_hdr *h, size_t nh, int64_t us);
 	/* Bytes of its body, in order. */
 	void (*response_body)(void *ctx, void *x, const char *p, size_t n, int64_t us);
 	/* n bytes of it were not captured (skipped by the framing, or it was cut). */
@@ -213,25 +211,24 @@ struct hx_sink {
 	 * as they come (those before the connection was known to carry HTTP,
 	 * after conn_open).
 	 */
-	void (*conn_gap)(void *ctx, void *conn, enum hx_dir d, uint64_t n, const char *why,
-			 int64_t us);
+	void (*conn_gap)(void *ctx, void *conn, enum hx_dir d, uint64_t n, const char *why, int64_t us);
 	/* The connection is over (only for those conn_open was called for). */
 	void (*conn_close)(void *ctx, void *conn, int64_t us);
 };
 
 struct hx_opts {
-	size_t max_body;           /* a request body kept up to this (default 16 MiB) */
-	struct mt_mem *mem;        /* where what connections hold is counted (borrowed; NULL:
-				    * nowhere) */
+	size_t max_body;    /* a request body kept up to this (default 16 MiB) */
+	struct mt_mem *mem; /* where what connections hold is counted (borrowed; NULL:
+			     * nowhere) */
 };
 void hx_opts_default(struct hx_opts *o);
 
 /* What the connections carried. */
 struct hx_stats {
-	uint64_t http, tls, h2, other, unsynced; /* connections: HTTP/1.x, TLS, HTTP/2,
-						  * other TCP, midstream with no HTTP start found */
+	uint64_t http, tls, h2, other, unsynced;                   /* connections: HTTP/1.x, TLS, HTTP/2,
+								    * other TCP, midstream with no HTTP start found */
 	uint64_t tls_bytes, h2_bytes, other_bytes, unsynced_bytes; /* their bytes */
-	uint64_t upgraded;        /* HTTP connections that switched protocol (101, CONNECT) */
+	uint64_t upgraded; /* HTTP connections that switched protocol (101, CONNECT) */
 	uint64_t requests, responses, interim;
 	uint64_t orphans;         /* responses whose request was not captured: skipped */
 	uint64_t unpaired;        /* of them, responses to a request lost in a gap (the
@@ -273,12 +270,11 @@ struct hx_stream *hx_open(struct hx_reader *r, const struct hx_conn_id *id);
  * in that direction's stream (what its data and gap calls add up to);
  * HX_ACK_UNKNOWN when not known.
  */
-void hx_data(struct hx_stream *s, const struct hx_conn_id *id, enum hx_dir d, const uint8_t *p,
-	     size_t n, int64_t us, uint64_t ack);
+void hx_data(struct hx_stream *s, const struct hx_conn_id *id, enum hx_dir d, const uint8_t *p, size_t n,
+	     int64_t us, uint64_t ack);
 
 /* n bytes of direction d are missing here (not captured, or given up on). */
-void hx_gap(struct hx_stream *s, const struct hx_conn_id *id, enum hx_dir d, uint64_t n,
-	    int64_t us);
+void hx_gap(struct hx_stream *s, const struct hx_conn_id *id, enum hx_dir d, uint64_t n, int64_t us);
 
 /* The connection is over: what is open ends as how says; s is freed. */
 void hx_close(struct hx_stream *s, const struct hx_conn_id *id, enum hx_end_how how, int64_t us);

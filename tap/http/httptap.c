@@ -96,10 +96,10 @@ struct rconn;
 struct rx {
 	struct rconn *c;
 	struct rx *next;
-	struct hl_exch *hx;   /* what is stored of it */
-	int answered;         /* its response's head came */
-	int ended;            /* hl_end was called */
-	int big;              /* counted in big_open */
+	struct hl_exch *hx; /* what is stored of it */
+	int answered;       /* its response's head came */
+	int ended;          /* hl_end was called */
+	int big;            /* counted in big_open */
 	uint64_t resp_bytes;
 };
 
@@ -108,7 +108,7 @@ struct fwd {
 	struct rx *x;
 	uint64_t start, end;
 	size_t head_len;
-	char *head;           /* the head as edited (owned) */
+	char *head; /* the head as edited (owned) */
 	size_t head_n;
 };
 
@@ -122,43 +122,43 @@ struct rconn {
 	char addr[80];
 	struct bufferevent *cli, *up;
 	int up_connected;
-	uint64_t c2s_base;    /* the client's stream offset of its input's first byte */
-	uint64_t c2s_fed;     /* bytes of it given to the reader */
+	uint64_t c2s_base; /* the client's stream offset of its input's first byte */
+	uint64_t c2s_fed;  /* bytes of it given to the reader */
 	uint64_t s2c_fed;
 	/* The request being read: its head whole (its length, its edited form). */
 	int head_seen;
 	size_t head_len;
 	int head_chunked;
 	struct mt_buf edited;
-	char host[256];       /* its Host, as the client named the tap */
-	int major, minor;     /* the last request's version: the tap's own answers' */
+	char host[256];   /* its Host, as the client named the tap */
+	int major, minor; /* the last request's version: the tap's own answers' */
 	/* Said by the reader while it reads, done once it returns. */
 	struct fwd *fw;
 	size_t nfw, capfw;
 	struct rx *q, *q_tail; /* requests forwarded, awaiting their responses' ends */
-	int open;             /* of them, not ended */
-	int64_t idle_since;   /* when open last fell to 0 (µs, now_us) */
+	int open;              /* of them, not ended */
+	int64_t idle_since;    /* when open last fell to 0 (µs, now_us) */
 	/* The tap's own answer owed once the answers before it are sent, then the close. */
 	int refuse_status;
 	char refuse_why[200];
-	int refusing;         /* the client's stream is read no more */
+	int refusing; /* the client's stream is read no more */
 	/* The legacy SSE stream being held for its endpoint event. */
 	struct rx *hold;
 	struct evbuffer *held;
 	int hold_chunked, hold_cl;
 	/* Ending. */
-	int closing;          /* the client's output drains, then all is freed */
+	int closing;             /* the client's output drains, then all is freed */
 	const char *end_outcome; /* how exchanges the reader ends (not complete) end */
 	char end_why[300];
-	struct event *head_timer;  /* a whole request head within --client-timeout */
-	struct event *up_timer;    /* the upstream's silence, or its connect */
-	struct event *free_ev;     /* frees it (close_after_output) */
+	struct event *head_timer; /* a whole request head within --client-timeout */
+	struct event *up_timer;   /* the upstream's silence, or its connect */
+	struct event *free_ev;    /* frees it (close_after_output) */
 	int connect_pending;
 	int big;
-	size_t counted;       /* what it holds, as last added to the tap's held */
-	size_t reserve;       /* what the request being read will hold once whole (its
-			       * Content-Length says it): counted while it is read */
-	int mem_paused;       /* not read: the tap's --memory is reached */
+	size_t counted; /* what it holds, as last added to the tap's held */
+	size_t reserve; /* what the request being read will hold once whole (its
+			 * Content-Length says it): counted while it is read */
+	int mem_paused; /* not read: the tap's --memory is reached */
 };
 
 struct loop {
@@ -174,17 +174,17 @@ struct loop {
 	int stop_fd;
 	struct rconn *conns;
 	int stopping;
-	int exchanges;        /* open on this loop */
+	int exchanges; /* open on this loop */
 	uint64_t next_num;
 	struct evbuffer *scratch; /* a request on its way upstream (write_through) */
-	struct event *mem_timer; /* resumes those paused once there is room */
+	struct event *mem_timer;  /* resumes those paused once there is room */
 };
 
 struct tap {
 	const struct httptap_opts *o;
-	char origin[512];     /* the upstream's scheme://authority */
-	char authority[300];  /* what Host says upstream */
-	char hostname[256];   /* for SNI and the certificate's check */
+	char origin[512];    /* the upstream's scheme://authority */
+	char authority[300]; /* what Host says upstream */
+	char hostname[256];  /* for SNI and the certificate's check */
 	const char *query;
 	char shown[512];
 	int https;
@@ -230,9 +230,9 @@ static void upstream_failed(struct tap *t, const char *outcome, const char *why)
 	if (!said)
 		mt_warn("the upstream %s (%s): clients get the tap's 502 or 504, or a cut "
 			"response, until it answers again",
-			!strcmp(outcome, "unreachable")	  ? "cannot be reached"
-			: !strcmp(outcome, "timeout") ? "is silent"
-						      : "closed a connection without a whole answer",
+			!strcmp(outcome, "unreachable") ? "cannot be reached"
+			: !strcmp(outcome, "timeout")   ? "is silent"
+							: "closed a connection without a whole answer",
 			why ? why : "no reason given");
 }
 
@@ -282,8 +282,7 @@ static void rx_end(struct rx *x, const char *outcome, const char *why)
 	if (!c->open && c->cli && !c->closing) {
 		/* An idle connection's time starts now, not at the client's last byte. */
 		c->idle_since = now_us();
-		struct timeval tv = {t->o->client_timeout_ms / 1000,
-				     (t->o->client_timeout_ms % 1000) * 1000};
+		struct timeval tv = {t->o->client_timeout_ms / 1000, (t->o->client_timeout_ms % 1000) * 1000};
 		bufferevent_set_timeouts(c->cli, &tv, &tv);
 	}
 	maybe_stop(c->loop);
@@ -335,11 +334,10 @@ static struct rx *rx_first_open(struct rconn *c)
 /* ---- the tap's own answers ---- */
 
 /* A JSON-RPC error answer (naming id when known), with Connection: close, to c's client. */
-static void own_answer(struct rconn *c, int status, const char *reason, const char *rpc_id,
-		       const char *why)
+static void own_answer(struct rconn *c, int status, const char *reason, const char *rpc_id, const char *why)
 {
-	json_t *msg = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", "error", "code",
-				-32000, "message", why);
+	json_t *msg = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", "error", "code", -32000,
+				"message", why);
 	char *text;
 
 	if (rpc_id) {
@@ -352,8 +350,8 @@ static void own_answer(struct rconn *c, int status, const char *reason, const ch
 		evbuffer_add_printf(bufferevent_get_output(c->cli),
 				    "HTTP/1.%d %d %s\r\nContent-Type: application/json\r\n"
 				    "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-				    c->major == 1 && c->minor == 0 ? 0 : 1, status, reason,
-				    strlen(text), text);
+				    c->major == 1 && c->minor == 0 ? 0 : 1, status, reason, strlen(text),
+				    text);
 	free(text);
 	json_decref(msg);
 }
@@ -395,8 +393,8 @@ static void maybe_refuse(struct rconn *c)
 	{
 		const char *reason = mt_http_reason(c->refuse_status);
 		char msg[260];
-		snprintf(msg, sizeof(msg), "mcptap: %s%s", c->refuse_status == 403 ? "" : "refused: ",
-			 c->refuse_why);
+		snprintf(msg, sizeof(msg), "mcptap: %s%s",
+			 c->refuse_status == 403 ? "" : "refused: ", c->refuse_why);
 		own_answer(c, c->refuse_status, reason, NULL, msg);
 	}
 	conn_close(c, "refused", c->refuse_why);
@@ -626,11 +624,9 @@ static int sk_request_head(void *ctx, void *conn, const struct hx_head *hd, int6
 		 * client takes any number of 1xx). */
 		uint64_t have = c->c2s_fed - hd->start;
 		if (mt_hdr_expects_continue(hd->h, hd->nh, hd->major, hd->minor) &&
-		    (hd->chunked || (hd->content_length != UINT64_MAX &&
-				     have < len + hd->content_length)) &&
+		    (hd->chunked || (hd->content_length != UINT64_MAX && have < len + hd->content_length)) &&
 		    !c->open && !c->nfw)
-			evbuffer_add(bufferevent_get_output(c->cli), "HTTP/1.1 100 Continue\r\n\r\n",
-				     25);
+			evbuffer_add(bufferevent_get_output(c->cli), "HTTP/1.1 100 Continue\r\n\r\n", 25);
 	}
 	free(raw != small ? raw : NULL);
 	if (c->head_timer)
@@ -742,8 +738,7 @@ static void refuse_raw(struct rconn *c, int status, const char *why, int check)
  * leniently for the refusal's record, and the reason said is the tap's own
  * check's when one finds it (the same words as for a head parsed whole).
  */
-static void sk_request_error(void *ctx, void *conn, const struct hx_head *hd, const char *why,
-			     int64_t us)
+static void sk_request_error(void *ctx, void *conn, const struct hx_head *hd, const char *why, int64_t us)
 {
 	struct rconn *c = conn;
 	char msg[200];
@@ -758,8 +753,7 @@ static void sk_request_error(void *ctx, void *conn, const struct hx_head *hd, co
 	refuse(c, 400, msg, hd);
 }
 
-static void sk_response_head(void *ctx, void *xp, int status, const struct mt_hdr *h, size_t nh,
-			     int64_t us)
+static void sk_response_head(void *ctx, void *xp, int status, const struct mt_hdr *h, size_t nh, int64_t us)
 {
 	struct loop *l = ctx;
 	struct rx *x = xp;
@@ -939,16 +933,14 @@ static void up_over(struct rconn *c, int status, const char *outcome, const char
 {
 	struct rx *x = rx_first_open(c);
 
-	if (x && !x->answered && !(c->hs && hx_in_message(c->hs, HX_S2C)) && c->cli &&
-	    !c->closing) {
+	if (x && !x->answered && !(c->hs && hx_in_message(c->hs, HX_S2C)) && c->cli && !c->closing) {
 		char msg[400];
 		snprintf(msg, sizeof(msg),
-			 status == 504 ? "mcptap: %s"
+			 status == 504                     ? "mcptap: %s"
 			 : !strcmp(outcome, "unreachable") ? "mcptap: the upstream could not be reached: %s"
 							   : "mcptap: the upstream sent no response: %s",
 			 why);
-		own_answer(c, status, mt_http_reason(status),
-			   hl_info(x->hx)->rpc_id, msg);
+		own_answer(c, status, mt_http_reason(status), hl_info(x->hx)->rpc_id, msg);
 		own_stored(c, x, status);
 		rx_end(x, outcome, why);
 	}
@@ -1010,8 +1002,7 @@ static void up_read(struct bufferevent *bev, void *arg)
 		if (nv > 16)
 			nv = 16;
 		for (int i = 0; i < nv && c->hs; i++) {
-			hx_data(c->hs, &c->tc, HX_S2C, v[i].iov_base, v[i].iov_len, now_us(),
-					 HX_ACK_UNKNOWN);
+			hx_data(c->hs, &c->tc, HX_S2C, v[i].iov_base, v[i].iov_len, now_us(), HX_ACK_UNKNOWN);
 			c->s2c_fed += v[i].iov_len;
 			taken += v[i].iov_len;
 		}
@@ -1117,8 +1108,7 @@ static int mem_run(struct rconn *c)
 	struct rconn *none = NULL;
 	struct tap *t = c->loop->tap;
 
-	return __atomic_compare_exchange_n(&t->runner, &none, c, 0, __ATOMIC_ACQ_REL,
-					   __ATOMIC_ACQUIRE) ||
+	return __atomic_compare_exchange_n(&t->runner, &none, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
 	       none == c;
 }
 
@@ -1126,8 +1116,7 @@ static void mem_run_done(struct rconn *c)
 {
 	struct rconn *me = c;
 
-	__atomic_compare_exchange_n(&c->loop->tap->runner, &me, NULL, 0, __ATOMIC_ACQ_REL,
-				    __ATOMIC_ACQUIRE);
+	__atomic_compare_exchange_n(&c->loop->tap->runner, &me, NULL, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 /*
@@ -1404,8 +1393,7 @@ static void cli_read(struct bufferevent *bev, void *arg)
 			break;
 		for (int i = 0; i < nv && c->hs && !c->refusing; i++) {
 			c->c2s_fed += v[i].iov_len;
-			hx_data(c->hs, &c->tc, HX_C2S, v[i].iov_base, v[i].iov_len, now_us(),
-					 HX_ACK_UNKNOWN);
+			hx_data(c->hs, &c->tc, HX_C2S, v[i].iov_base, v[i].iov_len, now_us(), HX_ACK_UNKNOWN);
 		}
 	}
 	c->c2s_fed = have;
@@ -1484,8 +1472,7 @@ static void cli_event(struct bufferevent *bev, short what, void *arg)
 			snprintf(why, sizeof(why), "the client sent nothing for %d ms (--client-timeout)",
 				 o->client_timeout_ms);
 		} else {
-			snprintf(why, sizeof(why),
-				 "the client read nothing for %d ms (--client-timeout)",
+			snprintf(why, sizeof(why), "the client read nothing for %d ms (--client-timeout)",
 				 o->client_timeout_ms);
 		}
 		conn_close(c, "client-gone", why);
@@ -1591,8 +1578,8 @@ static void end_of_sockaddr(const struct sockaddr *sa, struct hx_end *e)
 
 static void on_free(evutil_socket_t fd, short what, void *arg);
 
-static void on_accept(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa,
-		      int salen, void *arg)
+static void on_accept(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa, int salen,
+		      void *arg)
 {
 	struct loop *l = arg;
 	struct tap *t = l->tap;
@@ -1838,8 +1825,7 @@ static int loop_init(struct tap *t, struct loop *l, int idx, evutil_socket_t fd)
 		goto fail;
 	hx_opts_default(&ho);
 	/* (A body above --max-message is not stored: the reader keeps no more of it.) */
-	ho.max_body = t->o->max_body < t->o->wopts.max_message ? t->o->max_body
-								: t->o->wopts.max_message;
+	ho.max_body = t->o->max_body < t->o->wopts.max_message ? t->o->max_body : t->o->wopts.max_message;
 	t->reader_max = ho.max_body;
 	l->hx = hx_new(&ho, &sink);
 	l->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -23,29 +23,29 @@
 struct hl_done;
 
 struct httptap_opts {
-	const char *listen;        /* HOST:PORT ([V6]:PORT); PORT 0: any free one */
-	const char *upstream;      /* http:// or https:// URL, without user:password@ */
-	const char *upstream_shown; /* the same as said and stored: its credentials
-				     * redacted (NULL: upstream) */
-	const char *cacert;        /* a CA file trusted besides the system's, or NULL */
-	int insecure;              /* no certificate or host name verification */
+	const char *listen;                  /* HOST:PORT ([V6]:PORT); PORT 0: any free one */
+	const char *upstream;                /* http:// or https:// URL, without user:password@ */
+	const char *upstream_shown;          /* the same as said and stored: its credentials
+					      * redacted (NULL: upstream) */
+	const char *cacert;                  /* a CA file trusted besides the system's, or NULL */
+	int insecure;                        /* no certificate or host name verification */
 	const char *const *upstream_headers; /* "Name: value" lines sent upstream */
 	size_t n_upstream_headers;
 	const char *const *allow_hosts; /* Host names let in besides loopback ones (--allow-host) */
 	size_t n_allow_hosts;
-	size_t max_headers;        /* a request head's limit (431 beyond it) */
-	size_t max_body;           /* a request body's limit (413 beyond it) */
-	int connect_timeout_ms;    /* to reach the upstream */
-	int upstream_timeout_ms;   /* the upstream silent this long (but on an SSE stream) */
-	int client_timeout_ms;     /* a client silent this long sending a request, or not
-				    * reading what is sent to it (but an idle SSE stream) */
-	int stop_ms;               /* after SIGINT or SIGTERM: how long open exchanges get */
-	int threads;               /* event loops relaying, each in a thread of its own */
-	size_t memory;             /* the bytes the relay holds, all connections together
-				    * (requests being read, twice: the reader's copy;
-				    * answers not yet taken); past it, reading waits */
+	size_t max_headers;      /* a request head's limit (431 beyond it) */
+	size_t max_body;         /* a request body's limit (413 beyond it) */
+	int connect_timeout_ms;  /* to reach the upstream */
+	int upstream_timeout_ms; /* the upstream silent this long (but on an SSE stream) */
+	int client_timeout_ms;   /* a client silent this long sending a request, or not
+				  * reading what is sent to it (but an idle SSE stream) */
+	int stop_ms;             /* after SIGINT or SIGTERM: how long open exchanges get */
+	int threads;             /* event loops relaying, each in a thread of its own */
+	size_t memory;           /* the bytes the relay holds, all connections together
+				  * (requests being read, twice: the reader's copy;
+				  * answers not yet taken); past it, reading waits */
 	const char *db_path;
-	struct writer_opts wopts;  /* per session */
+	struct writer_opts wopts; /* per session */
 	/* Told of each exchange as it ends (-v), in a loop's thread: hl_opts.on_end. */
 	void (*on_end)(void *ctx, const struct hl_done *d);
 	void *on_end_ctx;

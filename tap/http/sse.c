@@ -242,8 +242,7 @@ size_t mt_sse_close(struct mt_sse *p, mt_sse_fn fn, void *ctx)
 	drop_fields(p);
 	shrink(&p->last_id);
 	/* As after init, the memory kept. */
-	struct mt_buf line = p->line, data = p->data, event = p->event, id = p->id,
-		      last_id = p->last_id;
+	struct mt_buf line = p->line, data = p->data, event = p->event, id = p->id, last_id = p->last_id;
 	mt_sse_init(p, max);
 	p->line = line;
 	p->data = data;

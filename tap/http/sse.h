@@ -39,10 +39,10 @@ struct mt_sse_event {
 	size_t event_len;
 	const char *id; /* the last accepted id: value of this block; NUL-terminated */
 	size_t id_len;
-	int has_id;    /* an accepted id: line was here (its value may be empty: a reset) */
-	int has_data;  /* at least one data: line */
-	int has_event; /* at least one event: line */
-	long long retry; /* the last valid retry: in ms (saturated at LLONG_MAX), or -1 */
+	int has_id;          /* an accepted id: line was here (its value may be empty: a reset) */
+	int has_data;        /* at least one data: line */
+	int has_event;       /* at least one event: line */
+	long long retry;     /* the last valid retry: in ms (saturated at LLONG_MAX), or -1 */
 	const char *last_id; /* the stream's last event id after this block; NUL-terminated */
 	size_t last_id_len;
 	unsigned comments; /* lines starting with ':' */
@@ -57,19 +57,19 @@ typedef void (*mt_sse_fn)(void *ctx, const struct mt_sse_event *ev);
 
 /* The parser's state; read its fields only through the functions below. */
 struct mt_sse {
-	size_t max;           /* the largest block kept, in stream bytes (0: no limit) */
-	int64_t offset;       /* stream bytes consumed so far */
-	struct mt_buf line;   /* the current line, until its end (owned) */
-	struct mt_buf data;   /* the block's data lines, each with its "\n" (owned) */
-	struct mt_buf event;  /* the block's event type (owned) */
-	struct mt_buf id;     /* the block's accepted id (owned) */
+	size_t max;            /* the largest block kept, in stream bytes (0: no limit) */
+	int64_t offset;        /* stream bytes consumed so far */
+	struct mt_buf line;    /* the current line, until its end (owned) */
+	struct mt_buf data;    /* the block's data lines, each with its "\n" (owned) */
+	struct mt_buf event;   /* the block's event type (owned) */
+	struct mt_buf id;      /* the block's accepted id (owned) */
 	struct mt_buf last_id; /* the stream's last event id (owned) */
-	size_t line_len;      /* bytes of the current line (also when not kept) */
-	size_t raw;           /* stream bytes of the current block so far */
-	int64_t start;        /* its first byte's offset */
+	size_t line_len;       /* bytes of the current line (also when not kept) */
+	size_t raw;            /* stream bytes of the current block so far */
+	int64_t start;         /* its first byte's offset */
 	long long retry;
 	unsigned comments, ignored;
-	unsigned char bom;    /* BOM bytes matched at the stream's start */
+	unsigned char bom; /* BOM bytes matched at the stream's start */
 	unsigned in_block : 1, oversized : 1, has_id : 1, has_data : 1, has_event : 1;
 	unsigned bom_done : 1; /* the stream's first bytes were looked at */
 	unsigned cr : 1;       /* the last byte consumed was a CR ending a line */

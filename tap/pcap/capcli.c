@@ -38,12 +38,8 @@ int capcli_option(struct capcli *o, int c, const char *arg)
 	int64_t n, ns;
 
 	switch (c) {
-	case 'w':
-		o->path = arg;
-		return 1;
-	case 'f':
-		o->filter = arg;
-		return 1;
+	case 'w': o->path = arg; return 1;
+	case 'f': o->filter = arg; return 1;
 	case 0x100:
 		if (mt_parse_size(arg, &size) || size == 0 || size > (1ULL << 31) - 1) {
 			cli_usage_error(o->e, "bad --max-message '%s' (1 byte to 2G less one)", arg);
@@ -64,8 +60,10 @@ int capcli_option(struct capcli *o, int c, const char *arg)
 		return 1;
 	case 0x103:
 		if (mt_parse_duration(arg, MT_SEC, &ns) || ns < MT_MS || ns > 365 * 24 * MT_HOUR) {
-			cli_usage_error(o->e, "bad --idle '%s' (a duration, 1ms to 8760h: 500ms, 2m; a "
-					      "bare number is seconds)", arg);
+			cli_usage_error(o->e,
+					"bad --idle '%s' (a duration, 1ms to 8760h: 500ms, 2m; a "
+					"bare number is seconds)",
+					arg);
 			return -1;
 		}
 		o->io.limits.idle_ms = mt_duration_in(ns, MT_MS);
@@ -83,9 +81,7 @@ int capcli_option(struct capcli *o, int c, const char *arg)
 		o->kinds[o->nrules] = (char)c;
 		o->rules[o->nrules++] = arg;
 		return 1;
-	case 'k':
-		o->keep = 1;
-		return 1;
+	case 'k': o->keep = 1; return 1;
 	}
 	return otlp_cli_option(&o->otlp, c, arg);
 }
@@ -138,8 +134,7 @@ static void on_stop_signal(int sig)
 }
 
 /* What the run says, handed to the caller to print (r->say). */
-static void say(const struct capcli_run *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+static void say(const struct capcli_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(const struct capcli_run *r, const char *fmt, ...)
 {
 	va_list ap;
@@ -168,7 +163,7 @@ static void fmt_bytes(uint64_t n, char out[32])
 /* Progress on a terminal. */
 struct progress {
 	int tty;
-	int shown;               /* a line is on the screen: cleared before anything else */
+	int shown; /* a line is on the screen: cleared before anything else */
 	int64_t last_ns;
 	const char *what;
 	struct mt_import *im;
@@ -191,8 +186,8 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 		struct mt_import_stats st;
 		mt_import_stats(p->im, &st);
 		say(p->r, "\rmcptap: reading %s: %3d%% (%s of %s), %llu sessions, %llu messages\033[K",
-			p->what, (int)(done * 100 / total), d, t, (unsigned long long)st.hl.sessions,
-			(unsigned long long)st.hl.messages);
+		    p->what, (int)(done * 100 / total), d, t, (unsigned long long)st.hl.sessions,
+		    (unsigned long long)st.hl.messages);
 	}
 	p->shown = 1;
 }
@@ -208,10 +203,10 @@ static void live_progress(struct progress *p, struct mt_capture *cap)
 	mt_capture_stats(cap, &cs);
 	mt_import_stats(p->im, &st);
 	say(p->r,
-		"\rmcptap: capturing on %s: %llu packets, %llu connections, %llu sessions, %llu "
-		"messages\033[K",
-		p->what, (unsigned long long)cs.packets, (unsigned long long)st.tf.connections,
-		(unsigned long long)st.hl.sessions, (unsigned long long)st.hl.messages);
+	    "\rmcptap: capturing on %s: %llu packets, %llu connections, %llu sessions, %llu "
+	    "messages\033[K",
+	    p->what, (unsigned long long)cs.packets, (unsigned long long)st.tf.connections,
+	    (unsigned long long)st.hl.sessions, (unsigned long long)st.hl.messages);
 	p->shown = 1;
 }
 
@@ -239,34 +234,34 @@ static void summary(const struct capcli *o, const struct capcli_run *r, struct m
 	mt_capture_stats(cap, &cs);
 	fmt_bytes(t->bytes, b);
 	if (stored)
-		say(r, "mcptap: %s %s into %s\n", r->live ? "captured" : "imported", r->what,
-			o->label);
+		say(r, "mcptap: %s %s into %s\n", r->live ? "captured" : "imported", r->what, o->label);
 	else
-		say(r, "mcptap: read %s, but storing into %s failed (said above): what "
-				"follows was found, not all of it stored\n", r->what, o->label);
+		say(r,
+		    "mcptap: read %s, but storing into %s failed (said above): what "
+		    "follows was found, not all of it stored\n",
+		    r->what, o->label);
 	say(r, "  packets      %llu (%s)\n", (unsigned long long)t->packets, b);
 	say(r, "  connections  %llu (%llu HTTP/1.x)\n", (unsigned long long)t->connections,
-		(unsigned long long)h->http);
+	    (unsigned long long)h->http);
 	say(r, "  sessions     %llu (%llu Streamable HTTP or plain JSON-RPC, %llu legacy SSE)\n",
-		(unsigned long long)st->hl.sessions,
-		(unsigned long long)(st->hl.sessions - st->hl.sessions_sse),
-		(unsigned long long)st->hl.sessions_sse);
+	    (unsigned long long)st->hl.sessions, (unsigned long long)(st->hl.sessions - st->hl.sessions_sse),
+	    (unsigned long long)st->hl.sessions_sse);
 	say(r, "  exchanges    %llu\n", (unsigned long long)st->hl.exchanges);
 	say(r, "  messages     %llu\n", (unsigned long long)st->hl.messages);
 	fmt_bytes(st->hl.gap_bytes, b);
-	say(r, "  gaps         %llu (%s not captured or not stored)\n",
-		(unsigned long long)st->hl.gaps, b);
+	say(r, "  gaps         %llu (%s not captured or not stored)\n", (unsigned long long)st->hl.gaps, b);
 	if (cs.live)
 		say(r, "  kernel       %llu received, %llu dropped, %llu dropped by the interface\n",
-			(unsigned long long)cs.received, (unsigned long long)cs.dropped,
-			(unsigned long long)cs.if_dropped);
+		    (unsigned long long)cs.received, (unsigned long long)cs.dropped,
+		    (unsigned long long)cs.if_dropped);
 
 	/* What was not read, and why. */
 	if (h->tls) {
 		fmt_bytes(h->tls_bytes, b);
-		say(r, "  skipped: TLS: %llu %s (%s), not decodable; decrypting with an "
-				"SSLKEYLOGFILE-style key log is future work\n",
-			(unsigned long long)h->tls, plural(h->tls, "connection", "connections"), b);
+		say(r,
+		    "  skipped: TLS: %llu %s (%s), not decodable; decrypting with an "
+		    "SSLKEYLOGFILE-style key log is future work\n",
+		    (unsigned long long)h->tls, plural(h->tls, "connection", "connections"), b);
 		for (size_t i = 0; i < h->n_tls_servers; i++) {
 			char s[80];
 			const struct hx_end *he = &h->tls_servers[i].server;
@@ -278,119 +273,124 @@ static void summary(const struct capcli *o, const struct capcli_run *r, struct m
 			tf_end_str(&e, s, sizeof(s), 0);
 			fmt_bytes(h->tls_servers[i].bytes, b);
 			say(r, "    to %s: %llu %s, %s\n", s,
-				(unsigned long long)h->tls_servers[i].connections,
-				plural(h->tls_servers[i].connections, "connection", "connections"), b);
+			    (unsigned long long)h->tls_servers[i].connections,
+			    plural(h->tls_servers[i].connections, "connection", "connections"), b);
 		}
 		if (h->tls_servers_more)
 			say(r, "    to other servers: %llu connections\n",
-				(unsigned long long)h->tls_servers_more);
+			    (unsigned long long)h->tls_servers_more);
 	}
 	if (h->h2) {
 		fmt_bytes(h->h2_bytes, b);
-		say(r, "  skipped: HTTP/2: %llu %s (%s): mcptap reads HTTP/1.x\n",
-			(unsigned long long)h->h2, plural(h->h2, "connection", "connections"), b);
+		say(r, "  skipped: HTTP/2: %llu %s (%s): mcptap reads HTTP/1.x\n", (unsigned long long)h->h2,
+		    plural(h->h2, "connection", "connections"), b);
 	}
 	if (h->other) {
 		fmt_bytes(h->other_bytes, b);
 		say(r, "  skipped: not HTTP: %llu TCP %s (%s) of another protocol\n",
-			(unsigned long long)h->other, plural(h->other, "connection", "connections"), b);
+		    (unsigned long long)h->other, plural(h->other, "connection", "connections"), b);
 	}
 	if (h->unsynced) {
 		fmt_bytes(h->unsynced_bytes, b);
-		say(r, "  skipped: %llu %s seen from the middle (%s) where no HTTP message "
-				"began\n",
-			(unsigned long long)h->unsynced, plural(h->unsynced, "connection", "connections"),
-			b);
+		say(r,
+		    "  skipped: %llu %s seen from the middle (%s) where no HTTP message "
+		    "began\n",
+		    (unsigned long long)h->unsynced, plural(h->unsynced, "connection", "connections"), b);
 	}
 	if (h->upgraded)
 		say(r, "  skipped: %llu %s switched to another protocol (101, CONNECT)\n",
-			(unsigned long long)h->upgraded, plural(h->upgraded, "connection", "connections"));
+		    (unsigned long long)h->upgraded, plural(h->upgraded, "connection", "connections"));
 	if (t->bad_link)
 		say(r, "  skipped: %llu %s of a link type mcptap cannot read (%s)\n",
-			(unsigned long long)t->bad_link, plural(t->bad_link, "packet", "packets"),
-			*mt_capture_linktype_name(cap) ? mt_capture_linktype_name(cap) : "unknown");
+		    (unsigned long long)t->bad_link, plural(t->bad_link, "packet", "packets"),
+		    *mt_capture_linktype_name(cap) ? mt_capture_linktype_name(cap) : "unknown");
 	if (t->not_ip || t->not_tcp)
-		say(r, "  skipped: %llu %s not IP, %llu not TCP\n",
-			(unsigned long long)t->not_ip, plural(t->not_ip, "packet", "packets"),
-			(unsigned long long)t->not_tcp);
+		say(r, "  skipped: %llu %s not IP, %llu not TCP\n", (unsigned long long)t->not_ip,
+		    plural(t->not_ip, "packet", "packets"), (unsigned long long)t->not_tcp);
 	if (t->malformed)
 		say(r, "  skipped: %llu malformed %s (headers that do not add up)\n",
-			(unsigned long long)t->malformed, plural(t->malformed, "packet", "packets"));
+		    (unsigned long long)t->malformed, plural(t->malformed, "packet", "packets"));
 	if (t->truncated)
-		say(r, "  truncated: %llu %s cut by the snap length (what was captured was "
-				"used; what was cut is a gap)\n",
-			(unsigned long long)t->truncated, plural(t->truncated, "packet", "packets"));
+		say(r,
+		    "  truncated: %llu %s cut by the snap length (what was captured was "
+		    "used; what was cut is a gap)\n",
+		    (unsigned long long)t->truncated, plural(t->truncated, "packet", "packets"));
 	if (t->fragments)
 		say(r, "  fragments:  %llu IP fragments made %llu datagrams (%llu given up on)\n",
-			(unsigned long long)t->fragments, (unsigned long long)t->reassembled,
-			(unsigned long long)t->frag_dropped);
+		    (unsigned long long)t->fragments, (unsigned long long)t->reassembled,
+		    (unsigned long long)t->frag_dropped);
 	if (t->gaps) {
 		fmt_bytes(t->gap_bytes, b);
-		say(r, "  reassembly: %llu %s in TCP streams (%s not captured; %llu known "
-				"at once from the other side's ACKs)\n",
-			(unsigned long long)t->gaps, plural(t->gaps, "gap", "gaps"), b,
-			(unsigned long long)t->ack_gaps);
+		say(r,
+		    "  reassembly: %llu %s in TCP streams (%s not captured; %llu known "
+		    "at once from the other side's ACKs)\n",
+		    (unsigned long long)t->gaps, plural(t->gaps, "gap", "gaps"), b,
+		    (unsigned long long)t->ack_gaps);
 	}
 	if (t->late)
-		say(r, "  reassembly: %llu %s of closed connections with bytes past their "
-				"end (sent after a FIN or RST): dropped\n",
-			(unsigned long long)t->late, plural(t->late, "segment", "segments"));
+		say(r,
+		    "  reassembly: %llu %s of closed connections with bytes past their "
+		    "end (sent after a FIN or RST): dropped\n",
+		    (unsigned long long)t->late, plural(t->late, "segment", "segments"));
 	if (t->reused)
 		say(r, "  reassembly: %llu %s ended by a new one on the same ports\n",
-			(unsigned long long)t->reused, plural(t->reused, "connection", "connections"));
+		    (unsigned long long)t->reused, plural(t->reused, "connection", "connections"));
 	if (t->midstream)
-		say(r, "  reassembly: %llu %s begun before the capture\n",
-			(unsigned long long)t->midstream, plural(t->midstream, "connection", "connections"));
+		say(r, "  reassembly: %llu %s begun before the capture\n", (unsigned long long)t->midstream,
+		    plural(t->midstream, "connection", "connections"));
 	if (t->flow_limit_hits)
-		say(r, "  limits: --flow-memory reached %llu %s (a connection's first "
-				"hole given up on: a gap)\n",
-			(unsigned long long)t->flow_limit_hits, plural(t->flow_limit_hits, "time", "times"));
+		say(r,
+		    "  limits: --flow-memory reached %llu %s (a connection's first "
+		    "hole given up on: a gap)\n",
+		    (unsigned long long)t->flow_limit_hits, plural(t->flow_limit_hits, "time", "times"));
 	if (t->total_limit_hits) {
-		say(r, "  limits: --memory reached %llu %s: %llu %s given up on to make room "
-				"(their exchanges stopped)",
-			(unsigned long long)t->total_limit_hits,
-			plural(t->total_limit_hits, "time", "times"), (unsigned long long)t->evicted_memory,
-			plural(t->evicted_memory, "connection", "connections"));
+		say(r,
+		    "  limits: --memory reached %llu %s: %llu %s given up on to make room "
+		    "(their exchanges stopped)",
+		    (unsigned long long)t->total_limit_hits, plural(t->total_limit_hits, "time", "times"),
+		    (unsigned long long)t->evicted_memory,
+		    plural(t->evicted_memory, "connection", "connections"));
 		if (st->hl.ids_forgotten)
 			say(r, ", the SSE event ids of idle sessions forgotten %llu %s",
-				(unsigned long long)st->hl.ids_forgotten,
-				plural(st->hl.ids_forgotten, "time", "times"));
+			    (unsigned long long)st->hl.ids_forgotten,
+			    plural(st->hl.ids_forgotten, "time", "times"));
 		say(r, "\n");
 	}
 	if (t->evicted_full)
 		say(r, "  limits: --max-flows reached: %llu %s given up on to make room\n",
-			(unsigned long long)t->evicted_full,
-			plural(t->evicted_full, "connection", "connections"));
+		    (unsigned long long)t->evicted_full,
+		    plural(t->evicted_full, "connection", "connections"));
 	if (t->evicted_idle)
-		say(r, "  limits: %llu %s closed after --idle\n",
-			(unsigned long long)t->evicted_idle, plural(t->evicted_idle, "connection", "connections"));
-	if (h->orphans || h->unanswered || h->lost_requests || h->lost_responses ||
-	    h->parse_errors || h->resyncs) {
+		say(r, "  limits: %llu %s closed after --idle\n", (unsigned long long)t->evicted_idle,
+		    plural(t->evicted_idle, "connection", "connections"));
+	if (h->orphans || h->unanswered || h->lost_requests || h->lost_responses || h->parse_errors ||
+	    h->resyncs) {
 		fmt_bytes(h->skipped_bytes, b2);
-		say(r, "  HTTP: %llu responses without their request (%llu of them to a "
-				"request lost in a gap), %llu requests whose response was lost in a "
-				"gap, %llu without a response at the close, %llu requests lost\n",
-			(unsigned long long)h->orphans, (unsigned long long)h->unpaired,
-			(unsigned long long)h->lost_responses, (unsigned long long)h->unanswered,
-			(unsigned long long)h->lost_requests);
-		say(r, "  HTTP: %llu parse errors; reading resumed %llu %s (%llu at the "
-				"next chunk of the same body; %s passed over)\n",
-			(unsigned long long)h->parse_errors, (unsigned long long)h->resyncs,
-			plural(h->resyncs, "time", "times"), (unsigned long long)h->chunk_resyncs, b2);
+		say(r,
+		    "  HTTP: %llu responses without their request (%llu of them to a "
+		    "request lost in a gap), %llu requests whose response was lost in a "
+		    "gap, %llu without a response at the close, %llu requests lost\n",
+		    (unsigned long long)h->orphans, (unsigned long long)h->unpaired,
+		    (unsigned long long)h->lost_responses, (unsigned long long)h->unanswered,
+		    (unsigned long long)h->lost_requests);
+		say(r,
+		    "  HTTP: %llu parse errors; reading resumed %llu %s (%llu at the "
+		    "next chunk of the same body; %s passed over)\n",
+		    (unsigned long long)h->parse_errors, (unsigned long long)h->resyncs,
+		    plural(h->resyncs, "time", "times"), (unsigned long long)h->chunk_resyncs, b2);
 	}
 	if (st->hl.sessions_gaps)
 		say(r, "  %llu %s of gaps alone (connections whose every exchange was lost)\n",
-			(unsigned long long)st->hl.sessions_gaps,
-			plural(st->hl.sessions_gaps, "session", "sessions"));
+		    (unsigned long long)st->hl.sessions_gaps,
+		    plural(st->hl.sessions_gaps, "session", "sessions"));
 	if (h->body_cut || st->hl.over_max)
-		say(r, "  limits: %llu request %s and %llu response %s or SSE events above "
-				"--max-message (stored as gaps)\n",
-			(unsigned long long)h->body_cut, plural(h->body_cut, "body", "bodies"),
-			(unsigned long long)st->hl.over_max,
-			plural(st->hl.over_max, "body", "bodies"));
+		say(r,
+		    "  limits: %llu request %s and %llu response %s or SSE events above "
+		    "--max-message (stored as gaps)\n",
+		    (unsigned long long)h->body_cut, plural(h->body_cut, "body", "bodies"),
+		    (unsigned long long)st->hl.over_max, plural(st->hl.over_max, "body", "bodies"));
 	if (!st->hl.sessions)
-		say(r, "  no MCP session found%s\n",
-			o->filter ? " (the filter may leave them out)" : "");
+		say(r, "  no MCP session found%s\n", o->filter ? " (the filter may leave them out)" : "");
 }
 
 /* Can the capture file be opened for writing? A lock another tap holds is fine: the writer waits. */
@@ -465,7 +465,7 @@ int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run
 	sigaction(SIGTERM, &sa, &old_term);
 	if (r->live)
 		say(r, "mcptap: capturing on %s%s%s%s; SIGINT (Ctrl-C) stops\n", r->what,
-			o->filter ? " (filter '" : "", o->filter ? o->filter : "", o->filter ? "')" : "");
+		    o->filter ? " (filter '" : "", o->filter ? o->filter : "", o->filter ? "')" : "");
 	for (;;) {
 		/* A live capture runs in slices of 500 ms, to show its counts between them. */
 		int64_t left = 0;
@@ -504,7 +504,8 @@ int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run
 		if (!r->live && end == MT_CAPTURE_STOPPED && stop_flag) {
 			/* A file not read to its end is not an import that succeeded. */
 			mt_warn("the import of %s was stopped by %s after %llu packets%s: what was read "
-				"before is stored", r->what, stop_flag == SIGINT ? "SIGINT" : "SIGTERM",
+				"before is stored",
+				r->what, stop_flag == SIGINT ? "SIGINT" : "SIGTERM",
 				(unsigned long long)cs.packets, stopped_where(&cs));
 			rc = 128 + stop_flag;
 		}

@@ -12,25 +12,25 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define FILE_BATCH 256                /* packets per pcap_dispatch from a file */
-#define PROGRESS_STEP (256u << 10)    /* bytes read between progress reports */
-#define LIVE_TICK_MS 100              /* a live capture looks at stop and duration this often */
-#define DRAIN_ROUNDS 64               /* buffers read after a live capture is stopped */
+#define FILE_BATCH 256                    /* packets per pcap_dispatch from a file */
+#define PROGRESS_STEP (256u << 10)        /* bytes read between progress reports */
+#define LIVE_TICK_MS 100                  /* a live capture looks at stop and duration this often */
+#define DRAIN_ROUNDS 64                   /* buffers read after a live capture is stopped */
 #define MAX_SECONDS (INT64_MAX / 4000000) /* capture times are kept within a quarter of int64 µs */
 
 struct mt_capture {
-	pcap_t *p;                  /* owned */
-	FILE *f;                    /* a file's stream: owned by p */
-	char *name;                 /* owned: the file or interface, for messages */
+	pcap_t *p;  /* owned */
+	FILE *f;    /* a file's stream: owned by p */
+	char *name; /* owned: the file or interface, for messages */
 	int live;
 	int linktype;
 	char warning[PCAP_ERRBUF_SIZE + 160];
-	int fd;                     /* live: what poll waits on (-1: none, libpcap blocks) */
-	volatile sig_atomic_t broken; /* mt_capture_breakloop was called */
+	int fd;                            /* live: what poll waits on (-1: none, libpcap blocks) */
+	volatile sig_atomic_t broken;      /* mt_capture_breakloop was called */
 	volatile sig_atomic_t in_dispatch; /* in pcap_dispatch: breaking it is libpcap's business */
-	struct tf *tf;              /* borrowed during mt_capture_run */
+	struct tf *tf;                     /* borrowed during mt_capture_run */
 	struct mt_capture_stats st;
-	uint64_t reported;          /* file bytes at the last progress report */
+	uint64_t reported; /* file bytes at the last progress report */
 };
 
 static struct mt_capture *cap_new(const char *name)
@@ -68,11 +68,9 @@ static uint64_t header_snaplen(FILE *f)
 		return 0;
 	magic = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
 	if (magic == 0xa1b2c3d4u || magic == 0xa1b23c4du)
-		return (uint32_t)h[16] | (uint32_t)h[17] << 8 | (uint32_t)h[18] << 16 |
-		       (uint32_t)h[19] << 24;
+		return (uint32_t)h[16] | (uint32_t)h[17] << 8 | (uint32_t)h[18] << 16 | (uint32_t)h[19] << 24;
 	if (magic == 0xd4c3b2a1u || magic == 0x4d3cb2a1u)
-		return (uint32_t)h[19] | (uint32_t)h[18] << 8 | (uint32_t)h[17] << 16 |
-		       (uint32_t)h[16] << 24;
+		return (uint32_t)h[19] | (uint32_t)h[18] << 8 | (uint32_t)h[17] << 16 | (uint32_t)h[16] << 24;
 	return 0;
 }
 
@@ -84,8 +82,9 @@ static void after_open(struct mt_capture *c, uint64_t said)
 	if (said > MT_CAPTURE_SNAPLEN || snap > MT_CAPTURE_SNAPLEN)
 		snprintf(c->warning, sizeof(c->warning),
 			 "'%s' says its snapshot length is %llu: packets above %d bytes cannot be "
-			 "read", c->name, (unsigned long long)(said > MT_CAPTURE_SNAPLEN ? said :
-							       (uint64_t)snap), MT_CAPTURE_SNAPLEN);
+			 "read",
+			 c->name, (unsigned long long)(said > MT_CAPTURE_SNAPLEN ? said : (uint64_t)snap),
+			 MT_CAPTURE_SNAPLEN);
 }
 
 struct mt_capture *mt_capture_open_stream(FILE *f, const char *name, struct mt_err *err)
@@ -155,8 +154,7 @@ struct mt_capture *mt_capture_open_live(const char *ifname, struct mt_err *err)
 	pcap_set_tstamp_precision(c->p, PCAP_TSTAMP_PRECISION_MICRO);
 	rc = pcap_activate(c->p);
 	switch (rc) {
-	case 0:
-		break;
+	case 0: break;
 	case PCAP_ERROR_PERM_DENIED:
 	case PCAP_ERROR_PROMISC_PERM_DENIED:
 		mt_err_set(err, "cannot capture on '%s': needs root or CAP_NET_RAW (%s)", ifname,
@@ -289,8 +287,8 @@ static void drain(struct mt_capture *c)
 	c->broken = 0;
 }
 
-enum mt_capture_end mt_capture_run(struct mt_capture *c, struct tf *t,
-				   const struct mt_capture_opts *o, struct mt_err *err)
+enum mt_capture_end mt_capture_run(struct mt_capture *c, struct tf *t, const struct mt_capture_opts *o,
+				   struct mt_err *err)
 {
 	enum mt_capture_end end;
 	int64_t start = mt_mono_ns();

@@ -53,38 +53,38 @@ typedef void (*mt_capture_progress_fn)(void *ctx, uint64_t done, uint64_t total)
 
 struct mt_capture_opts {
 	const volatile sig_atomic_t *stop; /* borrowed; reading ends once it is non-zero (may be NULL) */
-	uint64_t max_packets;       /* stop after this many packets (0: no limit) */
-	int64_t duration_ms;        /* stop after this much wall-clock time (0: no limit) */
-	mt_capture_progress_fn progress; /* a file's bytes read of its size (0: unknown); may be NULL */
+	uint64_t max_packets;              /* stop after this many packets (0: no limit) */
+	int64_t duration_ms;               /* stop after this much wall-clock time (0: no limit) */
+	mt_capture_progress_fn progress;   /* a file's bytes read of its size (0: unknown); may be NULL */
 	void *progress_ctx;
 };
 
 enum mt_capture_end {
-	MT_CAPTURE_EOF,             /* the file ended */
-	MT_CAPTURE_STOPPED,         /* *stop was set, or mt_capture_breakloop called */
-	MT_CAPTURE_COUNT,           /* max_packets were read */
-	MT_CAPTURE_DURATION,        /* duration_ms passed */
-	MT_CAPTURE_ERROR,           /* reading failed: err says why (a truncated file, a packet
-				     * libpcap cannot read, the interface gone); the packets
-				     * before it were handed on */
+	MT_CAPTURE_EOF,      /* the file ended */
+	MT_CAPTURE_STOPPED,  /* *stop was set, or mt_capture_breakloop called */
+	MT_CAPTURE_COUNT,    /* max_packets were read */
+	MT_CAPTURE_DURATION, /* duration_ms passed */
+	MT_CAPTURE_ERROR,    /* reading failed: err says why (a truncated file, a packet
+			      * libpcap cannot read, the interface gone); the packets
+			      * before it were handed on */
 };
 
 /*
  * Hand every packet to t (tf_packet) until the capture ends or o says stop;
  * may be called again to go on. It does not call tf_finish. o may be NULL.
  */
-enum mt_capture_end mt_capture_run(struct mt_capture *c, struct tf *t,
-				   const struct mt_capture_opts *o, struct mt_err *err);
+enum mt_capture_end mt_capture_run(struct mt_capture *c, struct tf *t, const struct mt_capture_opts *o,
+				   struct mt_err *err);
 
 /* Make mt_capture_run return (MT_CAPTURE_STOPPED) soon; safe in a signal handler. */
 void mt_capture_breakloop(struct mt_capture *c);
 
 struct mt_capture_stats {
-	uint64_t packets;           /* handed to the reassembler */
-	uint64_t file_bytes;        /* of a file: bytes read so far */
-	uint64_t file_size;         /* and its size (0: unknown, a pipe) */
-	int64_t first_us, last_us;  /* the first and latest packet's capture time (0: none) */
-	int live;                   /* a live interface: the kernel's counts follow */
+	uint64_t packets;                       /* handed to the reassembler */
+	uint64_t file_bytes;                    /* of a file: bytes read so far */
+	uint64_t file_size;                     /* and its size (0: unknown, a pipe) */
+	int64_t first_us, last_us;              /* the first and latest packet's capture time (0: none) */
+	int live;                               /* a live interface: the kernel's counts follow */
 	uint64_t received, dropped, if_dropped; /* as pcap_stats says */
 };
 

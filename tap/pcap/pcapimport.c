@@ -22,10 +22,10 @@
 #define HELD_GAPS_MAX 16
 
 struct iconn {
-	int64_t num;          /* hl's connection number */
-	int64_t last_sess;    /* the session of its last exchange (0: none yet) */
-	char addr[64];        /* the client's "ADDR:PORT" */
-	char upstream[80];    /* "http://ADDR:PORT" of the server */
+	int64_t num;                       /* hl's connection number */
+	int64_t last_sess;                 /* the session of its last exchange (0: none yet) */
+	char addr[64];                     /* the client's "ADDR:PORT" */
+	char upstream[80];                 /* "http://ADDR:PORT" of the server */
 	struct hl_gap held[HELD_GAPS_MAX]; /* gaps before its first exchange (why: owned) */
 	size_t nheld;
 };
@@ -35,7 +35,7 @@ struct mt_import {
 	struct hl_log *log;
 	struct hx_reader *hx;
 	struct tf *tf;
-	struct mt_mem mem;    /* every stage's memory, against limits.total_bytes */
+	struct mt_mem mem; /* every stage's memory, against limits.total_bytes */
 };
 
 struct iexch {
@@ -98,8 +98,8 @@ static void *gl_open(void *ctx, const struct tf_conn *tc)
 	return hx_open(im->hx, &id);
 }
 
-static void gl_data(void *state, const struct tf_conn *tc, enum tf_dir d, const uint8_t *p,
-		    size_t n, int64_t us, uint64_t ack)
+static void gl_data(void *state, const struct tf_conn *tc, enum tf_dir d, const uint8_t *p, size_t n,
+		    int64_t us, uint64_t ack)
 {
 	struct hx_conn_id id;
 
@@ -118,13 +118,13 @@ static void gl_gap(void *state, const struct tf_conn *tc, enum tf_dir d, uint64_
 static void gl_close(void *state, const struct tf_conn *tc, enum tf_end_how how, int64_t us)
 {
 	struct hx_conn_id id;
-	enum hx_end_how h = how == TF_FIN	 ? HX_FIN
-			    : how == TF_RST	 ? HX_RST
-			    : how == TF_IDLE	 ? HX_IDLE
+	enum hx_end_how h = how == TF_FIN       ? HX_FIN
+			    : how == TF_RST     ? HX_RST
+			    : how == TF_IDLE    ? HX_IDLE
 			    : how == TF_EVICTED ? HX_EVICTED
-			    : how == TF_REUSED	 ? HX_REUSED
-			    : how == TF_MEMORY	 ? HX_MEMORY
-						 : HX_EOF;
+			    : how == TF_REUSED  ? HX_REUSED
+			    : how == TF_MEMORY  ? HX_MEMORY
+						: HX_EOF;
 
 	id_of(tc, &id);
 	hx_close(state, &id, h, us);
@@ -192,8 +192,7 @@ static void *on_request(void *ctx, void *conn, const struct hx_request *r, int64
 	return e;
 }
 
-static void on_response_head(void *ctx, void *x, int status, const struct mt_hdr *h, size_t nh,
-			     int64_t us)
+static void on_response_head(void *ctx, void *x, int status, const struct mt_hdr *h, size_t nh, int64_t us)
 {
 	struct mt_import *im = ctx;
 	struct iexch *e = x;
@@ -240,8 +239,7 @@ static void on_end(void *ctx, void *x, const char *outcome, const char *error, i
 	mt_mem_size(&im->mem, sizeof(*e), 0);
 }
 
-static void on_conn_gap(void *ctx, void *conn, enum hx_dir d, uint64_t n, const char *why,
-			int64_t us)
+static void on_conn_gap(void *ctx, void *conn, enum hx_dir d, uint64_t n, const char *why, int64_t us)
 {
 	struct mt_import *im = ctx;
 	struct iconn *k = conn;

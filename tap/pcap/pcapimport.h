@@ -29,12 +29,12 @@
 #include "tap/writer.h"
 
 struct mt_import_opts {
-	const char *db_path;        /* the capture file written (as record's -w); NULL: a
-				     * writer that stores nothing (the fuzz target) */
-	struct writer_opts wopts;   /* its writer's (redaction, --max-message, batches) */
-	struct tf_limits limits;    /* the reassembler's bounds; total_bytes: the budget of
-				     * every stage */
-	struct hx_opts hx;          /* HTTP reading's */
+	const char *db_path;      /* the capture file written (as record's -w); NULL: a
+				   * writer that stores nothing (the fuzz target) */
+	struct writer_opts wopts; /* its writer's (redaction, --max-message, batches) */
+	struct tf_limits limits;  /* the reassembler's bounds; total_bytes: the budget of
+				   * every stage */
+	struct hx_opts hx;        /* HTTP reading's */
 	/* Told of each exchange as it ends (-v): hl_opts.on_end. */
 	void (*on_end)(void *ctx, const struct hl_done *d);
 	void *on_end_ctx;
@@ -56,10 +56,10 @@ struct mt_import_stats {
 	struct tf_stats tf;
 	struct hx_stats hx;
 	struct hl_stats hl;
-	struct writer_stats w;      /* filled by mt_import_finish */
-	size_t mem_used, mem_peak;  /* bytes counted against the budget now, and at most */
-	size_t mem_left;            /* by mt_import_finish: still counted once everything
-				     * was freed (0 unless a stage's count is wrong) */
+	struct writer_stats w;     /* filled by mt_import_finish */
+	size_t mem_used, mem_peak; /* bytes counted against the budget now, and at most */
+	size_t mem_left;           /* by mt_import_finish: still counted once everything
+				    * was freed (0 unless a stage's count is wrong) */
 };
 void mt_import_stats(struct mt_import *im, struct mt_import_stats *out);
 

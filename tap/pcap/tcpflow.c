@@ -143,16 +143,18 @@
 #define MAX_VLAN 8                       /* tags skipped in one frame */
 #define MAX_EXT 16                       /* IPv6 extension headers walked */
 #define FRAG_BUCKETS 1024
-#define LINKTYPE_RAW 101                 /* raw IP as pcap files say it */
-#define TIME_MAX (INT64_MAX / 4)         /* capture times are clamped to +-this */
-#define ACK_TAIL_MAX (1 << 20)           /* bytes acknowledged past all seen of a direction
-					  * that are taken as lost (more: a wrong number) */
-#define GONE_KEEP_US (60 * 1000000LL)    /* a closed connection is remembered (TIME_WAIT's) */
-#define FIN_WAIT_US 1000000LL            /* both FINs seen, a hole before one: its wait */
-#define LATE_WINDOW (1 << 24)            /* bytes around a closed connection's ranges taken
-					  * as its own */
-#define JUMP_US (60 * 1000000LL)         /* a packet this far from the clock is doubted */
-#define JUMP_CONFIRM 3                   /* packets in a row that far move the clock */
+#define LINKTYPE_RAW 101         /* raw IP as pcap files say it */
+#define TIME_MAX (INT64_MAX / 4) /* capture times are clamped to +-this */
+#define ACK_TAIL_MAX \
+	(1 << 20)                     /* bytes acknowledged past all seen of a direction
+				       * that are taken as lost (more: a wrong number) */
+#define GONE_KEEP_US (60 * 1000000LL) /* a closed connection is remembered (TIME_WAIT's) */
+#define FIN_WAIT_US 1000000LL         /* both FINs seen, a hole before one: its wait */
+#define LATE_WINDOW \
+	(1 << 24)                /* bytes around a closed connection's ranges taken
+				  * as its own */
+#define JUMP_US (60 * 1000000LL) /* a packet this far from the clock is doubted */
+#define JUMP_CONFIRM 3           /* packets in a row that far move the clock */
 
 #define TH_FIN 0x01
 #define TH_SYN 0x02
@@ -162,40 +164,40 @@
 /* Bytes held out of order in one direction, sorted and not overlapping. */
 struct seg {
 	struct seg *next;
-	int64_t start;  /* stream offset of data[0] */
+	int64_t start; /* stream offset of data[0] */
 	size_t len;
-	int64_t us;     /* when it was captured */
-	uint64_t ack;   /* what its segment acknowledged of the other direction (tf_handler.data) */
+	int64_t us;   /* when it was captured */
+	uint64_t ack; /* what its segment acknowledged of the other direction (tf_handler.data) */
 	uint8_t data[];
 };
 
 /* One direction of a connection: the bytes one end sends. */
 struct half {
-	struct conn *conn;      /* borrowed: the connection it belongs to */
-	uint32_t base;          /* the sequence number of stream offset 0 */
-	int64_t next;           /* the stream offset of the next byte to deliver */
-	int64_t fin_off;        /* the FIN's stream offset, when fin */
-	int64_t hi;             /* the end of the furthest segment seen */
+	struct conn *conn; /* borrowed: the connection it belongs to */
+	uint32_t base;     /* the sequence number of stream offset 0 */
+	int64_t next;      /* the stream offset of the next byte to deliver */
+	int64_t fin_off;   /* the FIN's stream offset, when fin */
+	int64_t hi;        /* the end of the furthest segment seen */
 	unsigned based : 1, fin : 1;
-	struct seg *head, *tail; /* held segments (owned) */
-	size_t held;            /* their payload + SEG_COST each */
+	struct seg *head, *tail;    /* held segments (owned) */
+	size_t held;                /* their payload + SEG_COST each */
 	struct half *hprev, *hnext; /* in the tf's holding list while held > 0 */
 };
 
 struct conn {
-	struct tf_conn c;       /* what the handler sees; client and server follow cli */
-	struct tf_end e[2];     /* the ends in canonical order (port, then address) */
-	int cli;                /* the index of the client in e */
-	struct half h[2];       /* h[i]: the bytes e[i] sends */
-	void *state;            /* the handler's */
+	struct tf_conn c;   /* what the handler sees; client and server follow cli */
+	struct tf_end e[2]; /* the ends in canonical order (port, then address) */
+	int cli;            /* the index of the client in e */
+	struct half h[2];   /* h[i]: the bytes e[i] sends */
+	void *state;        /* the handler's */
 	uint64_t hash;
-	struct conn *chain;     /* next in the hash bucket */
+	struct conn *chain;         /* next in the hash bucket */
 	struct conn *lprev, *lnext; /* least recently seen first */
-	int64_t last_us;        /* the clock at its last packet */
-	uint64_t last_pkt;      /* the number of that packet (tf_stats.packets) */
-	int64_t seen_us;        /* the latest capture time of its packets */
-	unsigned waiting : 1;   /* both FINs seen, bytes before one still missing */
-	int64_t wait_until;     /* when waiting: closed at this time, holes as gaps */
+	int64_t last_us;            /* the clock at its last packet */
+	uint64_t last_pkt;          /* the number of that packet (tf_stats.packets) */
+	int64_t seen_us;            /* the latest capture time of its packets */
+	unsigned waiting : 1;       /* both FINs seen, bytes before one still missing */
+	int64_t wait_until;         /* when waiting: closed at this time, holes as gaps */
 	struct conn *wprev, *wnext; /* when waiting: in the tf's waiting list, oldest first */
 };
 
@@ -204,68 +206,68 @@ struct conn {
  * that come late on its 4-tuple are its own, not a new connection.
  */
 struct gone {
-	struct gone *chain;     /* next in the hash bucket */
+	struct gone *chain;       /* next in the hash bucket */
 	struct gone *prev, *next; /* oldest first */
 	uint64_t hash;
-	struct tf_end e[2];     /* as the connection's */
-	uint32_t base[2];       /* as the connection's halves' */
-	int64_t end[2];         /* the stream offset each direction ended at */
+	struct tf_end e[2]; /* as the connection's */
+	uint32_t base[2];   /* as the connection's halves' */
+	int64_t end[2];     /* the stream offset each direction ended at */
 	unsigned based[2];
-	int64_t until;          /* forgotten at this clock time */
-	uint64_t pkt;           /* the number of the packet that closed it */
+	int64_t until; /* forgotten at this clock time */
+	uint64_t pkt;  /* the number of the packet that closed it */
 };
 
 /* A piece of an IP datagram being put together. */
 struct fpiece {
 	struct fpiece *next;
-	uint32_t off, len;      /* the bytes it covers in the datagram's payload */
-	uint32_t cap;           /* of them, captured (from off on) */
+	uint32_t off, len; /* the bytes it covers in the datagram's payload */
+	uint32_t cap;      /* of them, captured (from off on) */
 	uint8_t data[];
 };
 
 struct dgram {
-	struct dgram *chain;            /* next in the hash bucket */
-	struct dgram *prev, *next;      /* oldest first */
+	struct dgram *chain;       /* next in the hash bucket */
+	struct dgram *prev, *next; /* oldest first */
 	uint64_t hash;
 	int family;
 	uint8_t src[16], dst[16];
 	uint32_t id;
-	uint8_t proto;                  /* IPv4: the protocol; IPv6: the next header */
-	int64_t first_us;               /* the clock at its first fragment */
-	uint64_t pkt;                   /* the number of that packet */
-	uint32_t total;                 /* payload size, once the last fragment came */
+	uint8_t proto;    /* IPv4: the protocol; IPv6: the next header */
+	int64_t first_us; /* the clock at its first fragment */
+	uint64_t pkt;     /* the number of that packet */
+	uint32_t total;   /* payload size, once the last fragment came */
 	unsigned have_last : 1;
-	struct fpiece *pieces;          /* sorted, not overlapping (owned) */
+	struct fpiece *pieces; /* sorted, not overlapping (owned) */
 	size_t cost;
-	uint64_t nfrags;                /* fragments taken into it */
+	uint64_t nfrags; /* fragments taken into it */
 };
 
 struct tf {
 	struct tf_limits lim;
 	struct tf_handler h;
 	struct tf_stats st;
-	struct mt_mem own;              /* what is counted when the handler has no counter */
-	struct mt_mem *mem;             /* the handler's counter, or own: the budget's */
-	int64_t now;                    /* the clock: idleness and timeouts are judged by it */
+	struct mt_mem own;  /* what is counted when the handler has no counter */
+	struct mt_mem *mem; /* the handler's counter, or own: the budget's */
+	int64_t now;        /* the clock: idleness and timeouts are judged by it */
 	int has_now;
-	int jumps, jump_dir;            /* packets in a row far from the clock, and on which side
-					 * (1 ahead, -1 behind) */
-	int64_t jump_us;                /* of them, the time nearest to the clock */
-	uint64_t jump_pkt;              /* the number of the first of them */
+	int jumps, jump_dir; /* packets in a row far from the clock, and on which side
+			      * (1 ahead, -1 behind) */
+	int64_t jump_us;     /* of them, the time nearest to the clock */
+	uint64_t jump_pkt;   /* the number of the first of them */
 	uint64_t seed;
-	struct conn **bucket;           /* owned, nbucket entries (a power of two) */
+	struct conn **bucket; /* owned, nbucket entries (a power of two) */
 	size_t nbucket, nconn;
 	struct conn *lru_head, *lru_tail;
 	struct half *hold_head, *hold_tail; /* halves holding bytes, oldest first */
-	size_t held;                    /* all halves' held */
-	struct dgram **fbucket;         /* owned, FRAG_BUCKETS entries, made at the first fragment */
-	struct dgram *fhead, *ftail;    /* oldest first */
+	size_t held;                        /* all halves' held */
+	struct dgram **fbucket;             /* owned, FRAG_BUCKETS entries, made at the first fragment */
+	struct dgram *fhead, *ftail;        /* oldest first */
 	size_t fheld;
 	struct conn *wait_head, *wait_tail; /* waiting connections, oldest first */
-	struct gone **gbucket;          /* owned, ngbucket entries (a power of two), made at the
-					 * first closed connection */
-	size_t ngbucket, ngone;         /* ngone <= max_flows */
-	struct gone *ghead, *gtail;     /* oldest first (owned) */
+	struct gone **gbucket;              /* owned, ngbucket entries (a power of two), made at the
+					     * first closed connection */
+	size_t ngbucket, ngone;             /* ngone <= max_flows */
+	struct gone *ghead, *gtail;         /* oldest first (owned) */
 };
 
 static uint16_t rd16(const uint8_t *p)
@@ -442,8 +444,8 @@ static void flush_half(struct tf *t, struct conn *c, int i, int64_t us)
  * segments do not already have goes out in place; held ones are delivered
  * where they fall (the first copy wins). Sets *seen when a byte was had before.
  */
-static void deliver(struct tf *t, struct conn *c, int i, int64_t s, const uint8_t *p, int64_t e,
-		    int64_t us, uint64_t ack, int *seen)
+static void deliver(struct tf *t, struct conn *c, int i, int64_t s, const uint8_t *p, int64_t e, int64_t us,
+		    uint64_t ack, int *seen)
 {
 	struct half *h = &c->h[i];
 
@@ -549,8 +551,8 @@ static int room(struct tf *t, const struct conn *keep, size_t need, int64_t us);
  * which the first cap bytes (at p) were captured; ack: what it acknowledged
  * of the other direction (tf_handler.data).
  */
-static void segment(struct tf *t, struct conn *c, int i, int64_t s, const uint8_t *p, size_t cap,
-		    size_t len, int64_t us, uint64_t ack)
+static void segment(struct tf *t, struct conn *c, int i, int64_t s, const uint8_t *p, size_t cap, size_t len,
+		    int64_t us, uint64_t ack)
 {
 	struct half *h = &c->h[i];
 	int64_t e = s + (int64_t)len, ce = s + (int64_t)cap;
@@ -645,8 +647,7 @@ static int end_cmp(const struct tf_end *a, const struct tf_end *b)
 	return memcmp(a->addr, b->addr, sizeof(a->addr));
 }
 
-static uint64_t conn_hash(const struct tf *t, int family, const struct tf_end *a,
-			  const struct tf_end *b)
+static uint64_t conn_hash(const struct tf *t, int family, const struct tf_end *a, const struct tf_end *b)
 {
 	uint64_t h = mix(t->seed, (uint64_t)family);
 
@@ -914,8 +915,8 @@ static void set_roles(struct conn *c, int cli)
 }
 
 /* A new connection of the ends a, b (canonical order), client cli. */
-static struct conn *conn_new(struct tf *t, const struct tf_end *a, const struct tf_end *b,
-			     uint64_t hash, int cli, int syn, int64_t us)
+static struct conn *conn_new(struct tf *t, const struct tf_end *a, const struct tf_end *b, uint64_t hash,
+			     int cli, int syn, int64_t us)
 {
 	struct conn *c;
 
@@ -1088,8 +1089,7 @@ static void tcp(struct tf *t, int family, const uint8_t *src, const uint8_t *dst
 	hash = conn_hash(t, family, &a, &b);
 	c = conn_find(t, &a, &b, hash);
 
-	if (c && (fl & (TH_SYN | TH_ACK | TH_RST)) == TH_SYN &&
-	    !(c->h[i].based && c->h[i].base == seq + 1)) {
+	if (c && (fl & (TH_SYN | TH_ACK | TH_RST)) == TH_SYN && !(c->h[i].based && c->h[i].base == seq + 1)) {
 		if (!c->waiting)
 			t->st.reused++;
 		conn_close(t, c, TF_REUSED, us);
@@ -1143,8 +1143,8 @@ static void tcp(struct tf *t, int family, const uint8_t *src, const uint8_t *dst
 
 /* ---- IP fragments ---- */
 
-static void v6_walk(struct tf *t, const uint8_t *whole, uint8_t nh, const uint8_t *p, size_t have,
-		    size_t tot, int64_t us, int inner);
+static void v6_walk(struct tf *t, const uint8_t *whole, uint8_t nh, const uint8_t *p, size_t have, size_t tot,
+		    int64_t us, int inner);
 
 static void dgram_free(struct tf *t, struct dgram *d)
 {
@@ -1267,8 +1267,8 @@ static void dgram_done(struct tf *t, struct dgram *d, int64_t us)
  * proto), the first cap bytes at p captured; last when no more follow.
  */
 static void fragment(struct tf *t, int family, const uint8_t *src, const uint8_t *dst, uint32_t id,
-		     uint8_t proto, uint32_t off, const uint8_t *p, uint32_t cap, uint32_t len,
-		     int last, int64_t us)
+		     uint8_t proto, uint32_t off, const uint8_t *p, uint32_t cap, uint32_t len, int last,
+		     int64_t us)
 {
 	size_t alen = family == AF_INET ? 4 : 16;
 	struct dgram *d;
@@ -1287,9 +1287,8 @@ static void fragment(struct tf *t, int family, const uint8_t *src, const uint8_t
 	hash = mix(mix_bytes(mix_bytes(mix(t->seed, (uint64_t)family), src, alen), dst, alen),
 		   (uint64_t)id << 8 | (family == AF_INET ? proto : 0));
 	for (d = t->fbucket[hash % FRAG_BUCKETS]; d; d = d->chain)
-		if (d->hash == hash && d->family == family && d->id == id &&
-		    !memcmp(d->src, src, alen) && !memcmp(d->dst, dst, alen) &&
-		    (family != AF_INET || d->proto == proto))
+		if (d->hash == hash && d->family == family && d->id == id && !memcmp(d->src, src, alen) &&
+		    !memcmp(d->dst, dst, alen) && (family != AF_INET || d->proto == proto))
 			break;
 	if (!d) {
 		d = mt_calloc(1, sizeof(*d));
@@ -1355,16 +1354,14 @@ static int upper_is_tcp_or_ext(uint8_t nh)
  * IPv6 headers from next header nh, at p: have bytes captured of tot. whole
  * is the fixed header (for the addresses); inner: p is a reassembled payload.
  */
-static void v6_walk(struct tf *t, const uint8_t *whole, uint8_t nh, const uint8_t *p, size_t have,
-		    size_t tot, int64_t us, int inner)
+static void v6_walk(struct tf *t, const uint8_t *whole, uint8_t nh, const uint8_t *p, size_t have, size_t tot,
+		    int64_t us, int inner)
 {
 	size_t off = 0, hl;
 
 	for (int k = 0; k < MAX_EXT; k++) {
 		switch (nh) {
-		case 6:
-			tcp(t, AF_INET6, whole + 8, whole + 24, p + off, have - off, tot - off, us);
-			return;
+		case 6: tcp(t, AF_INET6, whole + 8, whole + 24, p + off, have - off, tot - off, us); return;
 		case 0:
 		case 43:
 		case 60:
@@ -1403,9 +1400,7 @@ static void v6_walk(struct tf *t, const uint8_t *whole, uint8_t nh, const uint8_
 				 (uint32_t)(have - off), (uint32_t)(tot - off), !more, us);
 			return;
 		}
-		default:
-			t->st.not_tcp++;
-			return;
+		default: t->st.not_tcp++; return;
 		}
 	}
 malformed:
@@ -1489,8 +1484,7 @@ static uint32_t swap32(uint32_t v)
 	return v >> 24 | (v >> 8 & 0xff00) | (v << 8 & 0xff0000) | v << 24;
 }
 
-static void link_layer(struct tf *t, int linktype, const uint8_t *p, size_t cap, size_t wire,
-		       int64_t us)
+static void link_layer(struct tf *t, int linktype, const uint8_t *p, size_t cap, size_t wire, int64_t us)
 {
 	size_t off = 0;
 	uint16_t et = 0;
@@ -1551,8 +1545,7 @@ static void link_layer(struct tf *t, int linktype, const uint8_t *p, size_t cap,
 			return;
 		}
 		break;
-	default:
-		goto bad_link;
+	default: goto bad_link;
 	}
 	if (ether) {
 		for (int n = 0; et == 0x8100 || et == 0x88a8 || et == 0x9100; n++) {
@@ -1619,9 +1612,7 @@ static int room(struct tf *t, const struct conn *keep, size_t need, int64_t us)
 /* Close what has been idle, drop fragments held too long: at capture time now. */
 static void expire(struct tf *t)
 {
-	int64_t idle_us = t->lim.idle_ms > 0 && t->lim.idle_ms < INT64_MAX / 1000
-				  ? t->lim.idle_ms * 1000
-				  : 0;
+	int64_t idle_us = t->lim.idle_ms > 0 && t->lim.idle_ms < INT64_MAX / 1000 ? t->lim.idle_ms * 1000 : 0;
 
 	while (t->wait_head && t->now > t->wait_head->wait_until)
 		conn_close(t, t->wait_head, TF_FIN, t->now);
@@ -1715,8 +1706,7 @@ static int64_t clamp_us(int64_t us)
 	return us > TIME_MAX ? TIME_MAX : us < -TIME_MAX ? -TIME_MAX : us;
 }
 
-void tf_packet(struct tf *t, int linktype, int64_t us, size_t wire_len, const uint8_t *p,
-	       size_t caplen)
+void tf_packet(struct tf *t, int linktype, int64_t us, size_t wire_len, const uint8_t *p, size_t caplen)
 {
 	us = clamp_us(us);
 	if (!p)
@@ -1823,6 +1813,5 @@ void tf_end_str(const struct tf_end *e, char *out, size_t n, int url)
 	int v6 = e->family == AF_INET6;
 
 	inet_ntop(v6 ? AF_INET6 : AF_INET, e->addr, a, sizeof(a));
-	snprintf(out, n, "%s%s%s%s:%u", url ? "http://" : "", v6 ? "[" : "", a, v6 ? "]" : "",
-		 e->port);
+	snprintf(out, n, "%s%s%s%s:%u", url ? "http://" : "", v6 ? "[" : "", a, v6 ? "]" : "", e->port);
 }

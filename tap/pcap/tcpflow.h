@@ -57,9 +57,9 @@ struct mt_mem;
 
 /* One side of a connection. */
 struct tf_end {
-	int family;             /* AF_INET or AF_INET6 */
-	uint8_t addr[16];       /* network order; the first 4 bytes for IPv4 */
-	uint16_t port;          /* host order */
+	int family;       /* AF_INET or AF_INET6 */
+	uint8_t addr[16]; /* network order; the first 4 bytes for IPv4 */
+	uint16_t port;    /* host order */
 };
 
 /* An end as text: "ADDR:PORT", "[V6]:PORT"; url: "http://" before it. */
@@ -67,27 +67,27 @@ void tf_end_str(const struct tf_end *e, char *out, size_t n, int url);
 
 /* A connection: its two ends, as the reassembler sees them. */
 struct tf_conn {
-	uint64_t num;           /* 1, 2, ... in the order they were first seen */
+	uint64_t num; /* 1, 2, ... in the order they were first seen */
 	struct tf_end client, server;
-	int saw_syn;            /* its start was captured */
-	int64_t first_us;       /* the capture time of its first packet */
+	int saw_syn;      /* its start was captured */
+	int64_t first_us; /* the capture time of its first packet */
 };
 
 enum tf_dir {
-	TF_C2S,                 /* client to server */
-	TF_S2C,                 /* server to client */
+	TF_C2S, /* client to server */
+	TF_S2C, /* server to client */
 };
 
 /* How a connection ended. */
 enum tf_end_how {
-	TF_FIN,                 /* both sides closed (FIN) */
-	TF_RST,                 /* reset */
-	TF_IDLE,                /* nothing for idle_ms: evicted */
-	TF_EVICTED,             /* the connection limit (max_flows) made room */
-	TF_EOF,                 /* the capture ended with it open */
-	TF_REUSED,              /* a new connection on its 4-tuple (a SYN with another
-				 * initial sequence number) ended it: no limit was hit */
-	TF_MEMORY,              /* the memory budget (total_bytes) made room */
+	TF_FIN,     /* both sides closed (FIN) */
+	TF_RST,     /* reset */
+	TF_IDLE,    /* nothing for idle_ms: evicted */
+	TF_EVICTED, /* the connection limit (max_flows) made room */
+	TF_EOF,     /* the capture ended with it open */
+	TF_REUSED,  /* a new connection on its 4-tuple (a SYN with another
+		     * initial sequence number) ended it: no limit was hit */
+	TF_MEMORY,  /* the memory budget (total_bytes) made room */
 };
 
 #define TF_ACK_UNKNOWN UINT64_MAX
@@ -123,40 +123,40 @@ struct tf_handler {
 };
 
 struct tf_limits {
-	size_t flow_bytes;      /* bytes one connection holds out of order (default 4 MiB) */
-	size_t total_bytes;     /* every byte held, all connections together: the budget
-				 * (default 256 MiB) */
-	size_t max_flows;       /* connections tracked at once (default 100000) */
-	int64_t idle_ms;        /* capture time after which an idle connection is closed
-				 * (default 300000) */
-	size_t frag_bytes;      /* IP fragments held at once (default 16 MiB) */
+	size_t flow_bytes;  /* bytes one connection holds out of order (default 4 MiB) */
+	size_t total_bytes; /* every byte held, all connections together: the budget
+			     * (default 256 MiB) */
+	size_t max_flows;   /* connections tracked at once (default 100000) */
+	int64_t idle_ms;    /* capture time after which an idle connection is closed
+			     * (default 300000) */
+	size_t frag_bytes;  /* IP fragments held at once (default 16 MiB) */
 };
 
 void tf_limits_default(struct tf_limits *l);
 
 /* What the reassembler saw and did. */
 struct tf_stats {
-	uint64_t packets, bytes;          /* handed to tf_packet */
-	uint64_t truncated;               /* cut by the snap length: what was captured is used */
-	uint64_t bad_link;                /* a link type or frame it cannot read */
-	uint64_t not_ip, not_tcp;         /* other network or transport protocols */
-	uint64_t malformed;               /* headers that do not add up */
-	uint64_t fragments, reassembled;  /* IP fragments, and the datagrams they made */
-	uint64_t frag_dropped;            /* fragments given up on (timed out, over frag_bytes) */
-	uint64_t connections;             /* connections seen */
-	uint64_t midstream;               /* of them, seen without their SYN */
-	uint64_t retransmitted;           /* segments, or parts of them, seen before */
-	uint64_t out_of_order;            /* segments that came before bytes they follow */
-	uint64_t gaps, gap_bytes;         /* holes delivered as gaps */
-	uint64_t ack_gaps;                /* of them, given up because the other end
-					   * acknowledged past them */
-	uint64_t flow_limit_hits;         /* a connection's out-of-order bound was reached */
-	uint64_t total_limit_hits;        /* the budget (total_bytes) was reached: room made */
+	uint64_t packets, bytes;             /* handed to tf_packet */
+	uint64_t truncated;                  /* cut by the snap length: what was captured is used */
+	uint64_t bad_link;                   /* a link type or frame it cannot read */
+	uint64_t not_ip, not_tcp;            /* other network or transport protocols */
+	uint64_t malformed;                  /* headers that do not add up */
+	uint64_t fragments, reassembled;     /* IP fragments, and the datagrams they made */
+	uint64_t frag_dropped;               /* fragments given up on (timed out, over frag_bytes) */
+	uint64_t connections;                /* connections seen */
+	uint64_t midstream;                  /* of them, seen without their SYN */
+	uint64_t retransmitted;              /* segments, or parts of them, seen before */
+	uint64_t out_of_order;               /* segments that came before bytes they follow */
+	uint64_t gaps, gap_bytes;            /* holes delivered as gaps */
+	uint64_t ack_gaps;                   /* of them, given up because the other end
+					      * acknowledged past them */
+	uint64_t flow_limit_hits;            /* a connection's out-of-order bound was reached */
+	uint64_t total_limit_hits;           /* the budget (total_bytes) was reached: room made */
 	uint64_t evicted_idle, evicted_full; /* connections closed as idle / for max_flows */
-	uint64_t evicted_memory;          /* connections closed for the budget (TF_MEMORY) */
-	uint64_t reused;                  /* connections ended by a new one on their 4-tuple */
-	uint64_t late;                    /* segments of a closed connection with bytes it
-					   * did not have (sent after its FIN or RST): dropped */
+	uint64_t evicted_memory;             /* connections closed for the budget (TF_MEMORY) */
+	uint64_t reused;                     /* connections ended by a new one on their 4-tuple */
+	uint64_t late;                       /* segments of a closed connection with bytes it
+					      * did not have (sent after its FIN or RST): dropped */
 };
 
 struct tf;
@@ -169,8 +169,7 @@ struct tf *tf_new(const struct tf_limits *l, const struct tf_handler *h);
  * on the wire, and the caplen bytes captured. Never fails; what it cannot
  * use is counted.
  */
-void tf_packet(struct tf *t, int linktype, int64_t us, size_t wire_len, const uint8_t *p,
-	       size_t caplen);
+void tf_packet(struct tf *t, int linktype, int64_t us, size_t wire_len, const uint8_t *p, size_t caplen);
 
 /* The HTTP side found the client is the other end: client and server change places. */
 void tf_swap(struct tf *t, const struct tf_conn *c);

@@ -39,8 +39,7 @@ static void hold(struct mt_framer *f, const char *p, size_t n)
 }
 
 /* The current frame ends after n more bytes (n includes the newline). */
-static void finish(struct mt_framer *f, const char *p, size_t n, unsigned flags, mt_frame_fn fn,
-		   void *ctx)
+static void finish(struct mt_framer *f, const char *p, size_t n, unsigned flags, mt_frame_fn fn, void *ctx)
 {
 	if (f->skipped) {
 		size_t total = f->skipped + n;

@@ -237,12 +237,9 @@ long lio_unread(const struct lio *l)
 	int n = 0;
 
 	switch (l->outq) {
-	case LIO_OUTQ_PIPE:
-		return ioctl(l->wfd, FIONREAD, &n) < 0 ? -1 : n;
-	case LIO_OUTQ_SOCKET:
-		return ioctl(l->wfd, SIOCOUTQ, &n) < 0 ? -1 : n;
-	default:
-		return -1;
+	case LIO_OUTQ_PIPE: return ioctl(l->wfd, FIONREAD, &n) < 0 ? -1 : n;
+	case LIO_OUTQ_SOCKET: return ioctl(l->wfd, SIOCOUTQ, &n) < 0 ? -1 : n;
+	default: return -1;
 	}
 }
 

@@ -22,26 +22,26 @@ enum lio_outq {
 };
 
 struct lio {
-	int rfd, wfd;     /* borrowed */
-	char *buf;        /* owned: read-ahead */
+	int rfd, wfd; /* borrowed */
+	char *buf;    /* owned: read-ahead */
 	size_t start, end, cap;
-	size_t max_line;  /* a longer line is an error */
-	struct mt_buf out;/* queued output */
+	size_t max_line;   /* a longer line is an error */
+	struct mt_buf out; /* queued output */
 	int eof;
-	int write_failed; /* the peer stopped reading */
-	int nonblock;     /* wfd is ours and non-blocking: output waits in out */
-	size_t out_off;   /* the part of out already written */
-	int outq;         /* enum lio_outq, for wfd */
+	int write_failed;    /* the peer stopped reading */
+	int nonblock;        /* wfd is ours and non-blocking: output waits in out */
+	size_t out_off;      /* the part of out already written */
+	int outq;            /* enum lio_outq, for wfd */
 	struct mt_buf ahead; /* input read while lio_wait_read waited, not yet in buf
 			      * (buf holds the line lio_next lent out) */
-	int ahead_eof;    /* the input ended while lio_wait_read waited */
+	int ahead_eof;       /* the input ended while lio_wait_read waited */
 };
 
 enum {
-	LIO_LINE = 1,     /* *line holds one */
+	LIO_LINE = 1, /* *line holds one */
 	LIO_TIMEOUT = 0,
-	LIO_EOF = -1,     /* the input ended (a last line without a newline came first) */
-	LIO_ERROR = -2,   /* a read error, or a line longer than max_line (errno: EMSGSIZE) */
+	LIO_EOF = -1,   /* the input ended (a last line without a newline came first) */
+	LIO_ERROR = -2, /* a read error, or a line longer than max_line (errno: EMSGSIZE) */
 };
 
 /* A channel reading rfd and writing wfd; lines up to max_line bytes. */

@@ -29,21 +29,21 @@ struct relay;
 struct pump {
 	struct relay *r;
 	enum writer_stream s;
-	int in_fd;          /* read from (owned) */
-	int out_fd;         /* write to (the child's stdin is owned; 1 and 2 are not) */
+	int in_fd;  /* read from (owned) */
+	int out_fd; /* write to (the child's stdin is owned; 1 and 2 are not) */
 	pthread_t thread;
 	int started;
 };
 
 struct relay {
-	pthread_rwlock_t wlock;  /* read: inside writer_put; write: retiring the writer */
-	struct writer *w;        /* NULL once retired (or never) */
+	pthread_rwlock_t wlock; /* read: inside writer_put; write: retiring the writer */
+	struct writer *w;       /* NULL once retired (or never) */
 	int devnull;
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
-	int done[WS_COUNT];      /* the pump has finished */
-	int busy[WS_COUNT];      /* the pump holds bytes it read and has not written yet */
-	int64_t last_activity;   /* monotonic ns of the last read */
+	int done[WS_COUNT];    /* the pump has finished */
+	int busy[WS_COUNT];    /* the pump holds bytes it read and has not written yet */
+	int64_t last_activity; /* monotonic ns of the last read */
 	struct pump pumps[WS_COUNT];
 };
 
@@ -88,8 +88,7 @@ static void *pump_main(void *arg)
 		if (n < 0 && errno == EINTR)
 			continue;
 		/* A client may hand us a non-blocking descriptor: wait, it is not an end. */
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
-		    mt_wait_fd(p->in_fd, POLLIN) == 0)
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && mt_wait_fd(p->in_fd, POLLIN) == 0)
 			continue;
 		if (n <= 0)
 			break;
@@ -274,8 +273,8 @@ int relay_run(const struct relay_opts *o, struct relay_result *res)
 		res->exit_status = serr == ENOENT ? 127 : 126;
 		if (r.w) {
 			char *why = mt_asprintf("cannot run '%s': %s", o->argv[0], strerror(serr));
-			struct store_session_end e = {mt_wall_us(), mt_mono_ns() - t0, 0,
-						      res->exit_status, 0, why};
+			struct store_session_end e = {mt_wall_us(), mt_mono_ns() - t0, 0, res->exit_status, 0,
+						      why};
 			(void)writer_finish(r.w, &e, NULL); /* (it reports its own failures) */
 			r.w = NULL;
 			free(why);
@@ -326,8 +325,8 @@ int relay_run(const struct relay_opts *o, struct relay_result *res)
 
 	if (r.w) {
 		struct writer *w = r.w;
-		struct store_session_end e = {mt_wall_us(), mt_mono_ns() - t0, pid,
-					      res->exit_status, res->exit_signal, NULL};
+		struct store_session_end e = {mt_wall_us(),     mt_mono_ns() - t0, pid,
+					      res->exit_status, res->exit_signal,  NULL};
 		writer_stop(w);
 		pthread_rwlock_wrlock(&r.wlock);
 		r.w = NULL; /* no pump touches it after this */

@@ -10,17 +10,17 @@
 #include "tap/writer.h"
 
 struct relay_opts {
-	char *const *argv;        /* the command, argv[0] looked up in PATH (borrowed) */
-	const char *db_path;      /* the capture file; NULL: relay without logging */
+	char *const *argv;   /* the command, argv[0] looked up in PATH (borrowed) */
+	const char *db_path; /* the capture file; NULL: relay without logging */
 	struct writer_opts wopts;
-	int drain_ms;             /* after the child exits: wait this long for its output */
+	int drain_ms; /* after the child exits: wait this long for its output */
 };
 
 /* How the child ended. */
 struct relay_result {
-	int exit_status;  /* its exit code, or -1 */
-	int exit_signal;  /* the signal that killed it, or 0 */
-	int spawn_errno;  /* why it could not be started, or 0 */
+	int exit_status; /* its exit code, or -1 */
+	int exit_signal; /* the signal that killed it, or 0 */
+	int spawn_errno; /* why it could not be started, or 0 */
 };
 
 /*

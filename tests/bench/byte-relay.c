@@ -35,14 +35,13 @@ static volatile pid_t child_pid = -1;
 
 /* One direction of the relay. */
 struct pump {
-	int from;      /* borrowed descriptor read from */
-	int to;	       /* borrowed descriptor written to */
-	int close_to;  /* close `to` when `from` ends */
+	int from;     /* borrowed descriptor read from */
+	int to;       /* borrowed descriptor written to */
+	int close_to; /* close `to` when `from` ends */
 };
 
 /* Passes a terminating signal on to the child. */
-static void
-forward_signal(int sig)
+static void forward_signal(int sig)
 {
 	int saved = errno;
 
@@ -52,8 +51,7 @@ forward_signal(int sig)
 }
 
 /* Copies p->from to p->to until EOF or an error. Returns 0 at EOF, -1 on an error. */
-static int
-pump_run(const struct pump *p)
+static int pump_run(const struct pump *p)
 {
 	int rc = -1;
 	char *buf;
@@ -85,8 +83,7 @@ out:
 }
 
 /* Thread body: runs a pump, then closes its destination when asked. */
-static void *
-pump_thread(void *arg)
+static void *pump_thread(void *arg)
 {
 	struct pump *p = arg;
 
@@ -96,8 +93,7 @@ pump_thread(void *arg)
 	return NULL;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	int status = 2, err, wstatus, to_child = -1, from_child = -1;
 	pid_t pid, w;

@@ -14,8 +14,7 @@
 #define STR(x) STR_(x)
 
 /* Exits with a message when no progress was made for IDLE_SECS (SIGALRM). */
-static void
-on_alarm(int sig)
+static void on_alarm(int sig)
 {
 	static const char msg[] = PROG ": no progress for " STR(IDLE_SECS) " s; giving up\n";
 	ssize_t ignored;
@@ -27,8 +26,7 @@ on_alarm(int sig)
 }
 
 /* Returns CLOCK_MONOTONIC in nanoseconds. */
-static uint64_t
-now_ns(void)
+static uint64_t now_ns(void)
 {
 	struct timespec ts;
 

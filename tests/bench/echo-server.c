@@ -30,8 +30,8 @@
 #include "tests/bench/jscan.h"
 
 #define PROG "echo-server"
-#define READ_SIZE ((size_t)1 << 20)  /* input buffer to start with, and read size */
-#define MAX_LINE ((size_t)64 << 20)  /* longer lines are skipped unanswered */
+#define READ_SIZE ((size_t)1 << 20)   /* input buffer to start with, and read size */
+#define MAX_LINE ((size_t)64 << 20)   /* longer lines are skipped unanswered */
 #define OUT_FLUSH ((size_t)256 << 10) /* write out earlier when this much is buffered */
 
 /* A growable output buffer written to fd 1. */
@@ -42,8 +42,7 @@ struct out {
 };
 
 /* Writes out what o holds. Returns 0, or -1 with errno set. */
-static int
-out_flush(struct out *o)
+static int out_flush(struct out *o)
 {
 	int rc = 0;
 	size_t done = 0;
@@ -64,8 +63,7 @@ out_flush(struct out *o)
 }
 
 /* Appends len bytes to o. Returns 0, or -1 when out of memory. */
-static int
-out_put(struct out *o, const char *s, size_t len)
+static int out_put(struct out *o, const char *s, size_t len)
 {
 	int rc = -1;
 	size_t ncap;
@@ -90,11 +88,9 @@ out:
 
 /* Appends the InitializeResult answer to the initialize request in line. id is the
  * id token from the line. Returns 0 or -1 (out of memory). */
-static int
-answer_initialize(struct out *o, const char *line, size_t len, const char *id, size_t id_len)
+static int answer_initialize(struct out *o, const char *line, size_t len, const char *id, size_t id_len)
 {
-	static const char *const known[] = {"2024-11-05", "2025-03-26", "2025-06-18",
-					    "2025-11-25"};
+	static const char *const known[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
 	int rc = -1;
 	json_t *req, *result = NULL;
 	json_error_t jerr;
@@ -107,9 +103,8 @@ answer_initialize(struct out *o, const char *line, size_t len, const char *id, s
 	for (i = 0; want != NULL && i < sizeof known / sizeof known[0]; i++)
 		if (strcmp(want, known[i]) == 0)
 			version = known[i];
-	result = json_pack("{s:s, s:{s:{}}, s:{s:s, s:s}}", "protocolVersion", version,
-			   "capabilities", "tools", "serverInfo", "name", "mcptap-echo-server",
-			   "version", "1.0.0");
+	result = json_pack("{s:s, s:{s:{}}, s:{s:s, s:s}}", "protocolVersion", version, "capabilities",
+			   "tools", "serverInfo", "name", "mcptap-echo-server", "version", "1.0.0");
 	if (result == NULL)
 		goto out;
 	text = json_dumps(result, JSON_COMPACT);
@@ -129,8 +124,7 @@ out:
 
 /* Appends the answer to one line, if it is a request. Returns 0, or -1 when out of
  * memory. */
-static int
-answer_line(struct out *o, const char *line, size_t len)
+static int answer_line(struct out *o, const char *line, size_t len)
 {
 	static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
 	static const char tail[] = ",\"result\":{}}\n";
@@ -150,8 +144,7 @@ out:
 	return rc;
 }
 
-int
-main(void)
+int main(void)
 {
 	int status = 1, skipping = 0;
 	char *buf = NULL, *nbuf, *p, *nl, *end;
@@ -169,8 +162,8 @@ main(void)
 			ncap = cap * 2;
 			if (ncap > MAX_LINE) {
 				if (!skipping)
-					fprintf(stderr, "%s: skipping a line longer than %zu bytes\n",
-						PROG, MAX_LINE);
+					fprintf(stderr, "%s: skipping a line longer than %zu bytes\n", PROG,
+						MAX_LINE);
 				skipping = 1;
 				have = scanned = 0;
 			} else {

@@ -41,13 +41,12 @@
 
 /* What the request callback needs. */
 struct echo {
-	int sse;	    /* answer requests as a one-event SSE stream */
+	int sse;            /* answer requests as a one-event SSE stream */
 	unsigned long next; /* the number in the next Mcp-Session-Id */
 };
 
 /* Stops the loop on SIGTERM or SIGINT. */
-static void
-on_signal(evutil_socket_t sig, short what, void *arg)
+static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
 	(void)sig;
 	(void)what;
@@ -56,8 +55,7 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 
 /* Appends the answer to a request with id token id[0..id_len) to b; initialize gets
  * a minimal InitializeResult. Returns 0, or -1 when out of memory. */
-static int
-put_answer(struct evbuffer *b, const char *id, size_t id_len, int initialize)
+static int put_answer(struct evbuffer *b, const char *id, size_t id_len, int initialize)
 {
 	static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
 	static const char plain[] = ",\"result\":{}}";
@@ -76,8 +74,7 @@ out:
 }
 
 /* Answers one request (see the file's comment). */
-static void
-on_request(struct evhttp_request *req, void *arg)
+static void on_request(struct evhttp_request *req, void *arg)
 {
 	struct echo *e = arg;
 	struct evbuffer *in = evhttp_request_get_input_buffer(req);
@@ -130,8 +127,7 @@ out:
 		evbuffer_free(out);
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	int status = 2, argi = 1;
 	long port;
@@ -168,8 +164,7 @@ main(int argc, char **argv)
 	bound = evhttp_bind_socket_with_handle(http, "127.0.0.1", (ev_uint16_t)port);
 	if (bound == NULL ||
 	    getsockname(evhttp_bound_socket_get_fd(bound), (struct sockaddr *)&sa, &salen) != 0) {
-		fprintf(stderr, "%s: cannot listen on 127.0.0.1:%ld: %s\n", PROG, port,
-			strerror(errno));
+		fprintf(stderr, "%s: cannot listen on 127.0.0.1:%ld: %s\n", PROG, port, strerror(errno));
 		goto out;
 	}
 	sigterm = evsignal_new(base, SIGTERM, on_signal, base);

@@ -48,57 +48,56 @@
 #define MAX_N 100000000L
 #define IN_START ((size_t)16 << 10) /* a connection's input buffer to start with */
 #define IN_MAX ((size_t)16 << 20)   /* the largest response accepted */
-#define MAX_SID 256		    /* the longest Mcp-Session-Id kept */
-#define IDLE_SECS 30		    /* give up after this long without progress */
+#define MAX_SID 256                 /* the longest Mcp-Session-Id kept */
+#define IDLE_SECS 30                /* give up after this long without progress */
 
 #include "tests/bench/clock.h"
 
 enum state {
-	ST_INIT,   /* initialize sent */
-	ST_NOTIF,  /* notifications/initialized sent */
-	ST_REQ,    /* a request sent */
-	ST_DONE,   /* nothing left to send */
+	ST_INIT,  /* initialize sent */
+	ST_NOTIF, /* notifications/initialized sent */
+	ST_REQ,   /* a request sent */
+	ST_DONE,  /* nothing left to send */
 };
 
 /* One keep-alive connection, one MCP session. */
 struct conn {
-	int fd;		     /* owned */
+	int fd; /* owned */
 	enum state st;
-	uint64_t id;	     /* the id of the request in flight */
-	uint64_t t0;	     /* when it was sent */
-	char sid[MAX_SID];   /* Mcp-Session-Id, or "" */
-	char *in;	     /* owned; received bytes are in[0..len) */
+	uint64_t id;       /* the id of the request in flight */
+	uint64_t t0;       /* when it was sent */
+	char sid[MAX_SID]; /* Mcp-Session-Id, or "" */
+	char *in;          /* owned; received bytes are in[0..len) */
 	size_t len, cap;
 };
 
 /* A response, as parsed. */
 struct resp {
 	int status;
-	int sse;	   /* Content-Type: text/event-stream */
-	const char *body;  /* borrowed: in the connection's buffer or in the scratch one */
+	int sse;          /* Content-Type: text/event-stream */
+	const char *body; /* borrowed: in the connection's buffer or in the scratch one */
 	size_t body_len;
-	const char *sid;   /* Mcp-Session-Id, borrowed, or NULL */
+	const char *sid; /* Mcp-Session-Id, borrowed, or NULL */
 	size_t sid_len;
 };
 
 /* What every connection shares. */
 struct load {
-	const char *host;  /* borrowed, the URL's authority for Host */
+	const char *host; /* borrowed, the URL's authority for Host */
 	size_t host_len;
-	const char *path;  /* borrowed */
-	int call;	   /* send tools/call instead of ping */
-	long n;		   /* requests to send */
-	long sent, done;   /* requests sent, answered */
-	long finished;	   /* connections with nothing left to send or wait for */
-	uint64_t *rtt;	   /* owned, n round trips (ping) or NULL */
-	char *scratch;	   /* owned, a decoded chunked body */
+	const char *path; /* borrowed */
+	int call;         /* send tools/call instead of ping */
+	long n;           /* requests to send */
+	long sent, done;  /* requests sent, answered */
+	long finished;    /* connections with nothing left to send or wait for */
+	uint64_t *rtt;    /* owned, n round trips (ping) or NULL */
+	char *scratch;    /* owned, a decoded chunked body */
 	size_t scratch_cap;
-	char out[2048];	   /* the request being built */
+	char out[2048]; /* the request being built */
 };
 
 /* Writes all of buf to fd (a blocking socket). Returns 0, or -1 with errno set. */
-static int
-write_all(int fd, const char *buf, size_t len)
+static int write_all(int fd, const char *buf, size_t len)
 {
 	int rc = 0;
 	ssize_t n;
@@ -118,8 +117,7 @@ write_all(int fd, const char *buf, size_t len)
 }
 
 /* Parses an id token that is a plain non-negative decimal. Returns 0 with *v, or -1. */
-static int
-parse_id(const char *p, size_t len, uint64_t *v)
+static int parse_id(const char *p, size_t len, uint64_t *v)
 {
 	int rc = -1;
 	size_t i;
@@ -140,8 +138,7 @@ out:
 
 /* Sends the next POST of c: initialize, the notification or request c->id. Returns 0,
  * or -1 (reported). */
-static int
-send_next(struct load *l, struct conn *c)
+static int send_next(struct load *l, struct conn *c)
 {
 	char body[256];
 	int blen, hlen;
@@ -166,8 +163,8 @@ send_next(struct load *l, struct conn *c)
 			"POST %s HTTP/1.1\r\nHost: %.*s\r\nContent-Type: application/json\r\n"
 			"Accept: application/json, text/event-stream\r\n%s%s%s%s"
 			"Content-Length: %d\r\n\r\n%s",
-			l->path, (int)l->host_len, l->host, c->sid[0] ? "Mcp-Session-Id: " : "",
-			c->sid, c->sid[0] ? "\r\n" : "",
+			l->path, (int)l->host_len, l->host, c->sid[0] ? "Mcp-Session-Id: " : "", c->sid,
+			c->sid[0] ? "\r\n" : "",
 			c->st == ST_INIT ? "" : "MCP-Protocol-Version: 2025-06-18\r\n", blen, body);
 	c->t0 = now_ns();
 	if (write_all(c->fd, l->out, (size_t)hlen) != 0) {
@@ -178,16 +175,14 @@ send_next(struct load *l, struct conn *c)
 }
 
 /* Returns the first occurrence of the n bytes of s in p[0..len), or NULL. */
-static const char *
-find(const char *p, size_t len, const char *s, size_t n)
+static const char *find(const char *p, size_t len, const char *s, size_t n)
 {
 	return memmem(p, len, s, n);
 }
 
 /* Is the header line p[0..len) the header name (case-insensitive)? Sets *v, *vlen to
  * its value, trimmed. */
-static int
-header_is(const char *p, size_t len, const char *name, const char **v, size_t *vlen)
+static int header_is(const char *p, size_t len, const char *name, const char **v, size_t *vlen)
 {
 	size_t n = strlen(name);
 
@@ -207,8 +202,7 @@ header_is(const char *p, size_t len, const char *name, const char **v, size_t *v
 }
 
 /* Makes room for n more bytes in the scratch buffer. Returns 0, or -1. */
-static int
-scratch_room(struct load *l, size_t used, size_t n)
+static int scratch_room(struct load *l, size_t used, size_t n)
 {
 	char *nb;
 	size_t ncap = l->scratch_cap ? l->scratch_cap : 4096;
@@ -227,8 +221,7 @@ scratch_room(struct load *l, size_t used, size_t n)
 
 /* Parses the response at the start of c's input. Returns the bytes it takes with *r
  * filled, 0 when it is not complete yet, or -1 (reported) when it is malformed. */
-static long
-parse_response(struct load *l, struct conn *c, struct resp *r)
+static long parse_response(struct load *l, struct conn *c, struct resp *r)
 {
 	const char *p = c->in, *end = c->in + c->len, *he, *line, *nl, *v;
 	size_t vlen, used = 0, sz;
@@ -311,8 +304,7 @@ oom:
 
 /* Finds the answer in a response's body: the JSON body, or the first SSE event whose
  * data carries no method. Returns 0 with *t filled, or -1. */
-static int
-find_answer(const struct resp *r, struct top *t)
+static int find_answer(const struct resp *r, struct top *t)
 {
 	const char *p = r->body, *end = r->body + r->body_len, *nl, *d;
 	size_t n;
@@ -336,30 +328,27 @@ find_answer(const struct resp *r, struct top *t)
 
 /* Checks the response r to what c sent and sends what comes next. Returns 0, or -1
  * (reported). */
-static int
-on_response(struct load *l, struct conn *c, const struct resp *r)
+static int on_response(struct load *l, struct conn *c, const struct resp *r)
 {
 	struct top t;
 	uint64_t id;
 
 	if (c->st == ST_NOTIF) {
 		if (r->status != 202) {
-			fprintf(stderr, "%s: the notification got status %d, not 202\n", PROG,
-				r->status);
+			fprintf(stderr, "%s: the notification got status %d, not 202\n", PROG, r->status);
 			return -1;
 		}
 		goto next;
 	}
 	if (r->status != 200) {
-		fprintf(stderr, "%s: request %llu got status %d: %.200s\n", PROG,
-			(unsigned long long)c->id, r->status, r->body_len ? r->body : "");
+		fprintf(stderr, "%s: request %llu got status %d: %.200s\n", PROG, (unsigned long long)c->id,
+			r->status, r->body_len ? r->body : "");
 		return -1;
 	}
-	if (find_answer(r, &t) != 0 || t.id == NULL || !t.has_result ||
-	    parse_id(t.id, t.id_len, &id) != 0 || id != c->id) {
+	if (find_answer(r, &t) != 0 || t.id == NULL || !t.has_result || parse_id(t.id, t.id_len, &id) != 0 ||
+	    id != c->id) {
 		fprintf(stderr, "%s: request %llu got a wrong answer: %.*s\n", PROG,
-			(unsigned long long)c->id, (int)(r->body_len < 200 ? r->body_len : 200),
-			r->body);
+			(unsigned long long)c->id, (int)(r->body_len < 200 ? r->body_len : 200), r->body);
 		return -1;
 	}
 	if (c->st == ST_INIT) {
@@ -389,8 +378,7 @@ next:
 }
 
 /* Reads what c has and handles every complete response. Returns 0, or -1 (reported). */
-static int
-on_readable(struct load *l, struct conn *c)
+static int on_readable(struct load *l, struct conn *c)
 {
 	char *nb;
 	ssize_t n;
@@ -429,8 +417,7 @@ on_readable(struct load *l, struct conn *c)
 }
 
 /* Opens a connection to ai and sends its initialize. Returns 0, or -1 (reported). */
-static int
-conn_open(struct load *l, struct conn *c, const struct addrinfo *ai, int ep)
+static int conn_open(struct load *l, struct conn *c, const struct addrinfo *ai, int ep)
 {
 	int one = 1;
 	struct epoll_event ev;
@@ -459,8 +446,7 @@ conn_open(struct load *l, struct conn *c, const struct addrinfo *ai, int ep)
 }
 
 /* Orders two uint64_t for qsort. */
-static int
-cmp_u64(const void *a, const void *b)
+static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
@@ -468,8 +454,7 @@ cmp_u64(const void *a, const void *b)
 }
 
 /* Returns the nearest-rank percentile p (0..100) of the n sorted values. */
-static uint64_t
-percentile(const uint64_t *sorted, long n, double p)
+static uint64_t percentile(const uint64_t *sorted, long n, double p)
 {
 	long rank = (long)((p / 100.0) * (double)n + 0.999999999);
 
@@ -482,8 +467,7 @@ percentile(const uint64_t *sorted, long n, double p)
 
 /* Splits URL into l's host and path and resolves it into *res (owned by the caller).
  * Returns 0, or -1 (reported). */
-static int
-parse_url(struct load *l, const char *url, char *hostbuf, size_t hostcap, struct addrinfo **res)
+static int parse_url(struct load *l, const char *url, char *hostbuf, size_t hostcap, struct addrinfo **res)
 {
 	const char *h, *slash, *colon;
 	struct addrinfo hints;
@@ -525,8 +509,7 @@ bad:
 }
 
 /* Parses a count in 1..max. Returns 0 with *v, or -1. */
-static int
-parse_count(const char *s, long max, long *v)
+static int parse_count(const char *s, long max, long *v)
 {
 	char *end;
 
@@ -535,8 +518,7 @@ parse_count(const char *s, long max, long *v)
 	return errno != 0 || end == s || *end != '\0' || *v < 1 || *v > max ? -1 : 0;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	int status = 2, ep = -1, flood, argi = 1, k, nev;
 	long nconns = 1, i;
@@ -611,8 +593,7 @@ main(int argc, char **argv)
 	status = 0;
 	goto out;
 usage:
-	fprintf(stderr, "usage: %s [--call] ping N URL\n       %s [--call] flood N CONNS URL\n", PROG,
-		PROG);
+	fprintf(stderr, "usage: %s [--call] ping N URL\n       %s [--call] flood N CONNS URL\n", PROG, PROG);
 out:
 	for (i = 0; conns != NULL && i < nconns; i++) {
 		if (conns[i].fd >= 0)

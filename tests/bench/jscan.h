@@ -10,16 +10,15 @@
 
 /* The members of a message's top-level object that the bench peers look at. */
 struct top {
-	const char *id;	    /* first byte of the id value, or NULL */
-	size_t id_len;	    /* its length */
+	const char *id;     /* first byte of the id value, or NULL */
+	size_t id_len;      /* its length */
 	const char *method; /* first byte of the method value (its '"'), or NULL */
 	size_t method_len;  /* its length, quotes included */
-	int has_result;	    /* a "result" member is present */
+	int has_result;     /* a "result" member is present */
 };
 
 /* Returns the first byte at or after p that is not JSON whitespace (or end). */
-static const char *
-skip_ws(const char *p, const char *end)
+static const char *skip_ws(const char *p, const char *end)
 {
 	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
 		p++;
@@ -28,8 +27,7 @@ skip_ws(const char *p, const char *end)
 
 /* p is at a '"': returns the byte after the closing quote, or NULL when the string
  * does not end before end. */
-static const char *
-skip_string(const char *p, const char *end)
+static const char *skip_string(const char *p, const char *end)
 {
 	const char *q = p + 1, *r = NULL, *b;
 
@@ -51,8 +49,7 @@ skip_string(const char *p, const char *end)
 
 /* Returns the byte after the JSON value starting at p, or NULL when it is cut short.
  * Nested values are skipped by bracket depth; scalars end at a delimiter. */
-static const char *
-skip_value(const char *p, const char *end)
+static const char *skip_value(const char *p, const char *end)
 {
 	const char *r = NULL;
 	long depth = 0;
@@ -82,8 +79,8 @@ skip_value(const char *p, const char *end)
 		goto out;
 	}
 	r = p;
-	while (r < end && *r != ',' && *r != '}' && *r != ']' && *r != ' ' && *r != '\t' &&
-	       *r != '\r' && *r != '\n')
+	while (r < end && *r != ',' && *r != '}' && *r != ']' && *r != ' ' && *r != '\t' && *r != '\r' &&
+	       *r != '\n')
 		r++;
 	if (r == p)
 		r = NULL;
@@ -93,8 +90,7 @@ out:
 
 /* Walks the top-level object in line[0..len) and fills *t. Returns 0, or -1 when the
  * line is not a JSON object. */
-static int
-scan_top(const char *line, size_t len, struct top *t)
+static int scan_top(const char *line, size_t len, struct top *t)
 {
 	int rc = -1;
 	const char *p = line, *end = line + len, *key, *v;

@@ -38,34 +38,33 @@
 #include "tests/peers/spawn.h"
 
 #define PROG "load-client"
-#define READ_SIZE ((size_t)256 << 10) /* input buffer to start with, and read size */
-#define MAX_LINE ((size_t)64 << 20)   /* longest answer line accepted */
+#define READ_SIZE ((size_t)256 << 10)  /* input buffer to start with, and read size */
+#define MAX_LINE ((size_t)64 << 20)    /* longest answer line accepted */
 #define WRITE_CHUNK ((size_t)64 << 10) /* the flood writer's batch */
-#define IDLE_SECS 30		       /* give up after this long without progress */
+#define IDLE_SECS 30                   /* give up after this long without progress */
 #define MAX_N 100000000L
 
 #include "tests/bench/clock.h"
 
 /* Buffered reader of lines from the child's stdout. */
 struct reader {
-	int fd;		/* borrowed */
-	char *buf;	/* owned; unread bytes are buf[start..end) */
-	size_t cap;	/* size of buf */
-	size_t start;	/* first unread byte */
-	size_t end;	/* one past the last byte read */
+	int fd;         /* borrowed */
+	char *buf;      /* owned; unread bytes are buf[start..end) */
+	size_t cap;     /* size of buf */
+	size_t start;   /* first unread byte */
+	size_t end;     /* one past the last byte read */
 	size_t scanned; /* bytes after start known to hold no '\n' */
 };
 
 /* What the flood writer thread needs. */
 struct flood_writer {
-	int fd;	   /* borrowed write end of the child's stdin */
-	long n;	   /* requests to send, ids 1..n */
+	int fd;    /* borrowed write end of the child's stdin */
+	long n;    /* requests to send, ids 1..n */
 	int error; /* errno of a failed write, or 0 */
 };
 
 /* Writes all of buf to fd. Returns 0, or -1 with errno set. */
-static int
-write_all(int fd, const char *buf, size_t len)
+static int write_all(int fd, const char *buf, size_t len)
 {
 	int rc = 0;
 	ssize_t n;
@@ -85,8 +84,7 @@ write_all(int fd, const char *buf, size_t len)
 }
 
 /* Writes v in decimal at p; returns the number of bytes written (at most 20). */
-static size_t
-put_u64(char *p, uint64_t v)
+static size_t put_u64(char *p, uint64_t v)
 {
 	char tmp[20];
 	size_t n = 0, i;
@@ -101,8 +99,7 @@ put_u64(char *p, uint64_t v)
 }
 
 /* Writes the ping request with id k at p; returns its length (at most 60). */
-static size_t
-put_ping(char *p, uint64_t k)
+static size_t put_ping(char *p, uint64_t k)
 {
 	static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
 	static const char tail[] = ",\"method\":\"ping\"}\n";
@@ -117,8 +114,7 @@ put_ping(char *p, uint64_t k)
 }
 
 /* Parses an id token that is a plain non-negative decimal. Returns 0 with *v, or -1. */
-static int
-parse_id(const char *p, size_t len, uint64_t *v)
+static int parse_id(const char *p, size_t len, uint64_t *v)
 {
 	int rc = -1;
 	size_t i;
@@ -138,8 +134,7 @@ out:
 }
 
 /* Prepares r to read fd (borrowed). Returns 0, or -1 when out of memory. */
-static int
-reader_init(struct reader *r, int fd)
+static int reader_init(struct reader *r, int fd)
 {
 	int rc = -1;
 
@@ -155,8 +150,7 @@ reader_init(struct reader *r, int fd)
 /* Returns the next line of r in *line (borrowed, valid until the next call) and its
  * length in *len, without the newline. Returns 1, 0 at EOF (a partial last line is
  * dropped), or -1 on an error (reported). */
-static int
-reader_next(struct reader *r, const char **line, size_t *len)
+static int reader_next(struct reader *r, const char **line, size_t *len)
 {
 	int rc = -1;
 	char *nl, *nbuf;
@@ -191,8 +185,7 @@ reader_next(struct reader *r, const char **line, size_t *len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			fprintf(stderr, "%s: cannot read from the server: %s\n", PROG,
-				strerror(errno));
+			fprintf(stderr, "%s: cannot read from the server: %s\n", PROG, strerror(errno));
 			break;
 		}
 		if (n == 0) {
@@ -207,8 +200,7 @@ reader_next(struct reader *r, const char **line, size_t *len)
 /* Reads until the answer to a request arrives; messages with a method are skipped.
  * Returns 0 with its id in *id (0 for a non-numeric id), or -1 after reporting EOF,
  * an error or an error answer. */
-static int
-read_answer(struct reader *r, uint64_t *id)
+static int read_answer(struct reader *r, uint64_t *id)
 {
 	int rc = -1, st;
 	const char *line;
@@ -223,8 +215,7 @@ read_answer(struct reader *r, uint64_t *id)
 			break;
 		}
 		if (scan_top(line, len, &t) != 0) {
-			fprintf(stderr, "%s: the server sent a line that is not a JSON object\n",
-				PROG);
+			fprintf(stderr, "%s: the server sent a line that is not a JSON object\n", PROG);
 			break;
 		}
 		if (t.method != NULL)
@@ -243,15 +234,13 @@ read_answer(struct reader *r, uint64_t *id)
 
 /* Sends initialize (id 0) and notifications/initialized once it is answered. Returns
  * 0 or -1 (reported). */
-static int
-handshake(int to_child, struct reader *r)
+static int handshake(int to_child, struct reader *r)
 {
 	static const char init[] =
 		"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
 		"{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
 		"\"clientInfo\":{\"name\":\"mcptap-load-client\",\"version\":\"1.0.0\"}}}\n";
-	static const char initialized[] =
-		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
+	static const char initialized[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
 	int rc = -1;
 	uint64_t id = 1;
 
@@ -275,8 +264,7 @@ out:
 }
 
 /* Orders two uint64_t for qsort. */
-static int
-cmp_u64(const void *a, const void *b)
+static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
@@ -284,8 +272,7 @@ cmp_u64(const void *a, const void *b)
 }
 
 /* Returns the nearest-rank percentile p (0..100) of the n sorted values. */
-static uint64_t
-percentile(const uint64_t *sorted, long n, double p)
+static uint64_t percentile(const uint64_t *sorted, long n, double p)
 {
 	long rank = (long)((p / 100.0) * (double)n + 0.999999999);
 
@@ -297,8 +284,7 @@ percentile(const uint64_t *sorted, long n, double p)
 }
 
 /* Mode ping: n sequential round trips. Returns 0 or -1 (reported). */
-static int
-run_ping(int to_child, struct reader *r, long n)
+static int run_ping(int to_child, struct reader *r, long n)
 {
 	int rc = -1;
 	uint64_t *rtt, t0, id, sum = 0;
@@ -317,8 +303,7 @@ run_ping(int to_child, struct reader *r, long n)
 		len = put_ping(line, (uint64_t)k);
 		t0 = now_ns();
 		if (write_all(to_child, line, len) != 0) {
-			fprintf(stderr, "%s: cannot write to the server: %s\n", PROG,
-				strerror(errno));
+			fprintf(stderr, "%s: cannot write to the server: %s\n", PROG, strerror(errno));
 			goto out;
 		}
 		if (read_answer(r, &id) != 0)
@@ -342,8 +327,7 @@ out:
 }
 
 /* The flood writer thread: sends pings 1..n in WRITE_CHUNK batches. */
-static void *
-flood_write(void *arg)
+static void *flood_write(void *arg)
 {
 	struct flood_writer *w = arg;
 	char *buf;
@@ -371,8 +355,7 @@ out:
 }
 
 /* Mode flood: n pipelined pings. Returns 0 or -1 (reported). */
-static int
-run_flood(int to_child, struct reader *r, long n)
+static int run_flood(int to_child, struct reader *r, long n)
 {
 	int rc = -1, started = 0, err;
 	unsigned char *seen;
@@ -429,8 +412,7 @@ out:
 
 /* Closes the child's stdin, drains its output and reaps it. Returns 0 when it exited
  * 0, else -1 (reported). */
-static int
-finish_child(pid_t pid, int to_child, struct reader *r)
+static int finish_child(pid_t pid, int to_child, struct reader *r)
 {
 	int rc = -1, status, st;
 	const char *line;
@@ -449,18 +431,15 @@ finish_child(pid_t pid, int to_child, struct reader *r)
 	if (w < 0)
 		fprintf(stderr, "%s: cannot wait for the server: %s\n", PROG, strerror(errno));
 	else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-		fprintf(stderr, "%s: the server exited with status %d\n", PROG,
-			WEXITSTATUS(status));
+		fprintf(stderr, "%s: the server exited with status %d\n", PROG, WEXITSTATUS(status));
 	else if (WIFSIGNALED(status))
-		fprintf(stderr, "%s: the server was killed by signal %d\n", PROG,
-			WTERMSIG(status));
+		fprintf(stderr, "%s: the server was killed by signal %d\n", PROG, WTERMSIG(status));
 	else
 		rc = 0;
 	return rc;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	int status = 2, flood, to_child = -1, from_child = -1;
 	long n;

@@ -40,10 +40,10 @@
 
 struct sess {
 	int active;
-	uint32_t caddr;       /* the client's address (10.x.y.z) */
+	uint32_t caddr; /* the client's address (10.x.y.z) */
 	uint16_t cport;
 	uint32_t cseq, sseq;
-	int step;             /* 0 handshake, 1 initialize, 2 initialized, 3.. calls, then DELETE, FIN */
+	int step; /* 0 handshake, 1 initialize, 2 initialized, 3.. calls, then DELETE, FIN */
 	int calls;
 	char sid[40];
 };
@@ -124,21 +124,22 @@ static int step(struct sess *s)
 		frame(s, 1, PK_ACK, NULL, 0);
 		return 1;
 	case 1:
-		post(s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+		post(s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+			"\"protocolVersion\":"
 			"\"2025-11-25\",\"capabilities\":{\"sampling\":{},\"elicitation\":{}},\"clientInfo\":"
 			"{\"name\":\"bench-client\",\"version\":\"1.0.0\"}}}");
 		snprintf(s->sid, sizeof(s->sid), "%08x-%04x-bench", s->caddr, s->cport);
-		json_answer(s, "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\","
-			       "\"capabilities\":{\"tools\":{\"listChanged\":true},\"logging\":{}},"
-			       "\"serverInfo\":{\"name\":\"bench-server\",\"version\":\"2.0.0\"}}}",
+		json_answer(s,
+			    "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\","
+			    "\"capabilities\":{\"tools\":{\"listChanged\":true},\"logging\":{}},"
+			    "\"serverInfo\":{\"name\":\"bench-server\",\"version\":\"2.0.0\"}}}",
 			    1);
 		return 1;
 	case 2:
 		post(s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
 		send_all(s, 0, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n", 44);
 		return 1;
-	default:
-		break;
+	default: break;
 	}
 	if (s->calls < 0) {
 		frame(s, 1, PK_FIN | PK_ACK, NULL, 0);
@@ -147,8 +148,8 @@ static int step(struct sess *s)
 	}
 	int id = s->step;
 	if (s->calls == 0) {
-		snprintf(req, sizeof(req), "DELETE /mcp HTTP/1.1\r\nHost: 10.0.0.1:3001\r\nMcp-Session-Id: %s\r\n\r\n",
-			 s->sid);
+		snprintf(req, sizeof(req),
+			 "DELETE /mcp HTTP/1.1\r\nHost: 10.0.0.1:3001\r\nMcp-Session-Id: %s\r\n\r\n", s->sid);
 		send_all(s, 1, req, strlen(req));
 		send_all(s, 0, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 38);
 		s->calls = -1;
@@ -161,10 +162,11 @@ static int step(struct sess *s)
 		 id, 200 + id % 200, pad, id);
 	post(s, body);
 	if (id % 2) {
-		snprintf(body, sizeof(body),
-			 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{\"content\":[{\"type\":\"text\",\"text\":"
-			 "\"%.*s\"}],\"isError\":false}}",
-			 id, 600 + id % 700, pad);
+		snprintf(
+			body, sizeof(body),
+			"{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{\"content\":[{\"type\":\"text\",\"text\":"
+			"\"%.*s\"}],\"isError\":false}}",
+			id, 600 + id % 700, pad);
 		json_answer(s, body, 0);
 		return 1;
 	}
@@ -176,16 +178,18 @@ static int step(struct sess *s)
 	for (int k = 1; k <= 4; k++) {
 		int m;
 		if (k < 4)
-			m = snprintf(ev, sizeof(ev),
-				     "id: %d-%d\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":"
-				     "\"notifications/progress\",\"params\":{\"progressToken\":%d,\"progress\":%d,"
-				     "\"total\":3,\"message\":\"%.*s\"}}\n\n",
-				     id, k, id, k, 40 + k * 10, pad);
+			m = snprintf(
+				ev, sizeof(ev),
+				"id: %d-%d\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":"
+				"\"notifications/progress\",\"params\":{\"progressToken\":%d,\"progress\":%d,"
+				"\"total\":3,\"message\":\"%.*s\"}}\n\n",
+				id, k, id, k, 40 + k * 10, pad);
 		else
-			m = snprintf(ev, sizeof(ev),
-				     "id: %d-4\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":"
-				     "{\"content\":[{\"type\":\"text\",\"text\":\"%.*s\"}]}}\n\n",
-				     id, id, 500 + id % 900, pad);
+			m = snprintf(
+				ev, sizeof(ev),
+				"id: %d-4\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":"
+				"{\"content\":[{\"type\":\"text\",\"text\":\"%.*s\"}]}}\n\n",
+				id, id, 500 + id % 900, pad);
 		n = snprintf(resp, sizeof(resp), "%x\r\n%s\r\n", m, ev);
 		send_all(s, 0, resp, (size_t)n);
 		messages++;
@@ -215,27 +219,32 @@ static void open_conn(uint32_t n)
 		 n % 64, 100, pad, n);
 	post(&s, body);
 	if (n % 2) {
-		k = snprintf(ev, sizeof(ev),
-			     "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
-			     "\"params\":{\"progressToken\":%u,\"progress\":1,\"message\":\"%.*s\"}}\n\n"
-			     "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",",
-			     n, 100, pad);
-		k = snprintf(resp, sizeof(resp),
-			     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-			     "Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n", k, ev);
+		k = snprintf(
+			ev, sizeof(ev),
+			"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+			"\"params\":{\"progressToken\":%u,\"progress\":1,\"message\":\"%.*s\"}}\n\n"
+			"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",",
+			n, 100, pad);
+		k = snprintf(
+			resp, sizeof(resp),
+			"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+			"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n",
+			k, ev);
 		send_all(&s, 0, resp, (size_t)k);
 		messages++;
 		return;
 	}
-	k = snprintf(resp, sizeof(resp),
-		     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 600\r\n\r\n"
-		     "{\"jsonrpc\":\"2.0\",\"id\":%u,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"%.*s",
-		     n % 64, 250, pad);
+	k = snprintf(
+		resp, sizeof(resp),
+		"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 600\r\n\r\n"
+		"{\"jsonrpc\":\"2.0\",\"id\":%u,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"%.*s",
+		n % 64, 250, pad);
 	send_all(&s, 0, resp, (size_t)k);
-	k = snprintf(req, sizeof(req),
-		     "POST /mcp HTTP/1.1\r\nHost: 10.0.0.1:3001\r\nContent-Type: application/json\r\n"
-		     "Mcp-Session-Id: %s\r\nContent-Length: 500\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":\"x\",%.*s",
-		     s.sid, 200, pad);
+	k = snprintf(
+		req, sizeof(req),
+		"POST /mcp HTTP/1.1\r\nHost: 10.0.0.1:3001\r\nContent-Type: application/json\r\n"
+		"Mcp-Session-Id: %s\r\nContent-Length: 500\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":\"x\",%.*s",
+		s.sid, 200, pad);
 	send_all(&s, 1, req, (size_t)k);
 }
 
@@ -279,8 +288,8 @@ int main(int argc, char **argv)
 			open_conn(n);
 		pcap_dump_close(dumper);
 		pcap_close(dead);
-		printf("connections=%lu messages=%llu bytes=%llu\n", open_n,
-		       (unsigned long long)messages, (unsigned long long)bytes_out);
+		printf("connections=%lu messages=%llu bytes=%llu\n", open_n, (unsigned long long)messages,
+		       (unsigned long long)bytes_out);
 		return 0;
 	}
 	ss = calloc((size_t)conc, sizeof(*ss));

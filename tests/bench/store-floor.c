@@ -68,9 +68,10 @@ static int from_file(const char *src, const char *dst, int all)
 	mt_import_opts_default(&io);
 	batch = io.wopts.batch_rows;
 	if (sqlite3_open_v2(src, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT session, seq, t_ns, wall, dir, channel, exchange, sse_id,"
-				   " sse_event, raw FROM message ORDER BY session, seq", -1, &q,
-			       NULL) != SQLITE_OK) {
+	    sqlite3_prepare_v2(db,
+			       "SELECT session, seq, t_ns, wall, dir, channel, exchange, sse_id,"
+			       " sse_event, raw FROM message ORDER BY session, seq",
+			       -1, &q, NULL) != SQLITE_OK) {
 		fprintf(stderr, "store-floor: cannot read '%s': %s\n", src, sqlite3_errmsg(db));
 		return 1;
 	}
@@ -98,9 +99,10 @@ static int from_file(const char *src, const char *dst, int all)
 			nsess = r->session;
 	}
 	sqlite3_finalize(q);
-	if (all && sqlite3_prepare_v2(db, "SELECT session, seq, conn, t_ns, wall, method, target,"
-					  " req_headers, last_event_id, status, resp_headers, resp_type,"
-					  " first_byte_ns, outcome, error, end_ns FROM http_exchange",
+	if (all && sqlite3_prepare_v2(db,
+				      "SELECT session, seq, conn, t_ns, wall, method, target,"
+				      " req_headers, last_event_id, status, resp_headers, resp_type,"
+				      " first_byte_ns, outcome, error, end_ns FROM http_exchange",
 				      -1, &q, NULL) == SQLITE_OK) {
 		while (sqlite3_step(q) == SQLITE_ROW) {
 			if (n == cap) {
@@ -151,9 +153,10 @@ static int from_file(const char *src, const char *dst, int all)
 			if (store_exchange_begin(st, r->x, &err))
 				goto fail;
 		} else {
-			struct store_msg m = {ids[r->session], r->seq, r->t_ns, r->wall, r->dir,
-					      r->channel, &r->cls, r->raw, r->size, 0, 0, 0,
-					      r->exchange, r->sse_id, r->sse_event, 0};
+			struct store_msg m = {
+				ids[r->session], r->seq,    r->t_ns,      r->wall, r->dir, r->channel,
+				&r->cls,         r->raw,    r->size,      0,       0,      0,
+				r->exchange,     r->sse_id, r->sse_event, 0};
 			if (store_add_message(st, &m, &err))
 				goto fail;
 		}
@@ -218,8 +221,7 @@ int main(int argc, char **argv)
 	unlink(argv[2]);
 	writer_opts_default(&wo);
 	sn.started_wall = mt_wall_us();
-	if (store_open(argv[2], STORE_WRITE, &st, &err) ||
-	    store_session_create(st, &sn, &session, &err)) {
+	if (store_open(argv[2], STORE_WRITE, &st, &err) || store_session_create(st, &sn, &session, &err)) {
 		fprintf(stderr, "store-floor: %s\n", err.msg);
 		goto out;
 	}
@@ -228,11 +230,22 @@ int main(int argc, char **argv)
 	mt_classify(resp, sizeof(resp) - 1, &cresp);
 	t0 = mt_mono_ns();
 	for (int64_t i = 0; i < n; i++) {
-		struct store_msg m = {session, i + 1, mt_mono_ns() - t0, mt_wall_us(),
-				      i % 2 ? "s2c" : "c2s", "stdio", i % 2 ? &cresp : &creq,
-				      i % 2 ? resp : req, i % 2 ? sizeof(resp) - 1 : sizeof(req) - 1, 0,
-				      i % 2 ? i : 0 /* a response answers the request before it */, 0,
-				      0, NULL, NULL, 0};
+		struct store_msg m = {session,
+				      i + 1,
+				      mt_mono_ns() - t0,
+				      mt_wall_us(),
+				      i % 2 ? "s2c" : "c2s",
+				      "stdio",
+				      i % 2 ? &cresp : &creq,
+				      i % 2 ? resp : req,
+				      i % 2 ? sizeof(resp) - 1 : sizeof(req) - 1,
+				      0,
+				      i % 2 ? i : 0 /* a response answers the request before it */,
+				      0,
+				      0,
+				      NULL,
+				      NULL,
+				      0};
 		if (i % (int64_t)wo.batch_rows == 0 && store_begin(st, &err))
 			goto fail;
 		if (store_add_message(st, &m, &err))

@@ -39,8 +39,8 @@ static void *on_open(void *ctx, const struct tf_conn *c)
 	return r;
 }
 
-static void on_data(void *st, const struct tf_conn *c, enum tf_dir d, const uint8_t *p, size_t n,
-		    int64_t us, uint64_t ack)
+static void on_data(void *st, const struct tf_conn *c, enum tf_dir d, const uint8_t *p, size_t n, int64_t us,
+		    uint64_t ack)
 {
 	(void)ack;
 	struct run *r = st;

@@ -28,8 +28,8 @@ static size_t cur_size;
 
 static void die(const char *what, const struct mt_class *c)
 {
-	fprintf(stderr, "fuzz-classify: %s\n  kind %s, idtype %d, error %s\n  input (%zu bytes): ",
-		what, mt_kind_name(c->kind), (int)c->idtype, c->error ? c->error : "-", cur_size);
+	fprintf(stderr, "fuzz-classify: %s\n  kind %s, idtype %d, error %s\n  input (%zu bytes): ", what,
+		mt_kind_name(c->kind), (int)c->idtype, c->error ? c->error : "-", cur_size);
 	for (size_t i = 0; i < cur_size && i < 400; i++)
 		fprintf(stderr, (cur[i] >= 0x20 && cur[i] < 0x7f) ? "%c" : "\\x%02x", cur[i]);
 	fputc('\n', stderr);
@@ -132,8 +132,7 @@ static void check_fields(json_t *root, const struct mt_class *c)
 		die("id type differs from Jansson's", c);
 	if (json_is_string(id) && !same_string(c->id, id))
 		die("id string differs from Jansson's", c);
-	if (json_is_integer(id) &&
-	    (!mt_json_int64(c->id, &v) || v != (int64_t)json_integer_value(id)))
+	if (json_is_integer(id) && (!mt_json_int64(c->id, &v) || v != (int64_t)json_integer_value(id)))
 		die("id integer differs from Jansson's", c);
 	if (c->kind == MT_REQUEST || c->kind == MT_NOTIFICATION) {
 		if (!same_string(c->method, json_object_get(root, "method")))
@@ -216,11 +215,10 @@ static int same_class(const struct mt_class *a, const struct mt_class *b)
 {
 	return a->kind == b->kind && a->idtype == b->idtype && same_span(a->id, b->id) &&
 	       same_span(a->method, b->method) && a->has_error_code == b->has_error_code &&
-	       (!a->has_error_code || a->error_code == b->error_code) &&
-	       a->token_type == b->token_type && same_span(a->progress_token, b->progress_token) &&
-	       a->has_meta == b->has_meta && a->meta_anywhere == b->meta_anywhere &&
-	       same_span(a->params, b->params) && same_span(a->result, b->result) &&
-	       a->batch_size == b->batch_size;
+	       (!a->has_error_code || a->error_code == b->error_code) && a->token_type == b->token_type &&
+	       same_span(a->progress_token, b->progress_token) && a->has_meta == b->has_meta &&
+	       a->meta_anywhere == b->meta_anywhere && same_span(a->params, b->params) &&
+	       same_span(a->result, b->result) && a->batch_size == b->batch_size;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -274,8 +272,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (code == json_error_numeric_overflow || code == json_error_stack_overflow ||
 		    code == json_error_null_byte_in_key)
 			return 0;
-		fprintf(stderr, "jansson: %s (line %d, column %d, position %d)\n", jerr.text,
-			jerr.line, jerr.column, jerr.position);
+		fprintf(stderr, "jansson: %s (line %d, column %d, position %d)\n", jerr.text, jerr.line,
+			jerr.column, jerr.position);
 		die("mt_classify says JSON, Jansson refuses it", &c);
 	}
 	enum mt_kind want = expected_kind(root, &either_error);

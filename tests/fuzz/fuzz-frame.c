@@ -18,17 +18,16 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 struct check {
-	const char *in;   /* the stream */
+	const char *in; /* the stream */
 	size_t n;
-	size_t off;       /* bytes accounted for so far */
+	size_t off; /* bytes accounted for so far */
 	size_t max;
-	int closed;       /* a frame flagged incomplete was seen */
+	int closed; /* a frame flagged incomplete was seen */
 };
 
 static void fail(const char *what, const struct check *k)
 {
-	fprintf(stderr, "fuzz-frame: %s (max %zu, offset %zu of %zu)\n", what, k->max, k->off,
-		k->n);
+	fprintf(stderr, "fuzz-frame: %s (max %zu, offset %zu of %zu)\n", what, k->max, k->off, k->n);
 	abort();
 }
 

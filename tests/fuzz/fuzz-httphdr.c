@@ -98,8 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!cl++ && d.content_length != h[i].value)
 				fail("the first Content-Length not reported");
 		}
-		if (keep[i] && (!strcasecmp(h[i].name, "Host") ||
-				!strcasecmp(h[i].name, "Accept-Encoding")))
+		if (keep[i] && (!strcasecmp(h[i].name, "Host") || !strcasecmp(h[i].name, "Accept-Encoding")))
 			fail("a request's Host or Accept-Encoding kept");
 	}
 	if (count != kept || kept + d.count != n || cl != d.content_lengths)

@@ -23,8 +23,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define TARGETS 6
 
 static const char *const targets[TARGETS] = {
-	"/mcp", "/sse", "/messages?sessionId=a", "/messages?sessionId=b",
-	"http://up:1/messages?sessionId=c", "/messages?sessionId=c",
+	"/mcp",
+	"/sse",
+	"/messages?sessionId=a",
+	"/messages?sessionId=b",
+	"http://up:1/messages?sessionId=c",
+	"/messages?sessionId=c",
 };
 static const char *const methods[4] = {"POST", "GET", "DELETE", "OPTIONS"};
 
@@ -38,8 +42,8 @@ static void fail(const char *what, int64_t got, int64_t want)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct hs_tracker t;
-	int64_t by_id[IDS] = {0};          /* the model: which session holds each id */
-	int64_t by_target[TARGETS] = {0};  /* and each endpoint target (by its path) */
+	int64_t by_id[IDS] = {0};         /* the model: which session holds each id */
+	int64_t by_target[TARGETS] = {0}; /* and each endpoint target (by its path) */
 	int64_t sessions = 0;
 	char ids[IDS][8];
 	size_t i = 0;
@@ -107,9 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (sessions)
 				hs_idless(&t, 1 + a % sessions);
 			break;
-		case 4:
-			hs_conn_closed(&t, a % 5);
-			break;
+		case 4: hs_conn_closed(&t, a % 5); break;
 		case 5:
 			if (sessions)
 				hs_end(&t, 1 + a % sessions);

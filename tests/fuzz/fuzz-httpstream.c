@@ -48,29 +48,29 @@ enum xstate { X_NONE, X_SAID, X_HEAD, X_ENDED };
 
 struct run {
 	int live;
-	int refuse_at;          /* the head refused (1, 2, ...; 0 none) */
+	int refuse_at; /* the head refused (1, 2, ...; 0 none) */
 	size_t max_body;
 	struct hx_conn_id c;
-	struct hx_end a;        /* the real client (the reassembler's first guess) */
+	struct hx_end a;         /* the real client (the reassembler's first guess) */
 	struct mt_buf stream[2]; /* each real side's bytes ([1]: the client's); gaps as NULs */
 	void *state;
 	int opened, closed, swapped;
-	int heads;              /* request_head calls */
-	int accepted;           /* ... that returned 0 */
-	int error_heads;        /* request_error calls with a head */
-	int head_pending;       /* a head accepted, its request not said yet */
-	uint64_t head_start;    /* ... where it began */
+	int heads;           /* request_head calls */
+	int accepted;        /* ... that returned 0 */
+	int error_heads;     /* request_error calls with a head */
+	int head_pending;    /* a head accepted, its request not said yet */
+	uint64_t head_start; /* ... where it began */
 	char head_method[32];
 	int head_chunked;
 	uint64_t head_cl;
-	size_t head_len;        /* its bytes, when the tap would forward it (0: it would not) */
-	int client_done;        /* refused, or request_error: the client's stream is over */
-	int errors;             /* request_error calls */
-	int said;               /* requests said */
+	size_t head_len; /* its bytes, when the tap would forward it (0: it would not) */
+	int client_done; /* refused, or request_error: the client's stream is over */
+	int errors;      /* request_error calls */
+	int said;        /* requests said */
 	uint64_t prev_start, prev_end;
-	uint8_t *x;             /* each exchange's enum xstate (owned) */
+	uint8_t *x; /* each exchange's enum xstate (owned) */
 	size_t nx, capx;
-	int dead[2];            /* hx_reading said a direction is no longer read */
+	int dead[2]; /* hx_reading said a direction is no longer read */
 	struct mt_mem mem;
 };
 
@@ -199,7 +199,7 @@ static int tchar(uint8_t c)
 
 static int hexval(uint8_t c)
 {
-	return c >= '0' && c <= '9' ? c - '0'
+	return c >= '0' && c <= '9'   ? c - '0'
 	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
 	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
 				      : -1;
@@ -252,8 +252,8 @@ static int strict_chunked(const uint8_t *p, size_t n, size_t *used, struct mt_bu
 			size = size << 4 | (uint64_t)hexval(p[at + digits]);
 			digits++;
 		}
-		if (!digits || (digits < ln && p[at + digits] != ';' && p[at + digits] != ' ' &&
-				p[at + digits] != '\t'))
+		if (!digits ||
+		    (digits < ln && p[at + digits] != ';' && p[at + digits] != ' ' && p[at + digits] != '\t'))
 			return 0;
 		if (!size)
 			break;
@@ -286,9 +286,9 @@ static int s_request_head(void *ctx, void *conn, const struct hx_head *hd, int64
 	struct run *r = ctx;
 
 	(void)us;
-	trace("  request_head %s %s HTTP/%d.%d at %llu, %zu fields, chunked %d, length %lld",
-	      hd->method, hd->target, hd->major, hd->minor, (unsigned long long)hd->start, hd->nh,
-	      hd->chunked, (long long)hd->content_length);
+	trace("  request_head %s %s HTTP/%d.%d at %llu, %zu fields, chunked %d, length %lld", hd->method,
+	      hd->target, hd->major, hd->minor, (unsigned long long)hd->start, hd->nh, hd->chunked,
+	      (long long)hd->content_length);
 	alive(r, conn);
 	if (!r->live)
 		fail("request_head without one in the sink");
@@ -327,8 +327,7 @@ static int s_request_head(void *ctx, void *conn, const struct hx_head *hd, int64
 	return 0;
 }
 
-static void s_request_error(void *ctx, void *conn, const struct hx_head *hd, const char *why,
-			    int64_t us)
+static void s_request_error(void *ctx, void *conn, const struct hx_head *hd, const char *why, int64_t us)
 {
 	struct run *r = ctx;
 
@@ -366,8 +365,7 @@ static int begins_with_method(const struct mt_buf *s, uint64_t at, const char *m
  * it the same, its end and its body (tap/http/httptap.c forwards it by its
  * offsets).
  */
-static void check_forwarded(const struct run *r, const struct hx_request *q,
-			    const struct mt_buf *s)
+static void check_forwarded(const struct run *r, const struct hx_request *q, const struct mt_buf *s)
 {
 	uint64_t want = q->start + r->head_len;
 	struct mt_buf sb = MT_BUF_INIT;
@@ -377,8 +375,7 @@ static void check_forwarded(const struct run *r, const struct hx_request *q,
 	    mt_chunked_problem((const unsigned char *)s->data + want, (size_t)(q->end - want)))
 		return; /* (the tap refuses it: sk_request reads its framing strictly) */
 	if (r->head_chunked) {
-		if (strict_chunked((const uint8_t *)s->data + want, s->len - (size_t)want, &used,
-				   &sb) != 1)
+		if (strict_chunked((const uint8_t *)s->data + want, s->len - (size_t)want, &used, &sb) != 1)
 			fail("live: a chunked body forwarded that a strict reader refuses");
 		want += used;
 		if (sb.len != q->body_len + q->body_cut ||
@@ -460,8 +457,7 @@ static void *s_request(void *ctx, void *conn, const struct hx_request *q, int64_
 	return (void *)(uintptr_t)r->nx;
 }
 
-static void s_response_head(void *ctx, void *x, int status, const struct mt_hdr *h, size_t nh,
-			    int64_t us)
+static void s_response_head(void *ctx, void *x, int status, const struct mt_hdr *h, size_t nh, int64_t us)
 {
 	struct run *r = ctx;
 	size_t i = exchange(r, x);
@@ -533,8 +529,8 @@ static void s_end(void *ctx, void *x, const char *outcome, const char *error, in
 	alive(r, r);
 	if (r->x[i] != X_SAID && r->x[i] != X_HEAD)
 		fail("an exchange ended twice");
-	if (!outcome || (strcmp(outcome, "complete") && strcmp(outcome, "closed") &&
-			 strcmp(outcome, "gap") && strcmp(outcome, "stopped")))
+	if (!outcome || (strcmp(outcome, "complete") && strcmp(outcome, "closed") && strcmp(outcome, "gap") &&
+			 strcmp(outcome, "stopped")))
 		fail("an end with an outcome not in the list");
 	if (!strcmp(outcome, "complete") != !error)
 		fail("an end complete with an error, or not complete without one");
@@ -543,8 +539,7 @@ static void s_end(void *ctx, void *x, const char *outcome, const char *error, in
 	r->x[i] = X_ENDED;
 }
 
-static void s_conn_gap(void *ctx, void *conn, enum hx_dir d, uint64_t n, const char *why,
-		       int64_t us)
+static void s_conn_gap(void *ctx, void *conn, enum hx_dir d, uint64_t n, const char *why, int64_t us)
 {
 	struct run *r = ctx;
 
@@ -605,7 +600,7 @@ static void check_reading(struct run *r, int side)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint8_t zeros[4096];
-	static const enum hx_end_how hows[8] = {HX_FIN, HX_RST, HX_IDLE, HX_EVICTED,
+	static const enum hx_end_how hows[8] = {HX_FIN, HX_RST,    HX_IDLE,   HX_EVICTED,
 						HX_EOF, HX_REUSED, HX_MEMORY, HX_FIN};
 	static const size_t bodies[4] = {16u << 20, 0, 5, 100};
 	struct run *r;
@@ -648,8 +643,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r->c.saw_start = r->live || (data[0] & 16);
 	r->c.first_us = us;
 	r->a = r->c.client;
-	trace("%s mode, max_body %zu, refusing head %d, start %sseen", r->live ? "live" : "pcap",
-	      r->max_body, r->refuse_at, r->c.saw_start ? "" : "not ");
+	trace("%s mode, max_body %zu, refusing head %d, start %sseen", r->live ? "live" : "pcap", r->max_body,
+	      r->refuse_at, r->c.saw_start ? "" : "not ");
 	r->state = hx_open(rd, &r->c);
 	if (!r->state)
 		fail("no state for a connection");
@@ -675,8 +670,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (size_t k = 0; k < n; k += sizeof(zeros))
 				mt_buf_append(&r->stream[side], zeros,
 					      n - k < sizeof(zeros) ? n - k : sizeof(zeros));
-			trace("%s gap %zu (%s)", side ? "client" : "server", n,
-			      d == HX_C2S ? "c2s" : "s2c");
+			trace("%s gap %zu (%s)", side ? "client" : "server", n, d == HX_C2S ? "c2s" : "s2c");
 			hx_gap(r->state, &r->c, d, n, us);
 			check_reading(r, side);
 			continue;

@@ -67,8 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mt_capture_free(cap);
 	if (st.hx.http > st.tf.connections)
 		fail("more HTTP connections than connections");
-	if (st.hl.sessions_gaps > st.hl.sessions ||
-	    st.hl.sessions - st.hl.sessions_gaps > st.hl.exchanges)
+	if (st.hl.sessions_gaps > st.hl.sessions || st.hl.sessions - st.hl.sessions_gaps > st.hl.exchanges)
 		fail("a session without an exchange (but for those of a connection's gaps)");
 	if (st.hl.exchanges != st.hx.requests)
 		fail("exchanges stored and requests read differ");

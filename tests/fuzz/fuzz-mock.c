@@ -23,10 +23,13 @@ static char db[64];
 static struct store *st;
 
 static const char *const c2s[] = {
-	"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"sampling\":{}},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}",
+	"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-"
+	"25\",\"capabilities\":{\"sampling\":{}},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}",
 	"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
-	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"long\",\"_meta\":{\"progressToken\":7}}}",
-	"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"model\":\"m\",\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"x\"}}}",
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/"
+	"call\",\"params\":{\"name\":\"long\",\"_meta\":{\"progressToken\":7}}}",
+	"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"model\":\"m\",\"role\":\"assistant\",\"content\":{"
+	"\"type\":\"text\",\"text\":\"x\"}}}",
 	"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}",
 };
 
@@ -40,11 +43,19 @@ struct rec {
 
 static const struct rec recs[] = {
 	{1, NULL, 1, "body"}, /* c2s[0] */
-	{0, "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}", 1, "body"},
+	{0,
+	 "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+	 "\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}",
+	 1, "body"},
 	{1, NULL, 3, "body"}, /* c2s[1] */
 	{1, NULL, 5, "body"}, /* c2s[2] */
-	{0, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":7,\"progress\":1}}", 5, "sse"},
-	{0, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"sampling/createMessage\",\"params\":{\"messages\":[]}}", 9, "sse"},
+	{0,
+	 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+	 "progress\",\"params\":{\"progressToken\":7,\"progress\":1}}",
+	 5, "sse"},
+	{0,
+	 "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"sampling/createMessage\",\"params\":{\"messages\":[]}}",
+	 9, "sse"},
 	{1, NULL, 11, "body"}, /* c2s[3] */
 	{0, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}", 5, "sse"},
 	{1, NULL, 14, "body"}, /* c2s[4]: refused with a 401 */
@@ -83,9 +94,13 @@ static void record(void)
 	put_exchange(w, h, 16, "GET", "/.well-known/oauth-protected-resource", 200, "other");
 	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
 		const char *t = recs[i].c2s ? c2s[k++] : recs[i].text;
-		struct writer_http_msg m = {.sess = h, .seq = (seq += 2) + 100, .s = recs[i].c2s ? WS_C2S : WS_S2C,
-					    .channel = recs[i].channel, .exchange = recs[i].exchange,
-					    .p = t, .n = strlen(t)};
+		struct writer_http_msg m = {.sess = h,
+					    .seq = (seq += 2) + 100,
+					    .s = recs[i].c2s ? WS_C2S : WS_S2C,
+					    .channel = recs[i].channel,
+					    .exchange = recs[i].exchange,
+					    .p = t,
+					    .n = strlen(t)};
 		writer_put_msg(w, &m);
 	}
 	static const int64_t xs[] = {1, 3, 5, 9, 11, 14, 16};
@@ -96,8 +111,12 @@ static void record(void)
 	k = 0;
 	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
 		const char *t = recs[i].c2s ? c2s[k++] : recs[i].text;
-		struct writer_http_msg m = {.sess = h, .seq = (int64_t)i + 1, .s = recs[i].c2s ? WS_C2S : WS_S2C,
-					    .channel = "stdio", .p = t, .n = strlen(t)};
+		struct writer_http_msg m = {.sess = h,
+					    .seq = (int64_t)i + 1,
+					    .s = recs[i].c2s ? WS_C2S : WS_S2C,
+					    .channel = "stdio",
+					    .p = t,
+					    .n = strlen(t)};
 		writer_put_msg(w, &m);
 	}
 	if (writer_finish(w, NULL, NULL))
@@ -123,8 +142,7 @@ static void send_one(void *ctx, const char *p, size_t n, const struct mock_out *
 	(void)ctx;
 	if (!n || memchr(p, '\n', n) || (o->answers && !o->answers_n) || (o->on && !o->on_n))
 		abort();
-	if (o->via != RP_VIA_STDIO && o->via != RP_VIA_BODY && o->via != RP_VIA_POST &&
-	    o->via != RP_VIA_GET)
+	if (o->via != RP_VIA_STDIO && o->via != RP_VIA_BODY && o->via != RP_VIA_POST && o->via != RP_VIA_GET)
 		abort();
 }
 

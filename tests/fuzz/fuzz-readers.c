@@ -40,7 +40,8 @@ static char *schema_sql; /* mcptap's schema without NOT NULL */
 
 static const char *const messages[] = {
 	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
-	"\"2025-06-18\",\"capabilities\":{\"tools\":{}},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}\n",
+	"\"2025-06-18\",\"capabilities\":{\"tools\":{}},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}"
+	"\n",
 	"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":"
 	"{\"tools\":{}},\"serverInfo\":{\"name\":\"\\u001b]0;x\\u0007s\",\"version\":\"1\"}}}\n",
 	"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n",
@@ -63,20 +64,32 @@ static const char *const messages[] = {
 };
 #define NMESSAGES (sizeof(messages) / sizeof(messages[0]))
 
-static const char *const words[] = {"c2s", "s2c", "stderr", "request", "notification",
-				    "response", "error", "batch", "invalid", "notjsonrpc",
-				    "tools/call", "initialize", "notifications/cancelled", "x"};
+static const char *const words[] = {"c2s",
+				    "s2c",
+				    "stderr",
+				    "request",
+				    "notification",
+				    "response",
+				    "error",
+				    "batch",
+				    "invalid",
+				    "notjsonrpc",
+				    "tools/call",
+				    "initialize",
+				    "notifications/cancelled",
+				    "x"};
 
 static const struct {
 	const char *table;
 	const char *cols[18];
 } tables[] = {
-	{"session", {"id", "transport", "started_wall", "ended_wall", "duration_ns", "command", "pid",
-		     "exit_status", "exit_signal", "protocol_version", "client_name", "server_name",
-		     "client_caps", "server_caps", "tap_pid", "tap_id", "msgs_c2s", NULL}},
-	{"message", {"session", "seq", "t_ns", "wall", "dir", "channel", "kind", "id", "idtype",
-		     "method", "error_code", "request_seq", "progress_token", "incomplete", "size",
-		     "raw", NULL}},
+	{"session",
+	 {"id", "transport", "started_wall", "ended_wall", "duration_ns", "command", "pid", "exit_status",
+	  "exit_signal", "protocol_version", "client_name", "server_name", "client_caps", "server_caps",
+	  "tap_pid", "tap_id", "msgs_c2s", NULL}},
+	{"message",
+	 {"session", "seq", "t_ns", "wall", "dir", "channel", "kind", "id", "idtype", "method", "error_code",
+	  "request_seq", "progress_token", "incomplete", "size", "raw", NULL}},
 	{"stderr_line", {"session", "seq", "t_ns", "wall", "incomplete", "raw", NULL}},
 	{"gap", {"session", "seq", "dir", "messages", "bytes", "reason", NULL}},
 };
@@ -100,9 +113,7 @@ static void bind_value(sqlite3_stmt *q, int i, struct in *in, int is_seq, int64_
 	int tag = take(in), b;
 
 	switch (tag < 0 ? 0 : tag % 9) {
-	case 0:
-		sqlite3_bind_null(q, i);
-		break;
+	case 0: sqlite3_bind_null(q, i); break;
 	case 1:
 		b = take(in);
 		if (is_seq)
@@ -110,9 +121,7 @@ static void bind_value(sqlite3_stmt *q, int i, struct in *in, int is_seq, int64_
 		else
 			sqlite3_bind_int64(q, i, b < 0 ? 1 : b % 8 - 1);
 		break;
-	case 2:
-		sqlite3_bind_double(q, i, (take(in) - 128) / 3.0);
-		break;
+	case 2: sqlite3_bind_double(q, i, (take(in) - 128) / 3.0); break;
 	case 3:
 	case 4: {
 		int len = take(in);
@@ -153,8 +162,10 @@ static int craft(struct in *in)
 	if (sqlite3_open(db, &h) != SQLITE_OK ||
 	    sqlite3_exec(h, "PRAGMA journal_mode = DELETE; PRAGMA synchronous = OFF;", NULL, NULL, NULL) ||
 	    sqlite3_exec(h, schema_sql, NULL, NULL, NULL) ||
-	    sqlite3_exec(h, "INSERT INTO session (id, started_wall, mcptap_version) VALUES (1, 1, 'f');"
-			    "BEGIN", NULL, NULL, NULL))
+	    sqlite3_exec(h,
+			 "INSERT INTO session (id, started_wall, mcptap_version) VALUES (1, 1, 'f');"
+			 "BEGIN",
+			 NULL, NULL, NULL))
 		goto out;
 	while (in->n && rows++ < 64) {
 		int t = take(in) % 4;
@@ -183,8 +194,7 @@ out:
 	return rc;
 }
 
-static void run(const struct cmd_entry *c, const char *a1, const char *a2, const char *a3,
-		const char *a4)
+static void run(const struct cmd_entry *c, const char *a1, const char *a2, const char *a3, const char *a4)
 {
 	char *argv[10] = {(char *)c->name, "-r", db};
 	int argc = 3;

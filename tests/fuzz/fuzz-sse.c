@@ -22,15 +22,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 struct run {
 	struct mt_buf log; /* every field of every block, appended */
 	size_t max;
-	size_t n;       /* stream size */
-	int64_t end;    /* the previous block's end */
+	size_t n;    /* stream size */
+	int64_t end; /* the previous block's end */
 	size_t blocks;
 };
 
 static void fail(const char *what, const struct run *r)
 {
-	fprintf(stderr, "fuzz-sse: %s (max %zu, stream %zu, block %zu)\n", what, r->max, r->n,
-		r->blocks);
+	fprintf(stderr, "fuzz-sse: %s (max %zu, stream %zu, block %zu)\n", what, r->max, r->n, r->blocks);
 	abort();
 }
 
@@ -50,22 +49,19 @@ static void on_event(void *ctx, const struct mt_sse_event *ev)
 	put(r, ev->event, ev->event_len);
 	put(r, ev->id, ev->id_len);
 	put(r, ev->last_id, ev->last_id_len);
-	mt_buf_printf(&r->log, "|%d%d%d%d %lld %u %u %zu %lld\n", ev->has_id, ev->has_data,
-		      ev->has_event, ev->oversized, ev->retry, ev->comments, ev->ignored,
-		      ev->raw_len, (long long)ev->offset);
-	if (ev->offset < r->end || ev->raw_len == 0 ||
-	    ev->offset + (int64_t)ev->raw_len > (int64_t)r->n)
+	mt_buf_printf(&r->log, "|%d%d%d%d %lld %u %u %zu %lld\n", ev->has_id, ev->has_data, ev->has_event,
+		      ev->oversized, ev->retry, ev->comments, ev->ignored, ev->raw_len,
+		      (long long)ev->offset);
+	if (ev->offset < r->end || ev->raw_len == 0 || ev->offset + (int64_t)ev->raw_len > (int64_t)r->n)
 		fail("block outside the stream or overlapping", r);
 	if (r->max && (ev->raw_len > r->max) != !!ev->oversized)
 		fail("oversized flag does not match the size", r);
-	if (ev->oversized && (ev->data_len || ev->event_len || ev->id_len || ev->has_id ||
-			      ev->has_data || ev->retry != -1 || ev->comments))
+	if (ev->oversized && (ev->data_len || ev->event_len || ev->id_len || ev->has_id || ev->has_data ||
+			      ev->retry != -1 || ev->comments))
 		fail("oversized block with fields", r);
-	if (ev->data_len >= ev->raw_len || ev->id_len >= ev->raw_len ||
-	    ev->event_len >= ev->raw_len)
+	if (ev->data_len >= ev->raw_len || ev->id_len >= ev->raw_len || ev->event_len >= ev->raw_len)
 		fail("a value longer than its block", r);
-	if (ev->has_id && (ev->id_len != ev->last_id_len ||
-			   memcmp(ev->id, ev->last_id, ev->id_len) != 0))
+	if (ev->has_id && (ev->id_len != ev->last_id_len || memcmp(ev->id, ev->last_id, ev->id_len) != 0))
 		fail("the block's id is not the last id", r);
 	if (memchr(ev->last_id, '\0', ev->last_id_len))
 		fail("a last id holding a NUL", r);
@@ -141,8 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int k = 1; k < 3; k++)
 		if (left[k] != left[0] || r[k].log.len != r[0].log.len ||
 		    (r[0].log.len && memcmp(r[k].log.data, r[0].log.data, r[0].log.len) != 0))
-			fail(k == 1 ? "a cut in two changes the blocks" : "pieces change the blocks",
-			     &r[k]);
+			fail(k == 1 ? "a cut in two changes the blocks" : "pieces change the blocks", &r[k]);
 	for (int k = 0; k < 3; k++)
 		mt_buf_release(&r[k].log);
 	return 0;

@@ -36,21 +36,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAXN 4096 /* connections followed (numbers past it are only counted) */
 
 struct run {
-	int crafted;            /* check the bytes */
+	int crafted; /* check the bytes */
 	uint64_t opened, closed, gaps, gap_bytes;
-	uint64_t how[TF_MEMORY + 1]; /* closes of each kind */
-	uint8_t state[MAXN];    /* 0 unknown, 1 open, 2 closed */
+	uint64_t how[TF_MEMORY + 1];      /* closes of each kind */
+	uint8_t state[MAXN];              /* 0 unknown, 1 open, 2 closed */
 	struct tf_end first_client[MAXN]; /* the client as opened (a swap changes c->client) */
-	uint64_t sent[MAXN][2]; /* data and gap bytes of each end: 0 the first client */
-	int64_t tmin, tmax;     /* the times handed in, clamped as tcpflow does */
+	uint64_t sent[MAXN][2];           /* data and gap bytes of each end: 0 the first client */
+	int64_t tmin, tmax;               /* the times handed in, clamped as tcpflow does */
 	int timed;
-	int known[MAXN][2];     /* expect holds the next byte's value */
+	int known[MAXN][2]; /* expect holds the next byte's value */
 	uint8_t expect[MAXN][2];
 	struct tf *t;
 	int swap_next;
 	uint16_t ip_id;
-	struct mt_mem mem;      /* the budget's counter (tf_handler.mem) */
-	size_t budget;          /* tf_limits.total_bytes */
+	struct mt_mem mem; /* the budget's counter (tf_handler.mem) */
+	size_t budget;     /* tf_limits.total_bytes */
 };
 
 static void fail(const char *what)
@@ -101,8 +101,8 @@ static int sender_is_server(const struct tf_conn *c, enum tf_dir d)
 	return (d == TF_C2S ? c->client.port : c->server.port) == 3001;
 }
 
-static void on_data(void *st, const struct tf_conn *c, enum tf_dir d, const uint8_t *p, size_t n,
-		    int64_t us, uint64_t ack)
+static void on_data(void *st, const struct tf_conn *c, enum tf_dir d, const uint8_t *p, size_t n, int64_t us,
+		    uint64_t ack)
 {
 	struct run *r = st;
 
@@ -198,7 +198,7 @@ static void after_packet(struct run *r)
 }
 
 static const int links[] = {DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_NULL, DLT_LOOP,
-			    DLT_RAW, 101, DLT_IPV4, DLT_IPV6, 147};
+			    DLT_RAW,    101,           DLT_IPV4,       DLT_IPV6, 147};
 #define NLINKS (sizeof(links) / sizeof(links[0]))
 
 /* A packet's time: tf_packet's clamping, remembered. */
@@ -242,8 +242,7 @@ static uint16_t u16(struct in *in)
 	return (uint16_t)(v << 8 | u8(in));
 }
 
-static void put_frame(struct run *r, int lt, int64_t us, const uint8_t *ip, size_t n, size_t cut,
-		      int tags)
+static void put_frame(struct run *r, int lt, int64_t us, const uint8_t *ip, size_t n, size_t cut, int tags)
 {
 	static uint8_t f[PK_MAX];
 	size_t m = pk_frame(f, lt, tags, ip, n);
@@ -371,9 +370,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 		case 1:
-		case 2:
-			crafted(&cr, &in, base, &now);
-			break;
+		case 2: crafted(&cr, &in, base, &now); break;
 		default: { /* time goes on (or back), or the next packet is years away; a swap */
 			int64_t step = (int64_t)(int8_t)u8(&in) * 1000 * (op & 4 ? 100 : 1);
 			if (op & 32)

@@ -66,7 +66,7 @@ struct fx {
 	int64_t seq;
 	int ended;
 	int head;
-	char *body;      /* <! TEXT, kept for the end (owned) */
+	char *body; /* <! TEXT, kept for the end (owned) */
 	size_t body_len;
 };
 
@@ -74,10 +74,10 @@ struct loader {
 	const char *path;
 	int64_t lineno;
 	struct writer *w;
-	int64_t seq;                   /* the last seq given */
+	int64_t seq; /* the last seq given */
 	struct fx x[MAX_EXCHANGES];
-	int nx, cur;                   /* exchanges opened; the current one (index) or -1 */
-	json_t *defaults;              /* @headers: [[name, value], ...] */
+	int nx, cur;      /* exchanges opened; the current one (index) or -1 */
+	json_t *defaults; /* @headers: [[name, value], ...] */
 	/* A request head not put yet: its body (>!) may follow. */
 	int pending;
 	struct writer_exchange pend;
@@ -126,8 +126,8 @@ static int parse_headers(const char *p, json_t *out, json_t *drop)
 			const char *v = colon + 1;
 			while (*v == ' ')
 				v++;
-			json_array_append_new(out, json_pack("[s%,s%]", p, (size_t)(colon - p), v,
-							     (size_t)(end - v)));
+			json_array_append_new(
+				out, json_pack("[s%,s%]", p, (size_t)(colon - p), v, (size_t)(end - v)));
 		}
 		p = end + 1;
 	}
@@ -139,9 +139,8 @@ static int has_header(json_t *list, const char *name)
 	size_t i;
 	json_t *h;
 
-	json_array_foreach(list, i, h)
-		if (!strcasecmp(json_string_value(json_array_get(h, 0)), name))
-			return 1;
+	json_array_foreach(list, i,
+			   h) if (!strcasecmp(json_string_value(json_array_get(h, 0)), name)) return 1;
 	return 0;
 }
 
@@ -152,7 +151,8 @@ static struct mt_hdr *header_fields(json_t *list, size_t *n)
 	size_t i;
 	json_t *e;
 
-	json_array_foreach(list, i, e) {
+	json_array_foreach(list, i, e)
+	{
 		h[i].name = json_string_value(json_array_get(e, 0));
 		h[i].value = json_string_value(json_array_get(e, 1));
 	}
@@ -183,8 +183,7 @@ static void put_pending(struct loader *l)
 
 static void end_exchange(struct loader *l, struct fx *f, const char *outcome, const char *error)
 {
-	writer_put_exchange_end(l->w, 0, f->seq, writer_clock(l->w), outcome, error, f->body,
-				f->body_len);
+	writer_put_exchange_end(l->w, 0, f->seq, writer_clock(l->w), outcome, error, f->body, f->body_len);
 	f->ended = 1;
 	free(f->body);
 	f->body = NULL;
@@ -215,13 +214,13 @@ static int http_line(struct loader *l, char *line, size_t n)
 			json_decref(all);
 			return fail(l, "expected '=> METHOD TARGET [Name: value]...'");
 		}
-		json_array_foreach(l->defaults, i, h) {
+		json_array_foreach(l->defaults, i, h)
+		{
 			const char *name = json_string_value(json_array_get(h, 0));
 			size_t k;
 			json_t *d;
 			int dropped = 0;
-			json_array_foreach(drop, k, d)
-				dropped |= !strcasecmp(json_string_value(d), name);
+			json_array_foreach(drop, k, d) dropped |= !strcasecmp(json_string_value(d), name);
 			if (!dropped && !has_header(hs, name))
 				json_array_append(all, h);
 		}

@@ -58,53 +58,52 @@
 #define READ_CHUNK 65536
 #define KILL_GRACE_MS 2000 /* after SIGTERM, before SIGKILL */
 
-
 /* Results of linebuf_next(). */
 enum lb_status {
-	LB_LINE = 1,	  /* a line was returned */
-	LB_EOF = 0,	  /* end of input */
-	LB_ERROR = -1,	  /* read error, errno set */
-	LB_TOOLONG = -2,  /* a line longer than MAX_LINE was skipped */
-	LB_TIMEOUT = -3	  /* the deadline passed */
+	LB_LINE = 1,     /* a line was returned */
+	LB_EOF = 0,      /* end of input */
+	LB_ERROR = -1,   /* read error, errno set */
+	LB_TOOLONG = -2, /* a line longer than MAX_LINE was skipped */
+	LB_TIMEOUT = -3  /* the deadline passed */
 };
 
 /* Buffered reader of newline-terminated lines from a file descriptor, with a deadline. */
 struct linebuf {
-	int fd;		/* owned; -1 once closed */
-	char *buf;	/* owned; unread bytes are buf[start..end) */
-	size_t cap;	/* size of buf */
-	size_t start;	/* first unread byte */
-	size_t end;	/* one past the last byte read */
+	int fd;         /* owned; -1 once closed */
+	char *buf;      /* owned; unread bytes are buf[start..end) */
+	size_t cap;     /* size of buf */
+	size_t start;   /* first unread byte */
+	size_t end;     /* one past the last byte read */
 	size_t scanned; /* bytes after start known to hold no '\n' */
-	int eof;	/* read() returned 0 */
-	int skipping;	/* discarding the rest of an overlong line */
+	int eof;        /* read() returned 0 */
+	int skipping;   /* discarding the rest of an overlong line */
 };
 
 /* The client's state. */
 struct client {
-	pid_t pid;		/* the child, or -1 once reaped */
-	int to_child;		/* owned write end of the child's stdin, or -1 */
-	struct linebuf from;	/* the child's stdout */
-	FILE *log;		/* owned, or NULL */
-	int timeout_ms;		/* for each answer */
-	long next_id;		/* next request id */
-	int dead;		/* the server is gone or timed out: stop the flow */
-	int timed_out;		/* an answer timed out */
-	int failures;		/* failed checks */
-	const char *step;	/* borrowed name of the running step */
+	pid_t pid;                  /* the child, or -1 once reaped */
+	int to_child;               /* owned write end of the child's stdin, or -1 */
+	struct linebuf from;        /* the child's stdout */
+	FILE *log;                  /* owned, or NULL */
+	int timeout_ms;             /* for each answer */
+	long next_id;               /* next request id */
+	int dead;                   /* the server is gone or timed out: stop the flow */
+	int timed_out;              /* an answer timed out */
+	int failures;               /* failed checks */
+	const char *step;           /* borrowed name of the running step */
 	const char *progress_token; /* borrowed token whose progress is counted, or NULL */
-	int progress_seen;	/* notifications/progress for progress_token */
-	int progress_bad;	/* ... of which not increasing or ill-formed */
-	int samplings;		/* sampling/createMessage requests answered */
-	double last_progress;	/* the last progress value counted */
-	int log_messages;	/* notifications/message received */
-	long sent, received;	/* messages logged in each direction */
-	char *first_uri;	/* owned uri of the first listed resource, or NULL */
-	json_t *first_prompt;	/* owned first listed prompt, or NULL */
-	const char *name;	/* borrowed clientInfo.name */
-	const char *version;	/* borrowed clientInfo.version */
-	const char *protocol;	/* borrowed protocolVersion asked for */
-	json_t *caps;		/* owned capabilities declared */
+	int progress_seen;          /* notifications/progress for progress_token */
+	int progress_bad;           /* ... of which not increasing or ill-formed */
+	int samplings;              /* sampling/createMessage requests answered */
+	double last_progress;       /* the last progress value counted */
+	int log_messages;           /* notifications/message received */
+	long sent, received;        /* messages logged in each direction */
+	char *first_uri;            /* owned uri of the first listed resource, or NULL */
+	json_t *first_prompt;       /* owned first listed prompt, or NULL */
+	const char *name;           /* borrowed clientInfo.name */
+	const char *version;        /* borrowed clientInfo.version */
+	const char *protocol;       /* borrowed protocolVersion asked for */
+	json_t *caps;               /* owned capabilities declared */
 };
 
 /* A step of a flow: returns 0 when it succeeded, -1 after reporting a failure. */
@@ -115,8 +114,7 @@ struct step {
 
 /* Aborts on a NULL from an allocating call: out of memory or a broken invariant.
  * Returns p. */
-static json_t *
-must(json_t *p)
+static json_t *must(json_t *p)
 {
 	if (p == NULL) {
 		fprintf(stderr, "%s: out of memory or bad JSON construction\n", PROG);
@@ -126,8 +124,7 @@ must(json_t *p)
 }
 
 /* Returns CLOCK_MONOTONIC in milliseconds. */
-static long long
-now_ms(void)
+static long long now_ms(void)
 {
 	struct timespec ts;
 
@@ -136,8 +133,7 @@ now_ms(void)
 }
 
 /* Reports a failed check of the running step; returns -1 for the caller to pass on. */
-static int __attribute__((format(printf, 2, 3)))
-fail(struct client *c, const char *fmt, ...)
+static int __attribute__((format(printf, 2, 3))) fail(struct client *c, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -151,8 +147,7 @@ fail(struct client *c, const char *fmt, ...)
 }
 
 /* Prepares lb to read fd (taken). Returns 0, or -1 when out of memory. */
-static int
-linebuf_init(struct linebuf *lb, int fd)
+static int linebuf_init(struct linebuf *lb, int fd)
 {
 	int rc = -1;
 
@@ -168,8 +163,7 @@ out:
 }
 
 /* Releases what lb owns, closing its descriptor; lb may be zeroed with fd -1. */
-static void
-linebuf_release(struct linebuf *lb)
+static void linebuf_release(struct linebuf *lb)
 {
 	if (lb->fd >= 0)
 		close(lb->fd);
@@ -179,8 +173,7 @@ linebuf_release(struct linebuf *lb)
 }
 
 /* Makes room for at least one more read into lb. Returns 0, or -1 when out of memory. */
-static int
-linebuf_room(struct linebuf *lb)
+static int linebuf_room(struct linebuf *lb)
 {
 	int rc = -1;
 	char *nbuf;
@@ -206,8 +199,7 @@ out:
 
 /* Waits until lb's descriptor is readable or the deadline (CLOCK_MONOTONIC ms) passes.
  * Returns 1 when readable, 0 on timeout, -1 on error. */
-static int
-wait_readable(int fd, long long deadline)
+static int wait_readable(int fd, long long deadline)
 {
 	int rc = -1, n;
 	long long left;
@@ -237,16 +229,14 @@ wait_readable(int fd, long long deadline)
  * call) and its length in *len, without the "\n" or "\r\n". A last line without a
  * newline is returned at EOF. Waits no later than deadline (CLOCK_MONOTONIC ms).
  * Returns an enum lb_status. */
-static int
-linebuf_next(struct linebuf *lb, long long deadline, char **line, size_t *len)
+static int linebuf_next(struct linebuf *lb, long long deadline, char **line, size_t *len)
 {
 	int rc = LB_ERROR, w;
 	char *nl;
 	ssize_t n;
 
 	for (;;) {
-		nl = memchr(lb->buf + lb->start + lb->scanned, '\n',
-			    lb->end - lb->start - lb->scanned);
+		nl = memchr(lb->buf + lb->start + lb->scanned, '\n', lb->end - lb->start - lb->scanned);
 		if (nl != NULL) {
 			*line = lb->buf + lb->start;
 			*len = (size_t)(nl - *line);
@@ -296,8 +286,7 @@ linebuf_next(struct linebuf *lb, long long deadline, char **line, size_t *len)
 }
 
 /* Appends {"dir":dir,"message":msg} to the log, if any. msg is borrowed. */
-static void
-log_message(struct client *c, const char *dir, json_t *msg)
+static void log_message(struct client *c, const char *dir, json_t *msg)
 {
 	json_t *entry;
 
@@ -315,8 +304,7 @@ log_message(struct client *c, const char *dir, json_t *msg)
 }
 
 /* Writes all of buf to fd. Returns 0, or -1 with errno set. */
-static int
-write_all(int fd, const char *buf, size_t len)
+static int write_all(int fd, const char *buf, size_t len)
 {
 	int rc = 0;
 	ssize_t n;
@@ -337,8 +325,7 @@ write_all(int fd, const char *buf, size_t len)
 
 /* Sends msg (borrowed) to the child as one line and logs it. Returns 0, or -1 (the
  * server is then taken for dead). */
-static int
-send_msg(struct client *c, json_t *msg)
+static int send_msg(struct client *c, json_t *msg)
 {
 	int rc = -1;
 	char *text = NULL;
@@ -368,8 +355,7 @@ out:
 }
 
 /* Sends a notification; params (stolen) may be NULL. Returns 0 or -1. */
-static int
-notify(struct client *c, const char *method, json_t *params)
+static int notify(struct client *c, const char *method, json_t *params)
 {
 	int rc;
 	json_t *msg;
@@ -383,8 +369,7 @@ notify(struct client *c, const char *method, json_t *params)
 }
 
 /* Notes a notification from the server that a step may be waiting for. */
-static void
-on_notification(struct client *c, const char *method, json_t *params)
+static void on_notification(struct client *c, const char *method, json_t *params)
 {
 	json_t *token, *progress;
 
@@ -397,8 +382,7 @@ on_notification(struct client *c, const char *method, json_t *params)
 			if (c->progress_seen == 0)
 				c->last_progress = -1;
 			c->progress_seen++;
-			if (!json_is_number(progress) ||
-			    json_number_value(progress) <= c->last_progress)
+			if (!json_is_number(progress) || json_number_value(progress) <= c->last_progress)
 				c->progress_bad++;
 			else
 				c->last_progress = json_number_value(progress);
@@ -407,32 +391,27 @@ on_notification(struct client *c, const char *method, json_t *params)
 }
 
 /* Answers a request from the server. id and params are borrowed. Returns 0 or -1. */
-static int
-on_request(struct client *c, json_t *id, const char *method, json_t *params)
+static int on_request(struct client *c, json_t *id, const char *method, json_t *params)
 {
 	int rc = 0;
 	json_t *msg;
 
 	if (c->to_child < 0) {
-		fprintf(stderr, "%s: not answering %s: the server's input is closed\n", PROG,
-			method);
+		fprintf(stderr, "%s: not answering %s: the server's input is closed\n", PROG, method);
 		goto out;
 	}
 	msg = must(json_pack("{s:s, s:O}", "jsonrpc", "2.0", "id", id));
-	if ((strcmp(method, "sampling/createMessage") == 0 &&
-	     json_object_get(c->caps, "sampling") == NULL) ||
+	if ((strcmp(method, "sampling/createMessage") == 0 && json_object_get(c->caps, "sampling") == NULL) ||
 	    (strcmp(method, "roots/list") == 0 && json_object_get(c->caps, "roots") == NULL) ||
-	    (strcmp(method, "elicitation/create") == 0 &&
-	     json_object_get(c->caps, "elicitation") == NULL))
+	    (strcmp(method, "elicitation/create") == 0 && json_object_get(c->caps, "elicitation") == NULL))
 		fail(c, "the server sent %s, which the client declared no capability for", method);
 	if (strcmp(method, "sampling/createMessage") == 0 &&
 	    json_is_array(json_object_get(params, "messages"))) {
 		c->samplings++;
 		json_object_set_new(msg, "result",
-				    must(json_pack("{s:s, s:{s:s, s:s}, s:s, s:s}", "role",
-						   "assistant", "content", "type", "text", "text",
-						   "mock reply", "model", "mcptap-test-model",
-						   "stopReason", "endTurn")));
+				    must(json_pack("{s:s, s:{s:s, s:s}, s:s, s:s}", "role", "assistant",
+						   "content", "type", "text", "text", "mock reply", "model",
+						   "mcptap-test-model", "stopReason", "endTurn")));
 	} else if (strcmp(method, "sampling/createMessage") == 0) {
 		json_object_set_new(msg, "error",
 				    must(json_pack("{s:i, s:s}", "code", -32602, "message",
@@ -442,9 +421,9 @@ on_request(struct client *c, json_t *id, const char *method, json_t *params)
 	} else if (strcmp(method, "ping") == 0) {
 		json_object_set_new(msg, "result", must(json_object()));
 	} else {
-		json_object_set_new(msg, "error",
-				    must(json_pack("{s:i, s:s}", "code", -32601, "message",
-						   "Method not found")));
+		json_object_set_new(
+			msg, "error",
+			must(json_pack("{s:i, s:s}", "code", -32601, "message", "Method not found")));
 	}
 	rc = send_msg(c, msg);
 	json_decref(msg);
@@ -455,8 +434,7 @@ out:
 /* Reads one message from the server, handling it when it is a request or a
  * notification. Returns 2 with *msg (new reference) when it is a response, 1 when it
  * was handled (or was not JSON), else LB_EOF, LB_TIMEOUT or LB_ERROR. */
-static int
-read_message(struct client *c, long long deadline, json_t **msg)
+static int read_message(struct client *c, long long deadline, json_t **msg)
 {
 	int rc, st;
 	char *line;
@@ -477,8 +455,7 @@ read_message(struct client *c, long long deadline, json_t **msg)
 		goto out;
 	m = json_loadb(line, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
 	if (m == NULL) {
-		fprintf(stderr, "%s: ignoring a line from the server that is not JSON: %.200s\n",
-			PROG, line);
+		fprintf(stderr, "%s: ignoring a line from the server that is not JSON: %.200s\n", PROG, line);
 		goto out;
 	}
 	log_message(c, "s2c", m);
@@ -506,8 +483,7 @@ out:
 /* Sends request method with params (stolen; NULL for none) and waits for its answer.
  * Returns 0 with *result (new reference) on a successful answer, or -1 after reporting
  * what went wrong (an error answer, an ill-formed answer, EOF, a timeout). */
-static int
-call(struct client *c, const char *method, json_t *params, json_t **result)
+static int call(struct client *c, const char *method, json_t *params, json_t **result)
 {
 	int rc = -1, st;
 	long id = c->next_id++;
@@ -515,8 +491,7 @@ call(struct client *c, const char *method, json_t *params, json_t **result)
 	json_t *req, *msg = NULL, *res, *err, *rid;
 
 	*result = NULL;
-	req = must(json_pack("{s:s, s:i, s:s}", "jsonrpc", "2.0", "id", (json_int_t)id,
-			     "method", method));
+	req = must(json_pack("{s:s, s:i, s:s}", "jsonrpc", "2.0", "id", (json_int_t)id, "method", method));
 	if (params != NULL)
 		json_object_set_new(req, "params", params);
 	st = send_msg(c, req);
@@ -567,8 +542,7 @@ out:
 }
 
 /* Returns the text of the first text block of a CallToolResult (borrowed), or NULL. */
-static const char *
-result_text(json_t *result)
+static const char *result_text(json_t *result)
 {
 	const char *text = NULL;
 	json_t *content, *block;
@@ -586,9 +560,8 @@ result_text(json_t *result)
 /* Calls tool name with arguments (stolen) and meta (stolen; NULL for none); checks
  * that the result is a CallToolResult without isError. Returns 0 with *text (borrowed
  * from *result, a new reference) or -1. */
-static int
-call_tool(struct client *c, const char *name, json_t *args, json_t *meta, json_t **result,
-	  const char **text)
+static int call_tool(struct client *c, const char *name, json_t *args, json_t *meta, json_t **result,
+		     const char **text)
 {
 	int rc = -1;
 	json_t *params;
@@ -613,25 +586,21 @@ out:
 }
 
 /* Step: initialize, then notifications/initialized. */
-static int
-step_initialize(struct client *c)
+static int step_initialize(struct client *c)
 {
 	int rc = -1;
 	json_t *result = NULL, *info;
 	const char *version;
 
 	if (call(c, "initialize",
-		 must(json_pack("{s:s, s:O, s:{s:s, s:s}}", "protocolVersion", c->protocol,
-				"capabilities", c->caps, "clientInfo", "name", c->name, "version",
-				c->version)),
+		 must(json_pack("{s:s, s:O, s:{s:s, s:s}}", "protocolVersion", c->protocol, "capabilities",
+				c->caps, "clientInfo", "name", c->name, "version", c->version)),
 		 &result) != 0)
 		goto out;
 	version = json_string_value(json_object_get(result, "protocolVersion"));
 	info = json_object_get(result, "serverInfo");
-	if (version == NULL || (strcmp(version, "2024-11-05") != 0 &&
-				strcmp(version, "2025-03-26") != 0 &&
-				strcmp(version, "2025-06-18") != 0 &&
-				strcmp(version, "2025-11-25") != 0)) {
+	if (version == NULL || (strcmp(version, "2024-11-05") != 0 && strcmp(version, "2025-03-26") != 0 &&
+				strcmp(version, "2025-06-18") != 0 && strcmp(version, "2025-11-25") != 0)) {
 		fail(c, "unsupported or missing protocolVersion %s", version ?: "(none)");
 		goto out;
 	}
@@ -648,8 +617,7 @@ out:
 }
 
 /* Step: ping, answered with an empty object. */
-static int
-step_ping(struct client *c)
+static int step_ping(struct client *c)
 {
 	int rc = -1;
 	json_t *result = NULL;
@@ -667,8 +635,7 @@ out:
 }
 
 /* Step: tools/list; every tool has a name and an inputSchema, and echo is one. */
-static int
-step_tools_list(struct client *c)
+static int step_tools_list(struct client *c)
 {
 	int rc = -1, echo = 0;
 	json_t *result = NULL, *tools, *t;
@@ -682,7 +649,8 @@ step_tools_list(struct client *c)
 		fail(c, "no tools listed");
 		goto out;
 	}
-	json_array_foreach(tools, i, t) {
+	json_array_foreach(tools, i, t)
+	{
 		name = json_string_value(json_object_get(t, "name"));
 		if (name == NULL || !json_is_object(json_object_get(t, "inputSchema"))) {
 			fail(c, "tool %zu lacks a name or an inputSchema", i);
@@ -701,15 +669,13 @@ out:
 }
 
 /* Step: tools/call echo {text:"hello"} returns "hello". */
-static int
-step_echo(struct client *c)
+static int step_echo(struct client *c)
 {
 	int rc = -1;
 	json_t *result = NULL;
 	const char *text;
 
-	if (call_tool(c, "echo", must(json_pack("{s:s}", "text", "hello")), NULL, &result,
-		      &text) != 0)
+	if (call_tool(c, "echo", must(json_pack("{s:s}", "text", "hello")), NULL, &result, &text) != 0)
 		goto out;
 	if (strcmp(text, "hello") != 0) {
 		fail(c, "expected \"hello\", got \"%.200s\"", text);
@@ -723,8 +689,7 @@ out:
 
 /* Step: tools/call progress with progress token "tok-1"; three increasing progress
  * notifications for it must arrive before the answer. */
-static int
-step_progress(struct client *c)
+static int step_progress(struct client *c)
 {
 	int rc = -1;
 	json_t *result = NULL;
@@ -732,12 +697,12 @@ step_progress(struct client *c)
 
 	c->progress_token = "tok-1";
 	c->progress_seen = c->progress_bad = 0;
-	if (call_tool(c, "progress", must(json_object()),
-		      must(json_pack("{s:s}", "progressToken", "tok-1")), &result, &text) != 0)
+	if (call_tool(c, "progress", must(json_object()), must(json_pack("{s:s}", "progressToken", "tok-1")),
+		      &result, &text) != 0)
 		goto out;
 	if (c->progress_seen != 3 || c->progress_bad != 0) {
-		fail(c, "expected 3 increasing progress notifications, got %d (%d bad)",
-		     c->progress_seen, c->progress_bad);
+		fail(c, "expected 3 increasing progress notifications, got %d (%d bad)", c->progress_seen,
+		     c->progress_bad);
 		goto out;
 	}
 	rc = 0;
@@ -749,15 +714,13 @@ out:
 
 /* Step: tools/call sample; the server's sampling request is answered, and the result
  * must carry the reply. A client without sampling gets no such request, but a result. */
-static int
-step_sample(struct client *c)
+static int step_sample(struct client *c)
 {
 	int rc = -1, before = c->samplings;
 	json_t *result = NULL;
 	const char *text;
 
-	if (call_tool(c, "sample", must(json_pack("{s:s}", "prompt", "hi")), NULL, &result,
-		      &text) != 0)
+	if (call_tool(c, "sample", must(json_pack("{s:s}", "prompt", "hi")), NULL, &result, &text) != 0)
 		goto out;
 	if (json_object_get(c->caps, "sampling") == NULL) {
 		rc = c->samplings == before ? 0 : -1; /* on_request failed the check already */
@@ -778,8 +741,7 @@ out:
 }
 
 /* Step: resources/list; remembers the first resource's uri. */
-static int
-step_resources_list(struct client *c)
+static int step_resources_list(struct client *c)
 {
 	int rc = -1;
 	json_t *result = NULL, *list, *r;
@@ -793,7 +755,8 @@ step_resources_list(struct client *c)
 		fail(c, "no resources listed");
 		goto out;
 	}
-	json_array_foreach(list, i, r) {
+	json_array_foreach(list, i, r)
+	{
 		if (!json_is_string(json_object_get(r, "uri")) ||
 		    !json_is_string(json_object_get(r, "name"))) {
 			fail(c, "resource %zu lacks a uri or a name", i);
@@ -815,8 +778,7 @@ out:
 }
 
 /* Step: resources/read of the first listed resource. */
-static int
-step_resources_read(struct client *c)
+static int step_resources_read(struct client *c)
 {
 	int rc = -1;
 	json_t *result = NULL, *contents, *first;
@@ -846,8 +808,7 @@ out:
 }
 
 /* Step: prompts/list; remembers the first prompt. */
-static int
-step_prompts_list(struct client *c)
+static int step_prompts_list(struct client *c)
 {
 	int rc = -1;
 	json_t *result = NULL, *list, *p;
@@ -860,7 +821,8 @@ step_prompts_list(struct client *c)
 		fail(c, "no prompts listed");
 		goto out;
 	}
-	json_array_foreach(list, i, p) {
+	json_array_foreach(list, i, p)
+	{
 		if (!json_is_string(json_object_get(p, "name"))) {
 			fail(c, "prompt %zu lacks a name", i);
 			goto out;
@@ -876,8 +838,7 @@ out:
 
 /* Step: prompts/get of the first listed prompt, with "test" for each required
  * argument. */
-static int
-step_prompts_get(struct client *c)
+static int step_prompts_get(struct client *c)
 {
 	int rc = -1;
 	json_t *result = NULL, *args, *a, *messages;
@@ -890,21 +851,23 @@ step_prompts_get(struct client *c)
 		goto out;
 	}
 	args = must(json_object());
-	json_array_foreach(json_object_get(c->first_prompt, "arguments"), i, a) {
+	json_array_foreach(json_object_get(c->first_prompt, "arguments"), i, a)
+	{
 		if (json_is_true(json_object_get(a, "required")) &&
 		    json_is_string(json_object_get(a, "name")))
 			json_object_set_new(args, json_string_value(json_object_get(a, "name")),
 					    must(json_string("test")));
 	}
-	if (call(c, "prompts/get", must(json_pack("{s:s, s:o}", "name", name, "arguments", args)),
-		 &result) != 0)
+	if (call(c, "prompts/get", must(json_pack("{s:s, s:o}", "name", name, "arguments", args)), &result) !=
+	    0)
 		goto out;
 	messages = json_object_get(result, "messages");
 	if (!json_is_array(messages) || json_array_size(messages) == 0) {
 		fail(c, "no messages");
 		goto out;
 	}
-	json_array_foreach(messages, i, a) {
+	json_array_foreach(messages, i, a)
+	{
 		if (!json_is_string(json_object_get(a, "role")) ||
 		    !json_is_object(json_object_get(a, "content"))) {
 			fail(c, "message %zu lacks a role or a content", i);
@@ -918,8 +881,7 @@ out:
 }
 
 /* Step: tools/call log; a notifications/message must arrive before the answer. */
-static int
-step_log(struct client *c)
+static int step_log(struct client *c)
 {
 	int rc = -1, before = c->log_messages;
 	json_t *result = NULL;
@@ -962,8 +924,7 @@ static const struct step flow_basic[] = {
 
 /* Waits for the child until deadline (CLOCK_MONOTONIC ms). Returns 1 and fills *status
  * when it was reaped, 0 when it is still running. */
-static int
-reap_until(struct client *c, long long deadline, int *status)
+static int reap_until(struct client *c, long long deadline, int *status)
 {
 	int rc = 0;
 	pid_t r;
@@ -984,8 +945,7 @@ reap_until(struct client *c, long long deadline, int *status)
 
 /* Closes the child's stdin, drains its output until EOF and reaps it, within grace_ms
  * (then SIGTERM, then SIGKILL). Returns 0 when it exited with status 0, else -1. */
-static int
-finish_child(struct client *c, int grace_ms)
+static int finish_child(struct client *c, int grace_ms)
 {
 	int rc = -1, st = 1, status = 0, reaped = 0;
 	long long deadline = now_ms() + grace_ms;
@@ -1017,19 +977,17 @@ finish_child(struct client *c, int grace_ms)
 	if (!reaped)
 		fprintf(stderr, "%s: could not reap the server\n", PROG);
 	else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-		fprintf(stderr, "%s: the server exited with status %d\n", PROG,
-			WEXITSTATUS(status));
+		fprintf(stderr, "%s: the server exited with status %d\n", PROG, WEXITSTATUS(status));
 	else if (WIFSIGNALED(status))
-		fprintf(stderr, "%s: the server was killed by signal %d (%s)\n", PROG,
-			WTERMSIG(status), strsignal(WTERMSIG(status)));
+		fprintf(stderr, "%s: the server was killed by signal %d (%s)\n", PROG, WTERMSIG(status),
+			strsignal(WTERMSIG(status)));
 	else
 		rc = 0;
 	return rc;
 }
 
 /* Parses a decimal in [min, max] into *out. Returns 0, or -1 when str is not one. */
-static int
-parse_long(const char *str, long min, long max, long *out)
+static int parse_long(const char *str, long min, long max, long *out)
 {
 	int rc = -1;
 	char *end;
@@ -1045,8 +1003,7 @@ out:
 	return rc;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"log", required_argument, NULL, 'l'},
@@ -1075,9 +1032,7 @@ main(int argc, char **argv)
 	c.protocol = PROTOCOL_VERSION;
 	while ((ch = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'l':
-			log_path = optarg;
-			break;
+		case 'l': log_path = optarg; break;
 		case 'f':
 			if (strcmp(optarg, "basic") == 0)
 				flow = flow_basic;
@@ -1090,15 +1045,9 @@ main(int argc, char **argv)
 			if (parse_long(optarg, 1, 86400, &timeout) != 0)
 				goto usage;
 			break;
-		case 'N':
-			c.name = optarg;
-			break;
-		case 'V':
-			c.version = optarg;
-			break;
-		case 'P':
-			c.protocol = optarg;
-			break;
+		case 'N': c.name = optarg; break;
+		case 'V': c.version = optarg; break;
+		case 'P': c.protocol = optarg; break;
 		case 'C':
 			json_decref(c.caps);
 			c.caps = json_loads(optarg, 0, NULL);
@@ -1107,8 +1056,7 @@ main(int argc, char **argv)
 				goto usage;
 			}
 			break;
-		default:
-			goto usage;
+		default: goto usage;
 		}
 	}
 	if (optind >= argc)

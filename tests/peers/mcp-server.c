@@ -49,32 +49,31 @@
 #define E_INTERNAL (-32603)
 #define E_NO_RESOURCE (-32002)
 
-static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18",
-				       "2025-11-25"};
+static const char *const versions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
 
 /* RFC 5424 levels as MCP names them, lowest first. */
-static const char *const log_levels[] = {"debug",    "info",  "notice", "warning",
-					 "error",    "critical", "alert", "emergency"};
+static const char *const log_levels[] = {"debug", "info",     "notice", "warning",
+					 "error", "critical", "alert",  "emergency"};
 #define LEVEL_INFO 1
 
 /* Results of linebuf_next(). */
 enum lb_status {
-	LB_LINE = 1,	/* a line was returned */
-	LB_EOF = 0,	/* end of input, nothing left */
-	LB_ERROR = -1,	/* read error, errno set */
+	LB_LINE = 1,    /* a line was returned */
+	LB_EOF = 0,     /* end of input, nothing left */
+	LB_ERROR = -1,  /* read error, errno set */
 	LB_TOOLONG = -2 /* a line longer than MAX_LINE was skipped */
 };
 
 /* Buffered reader of newline-terminated lines from a file descriptor. */
 struct linebuf {
-	int fd;		/* borrowed */
-	char *buf;	/* owned; unread bytes are buf[start..end) */
-	size_t cap;	/* size of buf */
-	size_t start;	/* first unread byte */
-	size_t end;	/* one past the last byte read */
+	int fd;         /* borrowed */
+	char *buf;      /* owned; unread bytes are buf[start..end) */
+	size_t cap;     /* size of buf */
+	size_t start;   /* first unread byte */
+	size_t end;     /* one past the last byte read */
 	size_t scanned; /* bytes after start known to hold no '\n' */
-	int eof;	/* read() returned 0 */
-	int skipping;	/* discarding the rest of an overlong line */
+	int eof;        /* read() returned 0 */
+	int skipping;   /* discarding the rest of an overlong line */
 };
 
 /* A JSON-RPC error to send back. */
@@ -97,14 +96,14 @@ struct options {
 struct server {
 	struct options opt;
 	struct linebuf in;
-	json_t *pending;	/* owned array of requests queued during sampling */
-	char version[16];	/* negotiated protocol version */
-	int client_sampling;	/* the client declared the sampling capability */
-	int log_level;		/* index in log_levels[] of the least severe level sent */
-	long answered;		/* responses sent to requests */
-	unsigned long next_id;	/* for server-to-client request ids "srv-N" */
-	int noise_done;		/* the --noise line was written */
-	int io_failed;		/* writing to stdout failed */
+	json_t *pending;       /* owned array of requests queued during sampling */
+	char version[16];      /* negotiated protocol version */
+	int client_sampling;   /* the client declared the sampling capability */
+	int log_level;         /* index in log_levels[] of the least severe level sent */
+	long answered;         /* responses sent to requests */
+	unsigned long next_id; /* for server-to-client request ids "srv-N" */
+	int noise_done;        /* the --noise line was written */
+	int io_failed;         /* writing to stdout failed */
 };
 
 /* One request method: fills *result (new reference) and returns 0, or fills *err and
@@ -118,15 +117,13 @@ struct method {
 struct tool {
 	const char *name;
 	const char *description;
-	int (*fn)(struct server *s, json_t *params, json_t *args, json_t **result,
-		  struct rpc_error *err);
+	int (*fn)(struct server *s, json_t *params, json_t *args, json_t **result, struct rpc_error *err);
 	const char *schema; /* inputSchema as JSON text */
 };
 
 /* Aborts on a NULL from an allocating call: out of memory or a broken invariant.
  * Returns p. */
-static json_t *
-must(json_t *p)
+static json_t *must(json_t *p)
 {
 	if (p == NULL) {
 		fprintf(stderr, "%s: out of memory or bad JSON construction\n", PROG);
@@ -149,8 +146,7 @@ set_error(struct rpc_error *err, int code, const char *fmt, ...)
 }
 
 /* Prepares lb to read fd. Returns 0, or -1 when out of memory. */
-static int
-linebuf_init(struct linebuf *lb, int fd)
+static int linebuf_init(struct linebuf *lb, int fd)
 {
 	int rc = -1;
 
@@ -166,16 +162,14 @@ out:
 }
 
 /* Releases what lb owns; lb may be zeroed. */
-static void
-linebuf_release(struct linebuf *lb)
+static void linebuf_release(struct linebuf *lb)
 {
 	free(lb->buf);
 	lb->buf = NULL;
 }
 
 /* Makes room for at least one more read into lb. Returns 0, or -1 when out of memory. */
-static int
-linebuf_room(struct linebuf *lb)
+static int linebuf_room(struct linebuf *lb)
 {
 	int rc = -1;
 	char *nbuf;
@@ -202,16 +196,14 @@ out:
 /* Returns the next line of lb in *line (borrowed, NUL-terminated, valid until the next
  * call) and its length in *len, without the "\n" or "\r\n". A last line without a
  * newline is returned at EOF. Returns an enum lb_status. */
-static int
-linebuf_next(struct linebuf *lb, char **line, size_t *len)
+static int linebuf_next(struct linebuf *lb, char **line, size_t *len)
 {
 	int rc = LB_ERROR;
 	char *nl;
 	ssize_t n;
 
 	for (;;) {
-		nl = memchr(lb->buf + lb->start + lb->scanned, '\n',
-			    lb->end - lb->start - lb->scanned);
+		nl = memchr(lb->buf + lb->start + lb->scanned, '\n', lb->end - lb->start - lb->scanned);
 		if (nl != NULL) {
 			*line = lb->buf + lb->start;
 			*len = (size_t)(nl - *line);
@@ -272,8 +264,7 @@ out:
 
 /* Writes msg (borrowed) as one line on stdout and flushes. Returns 0, or -1 (and sets
  * s->io_failed) when stdout is gone. */
-static int
-send_msg(struct server *s, json_t *msg)
+static int send_msg(struct server *s, json_t *msg)
 {
 	int rc = -1;
 	char *text = NULL;
@@ -296,8 +287,7 @@ out:
 }
 
 /* Counts one answered request and aborts when --crash-after says so. */
-static void
-count_answer(struct server *s)
+static void count_answer(struct server *s)
 {
 	s->answered++;
 	if (s->opt.crash_after > 0 && s->answered >= s->opt.crash_after) {
@@ -307,8 +297,7 @@ count_answer(struct server *s)
 }
 
 /* Sends a result for request id (borrowed). result is stolen. Returns 0 or -1. */
-static int
-send_result(struct server *s, json_t *id, json_t *result)
+static int send_result(struct server *s, json_t *id, json_t *result)
 {
 	int rc;
 	json_t *msg;
@@ -322,15 +311,13 @@ send_result(struct server *s, json_t *id, json_t *result)
 
 /* Sends an error answer. id is borrowed and may be NULL (sent as null). Counts as an
  * answer when id is not NULL. Returns 0 or -1. */
-static int
-send_error(struct server *s, json_t *id, int code, const char *message)
+static int send_error(struct server *s, json_t *id, int code, const char *message)
 {
 	int rc;
 	json_t *msg;
 
 	msg = must(json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
-			     id != NULL ? id : json_null(), "error", "code", code, "message",
-			     message));
+			     id != NULL ? id : json_null(), "error", "code", code, "message", message));
 	rc = send_msg(s, msg);
 	json_decref(msg);
 	if (id != NULL)
@@ -339,22 +326,19 @@ send_error(struct server *s, json_t *id, int code, const char *message)
 }
 
 /* Sends a notification; params is stolen. Returns 0 or -1. */
-static int
-send_notification(struct server *s, const char *method, json_t *params)
+static int send_notification(struct server *s, const char *method, json_t *params)
 {
 	int rc;
 	json_t *msg;
 
-	msg = must(json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", method, "params",
-			     params));
+	msg = must(json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", method, "params", params));
 	rc = send_msg(s, msg);
 	json_decref(msg);
 	return rc;
 }
 
 /* Returns a new CallToolResult holding one text block, with isError when is_error. */
-static json_t *
-text_result(const char *text, int is_error)
+static json_t *text_result(const char *text, int is_error)
 {
 	json_t *r;
 
@@ -365,22 +349,19 @@ text_result(const char *text, int is_error)
 }
 
 /* Returns 1 when v is a valid JSON-RPC request id for MCP: a string or an integer. */
-static int
-valid_id(const json_t *v)
+static int valid_id(const json_t *v)
 {
 	return json_is_string(v) || json_is_integer(v);
 }
 
 /* Returns 1 when the negotiated version is at least v (the dates sort as strings). */
-static int
-version_at_least(const struct server *s, const char *v)
+static int version_at_least(const struct server *s, const char *v)
 {
 	return strcmp(s->version, v) >= 0;
 }
 
 /* initialize: negotiates the version and describes the server. */
-static int
-m_initialize(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
+static int m_initialize(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
 {
 	int rc = -1;
 	const char *want;
@@ -411,21 +392,18 @@ m_initialize(struct server *s, json_t *params, json_t **result, struct rpc_error
 	}
 	*result = must(json_pack("{s:s, s:{s:{s:b}, s:{s:b, s:b}, s:{s:b}, s:{}},"
 				 " s:{s:s, s:s}}",
-				 "protocolVersion", s->version, "capabilities", "tools",
-				 "listChanged", 1, "resources", "subscribe", 1, "listChanged", 1,
-				 "prompts", "listChanged", 0, "logging", "serverInfo", "name",
-				 SERVER_NAME, "version", SERVER_VERSION));
+				 "protocolVersion", s->version, "capabilities", "tools", "listChanged", 1,
+				 "resources", "subscribe", 1, "listChanged", 1, "prompts", "listChanged", 0,
+				 "logging", "serverInfo", "name", SERVER_NAME, "version", SERVER_VERSION));
 	if (version_at_least(s, "2025-03-26"))
-		json_object_set_new(json_object_get(*result, "capabilities"), "completions",
-				    json_object());
+		json_object_set_new(json_object_get(*result, "capabilities"), "completions", json_object());
 	rc = 0;
 out:
 	return rc;
 }
 
 /* ping: an empty result. */
-static int
-m_ping(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
+static int m_ping(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
 {
 	(void)s;
 	(void)params;
@@ -435,9 +413,7 @@ m_ping(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
 }
 
 /* Tool "echo": returns arguments.text. */
-static int
-t_echo(struct server *s, json_t *params, json_t *args, json_t **result,
-       struct rpc_error *err)
+static int t_echo(struct server *s, json_t *params, json_t *args, json_t **result, struct rpc_error *err)
 {
 	int rc = -1;
 	json_t *text;
@@ -456,8 +432,7 @@ out:
 }
 
 /* Formats the number x in buf as the shortest decimal that reads back the same. */
-static void
-format_double(char *buf, size_t size, double x)
+static void format_double(char *buf, size_t size, double x)
 {
 	snprintf(buf, size, "%.15g", x);
 	if (strtod(buf, NULL) != x)
@@ -465,9 +440,7 @@ format_double(char *buf, size_t size, double x)
 }
 
 /* Tool "add": the sum of the numbers a and b, as text. */
-static int
-t_add(struct server *s, json_t *params, json_t *args, json_t **result,
-      struct rpc_error *err)
+static int t_add(struct server *s, json_t *params, json_t *args, json_t **result, struct rpc_error *err)
 {
 	int rc = -1;
 	json_t *a, *b;
@@ -495,9 +468,7 @@ out:
 
 /* Tool "progress": three notifications/progress when the request has a progress token,
  * then the result. */
-static int
-t_progress(struct server *s, json_t *params, json_t *args, json_t **result,
-	   struct rpc_error *err)
+static int t_progress(struct server *s, json_t *params, json_t *args, json_t **result, struct rpc_error *err)
 {
 	int rc = -1;
 	json_t *token;
@@ -512,10 +483,9 @@ t_progress(struct server *s, json_t *params, json_t *args, json_t **result,
 	}
 	for (k = 1; token != NULL && k <= 3; k++)
 		send_notification(s, "notifications/progress",
-				  must(json_pack("{s:O, s:i, s:i}", "progressToken", token,
-						 "progress", k, "total", 3)));
-	*result = text_result(token != NULL ? "progress done (3 steps)"
-					    : "progress done (no progress token)",
+				  must(json_pack("{s:O, s:i, s:i}", "progressToken", token, "progress", k,
+						 "total", 3)));
+	*result = text_result(token != NULL ? "progress done (3 steps)" : "progress done (no progress token)",
 			      0);
 	rc = 0;
 out:
@@ -524,8 +494,7 @@ out:
 
 /* Returns the first text of a sampling result's content (an object or, since
  * 2025-11-25, possibly an array of blocks), or NULL. The string is borrowed. */
-static const char *
-sampled_text(json_t *result)
+static const char *sampled_text(json_t *result)
 {
 	const char *text = NULL;
 	json_t *content, *block;
@@ -535,7 +504,8 @@ sampled_text(json_t *result)
 	if (json_is_object(content) &&
 	    strcmp(json_string_value(json_object_get(content, "type")) ?: "", "text") == 0)
 		text = json_string_value(json_object_get(content, "text"));
-	json_array_foreach(content, i, block) {
+	json_array_foreach(content, i, block)
+	{
 		if (text == NULL &&
 		    strcmp(json_string_value(json_object_get(block, "type")) ?: "", "text") == 0)
 			text = json_string_value(json_object_get(block, "text"));
@@ -548,8 +518,7 @@ static int handle_message(struct server *s, json_t *msg);
 /* Reads input until the answer to the request with id want arrives; answers ping and
  * queues other requests meanwhile. Returns 0 with *answer (new reference to the whole
  * response), or -1 at EOF or on an input error. */
-static int
-await_answer(struct server *s, const char *want, json_t **answer)
+static int await_answer(struct server *s, const char *want, json_t **answer)
 {
 	int rc = -1, st;
 	char *line;
@@ -582,12 +551,10 @@ await_answer(struct server *s, const char *want, json_t **answer)
 			rc = 0;
 			goto out;
 		}
-		if (json_is_string(method) &&
-		    (id == NULL || strcmp(json_string_value(method), "ping") == 0))
+		if (json_is_string(method) && (id == NULL || strcmp(json_string_value(method), "ping") == 0))
 			handle_message(s, msg);
 		else if (json_is_object(msg) && method == NULL &&
-			 (json_object_get(msg, "result") != NULL ||
-			  json_object_get(msg, "error") != NULL))
+			 (json_object_get(msg, "result") != NULL || json_object_get(msg, "error") != NULL))
 			fprintf(stderr, "%s: ignoring an answer to an unknown request\n", PROG);
 		else
 			json_array_append(s->pending, msg);
@@ -599,9 +566,7 @@ out:
 
 /* Tool "sample": asks the client for a completion of arguments.prompt with
  * sampling/createMessage and returns the reply's text. */
-static int
-t_sample(struct server *s, json_t *params, json_t *args, json_t **result,
-	 struct rpc_error *err)
+static int t_sample(struct server *s, json_t *params, json_t *args, json_t **result, struct rpc_error *err)
 {
 	int rc = -1;
 	json_t *prompt, *req, *answer = NULL, *res, *e;
@@ -620,10 +585,9 @@ t_sample(struct server *s, json_t *params, json_t *args, json_t **result,
 		goto out;
 	}
 	snprintf(id, sizeof id, "srv-%lu", ++s->next_id);
-	req = must(json_pack("{s:s, s:s, s:s, s:{s:[{s:s, s:{s:s, s:O}}], s:i}}", "jsonrpc",
-			     "2.0", "id", id, "method", "sampling/createMessage", "params",
-			     "messages", "role", "user", "content", "type", "text", "text",
-			     prompt, "maxTokens", 50));
+	req = must(json_pack("{s:s, s:s, s:s, s:{s:[{s:s, s:{s:s, s:O}}], s:i}}", "jsonrpc", "2.0", "id", id,
+			     "method", "sampling/createMessage", "params", "messages", "role", "user",
+			     "content", "type", "text", "text", prompt, "maxTokens", 50));
 	send_msg(s, req);
 	json_decref(req);
 	if (await_answer(s, id, &answer) != 0) {
@@ -650,9 +614,7 @@ out:
 
 /* Tool "log": a notifications/message at level info (unless logging/setLevel raised
  * the level), then the result. */
-static int
-t_log(struct server *s, json_t *params, json_t *args, json_t **result,
-      struct rpc_error *err)
+static int t_log(struct server *s, json_t *params, json_t *args, json_t **result, struct rpc_error *err)
 {
 	int rc = -1;
 	json_t *data;
@@ -666,8 +628,8 @@ t_log(struct server *s, json_t *params, json_t *args, json_t **result,
 	data = data != NULL ? json_incref(data) : must(json_string("log tool called"));
 	if (s->log_level <= LEVEL_INFO)
 		send_notification(s, "notifications/message",
-				  must(json_pack("{s:s, s:s, s:O}", "level", "info", "logger",
-						 SERVER_NAME, "data", data)));
+				  must(json_pack("{s:s, s:s, s:O}", "level", "info", "logger", SERVER_NAME,
+						 "data", data)));
 	json_decref(data);
 	*result = text_result("logged", 0);
 	rc = 0;
@@ -676,9 +638,7 @@ out:
 }
 
 /* Tool "fail": a result with isError. */
-static int
-t_fail(struct server *s, json_t *params, json_t *args, json_t **result,
-       struct rpc_error *err)
+static int t_fail(struct server *s, json_t *params, json_t *args, json_t **result, struct rpc_error *err)
 {
 	(void)s;
 	(void)params;
@@ -695,8 +655,8 @@ static const struct tool tools[] = {
 	{"add", "Adds two numbers", t_add,
 	 "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"number\"},"
 	 "\"b\":{\"type\":\"number\"}},\"required\":[\"a\",\"b\"]}"},
-	{"progress", "Sends three progress notifications when given a progress token",
-	 t_progress, "{\"type\":\"object\",\"properties\":{}}"},
+	{"progress", "Sends three progress notifications when given a progress token", t_progress,
+	 "{\"type\":\"object\",\"properties\":{}}"},
 	{"sample", "Asks the client's model to answer a prompt", t_sample,
 	 "{\"type\":\"object\",\"properties\":{\"prompt\":{\"type\":\"string\"}},"
 	 "\"required\":[\"prompt\"]}"},
@@ -706,8 +666,7 @@ static const struct tool tools[] = {
 };
 
 /* Returns 0 when a "cursor" in params is absent or a string, else fills err, -1. */
-static int
-check_cursor(json_t *params, struct rpc_error *err)
+static int check_cursor(json_t *params, struct rpc_error *err)
 {
 	int rc = 0;
 	json_t *cursor = json_object_get(params, "cursor");
@@ -718,8 +677,7 @@ check_cursor(json_t *params, struct rpc_error *err)
 }
 
 /* tools/list: every tool with its input schema. */
-static int
-m_tools_list(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
+static int m_tools_list(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
 {
 	int rc = -1;
 	json_t *list, *schema;
@@ -732,10 +690,9 @@ m_tools_list(struct server *s, json_t *params, json_t **result, struct rpc_error
 	list = must(json_array());
 	for (i = 0; i < sizeof tools / sizeof tools[0]; i++) {
 		schema = must(json_loads(tools[i].schema, 0, &jerr));
-		json_array_append_new(list, must(json_pack("{s:s, s:s, s:o}", "name",
-							   tools[i].name, "description",
-							   tools[i].description, "inputSchema",
-							   schema)));
+		json_array_append_new(list,
+				      must(json_pack("{s:s, s:s, s:o}", "name", tools[i].name, "description",
+						     tools[i].description, "inputSchema", schema)));
 	}
 	*result = must(json_pack("{s:o}", "tools", list));
 	rc = 0;
@@ -744,8 +701,7 @@ out:
 }
 
 /* tools/call: runs a tool; an unknown tool is an invalid-params error. */
-static int
-m_tools_call(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
+static int m_tools_call(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
 {
 	int rc = -1;
 	const char *name;
@@ -782,8 +738,7 @@ static const char *const resources[][4] = {
 #define TEMPLATE_PREFIX "test://dynamic/"
 
 /* resources/list: the static resources. */
-static int
-m_resources_list(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
+static int m_resources_list(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
 {
 	int rc = -1;
 	json_t *list;
@@ -794,10 +749,8 @@ m_resources_list(struct server *s, json_t *params, json_t **result, struct rpc_e
 		goto out;
 	list = must(json_array());
 	for (i = 0; i < sizeof resources / sizeof resources[0]; i++)
-		json_array_append_new(list, must(json_pack("{s:s, s:s, s:s}", "uri",
-							   resources[i][0], "name",
-							   resources[i][1], "mimeType",
-							   resources[i][2])));
+		json_array_append_new(list, must(json_pack("{s:s, s:s, s:s}", "uri", resources[i][0], "name",
+							   resources[i][1], "mimeType", resources[i][2])));
 	*result = must(json_pack("{s:o}", "resources", list));
 	rc = 0;
 out:
@@ -805,26 +758,23 @@ out:
 }
 
 /* resources/templates/list: one template, test://dynamic/{name}. */
-static int
-m_templates_list(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
+static int m_templates_list(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
 {
 	int rc = -1;
 
 	(void)s;
 	if (check_cursor(params, err) != 0)
 		goto out;
-	*result = must(json_pack("{s:[{s:s, s:s, s:s, s:s}]}", "resourceTemplates",
-				 "uriTemplate", TEMPLATE_URI, "name", "dynamic", "description",
-				 "A text resource made from its name", "mimeType",
-				 "text/plain"));
+	*result = must(json_pack("{s:[{s:s, s:s, s:s, s:s}]}", "resourceTemplates", "uriTemplate",
+				 TEMPLATE_URI, "name", "dynamic", "description",
+				 "A text resource made from its name", "mimeType", "text/plain"));
 	rc = 0;
 out:
 	return rc;
 }
 
 /* resources/read: a static resource or one made from the template. */
-static int
-m_resources_read(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
+static int m_resources_read(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
 {
 	int rc = -1;
 	const char *uri;
@@ -840,14 +790,13 @@ m_resources_read(struct server *s, json_t *params, json_t **result, struct rpc_e
 	*result = NULL;
 	for (i = 0; *result == NULL && i < sizeof resources / sizeof resources[0]; i++)
 		if (strcmp(uri, resources[i][0]) == 0)
-			*result = must(json_pack("{s:[{s:s, s:s, s:s}]}", "contents", "uri",
-						 uri, "mimeType", resources[i][2], "text",
-						 resources[i][3]));
-	if (*result == NULL && strncmp(uri, TEMPLATE_PREFIX, plen) == 0 &&
-	    uri[plen] != '\0' && strlen(uri) < 256) {
+			*result = must(json_pack("{s:[{s:s, s:s, s:s}]}", "contents", "uri", uri, "mimeType",
+						 resources[i][2], "text", resources[i][3]));
+	if (*result == NULL && strncmp(uri, TEMPLATE_PREFIX, plen) == 0 && uri[plen] != '\0' &&
+	    strlen(uri) < 256) {
 		snprintf(text, sizeof text, "dynamic resource %s", uri + plen);
-		*result = must(json_pack("{s:[{s:s, s:s, s:s}]}", "contents", "uri", uri,
-					 "mimeType", "text/plain", "text", text));
+		*result = must(json_pack("{s:[{s:s, s:s, s:s}]}", "contents", "uri", uri, "mimeType",
+					 "text/plain", "text", text));
 	}
 	if (*result == NULL) {
 		set_error(err, E_NO_RESOURCE, "Resource not found: %.200s", uri);
@@ -859,8 +808,7 @@ out:
 }
 
 /* resources/subscribe and resources/unsubscribe: check the uri, answer {}. */
-static int
-m_subscribe(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
+static int m_subscribe(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
 {
 	int rc = -1;
 
@@ -876,18 +824,16 @@ out:
 }
 
 /* prompts/list: "greet" (one required argument) and "simple" (none). */
-static int
-m_prompts_list(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
+static int m_prompts_list(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
 {
 	int rc = -1;
 
 	(void)s;
 	if (check_cursor(params, err) != 0)
 		goto out;
-	*result = must(json_pack("{s:[{s:s, s:s, s:[{s:s, s:s, s:b}]}, {s:s, s:s}]}",
-				 "prompts", "name", "greet", "description",
-				 "Greets someone by name", "arguments", "name", "name",
-				 "description", "Who to greet", "required", 1, "name", "simple",
+	*result = must(json_pack("{s:[{s:s, s:s, s:[{s:s, s:s, s:b}]}, {s:s, s:s}]}", "prompts", "name",
+				 "greet", "description", "Greets someone by name", "arguments", "name",
+				 "name", "description", "Who to greet", "required", 1, "name", "simple",
 				 "description", "A prompt without arguments"));
 	rc = 0;
 out:
@@ -895,8 +841,7 @@ out:
 }
 
 /* prompts/get: the messages of a prompt; a missing required argument is an error. */
-static int
-m_prompts_get(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
+static int m_prompts_get(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
 {
 	int rc = -1;
 	const char *name, *who = NULL;
@@ -912,7 +857,8 @@ m_prompts_get(struct server *s, json_t *params, json_t **result, struct rpc_erro
 			  "Invalid params: name must be a string, arguments an object");
 		goto out;
 	}
-	json_object_foreach(args, key, v) {
+	json_object_foreach(args, key, v)
+	{
 		if (!json_is_string(v)) {
 			set_error(err, E_INVALID_PARAMS,
 				  "Invalid params: prompt argument values must be strings");
@@ -935,16 +881,14 @@ m_prompts_get(struct server *s, json_t *params, json_t **result, struct rpc_erro
 	}
 	*result = must(json_pack("{s:s, s:[{s:s, s:{s:s, s:s}}]}", "description",
 				 who != NULL ? "Greets someone by name" : "A prompt without arguments",
-				 "messages", "role", "user", "content", "type", "text", "text",
-				 text));
+				 "messages", "role", "user", "content", "type", "text", "text", text));
 	rc = 0;
 out:
 	return rc;
 }
 
 /* logging/setLevel: sets the least severe level of the messages sent. */
-static int
-m_set_level(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
+static int m_set_level(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
 {
 	int rc = -1;
 	const char *level;
@@ -966,8 +910,7 @@ out:
 }
 
 /* completion/complete: names for the greet prompt's "name" and the template's {name}. */
-static int
-m_complete(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
+static int m_complete(struct server *s, json_t *params, json_t **result, struct rpc_error *err)
 {
 	static const char *const people[] = {"Alice", "Bob", "Carol"};
 	static const char *const things[] = {"hello", "world"};
@@ -990,8 +933,8 @@ m_complete(struct server *s, json_t *params, json_t **result, struct rpc_error *
 	}
 	ref_name = json_string_value(json_object_get(ref, "name"));
 	ref_uri = json_string_value(json_object_get(ref, "uri"));
-	if (strcmp(type, "ref/prompt") == 0 && ref_name != NULL &&
-	    strcmp(ref_name, "greet") == 0 && strcmp(arg_name, "name") == 0) {
+	if (strcmp(type, "ref/prompt") == 0 && ref_name != NULL && strcmp(ref_name, "greet") == 0 &&
+	    strcmp(arg_name, "name") == 0) {
 		pool = people;
 		n = sizeof people / sizeof people[0];
 	} else if (strcmp(type, "ref/resource") == 0 && ref_uri != NULL &&
@@ -1003,8 +946,8 @@ m_complete(struct server *s, json_t *params, json_t **result, struct rpc_error *
 	for (i = 0; i < n; i++)
 		if (strncmp(pool[i], value, strlen(value)) == 0)
 			json_array_append_new(values, must(json_string(pool[i])));
-	*result = must(json_pack("{s:{s:o, s:I, s:b}}", "completion", "values", values,
-				 "total", (json_int_t)json_array_size(values), "hasMore", 0));
+	*result = must(json_pack("{s:{s:o, s:I, s:b}}", "completion", "values", values, "total",
+				 (json_int_t)json_array_size(values), "hasMore", 0));
 	rc = 0;
 out:
 	return rc;
@@ -1027,8 +970,7 @@ static const struct method methods[] = {
 };
 
 /* Consumes a notification from the client; none is ever answered. Returns 0. */
-static int
-handle_notification(struct server *s, const char *method, json_t *params)
+static int handle_notification(struct server *s, const char *method, json_t *params)
 {
 	(void)s;
 	(void)params;
@@ -1041,8 +983,7 @@ handle_notification(struct server *s, const char *method, json_t *params)
 }
 
 /* Answers one request. id is borrowed. Returns 0, or -1 when stdout failed. */
-static int
-handle_request(struct server *s, json_t *id, const char *method, json_t *params)
+static int handle_request(struct server *s, json_t *id, const char *method, json_t *params)
 {
 	int rc = -1, found = 0;
 	json_t *result = NULL, *empty = NULL;
@@ -1073,8 +1014,7 @@ out:
 
 /* Classifies one decoded message (borrowed) and handles it. Returns 0, or -1 when
  * stdout failed. */
-static int
-handle_message(struct server *s, json_t *msg)
+static int handle_message(struct server *s, json_t *msg)
 {
 	int rc = 0;
 	json_t *id, *method, *version;
@@ -1090,18 +1030,15 @@ handle_message(struct server *s, json_t *msg)
 	version = json_object_get(msg, "jsonrpc");
 	if (!json_is_string(version) || strcmp(json_string_value(version), "2.0") != 0 ||
 	    (method != NULL && !json_is_string(method)) || (id != NULL && !valid_id(id))) {
-		rc = send_error(s, valid_id(id) ? id : NULL, E_INVALID_REQUEST,
-				"Invalid Request");
+		rc = send_error(s, valid_id(id) ? id : NULL, E_INVALID_REQUEST, "Invalid Request");
 		goto out;
 	}
 	if (method != NULL && id == NULL)
-		rc = handle_notification(s, json_string_value(method),
-					 json_object_get(msg, "params"));
+		rc = handle_notification(s, json_string_value(method), json_object_get(msg, "params"));
 	else if (method != NULL)
-		rc = handle_request(s, id, json_string_value(method),
-				    json_object_get(msg, "params"));
-	else if (id != NULL && (json_object_get(msg, "result") != NULL ||
-				json_object_get(msg, "error") != NULL))
+		rc = handle_request(s, id, json_string_value(method), json_object_get(msg, "params"));
+	else if (id != NULL &&
+		 (json_object_get(msg, "result") != NULL || json_object_get(msg, "error") != NULL))
 		fprintf(stderr, "%s: ignoring an answer to an unknown request\n", PROG);
 	else
 		rc = send_error(s, valid_id(id) ? id : NULL, E_INVALID_REQUEST, "Invalid Request");
@@ -1110,8 +1047,7 @@ out:
 }
 
 /* Decodes and handles one input line. Returns 0, or -1 when stdout failed. */
-static int
-handle_line(struct server *s, const char *line, size_t len)
+static int handle_line(struct server *s, const char *line, size_t len)
 {
 	int rc = 0;
 	json_t *msg;
@@ -1131,8 +1067,7 @@ out:
 }
 
 /* Serves until stdin ends. Returns 0 at EOF, -1 on an input or output error. */
-static int
-serve(struct server *s)
+static int serve(struct server *s)
 {
 	int rc = -1, st;
 	char *line;
@@ -1165,8 +1100,7 @@ serve(struct server *s)
 }
 
 /* Parses a decimal in [min, max] into *out. Returns 0, or -1 when s is not one. */
-static int
-parse_long(const char *str, long min, long max, long *out)
+static int parse_long(const char *str, long min, long max, long *out)
 {
 	int rc = -1;
 	char *end;
@@ -1183,8 +1117,7 @@ out:
 }
 
 /* Parses the command line into *opt. Returns 0, or -1 after printing a usage error. */
-static int
-parse_options(int argc, char **argv, struct options *opt)
+static int parse_options(int argc, char **argv, struct options *opt)
 {
 	static const struct option longopts[] = {
 		{"stderr-lines", required_argument, NULL, 's'},
@@ -1215,17 +1148,10 @@ parse_options(int argc, char **argv, struct options *opt)
 				goto bad;
 			opt->exit_status = (int)v;
 			break;
-		case 'n':
-			opt->noise = 1;
-			break;
-		case 't':
-			opt->ignore_term = 1;
-			break;
-		case 'H':
-			opt->hang = 1;
-			break;
-		default:
-			goto usage;
+		case 'n': opt->noise = 1; break;
+		case 't': opt->ignore_term = 1; break;
+		case 'H': opt->hang = 1; break;
+		default: goto usage;
 		}
 	}
 	if (optind != argc)
@@ -1235,15 +1161,15 @@ parse_options(int argc, char **argv, struct options *opt)
 bad:
 	fprintf(stderr, "%s: bad number '%s'\n", PROG, optarg);
 usage:
-	fprintf(stderr, "usage: %s [--stderr-lines N] [--noise] [--crash-after N] [--exit N]"
-			" [--ignore-term] [--hang]\n",
+	fprintf(stderr,
+		"usage: %s [--stderr-lines N] [--noise] [--crash-after N] [--exit N]"
+		" [--ignore-term] [--hang]\n",
 		PROG);
 out:
 	return rc;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	int status = 2;
 	struct server s;

@@ -52,7 +52,7 @@ static const char *usage_text =
 
 struct msg {
 	int from_client;
-	uint8_t *data;  /* owned */
+	uint8_t *data; /* owned */
 	size_t len;
 };
 
@@ -218,8 +218,8 @@ static void send_msg(struct side *a, struct side *b, const struct msg *m, int fi
 		}
 		size_t off = i * G.mss, len = m->len - off < G.mss ? m->len - off : G.mss;
 		if (!(G.loss && first && i == 1))
-			send_seg(a, b, base + (uint32_t)off, PK_ACK | PK_PSH, m->data + off, len,
-				 G.frag, G.frag && i % 2);
+			send_seg(a, b, base + (uint32_t)off, PK_ACK | PK_PSH, m->data + off, len, G.frag,
+				 G.frag && i % 2);
 		if (G.retransmit && i % 2 == 1)
 			send_seg(a, b, base + (uint32_t)off, PK_ACK | PK_PSH, m->data + off, len, 0, 0);
 		if (G.overlap && i + 1 < nseg) {
@@ -333,9 +333,9 @@ static int set_link(const char *s)
 		const char *name;
 		int dlt, tags;
 	} links[] = {
-		{"en10mb", DLT_EN10MB, 0}, {"vlan", DLT_EN10MB, 1}, {"qinq", DLT_EN10MB, 2},
+		{"en10mb", DLT_EN10MB, 0}, {"vlan", DLT_EN10MB, 1},     {"qinq", DLT_EN10MB, 2},
 		{"sll", DLT_LINUX_SLL, 0}, {"sll2", DLT_LINUX_SLL2, 0}, {"null", DLT_NULL, 0},
-		{"loop", DLT_LOOP, 0}, {"raw", DLT_RAW, 0}, {"ipv4", DLT_IPV4, 0},
+		{"loop", DLT_LOOP, 0},     {"raw", DLT_RAW, 0},         {"ipv4", DLT_IPV4, 0},
 		{"ipv6", DLT_IPV6, 0},
 	};
 
@@ -351,9 +351,9 @@ static int set_link(const char *s)
 static int set_modes(const char *s)
 {
 	static const char *const names[] = {"reorder", "retransmit", "overlap", "loss",
-					     "frag", "midstream", "rst", "tcpopts"};
+					    "frag",    "midstream",  "rst",     "tcpopts"};
 	int *const flags[] = {&G.reorder, &G.retransmit, &G.overlap, &G.loss,
-			      &G.frag, &G.midstream, &G.rst, &G.tcpopts};
+			      &G.frag,    &G.midstream,  &G.rst,     &G.tcpopts};
 
 	while (*s) {
 		const char *comma = strchr(s, ',');
@@ -416,18 +416,14 @@ int main(int argc, char **argv)
 			goto usage;
 		i++;
 		switch (a[1]) {
-		case 'l':
-			bad = set_link(arg);
-			break;
+		case 'l': bad = set_link(arg); break;
 		case 'f':
 			G.pcapng = !strncmp(arg, "pcapng", 6);
 			G.ns = strstr(arg, "-ns") != NULL;
 			bad = strcmp(arg, "pcap") && strcmp(arg, "pcap-ns") && strcmp(arg, "pcapng") &&
 			      strcmp(arg, "pcapng-ns");
 			break;
-		case 'm':
-			bad = set_modes(arg);
-			break;
+		case 'm': bad = set_modes(arg); break;
 		case 's':
 			bad = num(arg, 1, 0x7fffffff, &v);
 			G.snap = (unsigned)v;
@@ -453,8 +449,7 @@ int main(int argc, char **argv)
 			if (add_file(arg, a[1] == 'c'))
 				goto out;
 			break;
-		default:
-			bad = 1;
+		default: bad = 1;
 		}
 		if (bad)
 			goto usage;
@@ -462,8 +457,8 @@ int main(int argc, char **argv)
 	if (!out)
 		goto usage;
 	if ((G.linktype == DLT_IPV4 && G.v6) || (G.linktype == DLT_IPV6 && !G.v6)) {
-		fprintf(stderr, "pcap-gen: link type %s does not carry IPv%d\n",
-			G.v6 ? "ipv4" : "ipv6", G.v6 ? 6 : 4);
+		fprintf(stderr, "pcap-gen: link type %s does not carry IPv%d\n", G.v6 ? "ipv4" : "ipv6",
+			G.v6 ? 6 : 4);
 		return 2;
 	}
 	if (!G.nmsgs) {

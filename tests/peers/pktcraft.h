@@ -24,16 +24,16 @@
 
 /* One TCP segment, and the IP packet around it. */
 struct pk_seg {
-	int v6;                 /* IPv6 (else IPv4) */
+	int v6;                   /* IPv6 (else IPv4) */
 	uint8_t src[16], dst[16]; /* the first 4 bytes for IPv4 */
 	uint16_t sport, dport;
 	uint32_t seq, ack;
-	uint8_t flags;          /* PK_* */
-	const uint8_t *data;    /* borrowed payload */
+	uint8_t flags;       /* PK_* */
+	const uint8_t *data; /* borrowed payload */
 	size_t len;
-	uint16_t ip_id;         /* IPv4 identification */
-	int v6_ext;             /* IPv6: a hop-by-hop and a destination options header before TCP */
-	int tcp_opts;           /* 12 bytes of TCP options (NOPs and a timestamp) */
+	uint16_t ip_id; /* IPv4 identification */
+	int v6_ext;     /* IPv6: a hop-by-hop and a destination options header before TCP */
+	int tcp_opts;   /* 12 bytes of TCP options (NOPs and a timestamp) */
 };
 
 static inline void pk_put16(uint8_t *p, uint16_t v)
@@ -143,8 +143,8 @@ static inline size_t pk_ip(uint8_t *out, const struct pk_seg *s)
  * multiple of 8), more when others follow. IPv4 keeps the header (DF off);
  * IPv6 puts a fragment header with identification id after the fixed one.
  */
-static inline size_t pk_frag(uint8_t *out, const uint8_t *ip, size_t n, size_t off, size_t len,
-			     int more, uint32_t id)
+static inline size_t pk_frag(uint8_t *out, const uint8_t *ip, size_t n, size_t off, size_t len, int more,
+			     uint32_t id)
 {
 	if (ip[0] >> 4 == 6) {
 		memcpy(out, ip, 40);
@@ -223,8 +223,7 @@ static inline size_t pk_frame(uint8_t *out, int linktype, int tags, const uint8_
 		pk_put32(out, v6 ? 30 : 2);
 		h = 4;
 		break;
-	default: /* DLT_RAW, 101, DLT_IPV4, DLT_IPV6 */
-		break;
+	default: /* DLT_RAW, 101, DLT_IPV4, DLT_IPV6 */ break;
 	}
 	memcpy(out + h, ip, n);
 	return h + n;

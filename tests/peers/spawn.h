@@ -16,8 +16,7 @@ extern char **environ;
 /* Starts argv[0] (looked up in PATH) with new pipes on its stdin and stdout. Fills
  * *pid, *to_child and *from_child (both owned by the caller, close-on-exec). Returns 0,
  * or -1 with errno set. */
-static int
-spawn_child(char *const argv[], pid_t *pid, int *to_child, int *from_child)
+static int spawn_child(char *const argv[], pid_t *pid, int *to_child, int *from_child)
 {
 	int rc = -1, err, in[2] = {-1, -1}, out[2] = {-1, -1};
 	posix_spawn_file_actions_t fa;
@@ -59,6 +58,5 @@ out:
 	errno = err;
 	return rc;
 }
-
 
 #endif

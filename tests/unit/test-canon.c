@@ -15,8 +15,7 @@ static json_t *J(const char *s)
 	return v;
 }
 
-static void key_of(const char *method, const char *params, const struct canon_ignore *ig,
-		   struct mt_buf *out)
+static void key_of(const char *method, const char *params, const struct canon_ignore *ig, struct mt_buf *out)
 {
 	json_t *p = params ? J(params) : NULL;
 
@@ -32,7 +31,9 @@ static void test_key(void **state)
 
 	(void)state;
 	key_of("tools/call", "{\"name\":\"x\",\"arguments\":{\"b\":1,\"a\":[1,2]}}", NULL, &a);
-	key_of("tools/call", "{ \"arguments\" : { \"a\":[1,2], \"b\":1 }, \"name\":\"x\",\"_meta\":{\"progressToken\":5}}", NULL, &b);
+	key_of("tools/call",
+	       "{ \"arguments\" : { \"a\":[1,2], \"b\":1 }, \"name\":\"x\",\"_meta\":{\"progressToken\":5}}",
+	       NULL, &b);
 	assert_string_equal(a.data, b.data);
 	assert_string_equal(a.data, "tools/call\n{\"arguments\":{\"a\":[1,2],\"b\":1},\"name\":\"x\"}");
 	/* A different method or a different argument is a different key. */
@@ -115,9 +116,13 @@ static void test_diff(void **state)
 	struct canon_ignore ig = {paths, 1};
 
 	(void)state;
-	assert_int_equal(diff_of("{\"a\":1,\"b\":[1,2]}", "{\"b\":[1,2.0],\"a\":1.0,\"_meta\":{\"x\":1}}", NULL, &p), 0);
+	assert_int_equal(
+		diff_of("{\"a\":1,\"b\":[1,2]}", "{\"b\":[1,2.0],\"a\":1.0,\"_meta\":{\"x\":1}}", NULL, &p),
+		0);
 	json_decref(p);
-	assert_int_equal(diff_of("{\"a\":1,\"b\":[1,2],\"c\":\"x\"}", "{\"a\":2,\"b\":[1],\"d\":null,\"c\":\"x\"}", NULL, &p), 3);
+	assert_int_equal(diff_of("{\"a\":1,\"b\":[1,2],\"c\":\"x\"}",
+				 "{\"a\":2,\"b\":[1],\"d\":null,\"c\":\"x\"}", NULL, &p),
+			 3);
 	assert_string_equal(json_string_value(json_array_get(p, 0)), "result.a");
 	assert_string_equal(json_string_value(json_array_get(p, 1)), "result.b[1]");
 	assert_string_equal(json_string_value(json_array_get(p, 2)), "result.d");
@@ -128,7 +133,8 @@ static void test_diff(void **state)
 	json_decref(p);
 	/* Ignored paths. */
 	assert_int_equal(diff_of("{\"content\":[{\"type\":\"text\",\"text\":\"12:00\"}]}",
-				 "{\"content\":[{\"type\":\"text\",\"text\":\"12:01\"}]}", &ig, &p), 0);
+				 "{\"content\":[{\"type\":\"text\",\"text\":\"12:01\"}]}", &ig, &p),
+			 0);
 	json_decref(p);
 	/* More differences than max: all counted, max listed. */
 	assert_int_equal(diff_of("[1,2,3,4,5,6,7,8,9,10]", "[0,0,0,0,0,0,0,0,0,0]", NULL, &p), 10);
@@ -177,10 +183,8 @@ static void test_deep(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_key),
-		cmocka_unit_test(test_key_empty_members),
-		cmocka_unit_test(test_ignored),
-		cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_key),     cmocka_unit_test(test_key_empty_members),
+		cmocka_unit_test(test_ignored), cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_deep),
 	};
 

@@ -47,8 +47,8 @@ static void *on_open(void *ctx, const struct tf_conn *c)
 	return r;
 }
 
-static void on_data(void *st, const struct tf_conn *c, enum tf_dir d, const uint8_t *p, size_t n,
-		    int64_t us, uint64_t ack)
+static void on_data(void *st, const struct tf_conn *c, enum tf_dir d, const uint8_t *p, size_t n, int64_t us,
+		    uint64_t ack)
 {
 	(void)ack;
 	(void)us;
@@ -165,7 +165,7 @@ static enum mt_capture_end read_all(const char *file, struct rec *r, struct tf_s
 
 	if (!c) {
 		snprintf(errmsg, 512, "%s", err.msg);
-		return (enum mt_capture_end)-1;
+		return (enum mt_capture_end) - 1;
 	}
 	if (filter)
 		assert_int_equal(mt_capture_filter(c, filter, &err), 0);
@@ -181,8 +181,7 @@ static enum mt_capture_end read_all(const char *file, struct rec *r, struct tf_s
 }
 
 /* pcap-gen ARGS gives the default conversation's streams exactly, connection 1 ending how. */
-static void scenario(const char *args, size_t h0, size_t h1, enum tf_end_how how,
-		     struct tf_stats *ts)
+static void scenario(const char *args, size_t h0, size_t h1, enum tf_end_how how, struct tf_stats *ts)
 {
 	struct rec *r = rec_new();
 	struct mt_buf c2s = MT_BUF_INIT, s2c = MT_BUF_INIT;
@@ -193,11 +192,11 @@ static void scenario(const char *args, size_t h0, size_t h1, enum tf_end_how how
 	assert_int_equal(read_all(P("s.cap"), r, ts, &cs, NULL, msg), MT_CAPTURE_EOF);
 	expect(&c2s, &s2c, h0, h1);
 	if (r->s[1][0].len != c2s.len || memcmp(r->s[1][0].data, c2s.data, c2s.len))
-		fail_msg("%s: the client's stream differs (%zu bytes, %zu expected)", args,
-			 r->s[1][0].len, c2s.len);
+		fail_msg("%s: the client's stream differs (%zu bytes, %zu expected)", args, r->s[1][0].len,
+			 c2s.len);
 	if (r->s[1][1].len != s2c.len || memcmp(r->s[1][1].data, s2c.data, s2c.len))
-		fail_msg("%s: the server's stream differs (%zu bytes, %zu expected)", args,
-			 r->s[1][1].len, s2c.len);
+		fail_msg("%s: the server's stream differs (%zu bytes, %zu expected)", args, r->s[1][1].len,
+			 s2c.len);
 	assert_int_equal(r->conns, 1);
 	assert_int_equal(r->how[1], how);
 	assert_int_equal(cs.first_us, 1700000000LL * 1000000);
@@ -211,10 +210,29 @@ static void scenario(const char *args, size_t h0, size_t h1, enum tf_end_how how
 static void test_link_types_and_formats(void **state)
 {
 	static const char *const args[] = {
-		"", "-l vlan", "-l qinq", "-l sll", "-l sll2", "-l null", "-l loop", "-l raw",
-		"-l ipv4", "-6", "-6 -l ipv6", "-6 -l qinq", "-6 -l sll2", "-6 -l null",
-		"-6 -l loop", "-6 -l raw", "-f pcap-ns", "-f pcapng", "-f pcapng-ns -6 -l sll",
-		"-f pcapng -l raw", "-m tcpopts", "-i 0", "-M 1",
+		"",
+		"-l vlan",
+		"-l qinq",
+		"-l sll",
+		"-l sll2",
+		"-l null",
+		"-l loop",
+		"-l raw",
+		"-l ipv4",
+		"-6",
+		"-6 -l ipv6",
+		"-6 -l qinq",
+		"-6 -l sll2",
+		"-6 -l null",
+		"-6 -l loop",
+		"-6 -l raw",
+		"-f pcap-ns",
+		"-f pcapng",
+		"-f pcapng-ns -6 -l sll",
+		"-f pcapng -l raw",
+		"-m tcpopts",
+		"-i 0",
+		"-M 1",
 	};
 	struct tf_stats ts;
 
@@ -238,7 +256,8 @@ static void test_modes(void **state)
 	assert_int_equal(ts.retransmitted, 4); /* the second segment of each message, sent twice */
 	assert_int_equal(ts.out_of_order, 0);
 	scenario("-m overlap", 0, 0, TF_FIN, &ts);
-	assert_int_equal(ts.retransmitted, 16); /* in each message: two overlapping ones, the two after them */
+	assert_int_equal(ts.retransmitted,
+			 16); /* in each message: two overlapping ones, the two after them */
 	scenario("-m frag", 0, 0, TF_FIN, &ts);
 	assert_int_equal(ts.fragments, 2 * 12); /* 12 data segments, 1020 bytes of IP payload or 520 */
 	assert_int_equal(ts.reassembled, 12);
@@ -294,8 +313,7 @@ static void test_snaplen_and_conns(void **state)
 	}
 	rec_free(r);
 	r = rec_new();
-	assert_int_equal(read_all(P("k3.pcap"), r, &ts, &cs, "tcp port 40001", msg),
-			 MT_CAPTURE_EOF);
+	assert_int_equal(read_all(P("k3.pcap"), r, &ts, &cs, "tcp port 40001", msg), MT_CAPTURE_EOF);
 	assert_int_equal(ts.connections, 1);
 	assert_int_equal(r->s[1][1].len, 6000);
 	assert_int_equal(cs.packets, 22); /* 3 + 4 messages of 3 segments and an ACK + 3 */
@@ -389,8 +407,7 @@ static void test_bad_files(void **state)
 	write_file(P("cut.pcap"), b, at);
 	r = rec_new();
 	assert_int_equal(read_all(P("cut.pcap"), r, &ts, &cs, NULL, msg), MT_CAPTURE_ERROR);
-	snprintf(want, sizeof(want), "cannot read '%s' past packet 4: truncated dump file",
-		 P("cut.pcap"));
+	snprintf(want, sizeof(want), "cannot read '%s' past packet 4: truncated dump file", P("cut.pcap"));
 	if (strncmp(msg, want, strlen(want)))
 		fail_msg("got \"%s\"", msg);
 	assert_int_equal(cs.packets, 4);
@@ -642,7 +659,7 @@ static void test_live(void **state)
 		if (c)
 			_exit(5);
 		_exit(strcmp(err.msg, "cannot capture on 'lo': needs root or CAP_NET_RAW") &&
-			      !strstr(err.msg, "needs root or CAP_NET_RAW")
+				      !strstr(err.msg, "needs root or CAP_NET_RAW")
 			      ? 6
 			      : 0);
 	}

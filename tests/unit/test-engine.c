@@ -11,22 +11,24 @@
 #include "schema/store.h"
 
 static const char *const handshake[][3] = {
-	{"c2s", "request", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
-			   "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-			   "\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}\n"},
-	{"s2c", "response", "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":"
-			    "\"2025-06-18\",\"capabilities\":{\"tools\":{}},"
-			    "\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}\n"},
+	{"c2s", "request",
+	 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+	 "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+	 "\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}\n"},
+	{"s2c", "response",
+	 "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":"
+	 "\"2025-06-18\",\"capabilities\":{\"tools\":{}},"
+	 "\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}\n"},
 	{"c2s", "notification", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"},
-	{"c2s", "request", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
-			   "\"name\":\"echo\",\"arguments\":{}}}\n"},
+	{"c2s", "request",
+	 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
+	 "\"name\":\"echo\",\"arguments\":{}}}\n"},
 };
 
 /* One buffer for the answer of both sessions, as a reused read buffer would be. */
 static char answer[256];
 
-static void feed(struct an_engine *e, int64_t seq, const char *dir, const char *kind,
-		 const char *raw)
+static void feed(struct an_engine *e, int64_t seq, const char *dir, const char *kind, const char *raw)
 {
 	struct store_item it;
 
@@ -149,7 +151,6 @@ static void test_text_stays_utf8(void **state)
 	assert_int_equal(hits, 1);
 	an_engine_free(e);
 }
-
 
 /* ---- the compact id sets ---- */
 
@@ -315,10 +316,12 @@ static void test_engine_long_session(void **state)
 	for (int i = 0; i < 3; i++)
 		feed(e, ++seq, handshake[i][0], handshake[i][1], handshake[i][2]);
 	/* id 3 is cancelled and never answered (the server honours the cancel). */
-	feed(e, ++seq, "c2s", "request", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
-					  "\"params\":{\"name\":\"slow\"}}\n");
-	feed(e, ++seq, "c2s", "notification", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
-					       "cancelled\",\"params\":{\"requestId\":3}}\n");
+	feed(e, ++seq, "c2s", "request",
+	     "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+	     "\"params\":{\"name\":\"slow\"}}\n");
+	feed(e, ++seq, "c2s", "notification",
+	     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+	     "cancelled\",\"params\":{\"requestId\":3}}\n");
 	for (int i = 4; i < 200000; i++) {
 		snprintf(buf, sizeof(buf), "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\"}\n", i);
 		feed(e, ++seq, "c2s", "request", buf);
@@ -412,19 +415,24 @@ static void test_engine_task_pinned(void **state)
 	st = an_engine_state(e);
 	for (int i = 0; i < 3; i++)
 		feed(e, ++seq, handshake[i][0], handshake[i][1], handshake[i][2]);
-	feed(e, ++seq, "c2s", "request", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
-					  "\"params\":{\"name\":\"slow\",\"task\":{}}}\n");
-	feed(e, ++seq, "s2c", "response", "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"task\":{"
-					   "\"taskId\":\"t1\",\"status\":\"working\"}}}\n");
-	feed(e, ++seq, "c2s", "request", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
-					  "\"params\":{\"name\":\"fast\",\"task\":{}}}\n");
-	feed(e, ++seq, "s2c", "response", "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"task\":{"
-					   "\"taskId\":\"t2\",\"status\":\"completed\"}}}\n");
+	feed(e, ++seq, "c2s", "request",
+	     "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+	     "\"params\":{\"name\":\"slow\",\"task\":{}}}\n");
+	feed(e, ++seq, "s2c", "response",
+	     "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"task\":{"
+	     "\"taskId\":\"t1\",\"status\":\"working\"}}}\n");
+	feed(e, ++seq, "c2s", "request",
+	     "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+	     "\"params\":{\"name\":\"fast\",\"task\":{}}}\n");
+	feed(e, ++seq, "s2c", "response",
+	     "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"task\":{"
+	     "\"taskId\":\"t2\",\"status\":\"completed\"}}}\n");
 	seq = pings(e, seq, 10, AN_RECENT + 10);
 	assert_int_equal(an_id_fate(st, AN_C2S, "n:2", 3), AN_ID_KEPT);
 	assert_int_equal(an_id_fate(st, AN_C2S, "n:3", 3), AN_ID_ANSWERED);
-	feed(e, ++seq, "s2c", "notification", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks/"
-					       "status\",\"params\":{\"taskId\":\"t1\",\"status\":\"completed\"}}\n");
+	feed(e, ++seq, "s2c", "notification",
+	     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tasks/"
+	     "status\",\"params\":{\"taskId\":\"t1\",\"status\":\"completed\"}}\n");
 	assert_int_equal(an_id_fate(st, AN_C2S, "n:2", 3), AN_ID_KEPT);
 	(void)pings(e, seq, 100000, AN_RECENT + 10);
 	assert_int_equal(an_id_fate(st, AN_C2S, "n:2", 3), AN_ID_ANSWERED);
@@ -435,16 +443,11 @@ static void test_engine_task_pinned(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_memo_per_message),
-		cmocka_unit_test(test_batch_elements),
-		cmocka_unit_test(test_text_stays_utf8),
-		cmocka_unit_test(test_idset_counter),
-		cmocka_unit_test(test_idset_merge),
-		cmocka_unit_test(test_idset_holes),
-		cmocka_unit_test(test_idset_strings),
-		cmocka_unit_test(test_engine_long_session),
-		cmocka_unit_test(test_engine_reuse_kept),
-		cmocka_unit_test(test_engine_task_pinned),
+		cmocka_unit_test(test_memo_per_message),  cmocka_unit_test(test_batch_elements),
+		cmocka_unit_test(test_text_stays_utf8),   cmocka_unit_test(test_idset_counter),
+		cmocka_unit_test(test_idset_merge),       cmocka_unit_test(test_idset_holes),
+		cmocka_unit_test(test_idset_strings),     cmocka_unit_test(test_engine_long_session),
+		cmocka_unit_test(test_engine_reuse_kept), cmocka_unit_test(test_engine_task_pinned),
 	};
 
 	return cmocka_run_group_tests_name("engine", tests, NULL, NULL);

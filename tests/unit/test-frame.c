@@ -63,22 +63,22 @@ static void got_delete(struct got *g)
 	free(g);
 }
 
-#define assert_frame(g, i, text, fl)                                                        \
-	do {                                                                                \
-		const struct got_frame *f_ = &(g)->v[(i)];                                  \
-		assert_true((i) < (g)->n);                                                  \
-		assert_int_equal(f_->flags, (fl));                                          \
-		assert_int_equal(f_->len, sizeof(text) - 1);                                \
-		assert_memory_equal(f_->data, (text), sizeof(text) - 1);                    \
+#define assert_frame(g, i, text, fl)                                     \
+	do {                                                             \
+		const struct got_frame *f_ = &(g)->v[(i)];               \
+		assert_true((i) < (g)->n);                               \
+		assert_int_equal(f_->flags, (fl));                       \
+		assert_int_equal(f_->len, sizeof(text) - 1);             \
+		assert_memory_equal(f_->data, (text), sizeof(text) - 1); \
 	} while (0)
 
-#define assert_oversized(g, i, size, fl)                                                       \
-	do {                                                                                \
-		const struct got_frame *f_ = &(g)->v[(i)];                                  \
-		assert_true((i) < (g)->n);                                                  \
-		assert_int_equal(f_->flags, MT_FRAME_OVERSIZED | (fl));                     \
-		assert_int_equal(f_->len, (size));                                          \
-		assert_null(f_->data);                                                      \
+#define assert_oversized(g, i, size, fl)                                \
+	do {                                                            \
+		const struct got_frame *f_ = &(g)->v[(i)];              \
+		assert_true((i) < (g)->n);                              \
+		assert_int_equal(f_->flags, MT_FRAME_OVERSIZED | (fl)); \
+		assert_int_equal(f_->len, (size));                      \
+		assert_null(f_->data);                                  \
 	} while (0)
 
 static void push_str(struct mt_framer *f, const char *s, struct got *g)

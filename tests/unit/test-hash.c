@@ -76,7 +76,8 @@ static void test_old_views(void **state)
 		assert_non_null(sql);
 		assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
 		assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-		assert_int_equal(sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_master"
+		assert_int_equal(sqlite3_prepare_v2(db,
+						    "SELECT sql FROM sqlite_master"
 						    " WHERE type = 'view' AND name = ?1",
 						    -1, &q, NULL),
 				 SQLITE_OK);

@@ -116,10 +116,12 @@ static void respond(int fd, const char *req)
 			"data: \"id\":1,\"result\":{}}\r\r");
 	} else if (!strncmp(req, "POST /init ", 11)) {
 		if (strstr(req, "\"initialize\"")) {
-			put(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s-42\r\n"
-				"Connection: close\r\n\r\n");
-			put(fd, "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-06-18\","
-				"\"capabilities\":{},\"serverInfo\":{\"name\":\"x\",\"version\":\"1\"}}}");
+			put(fd,
+			    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s-42\r\n"
+			    "Connection: close\r\n\r\n");
+			put(fd,
+			    "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-06-18\","
+			    "\"capabilities\":{},\"serverInfo\":{\"name\":\"x\",\"version\":\"1\"}}}");
 		} else {
 			int ok = strcasestr(req, "\r\nmcp-session-id: s-42\r\n") &&
 				 strcasestr(req, "\r\nmcp-protocol-version: 2025-06-18\r\n") &&
@@ -289,7 +291,7 @@ static void test_unreachable(void **state)
 	assert_int_equal(hc_next(c, 10000, &ev), HC_GONE);
 	assert_non_null(strstr(ev.text, "could not be reached ("));
 	assert_int_equal(hc_next(c, 10, &ev), HC_GONE); /* and it stays so */
-	hc_post(c, REQ, strlen(REQ), 2); /* (dropped) */
+	hc_post(c, REQ, strlen(REQ), 2);                /* (dropped) */
 	assert_int_equal(hc_flush(c, 10), -1);
 	hc_free(c);
 	o.url = "ftp://127.0.0.1/x";
@@ -300,14 +302,10 @@ static void test_unreachable(void **state)
 int main(void)
 {
 	const struct CMUnitTest httpclient[] = {
-		cmocka_unit_test(test_resolve),
-		cmocka_unit_test(test_excerpt),
-		cmocka_unit_test(test_batch),
-		cmocka_unit_test(test_big),
-		cmocka_unit_test(test_sse_cr),
-		cmocka_unit_test(test_session_headers),
-		cmocka_unit_test(test_status),
-		cmocka_unit_test(test_unreachable),
+		cmocka_unit_test(test_resolve), cmocka_unit_test(test_excerpt),
+		cmocka_unit_test(test_batch),   cmocka_unit_test(test_big),
+		cmocka_unit_test(test_sse_cr),  cmocka_unit_test(test_session_headers),
+		cmocka_unit_test(test_status),  cmocka_unit_test(test_unreachable),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -22,8 +22,8 @@
 
 struct app {
 	int requests, gone;
-	char seen[512];          /* "METHOD TARGET BODY;" for each request */
-	struct hep_req *held;    /* a request left unanswered (/hold) */
+	char seen[512];       /* "METHOD TARGET BODY;" for each request */
+	struct hep_req *held; /* a request left unanswered (/hold) */
 };
 
 static void on_request(void *ctx, struct hep_req *r)
@@ -193,9 +193,7 @@ static void test_stream(void **state)
 	(void)state;
 	up(&f);
 	fd = dial(&f);
-	assert_int_equal(talk(&f, fd, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", out, sizeof(out),
-			      200),
-			 0);
+	assert_int_equal(talk(&f, fd, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n", out, sizeof(out), 200), 0);
 	assert_non_null(strstr(out, "Transfer-Encoding: chunked\r\n"));
 	assert_non_null(strstr(out, "\r\n\r\n1\r\na\r\n1\r\nb\r\n0\r\n\r\n"));
 	close(fd);
@@ -241,8 +239,7 @@ static void test_gone(void **state)
 	(void)state;
 	up(&f);
 	fd = dial(&f);
-	assert_int_equal(talk(&f, fd, "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n", out, sizeof(out), 100),
-			 0);
+	assert_int_equal(talk(&f, fd, "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n", out, sizeof(out), 100), 0);
 	assert_non_null(f.app.held);
 	close(fd);
 	for (int i = 0; i < 100 && !f.app.gone; i++) {

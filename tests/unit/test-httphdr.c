@@ -41,12 +41,20 @@ static char *mk(const char *s)
 
 static void test_hop_by_hop(void **state)
 {
-	static const char *const yes[] = {"Connection", "connection", "PROXY-CONNECTION",
-					  "Keep-Alive", "keep-alive", "TE", "te", "Trailer",
-					  "Transfer-Encoding", "transfer-encoding", "Upgrade"};
-	static const char *const no[] = {"", "Connections", "Keep-Alive2", "T", "TE ", "Trailers",
-					 "Host", "Content-Length", "Proxy-Authorization",
-					 "Upgrade-Insecure-Requests", "Mcp-Session-Id"};
+	static const char *const yes[] = {
+		"Connection", "connection", "PROXY-CONNECTION",  "Keep-Alive",        "keep-alive", "TE",
+		"te",         "Trailer",    "Transfer-Encoding", "transfer-encoding", "Upgrade"};
+	static const char *const no[] = {"",
+					 "Connections",
+					 "Keep-Alive2",
+					 "T",
+					 "TE ",
+					 "Trailers",
+					 "Host",
+					 "Content-Length",
+					 "Proxy-Authorization",
+					 "Upgrade-Insecure-Requests",
+					 "Mcp-Session-Id"};
 
 	(void)state;
 	for (size_t i = 0; i < N(yes); i++)
@@ -57,15 +65,15 @@ static void test_hop_by_hop(void **state)
 
 /* A request as a client sends it, with what the proxy keeps (1) or not (0). */
 static const struct mt_hdr req[] = {
-	{"Host", "localhost:8080"},                 /* 0 */
-	{"Connection", "keep-alive, X-Foo"},        /* 0 */
-	{"Keep-Alive", "timeout=5"},                /* 0 */
-	{"X-Foo", "1"},                             /* 0: named by Connection */
-	{"x-foo", "2"},                             /* 0: in any case */
-	{"X-Foobar", "3"},                          /* 1: a whole name only */
-	{"Content-Length", "10"},                   /* 0 */
-	{"Expect", "100-continue"},                 /* 0 */
-	{"Accept-Encoding", "gzip, br"},            /* 0: reported */
+	{"Host", "localhost:8080"},          /* 0 */
+	{"Connection", "keep-alive, X-Foo"}, /* 0 */
+	{"Keep-Alive", "timeout=5"},         /* 0 */
+	{"X-Foo", "1"},                      /* 0: named by Connection */
+	{"x-foo", "2"},                      /* 0: in any case */
+	{"X-Foobar", "3"},                   /* 1: a whole name only */
+	{"Content-Length", "10"},            /* 0 */
+	{"Expect", "100-continue"},          /* 0 */
+	{"Accept-Encoding", "gzip, br"},     /* 0: reported */
 	{"Accept", "application/json, text/event-stream"},
 	{"Content-Type", "application/json"},
 	{"Mcp-Session-Id", "s-1"},
@@ -78,11 +86,11 @@ static const struct mt_hdr req[] = {
 	{"Cookie", "a=1"},
 	{"Origin", "http://localhost"},
 	{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
-	{"TE", "trailers"},                         /* 0 */
-	{"Transfer-Encoding", "chunked"},           /* 0 */
-	{"Upgrade", "h2c"},                         /* 0 */
-	{"Proxy-Connection", "keep-alive"},         /* 0 */
-	{"Trailer", "X-Checksum"},                  /* 0 */
+	{"TE", "trailers"},                 /* 0 */
+	{"Transfer-Encoding", "chunked"},   /* 0 */
+	{"Upgrade", "h2c"},                 /* 0 */
+	{"Proxy-Connection", "keep-alive"}, /* 0 */
+	{"Trailer", "X-Checksum"},          /* 0 */
 	{"X-Dup", "1"},
 	{"X-Custom", "  spaced\tvalue  "},
 	{"X-Dup", "2"},
@@ -168,7 +176,11 @@ static void test_connection_tokens(void **state)
 {
 	static const struct mt_hdr h[] = {
 		{"Connection", " , ,X-A ,\tX-B\t,,close"},
-		{"X-A", "1"}, {"X-B", "2"}, {"X-C", "3"}, {"Close", "4"}, {"X-AB", "5"},
+		{"X-A", "1"},
+		{"X-B", "2"},
+		{"X-C", "3"},
+		{"Close", "4"},
+		{"X-AB", "5"},
 		{"connection", "x-c"},
 		{"Mcp-Session-Id", "s"},
 		{"CONNECTION", ""},
@@ -183,8 +195,8 @@ static void test_connection_tokens(void **state)
 	assert_memory_equal(keep, want, N(h));
 	assert_int_equal(d.count, 7);
 	/* Connection naming a field the proxy keeps otherwise: dropped. */
-	static const struct mt_hdr h2[] = {{"Connection", "Mcp-Session-Id"},
-					   {"Mcp-Session-Id", "s"}, {"Authorization", "x"}};
+	static const struct mt_hdr h2[] = {
+		{"Connection", "Mcp-Session-Id"}, {"Mcp-Session-Id", "s"}, {"Authorization", "x"}};
 	assert_int_equal(mt_hdr_filter(h2, N(h2), MT_HDR_RESPONSE, keep, &d), 1);
 	assert_int_equal(keep[0], 0);
 	assert_int_equal(keep[1], 0);
@@ -224,13 +236,10 @@ static void test_has_token(void **state)
 	assert_int_equal(mt_hdr_has_token("application/json;q=0.001", "application/json"), 1);
 	assert_int_equal(mt_hdr_has_token("application/json;q=1", "application/json"), 1);
 	assert_int_equal(mt_hdr_has_token("application/json;q=0x", "application/json"), 1);
-	assert_int_equal(mt_hdr_has_token("application/json;q=0, application/json", "application/json"),
-			 1);
+	assert_int_equal(mt_hdr_has_token("application/json;q=0, application/json", "application/json"), 1);
 	/* A comma inside a quoted parameter does not split. */
-	assert_int_equal(mt_hdr_has_token("text/plain;x=\"a, application/json\"", "application/json"),
-			 0);
-	assert_int_equal(mt_hdr_has_token("text/plain;x=\"a\\\", b\", application/json",
-					  "application/json"),
+	assert_int_equal(mt_hdr_has_token("text/plain;x=\"a, application/json\"", "application/json"), 0);
+	assert_int_equal(mt_hdr_has_token("text/plain;x=\"a\\\", b\", application/json", "application/json"),
 			 1);
 	/* No wildcards. */
 	assert_int_equal(mt_hdr_has_token("*/*", "application/json"), 0);
@@ -312,9 +321,12 @@ static void test_json_not_utf8(void **state)
 	static const struct mt_hdr h[] = {
 		/* A stray byte, é, a surrogate, an emoji, an overlong '/', a cut é, U+10FFFF
 		 * and one past it. */
-		{"X-Bin", "a\xff" "b \xc3\xa9 \xed\xa0\x80 \xf0\x9f\x98\x80 \xc0\xaf \xc3"},
+		{"X-Bin", "a\xff"
+			  "b \xc3\xa9 \xed\xa0\x80 \xf0\x9f\x98\x80 \xc0\xaf \xc3"},
 		{"X-Max", "\xf4\x8f\xbf\xbf \xf4\x90\x80\x80"},
-		{"\xfe" "Name", "x"},
+		{"\xfe"
+		 "Name",
+		 "x"},
 	};
 	struct mt_buf out = MT_BUF_INIT;
 	json_error_t jerr;
@@ -330,7 +342,8 @@ static void test_json_not_utf8(void **state)
 	assert_non_null(j);
 	assert_int_equal(json_array_size(j), 3);
 	assert_string_equal(json_string_value(json_array_get(json_array_get(j, 0), 1)),
-			    "a\xef\xbf\xbd" "b \xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd "
+			    "a\xef\xbf\xbd"
+			    "b \xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd "
 			    "\xf0\x9f\x98\x80 \xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd");
 	json_decref(j);
 	mt_buf_release(&out);
@@ -392,19 +405,19 @@ static void test_framing_problem(void **state)
 {
 	static const struct mt_hdr ok[] = {{"Host", "a"}, {"Content-Length", "12"}, {"X-Y", "a\tb"}};
 	static const struct mt_hdr te[] = {{"Host", "a"}, {"transfer-encoding", " Chunked "}};
-	static const struct mt_hdr te_two[] = {{"Host", "a"}, {"Transfer-Encoding", "gzip"},
-					       {"Transfer-Encoding", "chunked"}};
+	static const struct mt_hdr te_two[] = {
+		{"Host", "a"}, {"Transfer-Encoding", "gzip"}, {"Transfer-Encoding", "chunked"}};
 	static const struct mt_hdr te_gzip[] = {{"Host", "a"}, {"Transfer-Encoding", "gzip, chunked"}};
 	static const struct mt_hdr user_host[] = {{"Host", "u:p@a"}};
 	static const struct mt_hdr empty_host[] = {{"Host", ""}};
-	static const struct mt_hdr two_cl[] = {{"Host", "a"}, {"Content-Length", "5"},
-					       {"Content-Length", "5"}};
+	static const struct mt_hdr two_cl[] = {
+		{"Host", "a"}, {"Content-Length", "5"}, {"Content-Length", "5"}};
 	static const struct mt_hdr list_cl[] = {{"Host", "a"}, {"Content-Length", "5, 5"}};
 	static const struct mt_hdr xchunked[] = {{"Host", "a"}, {"Transfer-Encoding", "xchunked"}};
-	static const struct mt_hdr te_last[] = {{"Host", "a"}, {"Transfer-Encoding", "chunked"},
-						{"Transfer-Encoding", "gzip"}};
-	static const struct mt_hdr both[] = {{"Host", "a"}, {"Transfer-Encoding", "chunked"},
-					     {"Content-Length", "0"}};
+	static const struct mt_hdr te_last[] = {
+		{"Host", "a"}, {"Transfer-Encoding", "chunked"}, {"Transfer-Encoding", "gzip"}};
+	static const struct mt_hdr both[] = {
+		{"Host", "a"}, {"Transfer-Encoding", "chunked"}, {"Content-Length", "0"}};
 	static const struct mt_hdr space[] = {{"Host", "a"}, {"Transfer-Encoding ", "chunked"}};
 	static const struct mt_hdr ctl_name[] = {{"Host", "a"}, {"X\001Y", "b"}};
 	static const struct mt_hdr ctl_value[] = {{"Host", "a"}, {"X-Y", "b\rc"}};
@@ -417,8 +430,7 @@ static void test_framing_problem(void **state)
 	assert_null(mt_hdr_framing_problem(te, 2, 1));
 	assert_null(mt_hdr_framing_problem(nohost, 1, 0)); /* (HTTP/1.0 needs no Host) */
 	assert_string_equal(mt_hdr_framing_problem(two_cl, 3, 1), "more than one Content-Length field");
-	assert_string_equal(mt_hdr_framing_problem(list_cl, 2, 1),
-			    "a Content-Length that is not one number");
+	assert_string_equal(mt_hdr_framing_problem(list_cl, 2, 1), "a Content-Length that is not one number");
 	assert_string_equal(mt_hdr_framing_problem(xchunked, 2, 1),
 			    "a Transfer-Encoding other than chunked alone");
 	assert_string_equal(mt_hdr_framing_problem(te_last, 3, 1),
@@ -429,8 +441,7 @@ static void test_framing_problem(void **state)
 			    "a Transfer-Encoding other than chunked alone");
 	assert_string_equal(mt_hdr_framing_problem(user_host, 1, 1), "a Host that is empty or names a user");
 	assert_string_equal(mt_hdr_framing_problem(empty_host, 1, 1), "a Host that is empty or names a user");
-	assert_string_equal(mt_hdr_framing_problem(both, 3, 1),
-			    "both Transfer-Encoding and Content-Length");
+	assert_string_equal(mt_hdr_framing_problem(both, 3, 1), "both Transfer-Encoding and Content-Length");
 	assert_string_equal(mt_hdr_framing_problem(te, 2, 0), "Transfer-Encoding in an HTTP/1.0 request");
 	assert_string_equal(mt_hdr_framing_problem(space, 2, 1),
 			    "whitespace in a header field's name (before its colon)");
@@ -455,8 +466,7 @@ static void test_framing_problem(void **state)
 			    "a request target that is not a path (origin form)");
 	assert_string_equal(mt_target_problem(".evil.example/", "GET"),
 			    "a request target that is not a path (origin form)");
-	assert_string_equal(mt_target_problem("/mcp#frag", "POST"),
-			    "a fragment ('#') in the request target");
+	assert_string_equal(mt_target_problem("/mcp#frag", "POST"), "a fragment ('#') in the request target");
 }
 
 /* A raw head's bytes: where it ends, and what is wrong with them. */
@@ -464,11 +474,11 @@ static void test_head_problem(void **state)
 {
 	static const struct {
 		const char *raw;
-		size_t len;       /* its length when sound and whole */
-		const char *why;  /* the start of the reason, or NULL */
+		size_t len;      /* its length when sound and whole */
+		const char *why; /* the start of the reason, or NULL */
 	} cases[] = {
 		{"GET /mcp HTTP/1.1\r\nHost: a\r\n\r\nBODY", 30, NULL},
-		{"GET /mcp HTTP/1.1\r\nHost: a\r\n", 0, NULL},        /* (not whole yet) */
+		{"GET /mcp HTTP/1.1\r\nHost: a\r\n", 0, NULL}, /* (not whole yet) */
 		{"GET /mcp HTTP/1.1\nHost: a\r\n\r\n", 0, "a line not ended by CRLF"},
 		{"GET /mcp HTTP/1.1\r\nHost: a\r\n folded\r\n\r\n", 0, "an obsolete line folding"},
 		{"GET /mcp HTTP/1.1\r\nHost : a\r\n\r\n", 0, "a field name that is not a token"},
@@ -515,8 +525,8 @@ static void test_chunked_problem(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const char *why = mt_chunked_problem((const unsigned char *)cases[i].body,
-						     strlen(cases[i].body));
+		const char *why =
+			mt_chunked_problem((const unsigned char *)cases[i].body, strlen(cases[i].body));
 		if (cases[i].why)
 			assert_string_equal(why, cases[i].why);
 		else
@@ -529,8 +539,8 @@ static void test_request_refusal(void **state)
 {
 	static const char ok[] = "GET /mcp HTTP/1.1\r\nHost: a\r\n\r\n";
 	static const char conn[] = "CONNECT a:22 HTTP/1.1\r\nHost: a:22\r\n\r\n";
-	struct mt_hdr host = {"Host", "a"}, two_cl[] = {{"Host", "a"}, {"Content-Length", "1"},
-							  {"Content-Length", "2"}};
+	struct mt_hdr host = {"Host", "a"},
+		      two_cl[] = {{"Host", "a"}, {"Content-Length", "1"}, {"Content-Length", "2"}};
 	struct mt_head_split sp;
 	size_t len = 0;
 	int status = 0;
@@ -538,19 +548,17 @@ static void test_request_refusal(void **state)
 	(void)state;
 	assert_null(mt_request_refusal(ok, strlen(ok), &len, "GET", "/mcp", &host, 1, 1, &status));
 	assert_int_equal(len, strlen(ok));
-	assert_string_equal(mt_request_refusal(conn, strlen(conn), &len, "CONNECT", "a:22", &host, 1,
-					       1, &status),
-			    "CONNECT (a tunnel) through a reverse proxy");
+	assert_string_equal(
+		mt_request_refusal(conn, strlen(conn), &len, "CONNECT", "a:22", &host, 1, 1, &status),
+		"CONNECT (a tunnel) through a reverse proxy");
 	assert_int_equal(status, 405);
-	assert_string_equal(mt_request_refusal(ok, strlen(ok), &len, "GET", "@evil/x", &host, 1, 1,
-					       &status),
+	assert_string_equal(mt_request_refusal(ok, strlen(ok), &len, "GET", "@evil/x", &host, 1, 1, &status),
 			    "a request target that is not a path (origin form)");
 	assert_int_equal(status, 400);
-	assert_string_equal(mt_request_refusal(ok, strlen(ok), &len, "GET", "http://a/x#f", &host, 1,
-					       1, &status),
-			    "a fragment ('#') in the request target");
-	assert_string_equal(mt_request_refusal(ok, strlen(ok), &len, "POST", "/mcp", two_cl, 3, 1,
-					       &status),
+	assert_string_equal(
+		mt_request_refusal(ok, strlen(ok), &len, "GET", "http://a/x#f", &host, 1, 1, &status),
+		"a fragment ('#') in the request target");
+	assert_string_equal(mt_request_refusal(ok, strlen(ok), &len, "POST", "/mcp", two_cl, 3, 1, &status),
 			    "more than one Content-Length field");
 	/* A head the parser refused: split, and said in the same words. */
 	{

@@ -41,14 +41,14 @@ static void say(void *arg, const char *text)
 
 struct accepted {
 	int n;
-	int fd;                  /* the last one */
-	int64_t at;              /* when (monotonic ns) */
+	int fd;     /* the last one */
+	int64_t at; /* when (monotonic ns) */
 	struct hln_watch *w;
 	struct event_base *base;
 };
 
-static void on_accept(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa,
-		      int socklen, void *arg)
+static void on_accept(struct evconnlistener *lev, evutil_socket_t fd, struct sockaddr *sa, int socklen,
+		      void *arg)
 {
 	struct accepted *a = arg;
 
@@ -113,8 +113,8 @@ static void test_descriptor_limit(void **state)
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	lev = evconnlistener_new_bind(base, on_accept, &acc, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE,
-				      16, (struct sockaddr *)&sa, sizeof(sa));
+	lev = evconnlistener_new_bind(base, on_accept, &acc, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 16,
+				      (struct sockaddr *)&sa, sizeof(sa));
 	assert_non_null(lev);
 	port = hln_fd_port(evconnlistener_get_fd(lev));
 	assert_true(port > 0);
@@ -198,14 +198,30 @@ static void test_descriptor_limit(void **state)
 static void test_loopback_names(void **state)
 {
 	static const char *const yes[] = {
-		"localhost", "LocalHost", "localhost:8808", "localhost:", "127.0.0.1",
-		"127.0.0.1:80", "127.1", "127.255.255.254:65535", "[::1]", "[::1]:8808",
+		"localhost",    "LocalHost", "localhost:8808",        "localhost:", "127.0.0.1",
+		"127.0.0.1:80", "127.1",     "127.255.255.254:65535", "[::1]",      "[::1]:8808",
 	};
 	static const char *const no[] = {
-		"", "localhost.", "localhost.evil.com", "evil.localhost", "localhostx",
-		"127.", "127.0.0.1.evil.com", "127.0.0.1x", "128.0.0.1", "10.0.0.1",
-		"0.0.0.0", "[::1", "[::2]", "[::1]x", "[0:0:0:0:0:0:0:1]", "localhost:80x",
-		"localhost:-1", "localhost:80:80", "::1", "user@localhost",
+		"",
+		"localhost.",
+		"localhost.evil.com",
+		"evil.localhost",
+		"localhostx",
+		"127.",
+		"127.0.0.1.evil.com",
+		"127.0.0.1x",
+		"128.0.0.1",
+		"10.0.0.1",
+		"0.0.0.0",
+		"[::1",
+		"[::2]",
+		"[::1]x",
+		"[0:0:0:0:0:0:0:1]",
+		"localhost:80x",
+		"localhost:-1",
+		"localhost:80:80",
+		"::1",
+		"user@localhost",
 	};
 
 	(void)state;
@@ -293,7 +309,9 @@ static void test_refusal_line(void **state)
 				  "loopback: a web page elsewhere?); --allow-host NAME lets its host in");
 	/* Control bytes, quotes and bytes above ASCII are not put on a terminal. */
 	hln_refusal_line(HLN_FOREIGN_HOST, "a\033[2J'b\xc3\xa9\x7f", "tap", line, sizeof(line));
-	assert_string_equal(line, "refused a request for Host 'a?[2J?b?" "?" "?' (the tap listens on "
+	assert_string_equal(line, "refused a request for Host 'a?[2J?b?"
+				  "?"
+				  "?' (the tap listens on "
 				  "loopback: a DNS rebinding?); --allow-host NAME lets a name in");
 	/* At most 100 bytes of it. */
 	memset(longv, 'x', sizeof(longv) - 1);

@@ -155,11 +155,13 @@ static int count_messages(struct fx *f)
 	return n;
 }
 
-#define MSGS "select seq, dir, channel, kind, coalesce(sse_id, '~'), exchange, cast(raw as text) " \
-	     "from message order by seq"
+#define MSGS                                                                                  \
+	"select seq, dir, channel, kind, coalesce(sse_id, '~'), exchange, cast(raw as text) " \
+	"from message order by seq"
 #define GAPS "select seq, dir, bytes, reason from gap order by seq"
-#define XCHG "select seq, status, resp_type, resp_headers, coalesce(cast(resp_body as text), '~'), " \
-	     "outcome, coalesce(error, '~') from http_exchange order by seq"
+#define XCHG                                                                                    \
+	"select seq, status, resp_type, resp_headers, coalesce(cast(resp_body as text), '~'), " \
+	"outcome, coalesce(error, '~') from http_exchange order by seq"
 
 /* A compressed buffer: data[len]; ends[i] where piece i's flushed bytes end. */
 struct zout {
@@ -215,8 +217,7 @@ static const char *hex(const struct zout *z)
 }
 
 /* A POST of body (len bytes) with its headers, and its exchange. */
-static struct hl_exch *post_h(struct fx *f, const char *body, size_t len, const struct mt_hdr *h,
-			      size_t nh)
+static struct hl_exch *post_h(struct fx *f, const char *body, size_t len, const struct mt_hdr *h, size_t nh)
 {
 	struct hl_request r;
 
@@ -239,7 +240,7 @@ static const struct mt_hdr req_h[] = {
 };
 
 #define CALL "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}"
-#define ANSWER                                                                               \
+#define ANSWER                                                                                \
 	"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[{\"type\":\"text\",\"text\":" \
 	"\"hello hello hello hello hello\"}]}}"
 
@@ -251,7 +252,8 @@ static struct hl_exch *post(struct fx *f)
 /* A response head: Content-Type ctype, Content-Encoding coding (NULL: none). */
 static void head(struct fx *f, struct hl_exch *x, const char *ctype, const char *coding)
 {
-	struct mt_hdr h[3] = {{"Content-Type", ctype}, {"Content-Encoding", coding}, {"Vary", "Accept-Encoding"}};
+	struct mt_hdr h[3] = {
+		{"Content-Type", ctype}, {"Content-Encoding", coding}, {"Vary", "Accept-Encoding"}};
 
 	if (coding)
 		hl_response_head(f->l, x, 200, h, 3);
@@ -326,18 +328,20 @@ static void test_deflate_json(void **state)
 	json_run(ZLIB, "gzip", 1);
 }
 
-#define EV1 "id: e1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"," \
-	    "\"params\":{\"progressToken\":1,\"progress\":1}}\n\n"
-#define EV2 "id: e2\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata: \"method\":\"notifications/message\"," \
-	    "\"params\":{\"level\":\"info\",\"data\":\"x\"}}\r\n\r\n"
+#define EV1                                                                                         \
+	"id: e1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"," \
+	"\"params\":{\"progressToken\":1,\"progress\":1}}\n\n"
+#define EV2                                                                                    \
+	"id: e2\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata: \"method\":\"notifications/message\"," \
+	"\"params\":{\"level\":\"info\",\"data\":\"x\"}}\r\n\r\n"
 #define EV3 "id: e3\ndata: " ANSWER "\n\n"
 
-#define SSE_MSGS                                                                               \
-	"2|c2s|body|request|~|1|" CALL "\n"                                                    \
-	"3|s2c|sse|notification|e1|1|{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"," \
-	"\"params\":{\"progressToken\":1,\"progress\":1}}\n"                                   \
+#define SSE_MSGS                                                                                   \
+	"2|c2s|body|request|~|1|" CALL "\n"                                                        \
+	"3|s2c|sse|notification|e1|1|{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","  \
+	"\"params\":{\"progressToken\":1,\"progress\":1}}\n"                                       \
 	"4|s2c|sse|notification|e2|1|{\"jsonrpc\":\"2.0\",\n\"method\":\"notifications/message\"," \
-	"\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n"                                    \
+	"\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n"                                        \
 	"5|s2c|sse|response|e3|1|" ANSWER "\n"
 
 /*
@@ -369,8 +373,8 @@ static void sse_run(const size_t *cuts, int bytewise)
 		}
 		n = count_messages(&f) - 1; /* (the request's) */
 		if (n < done || n > begun)
-			fail_msg("after %zu of %zu bytes: %d events stored, %d to %d expected", at,
-				 z.len, n, done, begun);
+			fail_msg("after %zu of %zu bytes: %d events stored, %d to %d expected", at, z.len, n,
+				 done, begun);
 		if (at < z.len && f.mem.used > open_mem)
 			open_mem = f.mem.used;
 	}
@@ -466,8 +470,7 @@ static void test_identity_and_short(void **state)
 	head(&f, x, "application/json", "gzip");
 	feed(&f, x, z.data, z.len - 8, 0); /* (no CRC and length) */
 	hl_end(f.l, x, "complete", NULL);
-	q_is(&f, "select kind, cast(raw as text) from message where dir = 's2c'",
-	     "response|" ANSWER "\n");
+	q_is(&f, "select kind, cast(raw as text) from message where dir = 's2c'", "response|" ANSWER "\n");
 	q_is(&f, "select coalesce(error, '~') from http_exchange",
 	     "the gzip body ended before its compressed data did\n");
 	fx_finish(&f);
@@ -651,8 +654,9 @@ static void test_bomb_json(void **state)
 			 "--max-message (65536) once decoded\n",
 			 z.len, z.len);
 		q_is(&f, GAPS, want);
-		q_is(&f, "select coalesce(cast(resp_body as text), '~'), outcome, coalesce(error, '~') "
-			 "from http_exchange",
+		q_is(&f,
+		     "select coalesce(cast(resp_body as text), '~'), outcome, coalesce(error, '~') "
+		     "from http_exchange",
 		     "~|complete|~\n");
 		fx_finish(&f);
 		fx_free(&f);
@@ -676,11 +680,10 @@ static void test_bomb_sse(void **state)
 	head(&f, x, "text/event-stream", "gzip");
 	feed(&f, x, z.data, z.len, 512);
 	assert_true(f.mem.peak < 256 * 1024);
-	snprintf(want, sizeof(want),
-		 "3|s2c|%zu|an SSE event of %zu bytes is larger than the limit\n", ev, ev);
+	snprintf(want, sizeof(want), "3|s2c|%zu|an SSE event of %zu bytes is larger than the limit\n", ev,
+		 ev);
 	q_is(&f, GAPS, want);
-	q_is(&f, "select seq, coalesce(sse_id, '~'), kind from message where dir = 's2c'",
-	     "4|e9|response\n");
+	q_is(&f, "select seq, coalesce(sse_id, '~'), kind from message where dir = 's2c'", "4|e9|response\n");
 	hl_end(f.l, x, "complete", NULL);
 	fx_finish(&f);
 	fx_free(&f);
@@ -701,8 +704,9 @@ static void opaque_run(const char *ctype, const char *coding, const char *body, 
 	hl_end(f.l, x, "complete", NULL);
 	q_is(&f, "select count(*) from message where dir = 's2c'", "0\n");
 	snprintf(want, sizeof(want), "%s|%s|complete|%s\n", ctype, body, error);
-	q_is(&f, "select json_extract(resp_headers, '$[0][1]'), cast(resp_body as text), outcome, error "
-		 "from http_exchange",
+	q_is(&f,
+	     "select json_extract(resp_headers, '$[0][1]'), cast(resp_body as text), outcome, error "
+	     "from http_exchange",
 	     want);
 	q_is(&f, GAPS, "");
 	fx_finish(&f);
@@ -757,12 +761,10 @@ static void test_gzip_request(void **state)
 	hl_end(f.l, x, "complete", NULL);
 	q_is(&f, "select count(*) from message", "0\n");
 	snprintf(want, sizeof(want),
-		 "%zu|cannot decode the gzip request body: invalid block type (stored as sent)\n",
-		 z.len);
+		 "%zu|cannot decode the gzip request body: invalid block type (stored as sent)\n", z.len);
 	q_is(&f, "select length(req_body), error from http_exchange", want);
 	{
-		char *sql = mt_asprintf("select count(*) from http_exchange where req_body = x'%s'",
-					hex(&z));
+		char *sql = mt_asprintf("select count(*) from http_exchange where req_body = x'%s'", hex(&z));
 		q_is(&f, sql, "1\n");
 		free(sql);
 	}
@@ -811,10 +813,9 @@ static void on_end(void *ctx, const struct hl_done *d)
 {
 	struct fx *f = ctx;
 
-	mt_buf_printf(&f->done, "#%lld %s %s%s %d %s %s %lld %s %s\n", (long long)d->conn,
-		      d->method, d->path, d->has_query ? "?" : "", d->status,
-		      d->type ? d->type : "~", d->rpc ? d->rpc : "~", (long long)d->messages,
-		      d->outcome, d->error ? d->error : "~");
+	mt_buf_printf(&f->done, "#%lld %s %s%s %d %s %s %lld %s %s\n", (long long)d->conn, d->method, d->path,
+		      d->has_query ? "?" : "", d->status, d->type ? d->type : "~", d->rpc ? d->rpc : "~",
+		      (long long)d->messages, d->outcome, d->error ? d->error : "~");
 }
 
 static void done_is(struct fx *f, const char *want)
@@ -822,14 +823,16 @@ static void done_is(struct fx *f, const char *want)
 	assert_string_equal(f->done.data ? f->done.data : "", want);
 }
 
-#define XREQ "select seq, conn, method, target, req_headers, coalesce(cast(req_body as text), '~'), " \
-	     "coalesce(last_event_id, '~') from http_exchange order by seq"
-#define SMSGS "select seq, dir, kind, coalesce(sse_id, '~'), coalesce(sse_event, '~'), replayed, " \
-	      "exchange, cast(raw as text) from message order by seq"
+#define XREQ                                                                                     \
+	"select seq, conn, method, target, req_headers, coalesce(cast(req_body as text), '~'), " \
+	"coalesce(last_event_id, '~') from http_exchange order by seq"
+#define SMSGS                                                                                \
+	"select seq, dir, kind, coalesce(sse_id, '~'), coalesce(sse_event, '~'), replayed, " \
+	"exchange, cast(raw as text) from message order by seq"
 
 /* A request of method to target with its headers and body (NULL: none). */
-static struct hl_exch *req(struct fx *f, const char *method, const char *target,
-			   const struct mt_hdr *h, size_t nh, const char *body)
+static struct hl_exch *req(struct fx *f, const char *method, const char *target, const struct mt_hdr *h,
+			   size_t nh, const char *body)
 {
 	struct hl_request r;
 
@@ -845,8 +848,7 @@ static struct hl_exch *req(struct fx *f, const char *method, const char *target,
 	return hl_request(f->l, &r);
 }
 
-static void stats_are(struct fx *f, uint64_t sessions, uint64_t exchanges, uint64_t messages,
-		      uint64_t gaps)
+static void stats_are(struct fx *f, uint64_t sessions, uint64_t exchanges, uint64_t messages, uint64_t gaps)
 {
 	struct hl_stats st;
 
@@ -861,8 +863,7 @@ static void stats_are(struct fx *f, uint64_t sessions, uint64_t exchanges, uint6
 static void test_plain_json(void **state)
 {
 	static const size_t pieces[] = {0, 1, 5};
-	static const struct mt_hdr rh[] = {{"Content-Type", "application/json"},
-					   {"Content-Length", "102"}};
+	static const struct mt_hdr rh[] = {{"Content-Type", "application/json"}, {"Content-Length", "102"}};
 
 	(void)state;
 	assert_int_equal(strlen(ANSWER), 102);
@@ -904,18 +905,24 @@ static void test_plain_json(void **state)
 	}
 }
 
-#define P1 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}"
-#define P2 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"}}"
+#define P1                                                 \
+	"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/" \
+	"progress\",\"params\":{\"progressToken\":1,\"progress\":1}}"
+#define P2                                                 \
+	"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/" \
+	"message\",\"params\":{\"level\":\"info\",\"data\":\"x\"}}"
 /* Three events as a server writes them: LF, CRLF and a data field over two lines, a comment. */
 #define S1 "id: e1\nevent: message\ndata: " P1 "\n\n"
-#define S2 ": keep-alive\r\n\r\nid: e2\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata: \"method\":\"notifications/message\"," \
-	   "\"params\":{\"level\":\"info\",\"data\":\"x\"}}\r\n\r\n"
+#define S2                                                                    \
+	": keep-alive\r\n\r\nid: e2\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata: " \
+	"\"method\":\"notifications/message\","                               \
+	"\"params\":{\"level\":\"info\",\"data\":\"x\"}}\r\n\r\n"
 #define S3 "id: e3\ndata: " ANSWER "\n\n"
-#define SSE_PLAIN                                                                           \
-	"2|c2s|request|~|~|0|1|" CALL "\n"                                                  \
-	"3|s2c|notification|e1|message|0|1|" P1 "\n"                                        \
+#define SSE_PLAIN                                                                                  \
+	"2|c2s|request|~|~|0|1|" CALL "\n"                                                         \
+	"3|s2c|notification|e1|message|0|1|" P1 "\n"                                               \
 	"4|s2c|notification|e2|~|0|1|{\"jsonrpc\":\"2.0\",\n\"method\":\"notifications/message\"," \
-	"\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n"                                 \
+	"\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n"                                        \
 	"5|s2c|response|e3|~|0|1|" ANSWER "\n"
 
 /*
@@ -983,7 +990,7 @@ static void test_plain_sse(void **state)
 	}
 	{
 		const size_t cr = strlen(S1) + strlen(": keep-alive\r"); /* between CR and LF */
-		const size_t mid = strlen(S1 S2) - 3;                     /* "\r\n|\r\n" */
+		const size_t mid = strlen(S1 S2) - 3;                    /* "\r\n|\r\n" */
 		size_t awk[] = {3, strlen("id: e1\nevent: message\nda"), cr, mid, mid + 1, len};
 		sse_plain_run(awk, 6);
 	}
@@ -1072,9 +1079,10 @@ static void test_error_status(void **state)
 	     "5|s2c|body|error|~|3|" ERR "\n"
 	     "7|c2s|body|request|~|6|" CALL "\n");
 	q_is(&f, "select error_code from message where kind = 'error'", "-32603\n");
-	q_is(&f, "select seq, coalesce(status, '~'), coalesce(resp_type, '~'), "
-		 "coalesce(cast(resp_body as text), '~'), outcome, coalesce(error, '~') "
-		 "from http_exchange order by seq",
+	q_is(&f,
+	     "select seq, coalesce(status, '~'), coalesce(resp_type, '~'), "
+	     "coalesce(cast(resp_body as text), '~'), outcome, coalesce(error, '~') "
+	     "from http_exchange order by seq",
 	     "1|401|other|<html>no</html>|complete|~\n"
 	     "3|500|json|~|complete|~\n"
 	     "6|~|~|~|client-gone|the client closed the connection\n");
@@ -1086,10 +1094,12 @@ static void test_error_status(void **state)
 	fx_free(&f);
 }
 
-#define INIT "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":" \
-	     "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}"
-#define INITR "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-06-18\"," \
-	      "\"capabilities\":{},\"serverInfo\":{\"name\":\"s\",\"version\":\"2\"}}}"
+#define INIT                                                                                       \
+	"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":" \
+	"\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}"
+#define INITR                                                                           \
+	"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-06-18\"," \
+	"\"capabilities\":{},\"serverInfo\":{\"name\":\"s\",\"version\":\"2\"}}}"
 #define E(id, n) "id: " id "\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n" #n "\"}\n\n"
 
 /*
@@ -1099,13 +1109,10 @@ static void test_error_status(void **state)
  */
 static void test_resume(void **state)
 {
-	static const struct mt_hdr ih[] = {{"Content-Type", "application/json"},
-					   {"Mcp-Session-Id", "S-1"}};
-	static const struct mt_hdr gh[] = {{"Accept", "text/event-stream"},
-					   {"Mcp-Session-Id", "S-1"}};
-	static const struct mt_hdr gh2[] = {{"Accept", "text/event-stream"},
-					    {"Mcp-Session-Id", "S-1"},
-					    {"Last-Event-ID", "e1"}};
+	static const struct mt_hdr ih[] = {{"Content-Type", "application/json"}, {"Mcp-Session-Id", "S-1"}};
+	static const struct mt_hdr gh[] = {{"Accept", "text/event-stream"}, {"Mcp-Session-Id", "S-1"}};
+	static const struct mt_hdr gh2[] = {
+		{"Accept", "text/event-stream"}, {"Mcp-Session-Id", "S-1"}, {"Last-Event-ID", "e1"}};
 	static const struct mt_hdr sh[] = {{"Content-Type", "text/event-stream"}};
 	static const char first[] = E("e1", 1) E("e2", 2);
 	static const char again[] = E("e2", 2) E("e3", 3);
@@ -1138,14 +1145,16 @@ static void test_resume(void **state)
 	     "6|s2c|notification|e2|~|0|4|{\"jsonrpc\":\"2.0\",\"method\":\"n2\"}\n"
 	     "8|s2c|notification|e2|~|1|7|{\"jsonrpc\":\"2.0\",\"method\":\"n2\"}\n"
 	     "9|s2c|notification|e3|~|0|7|{\"jsonrpc\":\"2.0\",\"method\":\"n3\"}\n");
-	q_is(&f, "select seq, method, status, resp_type, outcome, coalesce(last_event_id, '~') "
-		 "from http_exchange order by seq",
+	q_is(&f,
+	     "select seq, method, status, resp_type, outcome, coalesce(last_event_id, '~') "
+	     "from http_exchange order by seq",
 	     "1|POST|200|json|complete|~\n"
 	     "4|GET|200|sse|client-gone|~\n"
 	     "7|GET|200|sse|complete|e1\n"
 	     "10|DELETE|200|other|complete|~\n");
-	q_is(&f, "select count(*), http_session_id, protocol_version, client_name, server_name, "
-		 "ended_wall is not null from session",
+	q_is(&f,
+	     "select count(*), http_session_id, protocol_version, client_name, server_name, "
+	     "ended_wall is not null from session",
 	     "1|S-1|2025-06-18|c|s|1\n");
 	done_is(&f, "#1 POST /mcp 200 json initialize 2 complete ~\n"
 		    "#1 GET /mcp 200 sse ~ 2 client-gone ~\n"
@@ -1164,10 +1173,8 @@ static void test_redacted_headers(void **state)
 {
 	static const unsigned char key[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 	static const struct mt_hdr h[] = {
-		{"Host", "127.0.0.1:3001"},
-		{"Authorization", "Bearer s3cr3t-t0ken"},
-		{"X-Api-Key", "k3y-value"},
-		{"Cookie", "sid=c00kie; theme=dark"},
+		{"Host", "127.0.0.1:3001"},           {"Authorization", "Bearer s3cr3t-t0ken"},
+		{"X-Api-Key", "k3y-value"},           {"Cookie", "sid=c00kie; theme=dark"},
 		{"Content-Type", "application/json"},
 	};
 	static const struct mt_hdr rh[] = {{"Content-Type", "application/json"},

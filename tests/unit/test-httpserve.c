@@ -79,7 +79,8 @@ static void app_message(void *state, struct hsv_sess *s, int64_t req, const char
 		hsv_send(s, req, note, strlen(note), 1);
 		hsv_answer(s, req, ans, strlen(ans), 0, 2);
 	} else if (c.method.n == 6 && !memcmp(c.method.p, "\"push\"", 6)) {
-		static const char note[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}";
+		static const char note[] =
+			"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}";
 		hsv_send(s, 0, note, strlen(note), 3);
 		hsv_answer(s, req, ans, strlen(ans), 0, -1);
 	} else if (!(c.method.n == 6 && !memcmp(c.method.p, "\"hold\"", 6))) {
@@ -95,8 +96,7 @@ static void app_close(void *state, struct hsv_sess *s, const char *why)
 }
 
 /* A Last-Event-ID of "tags" names the events tagged 1 and 2. */
-static int app_resume(void *state, struct hsv_sess *s, const char *lei, const int64_t **tags,
-		      size_t *n)
+static int app_resume(void *state, struct hsv_sess *s, const char *lei, const int64_t **tags, size_t *n)
 {
 	static const int64_t t[] = {1, 2};
 
@@ -146,8 +146,11 @@ static void srv_start(struct srv *v)
 	if (v->pid == 0) {
 		struct hsv_opts o;
 		struct app a;
-		struct hsv_app app = {.ctx = &a, .open = app_open, .message = app_message,
-				      .close = app_close, .resume = app_resume};
+		struct hsv_app app = {.ctx = &a,
+				      .open = app_open,
+				      .message = app_message,
+				      .close = app_close,
+				      .resume = app_resume};
 		int rc;
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL); /* (a test that failed leaves none behind) */
@@ -231,7 +234,7 @@ static void srv_stop_is(struct srv *v, const char *want)
 
 struct conn {
 	int fd;
-	struct mt_buf in;  /* read, not yet taken */
+	struct mt_buf in; /* read, not yet taken */
 	int eof;
 };
 
@@ -405,20 +408,21 @@ static void post(struct conn *c, const char *extra, const char *body)
 #define INIT "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}"
 #define ANS(id) "{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"result\":{}}"
 #define NOTE "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"
-#define PROGRESS "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"," \
-		 "\"params\":{\"progressToken\":1,\"progress\":1}}"
+#define PROGRESS                                                      \
+	"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"," \
+	"\"params\":{\"progressToken\":1,\"progress\":1}}"
 #define CHANGED "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}"
 
 /* The heads of an SSE stream and of a JSON answer (len: its Content-Length), as masked. */
-#define SSE_HEAD                                                                          \
-	"HTTP/1.1 200 OK\r\nDate: D\r\nContent-Type: text/event-stream\r\n"               \
+#define SSE_HEAD                                                            \
+	"HTTP/1.1 200 OK\r\nDate: D\r\nContent-Type: text/event-stream\r\n" \
 	"Cache-Control: no-cache\r\nMcp-Session-Id: SID\r\nTransfer-Encoding: chunked\r\n\r\n"
-#define JSON_HEAD(len)                                                             \
+#define JSON_HEAD(len)                                                     \
 	"HTTP/1.1 200 OK\r\nDate: D\r\nContent-Type: application/json\r\n" \
 	"Mcp-Session-Id: SID\r\nContent-Length: " len "\r\n\r\n"
 /* A GET of the session's stream (%s: its Mcp-Session-Id line), and one resuming after ID. */
 #define GET_STREAM "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n%s\r\n"
-#define GET_AFTER(id)                                                              \
+#define GET_AFTER(id)                                                           \
 	"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n" \
 	"Last-Event-ID: " id "\r\n%s\r\n"
 
@@ -490,14 +494,12 @@ static void test_post(void **state)
 	sid = initialize(&c);
 	sl = sid_line(sid);
 	post(&c, sl, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
-	reply_is(&c, sid,
-		 JSON_HEAD("36") ANS(2));
+	reply_is(&c, sid, JSON_HEAD("36") ANS(2));
 	post(&c, sl, "{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"method\":\"sse\"}");
 	reply_is(&c, sid,
-		 SSE_HEAD
-		 "7c\r\nevent: message\nid: 3-1\ndata: " PROGRESS "\n\n\r\n"
-		 "45\r\nevent: message\nid: 3-2\ndata: " ANS("s") "\n\n\r\n"
-		 "0\r\n\r\n");
+		 SSE_HEAD "7c\r\nevent: message\nid: 3-1\ndata: " PROGRESS "\n\n\r\n"
+			  "45\r\nevent: message\nid: 3-2\ndata: " ANS("s") "\n\n\r\n"
+									   "0\r\n\r\n");
 	post(&c, sl, NOTE);
 	reply_is(&c, sid, "HTTP/1.1 202 Accepted\r\nDate: D\r\nContent-Length: 0\r\n\r\n");
 	conn_close(&c);
@@ -530,19 +532,15 @@ static void test_get_and_delete(void **state)
 	sl = sid_line(sid);
 	/* Sent before any GET: held for it. */
 	post(&c, sl, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"push\"}");
-	reply_is(&c, sid,
-		 JSON_HEAD("36") ANS(2));
+	reply_is(&c, sid, JSON_HEAD("36") ANS(2));
 	conn_open(&g, &v);
 	t = mt_asprintf(GET_STREAM, sl);
 	put(&g, t);
-	until_is(&g, sid,
-		 SSE_HEAD
-		 "5c\r\nevent: message\nid: 3-1\ndata: " CHANGED "\n\n\r\n");
+	until_is(&g, sid, SSE_HEAD "5c\r\nevent: message\nid: 3-1\ndata: " CHANGED "\n\n\r\n");
 	/* Sent while it is open: on it at once. */
 	post(&c, sl, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"push\"}");
 	until_is(&g, sid, "5c\r\nevent: message\nid: 3-2\ndata: " CHANGED "\n\n\r\n");
-	reply_is(&c, sid,
-		 JSON_HEAD("36") ANS(3));
+	reply_is(&c, sid, JSON_HEAD("36") ANS(3));
 	/* One GET stream at a time. */
 	conn_open(&g2, &v);
 	put(&g2, t);
@@ -632,15 +630,16 @@ static void test_bad_requests(void **state)
 	bad_is(&v, sid, "PUT /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n",
 	       "405 Method Not Allowed", "Allow: GET, POST, DELETE\r\n", ERRB("not this method here"));
 	t = mt_asprintf("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\n"
-			"Content-Type: application/json\r\n%sContent-Length: 2\r\n\r\n{}", sl);
+			"Content-Type: application/json\r\n%sContent-Length: 2\r\n\r\n{}",
+			sl);
 	bad_is(&v, sid, t, "406 Not Acceptable", "",
 	       ERRB("Accept must list application/json and text/event-stream"));
 	free(t);
 	t = mt_asprintf("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 			"Accept: application/json, text/event-stream\r\nContent-Type: text/plain\r\n"
-			"%sContent-Length: %zu\r\n\r\n%s", sl, strlen(NOTE), NOTE);
-	bad_is(&v, sid, t, "415 Unsupported Media Type", "",
-	       ERRB("Content-Type must be application/json"));
+			"%sContent-Length: %zu\r\n\r\n%s",
+			sl, strlen(NOTE), NOTE);
+	bad_is(&v, sid, t, "415 Unsupported Media Type", "", ERRB("Content-Type must be application/json"));
 	free(t);
 	t = post_text(sl, "{\"jsonrpc\":");
 	bad_is(&v, sid, t, "400 Bad Request", "", ERRB("the body is not JSON"));
@@ -712,12 +711,14 @@ static void test_refused(void **state)
 	(void)state;
 	srv_start(&v);
 	refused_is(&v, "HELLO THERE\r\n\r\n", "400 Bad Request", "refused: an empty request target");
-	refused_is(&v, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n"
-		       "Content-Length: 3\r\n\r\n{}",
+	refused_is(&v,
+		   "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n"
+		   "Content-Length: 3\r\n\r\n{}",
 		   "400 Bad Request", "refused: more than one Content-Length field");
-	refused_is(&v, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-		       "Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
-		       "Content-Length: 5000\r\n\r\n",
+	refused_is(&v,
+		   "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+		   "Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
+		   "Content-Length: 5000\r\n\r\n",
 		   "413 Payload Too Large", "refused: a request body above --max-body");
 	refused_is(&v, "GET /mcp HTTP/1.1\r\nHost: evil.example\r\nAccept: text/event-stream\r\n\r\n",
 		   "403 Forbidden",
@@ -769,11 +770,9 @@ static void test_keepalive_pipelining(void **state)
 	d = post_text(sl, NOTE);
 	all = mt_asprintf("%s%s%s", b, d, b);
 	put(&c, all);
-	reply_is(&c, sid,
-		 JSON_HEAD("37") ANS(11));
+	reply_is(&c, sid, JSON_HEAD("37") ANS(11));
 	reply_is(&c, sid, "HTTP/1.1 202 Accepted\r\nDate: D\r\nContent-Length: 0\r\n\r\n");
-	reply_is(&c, sid,
-		 JSON_HEAD("37") ANS(11));
+	reply_is(&c, sid, JSON_HEAD("37") ANS(11));
 	free(all);
 	/* Connection: close: the reply says it, and the connection ends. */
 	free(d);
@@ -791,22 +790,27 @@ static void test_keepalive_pipelining(void **state)
 	conn_open(&c, &v);
 	all = mt_asprintf("POST /mcp HTTP/1.0\r\nHost: 127.0.0.1\r\n"
 			  "Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
-			  "%sContent-Length: %zu\r\n\r\n%s", sl, strlen(NOTE), NOTE);
+			  "%sContent-Length: %zu\r\n\r\n%s",
+			  sl, strlen(NOTE), NOTE);
 	put(&c, all);
-	reply_is(&c, sid, "HTTP/1.0 202 Accepted\r\nDate: D\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+	reply_is(&c, sid,
+		 "HTTP/1.0 202 Accepted\r\nDate: D\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
 	closed(&c);
 	conn_close(&c);
 	free(all);
 	conn_open(&c, &v);
 	all = mt_asprintf("POST /mcp HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n"
 			  "Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
-			  "%sContent-Length: %zu\r\n\r\n%s", sl, strlen(NOTE), NOTE);
+			  "%sContent-Length: %zu\r\n\r\n%s",
+			  sl, strlen(NOTE), NOTE);
 	put(&c, all);
 	put(&c, all);
-	reply_is(&c, sid, "HTTP/1.0 202 Accepted\r\nDate: D\r\nContent-Length: 0\r\n"
-			  "Connection: keep-alive\r\n\r\n");
-	reply_is(&c, sid, "HTTP/1.0 202 Accepted\r\nDate: D\r\nContent-Length: 0\r\n"
-			  "Connection: keep-alive\r\n\r\n");
+	reply_is(&c, sid,
+		 "HTTP/1.0 202 Accepted\r\nDate: D\r\nContent-Length: 0\r\n"
+		 "Connection: keep-alive\r\n\r\n");
+	reply_is(&c, sid,
+		 "HTTP/1.0 202 Accepted\r\nDate: D\r\nContent-Length: 0\r\n"
+		 "Connection: keep-alive\r\n\r\n");
 	conn_close(&c);
 	free(all);
 	/*
@@ -868,8 +872,7 @@ static void test_gone_mid_body(void **state)
 	usleep(100 * 1000);
 	conn_open(&c, &v);
 	post(&c, sl, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
-	reply_is(&c, sid,
-		 JSON_HEAD("36") ANS(3));
+	reply_is(&c, sid, JSON_HEAD("36") ANS(3));
 	conn_close(&c);
 	srv_stop_is(&v, "open SID\n"
 			"message 1 " INIT "\n"
@@ -898,40 +901,33 @@ static void test_resume(void **state)
 	sl = sid_line(sid);
 	post(&c, sl, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"sse\"}");
 	reply_is(&c, sid,
-		 SSE_HEAD
-		 "7c\r\nevent: message\nid: 2-1\ndata: " PROGRESS "\n\n\r\n"
-		 "43\r\nevent: message\nid: 2-2\ndata: " ANS(2) "\n\n\r\n"
-		 "0\r\n\r\n");
+		 SSE_HEAD "7c\r\nevent: message\nid: 2-1\ndata: " PROGRESS "\n\n\r\n"
+			  "43\r\nevent: message\nid: 2-2\ndata: " ANS(2) "\n\n\r\n"
+									 "0\r\n\r\n");
 	conn_open(&g, &v);
 	t = mt_asprintf(GET_STREAM, sl);
 	put(&g, t);
-	until_is(&g, sid,
-		 SSE_HEAD);
+	until_is(&g, sid, SSE_HEAD);
 	post(&c, sl, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"push\"}");
 	until_is(&g, sid, "5c\r\nevent: message\nid: 3-1\ndata: " CHANGED "\n\n\r\n");
 	post(&c, sl, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"push\"}");
 	until_is(&g, sid, "5c\r\nevent: message\nid: 3-2\ndata: " CHANGED "\n\n\r\n");
-	reply_is(&c, sid,
-		 JSON_HEAD("36") ANS(3));
-	reply_is(&c, sid,
-		 JSON_HEAD("36") ANS(4));
+	reply_is(&c, sid, JSON_HEAD("36") ANS(3));
+	reply_is(&c, sid, JSON_HEAD("36") ANS(4));
 	conn_close(&g);
 	free(t);
 	/* After 3-1: 3-2 again, on the new stream (6), as it went. */
 	t = mt_asprintf(GET_AFTER("3-1"), sl);
 	open_get(&g, &v, t);
-	until_is(&g, sid,
-		 SSE_HEAD
-		 "5c\r\nevent: message\nid: 3-2\ndata: " CHANGED "\n\n\r\n");
+	until_is(&g, sid, SSE_HEAD "5c\r\nevent: message\nid: 3-2\ndata: " CHANGED "\n\n\r\n");
 	conn_close(&g);
 	free(t);
 	/* The application names the SSE POST's events by their tags. */
 	t = mt_asprintf(GET_AFTER("tags"), sl);
 	open_get(&g, &v, t);
 	until_is(&g, sid,
-		 SSE_HEAD
-		 "7c\r\nevent: message\nid: 2-1\ndata: " PROGRESS "\n\n\r\n"
-		 "43\r\nevent: message\nid: 2-2\ndata: " ANS(2) "\n\n\r\n");
+		 SSE_HEAD "7c\r\nevent: message\nid: 2-1\ndata: " PROGRESS "\n\n\r\n"
+			  "43\r\nevent: message\nid: 2-2\ndata: " ANS(2) "\n\n\r\n");
 	conn_close(&g);
 	free(t);
 	conn_close(&c);

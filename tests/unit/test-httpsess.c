@@ -180,10 +180,8 @@ static void test_targets(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_streamable),
-		cmocka_unit_test(test_legacy),
-		cmocka_unit_test(test_without_sessions),
-		cmocka_unit_test(test_stateless_clients),
+		cmocka_unit_test(test_streamable),       cmocka_unit_test(test_legacy),
+		cmocka_unit_test(test_without_sessions), cmocka_unit_test(test_stateless_clients),
 		cmocka_unit_test(test_targets),
 	};
 

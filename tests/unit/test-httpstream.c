@@ -36,8 +36,8 @@ struct log {
 	int swaps;
 	int next_x;
 	struct hx_conn_id *conn; /* the harness's: swapped when told */
-	int heads;            /* request_head calls so far (live mode) */
-	int refuse_head;      /* request_head refuses the head of this number (0: none) */
+	int heads;               /* request_head calls so far (live mode) */
+	int refuse_head;         /* request_head refuses the head of this number (0: none) */
 };
 
 static void say(struct log *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -81,11 +81,11 @@ static void *s_request(void *ctx, void *conn, const struct hx_request *r, int64_
 
 	assert_ptr_equal(conn, l);
 	for (size_t i = 0; i < r->nh && off < sizeof(hs); i++)
-		off += (size_t)snprintf(hs + off, sizeof(hs) - off, "%s%s=%s", i ? "," : "",
-					r->h[i].name, r->h[i].value);
+		off += (size_t)snprintf(hs + off, sizeof(hs) - off, "%s%s=%s", i ? "," : "", r->h[i].name,
+					r->h[i].value);
 	l->next_x++;
-	say(l, "req%d %s %s [%s] body=%.*s lost=%llu cut=%llu @%lld", l->next_x, r->method,
-	    r->target, hs, (int)r->body_len, r->body ? r->body : "", (unsigned long long)r->body_lost,
+	say(l, "req%d %s %s [%s] body=%.*s lost=%llu cut=%llu @%lld", l->next_x, r->method, r->target, hs,
+	    (int)r->body_len, r->body ? r->body : "", (unsigned long long)r->body_lost,
 	    (unsigned long long)r->body_cut, (long long)us);
 	return (void *)(intptr_t)l->next_x;
 }
@@ -97,8 +97,7 @@ static void fields_str(char *hs, size_t n, const struct mt_hdr *h, size_t nh)
 
 	hs[0] = '\0';
 	for (size_t i = 0; i < nh && off < n; i++)
-		off += (size_t)snprintf(hs + off, n - off, "%s%s=%s", i ? "," : "", h[i].name,
-					h[i].value);
+		off += (size_t)snprintf(hs + off, n - off, "%s%s=%s", i ? "," : "", h[i].name, h[i].value);
 }
 
 /* A live relay's request: with its version and where it lies in the client's stream. */
@@ -110,8 +109,8 @@ static void *s_request_live(void *ctx, void *conn, const struct hx_request *r, i
 	assert_ptr_equal(conn, l);
 	fields_str(hs, sizeof(hs), r->h, r->nh);
 	l->next_x++;
-	say(l, "req%d %s %s HTTP/%d.%d %llu..%llu [%s] body=%.*s lost=%llu cut=%llu @%lld",
-	    l->next_x, r->method, r->target, r->major, r->minor, (unsigned long long)r->start,
+	say(l, "req%d %s %s HTTP/%d.%d %llu..%llu [%s] body=%.*s lost=%llu cut=%llu @%lld", l->next_x,
+	    r->method, r->target, r->major, r->minor, (unsigned long long)r->start,
 	    (unsigned long long)r->end, hs, (int)r->body_len, r->body ? r->body : "",
 	    (unsigned long long)r->body_lost, (unsigned long long)r->body_cut, (long long)us);
 	return (void *)(intptr_t)l->next_x;
@@ -124,8 +123,8 @@ static void head_str(char *out, size_t n, const struct hx_head *hd)
 	fields_str(hs, sizeof(hs), hd->h, hd->nh);
 	if (hd->content_length != UINT64_MAX)
 		snprintf(cl, sizeof(cl), "%llu", (unsigned long long)hd->content_length);
-	snprintf(out, n, "%s %s HTTP/%d.%d at=%llu [%s] chunked=%d cl=%s", hd->method, hd->target,
-		 hd->major, hd->minor, (unsigned long long)hd->start, hs, hd->chunked, cl);
+	snprintf(out, n, "%s %s HTTP/%d.%d at=%llu [%s] chunked=%d cl=%s", hd->method, hd->target, hd->major,
+		 hd->minor, (unsigned long long)hd->start, hs, hd->chunked, cl);
 }
 
 static int s_request_head(void *ctx, void *conn, const struct hx_head *hd, int64_t us)
@@ -141,8 +140,7 @@ static int s_request_head(void *ctx, void *conn, const struct hx_head *hd, int64
 	return l->heads == l->refuse_head;
 }
 
-static void s_request_error(void *ctx, void *conn, const struct hx_head *hd, const char *why,
-			    int64_t us)
+static void s_request_error(void *ctx, void *conn, const struct hx_head *hd, const char *why, int64_t us)
 {
 	struct log *l = ctx;
 	char line[700] = "-";
@@ -289,14 +287,12 @@ static enum hx_dir dir_of_side(const struct h *t, int from_client)
  * Bytes from the real client (1) or server (0), in pieces of at most piece
  * bytes, each acknowledging ack bytes of the other side's stream.
  */
-static void send_na(struct h *t, int from_client, const char *p, size_t n, size_t piece,
-		    uint64_t ack)
+static void send_na(struct h *t, int from_client, const char *p, size_t n, size_t piece, uint64_t ack)
 {
 	t->fed[from_client] += n;
 	while (n) {
 		size_t k = piece && piece < n ? piece : n;
-		hx_data(t->state, &t->c, dir_of_side(t, from_client), (const uint8_t *)p, k, t->us,
-			   ack);
+		hx_data(t->state, &t->c, dir_of_side(t, from_client), (const uint8_t *)p, k, t->us, ack);
 		p += k;
 		n -= k;
 	}
@@ -514,8 +510,9 @@ static void test_interim_and_empty(void **state)
 	send_s(&t, 1, "{}");
 	send_s(&t, 0, "HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n" RESP_A);
 	send_s(&t, 1, "DELETE /mcp HTTP/1.1\r\n\r\n" REQ_A);
-	send_s(&t, 0, "HTTP/1.1 204 No Content\r\nContent-Length: 4\r\n\r\n"
-		      "HTTP/1.1 304 Not Modified\r\nContent-Length: 9\r\n\r\n");
+	send_s(&t, 0,
+	       "HTTP/1.1 204 No Content\r\nContent-Length: 4\r\n\r\n"
+	       "HTTP/1.1 304 Not Modified\r\nContent-Length: 9\r\n\r\n");
 	send_s(&t, 1, REQ_A);
 	send_s(&t, 0, RESP_A);
 	h_close(&t, HX_FIN);
@@ -552,8 +549,8 @@ static void test_headers(void **state)
 		struct h t;
 		h_init(&t, 1, 0);
 		send_n(&t, 1, req, sizeof(req) - 1, piece);
-		assert_non_null(strstr(text(&t),
-				       "req1 POST /m?x=1 [X-Empty=,Mcp-Session-Id=abc,Content-Length=0]"));
+		assert_non_null(
+			strstr(text(&t), "req1 POST /m?x=1 [X-Empty=,Mcp-Session-Id=abc,Content-Length=0]"));
 		h_close(&t, HX_FIN);
 		h_free(&t);
 	}
@@ -586,16 +583,15 @@ static void test_swap(void **state)
 	send_s(&t, 0, RESP_A);
 	h_close(&t, HX_FIN);
 	assert_int_equal(t.log.swaps, 1);
-	assert_string_equal(text(&t),
-			    "swap\n"
-			    "open 3001>40000 @1000\n"
-			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
-			    "head1 200 fields=1 Content-Length @1010\n"
-			    "end1 complete @1010\n"
-			    "req2 GET /a [Host=x] body= lost=0 cut=0 @1020\n"
-			    "head2 200 fields=1 Content-Length @1030\n"
-			    "end2 complete @1030\n"
-			    "close @1040\n");
+	assert_string_equal(text(&t), "swap\n"
+				      "open 3001>40000 @1000\n"
+				      "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+				      "head1 200 fields=1 Content-Length @1010\n"
+				      "end1 complete @1010\n"
+				      "req2 GET /a [Host=x] body= lost=0 cut=0 @1020\n"
+				      "head2 200 fields=1 Content-Length @1030\n"
+				      "end2 complete @1030\n"
+				      "close @1040\n");
 	h_free(&t);
 
 	/* The first bytes seen are the server's answer (to a request not captured). */
@@ -675,18 +671,17 @@ static void test_gap_in_chunks(void **state)
 	send_s(&t, 1, REQ_A);
 	send_s(&t, 0, RESP_A);
 	h_close(&t, HX_FIN);
-	assert_string_equal(text(&t),
-			    "open 40000>3001 @1000\n"
-			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
-			    "head1 200 fields=1 Transfer-Encoding @1010\n"
-			    "rgap1 4\n"
-			    "rgap1 5\n"
-			    "req2 GET /a [Host=x] body= lost=0 cut=0 @1060\n"
-			    "resync1\n"
-			    "end1 complete @1070\n"
-			    "head2 200 fields=1 Content-Length @1070\n"
-			    "end2 complete @1070\n"
-			    "close @1080\n");
+	assert_string_equal(text(&t), "open 40000>3001 @1000\n"
+				      "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+				      "head1 200 fields=1 Transfer-Encoding @1010\n"
+				      "rgap1 4\n"
+				      "rgap1 5\n"
+				      "req2 GET /a [Host=x] body= lost=0 cut=0 @1060\n"
+				      "resync1\n"
+				      "end1 complete @1070\n"
+				      "head2 200 fields=1 Content-Length @1070\n"
+				      "end2 complete @1070\n"
+				      "close @1080\n");
 	assert_string_equal(t.log.body.data, "0123<gap>89<gap>ab<chunk>hello");
 	hx_stats(t.r, &st);
 	assert_int_equal(st.resyncs, 1);
@@ -711,17 +706,17 @@ static void test_gap_in_head(void **state)
 	send_s(&t, 1, "\r\nContent-Length: 2\r\n\r\n{}" REQ_B);
 	send_s(&t, 0, RESP_A RESP_B);
 	h_close(&t, HX_FIN);
-	assert_string_equal(text(&t),
-			    "open 40000>3001 @1000\n"
-			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
-			    "head1 200 fields=1 Content-Length @1010\n"
-			    "end1 complete @1010\n"
-			    "cgap c2s 30: 30 bytes of the client's stream were not captured: a request cut in "
-			    "its head is lost\n"
-			    "req2 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 cut=0 @1040\n"
-			    "head2 200 fields=2 Content-Type @1050\n"
-			    "end2 complete @1050\n"
-			    "close @1060\n");
+	assert_string_equal(
+		text(&t), "open 40000>3001 @1000\n"
+			  "req1 GET /a [Host=x] body= lost=0 cut=0 @1000\n"
+			  "head1 200 fields=1 Content-Length @1010\n"
+			  "end1 complete @1010\n"
+			  "cgap c2s 30: 30 bytes of the client's stream were not captured: a request cut in "
+			  "its head is lost\n"
+			  "req2 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 cut=0 @1040\n"
+			  "head2 200 fields=2 Content-Type @1050\n"
+			  "end2 complete @1050\n"
+			  "close @1060\n");
 	hx_stats(t.r, &st);
 	assert_int_equal(st.lost_requests, 1);
 	assert_int_equal(st.resyncs, 1);
@@ -741,12 +736,11 @@ static void test_midstream(void **state)
 	send_s(&t, 0, "garbage\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nab" RESP_A);
 	h_close(&t, HX_EOF);
 	assert_int_equal(t.log.swaps, 0);
-	assert_string_equal(text(&t),
-			    "open 40000>3001 @1010\n"
-			    "req1 GET /a [Host=x] body= lost=0 cut=0 @1010\n"
-			    "head1 200 fields=1 Content-Length @1020\n"
-			    "end1 complete @1020\n"
-			    "close @1030\n");
+	assert_string_equal(text(&t), "open 40000>3001 @1010\n"
+				      "req1 GET /a [Host=x] body= lost=0 cut=0 @1010\n"
+				      "head1 200 fields=1 Content-Length @1020\n"
+				      "end1 complete @1020\n"
+				      "close @1030\n");
 	hx_stats(t.r, &st);
 	assert_int_equal(st.orphans, 1);
 	assert_int_equal(st.http, 1);
@@ -839,8 +833,9 @@ static void test_upgrade(void **state)
 	(void)state;
 	h_init(&t, 1, 0);
 	send_s(&t, 1, "GET /ws HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n");
-	send_s(&t, 0, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
-		      "Upgrade: websocket\r\n\r\n\x81\x05hello");
+	send_s(&t, 0,
+	       "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
+	       "Upgrade: websocket\r\n\r\n\x81\x05hello");
 	send_s(&t, 1, "\x81\x85 masked");
 	h_close(&t, HX_FIN);
 	hx_stats(t.r, &st);
@@ -948,7 +943,8 @@ static void test_pair_lost_request(void **state)
 					"end1 complete @1010\n"
 					"cgap c2s 57: 57 bytes of the client's stream were not captured: a "
 					"request (or more) is lost\n"
-					"req2 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 cut=0 @1030\n"
+					"req2 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 "
+					"cut=0 @1030\n"
 					"head2 200 fields=1 Content-Length @1050\n"
 					"end2 complete @1050\n"
 					"req3 GET /a [Host=x] body= lost=0 cut=0 @1060\n"
@@ -961,7 +957,8 @@ static void test_pair_lost_request(void **state)
 					"end1 complete @1010\n"
 					"cgap c2s 57: 57 bytes of the client's stream were not captured: a "
 					"request (or more) is lost\n"
-					"req2 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 cut=0 @1040\n"
+					"req2 POST /mcp [Host=x,Content-Length=7] body={\"a\":1} lost=0 "
+					"cut=0 @1040\n"
 					"head2 200 fields=1 Content-Length @1050\n"
 					"end2 complete @1050\n"
 					"req3 GET /a [Host=x] body= lost=0 cut=0 @1060\n"
@@ -1217,7 +1214,7 @@ static void test_chunk_end_lost(void **state)
 
 /* ---- as the live HTTP tap reads: request_head and request_error, no gaps, no acks ---- */
 
-#define LREQ1 "GET /a?x=1 HTTP/1.1\r\nHost: x\r\n\r\n"                    /* 32 bytes */
+#define LREQ1 "GET /a?x=1 HTTP/1.1\r\nHost: x\r\n\r\n"                   /* 32 bytes */
 #define LREQ2 "POST /mcp HTTP/1.0\r\nContent-Length: 7\r\n\r\n{\"a\":1}" /* 48 bytes */
 
 static const char live_two[] =
@@ -1246,12 +1243,11 @@ static void test_live_pipelined(void **state)
 	assert_int_equal(hx_in_message(t.state, HX_C2S), 0);
 	send_s(&t, 0, RESP_A RESP_B);
 	h_close(&t, HX_FIN);
-	assert_string_equal(text(&t) + strlen(live_two),
-			    "head1 200 fields=1 Content-Length @1010\n"
-			    "end1 complete @1010\n"
-			    "head2 200 fields=2 Content-Type @1010\n"
-			    "end2 complete @1010\n"
-			    "close @1020\n");
+	assert_string_equal(text(&t) + strlen(live_two), "head1 200 fields=1 Content-Length @1010\n"
+							 "end1 complete @1010\n"
+							 "head2 200 fields=2 Content-Type @1010\n"
+							 "end2 complete @1010\n"
+							 "close @1020\n");
 	assert_string_equal(t.log.body.data, "hello{}");
 	h_free(&t);
 }
@@ -1290,9 +1286,9 @@ static void test_live_bytewise(void **state)
 static void test_live_chunked(void **state)
 {
 	static const char req[] = "POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" /* 48 */
-				  "5;ext=\"a b\"\r\nhello\r\n"                               /* 20 */
-				  "6\r\n world\r\n"                                          /* 11 */
-				  "0\r\nX-Trailer: t\r\n\r\n";                                /* 19 */
+				  "5;ext=\"a b\"\r\nhello\r\n"                             /* 20 */
+				  "6\r\n world\r\n"                                        /* 11 */
+				  "0\r\nX-Trailer: t\r\n\r\n";                             /* 19 */
 	char *first = NULL;
 
 	(void)state;
@@ -1310,13 +1306,13 @@ static void test_live_chunked(void **state)
 		h_close(&t, HX_FIN);
 		h_free(&t);
 	}
-	assert_string_equal(first,
-			    "open 40000>3001 @1000\n"
-			    "rhead1 POST /c HTTP/1.1 at=0 [Transfer-Encoding=chunked] chunked=1 cl=none @1000\n"
-			    "req1 POST /c HTTP/1.1 0..98 [Transfer-Encoding=chunked,X-Trailer=t] "
-			    "body=hello world lost=0 cut=0 @1000\n"
-			    "rhead2 GET /a?x=1 HTTP/1.1 at=98 [Host=x] chunked=0 cl=none @1010\n"
-			    "req2 GET /a?x=1 HTTP/1.1 98..130 [Host=x] body= lost=0 cut=0 @1010\n");
+	assert_string_equal(
+		first, "open 40000>3001 @1000\n"
+		       "rhead1 POST /c HTTP/1.1 at=0 [Transfer-Encoding=chunked] chunked=1 cl=none @1000\n"
+		       "req1 POST /c HTTP/1.1 0..98 [Transfer-Encoding=chunked,X-Trailer=t] "
+		       "body=hello world lost=0 cut=0 @1000\n"
+		       "rhead2 GET /a?x=1 HTTP/1.1 at=98 [Host=x] chunked=0 cl=none @1010\n"
+		       "req2 GET /a?x=1 HTTP/1.1 98..130 [Host=x] body= lost=0 cut=0 @1010\n");
 	free(first);
 }
 
@@ -1331,12 +1327,11 @@ static void test_live_refused(void **state)
 	(void)state;
 	h_init_live(&t, 2);
 	send_s(&t, 1, LREQ1 LREQ2);
-	assert_string_equal(text(&t),
-			    "open 40000>3001 @1000\n"
-			    "rhead1 GET /a?x=1 HTTP/1.1 at=0 [Host=x] chunked=0 cl=none @1000\n"
-			    "req1 GET /a?x=1 HTTP/1.1 0..32 [Host=x] body= lost=0 cut=0 @1000\n"
-			    "rhead2 POST /mcp HTTP/1.0 at=32 [Content-Length=7] chunked=0 cl=7 "
-			    "refused @1000\n");
+	assert_string_equal(text(&t), "open 40000>3001 @1000\n"
+				      "rhead1 GET /a?x=1 HTTP/1.1 at=0 [Host=x] chunked=0 cl=none @1000\n"
+				      "req1 GET /a?x=1 HTTP/1.1 0..32 [Host=x] body= lost=0 cut=0 @1000\n"
+				      "rhead2 POST /mcp HTTP/1.0 at=32 [Content-Length=7] chunked=0 cl=7 "
+				      "refused @1000\n");
 	assert_int_equal(hx_reading(t.state, HX_C2S), HX_NOT_HTTP);
 	assert_int_equal(hx_in_message(t.state, HX_C2S), 0);
 	assert_int_equal(hx_reading(t.state, HX_S2C), HX_READING);
@@ -1394,13 +1389,12 @@ static void test_live_error(void **state)
 	send_s(&t, 1, LREQ1 "GET /b HTTP/1.1\r\nHost: x\r\nBad/Name: x\r\n\r\n" LREQ2);
 	assert_int_equal(hx_reading(t.state, HX_C2S), HX_NOT_HTTP);
 	h_close(&t, HX_FIN);
-	assert_string_equal(text(&t),
-			    "open 40000>3001 @1000\n"
-			    "rhead1 GET /a?x=1 HTTP/1.1 at=0 [Host=x] chunked=0 cl=none @1000\n"
-			    "req1 GET /a?x=1 HTTP/1.1 0..32 [Host=x] body= lost=0 cut=0 @1000\n"
-			    "rerror -: invalid character in header @1000\n"
-			    "end1 closed: no response @1010\n"
-			    "close @1010\n");
+	assert_string_equal(text(&t), "open 40000>3001 @1000\n"
+				      "rhead1 GET /a?x=1 HTTP/1.1 at=0 [Host=x] chunked=0 cl=none @1000\n"
+				      "req1 GET /a?x=1 HTTP/1.1 0..32 [Host=x] body= lost=0 cut=0 @1000\n"
+				      "rerror -: invalid character in header @1000\n"
+				      "end1 closed: no response @1010\n"
+				      "close @1010\n");
 	h_free(&t);
 
 	/* A bad chunk size line, byte by byte: the head is said with the error. */
@@ -1409,12 +1403,12 @@ static void test_live_error(void **state)
 	assert_int_equal(hx_reading(t.state, HX_C2S), HX_NOT_HTTP);
 	send_s(&t, 1, LREQ1);
 	h_close(&t, HX_FIN);
-	assert_string_equal(text(&t),
-			    "open 40000>3001 @1000\n"
-			    "rhead1 POST /c HTTP/1.1 at=0 [Transfer-Encoding=chunked] chunked=1 cl=none @1000\n"
-			    "rerror POST /c HTTP/1.1 at=0 [Transfer-Encoding=chunked] chunked=1 cl=none: "
-			    "invalid character in chunk size header @1000\n"
-			    "close @1020\n");
+	assert_string_equal(
+		text(&t), "open 40000>3001 @1000\n"
+			  "rhead1 POST /c HTTP/1.1 at=0 [Transfer-Encoding=chunked] chunked=1 cl=none @1000\n"
+			  "rerror POST /c HTTP/1.1 at=0 [Transfer-Encoding=chunked] chunked=1 cl=none: "
+			  "invalid character in chunk size header @1000\n"
+			  "close @1020\n");
 	hx_stats(t.r, &st);
 	assert_int_equal(st.parse_errors, 1);
 	assert_int_equal(st.requests, 0);
@@ -1425,12 +1419,11 @@ static void test_live_error(void **state)
 	h_init_live(&t, 0);
 	send_s(&t, 1, "GET / HTTP/1.1\r\nBad Name: x\r\n\r\n");
 	h_close(&t, HX_FIN);
-	assert_string_equal(text(&t),
-			    "open 40000>3001 @1000\n"
-			    "rhead1 GET / HTTP/1.1 at=0 [Bad Name=x] chunked=0 cl=none @1000\n"
-			    "req1 GET / HTTP/1.1 0..31 [Bad Name=x] body= lost=0 cut=0 @1000\n"
-			    "end1 closed: no response @1010\n"
-			    "close @1010\n");
+	assert_string_equal(text(&t), "open 40000>3001 @1000\n"
+				      "rhead1 GET / HTTP/1.1 at=0 [Bad Name=x] chunked=0 cl=none @1000\n"
+				      "req1 GET / HTTP/1.1 0..31 [Bad Name=x] body= lost=0 cut=0 @1000\n"
+				      "end1 closed: no response @1010\n"
+				      "close @1010\n");
 	h_free(&t);
 
 	/* pcap import: no request_error, so the reader finds the next request. */
@@ -1459,8 +1452,9 @@ static void test_live_switched(void **state)
 	send_s(&t, 1, "GET /ws HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n");
 	assert_int_equal(hx_reading(t.state, HX_C2S), HX_READING);
 	assert_int_equal(hx_reading(t.state, HX_S2C), HX_READING);
-	send_s(&t, 0, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
-		      "Upgrade: websocket\r\n\r\n\x81\x05hello");
+	send_s(&t, 0,
+	       "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
+	       "Upgrade: websocket\r\n\r\n\x81\x05hello");
 	assert_int_equal(hx_reading(t.state, HX_C2S), HX_SWITCHED);
 	assert_int_equal(hx_reading(t.state, HX_S2C), HX_SWITCHED);
 	send_s(&t, 1, "\x81\x85 masked " LREQ1);
@@ -1532,17 +1526,16 @@ static void test_live_head_response(void **state)
 					 "end1 complete @1010\n"));
 	send_s(&t, 0, RESP_A);
 	h_close(&t, HX_FIN);
-	assert_string_equal(text(&t),
-			    "open 40000>3001 @1000\n"
-			    "rhead1 HEAD /h HTTP/1.1 at=0 [Host=x] chunked=0 cl=none @1000\n"
-			    "req1 HEAD /h HTTP/1.1 0..29 [Host=x] body= lost=0 cut=0 @1000\n"
-			    "rhead2 GET /a?x=1 HTTP/1.1 at=29 [Host=x] chunked=0 cl=none @1000\n"
-			    "req2 GET /a?x=1 HTTP/1.1 29..61 [Host=x] body= lost=0 cut=0 @1000\n"
-			    "head1 200 fields=1 Content-Length @1010\n"
-			    "end1 complete @1010\n"
-			    "head2 200 fields=1 Content-Length @1020\n"
-			    "end2 complete @1020\n"
-			    "close @1030\n");
+	assert_string_equal(text(&t), "open 40000>3001 @1000\n"
+				      "rhead1 HEAD /h HTTP/1.1 at=0 [Host=x] chunked=0 cl=none @1000\n"
+				      "req1 HEAD /h HTTP/1.1 0..29 [Host=x] body= lost=0 cut=0 @1000\n"
+				      "rhead2 GET /a?x=1 HTTP/1.1 at=29 [Host=x] chunked=0 cl=none @1000\n"
+				      "req2 GET /a?x=1 HTTP/1.1 29..61 [Host=x] body= lost=0 cut=0 @1000\n"
+				      "head1 200 fields=1 Content-Length @1010\n"
+				      "end1 complete @1010\n"
+				      "head2 200 fields=1 Content-Length @1020\n"
+				      "end2 complete @1020\n"
+				      "close @1030\n");
 	assert_string_equal(t.log.body.data, "hello");
 	h_free(&t);
 }

@@ -202,8 +202,7 @@ static void test_contains(void **state)
 	FAIL("{\"contains\":{\"type\":\"string\"},\"maxContains\":1}", "[\"a\",\"b\"]",
 	     "(top): 2 items match contains, wanted 1 to maxContains");
 	PASS("{\"contains\":{\"type\":\"string\"},\"minContains\":0}", "[]");
-	PASS("{\"contains\":{\"type\":\"string\"},\"minContains\":1,\"maxContains\":2}",
-	     "[\"a\",1,\"b\"]");
+	PASS("{\"contains\":{\"type\":\"string\"},\"minContains\":1,\"maxContains\":2}", "[\"a\",1,\"b\"]");
 }
 
 static void test_numbers(void **state)
@@ -226,7 +225,7 @@ static void test_numbers(void **state)
 	PASS("{\"multipleOf\":0.1}", "0.3"); /* within the rounding of doubles */
 	FAIL("{\"multipleOf\":3}", "7", "(top): 7 is not a multiple of 3");
 	FAIL("{\"multipleOf\":0.5}", "1.25", "(top): 1.25 is not a multiple of 0.5");
-	PASS("{\"multipleOf\":0}", "7");  /* not a valid divisor: not checked */
+	PASS("{\"multipleOf\":0}", "7"); /* not a valid divisor: not checked */
 	PASS("{\"multipleOf\":-3}", "7");
 	PASS("{\"minimum\":\"5\"}", "1"); /* not a number: not checked */
 	PASS("{\"minimum\":5}", "\"1\""); /* only numbers have a minimum */
@@ -315,7 +314,8 @@ static void test_ref(void **state)
 	     "{\"x\":1}", "/x: expected null, got an integer");
 	/* "#" is the whole schema: a recursive tree. */
 	PASS(tree, "{\"v\":1,\"kids\":[{\"v\":2},{\"v\":3,\"kids\":[]}]}");
-	FAIL(tree, "{\"v\":1,\"kids\":[{\"v\":2},{\"kids\":[]}]}", "/kids/1: required property 'v' is missing");
+	FAIL(tree, "{\"v\":1,\"kids\":[{\"v\":2},{\"kids\":[]}]}",
+	     "/kids/1: required property 'v' is missing");
 	/* The $ref and the keywords beside it both apply. */
 	FAIL("{\"$defs\":{\"i\":{\"type\":\"integer\"}},\"$ref\":\"#/$defs/i\",\"minimum\":5}", "3",
 	     "(top): 3 is below the minimum 5");

@@ -52,11 +52,13 @@ static void test_many(void **state)
 	/* Short (inline) and long (allocated) keys, with removals between growths. */
 	for (int round = 0; round < 3; round++) {
 		for (int i = 0; i < 20000; i++) {
-			int n = snprintf(key, sizeof(key), i % 2 ? "k%d" : "a-much-longer-key-%d-xxxxxxxx", i);
+			int n = snprintf(key, sizeof(key), i % 2 ? "k%d" : "a-much-longer-key-%d-xxxxxxxx",
+					 i);
 			assert_int_equal(mt_map_put(&m, key, (size_t)n, i + round), 0);
 		}
 		for (int i = 0; i < 20000; i += 3) {
-			int n = snprintf(key, sizeof(key), i % 2 ? "k%d" : "a-much-longer-key-%d-xxxxxxxx", i);
+			int n = snprintf(key, sizeof(key), i % 2 ? "k%d" : "a-much-longer-key-%d-xxxxxxxx",
+					 i);
 			assert_int_equal(mt_map_take(&m, key, (size_t)n, &v), 1);
 			assert_int_equal(v, i + round);
 		}

@@ -30,22 +30,21 @@ static int span_is(struct mt_span sp, const char *s)
 	return sp.n == n && sp.p && memcmp(sp.p, s, n) == 0;
 }
 
-#define assert_span(sp, s)                                                                  \
-	do {                                                                                \
-		struct mt_span sp_ = (sp);                                                  \
-		if (!span_is(sp_, (s)))                                                     \
-			fail_msg("span is '%.*s' (%zu bytes), expected '%s'", (int)sp_.n,   \
-				 sp_.p ? sp_.p : "", sp_.n, (s));                           \
+#define assert_span(sp, s)                                                                \
+	do {                                                                              \
+		struct mt_span sp_ = (sp);                                                \
+		if (!span_is(sp_, (s)))                                                   \
+			fail_msg("span is '%.*s' (%zu bytes), expected '%s'", (int)sp_.n, \
+				 sp_.p ? sp_.p : "", sp_.n, (s));                         \
 	} while (0)
 
-#define assert_kind(input, k)                                                               \
-	do {                                                                                \
-		struct mt_class c_;                                                         \
-		enum mt_kind got_ = cls((input), &c_);                                      \
-		if (got_ != (k))                                                            \
-			fail_msg("'%s': kind %s, expected %s (%s)", (input),                \
-				 mt_kind_name(got_), mt_kind_name(k),                       \
-				 c_.error ? c_.error : "-");                                \
+#define assert_kind(input, k)                                                                    \
+	do {                                                                                     \
+		struct mt_class c_;                                                              \
+		enum mt_kind got_ = cls((input), &c_);                                           \
+		if (got_ != (k))                                                                 \
+			fail_msg("'%s': kind %s, expected %s (%s)", (input), mt_kind_name(got_), \
+				 mt_kind_name(k), c_.error ? c_.error : "-");                    \
 	} while (0)
 
 /* ---- every kind, minimal ---- */
@@ -68,8 +67,7 @@ static void test_request(void **state)
 	assert_null(c.error);
 
 	/* Member order does not matter; whitespace around tokens is fine. */
-	assert_int_equal(cls(" { \"method\" : \"a/b\" , \"id\" : \"x\" , \"jsonrpc\" : \"2.0\" } ",
-			     &c),
+	assert_int_equal(cls(" { \"method\" : \"a/b\" , \"id\" : \"x\" , \"jsonrpc\" : \"2.0\" } ", &c),
 			 MT_REQUEST);
 	assert_int_equal(c.idtype, MT_ID_STRING);
 	assert_span(c.id, "\"x\"");
@@ -223,8 +221,7 @@ static void test_id_types(void **state)
 	struct mt_class c;
 
 	(void)state;
-	assert_int_equal(cls("{\"jsonrpc\":\"2.0\",\"id\":-12.5e3,\"method\":\"m\"}", &c),
-			 MT_REQUEST);
+	assert_int_equal(cls("{\"jsonrpc\":\"2.0\",\"id\":-12.5e3,\"method\":\"m\"}", &c), MT_REQUEST);
 	assert_int_equal(c.idtype, MT_ID_NUMBER);
 	assert_span(c.id, "-12.5e3");
 
@@ -305,10 +302,8 @@ static void test_jsonrpc_member(void **state)
 	/* An escaped "2.0" is "2.0". */
 	assert_kind("{\"jsonrpc\":\"2\\u002e0\",\"id\":1,\"method\":\"m\"}", MT_REQUEST);
 	/* The last of duplicate members wins. */
-	assert_kind("{\"jsonrpc\":\"1.0\",\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}",
-		    MT_REQUEST);
-	assert_kind("{\"jsonrpc\":\"2.0\",\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"m\"}",
-		    MT_NOTJSONRPC);
+	assert_kind("{\"jsonrpc\":\"1.0\",\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}", MT_REQUEST);
+	assert_kind("{\"jsonrpc\":\"2.0\",\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"m\"}", MT_NOTJSONRPC);
 	cls("{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"m\"}", &c);
 	assert_non_null(c.error);
 }
@@ -318,8 +313,7 @@ static void test_shape_errors(void **state)
 	struct mt_class c;
 
 	(void)state;
-	assert_kind("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":1,\"error\":{\"code\":1}}",
-		    MT_NOTJSONRPC);
+	assert_kind("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":1,\"error\":{\"code\":1}}", MT_NOTJSONRPC);
 	assert_kind("{\"jsonrpc\":\"2.0\",\"result\":1}", MT_NOTJSONRPC);
 	assert_kind("{\"jsonrpc\":\"2.0\",\"id\":1}", MT_NOTJSONRPC);
 	assert_kind("{\"jsonrpc\":\"2.0\"}", MT_NOTJSONRPC);
@@ -399,8 +393,7 @@ static void test_progress_token(void **state)
 	    &c);
 	assert_int_equal(c.token_type, MT_ID_NONE);
 	assert_int_equal(c.progress_token.n, 0);
-	cls("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"progressToken\":7}}",
-	    &c);
+	cls("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"progressToken\":7}}", &c);
 	assert_int_equal(c.token_type, MT_ID_NONE);
 	/* Nor in a deeper _meta. */
 	cls("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
@@ -487,11 +480,9 @@ static void test_escaped_keys(void **state)
 	struct mt_class c;
 
 	(void)state;
-	assert_int_equal(cls("{\"jsonrpc\":\"2.0\",\"id\":1,\"\\u006dethod\":\"ping\"}", &c),
-			 MT_REQUEST);
+	assert_int_equal(cls("{\"jsonrpc\":\"2.0\",\"id\":1,\"\\u006dethod\":\"ping\"}", &c), MT_REQUEST);
 	assert_span(c.method, "\"ping\"");
-	assert_int_equal(cls("{\"\\u006asonrpc\":\"2.0\",\"\\u0069\\u0064\":5,\"res\\u0075lt\":1}",
-			     &c),
+	assert_int_equal(cls("{\"\\u006asonrpc\":\"2.0\",\"\\u0069\\u0064\":5,\"res\\u0075lt\":1}", &c),
 			 MT_RESPONSE);
 	assert_span(c.id, "5");
 	assert_int_equal(cls("{\"jsonrpc\":\"2.0\",\"i\\/d\":5,\"method\":\"m\"}", &c),
@@ -534,7 +525,10 @@ struct bad {
 	const char *s;
 	size_t n;
 };
-#define BAD(x) {(x), sizeof(x) - 1}
+#define BAD(x)                     \
+	{                          \
+		(x), sizeof(x) - 1 \
+	}
 
 static void check_all_invalid(const struct bad *v, size_t count)
 {
@@ -555,30 +549,76 @@ static void check_all_invalid(const struct bad *v, size_t count)
 static void test_invalid_structure(void **state)
 {
 	static const struct bad v[] = {
-		BAD(""), BAD(" "), BAD(" \t\r\n"), BAD("\n"), BAD("\r\n"),
-		BAD("{"), BAD("["), BAD("}"), BAD("]"), BAD(":"), BAD(","),
-		BAD("{\"a\"}"), BAD("{\"a\" 1}"), BAD("{\"a\":}"), BAD("{\"a\":1,}"),
-		BAD("{,}"), BAD("{1:2}"), BAD("{a:1}"), BAD("{'a':1}"), BAD("[1,]"), BAD("[,1]"),
-		BAD("[1 2]"), BAD("{\"a\":1]"), BAD("[1}"), BAD("[}"), BAD("{]"),
-		BAD("{\"a\":1 \"b\":2}"), BAD("{\"a\"::1}"), BAD("{\"a\":1}}"), BAD("[[]"),
+		BAD(""),
+		BAD(" "),
+		BAD(" \t\r\n"),
+		BAD("\n"),
+		BAD("\r\n"),
+		BAD("{"),
+		BAD("["),
+		BAD("}"),
+		BAD("]"),
+		BAD(":"),
+		BAD(","),
+		BAD("{\"a\"}"),
+		BAD("{\"a\" 1}"),
+		BAD("{\"a\":}"),
+		BAD("{\"a\":1,}"),
+		BAD("{,}"),
+		BAD("{1:2}"),
+		BAD("{a:1}"),
+		BAD("{'a':1}"),
+		BAD("[1,]"),
+		BAD("[,1]"),
+		BAD("[1 2]"),
+		BAD("{\"a\":1]"),
+		BAD("[1}"),
+		BAD("[}"),
+		BAD("{]"),
+		BAD("{\"a\":1 \"b\":2}"),
+		BAD("{\"a\"::1}"),
+		BAD("{\"a\":1}}"),
+		BAD("[[]"),
 		/* trailing garbage */
-		BAD("{}x"), BAD("{} {}"), BAD("{}\0"), BAD("1 2"), BAD("\"a\"\"b\""), BAD("[]]"),
+		BAD("{}x"),
+		BAD("{} {}"),
+		BAD("{}\0"),
+		BAD("1 2"),
+		BAD("\"a\"\"b\""),
+		BAD("[]]"),
 		BAD("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\r\nx"),
 		BAD("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\n{}"),
 		/* truncated */
 		BAD("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\""),
 		BAD("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m"),
 		BAD("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"),
-		BAD("[1,2"), BAD("\"abc"), BAD("\"abc\\"), BAD("\"\\u00"),
+		BAD("[1,2"),
+		BAD("\"abc"),
+		BAD("\"abc\\"),
+		BAD("\"\\u00"),
 		/* literals */
-		BAD("tru"), BAD("nul"), BAD("fals"), BAD("True"), BAD("NULL"), BAD("nulll"),
-		BAD("truefalse"), BAD("[tru]"), BAD("{\"a\":nul}"), BAD("undefined"), BAD("NaN"),
-		BAD("Infinity"), BAD("-Infinity"),
+		BAD("tru"),
+		BAD("nul"),
+		BAD("fals"),
+		BAD("True"),
+		BAD("NULL"),
+		BAD("nulll"),
+		BAD("truefalse"),
+		BAD("[tru]"),
+		BAD("{\"a\":nul}"),
+		BAD("undefined"),
+		BAD("NaN"),
+		BAD("Infinity"),
+		BAD("-Infinity"),
 		/* BOMs (RFC 8259 8.1: a BOM is not part of JSON text) */
-		BAD("\xef\xbb\xbf{}"), BAD("\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"method\":\"m\"}"),
-		BAD("\xff\xfe{\0}\0"), BAD("\xfe\xff\0{\0}"),
+		BAD("\xef\xbb\xbf{}"),
+		BAD("\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"method\":\"m\"}"),
+		BAD("\xff\xfe{\0}\0"),
+		BAD("\xfe\xff\0{\0}"),
 		/* NUL outside strings */
-		BAD("\0"), BAD("{\0}"), BAD("[1,\0 2]"),
+		BAD("\0"),
+		BAD("{\0}"),
+		BAD("[1,\0 2]"),
 	};
 
 	(void)state;
@@ -588,14 +628,34 @@ static void test_invalid_structure(void **state)
 static void test_invalid_numbers(void **state)
 {
 	static const struct bad v[] = {
-		BAD("01"), BAD("-01"), BAD("00"), BAD("1."), BAD(".5"), BAD("-"), BAD("1e"),
-		BAD("1e+"), BAD("1E-"), BAD("+1"), BAD("0x1"), BAD("1.e5"), BAD("--1"), BAD("-.5"),
-		BAD("1.5."), BAD("1e5.0"), BAD("[01]"), BAD("{\"id\":1.}"), BAD("- 1"), BAD("1 .5"),
+		BAD("01"),
+		BAD("-01"),
+		BAD("00"),
+		BAD("1."),
+		BAD(".5"),
+		BAD("-"),
+		BAD("1e"),
+		BAD("1e+"),
+		BAD("1E-"),
+		BAD("+1"),
+		BAD("0x1"),
+		BAD("1.e5"),
+		BAD("--1"),
+		BAD("-.5"),
+		BAD("1.5."),
+		BAD("1e5.0"),
+		BAD("[01]"),
+		BAD("{\"id\":1.}"),
+		BAD("- 1"),
+		BAD("1 .5"),
 		BAD("\xd9\xa1"), /* an Arabic-Indic digit */
 		BAD("{\"jsonrpc\":\"2.0\",\"id\":01,\"method\":\"m\"}"),
 	};
 	static const char *const good[] = {
-		"0", "-0", "1.5", "1e5", "1E+5", "1e-5", "-0.0e0", "123456789012345678901234567890",
+		"0",       "-0",
+		"1.5",     "1e5",
+		"1E+5",    "1e-5",
+		"-0.0e0",  "123456789012345678901234567890",
 		"1e99999", "[0,-0,0.0,10,1.0e1]",
 	};
 
@@ -609,45 +669,84 @@ static void test_invalid_strings(void **state)
 {
 	static const struct bad v[] = {
 		/* bad escapes */
-		BAD("{\"a\":\"\\x\"}"), BAD("{\"a\":\"\\'\"}"), BAD("{\"a\":\"\\U0041\"}"),
-		BAD("{\"a\":\"\\u12\"}"), BAD("{\"a\":\"\\u12G4\"}"), BAD("{\"a\":\"\\u\"}"),
-		BAD("{\"a\":\"\\ \"}"), BAD("{\"a\":\"\\0\"}"), BAD("{\"a\":\"\\\0\"}"),
-		BAD("{\"a\":\"\\a\"}"), BAD("{\"a\\q\":1}"),
+		BAD("{\"a\":\"\\x\"}"),
+		BAD("{\"a\":\"\\'\"}"),
+		BAD("{\"a\":\"\\U0041\"}"),
+		BAD("{\"a\":\"\\u12\"}"),
+		BAD("{\"a\":\"\\u12G4\"}"),
+		BAD("{\"a\":\"\\u\"}"),
+		BAD("{\"a\":\"\\ \"}"),
+		BAD("{\"a\":\"\\0\"}"),
+		BAD("{\"a\":\"\\\0\"}"),
+		BAD("{\"a\":\"\\a\"}"),
+		BAD("{\"a\\q\":1}"),
 		/* lone surrogates */
-		BAD("{\"a\":\"\\ud800\"}"), BAD("{\"a\":\"\\uDBFF\"}"), BAD("{\"a\":\"\\udc00\"}"),
-		BAD("{\"a\":\"\\uDFFF\"}"), BAD("{\"a\":\"\\ud800\\u0041\"}"),
-		BAD("{\"a\":\"\\ud800x\"}"), BAD("{\"a\":\"\\ud800\\ud800\"}"),
-		BAD("{\"a\":\"\\udc00\\ud800\"}"), BAD("{\"a\":\"\\ud800\\n\"}"),
-		BAD("{\"a\":\"\\ud800\\u\"}"), BAD("{\"\\ud800\":1}"), BAD("\"\\ud83d\""),
+		BAD("{\"a\":\"\\ud800\"}"),
+		BAD("{\"a\":\"\\uDBFF\"}"),
+		BAD("{\"a\":\"\\udc00\"}"),
+		BAD("{\"a\":\"\\uDFFF\"}"),
+		BAD("{\"a\":\"\\ud800\\u0041\"}"),
+		BAD("{\"a\":\"\\ud800x\"}"),
+		BAD("{\"a\":\"\\ud800\\ud800\"}"),
+		BAD("{\"a\":\"\\udc00\\ud800\"}"),
+		BAD("{\"a\":\"\\ud800\\n\"}"),
+		BAD("{\"a\":\"\\ud800\\u\"}"),
+		BAD("{\"\\ud800\":1}"),
+		BAD("\"\\ud83d\""),
 		/* control characters */
-		BAD("{\"a\":\"x\ty\"}"), BAD("{\"a\":\"x\ny\"}"), BAD("{\"a\":\"\r\"}"),
-		BAD("{\"a\":\"\x01\"}"), BAD("{\"a\":\"\x1f\"}"), BAD("{\"a\":\"\0\"}"),
+		BAD("{\"a\":\"x\ty\"}"),
+		BAD("{\"a\":\"x\ny\"}"),
+		BAD("{\"a\":\"\r\"}"),
+		BAD("{\"a\":\"\x01\"}"),
+		BAD("{\"a\":\"\x1f\"}"),
+		BAD("{\"a\":\"\0\"}"),
 		BAD("{\"a\x02\":1}"),
 		/* invalid UTF-8: overlong forms */
-		BAD("\"\xc0\xaf\""), BAD("\"\xc1\xbf\""), BAD("\"\xe0\x80\xaf\""),
-		BAD("\"\xe0\x9f\xbf\""), BAD("\"\xf0\x80\x80\xaf\""), BAD("\"\xf0\x8f\xbf\xbf\""),
+		BAD("\"\xc0\xaf\""),
+		BAD("\"\xc1\xbf\""),
+		BAD("\"\xe0\x80\xaf\""),
+		BAD("\"\xe0\x9f\xbf\""),
+		BAD("\"\xf0\x80\x80\xaf\""),
+		BAD("\"\xf0\x8f\xbf\xbf\""),
 		BAD("\"\xc0\x80\""),
 		/* surrogates encoded in UTF-8 */
-		BAD("\"\xed\xa0\x80\""), BAD("\"\xed\xbf\xbf\""),
+		BAD("\"\xed\xa0\x80\""),
+		BAD("\"\xed\xbf\xbf\""),
 		BAD("\"\xed\xa0\xbd\xed\xb8\x80\""),
 		/* above U+10FFFF */
-		BAD("\"\xf4\x90\x80\x80\""), BAD("\"\xf5\x80\x80\x80\""), BAD("\"\xf7\xbf\xbf\xbf\""),
-		BAD("\"\xf8\x88\x80\x80\x80\""), BAD("\"\xfc\x84\x80\x80\x80\x80\""),
-		BAD("\"\xfe\""), BAD("\"\xff\""),
+		BAD("\"\xf4\x90\x80\x80\""),
+		BAD("\"\xf5\x80\x80\x80\""),
+		BAD("\"\xf7\xbf\xbf\xbf\""),
+		BAD("\"\xf8\x88\x80\x80\x80\""),
+		BAD("\"\xfc\x84\x80\x80\x80\x80\""),
+		BAD("\"\xfe\""),
+		BAD("\"\xff\""),
 		/* truncated and stray sequences */
-		BAD("\"\x80\""), BAD("\"\xbf\""), BAD("\"\xc3\""), BAD("\"\xe2\x82\""),
-		BAD("\"\xf0\x9f\x98\""), BAD("\"\xc3"), BAD("\"\xe2\x82"), BAD("\"\xf0\x9f\x98"),
-		BAD("\"\xc3\x28\""), BAD("\"\xe2\x28\xa1\""), BAD("\"\xe2\x82\x28\""),
-		BAD("\"\xf0\x28\x8c\xbc\""), BAD("\"\xf0\x9f\x98\x28\""),
+		BAD("\"\x80\""),
+		BAD("\"\xbf\""),
+		BAD("\"\xc3\""),
+		BAD("\"\xe2\x82\""),
+		BAD("\"\xf0\x9f\x98\""),
+		BAD("\"\xc3"),
+		BAD("\"\xe2\x82"),
+		BAD("\"\xf0\x9f\x98"),
+		BAD("\"\xc3\x28\""),
+		BAD("\"\xe2\x28\xa1\""),
+		BAD("\"\xe2\x82\x28\""),
+		BAD("\"\xf0\x28\x8c\xbc\""),
+		BAD("\"\xf0\x9f\x98\x28\""),
 		BAD("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xe9t\xe9\"}"), /* Latin-1 */
 		BAD("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"\xff\":1}}"),
 	};
 	static const struct bad good[] = {
-		BAD("\"\xc2\x80\""), BAD("\"\xc3\xa9\""), BAD("\"\xdf\xbf\""), BAD("\"\xe0\xa0\x80\""),
-		BAD("\"\xe2\x82\xac\""), BAD("\"\xed\x9f\xbf\""), BAD("\"\xee\x80\x80\""),
-		BAD("\"\xef\xbf\xbf\""), BAD("\"\xf0\x90\x80\x80\""), BAD("\"\xf0\x9f\x98\x80\""),
-		BAD("\"\xf4\x8f\xbf\xbf\""), BAD("\"\x7f\""), BAD("\"\\ud83d\\ude00\""),
-		BAD("\"\\uDBFF\\uDFFF\""), BAD("\"\\u0000\""), BAD("\"\\/\\\\\\\"\\b\\f\\n\\r\\t\""),
+		BAD("\"\xc2\x80\""),         BAD("\"\xc3\xa9\""),
+		BAD("\"\xdf\xbf\""),         BAD("\"\xe0\xa0\x80\""),
+		BAD("\"\xe2\x82\xac\""),     BAD("\"\xed\x9f\xbf\""),
+		BAD("\"\xee\x80\x80\""),     BAD("\"\xef\xbf\xbf\""),
+		BAD("\"\xf0\x90\x80\x80\""), BAD("\"\xf0\x9f\x98\x80\""),
+		BAD("\"\xf4\x8f\xbf\xbf\""), BAD("\"\x7f\""),
+		BAD("\"\\ud83d\\ude00\""),   BAD("\"\\uDBFF\\uDFFF\""),
+		BAD("\"\\u0000\""),          BAD("\"\\/\\\\\\\"\\b\\f\\n\\r\\t\""),
 		BAD("\"\\uABCD\\uabcd\""),
 	};
 	struct mt_class c;
@@ -657,8 +756,7 @@ static void test_invalid_strings(void **state)
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		enum mt_kind k = cls_n(good[i].s, good[i].n, &c);
 		if (k != MT_NOTJSONRPC)
-			fail_msg("good string %zu: %s (%s)", i, mt_kind_name(k),
-				 c.error ? c.error : "-");
+			fail_msg("good string %zu: %s (%s)", i, mt_kind_name(k), c.error ? c.error : "-");
 	}
 }
 
@@ -725,8 +823,7 @@ static void test_every_prefix(void **state)
 
 /* ---- size and depth ---- */
 
-static char *nested(size_t depth, const char *open, const char *close, const char *inner,
-		    size_t *len)
+static char *nested(size_t depth, const char *open, const char *close, const char *inner, size_t *len)
 {
 	size_t lo = strlen(open), lc = strlen(close), li = strlen(inner);
 	size_t n = depth * (lo + lc) + li;
@@ -1068,14 +1165,27 @@ static void test_iterators(void **state)
 	(void)state;
 	while (mt_json_next_member(obj, &pos, &k, &v) == 1) {
 		switch (n++) {
-		case 0: assert_int_equal(k.n, 3); assert_memory_equal(k.p, "\"a\"", 3);
-			assert_int_equal(v.n, 1); assert_memory_equal(v.p, "1", 1); break;
-		case 1: assert_memory_equal(k.p, "\"b\"", 3);
-			assert_int_equal(v.n, 8); assert_memory_equal(v.p, "\"x\\\"y,}\"", 8); break;
-		case 2: assert_memory_equal(k.p, "\"c\"", 3);
-			assert_int_equal(v.n, 17); assert_memory_equal(v.p, "{\"d\":[1,{\"e\":2}]}", 17); break;
-		case 3: assert_memory_equal(k.p, "\"f\"", 3);
-			assert_int_equal(v.n, 2); assert_memory_equal(v.p, "[]", 2); break;
+		case 0:
+			assert_int_equal(k.n, 3);
+			assert_memory_equal(k.p, "\"a\"", 3);
+			assert_int_equal(v.n, 1);
+			assert_memory_equal(v.p, "1", 1);
+			break;
+		case 1:
+			assert_memory_equal(k.p, "\"b\"", 3);
+			assert_int_equal(v.n, 8);
+			assert_memory_equal(v.p, "\"x\\\"y,}\"", 8);
+			break;
+		case 2:
+			assert_memory_equal(k.p, "\"c\"", 3);
+			assert_int_equal(v.n, 17);
+			assert_memory_equal(v.p, "{\"d\":[1,{\"e\":2}]}", 17);
+			break;
+		case 3:
+			assert_memory_equal(k.p, "\"f\"", 3);
+			assert_int_equal(v.n, 2);
+			assert_memory_equal(v.p, "[]", 2);
+			break;
 		}
 	}
 	assert_int_equal(n, 4);
@@ -1108,7 +1218,8 @@ static void test_trusted(void **state)
 		"\"_meta\":{\"progressToken\":\"t\\u0031\"},\"arguments\":{\"x\":[1,{\"y\":\"\\\\\"}]}}}\n",
 		"{\"jsonrpc\":\"2.0\",\"\\u0069d\":\"s\",\"result\":{\"content\":[],\"_meta\":{}}}",
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32601,\"message\":\"no \\\"x\\\"\"}}",
-		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"a\":{\"\\u005fmeta\":1}}}",
+		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+		"progress\",\"params\":{\"a\":{\"\\u005fmeta\":1}}}",
 		"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"method\":\"x\"}]",
 		"{\"jsonrpc\":\"1.0\",\"id\":null,\"method\":3}",
 		"\"just a string with \\n in it\"",
@@ -1152,7 +1263,9 @@ static void test_depth_and_limits(void **state)
 		{"{\"jsonrpc\":\"2.0\",\"id\":12345678901234567890,\"method\":\"x\"}", 1, 1},
 		{"{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"a\":1e400}}", 2, 1},
 		{"{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"a\\u0000b\":1}}", 2, 1},
-		{"{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"a\":\"\\u0000\",\"n\":-12345678901234567}}", 2, 0},
+		{"{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"a\":\"\\u0000\",\"n\":-"
+		 "12345678901234567}}",
+		 2, 0},
 	};
 	struct mt_class c;
 

@@ -17,7 +17,7 @@ struct fake {
 	char *dir;
 	struct store *st;
 	struct rp_script s;
-	json_t *live[32];        /* the live message standing for recorded message i */
+	json_t *live[32]; /* the live message standing for recorded message i */
 };
 
 static void fake_init(struct fake *f, const char *const *lines, size_t n)
@@ -94,12 +94,16 @@ static void test_task_and_cursor(void **state)
 {
 	static const char *const rec[] = {
 		"> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"start\"}}",
-		"< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"task\":{\"taskId\":\"T-rec\",\"status\":\"working\"}}}",
+		"< "
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"task\":{\"taskId\":\"T-rec\",\"status\":"
+		"\"working\"}}}",
 		"> {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"T-rec\"}}",
 		"< {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"taskId\":\"T-rec\",\"status\":\"completed\"}}",
 		"> {\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/list\"}",
 		"< {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"resources\":[],\"nextCursor\":\"C-rec\"}}",
-		"> {\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/list\",\"params\":{\"cursor\":\"C-rec\",\"_meta\":{\"related\":\"T-rec\"}}}",
+		"> "
+		"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/"
+		"list\",\"params\":{\"cursor\":\"C-rec\",\"_meta\":{\"related\":\"T-rec\"}}}",
 	};
 	struct fake f;
 	json_t *origins, *subs = json_object(), *rec_answer, *applied, *live_answer;
@@ -123,22 +127,32 @@ static void test_task_and_cursor(void **state)
 	text = sent(&f, origins, 2, subs, &done);
 	assert_int_equal(done, 0);
 	free(text);
-	f.live[1] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"task\":{\"taskId\":\"T-live\",\"status\":\"working\"}}}", 0, NULL);
+	f.live[1] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"task\":{\"taskId\":\"T-live\","
+			       "\"status\":\"working\"}}}",
+			       0, NULL);
 	text = sent(&f, origins, 2, subs, &done);
 	assert_int_equal(done, 1);
-	assert_string_equal(text, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"T-live\"}}");
+	assert_string_equal(
+		text,
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"T-live\"}}");
 	free(text);
 	/* The cursor from the live first page; the task id, once known, everywhere (_meta too). */
-	f.live[5] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"resources\":[],\"nextCursor\":\"C-live\"}}", 0, NULL);
+	f.live[5] = json_loads(
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"resources\":[],\"nextCursor\":\"C-live\"}}", 0,
+		NULL);
 	text = sent(&f, origins, 6, subs, &done);
 	assert_int_equal(done, 2);
-	assert_string_equal(text, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/list\",\"params\":{\"cursor\":\"C-live\",\"_meta\":{\"related\":\"T-live\"}}}");
+	assert_string_equal(text,
+			    "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/"
+			    "list\",\"params\":{\"cursor\":\"C-live\",\"_meta\":{\"related\":\"T-live\"}}}");
 	free(text);
 
 	/* The recorded answer, values followed, equals what the live server said. */
 	rec_answer = recorded(&f, 3);
 	applied = mint_apply(rec_answer, subs);
-	live_answer = json_loads("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"taskId\":\"T-live\",\"status\":\"completed\"}}", 0, NULL);
+	live_answer = json_loads(
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"taskId\":\"T-live\",\"status\":\"completed\"}}",
+		0, NULL);
 	assert_true(json_equal(applied, live_answer));
 	assert_false(json_equal(rec_answer, live_answer));
 	json_decref(rec_answer);
@@ -154,11 +168,19 @@ static void test_task_and_cursor(void **state)
 static void test_moved_and_own_values_kept(void **state)
 {
 	static const char *const rec[] = {
-		"> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"mine\"}}}",
-		"< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"mine\"}]}}",
+		"> "
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/"
+		"call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"mine\"}}}",
+		"< "
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"mine\"}"
+		"]}}",
 		"> {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}",
-		"< {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"add\"},{\"name\":\"sum\"}]}}",
-		"> {\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"add\",\"arguments\":{\"text\":\"mine\"}}}",
+		"< "
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"add\"},{\"name\":\"sum\"}]}"
+		"}",
+		"> "
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/"
+		"call\",\"params\":{\"name\":\"add\",\"arguments\":{\"text\":\"mine\"}}}",
 	};
 	struct fake f;
 	json_t *origins, *subs = json_object();
@@ -168,21 +190,29 @@ static void test_moved_and_own_values_kept(void **state)
 	(void)state;
 	fake_init(&f, rec, 5);
 	origins = mint_index(&f.s, NULL);
-	f.live[1] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"other\"}]}}", 0, NULL);
+	f.live[1] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\","
+			       "\"text\":\"other\"}]}}",
+			       0, NULL);
 	/* Reordered: "add" is still listed, only elsewhere. */
-	f.live[3] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"sum\"},{\"name\":\"add\"}]}}", 0, NULL);
+	f.live[3] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"sum\"},{"
+			       "\"name\":\"add\"}]}}",
+			       0, NULL);
 	text = sent(&f, origins, 4, subs, &done);
 	assert_int_equal(done, 0);
-	assert_string_equal(text, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"add\",\"arguments\":{\"text\":\"mine\"}}}");
+	assert_string_equal(text, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/"
+				  "call\",\"params\":{\"name\":\"add\",\"arguments\":{\"text\":\"mine\"}}}");
 	free(text);
 	assert_int_equal(json_object_size(subs), 0);
 	/* Gone from the live list: now it was the server's to mint, and it is followed. */
 	json_decref(f.live[3]);
-	f.live[3] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"plus\"},{\"name\":\"sum\"}]}}", 0, NULL);
+	f.live[3] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"plus\"},{"
+			       "\"name\":\"sum\"}]}}",
+			       0, NULL);
 	text = sent(&f, origins, 4, subs, &done);
 	assert_int_equal(done, 1);
 	/* "mine" came from the client first: never swapped, even though the server echoed it. */
-	assert_string_equal(text, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"plus\",\"arguments\":{\"text\":\"mine\"}}}");
+	assert_string_equal(text, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/"
+				  "call\",\"params\":{\"name\":\"plus\",\"arguments\":{\"text\":\"mine\"}}}");
 	free(text);
 	json_decref(subs);
 	json_decref(origins);
@@ -194,10 +224,15 @@ static void test_from_server_request(void **state)
 {
 	static const char *const rec[] = {
 		"> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"login\"}}",
-		"< {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"elicitation/create\",\"params\":{\"mode\":\"url\",\"elicitationId\":\"E-rec\",\"url\":\"https://x/E-rec\"}}",
+		"< "
+		"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"elicitation/"
+		"create\",\"params\":{\"mode\":\"url\",\"elicitationId\":\"E-rec\",\"url\":\"https://x/"
+		"E-rec\"}}",
 		"> {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"action\":\"accept\"}}",
 		"< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}",
-		"> {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"check\",\"arguments\":{\"id\":\"E-rec\"}}}",
+		"> "
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/"
+		"call\",\"params\":{\"name\":\"check\",\"arguments\":{\"id\":\"E-rec\"}}}",
 	};
 	struct fake f;
 	json_t *origins, *subs = json_object();
@@ -207,10 +242,15 @@ static void test_from_server_request(void **state)
 	(void)state;
 	fake_init(&f, rec, 5);
 	origins = mint_index(&f.s, NULL);
-	f.live[1] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"elicitation/create\",\"params\":{\"mode\":\"url\",\"elicitationId\":\"E-live\",\"url\":\"https://x/E-live\"}}", 0, NULL);
+	f.live[1] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"elicitation/"
+			       "create\",\"params\":{\"mode\":\"url\",\"elicitationId\":\"E-live\",\"url\":"
+			       "\"https://x/E-live\"}}",
+			       0, NULL);
 	text = sent(&f, origins, 4, subs, &done);
 	assert_int_equal(done, 1);
-	assert_string_equal(text, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"check\",\"arguments\":{\"id\":\"E-live\"}}}");
+	assert_string_equal(text,
+			    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/"
+			    "call\",\"params\":{\"name\":\"check\",\"arguments\":{\"id\":\"E-live\"}}}");
 	free(text);
 	json_decref(subs);
 	json_decref(origins);
@@ -230,8 +270,11 @@ static void test_long_strings_left_out(void **state)
 	(void)state;
 	memset(big, 'a', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	snprintf(rec, sizeof(rec), "< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"%s\",\"id\":\"R\"}}", big);
-	snprintf(req, sizeof(req), "> {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"x\",\"params\":{\"t\":\"%s\",\"i\":\"R\"}}", big);
+	snprintf(rec, sizeof(rec),
+		 "< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"%s\",\"id\":\"R\"}}", big);
+	snprintf(req, sizeof(req),
+		 "> {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"x\",\"params\":{\"t\":\"%s\",\"i\":\"R\"}}",
+		 big);
 	lines[0] = "> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"read\"}";
 	lines[1] = rec;
 	lines[2] = req;
@@ -239,7 +282,8 @@ static void test_long_strings_left_out(void **state)
 	origins = mint_index(&f.s, NULL);
 	assert_null(json_object_get(origins, big));
 	assert_non_null(json_object_get(origins, "R"));
-	f.live[1] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"other\",\"id\":\"L\"}}", 0, NULL);
+	f.live[1] = json_loads("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"other\",\"id\":\"L\"}}",
+			       0, NULL);
 	text = sent(&f, origins, 2, subs, &done);
 	assert_int_equal(done, 1); /* the short id only */
 	assert_non_null(strstr(text, big));
@@ -283,12 +327,9 @@ static void test_at_and_contains(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_task_and_cursor),
-		cmocka_unit_test(test_moved_and_own_values_kept),
-		cmocka_unit_test(test_from_server_request),
-		cmocka_unit_test(test_long_strings_left_out),
-		cmocka_unit_test(test_noise_paths),
-		cmocka_unit_test(test_at_and_contains),
+		cmocka_unit_test(test_task_and_cursor),     cmocka_unit_test(test_moved_and_own_values_kept),
+		cmocka_unit_test(test_from_server_request), cmocka_unit_test(test_long_strings_left_out),
+		cmocka_unit_test(test_noise_paths),         cmocka_unit_test(test_at_and_contains),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,13 +22,13 @@ struct receiver {
 	int fd, port;
 	pthread_t thread;
 	int statuses[8], nstatuses;
-	const char *answer;       /* the 2xx body, or NULL: "{}" */
-	int hang;                 /* read requests, never answer */
+	const char *answer; /* the 2xx body, or NULL: "{}" */
+	int hang;           /* read requests, never answer */
 	int posts;
-	int spans;                /* spans in the bodies answered 2xx */
-	int max_batch;            /* the most spans in one body */
-	int resources;            /* resourceSpans in the first body */
-	int gzip_ok, json_ok;     /* every body gunzips; and is TracesData JSON */
+	int spans;            /* spans in the bodies answered 2xx */
+	int max_batch;        /* the most spans in one body */
+	int resources;        /* resourceSpans in the first body */
+	int gzip_ok, json_ok; /* every body gunzips; and is TracesData JSON */
 	char content_type[64], encoding[64], custom[64];
 	pthread_mutex_t mu;
 };
@@ -86,10 +86,12 @@ static void count_body(struct receiver *r, const struct mt_buf *json, int counte
 		json_decref(v);
 		return;
 	}
-	json_array_foreach(rs, i, x) {
+	json_array_foreach(rs, i, x)
+	{
 		json_t *ss = json_array_get(json_object_get(x, "scopeSpans"), 0);
 		if (!json_object_get(x, "resource") ||
-		    strcmp(json_string_value(json_object_get(json_object_get(ss, "scope"), "name")) ?: "", "mcptap"))
+		    strcmp(json_string_value(json_object_get(json_object_get(ss, "scope"), "name")) ?: "",
+			   "mcptap"))
 			r->json_ok = 0;
 		n += (int)json_array_size(json_object_get(ss, "spans"));
 	}
@@ -206,8 +208,12 @@ static int push_n(struct otlp_push *p, int n)
 
 	for (int i = 0; i < n; i++) {
 		snprintf(span, sizeof(span), "{\"name\":\"ping\",\"spanId\":\"%016x\"}", i);
-		dropped += otlp_push_span(p, i % 2 ? "{\"attributes\":[{\"key\":\"k\",\"value\":{\"stringValue\":\"b\"}}]}"
-						   : "{\"attributes\":[]}", span) != 0;
+		dropped +=
+			otlp_push_span(
+				p,
+				i % 2 ? "{\"attributes\":[{\"key\":\"k\",\"value\":{\"stringValue\":\"b\"}}]}"
+				      : "{\"attributes\":[]}",
+				span) != 0;
 	}
 	return dropped;
 }
@@ -245,7 +251,8 @@ static void test_batches(void **state)
 	(void)state;
 	receiver_start(&r);
 	char *u = url_of(r.port, "");
-	struct otlp_push_opts o = {.url = u, .headers = hdr, .nheaders = 1, .batch_spans = 100, .batch_ms = 50};
+	struct otlp_push_opts o = {
+		.url = u, .headers = hdr, .nheaders = 1, .batch_spans = 100, .batch_ms = 50};
 	struct otlp_push *p = otlp_push_start(&o, &err);
 	assert_non_null(p);
 	assert_int_equal(push_n(p, 1000), 0);
@@ -341,8 +348,10 @@ static void test_absent(void **state)
 
 static void test_partial(void **state)
 {
-	struct receiver r = {.statuses = {200}, .nstatuses = 1,
-			     .answer = "{\"partialSuccess\":{\"rejectedSpans\":\"3\",\"errorMessage\":\"x\"}}"};
+	struct receiver r = {.statuses = {200},
+			     .nstatuses = 1,
+			     .answer =
+				     "{\"partialSuccess\":{\"rejectedSpans\":\"3\",\"errorMessage\":\"x\"}}"};
 	struct otlp_push_stats st;
 	struct mt_err err = {"", 0};
 

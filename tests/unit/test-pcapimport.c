@@ -44,8 +44,8 @@ struct tcp {
 	struct tf *tf;
 	uint16_t cport, sport;
 	uint32_t cseq, sseq;
-	int64_t us;      /* the next packet's capture time */
-	int64_t step;    /* µs between packets */
+	int64_t us;   /* the next packet's capture time */
+	int64_t step; /* µs between packets */
 };
 
 static void seg(struct tcp *k, int from_client, uint8_t flags, const char *p, size_t n)
@@ -135,7 +135,8 @@ static char *json_resp(const char *body, const char *sid)
 	char *s = NULL;
 
 	if (asprintf(&s,
-		     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n%s%s%sContent-Length: %zu\r\n\r\n%s",
+		     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n%s%s%sContent-Length: "
+		     "%zu\r\n\r\n%s",
 		     sid ? "Mcp-Session-Id: " : "", sid ? sid : "", sid ? "\r\n" : "", strlen(body),
 		     body) < 0)
 		abort();
@@ -213,18 +214,19 @@ static void fx_free(struct fx *f)
 	unit_rmdir(f->dir);
 }
 
-#define INIT_REQ                                                                            \
+#define INIT_REQ                                                                                   \
 	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":" \
 	"\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}"
-#define INIT_RESP                                                                           \
-	"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"2025-11-25\","          \
+#define INIT_RESP                                                                       \
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"2025-11-25\"," \
 	"\"capabilities\":{},\"serverInfo\":{\"name\":\"s\",\"version\":\"2\"}}}"
 
 static const char sse_head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
 			       "Transfer-Encoding: chunked\r\n\r\n";
 /* Three events: CRLF, LF and CR line ends, a comment, an event type, multi-line data. */
 static const char sse_body[] =
-	": hi\r\n\r\nid: e1\r\nevent: message\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+	": hi\r\n\r\nid: e1\r\nevent: message\r\ndata: "
+	"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
 	"\"params\":{\"progressToken\":1,\"progress\":1}}\r\n\r\n"
 	"id: e2\ndata: {\"jsonrpc\":\"2.0\",\ndata: \"method\":\"notifications/message\","
 	"\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n\n"
@@ -402,11 +404,13 @@ static void test_sessions(void **state)
 	/* Legacy: the GET stream names its endpoint; the POST goes there on another connection. */
 	tcp_open(&k3, tf, 40003, k2.us, 1);
 	says(&k3, 1, "GET /sse HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n");
-	says(&k3, 0, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
-		     "event: endpoint\ndata: /message?sessionId=L1\n\n");
+	says(&k3, 0,
+	     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+	     "event: endpoint\ndata: /message?sessionId=L1\n\n");
 	tcp_open(&k4, tf, 40004, k3.us, 1);
-	says(&k4, 1, "POST /message?sessionId=L1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-		     "Content-Length: 40\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}");
+	says(&k4, 1,
+	     "POST /message?sessionId=L1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+	     "Content-Length: 40\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}");
 	says(&k4, 0, "HTTP/1.1 202 Accepted\r\nContent-Length: 8\r\n\r\nAccepted");
 	says(&k3, 0, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n");
 	/* Plain JSON-RPC over HTTP: by connection. */
@@ -431,9 +435,11 @@ static void test_sessions(void **state)
 	got = q(&f, "select s.id, s.transport, coalesce(s.http_session_id, '-'), s.upstream, s.client_addr, "
 		    "(select group_concat(x.method || ' ' || x.status, ',') from http_exchange x where "
 		    "x.session = s.id), s.msgs_c2s, s.msgs_s2c from session s order by s.id");
-	assert_string_equal(got, "1|http|s-1|http://127.0.0.2:3001|127.0.0.1:40001|POST 200,POST 200,DELETE 200|2|2\n"
-				 "2|sse|/message?sessionId=L1|http://127.0.0.2:3001|127.0.0.1:40003|GET 200,POST 202|1|1\n"
-				 "3|http|-|http://127.0.0.2:3001|127.0.0.1:40005|POST 200,POST 200,POST 200|3|3\n");
+	assert_string_equal(
+		got,
+		"1|http|s-1|http://127.0.0.2:3001|127.0.0.1:40001|POST 200,POST 200,DELETE 200|2|2\n"
+		"2|sse|/message?sessionId=L1|http://127.0.0.2:3001|127.0.0.1:40003|GET 200,POST 202|1|1\n"
+		"3|http|-|http://127.0.0.2:3001|127.0.0.1:40005|POST 200,POST 200,POST 200|3|3\n");
 	free(got);
 	got = q(&f, "select count(*) from message r join message q on q.session = r.session and "
 		    "r.request_seq = q.seq where r.kind = 'response'");
@@ -746,9 +752,9 @@ static void test_gap_response_head(void **state)
 	tcp_close(&k);
 	fx_finish(&f, k.us, NULL);
 	got = gaps_and_exchanges(&f);
-	assert_string_equal(got,
-			    "1|1|exchange|POST|-|gap: 30 bytes not captured: the rest of the response is lost\n"
-			    "1|3|gap|s2c|30|30 bytes of a response were not captured: its head is lost\n");
+	assert_string_equal(
+		got, "1|1|exchange|POST|-|gap: 30 bytes not captured: the rest of the response is lost\n"
+		     "1|3|gap|s2c|30|30 bytes of a response were not captured: its head is lost\n");
 	free(got);
 	got = q(&f, "select seq, dir, kind from message order by seq");
 	assert_string_equal(got, "2|c2s|request\n");
@@ -783,7 +789,8 @@ static char *sse_chunks_lost(size_t lost_extra, struct mt_import_stats *st)
 {
 	struct fx f;
 	struct tcp k;
-	char *c = post("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}", NULL);
+	char *c = post("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}",
+		       NULL);
 	char *ch[6], *got;
 
 	for (int i = 1; i <= 5; i++)
@@ -943,8 +950,10 @@ static char *ids_run(int limited, struct mt_import_stats *st)
 	static size_t budget;
 
 	for (int i = 0; i < 40; i++)
-		mt_buf_printf(&evs, "id: event-of-session-a-number-%04d\ndata: {\"jsonrpc\":\"2.0\","
-				    "\"method\":\"notifications/progress\"}\n\n", i);
+		mt_buf_printf(&evs,
+			      "id: event-of-session-a-number-%04d\ndata: {\"jsonrpc\":\"2.0\","
+			      "\"method\":\"notifications/progress\"}\n\n",
+			      i);
 	mt_buf_puts(&big, "data: ");
 	for (int i = 0; i < 200; i++)
 		mt_buf_puts(&big, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"} ");
@@ -971,8 +980,9 @@ static char *ids_run(int limited, struct mt_import_stats *st)
 		budget = st->mem_peak - 1; /* (the most counted, then: the next run passes it there) */
 	/* Session a resumed: its events sent again. */
 	tcp_open(&k3, mt_import_tf(f.im), 42003, k2.us, 1);
-	says(&k3, 1, "GET /mcp HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nMcp-Session-Id: a\r\n"
-		     "Last-Event-ID: event-of-session-a-number-0000\r\n\r\n");
+	says(&k3, 1,
+	     "GET /mcp HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nMcp-Session-Id: a\r\n"
+	     "Last-Event-ID: event-of-session-a-number-0000\r\n\r\n");
 	says(&k3, 0, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n");
 	say(&k3, 0, evs.data + evs.len / 40, evs.len - evs.len / 40, 1000);
 	fx_finish(&f, k3.us, NULL);

@@ -111,8 +111,8 @@ static void test_marker(void **state)
 	mt_redact_marker(R, "hunter2", 7, b);
 	mt_redact_marker(R, "hunter3", 7, c);
 	assert_int_equal(strlen(a), MT_REDACT_MARKER_LEN);
-	assert_string_equal(a, b);            /* equal secrets, equal markers */
-	assert_string_not_equal(a, c);        /* different ones differ */
+	assert_string_equal(a, b);     /* equal secrets, equal markers */
+	assert_string_not_equal(a, c); /* different ones differ */
 	assert_true(mt_redact_is_marker(a, strlen(a)));
 	assert_memory_equal(a, "[redacted:", 10);
 	/* The hash is keyed: another key, another marker. */
@@ -138,7 +138,8 @@ static void test_text_bearer(void **state)
 	expect(1, "Authorization: Bearer abcdef123456\n", "Authorization: Bearer %s\n", "abcdef123456", NULL);
 	expect(1, "curl -H 'authorization: bearer eyJhbGciOi.x'", "curl -H 'authorization: bearer %s'",
 	       "eyJhbGciOi.x", NULL);
-	expect(1, "using Basic dXNlcjpwYXNz for the proxy", "using Basic %s for the proxy", "dXNlcjpwYXNz", NULL);
+	expect(1, "using Basic dXNlcjpwYXNz for the proxy", "using Basic %s for the proxy", "dXNlcjpwYXNz",
+	       NULL);
 	/* Too short to be a credential: "bearer of news". */
 	untouched(1, "a bearer of bad news\n");
 }
@@ -148,13 +149,13 @@ static void test_text_assignments(void **state)
 	(void)state;
 	expect(1, "API_KEY=abc123 started\n", "API_KEY=%s started\n", "abc123", NULL);
 	expect(1, "token: s3cr3t-value, user: bob", "token: %s, user: bob", "s3cr3t-value", NULL);
-	expect(1, "config {\"apiKey\": \"k-1\", \"name\": \"x\"}", "config {\"apiKey\": \"%s\", \"name\": \"x\"}",
-	       "k-1", NULL);
+	expect(1, "config {\"apiKey\": \"k-1\", \"name\": \"x\"}",
+	       "config {\"apiKey\": \"%s\", \"name\": \"x\"}", "k-1", NULL);
 	expect(1, "--password=hunter2", "--password=%s", "hunter2", NULL);
 	expect(1, "GET /v1?access_token=abc&x=1", "GET /v1?access_token=%s&x=1", "abc", NULL);
 	expect(1, "Cookie: sid=1; theme=dark\r\n", "Cookie: %s\r\n", "sid=1; theme=dark", NULL);
-	expect(1, "STRIPE_SECRET_KEY=sk_live_x and DB_PASSWORD='p w'", "STRIPE_SECRET_KEY=%s and DB_PASSWORD='%s'",
-	       "sk_live_x", "p w");
+	expect(1, "STRIPE_SECRET_KEY=sk_live_x and DB_PASSWORD='p w'",
+	       "STRIPE_SECRET_KEY=%s and DB_PASSWORD='%s'", "sk_live_x", "p w");
 	/* MCP's own names, and counts, are not credentials. */
 	untouched(1, "progressToken: 42 nextPageToken=abc max_tokens=100 cursor=7\n");
 	/* PWD is the working directory; BYPASS is no password. */
@@ -180,10 +181,11 @@ static void test_text_formats(void **state)
 	expect(1, "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefghijk_XYZ end", "jwt %s end",
 	       "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefghijk_XYZ", NULL);
 	expect(1, "gitlab glpat-abcdefghij0123456789", "gitlab %s", "glpat-abcdefghij0123456789", NULL);
-	expect(1, "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\nnext",
-	       "%s\nnext", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----", NULL);
+	expect(1, "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\nnext", "%s\nnext",
+	       "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----", NULL);
 	/* Lookalikes: too short, inside a word, a public certificate. */
-	untouched(1, "task-1 sk-short ghp_short xoxb- AKIA123 eyJx.eyJy.z risk-assessment-framework-v2-final\n");
+	untouched(1,
+		  "task-1 sk-short ghp_short xoxb- AKIA123 eyJx.eyJy.z risk-assessment-framework-v2-final\n");
 	untouched(1, "mask-abcdefghijklmnopqrstuvwxyz0123456789\n");
 	untouched(1, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n");
 }
@@ -255,8 +257,9 @@ static void test_json_mcp_names(void **state)
 		     "{\"maxTokens\":100,\"messages\":[]}}");
 	untouched(0, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"usage\":{\"input_tokens\":3,"
 		     "\"output_tokens\":4},\"pageToken\":\"p\",\"keys\":[\"a\"]}}");
-	untouched(0, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
-		     "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}");
+	untouched(0,
+		  "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+		  "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}");
 	/* A marker under a credential key stays as it is (redacting twice changes nothing). */
 	untouched(0, "{\"token\":\"[redacted:0123abcd]\"}");
 }
@@ -290,13 +293,17 @@ static void test_user_rules(void **state)
 	assert_int_equal(mt_redact_add_path(r, "params.arguments.query", &err), 0);
 	assert_int_equal(mt_redact_add_path(r, "result.content[*].data", &err), 0);
 	assert_int_equal(mt_redact_add_value(r, "ACCT-[0-9]{6}", &err), 0);
-	got = red(r, "{\"params\":{\"arguments\":{\"query\":\"q1\",\"queryx\":\"keep\",\"customer_ref\":\"c\","
-		     "\"xcustomerref\":\"c2\",\"note\":\"see ACCT-123456 and ACCT-12\"}}}", 0);
+	got = red(r,
+		  "{\"params\":{\"arguments\":{\"query\":\"q1\",\"queryx\":\"keep\",\"customer_ref\":\"c\","
+		  "\"xcustomerref\":\"c2\",\"note\":\"see ACCT-123456 and ACCT-12\"}}}",
+		  0);
 	m1 = mk("q1");
 	m2 = mk("c2");
 	m3 = mk("ACCT-123456");
-	want = mt_asprintf("{\"params\":{\"arguments\":{\"query\":\"%s\",\"queryx\":\"keep\",\"customer_ref\":\"c\","
-			   "\"xcustomerref\":\"%s\",\"note\":\"see %s and ACCT-12\"}}}", m1, m2, m3);
+	want = mt_asprintf(
+		"{\"params\":{\"arguments\":{\"query\":\"%s\",\"queryx\":\"keep\",\"customer_ref\":\"c\","
+		"\"xcustomerref\":\"%s\",\"note\":\"see %s and ACCT-12\"}}}",
+		m1, m2, m3);
 	assert_string_equal(got, want);
 	free(got);
 	free(want);
@@ -305,7 +312,8 @@ static void test_user_rules(void **state)
 	m1 = mk("d0");
 	free(m2);
 	m2 = mk("d1");
-	want = mt_asprintf("{\"result\":{\"content\":[{\"data\":\"%s\"},{\"data\":\"%s\",\"x\":\"d\"}]}}", m1, m2);
+	want = mt_asprintf("{\"result\":{\"content\":[{\"data\":\"%s\"},{\"data\":\"%s\",\"x\":\"d\"}]}}", m1,
+			   m2);
 	assert_string_equal(got, want);
 	free(got);
 	free(want);
@@ -338,9 +346,20 @@ static void test_user_rules(void **state)
 
 static void test_command(void **state)
 {
-	char *const argv[] = {"node", "srv.js", "--api-key=k1", "--token", "t1", "--port", "3000",
-			      "OPENAI_API_KEY=sk-x", "DEBUG=1", "--verbose", "--password", "p w",
-			      "--url=https://u:pw@h/x?token=abc", NULL};
+	char *const argv[] = {"node",
+			      "srv.js",
+			      "--api-key=k1",
+			      "--token",
+			      "t1",
+			      "--port",
+			      "3000",
+			      "OPENAI_API_KEY=sk-x",
+			      "DEBUG=1",
+			      "--verbose",
+			      "--password",
+			      "p w",
+			      "--url=https://u:pw@h/x?token=abc",
+			      NULL};
 	char *got = mt_redact_command(R, argv);
 	char *k1 = mk("k1"), *t1 = mk("t1"), *sk = mk("sk-x"), *pw = mk("p w"), *abc = mk("abc"),
 	     *upw = mk("pw");
@@ -389,8 +408,11 @@ static void test_review_cases(void **state)
 	expect(0, "{\"env\":{\"STRIPE_KEY\":\"s1\",\"HOME\":\"/root\",\"GITHUB_PAT\":\"g3\"}}",
 	       "{\"env\":{\"STRIPE_KEY\":\"%s\",\"HOME\":\"/root\",\"GITHUB_PAT\":\"%s\"}}", "s1", "g3");
 	/* The header-list shape. */
-	expect(0, "{\"h\":[{\"name\":\"Authorization\",\"value\":\"token X\"},{\"name\":\"Accept\",\"value\":\"a\"}]}",
-	       "{\"h\":[{\"name\":\"Authorization\",\"value\":\"%s\"},{\"name\":\"Accept\",\"value\":\"a\"}]}",
+	expect(0,
+	       "{\"h\":[{\"name\":\"Authorization\",\"value\":\"token "
+	       "X\"},{\"name\":\"Accept\",\"value\":\"a\"}]}",
+	       "{\"h\":[{\"name\":\"Authorization\",\"value\":\"%s\"},{\"name\":\"Accept\",\"value\":\"a\"}]"
+	       "}",
 	       "token X", NULL);
 	/* Plurals; counts under token-like names stay (usage.inputTokens). */
 	expect(0, "{\"tokens\":[\"a1\"],\"apiKeys\":[\"b2\"],\"usage\":{\"inputTokens\":5}}",
@@ -401,8 +423,8 @@ static void test_review_cases(void **state)
 /* A private key on stderr, line by line: its body too. */
 static void test_pem_lines(void **state)
 {
-	const char *lines[] = {"starting\n", "-----BEGIN PRIVATE KEY-----\n", "MIIEvQIBADANBgkq\n",
-			       "hkiG9w0BAQEFAASC\n", "-----END PRIVATE KEY-----\n", "listening on 3000\n"};
+	const char *lines[] = {"starting\n",         "-----BEGIN PRIVATE KEY-----\n", "MIIEvQIBADANBgkq\n",
+			       "hkiG9w0BAQEFAASC\n", "-----END PRIVATE KEY-----\n",   "listening on 3000\n"};
 	struct mt_buf out = MT_BUF_INIT;
 	int st = 0, changed[6];
 
@@ -451,10 +473,12 @@ static void test_user_numbers(void **state)
 /* A script on the command line: only what follows a credential's name, not the rest. */
 static void test_command_script(void **state)
 {
-	char *const argv[] = {"sh", "-c", "echo --password=x1 done; node -e \"const token='t2'; run()\"", NULL};
+	char *const argv[] = {"sh", "-c", "echo --password=x1 done; node -e \"const token='t2'; run()\"",
+			      NULL};
 	char *got = mt_redact_command(R, argv);
 	char *x1 = mk("x1"), *t2 = mk("t2");
-	char *want = mt_asprintf("sh -c 'echo --password=%s done; node -e \"const token='\\''%s'\\''; run()\"'", x1, t2);
+	char *want = mt_asprintf(
+		"sh -c 'echo --password=%s done; node -e \"const token='\\''%s'\\''; run()\"'", x1, t2);
 
 	(void)state;
 	assert_string_equal(got, want);
@@ -506,15 +530,19 @@ static void test_header_url(void **state)
 	 * needs resource_metadata to find the authorization server). */
 	{
 		static const char *const challenges[] = {
-			"Bearer resource_metadata=\"https://mcp.example.com/.well-known/oauth-protected-resource/mcp\"",
+			"Bearer "
+			"resource_metadata=\"https://mcp.example.com/.well-known/oauth-protected-resource/"
+			"mcp\"",
 			"Bearer realm=\"mcp\", error=\"invalid_token\", error_description=\"expired\"",
 			"Basic realm=\"staging\"",
 		};
 		for (size_t i = 0; i < sizeof(challenges) / sizeof(challenges[0]); i++) {
 			assert_int_equal(mt_redact_header(R, "WWW-Authenticate", challenges[i],
-							  strlen(challenges[i]), &out), 0);
+							  strlen(challenges[i]), &out),
+					 0);
 			assert_int_equal(mt_redact_header(R, "Proxy-Authenticate", challenges[i],
-							  strlen(challenges[i]), &out), 0);
+							  strlen(challenges[i]), &out),
+					 0);
 		}
 		/* (a key format in one is still found) */
 		const char *leak = "Bearer realm=\"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"";
@@ -539,8 +567,8 @@ static void test_header_url(void **state)
  * mt_redact_header(name, value) gives want, each %s in want the marker of the
  * matching secret (up to three); want NULL: the value is left as it is.
  */
-static void hdr(const char *name, const char *value, const char *want_fmt, const char *s1,
-		const char *s2, const char *s3)
+static void hdr(const char *name, const char *value, const char *want_fmt, const char *s1, const char *s2,
+		const char *s3)
 {
 	struct mt_buf out = MT_BUF_INIT;
 	int rc = mt_redact_header(R, name, value, strlen(value), &out);
@@ -600,10 +628,12 @@ static void test_header_carriers(void **state)
 	hdr("PROXY-AUTHORIZATION", "opaque-proxy-cred", "%s", "opaque-proxy-cred", NULL, NULL);
 	hdr("Authorization",
 	    "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20240101/us-east-1/s3/aws4_request, "
-	    "SignedHeaders=host;x-amz-date, Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
+	    "SignedHeaders=host;x-amz-date, "
+	    "Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
 	    "AWS4-HMAC-SHA256 %s",
 	    "Credential=AKIDEXAMPLE/20240101/us-east-1/s3/aws4_request, "
-	    "SignedHeaders=host;x-amz-date, Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
+	    "SignedHeaders=host;x-amz-date, "
+	    "Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
 	    NULL, NULL);
 	hdr("X-Forwarded-Authorization", "Bearer fwd-tok", "Bearer %s", "fwd-tok", NULL, NULL);
 	hdr("X-Authorization", "xauth-1", "%s", "xauth-1", NULL, NULL);
@@ -631,13 +661,14 @@ static void test_header_carriers(void **state)
 	hdr("DD-Application-Key", "dd-1", "%s", "dd-1", NULL, NULL);
 	/* A URL in a header: its credential-named query parameters. */
 	hdr("Location",
-	    "https://b.s3.amazonaws.com/f.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKID%2F20240101"
+	    "https://b.s3.amazonaws.com/"
+	    "f.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKID%2F20240101"
 	    "&X-Amz-Date=20240101T000000Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host&X-Amz-Signature=abc123",
 	    "https://b.s3.amazonaws.com/f.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=%s"
 	    "&X-Amz-Date=20240101T000000Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host&X-Amz-Signature=%s",
 	    "AKID%2F20240101", "abc123", NULL);
-	hdr("Location", "https://app.example/cb?code=ac-1&state=xyz", "https://app.example/cb?code=%s&state=xyz",
-	    "ac-1", NULL, NULL);
+	hdr("Location", "https://app.example/cb?code=ac-1&state=xyz",
+	    "https://app.example/cb?code=%s&state=xyz", "ac-1", NULL, NULL);
 	/* Ordinary headers, and those the analyzer and replay read, stay. */
 	hdr("Accept", "application/json, text/event-stream", NULL, NULL, NULL, NULL);
 	hdr("Content-Type", "application/json", NULL, NULL, NULL, NULL);
@@ -657,8 +688,10 @@ static void test_query_carriers(void **state)
 	(void)state;
 	/* AWS SigV4 presigned: the signature, the credential and the session token;
 	 * the algorithm, date, expiry and signed header names stay. */
-	url("/mcp?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKID%2F20240101%2Fus-east-1%2Fs3%2Faws4_request"
-	    "&X-Amz-Date=20240101T000000Z&X-Amz-Expires=900&X-Amz-Security-Token=FwoG-st&X-Amz-SignedHeaders=host"
+	url("/mcp?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKID%2F20240101%2Fus-east-1%2Fs3%2Faws4_"
+	    "request"
+	    "&X-Amz-Date=20240101T000000Z&X-Amz-Expires=900&X-Amz-Security-Token=FwoG-st&X-Amz-SignedHeaders="
+	    "host"
 	    "&X-Amz-Signature=fe5f80f7",
 	    "/mcp?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=%s"
 	    "&X-Amz-Date=20240101T000000Z&X-Amz-Expires=900&X-Amz-Security-Token=%s&X-Amz-SignedHeaders=host"
@@ -680,13 +713,14 @@ static void test_query_carriers(void **state)
 	url("/f?GoogleAccessId=svc&Expires=1&SIGNATURE=v2sig", "/f?GoogleAccessId=svc&Expires=1&SIGNATURE=%s",
 	    "v2sig", NULL, NULL);
 	/* The credential names, in any spelling. */
-	url("/mcp?access_token=q1&API_KEY=q2&apikey=q3", "/mcp?access_token=%s&API_KEY=%s&apikey=%s", "q1", "q2",
-	    "q3");
-	url("/mcp?key=q4&Token=q5&client-secret=q6", "/mcp?key=%s&Token=%s&client-secret=%s", "q4", "q5", "q6");
-	url("/mcp?password=q7&secret=q8&session_token=q9", "/mcp?password=%s&secret=%s&session_token=%s", "q7",
-	    "q8", "q9");
-	url("/mcp?authorization=q10&credential=q11&auth=q12", "/mcp?authorization=%s&credential=%s&auth=%s", "q10",
-	    "q11", "q12");
+	url("/mcp?access_token=q1&API_KEY=q2&apikey=q3", "/mcp?access_token=%s&API_KEY=%s&apikey=%s", "q1",
+	    "q2", "q3");
+	url("/mcp?key=q4&Token=q5&client-secret=q6", "/mcp?key=%s&Token=%s&client-secret=%s", "q4", "q5",
+	    "q6");
+	url("/mcp?password=q7&secret=q8&session_token=q9", "/mcp?password=%s&secret=%s&session_token=%s",
+	    "q7", "q8", "q9");
+	url("/mcp?authorization=q10&credential=q11&auth=q12", "/mcp?authorization=%s&credential=%s&auth=%s",
+	    "q10", "q11", "q12");
 	url("/cb?code=q13&state=s&pass=q14", "/cb?code=%s&state=s&pass=%s", "q13", "q14", NULL);
 	/* MCP's own and ordinary parameters stay. */
 	url("/message?sessionId=1868a90c", NULL, NULL, NULL, NULL);
@@ -701,8 +735,8 @@ static void test_text_query_carriers(void **state)
 	       "GET https://b.s3.amazonaws.com/f?X-Amz-Date=1&X-Amz-Signature=%s 200\n", "abc123", NULL);
 	expect(1, "redirect to /cb?code=ac-9&state=xyz", "redirect to /cb?code=%s&state=xyz", "ac-9", NULL);
 	expect(0, "{\"result\":{\"url\":\"https://x.blob.core.windows.net/c/b?sv=2022-11-02&sig=AbC%2B\"}}",
-	       "{\"result\":{\"url\":\"https://x.blob.core.windows.net/c/b?sv=2022-11-02&sig=%s\"}}", "AbC%2B",
-	       NULL);
+	       "{\"result\":{\"url\":\"https://x.blob.core.windows.net/c/b?sv=2022-11-02&sig=%s\"}}",
+	       "AbC%2B", NULL);
 	/* Redacting again changes nothing: a scheme word before a marker is no
 	 * credential (found by fuzz-redact; "token: Bearer [redacted:...]" lost its
 	 * Bearer to a second marker before). */
@@ -751,28 +785,32 @@ static void test_body_carriers(void **state)
 	     "cs-1", "v-1");
 	body("grant_type=refresh_token&refresh_token=rt-1&scope=mcp\r\n",
 	     "grant_type=refresh_token&refresh_token=%s&scope=mcp\r\n", "rt-1", NULL, NULL);
-	body("grant_type=password&username=bob&password=p%20w", "grant_type=password&username=bob&password=%s",
-	     "p%20w", NULL, NULL);
+	body("grant_type=password&username=bob&password=p%20w",
+	     "grant_type=password&username=bob&password=%s", "p%20w", NULL, NULL);
 	/* Whatever the values hold (a '#' is data in a body, not a fragment). */
 	body("code=ac-2&note=caf\xc3\xa9 au lait&state=a#b&client_secret=cs-3",
 	     "code=%s&note=caf\xc3\xa9 au lait&state=a#b&client_secret=%s", "ac-2", "cs-3", NULL);
 	/* (Found by fuzz-redact: a byte that made the body no form hid its first field.) */
 	body("code=ac-3&client_secret=c\377s&?x=v", "code=%s&client_secret=%s&?x=v", "ac-3", "c\377s", NULL);
 	/* JSON, not JSON-RPC: the values under credential names. */
-	body("{\"access_token\":\"at-1\",\"token_type\":\"Bearer\",\"expires_in\":3600,\"refresh_token\":\"rt-2\","
+	body("{\"access_token\":\"at-1\",\"token_type\":\"Bearer\",\"expires_in\":3600,\"refresh_token\":"
+	     "\"rt-2\","
 	     "\"scope\":\"mcp\"}",
-	     "{\"access_token\":\"%s\",\"token_type\":\"Bearer\",\"expires_in\":3600,\"refresh_token\":\"%s\","
+	     "{\"access_token\":\"%s\",\"token_type\":\"Bearer\",\"expires_in\":3600,\"refresh_token\":\"%"
+	     "s\","
 	     "\"scope\":\"mcp\"}",
 	     "at-1", "rt-2", NULL);
 	body("{\"client_id\":\"c1\",\"client_secret\":\"cs-2\",\"registration_access_token\":\"rat-1\"}",
 	     "{\"client_id\":\"c1\",\"client_secret\":\"%s\",\"registration_access_token\":\"%s\"}", "cs-2",
 	     "rat-1", NULL);
 	/* Text: the text rules (a field's name is a plain one: "error: code" is none). */
-	body("<p>bad request: token=tk-1 expired</p>", "<p>bad request: token=%s expired</p>", "tk-1", NULL, NULL);
+	body("<p>bad request: token=tk-1 expired</p>", "<p>bad request: token=%s expired</p>", "tk-1", NULL,
+	     NULL);
 	body("error: code=400 and more", NULL, NULL, NULL, NULL);
 	/* Nothing to redact. */
 	body("short and stout", NULL, NULL, NULL, NULL);
-	body("grant_type=client_credentials&scope=mcp&resource=https%3A%2F%2Fmcp.example", NULL, NULL, NULL, NULL);
+	body("grant_type=client_credentials&scope=mcp&resource=https%3A%2F%2Fmcp.example", NULL, NULL, NULL,
+	     NULL);
 	body("{\"resource\":\"https://mcp.example/mcp\",\"authorization_servers\":[\"https://as.example\"],"
 	     "\"token_endpoint\":\"https://as.example/token\"}",
 	     NULL, NULL, NULL, NULL);

@@ -27,9 +27,9 @@
 
 /* What a relay run did, seen from the client's side and the tap's. */
 struct run {
-	struct mt_buf out;          /* the tap's stdout */
-	struct mt_buf err;          /* the tap's stderr */
-	int rc;                     /* relay_run's */
+	struct mt_buf out; /* the tap's stdout */
+	struct mt_buf err; /* the tap's stderr */
+	int rc;            /* relay_run's */
 	struct relay_result res;
 };
 
@@ -66,7 +66,10 @@ static void relay(char *const *argv, const char *db, size_t max_message, const c
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		struct relay_opts o;
-		struct { int rc; struct relay_result res; } rr;
+		struct {
+			int rc;
+			struct relay_result res;
+		} rr;
 
 		dup2(pin[0], 0);
 		dup2(pout[1], 1);
@@ -134,7 +137,10 @@ static void relay(char *const *argv, const char *db, size_t max_message, const c
 	if (pin[1] >= 0)
 		close(pin[1]);
 	{
-		struct { int rc; struct relay_result res; } rr;
+		struct {
+			int rc;
+			struct relay_result res;
+		} rr;
 		assert_int_equal(read(pres[0], &rr, sizeof(rr)), (ssize_t)sizeof(rr));
 		r->rc = rr.rc;
 		r->res = rr.res;
@@ -209,20 +215,22 @@ static void test_cat(void **state)
 	{
 		char *got = q(db, "select dir, kind, incomplete, size, cast(raw as text) from message "
 				  "order by dir, seq");
-		assert_string_equal(got,
-				    "c2s|request|0|41|" L1 "\n"
-				    "c2s|notification|0|56|" L2 "\n"
-				    "c2s|request|1|46|" L3 "\n"
-				    "s2c|request|0|41|" L1 "\n"
-				    "s2c|notification|0|56|" L2 "\n"
-				    "s2c|request|1|46|" L3 "\n");
+		assert_string_equal(got, "c2s|request|0|41|" L1 "\n"
+					 "c2s|notification|0|56|" L2 "\n"
+					 "c2s|request|1|46|" L3 "\n"
+					 "s2c|request|0|41|" L1 "\n"
+					 "s2c|notification|0|56|" L2 "\n"
+					 "s2c|request|1|46|" L3 "\n");
 		free(got);
 	}
 	/* c2s before its s2c copy: cat cannot echo a line before reading it. */
-	q_is(db, "select count(*) from message a join message b on a.raw = b.raw "
-		 "where a.dir = 'c2s' and b.dir = 's2c' and a.seq < b.seq", "3\n");
-	q_is(db, "select count(*), transport, command, exit_status, coalesce(exit_signal, '~'), "
-		 "pid > 0, msgs_c2s, msgs_s2c, bytes_c2s, bytes_s2c, ended_wall is not null from session",
+	q_is(db,
+	     "select count(*) from message a join message b on a.raw = b.raw "
+	     "where a.dir = 'c2s' and b.dir = 's2c' and a.seq < b.seq",
+	     "3\n");
+	q_is(db,
+	     "select count(*), transport, command, exit_status, coalesce(exit_signal, '~'), "
+	     "pid > 0, msgs_c2s, msgs_s2c, bytes_c2s, bytes_s2c, ended_wall is not null from session",
 	     "1|stdio|cat|0|~|1|3|3|143|143|1\n");
 	q_is(db, "select count(*) from gap", "0\n");
 	q_is(db, "select count(*) from stderr_line", "0\n");
@@ -237,8 +245,10 @@ static void test_cat(void **state)
  */
 static void test_stdin_eof_and_status(void **state)
 {
-	static char *const argv[] = {"sh", "-c", "n=$(wc -c); echo \"{\\\"n\\\":$n}\"; echo oops >&2; "
-				     "printf 'no newline' >&2; exit 3", NULL};
+	static char *const argv[] = {"sh", "-c",
+				     "n=$(wc -c); echo \"{\\\"n\\\":$n}\"; echo oops >&2; "
+				     "printf 'no newline' >&2; exit 3",
+				     NULL};
 	static const char in[] = L1 "half a li";
 	char *dir = unit_tmpdir();
 	char *db = mt_asprintf("%s/r.db", dir);
@@ -258,11 +268,14 @@ static void test_stdin_eof_and_status(void **state)
 	     "s2c|notjsonrpc|0|9|{\"n\":50}\n\n");
 	q_is(db, "select incomplete, cast(raw as text) from stderr_line order by seq",
 	     "0|oops\n\n1|no newline\n");
-	q_is(db, "select group_concat(seq) from (select seq from message union all "
-		 "select seq from stderr_line order by seq)", "1,2,3,4,5\n");
+	q_is(db,
+	     "select group_concat(seq) from (select seq from message union all "
+	     "select seq from stderr_line order by seq)",
+	     "1,2,3,4,5\n");
 	q_is(db, "select max(seq) from message where dir = 'c2s'", "2\n");
-	q_is(db, "select exit_status, coalesce(exit_signal, '~'), coalesce(error, '~'), stderr_lines "
-		 "from session",
+	q_is(db,
+	     "select exit_status, coalesce(exit_signal, '~'), coalesce(error, '~'), stderr_lines "
+	     "from session",
 	     "3|~|~|2\n");
 	run_release(&r);
 	free(db);
@@ -322,14 +335,19 @@ static void test_huge_line(void **state)
 		assert_int_equal(r.out.len, n);
 		assert_memory_equal(r.out.data, in, n);
 		if (!limited) {
-			snprintf(want, sizeof(want), "c2s|notification|%zu|1\nc2s|request|41|0\n"
-				 "s2c|notification|%zu|1\ns2c|request|41|0\n", big, big);
+			snprintf(want, sizeof(want),
+				 "c2s|notification|%zu|1\nc2s|request|41|0\n"
+				 "s2c|notification|%zu|1\ns2c|request|41|0\n",
+				 big, big);
 			/* (The big line's bytes are its input's exactly.) */
-			q_is(db, "select dir, kind, size, raw = (select raw from message where seq = 1) "
-				 "from message order by dir, seq", want);
+			q_is(db,
+			     "select dir, kind, size, raw = (select raw from message where seq = 1) "
+			     "from message order by dir, seq",
+			     want);
 			q_is(db, "select count(*) from gap", "0\n");
-			q_is(db, "select cast(substr(raw, 1, 46) as text), hex(substr(raw, -5)), "
-				 "length(replace(cast(raw as text), 'a', '')) from message where seq = 1",
+			q_is(db,
+			     "select cast(substr(raw, 1, 46) as text), hex(substr(raw, -5)), "
+			     "length(replace(cast(raw as text), 'a', '')) from message where seq = 1",
 			     "{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"s\":\"a|61227D7D0A|47\n");
 		} else {
 			q_is(db, "select dir, kind, size from message order by dir, seq",
@@ -351,9 +369,11 @@ static void test_huge_line(void **state)
  */
 static void test_line_in_pieces(void **state)
 {
-	static char *const argv[] = {"sh", "-c", "printf '{\"jsonrpc\":'; sleep 0.2; "
+	static char *const argv[] = {"sh", "-c",
+				     "printf '{\"jsonrpc\":'; sleep 0.2; "
 				     "printf '\"2.0\",\"method\"'; sleep 0.2; printf ':\"x\"}\\n'; "
-				     "printf '{}\\n'", NULL};
+				     "printf '{}\\n'",
+				     NULL};
 	char *dir = unit_tmpdir();
 	char *db = mt_asprintf("%s/r.db", dir);
 	struct run r;

@@ -17,15 +17,21 @@
 #include "tap/writer.h"
 
 static const char *const recording[] = {
-	">{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}",
-	"<{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}",
+	">{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-"
+	"18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}",
+	"<{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{"
+	"\"tools\":{}},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}",
 	">{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
-	">{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"a\"}}}",
+	">{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/"
+	"call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"a\"}}}",
 	"<{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"a\"}]}}",
-	">{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"arguments\":{\"text\":\"a\"},\"name\":\"echo\"}}",
+	">{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/"
+	"call\",\"params\":{\"arguments\":{\"text\":\"a\"},\"name\":\"echo\"}}",
 	"<{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"a again\"}]}}",
-	">{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"tools/call\",\"params\":{\"name\":\"slow\",\"_meta\":{\"progressToken\":\"tok\"}}}",
-	"<{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"tok\",\"progress\":1}}",
+	">{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"tools/"
+	"call\",\"params\":{\"name\":\"slow\",\"_meta\":{\"progressToken\":\"tok\"}}}",
+	"<{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+	"progress\",\"params\":{\"progressToken\":\"tok\",\"progress\":1}}",
 	"<{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"result\":{\"content\":[]}}",
 	">{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}",
 	"<{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{}}",
@@ -181,13 +187,19 @@ static void test_match(void **state)
 	int reused = 0;
 
 	/* Key order and _meta do not matter; the N-th identical request gets the N-th recording. */
-	assert_int_equal(req(s, "tools/call", "{\"name\":\"echo\",\"arguments\":{\"text\":\"a\"},\"_meta\":{\"x\":1}}", &reused), 3);
+	assert_int_equal(req(s, "tools/call",
+			     "{\"name\":\"echo\",\"arguments\":{\"text\":\"a\"},\"_meta\":{\"x\":1}}",
+			     &reused),
+			 3);
 	assert_false(reused);
-	assert_int_equal(req(s, "tools/call", "{\"arguments\":{\"text\":\"a\"},\"name\":\"echo\"}", &reused), 5);
+	assert_int_equal(req(s, "tools/call", "{\"arguments\":{\"text\":\"a\"},\"name\":\"echo\"}", &reused),
+			 5);
 	/* Used up, and tools/call is not idempotent: a miss. */
-	assert_int_equal(req(s, "tools/call", "{\"name\":\"echo\",\"arguments\":{\"text\":\"a\"}}", &reused), -1);
+	assert_int_equal(req(s, "tools/call", "{\"name\":\"echo\",\"arguments\":{\"text\":\"a\"}}", &reused),
+			 -1);
 	/* Other params: a miss. */
-	assert_int_equal(req(s, "tools/call", "{\"name\":\"echo\",\"arguments\":{\"text\":\"b\"}}", &reused), -1);
+	assert_int_equal(req(s, "tools/call", "{\"name\":\"echo\",\"arguments\":{\"text\":\"b\"}}", &reused),
+			 -1);
 	/* ping is idempotent: reused once used up. */
 	assert_int_equal(req(s, "ping", NULL, &reused), 10);
 	assert_false(reused);
@@ -234,11 +246,13 @@ static void test_render(void **state)
 
 	/* The answer to id 2 under the live id "x-9", the rest byte for byte. */
 	assert_int_equal(rp_render(&f->s, 4, "\"x-9\"", 5, NULL, 0, &out, NULL), 0);
-	assert_string_equal(out.data, "{\"jsonrpc\":\"2.0\",\"id\":\"x-9\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"a\"}]}}\n");
+	assert_string_equal(out.data, "{\"jsonrpc\":\"2.0\",\"id\":\"x-9\",\"result\":{\"content\":[{"
+				      "\"type\":\"text\",\"text\":\"a\"}]}}\n");
 	mt_buf_reset(&out);
 	/* Progress under the live token. */
 	assert_int_equal(rp_render(&f->s, 8, NULL, 0, "77", 2, &out, NULL), 0);
-	assert_string_equal(out.data, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":77,\"progress\":1}}\n");
+	assert_string_equal(out.data, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+				      "progress\",\"params\":{\"progressToken\":77,\"progress\":1}}\n");
 	mt_buf_reset(&out);
 	/* Nothing to replace: as recorded. */
 	assert_int_equal(rp_render(&f->s, 11, NULL, 0, NULL, 0, &out, NULL), 0);
@@ -249,9 +263,9 @@ static void test_render(void **state)
 static void test_ignore_scope(void **state)
 {
 	struct fix *f = *state;
-	static const char *const paths[] = {"params.arguments.text", "echo=result.x", "other=result.y",
-					    "tools/call=result.z", "github.search=result.w",
-					    "result.a=b"};
+	static const char *const paths[] = {"params.arguments.text",  "echo=result.x",
+					    "other=result.y",         "tools/call=result.z",
+					    "github.search=result.w", "result.a=b"};
 	struct canon_ignore ig = {paths, 6}, out;
 	json_t *p = J("{\"name\":\"echo\"}");
 
@@ -281,12 +295,18 @@ static void test_initialize_any_params(void **state)
 	int reused = 1;
 
 	/* Another client, another version, other capabilities, another protocol. */
-	assert_int_equal(req(s, "initialize", "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"sampling\":{},\"elicitation\":{}},\"clientInfo\":{\"name\":\"inspector\",\"version\":\"0.17.0\"}}", &reused), 0);
+	assert_int_equal(
+		req(s, "initialize",
+		    "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{\"sampling\":{},\"elicitation\":{}"
+		    "},\"clientInfo\":{\"name\":\"inspector\",\"version\":\"0.17.0\"}}",
+		    &reused),
+		0);
 	assert_false(reused);
 	/* No params at all: the same recording, again (initialize is idempotent). */
 	assert_int_equal(req(s, "initialize", NULL, &reused), 0);
 	assert_true(reused);
-	assert_int_equal(req(s, "initialize", "{\"clientInfo\":{\"name\":\"c\",\"version\":\"2\"}}", &reused), 0);
+	assert_int_equal(req(s, "initialize", "{\"clientInfo\":{\"name\":\"c\",\"version\":\"2\"}}", &reused),
+			 0);
 	assert_true(reused);
 	/* Its key holds no params; any other method's does. */
 	json_t *p = J("{\"a\":1}");
@@ -295,7 +315,8 @@ static void test_initialize_any_params(void **state)
 	assert_ptr_equal(rp_key_params(NULL, p), p);
 	json_decref(p);
 	/* Other methods still match on their params. */
-	assert_int_equal(req(s, "tools/call", "{\"name\":\"echo\",\"arguments\":{\"text\":\"b\"}}", &reused), -1);
+	assert_int_equal(req(s, "tools/call", "{\"name\":\"echo\",\"arguments\":{\"text\":\"b\"}}", &reused),
+			 -1);
 }
 
 /* rp_missing_capability on JSON texts; "" for NULL. */
@@ -315,7 +336,8 @@ static void test_capability(void **state)
 	const char *task_msg = "{\"messages\":[],\"maxTokens\":5,\"task\":{\"ttl\":1000}}";
 	const char *form = "{\"message\":\"m\",\"requestedSchema\":{}}";
 	const char *form2 = "{\"mode\":\"form\",\"message\":\"m\",\"requestedSchema\":{}}";
-	const char *url = "{\"mode\":\"url\",\"message\":\"m\",\"url\":\"https://x\",\"elicitationId\":\"e\"}";
+	const char *url =
+		"{\"mode\":\"url\",\"message\":\"m\",\"url\":\"https://x\",\"elicitationId\":\"e\"}";
 	const char *task_form = "{\"message\":\"m\",\"requestedSchema\":{},\"task\":{}}";
 
 	(void)state;
@@ -328,11 +350,14 @@ static void test_capability(void **state)
 	assert_string_equal(needs("sampling/createMessage", msg, "[]"), "sampling");
 	assert_string_equal(needs("sampling/createMessage", task_msg, "{\"sampling\":{}}"),
 			    "tasks.requests.sampling.createMessage");
-	assert_string_equal(needs("sampling/createMessage", task_msg,
-				  "{\"sampling\":{},\"tasks\":{\"requests\":{\"elicitation\":{\"create\":{}}}}}"),
-			    "tasks.requests.sampling.createMessage");
-	assert_string_equal(needs("sampling/createMessage", task_msg,
-				  "{\"sampling\":{},\"tasks\":{\"requests\":{\"sampling\":{\"createMessage\":{}}}}}"), "");
+	assert_string_equal(
+		needs("sampling/createMessage", task_msg,
+		      "{\"sampling\":{},\"tasks\":{\"requests\":{\"elicitation\":{\"create\":{}}}}}"),
+		"tasks.requests.sampling.createMessage");
+	assert_string_equal(
+		needs("sampling/createMessage", task_msg,
+		      "{\"sampling\":{},\"tasks\":{\"requests\":{\"sampling\":{\"createMessage\":{}}}}}"),
+		"");
 	assert_string_equal(needs("sampling/createMessage", task_msg, "{}"), "sampling");
 	/* roots/list */
 	assert_string_equal(needs("roots/list", NULL, "{\"roots\":{\"listChanged\":true}}"), "");
@@ -342,17 +367,22 @@ static void test_capability(void **state)
 	assert_string_equal(needs("elicitation/create", form, "{\"elicitation\":{}}"), "");
 	assert_string_equal(needs("elicitation/create", form2, "{\"elicitation\":{}}"), "");
 	assert_string_equal(needs("elicitation/create", form, "{\"elicitation\":{\"form\":{}}}"), "");
-	assert_string_equal(needs("elicitation/create", form, "{\"elicitation\":{\"form\":{},\"url\":{}}}"), "");
-	assert_string_equal(needs("elicitation/create", form, "{\"elicitation\":{\"url\":{}}}"), "elicitation.form");
+	assert_string_equal(needs("elicitation/create", form, "{\"elicitation\":{\"form\":{},\"url\":{}}}"),
+			    "");
+	assert_string_equal(needs("elicitation/create", form, "{\"elicitation\":{\"url\":{}}}"),
+			    "elicitation.form");
 	assert_string_equal(needs("elicitation/create", form, "{\"sampling\":{}}"), "elicitation");
 	assert_string_equal(needs("elicitation/create", url, "{\"elicitation\":{}}"), "elicitation.url");
-	assert_string_equal(needs("elicitation/create", url, "{\"elicitation\":{\"form\":{}}}"), "elicitation.url");
+	assert_string_equal(needs("elicitation/create", url, "{\"elicitation\":{\"form\":{}}}"),
+			    "elicitation.url");
 	assert_string_equal(needs("elicitation/create", url, "{\"elicitation\":{\"url\":{}}}"), "");
 	assert_string_equal(needs("elicitation/create", url, "{}"), "elicitation");
 	assert_string_equal(needs("elicitation/create", task_form, "{\"elicitation\":{}}"),
 			    "tasks.requests.elicitation.create");
-	assert_string_equal(needs("elicitation/create", task_form,
-				  "{\"elicitation\":{},\"tasks\":{\"requests\":{\"elicitation\":{\"create\":{}}}}}"), "");
+	assert_string_equal(
+		needs("elicitation/create", task_form,
+		      "{\"elicitation\":{},\"tasks\":{\"requests\":{\"elicitation\":{\"create\":{}}}}}"),
+		"");
 	/* What needs nothing: ping, the tasks methods, anything else the server may ask. */
 	assert_string_equal(needs("ping", NULL, "{}"), "");
 	assert_string_equal(needs("tasks/get", "{\"taskId\":\"t\"}", "{}"), "");

@@ -10,8 +10,11 @@
 #include "analyze/replay/sdiff.h"
 #include "tap/writer.h"
 
-#define INIT ">{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}", \
-	     "<{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}"
+#define INIT                                                                                               \
+	">{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-" \
+	"06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}",                 \
+		"<{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-06-18\","           \
+		"\"capabilities\":{},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}"
 
 /* Session 1 (A). */
 static const char *const sa[] = {
@@ -20,7 +23,8 @@ static const char *const sa[] = {
 	"<{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"taskId\":\"T-A\",\"at\":1}}",
 	">{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"T-A\"}}",
 	"<{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"taskId\":\"T-A\",\"status\":\"done\"}}",
-	">{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"add\",\"arguments\":{\"a\":1}}}",
+	">{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/"
+	"call\",\"params\":{\"name\":\"add\",\"arguments\":{\"a\":1}}}",
 	"<{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"n\":1}}",
 	">{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}",
 	"<{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"tools\":[]}}",
@@ -32,7 +36,8 @@ static const char *const sb[] = {
 	INIT,
 	">{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"ping\"}",
 	"<{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":{}}",
-	">{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"tools/call\",\"params\":{\"name\":\"add\",\"arguments\":{\"a\":2}}}",
+	">{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"tools/"
+	"call\",\"params\":{\"name\":\"add\",\"arguments\":{\"a\":2}}}",
 	"<{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"result\":{\"n\":2}}",
 	">{\"jsonrpc\":\"2.0\",\"id\":\"c\",\"method\":\"tools/call\",\"params\":{\"name\":\"start\"}}",
 	"<{\"jsonrpc\":\"2.0\",\"id\":\"c\",\"result\":{\"taskId\":\"T-B\",\"at\":2}}",
@@ -105,7 +110,7 @@ static int teardown(void **state)
 /* What the callback saw: one line per item, "STATUS METHOD SUBJECT aSEQ bSEQ: paths / noise". */
 struct seen {
 	struct mt_buf text;
-	int stop_after;        /* stop after this many items (0: never) */
+	int stop_after; /* stop after this many items (0: never) */
 	int n;
 };
 
@@ -216,7 +221,8 @@ static void test_same_and_stop(void **state)
 
 static void test_value_at(void **state)
 {
-	json_t *m = json_loads("{\"result\":{\"content\":[{\"text\":\"a\"},{\"text\":\"b\"}],\"x\":{\"y\":null}}}", 0, NULL);
+	json_t *m = json_loads(
+		"{\"result\":{\"content\":[{\"text\":\"a\"},{\"text\":\"b\"}],\"x\":{\"y\":null}}}", 0, NULL);
 
 	(void)state;
 	assert_string_equal(json_string_value(canon_value_at(m, "result.content[1].text")), "b");

@@ -18,7 +18,7 @@ struct got {
 	char spans[8][2048];
 	char resources[8][512];
 	int n;
-	int fail_at;   /* the callback returns -1 on this span (1-based; 0: never) */
+	int fail_at; /* the callback returns -1 on this span (1-based; 0: never) */
 };
 
 static int on_span(void *ctx, const char *resource, const char *span, size_t n)
@@ -45,8 +45,8 @@ static void row_init(struct store_session_row *r)
 }
 
 /* A message item of seq, dir, at t_ns, with raw (the request it answers: rq). */
-static void item(struct mt_spans *s, int64_t seq, const char *dir, int64_t t_ns, const char *raw,
-		 int64_t rq, int expect_rc)
+static void item(struct mt_spans *s, int64_t seq, const char *dir, int64_t t_ns, const char *raw, int64_t rq,
+		 int expect_rc)
 {
 	struct store_item it;
 
@@ -80,7 +80,8 @@ static const char *field(const char *span, const char *key, char *out, size_t ma
 	return out;
 }
 
-static const char req[] = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}";
+static const char req[] =
+	"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}";
 static const char ans[] = "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[]}}";
 
 static void test_pair(void **state)
@@ -94,8 +95,9 @@ static void test_pair(void **state)
 	(void)state;
 	row_init(&r);
 	mt_spans_session(s, &r);
-	assert_string_equal(mt_spans_resource(s),
-			    "{\"attributes\":[{\"key\":\"service.name\",\"value\":{\"stringValue\":\"mcp-server\"}}]}");
+	assert_string_equal(
+		mt_spans_resource(s),
+		"{\"attributes\":[{\"key\":\"service.name\",\"value\":{\"stringValue\":\"mcp-server\"}}]}");
 	item(s, 1, "c2s", 1000, req, 0, 0);
 	assert_int_equal(g.n, 0); /* (made when its answer comes) */
 	item(s, 2, "s2c", 5000, ans, 1, 0);
@@ -103,7 +105,8 @@ static void test_pair(void **state)
 	assert_non_null(strstr(g.spans[0], "\"name\":\"tools/call echo\",\"kind\":3,"));
 	assert_non_null(strstr(g.spans[0], "\"startTimeUnixNano\":\"1700000000000001000\""));
 	assert_non_null(strstr(g.spans[0], "\"endTimeUnixNano\":\"1700000000000005000\""));
-	assert_non_null(strstr(g.spans[0], "{\"key\":\"network.transport\",\"value\":{\"stringValue\":\"pipe\"}}"));
+	assert_non_null(
+		strstr(g.spans[0], "{\"key\":\"network.transport\",\"value\":{\"stringValue\":\"pipe\"}}"));
 	assert_null(strstr(g.spans[0], "parentSpanId"));
 
 	/* The same items, a second builder: the same ids. Another tap: others. */
@@ -179,7 +182,8 @@ static void test_end_and_stop(void **state)
 	assert_int_equal(mt_spans_session_end(s, 9000), 0);
 	assert_int_equal(g.n, 2);
 	assert_non_null(strstr(g.spans[0], "\"endTimeUnixNano\":\"1700000000000009000\""));
-	assert_non_null(strstr(g.spans[1], "{\"key\":\"error.type\",\"value\":{\"stringValue\":\"unanswered\"}}"));
+	assert_non_null(
+		strstr(g.spans[1], "{\"key\":\"error.type\",\"value\":{\"stringValue\":\"unanswered\"}}"));
 	/* A callback's -1 stops the builder and is returned. */
 	g.fail_at = 3;
 	mt_spans_session(s, &r);

@@ -117,20 +117,20 @@ static void assert_same_events(const struct got *a, const struct got *b)
 }
 
 /* A block's data (with its length), offset and raw size. */
-#define assert_data(g, i, text, off, raw)                                                   \
-	do {                                                                                \
-		const struct got_ev *e_ = &(g)->v[(i)];                                     \
-		assert_true((i) < (g)->n);                                                  \
-		assert_int_equal(e_->data_len, sizeof(text) - 1);                           \
-		assert_memory_equal(e_->data, (text), sizeof(text) - 1);                    \
-		assert_int_equal(e_->offset, (off));                                        \
-		assert_int_equal(e_->raw_len, (raw));                                       \
+#define assert_data(g, i, text, off, raw)                                \
+	do {                                                             \
+		const struct got_ev *e_ = &(g)->v[(i)];                  \
+		assert_true((i) < (g)->n);                               \
+		assert_int_equal(e_->data_len, sizeof(text) - 1);        \
+		assert_memory_equal(e_->data, (text), sizeof(text) - 1); \
+		assert_int_equal(e_->offset, (off));                     \
+		assert_int_equal(e_->raw_len, (raw));                    \
 	} while (0)
 
-#define assert_str(field, len, text)                                                        \
-	do {                                                                                \
-		assert_int_equal((len), sizeof(text) - 1);                                  \
-		assert_memory_equal((field), (text), sizeof(text) - 1);                     \
+#define assert_str(field, len, text)                                    \
+	do {                                                            \
+		assert_int_equal((len), sizeof(text) - 1);              \
+		assert_memory_equal((field), (text), sizeof(text) - 1); \
 	} while (0)
 
 /* Feed a whole stream (n bytes) in one push, then close; returns close's value. */
@@ -225,18 +225,16 @@ static void test_crlf_split(void **state)
 }
 
 /* A stream touching every rule. */
-static const char rich[] =
-	"\xEF\xBB\xBF: hello\r\n\r\n"
-	"id: 1\ndata: a\r\ndata\rdata:  b\n\n"
-	"\r\n\n"
-	"event: e\revent:f\nretry: 1500\nretry: 9x\nfoo: bar\nid: 2\0z\n\n"
-	"id\r\r"
-	"data:\xff\xfe\0x\r\n:\n\r"
-	"data: tail";
+static const char rich[] = "\xEF\xBB\xBF: hello\r\n\r\n"
+			   "id: 1\ndata: a\r\ndata\rdata:  b\n\n"
+			   "\r\n\n"
+			   "event: e\revent:f\nretry: 1500\nretry: 9x\nfoo: bar\nid: 2\0z\n\n"
+			   "id\r\r"
+			   "data:\xff\xfe\0x\r\n:\n\r"
+			   "data: tail";
 
 /* The stream's blocks pushed in the pieces starts[0..k). */
-static void feed_pieces(struct got *g, const char *s, size_t n, const size_t *cuts, size_t k,
-			size_t *left)
+static void feed_pieces(struct got *g, const char *s, size_t n, const size_t *cuts, size_t k, size_t *left)
 {
 	struct mt_sse p;
 	size_t at = 0;
@@ -319,7 +317,10 @@ static void test_bom(void **state)
 	mt_sse_init(&p, 0);
 	mt_sse_push(&p, "\xEF", 1, collect, g);
 	mt_sse_push(&p, "\xBB", 1, collect, g);
-	mt_sse_push(&p, "\xBF" "data: x\n\n", 10, collect, g);
+	mt_sse_push(&p,
+		    "\xBF"
+		    "data: x\n\n",
+		    10, collect, g);
 	assert_int_equal(mt_sse_close(&p, collect, g), 0);
 	assert_int_equal(g->n, 1);
 	assert_data(g, 0, "x", 3, 9);
@@ -327,7 +328,10 @@ static void test_bom(void **state)
 	got_free(g);
 
 	/* Only at the very start: a second BOM makes the field name unknown. */
-	assert_int_equal(FEED(g, 0, "\xEF\xBB\xBF\xEF\xBB\xBF" "data: x\n\n"), 0);
+	assert_int_equal(FEED(g, 0,
+			      "\xEF\xBB\xBF\xEF\xBB\xBF"
+			      "data: x\n\n"),
+			 0);
 	assert_int_equal(g->n, 1);
 	assert_data(g, 0, "", 3, 12);
 	assert_int_equal(g->v[0].ignored, 1);
@@ -335,7 +339,10 @@ static void test_bom(void **state)
 	got_free(g);
 
 	/* Half a BOM is line content. */
-	assert_int_equal(FEED(g, 0, "\xEF\xBB" "data: x\n\n"), 0);
+	assert_int_equal(FEED(g, 0,
+			      "\xEF\xBB"
+			      "data: x\n\n"),
+			 0);
 	assert_int_equal(g->n, 1);
 	assert_data(g, 0, "", 0, 11);
 	assert_int_equal(g->v[0].ignored, 1);
@@ -428,9 +435,10 @@ static void test_retry(void **state)
 	struct got *g = got_new();
 
 	(void)state;
-	assert_int_equal(FEED(g, 0, "retry: 1000\n\nretry: 10a\n\nretry:\n\nretry: -5\n\n"
-				    "retry:  5\n\nretry:0\n\nretry: 99999999999999999999999\n\n"
-				    "retry: 5\nretry: x\n\nretry: 007\n\nretry: 1e3\n\n"),
+	assert_int_equal(FEED(g, 0,
+			      "retry: 1000\n\nretry: 10a\n\nretry:\n\nretry: -5\n\n"
+			      "retry:  5\n\nretry:0\n\nretry: 99999999999999999999999\n\n"
+			      "retry: 5\nretry: x\n\nretry: 007\n\nretry: 1e3\n\n"),
 			 0);
 	assert_int_equal(g->n, 10);
 	static const long long want[] = {1000, -1, -1, -1, -1, 0, LLONG_MAX, 5, 7, -1};
@@ -453,10 +461,11 @@ static void test_comments_and_priming(void **state)
 	struct got *g = got_new();
 
 	(void)state;
-	assert_int_equal(FEED(g, 0, ": ping\n\n:\n:\n:x\n\n\n\n"
-				    "id: 5\ndata:\n\n"
-				    "id:5\n\n"
-				    "retry: 3000\n\n"),
+	assert_int_equal(FEED(g, 0,
+			      ": ping\n\n:\n:\n:x\n\n\n\n"
+			      "id: 5\ndata:\n\n"
+			      "id:5\n\n"
+			      "retry: 3000\n\n"),
 			 0);
 	assert_int_equal(g->n, 5);
 	assert_int_equal(g->v[0].comments, 1);
@@ -570,7 +579,10 @@ static void test_close(void **state)
 	assert_int_equal(g->n, 1);
 	assert_data(g, 0, "a", 0, 9);
 	/* After close, a new stream: offsets from 0, no last id, a BOM skipped again. */
-	mt_sse_push(&p, "\xEF\xBB\xBF" "data: c", 10, collect, g);
+	mt_sse_push(&p,
+		    "\xEF\xBB\xBF"
+		    "data: c",
+		    10, collect, g);
 	assert_int_equal(mt_sse_close(&p, collect, g), 7);
 	mt_sse_push(&p, "data: d\r\n", 9, collect, g);
 	assert_int_equal(mt_sse_close(&p, collect, g), 9);
@@ -605,9 +617,9 @@ static uint32_t rnd(uint32_t *s)
  */
 static void test_random_splits(void **state)
 {
-	static const char *const parts[] = {"data", "data:", "data: x", "id: 1", "id", "id:\0",
-					    "event: e", "retry: 12", ":", ": c", "\r", "\n",
-					    "\r\n", "\n", "\n", "\xEF\xBB\xBF", "zz"};
+	static const char *const parts[] = {"data",     "data:",     "data: x", "id: 1",        "id", "id:\0",
+					    "event: e", "retry: 12", ":",       ": c",          "\r", "\n",
+					    "\r\n",     "\n",        "\n",      "\xEF\xBB\xBF", "zz"};
 	struct got *a = got_new(), *b = got_new();
 	char in[400];
 	uint32_t seed = 777;

@@ -128,12 +128,12 @@ static char *sql_rows(const char *path, const char *sql)
 	return b.data;
 }
 
-#define assert_rows(path, sql, want)                                                        \
-	do {                                                                                \
-		char *got_ = sql_rows((path), (sql));                                       \
-		if (strcmp(got_, (want)) != 0)                                              \
-			fail_msg("%s\ngot:\n%sexpected:\n%s", (sql), got_, (want));          \
-		free(got_);                                                                 \
+#define assert_rows(path, sql, want)                                                \
+	do {                                                                        \
+		char *got_ = sql_rows((path), (sql));                               \
+		if (strcmp(got_, (want)) != 0)                                      \
+			fail_msg("%s\ngot:\n%sexpected:\n%s", (sql), got_, (want)); \
+		free(got_);                                                         \
 	} while (0)
 
 static struct store *open_new(const char *path)
@@ -163,9 +163,8 @@ static int64_t new_session(struct store *st, const char *command)
  * Classify and append one message (raw holds its newline, if any); answers
  * name the seq of the request they answer in request_seq (0: none).
  */
-static void add_answer_n(struct store *st, int64_t session, int64_t seq, int64_t t_ns,
-			 const char *dir, const char *raw, size_t n, int incomplete,
-			 int64_t request_seq)
+static void add_answer_n(struct store *st, int64_t session, int64_t seq, int64_t t_ns, const char *dir,
+			 const char *raw, size_t n, int incomplete, int64_t request_seq)
 {
 	struct mt_class c;
 	struct mt_err err = {"", 0};
@@ -188,20 +187,20 @@ static void add_answer_n(struct store *st, int64_t session, int64_t seq, int64_t
 		fail_msg("store_add_message seq %lld: %s", (long long)seq, err.msg);
 }
 
-static void add_msg_n(struct store *st, int64_t session, int64_t seq, int64_t t_ns,
-		      const char *dir, const char *raw, size_t n, int incomplete)
+static void add_msg_n(struct store *st, int64_t session, int64_t seq, int64_t t_ns, const char *dir,
+		      const char *raw, size_t n, int incomplete)
 {
 	add_answer_n(st, session, seq, t_ns, dir, raw, n, incomplete, 0);
 }
 
-static void add_msg(struct store *st, int64_t session, int64_t seq, int64_t t_ns,
-		    const char *dir, const char *raw)
+static void add_msg(struct store *st, int64_t session, int64_t seq, int64_t t_ns, const char *dir,
+		    const char *raw)
 {
 	add_answer_n(st, session, seq, t_ns, dir, raw, strlen(raw), 0, 0);
 }
 
-static void add_answer(struct store *st, int64_t session, int64_t seq, int64_t t_ns,
-		       const char *dir, const char *raw, int64_t request_seq)
+static void add_answer(struct store *st, int64_t session, int64_t seq, int64_t t_ns, const char *dir,
+		       const char *raw, int64_t request_seq)
 {
 	add_answer_n(st, session, seq, t_ns, dir, raw, strlen(raw), 0, request_seq);
 }
@@ -276,8 +275,7 @@ static void test_create(void **state)
 	assert_int_equal(sql_int(db, "PRAGMA user_version"), 4);
 	assert_int_equal(STORE_SCHEMA_VERSION, 4);
 	assert_rows(db, "PRAGMA journal_mode", "wal\n");
-	assert_rows(db, "SELECT value FROM meta WHERE key = 'created_by'",
-		    "mcptap " MCPTAP_VERSION "\n");
+	assert_rows(db, "SELECT value FROM meta WHERE key = 'created_by'", "mcptap " MCPTAP_VERSION "\n");
 	/* The tables and views this module writes and reads (the schema may hold more). */
 	assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE"
 				     " (type = 'table' AND name IN ('meta', 'session', 'message',"
@@ -424,8 +422,7 @@ static void *wait_and_write(void *arg)
 	struct store_session_new sn = {"stdio", 9, "waiter", "/", 1, NULL, NULL};
 	int64_t t0 = mt_mono_ns(), id = 0;
 
-	wt->rc = store_open(wt->path, STORE_UPDATE, &st, &err) ||
-		 store_session_create(st, &sn, &id, &err);
+	wt->rc = store_open(wt->path, STORE_UPDATE, &st, &err) || store_session_create(st, &sn, &id, &err);
 	wt->waited_ms = (mt_mono_ns() - t0) / 1000000;
 	store_close(st);
 	return NULL;
@@ -491,8 +488,10 @@ static void test_analysis_slices(void **state)
 	assert_int_equal(store_add_analysis(st, &a, &third, &err), 0);
 	assert_int_equal(store_analysis_finish(st, third, &end, &err), 0);
 	assert_int_equal(store_commit(st, &err), 0);
-	assert_rows(p, "SELECT spec, spec_source, errors, warnings, infos, complete, started_wall FROM analysis"
-		       " WHERE id = (SELECT max(id) FROM analysis)", "2025-11-25|negotiated|3|2|1|1|2\n");
+	assert_rows(p,
+		    "SELECT spec, spec_source, errors, warnings, infos, complete, started_wall FROM analysis"
+		    " WHERE id = (SELECT max(id) FROM analysis)",
+		    "2025-11-25|negotiated|3|2|1|1|2\n");
 	store_close(st);
 	free(p);
 	unit_rmdir(dir);
@@ -505,8 +504,11 @@ static void test_migrate_v1(void **state)
 	struct store *st = NULL;
 	struct mt_err err = {"", 0};
 	struct store_replay_run run = {1, 1700000000000001LL, "server", NULL, "server", 1};
-	struct store_replay_result res = {.seq = 3, .method = "tools/call", .name = "echo",
-					  .status = "miss", .noise_json = "[\"result.x\"]"};
+	struct store_replay_result res = {.seq = 3,
+					  .method = "tools/call",
+					  .name = "echo",
+					  .status = "miss",
+					  .noise_json = "[\"result.x\"]"};
 	struct store_replay_totals tot = {5, 1, 2, 3, 4, "{\"k\":1}"};
 	int64_t id = 0;
 
@@ -555,8 +557,9 @@ static void test_migrate_v1(void **state)
 	/* The migrated file has the shape of a new one. */
 	assert_rows(p, "SELECT group_concat(name, ',') FROM pragma_table_info('replay_result')",
 		    "run,seq,method,status,sent,recorded,live,diff,name,noise\n");
-	assert_rows(p, "SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_table_info('session')"
-		       " ORDER BY cid DESC LIMIT 8)",
+	assert_rows(p,
+		    "SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_table_info('session')"
+		    " ORDER BY cid DESC LIMIT 8)",
 		    "client_addr,upstream,bytes_s2c,bytes_c2s,stderr_lines,msgs_s2c,msgs_c2s,tap_id\n");
 	/* Its views are a new file's, word for word. */
 	{
@@ -564,10 +567,12 @@ static void test_migrate_v1(void **state)
 		struct store *f = NULL;
 		assert_int_equal(store_open(fresh, STORE_WRITE, &f, &err), 0);
 		store_close(f);
-		char *want = sql_rows(fresh, "SELECT group_concat(name || ':' || sql, ';;') FROM"
-					      " (SELECT name, sql FROM sqlite_master WHERE type = 'view' ORDER BY name)");
-		assert_rows(p, "SELECT group_concat(name || ':' || sql, ';;') FROM"
-			       " (SELECT name, sql FROM sqlite_master WHERE type = 'view' ORDER BY name)",
+		char *want = sql_rows(
+			fresh, "SELECT group_concat(name || ':' || sql, ';;') FROM"
+			       " (SELECT name, sql FROM sqlite_master WHERE type = 'view' ORDER BY name)");
+		assert_rows(p,
+			    "SELECT group_concat(name || ':' || sql, ';;') FROM"
+			    " (SELECT name, sql FROM sqlite_master WHERE type = 'view' ORDER BY name)",
 			    want);
 		free(want);
 		free(fresh);
@@ -854,8 +859,15 @@ static void test_transactions(void **state)
 
 	/* A second row with the same seq is refused, with a reason. */
 	mt_classify("dup\n", 4, &c);
-	m = (struct store_msg){.session = s, .seq = 1, .t_ns = 2, .wall = 3, .dir = "c2s",
-			       .channel = "stdio", .cls = &c, .raw = "dup\n", .size = 4};
+	m = (struct store_msg){.session = s,
+			       .seq = 1,
+			       .t_ns = 2,
+			       .wall = 3,
+			       .dir = "c2s",
+			       .channel = "stdio",
+			       .cls = &c,
+			       .raw = "dup\n",
+			       .size = 4};
 	assert_int_equal(store_add_message(st, &m, &err), -1);
 	assert_true(err.msg[0] != '\0');
 	err.msg[0] = '\0';
@@ -909,8 +921,7 @@ static void test_statement_errors(void **state)
 	assert_int_equal(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
 
 	/* A table gone (dropped behind the store's back): it cannot be prepared. */
-	assert_int_equal(sqlite3_exec(other, "DROP TABLE replay_result", NULL, NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(sqlite3_exec(other, "DROP TABLE replay_result", NULL, NULL, NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_close(other), SQLITE_OK);
 	res.status = "pass";
 	err.busy = 1;
@@ -939,11 +950,16 @@ static void test_rows_as_bound(void **state)
 	char *dir = tmpdir(), *p = path_in(dir, "rows.db");
 	struct store *st = open_new(p);
 	struct mt_err err = {"", 0};
-	struct store_analysis a = {.started_wall = 7, .spec = "2025-06-18", .spec_source = "file",
-				   .errors = 1, .warnings = 2, .infos = 3, .rules = NULL};
+	struct store_analysis a = {.started_wall = 7,
+				   .spec = "2025-06-18",
+				   .spec_source = "file",
+				   .errors = 1,
+				   .warnings = 2,
+				   .infos = 3,
+				   .rules = NULL};
 	struct store_replay_run run = {.started_wall = 8, .ignore_json = "[\"x\"]", .runs = 0};
-	struct store_replay_result r1 = {.seq = 4, .status = "pass", .sent = "ab", .sent_len = 2,
-					 .recorded = "", .recorded_len = 0};
+	struct store_replay_result r1 = {
+		.seq = 4, .status = "pass", .sent = "ab", .sent_len = 2, .recorded = "", .recorded_len = 0};
 	int64_t s = new_session(st, NULL), an = 0, rid = 0;
 
 	(void)state;
@@ -951,25 +967,28 @@ static void test_rows_as_bound(void **state)
 	run.session = s;
 	assert_int_equal(store_add_gap(st, s, -1, NULL, 1, 10, "unknown", &err), 0);
 	assert_int_equal(store_add_gap(st, s, 6, "c2s", 2, 20, "known", &err), 0);
-	assert_rows(p, "SELECT session, quote(seq), quote(dir), messages, bytes, reason FROM gap"
-		       " ORDER BY rowid",
+	assert_rows(p,
+		    "SELECT session, quote(seq), quote(dir), messages, bytes, reason FROM gap"
+		    " ORDER BY rowid",
 		    "1|NULL|NULL|1|10|unknown\n1|6|'c2s'|2|20|known\n");
 	assert_int_equal(store_add_analysis(st, &a, &an, &err), 0);
 	assert_int_equal(store_add_finding(st, an, s, "LIFE-001", "error", 0, NULL, "whole", &err), 0);
-	assert_int_equal(store_add_finding(st, an, s, "LIFE-002", "warning", 3, "[1,3]", "one",
-					   &err), 0);
-	assert_rows(p, "SELECT analysis, session, rule, severity, quote(seq), quote(related), text"
-		       " FROM finding ORDER BY rowid",
+	assert_int_equal(store_add_finding(st, an, s, "LIFE-002", "warning", 3, "[1,3]", "one", &err), 0);
+	assert_rows(p,
+		    "SELECT analysis, session, rule, severity, quote(seq), quote(related), text"
+		    " FROM finding ORDER BY rowid",
 		    "1|1|LIFE-001|error|NULL|NULL|whole\n1|1|LIFE-002|warning|3|'[1,3]'|one\n");
-	assert_rows(p, "SELECT session, started_wall, spec, spec_source, errors, warnings, infos,"
-		       " complete, quote(rules) FROM analysis",
+	assert_rows(p,
+		    "SELECT session, started_wall, spec, spec_source, errors, warnings, infos,"
+		    " complete, quote(rules) FROM analysis",
 		    "1|7|2025-06-18|file|1|2|3|0|NULL\n");
 	assert_int_equal(store_add_replay_run(st, &run, &rid, &err), 0);
 	assert_int_equal(store_add_replay_result(st, rid, &r1, &err), 0);
 	assert_rows(p, "SELECT session, started_wall, command, ignore, mode, runs FROM replay_run",
 		    "1|8||[\"x\"]|client|1\n");
-	assert_rows(p, "SELECT run, seq, quote(method), status, quote(sent), quote(recorded),"
-		       " quote(live), quote(diff), quote(name), quote(noise) FROM replay_result",
+	assert_rows(p,
+		    "SELECT run, seq, quote(method), status, quote(sent), quote(recorded),"
+		    " quote(live), quote(diff), quote(name), quote(noise) FROM replay_result",
 		    "1|4|NULL|pass|X'6162'|X''|NULL|NULL|NULL|NULL\n");
 	assert_int_equal(store_close(st), 0);
 	free(p);
@@ -994,16 +1013,19 @@ static void test_message_columns(void **state)
 	add_msg(st, s, 3, 3, "c2s", "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}\n");
 	add_msg(st, s, 4, 4, "s2c", "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700}}\n");
 	add_msg(st, s, 5, 5, "c2s", big_id);
-	add_msg(st, s, 6, 6, "c2s", "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
-				    "\"params\":{\"progressToken\":\"t\\u00e9\",\"progress\":1}}\n");
-	add_msg(st, s, 7, 7, "c2s", "{\"jsonrpc\":\"2.0\",\"id\":-7,\"method\":\"tools/call\","
-				    "\"params\":{\"_meta\":{\"progressToken\":42}}}\n");
+	add_msg(st, s, 6, 6, "c2s",
+		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+		"\"params\":{\"progressToken\":\"t\\u00e9\",\"progress\":1}}\n");
+	add_msg(st, s, 7, 7, "c2s",
+		"{\"jsonrpc\":\"2.0\",\"id\":-7,\"method\":\"tools/call\","
+		"\"params\":{\"_meta\":{\"progressToken\":42}}}\n");
 	add_msg(st, s, 8, 8, "s2c", "[{\"jsonrpc\":\"2.0\",\"method\":\"a\"},1,2]\n");
 	add_msg_n(st, s, 9, 9, "c2s", bad_raw, sizeof(bad_raw) - 1, 0);
 	add_msg_n(st, s, 10, 10, "c2s", nul_raw, sizeof(nul_raw) - 1, 0);
 	add_msg_n(st, s, 11, 11, "s2c", "{\"jsonrpc\":\"2.0\",\"id\":9,\"res", 28, 1);
-	add_msg(st, s, 12, 12, "c2s", "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"x\","
-				      "\"params\":{\"_meta\":{\"progressToken\":1e2}}}\n");
+	add_msg(st, s, 12, 12, "c2s",
+		"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"x\","
+		"\"params\":{\"_meta\":{\"progressToken\":1e2}}}\n");
 	assert_int_equal(store_close(st), 0);
 
 	assert_rows(p,
@@ -1030,8 +1052,7 @@ static void test_message_columns(void **state)
 		    "12|12|FF006E6F74206A736F6E0D0A\n");
 	assert_int_equal(sql_int(p, "SELECT length(CAST(id AS BLOB)) FROM message WHERE seq = 10"),
 			 3); /* "a\0b" */
-	assert_int_equal(sql_int(p, "SELECT size FROM message WHERE seq = 10"),
-			 (int64_t)sizeof(nul_raw) - 1);
+	assert_int_equal(sql_int(p, "SELECT size FROM message WHERE seq = 10"), (int64_t)sizeof(nul_raw) - 1);
 	assert_rows(p, "SELECT typeof(raw) FROM message WHERE seq = 1", "blob\n");
 	free(p);
 	unit_rmdir(dir);
@@ -1054,22 +1075,17 @@ static void test_exchange_view(void **state)
 	(void)state;
 	s2 = new_session(st, NULL);
 	assert_int_equal(store_begin(st, &err), 0);
-	add_msg(st, s, 1, 1000, "c2s",
-		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}\n");
-	add_msg(st, s, 2, 2000, "c2s",
-		"{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"method\":\"tools/call\"}\n");
-	add_msg(st, s, 3, 3000, "c2s",
-		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\"}\n");
+	add_msg(st, s, 1, 1000, "c2s", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}\n");
+	add_msg(st, s, 2, 2000, "c2s", "{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"method\":\"tools/call\"}\n");
+	add_msg(st, s, 3, 3000, "c2s", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\"}\n");
 	add_answer(st, s, 5, 5000, "s2c", "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n", 1);
 	add_answer(st, s, 6, 9000, "s2c",
-		   "{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"error\":{\"code\":-32601,\"message\":\"no\"}}\n",
-		   2);
+		   "{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"error\":{\"code\":-32601,\"message\":\"no\"}}\n", 2);
 	/* An answer that pairs with nothing is no exchange. */
 	add_msg(st, s, 7, 10000, "s2c", "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
 	/* A server-initiated request, answered by the client. */
 	add_msg(st, s, 8, 11000, "s2c", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"roots/list\"}\n");
-	add_answer(st, s, 9, 12500, "c2s",
-		   "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"roots\":[]}}\n", 8);
+	add_answer(st, s, 9, 12500, "c2s", "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"roots\":[]}}\n", 8);
 	/* Another session's seq 3 is not this session's. */
 	add_msg(st, s2, 1, 100, "c2s", "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\n");
 	add_answer(st, s2, 2, 200, "s2c", "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n", 3);
@@ -1131,10 +1147,9 @@ static int each(const struct store_item *it, void *ctx)
 	struct seen *sn = ctx;
 	size_t len = strlen(sn->log);
 
-	snprintf(sn->log + len, sizeof(sn->log) - len, "%d:%lld:%s:%s:%s:%lld:%d:%zu;",
-		 (int)it->type, (long long)it->seq, it->kind ? it->kind : "~",
-		 it->dir ? it->dir : "~", it->method ? it->method : "~", (long long)it->size,
-		 it->incomplete, it->raw_len);
+	snprintf(sn->log + len, sizeof(sn->log) - len, "%d:%lld:%s:%s:%s:%lld:%d:%zu;", (int)it->type,
+		 (long long)it->seq, it->kind ? it->kind : "~", it->dir ? it->dir : "~",
+		 it->method ? it->method : "~", (long long)it->size, it->incomplete, it->raw_len);
 	sn->n++;
 	return sn->n == sn->stop_at ? 7 : 0;
 }
@@ -1203,8 +1218,7 @@ static int check_item(const struct store_item *it, void *ctx)
 		assert_null(it->dir);
 		assert_string_equal(it->gap_reason, "unknown place");
 		break;
-	default:
-		fail_msg("unexpected seq %lld", (long long)it->seq);
+	default: fail_msg("unexpected seq %lld", (long long)it->seq);
 	}
 	return 0;
 }
@@ -1224,8 +1238,7 @@ static void test_each_item(void **state)
 	assert_int_equal(store_add_gap(st, s, -1, NULL, 1, 10, "unknown place", &err), 0);
 	assert_int_equal(store_add_stderr(st, s, 5, 500, 0, "tail", 4, 1, &err), 0);
 	add_answer(st, s, 4, 400, "s2c",
-		   "{\"jsonrpc\":\"2.0\",\"id\":\"3\",\"error\":{\"code\":-32000,\"message\":\"m\"}}\n",
-		   1);
+		   "{\"jsonrpc\":\"2.0\",\"id\":\"3\",\"error\":{\"code\":-32000,\"message\":\"m\"}}\n", 1);
 	add_msg(st, other, 2, 1, "c2s", "{\"jsonrpc\":\"2.0\",\"method\":\"elsewhere\"}\n");
 	assert_int_equal(store_add_gap(st, s, 3, "s2c", 4, 4096, "disk full", &err), 0);
 	assert_int_equal(store_add_stderr(st, s, 2, 200, 0, "warn: x\n", 8, 0, &err), 0);
@@ -1236,14 +1249,13 @@ static void test_each_item(void **state)
 
 	memset(&sn, 0, sizeof(sn));
 	assert_int_equal(store_each_item(st, s, each, &sn, &err), 0);
-	assert_string_equal(sn.log,
-			    "0:1:request:c2s:ping:41:0:41;"
-			    "1:2:stderr:stderr:~:8:0:8;"
-			    "2:3:gap:s2c:~:4096:0:0;"
-			    "0:4:error:s2c:ping:65:0:65;"
-			    "1:5:stderr:stderr:~:4:1:4;"
-			    "0:6:request:c2s:ping:43:0:43;"
-			    "2:-1:gap:~:~:10:0:0;");
+	assert_string_equal(sn.log, "0:1:request:c2s:ping:41:0:41;"
+				    "1:2:stderr:stderr:~:8:0:8;"
+				    "2:3:gap:s2c:~:4096:0:0;"
+				    "0:4:error:s2c:ping:65:0:65;"
+				    "1:5:stderr:stderr:~:4:1:4;"
+				    "0:6:request:c2s:ping:43:0:43;"
+				    "2:-1:gap:~:~:10:0:0;");
 	assert_int_equal(store_each_item(st, s, check_item, &n, &err), 0);
 	assert_int_equal(n, 7);
 
@@ -1264,7 +1276,6 @@ static void test_each_item(void **state)
 	free(p);
 	unit_rmdir(dir);
 }
-
 
 /* ---- version 4: HTTP exchanges ---- */
 
@@ -1367,7 +1378,8 @@ static void migrate_from(int version)
 		if (store_open(p, STORE_READ, &st, &err))
 			fail_msg("read-only v%d: %s", version, err.msg);
 		assert_int_equal(store_each_item_ex(st, 1, STORE_ITEMS_PAIRED | STORE_ITEMS_EXCHANGES,
-						    count_item, &items, &err), 0);
+						    count_item, &items, &err),
+				 0);
 		assert_int_equal(items, 3);
 		assert_int_equal(store_each_exchange(st, 1, count_exchange, &xs, &err), 0);
 		assert_int_equal(xs, 0);
@@ -1396,19 +1408,27 @@ static void migrate_from(int version)
 	free(want);
 	free(got);
 	/* Its rows are kept, the new columns empty. */
-	assert_rows(p, "SELECT seq, dir, kind, size, length(raw), exchange, sse_id, sse_event, replayed"
-		       " FROM message ORDER BY seq",
+	assert_rows(p,
+		    "SELECT seq, dir, kind, size, length(raw), exchange, sse_id, sse_event, replayed"
+		    " FROM message ORDER BY seq",
 		    "1|c2s|request|41|41|~|~|~|0\n3|s2c|response|37|37|~|~|~|0\n");
-	assert_rows(p, "SELECT id, command, upstream, client_addr, msgs_c2s, msgs_s2c, stderr_lines,"
-		       " bytes_c2s, bytes_s2c FROM session", "1|srv|~|~|1|1|1|41|37\n");
+	assert_rows(p,
+		    "SELECT id, command, upstream, client_addr, msgs_c2s, msgs_s2c, stderr_lines,"
+		    " bytes_c2s, bytes_s2c FROM session",
+		    "1|srv|~|~|1|1|1|41|37\n");
 	assert_rows(p, "SELECT rule, text FROM latest_finding", "LIFE-001|old\n");
 	assert_rows(p, "SELECT request_seq, response_seq, outcome FROM exchange", "1|3|response\n");
 	assert_int_equal(sql_int(p, "SELECT count(*) FROM http_exchange"), 0);
 
 	/* It is checked as a new file is, and takes an HTTP session. */
 	struct store_session_new sn = {"http", 5, NULL, "/", 0, "http://127.0.0.1:9/mcp", "127.0.0.1:40000"};
-	struct store_exchange x = {.seq = 1, .conn = 1, .t_ns = 1, .wall = 5, .method = "POST",
-				   .target = "/mcp", .req_headers_json = "[]"};
+	struct store_exchange x = {.seq = 1,
+				   .conn = 1,
+				   .t_ns = 1,
+				   .wall = 5,
+				   .method = "POST",
+				   .target = "/mcp",
+				   .req_headers_json = "[]"};
 	int64_t sid = 0;
 	if (store_open(p, STORE_UPDATE, &st, &err) || store_session_create(st, &sn, &sid, &err) ||
 	    store_begin(st, &err))
@@ -1483,7 +1503,8 @@ static void test_refuse_other_http_exchange(void **state)
 		    " last_event_id TEXT, PRIMARY KEY (session, seq)) WITHOUT ROWID;");
 	free(sqltext);
 	free(p);
-	check_untouched(dir, "v3x.db", "it holds a table (http_exchange) mcptap never makes in a file of its version");
+	check_untouched(dir, "v3x.db",
+			"it holds a table (http_exchange) mcptap never makes in a file of its version");
 	unit_rmdir(dir);
 
 	/* Version 3 with message's columns of version 4. */
@@ -1499,19 +1520,29 @@ static void test_refuse_other_http_exchange(void **state)
 }
 
 /* A message of an HTTP session, classified and stored with its place in an exchange. */
-static void add_http_msg(struct store *st, int64_t session, int64_t seq, int64_t t_ns,
-			 const char *dir, const char *channel, const char *raw, int64_t request_seq,
-			 int64_t exchange, const char *sse_id, const char *sse_event, int replayed)
+static void add_http_msg(struct store *st, int64_t session, int64_t seq, int64_t t_ns, const char *dir,
+			 const char *channel, const char *raw, int64_t request_seq, int64_t exchange,
+			 const char *sse_id, const char *sse_event, int replayed)
 {
 	struct mt_class c;
 	struct mt_err err = {"", 0};
 
 	mt_classify(raw, strlen(raw), &c);
 	struct store_msg m = {
-		.session = session, .seq = seq, .t_ns = t_ns, .wall = 1700000000000000LL + t_ns / 1000,
-		.dir = dir, .channel = channel, .cls = &c, .raw = raw, .size = strlen(raw),
-		.request_seq = request_seq, .exchange = exchange, .sse_id = sse_id,
-		.sse_event = sse_event, .replayed = replayed,
+		.session = session,
+		.seq = seq,
+		.t_ns = t_ns,
+		.wall = 1700000000000000LL + t_ns / 1000,
+		.dir = dir,
+		.channel = channel,
+		.cls = &c,
+		.raw = raw,
+		.size = strlen(raw),
+		.request_seq = request_seq,
+		.exchange = exchange,
+		.sse_id = sse_id,
+		.sse_event = sse_event,
+		.replayed = replayed,
 	};
 	if (store_add_message(st, &m, &err))
 		fail_msg("store_add_message seq %lld: %s", (long long)seq, err.msg);
@@ -1529,16 +1560,17 @@ static const char *or_tilde(const char *s)
 
 static void log_exchange(struct mt_buf *b, const struct store_exchange_row *x)
 {
-	mt_buf_printf(b, "X%lld s%lld c%lld %s %s h=%s q=%s/%zu st=%d rh=%s %s r=%s/%zu t=%lld w=%lld"
-			 " fb=%lld end=%lld %s err=%s lei=%s m=%lld\n",
+	mt_buf_printf(b,
+		      "X%lld s%lld c%lld %s %s h=%s q=%s/%zu st=%d rh=%s %s r=%s/%zu t=%lld w=%lld"
+		      " fb=%lld end=%lld %s err=%s lei=%s m=%lld\n",
 		      (long long)x->seq, (long long)x->session, (long long)x->conn, or_tilde(x->method),
 		      or_tilde(x->target), or_tilde(x->req_headers_json),
 		      x->req_body ? (const char *)x->req_body : "~", x->req_body_len, x->status,
 		      or_tilde(x->resp_headers_json), or_tilde(x->resp_type),
-		      x->resp_body ? (const char *)x->resp_body : "~", x->resp_body_len,
-		      (long long)x->t_ns, (long long)x->wall, (long long)x->first_byte_ns,
-		      (long long)x->end_ns, or_tilde(x->outcome), or_tilde(x->error),
-		      or_tilde(x->last_event_id), (long long)x->messages);
+		      x->resp_body ? (const char *)x->resp_body : "~", x->resp_body_len, (long long)x->t_ns,
+		      (long long)x->wall, (long long)x->first_byte_ns, (long long)x->end_ns,
+		      or_tilde(x->outcome), or_tilde(x->error), or_tilde(x->last_event_id),
+		      (long long)x->messages);
 }
 
 static int http_each(const struct store_item *it, void *ctx)
@@ -1563,12 +1595,12 @@ static int http_each_exchange(const struct store_exchange_row *x, void *ctx)
 	return 0;
 }
 
-#define assert_log(hs, want)                                                                \
-	do {                                                                                \
-		const char *got_ = (hs).log.data ? (hs).log.data : "";                      \
-		if (strcmp(got_, (want)) != 0)                                              \
-			fail_msg("got:\n%sexpected:\n%s", got_, (want));                     \
-		mt_buf_reset(&(hs).log);                                                    \
+#define assert_log(hs, want)                                             \
+	do {                                                             \
+		const char *got_ = (hs).log.data ? (hs).log.data : "";   \
+		if (strcmp(got_, (want)) != 0)                           \
+			fail_msg("got:\n%sexpected:\n%s", got_, (want)); \
+		mt_buf_reset(&(hs).log);                                 \
 	} while (0)
 
 /*
@@ -1582,8 +1614,8 @@ static void test_http_exchanges(void **state)
 	char *dir = tmpdir(), *p = path_in(dir, "http.db");
 	struct store *st = open_new(p);
 	struct mt_err err = {"", 0};
-	struct store_session_new sn = {"http", 1700000000000000LL, NULL, "/srv", 0,
-				       "https://example.com/mcp", "127.0.0.1:51000"};
+	struct store_session_new sn = {
+		"http", 1700000000000000LL, NULL, "/srv", 0, "https://example.com/mcp", "127.0.0.1:51000"};
 	struct store_session_row row;
 	struct http_seen hs = {MT_BUF_INIT};
 	int64_t s = 0;
@@ -1595,44 +1627,80 @@ static void test_http_exchanges(void **state)
 
 	assert_int_equal(store_begin(st, &err), 0);
 	/* 1: a POST whose answer is an SSE stream of two events. */
-	struct store_exchange x1 = {.session = s, .seq = 1, .conn = 1, .t_ns = 1000,
-				    .wall = 1700000000000001LL, .method = "POST", .target = "/mcp",
+	struct store_exchange x1 = {.session = s,
+				    .seq = 1,
+				    .conn = 1,
+				    .t_ns = 1000,
+				    .wall = 1700000000000001LL,
+				    .method = "POST",
+				    .target = "/mcp",
 				    .req_headers_json = "[[\"content-type\",\"application/json\"]]"};
 	assert_int_equal(store_exchange_begin(st, &x1, &err), 0);
 	add_http_msg(st, s, 2, 1100, "c2s", "body",
 		     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}", 0, 1, NULL, NULL, 0);
 	assert_int_equal(store_exchange_head(st, s, 1, 200, "[[\"content-type\",\"text/event-stream\"]]",
-					     "sse", 2000, &err), 0);
+					     "sse", 2000, &err),
+			 0);
 	add_http_msg(st, s, 3, 2500, "s2c", "sse",
 		     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}", 0, 1, "e1", NULL, 0);
-	add_http_msg(st, s, 4, 3000, "s2c", "sse", "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", 2, 1,
-		     "e2", "message", 0);
+	add_http_msg(st, s, 4, 3000, "s2c", "sse", "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", 2, 1, "e2",
+		     "message", 0);
 	assert_int_equal(store_exchange_end(st, s, 1, 3500, "complete", NULL, NULL, 0, &err), 0);
 	/* 5: a GET resuming a stream: one event sent again, then the upstream went away. */
-	struct store_exchange x5 = {.session = s, .seq = 5, .conn = 2, .t_ns = 4000, .wall = 7,
-				    .method = "GET", .target = "/mcp?x=1", .req_headers_json = "[]",
+	struct store_exchange x5 = {.session = s,
+				    .seq = 5,
+				    .conn = 2,
+				    .t_ns = 4000,
+				    .wall = 7,
+				    .method = "GET",
+				    .target = "/mcp?x=1",
+				    .req_headers_json = "[]",
 				    .last_event_id = "e1"};
 	assert_int_equal(store_exchange_begin(st, &x5, &err), 0);
 	assert_int_equal(store_exchange_head(st, s, 5, 200, "[]", "sse", 4100, &err), 0);
-	add_http_msg(st, s, 6, 4200, "s2c", "sse", "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", 0, 5,
-		     "e2", "message", 1);
-	assert_int_equal(store_exchange_end(st, s, 5, 4300, "upstream-gone", "connection reset",
-					    NULL, 0, &err), 0);
+	add_http_msg(st, s, 6, 4200, "s2c", "sse", "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", 0, 5, "e2",
+		     "message", 1);
+	assert_int_equal(
+		store_exchange_end(st, s, 5, 4300, "upstream-gone", "connection reset", NULL, 0, &err), 0);
 	/* 7: an OAuth form, its bodies kept as bytes (one with a NUL); its row made
 	 * whole at once, head and end with the request (as the writer does). */
-	struct store_exchange x7 = {.session = s, .seq = 7, .conn = 3, .t_ns = 5000, .wall = 8,
-				    .method = "POST", .target = "/token", .req_headers_json = "[]",
-				    .req_body = "a=1&b=2", .req_body_len = 7, .status = 401,
-				    .resp_headers_json = "[]", .resp_type = "other",
-				    .first_byte_ns = 5100, .outcome = "complete", .end_ns = 5200,
-				    .resp_body = "no\0pe", .resp_body_len = 5};
+	struct store_exchange x7 = {.session = s,
+				    .seq = 7,
+				    .conn = 3,
+				    .t_ns = 5000,
+				    .wall = 8,
+				    .method = "POST",
+				    .target = "/token",
+				    .req_headers_json = "[]",
+				    .req_body = "a=1&b=2",
+				    .req_body_len = 7,
+				    .status = 401,
+				    .resp_headers_json = "[]",
+				    .resp_type = "other",
+				    .first_byte_ns = 5100,
+				    .outcome = "complete",
+				    .end_ns = 5200,
+				    .resp_body = "no\0pe",
+				    .resp_body_len = 5};
 	assert_int_equal(store_exchange_begin(st, &x7, &err), 0);
 	/* 8: still open, no head yet; 9: an empty body (not NULL). */
-	struct store_exchange x8 = {.session = s, .seq = 8, .conn = 3, .t_ns = 6000, .wall = 9,
-				    .method = "DELETE", .target = "/mcp", .req_headers_json = "[]"};
+	struct store_exchange x8 = {.session = s,
+				    .seq = 8,
+				    .conn = 3,
+				    .t_ns = 6000,
+				    .wall = 9,
+				    .method = "DELETE",
+				    .target = "/mcp",
+				    .req_headers_json = "[]"};
 	assert_int_equal(store_exchange_begin(st, &x8, &err), 0);
-	struct store_exchange x9 = {.session = s, .seq = 9, .conn = 4, .t_ns = 7000, .wall = 10,
-				    .method = "POST", .target = "/mcp", .req_headers_json = "[]",
+	struct store_exchange x9 = {.session = s,
+				    .seq = 9,
+				    .conn = 4,
+				    .t_ns = 7000,
+				    .wall = 10,
+				    .method = "POST",
+				    .target = "/mcp",
+				    .req_headers_json = "[]",
 				    .req_body = ""};
 	assert_int_equal(store_exchange_begin(st, &x9, &err), 0);
 	/* A second exchange with one seq, and an update of none, fail with a reason. */
@@ -1705,8 +1773,10 @@ static void test_http_exchanges(void **state)
 	assert_int_equal(store_each_exchange(st, 999, http_each_exchange, &hs, &err), 0);
 	assert_log(hs, "");
 	assert_int_equal(store_close(st), 0);
-	assert_rows(p, "SELECT typeof(req_body), typeof(resp_body), hex(resp_body) FROM http_exchange"
-		       " WHERE seq IN (7, 9) ORDER BY seq", "blob|blob|6E6F007065\nblob|null|\n");
+	assert_rows(p,
+		    "SELECT typeof(req_body), typeof(resp_body), hex(resp_body) FROM http_exchange"
+		    " WHERE seq IN (7, 9) ORDER BY seq",
+		    "blob|blob|6E6F007065\nblob|null|\n");
 	assert_rows(p, "SELECT seq, exchange, replayed FROM message WHERE exchange = 1 ORDER BY seq",
 		    "2|1|0\n3|1|0\n4|1|0\n");
 	mt_buf_release(&hs.log);
@@ -1727,8 +1797,8 @@ static void test_http_crafted(void **state)
 	int64_t s = new_session(st, "srv");
 
 	(void)state;
-	add_http_msg(st, s, 2, 10, "c2s", "body", "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}", 0, 1, NULL,
-		     NULL, 0);
+	add_http_msg(st, s, 2, 10, "c2s", "body", "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}", 0, 1, NULL, NULL,
+		     0);
 	store_close(st);
 	sql_exec(p, "PRAGMA writable_schema = ON;"
 		    "UPDATE sqlite_master SET sql = replace(sql, 'NOT NULL', '')"
@@ -1748,8 +1818,9 @@ static void test_http_crafted(void **state)
 		       "X3 s1 c0  7 h=[ q=body/4 st=0 rh=42 \x01 r=resp/4 t=0 w=0 fb=0 end=2 9"
 		       " err=\xee lei=3 m=0\n"
 		       "X4 s1 c0 ~ ~ h=~ q=/0 st=0 rh=~ ~ r=7/1 t=0 w=0 fb=-1 end=-1 ~ err=~ lei=~ m=0\n");
-	assert_int_equal(store_each_item_ex(st, s, STORE_ITEMS_PAIRED | STORE_ITEMS_EXCHANGES,
-					    http_each, &hs, &err), 0);
+	assert_int_equal(
+		store_each_item_ex(st, s, STORE_ITEMS_PAIRED | STORE_ITEMS_EXCHANGES, http_each, &hs, &err),
+		0);
 	assert_true(strstr(hs.log.data, "2 c2s body notification x=0 id= ev=5 r=0\n") != NULL);
 	mt_buf_release(&hs.log);
 	store_close(st);

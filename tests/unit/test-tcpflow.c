@@ -23,20 +23,20 @@
 
 /* What the handler was told. */
 struct rec {
-	struct mt_buf log;              /* every call, one line each */
-	struct mt_buf s[MAXC][2];       /* each connection's streams, gaps as {N} */
-	struct tf_conn conn[MAXC];      /* as opened */
+	struct mt_buf log;         /* every call, one line each */
+	struct mt_buf s[MAXC][2];  /* each connection's streams, gaps as {N} */
+	struct tf_conn conn[MAXC]; /* as opened */
 	int closed[MAXC];
 	enum tf_end_how how[MAXC];
 	struct tf *t;
-	uint64_t swap_at;               /* tf_swap this connection at its first data */
-	int verbose;                    /* the log says acks and times too */
-	unsigned copies;                /* data not delivered from the packet handed in */
+	uint64_t swap_at; /* tf_swap this connection at its first data */
+	int verbose;      /* the log says acks and times too */
+	unsigned copies;  /* data not delivered from the packet handed in */
 	unsigned calls;
-	struct mt_mem mem;              /* the budget's counter (tf_handler.mem) */
-	size_t per_conn, per_byte;      /* what the handler holds per connection and per byte
-					 * delivered (counted in mem until the close) */
-	size_t charged[MAXC];           /* ... by connection */
+	struct mt_mem mem;         /* the budget's counter (tf_handler.mem) */
+	size_t per_conn, per_byte; /* what the handler holds per connection and per byte
+				    * delivered (counted in mem until the close) */
+	size_t charged[MAXC];      /* ... by connection */
 };
 
 static struct rec *R;
@@ -89,8 +89,8 @@ static void on_data(void *state, const struct tf_conn *c, enum tf_dir d, const u
 	r->charged[SLOT(c->num)] += r->per_byte * n;
 	mt_mem_add(&r->mem, r->per_byte * n);
 	mt_buf_append(&r->s[SLOT(c->num)][d], p, n);
-	mt_buf_printf(&r->log, "data %llu %s %zu%s\n", (unsigned long long)c->num, d ? "s2c" : "c2s",
-		      n, extra(r, 1, ack, us));
+	mt_buf_printf(&r->log, "data %llu %s %zu%s\n", (unsigned long long)c->num, d ? "s2c" : "c2s", n,
+		      extra(r, 1, ack, us));
 	if (!(cur_pkt && p >= cur_pkt && p + n <= cur_pkt + cur_len))
 		r->copies++;
 	r->calls++;
@@ -210,8 +210,8 @@ static void hand(struct tf *t, int64_t us, const uint8_t *f, size_t n, size_t ca
 }
 
 /* A segment from the client (c2s) or the server, at time us (ms). */
-static void seg_n(struct tf *t, int c2s, uint32_t seq, uint32_t ack, uint8_t fl, const void *data,
-		  size_t len, int64_t ms)
+static void seg_n(struct tf *t, int c2s, uint32_t seq, uint32_t ack, uint8_t fl, const void *data, size_t len,
+		  int64_t ms)
 {
 	static uint8_t f[PK_MAX];
 	struct pk_seg s;
@@ -235,8 +235,7 @@ static void seg_n(struct tf *t, int c2s, uint32_t seq, uint32_t ack, uint8_t fl,
 
 static void seg(struct tf *t, int c2s, uint32_t seq, uint8_t fl, const char *data, int64_t ms)
 {
-	seg_n(t, c2s, seq, 0, fl | (fl & PK_SYN && !c2s ? PK_ACK : 0),
-	      data, data ? strlen(data) : 0, ms);
+	seg_n(t, c2s, seq, 0, fl | (fl & PK_SYN && !c2s ? PK_ACK : 0), data, data ? strlen(data) : 0, ms);
 }
 
 /* SYN (client ISN ci), SYN-ACK (server ISN si), ACK. */
@@ -247,15 +246,15 @@ static void handshake(struct tf *t, uint32_t ci, uint32_t si)
 	seg_n(t, 1, ci + 1, si + 1, PK_ACK, NULL, 0, 0);
 }
 
-static struct tf_stats ST(struct tf *t)
-{
+static struct tf_stats ST(struct tf *t) {
 	struct tf_stats s;
 
 	tf_stats(t, &s);
 	return s;
 }
 
-static void test_in_order(void **state)
+static void
+test_in_order(void **state)
 {
 	struct tf *t;
 	struct tf_stats s;
@@ -305,8 +304,8 @@ static void test_reordered(void **state)
 	t = mk();
 	handshake(t, 100, 900);
 	seg(t, 1, 101, PK_ACK, "aaaa", 1);
-	seg(t, 1, 109, PK_ACK, "cccc", 2);      /* before bbbb */
-	seg(t, 1, 117, PK_ACK, "eeee", 3);      /* before dddd */
+	seg(t, 1, 109, PK_ACK, "cccc", 2); /* before bbbb */
+	seg(t, 1, 117, PK_ACK, "eeee", 3); /* before dddd */
 	assert_string_equal(S(1, TF_C2S), "aaaa");
 	seg(t, 1, 105, PK_ACK, "bbbb", 4);
 	assert_string_equal(S(1, TF_C2S), "aaaabbbbcccc");
@@ -331,23 +330,23 @@ static void test_retransmit_overlap(void **state)
 	t = mk();
 	handshake(t, 0, 0);
 	seg(t, 1, 1, PK_ACK, "01234", 1);
-	seg(t, 1, 1, PK_ACK, "01234", 2);      /* a retransmission: nothing new */
-	seg(t, 1, 4, PK_ACK, "XXxyz", 3);      /* overlaps: only "xyz" is new */
+	seg(t, 1, 1, PK_ACK, "01234", 2); /* a retransmission: nothing new */
+	seg(t, 1, 4, PK_ACK, "XXxyz", 3); /* overlaps: only "xyz" is new */
 	assert_string_equal(S(1, TF_C2S), "01234xyz");
 	s = ST(t);
 	assert_int_equal(s.retransmitted, 2);
 	/* Held bytes win over a later copy of them. */
-	seg(t, 1, 11, PK_ACK, "KLM", 4);       /* [10,13) held */
-	seg(t, 1, 15, PK_ACK, "PQ", 5);        /* [14,16) held */
-	seg(t, 1, 9, PK_ACK, "9abcdefgh", 6);  /* [8,17): new: [8,10) "9a", [13,14) "e", [16,17) "h" */
+	seg(t, 1, 11, PK_ACK, "KLM", 4);      /* [10,13) held */
+	seg(t, 1, 15, PK_ACK, "PQ", 5);       /* [14,16) held */
+	seg(t, 1, 9, PK_ACK, "9abcdefgh", 6); /* [8,17): new: [8,10) "9a", [13,14) "e", [16,17) "h" */
 	assert_string_equal(S(1, TF_C2S), "01234xyz9aKLMePQh");
 	s = ST(t);
 	assert_int_equal(s.retransmitted, 3);
 	assert_int_equal(s.out_of_order, 2);
 	/* An early segment overlapping held ones keeps only what they lack. */
-	seg(t, 1, 21, PK_ACK, "uv", 7);        /* [20,22) */
-	seg(t, 1, 19, PK_ACK, "stUVw", 8);     /* [18,23): new [18,20) and [22,23) */
-	seg(t, 1, 19, PK_ACK, "ST", 9);        /* all held already */
+	seg(t, 1, 21, PK_ACK, "uv", 7);    /* [20,22) */
+	seg(t, 1, 19, PK_ACK, "stUVw", 8); /* [18,23): new [18,20) and [22,23) */
+	seg(t, 1, 19, PK_ACK, "ST", 9);    /* all held already */
 	seg(t, 1, 18, PK_ACK, "r", 10);
 	assert_string_equal(S(1, TF_C2S), "01234xyz9aKLMePQhrstuvw");
 	s = ST(t);
@@ -405,7 +404,7 @@ static void test_lost(void **state)
 	handshake(t, 1, 1);
 	seg(t, 1, 2, PK_ACK, "abc", 20);
 	seg(t, 1, 8, PK_ACK, "ghi", 21);
-	seg(t, 1, 5, PK_ACK, big, 22);  /* a retransmission that covers the hole and more */
+	seg(t, 1, 5, PK_ACK, big, 22); /* a retransmission that covers the hole and more */
 	assert_int_equal(R->s[3][TF_C2S].len, 1463);
 	assert_memory_equal(S(3, TF_C2S), "abcbbbghibbb", 12);
 	s = ST(t);
@@ -426,10 +425,10 @@ static void test_wraparound(void **state)
 	handshake(t, 0xfffffff8u, 0x7ffffff0u);
 	seg(t, 1, 0xfffffff9u, PK_ACK, "0123456789", 1); /* across the wrap */
 	seg(t, 1, 0x00000003u, PK_ACK, "abc", 2);
-	seg(t, 1, 0x00000009u, PK_ACK, "ghi", 3);         /* early, past the wrap */
-	seg(t, 1, 0xfffffffbu, PK_ACK, "23", 4);          /* old, from before it */
+	seg(t, 1, 0x00000009u, PK_ACK, "ghi", 3); /* early, past the wrap */
+	seg(t, 1, 0xfffffffbu, PK_ACK, "23", 4);  /* old, from before it */
 	seg(t, 1, 0x00000006u, PK_ACK, "def", 5);
-	seg(t, 0, 0x7ffffff1u, PK_ACK, "ok", 6);          /* the server's side passes 2^31 */
+	seg(t, 0, 0x7ffffff1u, PK_ACK, "ok", 6); /* the server's side passes 2^31 */
 	seg(t, 0, 0x7ffffff3u, PK_ACK, "!", 7);
 	assert_string_equal(S(1, TF_C2S), "0123456789abcdefghi");
 	assert_string_equal(S(1, TF_S2C), "ok!");
@@ -462,8 +461,8 @@ static void test_midstream_and_swap(void **state)
 	C.cport = 1000;
 	C.sport = 8080;
 	R->swap_at = 2;
-	seg(t, 1, 1, PK_ACK, "GET /", 10);   /* reported s2c, then swapped */
-	seg(t, 1, 6, PK_ACK, " HTTP", 11);   /* c2s from now on */
+	seg(t, 1, 1, PK_ACK, "GET /", 10); /* reported s2c, then swapped */
+	seg(t, 1, 6, PK_ACK, " HTTP", 11); /* c2s from now on */
 	seg(t, 0, 1, PK_ACK, "200", 12);
 	assert_string_equal(S(2, TF_S2C), "GET /200");
 	assert_string_equal(S(2, TF_C2S), " HTTP");
@@ -503,22 +502,22 @@ static void test_acks(void **state)
 	t = mk();
 	R->verbose = 1;
 	handshake(t, ci, si);
-	sa(t, 1, ci + 1, si + 1, "GET /a", 1);  /* client [0, 6): the SYN-ACK's ACK is offset 0 */
+	sa(t, 1, ci + 1, si + 1, "GET /a", 1); /* client [0, 6): the SYN-ACK's ACK is offset 0 */
 	sa(t, 0, si + 1, ci + 7, "OK-a", 2);
-	sa(t, 0, si + 5, ci + 7, "more", 3);    /* server [4, 8) across the wrap */
-	sa(t, 1, ci + 11, si + 9, "HELD", 4);   /* client [10, 14), held with its own ACK (8) */
-	sa(t, 1, ci + 7, si + 5, "abcd", 5);    /* [6, 10), ACK 4: then HELD as it came */
+	sa(t, 0, si + 5, ci + 7, "more", 3);        /* server [4, 8) across the wrap */
+	sa(t, 1, ci + 11, si + 9, "HELD", 4);       /* client [10, 14), held with its own ACK (8) */
+	sa(t, 1, ci + 7, si + 5, "abcd", 5);        /* [6, 10), ACK 4: then HELD as it came */
 	seg_n(t, 1, ci + 15, 0, PK_PSH, "x", 1, 6); /* no ACK flag */
 	seg_n(t, 1, ci + 16, si + 9, PK_ACK | PK_FIN, NULL, 0, 7);
-	sa(t, 0, si + 9, ci + 17, "bye", 8);    /* ACKs the FIN: the stream's 15 bytes */
+	sa(t, 0, si + 9, ci + 17, "bye", 8); /* ACKs the FIN: the stream's 15 bytes */
 	/* Seen from the middle, the client guessed wrong and swapped at its first data. */
 	C.cport = 1000;
 	C.sport = 8080;
 	R->swap_at = 2;
-	sa(t, 1, 1, 500, "GET /", 10);          /* the other side's start is not known yet */
+	sa(t, 1, 1, 500, "GET /", 10); /* the other side's start is not known yet */
 	sa(t, 0, 500, 6, "200", 11);
 	sa(t, 1, 6, 503, " HTTP", 12);
-	sa(t, 0, 505, 11, "ZZ", 13);            /* held after a hole of 2 */
+	sa(t, 0, 505, 11, "ZZ", 13); /* held after a hole of 2 */
 	sa(t, 0, 503, 8, "YY", 14);
 	tf_finish(t, 20000);
 	assert_string_equal(S(1, TF_C2S), "GET /aabcdHELDx");
@@ -556,16 +555,16 @@ static void test_ack_gives_up(void **state)
 	handshake(t, 100, 500);
 	sa(t, 1, 101, 501, "req1;", 1);
 	/* req2; [5, 10) lost */
-	sa(t, 1, 111, 501, "req3;", 3);         /* held */
-	sa(t, 0, 501, 106, "resp1", 4);         /* ACKs up to the hole: nothing given up */
-	sa(t, 0, 506, 116, "resp2", 5);         /* ACKs past it: a gap, req3;, then resp2 */
+	sa(t, 1, 111, 501, "req3;", 3); /* held */
+	sa(t, 0, 501, 106, "resp1", 4); /* ACKs up to the hole: nothing given up */
+	sa(t, 0, 506, 116, "resp2", 5); /* ACKs past it: a gap, req3;, then resp2 */
 	assert_string_equal(S(1, TF_C2S), "req1;{5}req3;");
 	/* An ACK into a hole gives up only what it covers. */
-	sa(t, 1, 121, 511, "req5;", 6);         /* [20, 25) held; [15, 20) missing */
+	sa(t, 1, 121, 511, "req5;", 6);            /* [20, 25) held; [15, 20) missing */
 	seg_n(t, 0, 511, 118, PK_ACK, NULL, 0, 7); /* up to 17 */
-	sa(t, 1, 116, 511, "req4;", 8);         /* [15, 17) given up already: "q4;" is new */
+	sa(t, 1, 116, 511, "req4;", 8);            /* [15, 17) given up already: "q4;" is new */
 	/* Nothing held: what was acknowledged and never seen is a gap before the reply. */
-	sa(t, 0, 511, 131, "resp6", 9);         /* req6; [25, 30) was never captured */
+	sa(t, 0, 511, 131, "resp6", 9); /* req6; [25, 30) was never captured */
 	/* An ACK far past all that was seen is not believed. */
 	sa(t, 0, 516, 131 + (1u << 21), "x", 10);
 	seg_n(t, 1, 131, 517, PK_ACK | PK_FIN, NULL, 0, 11);
@@ -683,13 +682,13 @@ static void test_closed(void **state)
 	handshake(t, 100, 500);
 	sa(t, 1, 101, 501, "req", 1);
 	seg_n(t, 1, 104, 501, PK_ACK | PK_FIN, NULL, 0, 2);
-	seg_n(t, 0, 505, 105, PK_ACK | PK_FIN, NULL, 0, 3);  /* past [0, 4), not captured yet */
+	seg_n(t, 0, 505, 105, PK_ACK | PK_FIN, NULL, 0, 3); /* past [0, 4), not captured yet */
 	assert_int_equal(R->closed[1], 0);
 	sa(t, 0, 501, 105, "resp", 4);
 	assert_int_equal(R->how[1], TF_FIN);
-	seg_n(t, 1, 105, 506, PK_ACK, NULL, 0, 5);           /* the last ACK */
-	sa(t, 0, 501, 105, "resp", 200);                     /* sent again after the close */
-	sa(t, 0, 505, 105, "zz", 201);                       /* past its FIN */
+	seg_n(t, 1, 105, 506, PK_ACK, NULL, 0, 5); /* the last ACK */
+	sa(t, 0, 501, 105, "resp", 200);           /* sent again after the close */
+	sa(t, 0, 505, 105, "zz", 201);             /* past its FIN */
 	s = ST(t);
 	assert_int_equal(s.connections, 1);
 	assert_int_equal(s.retransmitted, 1);
@@ -728,7 +727,7 @@ static void test_closed(void **state)
 	seg_n(t, 1, 5, 2, PK_ACK | PK_FIN, NULL, 0, 60401);
 	seg_n(t, 0, 6, 6, PK_ACK | PK_FIN, NULL, 0, 60402);
 	seg_n(t, 1, 6, 7, PK_ACK, NULL, 0, 60403);
-	sa(t, 0, 2, 6, "resp", 60404);                       /* too late: given up already */
+	sa(t, 0, 2, 6, "resp", 60404); /* too late: given up already */
 	tf_finish(t, 70000000);
 	assert_string_equal(LOG(), "open 1 40000>3001\n"
 				   "data 1 c2s 3 ack=0 @1000\n"
@@ -770,9 +769,9 @@ static void test_closed(void **state)
 		sa(t, 1, 2, 2, "x", 1);
 		seg_n(t, 1, 3, 2, PK_RST | PK_ACK, NULL, 0, 2);
 	}
-	sa(t, 0, 2, 3, "y", 3);       /* 40012: its own */
+	sa(t, 0, 2, 3, "y", 3); /* 40012: its own */
 	C.cport = 40010;
-	sa(t, 0, 2, 3, "y", 3);       /* forgotten: a new connection */
+	sa(t, 0, 2, 3, "y", 3); /* forgotten: a new connection */
 	s = ST(t);
 	assert_int_equal(s.connections, 4);
 	assert_int_equal(s.late, 1);
@@ -796,7 +795,7 @@ static void test_idle(void **state)
 	C.cport = 40001;
 	seg(t, 1, 1, PK_ACK, "b", 1000); /* exactly idle_ms later: still open */
 	assert_int_equal(R->closed[1], 0);
-	seg(t, 1, 2, PK_ACK, "c", 1001);  /* now it has been idle longer */
+	seg(t, 1, 2, PK_ACK, "c", 1001); /* now it has been idle longer */
 	assert_int_equal(R->how[1], TF_IDLE);
 	assert_string_equal(S(1, TF_C2S), "a{3}e");
 	/* Time going back counts as the latest time seen. */
@@ -819,8 +818,8 @@ static void test_idle(void **state)
 /* Times: each packet keeps its own; the clock that judges idleness doubts one far away. */
 static void test_time(void **state)
 {
-	const int64_t b = 10000000;                             /* ms */
-	const int64_t far = b + 100LL * 365 * 86400 * 1000;     /* a century later */
+	const int64_t b = 10000000;                         /* ms */
+	const int64_t far = b + 100LL * 365 * 86400 * 1000; /* a century later */
 	const int64_t p = b + 632001, q = b - 7200000;
 	struct tf *t;
 	struct tf_stats s;
@@ -856,7 +855,7 @@ static void test_time(void **state)
 	sa(t, 1, 3, 1, "j", q + 2);
 	sa(t, 1, 4, 1, "k", q + 20000);
 	assert_int_equal(R->closed[3], 0);
-	sa(t, 1, 5, 1, "l", q + 32003);  /* 3 idle from q + 2 on */
+	sa(t, 1, 5, 1, "l", q + 32003); /* 3 idle from q + 2 on */
 	assert_int_equal(R->how[3], TF_IDLE);
 	/* The end the capture says is the century-ahead time: not believed either. */
 	tf_finish(t, far * 1000);
@@ -928,9 +927,9 @@ static void test_flow_bound(void **state)
 	assert_int_equal(s.gap_bytes, 20);
 	assert_int_equal(R->s[1][TF_C2S].len, 4 + 300 + 4 + 300);
 	/* Three holes: the first is given up on, the others stay while they fit. */
-	seg(t, 1, 631, PK_ACK, a, 5);  /* hole [620, 630) */
-	seg(t, 1, 741, PK_ACK, b, 6);  /* hole [730, 740) */
-	seg(t, 1, 851, PK_ACK, c, 7);  /* hole [840, 850): 3 held would pass */
+	seg(t, 1, 631, PK_ACK, a, 5); /* hole [620, 630) */
+	seg(t, 1, 741, PK_ACK, b, 6); /* hole [730, 740) */
+	seg(t, 1, 851, PK_ACK, c, 7); /* hole [840, 850): 3 held would pass */
 	s = ST(t);
 	assert_int_equal(s.flow_limit_hits, 3);
 	assert_int_equal(s.gaps, 3);
@@ -948,10 +947,10 @@ static void test_flow_bound(void **state)
 
 /* What the reassembler counts of its own against the budget. */
 struct costs {
-	size_t start;   /* once made (its hash table) */
-	size_t conn;    /* a connection */
-	size_t gone;    /* a closed connection remembered */
-	size_t gtable;  /* the table of those, made at the first */
+	size_t start;  /* once made (its hash table) */
+	size_t conn;   /* a connection */
+	size_t gone;   /* a closed connection remembered */
+	size_t gtable; /* the table of those, made at the first */
 };
 
 /* Measured on a reassembler of its own (R is made anew after). */
@@ -998,12 +997,12 @@ static void test_total_bound(void **state)
 	/* Room for two connections and three held segments of 100 bytes, exactly. */
 	L.total_bytes = k.start + 2 * k.conn + 3 * (100 + 64);
 	t = mk();
-	seg(t, 1, 1, PK_ACK, "x", 1);       /* conn 1 */
-	seg(t, 1, 11, PK_ACK, a, 2);        /* holds 164 */
-	seg(t, 1, 111, PK_ACK, a, 3);       /* 328 */
+	seg(t, 1, 1, PK_ACK, "x", 1); /* conn 1 */
+	seg(t, 1, 11, PK_ACK, a, 2);  /* holds 164 */
+	seg(t, 1, 111, PK_ACK, a, 3); /* 328 */
 	C.cport = 40001;
-	seg(t, 1, 1, PK_ACK, "y", 4);       /* conn 2 */
-	seg(t, 1, 11, PK_ACK, a, 5);        /* 492: all that fits */
+	seg(t, 1, 1, PK_ACK, "y", 4); /* conn 2 */
+	seg(t, 1, 11, PK_ACK, a, 5);  /* 492: all that fits */
 	assert_int_equal(R->mem.used, L.total_bytes);
 	assert_int_equal(ST(t).total_limit_hits, 0);
 	/* One more to hold: the connection seen longest ago is given up (its
@@ -1020,13 +1019,13 @@ static void test_total_bound(void **state)
 	assert_int_equal(R->closed[2], 0);
 	assert_string_equal(S(2, TF_C2S), "y");
 	assert_int_equal(R->mem.used, k.start + k.conn + 2 * 164);
-	seg(t, 1, 211, PK_ACK, a, 7);       /* fits: a connection costs more */
+	seg(t, 1, 211, PK_ACK, a, 7); /* fits: a connection costs more */
 	seg(t, 1, 311, PK_ACK, a, 8);
 	assert_int_equal(R->mem.used, k.start + k.conn + 4 * 164);
 	assert_int_equal(ST(t).total_limit_hits, 1);
 	/* A new connection that would pass it: conn 2, the only other, goes. */
 	C.cport = 40002;
-	seg(t, 1, 1, PK_ACK, "z", 9);       /* conn 3 */
+	seg(t, 1, 1, PK_ACK, "z", 9); /* conn 3 */
 	s = ST(t);
 	assert_int_equal(s.total_limit_hits, 2);
 	assert_int_equal(s.evicted_memory, 2);
@@ -1205,8 +1204,8 @@ static void test_max_flows(void **state)
 	C.cport = 40001;
 	seg(t, 1, 1, PK_ACK, "2", 2);
 	C.cport = 40000;
-	seg(t, 1, 2, PK_ACK, "1", 3);  /* conn 1 seen last: conn 2 goes first */
-	seg(t, 1, 5, PK_ACK, "h", 3);  /* held: a gap when evicted */
+	seg(t, 1, 2, PK_ACK, "1", 3); /* conn 1 seen last: conn 2 goes first */
+	seg(t, 1, 5, PK_ACK, "h", 3); /* held: a gap when evicted */
 	C.cport = 40002;
 	seg(t, 1, 1, PK_ACK, "3", 4);
 	assert_int_equal(R->how[2], TF_EVICTED);
@@ -1245,8 +1244,8 @@ static size_t ip_of(uint8_t *ip, int c2s, uint32_t seq, const char *data, uint16
 }
 
 /* Fragment [off, off + len) of ip, framed and handed at ms. */
-static void frag(struct tf *t, const uint8_t *ip, size_t n, size_t off, size_t len, int more,
-		 uint32_t id, int64_t ms)
+static void frag(struct tf *t, const uint8_t *ip, size_t n, size_t off, size_t len, int more, uint32_t id,
+		 int64_t ms)
 {
 	static uint8_t f[PK_MAX], fr[PK_MAX];
 	size_t k = pk_frag(fr, ip, n, off, len, more, id);
@@ -1259,7 +1258,7 @@ static void fragments(int v6)
 {
 	static uint8_t ip[PK_MAX], ip2[PK_MAX];
 	const char *msg = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL"; /* 48 */
-	size_t hdr = v6 ? 16 : 0;  /* the IPv6 extension headers, fragmented with the rest */
+	size_t hdr = v6 ? 16 : 0; /* the IPv6 extension headers, fragmented with the rest */
 	size_t n, end;
 	struct tf *t;
 	struct tf_stats s;
@@ -1321,13 +1320,13 @@ static void fragments(int v6)
 	L.frag_bytes = 2 * (64 + 24) + 64 + 16;
 	t = mk();
 	n = ip_of(ip, 1, 1, msg, 1);
-	frag(t, ip, n, 0, 24, 1, 1, 1);   /* 88 */
-	frag(t, ip, n, 0, 24, 1, 2, 1);   /* 176 */
-	frag(t, ip, n, 24, 16, 1, 3, 1);  /* 256: all that fits */
+	frag(t, ip, n, 0, 24, 1, 1, 1);  /* 88 */
+	frag(t, ip, n, 0, 24, 1, 2, 1);  /* 176 */
+	frag(t, ip, n, 24, 16, 1, 3, 1); /* 256: all that fits */
 	assert_int_equal(ST(t).frag_dropped, 0);
-	frag(t, ip, n, 24, 8, 1, 4, 1);   /* datagram 1 goes */
+	frag(t, ip, n, 24, 8, 1, 4, 1); /* datagram 1 goes */
 	assert_int_equal(ST(t).frag_dropped, 1);
-	frag(t, ip, n, 0, 200, 1, 5, 1);  /* bigger than the bound alone: dropped */
+	frag(t, ip, n, 0, 200, 1, 5, 1); /* bigger than the bound alone: dropped */
 	s = ST(t);
 	assert_int_equal(s.frag_dropped, 2);
 	assert_int_equal(s.fragments, 5);
@@ -1420,11 +1419,24 @@ static void test_link_types(void **state)
 	static const struct {
 		int lt, tags, v6;
 	} k[] = {
-		{DLT_EN10MB, 0, 0}, {DLT_EN10MB, 1, 0}, {DLT_EN10MB, 2, 0}, {DLT_EN10MB, 2, 1},
-		{DLT_LINUX_SLL, 0, 0}, {DLT_LINUX_SLL, 0, 1}, {DLT_LINUX_SLL2, 0, 0},
-		{DLT_LINUX_SLL2, 0, 1}, {DLT_NULL, 0, 0}, {DLT_NULL, 0, 1}, {DLT_LOOP, 0, 0},
-		{DLT_LOOP, 0, 1}, {DLT_RAW, 0, 0}, {DLT_RAW, 0, 1}, {101, 0, 0}, {101, 0, 1},
-		{DLT_IPV4, 0, 0}, {DLT_IPV6, 0, 1},
+		{DLT_EN10MB, 0, 0},
+		{DLT_EN10MB, 1, 0},
+		{DLT_EN10MB, 2, 0},
+		{DLT_EN10MB, 2, 1},
+		{DLT_LINUX_SLL, 0, 0},
+		{DLT_LINUX_SLL, 0, 1},
+		{DLT_LINUX_SLL2, 0, 0},
+		{DLT_LINUX_SLL2, 0, 1},
+		{DLT_NULL, 0, 0},
+		{DLT_NULL, 0, 1},
+		{DLT_LOOP, 0, 0},
+		{DLT_LOOP, 0, 1},
+		{DLT_RAW, 0, 0},
+		{DLT_RAW, 0, 1},
+		{101, 0, 0},
+		{101, 0, 1},
+		{DLT_IPV4, 0, 0},
+		{DLT_IPV6, 0, 1},
 	};
 	static uint8_t f[PK_MAX], ip[PK_MAX];
 	struct tf_stats s;
@@ -1512,8 +1524,8 @@ static void test_link_types(void **state)
 /* Garbage of every length on every link type, and valid packets with bytes changed. */
 static void test_garbage(void **state)
 {
-	static const int lts[] = {DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_NULL, DLT_LOOP,
-				  DLT_RAW, 101, DLT_IPV4, DLT_IPV6, 147, -1};
+	static const int lts[] = {DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_NULL, DLT_LOOP, DLT_RAW,
+				  101,        DLT_IPV4,      DLT_IPV6,       147,      -1};
 	static uint8_t f[PK_MAX];
 	uint32_t r = 12345;
 	struct tf *t;

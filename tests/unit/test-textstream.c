@@ -79,18 +79,33 @@ static char *base64_whole(const unsigned char *p, size_t n)
 	return r;
 }
 
-static size_t step_one(size_t i) { (void)i; return 1; }
-static size_t step_odd(size_t i) { return 1 + (i * 7919) % 9973; }
-static size_t step_big(size_t i) { return i % 2 ? 3 : 100000; }
-static size_t step_all(size_t i) { (void)i; return (size_t)-1; }
+static size_t step_one(size_t i)
+{
+	(void)i;
+	return 1;
+}
+static size_t step_odd(size_t i)
+{
+	return 1 + (i * 7919) % 9973;
+}
+static size_t step_big(size_t i)
+{
+	return i % 2 ? 3 : 100000;
+}
+static size_t step_all(size_t i)
+{
+	(void)i;
+	return (size_t)-1;
+}
 
 static size_t (*const steps[])(size_t) = {step_one, step_odd, step_big, step_all};
 
 /* n bytes of text: ASCII, quotes, controls, sequences of 2 to 4 bytes; bad: some bad bytes. */
 static unsigned char *text(size_t n, int bad, unsigned seed)
 {
-	static const char *const bits[] = {"a", "\"", "\\", "\n", "\x01", "\xc3\xa9", "\xe6\x97\xa5",
-					   "\xf0\x9d\x84\x9e", "/", "\x7f", "\t"};
+	static const char *const bits[] = {
+		"a", "\"",   "\\", "\n", "\x01", "\xc3\xa9", "\xe6\x97\xa5", "\xf0\x9d\x84\x9e",
+		"/", "\x7f", "\t"};
 	unsigned char *p = malloc(n + 4);
 	size_t at = 0;
 
@@ -166,8 +181,8 @@ static void test_bad_bytes(void **state)
 /* A sequence across a chunk's edge, each byte of it: the cut waits for the rest. */
 static void test_chunk_edges(void **state)
 {
-	static const char *const seqs[] = {"\xc3\xa9", "\xe6\x97\xa5", "\xf0\x9d\x84\x9e", "\xe6\x97",
-					   "\xf0\x9d\x84", "\xc3"};
+	static const char *const seqs[] = {"\xc3\xa9", "\xe6\x97\xa5", "\xf0\x9d\x84\x9e",
+					   "\xe6\x97", "\xf0\x9d\x84", "\xc3"};
 	(void)state;
 	for (size_t s = 0; s < sizeof(seqs) / sizeof(*seqs); s++) {
 		size_t k = strlen(seqs[s]);
@@ -218,10 +233,8 @@ static void test_write_fails(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_valid),
-		cmocka_unit_test(test_bad_bytes),
-		cmocka_unit_test(test_chunk_edges),
-		cmocka_unit_test(test_empty_and_short),
+		cmocka_unit_test(test_valid),       cmocka_unit_test(test_bad_bytes),
+		cmocka_unit_test(test_chunk_edges), cmocka_unit_test(test_empty_and_short),
 		cmocka_unit_test(test_write_fails),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -113,8 +113,8 @@ static void duration_ok(const char *s, int64_t unit_ns, int64_t want)
 	int64_t ns = -7;
 
 	if (mt_parse_duration(s, unit_ns, &ns) != 0 || ns != want)
-		fail_msg("'%s' (bare unit %lld ns): %lld ns, not %lld", s, (long long)unit_ns,
-			 (long long)ns, (long long)want);
+		fail_msg("'%s' (bare unit %lld ns): %lld ns, not %lld", s, (long long)unit_ns, (long long)ns,
+			 (long long)want);
 }
 
 static void duration_bad(const char *s, int64_t unit_ns)
@@ -144,9 +144,9 @@ static void test_parse_duration(void **state)
 	duration_ok("1.5", MT_SEC, 1500 * MT_MS);
 	duration_ok("0.25", MT_MS, 250 * MT_US);
 	duration_ok("0.001ms", 1, 1000);
-	duration_ok("1.0000000000001h", 1, MT_HOUR);              /* 0.36 ns: down */
-	duration_ok("1.0000000000002h", 1, MT_HOUR + 1);          /* 0.72 ns: up */
-	duration_ok("0.5ns", 1, 1);                               /* a half: up */
+	duration_ok("1.0000000000001h", 1, MT_HOUR);     /* 0.36 ns: down */
+	duration_ok("1.0000000000002h", 1, MT_HOUR + 1); /* 0.72 ns: up */
+	duration_ok("0.5ns", 1, 1);                      /* a half: up */
 	duration_ok("0.4999999999999999999999ns", 1, 0);
 	duration_ok("0.1h", 1, 360 * MT_SEC);
 	duration_ok("0.333333333333333333333333333333h", 1, 1200 * MT_SEC);

@@ -139,15 +139,15 @@ static void put_str(struct writer *w, enum writer_stream s, const char *text)
 	writer_put(w, s, text, strlen(text));
 }
 
-#define assert_rec(rs, i, seq_, type_, kind_, text)                                         \
-	do {                                                                                \
-		const struct rec *r_ = &(rs)->v[(i)];                                       \
-		assert_true((size_t)(i) < (rs)->n);                                         \
-		assert_int_equal(r_->seq, (seq_));                                          \
-		assert_int_equal(r_->type, (type_));                                        \
-		assert_string_equal(r_->kind, (kind_));                                     \
-		assert_int_equal(r_->len, strlen(text));                                    \
-		assert_memory_equal(r_->raw, (text), strlen(text));                         \
+#define assert_rec(rs, i, seq_, type_, kind_, text)                 \
+	do {                                                        \
+		const struct rec *r_ = &(rs)->v[(i)];               \
+		assert_true((size_t)(i) < (rs)->n);                 \
+		assert_int_equal(r_->seq, (seq_));                  \
+		assert_int_equal(r_->type, (type_));                \
+		assert_string_equal(r_->kind, (kind_));             \
+		assert_int_equal(r_->len, strlen(text));            \
+		assert_memory_equal(r_->raw, (text), strlen(text)); \
 	} while (0)
 
 /* ---- one producer ---- */
@@ -170,15 +170,15 @@ static void test_put_order(void **state)
 	put_str(w, WS_C2S, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
 	put_str(w, WS_S2C, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
 	put_str(w, WS_STDERR, "log 1\n");
-	put_str(w, WS_C2S, "{\"jsonrpc\":\"2.0\",");  /* completed later */
+	put_str(w, WS_C2S, "{\"jsonrpc\":\"2.0\","); /* completed later */
 	put_str(w, WS_S2C, "not json\r\n");
-	put_str(w, WS_STDERR, "log ");                 /* completed later */
+	put_str(w, WS_STDERR, "log "); /* completed later */
 	put_str(w, WS_C2S, "\"method\":\"n\"}\n{\"a\":1}\n");
 	put_str(w, WS_STDERR, "2\n");
 	put_str(w, WS_S2C, "half");
-	writer_put(w, WS_S2C, NULL, 0);                 /* the stream ends: "half" now */
+	writer_put(w, WS_S2C, NULL, 0); /* the stream ends: "half" now */
 	put_str(w, WS_C2S, "[1]\n");
-	put_str(w, WS_C2S, "tail");                     /* ends at writer_finish */
+	put_str(w, WS_C2S, "tail"); /* ends at writer_finish */
 	assert_int_equal(writer_finish(w, &e, &stats), 0);
 
 	assert_int_equal(stats.stored_messages, 8);
@@ -195,8 +195,7 @@ static void test_put_order(void **state)
 		   "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
 	assert_rec(&rs, 2, 3, STORE_ITEM_STDERR, "stderr", "log 1\n");
 	assert_rec(&rs, 3, 4, STORE_ITEM_MESSAGE, "invalid", "not json\r\n");
-	assert_rec(&rs, 4, 5, STORE_ITEM_MESSAGE, "notification",
-		   "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n");
+	assert_rec(&rs, 4, 5, STORE_ITEM_MESSAGE, "notification", "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n");
 	assert_rec(&rs, 5, 6, STORE_ITEM_MESSAGE, "notjsonrpc", "{\"a\":1}\n");
 	assert_rec(&rs, 6, 7, STORE_ITEM_STDERR, "stderr", "log 2\n");
 	assert_rec(&rs, 7, 8, STORE_ITEM_MESSAGE, "invalid", "half");
@@ -497,8 +496,9 @@ static void test_initialize_unanswered(void **state)
 		"{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\",\"params\":{"
 		"\"protocolVersion\":\"2024-11-05\",\"clientInfo\":{\"name\":\"c\"}}}\n");
 	/* Same id digits, but a number: not the answer. */
-	put_str(w, WS_S2C, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"serverInfo\":"
-			   "{\"name\":\"no\"}}}\n");
+	put_str(w, WS_S2C,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"serverInfo\":"
+		"{\"name\":\"no\"}}}\n");
 	assert_int_equal(writer_finish(w, NULL, NULL), 0);
 	get_session(fx.db, fx.session, &row);
 	assert_string_equal(row.protocol_version, "2024-11-05");
@@ -696,8 +696,7 @@ static void test_sync(void **state)
 	o.batch_rows = 100000;
 	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
 	assert_int_equal(sqlite3_open_v2(fx.db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM message", -1, &q, NULL),
-			 SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM message", -1, &q, NULL), SQLITE_OK);
 	for (int i = 1; i <= 20; i++) {
 		put_str(w, WS_C2S, "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n");
 		assert_int_equal(sqlite3_step(q), SQLITE_ROW);
@@ -774,8 +773,7 @@ static void test_batch_rows(void **state)
 	fixture_close(&fx);
 	assert_int_equal(stats.stored_messages, 200);
 	if (stats.commits < 20)
-		fail_msg("200 rows with batch_rows 10 took %llu commits",
-			 (unsigned long long)stats.commits);
+		fail_msg("200 rows with batch_rows 10 took %llu commits", (unsigned long long)stats.commits);
 }
 
 /* ---- writer_stop ---- */
@@ -793,8 +791,10 @@ static void *blocked_produce(void *arg)
 	char line[128];
 
 	for (int i = 0; i < b->lines; i++) {
-		int n = snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"method\":\"n\","
-				 "\"params\":{\"i\":%d,\"pad\":\"%060d\"}}\n", i, i);
+		int n = snprintf(line, sizeof(line),
+				 "{\"jsonrpc\":\"2.0\",\"method\":\"n\","
+				 "\"params\":{\"i\":%d,\"pad\":\"%060d\"}}\n",
+				 i, i);
 		writer_put(b->w, WS_C2S, line, (size_t)n);
 	}
 	pthread_mutex_lock(&b->mu);
@@ -912,8 +912,7 @@ static void test_lock_holds_not_waits(void **state)
 	usleep(1500 * 1000 - waited_ms * 1000);
 	/* Nothing of the 1000 is in the file while the lock is held. */
 	sqlite3_stmt *q = NULL;
-	assert_int_equal(sqlite3_prepare_v2(lock, "SELECT count(*) FROM message", -1, &q, NULL),
-			 SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(lock, "SELECT count(*) FROM message", -1, &q, NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
 	int during = sqlite3_column_int(q, 0);
 	sqlite3_finalize(q);
@@ -967,8 +966,10 @@ static void test_backlog_does_not_stall(void **state)
 	put_str(w, WS_S2C, "{\"jsonrpc\":\"2.0\",\"method\":\"second\"}\n");
 	usleep(100 * 1000); /* the writer met the lock with it */
 	for (; n < 8000; n++) {
-		int len = snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":"
-					 "{\"i\":%d,\"p\":\"%01000d\"}}\n", n, 0);
+		int len = snprintf(line, sizeof(line),
+				   "{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":"
+				   "{\"i\":%d,\"p\":\"%01000d\"}}\n",
+				   n, 0);
 		writer_put(w, WS_S2C, line, (size_t)len);
 	}
 	sqlite3_exec(lock, "ROLLBACK", NULL, NULL, NULL);
@@ -976,8 +977,10 @@ static void test_backlog_does_not_stall(void **state)
 	/* The lock is gone: go on talking, a line a millisecond, while the
 	 * backlog is stored. */
 	for (; n < 8200; n++) {
-		int len = snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":"
-					 "{\"i\":%d}}\n", n);
+		int len = snprintf(line, sizeof(line),
+				   "{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":"
+				   "{\"i\":%d}}\n",
+				   n);
 		writer_put(w, WS_S2C, line, (size_t)len);
 		usleep(1000);
 	}
@@ -1023,8 +1026,7 @@ static void test_open_locked(void **state)
 	int64_t took = mt_mono_ns() - before;
 	usleep(400 * 1000);
 	sqlite3_stmt *q = NULL;
-	assert_int_equal(sqlite3_prepare_v2(lock, "SELECT count(*) FROM session", -1, &q, NULL),
-			 SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(lock, "SELECT count(*) FROM session", -1, &q, NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
 	int sessions_during = sqlite3_column_int(q, 0);
 	sqlite3_finalize(q);
@@ -1095,7 +1097,7 @@ static void test_give_up(void **state)
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_int_equal(got, (ssize_t)sizeof(res));
-	assert_int_equal(res[0], 9);  /* writer_finish returned -1 */
+	assert_int_equal(res[0], 9); /* writer_finish returned -1 */
 	assert_int_equal(res[1], 0);
 	assert_int_equal(res[2], 50);
 	store_close(fx.st); /* (the child had the writer; this process's copy is closed here) */
@@ -1115,8 +1117,8 @@ struct fail_producer {
 	struct writer *w;
 	enum writer_stream s;
 	int lines;
-	int oversized;   /* every 7th line above --max-message */
-	uint64_t bytes;  /* put */
+	int oversized;  /* every 7th line above --max-message */
+	uint64_t bytes; /* put */
 };
 
 static void *fail_produce(void *arg)
@@ -1166,8 +1168,7 @@ static void fail_child(const char *db, int fd, off_t room, int with_stderr, int 
 	memset(&res, 0, sizeof(res));
 	alarm(120);
 	signal(SIGXFSZ, SIG_IGN);
-	if (store_open(db, STORE_WRITE, &st, &err) ||
-	    store_session_create(st, &sn, &session, &err))
+	if (store_open(db, STORE_WRITE, &st, &err) || store_session_create(st, &sn, &session, &err))
 		_exit(10);
 	off_t cur = file_size(db) > file_size(wal) ? file_size(db) : file_size(wal);
 	free(wal);
@@ -1212,14 +1213,13 @@ struct fail_outcome {
 	struct fail_result res;
 	char err_text[8192];
 	uint64_t msg_rows, stderr_rows, gap_rows;
-	uint64_t stored_bytes;              /* of the message and stderr rows */
-	int64_t last_seq;                  /* the last stored message or stderr row */
+	uint64_t stored_bytes; /* of the message and stderr rows */
+	int64_t last_seq;      /* the last stored message or stderr row */
 	int64_t gap_seq, gap_msgs, gap_bytes;
 	int seq_dense;
 };
 
-static void run_failing_store(off_t room, int with_stderr, int oversized,
-			      struct fail_outcome *out)
+static void run_failing_store(off_t room, int with_stderr, int oversized, struct fail_outcome *out)
 {
 	struct recs rs;
 	int pfd[2], status = 0;
@@ -1297,8 +1297,7 @@ static void check_failing_store(off_t room)
 	assert_int_equal(out.res.finish_rc, -1);
 	assert_true(st->lost_messages > 0);
 	assert_true(st->lost_bytes > 0);
-	assert_int_equal(st->stored_messages + st->stored_stderr + st->lost_messages,
-			 out.res.put_lines);
+	assert_int_equal(st->stored_messages + st->stored_stderr + st->lost_messages, out.res.put_lines);
 	/* What was committed is there, in dense seq order from 1. */
 	assert_true(out.seq_dense);
 	assert_true(out.gap_rows <= 1);
@@ -1306,8 +1305,7 @@ static void check_failing_store(off_t room)
 		assert_int_equal(out.gap_msgs, (int64_t)st->lost_messages);
 		assert_int_equal(out.gap_bytes, (int64_t)st->lost_bytes);
 	}
-	assert_int_equal(out.msg_rows + out.stderr_rows,
-			 st->stored_messages + st->stored_stderr);
+	assert_int_equal(out.msg_rows + out.stderr_rows, st->stored_messages + st->stored_stderr);
 }
 
 /* No room at all: the first batch that needs the file to grow fails. */
@@ -1337,8 +1335,8 @@ static void test_store_fail_gap_seq(void **state)
 	run_failing_store(64 * 1024, 0, 0, &out);
 	assert_int_equal(out.gap_rows, 1);
 	if (out.gap_seq != out.last_seq + 1)
-		fail_msg("gap seq %lld, but the last stored row is seq %lld",
-			 (long long)out.gap_seq, (long long)out.last_seq);
+		fail_msg("gap seq %lld, but the last stored row is seq %lld", (long long)out.gap_seq,
+			 (long long)out.last_seq);
 }
 
 /*
@@ -1352,13 +1350,12 @@ static void test_store_fail_counters(void **state)
 	(void)state;
 	run_failing_store(64 * 1024, 1, 0, &out);
 	assert_int_equal(out.res.finish_rc, -1);
-	if (out.msg_rows != out.res.stats.stored_messages ||
-	    out.stderr_rows != out.res.stats.stored_stderr)
+	if (out.msg_rows != out.res.stats.stored_messages || out.stderr_rows != out.res.stats.stored_stderr)
 		fail_msg("stats say %llu messages and %llu stderr lines stored; the file holds "
 			 "%llu and %llu",
 			 (unsigned long long)out.res.stats.stored_messages,
-			 (unsigned long long)out.res.stats.stored_stderr,
-			 (unsigned long long)out.msg_rows, (unsigned long long)out.stderr_rows);
+			 (unsigned long long)out.res.stats.stored_stderr, (unsigned long long)out.msg_rows,
+			 (unsigned long long)out.stderr_rows);
 	assert_int_equal(out.res.stats.stored_messages + out.res.stats.stored_stderr +
 				 out.res.stats.lost_messages,
 			 out.res.put_lines);
@@ -1380,7 +1377,6 @@ static void test_store_fail_bytes(void **state)
 			 out.res.put_lines);
 }
 
-
 /* ---- the HTTP tap's records ---- */
 
 /* What one run of http_records stored: the exchanges and messages, as text
@@ -1392,13 +1388,17 @@ static char *http_dump(const char *db)
 	struct mt_buf out = MT_BUF_INIT;
 
 	assert_int_equal(sqlite3_open_v2(db, &d, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(d,
-		"SELECT 'X', session, seq, conn, method, target, req_headers, quote(req_body),"
-		" status, resp_headers, resp_type, first_byte_ns, end_ns, outcome, error,"
-		" quote(resp_body), last_event_id FROM http_exchange"
-		" UNION ALL SELECT 'M', session, seq, exchange, dir, channel, kind, sse_id, replayed,"
-		" raw, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM message"
-		" ORDER BY 2, 3", -1, &q, NULL), SQLITE_OK);
+	assert_int_equal(
+		sqlite3_prepare_v2(
+			d,
+			"SELECT 'X', session, seq, conn, method, target, req_headers, quote(req_body),"
+			" status, resp_headers, resp_type, first_byte_ns, end_ns, outcome, error,"
+			" quote(resp_body), last_event_id FROM http_exchange"
+			" UNION ALL SELECT 'M', session, seq, exchange, dir, channel, kind, sse_id, replayed,"
+			" raw, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM message"
+			" ORDER BY 2, 3",
+			-1, &q, NULL),
+		SQLITE_OK);
 	while (sqlite3_step(q) == SQLITE_ROW) {
 		for (int i = 0; i < sqlite3_column_count(q); i++) {
 			const unsigned char *v = sqlite3_column_text(q, i);
@@ -1433,8 +1433,10 @@ static char *http_records(size_t batch_rows, struct writer_stats *stats)
 	static const char call[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}";
 	static const char answer[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}";
 	static const char raw_key[16] = "0123456789abcdef";
-	struct store_session_new sn = {.transport = "http", .started_wall = 1,
-				       .upstream = "http://u/mcp", .client_addr = "127.0.0.1:1"};
+	struct store_session_new sn = {.transport = "http",
+				       .started_wall = 1,
+				       .upstream = "http://u/mcp",
+				       .client_addr = "127.0.0.1:1"};
 	struct writer_opts o;
 	struct mt_redact *r = mt_redact_new((const unsigned char *)raw_key);
 	char *dir = unit_tmpdir(), *db = mt_asprintf("%s/h.db", dir), *dump;
@@ -1449,11 +1451,19 @@ static char *http_records(size_t batch_rows, struct writer_stats *stats)
 	h1 = writer_session_new(w, &sn, 0);
 	h2 = writer_session_new(w, &sn, 0);
 	for (int h = h1; h <= h2; h++) {
-		struct writer_exchange x = {.seq = 1, .conn = h, .method = "POST",
-					    .target = "/mcp?api_key=k3y-in-the-url&x=1", .h = req,
+		struct writer_exchange x = {.seq = 1,
+					    .conn = h,
+					    .method = "POST",
+					    .target = "/mcp?api_key=k3y-in-the-url&x=1",
+					    .h = req,
 					    .nh = 4};
-		struct writer_http_msg m = {.sess = h, .seq = 2, .s = WS_C2S, .channel = "body",
-					    .exchange = 1, .p = call, .n = strlen(call)};
+		struct writer_http_msg m = {.sess = h,
+					    .seq = 2,
+					    .s = WS_C2S,
+					    .channel = "body",
+					    .exchange = 1,
+					    .p = call,
+					    .n = strlen(call)};
 		writer_put_exchange_begin(w, h, &x);
 		writer_put_msg(w, &m);
 		writer_put_exchange_head(w, h, 1, 200, rsp, 2, "sse", 1500);
@@ -1465,12 +1475,16 @@ static char *http_records(size_t batch_rows, struct writer_stats *stats)
 		m.n = strlen(answer);
 		writer_put_msg(w, &m);
 		writer_put_exchange_end(w, h, 1, 3000, "complete", NULL, NULL, 0);
-		struct writer_exchange g = {.seq = 4, .conn = h, .method = "GET", .target = "/mcp",
-					    .h = get, .nh = 1};
+		struct writer_exchange g = {
+			.seq = 4, .conn = h, .method = "GET", .target = "/mcp", .h = get, .nh = 1};
 		writer_put_exchange_begin(w, h, &g);
 		writer_put_exchange_head(w, h, 4, 200, NULL, 0, "sse", 4500);
-		struct writer_exchange d = {.seq = 5, .conn = h, .method = "DELETE",
-					    .target = "/mcp", .body = "x", .body_len = 1};
+		struct writer_exchange d = {.seq = 5,
+					    .conn = h,
+					    .method = "DELETE",
+					    .target = "/mcp",
+					    .body = "x",
+					    .body_len = 1};
 		writer_put_exchange_begin(w, h, &d);
 	}
 	assert_int_equal(writer_finish(w, NULL, stats), 0);
@@ -1512,16 +1526,19 @@ static void test_http_exchange_rows(void **state)
 		snprintf(want, sizeof(want),
 			 "|200|[[\"Content-Type\",\"text/event-stream\"],[\"Set-Cookie\",\"sid=[redacted:");
 		assert_non_null(strstr(a, want));
-		snprintf(want, sizeof(want), "|sse|1500|3000|complete|~|NULL|e7\n"
-			 "M|%d|2|1|c2s|body|request|~|0|{", s);
+		snprintf(want, sizeof(want),
+			 "|sse|1500|3000|complete|~|NULL|e7\n"
+			 "M|%d|2|1|c2s|body|request|~|0|{",
+			 s);
 		assert_non_null(strstr(a, want));
 		snprintf(want, sizeof(want), "M|%d|3|1|s2c|sse|response|e8|0|{", s);
 		assert_non_null(strstr(a, want));
-		snprintf(want, sizeof(want), "X|%d|4|%d|GET|/mcp|[[\"Accept\",\"text/event-stream\"]]|"
-			 "NULL|200|[]|sse|4500|~|~|~|NULL|~\n", s, s);
-		assert_non_null(strstr(a, want));
-		snprintf(want, sizeof(want), "X|%d|5|%d|DELETE|/mcp|[]|X'78'|~|~|~|~|~|~|~|NULL|~\n",
+		snprintf(want, sizeof(want),
+			 "X|%d|4|%d|GET|/mcp|[[\"Accept\",\"text/event-stream\"]]|"
+			 "NULL|200|[]|sse|4500|~|~|~|NULL|~\n",
 			 s, s);
+		assert_non_null(strstr(a, want));
+		snprintf(want, sizeof(want), "X|%d|5|%d|DELETE|/mcp|[]|X'78'|~|~|~|~|~|~|~|NULL|~\n", s, s);
 		assert_non_null(strstr(a, want));
 	}
 	free(a);
@@ -1553,8 +1570,8 @@ static void test_http_meta_client(void **state)
 	writer_opts_default(&o);
 	w = writer_open_shared(db, &o);
 	h = writer_session_new(w, &sn, 0);
-	struct writer_http_msg m = {.sess = h, .seq = 1, .s = WS_C2S, .channel = "body", .p = first,
-				    .n = strlen(first)};
+	struct writer_http_msg m = {
+		.sess = h, .seq = 1, .s = WS_C2S, .channel = "body", .p = first, .n = strlen(first)};
 	writer_put_msg(w, &m);
 	m.seq = 2;
 	m.p = later;
