@@ -8,7 +8,7 @@
 #          (an import's peak RSS), clickhouse-server and -client (export -T jsonl's
 #          load), jq (an export's HAR), tshark and capinfos (what export -T pcapng
 #          writes), chromium (report's HTML, headless), mandoc (mandoc -T lint of the
-#          man pages), and node/npm for the end-to-end tests
+#          man pages), clang-format (the layout of the C files), and node/npm for the end-to-end tests
 #   node   npm ci in tests/node (the pinned MCP peers from the npm registry)
 #   bench  GNU time (peak RSS), taskset, nginx (the plain HTTP relay of section (k)),
 #          tshark (pcap import's comparison, section (m)), chromium (the report
@@ -30,7 +30,7 @@ for what in "$@"; do
 	build)
 		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libevent-dev libssl-dev zlib1g-dev libcurl4-openssl-dev libpcap-dev libhttp-parser-dev sqlite3; do need_pkg "$p"; done ;;
 	test)
-		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libevent-dev libssl-dev zlib1g-dev libcurl4-openssl-dev libpcap-dev libhttp-parser-dev libcmocka-dev sqlite3 tcpdump stunnel4 openssl util-linux cppcheck valgrind perl libxml2-utils mandoc time jq tshark clickhouse-server clickhouse-client chromium; do
+		for p in gcc make pkg-config libc6-dev libjansson-dev libsqlite3-dev libevent-dev libssl-dev zlib1g-dev libcurl4-openssl-dev libpcap-dev libhttp-parser-dev libcmocka-dev sqlite3 tcpdump stunnel4 openssl util-linux cppcheck valgrind perl libxml2-utils mandoc clang-format time jq tshark clickhouse-server clickhouse-client chromium; do
 			need_pkg "$p"
 		done
 		command -v node >/dev/null 2>&1 || want="$want nodejs"

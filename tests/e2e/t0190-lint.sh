@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 check "cppcheck finds nothing" cppcheck --enable=warning,performance,portability --error-exitcode=1 \
-	--quiet --inline-suppr -I"$TOP" -D_GNU_SOURCE --std=c11 "$TOP/mcptap.c" "$TOP/schema" \
+	--quiet --inline-suppr -I"$TOP" -D_GNU_SOURCE --std=c11 "$TOP/mcptap.c" "$TOP/cli.c" "$TOP/schema" \
 	"$TOP/tap" "$TOP/analyze" "$TOP/tests/peers" "$TOP/tests/bench"
 
 # The release binary (a sanitizer build does not run under valgrind).
