@@ -19,7 +19,7 @@ static const char *const jsv_unsupported[] = {
 	"unevaluatedItems", "$dynamicRef",       "$recursiveRef",    NULL,
 };
 
-static const char *type_name(json_t *v)
+const char *jsv_type_name(json_t *v)
 {
 	if (!v)
 		return "nothing";
@@ -214,7 +214,7 @@ static int jsv_type(struct jsv *v, json_t *s, json_t *x)
 	} else {
 		return 1;
 	}
-	return ok ? 1 : jsv_fail(v, "expected %s, got %s", want, type_name(x));
+	return ok ? 1 : jsv_fail(v, "expected %s, got %s", want, jsv_type_name(x));
 }
 
 static int jsv_number(struct jsv *v, json_t *s, double x)

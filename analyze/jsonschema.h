@@ -71,4 +71,7 @@ void jsv_skipped_text(const struct jsv *v, char *out, size_t n);
  * levels compare unequal; so does NULL. */
 int jsv_equal(json_t *a, json_t *b);
 
+/* What a JSON value is, for a message: "an object", "a string", ...; "nothing" for NULL. */
+const char *jsv_type_name(json_t *v);
+
 #endif

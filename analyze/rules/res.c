@@ -59,22 +59,6 @@ static void said(struct rep *r)
 			  r->more == 1 ? "problem" : "problems");
 }
 
-static const char *type_name(json_t *v)
-{
-	if (!v)
-		return "nothing";
-	switch (json_typeof(v)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
-	case JSON_INTEGER: return "an integer";
-	case JSON_REAL: return "a number";
-	case JSON_TRUE:
-	case JSON_FALSE: return "a boolean";
-	default: return "null";
-	}
-}
-
 static int is_method(const struct an_ctx *c, const char *name)
 {
 	return c->m && c->m->method && !strcmp(c->m->method, name);
@@ -508,18 +492,19 @@ static void implementation_extras(struct rep *r, json_t *obj, const char *key, c
 	if (pv && an_version_parse(pv, &v))
 		v = an_version_nearest(pv);
 	if (v >= AN_V2025_06_18 && !opt_string(impl, "title"))
-		say(r, -1, "%s.title is %s, not a string", what, type_name(json_object_get(impl, "title")));
+		say(r, -1, "%s.title is %s, not a string", what,
+		    jsv_type_name(json_object_get(impl, "title")));
 	if (v < AN_V2025_11_25)
 		return;
 	if (!opt_string(impl, "description"))
 		say(r, -1, "%s.description is %s, not a string", what,
-		    type_name(json_object_get(impl, "description")));
+		    jsv_type_name(json_object_get(impl, "description")));
 	if (!opt_string(impl, "websiteUrl"))
 		say(r, -1, "%s.websiteUrl is %s, not a string", what,
-		    type_name(json_object_get(impl, "websiteUrl")));
+		    jsv_type_name(json_object_get(impl, "websiteUrl")));
 	icons = json_object_get(impl, "icons");
 	if (icons && !json_is_array(icons))
-		say(r, -1, "%s.icons is %s, not an array", what, type_name(icons));
+		say(r, -1, "%s.icons is %s, not an array", what, jsv_type_name(icons));
 	json_array_foreach(icons, i, e)
 	{
 		json_t *sizes = json_object_get(e, "sizes");
@@ -552,7 +537,8 @@ static void res_002(const struct an_ctx *c)
 	size_t i;
 
 	if (!json_is_array(tools)) {
-		an_report(c, -1, "the tools/list result has %s for tools, not an array", type_name(tools));
+		an_report(c, -1, "the tools/list result has %s for tools, not an array",
+			  jsv_type_name(tools));
 		return;
 	}
 	json_array_foreach(tools, i, t)
@@ -561,7 +547,7 @@ static void res_002(const struct an_ctx *c)
 		const char *name = json_string_value(json_object_get(t, "name"));
 		char who[96];
 		if (!json_is_object(t)) {
-			say(&r, -1, "tools[%zu] is %s, not a Tool object", i, type_name(t));
+			say(&r, -1, "tools[%zu] is %s, not a Tool object", i, jsv_type_name(t));
 			continue;
 		}
 		if (name)
@@ -571,7 +557,7 @@ static void res_002(const struct an_ctx *c)
 		if (!name)
 			say(&r, -1, "%s has no string name", who);
 		if (!json_is_object(in)) {
-			say(&r, -1, "%s inputSchema is %s, not a JSON Schema object", who, type_name(in));
+			say(&r, -1, "%s inputSchema is %s, not a JSON Schema object", who, jsv_type_name(in));
 		} else {
 			json_t *ty = json_object_get(in, "type"), *p = json_object_get(in, "properties");
 			json_t *rq = json_object_get(in, "required"), *e;
@@ -580,15 +566,15 @@ static void res_002(const struct an_ctx *c)
 				say(&r, -1, "%s inputSchema.type is not \"object\"", who);
 			if (p && !json_is_object(p))
 				say(&r, -1, "%s inputSchema.properties is %s, not an object", who,
-				    type_name(p));
+				    jsv_type_name(p));
 			if (rq && !json_is_array(rq))
 				say(&r, -1, "%s inputSchema.required is %s, not an array", who,
-				    type_name(rq));
+				    jsv_type_name(rq));
 			json_array_foreach(rq, j, e)
 			{
 				if (!json_is_string(e)) {
 					say(&r, -1, "%s inputSchema.required holds %s, not only strings", who,
-					    type_name(e));
+					    jsv_type_name(e));
 					break;
 				}
 			}
@@ -631,14 +617,14 @@ static void res_003(const struct an_ctx *c)
 	content = json_object_get(res, "content");
 	if (!json_is_array(content))
 		an_report(c, -1, "the tools/call result has %s for content, not an array (required)",
-			  type_name(content));
+			  jsv_type_name(content));
 	if (!opt_bool(res, "isError"))
 		an_report(c, -1, "the tools/call result's isError is %s, not a boolean",
-			  type_name(json_object_get(res, "isError")));
+			  jsv_type_name(json_object_get(res, "isError")));
 	v = json_object_get(res, "structuredContent");
 	if (at_least(c, AN_V2025_06_18) && v && !json_is_object(v))
 		an_report(c, -1, "the tools/call result's structuredContent is %s, not an object",
-			  type_name(v));
+			  jsv_type_name(v));
 }
 
 /* ---- RES-004 ---- */
@@ -660,7 +646,7 @@ static void need_string(struct rep *r, json_t *b, const char *k, const char *whe
 {
 	if (!json_is_string(json_object_get(b, k)))
 		say(r, -1, "%s (%s) has %s for %s, not a string", where, type,
-		    type_name(json_object_get(b, k)), k);
+		    jsv_type_name(json_object_get(b, k)), k);
 }
 
 static void res_004_block(struct rep *r, json_t *b, const char *where, enum block_ctx ctx)
@@ -670,7 +656,7 @@ static void res_004_block(struct rep *r, json_t *b, const char *where, enum bloc
 	int ok;
 
 	if (!json_is_object(b)) {
-		say(r, -1, "%s is %s, not a content block", where, type_name(b));
+		say(r, -1, "%s is %s, not a content block", where, jsv_type_name(b));
 		return;
 	}
 	type = json_string_value(json_object_get(b, "type"));
@@ -713,7 +699,8 @@ static void res_004_block(struct rep *r, json_t *b, const char *where, enum bloc
 	} else if (!strcmp(type, "resource")) {
 		json_t *res = json_object_get(b, "resource"), *blob;
 		if (!json_is_object(res)) {
-			say(r, -1, "%s (resource) has %s for resource, not an object", where, type_name(res));
+			say(r, -1, "%s (resource) has %s for resource, not an object", where,
+			    jsv_type_name(res));
 			return;
 		}
 		if (!json_is_string(json_object_get(res, "uri")))
@@ -731,13 +718,13 @@ static void res_004_block(struct rep *r, json_t *b, const char *where, enum bloc
 		need_string(r, b, "name", where, type);
 		if (!json_is_object(json_object_get(b, "input")))
 			say(r, -1, "%s (tool_use) has %s for input, not an object", where,
-			    type_name(json_object_get(b, "input")));
+			    jsv_type_name(json_object_get(b, "input")));
 	} else { /* tool_result */
 		json_t *sc = json_object_get(b, "structuredContent");
 		need_string(r, b, "toolUseId", where, type);
 		if (!json_is_array(json_object_get(b, "content")))
 			say(r, -1, "%s (tool_result) has %s for content, not an array", where,
-			    type_name(json_object_get(b, "content")));
+			    jsv_type_name(json_object_get(b, "content")));
 		if ((sc && !json_is_object(sc)) || !opt_bool(b, "isError"))
 			say(r, -1, "%s (tool_result) structuredContent or isError has the wrong type", where);
 	}
@@ -950,7 +937,7 @@ static void res_009(const struct an_ctx *c)
 		cur = json_object_get(an_params(c), "cursor");
 		if (cur && !json_is_string(cur))
 			an_report(c, -1, "%s params.cursor is %s, not a string", c->m->method,
-				  type_name(cur));
+				  jsv_type_name(cur));
 		break;
 	case MT_RESPONSE:
 		if (mt_json_member(c->m->cls->result, "nextCursor", &span) != 1 || span.p[0] == '"')
@@ -958,7 +945,7 @@ static void res_009(const struct an_ctx *c)
 		next = json_object_get(an_result(c), "nextCursor");
 		if (next && !json_is_string(next))
 			an_report(c, -1, "%s result's nextCursor is %s, not a string (omit it at the end)",
-				  c->m->method, type_name(next));
+				  c->m->method, jsv_type_name(next));
 		break;
 	case MT_ERROR:
 		cur = c->m->req ? json_object_get(an_req_params(c->m->req), "cursor") : NULL;
@@ -1117,7 +1104,7 @@ static void res_011(const struct an_ctx *c)
 		list = json_object_get(res, "contents");
 		if (!json_is_array(list)) {
 			an_report(c, -1, "the resources/read result has %s for contents, not an array",
-				  type_name(list));
+				  jsv_type_name(list));
 			return;
 		}
 		json_array_foreach(list, i, e)
@@ -1139,7 +1126,7 @@ static void res_011(const struct an_ctx *c)
 		const char *uri = tmpl ? "uriTemplate" : "uri";
 		list = json_object_get(res, key);
 		if (!json_is_array(list)) {
-			an_report(c, -1, "the %s result has %s for %s, not an array", m, type_name(list),
+			an_report(c, -1, "the %s result has %s for %s, not an array", m, jsv_type_name(list),
 				  key);
 			return;
 		}
@@ -1224,7 +1211,7 @@ static void res_012(const struct an_ctx *c)
 		list = json_object_get(res, "messages");
 		if (!json_is_array(list)) {
 			an_report(c, -1, "the prompts/get result has %s for messages, not an array",
-				  type_name(list));
+				  jsv_type_name(list));
 			return;
 		}
 		if (!opt_string(res, "description"))
@@ -1232,18 +1219,18 @@ static void res_012(const struct an_ctx *c)
 		json_array_foreach(list, i, e)
 		{
 			if (!json_is_object(e))
-				say(&r, -1, "messages[%zu] is %s, not a PromptMessage", i, type_name(e));
+				say(&r, -1, "messages[%zu] is %s, not a PromptMessage", i, jsv_type_name(e));
 			else if (!is_role(json_object_get(e, "role")))
 				say(&r, -1, "messages[%zu].role is not \"user\" or \"assistant\"", i);
 			else if (!json_is_object(json_object_get(e, "content")))
 				say(&r, -1, "messages[%zu].content is %s, not a content block", i,
-				    type_name(json_object_get(e, "content")));
+				    jsv_type_name(json_object_get(e, "content")));
 		}
 	} else if (!strcmp(m, "prompts/list")) {
 		list = json_object_get(res, "prompts");
 		if (!json_is_array(list)) {
 			an_report(c, -1, "the prompts/list result has %s for prompts, not an array",
-				  type_name(list));
+				  jsv_type_name(list));
 			return;
 		}
 		json_array_foreach(list, i, e)
@@ -1255,7 +1242,8 @@ static void res_012(const struct an_ctx *c)
 				continue;
 			}
 			if (args && !json_is_array(args))
-				say(&r, -1, "prompts[%zu].arguments is %s, not an array", i, type_name(args));
+				say(&r, -1, "prompts[%zu].arguments is %s, not an array", i,
+				    jsv_type_name(args));
 			json_array_foreach(args, j, a)
 			{
 				if (!json_is_string(json_object_get(a, "name")) || !opt_bool(a, "required"))
@@ -1278,18 +1266,18 @@ static void res_013(const struct an_ctx *c)
 
 	if (!json_is_object(comp)) {
 		an_report(c, -1, "the completion/complete result has %s for completion, not an object",
-			  type_name(comp));
+			  jsv_type_name(comp));
 		return;
 	}
 	vals = json_object_get(comp, "values");
 	if (!json_is_array(vals)) {
-		an_report(c, -1, "completion.values is %s, not an array of strings", type_name(vals));
+		an_report(c, -1, "completion.values is %s, not an array of strings", jsv_type_name(vals));
 	} else {
 		json_array_foreach(vals, i, e)
 		{
 			if (!json_is_string(e)) {
 				an_report(c, -1, "completion.values[%zu] is %s, not a string", i,
-					  type_name(e));
+					  jsv_type_name(e));
 				break;
 			}
 		}
@@ -1313,7 +1301,7 @@ static void sampling_request(struct rep *r, json_t *p)
 	size_t i;
 
 	if (!json_is_array(msgs))
-		say(r, -1, "sampling/createMessage params.messages is %s, not an array", type_name(msgs));
+		say(r, -1, "sampling/createMessage params.messages is %s, not an array", jsv_type_name(msgs));
 	json_array_foreach(msgs, i, e)
 	{
 		json_t *content = json_object_get(e, "content");
@@ -1321,11 +1309,12 @@ static void sampling_request(struct rep *r, json_t *p)
 			say(r, -1, "messages[%zu].role is not \"user\" or \"assistant\"", i);
 		if (!json_is_object(content) && !(json_is_array(content) && at_least(r->c, AN_V2025_11_25)))
 			say(r, -1, "messages[%zu].content is %s, not a content block%s", i,
-			    type_name(content), at_least(r->c, AN_V2025_11_25) ? " or an array of them" : "");
+			    jsv_type_name(content),
+			    at_least(r->c, AN_V2025_11_25) ? " or an array of them" : "");
 	}
 	if (!json_is_number(json_object_get(p, "maxTokens")))
 		say(r, -1, "sampling/createMessage params.maxTokens is %s, not a number",
-		    type_name(json_object_get(p, "maxTokens")));
+		    jsv_type_name(json_object_get(p, "maxTokens")));
 	mp = json_object_get(p, "modelPreferences");
 	for (i = 0; mp && prio[i]; i++) {
 		k = json_object_get(mp, prio[i]);
@@ -1364,10 +1353,10 @@ static void res_014(const struct an_ctx *c)
 		an_report(c, -1, "the sampling result's role is not \"user\" or \"assistant\"");
 	if (!json_is_object(content) && !(json_is_array(content) && at_least(c, AN_V2025_11_25)))
 		an_report(c, -1, "the sampling result's content is %s, not a content block",
-			  type_name(content));
+			  jsv_type_name(content));
 	if (!json_is_string(json_object_get(res, "model")))
 		an_report(c, -1, "the sampling result's model is %s, not a string",
-			  type_name(json_object_get(res, "model")));
+			  jsv_type_name(json_object_get(res, "model")));
 	if (!opt_string(res, "stopReason"))
 		an_report(c, -1, "the sampling result's stopReason is not a string");
 }
@@ -1479,7 +1468,8 @@ static void res_016(const struct an_ctx *c)
 	size_t i;
 
 	if (!json_is_array(roots)) {
-		an_report(c, -1, "the roots/list result has %s for roots, not an array", type_name(roots));
+		an_report(c, -1, "the roots/list result has %s for roots, not an array",
+			  jsv_type_name(roots));
 		return;
 	}
 	json_array_foreach(roots, i, e)
@@ -1529,7 +1519,7 @@ static void elicit_request(struct rep *r, json_t *p)
 	}
 	props = json_object_get(rs, "properties");
 	if (!json_is_object(props))
-		say(r, -1, "requestedSchema.properties is %s, not an object", type_name(props));
+		say(r, -1, "requestedSchema.properties is %s, not an object", jsv_type_name(props));
 	json_object_foreach(props, key, e)
 	{
 		const char *t = json_string_value(json_object_get(e, "type"));
@@ -1564,7 +1554,7 @@ static void res_017(const struct an_ctx *c)
 		say(&r, -1, "the elicitation result's action is not accept, decline or cancel");
 	content = json_object_get(res, "content");
 	if (content && !json_is_object(content)) {
-		say(&r, -1, "the elicitation result's content is %s, not an object", type_name(content));
+		say(&r, -1, "the elicitation result's content is %s, not an object", jsv_type_name(content));
 	} else if (content) {
 		if (action && strcmp(action, "accept"))
 			say(&r, AN_WARNING,
@@ -1589,7 +1579,8 @@ static void res_017(const struct an_ctx *c)
 			}
 			if (!ok)
 				say(&r, -1, "content.%.60s is %s, not a string, number or boolean%s", key,
-				    type_name(e), at_least(c, AN_V2025_11_25) ? " (or string array)" : "");
+				    jsv_type_name(e),
+				    at_least(c, AN_V2025_11_25) ? " (or string array)" : "");
 		}
 	}
 	said(&r);
@@ -1651,7 +1642,7 @@ static void res_019(const struct an_ctx *c)
 		if (rank < 0)
 			an_report(c, -1, "notifications/message level is %s%s%s, not a syslog level",
 				  json_is_string(lvl) ? "'" : "",
-				  json_is_string(lvl) ? json_string_value(lvl) : type_name(lvl),
+				  json_is_string(lvl) ? json_string_value(lvl) : jsv_type_name(lvl),
 				  json_is_string(lvl) ? "'" : "");
 		if (!json_object_get(p, "data"))
 			an_report(c, -1, "notifications/message has no data (required)");
@@ -1716,7 +1707,7 @@ static void check_annotations(struct rep *r, json_t *o, const char *where)
 	if (!a)
 		return;
 	if (!json_is_object(a)) {
-		say(r, -1, "%s.annotations is %s, not an object", where, type_name(a));
+		say(r, -1, "%s.annotations is %s, not an object", where, jsv_type_name(a));
 		return;
 	}
 	k = json_object_get(a, "priority");
@@ -1724,7 +1715,7 @@ static void check_annotations(struct rep *r, json_t *o, const char *where)
 		say(r, -1, "%s.annotations.priority is not a number in [0, 1]", where);
 	k = json_object_get(a, "audience");
 	if (k && !json_is_array(k))
-		say(r, -1, "%s.annotations.audience is %s, not an array", where, type_name(k));
+		say(r, -1, "%s.annotations.audience is %s, not an array", where, jsv_type_name(k));
 	json_array_foreach(k, i, e)
 	{
 		if (!is_role(e)) {
