@@ -5,11 +5,12 @@
 #
 # JOBS scripts run at once (default $MCPTAP_TEST_JOBS, else 4: most scripts
 # wait on peers, sockets and sleeps more than they compute). A script with a
-# line "# e2e: alone" runs by itself after the others (it measures or floods
-# the machine). Each script prints one line when it ends, "PASS name 1.2s"
-# (its wall time) or "FAIL name (exit N) 1.2s", then for a failure its
-# "not ok" lines and the tail of its output. Prints "N passed, N failed"
-# last; exits non-zero when any failed.
+# line "# e2e: long" starts before the others, so that it does not end the
+# run alone; one with "# e2e: alone" runs by itself after the others (it
+# measures or floods the machine). When a script ends, one line says so:
+# "PASS name 1.2s" (its wall time) or "FAIL name (exit N) 1.2s", then for a
+# failure its "not ok" lines and the tail of its output. Prints
+# "N passed, N failed" last; exits non-zero when any failed.
 cd "$(dirname "$0")" || exit 2
 jobs=${MCPTAP_TEST_JOBS:-4}
 while getopts j: o; do
@@ -69,13 +70,17 @@ reap() {
 	rm -f "$out/$name.out"
 }
 
-alone=""
+# The long scripts start first, so that none of them ends the run alone.
+long="" rest="" alone=""
 for t in "$@"; do
 	t=$(basename "$t")
-	if grep -q '^# e2e: alone' "$t" 2> /dev/null; then
-		alone="$alone $t"
-		continue
-	fi
+	case $(grep -s '^# e2e: ' "$t") in
+	'# e2e: alone'*) alone="$alone $t" ;;
+	'# e2e: long'*) long="$long $t" ;;
+	*) rest="$rest $t" ;;
+	esac
+done
+for t in $long $rest; do
 	[ "$running" -lt "$jobs" ] || reap
 	start "$t"
 done

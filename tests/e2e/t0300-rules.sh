@@ -3,6 +3,7 @@
 # and one that does not (ID.pass*) in tests/fixtures/rules, and is documented
 # in mcptap.1. Each fixture is loaded into a capture file by the fixture
 # loader (the same classifier and store as record) and analyzed for real.
+# e2e: long
 . "$(dirname "$0")/lib.sh"
 FIX=$TOP/tests/fixtures/rules
 LOAD=$PEERS/fixture-load
