@@ -2,6 +2,7 @@
 #
 #   make            build ./mcptap and the test peers
 #   make test       install what is missing, build, run every unit and end-to-end test
+#                   (MCPTAP_TEST_JOBS end-to-end scripts at once, default 4)
 #   make check      the same tests under AddressSanitizer and UndefinedBehaviorSanitizer
 #   make demo       install what is missing, build, record a bundled session and show it
 #   make bench      the benchmarks (figures as ratios measured in one run)

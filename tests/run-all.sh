@@ -2,6 +2,7 @@
 # tests/run-all.sh BUILD_DIR - run every unit test binary in BUILD_DIR/tests, then
 # every end-to-end script, and print one closing line "N passed, N failed".
 # MCPTAP (the binary the end-to-end tests run) may be set by the caller.
+# MCPTAP_TEST_JOBS is how many end-to-end scripts run at once (tests/e2e/run.sh).
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build/rel}
 cd "$top" || exit 2

@@ -3,7 +3,9 @@
 # order, from a folder that looks like the repository root after make (./mcptap
 # and tests/ are links to the ones under test), each in a process group of its
 # own that is stopped afterwards. A block is at most 10 lines; each one's output
-# and capture files are checked.
+# and capture files are checked. It runs alone: its blocks listen on the fixed
+# ports the README gives (3001, 8808, 8809), as a reader would.
+# e2e: alone
 . "$(dirname "$0")/lib.sh"
 
 for p in tests/peers/mcp-client tests/peers/mcp-server tests/bench/http-echo; do

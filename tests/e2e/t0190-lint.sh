@@ -2,6 +2,7 @@
 # No warnings from cppcheck, and valgrind finds no errors or definite leaks in
 # the commands on a real session (a record with the C peers, show, sessions,
 # a command that cannot run, a file that is refused), and on pcap imports.
+# e2e: long
 . "$(dirname "$0")/lib.sh"
 
 check "cppcheck finds nothing" cppcheck --enable=warning,performance,portability --error-exitcode=1 \

@@ -4,6 +4,7 @@
 # in mcptap-rules.7, which is what tests/man-rules.sh writes from the table.
 # Each fixture is loaded into a capture file by the fixture loader (the same
 # classifier and store as record) and analyzed for real.
+# e2e: long
 . "$(dirname "$0")/lib.sh"
 FIX=$TOP/tests/fixtures/rules
 LOAD=$PEERS/fixture-load

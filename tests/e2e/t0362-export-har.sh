@@ -27,6 +27,7 @@
 # 6. Usage errors: exit 2 and a clear line. -o naming a FIFO writes through it.
 # 7. Streaming: a GET stream open the whole session in front of 60 MB of
 #    answers: the export's peak memory is the JSON Lines export's.
+# e2e: long
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/http-peers.sh"
 . "$(dirname "$0")/http-tap.sh"

@@ -28,6 +28,7 @@
 #    PDUs), redaction (a capture made with --keep-secrets: no secret in the export,
 #    and the import of it reads the redacted body whole), refusing a terminal,
 #    the unknown-format message, a failed write, memory flat in the capture's size.
+# e2e: long
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/http-peers.sh"
 . "$(dirname "$0")/http-tap.sh"

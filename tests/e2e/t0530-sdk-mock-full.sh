@@ -13,6 +13,7 @@
 # - a client without sampling and roots gets neither request, and the mock's
 #   report and summary list them as skipped;
 # - a recorded 10 s call with 5 progress steps replays in under 5 s.
+# e2e: long
 . "$(dirname "$0")/lib.sh"
 
 ENTRY=$(npm_entry @modelcontextprotocol/server-everything) || { echo "$ENTRY"; exit 1; }

@@ -32,6 +32,7 @@
 #    JSON, a stream resumed with Last-Event-ID (passes), a GET stream the server
 #    ends (opened again: its roots/list still answered), and a 404 for the
 #    session (GONE, once; the rest MISSING).
+# e2e: long
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/http-peers.sh"
 . "$(dirname "$0")/http-tap.sh"

@@ -11,6 +11,7 @@
 #   3. over legacy HTTP+SSE against the mock of a legacy recording;
 #   4. 50 clients at once against one mock, each its own session and run;
 #   5. each run stored in the capture file as a server run.
+# e2e: long
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/http-peers.sh"
 . "$(dirname "$0")/http-tap.sh"

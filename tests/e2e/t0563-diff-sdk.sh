@@ -15,6 +15,7 @@
 # 4. A server changed in one tool's result (its echo answers altered on the way
 #    by a real child process): reported on that exchange only, with its path
 #    and both values, in text and -T json; exit 1.
+# e2e: long
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/http-peers.sh"
 . "$(dirname "$0")/http-tap.sh"

@@ -7,6 +7,7 @@
 # 50 clients at once through one tap. Every step passes as it does without the
 # tap (t0505), and every message each client saw is stored exactly once, in
 # its own session (check-store.mjs --http).
+# e2e: long
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/http-peers.sh"
 . "$(dirname "$0")/http-tap.sh"
