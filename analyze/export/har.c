@@ -188,24 +188,6 @@ static json_t *jstr(struct har *h, const char *s)
 	return jstrn(h, s, s ? strlen(s) : 0);
 }
 
-static void base64(const unsigned char *p, size_t n, struct mt_buf *out)
-{
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t i;
-
-	mt_buf_reset(out);
-	for (i = 0; i + 2 < n; i += 3) {
-		unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
-		char c[4] = {tab[v >> 18], tab[(v >> 12) & 63], tab[(v >> 6) & 63], tab[v & 63]};
-		mt_buf_append(out, c, 4);
-	}
-	if (i < n) {
-		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0);
-		char c[4] = {tab[v >> 18], tab[(v >> 12) & 63], i + 1 < n ? tab[(v >> 6) & 63] : '=', '='};
-		mt_buf_append(out, c, 4);
-	}
-}
-
 /* a - b and a + b without overflow (the file's clocks are not to be trusted): saturated. */
 static int64_t sub_sat(int64_t a, int64_t b)
 {
@@ -685,14 +667,14 @@ static void set_text(struct har *h, json_t *o, const char *key, const char *p, s
 		return;
 	}
 	if (may_b64) {
-		base64((const unsigned char *)p, n, &h->b64);
+		ts_base64((const unsigned char *)p, n, &h->b64);
 		json_object_set_new(o, key, json_stringn(h->b64.data ? h->b64.data : "", h->b64.len));
 		json_object_set_new(o, "encoding", json_string("base64"));
 		return;
 	}
 	/* postData has no encoding: the text as UTF-8, the bytes in _base64 */
 	json_object_set_new(o, key, jstrn(h, p, n));
-	base64((const unsigned char *)p, n, &h->b64);
+	ts_base64((const unsigned char *)p, n, &h->b64);
 	json_object_set_new(o, "_base64", json_stringn(h->b64.data ? h->b64.data : "", h->b64.len));
 }
 

@@ -74,23 +74,22 @@ static int put_json(struct textstream *t, const char *p, size_t n)
 	return rc;
 }
 
-static int put_base64(struct textstream *t, const unsigned char *p, size_t n)
+void ts_base64(const unsigned char *p, size_t n, struct mt_buf *out)
 {
 	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	size_t i;
 
-	mt_buf_reset(&t->tmp);
+	mt_buf_reset(out);
 	for (i = 0; i + 2 < n; i += 3) {
 		unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
 		char c[4] = {tab[v >> 18], tab[(v >> 12) & 63], tab[(v >> 6) & 63], tab[v & 63]};
-		mt_buf_append(&t->tmp, c, 4);
+		mt_buf_append(out, c, 4);
 	}
 	if (i < n) {
 		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0);
 		char c[4] = {tab[v >> 18], tab[(v >> 12) & 63], i + 1 < n ? tab[(v >> 6) & 63] : '=', '='};
-		mt_buf_append(&t->tmp, c, 4);
+		mt_buf_append(out, c, 4);
 	}
-	return put(t, t->tmp.data, t->tmp.len);
 }
 
 /* The first k bytes of buf, which may be cut after. */
@@ -107,7 +106,7 @@ static int chunk(struct textstream *t, size_t k)
 	case TS_LOSSY:
 		mt_utf8_lossy(p, k, &t->tmp);
 		return put_json(t, t->tmp.data ? t->tmp.data : "", t->tmp.len);
-	case TS_BASE64: return put_base64(t, t->buf, k);
+	case TS_BASE64: ts_base64(t->buf, k, &t->tmp); return put(t, t->tmp.data, t->tmp.len);
 	}
 	return 0;
 }

@@ -40,4 +40,7 @@ int ts_feed(struct textstream *t, const void *p, size_t n);
 int ts_end(struct textstream *t);
 void ts_release(struct textstream *t);
 
+/* The base64 of p[0..n), padded, into out (reset first). */
+void ts_base64(const unsigned char *p, size_t n, struct mt_buf *out);
+
 #endif
