@@ -115,26 +115,7 @@ static void fx_free(struct fx *f)
 /* The rows a query gives, "|" between columns, "\n" after each row. */
 static char *q(struct fx *f, const char *sql)
 {
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	struct mt_buf out = MT_BUF_INIT;
-
-	assert_int_equal(sqlite3_open_v2(f->db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	sqlite3_busy_timeout(db, 5000);
-	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		for (int i = 0; i < sqlite3_column_count(st); i++) {
-			const unsigned char *t = sqlite3_column_text(st, i);
-			if (i)
-				mt_buf_putc(&out, '|');
-			mt_buf_puts(&out, t ? (const char *)t : "NULL");
-		}
-		mt_buf_putc(&out, '\n');
-	}
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	mt_buf_putc(&out, '\0');
-	return out.data;
+	return unit_rows(f->db, sql);
 }
 
 /* The query's rows are want. */

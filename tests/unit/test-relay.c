@@ -158,25 +158,7 @@ static void relay(char *const *argv, const char *db, size_t max_message, const c
 /* The rows a query gives, "|" between columns, "\n" after each row. */
 static char *q(const char *db, const char *sql)
 {
-	sqlite3 *h;
-	sqlite3_stmt *st;
-	struct mt_buf out = MT_BUF_INIT;
-
-	assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		for (int i = 0; i < sqlite3_column_count(st); i++) {
-			const unsigned char *t = sqlite3_column_text(st, i);
-			if (i)
-				mt_buf_putc(&out, '|');
-			mt_buf_puts(&out, t ? (const char *)t : "NULL");
-		}
-		mt_buf_putc(&out, '\n');
-	}
-	sqlite3_finalize(st);
-	sqlite3_close(h);
-	mt_buf_putc(&out, '\0');
-	return out.data;
+	return unit_rows(db, sql);
 }
 
 static void q_is(const char *db, const char *sql, const char *want)
