@@ -26,19 +26,61 @@ int mt_err_set(struct mt_err *err, const char *fmt, ...)
 	return -1;
 }
 
+/* "mcptap: PREFIXMESSAGE\n" into line (cut to fit); its length, or 0. */
+static size_t vline(char *line, size_t size, const char *prefix, const char *fmt, va_list ap)
+{
+	int n;
+
+	n = snprintf(line, size, "mcptap: %s", prefix);
+	if (n < 0 || (size_t)n >= size - 1)
+		return 0;
+	vsnprintf(line + n, size - (size_t)n - 1, fmt, ap);
+	n = (int)strlen(line);
+	line[n++] = '\n';
+	line[n] = '\0';
+	return (size_t)n;
+}
+
 static void vreport(const char *prefix, const char *fmt, va_list ap)
 {
 	char line[2048];
-	int n;
+	size_t n = vline(line, sizeof(line), prefix, fmt, ap);
 
-	n = snprintf(line, sizeof(line), "mcptap: %s", prefix);
-	if (n < 0 || (size_t)n >= sizeof(line))
-		return;
-	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-	n = (int)strlen(line);
-	line[n++] = '\n';
 	/* One write, so that lines from threads do not interleave mid-line. */
-	(void)mt_write_all(STDERR_FILENO, line, (size_t)n);
+	if (n)
+		(void)mt_write_all(STDERR_FILENO, line, n);
+}
+
+static void vvoice(const struct mt_voice *v, const char *prefix, const char *fmt, va_list ap)
+{
+	char line[2048];
+
+	if (v && v->say && vline(line, sizeof(line), prefix, fmt, ap))
+		v->say(v->ctx, line);
+}
+
+void mt_voice_error(const struct mt_voice *v, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vvoice(v, "", fmt, ap);
+	va_end(ap);
+}
+
+void mt_voice_warn(const struct mt_voice *v, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vvoice(v, "warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void mt_say_stderr(void *ctx, const char *text)
+{
+	(void)ctx;
+	(void)mt_write_all(STDERR_FILENO, text, strlen(text));
 }
 
 int mt_error(const char *fmt, ...)

@@ -27,6 +27,24 @@ int mt_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void mt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
+ * How a module below the command layer speaks while it runs (a warning from
+ * a thread, a peer's refusal): it hands whole lines, "mcptap: ...\n", to
+ * say(ctx, text), and the command prints them. A voice without say is mute.
+ * What ends a call goes back in a struct mt_err instead.
+ */
+struct mt_voice {
+	void (*say)(void *ctx, const char *text);
+	void *ctx;
+};
+
+/* Hand v "mcptap: MESSAGE\n" / "mcptap: warning: MESSAGE\n"; v may be NULL. */
+void mt_voice_error(const struct mt_voice *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void mt_voice_warn(const struct mt_voice *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A say for the command layer: text on stderr, in one write (ctx unused). */
+void mt_say_stderr(void *ctx, const char *text);
+
+/*
  * Exit statuses of every subcommand but record (which exits as its child
  * did), also returned by the modes that run a command's whole work (the
  * mock servers, replay --verify, the HTTP tap).

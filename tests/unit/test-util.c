@@ -1,7 +1,8 @@
 /*
  * test-util.c - the small parsers of schema/util.h that the commands' options
  * go through: listening addresses, sizes, integers and durations; mt_open_private,
- * which every file mcptap makes is opened with; the memory budget's counter.
+ * which every file mcptap makes is opened with; the memory budget's counter;
+ * the voice modules below the command layer speak through.
  */
 #include "tests/unit/unit.h"
 
@@ -262,6 +263,38 @@ static void test_mem(void **state)
 	assert_int_equal(mt_buf_bytes(&b), 0);
 }
 
+static void heard(void *ctx, const char *text)
+{
+	struct mt_buf *b = ctx;
+
+	mt_buf_append(b, text, strlen(text));
+	mt_buf_append(b, "|", 1);
+}
+
+static void test_voice(void **state)
+{
+	struct mt_buf b = MT_BUF_INIT;
+	struct mt_voice v = {heard, &b};
+	struct mt_voice mute = {NULL, &b};
+	char big[3000];
+
+	(void)state;
+	mt_voice_error(&v, "cannot %s", "listen");
+	mt_voice_warn(&v, "%d left", 3);
+	mt_voice_warn(&mute, "unheard");
+	mt_voice_error(NULL, "unheard");
+	assert_string_equal(b.data, "mcptap: cannot listen\n|mcptap: warning: 3 left\n|");
+	/* A message too long for a line is cut, and still ends the line. */
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	b.len = 0;
+	mt_voice_warn(&v, "%s", big);
+	assert_int_equal(b.len, 2048);
+	assert_memory_equal(b.data, "mcptap: warning: xxx", 20);
+	assert_memory_equal(b.data + 2045, "x\n|", 3);
+	mt_buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest util[] = {
@@ -272,6 +305,7 @@ int main(void)
 		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_open_private),
 		cmocka_unit_test(test_mem),
+		cmocka_unit_test(test_voice),
 	};
 
 	return cmocka_run_group_tests(util, NULL, NULL);
