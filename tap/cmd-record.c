@@ -394,6 +394,7 @@ static int run_record(int argc, char **argv)
 			goto out;
 	}
 	o.wopts.redact = red;
+	o.wopts.voice.say = mt_say_stderr;
 	if (otlp_cli_apply(&oc, &o.wopts))
 		goto out;
 	if (http) {

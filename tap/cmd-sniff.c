@@ -127,6 +127,7 @@ static int run_sniff(int argc, char **argv)
 	}
 	if (capcli_ready(&o))
 		goto out;
+	o.io.wopts.voice.say = mt_say_stderr; /* the writer's warnings */
 	cap = mt_capture_open_live(iface, &err);
 	if (!cap) {
 		mt_error("%s", err.msg);

@@ -29,6 +29,7 @@
 #include "schema/message.h"
 #include "schema/redact.h"
 #include "schema/store.h"
+#include "schema/util.h"
 #include "tap/http/httphdr.h"
 #include "tap/otlppush.h"
 
@@ -50,6 +51,7 @@ struct writer_opts {
 	const struct mt_redact *redact; /* what to keep out of the store; NULL: nothing */
 	const char *label;              /* the capture file's name, for messages */
 	const char *goes_on;            /* what goes on when it cannot be written, for messages */
+	struct mt_voice voice;          /* where its warnings go (from its thread); zero: nowhere */
 	/* --otlp: each request's spans (schema/spans.h) pushed from a thread of
 	 * their own once its answer (cancel, session end) is stored, as export
 	 * -T otlp would write them; spans not sent are said on stderr at the end
