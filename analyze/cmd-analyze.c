@@ -392,7 +392,53 @@ static int cannot_store(const char *path, char *why, size_t n)
 	return rc;
 }
 
-static int run_analyze(int argc, char **argv)
+/* What analyze's command line says. */
+struct analyze_cli {
+	struct an_options ao;
+	struct report_opts ro;
+	struct cli_read rd;
+	struct mt_filter *filter; /* -Y (owned) */
+	int all, no_store;
+};
+
+/* The report format -T names; -1 (after saying why) when none. */
+static int report_format(const char *name)
+{
+	static const char *const names[] = {[REPORT_TEXT] = "text",
+					    [REPORT_JSON] = "json",
+					    [REPORT_SARIF] = "sarif",
+					    [REPORT_JUNIT] = "junit"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return (int)i;
+	cli_usage_error(&cmd_analyze, "unknown format '%s' (text, json, sarif, junit)", name);
+	return -1;
+}
+
+/* --fail-on LEVEL into ro; -1 after saying why. */
+static int fail_level(const char *level, struct report_opts *ro)
+{
+	if (!strcmp(level, "never"))
+		ro->fail_never = 1;
+	else if (!strcmp(level, "error"))
+		ro->fail_on = AN_ERROR;
+	else if (!strcmp(level, "warning"))
+		ro->fail_on = AN_WARNING;
+	else if (!strcmp(level, "info"))
+		ro->fail_on = AN_INFO;
+	else
+		return cli_usage_error(&cmd_analyze, "bad --fail-on '%s' (error, warning, info, never)",
+				       level);
+	return 0;
+}
+
+/*
+ * Read analyze's command line into a. Returns -1 when the sessions are to be
+ * analyzed, or the exit status when the command is done (--help,
+ * --list-rules, a usage error said).
+ */
+static int analyze_options(int argc, char **argv, struct analyze_cli *a)
 {
 	static const struct option longopts[] = {
 		{"read", required_argument, NULL, 'r'},
@@ -412,57 +458,40 @@ static int run_analyze(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct an_options ao;
-	struct report_opts ro;
-	struct store *st = NULL, *wst = NULL;
-	struct mt_err err = {"", 0};
-	struct store_session_row *rows = NULL;
-	struct report *rep = NULL;
-	struct keep keep;
-	struct walk w;
-	int http;
-	struct cli_read rd = {.format = "text"};
-	const char *path, *fail_on = "error";
-	struct mt_filter *filter = NULL;
-	char *rules = NULL, why[sizeof(err.msg)] = "";
-	size_t nrows = 0;
-	int all = 0, no_store = 0, list = 0, c, rc = EXIT_ERROR, failing = 0;
+	struct an_options *ao = &a->ao;
+	const char *fail_on = "error";
+	int list = 0, c, li, format;
 	int64_t n, ns;
-	int li;
 
-	memset(&ao, 0, sizeof(ao));
-	memset(&ro, 0, sizeof(ro));
-	memset(&keep, 0, sizeof(keep));
-	memset(&w, 0, sizeof(w));
 	optind = 1;
 	opterr = 0;
 	while ((li = -1, c = getopt_long(argc, argv, ":r:s:Y:T:h", longopts, &li)) != -1) {
-		if (cli_read_option(&cmd_analyze, &rd, c, optarg))
+		if (cli_read_option(&cmd_analyze, &a->rd, c, optarg))
 			continue;
 		switch (c) {
-		case 'A': all = 1; break;
+		case 'A': a->all = 1; break;
 		case 'F': fail_on = optarg; break;
 		case 'S':
-			if (an_version_parse(optarg, &ao.version))
+			if (an_version_parse(optarg, &ao->version))
 				return cli_usage_error(&cmd_analyze, "unknown revision '%s'", optarg);
-			ao.force_version = 1;
+			ao->force_version = 1;
 			break;
-		case 'R': ao.only = optarg; break;
-		case 'K': ao.skip = optarg; break;
+		case 'R': ao->only = optarg; break;
+		case 'K': ao->skip = optarg; break;
 		case 'O':
 			if (mt_parse_duration(optarg, MT_MS, &ns) || ns <= 0)
 				return cli_usage_error(&cmd_analyze,
 						       "bad --%s '%s' (a duration above 0: "
 						       "500ms, 2s; a bare number is ms)",
 						       li >= 0 ? longopts[li].name : "timeout", optarg);
-			ao.timeout_ns = ns;
+			ao->timeout_ns = ns;
 			break;
 		case 'M':
 			if (mt_parse_int64(optarg, &n) || n <= 0)
 				return cli_usage_error(&cmd_analyze, "bad --max-per-rule '%s'", optarg);
-			ro.max_per_rule = (size_t)n;
+			a->ro.max_per_rule = (size_t)n;
 			break;
-		case 'N': no_store = 1; break;
+		case 'N': a->no_store = 1; break;
 		case 'L': list = 1; break;
 		case 'h': cli_help(&cmd_analyze, stdout); return EXIT_OK;
 		default: return cli_bad_option(&cmd_analyze, c, argv);
@@ -470,49 +499,119 @@ static int run_analyze(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error(&cmd_analyze, "unexpected argument '%s'", argv[optind]);
-	if (!strcmp(rd.format, "text"))
-		ro.format = REPORT_TEXT;
-	else if (!strcmp(rd.format, "json"))
-		ro.format = REPORT_JSON;
-	else if (!strcmp(rd.format, "sarif"))
-		ro.format = REPORT_SARIF;
-	else if (!strcmp(rd.format, "junit"))
-		ro.format = REPORT_JUNIT;
-	else
-		return cli_usage_error(&cmd_analyze, "unknown format '%s' (text, json, sarif, junit)",
-				       rd.format);
+	if ((format = report_format(a->rd.format)) < 0)
+		return EXIT_ERROR;
+	a->ro.format = (enum report_format)format;
 	if (list) {
-		if (ro.format != REPORT_TEXT && ro.format != REPORT_JSON)
+		if (a->ro.format != REPORT_TEXT && a->ro.format != REPORT_JSON)
 			return cli_usage_error(&cmd_analyze, "--list-rules prints text or json");
-		return list_rules(ro.format == REPORT_JSON);
+		return list_rules(a->ro.format == REPORT_JSON);
 	}
-	if (!strcmp(fail_on, "never"))
-		ro.fail_never = 1;
-	else if (!strcmp(fail_on, "error"))
-		ro.fail_on = AN_ERROR;
-	else if (!strcmp(fail_on, "warning"))
-		ro.fail_on = AN_WARNING;
-	else if (!strcmp(fail_on, "info"))
-		ro.fail_on = AN_INFO;
-	else
-		return cli_usage_error(&cmd_analyze, "bad --fail-on '%s' (error, warning, info, never)",
-				       fail_on);
-	if (ao.only && ao.skip)
+	if (fail_level(fail_on, &a->ro))
+		return EXIT_ERROR;
+	if (ao->only && ao->skip)
 		return cli_usage_error(&cmd_analyze, "--rules and --skip-rules exclude each other");
 	for (int k = 0; k < 2; k++) {
 		char item[64];
-		const char *l = k ? ao.skip : ao.only;
+		const char *l = k ? ao->skip : ao->only;
 		if (l && unmatched_item(l, item, sizeof(item)))
 			return cli_usage_error(&cmd_analyze, "%s: '%s' names no rule (see --list-rules)",
 					       k ? "--skip-rules" : "--rules", item);
 	}
-	if (all && rd.sid)
+	if (a->all && a->rd.sid)
 		return cli_usage_error(&cmd_analyze, "-s and --all exclude each other");
-	if (cli_read_check(&cmd_analyze, &rd))
+	if (cli_read_check(&cmd_analyze, &a->rd))
 		return EXIT_ERROR;
-	path = rd.path;
-	if (rd.expr && !(filter = cli_filter(&cmd_analyze, rd.expr)))
+	if (a->rd.expr && !(a->filter = cli_filter(&cmd_analyze, a->rd.expr)))
 		return EXIT_ERROR;
+	return -1;
+}
+
+/* The rows of the sessions -s (or --all) names, into *rows; -1 after saying why. */
+static int pick_rows(struct store *st, const struct analyze_cli *a, struct store_session_row **rows,
+		     size_t *nrows)
+{
+	struct mt_err err = {"", 0};
+	int64_t *ids;
+	size_t nids;
+
+	*rows = NULL;
+	*nrows = 0;
+	if (cli_pick_sessions(st, a->rd.path, a->all ? "all" : a->rd.sid, CLI_ALL, &ids, &nids))
+		return -1;
+	*rows = mt_calloc(nids, sizeof(**rows));
+	for (; *nrows < nids; (*nrows)++) {
+		if (store_session_get(st, ids[*nrows], &(*rows)[*nrows], &err)) {
+			mt_error("cannot read '%s': %s", a->rd.path, err.msg);
+			free(ids);
+			return -1;
+		}
+	}
+	free(ids);
+	return 0;
+}
+
+/*
+ * Walk one session through a new engine: its findings to rep and keep.
+ * Returns 1 when one is at or above --fail-on, 0 when none, -1 after saying
+ * why it could not be read.
+ */
+static int analyze_session(struct store *st, const struct store_session_row *row, const struct analyze_cli *a,
+			   struct report *rep, struct keep *keep)
+{
+	struct mt_err err = {"", 0};
+	struct walk w;
+	int http, rc = -1;
+
+	memset(&w, 0, sizeof(w));
+	w.e = an_engine_new(row->id, &a->ao);
+	w.rep = rep;
+	w.keep = keep;
+	w.fail_on = a->ro.fail_on;
+	w.fail_never = a->ro.fail_never;
+	an_engine_set_sink(w.e, sink, &w);
+	an_engine_set_session(w.e, row->transport, row->http_session_id);
+	/* An HTTP session's exchanges, and its messages' HTTP columns, too. */
+	http = row->transport && (!strcmp(row->transport, "http") || !strcmp(row->transport, "sse"));
+	if (a->filter && pick_seqs(st, a->filter, row->id, &w, a->rd.path))
+		goto out;
+	keep_begin(keep, row->id, an_engine_state(w.e));
+	report_session_begin(rep, row->id, an_engine_state(w.e));
+	if (store_each_item_ex(st, row->id, http ? STORE_ITEMS_EXCHANGES : STORE_ITEMS_LEAN, feed, &w, &err) <
+	    0) {
+		mt_error("cannot read session %lld of '%s': %s", (long long)row->id, a->rd.path, err.msg);
+		goto out;
+	}
+	an_engine_end(w.e);
+	report_session_end(rep);
+	keep_flush(keep, 1);
+	rc = w.failing;
+out:
+	an_engine_free(w.e);
+	mt_map_release(&w.pass);
+	return rc;
+}
+
+static int run_analyze(int argc, char **argv)
+{
+	struct analyze_cli a;
+	struct store *st = NULL, *wst = NULL;
+	struct mt_err err = {"", 0};
+	struct store_session_row *rows = NULL;
+	struct report *rep = NULL;
+	struct keep keep;
+	const char *path;
+	char *rules = NULL, why[sizeof(err.msg)] = "";
+	size_t nrows = 0;
+	int rc = EXIT_ERROR, failing = 0;
+
+	memset(&a, 0, sizeof(a));
+	memset(&keep, 0, sizeof(keep));
+	a.rd.format = "text";
+	if ((rc = analyze_options(argc, argv, &a)) >= 0)
+		goto out;
+	rc = EXIT_ERROR;
+	path = a.rd.path;
 
 	/*
 	 * Two connections when the findings are stored: the walk reads on one
@@ -521,70 +620,32 @@ static int run_analyze(int argc, char **argv)
 	 * under every commit, and a tap's commit meanwhile would make the next
 	 * write fail.) Reading is enough to report.
 	 */
-	if (!no_store && !cannot_store(path, why, sizeof(why)) && store_open(path, STORE_UPDATE, &wst, &err))
+	if (!a.no_store && !cannot_store(path, why, sizeof(why)) &&
+	    store_open(path, STORE_UPDATE, &wst, &err))
 		snprintf(why, sizeof(why), "%s", err.msg);
 	if (cli_open_capture(path, &st))
 		goto out;
-	if (!no_store && !wst)
+	if (!a.no_store && !wst)
 		mt_warn("cannot store the findings in '%s': %s", path, why);
-	{
-		int64_t *ids;
-		size_t nids;
-		if (cli_pick_sessions(st, path, all ? "all" : rd.sid, CLI_ALL, &ids, &nids))
-			goto out;
-		rows = mt_calloc(nids, sizeof(*rows));
-		for (; nrows < nids; nrows++) {
-			if (store_session_get(st, ids[nrows], &rows[nrows], &err)) {
-				mt_error("cannot read '%s': %s", path, err.msg);
-				free(ids);
-				goto out;
-			}
-		}
-		free(ids);
-	}
-	ro.path = path;
-	ro.an = &ao;
-	ro.color = ro.format == REPORT_TEXT && cli_use_color(stdout);
-	if (report_new(stdout, &ro, &rep, &err)) {
+	if (pick_rows(st, &a, &rows, &nrows))
+		goto out;
+	a.ro.path = path;
+	a.ro.an = &a.ao;
+	a.ro.color = a.ro.format == REPORT_TEXT && cli_use_color(stdout);
+	if (report_new(stdout, &a.ro, &rep, &err)) {
 		mt_error("%s", err.msg);
 		goto out;
 	}
-	rules = rules_run(&ao);
+	rules = rules_run(&a.ao);
 	keep.st = wst;
 	keep.path = path;
 	keep.rules = rules;
 	keep.v = mt_calloc(KEEP_BATCH, sizeof(*keep.v));
 	for (size_t i = 0; i < nrows; i++) {
-		memset(&w, 0, sizeof(w));
-		w.e = an_engine_new(rows[i].id, &ao);
-		w.rep = rep;
-		w.keep = &keep;
-		w.fail_on = ro.fail_on;
-		w.fail_never = ro.fail_never;
-		an_engine_set_sink(w.e, sink, &w);
-		an_engine_set_session(w.e, rows[i].transport, rows[i].http_session_id);
-		/* An HTTP session's exchanges, and its messages' HTTP columns, too. */
-		http = rows[i].transport &&
-		       (!strcmp(rows[i].transport, "http") || !strcmp(rows[i].transport, "sse"));
-		if (filter && pick_seqs(st, filter, rows[i].id, &w, path)) {
-			an_engine_free(w.e);
+		int f = analyze_session(st, &rows[i], &a, rep, &keep);
+		if (f < 0)
 			goto out;
-		}
-		keep_begin(&keep, rows[i].id, an_engine_state(w.e));
-		report_session_begin(rep, rows[i].id, an_engine_state(w.e));
-		if (store_each_item_ex(st, rows[i].id, http ? STORE_ITEMS_EXCHANGES : STORE_ITEMS_LEAN, feed,
-				       &w, &err) < 0) {
-			mt_error("cannot read session %lld of '%s': %s", (long long)rows[i].id, path,
-				 err.msg);
-			an_engine_free(w.e);
-			goto out;
-		}
-		an_engine_end(w.e);
-		report_session_end(rep);
-		keep_flush(&keep, 1);
-		failing |= w.failing;
-		an_engine_free(w.e);
-		mt_map_release(&w.pass);
+		failing |= f;
 	}
 	if (report_finish(rep, &err)) {
 		mt_error("%s", err.msg);
@@ -592,8 +653,7 @@ static int run_analyze(int argc, char **argv)
 	}
 	rc = failing ? EXIT_FINDINGS : EXIT_OK;
 out:
-	mt_filter_free(filter);
-	mt_map_release(&w.pass);
+	mt_filter_free(a.filter);
 	free(keep.v);
 	mt_buf_release(&keep.text);
 	free(rules);
