@@ -79,7 +79,8 @@ static int run_import(int argc, char **argv)
 	}
 	if (capcli_ready(&o))
 		goto out;
-	o.io.wopts.voice.say = mt_say_stderr; /* the writer's warnings */
+	/* The writer's warnings, on stderr. */
+	o.io.wopts.voice.say = mt_say_stderr;
 	cap = mt_capture_open_file(argv[optind], &err); /* ("-": stdin) */
 	if (!cap) {
 		mt_error("%s", err.msg);

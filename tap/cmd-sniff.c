@@ -127,7 +127,8 @@ static int run_sniff(int argc, char **argv)
 	}
 	if (capcli_ready(&o))
 		goto out;
-	o.io.wopts.voice.say = mt_say_stderr; /* the writer's warnings */
+	/* The writer's warnings, on stderr. */
+	o.io.wopts.voice.say = mt_say_stderr;
 	cap = mt_capture_open_live(iface, &err);
 	if (!cap) {
 		mt_error("%s", err.msg);
