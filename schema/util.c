@@ -601,3 +601,27 @@ int mt_process_identity(int64_t pid, char *out, size_t n)
 	snprintf(out, n, "%s:%llu", boot, start);
 	return 0;
 }
+
+FILE *mt_tmpfile(struct mt_err *err)
+{
+	const char *dir = getenv("TMPDIR");
+	char *path;
+	FILE *f = NULL;
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	path = mt_asprintf("%s/mcptap-XXXXXX", dir);
+	if ((fd = mkostemp(path, O_CLOEXEC)) < 0) {
+		mt_err_set(err, "cannot make a temporary file in '%s': %s", dir, strerror(errno));
+		free(path);
+		return NULL;
+	}
+	unlink(path);
+	if (!(f = fdopen(fd, "w+b"))) {
+		mt_err_set(err, "cannot make a temporary file in '%s': %s", dir, strerror(errno));
+		close(fd);
+	}
+	free(path);
+	return f;
+}

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <poll.h>
 
 /* A module's reason for failing, filled by the callee and read by the caller. */
@@ -184,6 +185,14 @@ int mt_write_all(int fd, const void *p, size_t n);
  * descriptor (close-on-exec), or -1 with errno set.
  */
 int mt_open_private(const char *path, int flags);
+
+/*
+ * A temporary file in $TMPDIR (/tmp when unset or empty), already unlinked
+ * and private (0600), open for reading and writing ("w+b"; the caller
+ * fcloses it). tmpfile(3) would ignore $TMPDIR, where a user puts what does
+ * not fit in /tmp. NULL with err saying why (the directory in it).
+ */
+FILE *mt_tmpfile(struct mt_err *err);
 
 /* Append s to b quoted for a POSIX shell when it needs quoting. */
 void mt_shell_quote(struct mt_buf *b, const char *s);

@@ -436,11 +436,9 @@ static int to_big(struct ex_sink *x, struct har *h, struct pent *e)
 	b->count = &h->nbig;
 	h->nbig++;
 	e->big = b;
-	if (!(b->post = tmpfile()) || !(b->body = tmpfile()) || !(b->events = tmpfile()) ||
-	    !(b->seqs = tmpfile())) {
-		mt_err_set(&x->err, "cannot make a temporary file: %s", strerror(errno));
+	if (!(b->post = mt_tmpfile(&x->err)) || !(b->body = mt_tmpfile(&x->err)) ||
+	    !(b->events = mt_tmpfile(&x->err)) || !(b->seqs = mt_tmpfile(&x->err)))
 		return -1; /* (e, in the queue, is freed with it) */
-	}
 	b->sent = b->last = e->x->r.t_ns;
 	for (size_t i = 0; i < e->nm; i++)
 		if (big_add(x, h, e, &e->m[i]))
@@ -1050,10 +1048,8 @@ static int write_all(struct ex_sink *x, FILE *f, const void *p, size_t n)
 /* n bytes to the end of the spill file, made when first needed; where in *at. 0 or -1. */
 static int spill_write(struct ex_sink *x, struct har *h, const void *p, size_t n, off_t *at)
 {
-	if (!h->spill && !(h->spill = tmpfile())) {
-		mt_err_set(&x->err, "cannot make a temporary file: %s", strerror(errno));
+	if (!h->spill && !(h->spill = mt_tmpfile(&x->err)))
 		return -1;
-	}
 	if (fseeko(h->spill, h->spill_end, SEEK_SET) || (n && fwrite(p, 1, n, h->spill) != n)) {
 		mt_err_set(&x->err, "a temporary file: %s", strerror(errno ? errno : EIO));
 		return -1;

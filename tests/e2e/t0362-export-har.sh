@@ -424,6 +424,14 @@ if [ -n "${ASAN_OPTIONS:-}" ]; then
 else
 	check "its export's peak memory: the JSON Lines export's, give or take 8 MB" test "$RH" -lt $((RJ + 8192))
 fi
+# Its files go to $TMPDIR, as every temporary file of mcptap's does: a
+# directory that is not there fails the export whole, and says which.
+mkdir "$T/tmpd"
+TMPDIR=$T/tmpd "$MCPTAP" export -r "$T/bigx.db" -T har -o "$T/bigx-tmpd.har"
+check "TMPDIR elsewhere: the same bytes" cmp "$T/bigx.har" "$T/bigx-tmpd.har"
+TMPDIR=$T/notthere "$MCPTAP" export -r "$T/bigx.db" -T har -o "$T/bigx-no.har" 2> "$T/no.err"
+check_eq "TMPDIR not there: exit 2, says where, writes nothing" \
+	"2 1 no" "$? $(grep -c "cannot make a temporary file in '$T/notthere': No such file or directory" "$T/no.err") $(ls "$T"/bigx-no.har* > /dev/null 2>&1 && echo yes || echo no)"
 # Every exchange written from files (past 0 messages) is written as from memory:
 # the real captures of 1 and 2 (a legacy stream's endpoint event), the crafted ones of 4.
 for db in "$T"/*.db; do

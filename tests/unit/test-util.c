@@ -295,6 +295,31 @@ static void test_voice(void **state)
 	mt_buf_release(&b);
 }
 
+static void test_tmpfile(void **state)
+{
+	char *dir = unit_tmpdir(), *gone = mt_asprintf("%s/gone", dir), buf[8] = "";
+	struct mt_err err = {"", 0};
+	FILE *f;
+
+	(void)state;
+	setenv("TMPDIR", dir, 1);
+	f = mt_tmpfile(&err);
+	assert_non_null(f);
+	assert_int_equal(fwrite("abc", 1, 3, f), 3);
+	rewind(f);
+	assert_int_equal(fread(buf, 1, sizeof(buf), f), 3);
+	assert_string_equal(buf, "abc");
+	assert_int_equal(rmdir(dir), 0); /* (empty: already unlinked) */
+	fclose(f);
+	setenv("TMPDIR", gone, 1);
+	assert_null(mt_tmpfile(&err));
+	assert_non_null(strstr(err.msg, "cannot make a temporary file in '"));
+	assert_non_null(strstr(err.msg, "/gone': No such file or directory"));
+	unsetenv("TMPDIR");
+	free(gone);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest util[] = {
@@ -306,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_open_private),
 		cmocka_unit_test(test_mem),
 		cmocka_unit_test(test_voice),
+		cmocka_unit_test(test_tmpfile),
 	};
 
 	return cmocka_run_group_tests(util, NULL, NULL);
