@@ -605,16 +605,29 @@ const char *mt_request_refusal(const char *raw, size_t n, size_t *len, const cha
 	return bad ? bad : mt_hdr_framing_problem(h, nh, http11);
 }
 
+/* Two spaces or more in the first line of raw? */
+static int two_spaces(const char *raw, size_t n)
+{
+	int spaces = 0;
+
+	for (size_t i = 0; i < n && raw[i] != '\n' && spaces < 2; i++)
+		spaces += raw[i] == ' ';
+	return spaces == 2;
+}
+
 const char *mt_head_split_refusal(const char *raw, size_t n, struct mt_head_split *sp)
 {
 	const char *bad = NULL;
 	size_t len;
 
 	mt_head_split(raw, n, sp);
-	if (sp->method[0])
+	/* (Only a request line with a target and a version is read on: "HELLO
+	 * THERE" has no empty target and no missing Host, but a bad line.) */
+	if (sp->method[0] && (sp->target[0] || two_spaces(raw, n))) {
 		bad = mt_target_problem(hs_uri_target(sp->target), sp->method);
-	if (!bad && sp->method[0])
-		bad = mt_hdr_framing_problem(sp->h, sp->nh, 1);
+		if (!bad)
+			bad = mt_hdr_framing_problem(sp->h, sp->nh, 1);
+	}
 	return bad ? bad : mt_head_problem(raw, n, &len);
 }
 

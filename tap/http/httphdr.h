@@ -128,8 +128,9 @@ const char *mt_request_refusal(const char *raw, size_t n, size_t *len, const cha
 /*
  * A head a parser refused (raw, n bytes from its first): split leniently
  * into sp (free it with mt_head_split_free), and why as the checks of a
- * parsed head say it (target, framing, then the bytes), or NULL when none
- * of them finds it (the parser's words are then the reason).
+ * parsed head say it (target and framing, when the request line has a
+ * target and a version; then the bytes), or NULL when none of them finds it
+ * (the parser's words are then the reason).
  */
 const char *mt_head_split_refusal(const char *raw, size_t n, struct mt_head_split *sp);
 

@@ -571,6 +571,17 @@ static void test_request_refusal(void **state)
 		assert_int_equal(sp.nh, 3);
 		mt_head_split_free(&sp);
 	}
+	/* No version: the request line is wrong, not its target. */
+	{
+		static const char hello[] = "HELLO THERE\r\n\r\n",
+				  empty[] = "GET  HTTP/1.1\r\nHost: a\r\n\r\n";
+		assert_string_equal(mt_head_split_refusal(hello, strlen(hello), &sp),
+				    "a request line that is not METHOD SP target SP HTTP/1.x");
+		mt_head_split_free(&sp);
+		assert_string_equal(mt_head_split_refusal(empty, strlen(empty), &sp),
+				    "an empty request target");
+		mt_head_split_free(&sp);
+	}
 	assert_string_equal(mt_http_reason(405), "Method Not Allowed");
 	assert_string_equal(mt_http_reason(431), "Request Header Fields Too Large");
 }

@@ -710,7 +710,8 @@ static void test_refused(void **state)
 
 	(void)state;
 	srv_start(&v);
-	refused_is(&v, "HELLO THERE\r\n\r\n", "400 Bad Request", "refused: an empty request target");
+	refused_is(&v, "HELLO THERE\r\n\r\n", "400 Bad Request",
+		   "refused: a request line that is not METHOD SP target SP HTTP/1.x");
 	refused_is(&v,
 		   "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n"
 		   "Content-Length: 3\r\n\r\n{}",
