@@ -64,6 +64,7 @@ struct hl_exch {
 	int initialize;
 	int status;
 	int head_in;
+	int no_body;     /* the response's head says Content-Length: 0 */
 	int first_event; /* no SSE event seen yet on this stream */
 	int skip_block;  /* after a gap: SSE bytes dropped up to a blank line */
 	int skip_nl;     /* ... the last byte dropped ended a line (LF, or a CR) */
@@ -991,7 +992,7 @@ static const char *resp_type(const struct hl_exch *x)
 		return "sse";
 	if (x->info.is_json)
 		return "json";
-	if (x->status == 202 || x->status == 204 || x->status == 304 || x->is_head)
+	if (x->status == 202 || x->status == 204 || x->status == 304 || x->is_head || x->no_body)
 		return "empty";
 	return "other";
 }
@@ -1000,13 +1001,14 @@ void hl_response_head(struct hl_log *l, struct hl_exch *x, int status, const str
 {
 	struct hsess *s = x->sess;
 	const char *sid = mt_hdr_get(h, nh, "Mcp-Session-Id");
-	const char *ctype = mt_hdr_get(h, nh, "Content-Type");
+	const char *ctype = mt_hdr_get(h, nh, "Content-Type"), *clen;
 	int ok = status >= 200 && status < 300;
 
 	x->head_in = 1;
 	x->status = status;
 	x->info.is_sse = mt_hdr_has_token(ctype, "text/event-stream");
 	x->info.is_json = mt_hdr_has_token(ctype, "application/json");
+	x->no_body = (clen = mt_hdr_get(h, nh, "Content-Length")) && !strcmp(clen, "0");
 	if (status != 204 && status != 304 && !x->is_head) {
 		/* A body in a coding is decoded for storing; one in a coding that is
 		 * not decoded is kept as sent, never read as JSON or SSE. */

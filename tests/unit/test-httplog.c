@@ -1004,7 +1004,10 @@ static void test_batch(void **state)
 	fx_free(&f);
 }
 
-/* A notification answered 202 with no body: one message, the response empty. */
+/*
+ * A notification answered 202 with no body: one message, the response empty;
+ * so is a 200 whose head says Content-Length: 0, with no Content-Type.
+ */
 static void test_202(void **state)
 {
 	static const struct mt_hdr rh[] = {{"Content-Length", "0"}};
@@ -1021,7 +1024,12 @@ static void test_202(void **state)
 	q_is(&f, XCHG, "1|202|empty|[[\"Content-Length\",\"0\"]]|~|complete|~\n");
 	q_is(&f, "select target from http_exchange", "/mcp?x=1\n");
 	done_is(&f, "#1 POST /mcp? 202 empty notifications/initialized 1 complete ~\n");
-	stats_are(&f, 1, 1, 1, 0);
+	x = req(&f, "POST", "/mcp", req_h, 3, B2);
+	hl_response_head(f.l, x, 200, rh, 1);
+	hl_end(f.l, x, "complete", NULL);
+	q_is(&f, "select seq, status, resp_type from http_exchange order by seq",
+	     "1|202|empty\n3|200|empty\n");
+	stats_are(&f, 1, 2, 2, 0);
 	fx_finish(&f);
 	fx_free(&f);
 }
