@@ -8,19 +8,20 @@
 # server-everything's event store sends again every event it stored after that
 # id, of every stream: answers, progress, its sampling/createMessage and
 # elicitation/create (which the client answers again), and the priming events
-# of two POST streams as "{}". The tap marks the copies replayed.
+# of the POST streams opened since as "{}". The tap marks the copies replayed.
 #
-# 1. The recording: one resumed GET; its replayed messages are exactly the
-#    events the server had sent after the Last-Event-ID on other streams, same
-#    bytes, same order; the store matches the client's log, copies included.
-# 2. analyze: one HTTP-020 per copy (each from another stream), the two "{}"
+# 1. The recording: one resumed GET; its replayed messages are as many as the
+#    client says came again, each a copy (same event id, same bytes) of an
+#    event sent on another stream, each stream's copies in that stream's
+#    order; the store matches the client's log, copies included.
+# 2. analyze: one HTTP-020 per copy (each from another stream), each "{}"
 #    HTTP-007, and the client's second answers are no second answer (no RPC-004).
 # 3. verify against a fresh server-everything: every request passes but the
 #    cancelled one, nothing MISSING or DIFF, no server request waited for.
 # 4. The stdio mock of the recording: each server message once (the copies are
 #    not sent again), the "{}" as the server sent them.
 # 5. The HTTP mock of the recording, with a client that resumes the same way,
-#    through the tap: the flow passes, the two "{}" come (once in all), and the
+#    through the tap: the flow passes, the "{}" come (once in all), and the
 #    resumption is answered as the server answered it: the same messages again,
 #    in the same order, each with the event id and bytes the mock first sent
 #    it with (so the tap marks them replayed too).
@@ -41,7 +42,7 @@ trap stop_all EXIT
 p1=$(free_port)
 start_everything streamableHttp "$p1"
 start_tap "$T/h.db" "http://127.0.0.1:$p1"
-timeout 100 node "$CLIENT" --transport http --resume --not-jsonrpc 2 --log "$T/h.jsonl" "$TAP_URL/mcp" > "$T/h.rec" 2>&1
+timeout 100 node "$CLIENT" --transport http --resume --not-jsonrpc any --log "$T/h.jsonl" "$TAP_URL/mcp" > "$T/h.rec" 2>&1
 check_eq "the SDK client's full flow with a resumption, through the tap: exit 0" 0 $?
 grep '^not ok' "$T/h.rec"
 check "its messages are committed" wait_committed "$T/h.db" 1 "$T/h.jsonl"
@@ -52,7 +53,10 @@ echo "# the client: $RESUMED (messages again, sampling, elicitation, not JSON-RP
 set -- $RESUMED
 AGAIN=$1 NOTRPC=$4
 check_eq "the server's sampling/createMessage and elicitation/create came again, once each" "1 1" "$2 $3"
-check "and answers, notifications, and two priming events as \"{}\"" test "$AGAIN" -gt 2 -a "$NOTRPC" -eq 2
+# (How many POST streams the server opened after the Last-Event-ID, each
+# priming event sent again as "{}", is the machine's timing: 2 on an idle
+# one, more when it is loaded. The checks below take the client's count.)
+check "and answers, notifications, and priming events as \"{}\"" test "$AGAIN" -gt 2 -a "$NOTRPC" -ge 1
 
 RX=$(sql "$T/h.db" "select seq from http_exchange where method = 'GET' and exists (select 1 from json_each(req_headers) h where lower(json_extract(h.value, '\$[0]')) = 'last-event-id')")
 LEI=$(sql "$T/h.db" "select json_extract(h.value, '\$[1]') from http_exchange x, json_each(x.req_headers) h where x.seq = '$RX' and lower(json_extract(h.value, '\$[0]')) = 'last-event-id'")
@@ -63,10 +67,16 @@ check_eq "its Last-Event-ID is the last event of the first GET stream" \
 	"$(sql "$T/h.db" "select max(seq) from message where exchange = (select min(seq) from http_exchange where method = 'GET')")" "$FROM"
 check_eq "the messages replayed on it: as many as the client says came again" "$AGAIN" \
 	"$(sql "$T/h.db" "select count(*) from message where exchange = $RX and replayed = 1")"
-check_eq "each a copy, same bytes, same order, of what the server sent after that event on the other streams" \
-	"$(sql "$T/h.db" "select group_concat(sse_id || ' ' || hex(raw), ',') from (select sse_id, raw from message where dir = 's2c' and seq > $FROM and seq < $RX and exchange != $RX and sse_id is not null and kind != 'notjsonrpc' order by seq)")" \
-	"$(sql "$T/h.db" "select group_concat(sse_id || ' ' || hex(raw), ',') from (select sse_id, raw from message where exchange = $RX and replayed = 1 order by seq)")"
-check_eq "and the two \"{}\" on it are new to the tap (priming events carry no data)" "2|{}" \
+# Each copy is an event the tap saw earlier on another stream, same id, same
+# bytes, and the copies of one stream come in that stream's order. (Across
+# streams the server's store order need not be the order the tap saw them in
+# when the machine is loaded.)
+COPIES="select c.seq cseq, o.seq oseq, o.exchange ox from message c join message o on o.sse_id = c.sse_id and o.raw = c.raw and o.replayed = 0 and o.exchange != $RX and o.seq < $RX where c.exchange = $RX and c.replayed = 1"
+check_eq "each a copy, same id and bytes, of an event the server sent on another stream" "$AGAIN" \
+	"$(sql "$T/h.db" "select count(distinct cseq) from ($COPIES)")"
+check_eq "the copies of each stream in that stream's order" 0 \
+	"$(sql "$T/h.db" "with p as ($COPIES) select count(*) from p a join p b on a.ox = b.ox and a.cseq < b.cseq and a.oseq > b.oseq")"
+check_eq "and the \"{}\" on it are new to the tap (priming events carry no data)" "$NOTRPC|{}" \
 	"$(sql "$T/h.db" "select count(*), group_concat(distinct raw) from message where exchange = $RX and kind = 'notjsonrpc' and replayed = 0")"
 check_eq "the client answered each server request twice" "2|2" \
 	"$(sql "$T/h.db" "select sum(json_extract(raw, '\$.id') = (select json_extract(raw, '\$.id') from message where method = 'sampling/createMessage' and replayed = 0)), sum(json_extract(raw, '\$.id') = (select json_extract(raw, '\$.id') from message where method = 'elicitation/create' and replayed = 0 and seq < $RX)) from message where dir = 'c2s' and kind = 'response'")"
@@ -77,9 +87,10 @@ check "the store matches the client's log, the copies included" \
 # ---- 2. analyze ----
 "$MCPTAP" analyze -r "$T/h.db" > "$T/a.out" 2>&1
 check_eq "analyze: exit 1 (errors)" 1 $?
-check_eq "one HTTP-020 per copy, the \"{}\" HTTP-007" "  HTTP-020 ×$AGAIN, first at session 1 #$((RX + 1))
-  HTTP-007 ×2" \
-	"$(sed -n 's/^\(  HTTP-0[02][07] ×[0-9]*\)\(, first at session 1 #[0-9]*\)\?$/&/p' "$T/a.out" | sed 's/\(HTTP-007 ×2\),.*/\1/')"
+FIRST=$(sql "$T/h.db" "select min(seq) from message where exchange = $RX and replayed = 1")
+check_eq "one HTTP-020 per copy, the \"{}\" HTTP-007" "  HTTP-020 ×$AGAIN, first at session 1 #$FIRST
+  HTTP-007 ×$NOTRPC" \
+	"$(sed -n 's/^\(  HTTP-0[02][07] ×[0-9]*\)\(, first at session 1 #[0-9]*\)\?$/&/p' "$T/a.out" | sed 's/\(HTTP-007 ×[0-9]*\),.*/\1/')"
 check_eq "the client's second answers are no second answer" 0 "$(grep -c 'RPC-004' "$T/a.out")"
 
 # ---- 3. verify ----
