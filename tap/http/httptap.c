@@ -1993,7 +1993,14 @@ int httptap_run(const struct httptap_opts *o)
 	t.pace = hln_pace_new(say_refused, NULL);
 	t.guard.allow = o->allow_hosts;
 	t.guard.n_allow = o->n_allow_hosts;
-	t.w = writer_open_shared(o->db_path, &o->wopts);
+	{
+		struct mt_err werr = {"", 0};
+		t.w = writer_open_shared(o->db_path, &o->wopts, &werr);
+		if (!t.w) {
+			mt_error("%s", werr.msg);
+			abort();
+		}
+	}
 	{
 		struct hl_opts lo;
 		memset(&lo, 0, sizeof(lo));
