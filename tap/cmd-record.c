@@ -421,7 +421,13 @@ static int run_record(int argc, char **argv)
 		if (!batch_given)
 			ho.wopts.batch_ms = HTTPTAP_BATCH_MS;
 		ho.db_path = path;
-		rc = httptap_run(&ho);
+		rc = httptap_run(&ho, &err);
+		if (rc < 0) { /* (a thread would not start: the tap cannot go on) */
+			mt_error("%s", err.msg);
+			abort();
+		}
+		if (err.msg[0])
+			mt_error("%s", err.msg);
 		goto out;
 	}
 	o.argv = argv + optind;
