@@ -79,7 +79,7 @@ static int run_import(int argc, char **argv)
 	}
 	if (capcli_ready(&o))
 		goto out;
-	o.io.wopts.voice.say = mt_say_stderr; /* the writer's warnings */
+	o.io.wopts.voice.say = mt_say_stderr;           /* the writer's warnings */
 	cap = mt_capture_open_file(argv[optind], &err); /* ("-": stdin) */
 	if (!cap) {
 		mt_error("%s", err.msg);
