@@ -228,6 +228,10 @@ int cli_open_capture(const char *path, struct store **st)
 		}
 		return mt_error("cannot open '%s': %s", path, err.msg);
 	}
+	if (store_read_without_wal(*st))
+		mt_warn("'%s' is read without its -wal journal (it cannot be used from here): "
+			"what was written last may be missing",
+			path);
 	return 0;
 }
 

@@ -92,6 +92,7 @@ struct store {
 	struct mt_filter *filter; /* store_set_filter's (not owned) */
 	int64_t data_version;     /* store_data_changed's last (-1: none yet) */
 	unsigned filter_how;
+	int without_wal; /* read as unchanging while a -wal it cannot use is beside it */
 };
 
 /*
@@ -997,9 +998,7 @@ int store_open_wait(const char *path, enum store_mode mode, int lock_ms, struct 
 			goto out;
 	}
 	if (how == READ_IMMUTABLE && companion(path, "-wal", 1))
-		mt_warn("'%s' is read without its -wal journal (it cannot be used from here): "
-			"what was written last may be missing",
-			path);
+		st->without_wal = 1;
 	if (mode == STORE_WRITE) {
 		if (exec(st, "PRAGMA journal_mode = WAL", err) ||
 		    exec(st, "PRAGMA synchronous = NORMAL", err))
@@ -1015,6 +1014,11 @@ out:
 	}
 	*out = st;
 	return 0;
+}
+
+int store_read_without_wal(const struct store *st)
+{
+	return st->without_wal;
 }
 
 int store_close(struct store *st)

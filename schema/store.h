@@ -53,6 +53,13 @@ int store_open_wait(const char *path, enum store_mode mode, int lock_ms, struct 
  */
 void store_set_lock_wait(struct store *st, int ms, void (*on_wait)(void *ctx), void *ctx);
 
+/*
+ * 1 when st (STORE_READ) reads its file as unchanging, without the -wal
+ * journal beside it, which it cannot use from here (read-only media or
+ * folder): what was written last may be missing. The caller says so.
+ */
+int store_read_without_wal(const struct store *st);
+
 /* Close the handle; NULL is fine. Returns the SQLite result of closing (0 on success). */
 int store_close(struct store *st);
 

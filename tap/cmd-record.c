@@ -191,6 +191,7 @@ static int run_record(int argc, char **argv)
 	struct otlp_cli oc;
 	struct relay_opts o;
 	struct relay_result res;
+	struct mt_err err = {"", 0};
 	struct httptap_opts ho;
 	int http = 0, threads = 0, batch_given = 0;
 	const char **uh = mt_calloc((size_t)argc + 1, sizeof(*uh));
@@ -420,7 +421,13 @@ static int run_record(int argc, char **argv)
 		if (!batch_given)
 			ho.wopts.batch_ms = HTTPTAP_BATCH_MS;
 		ho.db_path = path;
-		rc = httptap_run(&ho);
+		rc = httptap_run(&ho, &err);
+		if (rc < 0) { /* (a thread would not start: the tap cannot go on) */
+			mt_error("%s", err.msg);
+			abort();
+		}
+		if (err.msg[0])
+			mt_error("%s", err.msg);
 		goto out;
 	}
 	o.argv = argv + optind;
@@ -430,7 +437,14 @@ static int run_record(int argc, char **argv)
 		snprintf(label, sizeof(label), "'%s'", path);
 		o.wopts.label = label;
 	}
-	if (relay_run(&o, &res)) {
+	o.voice.say = mt_say_stderr;
+	n = relay_run(&o, &res, &err);
+	if (n == -2) { /* (a thread would not start: the tap cannot go on) */
+		mt_error("%s", err.msg);
+		abort();
+	}
+	if (n) {
+		mt_error("%s", err.msg);
 		rc = EXIT_ERROR;
 		goto out;
 	}

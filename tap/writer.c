@@ -248,7 +248,7 @@ static void store_failed(struct writer *w, const char *why)
 	w->failed = 1;
 	w->fail_reason = mt_strdup(why);
 	if (!w->gave_up && !w->moved_said)
-		mt_warn("cannot log to %s: %s; %s", w->o.label, why, w->o.goes_on);
+		mt_voice_warn(&w->o.voice, "cannot log to %s: %s; %s", w->o.label, why, w->o.goes_on);
 	/* What the failed transaction held is lost too (its gap rows included). */
 	if (w->in_txn) {
 		store_rollback(w->st);
@@ -324,7 +324,8 @@ static int keep_waiting(struct writer *w)
 
 	if (give_up) {
 		if (!w->gave_up)
-			mt_warn("stopped waiting for %s, locked by another connection", w->o.label);
+			mt_voice_warn(&w->o.voice, "stopped waiting for %s, locked by another connection",
+				      w->o.label);
 		w->gave_up = 1;
 		return 0;
 	}
@@ -336,9 +337,10 @@ static int keep_waiting(struct writer *w)
 	pthread_mutex_unlock(&w->mu);
 	if (finishing && !w->lock_said && now - w->lock_since > 1000000000LL) {
 		w->lock_said = 1;
-		mt_warn("waiting for %s, locked by another connection, to store the session's last "
-			"%zu lines (SIGTERM or SIGINT gives up)",
-			w->o.label, held);
+		mt_voice_warn(&w->o.voice,
+			      "waiting for %s, locked by another connection, to store the session's last "
+			      "%zu lines (SIGTERM or SIGINT gives up)",
+			      w->o.label, held);
 	}
 	return 1;
 }
@@ -392,10 +394,11 @@ static void look_at_file(struct writer *w)
 	if (!(moved = store_file_moved(w->st)))
 		return;
 	w->moved_said = 1;
-	mt_warn("%s was %s while recording: the tap stops logging this session (what it stored "
-		"went with the old file) and lets go of its journal, so that the file now at that "
-		"path is not harmed",
-		w->o.label, moved == 1 ? "deleted" : "replaced by another file");
+	mt_voice_warn(&w->o.voice,
+		      "%s was %s while recording: the tap stops logging this session (what it stored "
+		      "went with the old file) and lets go of its journal, so that the file now at that "
+		      "path is not harmed",
+		      w->o.label, moved == 1 ? "deleted" : "replaced by another file");
 	store_failed(w, moved == 1 ? "the capture file was deleted" : "the capture file was replaced");
 	store_close_moved(w->st);
 	w->st = NULL;
@@ -457,8 +460,9 @@ static void spans_row(struct writer *w, int fresh)
 	if (!w->push || !w->st || !w->session || (!fresh && !w->spans))
 		return;
 	if (store_session_get(w->st, w->session, &row, &err)) {
-		mt_warn("cannot read session %lld of %s back: %s; its spans are not pushed",
-			(long long)w->session, w->o.label, err.msg);
+		mt_voice_warn(&w->o.voice,
+			      "cannot read session %lld of %s back: %s; its spans are not pushed",
+			      (long long)w->session, w->o.label, err.msg);
 		mt_spans_free(w->spans);
 		w->spans = NULL;
 		return;
@@ -557,7 +561,8 @@ static int spans_gaps(struct writer *w, const struct otlp_push_lost *lost, size_
 		}
 		store_rollback(w->st);
 		if (!err.busy || w->gave_up || !keep_waiting(w)) {
-			mt_warn("cannot record the spans not pushed in %s: %s", w->o.label, err.msg);
+			mt_voice_warn(&w->o.voice, "cannot record the spans not pushed in %s: %s", w->o.label,
+				      err.msg);
 			return 0;
 		}
 	}
@@ -565,8 +570,8 @@ static int spans_gaps(struct writer *w, const struct otlp_push_lost *lost, size_
 
 /*
  * The end: the open requests of every session end, unanswered; the pusher
- * gets otlp_stop_ms to send what it holds; what it could not send is said on
- * stderr (one line) and recorded as gap rows.
+ * gets otlp_stop_ms to send what it holds; what it could not send is said
+ * (opts.voice, one line) and recorded as gap rows.
  */
 static void spans_finish(struct writer *w)
 {
@@ -590,9 +595,10 @@ static void spans_finish(struct writer *w)
 	otlp_push_finish(w->push, w->o.otlp_stop_ms > 0 ? w->o.otlp_stop_ms : 5000, &st, &lost, &nlost);
 	w->push = NULL;
 	if (!w->st && !st.queued && !st.dropped_full)
-		mt_warn("no span was pushed to %s: spans are made of what %s stores, and it "
-			"stored nothing",
-			w->push_url, w->o.label);
+		mt_voice_warn(&w->o.voice,
+			      "no span was pushed to %s: spans are made of what %s stores, and it "
+			      "stored nothing",
+			      w->push_url, w->o.label);
 	if (st.failed + st.dropped_full) {
 		if (st.failed && st.dropped_full)
 			snprintf(why, sizeof(why), "%lld failed: %s; %lld dropped: the queue was full",
@@ -602,9 +608,10 @@ static void spans_finish(struct writer *w)
 		else
 			snprintf(why, sizeof(why), "the queue was full");
 		int recorded = spans_gaps(w, lost, nlost, why);
-		mt_warn("%lld of %lld spans were not pushed to %s (%s)%s",
-			(long long)(st.failed + st.dropped_full), (long long)(st.queued + st.dropped_full),
-			w->push_url, why, recorded ? "; the capture records them as gaps" : "");
+		mt_voice_warn(&w->o.voice, "%lld of %lld spans were not pushed to %s (%s)%s",
+			      (long long)(st.failed + st.dropped_full),
+			      (long long)(st.queued + st.dropped_full), w->push_url, why,
+			      recorded ? "; the capture records them as gaps" : "");
 	}
 	free(lost);
 }
@@ -1229,24 +1236,27 @@ static void open_store(struct writer *w)
 		}
 		if (!err.busy || !keep_waiting(w)) {
 			if (!w->gave_up)
-				mt_warn("cannot log to %s: %s; %s", w->o.label, err.msg, w->o.goes_on);
+				mt_voice_warn(&w->o.voice, "cannot log to %s: %s; %s", w->o.label, err.msg,
+					      w->o.goes_on);
 			return;
 		}
 		err.busy = 0;
 	}
 	store_set_lock_wait(w->st, LOCK_SLICE_MS, on_lock_wait, w);
 	if (w->o.sync && store_set_sync_full(w->st, 1, &err))
-		mt_warn("cannot make %s synchronous: %s", w->o.label, err.msg);
+		mt_voice_warn(&w->o.voice, "cannot make %s synchronous: %s", w->o.label, err.msg);
 	/* A new file is made 0600; an existing one keeps its mode (the tap never
 	 * changes it behind the user's back), but traffic may hold secrets. */
 	if (stat(w->path, &sb) == 0 && (sb.st_mode & 077))
-		mt_warn("%s can be read by other users (mode %04o), and so can its -wal and -shm "
-			"files: traffic may hold secrets; chmod 600 it",
-			w->o.label, (unsigned)(sb.st_mode & 07777));
+		mt_voice_warn(&w->o.voice,
+			      "%s can be read by other users (mode %04o), and so can its -wal and -shm "
+			      "files: traffic may hold secrets; chmod 600 it",
+			      w->o.label, (unsigned)(sb.st_mode & 07777));
 	while (!w->shared && store_session_create(w->st, &w->sn, &w->session, &err)) {
 		if (!err.busy || !keep_waiting(w)) {
 			if (!w->gave_up)
-				mt_warn("cannot log to %s: %s; %s", w->o.label, err.msg, w->o.goes_on);
+				mt_voice_warn(&w->o.voice, "cannot log to %s: %s; %s", w->o.label, err.msg,
+					      w->o.goes_on);
 			store_close(w->st);
 			w->st = NULL;
 			return;
@@ -1309,7 +1319,8 @@ static void finish_session(struct writer *w)
 				break;
 			store_rollback(w->st);
 			if (!err.busy || w->gave_up || !keep_waiting(w)) {
-				mt_warn("cannot record the logging gap in %s: %s", w->o.label, err.msg);
+				mt_voice_warn(&w->o.voice, "cannot record the logging gap in %s: %s",
+					      w->o.label, err.msg);
 				break;
 			}
 		}
@@ -1317,8 +1328,8 @@ static void finish_session(struct writer *w)
 	} else if (w->has_end) {
 		while (store_session_finish(w->st, w->session, &w->end, &err)) {
 			if (!err.busy || !keep_waiting(w)) {
-				mt_warn("cannot record the end of the session in %s: %s", w->o.label,
-					err.msg);
+				mt_voice_warn(&w->o.voice, "cannot record the end of the session in %s: %s",
+					      w->o.label, err.msg);
 				w->failed = 1;
 				break;
 			}
@@ -1398,8 +1409,11 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
+static void writer_free(struct writer *w);
+
 static struct writer *start(struct store *st, int64_t session, int64_t t0_ns, const struct writer_opts *o,
-			    const char *path, const struct store_session_new *sn, int shared)
+			    const char *path, const struct store_session_new *sn, int shared,
+			    struct mt_err *err)
 {
 	struct writer *w = mt_calloc(1, sizeof(*w));
 	pthread_condattr_t ca;
@@ -1408,16 +1422,16 @@ static struct writer *start(struct store *st, int64_t session, int64_t t0_ns, co
 	w->o.otlp = NULL;
 	w->shared = shared;
 	if (o->otlp) {
-		struct mt_err err = {"", 0};
+		struct mt_err perr = {"", 0};
 		/* (Said and stored without its query, which may hold a credential.) */
-		w->push_url = otlp_push_url(o->otlp->url, &err);
+		w->push_url = otlp_push_url(o->otlp->url, &perr);
 		if (w->push_url) {
 			w->push_url[strcspn(w->push_url, "?#")] = '\0';
-			w->push = otlp_push_start(o->otlp, &err);
+			w->push = otlp_push_start(o->otlp, &perr);
 		}
 		if (!w->push)
-			mt_warn("cannot push spans to %s: %s; no span is pushed",
-				w->push_url ? w->push_url : "--otlp", err.msg);
+			mt_voice_warn(&w->o.voice, "cannot push spans to %s: %s; no span is pushed",
+				      w->push_url ? w->push_url : "--otlp", perr.msg);
 		w->sopts.spans = o->otlp_spans;
 	}
 	if (shared) {
@@ -1456,26 +1470,29 @@ static struct writer *start(struct store *st, int64_t session, int64_t t0_ns, co
 	pthread_condattr_destroy(&ca);
 	int e = pthread_create(&w->thread, NULL, writer_main, w);
 	if (e) {
-		mt_error("cannot start the writer thread: %s", strerror(e));
-		abort();
+		mt_err_set(err, "cannot start the writer thread: %s", strerror(e));
+		store_close(w->st); /* (taken either way) */
+		writer_free(w);
+		return NULL;
 	}
 	return w;
 }
 
-struct writer *writer_start(struct store *st, int64_t session, int64_t t0_ns, const struct writer_opts *o)
+struct writer *writer_start(struct store *st, int64_t session, int64_t t0_ns, const struct writer_opts *o,
+			    struct mt_err *err)
 {
-	return start(st, session, t0_ns, o, NULL, NULL, 0);
+	return start(st, session, t0_ns, o, NULL, NULL, 0, err);
 }
 
 struct writer *writer_open(const char *path, const struct store_session_new *sn, int64_t t0_ns,
-			   const struct writer_opts *o)
+			   const struct writer_opts *o, struct mt_err *err)
 {
-	return start(NULL, 0, t0_ns, o, path, sn, 0);
+	return start(NULL, 0, t0_ns, o, path, sn, 0, err);
 }
 
-struct writer *writer_open_shared(const char *path, const struct writer_opts *o)
+struct writer *writer_open_shared(const char *path, const struct writer_opts *o, struct mt_err *err)
 {
-	return start(NULL, 0, 0, o, path, NULL, 1);
+	return start(NULL, 0, 0, o, path, NULL, 1, err);
 }
 
 static void put(struct writer *w, enum writer_stream s, const char *p, size_t n, int timed, int64_t t_ns,
@@ -1742,9 +1759,10 @@ static void enqueue(struct writer *w, struct chunk *ch, int timed, int64_t t_ns,
 		/* (A slow store is backpressure as usual: only a lock is said.) */
 		if (w->stalled == 2 && !has_room(w, n, ch->lines) && !w->hold_said) {
 			w->hold_said = 1;
-			mt_warn("%s is locked by another connection and the tap holds %zu bytes for it "
-				"(--hold): the relay waits for it now",
-				w->o.label, w->held_bytes);
+			mt_voice_warn(&w->o.voice,
+				      "%s is locked by another connection and the tap holds %zu bytes for it "
+				      "(--hold): the relay waits for it now",
+				      w->o.label, w->held_bytes);
 		}
 	}
 	/* The times and the order are taken here, under the lock: the store's order
@@ -1829,13 +1847,20 @@ int writer_finish(struct writer *w, const struct store_session_end *e, struct wr
 	if ((w->st || w->path) && (w->failed || w->lost_msgs || w->lost_bytes || w->gave_up))
 		rc = -1;
 	if (w->st && store_close(w->st)) {
-		mt_warn("cannot close %s cleanly", w->o.label);
+		mt_voice_warn(&w->o.voice, "cannot close %s cleanly", w->o.label);
 		rc = -1;
 	}
 	if (stats) {
 		*stats = w->stats;
 		stats->waits = w->waits;
 	}
+	writer_free(w);
+	return rc;
+}
+
+/* Free w and what it holds (its thread, if it ever ran, was joined). */
+static void writer_free(struct writer *w)
+{
 	for (int i = 0; i < WS_COUNT; i++)
 		mt_framer_release(&w->fr[i]);
 	mt_buf_release(&w->red);
@@ -1869,5 +1894,4 @@ int writer_finish(struct writer *w, const struct store_session_end *e, struct wr
 	pthread_cond_destroy(&w->wake);
 	pthread_cond_destroy(&w->room);
 	free(w);
-	return rc;
 }

@@ -17,7 +17,7 @@
  * lock is waited for as long as the tap lives (writer_give_up ends that).
  *
  * When the store fails for good (disk full, file gone, corrupt), the writer
- * says so once on stderr, counts what it could not store, and goes on taking
+ * says so once (through opts.voice), counts what it could not store, and goes on taking
  * chunks so the relay never stops; the gap is recorded when the store allows.
  */
 #ifndef MCPTAP_WRITER_H
@@ -54,7 +54,7 @@ struct writer_opts {
 	struct mt_voice voice;          /* where its warnings go (from its thread); zero: nowhere */
 	/* --otlp: each request's spans (schema/spans.h) pushed from a thread of
 	 * their own once its answer (cancel, session end) is stored, as export
-	 * -T otlp would write them; spans not sent are said on stderr at the end
+	 * -T otlp would write them; spans not sent are said (voice) at the end
 	 * and recorded as a gap row of their session. */
 	const struct otlp_push_opts *otlp; /* where to (borrowed until the writer starts); NULL: no push */
 	unsigned otlp_spans;               /* MT_SPANS_* (0: the CLIENT spans) */
@@ -69,19 +69,23 @@ struct writer;
 
 /*
  * Start a writer for session (already created in st) whose clock started at
- * t0_ns (monotonic). Takes st (closed by writer_finish). st may be NULL: the
- * writer then only drains the queue. Returns a new writer; never NULL.
+ * t0_ns (monotonic). Takes st (closed by writer_finish, or here on failure).
+ * st may be NULL: the writer then only drains the queue. Returns a new
+ * writer, or NULL when its thread cannot be started ("cannot start the
+ * writer thread: REASON" in err).
  */
-struct writer *writer_start(struct store *st, int64_t session, int64_t t0_ns, const struct writer_opts *o);
+struct writer *writer_start(struct store *st, int64_t session, int64_t t0_ns, const struct writer_opts *o,
+			    struct mt_err *err);
 
 /*
  * Start a writer that opens path itself (STORE_WRITE) and creates the session
  * sn there, in its own thread: the caller never waits for the file (it may be
  * locked by another connection for long). A file that cannot be opened is said
- * on stderr and the writer only drains the queue.
+ * through opts.voice and the writer only drains the queue. NULL (and err) as
+ * writer_start.
  */
 struct writer *writer_open(const char *path, const struct store_session_new *sn, int64_t t0_ns,
-			   const struct writer_opts *o);
+			   const struct writer_opts *o, struct mt_err *err);
 
 /*
  * Stop waiting for locks, for good, in every writer: what is held is lost and
@@ -169,9 +173,10 @@ void writer_put_http_id(struct writer *w, int h, const char *id);
  * It opens path in its own thread, and makes no session of its own: each is
  * made by writer_session_new, which returns its handle at once (the row is
  * made in order with the rest), and ended by writer_session_end. Records
- * carry their session's handle; their times are taken from t0_ns on.
+ * carry their session's handle; their times are taken from t0_ns on. NULL
+ * (and err) as writer_start.
  */
-struct writer *writer_open_shared(const char *path, const struct writer_opts *o);
+struct writer *writer_open_shared(const char *path, const struct writer_opts *o, struct mt_err *err);
 int writer_session_new(struct writer *w, const struct store_session_new *sn, int64_t t0_ns);
 void writer_session_end(struct writer *w, int h, const struct store_session_end *e);
 /* Nanoseconds since the session's start (its t0). */
@@ -222,7 +227,7 @@ struct writer_stats {
  * session's end (e may be NULL), commit, close the store and free the writer;
  * the counters go to *stats when it is not NULL. Waits for a locked file as
  * long as it takes, or until writer_give_up(). Returns 0, or -1 when anything
- * could not be stored (already reported on stderr).
+ * could not be stored (already said through opts.voice).
  */
 int writer_finish(struct writer *w, const struct store_session_end *e, struct writer_stats *stats);
 

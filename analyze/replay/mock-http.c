@@ -504,7 +504,8 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 	}
 	if (!ho->sessions && rp_add_other_replies(st, s->session, &m.others, &err))
 		mt_warn("replay: cannot read the recorded exchanges without JSON-RPC: %s", err.msg);
-	rc = hsv_run(&hv, &app) ? EXIT_ERROR : EXIT_OK;
+	if ((rc = hsv_run(&hv, &app, &err) ? EXIT_ERROR : EXIT_OK))
+		mt_error("%s", err.msg);
 	rp_release(&m.others);
 	for (size_t i = 0; i < m.npicks; i++)
 		free(m.picks[i].client);

@@ -486,61 +486,69 @@ static struct xfer *xfer_new(struct hc *c, enum xkind kind, int64_t tag)
 	return x;
 }
 
-static void add_header(struct xfer *x, const char *name, const char *value)
+/* 0, or -1 when libcurl runs out of memory. */
+static int add_header(struct xfer *x, const char *name, const char *value)
 {
 	char *line = mt_asprintf("%s: %s", name, value);
 	struct curl_slist *l = curl_slist_append(x->hdrs, line);
 
 	free(line);
-	if (!l) {
-		mt_error("out of memory");
-		abort();
-	}
+	if (!l)
+		return -1;
 	x->hdrs = l;
+	return 0;
 }
 
-/* Start x (its fields set) on url: headers, options, into the multi. */
-static void xfer_start(struct hc *c, struct xfer *x, const char *url, const char *last_event_id)
+/*
+ * Start x (its fields set) on url: headers, options, into the multi. 0, or
+ * -1 when libcurl runs out of memory: x is freed, and the caller says the
+ * server cannot be reached any more (oom_gone) or fails its own call.
+ */
+static int xfer_start(struct hc *c, struct xfer *x, const char *url, const char *last_event_id)
 {
 	CURL *e = curl_easy_init();
+	int bad = 0;
 
 	if (!e) {
-		mt_error("out of memory");
-		abort();
+		xfer_free(x);
+		return -1;
 	}
 	x->e = e;
 	switch (x->kind) {
 	case X_POST:
-		add_header(x, "Content-Type", "application/json");
-		add_header(x, "Accept", "application/json, text/event-stream");
+		bad |= add_header(x, "Content-Type", "application/json");
+		bad |= add_header(x, "Accept", "application/json, text/event-stream");
 		break;
 	case X_GET:
 	case X_RESUME:
 	case X_LEGACY:
-		add_header(x, "Accept", "text/event-stream");
-		add_header(x, "Cache-Control", "no-cache");
+		bad |= add_header(x, "Accept", "text/event-stream");
+		bad |= add_header(x, "Cache-Control", "no-cache");
 		break;
 	default: break;
 	}
 	if (x->kind != X_PROBE && x->kind != X_LEGACY) {
 		if (c->sid && !c->o.legacy) {
-			add_header(x, "Mcp-Session-Id", c->sid);
+			bad |= add_header(x, "Mcp-Session-Id", c->sid);
 			x->sid_sent = 1;
 		}
 		if (c->version)
-			add_header(x, "MCP-Protocol-Version", c->version);
+			bad |= add_header(x, "MCP-Protocol-Version", c->version);
 	}
 	if (last_event_id && *last_event_id)
-		add_header(x, "Last-Event-ID", last_event_id);
-	for (size_t i = 0; i < c->o.nheaders; i++) {
+		bad |= add_header(x, "Last-Event-ID", last_event_id);
+	for (size_t i = 0; i < c->o.nheaders && !bad; i++) {
 		struct curl_slist *l = curl_slist_append(x->hdrs, c->o.headers[i]);
-		if (!l) {
-			mt_error("out of memory");
-			abort();
-		}
-		x->hdrs = l;
+		if (!l)
+			bad = 1;
+		else
+			x->hdrs = l;
 	}
-	add_header(x, "Expect", "");
+	bad |= add_header(x, "Expect", "");
+	if (bad) {
+		xfer_free(x); /* (and its handle) */
+		return -1;
+	}
 	curl_easy_setopt(e, CURLOPT_URL, url);
 	curl_easy_setopt(e, CURLOPT_PRIVATE, x);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -579,6 +587,13 @@ static void xfer_start(struct hc *c, struct xfer *x, const char *url, const char
 	if (x->kind == X_DELETE)
 		c->deleting++;
 	curl_multi_add_handle(c->multi, e);
+	return 0;
+}
+
+/* A transfer could not be started (libcurl ran out of memory): nothing more is sent. */
+static void oom_gone(struct hc *c)
+{
+	go_gone(c, 0, "could not be reached (out of memory)");
 }
 
 /* Start the sends the order rule lets go. */
@@ -602,14 +617,20 @@ static void pump(struct hc *c)
 			}
 			c->deleted = 1;
 		}
-		xfer_start(c, x, c->o.legacy ? c->endpoint : c->o.url, NULL);
+		if (xfer_start(c, x, c->o.legacy ? c->endpoint : c->o.url, NULL)) {
+			oom_gone(c);
+			return;
+		}
 		c->gate = x;
 	}
 	if (c->get_on && !c->get && c->get_at && now >= c->get_at && !c->gone && !c->deleted) {
 		struct xfer *g = xfer_new(c, X_GET, -1);
 		c->get_at = 0;
 		c->get = g;
-		xfer_start(c, g, c->o.url, c->get_last_id.data);
+		if (xfer_start(c, g, c->o.url, c->get_last_id.data)) {
+			c->get = NULL;
+			oom_gone(c);
+		}
 	}
 }
 
@@ -618,7 +639,10 @@ static void probe(struct hc *c)
 	if (c->probing || c->gone)
 		return;
 	c->probing = 1;
-	xfer_start(c, xfer_new(c, X_PROBE, -1), c->o.url, NULL);
+	if (xfer_start(c, xfer_new(c, X_PROBE, -1), c->o.url, NULL)) {
+		c->probing = 0;
+		oom_gone(c);
+	}
 }
 
 /* Keep a broken transfer's consequence until the probe's word. */
@@ -732,7 +756,8 @@ static void stream_ended(struct hc *c, struct xfer *x)
 		r->is_request = 1;
 		r->id = x->id ? mt_strdup(x->id) : NULL;
 		r->resumes = resumes + 1;
-		xfer_start(c, r, c->o.url, x->last_id.data);
+		if (xfer_start(c, r, c->o.url, x->last_id.data))
+			oom_gone(c);
 		return;
 	}
 	mt_buf_printf(&b, "its SSE stream ended before the answer (%u message%s", x->events,
@@ -1014,8 +1039,10 @@ int hc_open(const struct hc_opts *o, struct hc **out, struct mt_err *err)
 		if (e)
 			curl_easy_cleanup(e);
 	}
-	if (c->o.legacy)
-		xfer_start(c, xfer_new(c, X_LEGACY, -1), c->o.url, NULL);
+	if (c->o.legacy && xfer_start(c, xfer_new(c, X_LEGACY, -1), c->o.url, NULL)) {
+		hc_free(c);
+		return mt_err_set(err, "out of memory");
+	}
 	*out = c;
 	return 0;
 }

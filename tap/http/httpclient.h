@@ -101,7 +101,10 @@ struct hc;
 /*
  * A client for o->url (o is copied; its strings stay borrowed). Nothing is
  * sent yet but, for legacy, the GET of the SSE stream. Returns 0 with *out,
- * or -1 with err set (not an http(s) URL, libcurl failing to start).
+ * or -1 with err set (not an http(s) URL, libcurl failing to start or
+ * running out of memory). A later transfer that libcurl has no memory to
+ * start ends the client as a dead server does: HC_GONE, "could not be
+ * reached (out of memory)".
  */
 int hc_open(const struct hc_opts *o, struct hc **out, struct mt_err *err);
 /* Abort what is running and free everything; c may be NULL. */

@@ -906,7 +906,13 @@ struct hep *hep_new(struct event_base *base, evutil_socket_t fd, const struct he
 		errno = err;
 		return NULL;
 	}
-	e->watch = hln_watch_new(e->lev, o->pace);
+	e->watch = hln_watch_new(e->lev, o->pace, NULL);
+	if (!e->watch) {
+		evconnlistener_free(e->lev); /* (closes fd) */
+		free(e);
+		errno = ENOMEM;
+		return NULL;
+	}
 	rd_new(e);
 	return e;
 }

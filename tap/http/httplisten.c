@@ -51,13 +51,6 @@ struct hln_watch {
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct hln_watch *reg;
 
-/* (as mt_malloc does) */
-static void out_of_memory(void)
-{
-	mt_error("out of memory");
-	abort();
-}
-
 struct hln_pace *hln_pace_new(hln_say_fn say, void *arg)
 {
 	struct hln_pace *p = mt_calloc(1, sizeof(*p));
@@ -168,15 +161,18 @@ static void on_accept_error(struct evconnlistener *lev, void *arg)
 	pace_refused(w->pace, err, w->pause_ms);
 }
 
-struct hln_watch *hln_watch_new(struct evconnlistener *lev, struct hln_pace *pace)
+struct hln_watch *hln_watch_new(struct evconnlistener *lev, struct hln_pace *pace, struct mt_err *err)
 {
 	struct hln_watch *w = mt_calloc(1, sizeof(*w));
 
 	w->lev = lev;
 	w->pace = pace;
 	w->timer = evtimer_new(evconnlistener_get_base(lev), on_resume, w);
-	if (!w->timer)
-		out_of_memory();
+	if (!w->timer) {
+		free(w);
+		mt_err_set(err, "out of memory");
+		return NULL;
+	}
 	pthread_mutex_lock(&reg_mu);
 	w->next = reg;
 	reg = w;

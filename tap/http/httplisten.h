@@ -63,10 +63,11 @@ struct hln_watch;
  * Watch lev (borrowed: it must outlive the watch) and count its refusals in
  * pace (borrowed, likewise): lev's error callback is set, and a timer made
  * on lev's event base. lev's accept callback must call hln_watch_accepted.
- * Never NULL. Call it in the thread that runs the base or before that
+ * NULL ("out of memory" in err) when the timer cannot be made; lev is then
+ * left as it was. Call it in the thread that runs the base or before that
  * thread starts.
  */
-struct hln_watch *hln_watch_new(struct evconnlistener *lev, struct hln_pace *pace);
+struct hln_watch *hln_watch_new(struct evconnlistener *lev, struct hln_pace *pace, struct mt_err *err);
 
 /* A connection was accepted: a pause that follows starts at HLN_PAUSE_MIN_MS again. */
 void hln_watch_accepted(struct hln_watch *w);

@@ -133,6 +133,7 @@ struct hsv_sess {
 
 struct srv {
 	const struct hsv_opts *o;
+	struct mt_voice voice; /* o->say: where its warnings go */
 	const struct hsv_app *app;
 	struct event_base *base;
 	struct hep *ep;         /* the endpoint: accepts, reads, writes */
@@ -462,9 +463,10 @@ static void to_get(struct hsv_sess *s, const char *p, size_t n, int64_t tag)
 	}
 	if (s->nheld >= HELD_MAX || s->held_bytes + n > HELD_BYTES_MAX) {
 		if (s->nheld == HELD_MAX)
-			mt_warn("%s: session %s: more than %d messages for a GET stream the client "
-				"does not open: the next ones are dropped",
-				s->srv->o->name, s->id[0] ? s->id : "-", HELD_MAX);
+			mt_voice_warn(&s->srv->voice,
+				      "%s: session %s: more than %d messages for a GET stream the client "
+				      "does not open: the next ones are dropped",
+				      s->srv->o->name, s->id[0] ? s->id : "-", HELD_MAX);
 		s->nheld++;
 		return;
 	}
@@ -825,8 +827,9 @@ static void on_writable(void *ctx, struct hep_req *r, void *arg)
 /* What the endpoint says (a refused Host or Origin, refused accepts): the mock's own warning. */
 static void on_say(void *ctx, const char *line)
 {
-	(void)ctx;
-	mt_warn("%s", line);
+	struct srv *v = ctx;
+
+	mt_voice_warn(&v->voice, "%s", line);
 }
 
 /* ---- requests ---- */
@@ -1327,8 +1330,9 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 /* Accepts refused at the descriptor limit: said as the mock's own. */
 static void say_refused(void *arg, const char *text)
 {
-	(void)arg;
-	mt_warn("%s", text);
+	struct srv *v = arg;
+
+	mt_voice_warn(&v->voice, "%s", text);
 }
 
 void hsv_opts_default(struct hsv_opts *o)
@@ -1346,7 +1350,7 @@ void hsv_opts_default(struct hsv_opts *o)
 	o->name = "replay";
 }
 
-int hsv_run(const struct hsv_opts *o, const struct hsv_app *app)
+int hsv_run(const struct hsv_opts *o, const struct hsv_app *app, struct mt_err *err)
 {
 	struct srv v;
 	char host[256];
@@ -1359,12 +1363,13 @@ int hsv_run(const struct hsv_opts *o, const struct hsv_app *app)
 
 	memset(&v, 0, sizeof(v));
 	v.o = o;
+	v.voice.say = o->say;
+	v.voice.ctx = o->say_ctx;
 	v.app = app;
 	eh.ctx = &v;
 	snprintf(v.post_path, sizeof(v.post_path), "%s", o->post_path ? o->post_path : "/message");
 	if (mt_split_listen(o->listen, host, sizeof(host), &port)) {
-		mt_error("bad --listen '%s': HOST:PORT", o->listen);
-		return -1;
+		return mt_err_set(err, "bad --listen '%s': HOST:PORT", o->listen);
 	}
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&set);
@@ -1373,15 +1378,15 @@ int hsv_run(const struct hsv_opts *o, const struct hsv_app *app)
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	v.base = event_base_new();
 	if (!v.base) {
-		mt_error("cannot set up the event loop");
+		mt_err_set(err, "cannot set up the event loop");
 		goto out;
 	}
 	fd = hln_listen(host, port, 0, NULL);
 	if (fd < 0) {
-		mt_error("cannot listen on %s: %s", o->listen, strerror(errno));
+		mt_err_set(err, "cannot listen on %s: %s", o->listen, strerror(errno));
 		goto out;
 	}
-	v.pace = hln_pace_new(say_refused, NULL);
+	v.pace = hln_pace_new(say_refused, &v);
 	v.guard.loopback = hln_fd_loopback(fd);
 	v.guard.allow = o->allow_hosts;
 	v.guard.n_allow = o->n_allow_hosts;
@@ -1398,7 +1403,7 @@ int hsv_run(const struct hsv_opts *o, const struct hsv_app *app)
 		eo.pace = v.pace;
 		v.ep = hep_new(v.base, fd, &eo, &eh); /* (fd taken) */
 		if (!v.ep) {
-			mt_error("cannot listen on %s: %s", o->listen, strerror(errno));
+			mt_err_set(err, "cannot listen on %s: %s", o->listen, strerror(errno));
 			goto out;
 		}
 		line = mt_asprintf(strchr(host, ':') ? "mcptap: %s on http://[%s]:%d%s\n"

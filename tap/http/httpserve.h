@@ -43,6 +43,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "schema/util.h"
+
 enum hsv_mode {
 	HSV_STREAMABLE, /* Streamable HTTP */
 	HSV_LEGACY,     /* HTTP+SSE (2024-11-05) */
@@ -113,8 +115,8 @@ struct hsv_opts {
 	int client_timeout_ms; /* a request head must be whole within it (408); a client
 				* silent or not reading that long is closed */
 	const char *name;      /* for messages: "replay" */
-	/* Where the addresses served are said: whole lines for the caller to
-	 * print on stderr. */
+	/* Where the addresses served, and its warnings, are said: whole lines
+	 * for the caller to print on stderr. */
 	void (*say)(void *ctx, const char *text);
 	void *say_ctx;
 };
@@ -125,9 +127,9 @@ void hsv_opts_default(struct hsv_opts *o);
  * Serve until SIGINT or SIGTERM: the address is said (o->say: "mcptap:
  * NAME on http://ADDR/PATH"), then sessions come and go. At the end every
  * session is closed ("stopped"). Returns 0, or -1 when it could not listen
- * or set up (said on stderr).
+ * or set up (the reason in err).
  */
-int hsv_run(const struct hsv_opts *o, const struct hsv_app *app);
+int hsv_run(const struct hsv_opts *o, const struct hsv_app *app, struct mt_err *err);
 
 /* The session's id as the client sees it (Mcp-Session-Id, or the legacy sessionId); "" when none. */
 const char *hsv_session_id(const struct hsv_sess *s);

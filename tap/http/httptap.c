@@ -182,9 +182,10 @@ struct loop {
 
 struct tap {
 	const struct httptap_opts *o;
-	char origin[512];    /* the upstream's scheme://authority */
-	char authority[300]; /* what Host says upstream */
-	char hostname[256];  /* for SNI and the certificate's check */
+	struct mt_voice voice; /* o->say: where its warnings go */
+	char origin[512];      /* the upstream's scheme://authority */
+	char authority[300];   /* what Host says upstream */
+	char hostname[256];    /* for SNI and the certificate's check */
 	const char *query;
 	char shown[512];
 	int https;
@@ -228,12 +229,13 @@ static void upstream_failed(struct tap *t, const char *outcome, const char *why)
 	__atomic_store_n(&t->upstream_down, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&t->mu);
 	if (!said)
-		mt_warn("the upstream %s (%s): clients get the tap's 502 or 504, or a cut "
-			"response, until it answers again",
-			!strcmp(outcome, "unreachable") ? "cannot be reached"
-			: !strcmp(outcome, "timeout")   ? "is silent"
-							: "closed a connection without a whole answer",
-			why ? why : "no reason given");
+		mt_voice_warn(&t->voice,
+			      "the upstream %s (%s): clients get the tap's 502 or 504, or a cut "
+			      "response, until it answers again",
+			      !strcmp(outcome, "unreachable") ? "cannot be reached"
+			      : !strcmp(outcome, "timeout")   ? "is silent"
+							      : "closed a connection without a whole answer",
+			      why ? why : "no reason given");
 }
 
 static void upstream_back(struct tap *t)
@@ -594,7 +596,7 @@ static int sk_request_head(void *ctx, void *conn, const struct hx_head *hd, int6
 			pthread_mutex_unlock(&t->mu);
 			hln_refusal_line(v, value, "tap", line, sizeof(line));
 			if (!said)
-				mt_warn("%s", line);
+				mt_voice_warn(&t->voice, "%s", line);
 			free(raw != small ? raw : NULL);
 			refuse(c, HLN_REFUSED_STATUS, hln_refusal_reason(v), hd);
 			return 1;
@@ -1147,9 +1149,10 @@ static void mem_check(struct rconn *c)
 	if (!evtimer_pending(l->mem_timer, NULL))
 		evtimer_add(l->mem_timer, &tv);
 	if (!__atomic_exchange_n(&t->mem_said, 1, __ATOMIC_RELAXED))
-		mt_warn("--memory (%zu MiB) reached: the tap reads its clients and the upstream "
-			"more slowly until it has room",
-			t->o->memory >> 20);
+		mt_voice_warn(&t->voice,
+			      "--memory (%zu MiB) reached: the tap reads its clients and the upstream "
+			      "more slowly until it has room",
+			      t->o->memory >> 20);
 }
 
 static int out_full(struct bufferevent *b)
@@ -1709,10 +1712,10 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	t->stopping = again ? 2 : 1;
 	pthread_mutex_unlock(&t->mu);
 	if (again)
-		mt_warn("%s again: stopping now", sig == SIGINT ? "SIGINT" : "SIGTERM");
+		mt_voice_warn(&t->voice, "%s again: stopping now", sig == SIGINT ? "SIGINT" : "SIGTERM");
 	for (int i = 0; i < t->nloops; i++)
 		if (write(t->loops[i].stop_fd, &one, sizeof(one)) < 0)
-			mt_warn("cannot tell a loop to stop: %s", strerror(errno));
+			mt_voice_warn(&t->voice, "cannot tell a loop to stop: %s", strerror(errno));
 }
 
 static void *loop_main(void *arg)
@@ -1734,7 +1737,7 @@ static void *loop_main(void *arg)
 		conn_free(c);
 	}
 	if (write(t->done_fd, &one, sizeof(one)) < 0)
-		mt_warn("cannot say a loop has ended: %s", strerror(errno));
+		mt_voice_warn(&t->voice, "cannot say a loop has ended: %s", strerror(errno));
 	return NULL;
 }
 
@@ -1772,8 +1775,9 @@ static void on_loop_done(evutil_socket_t fd, short what, void *arg)
 
 static void say_refused(void *arg, const char *text)
 {
-	(void)arg;
-	mt_warn("%s", text);
+	struct tap *t = arg;
+
+	mt_voice_warn(&t->voice, "%s", text);
 }
 
 void httptap_opts_default(struct httptap_opts *o)
@@ -1795,7 +1799,7 @@ void httptap_opts_default(struct httptap_opts *o)
 	writer_opts_default(&o->wopts);
 }
 
-static int loop_init(struct tap *t, struct loop *l, int idx, evutil_socket_t fd)
+static int loop_init(struct tap *t, struct loop *l, int idx, evutil_socket_t fd, struct mt_err *err)
 {
 	struct event_config *cfg = event_config_new();
 	struct hx_opts ho;
@@ -1835,7 +1839,9 @@ static int loop_init(struct tap *t, struct loop *l, int idx, evutil_socket_t fd)
 	if (!l->lev)
 		goto fail;
 	fd = -1;
-	l->watch = hln_watch_new(l->lev, t->pace);
+	l->watch = hln_watch_new(l->lev, t->pace, err);
+	if (!l->watch)
+		return -1; /* (fd is the listener's) */
 	l->stop_ev = event_new(l->base, l->stop_fd, EV_READ | EV_PERSIST, on_stop, l);
 	l->mem_timer = evtimer_new(l->base, on_mem_timer, l);
 	l->scratch = evbuffer_new();
@@ -1843,7 +1849,7 @@ static int loop_init(struct tap *t, struct loop *l, int idx, evutil_socket_t fd)
 		goto fail;
 	return 0;
 fail:
-	mt_error("cannot set up event loop %d: %s", idx, strerror(errno));
+	mt_err_set(err, "cannot set up event loop %d: %s", idx, strerror(errno));
 	if (fd >= 0)
 		evutil_closesocket(fd);
 	return -1;
@@ -1878,9 +1884,9 @@ static void loop_release(struct loop *l)
 
 /*
  * The upstream URL's parts: origin (scheme://authority), authority (what
- * Host says), host name, address (resolved once, now), query. 0, or -1 (said).
+ * Host says), host name, address (resolved once, now), query. 0, or -1 (err).
  */
-static int upstream_parse(struct tap *t, const char *shown, char **query_owned)
+static int upstream_parse(struct tap *t, const char *shown, char **query_owned, struct mt_err *err)
 {
 	const char *url = t->o->upstream, *p, *q;
 	size_t alen;
@@ -1927,44 +1933,40 @@ static int upstream_parse(struct tap *t, const char *shown, char **query_owned)
 	hints.ai_socktype = SOCK_STREAM;
 	rc = getaddrinfo(t->hostname, port, &hints, &ai);
 	if (rc || !ai) {
-		mt_error("cannot resolve the upstream's host '%s': %s", t->hostname,
-			 rc ? gai_strerror(rc) : "no address");
-		return -1;
+		return mt_err_set(err, "cannot resolve the upstream's host '%s': %s", t->hostname,
+				  rc ? gai_strerror(rc) : "no address");
 	}
 	memcpy(&t->up_addr, ai->ai_addr, ai->ai_addrlen);
 	t->up_len = (socklen_t)ai->ai_addrlen;
 	freeaddrinfo(ai);
 	return 0;
 bad:
-	mt_error("bad --upstream '%s': an http:// or https:// URL", shown);
-	return -1;
+	return mt_err_set(err, "bad --upstream '%s': an http:// or https:// URL", shown);
 }
 
-/* The TLS context for an https upstream: the system's CAs and --cacert, verification on. */
-static int tls_init(struct tap *t)
+/* The TLS context for an https upstream: the system's CAs and --cacert, verification on. 0 or -1 (err). */
+static int tls_init(struct tap *t, struct mt_err *err)
 {
 	static const unsigned char alpn[] = "\x08http/1.1";
 
 	t->ssl = SSL_CTX_new(TLS_client_method());
 	if (!t->ssl) {
-		mt_error("cannot set up TLS");
-		return -1;
+		return mt_err_set(err, "cannot set up TLS");
 	}
 	SSL_CTX_set_min_proto_version(t->ssl, TLS1_2_VERSION);
 	SSL_CTX_set_alpn_protos(t->ssl, alpn, sizeof(alpn) - 1);
 	if (!t->o->insecure) {
 		SSL_CTX_set_verify(t->ssl, SSL_VERIFY_PEER, NULL);
 		if (SSL_CTX_set_default_verify_paths(t->ssl) != 1)
-			mt_warn("cannot load the system's CA certificates");
+			mt_voice_warn(&t->voice, "cannot load the system's CA certificates");
 		if (t->o->cacert && SSL_CTX_load_verify_locations(t->ssl, t->o->cacert, NULL) != 1) {
-			mt_error("cannot read --cacert '%s'", t->o->cacert);
-			return -1;
+			return mt_err_set(err, "cannot read --cacert '%s'", t->o->cacert);
 		}
 	}
 	return 0;
 }
 
-int httptap_run(const struct httptap_opts *o)
+int httptap_run(const struct httptap_opts *o, struct mt_err *err)
 {
 	struct tap t;
 	char host[256], *query_owned = NULL;
@@ -1973,15 +1975,17 @@ int httptap_run(const struct httptap_opts *o)
 
 	memset(&t, 0, sizeof(t));
 	t.o = o;
+	t.voice.say = o->say;
+	t.voice.ctx = o->say_ctx;
 	t.done_fd = -1;
 	pthread_mutex_init(&t.mu, NULL);
-	if (upstream_parse(&t, o->upstream_shown ? o->upstream_shown : o->upstream, &query_owned))
+	if (upstream_parse(&t, o->upstream_shown ? o->upstream_shown : o->upstream, &query_owned, err))
 		goto early;
 	if (mt_split_listen(o->listen, host, sizeof(host), &port)) {
-		mt_error("bad --listen '%s': HOST:PORT", o->listen);
+		mt_err_set(err, "bad --listen '%s': HOST:PORT", o->listen);
 		goto early;
 	}
-	if (t.https && tls_init(&t))
+	if (t.https && tls_init(&t, err))
 		goto early;
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&set);
@@ -1990,10 +1994,15 @@ int httptap_run(const struct httptap_opts *o)
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	t.nloops = o->threads > 0 ? o->threads : 1;
 	t.loops = mt_calloc((size_t)t.nloops, sizeof(*t.loops));
-	t.pace = hln_pace_new(say_refused, NULL);
+	t.pace = hln_pace_new(say_refused, &t);
 	t.guard.allow = o->allow_hosts;
 	t.guard.n_allow = o->n_allow_hosts;
-	t.w = writer_open_shared(o->db_path, &o->wopts);
+	t.w = writer_open_shared(o->db_path, &o->wopts, err);
+	if (!t.w) {
+		rc = -1; /* (its thread would not start) */
+		t.nloops = 0;
+		goto out;
+	}
 	{
 		struct hl_opts lo;
 		memset(&lo, 0, sizeof(lo));
@@ -2007,13 +2016,13 @@ int httptap_run(const struct httptap_opts *o)
 	for (int i = 0; i < t.nloops; i++) {
 		evutil_socket_t fd = hln_listen(host, i ? bound_port : port, 1, &bound_port);
 		if (fd < 0) {
-			mt_error("cannot listen on %s: %s", o->listen, strerror(errno));
+			mt_err_set(err, "cannot listen on %s: %s", o->listen, strerror(errno));
 			t.nloops = i;
 			goto out;
 		}
 		if (!i)
 			t.guard.loopback = hln_fd_loopback(fd);
-		if (loop_init(&t, &t.loops[i], i, fd)) {
+		if (loop_init(&t, &t.loops[i], i, fd, err)) {
 			t.nloops = i + 1;
 			goto out;
 		}
@@ -2021,7 +2030,7 @@ int httptap_run(const struct httptap_opts *o)
 	t.ctl = event_base_new();
 	t.done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (!t.ctl || t.done_fd < 0) {
-		mt_error("cannot set up the event loop: %s", strerror(errno));
+		mt_err_set(err, "cannot set up the event loop: %s", strerror(errno));
 		goto out;
 	}
 	{
@@ -2032,7 +2041,8 @@ int httptap_run(const struct httptap_opts *o)
 		free(line);
 	}
 	if (o->insecure)
-		mt_warn("--insecure: the upstream's certificate and host name are not checked");
+		mt_voice_warn(&t.voice,
+			      "--insecure: the upstream's certificate and host name are not checked");
 	t.sig_int = evsignal_new(t.ctl, SIGINT, on_signal, &t);
 	t.sig_term = evsignal_new(t.ctl, SIGTERM, on_signal, &t);
 	t.done_ev = event_new(t.ctl, t.done_fd, EV_READ | EV_PERSIST, on_loop_done, &t);
@@ -2047,7 +2057,8 @@ int httptap_run(const struct httptap_opts *o)
 	for (started = 0; started < t.nloops; started++) {
 		int e = pthread_create(&t.loops[started].thread, NULL, loop_main, &t.loops[started]);
 		if (e) {
-			mt_error("cannot start a loop's thread: %s", strerror(e));
+			/* (Said now, before the stop below says "again".) */
+			mt_voice_error(&t.voice, "cannot start a loop's thread: %s", strerror(e));
 			on_signal(SIGTERM, 0, &t);
 			on_signal(SIGTERM, 0, &t);
 			break;

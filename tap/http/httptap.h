@@ -50,7 +50,8 @@ struct httptap_opts {
 	void (*on_end)(void *ctx, const struct hl_done *d);
 	void *on_end_ctx;
 	/* What the tap says as it runs, whole lines for the caller to print on
-	 * stderr: the address listened on, the upstream back (in any thread). */
+	 * stderr: the address listened on, the upstream back, its warnings (in
+	 * any thread). */
 	void (*say)(void *ctx, const char *text);
 	void *say_ctx;
 };
@@ -73,9 +74,13 @@ void httptap_opts_default(struct httptap_opts *o);
 /*
  * Listen, relay and log until SIGINT or SIGTERM; then stop accepting, give
  * open exchanges stop_ms to end, store everything. The address listened on
- * is said (o->say: "mcptap: listening on http://ADDR"). Returns an exit
- * status: 0, or EXIT_ERROR when it could not listen or set up.
+ * is said (o->say: "mcptap: listening on http://ADDR"), and so are its
+ * warnings as it runs. Returns an exit status: 0, or EXIT_ERROR when it
+ * could not listen or set up (the reason in err) or a loop's thread would not
+ * start (said through o->say, err left as it was); or -1 when the writer's
+ * thread would not start (err says so; the caller aborts, as on running out
+ * of memory).
  */
-int httptap_run(const struct httptap_opts *o);
+int httptap_run(const struct httptap_opts *o, struct mt_err *err);
 
 #endif

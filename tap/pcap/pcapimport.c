@@ -305,7 +305,12 @@ struct mt_import *mt_import_new(const struct mt_import_opts *o)
 	struct tf_handler th;
 	struct hx_opts ho = o->hx;
 
-	im->w = writer_open_shared(o->db_path, &o->wopts);
+	struct mt_err err = {"", 0};
+	im->w = writer_open_shared(o->db_path, &o->wopts, &err);
+	if (!im->w) { /* (its thread would not start: as on running out of memory) */
+		mt_voice_error(&o->wopts.voice, "%s", err.msg);
+		abort();
+	}
 	im->mem.reclaim = on_reclaim;
 	im->mem.reclaim_ctx = im;
 	memset(&lo, 0, sizeof(lo));

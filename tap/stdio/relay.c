@@ -204,7 +204,7 @@ static void drain(struct relay *r, int drain_ms)
 	pthread_mutex_unlock(&r->mu);
 }
 
-int relay_run(const struct relay_opts *o, struct relay_result *res)
+int relay_run(const struct relay_opts *o, struct relay_result *res, struct mt_err *err)
 {
 	/* Pumps left blocked on a read when we return still point at it: it lives
 	 * on the heap and is freed only when every pump was joined. */
@@ -246,16 +246,21 @@ int relay_run(const struct relay_opts *o, struct relay_result *res)
 	 * server starts now, whatever the file's state (locked for long, even). */
 	if (o->db_path) {
 		struct store_session_new sn = {"stdio", wall0, cmdline, cwd, 0, NULL, NULL};
-		r.w = writer_open(o->db_path, &sn, t0, &o->wopts);
+		r.w = writer_open(o->db_path, &sn, t0, &o->wopts, err);
 	}
 
 	setup_signals(&reset, &fwd);
 	/* Forwarded signals wait until the child exists; threads never take them. */
 	pthread_sigmask(SIG_BLOCK, &fwd, &old);
 
+	if (o->db_path && !r.w) {
+		rc = -2; /* (its thread would not start) */
+		goto out;
+	}
+
 	if ((!closed[0] && pipe2(in, O_CLOEXEC)) || (!closed[1] && pipe2(out, O_CLOEXEC)) ||
 	    (!closed[2] && pipe2(errp, O_CLOEXEC))) {
-		mt_error("cannot create pipes: %s", strerror(errno));
+		mt_err_set(err, "cannot create pipes: %s", strerror(errno));
 		goto out;
 	}
 	int child_fds[3] = {closed[0] ? CHILD_CLOSED : in[0], closed[1] ? CHILD_CLOSED : out[1],
@@ -301,8 +306,9 @@ int relay_run(const struct relay_opts *o, struct relay_result *res)
 		}
 		int e = pthread_create(&r.pumps[i].thread, NULL, pump_main, &r.pumps[i]);
 		if (e) {
-			mt_error("cannot start a relay thread: %s", strerror(e));
-			abort();
+			/* Other pumps run on r: nothing here is undone (the caller aborts). */
+			mt_err_set(err, "cannot start a relay thread: %s", strerror(e));
+			return -2;
 		}
 		r.pumps[i].started = 1;
 	}
@@ -310,7 +316,7 @@ int relay_run(const struct relay_opts *o, struct relay_result *res)
 
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
-			mt_error("cannot wait for the child: %s", strerror(errno));
+			mt_voice_error(&o->voice, "cannot wait for the child: %s", strerror(errno));
 			status = 0;
 			break;
 		}

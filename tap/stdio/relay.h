@@ -13,7 +13,8 @@ struct relay_opts {
 	char *const *argv;   /* the command, argv[0] looked up in PATH (borrowed) */
 	const char *db_path; /* the capture file; NULL: relay without logging */
 	struct writer_opts wopts;
-	int drain_ms; /* after the child exits: wait this long for its output */
+	int drain_ms;          /* after the child exits: wait this long for its output */
+	struct mt_voice voice; /* where the relay says what goes wrong as it runs; zero: nowhere */
 };
 
 /* How the child ended. */
@@ -26,9 +27,12 @@ struct relay_result {
 /*
  * Run the tap until the child has exited and its output is drained. Returns 0
  * with *res filled (also when the command could not be started: see
- * spawn_errno), or -1 on a failure of the tap itself (reported on stderr).
- * Nothing is ever written to stdout but the child's bytes.
+ * spawn_errno), or -1 on a failure of the tap itself (the reason in err).
+ * Returns -2 when a thread (the writer's, a relay's) could not be started:
+ * err says so, and the caller aborts, as on running out of memory (relay
+ * threads may be running on what this call leaves behind). Nothing is ever
+ * written to stdout but the child's bytes.
  */
-int relay_run(const struct relay_opts *o, struct relay_result *res);
+int relay_run(const struct relay_opts *o, struct relay_result *res, struct mt_err *err);
 
 #endif

@@ -83,7 +83,7 @@ static void record(void)
 	int64_t seq = 0;
 
 	writer_opts_default(&o);
-	w = writer_open_shared(db, &o);
+	w = writer_open_shared(db, &o, NULL);
 	h = writer_session_new(w, &http, 0);
 	put_exchange(w, h, 1, "POST", "/mcp", 200, "json");
 	put_exchange(w, h, 3, "POST", "/mcp", 202, "empty");

@@ -421,7 +421,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "fixture-load: %s: %s\n", argv[2], err.msg);
 				return 1;
 			}
-			l.w = writer_start(st, session, mt_mono_ns(), &wo);
+			l.w = writer_start(st, session, mt_mono_ns(), &wo, NULL);
 			if (http_id)
 				writer_put_http_id(l.w, 0, http_id);
 		}
@@ -449,7 +449,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "fixture-load: %s: %s\n", argv[2], err.msg);
 			return 1;
 		}
-		l.w = writer_start(st, session, mt_mono_ns(), &wo);
+		l.w = writer_start(st, session, mt_mono_ns(), &wo, NULL);
 	}
 	put_pending(&l);
 	for (int i = 0; i < l.nx; i++)

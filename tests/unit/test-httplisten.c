@@ -120,7 +120,8 @@ static void test_descriptor_limit(void **state)
 	assert_true(port > 0);
 	assert_int_equal(hln_fd_loopback(evconnlistener_get_fd(lev)), 1);
 	pace = hln_pace_new(say, &said);
-	acc.w = hln_watch_new(lev, pace);
+	acc.w = hln_watch_new(lev, pace, NULL);
+	assert_non_null(acc.w);
 	/* (the clients' sockets made now: a socket needs a descriptor, a connect none) */
 	for (int i = 0; i < 3; i++)
 		assert_true((c[i] = socket(AF_INET, SOCK_STREAM, 0)) >= 0);

@@ -72,7 +72,7 @@ static void fx_open_ex(struct fx *f, size_t max_message, const struct mt_redact 
 	o.sync = 1; /* (every record committed when its put returns: read at once) */
 	o.label = "'test'";
 	o.redact = red;
-	f->w = writer_open_shared(f->db, &o);
+	f->w = writer_open_shared(f->db, &o, NULL);
 	memset(&lo, 0, sizeof(lo));
 	lo.w = f->w;
 	lo.upstream = "http://127.0.0.1:3001/mcp";

@@ -167,7 +167,7 @@ static void srv_start(struct srv *v)
 		o.client_timeout_ms = 5000;
 		o.max_body = 4096;
 		o.say = say_stderr;
-		rc = hsv_run(&o, &app);
+		rc = hsv_run(&o, &app, NULL);
 		say(&a, "end %d", rc);
 		fclose(a.log);
 		exit(rc ? 1 : 0); /* (exit: a sanitizer checks the server for leaks) */

@@ -35,7 +35,7 @@ static void fake_init(struct fake *f, const char *const *lines, size_t n)
 	assert_int_equal(store_open(path, STORE_WRITE, &f->st, &err), 0);
 	assert_int_equal(store_session_create(f->st, &sn, &session, &err), 0);
 	writer_opts_default(&wo);
-	w = writer_start(f->st, session, 0, &wo);
+	w = writer_start(f->st, session, 0, &wo, NULL);
 	for (size_t i = 0; i < n; i++) {
 		size_t len = strlen(lines[i] + 2);
 		char *line = malloc(len + 1);

@@ -90,7 +90,7 @@ static void relay(char *const *argv, const char *db, size_t max_message, const c
 		o.wopts.label = "'test'";
 		o.drain_ms = 5000;
 		memset(&rr, 0, sizeof(rr));
-		rr.rc = relay_run(&o, &rr.res);
+		rr.rc = relay_run(&o, &rr.res, NULL);
 		if (write(pres[1], &rr, sizeof(rr)) != (ssize_t)sizeof(rr))
 			_exit(3);
 		exit(0); /* (exit: a sanitizer checks the tap for leaks) */

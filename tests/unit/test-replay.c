@@ -60,7 +60,7 @@ static int setup(void **state)
 	assert_int_equal(store_open(f->path, STORE_WRITE, &f->st, &err), 0);
 	assert_int_equal(store_session_create(f->st, &sn, &session, &err), 0);
 	writer_opts_default(&wo);
-	w = writer_start(f->st, session, 0, &wo);
+	w = writer_start(f->st, session, 0, &wo, NULL);
 	for (int i = 0; recording[i]; i++) {
 		int n = snprintf(line, sizeof(line), "%s\n", recording[i] + 1);
 		t += 1000000;

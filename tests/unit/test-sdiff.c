@@ -71,7 +71,7 @@ static void write_session(struct store *st, const char *const *lines)
 
 	assert_int_equal(store_session_create(st, &sn, &session, &err), 0);
 	writer_opts_default(&wo);
-	w = writer_start(st, session, 0, &wo);
+	w = writer_start(st, session, 0, &wo, NULL);
 	for (int i = 0; lines[i]; i++) {
 		int n = snprintf(line, sizeof(line), "%s\n", lines[i] + 1);
 		t += 1000000;

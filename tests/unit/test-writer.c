@@ -166,7 +166,7 @@ static void test_put_order(void **state)
 	fixture_open(&fx);
 	writer_opts_default(&o);
 	o.label = "test.db";
-	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
+	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o, NULL);
 	put_str(w, WS_C2S, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
 	put_str(w, WS_S2C, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
 	put_str(w, WS_STDERR, "log 1\n");
@@ -322,7 +322,7 @@ static void test_three_threads(void **state)
 	writer_opts_default(&o);
 	o.batch_rows = 100;
 	o.batch_ms = 1;
-	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
+	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o, NULL);
 	for (int i = 0; i < 3; i++) {
 		pr[i] = (struct producer){w, (enum writer_stream)i, 3000, 1234u + (uint32_t)i, 10};
 		assert_int_equal(pthread_create(&th[i], NULL, produce, &pr[i]), 0);
@@ -356,7 +356,7 @@ static void test_backpressure(void **state)
 	fixture_open(&fx);
 	writer_opts_default(&o);
 	o.queue_bytes = 4096;
-	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
+	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o, NULL);
 	pr[0] = (struct producer){w, WS_C2S, 15000, 99, 90};
 	pr[1] = (struct producer){w, WS_S2C, 15000, 77, 90};
 	for (int i = 0; i < 2; i++)
@@ -393,7 +393,7 @@ static void test_chunk_above_queue(void **state)
 	fixture_open(&fx);
 	writer_opts_default(&o);
 	o.queue_bytes = 4096;
-	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
+	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o, NULL);
 	put_str(w, WS_C2S, "a\n");
 	writer_put(w, WS_C2S, p, big);
 	writer_put(w, WS_C2S, p, big);
@@ -422,7 +422,7 @@ static void test_initialize_fills_session(void **state)
 	(void)state;
 	fixture_open(&fx);
 	writer_opts_default(&o);
-	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
+	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o, NULL);
 	put_str(w, WS_C2S,
 		"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
 		"\"protocolVersion\":\"2025-03-26\",\"capabilities\":{\"sampling\":{},"
@@ -466,7 +466,7 @@ static void test_initialize_escaped(void **state)
 	(void)state;
 	fixture_open(&fx);
 	writer_opts_default(&o);
-	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
+	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o, NULL);
 	put_str(w, WS_C2S,
 		"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"\\u0069nitialize\",\"params\":{"
 		"\"protocolVersion\":\"2025-03-26\",\"capabilities\":null,"
@@ -491,7 +491,7 @@ static void test_initialize_unanswered(void **state)
 	(void)state;
 	fixture_open(&fx);
 	writer_opts_default(&o);
-	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
+	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o, NULL);
 	put_str(w, WS_C2S,
 		"{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\",\"params\":{"
 		"\"protocolVersion\":\"2024-11-05\",\"clientInfo\":{\"name\":\"c\"}}}\n");
@@ -529,7 +529,7 @@ static char *pairs_of(const struct line *v, size_t n)
 
 	fixture_open(&fx);
 	writer_opts_default(&o);
-	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
+	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o, NULL);
 	for (size_t i = 0; i < n; i++)
 		put_str(w, v[i].s, v[i].text);
 	assert_int_equal(writer_finish(w, NULL, NULL), 0);
@@ -632,7 +632,7 @@ static void test_oversized_becomes_gap(void **state)
 	fixture_open(&fx);
 	writer_opts_default(&o);
 	o.max_message = 64;
-	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
+	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o, NULL);
 	put_str(w, WS_C2S, "short\n");
 	writer_put(w, WS_C2S, big, 70);
 	writer_put(w, WS_C2S, big, 130);
@@ -694,7 +694,7 @@ static void test_sync(void **state)
 	o.sync = 1;
 	o.batch_ms = 10000; /* the timer would never commit in time */
 	o.batch_rows = 100000;
-	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
+	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o, NULL);
 	assert_int_equal(sqlite3_open_v2(fx.db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM message", -1, &q, NULL), SQLITE_OK);
 	for (int i = 1; i <= 20; i++) {
@@ -721,7 +721,7 @@ static void test_no_store(void **state)
 	(void)state;
 	writer_opts_default(&o);
 	o.queue_bytes = 4096;
-	w = writer_start(NULL, 0, mt_mono_ns(), &o);
+	w = writer_start(NULL, 0, mt_mono_ns(), &o, NULL);
 	for (int i = 0; i < 2000; i++)
 		put_str(w, i % 2 ? WS_S2C : WS_C2S, "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n");
 	put_str(w, WS_STDERR, "partial");
@@ -766,7 +766,7 @@ static void test_batch_rows(void **state)
 	writer_opts_default(&o);
 	o.batch_rows = 10;
 	o.batch_ms = 1000;
-	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
+	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o, NULL);
 	for (int i = 0; i < 200; i++)
 		put_str(w, WS_C2S, "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n");
 	assert_int_equal(writer_finish(w, NULL, &stats), 0);
@@ -841,7 +841,7 @@ static void test_stop_releases_producer(void **state)
 	pthread_mutex_init(&b.mu, NULL);
 	assert_int_equal(sqlite3_open(fx.db, &lock), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(lock, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
-	b.w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
+	b.w = writer_start(fx.st, fx.session, mt_mono_ns(), &o, NULL);
 	assert_int_equal(pthread_create(&th, NULL, blocked_produce, &b), 0);
 	usleep(300 * 1000);
 	/* 100 KB through an 8 KiB hold whose writer is stuck: the producer waits. */
@@ -897,7 +897,7 @@ static void test_lock_holds_not_waits(void **state)
 	b.lines = 1000;
 	b.done = 0;
 	pthread_mutex_init(&b.mu, NULL);
-	b.w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
+	b.w = writer_start(fx.st, fx.session, mt_mono_ns(), &o, NULL);
 	/* A first line stored: the writer is running and has committed once. */
 	put_str(b.w, WS_S2C, "{\"jsonrpc\":\"2.0\",\"method\":\"first\"}\n");
 	usleep(100 * 1000);
@@ -958,7 +958,7 @@ static void test_backlog_does_not_stall(void **state)
 	writer_opts_default(&o);
 	o.queue_bytes = 4096;
 	o.batch_ms = 1;
-	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
+	w = writer_start(fx.st, fx.session, mt_mono_ns(), &o, NULL);
 	put_str(w, WS_S2C, "{\"jsonrpc\":\"2.0\",\"method\":\"first\"}\n");
 	usleep(100 * 1000);
 	assert_int_equal(sqlite3_open(fx.db, &lock), SQLITE_OK);
@@ -1020,7 +1020,7 @@ static void test_open_locked(void **state)
 	assert_int_equal(sqlite3_open(fx.db, &lock), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(lock, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
 	int64_t before = mt_mono_ns();
-	w = writer_open(fx.db, &sn, mt_mono_ns(), &o);
+	w = writer_open(fx.db, &sn, mt_mono_ns(), &o, NULL);
 	for (int i = 0; i < 300; i++)
 		put_str(w, i % 2 ? WS_S2C : WS_C2S, "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n");
 	int64_t took = mt_mono_ns() - before;
@@ -1078,7 +1078,7 @@ static void test_give_up(void **state)
 		if (sqlite3_open(fx.db, &lock) != SQLITE_OK ||
 		    sqlite3_exec(lock, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 			_exit(9);
-		struct writer *w = writer_start(fx.st, fx.session, mt_mono_ns(), &o);
+		struct writer *w = writer_start(fx.st, fx.session, mt_mono_ns(), &o, NULL);
 		for (int i = 0; i < 50; i++)
 			put_str(w, WS_C2S, "{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n");
 		usleep(300 * 1000);
@@ -1179,9 +1179,10 @@ static void fail_child(const char *db, int fd, off_t room, int with_stderr, int 
 	o.queue_bytes = 4096;
 	o.batch_rows = 50;
 	o.label = "fail.db";
+	o.voice.say = mt_say_stderr; /* (its warning is looked for on stderr) */
 	if (oversized)
 		o.max_message = 230;
-	struct writer *w = writer_start(st, session, mt_mono_ns(), &o);
+	struct writer *w = writer_start(st, session, mt_mono_ns(), &o, NULL);
 	for (int i = 0; i < 3; i++)
 		fp[i] = (struct fail_producer){w, (enum writer_stream)i,
 					       i == WS_STDERR && !with_stderr ? 0 : 2000, oversized, 0};
@@ -1447,7 +1448,7 @@ static char *http_records(size_t batch_rows, struct writer_stats *stats)
 	o.batch_rows = batch_rows;
 	o.batch_ms = 60000;
 	o.redact = r;
-	w = writer_open_shared(db, &o);
+	w = writer_open_shared(db, &o, NULL);
 	h1 = writer_session_new(w, &sn, 0);
 	h2 = writer_session_new(w, &sn, 0);
 	for (int h = h1; h <= h2; h++) {
@@ -1568,7 +1569,7 @@ static void test_http_meta_client(void **state)
 
 	(void)state;
 	writer_opts_default(&o);
-	w = writer_open_shared(db, &o);
+	w = writer_open_shared(db, &o, NULL);
 	h = writer_session_new(w, &sn, 0);
 	struct writer_http_msg m = {
 		.sess = h, .seq = 1, .s = WS_C2S, .channel = "body", .p = first, .n = strlen(first)};
