@@ -26,11 +26,8 @@
 static inline char *unit_tmpdir(void)
 {
 	const char *base = getenv("TMPDIR");
-	char *dir = malloc(4096);
+	char *dir = mt_asprintf("%s/mcptap-unit.XXXXXX", base && *base ? base : "/tmp");
 
-	if (!dir)
-		fail_msg("out of memory");
-	snprintf(dir, 4096, "%s/mcptap-unit.XXXXXX", base && *base ? base : "/tmp");
 	if (!mkdtemp(dir))
 		fail_msg("cannot make a scratch directory in %s", base && *base ? base : "/tmp");
 	return dir;
