@@ -152,326 +152,370 @@ static void say_exchange(void *ctx, const struct hl_done *d)
 	mt_buf_release(&b);
 }
 
-static int run_record(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{"write", required_argument, NULL, 'w'},
-		{"sync", no_argument, NULL, 'S'},
-		{"max-message", required_argument, NULL, 'M'},
-		{"queue", required_argument, NULL, 'Q'},
-		{"hold", required_argument, NULL, 'H'},
-		{"batch", required_argument, NULL, 'B'},
-		{"batch-ms", required_argument, NULL, 'B'}, /* (its older name) */
-		{"drain-timeout", required_argument, NULL, 'D'},
-		{"drain-ms", required_argument, NULL, 'D'}, /* (its older name) */
-		{"redact-key", required_argument, NULL, 'K'},
-		{"redact-path", required_argument, NULL, 'P'},
-		{"redact-value", required_argument, NULL, 'V'},
-		{"keep-secrets", no_argument, NULL, 'k'},
-		{"upstream", required_argument, NULL, 'U'},
-		{"listen", required_argument, NULL, 'L'},
-		{"cacert", required_argument, NULL, 'C'},
-		{"insecure", no_argument, NULL, 'I'},
-		{"upstream-header", required_argument, NULL, 'E'},
-		{"max-headers", required_argument, NULL, 'X'},
-		{"max-body", required_argument, NULL, 'Y'},
-		{"connect-timeout", required_argument, NULL, 'T'},
-		{"stop-timeout", required_argument, NULL, 'O'},
-		{"stop-ms", required_argument, NULL, 'O'}, /* (its older name) */
-		{"upstream-timeout", required_argument, NULL, 'u'},
-		{"client-timeout", required_argument, NULL, 'c'},
-		{"allow-host", required_argument, NULL, 'A'},
-		{"threads", required_argument, NULL, 'N'},
-		{"memory", required_argument, NULL, 0x100},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		OTLPCLI_LONGOPTS,
-		{NULL, 0, NULL, 0},
-	};
-	struct otlp_cli oc;
+static const struct option longopts[] = {
+	{"write", required_argument, NULL, 'w'},
+	{"sync", no_argument, NULL, 'S'},
+	{"max-message", required_argument, NULL, 'M'},
+	{"queue", required_argument, NULL, 'Q'},
+	{"hold", required_argument, NULL, 'H'},
+	{"batch", required_argument, NULL, 'B'},
+	{"batch-ms", required_argument, NULL, 'B'}, /* (its older name) */
+	{"drain-timeout", required_argument, NULL, 'D'},
+	{"drain-ms", required_argument, NULL, 'D'}, /* (its older name) */
+	{"redact-key", required_argument, NULL, 'K'},
+	{"redact-path", required_argument, NULL, 'P'},
+	{"redact-value", required_argument, NULL, 'V'},
+	{"keep-secrets", no_argument, NULL, 'k'},
+	{"upstream", required_argument, NULL, 'U'},
+	{"listen", required_argument, NULL, 'L'},
+	{"cacert", required_argument, NULL, 'C'},
+	{"insecure", no_argument, NULL, 'I'},
+	{"upstream-header", required_argument, NULL, 'E'},
+	{"max-headers", required_argument, NULL, 'X'},
+	{"max-body", required_argument, NULL, 'Y'},
+	{"connect-timeout", required_argument, NULL, 'T'},
+	{"stop-timeout", required_argument, NULL, 'O'},
+	{"stop-ms", required_argument, NULL, 'O'}, /* (its older name) */
+	{"upstream-timeout", required_argument, NULL, 'u'},
+	{"client-timeout", required_argument, NULL, 'c'},
+	{"allow-host", required_argument, NULL, 'A'},
+	{"threads", required_argument, NULL, 'N'},
+	{"memory", required_argument, NULL, 0x100},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	OTLPCLI_LONGOPTS,
+	{NULL, 0, NULL, 0},
+};
+
+/* What record's command line says: the stdio tap's options and the HTTP tap's. */
+struct record_cli {
 	struct relay_opts o;
-	struct relay_result res;
-	struct mt_err err = {"", 0};
 	struct httptap_opts ho;
-	int http = 0, threads = 0, batch_given = 0;
-	const char **uh = mt_calloc((size_t)argc + 1, sizeof(*uh));
-	const char **ah = mt_calloc((size_t)argc + 1, sizeof(*ah));
-	char **uh_owned = mt_calloc((size_t)argc + 1, sizeof(*uh_owned));
-	struct mt_redact *red = NULL;
-	struct mt_buf upstream_shown = MT_BUF_INIT;
-	const char *path = NULL;
-	const char **rules = mt_calloc((size_t)argc + 1, sizeof(*rules));
-	char *kinds = mt_calloc((size_t)argc + 1, 1);
-	size_t nrules = 0;
+	struct otlp_cli oc;
+	const char **uh;    /* --upstream-header values, as sent (ho's) */
+	char **uh_owned;    /* ... made from the environment (owned) */
+	const char **ah;    /* --allow-host values (ho's) */
+	const char **rules; /* --redact-key/-path/-value values ... */
+	char *kinds;        /* ... and which of the three each is (K, P, V) */
+	size_t nrules;
+	struct mt_redact *red; /* owned; NULL with --keep-secrets */
+	struct mt_buf upstream_shown;
+	const char *path;
+	int http, threads, batch_given, keep;
+};
+
+static void record_init(struct record_cli *r, int argc)
+{
+	memset(r, 0, sizeof(*r));
+	otlp_cli_init(&r->oc, &cmd_record, argc);
+	writer_opts_default(&r->o.wopts);
+	httptap_opts_default(&r->ho);
+	r->uh = mt_calloc((size_t)argc + 1, sizeof(*r->uh));
+	r->ah = mt_calloc((size_t)argc + 1, sizeof(*r->ah));
+	r->uh_owned = mt_calloc((size_t)argc + 1, sizeof(*r->uh_owned));
+	r->rules = mt_calloc((size_t)argc + 1, sizeof(*r->rules));
+	r->kinds = mt_calloc((size_t)argc + 1, 1);
+	r->ho.say = say_line;
+	r->ho.upstream_headers = r->uh;
+	r->ho.allow_hosts = r->ah;
+	r->o.drain_ms = 1000;
+}
+
+static void record_release(struct record_cli *r)
+{
+	mt_redact_free(r->red);
+	mt_buf_release(&r->upstream_shown);
+	free(r->rules);
+	free(r->kinds);
+	for (size_t i = 0; r->uh_owned[i]; i++)
+		free(r->uh_owned[i]);
+	free(r->uh);
+	free(r->uh_owned);
+	free(r->ah);
+	otlp_cli_release(&r->oc);
+}
+
+/* A size option's value in [lo, hi] into *v; -1 after saying why (what: its words). */
+static int size_in(const char *opt, const char *arg, uint64_t lo, uint64_t hi, const char *what, uint64_t *v)
+{
+	if (mt_parse_size(arg, v) || *v < lo || *v > hi) {
+		cli_usage_error(&cmd_record, "bad --%s '%s' (%s)", opt, arg, what);
+		return -1;
+	}
+	return 0;
+}
+
+/* A duration option's value in [MT_MS, hi] as ms into *ms; -1 after saying why. */
+static int ms_in(const char *opt, const char *arg, int64_t hi, const char *range, int *ms)
+{
+	int64_t ns;
+
+	if (mt_parse_duration(arg, MT_MS, &ns) || ns < MT_MS || ns > hi) {
+		cli_usage_error(&cmd_record, "bad --%s '%s' (a duration, %s: 500ms, 2s; a bare number is ms)",
+				opt, arg, range);
+		return -1;
+	}
+	*ms = (int)mt_duration_in(ns, MT_MS);
+	return 0;
+}
+
+/*
+ * One option of record's (c, as getopt_long gave it; name: its long name as
+ * given, for messages): 1 taken, 0 not one of these, -1 after saying why.
+ */
+static int record_option(struct record_cli *r, int c, const char *name, const char *arg)
+{
+	struct httptap_opts *ho = &r->ho;
+	struct writer_opts *wo = &r->o.wopts;
 	uint64_t size;
-	int64_t n, ns;
-	int c, li, keep = 0, rc = EXIT_ERROR;
+	int64_t n;
 
-	memset(&o, 0, sizeof(o));
-	otlp_cli_init(&oc, &cmd_record, argc);
-	writer_opts_default(&o.wopts);
-	httptap_opts_default(&ho);
-	ho.say = say_line;
-	ho.upstream_headers = uh;
-	ho.allow_hosts = ah;
-	o.drain_ms = 1000;
-	optind = 1;
-	opterr = 0;
-	while ((li = -1, c = getopt_long(argc, argv, "+:w:vh", longopts, &li)) != -1) {
-		/* (a duration option's name as given: --batch or --batch-ms) */
-		const char *name = li >= 0 ? longopts[li].name : "";
-
-		switch (c) {
-		case 'w': path = optarg; break;
-		case 'v': ho.on_end = say_exchange; break;
-		case 'S': o.wopts.sync = 1; break;
-		case 'M':
-			if (mt_parse_size(optarg, &size) || size == 0 || size > (1ULL << 31) - 1) {
-				cli_usage_error(&cmd_record, "bad --max-message '%s' (1 byte to 2G less one)",
-						optarg);
-				goto out;
-			}
-			o.wopts.max_message = size;
-			break;
-		case 'Q':
-			if (mt_parse_size(optarg, &size) || size < 4096 || size > (1ULL << 32)) {
-				cli_usage_error(&cmd_record, "bad --queue '%s' (4k to 4G)", optarg);
-				goto out;
-			}
-			o.wopts.queue_bytes = size;
-			break;
-		case 'H':
-			if (mt_parse_size(optarg, &size) || size < 4096 || size > (1ULL << 40)) {
-				cli_usage_error(&cmd_record, "bad --hold '%s' (4k to 1T)", optarg);
-				goto out;
-			}
-			o.wopts.hold_bytes = size;
-			break;
-		case 'B':
-			if (mt_parse_duration(optarg, MT_MS, &ns) || ns < MT_MS || ns > MT_MIN) {
-				cli_usage_error(&cmd_record,
-						"bad --%s '%s' (a duration, 1ms to 1m: 500ms, 2s; "
-						"a bare number is ms)",
-						name, optarg);
-				goto out;
-			}
-			o.wopts.batch_ms = (int)mt_duration_in(ns, MT_MS);
-			batch_given = 1;
-			break;
-		case 'D':
-			if (mt_parse_duration(optarg, MT_MS, &ns) || ns < MT_MS || ns > MT_HOUR) {
-				cli_usage_error(&cmd_record,
-						"bad --%s '%s' (a duration, 1ms to 1h: 500ms, 2s; "
-						"a bare number is ms)",
-						name, optarg);
-				goto out;
-			}
-			o.drain_ms = (int)mt_duration_in(ns, MT_MS);
-			break;
-		case 'K':
-		case 'P':
-		case 'V':
-			kinds[nrules] = (char)c;
-			rules[nrules++] = optarg;
-			break;
-		case 'k': keep = 1; break;
-		case 'U':
-			ho.upstream = optarg;
-			http = 1;
-			break;
-		case 'L':
-			ho.listen = optarg;
-			http = 1;
-			break;
-		case 'C':
-			if (access(optarg, R_OK)) {
-				cli_usage_error(&cmd_record, "cannot read --cacert '%s': %s", optarg,
-						strerror(errno));
-				goto out;
-			}
-			ho.cacert = optarg;
-			break;
-		case 'I': ho.insecure = 1; break;
-		case 'A': ah[ho.n_allow_hosts++] = optarg; break;
-		case 'E':
-			if (!(uh_owned[ho.n_upstream_headers] =
-				      cli_env_header(&cmd_record, "--upstream-header", optarg)))
-				goto out;
-			uh[ho.n_upstream_headers] = uh_owned[ho.n_upstream_headers];
-			ho.n_upstream_headers++;
-			break;
-		case 'X':
-		case 'Y':
-			if (mt_parse_size(optarg, &size) || size < 1024 || size > (1ULL << 31)) {
-				cli_usage_error(&cmd_record, "bad --%s '%s' (1k to 2G)",
-						c == 'X' ? "max-headers" : "max-body", optarg);
-				goto out;
-			}
-			*(c == 'X' ? &ho.max_headers : &ho.max_body) = size;
-			break;
-		case 'T':
-		case 'O':
-		case 'u':
-		case 'c':
-			if (mt_parse_duration(optarg, MT_MS, &ns) || ns < MT_MS || ns > 24 * MT_HOUR) {
-				cli_usage_error(&cmd_record,
-						"bad --%s '%s' (a duration, 1ms to 24h: 500ms, "
-						"2s; a bare number is ms)",
-						name, optarg);
-				goto out;
-			}
-			*(c == 'T'   ? &ho.connect_timeout_ms
-			  : c == 'O' ? &ho.stop_ms
-			  : c == 'u' ? &ho.upstream_timeout_ms
-				     : &ho.client_timeout_ms) = (int)mt_duration_in(ns, MT_MS);
-			break;
-		case 'N':
-			if (mt_parse_int64(optarg, &n) || n < 1 || n > HTTPTAP_THREADS_MAX) {
-				cli_usage_error(&cmd_record, "bad --threads '%s' (1 to %d)", optarg,
-						HTTPTAP_THREADS_MAX);
-				goto out;
-			}
-			ho.threads = (int)n;
-			threads = 1;
-			break;
-		case 0x100:
-			if (mt_parse_size(optarg, &size) || size < (1u << 20) || size > (1ULL << 40)) {
-				cli_usage_error(&cmd_record, "bad --memory '%s' (1M to 1T)", optarg);
-				goto out;
-			}
-			ho.memory = size;
-			threads = 1; /* (an HTTP tap's option) */
-			break;
-		case 'h':
-			cli_help(&cmd_record, stdout);
-			rc = EXIT_OK;
-			goto out;
-		default:
-			if ((n = otlp_cli_option(&oc, c, optarg)) < 0)
-				goto out;
-			if (n)
-				break;
-			rc = cli_bad_option(&cmd_record, c, argv);
-			goto out;
+	switch (c) {
+	case 'w': r->path = arg; break;
+	case 'v': ho->on_end = say_exchange; break;
+	case 'S': wo->sync = 1; break;
+	case 'M':
+		if (size_in("max-message", arg, 1, (1ULL << 31) - 1, "1 byte to 2G less one", &size))
+			return -1;
+		wo->max_message = size;
+		break;
+	case 'Q':
+		if (size_in("queue", arg, 4096, 1ULL << 32, "4k to 4G", &size))
+			return -1;
+		wo->queue_bytes = size;
+		break;
+	case 'H':
+		if (size_in("hold", arg, 4096, 1ULL << 40, "4k to 1T", &size))
+			return -1;
+		wo->hold_bytes = size;
+		break;
+	case 'B':
+		if (ms_in(name, arg, MT_MIN, "1ms to 1m", &wo->batch_ms))
+			return -1;
+		r->batch_given = 1;
+		break;
+	case 'D':
+		if (ms_in(name, arg, MT_HOUR, "1ms to 1h", &r->o.drain_ms))
+			return -1;
+		break;
+	case 'K':
+	case 'P':
+	case 'V':
+		r->kinds[r->nrules] = (char)c;
+		r->rules[r->nrules++] = arg;
+		break;
+	case 'k': r->keep = 1; break;
+	case 'U':
+		ho->upstream = arg;
+		r->http = 1;
+		break;
+	case 'L':
+		ho->listen = arg;
+		r->http = 1;
+		break;
+	case 'C':
+		if (access(arg, R_OK)) {
+			cli_usage_error(&cmd_record, "cannot read --cacert '%s': %s", arg, strerror(errno));
+			return -1;
 		}
+		ho->cacert = arg;
+		break;
+	case 'I': ho->insecure = 1; break;
+	case 'A': r->ah[ho->n_allow_hosts++] = arg; break;
+	case 'E':
+		if (!(r->uh_owned[ho->n_upstream_headers] =
+			      cli_env_header(&cmd_record, "--upstream-header", arg)))
+			return -1;
+		r->uh[ho->n_upstream_headers] = r->uh_owned[ho->n_upstream_headers];
+		ho->n_upstream_headers++;
+		break;
+	case 'X':
+	case 'Y':
+		if (size_in(c == 'X' ? "max-headers" : "max-body", arg, 1024, 1ULL << 31, "1k to 2G", &size))
+			return -1;
+		*(c == 'X' ? &ho->max_headers : &ho->max_body) = size;
+		break;
+	case 'T':
+	case 'O':
+	case 'u':
+	case 'c':
+		if (ms_in(name, arg, 24 * MT_HOUR, "1ms to 24h",
+			  c == 'T'   ? &ho->connect_timeout_ms
+			  : c == 'O' ? &ho->stop_ms
+			  : c == 'u' ? &ho->upstream_timeout_ms
+				     : &ho->client_timeout_ms))
+			return -1;
+		break;
+	case 'N':
+		if (mt_parse_int64(arg, &n) || n < 1 || n > HTTPTAP_THREADS_MAX) {
+			cli_usage_error(&cmd_record, "bad --threads '%s' (1 to %d)", arg,
+					HTTPTAP_THREADS_MAX);
+			return -1;
+		}
+		ho->threads = (int)n;
+		r->threads = 1;
+		break;
+	case 0x100:
+		if (size_in("memory", arg, 1u << 20, 1ULL << 40, "1M to 1T", &size))
+			return -1;
+		ho->memory = size;
+		r->threads = 1; /* (an HTTP tap's option) */
+		break;
+	default: return otlp_cli_option(&r->oc, c, arg);
 	}
-	if (http && optind < argc) {
-		cli_usage_error(&cmd_record,
-				"--upstream and --listen proxy an HTTP server: no command to run");
-		goto out;
-	}
-	if (http && !ho.upstream) {
-		cli_usage_error(&cmd_record, "--listen needs --upstream URL (the server to forward to)");
-		goto out;
-	}
-	if (!http && (ho.cacert || ho.insecure || ho.n_upstream_headers || ho.n_allow_hosts || threads)) {
-		cli_usage_error(&cmd_record, "--cacert, --insecure, --upstream-header, --allow-host, "
-					     "--threads and --memory need --upstream");
-		goto out;
-	}
-	if (!http && ho.on_end) {
-		cli_usage_error(&cmd_record, "-v needs --upstream (a line per HTTP exchange)");
-		goto out;
-	}
-	if (!http && optind >= argc) {
-		cli_usage_error(&cmd_record, "no command to run (put it after --), or --upstream URL");
-		goto out;
-	}
-	if (keep && nrules) {
-		cli_usage_error(&cmd_record, "--keep-secrets and --redact-* contradict each other");
-		goto out;
-	}
-	path = cli_capture_path(path);
-	if (!path) {
-		cli_usage_error(&cmd_record, "no capture file: give -w FILE or set MCPTAP_FILE");
-		goto out;
-	}
-	if (o.wopts.hold_bytes < o.wopts.queue_bytes)
-		o.wopts.hold_bytes = o.wopts.queue_bytes; /* holding never shrinks the queue */
-	if (!keep) {
-		int bad;
-		red = cli_redactor(&cmd_record, kinds, rules, nrules, &bad);
+	return 1;
+}
+
+/* A usage error of record's said: -1. */
+static int usage(const char *why)
+{
+	cli_usage_error(&cmd_record, "%s", why);
+	return -1;
+}
+
+/*
+ * What the options say together, checked (more: a command follows them);
+ * the redactor made. 0, or -1 after saying why.
+ */
+static int record_check(struct record_cli *r, int more)
+{
+	const struct httptap_opts *ho = &r->ho;
+	int bad;
+
+	if (r->http && more)
+		return usage("--upstream and --listen proxy an HTTP server: no command to run");
+	if (r->http && !ho->upstream)
+		return usage("--listen needs --upstream URL (the server to forward to)");
+	if (!r->http &&
+	    (ho->cacert || ho->insecure || ho->n_upstream_headers || ho->n_allow_hosts || r->threads))
+		return usage(
+			"--cacert, --insecure, --upstream-header, --allow-host, --threads and --memory need "
+			"--upstream");
+	if (!r->http && ho->on_end)
+		return usage("-v needs --upstream (a line per HTTP exchange)");
+	if (!r->http && !more)
+		return usage("no command to run (put it after --), or --upstream URL");
+	if (r->keep && r->nrules)
+		return usage("--keep-secrets and --redact-* contradict each other");
+	if (!(r->path = cli_capture_path(r->path)))
+		return usage("no capture file: give -w FILE or set MCPTAP_FILE");
+	if (r->o.wopts.hold_bytes < r->o.wopts.queue_bytes)
+		r->o.wopts.hold_bytes = r->o.wopts.queue_bytes; /* holding never shrinks the queue */
+	if (!r->keep) {
+		r->red = cli_redactor(&cmd_record, r->kinds, r->rules, r->nrules, &bad);
 		if (bad)
-			goto out;
+			return -1;
 	}
-	o.wopts.redact = red;
-	o.wopts.voice.say = mt_say_stderr;
-	if (otlp_cli_apply(&oc, &o.wopts))
-		goto out;
-	if (http) {
-		static char label[600];
-		/* --upstream as said and stored: the credentials of its query
-		 * redacted, with --keep-secrets too (they come from the command
-		 * line, not from the traffic). */
-		struct mt_redact *ur = red;
-		int bad = 0;
-		if (!ur)
-			ur = cli_redactor(&cmd_record, kinds, NULL, 0, &bad);
-		rc = cli_check_upstream(&cmd_record, ho.upstream, ur, &upstream_shown);
-		if (ur != red)
-			mt_redact_free(ur);
-		if (rc || (rc = cli_check_listen(&cmd_record, ho.listen)))
-			goto out;
-		ho.upstream_shown = upstream_shown.data;
-		snprintf(label, sizeof(label), "'%s'", path);
-		ho.wopts = o.wopts;
-		ho.wopts.label = label;
-		/* Bigger batches: a commit writes a page of every session it holds. */
-		ho.wopts.batch_rows = HTTPTAP_BATCH_ROWS;
-		if (!batch_given)
-			ho.wopts.batch_ms = HTTPTAP_BATCH_MS;
-		ho.db_path = path;
-		rc = httptap_run(&ho, &err);
-		if (rc < 0) { /* (a thread would not start: the tap cannot go on) */
-			mt_error("%s", err.msg);
-			abort();
-		}
-		if (err.msg[0])
-			mt_error("%s", err.msg);
-		goto out;
+	r->o.wopts.redact = r->red;
+	r->o.wopts.voice.say = mt_say_stderr;
+	return otlp_cli_apply(&r->oc, &r->o.wopts) ? -1 : 0;
+}
+
+/* record --upstream: the HTTP tap, until a signal stops it. Its exit status. */
+static int record_http(struct record_cli *r)
+{
+	static char label[600];
+	struct httptap_opts *ho = &r->ho;
+	struct mt_err err = {"", 0};
+	/* --upstream as said and stored: the credentials of its query redacted,
+	 * with --keep-secrets too (they come from the command line, not from the
+	 * traffic). */
+	struct mt_redact *ur = r->red;
+	int bad = 0, rc;
+
+	if (!ur)
+		ur = cli_redactor(&cmd_record, r->kinds, NULL, 0, &bad);
+	rc = cli_check_upstream(&cmd_record, ho->upstream, ur, &r->upstream_shown);
+	if (ur != r->red)
+		mt_redact_free(ur);
+	if (rc || (rc = cli_check_listen(&cmd_record, ho->listen)))
+		return rc;
+	ho->upstream_shown = r->upstream_shown.data;
+	snprintf(label, sizeof(label), "'%s'", r->path);
+	ho->wopts = r->o.wopts;
+	ho->wopts.label = label;
+	/* Bigger batches: a commit writes a page of every session it holds. */
+	ho->wopts.batch_rows = HTTPTAP_BATCH_ROWS;
+	if (!r->batch_given)
+		ho->wopts.batch_ms = HTTPTAP_BATCH_MS;
+	ho->db_path = r->path;
+	rc = httptap_run(ho, &err);
+	if (rc < 0) { /* (a thread would not start: the tap cannot go on) */
+		mt_error("%s", err.msg);
+		abort();
 	}
-	o.argv = argv + optind;
-	o.db_path = path;
-	{
-		static char label[600];
-		snprintf(label, sizeof(label), "'%s'", path);
-		o.wopts.label = label;
-	}
-	o.voice.say = mt_say_stderr;
-	n = relay_run(&o, &res, &err);
+	if (err.msg[0])
+		mt_error("%s", err.msg);
+	return rc;
+}
+
+/*
+ * record -- CMD: the stdio tap around argv, until the child ends. 0 when it
+ * ran (res says how it ended), else the exit status after saying why.
+ */
+static int record_stdio(struct record_cli *r, char **argv, struct relay_result *res)
+{
+	static char label[600];
+	struct relay_opts *o = &r->o;
+	struct mt_err err = {"", 0};
+	int n;
+
+	o->argv = argv;
+	o->db_path = r->path;
+	snprintf(label, sizeof(label), "'%s'", r->path);
+	o->wopts.label = label;
+	o->voice.say = mt_say_stderr;
+	n = relay_run(o, res, &err);
 	if (n == -2) { /* (a thread would not start: the tap cannot go on) */
 		mt_error("%s", err.msg);
 		abort();
 	}
 	if (n) {
 		mt_error("%s", err.msg);
-		rc = EXIT_ERROR;
+		return EXIT_ERROR;
+	}
+	if (res->spawn_errno) {
+		mt_error("cannot run '%s': %s", argv[0], strerror(res->spawn_errno));
+		return res->exit_status;
+	}
+	return 0;
+}
+
+static int run_record(int argc, char **argv)
+{
+	struct record_cli r;
+	struct relay_result res;
+	int c, li, taken, rc = EXIT_ERROR;
+
+	record_init(&r, argc);
+	optind = 1;
+	opterr = 0;
+	while ((li = -1, c = getopt_long(argc, argv, "+:w:vh", longopts, &li)) != -1) {
+		/* (a duration option's name as given: --batch or --batch-ms) */
+		taken = record_option(&r, c, li >= 0 ? longopts[li].name : "", optarg);
+		if (taken < 0)
+			goto out;
+		if (taken)
+			continue;
+		if (c == 'h') {
+			cli_help(&cmd_record, stdout);
+			rc = EXIT_OK;
+		} else {
+			rc = cli_bad_option(&cmd_record, c, argv);
+		}
 		goto out;
 	}
-	if (res.spawn_errno) {
-		mt_error("cannot run '%s': %s", o.argv[0], strerror(res.spawn_errno));
-		rc = res.exit_status;
+	if (record_check(&r, optind < argc))
+		goto out;
+	if (r.http) {
+		rc = record_http(&r);
 		goto out;
 	}
-	mt_redact_free(red);
-	red = NULL;
-	free(rules);
-	free(kinds);
-	free(uh);
-	free(uh_owned);
-	free(ah);
-	otlp_cli_release(&oc);
+	if ((rc = record_stdio(&r, argv + optind, &res)) != 0)
+		goto out;
+	record_release(&r); /* (before the tap ends as its child did) */
 	return exit_like_child(&res);
 out:
-	mt_redact_free(red);
-	mt_buf_release(&upstream_shown);
-	free(rules);
-	free(kinds);
-	for (size_t i = 0; uh_owned[i]; i++)
-		free(uh_owned[i]);
-	free(uh);
-	free(uh_owned);
-	free(ah);
-	otlp_cli_release(&oc);
+	record_release(&r);
 	return rc;
 }
