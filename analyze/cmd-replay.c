@@ -569,10 +569,14 @@ static int run_replay(int argc, char **argv)
 			.nheaders = nheaders,
 			.reset = reset,
 			.line = verify_line,
+			.voice = {mt_say_stderr, NULL},
 		};
+		struct mt_err verr = {"", 0};
 		if (insecure)
 			mt_warn("--insecure: the server's certificate and host name are not checked");
-		rc = verify_run(&s, &vo);
+		rc = verify_run(&s, &vo, &verr);
+		if (verr.msg[0])
+			mt_error("%s", verr.msg);
 	}
 out:
 	free(sessions);
