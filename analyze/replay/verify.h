@@ -54,8 +54,8 @@ struct verify_opts {
  * lines as they come) to o->line, a summary line at the end; warnings to
  * o->voice. Returns the exit status; when an error ended the run (the server
  * could not be started or reached, a --reset failed, the recording could not
- * be read), err says what (err is left alone otherwise).
+ * be read), fail says what (it is left alone otherwise).
  */
-int verify_run(struct rp_script *s, const struct verify_opts *o, struct mt_err *err);
+int verify_run(struct rp_script *s, const struct verify_opts *o, struct mt_err *fail);
 
 #endif
