@@ -510,7 +510,7 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 		mt_voice_warn(&voice, "replay: cannot read the recorded exchanges without JSON-RPC: %s",
 			      err.msg);
 	if ((rc = hsv_run(&hv, &app, &err) ? EXIT_ERROR : EXIT_OK))
-		mt_error("%s", err.msg);
+		mt_err_set(fail, "%s", err.msg);
 	rp_release(&m.others);
 	for (size_t i = 0; i < m.npicks; i++)
 		free(m.picks[i].client);

@@ -136,8 +136,9 @@ struct mock_http_opts {
  * same client (its initialize's clientInfo name and version), else the one of
  * them run least, else (a client never recorded) the session run least. o->report gets {session, transport, runs,
  * sessions: [each run's summary, with its http_session], ok}. Returns the
- * worst exit status of the runs; EXIT_ERROR when it could not serve, with
- * fail set when the sessions to serve could not be read or there were none.
+ * worst exit status of the runs, or EXIT_ERROR with fail set when it could
+ * not serve (the sessions to serve could not be read or there were none, the
+ * HTTP server could not start).
  */
 int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ignore *ig,
 		    const struct mock_opts *o, const struct mock_http_opts *ho, struct mt_err *fail);
