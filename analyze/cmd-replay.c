@@ -543,7 +543,10 @@ static int run_replay(int argc, char **argv)
 			ho.allow_hosts = allow;
 			ho.n_allow_hosts = nallow;
 			ho.client_timeout_ms = client_timeout_ms;
-			rc = mock_http_serve(st, &s, &ig, &mo, &ho);
+			struct mt_err merr = {"", 0};
+			rc = mock_http_serve(st, &s, &ig, &mo, &ho, &merr);
+			if (merr.msg[0])
+				mt_error("%s", merr.msg);
 			free((char *)ho.post_path);
 		} else {
 			rc = mock_serve(&s, &mo);
@@ -569,10 +572,14 @@ static int run_replay(int argc, char **argv)
 			.nheaders = nheaders,
 			.reset = reset,
 			.line = verify_line,
+			.voice = {mt_say_stderr, NULL},
 		};
+		struct mt_err verr = {"", 0};
 		if (insecure)
 			mt_warn("--insecure: the server's certificate and host name are not checked");
-		rc = verify_run(&s, &vo);
+		rc = verify_run(&s, &vo, &verr);
+		if (verr.msg[0])
+			mt_error("%s", verr.msg);
 	}
 out:
 	free(sessions);

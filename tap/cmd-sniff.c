@@ -137,7 +137,10 @@ static int run_sniff(int argc, char **argv)
 	snprintf(what, sizeof(what), "interface '%s'", iface);
 	r.what = what;
 	r.say = say;
-	rc = capcli_run(&o, cap, &r);
+	memset(&err, 0, sizeof(err));
+	rc = capcli_run(&o, cap, &r, &err);
+	if (err.msg[0])
+		mt_error("%s", err.msg);
 out:
 	capcli_release(&o);
 	return rc;

@@ -176,8 +176,9 @@ static int load_run(struct mrun *r, int64_t session, int muted, struct rp_script
 
 	*script = mt_calloc(1, sizeof(**script));
 	if (rp_load(m->st, session, m->ig, *script, &err)) {
-		mt_error("replay: cannot read session %lld for a new client: %s", (long long)session,
-			 err.msg);
+		mt_voice_error(&(struct mt_voice){m->o->say, m->o->say_ctx},
+			       "replay: cannot read session %lld for a new client: %s", (long long)session,
+			       err.msg);
 		free(*script);
 		*script = NULL;
 		return -1;
@@ -435,12 +436,13 @@ static int on_other(void *ctx, const char *method, const char *target, int *stat
 }
 
 int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ignore *ig,
-		    const struct mock_opts *o, const struct mock_http_opts *ho)
+		    const struct mock_opts *o, const struct mock_http_opts *ho, struct mt_err *fail)
 {
 	struct mhttp m = {
 		.st = st, .session = s->session, .ig = ig, .o = o, .summaries = json_array(), .rc = EXIT_OK};
 	struct hsv_app app = {&m, on_open, on_message, on_close, on_other, on_resume};
 	struct mt_err err = {"", 0};
+	struct mt_voice voice = {o->say, o->say_ctx};
 	struct hsv_opts hv;
 	char legacy_post[256] = "/message";
 	int rc;
@@ -471,7 +473,7 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 		struct store_session_row *rows = NULL;
 		size_t nrows = 0;
 		if (store_sessions(st, &rows, &nrows, &err)) {
-			mt_error("replay: cannot list the sessions: %s", err.msg);
+			mt_err_set(fail, "replay: cannot list the sessions: %s", err.msg);
 			json_decref(m.summaries);
 			return EXIT_ERROR;
 		}
@@ -483,7 +485,9 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 			if (k == ho->nsessions)
 				continue; /* (not asked for) */
 			if (rp_add_other_replies(st, rows[i].id, &m.others, &err))
-				mt_warn("replay: cannot read session %lld's exchanges without JSON-RPC: %s",
+				mt_voice_warn(
+					&voice,
+					"replay: cannot read session %lld's exchanges without JSON-RPC: %s",
 					(long long)rows[i].id, err.msg);
 			if (!rows[i].msgs_c2s && !rows[i].msgs_s2c)
 				continue; /* (nothing to replay) */
@@ -496,16 +500,17 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 		}
 		store_sessions_free(rows, nrows);
 		if (!m.npicks) {
-			mt_error("replay: the capture holds no session to replay");
+			mt_err_set(fail, "replay: the capture holds no session to replay");
 			free(m.picks);
 			json_decref(m.summaries);
 			return EXIT_ERROR;
 		}
 	}
 	if (!ho->sessions && rp_add_other_replies(st, s->session, &m.others, &err))
-		mt_warn("replay: cannot read the recorded exchanges without JSON-RPC: %s", err.msg);
+		mt_voice_warn(&voice, "replay: cannot read the recorded exchanges without JSON-RPC: %s",
+			      err.msg);
 	if ((rc = hsv_run(&hv, &app, &err) ? EXIT_ERROR : EXIT_OK))
-		mt_error("%s", err.msg);
+		mt_err_set(fail, "%s", err.msg);
 	rp_release(&m.others);
 	for (size_t i = 0; i < m.npicks; i++)
 		free(m.picks[i].client);
@@ -523,7 +528,7 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 		json_t *rep = json_pack("{s:I,s:s,s:I,s:O,s:b}", "session", (json_int_t)s->session,
 					"transport", ho->legacy ? "sse" : "http", "runs", (json_int_t)m.runs,
 					"sessions", m.summaries, "ok", ok);
-		mock_write_report(o->report, rep);
+		mock_write_report(o->report, rep, &voice);
 		json_decref(rep);
 	}
 	json_decref(m.summaries);

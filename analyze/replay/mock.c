@@ -47,6 +47,7 @@ struct live {
 struct mock {
 	struct rp_script *s;               /* borrowed */
 	const struct mock_opts *o;         /* borrowed */
+	struct mt_voice voice;             /* o->say: what the run says */
 	struct mock_sink sink;             /* where the server's messages go */
 	const volatile sig_atomic_t *stop; /* non-zero: the run ends (may be NULL) */
 	char *state;                       /* owned: per recorded message, ST_* */
@@ -185,7 +186,7 @@ static void read_trouble(struct mock *k)
 {
 	if (k->s->read_errors && !k->read_said) {
 		k->read_said = 1;
-		mt_error("replay: cannot read the recording: %s", k->s->read_err.msg);
+		mt_voice_error(&k->voice, "replay: cannot read the recording: %s", k->s->read_err.msg);
 	}
 }
 
@@ -634,11 +635,11 @@ static void mock_line(struct mock *k, const char *line, size_t n)
 	mt_classify(line, n, &c);
 	if (c.kind == MT_INVALID || c.kind == MT_NOTJSONRPC || c.kind == MT_BATCH) {
 		if (!k->garbage++)
-			mt_warn("replay: the client sent %s: '%.*s'",
-				c.kind == MT_INVALID ? "a line that is not JSON"
-				: c.kind == MT_BATCH ? "a batch (not replayed)"
-						     : "JSON that is not JSON-RPC",
-				(int)(n < 60 ? n : 60), line);
+			mt_voice_warn(&k->voice, "replay: the client sent %s: '%.*s'",
+				      c.kind == MT_INVALID ? "a line that is not JSON"
+				      : c.kind == MT_BATCH ? "a batch (not replayed)"
+							   : "JSON that is not JSON-RPC",
+				      (int)(n < 60 ? n : 60), line);
 		mock_error(k, (struct mt_span){NULL, 0}, c.kind == MT_INVALID ? -32700 : -32600,
 			   c.kind == MT_INVALID ? "Parse error" : "Invalid Request", NULL);
 		return;
@@ -651,8 +652,9 @@ static void mock_line(struct mock *k, const char *line, size_t n)
 	if (!msg) {
 		/* Past the JSON parser's limits: an answer or a notification gets no reply. */
 		if (!k->garbage++)
-			mt_warn("replay: cannot parse a %s from the client (nested too deep); skipped",
-				mt_kind_name(c.kind));
+			mt_voice_warn(&k->voice,
+				      "replay: cannot parse a %s from the client (nested too deep); skipped",
+				      mt_kind_name(c.kind));
 		return;
 	}
 	switch (c.kind) {
@@ -715,7 +717,7 @@ static json_t *mock_summary(struct mock *k, json_t *unused, size_t unused_count,
 			 "ended", ended, "ok", ok);
 }
 
-void mock_write_report(const char *path, json_t *sum)
+void mock_write_report(const char *path, json_t *sum, const struct mt_voice *v)
 {
 	char *tmp = mt_asprintf("%s.tmp", path);
 	char *text = json_dumps(sum, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -728,7 +730,7 @@ void mock_write_report(const char *path, json_t *sum)
 	if (f && fclose(f) == EOF)
 		bad = 1;
 	if (bad || rename(tmp, path) < 0) {
-		mt_warn("replay: cannot write the report '%s': %s", path, strerror(errno));
+		mt_voice_warn(v, "replay: cannot write the report '%s': %s", path, strerror(errno));
 		(void)unlink(tmp);
 	}
 	free(text);
@@ -834,7 +836,7 @@ static void mock_store(struct mock *k, size_t unused_count, const char *summary,
 fail:
 	if (st)
 		store_rollback(st);
-	mt_warn("replay: the run is not stored in '%s': %s", k->o->store_path, err.msg);
+	mt_voice_warn(&k->voice, "replay: the run is not stored in '%s': %s", k->o->store_path, err.msg);
 	store_close(st);
 }
 
@@ -890,6 +892,8 @@ struct mock *mock_new(struct rp_script *s, const struct mock_opts *o, const stru
 
 	k->s = s;
 	k->o = o;
+	k->voice.say = o->say;
+	k->voice.ctx = o->say_ctx;
 	k->sink = *sink;
 	k->stop = stop;
 	k->state = mt_calloc(s->n ? s->n : 1, 1);
@@ -925,16 +929,19 @@ int mock_end(struct mock *k, const char *ended, json_t **summary)
 	unused = unused_requests(s, &unused_count);
 	skipped = json_array_size(k->skipped);
 	if (o->strict || k->missed) {
-		mt_error("replay: %zu request%s answered from the recording (%zu again), %zu without "
-			 "a recording, %zu recorded request%s never asked for",
-			 k->answered, k->answered == 1 ? "" : "s", k->reused, k->missed, unused_count,
-			 unused_count == 1 ? "" : "s");
+		mt_voice_error(&k->voice,
+			       "replay: %zu request%s answered from the recording (%zu again), %zu without "
+			       "a recording, %zu recorded request%s never asked for",
+			       k->answered, k->answered == 1 ? "" : "s", k->reused, k->missed, unused_count,
+			       unused_count == 1 ? "" : "s");
 		if (o->strict && (k->missed || unused_count))
 			rc = EXIT_FINDINGS;
 	}
 	if (skipped) {
 		json_t *e = json_array_get(k->skipped, 0);
-		mt_warn("replay: %zu recorded server request%s not sent: the client did not declare the "
+		mt_voice_warn(
+			&k->voice,
+			"replay: %zu recorded server request%s not sent: the client did not declare the "
 			"capability %s (#%lld %s needs %s%s)",
 			skipped, skipped == 1 ? "" : "s", skipped == 1 ? "it needs" : "they need",
 			(long long)json_integer_value(json_object_get(e, "seq")),
@@ -942,10 +949,11 @@ int mock_end(struct mock *k, const char *ended, json_t **summary)
 			json_string_value(json_object_get(e, "needs")), skipped > 1 ? ", ..." : "");
 	}
 	if (k->timeouts)
-		mt_warn("replay: %zu answer%s went out before the client had read the messages before "
-			"%s (it did not read within %d ms)",
-			k->timeouts, k->timeouts == 1 ? "" : "s", k->timeouts == 1 ? "it" : "them",
-			ORDER_WAIT_MS);
+		mt_voice_warn(&k->voice,
+			      "replay: %zu answer%s went out before the client had read the messages before "
+			      "%s (it did not read within %d ms)",
+			      k->timeouts, k->timeouts == 1 ? "" : "s", k->timeouts == 1 ? "it" : "them",
+			      ORDER_WAIT_MS);
 	sum = mock_summary(k, unused, unused_count, ended);
 	k->unused_count = unused_count;
 	read_trouble(k);
@@ -1063,14 +1071,14 @@ int mock_serve(struct rp_script *s, const struct mock_opts *o)
 		ended = signal_name(mock_signal);
 	} else if (io->write_failed) {
 		ended = "the client stopped reading";
-		mt_warn("replay: the client stopped reading its answers");
+		mt_voice_warn(&k->voice, "replay: the client stopped reading its answers");
 	} else if (r == LIO_ERROR) {
 		ended = "read error";
-		mt_warn("replay: cannot read the client: %s", strerror(errno));
+		mt_voice_warn(&k->voice, "replay: cannot read the client: %s", strerror(errno));
 	}
 	rc = mock_end(k, ended, &sum);
 	if (o->report)
-		mock_write_report(o->report, sum);
+		mock_write_report(o->report, sum, &k->voice);
 	mock_save(k, sum);
 	release_signals(old, set);
 	json_decref(sum);

@@ -27,7 +27,11 @@ struct mock_opts {
 	const char *store_path;  /* the capture file to store the run in; NULL: --no-store */
 	const char *command;     /* the mock's own command line, for the stored run */
 	const char *ignore_json; /* the --ignore paths as a JSON array text, or NULL */
-	/* The HTTP mock: where the addresses served are said (hsv_opts.say). */
+	/*
+	 * What the mock says while it runs, whole lines ("mcptap: ...\n") for the
+	 * caller to print: its warnings, the summary of misses at the end, and
+	 * (the HTTP mock) where it listens (hsv_opts.say). NULL: nothing is said.
+	 */
 	void (*say)(void *ctx, const char *text);
 	void *say_ctx;
 };
@@ -94,8 +98,8 @@ void mock_begin(struct mock *k);
 /* One message from the live client (p: n bytes, no newline). */
 void mock_feed(struct mock *k, const char *p, size_t n);
 /*
- * The run is over (ended says why: "eof", "SIGTERM", ...): warnings on
- * stderr; *summary is set to the run's summary (a new reference; see NOTES).
+ * The run is over (ended says why: "eof", "SIGTERM", ...): warnings to
+ * o->say; *summary is set to the run's summary (a new reference; see NOTES).
  * Returns the exit status as mock_serve's.
  */
 int mock_end(struct mock *k, const char *ended, json_t **summary);
@@ -132,15 +136,17 @@ struct mock_http_opts {
  * same client (its initialize's clientInfo name and version), else the one of
  * them run least, else (a client never recorded) the session run least. o->report gets {session, transport, runs,
  * sessions: [each run's summary, with its http_session], ok}. Returns the
- * worst exit status of the runs (EXIT_ERROR when it could not serve).
+ * worst exit status of the runs, or EXIT_ERROR with fail set when it could
+ * not serve (the sessions to serve could not be read or there were none, the
+ * HTTP server could not start).
  */
 int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ignore *ig,
-		    const struct mock_opts *o, const struct mock_http_opts *ho);
+		    const struct mock_opts *o, const struct mock_http_opts *ho, struct mt_err *fail);
 
 /*
  * Write a summary to path through path.tmp (a reader never sees half of it),
- * mode 0600 whatever the umask (mt_open_private); warns on failure.
+ * mode 0600 whatever the umask (mt_open_private); a failure is a warning to v.
  */
-void mock_write_report(const char *path, json_t *sum);
+void mock_write_report(const char *path, json_t *sum, const struct mt_voice *v);
 
 #endif

@@ -114,6 +114,7 @@ struct vwire {
 struct verify {
 	struct rp_script *s;
 	const struct verify_opts *o;
+	struct mt_err *err;    /* borrowed: what ended the run, for the caller */
 	const struct vwire *w; /* the wire every run uses */
 	/* What the recording says of HTTP (for the HTTP wire): */
 	int legacy;       /* talk legacy HTTP+SSE */
@@ -657,7 +658,7 @@ static int stdio_start(struct verify *v, struct vrun *r)
 	int to[2] = {-1, -1}, from[2] = {-1, -1}, fds[3], e;
 
 	if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC)) {
-		mt_error("cannot create pipes: %s", strerror(errno));
+		mt_err_set(v->err, "cannot create pipes: %s", strerror(errno));
 		for (int k = 0; k < 2; k++) {
 			if (to[k] >= 0)
 				close(to[k]);
@@ -673,7 +674,7 @@ static int stdio_start(struct verify *v, struct vrun *r)
 	close(to[0]);
 	close(from[1]);
 	if (e) {
-		mt_error("cannot run '%s': %s", v->o->argv[0], strerror(e));
+		mt_err_set(v->err, "cannot run '%s': %s", v->o->argv[0], strerror(e));
 		close(to[1]);
 		close(from[0]);
 		r->pid = -1;
@@ -682,7 +683,8 @@ static int stdio_start(struct verify *v, struct vrun *r)
 	lio_init(&r->io, from[0], to[1], 0);
 	/* A server that stops reading must not hold us past the timeouts. */
 	if (lio_nonblock(&r->io))
-		mt_warn("replay: cannot make the pipe to the server non-blocking: %s", strerror(errno));
+		mt_voice_warn(&v->o->voice, "replay: cannot make the pipe to the server non-blocking: %s",
+			      strerror(errno));
 	return 0;
 }
 
@@ -710,7 +712,8 @@ static int stdio_next(struct vrun *r, int timeout_ms, struct win *in)
 static void stdio_drain(struct vrun *r)
 {
 	if (lio_drain(&r->io, r->timeout_ms) && !r->io.write_failed)
-		mt_warn("replay: the server did not read all the requests within %d ms", r->timeout_ms);
+		mt_voice_warn(&r->v->o->voice,
+			      "replay: the server did not read all the requests within %d ms", r->timeout_ms);
 }
 
 /* Done: close the server's stdin (its cue to exit), then wait a little. */
@@ -773,7 +776,7 @@ static int http_start(struct verify *v, struct vrun *r)
 	ho.nheaders = v->o->nheaders;
 	ho.connect_timeout_ms = v->o->timeout_ms;
 	if (hc_open(&ho, &r->hc, &err)) {
-		mt_error("replay: %s", err.msg);
+		mt_err_set(v->err, "replay: %s", err.msg);
 		return EXIT_ERROR;
 	}
 	r->unreached = 1;
@@ -975,7 +978,7 @@ static void store_result(struct verify *v, size_t q, json_t *qmsg, const char *s
 		.noise_json = nz,
 	};
 	if (store_add_replay_result(v->st, v->id, &row, &err)) {
-		mt_warn("replay: the run is not stored in full: %s", err.msg);
+		mt_voice_warn(&v->o->voice, "replay: the run is not stored in full: %s", err.msg);
 		v->st = NULL;
 	}
 	free(d);
@@ -1223,16 +1226,17 @@ out:
 
 /*
  * --reset: cmd with /bin/sh before run k of n, its output on stderr (stdout
- * is the report's), its input /dev/null. 0 when it exited 0, else -1 (said).
+ * is the report's), its input /dev/null. 0 when it exited 0, else -1 with
+ * err set.
  */
-static int run_reset(const char *cmd, int k, int n)
+static int run_reset(const char *cmd, int k, int n, struct mt_err *err)
 {
 	pid_t pid;
 	int st = 0;
 
 	pid = fork();
 	if (pid < 0)
-		return mt_error("replay: cannot run --reset: %s", strerror(errno));
+		return mt_err_set(err, "replay: cannot run --reset: %s", strerror(errno));
 	if (pid == 0) {
 		int fd = open("/dev/null", O_RDONLY);
 		if (fd >= 0 && fd != 0) {
@@ -1245,17 +1249,17 @@ static int run_reset(const char *cmd, int k, int n)
 	}
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
-			return mt_error("replay: --reset: %s", strerror(errno));
+			return mt_err_set(err, "replay: --reset: %s", strerror(errno));
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
 	if (WIFSIGNALED(st))
-		return mt_error("replay: --reset '%s' was killed by signal %d before run %d of %d", cmd,
-				WTERMSIG(st), k, n);
-	return mt_error("replay: --reset '%s' exited with status %d before run %d of %d", cmd,
-			WEXITSTATUS(st), k, n);
+		return mt_err_set(err, "replay: --reset '%s' was killed by signal %d before run %d of %d",
+				  cmd, WTERMSIG(st), k, n);
+	return mt_err_set(err, "replay: --reset '%s' exited with status %d before run %d of %d", cmd,
+			  WEXITSTATUS(st), k, n);
 }
 
-int verify_run(struct rp_script *s, const struct verify_opts *o)
+int verify_run(struct rp_script *s, const struct verify_opts *o, struct mt_err *fail)
 {
 	struct verify v;
 	struct mt_err err = {"", 0};
@@ -1266,11 +1270,12 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 	memset(&v, 0, sizeof(v));
 	v.s = s;
 	v.o = o;
+	v.err = fail;
 	v.nrun = o->runs > 0 ? o->runs : 1;
 	if (v.nrun > VERIFY_MAX_RUNS)
 		v.nrun = VERIFY_MAX_RUNS;
 	if (!(v.origins = mint_index(s, &err))) {
-		mt_error("replay: cannot read the recording: %s", err.msg);
+		mt_err_set(fail, "replay: cannot read the recording: %s", err.msg);
 		goto out;
 	}
 	/* The server requests the recorded client answered, by method. */
@@ -1299,7 +1304,7 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 			mt_buf_puts(&v.cmd, o->url);
 		mt_redact_free(red);
 		if (http_plan(&v, &err)) {
-			mt_error("replay: cannot read the recording's HTTP exchanges: %s", err.msg);
+			mt_err_set(fail, "replay: cannot read the recording's HTTP exchanges: %s", err.msg);
 			goto out;
 		}
 	} else {
@@ -1317,7 +1322,7 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 		/* (What was said goes out first: the command's output follows it.) */
 		if (o->reset)
 			o->line(o->line_ctx, NULL);
-		if (o->reset && run_reset(o->reset, k + 1, v.nrun)) {
+		if (o->reset && run_reset(o->reset, k + 1, v.nrun, fail)) {
 			rc = EXIT_ERROR;
 			goto out;
 		}
@@ -1355,7 +1360,8 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 		struct store_replay_run row = {s->session,     mt_wall_us(), v.cmd.data,
 					       o->ignore_json, "client",     v.nrun};
 		if (store_add_replay_run(o->st, &row, &v.id, &err))
-			mt_warn("replay: the run is not stored in '%s': %s", o->store_path, err.msg);
+			mt_voice_warn(&o->voice, "replay: the run is not stored in '%s': %s", o->store_path,
+				      err.msg);
 		else
 			v.st = o->st;
 	}
@@ -1411,10 +1417,10 @@ int verify_run(struct rp_script *s, const struct verify_opts *o)
 	struct store_replay_totals tot = {mt_mono_ns() - t0,  (int64_t)v.passed, (int64_t)v.differed,
 					  (int64_t)v.missing, (int64_t)v.noise,  NULL};
 	if (v.st && store_finish_replay_run(v.st, v.id, &tot, &err))
-		mt_warn("replay: the run is not stored in full: %s", err.msg);
+		mt_voice_warn(&o->voice, "replay: the run is not stored in full: %s", err.msg);
 	rc = v.differed || v.missing || v.srv_missing ? EXIT_FINDINGS : EXIT_OK;
 	if (s->read_errors) {
-		mt_error("replay: cannot read the recording: %s", s->read_err.msg);
+		mt_err_set(fail, "replay: cannot read the recording: %s", s->read_err.msg);
 		rc = EXIT_ERROR;
 	}
 out:

@@ -46,13 +46,16 @@ struct verify_opts {
 	 */
 	void (*line)(void *ctx, const char *text);
 	void *line_ctx;
+	struct mt_voice voice; /* the warnings while it runs, for the caller to print */
 };
 
 /*
  * Run the recorded client: one report line per request (and NOTE and GONE
- * lines as they come) to o->line, a summary line at the end. Returns the
- * exit status. (Errors and warnings go to stderr as mt_error and mt_warn.)
+ * lines as they come) to o->line, a summary line at the end; warnings to
+ * o->voice. Returns the exit status; when an error ended the run (the server
+ * could not be started or reached, a --reset failed, the recording could not
+ * be read), fail says what (it is left alone otherwise).
  */
-int verify_run(struct rp_script *s, const struct verify_opts *o);
+int verify_run(struct rp_script *s, const struct verify_opts *o, struct mt_err *fail);
 
 #endif

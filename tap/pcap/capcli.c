@@ -419,9 +419,10 @@ static const char *stopped_where(const struct mt_capture_stats *cs)
 	return buf;
 }
 
-int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run *r)
+int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run *r, struct mt_err *fail)
 {
 	struct mt_err err = {"", 0};
+	struct mt_voice voice = {r->say, r->say_ctx};
 	struct mt_import *im;
 	struct mt_import_stats st;
 	struct mt_capture_opts co;
@@ -432,15 +433,15 @@ int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run
 	int64_t start = mt_mono_ns();
 
 	if (o->filter && mt_capture_filter(cap, o->filter, &err)) {
-		mt_error("%s", err.msg);
+		mt_err_set(fail, "%s", err.msg);
 		mt_capture_free(cap);
 		return EXIT_ERROR;
 	}
 	if (*mt_capture_warning(cap))
-		mt_warn("%s", mt_capture_warning(cap));
+		mt_voice_warn(&voice, "%s", mt_capture_warning(cap));
 	if (store_ready(o->path, &err)) {
 		/* Nothing is read into a file that cannot be written. */
-		mt_error("cannot write to '%s': %s", o->path, err.msg);
+		mt_err_set(fail, "cannot write to '%s': %s", o->path, err.msg);
 		mt_capture_free(cap);
 		return EXIT_ERROR;
 	}
@@ -492,7 +493,8 @@ int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run
 	progress_clear(&pr);
 	if (end == MT_CAPTURE_ERROR) {
 		/* A file cut short: what came before it is stored all the same. */
-		mt_warn("%s; what was read before is %s", err.msg, r->live ? "stored" : "imported");
+		mt_voice_warn(&voice, "%s; what was read before is %s", err.msg,
+			      r->live ? "stored" : "imported");
 		failed = r->live;
 	}
 	{
@@ -503,7 +505,9 @@ int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run
 			rc = EXIT_OK;
 		if (!r->live && end == MT_CAPTURE_STOPPED && stop_flag) {
 			/* A file not read to its end is not an import that succeeded. */
-			mt_warn("the import of %s was stopped by %s after %llu packets%s: what was read "
+			mt_voice_warn(
+				&voice,
+				"the import of %s was stopped by %s after %llu packets%s: what was read "
 				"before is stored",
 				r->what, stop_flag == SIGINT ? "SIGINT" : "SIGTERM",
 				(unsigned long long)cs.packets, stopped_where(&cs));

@@ -90,8 +90,8 @@ struct capcli_run {
 	int64_t duration_ms;  /* sniff --duration (0: none) */
 	/*
 	 * What the run says, for the caller to print on stderr as it comes: a
-	 * live capture's first line, the progress on a terminal (a line redrawn
-	 * in place: "\r...\033[K"), the summary at the end.
+	 * live capture's first line, its warnings, the progress on a terminal
+	 * (a line redrawn in place: "\r...\033[K"), the summary at the end.
 	 */
 	void (*say)(void *ctx, const char *text);
 	void *say_ctx;
@@ -101,9 +101,10 @@ struct capcli_run {
  * Filter cap (o->filter), import every packet into o->path until the
  * capture ends (or SIGINT/SIGTERM, -c, --duration), store everything and
  * say the summary (r->say). Progress is said when stderr is a terminal.
- * Takes cap (freed). Returns the exit status. (Errors and warnings go to
- * stderr as mt_error and mt_warn.)
+ * Takes cap (freed). Returns the exit status; when the run could not start
+ * (a bad filter, a file that cannot be written), EXIT_ERROR with fail set.
+ * Warnings are said (r->say) as they come.
  */
-int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run *r);
+int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run *r, struct mt_err *fail);
 
 #endif
