@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,370 +238,411 @@ static void verify_line(void *ctx, const char *text)
 		fflush(stdout);
 }
 
+static const struct option longopts[] = {
+	{"read", required_argument, NULL, 'r'},
+	{"session", required_argument, NULL, 's'},
+	{"filter", required_argument, NULL, 'Y'},
+	{"as", required_argument, NULL, 'a'},
+	{"strict", no_argument, NULL, 'S'},
+	{"timing", required_argument, NULL, 't'},
+	{"report", required_argument, NULL, 'R'},
+	{"ignore", required_argument, NULL, 'i'},
+	{"timeout", required_argument, NULL, 'O'},
+	{"timeout-ms", required_argument, NULL, 'O'}, /* (its older name) */
+	{"runs", required_argument, NULL, 'n'},
+	{"reset", required_argument, NULL, 'X'},
+	{"fast", no_argument, NULL, 'F'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"no-store", no_argument, NULL, 'N'},
+	{"listen", required_argument, NULL, 'W'},
+	{"path", required_argument, NULL, 'P'},
+	{"allow-host", required_argument, NULL, 'A'},
+	{"client-timeout", required_argument, NULL, 'K'},
+	{"legacy-sse", no_argument, NULL, 'G'},
+	{"url", required_argument, NULL, 'U'},
+	{"streamable-http", no_argument, NULL, 'M'},
+	{"cacert", required_argument, NULL, 'C'},
+	{"insecure", no_argument, NULL, 'I'},
+	{"header", required_argument, NULL, 'E'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+/* What replay's command line says, and what a run of it holds. */
+struct replay {
+	struct cli_read rd;
+	const char *path; /* the capture file (-r, or $MCPTAP_FILE) */
+	const char *as, *timing, *report, *listen, *http_path, *url, *cacert, *reset;
+	const char **ignore; /* --ignore paths (argv's strings; the array owned) */
+	size_t nignore;
+	json_t *ignore_json; /* ... as a JSON array, stored with the run */
+	char *ignore_text;   /* ... as its text (owned) */
+	int strict, no_store, fast, verbose, legacy, insecure, client_timeout_ms;
+	int64_t timeout_ms, runs;
+	int given[128];            /* by getopt code: the option was given */
+	const char *given_as[128]; /* ... under this long name (--timeout-ms) */
+	enum verify_transport transport;
+	char **headers; /* --header, made from the environment (owned, each owned) */
+	size_t nheaders;
+	const char **allow; /* --allow-host values (argv's strings; the array owned) */
+	size_t nallow;
+	double scale;
+	int ordered;
+	char *resolved; /* --url, resolved (owned) */
+	/* the run */
+	struct store *st;
+	int writable;
+	struct mt_filter *filter;
+	int64_t *sessions; /* -s with more than one: theirs (owned) */
+	size_t nsessions;
+	int64_t id; /* the session replayed (the newest of them) */
+	struct canon_ignore ig;
+	struct rp_script s;
+	int loaded;
+};
+
+static void replay_init(struct replay *r, int argc)
+{
+	memset(r, 0, sizeof(*r));
+	r->timing = "ordered";
+	r->timeout_ms = 10000;
+	r->runs = 2;
+	r->ordered = 1;
+	r->transport = VERIFY_AUTO;
+	r->ignore_json = json_array();
+	r->headers = mt_calloc((size_t)argc + 1, sizeof(*r->headers));
+	r->allow = mt_calloc((size_t)argc + 1, sizeof(*r->allow));
+}
+
+static void replay_release(struct replay *r)
+{
+	free(r->sessions);
+	if (r->loaded)
+		rp_release(&r->s);
+	store_set_filter(r->st, NULL, 0);
+	mt_filter_free(r->filter);
+	/* The capture stayed open for the run: if it was deleted or replaced
+	 * meanwhile, its journal must not go to the file now at its path. */
+	if (r->st && store_file_moved(r->st))
+		store_close_moved(r->st);
+	else
+		store_close(r->st);
+	free(r->ignore);
+	free(r->ignore_text);
+	json_decref(r->ignore_json);
+	for (size_t k = 0; k < r->nheaders; k++)
+		free(r->headers[k]);
+	free(r->headers);
+	free(r->allow);
+	free(r->resolved);
+}
+
+/* A usage error of replay's said: -1. */
+static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cli_usage_error(&cmd_replay, "%s", msg);
+	return -1;
+}
+
+/* A duration option's value in [MT_MS, hi] as ms into *ms; -1 after saying why. */
+static int ms_in(const char *opt, const char *arg, int64_t hi, const char *range, int64_t *ms)
+{
+	int64_t ns;
+
+	if (mt_parse_duration(arg, MT_MS, &ns) || ns < MT_MS || ns > hi)
+		return usage("bad --%s '%s' (a duration, %s: 500ms, 2s; a bare number is ms)", opt, arg,
+			     range);
+	*ms = mt_duration_in(ns, MT_MS);
+	return 0;
+}
+
+/* One option of replay's (c, as getopt_long gave it): 1 taken, 0 not one of these, -1 after saying why. */
+static int replay_option(struct replay *r, int c, const char *arg)
+{
+	int64_t n;
+
+	if (cli_read_option(&cmd_replay, &r->rd, c, arg))
+		return 1;
+	switch (c) {
+	case 'a': r->as = arg; break;
+	case 'S': r->strict = 1; break;
+	case 't': r->timing = arg; break;
+	case 'R': r->report = arg; break;
+	case 'F': r->fast = 1; break;
+	case 'v': r->verbose = 1; break;
+	case 'i':
+		r->ignore = mt_realloc(r->ignore, (r->nignore + 1) * sizeof(*r->ignore));
+		r->ignore[r->nignore++] = arg;
+		json_array_append_new(r->ignore_json, json_string(arg));
+		break;
+	case 'O':
+		if (ms_in(r->given_as[c] ? r->given_as[c] : "timeout", arg, MT_HOUR, "1ms to 1h",
+			  &r->timeout_ms))
+			return -1;
+		break;
+	case 'n':
+		if (mt_parse_int64(arg, &n) || n < 1 || n > VERIFY_MAX_RUNS)
+			return usage("bad --runs '%s' (1 to %d)", arg, VERIFY_MAX_RUNS);
+		r->runs = n;
+		break;
+	case 'N': r->no_store = 1; break;
+	case 'W': r->listen = arg; break;
+	case 'A': r->allow[r->nallow++] = arg; break;
+	case 'K':
+		if (ms_in("client-timeout", arg, 24 * MT_HOUR, "1ms to 24h", &n))
+			return -1;
+		r->client_timeout_ms = (int)n;
+		break;
+	case 'P':
+		if (arg[0] != '/')
+			return usage("bad --path '%s' (it starts with /)", arg);
+		r->http_path = arg;
+		break;
+	case 'U': r->url = arg; break;
+	case 'G': /* (both modes: the mock serves it, verify talks it) */
+	case 'M':
+		if (r->transport != VERIFY_AUTO &&
+		    r->transport != (c == 'G' ? VERIFY_LEGACY : VERIFY_STREAMABLE))
+			return usage("--legacy-sse and --streamable-http contradict each other");
+		r->transport = c == 'G' ? VERIFY_LEGACY : VERIFY_STREAMABLE;
+		r->legacy = c == 'G';
+		break;
+	case 'C':
+		if (access(arg, R_OK))
+			return usage("cannot read --cacert '%s': %s", arg, strerror(errno));
+		r->cacert = arg;
+		break;
+	case 'I': r->insecure = 1; break;
+	case 'X':
+		if (!*arg)
+			return usage("--reset needs a command");
+		r->reset = arg;
+		break;
+	case 'E':
+		if (!(r->headers[r->nheaders] = cli_env_header(&cmd_replay, "--header", arg)))
+			return -1;
+		r->nheaders++;
+		break;
+	default: return 0;
+	}
+	return 1;
+}
+
+/* What the options say together, checked (more: a command follows them). 0, or -1 after saying why. */
+static int replay_check(struct replay *r, int more)
+{
+	const char *as = r->as;
+	int server;
+
+	if (!as || (strcmp(as, "server") && strcmp(as, "client")))
+		return usage("say --as server or --as client");
+	server = !strcmp(as, "server");
+	for (size_t k = 0; k < sizeof(mode_only) / sizeof(mode_only[0]); k++) {
+		if (r->given[mode_only[k].code] && mode_only[k].server != server) {
+			const char *name = r->given_as[mode_only[k].code];
+			return usage("%s%s is for --as %s, not --as %s", name ? "--" : "",
+				     name ? name : mode_only[k].name,
+				     mode_only[k].server ? "server" : "client", as);
+		}
+	}
+	if (server && (r->http_path || r->legacy || r->nallow) && !r->listen)
+		return usage("--path, --legacy-sse and --allow-host serve over HTTP: they need --listen");
+	if (r->listen && cli_check_listen(&cmd_replay, r->listen))
+		return -1;
+	if (server && more)
+		return usage("--as server takes no command");
+	if (!server && !r->url && !more)
+		return usage("--as client needs the server's command after --, or --url URL");
+	if (r->url && more)
+		return usage("--url and a command: give one server");
+	if (!server && !r->url && (r->transport != VERIFY_AUTO || r->cacert || r->insecure || r->nheaders))
+		return usage("--legacy-sse, --streamable-http, --cacert, --insecure and --header need --url");
+	if (r->url && !(r->resolved = hc_resolve(r->url, r->url)))
+		return usage("bad --url '%s': an http:// or https:// URL", r->url);
+	if (parse_timing(r->timing, &r->scale, &r->ordered))
+		return usage("bad --timing '%s' (ordered, none, recorded, scale=X)", r->timing);
+	if (!(r->path = cli_capture_path(r->rd.path)))
+		return usage("no capture file: give -r FILE or set MCPTAP_FILE");
+	return 0;
+}
+
+/*
+ * Open the capture (for writing too when a client run is stored in it),
+ * set -Y's filter, pick the session or sessions, and load the script. 0, or
+ * -1 after saying why.
+ */
+static int replay_load(struct replay *r)
+{
+	const char *sid = r->rd.sid, *path = r->path;
+	struct mt_err err = {"", 0};
+	int client = !strcmp(r->as, "client"), all;
+
+	/* A client run is stored in the capture file as it goes; a mock reads it
+	 * while it serves, and stores its run when the client is gone. A file
+	 * that cannot be written is read all the same, and the run not stored. */
+	if (client && !r->no_store && store_open(path, STORE_UPDATE, &r->st, &err) == 0) {
+		r->writable = 1;
+	} else {
+		if (cli_open_capture(path, &r->st))
+			return -1;
+		if (client && !r->no_store)
+			mt_warn("replay: the run is not stored in '%s': %s", path, err.msg);
+	}
+	if (r->rd.expr) {
+		/* The user's expression is checked alone (its columns are theirs); the
+		 * lifecycle is always replayed. */
+		struct mt_buf b = MT_BUF_INIT;
+		if (!(r->filter = cli_filter(&cmd_replay, r->rd.expr)))
+			return -1;
+		mt_filter_free(r->filter);
+		mt_buf_printf(&b, "(%s) or method == initialize or method == notifications/initialized",
+			      r->rd.expr);
+		r->filter = cli_filter(&cmd_replay, b.data);
+		mt_buf_release(&b);
+		if (!r->filter)
+			return -1;
+		store_set_filter(r->st, r->filter, STORE_FILTER_PAIRS);
+	}
+	/* More than one session (a list, a range, all) is for the HTTP mock. */
+	all = sid && strspn(sid, "0123456789") != strlen(sid);
+	if (all && (client || !r->listen))
+		return usage(
+			"-s with more than one session is for --as server --listen (each client's session a "
+			"run of one of them)");
+	if (all && cli_session_list_problem(sid))
+		return usage("bad session list '%s': %s", sid, cli_session_list_problem(sid));
+	/* (more than one: the newest of them says how to serve) */
+	if (all) {
+		if (cli_pick_sessions(r->st, path, sid, CLI_NEWEST, &r->sessions, &r->nsessions))
+			return -1;
+		r->id = r->sessions[r->nsessions - 1];
+	} else if (cli_pick_session(r->st, path, sid, &r->id)) {
+		return -1;
+	}
+	r->ig.paths = r->ignore;
+	r->ig.n = r->nignore;
+	if (rp_load(r->st, r->id, &r->ig, &r->s, &err))
+		return mt_error("cannot read session %lld of '%s': %s", (long long)r->id, path, err.msg);
+	r->loaded = 1;
+	if (r->s.n == 0)
+		return mt_error("session %lld of '%s' has no messages to replay", (long long)r->id, path);
+	if (rp_ignore_check(&r->s, &err))
+		return usage("%s", err.msg);
+	r->ignore_text = json_dumps(r->ignore_json, JSON_COMPACT);
+	return 0;
+}
+
+/* --as server: the mock, on stdio or over HTTP (--listen). Its exit status. */
+static int replay_server(struct replay *r, int argc, char **argv)
+{
+	struct mt_buf self = MT_BUF_INIT;
+	int rc;
+
+	if (!r->s.server_msgs)
+		mt_warn("replay: session %lld has no server messages: every request will miss",
+			(long long)r->id);
+	mt_buf_puts(&self, "mcptap");
+	for (int k = 0; k < argc; k++) {
+		mt_buf_putc(&self, ' ');
+		mt_shell_quote(&self, argv[k]);
+	}
+	struct mock_opts mo = {r->scale,  r->ordered,     r->strict, r->report, r->no_store ? NULL : r->path,
+			       self.data, r->ignore_text, say_line,  NULL};
+	if (r->listen) {
+		struct mock_http_opts ho;
+		struct mt_err merr = {"", 0};
+		http_setup(r->st, &r->s, r->sessions, r->nsessions, r->listen, r->http_path, r->legacy, &ho);
+		ho.sessions = r->sessions;
+		ho.nsessions = r->nsessions;
+		ho.allow_hosts = r->allow;
+		ho.n_allow_hosts = r->nallow;
+		ho.client_timeout_ms = r->client_timeout_ms;
+		rc = mock_http_serve(r->st, &r->s, &r->ig, &mo, &ho, &merr);
+		if (merr.msg[0])
+			mt_error("%s", merr.msg);
+		free((char *)ho.post_path);
+	} else {
+		rc = mock_serve(&r->s, &mo);
+	}
+	mt_buf_release(&self);
+	return rc;
+}
+
+/* --as client: the recorded client against the server argv runs or --url names. Its exit status. */
+static int replay_client(struct replay *r, char **argv)
+{
+	struct mt_err verr = {"", 0};
+	int rc;
+
+	if (!r->s.requests)
+		mt_warn("replay: session %lld has no client requests: nothing to compare", (long long)r->id);
+	struct verify_opts vo = {
+		.argv = argv,
+		.timeout_ms = (int)r->timeout_ms,
+		.st = r->writable ? r->st : NULL,
+		.store_path = r->path,
+		.ignore_json = r->ignore_text,
+		.runs = (int)r->runs,
+		.fast = r->fast,
+		.verbose = r->verbose,
+		.url = r->url,
+		.transport = r->transport,
+		.cacert = r->cacert,
+		.insecure = r->insecure,
+		.headers = (const char *const *)r->headers,
+		.nheaders = r->nheaders,
+		.reset = r->reset,
+		.line = verify_line,
+		.voice = {mt_say_stderr, NULL},
+	};
+	if (r->insecure)
+		mt_warn("--insecure: the server's certificate and host name are not checked");
+	rc = verify_run(&r->s, &vo, &verr);
+	if (verr.msg[0])
+		mt_error("%s", verr.msg);
+	return rc;
+}
+
 static int run_replay(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"read", required_argument, NULL, 'r'},
-		{"session", required_argument, NULL, 's'},
-		{"filter", required_argument, NULL, 'Y'},
-		{"as", required_argument, NULL, 'a'},
-		{"strict", no_argument, NULL, 'S'},
-		{"timing", required_argument, NULL, 't'},
-		{"report", required_argument, NULL, 'R'},
-		{"ignore", required_argument, NULL, 'i'},
-		{"timeout", required_argument, NULL, 'O'},
-		{"timeout-ms", required_argument, NULL, 'O'}, /* (its older name) */
-		{"runs", required_argument, NULL, 'n'},
-		{"reset", required_argument, NULL, 'X'},
-		{"fast", no_argument, NULL, 'F'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"no-store", no_argument, NULL, 'N'},
-		{"listen", required_argument, NULL, 'W'},
-		{"path", required_argument, NULL, 'P'},
-		{"allow-host", required_argument, NULL, 'A'},
-		{"client-timeout", required_argument, NULL, 'K'},
-		{"legacy-sse", no_argument, NULL, 'G'},
-		{"url", required_argument, NULL, 'U'},
-		{"streamable-http", no_argument, NULL, 'M'},
-		{"cacert", required_argument, NULL, 'C'},
-		{"insecure", no_argument, NULL, 'I'},
-		{"header", required_argument, NULL, 'E'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
+	struct replay r;
+	int c, li, taken, rc = EXIT_ERROR;
+
 	/* A peer that goes away is an answer to report, not a reason to die. */
 	signal(SIGPIPE, SIG_IGN);
-	const char **ignore = NULL;
-	size_t nignore = 0;
-	struct cli_read rd = {.path = NULL};
-	const char *path, *sid, *as = NULL, *timing = "ordered", *report = NULL;
-	const char *listen = NULL, *http_path = NULL, *expr;
-	struct mt_filter *filter = NULL;
-	int legacy = 0, all = 0;
-	int64_t *sessions = NULL;
-	size_t nsessions = 0;
-	struct store *st = NULL;
-	struct rp_script s;
-	struct mt_err err = {"", 0};
-	struct canon_ignore ig;
-	int strict = 0, no_store = 0, fast = 0, verbose = 0, c, rc = EXIT_ERROR, loaded = 0;
-	int writable = 0;
-	int64_t id, n, timeout_ms = 10000, runs = 2;
-	int given[128] = {0};
-	const char *given_as[128] = {NULL}; /* a long option's name as given (--timeout-ms) */
-	double scale = 0;
-	int ordered = 1;
-	json_t *ignore_json = json_array();
-	char *ignore_text = NULL;
-	struct mt_buf self = MT_BUF_INIT;
-	const char *url = NULL, *cacert = NULL, *reset = NULL;
-	int insecure = 0;
-	enum verify_transport transport = VERIFY_AUTO;
-	char **headers = mt_calloc((size_t)argc + 1, sizeof(*headers)); /* owned, each owned */
-	size_t nheaders = 0;
-	const char **allow = mt_calloc((size_t)argc + 1, sizeof(*allow)); /* owned (argv's strings) */
-	size_t nallow = 0;
-	int client_timeout_ms = 0, li;
-	int64_t ns;
-	char *resolved = NULL;
-
+	replay_init(&r, argc);
 	optind = 1;
 	opterr = 0;
 	while ((li = -1, c = getopt_long(argc, argv, "+:r:s:Y:vh", longopts, &li)) != -1) {
 		if (c > 0 && c < 128) {
-			given[c] = 1;
+			r.given[c] = 1;
 			if (li >= 0)
-				given_as[c] = longopts[li].name;
+				r.given_as[c] = longopts[li].name;
 		}
-		if (cli_read_option(&cmd_replay, &rd, c, optarg))
+		taken = replay_option(&r, c, optarg);
+		if (taken < 0)
+			goto out;
+		if (taken)
 			continue;
-		switch (c) {
-		case 'a': as = optarg; break;
-		case 'S': strict = 1; break;
-		case 't': timing = optarg; break;
-		case 'R': report = optarg; break;
-		case 'F': fast = 1; break;
-		case 'v': verbose = 1; break;
-		case 'i':
-			ignore = mt_realloc(ignore, (nignore + 1) * sizeof(*ignore));
-			ignore[nignore++] = optarg;
-			json_array_append_new(ignore_json, json_string(optarg));
-			break;
-		case 'O':
-			if (mt_parse_duration(optarg, MT_MS, &ns) || ns < MT_MS || ns > MT_HOUR) {
-				rc = cli_usage_error(&cmd_replay,
-						     "bad --%s '%s' (a duration, 1ms to 1h: "
-						     "500ms, 2s; a bare number is ms)",
-						     given_as[c] ? given_as[c] : "timeout", optarg);
-				goto out;
-			}
-			timeout_ms = mt_duration_in(ns, MT_MS);
-			break;
-		case 'n':
-			if (mt_parse_int64(optarg, &n) || n < 1 || n > VERIFY_MAX_RUNS) {
-				rc = cli_usage_error(&cmd_replay, "bad --runs '%s' (1 to %d)", optarg,
-						     VERIFY_MAX_RUNS);
-				goto out;
-			}
-			runs = n;
-			break;
-		case 'N': no_store = 1; break;
-		case 'W': listen = optarg; break;
-		case 'A': allow[nallow++] = optarg; break;
-		case 'K':
-			if (mt_parse_duration(optarg, MT_MS, &ns) || ns < MT_MS || ns > 24 * MT_HOUR) {
-				rc = cli_usage_error(&cmd_replay,
-						     "bad --client-timeout '%s' (a duration, 1ms "
-						     "to 24h: 500ms, 2s; a bare number is ms)",
-						     optarg);
-				goto out;
-			}
-			client_timeout_ms = (int)mt_duration_in(ns, MT_MS);
-			break;
-		case 'P':
-			if (optarg[0] != '/') {
-				rc = cli_usage_error(&cmd_replay, "bad --path '%s' (it starts with /)",
-						     optarg);
-				goto out;
-			}
-			http_path = optarg;
-			break;
-		case 'U': url = optarg; break;
-		case 'G': /* (both modes: the mock serves it, verify talks it) */
-		case 'M':
-			if (transport != VERIFY_AUTO &&
-			    transport != (c == 'G' ? VERIFY_LEGACY : VERIFY_STREAMABLE)) {
-				rc = cli_usage_error(&cmd_replay,
-						     "--legacy-sse and --streamable-http contradict "
-						     "each other");
-				goto out;
-			}
-			transport = c == 'G' ? VERIFY_LEGACY : VERIFY_STREAMABLE;
-			legacy = c == 'G';
-			break;
-		case 'C':
-			if (access(optarg, R_OK)) {
-				rc = cli_usage_error(&cmd_replay, "cannot read --cacert '%s': %s", optarg,
-						     strerror(errno));
-				goto out;
-			}
-			cacert = optarg;
-			break;
-		case 'I': insecure = 1; break;
-		case 'X':
-			if (!*optarg) {
-				rc = cli_usage_error(&cmd_replay, "--reset needs a command");
-				goto out;
-			}
-			reset = optarg;
-			break;
-		case 'E':
-			if (!(headers[nheaders] = cli_env_header(&cmd_replay, "--header", optarg))) {
-				rc = EXIT_ERROR;
-				goto out;
-			}
-			nheaders++;
-			break;
-		case 'h':
+		if (c == 'h') {
 			cli_help(&cmd_replay, stdout);
 			rc = EXIT_OK;
-			goto out;
-		default: rc = cli_bad_option(&cmd_replay, c, argv); goto out;
-		}
-	}
-	path = rd.path;
-	sid = rd.sid;
-	expr = rd.expr;
-	if (!as || (strcmp(as, "server") && strcmp(as, "client"))) {
-		rc = cli_usage_error(&cmd_replay, "say --as server or --as client");
-		goto out;
-	}
-	for (size_t k = 0; k < sizeof(mode_only) / sizeof(mode_only[0]); k++) {
-		if (given[mode_only[k].code] && mode_only[k].server != !strcmp(as, "server")) {
-			const char *name = given_as[mode_only[k].code];
-			rc = cli_usage_error(&cmd_replay, "%s%s is for --as %s, not --as %s",
-					     name ? "--" : "", name ? name : mode_only[k].name,
-					     mode_only[k].server ? "server" : "client", as);
-			goto out;
-		}
-	}
-	if (!strcmp(as, "server") && (http_path || legacy || nallow) && !listen) {
-		rc = cli_usage_error(&cmd_replay, "--path, --legacy-sse and --allow-host serve over HTTP: "
-						  "they need --listen");
-		goto out;
-	}
-	if (listen && (rc = cli_check_listen(&cmd_replay, listen)))
-		goto out;
-	if (!strcmp(as, "server") && optind < argc) {
-		rc = cli_usage_error(&cmd_replay, "--as server takes no command");
-		goto out;
-	}
-	if (!strcmp(as, "client") && !url && optind >= argc) {
-		rc = cli_usage_error(&cmd_replay,
-				     "--as client needs the server's command after --, or --url URL");
-		goto out;
-	}
-	if (url && optind < argc) {
-		rc = cli_usage_error(&cmd_replay, "--url and a command: give one server");
-		goto out;
-	}
-	if (!strcmp(as, "client") && !url && (transport != VERIFY_AUTO || cacert || insecure || nheaders)) {
-		rc = cli_usage_error(&cmd_replay, "--legacy-sse, --streamable-http, --cacert, --insecure "
-						  "and --header need --url");
-		goto out;
-	}
-	if (url && !(resolved = hc_resolve(url, url))) {
-		rc = cli_usage_error(&cmd_replay, "bad --url '%s': an http:// or https:// URL", url);
-		goto out;
-	}
-	if (parse_timing(timing, &scale, &ordered)) {
-		rc = cli_usage_error(&cmd_replay, "bad --timing '%s' (ordered, none, recorded, scale=X)",
-				     timing);
-		goto out;
-	}
-	if (!(path = cli_capture_path(path))) {
-		rc = cli_usage_error(&cmd_replay, "no capture file: give -r FILE or set MCPTAP_FILE");
-		goto out;
-	}
-	/* A client run is stored in the capture file as it goes; a mock reads it
-	 * while it serves, and stores its run when the client is gone. A file
-	 * that cannot be written is read all the same, and the run not stored. */
-	if (!strcmp(as, "client") && !no_store && store_open(path, STORE_UPDATE, &st, &err) == 0) {
-		writable = 1;
-	} else {
-		if (cli_open_capture(path, &st))
-			goto out;
-		if (!strcmp(as, "client") && !no_store)
-			mt_warn("replay: the run is not stored in '%s': %s", path, err.msg);
-	}
-	if (expr) {
-		/* The user's expression is checked alone (its columns are theirs); the
-		 * lifecycle is always replayed. */
-		struct mt_buf b = MT_BUF_INIT;
-		if (!(filter = cli_filter(&cmd_replay, expr)))
-			goto out;
-		mt_filter_free(filter);
-		mt_buf_printf(&b, "(%s) or method == initialize or method == notifications/initialized",
-			      expr);
-		filter = cli_filter(&cmd_replay, b.data);
-		mt_buf_release(&b);
-		if (!filter)
-			goto out;
-		store_set_filter(st, filter, STORE_FILTER_PAIRS);
-	}
-	/* More than one session (a list, a range, all) is for the HTTP mock. */
-	all = sid && strspn(sid, "0123456789") != strlen(sid);
-	if (all && (strcmp(as, "server") || !listen)) {
-		rc = cli_usage_error(&cmd_replay, "-s with more than one session is for --as server "
-						  "--listen (each client's session a run of one of them)");
-		goto out;
-	}
-	if (all && cli_session_list_problem(sid)) {
-		rc = cli_usage_error(&cmd_replay, "bad session list '%s': %s", sid,
-				     cli_session_list_problem(sid));
-		goto out;
-	}
-	/* (more than one: the newest of them says how to serve) */
-	if (all) {
-		if (cli_pick_sessions(st, path, sid, CLI_NEWEST, &sessions, &nsessions))
-			goto out;
-		id = sessions[nsessions - 1];
-	} else if (cli_pick_session(st, path, sid, &id)) {
-		goto out;
-	}
-	ig.paths = ignore;
-	ig.n = nignore;
-	if (rp_load(st, id, &ig, &s, &err)) {
-		mt_error("cannot read session %lld of '%s': %s", (long long)id, path, err.msg);
-		goto out;
-	}
-	loaded = 1;
-	if (s.n == 0) {
-		mt_error("session %lld of '%s' has no messages to replay", (long long)id, path);
-		goto out;
-	}
-	if (rp_ignore_check(&s, &err)) {
-		rc = cli_usage_error(&cmd_replay, "%s", err.msg);
-		goto out;
-	}
-	ignore_text = json_dumps(ignore_json, JSON_COMPACT);
-	if (!strcmp(as, "server")) {
-		if (!s.server_msgs)
-			mt_warn("replay: session %lld has no server messages: every request will miss",
-				(long long)id);
-		mt_buf_puts(&self, "mcptap");
-		for (int k = 0; k < argc; k++) {
-			mt_buf_putc(&self, ' ');
-			mt_shell_quote(&self, argv[k]);
-		}
-		struct mock_opts mo = {scale,     ordered,     strict,   report, no_store ? NULL : path,
-				       self.data, ignore_text, say_line, NULL};
-		if (listen) {
-			struct mock_http_opts ho;
-			http_setup(st, &s, sessions, nsessions, listen, http_path, legacy, &ho);
-			ho.sessions = sessions;
-			ho.nsessions = nsessions;
-			ho.allow_hosts = allow;
-			ho.n_allow_hosts = nallow;
-			ho.client_timeout_ms = client_timeout_ms;
-			struct mt_err merr = {"", 0};
-			rc = mock_http_serve(st, &s, &ig, &mo, &ho, &merr);
-			if (merr.msg[0])
-				mt_error("%s", merr.msg);
-			free((char *)ho.post_path);
 		} else {
-			rc = mock_serve(&s, &mo);
+			rc = cli_bad_option(&cmd_replay, c, argv);
 		}
-	} else {
-		if (!s.requests)
-			mt_warn("replay: session %lld has no client requests: nothing to compare",
-				(long long)id);
-		struct verify_opts vo = {
-			.argv = argv + optind,
-			.timeout_ms = (int)timeout_ms,
-			.st = writable ? st : NULL,
-			.store_path = path,
-			.ignore_json = ignore_text,
-			.runs = (int)runs,
-			.fast = fast,
-			.verbose = verbose,
-			.url = url,
-			.transport = transport,
-			.cacert = cacert,
-			.insecure = insecure,
-			.headers = (const char *const *)headers,
-			.nheaders = nheaders,
-			.reset = reset,
-			.line = verify_line,
-			.voice = {mt_say_stderr, NULL},
-		};
-		struct mt_err verr = {"", 0};
-		if (insecure)
-			mt_warn("--insecure: the server's certificate and host name are not checked");
-		rc = verify_run(&s, &vo, &verr);
-		if (verr.msg[0])
-			mt_error("%s", verr.msg);
+		goto out;
 	}
+	if (replay_check(&r, optind < argc) || replay_load(&r))
+		goto out;
+	rc = !strcmp(r.as, "server") ? replay_server(&r, argc, argv) : replay_client(&r, argv + optind);
 out:
-	free(sessions);
-	if (loaded)
-		rp_release(&s);
-	store_set_filter(st, NULL, 0);
-	mt_filter_free(filter);
-	/* The capture stayed open for the run: if it was deleted or replaced
-	 * meanwhile, its journal must not go to the file now at its path. */
-	if (st && store_file_moved(st))
-		store_close_moved(st);
-	else
-		store_close(st);
-	free(ignore);
-	free(ignore_text);
-	json_decref(ignore_json);
-	mt_buf_release(&self);
-	for (size_t k = 0; k < nheaders; k++)
-		free(headers[k]);
-	free(headers);
-	free(allow);
-	free(resolved);
+	replay_release(&r);
 	return rc;
 }

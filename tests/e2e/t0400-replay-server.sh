@@ -130,6 +130,11 @@ check_eq "a bad --timing is a usage error" 2 $?
 "$MCPTAP" replay -r "$T/empty.db" --as server < /dev/null 2> "$T/e.err"
 check_eq "an empty session: exit 2" 2 $?
 check "an empty session: says so" grep -q "has no messages to replay" "$T/e.err"
+# (with --listen too: its address checked first did not make the rest exit 0)
+"$MCPTAP" replay -r "$T/empty.db" --as server --listen 127.0.0.1:0 < /dev/null 2> "$T/el.err"
+check_eq "an empty session, over HTTP: exit 2, says so" "2 1" "$? $(grep -c "has no messages to replay" "$T/el.err")"
+"$MCPTAP" replay -r "$T/empty.db" -s 7 --as server --listen 127.0.0.1:0 < /dev/null 2> "$T/el.err"
+check_eq "no such session, over HTTP: exit 2" 2 $?
 printf '> {"jsonrpc":"2.0","id":1,"method":"ping"}\n' > "$T/only.fx"
 "$LOAD" "$T/only.fx" "$T/only.db"
 echo '{"jsonrpc":"2.0","id":9,"method":"ping"}' | "$MCPTAP" replay -r "$T/only.db" --as server > "$T/o.out" 2> "$T/o.err"
