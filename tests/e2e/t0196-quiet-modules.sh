@@ -20,11 +20,13 @@ stale=$(cd "$TOP" && find schema tap analyze cli.c -name '*.[ch]' -newer "$AR" |
 PRINTS='^(stdout|stderr|printf|vprintf|puts|putchar|perror|psignal|err|errx|warn|warnx|verr|verrx|vwarn|vwarnx|__printf_chk|__vprintf_chk|mt_error|mt_warn|mt_say_stderr)$'
 
 # printers ARCHIVE: "member symbol" for each printing symbol a module leaves undefined.
+# (nm -u prints "MEMBER:" before each member's symbols; the archive's path,
+# which may hold spaces, is not on those lines.)
 printers() {
-	nm -A -u "$1" 2> /dev/null | awk -v re="$PRINTS" '
-		{ n = split($1, p, ":"); m = p[n - 1]; s = $NF }
+	nm -u "$1" 2> /dev/null | awk -v re="$PRINTS" '
+		/^[^ ]+\.o:$/ { m = substr($0, 1, length($0) - 1); next }
 		m ~ /^(cmd-[a-z-]+|cli|mcptap|util)\.o$/ { next }
-		s ~ re { print m, s }'
+		$1 == "U" && $2 ~ re { print m, $2 }'
 }
 
 nmem=$(ar t "$AR" | grep -c '\.o$')
@@ -41,8 +43,9 @@ cat > "$T/loud.c" << 'C'
 void loud(int n);
 void loud(int n) { fprintf(stderr, "%d\n", n); puts("x"); }
 C
+mkdir "$T/a space" # (where CI's clone is)
 ${CC:-cc} -O2 -c -o "$T/loud.o" "$T/loud.c" && cp "$T/loud.o" "$T/cmd-loud.o" &&
-	ar rcs "$T/t.a" "$T/loud.o" "$T/cmd-loud.o"
-check_eq "a synthetic printing module is seen" "loud.o puts
-loud.o stderr" "$(printers "$T/t.a" | sort)"
+	ar rcs "$T/a space/t.a" "$T/loud.o" "$T/cmd-loud.o"
+check_eq "a synthetic printing module is seen, in an archive whose path has a space" "loud.o puts
+loud.o stderr" "$(printers "$T/a space/t.a" | sort)"
 finish
