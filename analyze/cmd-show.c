@@ -877,6 +877,7 @@ out:
 		show_release(&f[k].sh);
 		mt_buf_release(&f[k].sh.text);
 		mt_buf_release(&f[k].sh.line);
+		itemjson_release(&f[k].sh.ij);
 	}
 	free(f);
 	return rc;
