@@ -445,7 +445,10 @@ int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run
 		mt_capture_free(cap);
 		return EXIT_ERROR;
 	}
-	im = mt_import_new(&o->io);
+	if (!(im = mt_import_new(&o->io, fail))) {
+		mt_capture_free(cap);
+		return EXIT_ERROR;
+	}
 	memset(&pr, 0, sizeof(pr));
 	pr.tty = isatty(2);
 	pr.what = r->what;

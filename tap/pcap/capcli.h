@@ -102,7 +102,8 @@ struct capcli_run {
  * capture ends (or SIGINT/SIGTERM, -c, --duration), store everything and
  * say the summary (r->say). Progress is said when stderr is a terminal.
  * Takes cap (freed). Returns the exit status; when the run could not start
- * (a bad filter, a file that cannot be written), EXIT_ERROR with fail set.
+ * (a bad filter, a file that cannot be written, a writer thread that would
+ * not start), EXIT_ERROR with fail set.
  * Warnings are said (r->say) as they come.
  */
 int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run *r, struct mt_err *fail);

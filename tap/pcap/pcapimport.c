@@ -285,7 +285,7 @@ static size_t on_reclaim(void *ctx, size_t need)
 	return hl_reclaim(im->log, need);
 }
 
-struct mt_import *mt_import_new(const struct mt_import_opts *o)
+struct mt_import *mt_import_new(const struct mt_import_opts *o, struct mt_err *err)
 {
 	struct mt_import *im = mt_calloc(1, sizeof(*im));
 	struct hl_opts lo;
@@ -305,11 +305,10 @@ struct mt_import *mt_import_new(const struct mt_import_opts *o)
 	struct tf_handler th;
 	struct hx_opts ho = o->hx;
 
-	struct mt_err err = {"", 0};
-	im->w = writer_open_shared(o->db_path, &o->wopts, &err);
-	if (!im->w) { /* (its thread would not start: as on running out of memory) */
-		mt_voice_error(&o->wopts.voice, "%s", err.msg);
-		abort();
+	im->w = writer_open_shared(o->db_path, &o->wopts, err);
+	if (!im->w) {
+		free(im);
+		return NULL;
 	}
 	im->mem.reclaim = on_reclaim;
 	im->mem.reclaim_ctx = im;

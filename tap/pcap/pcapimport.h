@@ -45,8 +45,11 @@ void mt_import_opts_default(struct mt_import_opts *o);
 
 struct mt_import;
 
-/* An importer storing into o->db_path (opened by its writer's thread). Never NULL. */
-struct mt_import *mt_import_new(const struct mt_import_opts *o);
+/*
+ * An importer storing into o->db_path (opened by its writer's thread), or
+ * NULL when that thread cannot be started (err says so).
+ */
+struct mt_import *mt_import_new(const struct mt_import_opts *o, struct mt_err *err);
 
 /* The reassembler to hand packets to (mt_capture_run, or tf_packet). Borrowed. */
 struct tf *mt_import_tf(struct mt_import *im);

@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.hx.max_body = 4096;
 	o.wopts.max_message = 4096;
 	o.wopts.label = "'fuzz'";
-	im = mt_import_new(&o);
+	im = mt_import_new(&o, NULL);
 	if (mt_capture_run(cap, mt_import_tf(im), NULL, &err) == MT_CAPTURE_ERROR && !err.msg[0])
 		fail("a read error without a reason");
 	mt_capture_stats(cap, &cs);

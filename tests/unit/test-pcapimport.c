@@ -162,7 +162,7 @@ static void fx_open_mem(struct fx *f, size_t memory)
 	o.wopts.label = "'test'";
 	if (memory)
 		o.limits.total_bytes = memory;
-	f->im = mt_import_new(&o);
+	f->im = mt_import_new(&o, NULL);
 }
 
 static void fx_open(struct fx *f)
