@@ -440,10 +440,6 @@ static int record_http(struct record_cli *r)
 		ho->wopts.batch_ms = HTTPTAP_BATCH_MS;
 	ho->db_path = r->path;
 	rc = httptap_run(ho, &err);
-	if (rc < 0) { /* (a thread would not start: the tap cannot go on) */
-		mt_error("%s", err.msg);
-		abort();
-	}
 	if (err.msg[0])
 		mt_error("%s", err.msg);
 	return rc;
@@ -466,7 +462,7 @@ static int record_stdio(struct record_cli *r, char **argv, struct relay_result *
 	o->wopts.label = label;
 	o->voice.say = mt_say_stderr;
 	n = relay_run(o, res, &err);
-	if (n == -2) { /* (a thread would not start: the tap cannot go on) */
+	if (n == -2) { /* (a relay thread would not start: the tap cannot go on) */
 		mt_error("%s", err.msg);
 		abort();
 	}

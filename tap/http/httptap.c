@@ -1998,8 +1998,7 @@ int httptap_run(const struct httptap_opts *o, struct mt_err *err)
 	t.guard.allow = o->allow_hosts;
 	t.guard.n_allow = o->n_allow_hosts;
 	t.w = writer_open_shared(o->db_path, &o->wopts, err);
-	if (!t.w) {
-		rc = -1; /* (its thread would not start) */
+	if (!t.w) { /* (its thread would not start: nothing runs yet) */
 		t.nloops = 0;
 		goto out;
 	}

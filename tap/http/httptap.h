@@ -76,10 +76,9 @@ void httptap_opts_default(struct httptap_opts *o);
  * open exchanges stop_ms to end, store everything. The address listened on
  * is said (o->say: "mcptap: listening on http://ADDR"), and so are its
  * warnings as it runs. Returns an exit status: 0, or EXIT_ERROR when it
- * could not listen or set up (the reason in err) or a loop's thread would not
- * start (said through o->say, err left as it was); or -1 when the writer's
- * thread would not start (err says so; the caller aborts, as on running out
- * of memory).
+ * could not listen or set up, the writer's thread included (the reason in
+ * err), or a loop's thread would not start (said through o->say, err left as
+ * it was).
  */
 int httptap_run(const struct httptap_opts *o, struct mt_err *err);
 

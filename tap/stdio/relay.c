@@ -253,10 +253,8 @@ int relay_run(const struct relay_opts *o, struct relay_result *res, struct mt_er
 	/* Forwarded signals wait until the child exists; threads never take them. */
 	pthread_sigmask(SIG_BLOCK, &fwd, &old);
 
-	if (o->db_path && !r.w) {
-		rc = -2; /* (its thread would not start) */
-		goto out;
-	}
+	if (o->db_path && !r.w)
+		goto out; /* (its thread would not start: err says so) */
 
 	if ((!closed[0] && pipe2(in, O_CLOEXEC)) || (!closed[1] && pipe2(out, O_CLOEXEC)) ||
 	    (!closed[2] && pipe2(errp, O_CLOEXEC))) {

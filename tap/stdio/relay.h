@@ -27,11 +27,11 @@ struct relay_result {
 /*
  * Run the tap until the child has exited and its output is drained. Returns 0
  * with *res filled (also when the command could not be started: see
- * spawn_errno), or -1 on a failure of the tap itself (the reason in err).
- * Returns -2 when a thread (the writer's, a relay's) could not be started:
- * err says so, and the caller aborts, as on running out of memory (relay
- * threads may be running on what this call leaves behind). Nothing is ever
- * written to stdout but the child's bytes.
+ * spawn_errno), or -1 on a failure of the tap itself before the child runs
+ * (the reason in err). Returns -2 when a relay thread could not be started
+ * once the child runs: err says so, and the caller aborts, as on running out
+ * of memory (the other relay threads run on what this call leaves behind).
+ * Nothing is ever written to stdout but the child's bytes.
  */
 int relay_run(const struct relay_opts *o, struct relay_result *res, struct mt_err *err);
 
