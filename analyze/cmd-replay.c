@@ -221,13 +221,6 @@ static void http_setup(struct store *st, const struct rp_script *s, const int64_
 		store_session_row_release(&row);
 }
 
-/* What the HTTP mock says (mock_opts.say): on stderr. */
-static void say_line(void *ctx, const char *text)
-{
-	(void)ctx;
-	fputs(text, stderr);
-}
-
 /* verify_run's report: on standard output (NULL: flush it). */
 static void verify_line(void *ctx, const char *text)
 {
@@ -553,8 +546,16 @@ static int replay_server(struct replay *r, int argc, char **argv)
 		mt_buf_putc(&self, ' ');
 		mt_shell_quote(&self, argv[k]);
 	}
-	struct mock_opts mo = {r->scale,  r->ordered,     r->strict, r->report, r->no_store ? NULL : r->path,
-			       self.data, r->ignore_text, say_line,  NULL};
+	struct mock_opts mo = {
+		.scale = r->scale,
+		.ordered = r->ordered,
+		.strict = r->strict,
+		.report = r->report,
+		.store_path = r->no_store ? NULL : r->path,
+		.command = self.data,
+		.ignore_json = r->ignore_text,
+		.voice = {mt_say_stderr, NULL},
+	};
 	if (r->listen) {
 		struct mock_http_opts ho;
 		struct mt_err merr = {"", 0};

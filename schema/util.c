@@ -56,7 +56,13 @@ static void vvoice(const struct mt_voice *v, const char *prefix, const char *fmt
 	char line[2048];
 
 	if (v && v->say && vline(line, sizeof(line), prefix, fmt, ap))
-		v->say(v->ctx, line);
+		mt_voice_say(v, line);
+}
+
+void mt_voice_say(const struct mt_voice *v, const char *text)
+{
+	if (v && v->say)
+		v->say(v->ctx, text);
 }
 
 void mt_voice_error(const struct mt_voice *v, const char *fmt, ...)

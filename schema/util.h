@@ -38,6 +38,9 @@ struct mt_voice {
 	void *ctx;
 };
 
+/* Hand v text as it is (a whole line, or a progress line redrawn in place); v may be NULL. */
+void mt_voice_say(const struct mt_voice *v, const char *text);
+
 /* Hand v "mcptap: MESSAGE\n" / "mcptap: warning: MESSAGE\n"; v may be NULL. */
 void mt_voice_error(const struct mt_voice *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void mt_voice_warn(const struct mt_voice *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -34,13 +34,6 @@ const struct cmd_entry cmd_import = {
 	.run = run_import,
 };
 
-/* What the run says (capcli_run's r.say): on stderr. */
-static void say(void *ctx, const char *text)
-{
-	(void)ctx;
-	fputs(text, stderr);
-}
-
 static int run_import(int argc, char **argv)
 {
 	static const struct option longopts[] = {CAPCLI_LONGOPTS, {NULL, 0, NULL, 0}};
@@ -89,7 +82,7 @@ static int run_import(int argc, char **argv)
 	snprintf(what, sizeof(what), "'%s'", argv[optind]);
 	memset(&r, 0, sizeof(r));
 	r.what = what;
-	r.say = say;
+	r.voice.say = mt_say_stderr;
 	memset(&err, 0, sizeof(err));
 	rc = capcli_run(&o, cap, &r, &err);
 	if (err.msg[0])

@@ -130,13 +130,6 @@ static int exit_like_child(const struct relay_result *res)
 	return res->exit_status >= 0 ? res->exit_status : EXIT_ERROR;
 }
 
-/* What the HTTP tap says as it runs (httptap_opts.say): on stderr. */
-static void say_line(void *ctx, const char *text)
-{
-	(void)ctx;
-	fputs(text, stderr);
-}
-
 /* -v: a line on stderr for each exchange as it ends (from any loop's thread). */
 static void say_exchange(void *ctx, const struct hl_done *d)
 {
@@ -215,7 +208,7 @@ static void record_init(struct record_cli *r, int argc)
 	r->uh_owned = mt_calloc((size_t)argc + 1, sizeof(*r->uh_owned));
 	r->rules = mt_calloc((size_t)argc + 1, sizeof(*r->rules));
 	r->kinds = mt_calloc((size_t)argc + 1, 1);
-	r->ho.say = say_line;
+	r->ho.voice.say = mt_say_stderr;
 	r->ho.upstream_headers = r->uh;
 	r->ho.allow_hosts = r->ah;
 	r->o.drain_ms = 1000;

@@ -48,13 +48,6 @@ static void say_exchange(void *ctx, const struct hl_done *d)
 	mt_buf_release(&b);
 }
 
-/* What the run says (capcli_run's r.say): on stderr. */
-static void say(void *ctx, const char *text)
-{
-	(void)ctx;
-	fputs(text, stderr);
-}
-
 static int run_sniff(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -136,7 +129,7 @@ static int run_sniff(int argc, char **argv)
 	}
 	snprintf(what, sizeof(what), "interface '%s'", iface);
 	r.what = what;
-	r.say = say;
+	r.voice.say = mt_say_stderr;
 	memset(&err, 0, sizeof(err));
 	rc = capcli_run(&o, cap, &r, &err);
 	if (err.msg[0])

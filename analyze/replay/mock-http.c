@@ -176,9 +176,8 @@ static int load_run(struct mrun *r, int64_t session, int muted, struct rp_script
 
 	*script = mt_calloc(1, sizeof(**script));
 	if (rp_load(m->st, session, m->ig, *script, &err)) {
-		mt_voice_error(&(struct mt_voice){m->o->say, m->o->say_ctx},
-			       "replay: cannot read session %lld for a new client: %s", (long long)session,
-			       err.msg);
+		mt_voice_error(&m->o->voice, "replay: cannot read session %lld for a new client: %s",
+			       (long long)session, err.msg);
 		free(*script);
 		*script = NULL;
 		return -1;
@@ -442,15 +441,13 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 		.st = st, .session = s->session, .ig = ig, .o = o, .summaries = json_array(), .rc = EXIT_OK};
 	struct hsv_app app = {&m, on_open, on_message, on_close, on_other, on_resume};
 	struct mt_err err = {"", 0};
-	struct mt_voice voice = {o->say, o->say_ctx};
 	struct hsv_opts hv;
 	char legacy_post[256] = "/message";
 	int rc;
 
 	hsv_opts_default(&hv);
 	hv.listen = ho->listen;
-	hv.say = o->say;
-	hv.say_ctx = o->say_ctx;
+	hv.voice = o->voice;
 	hv.allow_hosts = ho->allow_hosts;
 	hv.n_allow_hosts = ho->n_allow_hosts;
 	if (ho->client_timeout_ms > 0)
@@ -486,7 +483,7 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 				continue; /* (not asked for) */
 			if (rp_add_other_replies(st, rows[i].id, &m.others, &err))
 				mt_voice_warn(
-					&voice,
+					&o->voice,
 					"replay: cannot read session %lld's exchanges without JSON-RPC: %s",
 					(long long)rows[i].id, err.msg);
 			if (!rows[i].msgs_c2s && !rows[i].msgs_s2c)
@@ -507,7 +504,7 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 		}
 	}
 	if (!ho->sessions && rp_add_other_replies(st, s->session, &m.others, &err))
-		mt_voice_warn(&voice, "replay: cannot read the recorded exchanges without JSON-RPC: %s",
+		mt_voice_warn(&o->voice, "replay: cannot read the recorded exchanges without JSON-RPC: %s",
 			      err.msg);
 	if ((rc = hsv_run(&hv, &app, &err) ? EXIT_ERROR : EXIT_OK))
 		mt_err_set(fail, "%s", err.msg);
@@ -528,7 +525,7 @@ int mock_http_serve(struct store *st, struct rp_script *s, const struct canon_ig
 		json_t *rep = json_pack("{s:I,s:s,s:I,s:O,s:b}", "session", (json_int_t)s->session,
 					"transport", ho->legacy ? "sse" : "http", "runs", (json_int_t)m.runs,
 					"sessions", m.summaries, "ok", ok);
-		mock_write_report(o->report, rep, &voice);
+		mock_write_report(o->report, rep, &o->voice);
 		json_decref(rep);
 	}
 	json_decref(m.summaries);

@@ -47,7 +47,6 @@ struct live {
 struct mock {
 	struct rp_script *s;               /* borrowed */
 	const struct mock_opts *o;         /* borrowed */
-	struct mt_voice voice;             /* o->say: what the run says */
 	struct mock_sink sink;             /* where the server's messages go */
 	const volatile sig_atomic_t *stop; /* non-zero: the run ends (may be NULL) */
 	char *state;                       /* owned: per recorded message, ST_* */
@@ -186,7 +185,7 @@ static void read_trouble(struct mock *k)
 {
 	if (k->s->read_errors && !k->read_said) {
 		k->read_said = 1;
-		mt_voice_error(&k->voice, "replay: cannot read the recording: %s", k->s->read_err.msg);
+		mt_voice_error(&k->o->voice, "replay: cannot read the recording: %s", k->s->read_err.msg);
 	}
 }
 
@@ -635,7 +634,7 @@ static void mock_line(struct mock *k, const char *line, size_t n)
 	mt_classify(line, n, &c);
 	if (c.kind == MT_INVALID || c.kind == MT_NOTJSONRPC || c.kind == MT_BATCH) {
 		if (!k->garbage++)
-			mt_voice_warn(&k->voice, "replay: the client sent %s: '%.*s'",
+			mt_voice_warn(&k->o->voice, "replay: the client sent %s: '%.*s'",
 				      c.kind == MT_INVALID ? "a line that is not JSON"
 				      : c.kind == MT_BATCH ? "a batch (not replayed)"
 							   : "JSON that is not JSON-RPC",
@@ -652,7 +651,7 @@ static void mock_line(struct mock *k, const char *line, size_t n)
 	if (!msg) {
 		/* Past the JSON parser's limits: an answer or a notification gets no reply. */
 		if (!k->garbage++)
-			mt_voice_warn(&k->voice,
+			mt_voice_warn(&k->o->voice,
 				      "replay: cannot parse a %s from the client (nested too deep); skipped",
 				      mt_kind_name(c.kind));
 		return;
@@ -836,7 +835,7 @@ static void mock_store(struct mock *k, size_t unused_count, const char *summary,
 fail:
 	if (st)
 		store_rollback(st);
-	mt_voice_warn(&k->voice, "replay: the run is not stored in '%s': %s", k->o->store_path, err.msg);
+	mt_voice_warn(&k->o->voice, "replay: the run is not stored in '%s': %s", k->o->store_path, err.msg);
 	store_close(st);
 }
 
@@ -892,8 +891,6 @@ struct mock *mock_new(struct rp_script *s, const struct mock_opts *o, const stru
 
 	k->s = s;
 	k->o = o;
-	k->voice.say = o->say;
-	k->voice.ctx = o->say_ctx;
 	k->sink = *sink;
 	k->stop = stop;
 	k->state = mt_calloc(s->n ? s->n : 1, 1);
@@ -929,7 +926,7 @@ int mock_end(struct mock *k, const char *ended, json_t **summary)
 	unused = unused_requests(s, &unused_count);
 	skipped = json_array_size(k->skipped);
 	if (o->strict || k->missed) {
-		mt_voice_error(&k->voice,
+		mt_voice_error(&k->o->voice,
 			       "replay: %zu request%s answered from the recording (%zu again), %zu without "
 			       "a recording, %zu recorded request%s never asked for",
 			       k->answered, k->answered == 1 ? "" : "s", k->reused, k->missed, unused_count,
@@ -940,7 +937,7 @@ int mock_end(struct mock *k, const char *ended, json_t **summary)
 	if (skipped) {
 		json_t *e = json_array_get(k->skipped, 0);
 		mt_voice_warn(
-			&k->voice,
+			&k->o->voice,
 			"replay: %zu recorded server request%s not sent: the client did not declare the "
 			"capability %s (#%lld %s needs %s%s)",
 			skipped, skipped == 1 ? "" : "s", skipped == 1 ? "it needs" : "they need",
@@ -949,7 +946,7 @@ int mock_end(struct mock *k, const char *ended, json_t **summary)
 			json_string_value(json_object_get(e, "needs")), skipped > 1 ? ", ..." : "");
 	}
 	if (k->timeouts)
-		mt_voice_warn(&k->voice,
+		mt_voice_warn(&k->o->voice,
 			      "replay: %zu answer%s went out before the client had read the messages before "
 			      "%s (it did not read within %d ms)",
 			      k->timeouts, k->timeouts == 1 ? "" : "s", k->timeouts == 1 ? "it" : "them",
@@ -1071,14 +1068,14 @@ int mock_serve(struct rp_script *s, const struct mock_opts *o)
 		ended = signal_name(mock_signal);
 	} else if (io->write_failed) {
 		ended = "the client stopped reading";
-		mt_voice_warn(&k->voice, "replay: the client stopped reading its answers");
+		mt_voice_warn(&k->o->voice, "replay: the client stopped reading its answers");
 	} else if (r == LIO_ERROR) {
 		ended = "read error";
-		mt_voice_warn(&k->voice, "replay: cannot read the client: %s", strerror(errno));
+		mt_voice_warn(&k->o->voice, "replay: cannot read the client: %s", strerror(errno));
 	}
 	rc = mock_end(k, ended, &sum);
 	if (o->report)
-		mock_write_report(o->report, sum, &k->voice);
+		mock_write_report(o->report, sum, &k->o->voice);
 	mock_save(k, sum);
 	release_signals(old, set);
 	json_decref(sum);

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "analyze/replay/replay.h"
+#include "schema/util.h"
 
 /*
  * The mock's JSON-RPC error code for "no recorded answer". It lies outside
@@ -30,10 +31,9 @@ struct mock_opts {
 	/*
 	 * What the mock says while it runs, whole lines ("mcptap: ...\n") for the
 	 * caller to print: its warnings, the summary of misses at the end, and
-	 * (the HTTP mock) where it listens (hsv_opts.say). NULL: nothing is said.
+	 * (the HTTP mock) where it listens (hsv_opts.voice). Zero: nothing is said.
 	 */
-	void (*say)(void *ctx, const char *text);
-	void *say_ctx;
+	struct mt_voice voice;
 };
 
 /*
@@ -99,7 +99,7 @@ void mock_begin(struct mock *k);
 void mock_feed(struct mock *k, const char *p, size_t n);
 /*
  * The run is over (ended says why: "eof", "SIGTERM", ...): warnings to
- * o->say; *summary is set to the run's summary (a new reference; see NOTES).
+ * o->voice; *summary is set to the run's summary (a new reference; see NOTES).
  * Returns the exit status as mock_serve's.
  */
 int mock_end(struct mock *k, const char *ended, json_t **summary);

@@ -133,7 +133,6 @@ struct hsv_sess {
 
 struct srv {
 	const struct hsv_opts *o;
-	struct mt_voice voice; /* o->say: where its warnings go */
 	const struct hsv_app *app;
 	struct event_base *base;
 	struct hep *ep;         /* the endpoint: accepts, reads, writes */
@@ -463,7 +462,7 @@ static void to_get(struct hsv_sess *s, const char *p, size_t n, int64_t tag)
 	}
 	if (s->nheld >= HELD_MAX || s->held_bytes + n > HELD_BYTES_MAX) {
 		if (s->nheld == HELD_MAX)
-			mt_voice_warn(&s->srv->voice,
+			mt_voice_warn(&s->srv->o->voice,
 				      "%s: session %s: more than %d messages for a GET stream the client "
 				      "does not open: the next ones are dropped",
 				      s->srv->o->name, s->id[0] ? s->id : "-", HELD_MAX);
@@ -829,7 +828,7 @@ static void on_say(void *ctx, const char *line)
 {
 	struct srv *v = ctx;
 
-	mt_voice_warn(&v->voice, "%s", line);
+	mt_voice_warn(&v->o->voice, "%s", line);
 }
 
 /* ---- requests ---- */
@@ -1332,7 +1331,7 @@ static void say_refused(void *arg, const char *text)
 {
 	struct srv *v = arg;
 
-	mt_voice_warn(&v->voice, "%s", text);
+	mt_voice_warn(&v->o->voice, "%s", text);
 }
 
 void hsv_opts_default(struct hsv_opts *o)
@@ -1363,8 +1362,6 @@ int hsv_run(const struct hsv_opts *o, const struct hsv_app *app, struct mt_err *
 
 	memset(&v, 0, sizeof(v));
 	v.o = o;
-	v.voice.say = o->say;
-	v.voice.ctx = o->say_ctx;
 	v.app = app;
 	eh.ctx = &v;
 	snprintf(v.post_path, sizeof(v.post_path), "%s", o->post_path ? o->post_path : "/message");
@@ -1409,7 +1406,7 @@ int hsv_run(const struct hsv_opts *o, const struct hsv_app *app, struct mt_err *
 		line = mt_asprintf(strchr(host, ':') ? "mcptap: %s on http://[%s]:%d%s\n"
 						     : "mcptap: %s on http://%s:%d%s\n",
 				   o->name, host, p, o->path);
-		o->say(o->say_ctx, line);
+		mt_voice_say(&o->voice, line);
 		free(line);
 		/* (The other transport too, and the usual paths.) */
 		for (int k = 0; k < 2 && o->mode != HSV_STATELESS; k++) {
@@ -1420,7 +1417,7 @@ int hsv_run(const struct hsv_opts *o, const struct hsv_app *app, struct mt_err *
 							     : "mcptap: %s also on http://%s:%d%s (%s)\n",
 					   o->name, host, p, x,
 					   k ? "the legacy HTTP+SSE transport" : "Streamable HTTP");
-			o->say(o->say_ctx, line);
+			mt_voice_say(&o->voice, line);
 			free(line);
 		}
 	}

@@ -117,14 +117,13 @@ struct hsv_opts {
 	const char *name;      /* for messages: "replay" */
 	/* Where the addresses served, and its warnings, are said: whole lines
 	 * for the caller to print on stderr. */
-	void (*say)(void *ctx, const char *text);
-	void *say_ctx;
+	struct mt_voice voice;
 };
 
 void hsv_opts_default(struct hsv_opts *o);
 
 /*
- * Serve until SIGINT or SIGTERM: the address is said (o->say: "mcptap:
+ * Serve until SIGINT or SIGTERM: the address is said (o->voice: "mcptap:
  * NAME on http://ADDR/PATH"), then sessions come and go. At the end every
  * session is closed ("stopped"). Returns 0, or -1 when it could not listen
  * or set up (the reason in err).

@@ -182,10 +182,9 @@ struct loop {
 
 struct tap {
 	const struct httptap_opts *o;
-	struct mt_voice voice; /* o->say: where its warnings go */
-	char origin[512];      /* the upstream's scheme://authority */
-	char authority[300];   /* what Host says upstream */
-	char hostname[256];    /* for SNI and the certificate's check */
+	char origin[512];    /* the upstream's scheme://authority */
+	char authority[300]; /* what Host says upstream */
+	char hostname[256];  /* for SNI and the certificate's check */
 	const char *query;
 	char shown[512];
 	int https;
@@ -229,7 +228,7 @@ static void upstream_failed(struct tap *t, const char *outcome, const char *why)
 	__atomic_store_n(&t->upstream_down, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&t->mu);
 	if (!said)
-		mt_voice_warn(&t->voice,
+		mt_voice_warn(&t->o->voice,
 			      "the upstream %s (%s): clients get the tap's 502 or 504, or a cut "
 			      "response, until it answers again",
 			      !strcmp(outcome, "unreachable") ? "cannot be reached"
@@ -249,7 +248,7 @@ static void upstream_back(struct tap *t)
 	__atomic_store_n(&t->upstream_down, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&t->mu);
 	if (said)
-		t->o->say(t->o->say_ctx, "mcptap: the upstream answers again\n");
+		mt_voice_say(&t->o->voice, "mcptap: the upstream answers again\n");
 }
 
 /* ---- exchanges ---- */
@@ -596,7 +595,7 @@ static int sk_request_head(void *ctx, void *conn, const struct hx_head *hd, int6
 			pthread_mutex_unlock(&t->mu);
 			hln_refusal_line(v, value, "tap", line, sizeof(line));
 			if (!said)
-				mt_voice_warn(&t->voice, "%s", line);
+				mt_voice_warn(&t->o->voice, "%s", line);
 			free(raw != small ? raw : NULL);
 			refuse(c, HLN_REFUSED_STATUS, hln_refusal_reason(v), hd);
 			return 1;
@@ -1149,7 +1148,7 @@ static void mem_check(struct rconn *c)
 	if (!evtimer_pending(l->mem_timer, NULL))
 		evtimer_add(l->mem_timer, &tv);
 	if (!__atomic_exchange_n(&t->mem_said, 1, __ATOMIC_RELAXED))
-		mt_voice_warn(&t->voice,
+		mt_voice_warn(&t->o->voice,
 			      "--memory (%zu MiB) reached: the tap reads its clients and the upstream "
 			      "more slowly until it has room",
 			      t->o->memory >> 20);
@@ -1712,10 +1711,10 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	t->stopping = again ? 2 : 1;
 	pthread_mutex_unlock(&t->mu);
 	if (again)
-		mt_voice_warn(&t->voice, "%s again: stopping now", sig == SIGINT ? "SIGINT" : "SIGTERM");
+		mt_voice_warn(&t->o->voice, "%s again: stopping now", sig == SIGINT ? "SIGINT" : "SIGTERM");
 	for (int i = 0; i < t->nloops; i++)
 		if (write(t->loops[i].stop_fd, &one, sizeof(one)) < 0)
-			mt_voice_warn(&t->voice, "cannot tell a loop to stop: %s", strerror(errno));
+			mt_voice_warn(&t->o->voice, "cannot tell a loop to stop: %s", strerror(errno));
 }
 
 static void *loop_main(void *arg)
@@ -1737,7 +1736,7 @@ static void *loop_main(void *arg)
 		conn_free(c);
 	}
 	if (write(t->done_fd, &one, sizeof(one)) < 0)
-		mt_voice_warn(&t->voice, "cannot say a loop has ended: %s", strerror(errno));
+		mt_voice_warn(&t->o->voice, "cannot say a loop has ended: %s", strerror(errno));
 	return NULL;
 }
 
@@ -1777,7 +1776,7 @@ static void say_refused(void *arg, const char *text)
 {
 	struct tap *t = arg;
 
-	mt_voice_warn(&t->voice, "%s", text);
+	mt_voice_warn(&t->o->voice, "%s", text);
 }
 
 void httptap_opts_default(struct httptap_opts *o)
@@ -1958,7 +1957,7 @@ static int tls_init(struct tap *t, struct mt_err *err)
 	if (!t->o->insecure) {
 		SSL_CTX_set_verify(t->ssl, SSL_VERIFY_PEER, NULL);
 		if (SSL_CTX_set_default_verify_paths(t->ssl) != 1)
-			mt_voice_warn(&t->voice, "cannot load the system's CA certificates");
+			mt_voice_warn(&t->o->voice, "cannot load the system's CA certificates");
 		if (t->o->cacert && SSL_CTX_load_verify_locations(t->ssl, t->o->cacert, NULL) != 1) {
 			return mt_err_set(err, "cannot read --cacert '%s'", t->o->cacert);
 		}
@@ -1975,8 +1974,6 @@ int httptap_run(const struct httptap_opts *o, struct mt_err *err)
 
 	memset(&t, 0, sizeof(t));
 	t.o = o;
-	t.voice.say = o->say;
-	t.voice.ctx = o->say_ctx;
 	t.done_fd = -1;
 	pthread_mutex_init(&t.mu, NULL);
 	if (upstream_parse(&t, o->upstream_shown ? o->upstream_shown : o->upstream, &query_owned, err))
@@ -2036,11 +2033,11 @@ int httptap_run(const struct httptap_opts *o, struct mt_err *err)
 		char name[300], *line;
 		snprintf(name, sizeof(name), strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, bound_port);
 		line = mt_asprintf("mcptap: listening on http://%s, forwarding to %s\n", name, t.shown);
-		o->say(o->say_ctx, line);
+		mt_voice_say(&o->voice, line);
 		free(line);
 	}
 	if (o->insecure)
-		mt_voice_warn(&t.voice,
+		mt_voice_warn(&o->voice,
 			      "--insecure: the upstream's certificate and host name are not checked");
 	t.sig_int = evsignal_new(t.ctl, SIGINT, on_signal, &t);
 	t.sig_term = evsignal_new(t.ctl, SIGTERM, on_signal, &t);
@@ -2057,7 +2054,7 @@ int httptap_run(const struct httptap_opts *o, struct mt_err *err)
 		int e = pthread_create(&t.loops[started].thread, NULL, loop_main, &t.loops[started]);
 		if (e) {
 			/* (Said now, before the stop below says "again".) */
-			mt_voice_error(&t.voice, "cannot start a loop's thread: %s", strerror(e));
+			mt_voice_error(&o->voice, "cannot start a loop's thread: %s", strerror(e));
 			on_signal(SIGTERM, 0, &t);
 			on_signal(SIGTERM, 0, &t);
 			break;

@@ -52,8 +52,7 @@ struct httptap_opts {
 	/* What the tap says as it runs, whole lines for the caller to print on
 	 * stderr: the address listened on, the upstream back, its warnings (in
 	 * any thread). */
-	void (*say)(void *ctx, const char *text);
-	void *say_ctx;
+	struct mt_voice voice;
 };
 
 /*
@@ -74,10 +73,10 @@ void httptap_opts_default(struct httptap_opts *o);
 /*
  * Listen, relay and log until SIGINT or SIGTERM; then stop accepting, give
  * open exchanges stop_ms to end, store everything. The address listened on
- * is said (o->say: "mcptap: listening on http://ADDR"), and so are its
+ * is said (o->voice: "mcptap: listening on http://ADDR"), and so are its
  * warnings as it runs. Returns an exit status: 0, or EXIT_ERROR when it
  * could not listen or set up, the writer's thread included (the reason in
- * err), or a loop's thread would not start (said through o->say, err left as
+ * err), or a loop's thread would not start (said through o->voice, err left as
  * it was).
  */
 int httptap_run(const struct httptap_opts *o, struct mt_err *err);

@@ -133,7 +133,7 @@ static void on_stop_signal(int sig)
 		mt_capture_breakloop(running);
 }
 
-/* What the run says, handed to the caller to print (r->say). */
+/* What the run says, handed to the caller to print (r->voice). */
 static void say(const struct capcli_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(const struct capcli_run *r, const char *fmt, ...)
 {
@@ -143,7 +143,7 @@ static void say(const struct capcli_run *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	text = mt_vasprintf(fmt, ap);
 	va_end(ap);
-	r->say(r->say_ctx, text);
+	mt_voice_say(&r->voice, text);
 	free(text);
 }
 
@@ -422,7 +422,6 @@ static const char *stopped_where(const struct mt_capture_stats *cs)
 int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run *r, struct mt_err *fail)
 {
 	struct mt_err err = {"", 0};
-	struct mt_voice voice = {r->say, r->say_ctx};
 	struct mt_import *im;
 	struct mt_import_stats st;
 	struct mt_capture_opts co;
@@ -438,7 +437,7 @@ int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run
 		return EXIT_ERROR;
 	}
 	if (*mt_capture_warning(cap))
-		mt_voice_warn(&voice, "%s", mt_capture_warning(cap));
+		mt_voice_warn(&r->voice, "%s", mt_capture_warning(cap));
 	if (store_ready(o->path, &err)) {
 		/* Nothing is read into a file that cannot be written. */
 		mt_err_set(fail, "cannot write to '%s': %s", o->path, err.msg);
@@ -496,7 +495,7 @@ int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run
 	progress_clear(&pr);
 	if (end == MT_CAPTURE_ERROR) {
 		/* A file cut short: what came before it is stored all the same. */
-		mt_voice_warn(&voice, "%s; what was read before is %s", err.msg,
+		mt_voice_warn(&r->voice, "%s; what was read before is %s", err.msg,
 			      r->live ? "stored" : "imported");
 		failed = r->live;
 	}
@@ -509,7 +508,7 @@ int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run
 		if (!r->live && end == MT_CAPTURE_STOPPED && stop_flag) {
 			/* A file not read to its end is not an import that succeeded. */
 			mt_voice_warn(
-				&voice,
+				&r->voice,
 				"the import of %s was stopped by %s after %llu packets%s: what was read "
 				"before is stored",
 				r->what, stop_flag == SIGINT ? "SIGINT" : "SIGTERM",

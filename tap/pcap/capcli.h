@@ -93,18 +93,17 @@ struct capcli_run {
 	 * live capture's first line, its warnings, the progress on a terminal
 	 * (a line redrawn in place: "\r...\033[K"), the summary at the end.
 	 */
-	void (*say)(void *ctx, const char *text);
-	void *say_ctx;
+	struct mt_voice voice;
 };
 
 /*
  * Filter cap (o->filter), import every packet into o->path until the
  * capture ends (or SIGINT/SIGTERM, -c, --duration), store everything and
- * say the summary (r->say). Progress is said when stderr is a terminal.
+ * say the summary (r->voice). Progress is said when stderr is a terminal.
  * Takes cap (freed). Returns the exit status; when the run could not start
  * (a bad filter, a file that cannot be written, a writer thread that would
  * not start), EXIT_ERROR with fail set.
- * Warnings are said (r->say) as they come.
+ * Warnings are said (r->voice) as they come.
  */
 int capcli_run(struct capcli *o, struct mt_capture *cap, const struct capcli_run *r, struct mt_err *fail);
 

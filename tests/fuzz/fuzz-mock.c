@@ -154,7 +154,7 @@ static int barrier(void *ctx)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct mock_opts o = {0, 1, 0, NULL, NULL, "fuzz", NULL, NULL, NULL};
+	static const struct mock_opts o = {0, 1, 0, NULL, NULL, "fuzz", NULL, {NULL, NULL}};
 	struct mock_sink sink = {NULL, send_one, barrier, NULL};
 	struct mt_err err = {"", 0};
 

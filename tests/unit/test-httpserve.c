@@ -166,7 +166,7 @@ static void srv_start(struct srv *v)
 		o.stop_ms = 200;
 		o.client_timeout_ms = 5000;
 		o.max_body = 4096;
-		o.say = say_stderr;
+		o.voice.say = say_stderr;
 		rc = hsv_run(&o, &app, NULL);
 		say(&a, "end %d", rc);
 		fclose(a.log);

@@ -283,7 +283,10 @@ static void test_voice(void **state)
 	mt_voice_warn(&v, "%d left", 3);
 	mt_voice_warn(&mute, "unheard");
 	mt_voice_error(NULL, "unheard");
-	assert_string_equal(b.data, "mcptap: cannot listen\n|mcptap: warning: 3 left\n|");
+	mt_voice_say(&v, "\rmcptap: 5%\033[K");
+	mt_voice_say(&mute, "unheard");
+	mt_voice_say(NULL, "unheard");
+	assert_string_equal(b.data, "mcptap: cannot listen\n|mcptap: warning: 3 left\n|\rmcptap: 5%\033[K|");
 	/* A message too long for a line is cut, and still ends the line. */
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
