@@ -70,6 +70,18 @@ struct mt_filter *cli_filter(const struct cmd_entry *e, const char *arg)
 	return NULL;
 }
 
+int cli_duration_ms(const struct cmd_entry *e, const char *opt, const char *arg, int64_t hi,
+		    const char *range, int *ms)
+{
+	int64_t ns;
+
+	if (mt_parse_duration(arg, MT_MS, &ns) || ns < MT_MS || ns > hi)
+		return cli_usage_error(e, "bad --%s '%s' (a duration, %s: 500ms, 2s; a bare number is ms)",
+				       opt, arg, range);
+	*ms = (int)mt_duration_in(ns, MT_MS);
+	return 0;
+}
+
 int cli_check_listen(const struct cmd_entry *e, const char *arg)
 {
 	char host[256];

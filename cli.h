@@ -102,6 +102,13 @@ struct mt_filter;
 struct mt_filter *cli_filter(const struct cmd_entry *e, const char *arg);
 
 /*
+ * A duration option (--OPT ARG, ms when bare) between 1ms and hi (range: the
+ * bounds in words, "1ms to 1h") into *ms: 0, or a usage error (EXIT_ERROR).
+ */
+int cli_duration_ms(const struct cmd_entry *e, const char *opt, const char *arg, int64_t hi,
+		    const char *range, int *ms);
+
+/*
  * A --listen ADDR: 0 when mt_split_listen takes it, else a usage error
  * (EXIT_ERROR) that prints no user name or password the value holds.
  */

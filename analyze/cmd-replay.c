@@ -270,8 +270,8 @@ struct replay {
 	size_t nignore;
 	json_t *ignore_json; /* ... as a JSON array, stored with the run */
 	char *ignore_text;   /* ... as its text (owned) */
-	int strict, no_store, fast, verbose, legacy, insecure, client_timeout_ms;
-	int64_t timeout_ms, runs;
+	int strict, no_store, fast, verbose, legacy, insecure, client_timeout_ms, timeout_ms;
+	int64_t runs;
 	int given[128];            /* by getopt code: the option was given */
 	const char *given_as[128]; /* ... under this long name (--timeout-ms) */
 	enum verify_transport transport;
@@ -344,18 +344,6 @@ static int usage(const char *fmt, ...)
 	return -1;
 }
 
-/* A duration option's value in [MT_MS, hi] as ms into *ms; -1 after saying why. */
-static int ms_in(const char *opt, const char *arg, int64_t hi, const char *range, int64_t *ms)
-{
-	int64_t ns;
-
-	if (mt_parse_duration(arg, MT_MS, &ns) || ns < MT_MS || ns > hi)
-		return usage("bad --%s '%s' (a duration, %s: 500ms, 2s; a bare number is ms)", opt, arg,
-			     range);
-	*ms = mt_duration_in(ns, MT_MS);
-	return 0;
-}
-
 /* One option of replay's (c, as getopt_long gave it): 1 taken, 0 not one of these, -1 after saying why. */
 static int replay_option(struct replay *r, int c, const char *arg)
 {
@@ -376,8 +364,8 @@ static int replay_option(struct replay *r, int c, const char *arg)
 		json_array_append_new(r->ignore_json, json_string(arg));
 		break;
 	case 'O':
-		if (ms_in(r->given_as[c] ? r->given_as[c] : "timeout", arg, MT_HOUR, "1ms to 1h",
-			  &r->timeout_ms))
+		if (cli_duration_ms(&cmd_replay, r->given_as[c] ? r->given_as[c] : "timeout", arg, MT_HOUR,
+				    "1ms to 1h", &r->timeout_ms))
 			return -1;
 		break;
 	case 'n':
@@ -389,9 +377,9 @@ static int replay_option(struct replay *r, int c, const char *arg)
 	case 'W': r->listen = arg; break;
 	case 'A': r->allow[r->nallow++] = arg; break;
 	case 'K':
-		if (ms_in("client-timeout", arg, 24 * MT_HOUR, "1ms to 24h", &n))
+		if (cli_duration_ms(&cmd_replay, "client-timeout", arg, 24 * MT_HOUR, "1ms to 24h",
+				    &r->client_timeout_ms))
 			return -1;
-		r->client_timeout_ms = (int)n;
 		break;
 	case 'P':
 		if (arg[0] != '/')
@@ -586,7 +574,7 @@ static int replay_client(struct replay *r, char **argv)
 		mt_warn("replay: session %lld has no client requests: nothing to compare", (long long)r->id);
 	struct verify_opts vo = {
 		.argv = argv,
-		.timeout_ms = (int)r->timeout_ms,
+		.timeout_ms = r->timeout_ms,
 		.st = r->writable ? r->st : NULL,
 		.store_path = r->path,
 		.ignore_json = r->ignore_text,

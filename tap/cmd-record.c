@@ -238,20 +238,6 @@ static int size_in(const char *opt, const char *arg, uint64_t lo, uint64_t hi, c
 	return 0;
 }
 
-/* A duration option's value in [MT_MS, hi] as ms into *ms; -1 after saying why. */
-static int ms_in(const char *opt, const char *arg, int64_t hi, const char *range, int *ms)
-{
-	int64_t ns;
-
-	if (mt_parse_duration(arg, MT_MS, &ns) || ns < MT_MS || ns > hi) {
-		cli_usage_error(&cmd_record, "bad --%s '%s' (a duration, %s: 500ms, 2s; a bare number is ms)",
-				opt, arg, range);
-		return -1;
-	}
-	*ms = (int)mt_duration_in(ns, MT_MS);
-	return 0;
-}
-
 /*
  * One option of record's (c, as getopt_long gave it; name: its long name as
  * given, for messages): 1 taken, 0 not one of these, -1 after saying why.
@@ -283,12 +269,12 @@ static int record_option(struct record_cli *r, int c, const char *name, const ch
 		wo->hold_bytes = size;
 		break;
 	case 'B':
-		if (ms_in(name, arg, MT_MIN, "1ms to 1m", &wo->batch_ms))
+		if (cli_duration_ms(&cmd_record, name, arg, MT_MIN, "1ms to 1m", &wo->batch_ms))
 			return -1;
 		r->batch_given = 1;
 		break;
 	case 'D':
-		if (ms_in(name, arg, MT_HOUR, "1ms to 1h", &r->o.drain_ms))
+		if (cli_duration_ms(&cmd_record, name, arg, MT_HOUR, "1ms to 1h", &r->o.drain_ms))
 			return -1;
 		break;
 	case 'K':
@@ -332,11 +318,11 @@ static int record_option(struct record_cli *r, int c, const char *name, const ch
 	case 'O':
 	case 'u':
 	case 'c':
-		if (ms_in(name, arg, 24 * MT_HOUR, "1ms to 24h",
-			  c == 'T'   ? &ho->connect_timeout_ms
-			  : c == 'O' ? &ho->stop_ms
-			  : c == 'u' ? &ho->upstream_timeout_ms
-				     : &ho->client_timeout_ms))
+		if (cli_duration_ms(&cmd_record, name, arg, 24 * MT_HOUR, "1ms to 24h",
+				    c == 'T'   ? &ho->connect_timeout_ms
+				    : c == 'O' ? &ho->stop_ms
+				    : c == 'u' ? &ho->upstream_timeout_ms
+					       : &ho->client_timeout_ms))
 			return -1;
 		break;
 	case 'N':
